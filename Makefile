@@ -1,0 +1,52 @@
+# Thin wrapper over CMake. Every target first makes sure the Debian packages are
+# present (scripts/install-deps.sh is idempotent and quiet when nothing is missing).
+BUILD      ?= build
+JOBS       ?= $(shell nproc)
+CMAKE_ARGS ?=
+CRESCENT   := $(BUILD)/bin/crescent
+
+.PHONY: all deps build test test-unit test-asan test-tsan bench run format tidy clean
+
+all: build
+
+deps:
+	@bash scripts/install-deps.sh
+
+build: deps
+	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release $(CMAKE_ARGS) >/dev/null
+	@cmake --build $(BUILD) -j $(JOBS)
+
+# The whole suite: release build, then ASan+UBSan over every unit test, then
+# TSan over the concurrent ones.
+test: test-unit test-asan test-tsan
+
+test-unit: build
+	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
+
+test-asan: deps
+	@cmake -S . -B $(BUILD)-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCRESCENT_SANITIZE=address -DCRESCENT_TESTS_ONLY=ON >/dev/null
+	@cmake --build $(BUILD)-asan -j $(JOBS) --target unit_tests
+	ctest --test-dir $(BUILD)-asan --output-on-failure -j $(JOBS) -L unit
+
+test-tsan: deps
+	@cmake -S . -B $(BUILD)-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCRESCENT_SANITIZE=thread -DCRESCENT_TESTS_ONLY=ON >/dev/null
+	@cmake --build $(BUILD)-tsan -j $(JOBS) --target concurrent_tests
+	ctest --test-dir $(BUILD)-tsan --output-on-failure -j $(JOBS) -L concurrent
+
+# Micro-benchmarks, then the simulator on the bundled trace.
+bench: build
+	@for b in $(BUILD)/bin/*_bench; do echo "== $$b"; $$b --benchmark_min_time=0.2 || exit 1; done
+	$(CRESCENT) sim --trace tests/data/small_trace.jsonl --capacity 5%,10% --policy fifo,lru,sieve,s3fifo,prefix-lru,belady
+
+# Until the networked store exists, `make run` runs the simulator on the bundled trace.
+run: build
+	$(CRESCENT) sim --trace tests/data/small_trace.jsonl --capacity 5%,10%,20% --policy fifo,lru,sieve,s3fifo,prefix-lru,belady
+
+format:
+	@git ls-files '*.h' '*.cc' | xargs clang-format -i
+
+tidy: build
+	@git ls-files 'src/*.cc' | grep -v _test.cc | xargs clang-tidy -p $(BUILD) --quiet
+
+clean:
+	rm -rf $(BUILD) $(BUILD)-asan $(BUILD)-tsan

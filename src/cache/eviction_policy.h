@@ -1,0 +1,79 @@
+// EvictionPolicy: the one small interface behind which every eviction algorithm
+// lives (fifo, lru, sieve, s3fifo, prefix-lru). The same objects run in the
+// master and in `crescent sim`.
+//
+// A policy tracks a set of objects, each with an id and a size (in whatever unit
+// the owner uses: blocks in the simulator, bytes in the master). It never decides
+// *when* to evict; the owner compares UsedSize() with its capacity and calls
+// Evict() until it has room. Every operation is O(1) amortised.
+//
+// Contract shared by all policies:
+//  - Insert() admits an id that is not tracked; inserting a tracked id is a
+//    programming error (checked in debug builds).
+//  - Access() records a hit on a tracked id; on an untracked id it does nothing.
+//  - Remove() stops tracking an id; on an untracked id it does nothing. A removed
+//    id is never returned by Evict().
+//  - Evict() picks a victim among tracked ids, stops tracking it and returns it,
+//    or returns nullopt when nothing is tracked or every candidate was spared.
+//    `spare`, if given, is asked about each candidate before it is evicted;
+//    returning true keeps it, and the policy treats it as just accessed (a leased
+//    object has just been read). After Count() consecutive spares Evict() gives up
+//    and returns nullopt, so a round over unevictable objects always terminates.
+//  - Policies are not thread-safe; the owner serialises calls.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "crescent/status.h"
+
+namespace crescent::cache {
+
+using ObjectId = uint64_t;
+inline constexpr ObjectId kNoParent = ~ObjectId{0};
+
+// Returns true to keep (spare) a candidate that Evict() is about to evict.
+using SpareFn = std::function<bool(ObjectId)>;
+
+struct PolicyOptions {
+  // Total capacity in size units. Policies that partition the cache (s3fifo)
+  // size their queues from it; others ignore it.
+  uint64_t capacity = 0;
+  // s3fifo: fraction of capacity given to the small FIFO.
+  double s3fifo_small_ratio = 0.10;
+  // s3fifo: an object leaving the small FIFO moves to main when its frequency
+  // is at least this (1 or 2).
+  int s3fifo_move_threshold = 1;
+};
+
+class EvictionPolicy {
+ public:
+  virtual ~EvictionPolicy() = default;
+
+  // Admits `id` (not tracked yet) of `size` units. `parent` is the id of the
+  // page before it in a chain, or kNoParent; only prefix-aware policies use it.
+  virtual void Insert(ObjectId id, uint64_t size, ObjectId parent = kNoParent) = 0;
+  virtual void Access(ObjectId id) = 0;
+  virtual void Remove(ObjectId id) = 0;
+  virtual std::optional<ObjectId> Evict(const SpareFn& spare = nullptr) = 0;
+
+  virtual bool Contains(ObjectId id) const = 0;
+  virtual size_t Count() const = 0;
+  virtual uint64_t UsedSize() const = 0;
+  // Capacity changes when segments mount or unmount.
+  virtual void SetCapacity(uint64_t capacity) = 0;
+  virtual std::string_view Name() const = 0;
+};
+
+// The registry: one line per policy. Names: "fifo", "lru", "sieve", "s3fifo",
+// "prefix-lru". Unknown names give kInvalidArgument.
+StatusOr<std::unique_ptr<EvictionPolicy>> MakePolicy(std::string_view name,
+                                                     const PolicyOptions& options = {});
+const std::vector<std::string>& PolicyNames();
+
+}  // namespace crescent::cache
