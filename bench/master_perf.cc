@@ -1,0 +1,161 @@
+// master_perf: in-process throughput and memory of the master engine.
+//
+//   master_perf [--objects N] [--threads T] [--seconds S]
+//
+// Fills the engine with N objects (PutStart+PutEnd) from T threads, then runs
+// GetReplicaList and BatchQueryPrefix(128 keys) at 0% and 90% miss for S seconds
+// each, and prints ops/s plus resident memory per object. Figures only; it
+// asserts nothing.
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cinttypes>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "master/master_service.h"
+
+using namespace crescent;
+using namespace crescent::master;
+
+namespace {
+
+uint64_t RssBytes() {
+  std::ifstream f("/proc/self/statm");
+  uint64_t pages = 0, resident = 0;
+  f >> pages >> resident;
+  return resident * static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
+}
+
+// 32 hex chars + "_0_k": the shape of an SGLang HiCache page key (~36 bytes).
+std::string KeyOf(uint64_t i) {
+  char buf[64];
+  uint64_t a = i * 0x9E3779B97F4A7C15ull, b = (i + 1) * 0xC2B2AE3D27D4EB4Full;
+  std::snprintf(buf, sizeof(buf), "%016" PRIx64 "%016" PRIx64 "_0_k", a, b);
+  return buf;
+}
+
+double Now() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+template <typename Fn>
+double RunFor(int threads, double seconds, Fn fn) {  // returns ops/s
+  std::atomic<uint64_t> ops{0};
+  std::atomic<bool> stop{false};
+  std::vector<std::thread> ts;
+  double t0 = Now();
+  for (int t = 0; t < threads; ++t) {
+    ts.emplace_back([&, t] {
+      std::mt19937_64 rng(t + 1);
+      uint64_t n = 0;
+      while (!stop.load(std::memory_order_relaxed)) {
+        for (int i = 0; i < 64; ++i) n += fn(rng);
+      }
+      ops.fetch_add(n);
+    });
+  }
+  std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
+  stop = true;
+  for (auto& th : ts) th.join();
+  return ops.load() / (Now() - t0);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  uint64_t objects = 1'000'000;
+  int threads = 2;
+  double seconds = 2;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    if (!std::strcmp(argv[i], "--objects"))
+      objects = std::strtoull(argv[i + 1], nullptr, 10);
+    else if (!std::strcmp(argv[i], "--threads"))
+      threads = std::atoi(argv[i + 1]);
+    else if (!std::strcmp(argv[i], "--seconds"))
+      seconds = std::atof(argv[i + 1]);
+    else {
+      std::fprintf(stderr, "usage: master_perf [--objects N] [--threads T] [--seconds S]\n");
+      return 2;
+    }
+  }
+  MasterConfig config;
+  config.bloom_expected_keys = objects;
+  config.eviction_policy = "lru";
+  auto created = MasterService::Create(config);
+  if (!created.ok()) {
+    std::fprintf(stderr, "%s\n", created.status().ToString().c_str());
+    return 2;
+  }
+  MasterService& m = **created;
+  const uint64_t kObject = 64 * 1024;
+  // The master never touches payload memory, so capacity is only a number.
+  for (int s = 0; s < 4; ++s) {
+    (void)m.MountSegment({"seg-" + std::to_string(s), (objects / 4 + 1024) * kObject * 2,
+                          "node-" + std::to_string(s), "127.0.0.1:" + std::to_string(7000 + s),
+                          Tier::kDram});
+  }
+  std::vector<std::string> keys(objects);
+  for (uint64_t i = 0; i < objects; ++i) keys[i] = KeyOf(i);
+  uint64_t key_bytes = 0;
+  for (auto& k : keys) key_bytes += k.size();
+
+  uint64_t rss0 = RssBytes();
+  std::vector<std::thread> ts;
+  std::atomic<uint64_t> failures{0};
+  double t0 = Now();
+  for (int t = 0; t < threads; ++t) {
+    ts.emplace_back([&, t] {
+      for (uint64_t i = t; i < objects; i += threads) {
+        if (!m.PutStart(keys[i], kObject, {}).ok() || !m.PutEnd(keys[i]).ok()) failures++;
+      }
+    });
+  }
+  for (auto& th : ts) th.join();
+  double put_rate = objects / (Now() - t0);
+  uint64_t rss1 = RssBytes();
+  MasterStats st = m.Stats();
+
+  double get_rate = RunFor(threads, seconds, [&](std::mt19937_64& rng) {
+    return m.GetReplicaList(keys[rng() % objects]).ok() ? 1 : 0;
+  });
+  std::vector<std::string> absent(1 << 16);
+  for (size_t i = 0; i < absent.size(); ++i) absent[i] = "absent/" + KeyOf(i);
+  auto prefix_rate = [&](double miss) {
+    return RunFor(threads, seconds, [&, miss](std::mt19937_64& rng) {
+      thread_local std::vector<std::string> batch(128);
+      size_t present = static_cast<size_t>(128 * (1 - miss));
+      uint64_t base = rng() % objects;
+      for (size_t i = 0; i < 128; ++i) {
+        batch[i] = i < present ? keys[(base + i) % objects] : absent[(base + i) & 0xffff];
+      }
+      (void)m.BatchQueryPrefix(batch);
+      return 1;
+    });
+  };
+  double prefix0 = prefix_rate(0.0);
+  double prefix90 = prefix_rate(0.9);
+
+  std::printf("master_perf: %" PRIu64 " objects, %d threads, key %.1f bytes avg, policy lru\n",
+              objects, threads, double(key_bytes) / objects);
+  std::printf("  %-34s %12.0f ops/s   (failures %" PRIu64 ")\n", "PutStart+PutEnd", put_rate,
+              failures.load());
+  std::printf("  %-34s %12.0f ops/s\n", "GetReplicaList", get_rate);
+  std::printf("  %-34s %12.0f calls/s  %12.0f keys/s\n", "BatchQueryPrefix(128), 0% miss", prefix0,
+              prefix0 * 128);
+  std::printf("  %-34s %12.0f calls/s  %12.0f keys/s\n", "BatchQueryPrefix(128), 90% miss",
+              prefix90, prefix90 * 128);
+  std::printf("  RSS growth per object: %.1f bytes (%.1f beyond key bytes)\n",
+              double(rss1 - rss0) / objects, double(rss1 - rss0 - key_bytes) / objects);
+  std::printf(
+      "  engine-counted metadata per object: %.1f bytes (index, slab, radix, keys, bloom)\n",
+      double(st.metadata_bytes) / objects);
+  return failures.load() == 0 ? 0 : 1;
+}

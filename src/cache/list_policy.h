@@ -1,0 +1,137 @@
+// What the list-based eviction policies (fifo, lru, sieve, prefix-lru) share:
+// IndexedList, a SlotTable whose nodes also form one intrusive doubly-linked
+// list, newest to oldest, so every operation is O(1); and ListPolicy, their
+// common base, which answers the tracking queries from that list.
+//
+// Invariants:
+//  - Count()/UsedSize() cover every node in the table, linked or not. A node
+//    may be tracked but detached from the list (prefix-lru parks non-leaves
+//    that way); a fresh node starts detached.
+//  - Slot 0 is the sentinel of the circular list, so kNil never names an object
+//    and an empty list has Newest() == Oldest() == kNil.
+//  - Slot generations come from SlotTable: (slot, generation) is a weak handle.
+#pragma once
+
+#include <cassert>
+#include <cstdint>
+
+#include "cache/eviction_policy.h"
+#include "cache/slot_table.h"
+
+namespace crescent::cache {
+
+template <typename Extra>
+class IndexedList {
+ public:
+  using Slot = uint32_t;
+  static constexpr Slot kNil = 0;
+
+  struct Node {
+    ObjectId id = 0;
+    uint64_t size = 0;
+    Slot newer = kDetached;  // towards the newest end; kNil at the newest node
+    Slot older = kDetached;  // towards the oldest end; kNil at the oldest node
+    uint32_t generation = 0;
+    Extra extra{};
+  };
+
+  IndexedList() {
+    auto& sentinel = table_.at(kNil);
+    sentinel.newer = sentinel.older = kNil;
+  }
+
+  // Slot of a tracked id, or kNil.
+  Slot Find(ObjectId id) const { return table_.Find(id); }
+  bool Contains(ObjectId id) const { return table_.Contains(id); }
+  size_t Count() const { return table_.size(); }
+  uint64_t UsedSize() const { return used_; }
+
+  // Tracks a new id with a detached node and a default Extra. Returns kNil,
+  // changing nothing, if `id` is already tracked (a caller bug; asserts).
+  Slot Add(ObjectId id, uint64_t size) {
+    const Slot slot = table_.Add(id);
+    assert(slot != kNil && "Insert() of an id that is already tracked");
+    if (slot != kNil) {
+      table_.at(slot).size = size;
+      used_ += size;
+    }
+    return slot;
+  }
+
+  // Stops tracking the node (unlinking it if linked) and returns its id.
+  ObjectId Erase(Slot slot) {
+    if (IsLinked(slot)) Unlink(slot);
+    const Node& node = table_.at(slot);
+    const ObjectId id = node.id;
+    used_ -= node.size;
+    table_.Erase(slot);
+    return id;
+  }
+
+  Node& at(Slot slot) { return table_.at(slot); }
+  const Node& at(Slot slot) const { return table_.at(slot); }
+
+  bool IsLinked(Slot slot) const { return at(slot).older != kDetached; }
+  Slot Newest() const { return at(kNil).older; }
+  Slot Oldest() const { return at(kNil).newer; }
+  Slot Newer(Slot slot) const { return at(slot).newer; }
+  Slot Older(Slot slot) const { return at(slot).older; }
+
+  void PushNewest(Slot slot) { LinkBetween(slot, Newest(), kNil); }
+  void PushOldest(Slot slot) { LinkBetween(slot, kNil, Oldest()); }
+  void MoveToNewest(Slot slot) {
+    if (Newest() == slot) return;
+    Unlink(slot);
+    PushNewest(slot);
+  }
+  void Unlink(Slot slot) {
+    assert(IsLinked(slot));
+    Node& node = at(slot);
+    at(node.older).newer = node.newer;
+    at(node.newer).older = node.older;
+    node.newer = node.older = kDetached;
+  }
+
+ private:
+  static constexpr Slot kDetached = ~Slot{0};
+
+  // Links `slot` so that `older` is just older than it and `newer` just newer.
+  void LinkBetween(Slot slot, Slot older, Slot newer) {
+    assert(!IsLinked(slot));
+    Node& node = at(slot);
+    node.older = older;
+    node.newer = newer;
+    at(older).newer = slot;
+    at(newer).older = slot;
+  }
+
+  SlotTable<Node> table_;
+  uint64_t used_ = 0;
+};
+
+// Placeholder Extra for lists whose nodes carry nothing more.
+struct NoExtra {};
+
+// A policy whose tracked objects are exactly its IndexedList's nodes. By
+// default an insert goes to the newest end and a remove just unlinks.
+template <typename Extra>
+class ListPolicy : public EvictionPolicy {
+ public:
+  void Insert(ObjectId id, uint64_t size, ObjectId /*parent*/ = kNoParent) override {
+    if (auto slot = list_.Add(id, size); slot != List::kNil) list_.PushNewest(slot);
+  }
+  void Remove(ObjectId id) override {
+    if (auto slot = list_.Find(id); slot != List::kNil) list_.Erase(slot);
+  }
+  bool Contains(ObjectId id) const override { return list_.Contains(id); }
+  size_t Count() const override { return list_.Count(); }
+  uint64_t UsedSize() const override { return list_.UsedSize(); }
+  // The owner evicts against the capacity; a list keeps nothing sized by it.
+  void SetCapacity(uint64_t /*capacity*/) override {}
+
+ protected:
+  using List = IndexedList<Extra>;
+  List list_;
+};
+
+}  // namespace crescent::cache

@@ -1,0 +1,61 @@
+#include "cache/prefix_lru_policy.h"
+
+namespace crescent::cache {
+
+void PrefixLruPolicy::Insert(ObjectId id, uint64_t size, ObjectId parent) {
+  // Look the parent up first: an untracked parent id is ignored, and the new
+  // page cannot be its own parent because it is not tracked yet.
+  const auto parent_slot = parent == kNoParent ? List::kNil : list_.Find(parent);
+  const auto slot = list_.Add(id, size);
+  if (slot == List::kNil) return;
+  if (parent_slot != List::kNil) {
+    auto& parent_node = list_.at(parent_slot);
+    ++parent_node.extra.children;
+    auto& links = list_.at(slot).extra;
+    links.parent = parent_slot;
+    links.parent_generation = parent_node.generation;
+  }
+  list_.PushNewest(slot);
+}
+
+void PrefixLruPolicy::Access(ObjectId id) {
+  const auto slot = list_.Find(id);
+  if (slot != List::kNil && list_.IsLinked(slot)) list_.MoveToNewest(slot);
+}
+
+void PrefixLruPolicy::Remove(ObjectId id) {
+  if (auto slot = list_.Find(id); slot != List::kNil) Forget(slot);
+}
+
+std::optional<ObjectId> PrefixLruPolicy::Evict(const SpareFn& spare) {
+  const size_t candidates = list_.Count();
+  size_t spared = 0;
+  for (auto slot = list_.Oldest(); slot != List::kNil; slot = list_.Oldest()) {
+    if (list_.at(slot).extra.children > 0) {
+      list_.Unlink(slot);  // park it until its last child goes
+      continue;
+    }
+    if (spare && spare(list_.at(slot).id)) {
+      list_.MoveToNewest(slot);
+      if (++spared >= candidates) break;
+      continue;
+    }
+    return Forget(slot);
+  }
+  return std::nullopt;
+}
+
+ObjectId PrefixLruPolicy::Forget(List::Slot slot) {
+  const PrefixLinks links = list_.at(slot).extra;
+  if (links.parent != List::kNil) {
+    auto& parent = list_.at(links.parent);
+    // A stale link means the parent was removed (and its slot maybe reused).
+    if (parent.generation == links.parent_generation && --parent.extra.children == 0 &&
+        !list_.IsLinked(links.parent)) {
+      list_.PushOldest(links.parent);  // unpark: it is a leaf again
+    }
+  }
+  return list_.Erase(slot);
+}
+
+}  // namespace crescent::cache

@@ -1,0 +1,185 @@
+// `crescent sim`: replays a Mooncake JSONL trace through eviction policies at
+// several capacities and prints prefix hit ratios (table or JSON lines), with an
+// optional SVG hit-ratio curve. The trace is loaded once and shared by every
+// policy × capacity run; all the logic lives in src/sim, this file only wires
+// flags, timing and output together.
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <string>
+#include <system_error>
+#include <vector>
+
+#include "cli/command.h"
+#include "sim/capacity.h"
+#include "sim/master_replay.h"
+#include "sim/mrc_plot.h"
+#include "sim/progress.h"
+#include "sim/report.h"
+#include "sim/simulator.h"
+#include "sim/trace_reader.h"
+
+namespace crescent::cli {
+namespace {
+
+struct SimFlags {
+  std::string trace;
+  std::string capacity = "5%,10%";
+  std::string policy = "lru";
+  bool json = false;
+  std::string plot;
+  bool skip_bad = false;
+  int s3fifo_threshold = 1;
+  std::string engine = "policy";
+};
+
+int Fail(const std::string& message) {
+  std::cerr << "crescent sim: " << message << "\n";
+  return 2;
+}
+
+// Splits "a, b,c" into names, dropping repeats; an empty name is an error.
+bool SplitPolicies(const std::string& list, std::vector<std::string>* out, std::string* error) {
+  size_t start = 0;
+  while (true) {
+    size_t comma = list.find(',', start);
+    std::string name = list.substr(start, comma == std::string::npos ? comma : comma - start);
+    name.erase(0, name.find_first_not_of(" \t"));
+    name.erase(name.find_last_not_of(" \t") + 1);
+    if (name.empty()) {
+      *error = "empty policy name in '" + list + "'";
+      return false;
+    }
+    if (std::find(out->begin(), out->end(), name) == out->end()) out->push_back(name);
+    if (comma == std::string::npos) return true;
+    start = comma + 1;
+  }
+}
+
+int RunSim(const SimFlags& flags) {
+  sim::SimReport report;
+  std::string error;
+  if (!SplitPolicies(flags.policy, &report.policies, &error)) return Fail(error);
+  for (const std::string& name : report.policies) {
+    if (Status s = sim::CheckSimPolicyName(name); !s.ok()) return Fail(s.message());
+  }
+  const bool through_master = flags.engine == "master";
+  if (through_master && std::find(report.policies.begin(), report.policies.end(),
+                                  std::string(sim::kBeladyName)) != report.policies.end()) {
+    return Fail("belady is offline-only; it cannot run with --engine master");
+  }
+
+  sim::ProgressBar bar(stderr, sim::StderrIsTerminal());
+  sim::TraceOptions trace_options;
+  trace_options.skip_bad = flags.skip_bad;
+  trace_options.progress = [&bar](size_t done, size_t total) {
+    bar.Update(done, total, "loading trace");
+  };
+  auto loaded = sim::LoadTrace(flags.trace, trace_options);
+  bar.Clear();
+  if (!loaded.ok()) return Fail(loaded.status().message());
+  const sim::Trace& trace = *loaded;
+  if (trace.skipped_lines > 0) {
+    std::cerr << "crescent sim: skipped " << trace.skipped_lines << " malformed line(s):\n";
+    for (const std::string& e : trace.skipped_examples) std::cerr << "  " << e << "\n";
+    if (trace.skipped_lines > trace.skipped_examples.size()) std::cerr << "  ...\n";
+  }
+  if (trace.block_refs() == 0) return Fail("trace '" + flags.trace + "' has no block references");
+
+  // Open the plot file before the runs, so a bad path fails fast and prints nothing.
+  std::ofstream plot;
+  if (!flags.plot.empty()) {
+    plot.open(flags.plot, std::ios::binary | std::ios::trunc);
+    if (!plot) {
+      const int err = errno;
+      return Fail("cannot write plot '" + flags.plot +
+                  "': " + std::generic_category().message(err));
+    }
+  }
+
+  auto capacities = sim::ParseCapacities(flags.capacity, trace.distinct_blocks());
+  if (!capacities.ok()) return Fail(capacities.status().message());
+
+  report.trace = flags.trace;
+  report.requests = trace.requests.size();
+  report.block_refs = trace.block_refs();
+  report.distinct_blocks = trace.distinct_blocks();
+  report.skipped_lines = trace.skipped_lines;
+  report.capacities = std::move(*capacities);
+
+  const uint64_t total_refs =
+      trace.block_refs() * report.policies.size() * report.capacities.size();
+  uint64_t refs_before = 0;
+  for (const std::string& name : report.policies) {
+    for (const sim::Capacity& cap : report.capacities) {
+      const std::string label = name + " @ " + cap.label;
+      const auto start = std::chrono::steady_clock::now();
+      cache::PolicyOptions options;
+      options.capacity = cap.blocks;
+      options.s3fifo_move_threshold = flags.s3fifo_threshold;
+      auto policy = sim::MakeSimPolicy(trace, name, options);
+      if (!policy.ok()) return Fail(policy.status().message());
+      sim::RunResult run;
+      auto progress = [&](uint64_t done) { bar.Update(refs_before + done, total_refs, label); };
+      if (through_master) {
+        auto replayed = sim::ReplayThroughMaster(trace, cap.blocks, name, flags.s3fifo_threshold,
+                                                 progress);
+        if (!replayed.ok()) return Fail(name + ": " + replayed.status().ToString());
+        run.stats = *replayed;
+      } else {
+        run.stats = sim::Simulate(trace, cap.blocks, **policy, progress);
+      }
+      run.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      refs_before += trace.block_refs();
+      report.runs.push_back(run);
+    }
+  }
+  bar.Clear();
+
+  if (through_master && !flags.json) std::cout << "engine: master (replayed through MasterService)\n";
+  std::cout << (flags.json ? sim::FormatJsonLines(report) : sim::FormatTable(report));
+  std::cout.flush();
+  if (plot.is_open()) {
+    plot << sim::RenderHitRatioSvg(report);
+    plot.close();
+    if (!plot) return Fail("cannot write plot '" + flags.plot + "'");
+    if (!flags.json) std::cout << "wrote " << flags.plot << "\n";
+  }
+  return 0;
+}
+
+const Registrar kRegistrar([](CLI::App& app) {
+  auto flags = std::make_shared<SimFlags>();
+  CLI::App* cmd = app.add_subcommand("sim",
+                                     "Replay a Mooncake JSONL trace through eviction "
+                                     "policies and report prefix hit ratios");
+  cmd->add_option("--trace", flags->trace, "Mooncake FAST'25 JSONL trace file")->required();
+  cmd->add_option("--capacity", flags->capacity,
+                  "Comma-separated capacities: block counts or percentages of the trace's "
+                  "distinct blocks (e.g. 5%,10%,4096)")
+      ->capture_default_str();
+  cmd->add_option("--policy", flags->policy,
+                  "Comma-separated policies: fifo, lru, sieve, s3fifo, prefix-lru, belady")
+      ->capture_default_str();
+  cmd->add_flag("--json", flags->json, "Print one JSON object per policy x capacity run");
+  cmd->add_option("--plot", flags->plot, "Write an SVG hit-ratio curve to this file");
+  cmd->add_flag("--skip-bad", flags->skip_bad, "Skip (and count) malformed trace lines");
+  cmd->add_option("--s3fifo-threshold", flags->s3fifo_threshold,
+                  "s3fifo: frequency at which an object leaving the small FIFO moves to main")
+      ->check(CLI::Range(1, 2))
+      ->capture_default_str();
+  cmd->add_option("--engine", flags->engine,
+                  "policy: drive the bare policy (the simulator); master: replay through the "
+                  "real master engine (PutStart/PutEnd/GetReplicaList/BatchQueryPrefix) as a "
+                  "consistency check")
+      ->check(CLI::IsMember({"policy", "master"}))
+      ->capture_default_str();
+  cmd->callback([flags] { SetExitCode(RunSim(*flags)); });
+});
+
+}  // namespace
+}  // namespace crescent::cli

@@ -1,0 +1,46 @@
+// MasterConfig: every tunable of the metadata engine, with the defaults the
+// store ships with. Durations are milliseconds on the injected Clock.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace crescent::master {
+
+struct MasterConfig {
+  // Keys are non-empty byte strings of at most this many bytes.
+  uint32_t max_key_length = 1024;
+  // Largest accepted object; 0 means "no limit beyond the largest segment".
+  uint64_t max_object_size = 0;
+
+  // Read lease granted by GetReplicaList (and by Exists when exists_grants_lease).
+  int64_t lease_ms = 10'000;
+  bool exists_grants_lease = false;
+  // A put not ended or revoked within this time is discarded and its space freed.
+  int64_t put_timeout_ms = 30'000;
+  // A store node silent for this long is declared dead; its segments unmount.
+  int64_t heartbeat_ttl_ms = 10'000;
+
+  // Background eviction starts at high_watermark × capacity and frees
+  // evict_ratio × capacity bytes per round.
+  double high_watermark = 0.95;
+  double evict_ratio = 0.05;
+  std::string eviction_policy = "lru";
+  int s3fifo_move_threshold = 0;  // 0: the policy's own default
+  // Soft-pinned objects may be evicted once every unpinned candidate is gone.
+  bool allow_evict_soft_pinned = true;
+
+  // Counting Bloom filter design load and false-positive target. The filter is
+  // rebuilt (doubling) when the live key count outgrows the design load.
+  uint64_t bloom_expected_keys = 1 << 20;
+  double bloom_false_positive_rate = 0.01;
+
+  // Index shards (power of two, at most 256). Each has its own reader/writer lock.
+  uint32_t num_shards = 64;
+  // Allocation granularity inside segments.
+  uint64_t allocation_alignment = 64;
+  // Capacity of the deferred-touch queue between readers and the policy.
+  uint32_t touch_queue_capacity = 1 << 16;
+};
+
+}  // namespace crescent::master

@@ -1,0 +1,55 @@
+// MasterCounters: the engine's monotonically increasing counters, read by the
+// metrics endpoint and `crescent stat`. Every field is a relaxed atomic: they are
+// statistics, ordered with nothing, and a reader may see them mid-update.
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <bit>
+#include <cstdint>
+
+namespace crescent::master {
+
+struct OpCounter {
+  std::atomic<uint64_t> requests{0};
+  std::atomic<uint64_t> failures{0};
+  std::atomic<uint64_t> items{0};  // keys handled (a batch counts each key)
+
+  void Record(uint64_t n_items, uint64_t n_failures) {
+    requests.fetch_add(1, std::memory_order_relaxed);
+    items.fetch_add(n_items, std::memory_order_relaxed);
+    if (n_failures) failures.fetch_add(n_failures, std::memory_order_relaxed);
+  }
+};
+
+// Histogram of leading-prefix lengths: bucket 0 holds length 0, bucket b ≥ 1
+// holds lengths in [2^(b-1), 2^b).
+inline constexpr size_t kPrefixBuckets = 16;
+
+struct MasterCounters {
+  OpCounter mount, unmount, heartbeat;
+  OpCounter put_start, put_end, put_revoke;
+  OpCounter get_replica_list, exists, query_prefix;
+  OpCounter remove;
+
+  std::atomic<uint64_t> exact_hits{0};  // GetReplicaList/Exists found a complete object
+  std::atomic<uint64_t> exact_misses{0};
+  std::atomic<uint64_t> prefix_hit_keys{0};   // keys inside a returned prefix
+  std::atomic<uint64_t> prefix_miss_keys{0};  // keys after the first miss
+  std::atomic<uint64_t> bloom_negatives{0};   // lookups the filter answered alone
+  std::atomic<uint64_t> bloom_rebuilds{0};
+  std::atomic<uint64_t> evictions{0};
+  std::atomic<uint64_t> evicted_bytes{0};
+  std::atomic<uint64_t> eviction_rounds{0};
+  std::atomic<uint64_t> expired_puts{0};
+  std::atomic<uint64_t> dropped_objects{0};  // lost their last replica to an unmount
+  std::array<std::atomic<uint64_t>, kPrefixBuckets> prefix_length{};
+
+  void RecordPrefix(size_t length) {
+    size_t b = length == 0 ? 0 : std::bit_width(length);
+    if (b >= kPrefixBuckets) b = kPrefixBuckets - 1;
+    prefix_length[b].fetch_add(1, std::memory_order_relaxed);
+  }
+};
+
+}  // namespace crescent::master

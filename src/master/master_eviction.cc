@@ -1,0 +1,147 @@
+// Eviction: flushing deferred touches into the policy, soft-pin expiry, victim
+// choice and removal, synchronous eviction for a PutStart that cannot allocate,
+// and the watermark round.
+//
+// A round never holds a global lock: each victim is chosen under policy_mu_
+// (briefly), then removed under its own shard's exclusive lock. Candidates are
+// judged by Evictable(), which flushes the object's deferred touch before reading
+// its lease, so an object read a moment ago is spared, never evicted. Hard-pinned
+// objects are never in a policy; soft-pinned ones sit in soft_policy_, which is
+// consulted only when the main policy has nothing evictable left.
+#include <mutex>
+#include <shared_mutex>
+
+#include "master/master_service.h"
+
+namespace crescent::master {
+
+void MasterService::FlushTouchesLocked() {
+  uint64_t id;
+  while (touch_queue_.Pop(&id)) {
+    ObjectShard& shard = ShardOf(id);
+    {
+      std::shared_lock lock(shard.mutex());
+      ObjectEntry* e = shard.Resolve(id);
+      if (e == nullptr || e->state != EntryState::kComplete) continue;
+      e->FlushTouch(config_.lease_ms);
+    }
+    // Access on an id a policy does not hold is a no-op, so both can be told.
+    policy_->Access(id);
+    soft_policy_->Access(id);
+  }
+}
+
+void MasterService::ExpireSoftPinsLocked(TimeMs now) {
+  while (!soft_expiry_.empty() && soft_expiry_.top().until <= now) {
+    ObjectId id = soft_expiry_.top().id;
+    soft_expiry_.pop();
+    if (!soft_policy_->Contains(id)) continue;
+    soft_policy_->Remove(id);
+    ObjectShard& shard = ShardOf(id);
+    uint64_t size = 0;
+    {
+      std::shared_lock lock(shard.mutex());
+      ObjectEntry* e = shard.Resolve(id);
+      if (e == nullptr || e->state != EntryState::kComplete) continue;
+      size = e->size * e->num_replicas;
+    }
+    policy_->Insert(id, size, cache::kNoParent);
+  }
+}
+
+bool MasterService::Evictable(ObjectId id, TimeMs now) {
+  ObjectShard& shard = ShardOf(id);
+  std::shared_lock lock(shard.mutex());
+  ObjectEntry* e = shard.Resolve(id);
+  if (e == nullptr || e->state != EntryState::kComplete) return true;  // stale: let it go
+  e->FlushTouch(config_.lease_ms);
+  return !e->hard_pin && !e->Leased(now);
+}
+
+std::optional<ObjectId> MasterService::PickVictimLocked(TimeMs now) {
+  cache::SpareFn spare = [&](ObjectId id) { return !Evictable(id, now); };
+  if (auto v = policy_->Evict(spare)) return v;
+  if (config_.allow_evict_soft_pinned) {
+    if (auto v = soft_policy_->Evict(spare)) return v;
+  }
+  return std::nullopt;
+}
+
+uint64_t MasterService::EvictVictim(ObjectId id, TimeMs now, bool* requeue) {
+  *requeue = false;
+  ObjectShard& shard = ShardOf(id);
+  std::unique_lock lock(shard.mutex());
+  ObjectEntry* e = shard.Resolve(id);
+  if (e == nullptr || e->state != EntryState::kComplete) return 0;
+  e->FlushTouch(config_.lease_ms);
+  if (e->hard_pin || e->Leased(now)) {
+    // Read between the choice and now: keep it.
+    *requeue = true;
+    return 0;
+  }
+  uint64_t bytes = e->size * e->num_replicas;
+  RemoveLocked(shard, IdSlot(id));
+  counters_.evictions.fetch_add(1, std::memory_order_relaxed);
+  counters_.evicted_bytes.fetch_add(bytes, std::memory_order_relaxed);
+  return bytes;
+}
+
+uint64_t MasterService::EvictBytes(uint64_t bytes) {
+  uint64_t freed = 0;
+  TimeMs now = clock_.NowMs();
+  bool first = true;
+  // Bounded: every iteration either frees an object, drops a stale id, or
+  // requeues one that was read in between; the policy's own spare limit makes
+  // PickVictimLocked return nothing once only unevictable objects remain.
+  for (size_t guard = 0; freed < bytes && guard < (1u << 20); ++guard) {
+    std::optional<ObjectId> victim;
+    {
+      std::lock_guard lock(policy_mu_);
+      if (first) {
+        FlushTouchesLocked();
+        ExpireSoftPinsLocked(now);
+        first = false;
+      }
+      victim = PickVictimLocked(now);
+    }
+    if (!victim) break;
+    bool requeue = false;
+    freed += EvictVictim(*victim, now, &requeue);
+    if (requeue) {
+      ObjectShard& shard = ShardOf(*victim);
+      uint64_t size = 0;
+      bool soft = false;
+      {
+        std::shared_lock lock(shard.mutex());
+        ObjectEntry* e = shard.Resolve(*victim);
+        if (e == nullptr || e->hard_pin) continue;
+        size = e->size * e->num_replicas;
+        soft = e->soft_pin_until > now;
+      }
+      std::lock_guard lock(policy_mu_);
+      (soft ? soft_policy_ : policy_)->Insert(*victim, size, cache::kNoParent);
+    }
+  }
+  return freed;
+}
+
+std::vector<ReplicaSlot> MasterService::AllocateWithEviction(uint64_t size,
+                                                             const PutConfig& config) {
+  std::vector<ReplicaSlot> slots = segments_.Allocate(size, config.replica_count, config);
+  while (slots.empty()) {
+    if (EvictBytes(size) == 0) break;  // nothing evictable is left
+    slots = segments_.Allocate(size, config.replica_count, config);
+  }
+  return slots;
+}
+
+void MasterService::WatermarkEvict() {
+  uint64_t capacity = segments_.capacity();
+  if (capacity == 0) return;
+  uint64_t used = segments_.used();
+  if (static_cast<double>(used) < config_.high_watermark * static_cast<double>(capacity)) return;
+  counters_.eviction_rounds.fetch_add(1, std::memory_order_relaxed);
+  EvictBytes(static_cast<uint64_t>(config_.evict_ratio * static_cast<double>(capacity)));
+}
+
+}  // namespace crescent::master

@@ -1,0 +1,242 @@
+// The put lifecycle: PutStart allocates replicas for a pending entry, PutEnd
+// publishes it (index, radix, Bloom, policy), PutRevoke discards it, and the
+// maintenance pass discards puts that were never ended.
+#include <mutex>
+#include <shared_mutex>
+
+#include "master/master_service.h"
+
+namespace crescent::master {
+
+std::vector<ReplicaDescriptor> MasterService::Describe(const ObjectEntry& e) const {
+  std::vector<ReplicaDescriptor> out;
+  out.reserve(e.num_replicas);
+  for (size_t i = 0; i < e.num_replicas; ++i) {
+    const ReplicaSlot& r = e.replica(i);
+    if (!segments_.IsMounted(r.segment)) continue;
+    out.push_back({r.segment, segments_.Endpoint(r.segment), r.offset, e.size});
+  }
+  return out;
+}
+
+void MasterService::FreeReplicas(const ObjectEntry& e) {
+  for (size_t i = 0; i < e.num_replicas; ++i) segments_.Free(e.replica(i));
+}
+
+void MasterService::FreeReplicaList(const std::vector<ReplicaSlot>& slots) {
+  for (const ReplicaSlot& r : slots) segments_.Free(r);
+}
+
+StatusOr<std::vector<ReplicaDescriptor>> MasterService::PutStart(std::string_view key,
+                                                                 uint64_t size,
+                                                                 const PutConfig& config) {
+  auto fail = [&](Status s) {
+    counters_.put_start.Record(1, 1);
+    return s;
+  };
+  if (Status s = ValidateKey(key); !s.ok()) return fail(s);
+  if (Status s = ValidateSize(size); !s.ok()) return fail(s);
+  if (config.replica_count == 0 || config.replica_count > 255) {
+    return fail(Status(ErrorCode::kInvalidArgument, "replica count must be in [1, 255]"));
+  }
+  if (!config.parent_key.empty()) {
+    if (Status s = ValidateKey(config.parent_key); !s.ok()) return fail(s);
+  }
+  if (config.soft_pin_ttl_ms < 0) {
+    return fail(Status(ErrorCode::kInvalidArgument, "soft pin TTL is negative"));
+  }
+  Located loc = Locate(key);
+  auto exists_error = [&] {
+    return Status(ErrorCode::kObjectAlreadyExists, "key '" + std::string(key) + "' exists");
+  };
+  {
+    // Cheap early check so a duplicate put never triggers eviction.
+    std::shared_lock lock(loc.shard->mutex());
+    if (loc.shard->Find(key, loc.hash) != kNoSlot) return fail(exists_error());
+  }
+  std::vector<ReplicaSlot> slots = AllocateWithEviction(size, config);
+  if (slots.empty()) {
+    return fail(Status(ErrorCode::kNoSpace, "no space for " + std::to_string(size) +
+                                                " bytes and nothing evictable is left"));
+  }
+  TimeMs now = clock_.NowMs();
+  ObjectId id;
+  std::vector<ReplicaDescriptor> out;
+  {
+    std::unique_lock lock(loc.shard->mutex());
+    if (loc.shard->Find(key, loc.hash) != kNoSlot) {
+      lock.unlock();
+      FreeReplicaList(slots);
+      return fail(exists_error());
+    }
+    // A segment unmounted since Allocate() had this shard swept already (the
+    // sweep takes this lock after the unmount), so a replica on it would never
+    // be dropped: leave it out. Its space went with the segment's allocator.
+    std::erase_if(slots, [&](const ReplicaSlot& r) { return !segments_.IsMounted(r.segment); });
+    if (slots.empty()) {
+      return fail(Status(ErrorCode::kUnavailable,
+                         "the segment chosen for '" + std::string(key) + "' was unmounted"));
+    }
+    uint32_t slot = loc.shard->Create(key, loc.hash);
+    ObjectEntry& e = loc.shard->entry(slot);
+    e.size = size;
+    e.num_replicas = static_cast<uint8_t>(slots.size());
+    e.first = slots[0];
+    if (slots.size() > 1) {
+      e.more = std::make_unique<ReplicaSlot[]>(slots.size() - 1);
+      for (size_t i = 1; i < slots.size(); ++i) e.more[i - 1] = slots[i];
+    }
+    e.hard_pin = config.hard_pin;
+    e.soft_pin_until = config.soft_pin_ttl_ms > 0 ? now + config.soft_pin_ttl_ms : 0;
+    id = loc.shard->IdOf(slot);
+    for (const ReplicaSlot& r : slots) {
+      out.push_back({r.segment, segments_.Endpoint(r.segment), r.offset, size});
+    }
+  }
+  pending_count_.fetch_add(1, std::memory_order_relaxed);
+  {
+    std::lock_guard lock(pending_mu_);
+    pending_.push_back({id, now + config_.put_timeout_ms});
+    if (!config.parent_key.empty()) pending_parent_[id] = config.parent_key;
+  }
+  counters_.put_start.Record(1, 0);
+  return out;
+}
+
+Status MasterService::PutEnd(std::string_view key) {
+  if (Status s = ValidateKey(key); !s.ok()) {
+    counters_.put_end.Record(1, 1);
+    return s;
+  }
+  Located loc = Locate(key);
+  ObjectId id;
+  uint64_t size;
+  bool hard_pin;
+  TimeMs soft_until;
+  {
+    std::unique_lock lock(loc.shard->mutex());
+    uint32_t slot = loc.shard->Find(key, loc.hash);
+    if (slot == kNoSlot || loc.shard->entry(slot).state != EntryState::kPending) {
+      counters_.put_end.Record(1, 1);
+      return Status(ErrorCode::kPutNotStarted, "no pending put for key '" + std::string(key) + "'");
+    }
+    ObjectEntry& e = loc.shard->entry(slot);
+    loc.shard->Publish(slot);
+    bloom_.Add(loc.shard->index(), e.hash);
+    id = loc.shard->IdOf(slot);
+    size = e.size * e.num_replicas;
+    hard_pin = e.hard_pin;
+    soft_until = e.soft_pin_until;
+  }
+  live_objects_.fetch_add(1, std::memory_order_relaxed);
+  pending_count_.fetch_sub(1, std::memory_order_relaxed);
+  std::string parent_key;
+  {
+    std::lock_guard lock(pending_mu_);
+    auto it = pending_parent_.find(id);
+    if (it != pending_parent_.end()) {
+      parent_key = std::move(it->second);
+      pending_parent_.erase(it);
+    }
+  }
+  ObjectId parent = cache::kNoParent;
+  if (!parent_key.empty()) {
+    Located p = Locate(parent_key);
+    std::shared_lock lock(p.shard->mutex());
+    uint32_t slot = p.shard->Find(parent_key, p.hash);
+    if (slot != kNoSlot && p.shard->entry(slot).state == EntryState::kComplete) {
+      parent = p.shard->IdOf(slot);
+    }
+  }
+  if (!hard_pin) {
+    std::lock_guard lock(policy_mu_);
+    FlushTouchesLocked();
+    if (soft_until > clock_.NowMs()) {
+      soft_policy_->Insert(id, size, parent);
+      soft_expiry_.push({soft_until, id});
+    } else {
+      policy_->Insert(id, size, parent);
+    }
+  }
+  counters_.put_end.Record(1, 0);
+  return Status::Ok();
+}
+
+Status MasterService::PutRevoke(std::string_view key) {
+  if (Status s = ValidateKey(key); !s.ok()) {
+    counters_.put_revoke.Record(1, 1);
+    return s;
+  }
+  Located loc = Locate(key);
+  {
+    std::unique_lock lock(loc.shard->mutex());
+    uint32_t slot = loc.shard->Find(key, loc.hash);
+    if (slot == kNoSlot || loc.shard->entry(slot).state != EntryState::kPending) {
+      counters_.put_revoke.Record(1, 1);
+      return Status(ErrorCode::kPutNotStarted, "no pending put for key '" + std::string(key) + "'");
+    }
+    RemoveLocked(*loc.shard, slot);
+  }
+  counters_.put_revoke.Record(1, 0);
+  return Status::Ok();
+}
+
+std::vector<StatusOr<std::vector<ReplicaDescriptor>>> MasterService::BatchPutStart(
+    std::span<const std::string> keys, std::span<const uint64_t> sizes, const PutConfig& config,
+    bool chain) {
+  std::vector<StatusOr<std::vector<ReplicaDescriptor>>> out;
+  out.reserve(keys.size());
+  PutConfig cfg = config;
+  for (size_t i = 0; i < keys.size(); ++i) {
+    if (i >= sizes.size()) {
+      out.emplace_back(Status(ErrorCode::kInvalidArgument, "fewer sizes than keys"));
+      continue;
+    }
+    if (chain && i > 0) cfg.parent_key = keys[i - 1];
+    out.push_back(PutStart(keys[i], sizes[i], cfg));
+  }
+  return out;
+}
+
+std::vector<Status> MasterService::BatchPutEnd(std::span<const std::string> keys) {
+  std::vector<Status> out;
+  out.reserve(keys.size());
+  for (const std::string& k : keys) out.push_back(PutEnd(k));
+  return out;
+}
+
+std::vector<Status> MasterService::BatchPutRevoke(std::span<const std::string> keys) {
+  std::vector<Status> out;
+  out.reserve(keys.size());
+  for (const std::string& k : keys) out.push_back(PutRevoke(k));
+  return out;
+}
+
+void MasterService::DiscardExpiredPuts(TimeMs now) {
+  // The deque is in deadline order. Entries at the front that were ended or
+  // revoked are popped too, so the deque holds little more than live puts.
+  for (;;) {
+    PendingPut p;
+    {
+      std::lock_guard lock(pending_mu_);
+      if (pending_.empty()) return;
+      p = pending_.front();
+    }
+    ObjectShard& shard = ShardOf(p.id);
+    bool still_pending;
+    {
+      std::unique_lock lock(shard.mutex());
+      ObjectEntry* e = shard.Resolve(p.id);
+      still_pending = e != nullptr && e->state == EntryState::kPending;
+      if (still_pending && p.deadline > now) return;  // oldest live put not yet due
+      if (still_pending) {
+        RemoveLocked(shard, IdSlot(p.id));
+        counters_.expired_puts.fetch_add(1, std::memory_order_relaxed);
+      }
+    }
+    std::lock_guard lock(pending_mu_);
+    if (!pending_.empty() && pending_.front().id == p.id) pending_.pop_front();
+  }
+}
+
+}  // namespace crescent::master

@@ -1,0 +1,113 @@
+// Put lifecycle: PutStart / PutEnd / PutRevoke, batch and chain forms, timeouts.
+#include "master/master_test_util.h"
+
+namespace crescent::master::testing {
+namespace {
+
+using PutTest = MasterTest;
+
+TEST_F(PutTest, PutThenGetReturnsReplicaOfRequestedSize) {
+  SegmentId seg = Mount("seg-a", 1 << 20);
+  auto start = master().PutStart("k", 1000, {});
+  ASSERT_TRUE(start.ok()) << start.status().ToString();
+  ASSERT_EQ(start->size(), 1u);
+  EXPECT_EQ((*start)[0].segment, seg);
+  EXPECT_EQ((*start)[0].length, 1000u);
+  EXPECT_EQ((*start)[0].endpoint, "node-a:7000");
+  ASSERT_TRUE(master().PutEnd("k").ok());
+  auto read = master().GetReplicaList("k");
+  ASSERT_TRUE(read.ok());
+  EXPECT_EQ(read->size, 1000u);
+  EXPECT_EQ(read->replicas[0].offset, (*start)[0].offset);
+}
+
+TEST_F(PutTest, PendingObjectIsInvisibleUntilPutEnd) {
+  Mount("seg-a", 1 << 20);
+  ASSERT_TRUE(master().PutStart("k", 100, {}).ok());
+  EXPECT_FALSE(*master().Exists("k"));
+  EXPECT_EQ(master().GetReplicaList("k").status().code(), ErrorCode::kObjectNotFound);
+  ASSERT_TRUE(master().PutEnd("k").ok());
+  EXPECT_TRUE(*master().Exists("k"));
+}
+
+TEST_F(PutTest, DuplicatePutFailsAndChangesNothing) {
+  Mount("seg-a", 1 << 20);
+  ASSERT_TRUE(Put("k", 100).ok());
+  uint64_t used = master().Stats().used_bytes;
+  EXPECT_EQ(master().PutStart("k", 200, {}).status().code(), ErrorCode::kObjectAlreadyExists);
+  EXPECT_EQ(master().Stats().used_bytes, used);
+  EXPECT_EQ(master().GetReplicaList("k")->size, 100u);
+}
+
+TEST_F(PutTest, PutRevokeFreesSpaceAndForgetsKey) {
+  Mount("seg-a", 1 << 20);
+  ASSERT_TRUE(master().PutStart("k", 4096, {}).ok());
+  EXPECT_GT(master().Stats().used_bytes, 0u);
+  ASSERT_TRUE(master().PutRevoke("k").ok());
+  EXPECT_EQ(master().Stats().used_bytes, 0u);
+  EXPECT_EQ(master().Stats().pending_puts, 0u);
+  EXPECT_TRUE(Put("k", 10).ok());
+}
+
+TEST_F(PutTest, PutEndWithoutPutStartFails) {
+  Mount("seg-a", 1 << 20);
+  EXPECT_EQ(master().PutEnd("nope").code(), ErrorCode::kPutNotStarted);
+  ASSERT_TRUE(Put("k", 10).ok());
+  EXPECT_EQ(master().PutEnd("k").code(), ErrorCode::kPutNotStarted);
+  EXPECT_EQ(master().PutRevoke("k").code(), ErrorCode::kPutNotStarted);
+  EXPECT_TRUE(Readable("k"));
+}
+
+TEST_F(PutTest, TimedOutPutIsDiscardedAndSpaceReclaimed) {
+  config_.put_timeout_ms = 1000;
+  Mount("seg-a", 1 << 20);
+  ASSERT_TRUE(master().PutStart("k", 4096, {}).ok());
+  clock_.Advance(999);
+  master().RunMaintenance();
+  EXPECT_EQ(master().Stats().pending_puts, 1u);
+  clock_.Advance(2);
+  master().RunMaintenance();
+  EXPECT_EQ(master().Stats().pending_puts, 0u);
+  EXPECT_EQ(master().Stats().used_bytes, 0u);
+  EXPECT_EQ(master().PutEnd("k").code(), ErrorCode::kPutNotStarted);
+  EXPECT_EQ(master().counters().expired_puts.load(), 1u);
+}
+
+TEST_F(PutTest, InvalidInputIsRejected) {
+  Mount("seg-a", 1 << 20);
+  EXPECT_EQ(master().PutStart("", 10, {}).status().code(), ErrorCode::kInvalidKey);
+  EXPECT_EQ(master().PutStart(std::string(1025, 'x'), 10, {}).status().code(),
+            ErrorCode::kInvalidKey);
+  EXPECT_EQ(master().PutStart("k", 0, {}).status().code(), ErrorCode::kInvalidSize);
+  EXPECT_EQ(master().PutStart("k", 2 << 20, {}).status().code(), ErrorCode::kInvalidSize);
+  PutConfig zero;
+  zero.replica_count = 0;
+  EXPECT_EQ(master().PutStart("k", 10, zero).status().code(), ErrorCode::kInvalidArgument);
+  EXPECT_EQ(master().Stats().used_bytes, 0u);
+  EXPECT_EQ(master().Stats().pending_puts, 0u);
+}
+
+TEST_F(PutTest, NoSegmentMeansNoSpace) {
+  EXPECT_EQ(master().PutStart("k", 10, {}).status().code(), ErrorCode::kNoSpace);
+}
+
+TEST_F(PutTest, BatchPutKeepsInputOrderAndReportsEachKey) {
+  Mount("seg-a", 1 << 20);
+  ASSERT_TRUE(Put("b", 10).ok());
+  std::vector<std::string> keys = {"a", "b", "c"};
+  std::vector<uint64_t> sizes = {10, 20, 30};
+  auto starts = master().BatchPutStart(keys, sizes, {});
+  ASSERT_EQ(starts.size(), 3u);
+  EXPECT_TRUE(starts[0].ok());
+  EXPECT_EQ(starts[1].status().code(), ErrorCode::kObjectAlreadyExists);
+  EXPECT_TRUE(starts[2].ok());
+  EXPECT_EQ((*starts[2])[0].length, 30u);
+  auto ends = master().BatchPutEnd(keys);
+  EXPECT_TRUE(ends[0].ok());
+  EXPECT_EQ(ends[1].code(), ErrorCode::kPutNotStarted);
+  EXPECT_TRUE(ends[2].ok());
+  EXPECT_EQ(master().GetReplicaList("b")->size, 10u);
+}
+
+}  // namespace
+}  // namespace crescent::master::testing

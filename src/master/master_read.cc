@@ -1,0 +1,155 @@
+// Read paths: replica lists (with read leases), existence probes and prefix
+// queries. None of them takes a shard's exclusive lock or the policy mutex; the
+// lease touch is deferred (object_entry.h) and queued for the policy.
+#include <shared_mutex>
+
+#include "master/master_service.h"
+
+namespace crescent::master {
+
+void MasterService::Touch(ObjectShard& shard, uint32_t slot, TimeMs now) {
+  ObjectEntry& e = shard.entry(slot);
+  if (e.Touch(now)) {
+    // When the queue is full the flag stays set: the lease is still honoured by
+    // every decision (they flush the flag), only the policy misses this access.
+    (void)touch_queue_.Push(shard.IdOf(slot));
+  }
+}
+
+StatusOr<ReadResult> MasterService::ReadLocked(ObjectShard& shard, uint32_t slot, bool lease,
+                                               TimeMs now) {
+  const ObjectEntry& e = shard.entry(slot);
+  ReadResult r;
+  r.size = e.size;
+  r.replicas = Describe(e);
+  if (r.replicas.empty()) {
+    return Status(ErrorCode::kObjectNotFound,
+                  "no live replica of '" + std::string(e.key_view()) + "'");
+  }
+  if (lease) {
+    Touch(shard, slot, now);
+    r.lease_expiry = now + config_.lease_ms;
+  }
+  return r;
+}
+
+StatusOr<ReadResult> MasterService::GetReplicaList(std::string_view key) {
+  if (Status s = ValidateKey(key); !s.ok()) {
+    counters_.get_replica_list.Record(1, 1);
+    return s;
+  }
+  Located loc = Locate(key);
+  auto miss = [&](ErrorCode code, const char* what) -> Status {
+    counters_.exact_misses.fetch_add(1, std::memory_order_relaxed);
+    counters_.get_replica_list.Record(1, 1);
+    return Status(code, "key '" + std::string(key) + "' " + what);
+  };
+  if (!bloom_.MayContain(loc.hash)) {
+    counters_.bloom_negatives.fetch_add(1, std::memory_order_relaxed);
+    return miss(ErrorCode::kObjectNotFound, "not found");
+  }
+  std::shared_lock lock(loc.shard->mutex());
+  uint32_t slot = loc.shard->Find(key, loc.hash);
+  if (slot == kNoSlot) return miss(ErrorCode::kObjectNotFound, "not found");
+  if (loc.shard->entry(slot).state != EntryState::kComplete) {
+    return miss(ErrorCode::kObjectNotReady, "is still being written");
+  }
+  auto r = ReadLocked(*loc.shard, slot, /*lease=*/true, clock_.NowMs());
+  if (!r.ok()) return miss(r.status().code(), "has no live replica");
+  counters_.exact_hits.fetch_add(1, std::memory_order_relaxed);
+  counters_.get_replica_list.Record(1, 0);
+  return r;
+}
+
+std::vector<StatusOr<ReadResult>> MasterService::BatchGetReplicaList(
+    std::span<const std::string> keys, bool prefix_mode) {
+  std::vector<StatusOr<ReadResult>> out;
+  out.reserve(keys.size());
+  for (const std::string& k : keys) {
+    auto r = GetReplicaList(k);
+    if (prefix_mode && !r.ok()) break;
+    out.push_back(std::move(r));
+  }
+  if (prefix_mode) counters_.RecordPrefix(out.size());
+  return out;
+}
+
+StatusOr<bool> MasterService::Exists(std::string_view key) {
+  if (Status s = ValidateKey(key); !s.ok()) {
+    counters_.exists.Record(1, 1);
+    return s;
+  }
+  counters_.exists.Record(1, 0);
+  Located loc = Locate(key);
+  if (!bloom_.MayContain(loc.hash)) {
+    counters_.bloom_negatives.fetch_add(1, std::memory_order_relaxed);
+    counters_.exact_misses.fetch_add(1, std::memory_order_relaxed);
+    return false;
+  }
+  std::shared_lock lock(loc.shard->mutex());
+  uint32_t slot = loc.shard->Find(key, loc.hash);
+  bool present = slot != kNoSlot && loc.shard->entry(slot).state == EntryState::kComplete &&
+                 HasLiveReplica(loc.shard->entry(slot));
+  if (present && config_.exists_grants_lease) Touch(*loc.shard, slot, clock_.NowMs());
+  (present ? counters_.exact_hits : counters_.exact_misses).fetch_add(1, std::memory_order_relaxed);
+  return present;
+}
+
+bool MasterService::HasLiveReplica(const ObjectEntry& e) const {
+  for (size_t i = 0; i < e.num_replicas; ++i) {
+    if (segments_.IsMounted(e.replica(i).segment)) return true;
+  }
+  return false;
+}
+
+StatusOr<BatchExistsResult> MasterService::BatchExists(std::span<const std::string> keys) {
+  for (const std::string& k : keys) {
+    if (Status s = ValidateKey(k); !s.ok()) {
+      counters_.exists.Record(keys.size(), keys.size());
+      return s;
+    }
+  }
+  BatchExistsResult r;
+  r.present.reserve(keys.size());
+  bool leading = true;
+  for (const std::string& k : keys) {
+    auto e = Exists(k);
+    bool p = e.ok() && *e;
+    r.present.push_back(p);
+    if (leading && p) {
+      ++r.leading;
+    } else {
+      leading = false;
+    }
+  }
+  return r;
+}
+
+StatusOr<size_t> MasterService::BatchQueryPrefix(std::span<const std::string> keys) {
+  for (const std::string& k : keys) {
+    if (Status s = ValidateKey(k); !s.ok()) {
+      counters_.query_prefix.Record(keys.size(), 1);
+      return s;
+    }
+  }
+  size_t n = 0;
+  for (; n < keys.size(); ++n) {
+    Located loc = Locate(keys[n]);
+    if (!bloom_.MayContain(loc.hash)) {
+      counters_.bloom_negatives.fetch_add(1, std::memory_order_relaxed);
+      break;
+    }
+    std::shared_lock lock(loc.shard->mutex());
+    uint32_t slot = loc.shard->Find(keys[n], loc.hash);
+    if (slot == kNoSlot) break;
+    const ObjectEntry& e = loc.shard->entry(slot);
+    if (e.state != EntryState::kComplete || !HasLiveReplica(e)) break;
+  }
+  counters_.query_prefix.Record(keys.size(), 0);
+  counters_.prefix_hit_keys.fetch_add(n, std::memory_order_relaxed);
+  counters_.prefix_miss_keys.fetch_add(keys.size() - n, std::memory_order_relaxed);
+  counters_.RecordPrefix(n);
+  return n;
+}
+
+}  // namespace crescent::master

@@ -1,0 +1,172 @@
+// Removal: by key, batch, key prefix (through each shard's radix tree) and all;
+// listing by prefix; and dropping the replicas of unmounted segments. A leased
+// object is skipped unless the caller forces it; the lease is read only after
+// the deferred touch has been flushed into it.
+#include <algorithm>
+#include <mutex>
+#include <shared_mutex>
+
+#include "master/master_service.h"
+
+namespace crescent::master {
+
+ObjectId MasterService::RemoveLocked(ObjectShard& shard, uint32_t slot) {
+  ObjectEntry& e = shard.entry(slot);
+  ObjectId id = shard.IdOf(slot);
+  if (e.state == EntryState::kComplete) {
+    bloom_.Remove(shard.index(), e.hash);
+    live_objects_.fetch_sub(1, std::memory_order_relaxed);
+  } else {
+    pending_count_.fetch_sub(1, std::memory_order_relaxed);
+    std::lock_guard plock(pending_mu_);  // leaf lock
+    pending_parent_.erase(id);
+  }
+  FreeReplicas(e);
+  shard.Free(slot);
+  return id;
+}
+
+void MasterService::ForgetInPolicy(std::span<const ObjectId> ids) {
+  if (ids.empty()) return;
+  std::lock_guard lock(policy_mu_);
+  for (ObjectId id : ids) {
+    policy_->Remove(id);
+    soft_policy_->Remove(id);
+  }
+}
+
+Status MasterService::RemoveOne(std::string_view key, bool force, ObjectId* removed) {
+  if (Status s = ValidateKey(key); !s.ok()) return s;
+  Located loc = Locate(key);
+  std::unique_lock lock(loc.shard->mutex());
+  uint32_t slot = loc.shard->Find(key, loc.hash);
+  if (slot == kNoSlot) {
+    return Status(ErrorCode::kObjectNotFound, "key '" + std::string(key) + "' not found");
+  }
+  ObjectEntry& e = loc.shard->entry(slot);
+  if (e.state != EntryState::kComplete) {
+    return Status(ErrorCode::kObjectNotReady, "key '" + std::string(key) + "' is being written");
+  }
+  e.FlushTouch(config_.lease_ms);
+  if (!force && e.Leased(clock_.NowMs())) {
+    return Status(ErrorCode::kObjectLeased, "key '" + std::string(key) + "' has a read lease");
+  }
+  *removed = RemoveLocked(*loc.shard, slot);
+  return Status::Ok();
+}
+
+Status MasterService::Remove(std::string_view key, bool force) {
+  ObjectId id;
+  Status s = RemoveOne(key, force, &id);
+  counters_.remove.Record(1, s.ok() ? 0 : 1);
+  if (s.ok()) ForgetInPolicy({&id, 1});
+  return s;
+}
+
+std::vector<Status> MasterService::BatchRemove(std::span<const std::string> keys, bool force) {
+  std::vector<Status> out;
+  out.reserve(keys.size());
+  std::vector<ObjectId> removed;
+  size_t failures = 0;
+  for (const std::string& k : keys) {
+    ObjectId id;
+    out.push_back(RemoveOne(k, force, &id));
+    if (out.back().ok()) {
+      removed.push_back(id);
+    } else {
+      ++failures;
+    }
+  }
+  counters_.remove.Record(keys.size(), failures);
+  ForgetInPolicy(removed);
+  return out;
+}
+
+StatusOr<size_t> MasterService::RemoveByPrefix(std::string_view prefix, bool force) {
+  if (prefix.size() > config_.max_key_length) {
+    counters_.remove.Record(0, 1);
+    return Status(ErrorCode::kInvalidKey, "prefix longer than the key limit");
+  }
+  size_t count = 0;
+  TimeMs now = clock_.NowMs();
+  for (const auto& shard : shards_) {
+    std::vector<ObjectId> removed;
+    {
+      std::unique_lock lock(shard->mutex());
+      std::vector<uint32_t> slots;
+      shard->VisitPrefix(prefix, [&](uint32_t slot) {
+        slots.push_back(slot);
+        return true;
+      });
+      for (uint32_t slot : slots) {
+        ObjectEntry& e = shard->entry(slot);
+        e.FlushTouch(config_.lease_ms);
+        if (!force && e.Leased(now)) continue;
+        removed.push_back(RemoveLocked(*shard, slot));
+      }
+    }
+    count += removed.size();
+    ForgetInPolicy(removed);
+  }
+  counters_.remove.Record(count, 0);
+  return count;
+}
+
+size_t MasterService::RemoveAll(bool force) {
+  auto n = RemoveByPrefix("", force);
+  return n.ok() ? *n : 0;
+}
+
+std::vector<std::string> MasterService::List(std::string_view prefix, size_t limit) const {
+  std::vector<std::string> out;
+  for (const auto& shard : shards_) {
+    std::shared_lock lock(shard->mutex());
+    size_t taken = 0;
+    shard->VisitPrefix(prefix, [&](uint32_t slot) {
+      out.emplace_back(shard->entry(slot).key_view());
+      return limit == 0 || ++taken < limit;
+    });
+  }
+  std::sort(out.begin(), out.end());
+  if (limit != 0 && out.size() > limit) out.resize(limit);
+  return out;
+}
+
+void MasterService::DropSegmentReplicas(std::span<const SegmentId> segments) {
+  auto dead = [&](SegmentId s) {
+    return std::find(segments.begin(), segments.end(), s) != segments.end();
+  };
+  for (const auto& shard : shards_) {
+    std::vector<ObjectId> dropped;
+    {
+      std::unique_lock lock(shard->mutex());
+      std::vector<uint32_t> slots;
+      shard->VisitAll([&](uint32_t slot) { slots.push_back(slot); });
+      for (uint32_t slot : slots) {
+        ObjectEntry& e = shard->entry(slot);
+        std::vector<ReplicaSlot> keep;
+        for (size_t i = 0; i < e.num_replicas; ++i) {
+          if (!dead(e.replica(i).segment)) keep.push_back(e.replica(i));
+        }
+        if (keep.size() == e.num_replicas) continue;
+        if (keep.empty()) {
+          // Nothing of it is readable any more: drop it. Its only space was on the
+          // dead segments, which no longer have allocators.
+          dropped.push_back(RemoveLocked(*shard, slot));
+          continue;
+        }
+        e.num_replicas = static_cast<uint8_t>(keep.size());
+        e.first = keep[0];
+        e.more.reset();
+        if (keep.size() > 1) {
+          e.more = std::make_unique<ReplicaSlot[]>(keep.size() - 1);
+          std::copy(keep.begin() + 1, keep.end(), e.more.get());
+        }
+      }
+    }
+    counters_.dropped_objects.fetch_add(dropped.size(), std::memory_order_relaxed);
+    ForgetInPolicy(dropped);
+  }
+}
+
+}  // namespace crescent::master

@@ -1,0 +1,192 @@
+// Removal and listing: Remove, BatchRemove, RemoveByPrefix, RemoveAll and List.
+#include <algorithm>
+
+#include "master/master_test_util.h"
+
+namespace crescent::master::testing {
+namespace {
+
+class RemoveTest : public MasterTest {
+ protected:
+  void SetUp() override { Mount("seg-a", 1 << 20); }
+
+  void PutAll(const std::vector<std::string>& keys, uint64_t size = 100) {
+    for (const std::string& k : keys) ASSERT_TRUE(Put(k, size).ok()) << k;
+  }
+};
+
+TEST_F(RemoveTest, RemovedKeyIsGoneEverywhereAndItsSpaceFreed) {
+  ASSERT_TRUE(Put("keep", 100).ok());
+  uint64_t used_before = master().Stats().used_bytes;
+  ASSERT_TRUE(Put("k", 4096).ok());
+  ASSERT_GT(master().Stats().used_bytes, used_before);
+  ASSERT_TRUE(master().Remove("k").ok());
+  EXPECT_EQ(master().GetReplicaList("k").status().code(), ErrorCode::kObjectNotFound);
+  EXPECT_FALSE(*master().Exists("k"));
+  std::vector<std::string> probe = {"k"};
+  EXPECT_EQ(*master().BatchQueryPrefix(probe), 0u);
+  EXPECT_EQ(master().List(""), std::vector<std::string>{"keep"});
+  EXPECT_EQ(master().Stats().used_bytes, used_before);
+  EXPECT_EQ(master().Stats().objects, 1u);
+  EXPECT_TRUE(Readable("keep"));
+  // The key may be put again, with a different size.
+  ASSERT_TRUE(Put("k", 50).ok());
+  EXPECT_EQ(master().GetReplicaList("k")->size, 50u);
+}
+
+TEST_F(RemoveTest, RemoveUnknownKeyIsNotFound) {
+  EXPECT_EQ(master().Remove("nope").code(), ErrorCode::kObjectNotFound);
+  ASSERT_TRUE(Put("k", 100).ok());
+  ASSERT_TRUE(master().Remove("k").ok());
+  EXPECT_EQ(master().Remove("k").code(), ErrorCode::kObjectNotFound);
+  EXPECT_EQ(master().Remove("k", /*force=*/true).code(), ErrorCode::kObjectNotFound);
+  EXPECT_EQ(master().counters().remove.failures.load(), 3u);
+}
+
+TEST_F(RemoveTest, RemoveInvalidKeyIsRefused) {
+  EXPECT_EQ(master().Remove("").code(), ErrorCode::kInvalidKey);
+  EXPECT_EQ(master().Remove(std::string(config_.max_key_length + 1, 'k')).code(),
+            ErrorCode::kInvalidKey);
+}
+
+TEST_F(RemoveTest, RemovingAPendingPutIsNotReadyAndLeavesItIntact) {
+  ASSERT_TRUE(master().PutStart("k", 100, {}).ok());
+  EXPECT_EQ(master().Remove("k").code(), ErrorCode::kObjectNotReady);
+  EXPECT_EQ(master().Remove("k", /*force=*/true).code(), ErrorCode::kObjectNotReady);
+  EXPECT_EQ(master().Stats().pending_puts, 1u);
+  ASSERT_TRUE(master().PutEnd("k").ok());
+  EXPECT_TRUE(Readable("k"));
+}
+
+TEST_F(RemoveTest, BatchRemoveReportsEachKeyInOrder) {
+  PutAll({"a", "b", "leased", "c"});
+  ASSERT_TRUE(Readable("leased"));
+  ASSERT_TRUE(master().PutStart("pending", 100, {}).ok());
+  std::vector<std::string> keys = {"b", "missing", "", "leased", "a", "pending", "a"};
+  auto out = master().BatchRemove(keys);
+  ASSERT_EQ(out.size(), keys.size());
+  EXPECT_TRUE(out[0].ok());
+  EXPECT_EQ(out[1].code(), ErrorCode::kObjectNotFound);
+  EXPECT_EQ(out[2].code(), ErrorCode::kInvalidKey);
+  EXPECT_EQ(out[3].code(), ErrorCode::kObjectLeased);
+  EXPECT_TRUE(out[4].ok());
+  EXPECT_EQ(out[5].code(), ErrorCode::kObjectNotReady);
+  EXPECT_EQ(out[6].code(), ErrorCode::kObjectNotFound);  // removed just before
+  EXPECT_EQ(master().List(""), (std::vector<std::string>{"c", "leased"}));
+  EXPECT_EQ(master().Stats().objects, 2u);
+}
+
+TEST_F(RemoveTest, ForcedBatchRemoveTakesLeasedKeys) {
+  PutAll({"a", "b"});
+  ASSERT_TRUE(Readable("a"));
+  std::vector<std::string> keys = {"a", "b"};
+  for (const Status& s : master().BatchRemove(keys, /*force=*/true)) EXPECT_TRUE(s.ok());
+  EXPECT_TRUE(master().List("").empty());
+  EXPECT_EQ(master().Stats().used_bytes, 0u);
+}
+
+TEST_F(RemoveTest, RemoveByPrefixTakesOnlyKeysUnderThePrefix) {
+  std::vector<std::string> m1 = Keys("model-1/page-", 30);
+  PutAll(m1);
+  PutAll({"model-1", "model-10/page-0", "model-2/page-0", "other"});
+  auto n = master().RemoveByPrefix("model-1/");
+  ASSERT_TRUE(n.ok());
+  EXPECT_EQ(*n, m1.size());
+  for (const std::string& k : m1) EXPECT_FALSE(*master().Exists(k)) << k;
+  EXPECT_EQ(master().List(""),
+            (std::vector<std::string>{"model-1", "model-10/page-0", "model-2/page-0", "other"}));
+  EXPECT_EQ(master().Stats().objects, 4u);
+  // A prefix that is itself a key takes that key too.
+  EXPECT_EQ(*master().RemoveByPrefix("model-1"), 2u);
+  EXPECT_EQ(master().List(""), (std::vector<std::string>{"model-2/page-0", "other"}));
+  EXPECT_EQ(*master().RemoveByPrefix("nothing-here"), 0u);
+}
+
+TEST_F(RemoveTest, RemoveByPrefixSkipsLeasedUnlessForced) {
+  PutAll(Keys("t/", 5));
+  ASSERT_TRUE(Readable("t/1"));
+  ASSERT_TRUE(Readable("t/3"));
+  EXPECT_EQ(*master().RemoveByPrefix("t/"), 3u);
+  EXPECT_EQ(master().List("t/"), (std::vector<std::string>{"t/1", "t/3"}));
+  EXPECT_EQ(*master().RemoveByPrefix("t/", /*force=*/true), 2u);
+  EXPECT_TRUE(master().List("t/").empty());
+  EXPECT_EQ(master().Stats().used_bytes, 0u);
+}
+
+TEST_F(RemoveTest, RemoveByPrefixLeavesPendingPutsAlone) {
+  PutAll({"t/done"});
+  ASSERT_TRUE(master().PutStart("t/pending", 100, {}).ok());
+  EXPECT_EQ(*master().RemoveByPrefix("t/"), 1u);
+  ASSERT_TRUE(master().PutEnd("t/pending").ok());
+  EXPECT_EQ(master().List("t/"), std::vector<std::string>{"t/pending"});
+}
+
+TEST_F(RemoveTest, RemoveByPrefixRefusesOverlongPrefix) {
+  PutAll({"a"});
+  auto n = master().RemoveByPrefix(std::string(config_.max_key_length + 1, 'a'));
+  EXPECT_EQ(n.status().code(), ErrorCode::kInvalidKey);
+  EXPECT_TRUE(Readable("a"));
+}
+
+TEST_F(RemoveTest, RemoveAllEmptiesTheStoreExceptLeasedObjects) {
+  std::vector<std::string> keys = Keys("x", 50);
+  PutAll(keys, 1000);
+  ASSERT_TRUE(Readable("x7"));
+  EXPECT_EQ(master().RemoveAll(), 49u);
+  EXPECT_EQ(master().List(""), std::vector<std::string>{"x7"});
+  EXPECT_EQ(master().Stats().objects, 1u);
+  EXPECT_EQ(master().RemoveAll(/*force=*/true), 1u);
+  EXPECT_TRUE(master().List("").empty());
+  MasterStats stats = master().Stats();
+  EXPECT_EQ(stats.objects, 0u);
+  EXPECT_EQ(stats.used_bytes, 0u);
+  EXPECT_EQ(master().RemoveAll(), 0u);
+  // Everything can be put again.
+  PutAll(keys, 1000);
+  EXPECT_EQ(master().List("").size(), keys.size());
+}
+
+TEST_F(RemoveTest, ListReturnsKeysUnderPrefixInOrder) {
+  std::vector<std::string> keys = {"b/2", "a/1", "b/10", "b/1", "c", "b", "ba", "a/0"};
+  PutAll(keys);
+  ASSERT_TRUE(master().PutStart("b/pending", 100, {}).ok());  // not listed
+  std::vector<std::string> all = master().List("");
+  std::vector<std::string> sorted = keys;
+  std::sort(sorted.begin(), sorted.end());
+  EXPECT_EQ(all, sorted);
+  EXPECT_EQ(master().List("b/"), (std::vector<std::string>{"b/1", "b/10", "b/2"}));
+  EXPECT_EQ(master().List("b"), (std::vector<std::string>{"b", "b/1", "b/10", "b/2", "ba"}));
+  EXPECT_EQ(master().List("a/1"), std::vector<std::string>{"a/1"});
+  EXPECT_TRUE(master().List("zzz").empty());
+}
+
+TEST_F(RemoveTest, ListLimitReturnsTheFirstKeysInOrder) {
+  // Many keys so that they spread over many shards.
+  std::vector<std::string> keys = Keys("key-", 200);
+  PutAll(keys);
+  PutAll({"aaa", "zzz"});
+  std::vector<std::string> sorted = keys;
+  std::sort(sorted.begin(), sorted.end());
+  for (size_t limit : {1, 2, 7, 64, 199, 200}) {
+    std::vector<std::string> want(sorted.begin(), sorted.begin() + limit);
+    EXPECT_EQ(master().List("key-", limit), want) << "limit " << limit;
+  }
+  EXPECT_EQ(master().List("key-", 1000).size(), 200u);
+  EXPECT_EQ(master().List("key-", 0).size(), 200u);  // 0: no limit
+  EXPECT_EQ(master().List("", 1), std::vector<std::string>{"aaa"});
+}
+
+TEST_F(RemoveTest, RemovedSpaceIsReusedWithoutEviction) {
+  ASSERT_TRUE(master().UnmountSegment("seg-a", "node-a").ok());
+  Mount("small", 4 * 4096);
+  std::vector<std::string> keys = Keys("k", 4);
+  PutAll(keys, 4096);
+  ASSERT_EQ(master().Stats().used_bytes, 4u * 4096);
+  ASSERT_TRUE(master().Remove("k2").ok());
+  ASSERT_TRUE(Put("again", 4096).ok());
+  EXPECT_EQ(master().counters().evictions.load(), 0u);
+  EXPECT_EQ(master().List(""), (std::vector<std::string>{"again", "k0", "k1", "k3"}));
+}
+
+}  // namespace
+}  // namespace crescent::master::testing

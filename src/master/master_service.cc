@@ -1,0 +1,206 @@
+// MasterService: construction, validation, segments, statistics and the
+// maintenance loop. The put, read, remove and eviction paths live in
+// master_put.cc, master_read.cc, master_remove.cc and master_eviction.cc.
+#include "master/master_service.h"
+
+#include <bit>
+
+#include "common/hash.h"
+
+namespace crescent::master {
+
+StatusOr<std::unique_ptr<MasterService>> MasterService::Create(const MasterConfig& config,
+                                                               const Clock& clock) {
+  if (config.num_shards == 0 || config.num_shards > 256 ||
+      !std::has_single_bit(config.num_shards)) {
+    return Status(ErrorCode::kInvalidArgument, "num_shards must be a power of two in [1, 256]");
+  }
+  if (config.max_key_length == 0 || config.max_key_length > 65535) {
+    return Status(ErrorCode::kInvalidArgument, "max_key_length must be in [1, 65535]");
+  }
+  if (!(config.high_watermark > 0 && config.high_watermark <= 1) ||
+      !(config.evict_ratio > 0 && config.evict_ratio <= 1)) {
+    return Status(ErrorCode::kInvalidArgument, "watermark and evict ratio must be in (0, 1]");
+  }
+  if (config.lease_ms <= 0 || config.put_timeout_ms <= 0 || config.heartbeat_ttl_ms <= 0) {
+    return Status(ErrorCode::kInvalidArgument, "lease, put timeout and heartbeat TTL must be > 0");
+  }
+  cache::PolicyOptions options;
+  if (config.s3fifo_move_threshold != 0)
+    options.s3fifo_move_threshold = config.s3fifo_move_threshold;
+  auto policy = cache::MakePolicy(config.eviction_policy, options);
+  if (!policy.ok()) return policy.status();
+  auto soft = cache::MakePolicy("lru", options);
+  if (!soft.ok()) return soft.status();
+  std::unique_ptr<MasterService> m(new MasterService(config, clock));
+  m->policy_ = std::move(policy).value();
+  m->soft_policy_ = std::move(soft).value();
+  return m;
+}
+
+MasterService::MasterService(const MasterConfig& config, const Clock& clock)
+    : config_(config),
+      clock_(clock),
+      segments_(config_, clock),
+      shard_mask_(config.num_shards - 1),
+      bloom_(config.bloom_expected_keys, config.bloom_false_positive_rate, config.num_shards),
+      touch_queue_(config.touch_queue_capacity) {
+  shards_.reserve(config.num_shards);
+  for (uint32_t i = 0; i < config.num_shards; ++i)
+    shards_.push_back(std::make_unique<ObjectShard>(i));
+}
+
+MasterService::~MasterService() { StopBackground(); }
+
+Status MasterService::ValidateKey(std::string_view key) const {
+  if (key.empty()) return Status(ErrorCode::kInvalidKey, "key is empty");
+  if (key.size() > config_.max_key_length) {
+    return Status(ErrorCode::kInvalidKey, "key of " + std::to_string(key.size()) +
+                                              " bytes exceeds the limit of " +
+                                              std::to_string(config_.max_key_length));
+  }
+  return Status::Ok();
+}
+
+Status MasterService::ValidateSize(uint64_t size) const {
+  if (size == 0) return Status(ErrorCode::kInvalidSize, "object size is 0");
+  if (config_.max_object_size != 0 && size > config_.max_object_size) {
+    return Status(ErrorCode::kInvalidSize, "object size " + std::to_string(size) +
+                                               " exceeds the limit of " +
+                                               std::to_string(config_.max_object_size));
+  }
+  uint64_t largest = segments_.largest_segment();
+  if (largest == 0) return Status(ErrorCode::kNoSpace, "no segment is mounted");
+  // An allocator manages whole granules only and rounds requests up; a size that
+  // no allocator can ever hold must fail here, not after evicting everything.
+  if (uint64_t align = config_.allocation_alignment; align > 1) largest = largest / align * align;
+  if (size > largest) {
+    return Status(ErrorCode::kInvalidSize, "object size " + std::to_string(size) +
+                                               " exceeds the largest segment (" +
+                                               std::to_string(largest) + " bytes)");
+  }
+  return Status::Ok();
+}
+
+MasterService::Located MasterService::Locate(std::string_view key) const {
+  uint64_t h = HashKey(key);
+  // The low bits pick the Bloom probes; shard by the high bits.
+  return {shards_[(h >> 56) & shard_mask_].get(), h};
+}
+
+// ---- Segments ----
+
+StatusOr<SegmentId> MasterService::MountSegment(const SegmentSpec& spec) {
+  auto id = segments_.Mount(spec);
+  counters_.mount.Record(1, id.ok() ? 0 : 1);
+  if (id.ok()) {
+    std::lock_guard lock(policy_mu_);
+    policy_->SetCapacity(segments_.capacity());
+  }
+  return id;
+}
+
+Status MasterService::UnmountSegment(std::string_view name, std::string_view owner_node) {
+  auto id = segments_.Unmount(name, owner_node);
+  counters_.unmount.Record(1, id.ok() ? 0 : 1);
+  if (!id.ok()) return id.status();
+  SegmentId gone[] = {*id};
+  DropSegmentReplicas(gone);
+  std::lock_guard lock(policy_mu_);
+  policy_->SetCapacity(segments_.capacity());
+  return Status::Ok();
+}
+
+Status MasterService::Heartbeat(std::string_view node) {
+  Status s = segments_.Heartbeat(node);
+  counters_.heartbeat.Record(1, s.ok() ? 0 : 1);
+  return s;
+}
+
+std::vector<SegmentInfo> MasterService::ListSegments() const { return segments_.List(); }
+
+MasterStats MasterService::Stats() const {
+  MasterStats s;
+  s.objects = live_objects_.load(std::memory_order_relaxed);
+  s.pending_puts = pending_count_.load(std::memory_order_relaxed);
+  s.capacity_bytes = segments_.capacity();
+  s.used_bytes = segments_.used();
+  s.bloom_design_keys = bloom_.design_keys();
+  s.bloom_estimated_fpr = bloom_.EstimatedFalsePositiveRate();
+  s.segments = segments_.List().size();
+  uint64_t meta = bloom_.MemoryBytes();
+  for (const auto& shard : shards_) {
+    std::shared_lock lock(shard->mutex());
+    meta += shard->MemoryBytes();
+  }
+  s.metadata_bytes = meta;
+  return s;
+}
+
+// ---- Maintenance ----
+
+void MasterService::RunMaintenance() {
+  TimeMs now = clock_.NowMs();
+  std::vector<SegmentId> dead = segments_.ExpireNodes();
+  if (!dead.empty()) {
+    DropSegmentReplicas(dead);
+    std::lock_guard lock(policy_mu_);
+    policy_->SetCapacity(segments_.capacity());
+  }
+  DiscardExpiredPuts(now);
+  {
+    std::lock_guard lock(policy_mu_);
+    FlushTouchesLocked();
+    ExpireSoftPinsLocked(now);
+  }
+  WatermarkEvict();
+  MaybeRebuildBloom();
+}
+
+void MasterService::StartBackground(int64_t interval_ms) {
+  std::lock_guard lock(bg_mu_);
+  if (bg_thread_.joinable()) return;
+  bg_stop_ = false;
+  bg_thread_ = std::thread([this, interval_ms] {
+    std::unique_lock lock(bg_mu_);
+    while (!bg_stop_) {
+      lock.unlock();
+      RunMaintenance();
+      lock.lock();
+      bg_cv_.wait_for(lock, std::chrono::milliseconds(interval_ms), [this] { return bg_stop_; });
+    }
+  });
+}
+
+void MasterService::StopBackground() {
+  {
+    std::lock_guard lock(bg_mu_);
+    bg_stop_ = true;
+  }
+  bg_cv_.notify_all();
+  if (bg_thread_.joinable()) bg_thread_.join();
+}
+
+void MasterService::MaybeRebuildBloom() {
+  uint64_t live = live_objects_.load(std::memory_order_relaxed);
+  if (live <= bloom_.design_keys()) return;
+  // Another pass already rebuilding leaves this one nothing to do.
+  std::unique_lock rebuild(rebuild_mu_, std::try_to_lock);
+  if (!rebuild.owns_lock()) return;
+  live = live_objects_.load(std::memory_order_relaxed);
+  if (live <= bloom_.design_keys()) return;  // rebuilt since the first look
+  bloom_.BeginRebuild(std::max<uint64_t>(2 * live, 2 * bloom_.design_keys()));
+  for (const auto& shard : shards_) {
+    // Shared lock: readers continue; this shard's writers wait for the scan.
+    std::shared_lock lock(shard->mutex());
+    shard->VisitAll([&](uint32_t slot) {
+      const ObjectEntry& e = shard->entry(slot);
+      if (e.state == EntryState::kComplete) bloom_.AddToNext(e.hash);
+    });
+    bloom_.MarkMigrated(shard->index());
+  }
+  bloom_.FinishRebuild();
+  counters_.bloom_rebuilds.fetch_add(1, std::memory_order_relaxed);
+}
+
+}  // namespace crescent::master

@@ -1,0 +1,204 @@
+// MasterService: the metadata engine of Crescent. It owns segments, objects,
+// replicas, leases, pins, the prefix and negative-lookup indexes, and eviction;
+// it never touches payload bytes. Driven in-process (tests inject a Clock), and
+// by the RPC layer in production.
+//
+// Concurrency design (the contract every method follows):
+//  - Objects live in `num_shards` ObjectShards, chosen by the key hash. Reads take
+//    a shard's shared lock only; mutations take one shard's exclusive lock at a
+//    time. No lock is ever held across a whole eviction round.
+//  - Reads touch objects lock-free (object_entry.h); the first touch since the last
+//    flush enqueues the id on touch_queue_ so the policy later sees the access.
+//  - policy_mu_ guards the eviction policies, the soft-pin expiry heap and the
+//    consumer side of touch_queue_. Lock order: policy_mu_ → shard (shared) →
+//    segments. No thread takes policy_mu_ while holding a shard lock.
+//  - Ids in the policy may go stale (an object removed between its shard update
+//    and the policy update); every victim is re-resolved by generation.
+//  - Errors are returned as Status, never thrown; a failed call changes nothing.
+#pragma once
+
+#include <absl/container/flat_hash_map.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <queue>
+#include <span>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <vector>
+
+#include "cache/eviction_policy.h"
+#include "common/clock.h"
+#include "crescent/status.h"
+#include "master/bloom_index.h"
+#include "master/master_config.h"
+#include "master/master_counters.h"
+#include "master/object_shard.h"
+#include "master/segment_table.h"
+#include "master/touch_queue.h"
+#include "master/types.h"
+
+namespace crescent::master {
+
+struct MasterStats {
+  uint64_t objects = 0;  // complete
+  uint64_t pending_puts = 0;
+  uint64_t capacity_bytes = 0;  // mounted segments
+  uint64_t used_bytes = 0;      // allocated (complete + pending)
+  uint64_t metadata_bytes = 0;  // index, slabs, radix, bloom, policy estimate
+  uint64_t bloom_design_keys = 0;
+  double bloom_estimated_fpr = 0;
+  size_t segments = 0;
+};
+
+class MasterService {
+ public:
+  static StatusOr<std::unique_ptr<MasterService>> Create(
+      const MasterConfig& config, const Clock& clock = SteadyClock::Instance());
+  ~MasterService();
+  MasterService(const MasterService&) = delete;
+  MasterService& operator=(const MasterService&) = delete;
+
+  // ---- Segments and store-node liveness ----
+  StatusOr<SegmentId> MountSegment(const SegmentSpec& spec);
+  // Hides the segment's replicas at once and drops objects left without one.
+  Status UnmountSegment(std::string_view name, std::string_view owner_node);
+  Status Heartbeat(std::string_view node);
+  std::vector<SegmentInfo> ListSegments() const;
+
+  // ---- Put lifecycle ----
+  StatusOr<std::vector<ReplicaDescriptor>> PutStart(std::string_view key, uint64_t size,
+                                                    const PutConfig& config);
+  Status PutEnd(std::string_view key);
+  Status PutRevoke(std::string_view key);
+  // Batch forms, results in input order. With `chain`, key i's parent is key i-1
+  // (overriding config.parent_key for i > 0).
+  std::vector<StatusOr<std::vector<ReplicaDescriptor>>> BatchPutStart(
+      std::span<const std::string> keys, std::span<const uint64_t> sizes, const PutConfig& config,
+      bool chain = false);
+  std::vector<Status> BatchPutEnd(std::span<const std::string> keys);
+  std::vector<Status> BatchPutRevoke(std::span<const std::string> keys);
+
+  // ---- Reads ----
+  // Grants a read lease of config.lease_ms.
+  StatusOr<ReadResult> GetReplicaList(std::string_view key);
+  // In prefix mode the result stops at the first key that is not readable.
+  std::vector<StatusOr<ReadResult>> BatchGetReplicaList(std::span<const std::string> keys,
+                                                        bool prefix_mode = false);
+  // True when a complete object exists. No lease unless exists_grants_lease.
+  StatusOr<bool> Exists(std::string_view key);
+  StatusOr<BatchExistsResult> BatchExists(std::span<const std::string> keys);
+  // Number of leading keys that are complete; stops at the first miss. The Bloom
+  // filter answers definite misses without touching the index.
+  StatusOr<size_t> BatchQueryPrefix(std::span<const std::string> keys);
+
+  // ---- Remove and list ----
+  // Leased objects are refused (kObjectLeased) unless `force`.
+  Status Remove(std::string_view key, bool force = false);
+  std::vector<Status> BatchRemove(std::span<const std::string> keys, bool force = false);
+  // Returns how many objects were removed; leased ones are skipped unless forced.
+  StatusOr<size_t> RemoveByPrefix(std::string_view prefix, bool force = false);
+  size_t RemoveAll(bool force = false);
+  // Complete keys under `prefix` in key order, at most `limit` (0: no limit).
+  std::vector<std::string> List(std::string_view prefix, size_t limit = 0) const;
+
+  // ---- Maintenance ----
+  // One maintenance pass: node expiry, put timeouts, soft-pin expiry, touch
+  // flush, watermark eviction, Bloom rebuild. The background thread calls it.
+  void RunMaintenance();
+  void StartBackground(int64_t interval_ms = 50);
+  void StopBackground();
+  // Frees at least `bytes` by eviction if possible; returns bytes freed.
+  uint64_t EvictBytes(uint64_t bytes);
+
+  const MasterCounters& counters() const { return counters_; }
+  MasterStats Stats() const;
+  const MasterConfig& config() const { return config_; }
+
+ private:
+  struct PendingPut {
+    ObjectId id;
+    TimeMs deadline;
+  };
+  struct SoftPinExpiry {
+    TimeMs until;
+    ObjectId id;
+    bool operator>(const SoftPinExpiry& o) const { return until > o.until; }
+  };
+  // A victim removed from its shard, awaiting the policy update.
+  struct Located {
+    ObjectShard* shard;
+    uint64_t hash;
+  };
+
+  MasterService(const MasterConfig& config, const Clock& clock);
+
+  Status ValidateKey(std::string_view key) const;
+  Status ValidateSize(uint64_t size) const;
+  Located Locate(std::string_view key) const;
+  ObjectShard& ShardOf(ObjectId id) const { return *shards_[IdShard(id)]; }
+
+  std::vector<ReplicaDescriptor> Describe(const ObjectEntry& e) const;
+  bool HasLiveReplica(const ObjectEntry& e) const;
+  // Reads one object under its shard's shared lock; touches it when `lease`.
+  StatusOr<ReadResult> ReadLocked(ObjectShard& shard, uint32_t slot, bool lease, TimeMs now);
+  void Touch(ObjectShard& shard, uint32_t slot, TimeMs now);
+
+  // Allocation with synchronous eviction on failure.
+  std::vector<ReplicaSlot> AllocateWithEviction(uint64_t size, const PutConfig& config);
+  void FreeReplicas(const ObjectEntry& e);
+  void FreeReplicaList(const std::vector<ReplicaSlot>& slots);
+
+  // Removes a complete or pending entry under the caller's exclusive lock and
+  // returns its policy id (to be dropped from the policy after unlocking).
+  ObjectId RemoveLocked(ObjectShard& shard, uint32_t slot);
+  void ForgetInPolicy(std::span<const ObjectId> ids);
+  Status RemoveOne(std::string_view key, bool force, ObjectId* removed);
+
+  // policy_mu_ must be held.
+  void FlushTouchesLocked();
+  void ExpireSoftPinsLocked(TimeMs now);
+  std::optional<ObjectId> PickVictimLocked(TimeMs now);
+  bool Evictable(ObjectId id, TimeMs now);
+  // Removes a chosen victim if it is still evictable; returns bytes freed (0 if not).
+  uint64_t EvictVictim(ObjectId id, TimeMs now, bool* requeue);
+
+  void DiscardExpiredPuts(TimeMs now);
+  void DropSegmentReplicas(std::span<const SegmentId> segments);
+  void MaybeRebuildBloom();
+  void WatermarkEvict();
+
+  const MasterConfig config_;
+  const Clock& clock_;
+  MasterCounters counters_;
+  SegmentTable segments_;
+  std::vector<std::unique_ptr<ObjectShard>> shards_;
+  uint32_t shard_mask_;
+  BloomIndex bloom_;
+  // One Bloom rebuild at a time: RunMaintenance may run on several threads, and
+  // BloomIndex's rebuild protocol has a single builder. Taken before shard locks.
+  std::mutex rebuild_mu_;
+  TouchQueue touch_queue_;
+  std::atomic<uint64_t> live_objects_{0};  // complete objects
+  std::atomic<uint64_t> pending_count_{0};
+
+  mutable std::mutex policy_mu_;
+  std::unique_ptr<cache::EvictionPolicy> policy_;       // unpinned complete objects
+  std::unique_ptr<cache::EvictionPolicy> soft_policy_;  // soft-pinned (LRU among them)
+  std::priority_queue<SoftPinExpiry, std::vector<SoftPinExpiry>, std::greater<>> soft_expiry_;
+
+  std::mutex pending_mu_;           // guards pending_ and pending_parent_
+  std::deque<PendingPut> pending_;  // FIFO = deadline order (fixed timeout)
+  absl::flat_hash_map<ObjectId, std::string> pending_parent_;
+
+  std::mutex bg_mu_;
+  std::condition_variable bg_cv_;
+  bool bg_stop_ = false;
+  std::thread bg_thread_;
+};
+
+}  // namespace crescent::master

@@ -1,0 +1,94 @@
+// ObjectShard: one lock domain of the master's object index.
+//
+// A shard owns a slab of ObjectEntry (stable addresses; freed slots are reused
+// through a free list and their generation bumped), a hash set of slot numbers
+// keyed by the entries' own key bytes (so each key is stored once), and a string
+// radix tree over the keys of *complete* objects for prefix listing and removal.
+//
+// Locking: mutex() guards everything here. Lookups need the shared lock; Create,
+// Publish and Free need the exclusive lock. The entry atomics (deferred touch)
+// may be used under the shared lock; see object_entry.h.
+#pragma once
+
+#include <absl/container/flat_hash_set.h>
+
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <shared_mutex>
+#include <string_view>
+#include <vector>
+
+#include "cache/radix_tree.h"
+#include "master/object_entry.h"
+#include "master/object_id.h"
+
+namespace crescent::master {
+
+inline constexpr uint32_t kNoSlot = ~uint32_t{0};
+
+class ObjectShard {
+ public:
+  explicit ObjectShard(uint32_t index);
+  ObjectShard(const ObjectShard&) = delete;
+  ObjectShard& operator=(const ObjectShard&) = delete;
+
+  std::shared_mutex& mutex() const { return mu_; }
+  uint32_t index() const { return index_; }
+
+  // Slot of `key` (pending or complete), or kNoSlot.
+  uint32_t Find(std::string_view key, uint64_t hash) const;
+  ObjectEntry& entry(uint32_t slot) { return slab_[slot]; }
+  const ObjectEntry& entry(uint32_t slot) const { return slab_[slot]; }
+  ObjectId IdOf(uint32_t slot) const { return MakeObjectId(index_, slot, slab_[slot].generation); }
+  // The entry named by `id`, or nullptr when the id is stale.
+  ObjectEntry* Resolve(ObjectId id);
+
+  // Creates a pending entry for a key that is not present; returns its slot.
+  uint32_t Create(std::string_view key, uint64_t hash);
+  // Marks a pending entry complete and indexes its key for prefix operations.
+  void Publish(uint32_t slot);
+  // Forgets the entry: unindexes it, releases its key and bumps the generation.
+  // The caller has already released the entry's space.
+  void Free(uint32_t slot);
+
+  // Complete keys under `prefix`, in key order, until fn returns false.
+  void VisitPrefix(std::string_view prefix, const std::function<bool(uint32_t slot)>& fn) const;
+  // Every live slot (pending and complete), in no particular order.
+  void VisitAll(const std::function<void(uint32_t slot)>& fn) const;
+
+  size_t size() const { return index_set_.size(); }
+  size_t complete() const { return complete_; }
+  // Bytes of metadata held by this shard (slab, index, radix, keys).
+  size_t MemoryBytes() const;
+
+ private:
+  struct Probe {
+    std::string_view key;
+    uint64_t hash;
+  };
+  struct SlotHash {
+    using is_transparent = void;
+    const std::deque<ObjectEntry>* slab;
+    size_t operator()(uint32_t slot) const { return (*slab)[slot].hash; }
+    size_t operator()(const Probe& p) const { return p.hash; }
+  };
+  struct SlotEq {
+    using is_transparent = void;
+    const std::deque<ObjectEntry>* slab;
+    bool operator()(uint32_t a, uint32_t b) const { return a == b; }
+    bool operator()(uint32_t a, const Probe& p) const { return (*slab)[a].key_view() == p.key; }
+    bool operator()(const Probe& p, uint32_t a) const { return (*slab)[a].key_view() == p.key; }
+  };
+
+  const uint32_t index_;
+  mutable std::shared_mutex mu_;
+  std::deque<ObjectEntry> slab_;
+  std::vector<uint32_t> free_slots_;
+  absl::flat_hash_set<uint32_t, SlotHash, SlotEq> index_set_;
+  cache::RadixTree<unsigned char, uint32_t> keys_;  // complete keys → slot
+  size_t complete_ = 0;
+  size_t key_bytes_ = 0;
+};
+
+}  // namespace crescent::master

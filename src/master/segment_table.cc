@@ -1,0 +1,197 @@
+#include "master/segment_table.h"
+
+#include <algorithm>
+
+namespace crescent::master {
+
+SegmentTable::SegmentTable(const MasterConfig& config, const Clock& clock)
+    : config_(config), clock_(clock), by_id_(new std::atomic<Segment*>[kMaxSegments]) {
+  for (uint32_t i = 0; i < kMaxSegments; ++i) by_id_[i].store(nullptr, std::memory_order_relaxed);
+}
+
+SegmentTable::~SegmentTable() {
+  for (uint32_t i = 0; i < kMaxSegments; ++i) delete by_id_[i].load(std::memory_order_relaxed);
+}
+
+SegmentTable::Segment* SegmentTable::Get(SegmentId id) const {
+  if (id == kNoSegment || id >= kMaxSegments) return nullptr;
+  return by_id_[id].load(std::memory_order_acquire);
+}
+
+StatusOr<SegmentId> SegmentTable::Mount(const SegmentSpec& spec) {
+  if (spec.name.empty()) return Status(ErrorCode::kInvalidArgument, "segment name is empty");
+  if (spec.owner_node.empty()) return Status(ErrorCode::kInvalidArgument, "segment owner is empty");
+  if (spec.capacity < config_.allocation_alignment) {
+    return Status(ErrorCode::kInvalidSize, "segment capacity " + std::to_string(spec.capacity) +
+                                               " is below the allocation alignment");
+  }
+  std::lock_guard lock(mu_);
+  if (by_name_.contains(spec.name)) {
+    return Status(ErrorCode::kSegmentAlreadyExists, "segment '" + spec.name + "' is mounted");
+  }
+  if (next_id_ >= kMaxSegments) return Status(ErrorCode::kNoSpace, "segment id space exhausted");
+  auto seg = std::make_unique<Segment>();
+  seg->id = next_id_++;
+  seg->spec = spec;
+  auto alloc = cache::OffsetAllocator::Create(spec.capacity, {config_.allocation_alignment});
+  if (!alloc.ok()) return alloc.status();
+  seg->allocator = std::make_unique<cache::OffsetAllocator>(std::move(alloc).value());
+  SegmentId id = seg->id;
+  by_name_.emplace(spec.name, id);
+  Node& node = nodes_[spec.owner_node];
+  node.last_heartbeat = clock_.NowMs();
+  node.segments.push_back(id);
+  capacity_.fetch_add(spec.capacity, std::memory_order_relaxed);
+  by_id_[id].store(seg.release(), std::memory_order_release);
+  return id;
+}
+
+void SegmentTable::UnmountLocked(Segment* seg) {
+  seg->mounted.store(false, std::memory_order_release);
+  by_name_.erase(seg->spec.name);
+  capacity_.fetch_sub(seg->spec.capacity, std::memory_order_relaxed);
+  used_.fetch_sub(seg->allocator->used_bytes(), std::memory_order_relaxed);
+  seg->allocator.reset();
+  auto it = nodes_.find(seg->spec.owner_node);
+  if (it != nodes_.end()) {
+    auto& segs = it->second.segments;
+    segs.erase(std::remove(segs.begin(), segs.end(), seg->id), segs.end());
+  }
+}
+
+StatusOr<SegmentId> SegmentTable::Unmount(std::string_view name, std::string_view owner) {
+  std::lock_guard lock(mu_);
+  auto it = by_name_.find(std::string(name));
+  if (it == by_name_.end()) {
+    return Status(ErrorCode::kSegmentNotFound,
+                  "segment '" + std::string(name) + "' is not mounted");
+  }
+  Segment* seg = Get(it->second);
+  if (seg->spec.owner_node != owner) {
+    return Status(ErrorCode::kNotOwner,
+                  "segment '" + std::string(name) + "' is owned by '" + seg->spec.owner_node + "'");
+  }
+  UnmountLocked(seg);
+  return seg->id;
+}
+
+Status SegmentTable::Heartbeat(std::string_view node) {
+  std::lock_guard lock(mu_);
+  auto it = nodes_.find(std::string(node));
+  if (it == nodes_.end()) {
+    return Status(ErrorCode::kNodeUnknown, "node '" + std::string(node) + "' is unknown; remount");
+  }
+  it->second.last_heartbeat = clock_.NowMs();
+  return Status::Ok();
+}
+
+std::vector<SegmentId> SegmentTable::ExpireNodes() {
+  std::vector<SegmentId> gone;
+  TimeMs now = clock_.NowMs();
+  std::lock_guard lock(mu_);
+  for (auto it = nodes_.begin(); it != nodes_.end();) {
+    if (now - it->second.last_heartbeat <= config_.heartbeat_ttl_ms) {
+      ++it;
+      continue;
+    }
+    std::vector<SegmentId> segs = it->second.segments;
+    for (SegmentId id : segs) {
+      UnmountLocked(Get(id));
+      gone.push_back(id);
+    }
+    nodes_.erase(it++);
+  }
+  return gone;
+}
+
+std::vector<ReplicaSlot> SegmentTable::Allocate(uint64_t size, uint32_t count,
+                                                const PutConfig& config) {
+  std::vector<ReplicaSlot> out;
+  std::lock_guard lock(mu_);
+  // Rank mounted segments: preferred, then local, then most free space.
+  struct Candidate {
+    Segment* seg;
+    int rank;
+    uint64_t free;
+  };
+  std::vector<Candidate> cands;
+  cands.reserve(by_name_.size());
+  for (const auto& [name, id] : by_name_) {
+    Segment* seg = Get(id);
+    int rank = 2;
+    if (!config.preferred_segment.empty() && name == config.preferred_segment) {
+      rank = 0;
+    } else if (!config.local_node.empty() && seg->spec.owner_node == config.local_node) {
+      rank = 1;
+    }
+    cands.push_back({seg, rank, seg->allocator->free_bytes()});
+  }
+  std::sort(cands.begin(), cands.end(), [](const Candidate& a, const Candidate& b) {
+    if (a.rank != b.rank) return a.rank < b.rank;
+    if (a.free != b.free) return a.free > b.free;
+    return a.seg->id < b.seg->id;
+  });
+  for (const Candidate& c : cands) {
+    if (out.size() >= count) break;
+    uint64_t before = c.seg->allocator->used_bytes();
+    auto alloc = c.seg->allocator->Allocate(size);
+    if (!alloc.ok()) continue;
+    out.push_back({c.seg->id, alloc->node, alloc->generation, alloc->offset});
+    used_.fetch_add(c.seg->allocator->used_bytes() - before, std::memory_order_relaxed);
+  }
+  return out;
+}
+
+void SegmentTable::Free(const ReplicaSlot& replica) {
+  std::lock_guard lock(mu_);
+  Segment* seg = Get(replica.segment);
+  if (seg == nullptr || !seg->allocator) return;
+  uint64_t before = seg->allocator->used_bytes();
+  (void)seg->allocator->Free(
+      cache::Allocation{replica.offset, replica.alloc_node, replica.alloc_generation});
+  used_.fetch_sub(before - seg->allocator->used_bytes(), std::memory_order_relaxed);
+}
+
+bool SegmentTable::IsMounted(SegmentId id) const {
+  Segment* seg = Get(id);
+  return seg != nullptr && seg->mounted.load(std::memory_order_acquire);
+}
+
+const std::string& SegmentTable::Endpoint(SegmentId id) const { return Get(id)->spec.endpoint; }
+
+std::optional<SegmentId> SegmentTable::Lookup(std::string_view name) const {
+  std::lock_guard lock(mu_);
+  auto it = by_name_.find(std::string(name));
+  if (it == by_name_.end()) return std::nullopt;
+  return it->second;
+}
+
+uint64_t SegmentTable::largest_segment() const {
+  std::lock_guard lock(mu_);
+  uint64_t largest = 0;
+  // The managed size (capacity rounded down to the alignment): an object larger
+  // than that can never be placed, and must not trigger eviction.
+  for (const auto& [name, id] : by_name_) {
+    largest = std::max(largest, Get(id)->allocator->capacity());
+  }
+  return largest;
+}
+
+std::vector<SegmentInfo> SegmentTable::List() const {
+  std::vector<SegmentInfo> out;
+  std::lock_guard lock(mu_);
+  for (const auto& [name, id] : by_name_) {
+    const Segment* seg = Get(id);
+    SegmentInfo info;
+    info.id = id;
+    info.spec = seg->spec;
+    info.used_bytes = seg->allocator->used_bytes();
+    info.allocations = seg->allocator->allocation_count();
+    info.largest_free = seg->allocator->Stats().largest_free_bytes;
+    out.push_back(std::move(info));
+  }
+  std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.id < b.id; });
+  return out;
+}
+
+}  // namespace crescent::master

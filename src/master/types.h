@@ -1,0 +1,67 @@
+// Value types of the master's API: segments, replicas, put configuration and
+// read results. Plain data; no behaviour.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "common/clock.h"
+
+namespace crescent::master {
+
+using SegmentId = uint32_t;
+inline constexpr SegmentId kNoSegment = 0;  // segment ids start at 1
+
+enum class Tier : uint8_t { kDram = 0, kPmem = 1 };
+
+struct SegmentSpec {
+  std::string name;        // unique among mounted segments
+  uint64_t capacity = 0;   // bytes
+  std::string owner_node;  // store node id; must heartbeat
+  std::string endpoint;    // where clients reach the node's data plane
+  Tier tier = Tier::kDram;
+};
+
+struct SegmentInfo {
+  SegmentId id = kNoSegment;
+  SegmentSpec spec;
+  uint64_t used_bytes = 0;
+  uint64_t allocations = 0;
+  uint64_t largest_free = 0;
+};
+
+// Where one copy of an object lives.
+struct ReplicaDescriptor {
+  SegmentId segment = kNoSegment;
+  std::string endpoint;
+  uint64_t offset = 0;
+  uint64_t length = 0;
+};
+
+struct PutConfig {
+  // Best effort on distinct segments; at least one.
+  uint32_t replica_count = 1;
+  // Placement preference: this segment first, else segments owned by this node.
+  std::string preferred_segment;
+  std::string local_node;
+  // Soft pin: for this long the object is evicted only after every unpinned one.
+  int64_t soft_pin_ttl_ms = 0;
+  // Hard pin: never evicted (still removable).
+  bool hard_pin = false;
+  // Chain parent (the previous page of a prefix), for prefix-aware eviction.
+  std::string parent_key;
+};
+
+struct ReadResult {
+  uint64_t size = 0;
+  std::vector<ReplicaDescriptor> replicas;
+  TimeMs lease_expiry = 0;  // the read is valid only until then
+};
+
+struct BatchExistsResult {
+  std::vector<bool> present;  // one per key, in input order
+  size_t leading = 0;         // number of leading keys present
+};
+
+}  // namespace crescent::master

@@ -1,0 +1,41 @@
+// Test helper (header only, used by *_test.cc): deterministic random traces
+// with the shape of real ones, as Mooncake JSONL text. Each request either
+// extends a random prefix of an earlier request with fresh blocks (multi-turn
+// and shared prompts) or is fresh throughout, and now and then reuses a random
+// old block out of prefix order, so the prefix rule matters.
+#pragma once
+
+#include <cstdint>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace crescent::sim::testing {
+
+inline std::string RandomTraceText(uint32_t seed, int requests) {
+  std::mt19937 rng(seed);
+  auto uniform = [&rng](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+  std::vector<std::vector<uint64_t>> history;
+  uint64_t next_id = 0;
+  std::string text;
+  for (int r = 0; r < requests; ++r) {
+    std::vector<uint64_t> ids;
+    if (!history.empty() && uniform(0, 9) < 7) {
+      const auto& base = history[uniform(0, static_cast<int>(history.size()) - 1)];
+      if (!base.empty()) {
+        ids.assign(base.begin(), base.begin() + uniform(1, static_cast<int>(base.size())));
+      }
+    }
+    const int fresh = uniform(0, 6);
+    for (int i = 0; i < fresh; ++i) ids.push_back(next_id++);
+    if (next_id > 0 && uniform(0, 9) == 0) ids.push_back(uniform(0, static_cast<int>(next_id) - 1));
+    history.push_back(ids);
+
+    text += "{\"timestamp\": " + std::to_string(r) + ", \"hash_ids\": [";
+    for (size_t i = 0; i < ids.size(); ++i) text += (i ? ", " : "") + std::to_string(ids[i]);
+    text += "]}\n";
+  }
+  return text;
+}
+
+}  // namespace crescent::sim::testing

@@ -1,0 +1,50 @@
+// SimReport: the results of one `crescent sim` invocation (every policy ×
+// capacity run over one trace), and the two text forms it prints: a readable
+// table (policies as rows, capacities as columns) and JSON lines (one object
+// per run, for scripts). The SVG curve lives in mrc_plot.h.
+#pragma once
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "sim/capacity.h"
+#include "sim/simulator.h"
+
+namespace crescent::sim {
+
+struct RunResult {
+  SimStats stats;
+  double seconds = 0;  // wall time of this run (policy construction + replay)
+
+  double refs_per_sec() const { return seconds > 0 ? stats.block_refs / seconds : 0.0; }
+};
+
+struct SimReport {
+  std::string trace;  // the trace path as given
+  uint64_t requests = 0;
+  uint64_t block_refs = 0;
+  uint64_t distinct_blocks = 0;
+  uint64_t skipped_lines = 0;
+  std::vector<std::string> policies;
+  std::vector<Capacity> capacities;
+  // Policy-major: the run of policies[p] at capacities[c] is runs[p * capacities.size() + c].
+  std::vector<RunResult> runs;
+
+  const RunResult& At(size_t p, size_t c) const { return runs[p * capacities.size() + c]; }
+};
+
+// One JSON object for run (p, c), keys in this order: trace, policy, capacity (the spec),
+// capacity_blocks, distinct_blocks, requests, block_refs, hit_blocks, hit_ratio,
+// seconds, refs_per_sec, skipped_lines.
+nlohmann::ordered_json RunToJson(const SimReport& report, size_t p, size_t c);
+
+// Every run as JSON, one object per line, policy-major.
+std::string FormatJsonLines(const SimReport& report);
+
+// The aligned table, with a header naming the trace and a per-policy
+// throughput column.
+std::string FormatTable(const SimReport& report);
+
+}  // namespace crescent::sim
