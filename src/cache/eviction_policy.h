@@ -36,6 +36,8 @@ namespace crescent::cache {
 
 using ObjectId = uint64_t;
 inline constexpr ObjectId kNoParent = ~ObjectId{0};
+// Insert()'s `history` when the caller has no key identity beyond the id.
+inline constexpr uint64_t kSameAsId = ~uint64_t{0};
 
 // Returns true to keep (spare) a candidate that Evict() is about to evict.
 using SpareFn = std::function<bool(ObjectId)>;
@@ -57,7 +59,12 @@ class EvictionPolicy {
 
   // Admits `id` (not tracked yet) of `size` units. `parent` is the id of the
   // page before it in a chain, or kNoParent; only prefix-aware policies use it.
-  virtual void Insert(ObjectId id, uint64_t size, ObjectId parent = kNoParent) = 0;
+  // `history` is a stable identity of the object's *key* across evictions and
+  // re-inserts (the master gives each incarnation a new id but passes the key's
+  // hash here; the simulator's ids are already stable, so it passes kSameAsId).
+  // Policies that remember evicted objects (s3fifo's ghost) key that memory by it.
+  virtual void Insert(ObjectId id, uint64_t size, ObjectId parent = kNoParent,
+                      uint64_t history = kSameAsId) = 0;
   virtual void Access(ObjectId id) = 0;
   virtual void Remove(ObjectId id) = 0;
   virtual std::optional<ObjectId> Evict(const SpareFn& spare = nullptr) = 0;

@@ -30,26 +30,30 @@ bool S3FifoPolicy::Contains(ObjectId id) const {
   return slot != Table::kNil && table_.at(slot).where != Where::kGhost;
 }
 
-void S3FifoPolicy::Insert(ObjectId id, uint64_t size, ObjectId /*parent*/) {
-  Slot slot = table_.Add(id);
-  if (slot != Table::kNil) {
-    table_.at(slot).size = size;
-    Push(small_, slot);
-    return;
+void S3FifoPolicy::Insert(ObjectId id, uint64_t size, ObjectId /*parent*/, uint64_t history) {
+  if (history == kSameAsId) history = id;
+  bool ghost_hit = false;
+  if (Slot ghost = table_.Find(history);
+      ghost != Table::kNil && table_.at(ghost).where == Where::kGhost) {
+    // Ghost hit: it left S recently, so it skips S. Erasing the ghost's node
+    // kills its handle in G.
+    const uint64_t ghost_size = table_.at(ghost).size;
+    table_.Erase(ghost);
+    NoteDead(ghost_, Where::kGhost, ghost_size);
+    ghost_hit = true;
   }
-  slot = table_.Find(id);
+  const Slot slot = table_.Add(id);
+  assert(slot != Table::kNil && "Insert() of an id that is already tracked");
+  if (slot == Table::kNil) return;
   Node& node = table_.at(slot);
-  assert(node.where == Where::kGhost && "Insert() of an id that is already tracked");
-  if (node.where != Where::kGhost) return;
-  // Ghost hit: it left S recently, so it skips S. The new generation kills its
-  // ghost handle.
-  const uint64_t ghost_size = node.size;
-  ++node.generation;
   node.size = size;
-  node.freq = 0;
-  node.where = Where::kMain;
-  Push(main_, slot);
-  NoteDead(ghost_, Where::kGhost, ghost_size);
+  node.history = history;
+  if (ghost_hit) {
+    node.where = Where::kMain;
+    Push(main_, slot);
+  } else {
+    Push(small_, slot);
+  }
 }
 
 void S3FifoPolicy::Access(ObjectId id) {
@@ -90,21 +94,34 @@ std::optional<ObjectId> S3FifoPolicy::EvictSmall(Round& round) {
   size_t returned = 0;  // spared objects put back at S's head by this call
   // Once every live object of S is one put back, S has been gone through.
   while (small_.live > returned) {
-    const Handle handle = LiveTail(small_, Where::kSmall);
-    small_.handles.pop_front();
+    const Handle handle = PopLiveTail(small_, Where::kSmall);
     Node& node = table_.at(handle.slot);
     bool spared = false;
     if (node.freq < move_threshold_) {
       if (!round.Spares(node.id)) {
         --small_.live;
         small_.used -= node.size;
-        node.where = Where::kGhost;
-        node.freq = 0;
-        ghost_.handles.push_back(handle);
-        ++ghost_.live;
-        ghost_.used += node.size;
         const ObjectId victim = node.id;
-        TrimGhost();  // may forget this very id at once if G has no room
+        const uint64_t size = node.size;
+        const uint64_t history = node.history;
+        Slot ghost = handle.slot;
+        if (history != victim) {
+          // Refile the memory under the key identity. If that key is taken
+          // (only by a colliding history key), the ghost is simply not kept.
+          table_.Erase(handle.slot);
+          ghost = table_.Add(history);
+        }
+        if (ghost != Table::kNil) {
+          Node& g = table_.at(ghost);  // `node` may be stale after Add()
+          g.where = Where::kGhost;
+          g.freq = 0;
+          g.size = size;
+          g.history = history;
+          ghost_.handles.push_back(Handle{ghost, g.generation});
+          ++ghost_.live;
+          ghost_.used += size;
+        }
+        TrimGhost();  // may forget this very key at once if G has no room
         return victim;
       }
       spared = true;
@@ -141,8 +158,7 @@ std::optional<ObjectId> S3FifoPolicy::EvictMain(Round& round) {
   size_t spared = 0;  // spared objects sent round since the last decrement
   // Once as many as M holds were spared in a row, M has been gone through.
   while (main_.live > spared) {
-    const Handle handle = LiveTail(main_, Where::kMain);
-    main_.handles.pop_front();
+    const Handle handle = PopLiveTail(main_, Where::kMain);
     Node& node = table_.at(handle.slot);
     if (node.freq > 0) {
       --node.freq;
@@ -188,10 +204,15 @@ bool S3FifoPolicy::IsLive(Handle handle, Where where) const {
   return node.generation == handle.generation && node.where == where;
 }
 
-S3FifoPolicy::Handle S3FifoPolicy::LiveTail(Queue& queue, Where where) {
+S3FifoPolicy::Handle S3FifoPolicy::PopLiveTail(Queue& queue, Where where) {
   assert(queue.live > 0);
   while (!IsLive(queue.handles.front(), where)) queue.handles.pop_front();
-  return queue.handles.front();
+  const Handle tail = queue.handles.front();
+  queue.handles.pop_front();
+  // The next tail is touched by the next eviction; a million objects do not
+  // fit in cache, so start loading it now.
+  if (!queue.handles.empty()) table_.Prefetch(queue.handles.front().slot);
+  return tail;
 }
 
 void S3FifoPolicy::Push(Queue& queue, Slot slot) {
@@ -211,8 +232,10 @@ void S3FifoPolicy::NoteDead(Queue& queue, Where where, uint64_t size) {
 
 void S3FifoPolicy::TrimGhost() {
   while (ghost_.live > 0 && ghost_.used > main_target_) {
-    const Handle handle = LiveTail(ghost_, Where::kGhost);
-    ghost_.handles.pop_front();
+    const Handle handle = PopLiveTail(ghost_, Where::kGhost);
+    // Each call forgets about one cold ghost: also start on the index entry
+    // of the next one, whose node PopLiveTail fetched last time.
+    if (!ghost_.handles.empty()) table_.PrefetchIndex(table_.at(ghost_.handles.front().slot).id);
     --ghost_.live;
     ghost_.used -= table_.at(handle.slot).size;
     table_.Erase(handle.slot);

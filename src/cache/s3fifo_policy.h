@@ -6,7 +6,9 @@
 //    one-hit wonders leave quickly;
 //  - M (main, the rest) holds objects that were hit while in S, or that come
 //    back soon after leaving S; it is a CLOCK with a 2-bit frequency;
-//  - G (ghost, ids only, as much size as M may hold) remembers what S evicted.
+//  - G (ghost, ids only, as much size as M may hold) remembers what S evicted,
+//    filed under the object's history key (Insert's `history`), so that a key
+//    re-inserted under a new id (as the master does) is still recognised.
 // Every node of the table is on exactly one queue, named by `where`; a ghost
 // is not tracked (Contains() is false). Only S and M count towards UsedSize().
 // A hit raises a tracked object's frequency by one, capped at 3.
@@ -43,7 +45,8 @@ class S3FifoPolicy final : public EvictionPolicy {
  public:
   explicit S3FifoPolicy(const PolicyOptions& options = {});
 
-  void Insert(ObjectId id, uint64_t size, ObjectId parent = kNoParent) override;
+  void Insert(ObjectId id, uint64_t size, ObjectId parent = kNoParent,
+              uint64_t history = kSameAsId) override;
   void Access(ObjectId id) override;
   void Remove(ObjectId id) override;
   std::optional<ObjectId> Evict(const SpareFn& spare = nullptr) override;
@@ -62,7 +65,8 @@ class S3FifoPolicy final : public EvictionPolicy {
  private:
   enum class Where : uint8_t { kSmall, kMain, kGhost };
   struct Node {
-    ObjectId id = 0;
+    ObjectId id = 0;       // the table key: the live id, or a ghost's history key
+    uint64_t history = 0;  // the key identity the ghost will be filed under
     uint64_t size = 0;
     uint32_t generation = 0;
     uint8_t freq = 0;  // 0..3
@@ -98,8 +102,9 @@ class S3FifoPolicy final : public EvictionPolicy {
 
   Queue& QueueOf(Where where);
   bool IsLive(Handle handle, Where where) const;
-  // Pops dead handles off the tail; returns the live tail (queue non-empty).
-  Handle LiveTail(Queue& queue, Where where);
+  // Pops dead handles and then the live tail off the queue (which has a live
+  // handle); returns that tail.
+  Handle PopLiveTail(Queue& queue, Where where);
   void Push(Queue& queue, Slot slot);
   // Accounts for one live handle of `queue` going dead; compacts when due.
   void NoteDead(Queue& queue, Where where, uint64_t size);

@@ -39,13 +39,15 @@ void MasterService::ExpireSoftPinsLocked(TimeMs now) {
     soft_policy_->Remove(id);
     ObjectShard& shard = ShardOf(id);
     uint64_t size = 0;
+    uint64_t hash = 0;
     {
       std::shared_lock lock(shard.mutex());
       ObjectEntry* e = shard.Resolve(id);
       if (e == nullptr || e->state != EntryState::kComplete) continue;
       size = e->size * e->num_replicas;
+      hash = e->hash;
     }
-    policy_->Insert(id, size, cache::kNoParent);
+    policy_->Insert(id, size, cache::kNoParent, hash);
   }
 }
 
@@ -110,16 +112,18 @@ uint64_t MasterService::EvictBytes(uint64_t bytes) {
     if (requeue) {
       ObjectShard& shard = ShardOf(*victim);
       uint64_t size = 0;
+      uint64_t hash = 0;
       bool soft = false;
       {
         std::shared_lock lock(shard.mutex());
         ObjectEntry* e = shard.Resolve(*victim);
         if (e == nullptr || e->hard_pin) continue;
         size = e->size * e->num_replicas;
+        hash = e->hash;
         soft = e->soft_pin_until > now;
       }
       std::lock_guard lock(policy_mu_);
-      (soft ? soft_policy_ : policy_)->Insert(*victim, size, cache::kNoParent);
+      (soft ? soft_policy_ : policy_)->Insert(*victim, size, cache::kNoParent, hash);
     }
   }
   return freed;

@@ -152,10 +152,12 @@ Status MasterService::PutEnd(std::string_view key) {
     std::lock_guard lock(policy_mu_);
     FlushTouchesLocked();
     if (soft_until > clock_.NowMs()) {
-      soft_policy_->Insert(id, size, parent);
+      soft_policy_->Insert(id, size, parent, loc.hash);
       soft_expiry_.push({soft_until, id});
     } else {
-      policy_->Insert(id, size, parent);
+      // The key hash is the object's history identity: a key that comes back
+      // soon after its eviction is recognised (s3fifo's ghost).
+      policy_->Insert(id, size, parent, loc.hash);
     }
   }
   counters_.put_end.Record(1, 0);

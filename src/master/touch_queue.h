@@ -11,8 +11,9 @@
 // sequence equals p, writes the value, then publishes it by storing sequence p+1
 // (release). The consumer reads a cell when its sequence is p+1 (acquire), then
 // frees it for the producer one lap later by storing p+capacity (release). When
-// the ring is full, Push() fails instead of waiting: the caller clears its flag
-// and the touch is retried by the object's next read.
+// the ring is full, Push() fails instead of waiting: the caller leaves its flag
+// set (clearing it would lose the lease), so the lease still holds and only the
+// policy misses this one access.
 #pragma once
 
 #include <atomic>

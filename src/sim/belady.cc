@@ -43,7 +43,8 @@ void BeladyPolicy::CompactHeap() {
   heap_ = std::priority_queue<Entry>(std::less<Entry>(), std::move(live));
 }
 
-void BeladyPolicy::Insert(cache::ObjectId id, uint64_t size, cache::ObjectId /*parent*/) {
+void BeladyPolicy::Insert(cache::ObjectId id, uint64_t size, cache::ObjectId /*parent*/,
+                          uint64_t /*history*/) {
   assert(id < next_use_.size() && next_use_[id] == kNotCached);
   uint64_t next = Advance(id);
   if (id >= next_use_.size() || next_use_[id] != kNotCached) return;

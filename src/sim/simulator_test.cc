@@ -89,7 +89,8 @@ class RecordingPolicy final : public cache::EvictionPolicy {
     inner_ =
         std::move(cache::MakePolicy("lru", cache::PolicyOptions{.capacity = capacity}).value());
   }
-  void Insert(cache::ObjectId id, uint64_t size, cache::ObjectId parent) override {
+  void Insert(cache::ObjectId id, uint64_t size, cache::ObjectId parent,
+              uint64_t history = cache::kSameAsId) override {
     Log('I', id);
     log += '/';
     log += parent == cache::kNoParent ? std::string("-") : std::to_string(parent);
