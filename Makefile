@@ -33,9 +33,11 @@ test-tsan: deps
 	@cmake --build $(BUILD)-tsan -j $(JOBS) --target concurrent_tests
 	ctest --test-dir $(BUILD)-tsan --output-on-failure -j $(JOBS) -L concurrent
 
-# Micro-benchmarks, then the simulator on the bundled trace.
+# Micro-benchmarks, the in-process master load test, then the simulator on the
+# bundled trace.
 bench: build
 	@for b in $(BUILD)/bin/*_bench; do echo "== $$b"; $$b --benchmark_min_time=0.2 || exit 1; done
+	$(BUILD)/bin/master_perf --objects 1000000 --threads 2 --seconds 1
 	$(CRESCENT) sim --trace tests/data/small_trace.jsonl --capacity 5%,10% --policy fifo,lru,sieve,s3fifo,prefix-lru,belady
 
 # Until the networked store exists, `make run` runs the simulator on the bundled trace.

@@ -70,7 +70,7 @@ class [[nodiscard]] Status {
 template <typename T>
 class [[nodiscard]] StatusOr {
  public:
-  StatusOr(T value) : value_(std::move(value)) {}  // NOLINT(google-explicit-constructor)
+  StatusOr(T value) : value_(std::move(value)) {}          // NOLINT(google-explicit-constructor)
   StatusOr(Status status) : status_(std::move(status)) {}  // NOLINT(google-explicit-constructor)
   StatusOr(ErrorCode code, std::string message) : status_(code, std::move(message)) {}
 

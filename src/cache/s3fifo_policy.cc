@@ -32,11 +32,36 @@ bool S3FifoPolicy::Contains(ObjectId id) const {
 
 void S3FifoPolicy::Insert(ObjectId id, uint64_t size, ObjectId /*parent*/, uint64_t history) {
   if (history == kSameAsId) history = id;
+  if (history == id) {
+    // The ghost, if any, is filed under the id itself: one lookup adds a new
+    // id, and a ghost hit reuses the ghost's node in place.
+    Slot slot = table_.Add(id);
+    if (slot != Table::kNil) {
+      table_.at(slot).size = size;
+      table_.at(slot).history = history;
+      Push(small_, slot);
+      return;
+    }
+    slot = table_.Find(id);
+    Node& node = table_.at(slot);
+    assert(node.where == Where::kGhost && "Insert() of an id that is already tracked");
+    if (node.where != Where::kGhost) return;
+    // Ghost hit: it left S recently, so it skips S. The new generation kills
+    // its ghost handle.
+    const uint64_t ghost_size = node.size;
+    ++node.generation;
+    node.size = size;
+    node.freq = 0;
+    node.where = Where::kMain;
+    Push(main_, slot);
+    NoteDead(ghost_, Where::kGhost, ghost_size);
+    return;
+  }
+  // A key re-inserted under a new id (the master): its ghost is filed under the
+  // history key; erasing that node kills the ghost handle.
   bool ghost_hit = false;
   if (Slot ghost = table_.Find(history);
       ghost != Table::kNil && table_.at(ghost).where == Where::kGhost) {
-    // Ghost hit: it left S recently, so it skips S. Erasing the ghost's node
-    // kills its handle in G.
     const uint64_t ghost_size = table_.at(ghost).size;
     table_.Erase(ghost);
     NoteDead(ghost_, Where::kGhost, ghost_size);

@@ -1,7 +1,6 @@
 // crescent: the one command-line binary. Each subcommand lives in its own
 // *_command.cc and registers itself through RegisterCommand().
 #include <CLI/CLI.hpp>
-
 #include <iostream>
 
 #include "cli/command.h"

@@ -126,8 +126,8 @@ int RunSim(const SimFlags& flags) {
       sim::RunResult run;
       auto progress = [&](uint64_t done) { bar.Update(refs_before + done, total_refs, label); };
       if (through_master) {
-        auto replayed = sim::ReplayThroughMaster(trace, cap.blocks, name, flags.s3fifo_threshold,
-                                                 progress);
+        auto replayed =
+            sim::ReplayThroughMaster(trace, cap.blocks, name, flags.s3fifo_threshold, progress);
         if (!replayed.ok()) return Fail(name + ": " + replayed.status().ToString());
         run.stats = *replayed;
       } else {
@@ -140,7 +140,8 @@ int RunSim(const SimFlags& flags) {
   }
   bar.Clear();
 
-  if (through_master && !flags.json) std::cout << "engine: master (replayed through MasterService)\n";
+  if (through_master && !flags.json)
+    std::cout << "engine: master (replayed through MasterService)\n";
   std::cout << (flags.json ? sim::FormatJsonLines(report) : sim::FormatTable(report));
   std::cout.flush();
   if (plot.is_open()) {
