@@ -16,8 +16,7 @@ void MasterService::Touch(ObjectShard& shard, uint32_t slot, TimeMs now) {
   }
 }
 
-StatusOr<ReadResult> MasterService::ReadLocked(ObjectShard& shard, uint32_t slot, bool lease,
-                                               TimeMs now) {
+StatusOr<ReadResult> MasterService::ReadLocked(ObjectShard& shard, uint32_t slot, TimeMs now) {
   const ObjectEntry& e = shard.entry(slot);
   ReadResult r;
   r.size = e.size;
@@ -26,10 +25,8 @@ StatusOr<ReadResult> MasterService::ReadLocked(ObjectShard& shard, uint32_t slot
     return Status(ErrorCode::kObjectNotFound,
                   "no live replica of '" + std::string(e.key_view()) + "'");
   }
-  if (lease) {
-    Touch(shard, slot, now);
-    r.lease_expiry = now + config_.lease_ms;
-  }
+  Touch(shard, slot, now);
+  r.lease_expiry = now + config_.lease_ms;
   return r;
 }
 
@@ -54,7 +51,7 @@ StatusOr<ReadResult> MasterService::GetReplicaList(std::string_view key) {
   if (loc.shard->entry(slot).state != EntryState::kComplete) {
     return miss(ErrorCode::kObjectNotReady, "is still being written");
   }
-  auto r = ReadLocked(*loc.shard, slot, /*lease=*/true, clock_.NowMs());
+  auto r = ReadLocked(*loc.shard, slot, clock_.NowMs());
   if (!r.ok()) return miss(r.status().code(), "has no live replica");
   counters_.exact_hits.fetch_add(1, std::memory_order_relaxed);
   counters_.get_replica_list.Record(1, 0);

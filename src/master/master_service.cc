@@ -127,7 +127,7 @@ MasterStats MasterService::Stats() const {
   s.used_bytes = segments_.used();
   s.bloom_design_keys = bloom_.design_keys();
   s.bloom_estimated_fpr = bloom_.EstimatedFalsePositiveRate();
-  s.segments = segments_.List().size();
+  s.segments = segments_.mounted_count();
   uint64_t meta = bloom_.MemoryBytes();
   for (const auto& shard : shards_) {
     std::shared_lock lock(shard->mutex());

@@ -129,7 +129,7 @@ class MasterService {
     ObjectId id;
     bool operator>(const SoftPinExpiry& o) const { return until > o.until; }
   };
-  // A victim removed from its shard, awaiting the policy update.
+  // A key's shard and its hash (computed once per request).
   struct Located {
     ObjectShard* shard;
     uint64_t hash;
@@ -144,8 +144,8 @@ class MasterService {
 
   std::vector<ReplicaDescriptor> Describe(const ObjectEntry& e) const;
   bool HasLiveReplica(const ObjectEntry& e) const;
-  // Reads one object under its shard's shared lock; touches it when `lease`.
-  StatusOr<ReadResult> ReadLocked(ObjectShard& shard, uint32_t slot, bool lease, TimeMs now);
+  // Reads one object under its shard's shared lock and touches it (read lease).
+  StatusOr<ReadResult> ReadLocked(ObjectShard& shard, uint32_t slot, TimeMs now);
   void Touch(ObjectShard& shard, uint32_t slot, TimeMs now);
 
   // Allocation with synchronous eviction on failure.

@@ -46,14 +46,12 @@ void ObjectShard::Publish(uint32_t slot) {
   ObjectEntry& e = slab_[slot];
   e.state = EntryState::kComplete;
   keys_.Insert(e.key_view(), slot);
-  ++complete_;
 }
 
 void ObjectShard::Free(uint32_t slot) {
   ObjectEntry& e = slab_[slot];
   if (e.state == EntryState::kComplete) {
     keys_.Erase(e.key_view());
-    --complete_;
   }
   index_set_.erase(slot);
   key_bytes_ -= e.key_len;

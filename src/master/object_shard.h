@@ -58,7 +58,6 @@ class ObjectShard {
   void VisitAll(const std::function<void(uint32_t slot)>& fn) const;
 
   size_t size() const { return index_set_.size(); }
-  size_t complete() const { return complete_; }
   // Bytes of metadata held by this shard (slab, index, radix, keys).
   size_t MemoryBytes() const;
 
@@ -87,7 +86,6 @@ class ObjectShard {
   std::vector<uint32_t> free_slots_;
   absl::flat_hash_set<uint32_t, SlotHash, SlotEq> index_set_;
   cache::RadixTree<unsigned char, uint32_t> keys_;  // complete keys → slot
-  size_t complete_ = 0;
   size_t key_bytes_ = 0;
 };
 

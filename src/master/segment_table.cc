@@ -159,13 +159,6 @@ bool SegmentTable::IsMounted(SegmentId id) const {
 
 const std::string& SegmentTable::Endpoint(SegmentId id) const { return Get(id)->spec.endpoint; }
 
-std::optional<SegmentId> SegmentTable::Lookup(std::string_view name) const {
-  std::lock_guard lock(mu_);
-  auto it = by_name_.find(std::string(name));
-  if (it == by_name_.end()) return std::nullopt;
-  return it->second;
-}
-
 uint64_t SegmentTable::largest_segment() const {
   std::lock_guard lock(mu_);
   uint64_t largest = 0;
@@ -175,6 +168,11 @@ uint64_t SegmentTable::largest_segment() const {
     largest = std::max(largest, Get(id)->allocator->capacity());
   }
   return largest;
+}
+
+size_t SegmentTable::mounted_count() const {
+  std::lock_guard lock(mu_);
+  return by_name_.size();
 }
 
 std::vector<SegmentInfo> SegmentTable::List() const {

@@ -56,11 +56,11 @@ class SegmentTable {
   bool IsMounted(SegmentId id) const;
   // Immutable after mount; valid for any id ever returned by Mount.
   const std::string& Endpoint(SegmentId id) const;
-  std::optional<SegmentId> Lookup(std::string_view name) const;
 
   uint64_t capacity() const { return capacity_.load(std::memory_order_relaxed); }
   uint64_t used() const { return used_.load(std::memory_order_relaxed); }
   uint64_t largest_segment() const;
+  size_t mounted_count() const;
   std::vector<SegmentInfo> List() const;
 
  private:
