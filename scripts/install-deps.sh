@@ -9,6 +9,9 @@ PACKAGES=(
   build-essential cmake pkg-config git
   # libraries (see docs/dependencies in DESIGN.md)
   libxxhash-dev libabsl-dev nlohmann-json3-dev libcli11-dev
+  # networking: gRPC control plane, Asio data plane, HMAC capabilities, admin HTTP
+  libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
+  libasio-dev libssl-dev libcpp-httplib-dev
   # tests and benchmarks
   libgtest-dev libgmock-dev libbenchmark-dev librapidcheck-dev
   # style

@@ -1,0 +1,156 @@
+#include "metrics/master_metrics.h"
+
+#include <string_view>
+
+namespace crescent::metrics {
+namespace {
+
+struct Family {
+  std::string_view name;
+  std::string_view type;  // counter | gauge | histogram
+  std::string_view help;
+};
+
+constexpr Family kFamilies[] = {
+    {"crescent_requests_total", "counter", "Master API calls, by operation."},
+    {"crescent_request_failures_total", "counter", "Keys that failed, by operation."},
+    {"crescent_request_items_total", "counter", "Keys handled (a batch counts each key)."},
+    {"crescent_exact_lookups_total", "counter", "Exact lookups (get, exists) by result."},
+    {"crescent_prefix_keys_total", "counter",
+     "Keys of prefix queries inside (hit) or after (miss) the returned prefix."},
+    {"crescent_prefix_length", "histogram", "Leading-prefix length returned per query."},
+    {"crescent_bloom_negatives_total", "counter", "Lookups answered by the Bloom filter alone."},
+    {"crescent_bloom_rebuilds_total", "counter", "Bloom filter rebuilds."},
+    {"crescent_evictions_total", "counter", "Objects evicted."},
+    {"crescent_evicted_bytes_total", "counter", "Bytes freed by eviction."},
+    {"crescent_eviction_rounds_total", "counter", "Eviction rounds."},
+    {"crescent_expired_puts_total", "counter", "Puts discarded after the put timeout."},
+    {"crescent_dropped_objects_total", "counter", "Objects that lost their last replica."},
+    {"crescent_objects", "gauge", "Complete objects."},
+    {"crescent_pending_puts", "gauge", "Puts started and not yet ended."},
+    {"crescent_capacity_bytes", "gauge", "Capacity of the mounted segments."},
+    {"crescent_used_bytes", "gauge", "Bytes allocated in the mounted segments."},
+    {"crescent_metadata_bytes", "gauge", "Estimated metadata memory of the master."},
+    {"crescent_segments", "gauge", "Mounted segments."},
+    {"crescent_segment_used_bytes", "gauge", "Bytes allocated, by segment."},
+    {"crescent_segment_capacity_bytes", "gauge", "Capacity, by segment."},
+};
+
+uint64_t Load(const std::atomic<uint64_t>& a) { return a.load(std::memory_order_relaxed); }
+
+std::string Label(std::string_view family, std::string_view key, std::string_view value) {
+  std::string out(family);
+  out += '{';
+  out += key;
+  out += "=\"";
+  for (char c : value) {  // escape per the exposition format
+    if (c == '\\' || c == '"') out += '\\';
+    if (c == '\n') {
+      out += "\\n";
+      continue;
+    }
+    out += c;
+  }
+  out += "\"}";
+  return out;
+}
+
+}  // namespace
+
+std::vector<Sample> CollectMasterSamples(const master::MasterService& master) {
+  const master::MasterCounters& c = master.counters();
+  std::vector<Sample> out;
+  const std::pair<std::string_view, const master::OpCounter*> ops[] = {
+      {"mount", &c.mount},
+      {"unmount", &c.unmount},
+      {"heartbeat", &c.heartbeat},
+      {"put_start", &c.put_start},
+      {"put_end", &c.put_end},
+      {"put_revoke", &c.put_revoke},
+      {"get_replica_list", &c.get_replica_list},
+      {"exists", &c.exists},
+      {"query_prefix", &c.query_prefix},
+      {"remove", &c.remove},
+  };
+  for (const auto& [op, counter] : ops) {
+    out.push_back({Label("crescent_requests_total", "op", op), Load(counter->requests)});
+    out.push_back({Label("crescent_request_failures_total", "op", op), Load(counter->failures)});
+    out.push_back({Label("crescent_request_items_total", "op", op), Load(counter->items)});
+  }
+  out.push_back({Label("crescent_exact_lookups_total", "result", "hit"), Load(c.exact_hits)});
+  out.push_back({Label("crescent_exact_lookups_total", "result", "miss"), Load(c.exact_misses)});
+  out.push_back({Label("crescent_prefix_keys_total", "result", "hit"), Load(c.prefix_hit_keys)});
+  out.push_back({Label("crescent_prefix_keys_total", "result", "miss"), Load(c.prefix_miss_keys)});
+  // Histogram: bucket b holds lengths < 2^b (bucket 0: length 0), cumulative.
+  uint64_t cumulative = 0, sum_estimate = 0;
+  for (size_t b = 0; b < master::kPrefixBuckets; ++b) {
+    uint64_t n = Load(c.prefix_length[b]);
+    cumulative += n;
+    if (b > 0) sum_estimate += n * (uint64_t{1} << (b - 1));  // lower bound of the bucket
+    std::string le = b + 1 < master::kPrefixBuckets ? std::to_string((uint64_t{1} << b) - 1)
+                                                     : std::string("+Inf");
+    out.push_back({Label("crescent_prefix_length_bucket", "le", le), cumulative});
+  }
+  out.push_back({"crescent_prefix_length_count", cumulative});
+  out.push_back({"crescent_prefix_length_sum", sum_estimate});
+  out.push_back({"crescent_bloom_negatives_total", Load(c.bloom_negatives)});
+  out.push_back({"crescent_bloom_rebuilds_total", Load(c.bloom_rebuilds)});
+  out.push_back({"crescent_evictions_total", Load(c.evictions)});
+  out.push_back({"crescent_evicted_bytes_total", Load(c.evicted_bytes)});
+  out.push_back({"crescent_eviction_rounds_total", Load(c.eviction_rounds)});
+  out.push_back({"crescent_expired_puts_total", Load(c.expired_puts)});
+  out.push_back({"crescent_dropped_objects_total", Load(c.dropped_objects)});
+
+  master::MasterStats s = master.Stats();
+  out.push_back({"crescent_objects", s.objects});
+  out.push_back({"crescent_pending_puts", s.pending_puts});
+  out.push_back({"crescent_capacity_bytes", s.capacity_bytes});
+  out.push_back({"crescent_used_bytes", s.used_bytes});
+  out.push_back({"crescent_metadata_bytes", s.metadata_bytes});
+  out.push_back({"crescent_segments", s.segments});
+  for (const master::SegmentInfo& seg : master.ListSegments()) {
+    out.push_back({Label("crescent_segment_used_bytes", "segment", seg.spec.name), seg.used_bytes});
+    out.push_back(
+        {Label("crescent_segment_capacity_bytes", "segment", seg.spec.name), seg.spec.capacity});
+  }
+  return out;
+}
+
+std::string RenderPrometheus(const master::MasterService& master) {
+  std::vector<Sample> samples = CollectMasterSamples(master);
+  std::string out;
+  out.reserve(samples.size() * 64);
+  for (const Family& f : kFamilies) {
+    bool header = false;
+    for (const Sample& s : samples) {
+      std::string_view n = s.name;
+      // A sample belongs to family f when its metric name is f.name, optionally
+      // followed by a label set or a histogram suffix.
+      if (!n.starts_with(f.name)) continue;
+      std::string_view rest = n.substr(f.name.size());
+      bool mine = rest.empty() || rest[0] == '{' ||
+                  (f.type == "histogram" &&
+                   (rest.starts_with("_bucket") || rest == "_sum" || rest == "_count"));
+      if (!mine) continue;
+      if (!header) {
+        out += "# HELP ";
+        out += f.name;
+        out += ' ';
+        out += f.help;
+        out += "\n# TYPE ";
+        out += f.name;
+        out += ' ';
+        out += f.type;
+        out += '\n';
+        header = true;
+      }
+      out += s.name;
+      out += ' ';
+      out += std::to_string(s.value);
+      out += '\n';
+    }
+  }
+  return out;
+}
+
+}  // namespace crescent::metrics

@@ -1,0 +1,100 @@
+// MasterClient: the typed client of the control plane (master.proto). Thread-safe;
+// one gRPC channel shared by all callers.
+//
+// Every call has a deadline (rpc_timeout_ms). A call that fails because the master
+// cannot be reached (gRPC UNAVAILABLE) is retried with exponential backoff up to
+// `attempts` times, then returns kUnavailable with a message naming the address;
+// a deadline returns kTimeout. Engine errors come back as the engine's Status.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "crescent/status.h"
+#include "master/types.h"
+#include "transfer/capability.h"
+
+namespace crescent::rpc {
+
+struct MasterClientOptions {
+  // host:port, or unix:/path for the master's Unix socket. Empty:
+  // $CRESCENT_MASTER, else 127.0.0.1:50051.
+  std::string address;
+  int64_t rpc_timeout_ms = 5000;
+  int attempts = 4;  // tries per call while the master is unreachable
+  int64_t backoff_initial_ms = 50;
+  int64_t backoff_max_ms = 1000;
+};
+
+// The address MasterClient would use for `configured` (see above).
+std::string ResolveMasterAddress(const std::string& configured);
+
+// One copy of an object as the client sees it: where, and the right to touch it.
+struct RemoteReplica {
+  std::string endpoint;
+  transfer::Capability cap;  // cap.segment/offset/length is the replica's range
+};
+
+struct RemoteRead {
+  uint64_t size = 0;
+  std::vector<RemoteReplica> replicas;
+  int64_t lease_expiry_unix_ms = 0;
+};
+
+struct ClusterStats {
+  uint64_t objects = 0;
+  uint64_t pending_puts = 0;
+  uint64_t capacity_bytes = 0;
+  uint64_t used_bytes = 0;
+  uint64_t metadata_bytes = 0;
+  std::vector<master::SegmentInfo> segments;
+  std::map<std::string, uint64_t> counters;
+};
+
+class MasterClient {
+ public:
+  static StatusOr<std::unique_ptr<MasterClient>> Create(const MasterClientOptions& options);
+  ~MasterClient();
+  const std::string& address() const;
+
+  StatusOr<master::SegmentId> MountSegment(const master::SegmentSpec& spec);
+  Status UnmountSegment(const std::string& name, const std::string& owner_node);
+  Status Heartbeat(const std::string& node);  // kNodeUnknown: remount
+  StatusOr<std::vector<master::SegmentInfo>> ListSegments();
+
+  StatusOr<std::vector<RemoteReplica>> PutStart(const std::string& key, uint64_t size,
+                                                const master::PutConfig& config);
+  Status PutEnd(const std::string& key);
+  Status PutRevoke(const std::string& key);
+  // Per-key results in input order; an RPC-level failure fills every slot with it.
+  std::vector<StatusOr<std::vector<RemoteReplica>>> BatchPutStart(
+      std::span<const std::string> keys, std::span<const uint64_t> sizes,
+      const master::PutConfig& config, bool chain);
+  std::vector<Status> BatchPutEnd(std::span<const std::string> keys);
+  std::vector<Status> BatchPutRevoke(std::span<const std::string> keys);
+
+  StatusOr<RemoteRead> GetReplicaList(const std::string& key);
+  std::vector<StatusOr<RemoteRead>> BatchGetReplicaList(std::span<const std::string> keys,
+                                                        bool prefix_mode);
+  StatusOr<bool> Exists(const std::string& key);
+  StatusOr<master::BatchExistsResult> BatchExists(std::span<const std::string> keys);
+  StatusOr<size_t> BatchQueryPrefix(std::span<const std::string> keys);
+
+  Status Remove(const std::string& key, bool force);
+  std::vector<Status> BatchRemove(std::span<const std::string> keys, bool force);
+  StatusOr<size_t> RemoveByPrefix(const std::string& prefix, bool force);
+  StatusOr<size_t> RemoveAll(bool force);
+  StatusOr<std::vector<std::string>> List(const std::string& prefix, size_t limit);
+  StatusOr<ClusterStats> Stats();
+
+ private:
+  struct Impl;
+  explicit MasterClient(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace crescent::rpc

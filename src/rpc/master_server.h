@@ -1,0 +1,49 @@
+// MasterServer: the gRPC front of a MasterService (master.proto), an async server
+// whose completion queues are drained by `threads` threads. It listens on TCP and,
+// optionally, on a Unix socket for same-host clients.
+//
+// Every request is validated here before it reaches the engine (key and batch
+// sizes, counts that must match, enum ranges, TTL signs), and every replica the
+// engine returns leaves with a capability signed for it: read capabilities expire
+// with the read lease, write capabilities with the put timeout.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "crescent/status.h"
+#include "master/master_service.h"
+#include "transfer/capability.h"
+
+namespace crescent::rpc {
+
+struct MasterServerOptions {
+  std::string listen_address = "127.0.0.1:50051";  // host:port; port 0 picks one
+  std::string unix_socket;                          // path; empty: none
+  int threads = 2;
+  uint32_t max_batch = 1 << 16;       // keys per batch call
+  uint32_t max_list = 1 << 20;        // keys per List reply
+  uint32_t max_replicas = 16;         // PutConfig.replica_count ceiling
+  int max_message_bytes = 64 << 20;   // gRPC receive/send limit
+};
+
+class MasterServer {
+ public:
+  // `master` and `signer` must outlive the server.
+  static StatusOr<std::unique_ptr<MasterServer>> Start(const MasterServerOptions& options,
+                                                       master::MasterService& master,
+                                                       const transfer::CapabilitySigner& signer);
+  ~MasterServer();  // Shutdown()s
+  // The bound TCP port (useful with port 0).
+  int port() const;
+  // Stops accepting, finishes in-flight calls, joins the threads. Idempotent.
+  void Shutdown();
+
+ private:
+  struct Impl;
+  explicit MasterServer(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace crescent::rpc

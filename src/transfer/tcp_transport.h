@@ -1,0 +1,21 @@
+// TcpTransport: the client side of the TCP data plane. It keeps up to `lanes`
+// connections per endpoint, spreads a batch's ops over them and pipelines the
+// ops on each lane (all requests written while responses are read), reading and
+// writing payloads straight from and to the caller's buffers.
+#pragma once
+
+#include <memory>
+
+#include "transfer/transport.h"
+
+namespace crescent::transfer {
+
+struct TcpTransportOptions {
+  int lanes = 4;                  // connections per endpoint
+  int io_threads = 2;             // threads driving the sockets
+  int64_t connect_timeout_ms = 2000;
+};
+
+std::unique_ptr<Transport> MakeTcpTransport(const TcpTransportOptions& options = {});
+
+}  // namespace crescent::transfer

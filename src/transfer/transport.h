@@ -1,0 +1,44 @@
+// Transport: moves payload bytes between client memory and one replica's range of
+// a store node's segment. Two implementations share this interface: TCP
+// (tcp_transport.h, any host) and shared memory (shm_transport.h, same host).
+//
+// Contract for every implementation:
+//  - An op names the replica's endpoint and carries the master's capability; the
+//    capability's (segment, offset, length) is the remote range. `buffer` is the
+//    client's memory; for a read it must hold at least cap.length bytes.
+//  - A read never returns bytes read after cap.expiry_unix_ms: the op fails with
+//    kLeaseExpired instead, because the space may have been reused.
+//  - Batch ops return one Status per op in input order; they may run in parallel
+//    (TCP: across lanes, pipelined). Every call finishes within `timeout_ms`; a dead
+//    peer yields kTimeout or kUnavailable, never a hang.
+//  - Thread-safe: many threads may call one transport at once.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "crescent/status.h"
+#include "transfer/capability.h"
+
+namespace crescent::transfer {
+
+struct TransferOp {
+  std::string endpoint;  // as the master returned it (endpoint.h)
+  Capability cap;        // op kRead: segment -> buffer; kWrite: buffer -> segment
+  std::byte* buffer = nullptr;
+};
+
+class Transport {
+ public:
+  virtual ~Transport() = default;
+  // True when this transport can reach `endpoint` at all (shm: same host and the
+  // node offers shm). Cheap after the first call per endpoint.
+  virtual bool CanReach(const std::string& endpoint) = 0;
+  virtual std::vector<Status> Execute(std::span<const TransferOp> ops, int64_t timeout_ms) = 0;
+  virtual const char* Name() const = 0;
+};
+
+}  // namespace crescent::transfer
