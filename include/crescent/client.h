@@ -1,0 +1,126 @@
+// crescent::Client: the C++ client of a Crescent cluster.
+//
+// A put asks the master for replicas (PutStart), writes the bytes to every
+// replica over the data plane, then makes the object visible (PutEnd); on any
+// failure it revokes the put, so a failed put leaves nothing half-visible. A get
+// asks for the replica list (which grants a read lease), reads one replica —
+// same-host shared memory first, then TCP, then the next replica on failure —
+// and never returns bytes read after the lease and its capability expired.
+//
+// Thread-safe: one Client may be shared by any number of threads. Every call is
+// bounded by the configured timeouts; nothing hangs on a dead master or node.
+// Errors are returned as Status, never thrown.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "crescent/status.h"
+
+namespace crescent {
+
+struct ClientConfig {
+  // host:port or unix:/path. Empty: $CRESCENT_MASTER, else 127.0.0.1:50051.
+  std::string master_address;
+  int64_t rpc_timeout_ms = 5000;       // per control-plane call
+  int rpc_attempts = 4;                // tries while the master is unreachable
+  int64_t transfer_timeout_ms = 10000; // per data-plane batch
+  int tcp_lanes = 4;                   // TCP connections per store node
+  bool use_shared_memory = true;       // same-host transfers by memcpy
+  // The store node id of this host, for local-first placement ("" = none).
+  std::string local_node;
+};
+
+struct PutOptions {
+  uint32_t replica_count = 1;     // best effort, on distinct segments
+  std::string preferred_segment;  // place here first when it has room
+  int64_t soft_pin_ttl_ms = 0;    // evicted only after unpinned objects, for this long
+  bool hard_pin = false;          // never evicted (still removable)
+};
+
+struct SegmentUsage {
+  std::string name;
+  std::string owner_node;
+  std::string endpoint;
+  uint64_t capacity = 0;
+  uint64_t used = 0;
+};
+
+struct ClusterStat {
+  uint64_t objects = 0;
+  uint64_t pending_puts = 0;
+  uint64_t capacity_bytes = 0;
+  uint64_t used_bytes = 0;
+  std::vector<SegmentUsage> segments;
+  std::map<std::string, uint64_t> counters;  // Prometheus sample name -> value
+};
+
+class Client {
+ public:
+  static StatusOr<std::unique_ptr<Client>> Connect(const ClientConfig& config = {});
+  ~Client();
+  Client(const Client&) = delete;
+  Client& operator=(const Client&) = delete;
+
+  // ---- Copying API ----
+  Status Put(const std::string& key, std::span<const std::byte> value,
+             const PutOptions& options = {});
+  StatusOr<std::vector<std::byte>> Get(const std::string& key);
+  StatusOr<bool> Exists(const std::string& key);
+  Status Remove(const std::string& key, bool force = false);
+  // Per-key results in input order. With `chain`, key i's parent is key i-1.
+  std::vector<Status> BatchPut(std::span<const std::string> keys,
+                               std::span<const std::span<const std::byte>> values,
+                               const PutOptions& options = {}, bool chain = false);
+  std::vector<StatusOr<std::vector<std::byte>>> BatchGet(std::span<const std::string> keys);
+  StatusOr<std::vector<bool>> BatchExists(std::span<const std::string> keys);
+  std::vector<Status> BatchRemove(std::span<const std::string> keys, bool force = false);
+
+  // ---- Zero-copy API on registered buffers ----
+  // PutFrom/GetInto require [ptr, ptr+size) inside one registered buffer
+  // (kBufferNotRegistered otherwise); bytes then move straight between that
+  // memory and the store node (TCP socket or shared-memory memcpy).
+  Status RegisterBuffer(void* ptr, size_t size);
+  Status UnregisterBuffer(void* ptr);
+  Status PutFrom(const std::string& key, const void* ptr, size_t size,
+                 const PutOptions& options = {});
+  // Returns the object's size; kBufferTooSmall (naming the size needed) when
+  // `capacity` is less than it.
+  StatusOr<size_t> GetInto(const std::string& key, void* ptr, size_t capacity);
+  std::vector<Status> BatchPutFrom(std::span<const std::string> keys,
+                                   std::span<void* const> ptrs, std::span<const size_t> sizes,
+                                   const PutOptions& options = {}, bool chain = false);
+  std::vector<StatusOr<size_t>> BatchGetInto(std::span<const std::string> keys,
+                                             std::span<void* const> ptrs,
+                                             std::span<const size_t> capacities);
+
+  // ---- Prefix API ----
+  // How many leading keys are stored (stops at the first miss).
+  StatusOr<size_t> BatchQueryPrefix(std::span<const std::string> keys);
+  // Fetches the longest stored prefix of `keys` into the buffers (page i into
+  // ptrs[i]); returns how many leading pages were fetched. A page that cannot
+  // be read ends the prefix there.
+  StatusOr<size_t> GetPrefixInto(std::span<const std::string> keys, std::span<void* const> ptrs,
+                                 std::span<const size_t> capacities);
+
+  // ---- Namespace and cluster ----
+  StatusOr<std::vector<std::string>> List(const std::string& prefix, size_t limit = 0);
+  StatusOr<size_t> RemoveByPrefix(const std::string& prefix, bool force = false);
+  StatusOr<size_t> RemoveAll(bool force = false);
+  StatusOr<uint64_t> GetSize(const std::string& key);
+  StatusOr<ClusterStat> Stat();
+
+  const std::string& master_address() const;
+
+ private:
+  struct Impl;
+  explicit Client(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace crescent

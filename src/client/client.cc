@@ -1,0 +1,347 @@
+// crescent::Client (include/crescent/client.h): the put and get protocols over
+// MasterClient (control) and ReplicaIo (data).
+#include "crescent/client.h"
+
+#include "client/buffer_registry.h"
+#include "client/replica_io.h"
+#include "rpc/master_client.h"
+#include "transfer/shm_transport.h"
+#include "transfer/tcp_transport.h"
+
+namespace crescent {
+
+using rpc::RemoteRead;
+using rpc::RemoteReplica;
+
+struct Client::Impl {
+  ClientConfig config;
+  std::unique_ptr<rpc::MasterClient> master;
+  std::unique_ptr<transfer::Transport> tcp;
+  std::unique_ptr<transfer::Transport> shm;
+  std::unique_ptr<client::ReplicaIo> io;
+  client::BufferRegistry buffers;
+
+  master::PutConfig ToPutConfig(const PutOptions& o) const {
+    master::PutConfig c;
+    c.replica_count = o.replica_count;
+    c.preferred_segment = o.preferred_segment;
+    c.local_node = config.local_node;
+    c.soft_pin_ttl_ms = o.soft_pin_ttl_ms;
+    c.hard_pin = o.hard_pin;
+    return c;
+  }
+
+  // PutStart for every key, write every replica, then PutEnd what was fully
+  // written and PutRevoke the rest. Results in input order.
+  std::vector<Status> PutMany(std::span<const std::string> keys,
+                              std::span<const std::byte* const> data,
+                              std::span<const size_t> sizes, const PutOptions& options,
+                              bool chain) {
+    std::vector<uint64_t> sizes64(sizes.begin(), sizes.end());
+    std::vector<StatusOr<std::vector<RemoteReplica>>> started =
+        master->BatchPutStart(keys, sizes64, ToPutConfig(options), chain);
+    std::vector<Status> out(keys.size());
+    std::vector<size_t> writing;
+    std::vector<const std::vector<RemoteReplica>*> replicas;
+    std::vector<const std::byte*> buffers;
+    for (size_t i = 0; i < keys.size(); ++i) {
+      if (!started[i].ok()) {
+        out[i] = started[i].status();
+        continue;
+      }
+      writing.push_back(i);
+      replicas.push_back(&started[i].value());
+      buffers.push_back(data[i]);
+    }
+    if (writing.empty()) return out;
+    std::vector<Status> written = io->WriteAll(replicas, buffers);
+    std::vector<std::string> end_keys, revoke_keys;
+    std::vector<size_t> end_idx;
+    for (size_t k = 0; k < writing.size(); ++k) {
+      if (written[k].ok()) {
+        end_keys.push_back(keys[writing[k]]);
+        end_idx.push_back(writing[k]);
+      } else {
+        out[writing[k]] = std::move(written[k]);
+        revoke_keys.push_back(keys[writing[k]]);
+      }
+    }
+    // Revoke first: a failed write must not linger as a pending put. A revoke
+    // that fails (master gone) is reclaimed by the master's put timeout.
+    if (!revoke_keys.empty()) (void)master->BatchPutRevoke(revoke_keys);
+    if (!end_keys.empty()) {
+      std::vector<Status> ended = master->BatchPutEnd(end_keys);
+      for (size_t k = 0; k < end_idx.size(); ++k) out[end_idx[k]] = std::move(ended[k]);
+    }
+    return out;
+  }
+
+  // Reads every readable key into the destination chosen by `dest(i, size)`,
+  // which returns the buffer or an error (e.g. too small). prefix_mode stops at
+  // the first key the master cannot serve. Results in input order, possibly
+  // shorter than keys in prefix mode.
+  template <typename Dest>
+  std::vector<StatusOr<size_t>> GetMany(std::span<const std::string> keys, bool prefix_mode,
+                                        Dest&& dest) {
+    std::vector<StatusOr<RemoteRead>> reads = master->BatchGetReplicaList(keys, prefix_mode);
+    std::vector<StatusOr<size_t>> out;
+    out.reserve(reads.size());
+    std::vector<size_t> reading;
+    std::vector<const std::vector<RemoteReplica>*> replicas;
+    std::vector<std::byte*> buffers;
+    for (size_t i = 0; i < reads.size(); ++i) {
+      if (!reads[i].ok()) {
+        out.emplace_back(reads[i].status());
+        continue;
+      }
+      StatusOr<std::byte*> buf = dest(i, reads[i].value().size);
+      if (!buf.ok()) {
+        out.emplace_back(buf.status());
+        continue;
+      }
+      out.emplace_back(size_t{reads[i].value().size});
+      reading.push_back(i);
+      replicas.push_back(&reads[i].value().replicas);
+      buffers.push_back(buf.value());
+    }
+    if (!reading.empty()) {
+      std::vector<Status> res = io->ReadAny(replicas, buffers);
+      for (size_t k = 0; k < reading.size(); ++k) {
+        if (!res[k].ok()) out[reading[k]] = std::move(res[k]);
+      }
+    }
+    return out;
+  }
+
+  Status CheckBatch(size_t keys, size_t a, size_t b) const {
+    if (a != keys || b != keys) {
+      return Status(ErrorCode::kInvalidArgument,
+                    "batch needs one pointer and one size per key (" + std::to_string(keys) +
+                        " keys, " + std::to_string(a) + " pointers, " + std::to_string(b) +
+                        " sizes)");
+    }
+    return Status::Ok();
+  }
+};
+
+Client::Client(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Client::~Client() = default;
+
+StatusOr<std::unique_ptr<Client>> Client::Connect(const ClientConfig& config) {
+  auto impl = std::make_unique<Impl>();
+  impl->config = config;
+  rpc::MasterClientOptions mo;
+  mo.address = config.master_address;
+  mo.rpc_timeout_ms = config.rpc_timeout_ms;
+  mo.attempts = config.rpc_attempts;
+  StatusOr<std::unique_ptr<rpc::MasterClient>> master = rpc::MasterClient::Create(mo);
+  if (!master.ok()) return master.status();
+  impl->master = std::move(master.value());
+  transfer::TcpTransportOptions to;
+  to.lanes = config.tcp_lanes;
+  impl->tcp = transfer::MakeTcpTransport(to);
+  if (config.use_shared_memory) impl->shm = transfer::MakeShmTransport();
+  impl->io = std::make_unique<client::ReplicaIo>(*impl->tcp, impl->shm.get(),
+                                                 config.transfer_timeout_ms);
+  return std::unique_ptr<Client>(new Client(std::move(impl)));
+}
+
+const std::string& Client::master_address() const { return impl_->master->address(); }
+
+Status Client::Put(const std::string& key, std::span<const std::byte> value,
+                   const PutOptions& options) {
+  const std::byte* data = value.data();
+  size_t size = value.size();
+  return std::move(impl_->PutMany({&key, 1}, {&data, 1}, {&size, 1}, options, false)[0]);
+}
+
+StatusOr<std::vector<std::byte>> Client::Get(const std::string& key) {
+  std::vector<std::byte> value;
+  auto r = impl_->GetMany({&key, 1}, false, [&](size_t, uint64_t size) -> StatusOr<std::byte*> {
+    value.resize(size);
+    return value.data();
+  });
+  if (!r[0].ok()) return r[0].status();
+  return value;
+}
+
+StatusOr<bool> Client::Exists(const std::string& key) { return impl_->master->Exists(key); }
+
+Status Client::Remove(const std::string& key, bool force) {
+  return impl_->master->Remove(key, force);
+}
+
+std::vector<Status> Client::BatchPut(std::span<const std::string> keys,
+                                     std::span<const std::span<const std::byte>> values,
+                                     const PutOptions& options, bool chain) {
+  if (values.size() != keys.size()) {
+    return std::vector<Status>(keys.size(),
+                               Status(ErrorCode::kInvalidArgument, "one value per key needed"));
+  }
+  std::vector<const std::byte*> data;
+  std::vector<size_t> sizes;
+  for (auto v : values) {
+    data.push_back(v.data());
+    sizes.push_back(v.size());
+  }
+  return impl_->PutMany(keys, data, sizes, options, chain);
+}
+
+std::vector<StatusOr<std::vector<std::byte>>> Client::BatchGet(std::span<const std::string> keys) {
+  std::vector<std::vector<std::byte>> values(keys.size());
+  auto r = impl_->GetMany(keys, false, [&](size_t i, uint64_t size) -> StatusOr<std::byte*> {
+    values[i].resize(size);
+    return values[i].data();
+  });
+  std::vector<StatusOr<std::vector<std::byte>>> out;
+  out.reserve(keys.size());
+  for (size_t i = 0; i < keys.size(); ++i) {
+    if (r[i].ok()) {
+      out.emplace_back(std::move(values[i]));
+    } else {
+      out.emplace_back(r[i].status());
+    }
+  }
+  return out;
+}
+
+StatusOr<std::vector<bool>> Client::BatchExists(std::span<const std::string> keys) {
+  StatusOr<master::BatchExistsResult> r = impl_->master->BatchExists(keys);
+  if (!r.ok()) return r.status();
+  return std::move(r.value().present);
+}
+
+std::vector<Status> Client::BatchRemove(std::span<const std::string> keys, bool force) {
+  return impl_->master->BatchRemove(keys, force);
+}
+
+Status Client::RegisterBuffer(void* ptr, size_t size) { return impl_->buffers.Register(ptr, size); }
+Status Client::UnregisterBuffer(void* ptr) { return impl_->buffers.Unregister(ptr); }
+
+Status Client::PutFrom(const std::string& key, const void* ptr, size_t size,
+                       const PutOptions& options) {
+  void* p = const_cast<void*>(ptr);
+  return std::move(BatchPutFrom({&key, 1}, {&p, 1}, {&size, 1}, options, false)[0]);
+}
+
+StatusOr<size_t> Client::GetInto(const std::string& key, void* ptr, size_t capacity) {
+  return std::move(BatchGetInto({&key, 1}, {&ptr, 1}, {&capacity, 1})[0]);
+}
+
+std::vector<Status> Client::BatchPutFrom(std::span<const std::string> keys,
+                                         std::span<void* const> ptrs,
+                                         std::span<const size_t> sizes, const PutOptions& options,
+                                         bool chain) {
+  if (Status s = impl_->CheckBatch(keys.size(), ptrs.size(), sizes.size()); !s.ok()) {
+    return std::vector<Status>(keys.size(), s);
+  }
+  // Keys whose buffer is not registered fail alone; the rest still go.
+  std::vector<Status> out(keys.size());
+  std::vector<std::string> ok_keys;
+  std::vector<const std::byte*> ok_ptrs;
+  std::vector<size_t> ok_sizes, ok_idx;
+  for (size_t i = 0; i < keys.size(); ++i) {
+    if (Status s = impl_->buffers.Check(ptrs[i], sizes[i]); !s.ok()) {
+      out[i] = std::move(s);
+      continue;
+    }
+    ok_keys.push_back(keys[i]);
+    ok_ptrs.push_back(static_cast<const std::byte*>(ptrs[i]));
+    ok_sizes.push_back(sizes[i]);
+    ok_idx.push_back(i);
+  }
+  if (chain && ok_idx.size() != keys.size()) {
+    // A chain with a hole would link pages across it; refuse the whole batch.
+    for (size_t i : ok_idx) {
+      out[i] = Status(ErrorCode::kInvalidArgument, "another page of this chain was refused");
+    }
+    return out;
+  }
+  std::vector<Status> r = impl_->PutMany(ok_keys, ok_ptrs, ok_sizes, options, chain);
+  for (size_t k = 0; k < ok_idx.size(); ++k) out[ok_idx[k]] = std::move(r[k]);
+  return out;
+}
+
+std::vector<StatusOr<size_t>> Client::BatchGetInto(std::span<const std::string> keys,
+                                                   std::span<void* const> ptrs,
+                                                   std::span<const size_t> capacities) {
+  if (Status s = impl_->CheckBatch(keys.size(), ptrs.size(), capacities.size()); !s.ok()) {
+    return std::vector<StatusOr<size_t>>(keys.size(), s);
+  }
+  return impl_->GetMany(keys, false, [&](size_t i, uint64_t size) -> StatusOr<std::byte*> {
+    if (size > capacities[i]) {
+      return Status(ErrorCode::kBufferTooSmall,
+                    "buffer of " + std::to_string(capacities[i]) + " bytes is too small: '" +
+                        keys[i] + "' needs " + std::to_string(size) + " bytes");
+    }
+    if (Status s = impl_->buffers.Check(ptrs[i], size); !s.ok()) return s;
+    return static_cast<std::byte*>(ptrs[i]);
+  });
+}
+
+StatusOr<size_t> Client::BatchQueryPrefix(std::span<const std::string> keys) {
+  return impl_->master->BatchQueryPrefix(keys);
+}
+
+StatusOr<size_t> Client::GetPrefixInto(std::span<const std::string> keys,
+                                       std::span<void* const> ptrs,
+                                       std::span<const size_t> capacities) {
+  if (Status s = impl_->CheckBatch(keys.size(), ptrs.size(), capacities.size()); !s.ok()) {
+    return s;
+  }
+  std::vector<StatusOr<size_t>> r =
+      impl_->GetMany(keys, true, [&](size_t i, uint64_t size) -> StatusOr<std::byte*> {
+        if (size > capacities[i]) {
+          return Status(ErrorCode::kBufferTooSmall,
+                        "page " + std::to_string(i) + " needs " + std::to_string(size) +
+                            " bytes, buffer has " + std::to_string(capacities[i]));
+        }
+        if (Status s = impl_->buffers.Check(ptrs[i], size); !s.ok()) return s;
+        return static_cast<std::byte*>(ptrs[i]);
+      });
+  size_t leading = 0;
+  while (leading < r.size() && r[leading].ok()) ++leading;
+  // A control-plane failure on the first page is an error, not an empty prefix.
+  if (leading == 0 && !r.empty()) {
+    ErrorCode c = r[0].status().code();
+    if (c == ErrorCode::kUnavailable || c == ErrorCode::kTimeout ||
+        c == ErrorCode::kBufferNotRegistered || c == ErrorCode::kBufferTooSmall) {
+      return r[0].status();
+    }
+  }
+  return leading;
+}
+
+StatusOr<std::vector<std::string>> Client::List(const std::string& prefix, size_t limit) {
+  return impl_->master->List(prefix, limit);
+}
+
+StatusOr<size_t> Client::RemoveByPrefix(const std::string& prefix, bool force) {
+  return impl_->master->RemoveByPrefix(prefix, force);
+}
+
+StatusOr<size_t> Client::RemoveAll(bool force) { return impl_->master->RemoveAll(force); }
+
+StatusOr<uint64_t> Client::GetSize(const std::string& key) {
+  StatusOr<RemoteRead> r = impl_->master->GetReplicaList(key);
+  if (!r.ok()) return r.status();
+  return r.value().size;
+}
+
+StatusOr<ClusterStat> Client::Stat() {
+  StatusOr<rpc::ClusterStats> s = impl_->master->Stats();
+  if (!s.ok()) return s.status();
+  ClusterStat out;
+  out.objects = s.value().objects;
+  out.pending_puts = s.value().pending_puts;
+  out.capacity_bytes = s.value().capacity_bytes;
+  out.used_bytes = s.value().used_bytes;
+  out.counters = s.value().counters;
+  for (const master::SegmentInfo& seg : s.value().segments) {
+    out.segments.push_back(
+        {seg.spec.name, seg.spec.owner_node, seg.spec.endpoint, seg.spec.capacity, seg.used_bytes});
+  }
+  return out;
+}
+
+}  // namespace crescent

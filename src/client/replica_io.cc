@@ -1,0 +1,99 @@
+#include "client/replica_io.h"
+
+#include <algorithm>
+
+namespace crescent::client {
+
+transfer::Transport& ReplicaIo::Pick(const std::string& endpoint) {
+  if (shm_ != nullptr && shm_->CanReach(endpoint)) return *shm_;
+  return tcp_;
+}
+
+std::vector<Status> ReplicaIo::Run(const std::vector<transfer::TransferOp>& ops) {
+  std::vector<Status> out(ops.size());
+  std::vector<size_t> via_shm, via_tcp;
+  for (size_t i = 0; i < ops.size(); ++i) {
+    (&Pick(ops[i].endpoint) == &tcp_ ? via_tcp : via_shm).push_back(i);
+  }
+  for (auto [transport, idx] : {std::pair{shm_, &via_shm}, std::pair{&tcp_, &via_tcp}}) {
+    if (idx->empty()) continue;
+    std::vector<transfer::TransferOp> group;
+    group.reserve(idx->size());
+    for (size_t i : *idx) group.push_back(ops[i]);
+    std::vector<Status> res = transport->Execute(group, timeout_ms_);
+    for (size_t k = 0; k < idx->size(); ++k) out[(*idx)[k]] = std::move(res[k]);
+  }
+  return out;
+}
+
+std::vector<size_t> ReplicaIo::PreferenceOrder(const std::vector<rpc::RemoteReplica>& list) {
+  std::vector<size_t> order(list.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  if (shm_ != nullptr) {
+    std::stable_partition(order.begin(), order.end(),
+                          [&](size_t i) { return shm_->CanReach(list[i].endpoint); });
+  }
+  return order;
+}
+
+std::vector<Status> ReplicaIo::WriteAll(
+    std::span<const std::vector<rpc::RemoteReplica>* const> replicas,
+    std::span<const std::byte* const> buffers) {
+  std::vector<Status> out(replicas.size());
+  std::vector<transfer::TransferOp> ops;
+  std::vector<size_t> owner;
+  for (size_t i = 0; i < replicas.size(); ++i) {
+    if (replicas[i]->empty()) {
+      out[i] = Status(ErrorCode::kInternal, "master returned no replica to write");
+      continue;
+    }
+    for (const rpc::RemoteReplica& r : *replicas[i]) {
+      // A write op only reads the buffer; TransferOp's pointer is shared with reads.
+      ops.push_back({r.endpoint, r.cap, const_cast<std::byte*>(buffers[i])});
+      owner.push_back(i);
+    }
+  }
+  std::vector<Status> res = Run(ops);
+  for (size_t k = 0; k < ops.size(); ++k) {
+    if (!res[k].ok() && out[owner[k]].ok()) out[owner[k]] = std::move(res[k]);
+  }
+  return out;
+}
+
+std::vector<Status> ReplicaIo::ReadAny(
+    std::span<const std::vector<rpc::RemoteReplica>* const> replicas,
+    std::span<std::byte* const> buffers) {
+  std::vector<Status> out(replicas.size(),
+                          Status(ErrorCode::kObjectNotFound, "object has no readable replica"));
+  std::vector<std::vector<size_t>> order(replicas.size());
+  std::vector<size_t> pending;
+  size_t rounds = 0;
+  for (size_t i = 0; i < replicas.size(); ++i) {
+    order[i] = PreferenceOrder(*replicas[i]);
+    if (!order[i].empty()) pending.push_back(i);
+    rounds = std::max(rounds, order[i].size());
+  }
+  for (size_t round = 0; round < rounds && !pending.empty(); ++round) {
+    std::vector<transfer::TransferOp> ops;
+    std::vector<size_t> owner;
+    for (size_t i : pending) {
+      if (round >= order[i].size()) continue;
+      const rpc::RemoteReplica& r = (*replicas[i])[order[i][round]];
+      ops.push_back({r.endpoint, r.cap, buffers[i]});
+      owner.push_back(i);
+    }
+    std::vector<Status> res = Run(ops);
+    std::vector<size_t> still;
+    for (size_t k = 0; k < ops.size(); ++k) {
+      out[owner[k]] = std::move(res[k]);
+      // An expired lease will not improve on another replica of the same grant.
+      if (!out[owner[k]].ok() && out[owner[k]].code() != ErrorCode::kLeaseExpired) {
+        still.push_back(owner[k]);
+      }
+    }
+    pending = std::move(still);
+  }
+  return out;
+}
+
+}  // namespace crescent::client

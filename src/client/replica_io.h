@@ -1,0 +1,46 @@
+// ReplicaIo: moves objects' bytes between client memory and their replicas,
+// choosing a transport per replica (same-host shared memory when the node offers
+// it and we can reach it, TCP otherwise) and batching each transport's ops into
+// one Execute so TCP can pipeline them over its lanes.
+//
+//  - WriteAll: an object succeeds only when every one of its replicas was written
+//    (the caller then ends the put; otherwise it revokes it).
+//  - ReadAny: each object is read from its first reachable replica; a failed
+//    replica is retried on the next, round by round, until one succeeds or none
+//    is left. The reported error is the last replica's.
+#pragma once
+
+#include <cstddef>
+#include <span>
+#include <vector>
+
+#include "crescent/status.h"
+#include "rpc/master_client.h"
+#include "transfer/transport.h"
+
+namespace crescent::client {
+
+class ReplicaIo {
+ public:
+  // `shm` may be null (shared memory disabled). Both must outlive this.
+  ReplicaIo(transfer::Transport& tcp, transfer::Transport* shm, int64_t timeout_ms)
+      : tcp_(tcp), shm_(shm), timeout_ms_(timeout_ms) {}
+
+  std::vector<Status> WriteAll(std::span<const std::vector<rpc::RemoteReplica>* const> replicas,
+                               std::span<const std::byte* const> buffers);
+  std::vector<Status> ReadAny(std::span<const std::vector<rpc::RemoteReplica>* const> replicas,
+                              std::span<std::byte* const> buffers);
+
+ private:
+  transfer::Transport& Pick(const std::string& endpoint);
+  // Runs ops (grouped by transport) and returns their statuses in order.
+  std::vector<Status> Run(const std::vector<transfer::TransferOp>& ops);
+  // Replica indices of `list`, same-host ones first.
+  std::vector<size_t> PreferenceOrder(const std::vector<rpc::RemoteReplica>& list);
+
+  transfer::Transport& tcp_;
+  transfer::Transport* shm_;
+  int64_t timeout_ms_;
+};
+
+}  // namespace crescent::client

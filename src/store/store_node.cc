@@ -1,0 +1,133 @@
+#include "store/store_node.h"
+
+#include <unistd.h>
+
+#include <cstdio>
+
+#include "transfer/endpoint.h"
+
+namespace crescent::store {
+namespace {
+
+std::string DefaultNodeId() {
+  char host[256] = {};
+  if (gethostname(host, sizeof host - 1) != 0) std::snprintf(host, sizeof host, "node");
+  return std::string(host) + "-" + std::to_string(getpid());
+}
+
+}  // namespace
+
+StatusOr<std::unique_ptr<StoreNode>> StoreNode::Start(const StoreNodeOptions& options,
+                                                      const std::string& secret) {
+  StatusOr<transfer::CapabilitySigner> signer = transfer::CapabilitySigner::Create(secret);
+  if (!signer.ok()) return signer.status();
+  StoreNodeOptions o = options;
+  if (o.node_id.empty()) o.node_id = DefaultNodeId();
+  if (o.segment_name.empty()) o.segment_name = o.node_id + "/dram0";
+  if (o.segment_size == 0) {
+    return Status(ErrorCode::kInvalidSize, "segment size must be greater than 0");
+  }
+  std::unique_ptr<StoreNode> node(new StoreNode(std::move(o), std::move(signer.value())));
+  const StoreNodeOptions& opt = node->options_;
+
+  auto segment = transfer::SegmentMemory::Create(opt.segment_name, opt.segment_size);
+  if (!segment.ok()) return segment.status();
+  node->segment_ = std::move(segment.value());
+
+  transfer::TcpServerOptions tcp_options;
+  tcp_options.host = opt.host;
+  tcp_options.port = opt.port;
+  tcp_options.threads = opt.io_threads;
+  auto tcp = transfer::TcpDataServer::Start(tcp_options, *node->segment_, node->signer_);
+  if (!tcp.ok()) return tcp.status();
+  node->tcp_ = std::move(tcp.value());
+
+  transfer::Endpoint ep{opt.host, node->tcp_->port(), ""};
+  if (opt.shared_memory) {
+    // Unique per process and start, so a restarted node never inherits the
+    // previous incarnation's capabilities (they are bound to the endpoint).
+    ep.shm_name = "crescent-" + std::to_string(getpid()) + "-" +
+                  transfer::RandomSecret().substr(0, 16);
+    auto shm = transfer::ShmServer::Start(ep.shm_name, *node->segment_, node->signer_);
+    if (!shm.ok()) return shm.status();
+    node->shm_ = std::move(shm.value());
+  }
+  node->endpoint_ = ep.ToString();
+  node->segment_->SetBinding(node->endpoint_);
+
+  auto master = rpc::MasterClient::Create(opt.master);
+  if (!master.ok()) return master.status();
+  node->master_ = std::move(master.value());
+  if (Status s = node->Mount(); !s.ok()) return s;
+  node->heartbeat_ = std::thread([n = node.get()] { n->HeartbeatLoop(); });
+  return node;
+}
+
+Status StoreNode::Mount() {
+  master::SegmentSpec spec;
+  spec.name = options_.segment_name;
+  spec.capacity = options_.segment_size;
+  spec.owner_node = options_.node_id;
+  spec.endpoint = endpoint_;
+  spec.tier = master::Tier::kDram;
+  StatusOr<master::SegmentId> id = master_->MountSegment(spec);
+  if (!id.ok()) {
+    return Status(id.status().code(), "mounting segment " + spec.name + " on master " +
+                                          master_->address() + ": " + id.status().message());
+  }
+  segment_->SetId(id.value());
+  return Status::Ok();
+}
+
+void StoreNode::HeartbeatLoop() {
+  std::unique_lock lock(mu_);
+  while (!stop_) {
+    cv_.wait_for(lock, std::chrono::milliseconds(options_.heartbeat_interval_ms));
+    if (stop_) break;
+    lock.unlock();
+    Status s = master_->Heartbeat(options_.node_id);
+    if (s.code() == ErrorCode::kNodeUnknown) {
+      // Until the remount lands, capabilities for the old id are refused.
+      segment_->SetId(0);
+      Status m = Mount();
+      if (m.ok()) {
+        std::lock_guard g(mu_);
+        ++remounts_;
+        std::fprintf(stderr, "crescent store: remounted %s (segment id %u)\n",
+                     options_.segment_name.c_str(), segment_->id());
+      } else {
+        std::fprintf(stderr, "crescent store: remount failed: %s\n", m.ToString().c_str());
+      }
+    }
+    lock.lock();
+  }
+}
+
+uint64_t StoreNode::remounts() const {
+  std::lock_guard g(mu_);
+  return remounts_;
+}
+
+void StoreNode::Stop() {
+  {
+    std::lock_guard g(mu_);
+    if (stop_) return;
+    stop_ = true;
+  }
+  cv_.notify_all();
+  if (heartbeat_.joinable()) heartbeat_.join();
+  if (master_ && segment_ && segment_->id() != 0) {
+    Status s = master_->UnmountSegment(options_.segment_name, options_.node_id);
+    if (!s.ok()) {
+      std::fprintf(stderr, "crescent store: unmount failed (the master drops the segment "
+                           "after the heartbeat TTL): %s\n",
+                   s.ToString().c_str());
+    }
+  }
+  if (shm_) shm_->Stop();
+  if (tcp_) tcp_->Stop();
+}
+
+StoreNode::~StoreNode() { Stop(); }
+
+}  // namespace crescent::store

@@ -1,0 +1,75 @@
+// StoreNode: one store node's life. It owns a DRAM segment (a memfd), serves it
+// over TCP and same-host shared memory, mounts it on the master and heartbeats.
+//
+//  - Start() binds the data servers first, so the endpoint it mounts with (and
+//    that capabilities are bound to) is final before any client can learn it.
+//  - The heartbeat thread remounts when the master answers NODE_UNKNOWN: the
+//    master restarted, or it declared us dead after a silence. The segment's
+//    memory is reused as empty space; the new master knows no objects in it.
+//  - Stop() unmounts (best effort: the master may be gone), then stops serving.
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "crescent/status.h"
+#include "rpc/master_client.h"
+#include "transfer/capability.h"
+#include "transfer/segment_memory.h"
+#include "transfer/shm_server.h"
+#include "transfer/tcp_server.h"
+
+namespace crescent::store {
+
+struct StoreNodeOptions {
+  std::string node_id;       // default: HOSTNAME-PID
+  std::string segment_name;  // default: NODE_ID/dram0
+  uint64_t segment_size = uint64_t{1} << 30;
+  std::string host = "127.0.0.1";  // data plane: bind and advertise
+  uint16_t port = 0;               // 0: any free port
+  int io_threads = 2;
+  bool shared_memory = true;  // offer the memfd to same-host clients
+  int64_t heartbeat_interval_ms = 1000;
+  rpc::MasterClientOptions master;
+};
+
+class StoreNode {
+ public:
+  static StatusOr<std::unique_ptr<StoreNode>> Start(const StoreNodeOptions& options,
+                                                    const std::string& secret);
+  ~StoreNode();  // Stop()s
+  void Stop();
+
+  const std::string& node_id() const { return options_.node_id; }
+  const std::string& segment_name() const { return options_.segment_name; }
+  const std::string& endpoint() const { return endpoint_; }
+  uint16_t port() const { return tcp_->port(); }
+  uint32_t segment_id() const { return segment_->id(); }
+  uint64_t remounts() const;
+
+ private:
+  StoreNode(StoreNodeOptions options, transfer::CapabilitySigner signer)
+      : options_(std::move(options)), signer_(std::move(signer)) {}
+  Status Mount();
+  void HeartbeatLoop();
+
+  StoreNodeOptions options_;
+  transfer::CapabilitySigner signer_;
+  std::unique_ptr<transfer::SegmentMemory> segment_;
+  std::unique_ptr<transfer::TcpDataServer> tcp_;
+  std::unique_ptr<transfer::ShmServer> shm_;
+  std::unique_ptr<rpc::MasterClient> master_;
+  std::string endpoint_;
+
+  mutable std::mutex mu_;  // guards stop_, remounts_; cv_ wakes the heartbeat thread
+  std::condition_variable cv_;
+  bool stop_ = false;
+  uint64_t remounts_ = 0;
+  std::thread heartbeat_;
+};
+
+}  // namespace crescent::store
