@@ -171,6 +171,9 @@ StatusOr<std::unique_ptr<MasterServer>> MasterServer::Start(
   grpc::ServerBuilder builder;
   builder.SetMaxReceiveMessageSize(options.max_message_bytes);
   builder.SetMaxSendMessageSize(options.max_message_bytes);
+  // gRPC sets SO_REUSEPORT by default, which would let a second master bind the
+  // same port and silently take half the connections.
+  builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
   builder.AddListeningPort(options.listen_address, grpc::InsecureServerCredentials(), &impl->port);
   if (!options.unix_socket.empty()) {
     if (auto s = RemoveStaleSocket(options.unix_socket); !s.ok()) return s;

@@ -1,8 +1,11 @@
 // End-to-end behaviour of the control plane: MasterClient → MasterServer →
 // MasterService over real gRPC on loopback (and a Unix socket).
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <cstring>
 #include <thread>
 
 #include "rpc/rpc_test_util.h"
@@ -219,9 +222,27 @@ TEST_F(RpcServerTest, ListensOnAUnixSocket) {
   Mount();
   ASSERT_TRUE(Put("over-uds").ok());
   EXPECT_TRUE(client_->Exists("over-uds").value());
-  // A restart finds the previous socket file gone or stale and binds again.
+  client_.reset();
+  server_.reset();
+
+  // A socket file left by a dead process is replaced, not an obstacle.
+  int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+  ASSERT_GE(fd, 0);
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  std::strncpy(addr.sun_path, path.c_str(), sizeof(addr.sun_path) - 1);
+  ASSERT_EQ(bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+  close(fd);  // the file stays behind, as after a crash
   Start(options, client_options);
   EXPECT_TRUE(client_->Exists("over-uds").value());
+}
+
+TEST_F(RpcServerTest, BusyPortIsAnError) {
+  MasterServerOptions options = DefaultServerOptions();
+  options.listen_address = "127.0.0.1:" + std::to_string(server_->port());
+  auto second = MasterServer::Start(options, *master_, *signer_);
+  EXPECT_EQ(second.status().code(), ErrorCode::kUnavailable);
+  EXPECT_NE(second.status().message().find(options.listen_address), std::string::npos);
 }
 
 TEST_F(RpcServerTest, UnreachableMasterReturnsUnavailableNamingTheAddress) {
