@@ -5,6 +5,9 @@
 // cannot be reached (gRPC UNAVAILABLE) is retried with exponential backoff up to
 // `attempts` times, then returns kUnavailable with a message naming the address;
 // a deadline returns kTimeout. Engine errors come back as the engine's Status.
+//
+// `Status` is spelled crescent::Status here because the generated wire classes
+// (rpc/master.pb.h) declare a crescent::rpc::Status of their own.
 #pragma once
 
 #include <cstdint>
@@ -28,6 +31,7 @@ struct MasterClientOptions {
   int attempts = 4;  // tries per call while the master is unreachable
   int64_t backoff_initial_ms = 50;
   int64_t backoff_max_ms = 1000;
+  int max_message_bytes = 64 << 20;  // gRPC receive/send limit (match the server's)
 };
 
 // The address MasterClient would use for `configured` (see above).
@@ -62,20 +66,21 @@ class MasterClient {
   const std::string& address() const;
 
   StatusOr<master::SegmentId> MountSegment(const master::SegmentSpec& spec);
-  Status UnmountSegment(const std::string& name, const std::string& owner_node);
-  Status Heartbeat(const std::string& node);  // kNodeUnknown: remount
+  crescent::Status UnmountSegment(const std::string& name, const std::string& owner_node);
+  crescent::Status Heartbeat(const std::string& node);  // kNodeUnknown: remount
   StatusOr<std::vector<master::SegmentInfo>> ListSegments();
 
   StatusOr<std::vector<RemoteReplica>> PutStart(const std::string& key, uint64_t size,
                                                 const master::PutConfig& config);
-  Status PutEnd(const std::string& key);
-  Status PutRevoke(const std::string& key);
+  crescent::Status PutEnd(const std::string& key);
+  crescent::Status PutRevoke(const std::string& key);
   // Per-key results in input order; an RPC-level failure fills every slot with it.
-  std::vector<StatusOr<std::vector<RemoteReplica>>> BatchPutStart(
-      std::span<const std::string> keys, std::span<const uint64_t> sizes,
-      const master::PutConfig& config, bool chain);
-  std::vector<Status> BatchPutEnd(std::span<const std::string> keys);
-  std::vector<Status> BatchPutRevoke(std::span<const std::string> keys);
+  std::vector<StatusOr<std::vector<RemoteReplica>>> BatchPutStart(std::span<const std::string> keys,
+                                                                  std::span<const uint64_t> sizes,
+                                                                  const master::PutConfig& config,
+                                                                  bool chain);
+  std::vector<crescent::Status> BatchPutEnd(std::span<const std::string> keys);
+  std::vector<crescent::Status> BatchPutRevoke(std::span<const std::string> keys);
 
   StatusOr<RemoteRead> GetReplicaList(const std::string& key);
   std::vector<StatusOr<RemoteRead>> BatchGetReplicaList(std::span<const std::string> keys,
@@ -84,8 +89,8 @@ class MasterClient {
   StatusOr<master::BatchExistsResult> BatchExists(std::span<const std::string> keys);
   StatusOr<size_t> BatchQueryPrefix(std::span<const std::string> keys);
 
-  Status Remove(const std::string& key, bool force);
-  std::vector<Status> BatchRemove(std::span<const std::string> keys, bool force);
+  crescent::Status Remove(const std::string& key, bool force);
+  std::vector<crescent::Status> BatchRemove(std::span<const std::string> keys, bool force);
   StatusOr<size_t> RemoveByPrefix(const std::string& prefix, bool force);
   StatusOr<size_t> RemoveAll(bool force);
   StatusOr<std::vector<std::string>> List(const std::string& prefix, size_t limit);

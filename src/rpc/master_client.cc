@@ -1,0 +1,414 @@
+// MasterClient: one channel, one stub, and one retry loop (Impl::Invoke) that all
+// calls share. Conversions to Crescent types live in convert.h; this file maps
+// gRPC outcomes to Status and reply shapes to the client's types.
+#include "rpc/master_client.h"
+
+#include <grpcpp/grpcpp.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <thread>
+
+#include "rpc/convert.h"
+#include "rpc/master.grpc.pb.h"
+
+namespace crescent::rpc {
+namespace {
+
+constexpr const char* kDefaultMasterAddress = "127.0.0.1:50051";
+
+// Transport errors other than UNAVAILABLE (retried) and DEADLINE_EXCEEDED.
+crescent::Status FromGrpc(const grpc::Status& s, const char* rpc) {
+  ErrorCode code = ErrorCode::kInternal;
+  switch (s.error_code()) {
+    case grpc::StatusCode::DEADLINE_EXCEEDED: code = ErrorCode::kTimeout; break;
+    case grpc::StatusCode::UNAVAILABLE: code = ErrorCode::kUnavailable; break;
+    case grpc::StatusCode::INVALID_ARGUMENT:
+    case grpc::StatusCode::OUT_OF_RANGE:
+    case grpc::StatusCode::FAILED_PRECONDITION:
+    case grpc::StatusCode::RESOURCE_EXHAUSTED:  // e.g. a message over the size limit
+      code = ErrorCode::kInvalidArgument;
+      break;
+    case grpc::StatusCode::UNIMPLEMENTED: code = ErrorCode::kUnsupported; break;
+    default: break;
+  }
+  return crescent::Status(code, std::string("master RPC ") + rpc + " failed (grpc code " +
+                                    std::to_string(static_cast<int>(s.error_code())) +
+                                    "): " + s.error_message());
+}
+
+StatusOr<std::vector<RemoteReplica>> ReplicasFromProto(
+    const google::protobuf::RepeatedPtrField<Replica>& replicas) {
+  std::vector<RemoteReplica> out;
+  out.reserve(replicas.size());
+  for (const Replica& r : replicas) {
+    auto cap = FromProto(r.cap());
+    if (!cap.ok()) return cap.status();
+    out.push_back({r.endpoint(), *cap});
+  }
+  return out;
+}
+
+StatusOr<std::vector<RemoteReplica>> PutFromProto(const PutStartResponse& r) {
+  if (auto s = FromProto(r.status()); !s.ok()) return s;
+  return ReplicasFromProto(r.replicas());
+}
+
+StatusOr<RemoteRead> ReadFromProto(const ReadResult& r) {
+  if (auto s = FromProto(r.status()); !s.ok()) return s;
+  auto replicas = ReplicasFromProto(r.replicas());
+  if (!replicas.ok()) return replicas.status();
+  return RemoteRead{r.size(), std::move(replicas).value(), r.lease_expiry_unix_ms()};
+}
+
+KeysRequest MakeKeys(std::span<const std::string> keys) {
+  KeysRequest req;
+  req.mutable_keys()->Assign(keys.begin(), keys.end());
+  return req;
+}
+
+template <typename T>
+std::vector<T> Every(size_t n, const crescent::Status& s) {
+  return std::vector<T>(n, T(s));
+}
+
+crescent::Status ShortReply(size_t got, size_t want) {
+  return crescent::Status(ErrorCode::kInternal, "master replied with " + std::to_string(got) +
+                                                    " results for " + std::to_string(want) +
+                                                    " keys");
+}
+
+std::vector<crescent::Status> StatusesFromProto(const StatusesResponse& resp, size_t want) {
+  if (static_cast<size_t>(resp.statuses_size()) != want) {
+    return Every<crescent::Status>(want, ShortReply(resp.statuses_size(), want));
+  }
+  std::vector<crescent::Status> out;
+  out.reserve(want);
+  for (const Status& s : resp.statuses()) out.push_back(FromProto(s));
+  return out;
+}
+
+}  // namespace
+
+std::string ResolveMasterAddress(const std::string& configured) {
+  if (!configured.empty()) return configured;
+  if (const char* env = std::getenv("CRESCENT_MASTER"); env != nullptr && *env != '\0') {
+    return env;
+  }
+  return kDefaultMasterAddress;
+}
+
+struct MasterClient::Impl {
+  MasterClientOptions options;
+  std::string address;
+  std::shared_ptr<grpc::Channel> channel;
+  std::unique_ptr<Master::Stub> stub;
+
+  // Calls `method` with a fresh deadline per try, retrying UNAVAILABLE with
+  // exponential backoff. A retried non-idempotent call (a put start whose reply
+  // was lost) may answer kObjectAlreadyExists; callers treat that as a conflict.
+  template <typename Req, typename Resp>
+  crescent::Status Invoke(const char* rpc,
+                          grpc::Status (Master::Stub::*method)(grpc::ClientContext*, const Req&,
+                                                               Resp*),
+                          const Req& req, Resp* resp) const {
+    int64_t backoff_ms = options.backoff_initial_ms;
+    grpc::Status last;
+    for (int attempt = 1; attempt <= options.attempts; ++attempt) {
+      grpc::ClientContext ctx;
+      ctx.set_deadline(std::chrono::system_clock::now() +
+                       std::chrono::milliseconds(options.rpc_timeout_ms));
+      resp->Clear();
+      last = (stub.get()->*method)(&ctx, req, resp);
+      if (last.ok()) return crescent::Status::Ok();
+      if (last.error_code() != grpc::StatusCode::UNAVAILABLE) return FromGrpc(last, rpc);
+      if (attempt < options.attempts) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(backoff_ms));
+        backoff_ms = std::min(backoff_ms * 2, options.backoff_max_ms);
+      }
+    }
+    return crescent::Status(ErrorCode::kUnavailable, "master at " + address +
+                                                         " unreachable after " +
+                                                         std::to_string(options.attempts) +
+                                                         " attempts: " + last.error_message());
+  }
+};
+
+StatusOr<std::unique_ptr<MasterClient>> MasterClient::Create(const MasterClientOptions& options) {
+  if (options.attempts < 1 || options.rpc_timeout_ms <= 0 || options.backoff_initial_ms < 0 ||
+      options.backoff_max_ms < options.backoff_initial_ms || options.max_message_bytes <= 0) {
+    return crescent::Status(ErrorCode::kInvalidArgument,
+                            "client options: need attempts >= 1, rpc_timeout_ms > 0, "
+                            "0 <= backoff_initial_ms <= backoff_max_ms, max_message_bytes > 0");
+  }
+  auto impl = std::make_unique<Impl>();
+  impl->options = options;
+  impl->address = ResolveMasterAddress(options.address);
+  grpc::ChannelArguments args;
+  args.SetMaxReceiveMessageSize(options.max_message_bytes);
+  args.SetMaxSendMessageSize(options.max_message_bytes);
+  impl->channel =
+      grpc::CreateCustomChannel(impl->address, grpc::InsecureChannelCredentials(), args);
+  if (!impl->channel) {
+    return crescent::Status(ErrorCode::kInvalidArgument,
+                            "cannot create a channel to " + impl->address);
+  }
+  impl->stub = Master::NewStub(impl->channel);
+  return std::unique_ptr<MasterClient>(new MasterClient(std::move(impl)));
+}
+
+MasterClient::MasterClient(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+MasterClient::~MasterClient() = default;
+const std::string& MasterClient::address() const { return impl_->address; }
+
+using Stub = Master::Stub;
+
+// ---- Segments ----
+
+StatusOr<master::SegmentId> MasterClient::MountSegment(const master::SegmentSpec& spec) {
+  MountSegmentRequest req;
+  ToProto(spec, req.mutable_spec());
+  MountSegmentResponse resp;
+  if (auto s = impl_->Invoke("MountSegment", &Stub::MountSegment, req, &resp); !s.ok()) return s;
+  if (auto s = FromProto(resp.status()); !s.ok()) return s;
+  return resp.segment_id();
+}
+
+crescent::Status MasterClient::UnmountSegment(const std::string& name,
+                                              const std::string& owner_node) {
+  UnmountSegmentRequest req;
+  req.set_name(name);
+  req.set_owner_node(owner_node);
+  StatusResponse resp;
+  if (auto s = impl_->Invoke("UnmountSegment", &Stub::UnmountSegment, req, &resp); !s.ok()) {
+    return s;
+  }
+  return FromProto(resp.status());
+}
+
+crescent::Status MasterClient::Heartbeat(const std::string& node) {
+  HeartbeatRequest req;
+  req.set_node(node);
+  StatusResponse resp;
+  if (auto s = impl_->Invoke("Heartbeat", &Stub::Heartbeat, req, &resp); !s.ok()) return s;
+  return FromProto(resp.status());
+}
+
+StatusOr<std::vector<master::SegmentInfo>> MasterClient::ListSegments() {
+  ListSegmentsResponse resp;
+  if (auto s = impl_->Invoke("ListSegments", &Stub::ListSegments, Empty(), &resp); !s.ok()) {
+    return s;
+  }
+  if (auto s = FromProto(resp.status()); !s.ok()) return s;
+  std::vector<master::SegmentInfo> out;
+  for (const SegmentInfo& info : resp.segments()) out.push_back(FromProto(info));
+  return out;
+}
+
+// ---- Puts ----
+
+StatusOr<std::vector<RemoteReplica>> MasterClient::PutStart(const std::string& key, uint64_t size,
+                                                            const master::PutConfig& config) {
+  PutStartRequest req;
+  req.set_key(key);
+  req.set_size(size);
+  ToProto(config, req.mutable_config());
+  PutStartResponse resp;
+  if (auto s = impl_->Invoke("PutStart", &Stub::PutStart, req, &resp); !s.ok()) return s;
+  return PutFromProto(resp);
+}
+
+crescent::Status MasterClient::PutEnd(const std::string& key) {
+  KeyRequest req;
+  req.set_key(key);
+  StatusResponse resp;
+  if (auto s = impl_->Invoke("PutEnd", &Stub::PutEnd, req, &resp); !s.ok()) return s;
+  return FromProto(resp.status());
+}
+
+crescent::Status MasterClient::PutRevoke(const std::string& key) {
+  KeyRequest req;
+  req.set_key(key);
+  StatusResponse resp;
+  if (auto s = impl_->Invoke("PutRevoke", &Stub::PutRevoke, req, &resp); !s.ok()) return s;
+  return FromProto(resp.status());
+}
+
+std::vector<StatusOr<std::vector<RemoteReplica>>> MasterClient::BatchPutStart(
+    std::span<const std::string> keys, std::span<const uint64_t> sizes,
+    const master::PutConfig& config, bool chain) {
+  using Result = StatusOr<std::vector<RemoteReplica>>;
+  BatchPutStartRequest req;
+  req.mutable_keys()->Assign(keys.begin(), keys.end());
+  req.mutable_sizes()->Assign(sizes.begin(), sizes.end());
+  ToProto(config, req.mutable_config());
+  req.set_chain(chain);
+  BatchPutStartResponse resp;
+  if (auto s = impl_->Invoke("BatchPutStart", &Stub::BatchPutStart, req, &resp); !s.ok()) {
+    return Every<Result>(keys.size(), s);
+  }
+  if (static_cast<size_t>(resp.results_size()) != keys.size()) {
+    return Every<Result>(keys.size(), ShortReply(resp.results_size(), keys.size()));
+  }
+  std::vector<Result> out;
+  out.reserve(keys.size());
+  for (const PutStartResponse& r : resp.results()) out.push_back(PutFromProto(r));
+  return out;
+}
+
+std::vector<crescent::Status> MasterClient::BatchPutEnd(std::span<const std::string> keys) {
+  StatusesResponse resp;
+  if (auto s = impl_->Invoke("BatchPutEnd", &Stub::BatchPutEnd, MakeKeys(keys), &resp); !s.ok()) {
+    return Every<crescent::Status>(keys.size(), s);
+  }
+  return StatusesFromProto(resp, keys.size());
+}
+
+std::vector<crescent::Status> MasterClient::BatchPutRevoke(std::span<const std::string> keys) {
+  StatusesResponse resp;
+  if (auto s = impl_->Invoke("BatchPutRevoke", &Stub::BatchPutRevoke, MakeKeys(keys), &resp);
+      !s.ok()) {
+    return Every<crescent::Status>(keys.size(), s);
+  }
+  return StatusesFromProto(resp, keys.size());
+}
+
+// ---- Reads ----
+
+StatusOr<RemoteRead> MasterClient::GetReplicaList(const std::string& key) {
+  KeyRequest req;
+  req.set_key(key);
+  ReadResult resp;
+  if (auto s = impl_->Invoke("GetReplicaList", &Stub::GetReplicaList, req, &resp); !s.ok()) {
+    return s;
+  }
+  return ReadFromProto(resp);
+}
+
+std::vector<StatusOr<RemoteRead>> MasterClient::BatchGetReplicaList(
+    std::span<const std::string> keys, bool prefix_mode) {
+  using Result = StatusOr<RemoteRead>;
+  BatchGetReplicaListRequest req;
+  req.mutable_keys()->Assign(keys.begin(), keys.end());
+  req.set_prefix_mode(prefix_mode);
+  BatchGetReplicaListResponse resp;
+  if (auto s = impl_->Invoke("BatchGetReplicaList", &Stub::BatchGetReplicaList, req, &resp);
+      !s.ok()) {
+    return Every<Result>(keys.size(), s);
+  }
+  // Prefix mode stops at the first unreadable key, so the reply may be shorter.
+  size_t got = resp.results_size();
+  if (prefix_mode ? got > keys.size() : got != keys.size()) {
+    return Every<Result>(keys.size(), ShortReply(got, keys.size()));
+  }
+  std::vector<Result> out;
+  out.reserve(got);
+  for (const ReadResult& r : resp.results()) out.push_back(ReadFromProto(r));
+  return out;
+}
+
+StatusOr<bool> MasterClient::Exists(const std::string& key) {
+  KeyRequest req;
+  req.set_key(key);
+  ExistsResponse resp;
+  if (auto s = impl_->Invoke("Exists", &Stub::Exists, req, &resp); !s.ok()) return s;
+  if (auto s = FromProto(resp.status()); !s.ok()) return s;
+  return resp.exists();
+}
+
+StatusOr<master::BatchExistsResult> MasterClient::BatchExists(std::span<const std::string> keys) {
+  BatchExistsResponse resp;
+  if (auto s = impl_->Invoke("BatchExists", &Stub::BatchExists, MakeKeys(keys), &resp); !s.ok()) {
+    return s;
+  }
+  if (auto s = FromProto(resp.status()); !s.ok()) return s;
+  if (static_cast<size_t>(resp.present_size()) != keys.size()) {
+    return ShortReply(resp.present_size(), keys.size());
+  }
+  master::BatchExistsResult out;
+  out.present.assign(resp.present().begin(), resp.present().end());
+  out.leading = resp.leading();
+  return out;
+}
+
+StatusOr<size_t> MasterClient::BatchQueryPrefix(std::span<const std::string> keys) {
+  BatchQueryPrefixResponse resp;
+  if (auto s = impl_->Invoke("BatchQueryPrefix", &Stub::BatchQueryPrefix, MakeKeys(keys), &resp);
+      !s.ok()) {
+    return s;
+  }
+  if (auto s = FromProto(resp.status()); !s.ok()) return s;
+  return static_cast<size_t>(resp.leading());
+}
+
+// ---- Remove and list ----
+
+crescent::Status MasterClient::Remove(const std::string& key, bool force) {
+  RemoveRequest req;
+  req.set_key(key);
+  req.set_force(force);
+  StatusResponse resp;
+  if (auto s = impl_->Invoke("Remove", &Stub::Remove, req, &resp); !s.ok()) return s;
+  return FromProto(resp.status());
+}
+
+std::vector<crescent::Status> MasterClient::BatchRemove(std::span<const std::string> keys,
+                                                        bool force) {
+  BatchRemoveRequest req;
+  req.mutable_keys()->Assign(keys.begin(), keys.end());
+  req.set_force(force);
+  StatusesResponse resp;
+  if (auto s = impl_->Invoke("BatchRemove", &Stub::BatchRemove, req, &resp); !s.ok()) {
+    return Every<crescent::Status>(keys.size(), s);
+  }
+  return StatusesFromProto(resp, keys.size());
+}
+
+StatusOr<size_t> MasterClient::RemoveByPrefix(const std::string& prefix, bool force) {
+  RemoveByPrefixRequest req;
+  req.set_prefix(prefix);
+  req.set_force(force);
+  CountResponse resp;
+  if (auto s = impl_->Invoke("RemoveByPrefix", &Stub::RemoveByPrefix, req, &resp); !s.ok()) {
+    return s;
+  }
+  if (auto s = FromProto(resp.status()); !s.ok()) return s;
+  return static_cast<size_t>(resp.count());
+}
+
+StatusOr<size_t> MasterClient::RemoveAll(bool force) {
+  RemoveAllRequest req;
+  req.set_force(force);
+  CountResponse resp;
+  if (auto s = impl_->Invoke("RemoveAll", &Stub::RemoveAll, req, &resp); !s.ok()) return s;
+  if (auto s = FromProto(resp.status()); !s.ok()) return s;
+  return static_cast<size_t>(resp.count());
+}
+
+StatusOr<std::vector<std::string>> MasterClient::List(const std::string& prefix, size_t limit) {
+  ListRequest req;
+  req.set_prefix(prefix);
+  req.set_limit(limit);
+  ListResponse resp;
+  if (auto s = impl_->Invoke("List", &Stub::List, req, &resp); !s.ok()) return s;
+  if (auto s = FromProto(resp.status()); !s.ok()) return s;
+  return std::vector<std::string>(resp.keys().begin(), resp.keys().end());
+}
+
+StatusOr<ClusterStats> MasterClient::Stats() {
+  StatsResponse resp;
+  if (auto s = impl_->Invoke("Stats", &Stub::Stats, Empty(), &resp); !s.ok()) return s;
+  if (auto s = FromProto(resp.status()); !s.ok()) return s;
+  ClusterStats out;
+  out.objects = resp.objects();
+  out.pending_puts = resp.pending_puts();
+  out.capacity_bytes = resp.capacity_bytes();
+  out.used_bytes = resp.used_bytes();
+  out.metadata_bytes = resp.metadata_bytes();
+  for (const SegmentInfo& info : resp.segments()) out.segments.push_back(FromProto(info));
+  out.counters.insert(resp.counters().begin(), resp.counters().end());
+  return out;
+}
+
+}  // namespace crescent::rpc

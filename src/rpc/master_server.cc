@@ -1,0 +1,236 @@
+// The async transport of MasterServer. One completion queue per thread; every RPC
+// is served by a generic Call<Req, Resp> that knows only how to wait for a request,
+// run its handler (server_handlers.h) and send the reply.
+//
+// Lifecycle of a Call: constructed armed (waiting for a request on its queue); on a
+// request it arms its successor, runs the handler inline and finishes; on the
+// finish event it deletes itself. A request event with ok=false means the server is
+// shutting down: the Call deletes itself without arming a successor.
+//
+// Shutdown order (why): stop the server (in-flight calls get `kShutdownGraceMs`,
+// then are cancelled), wait until no handler is running so nobody touches a queue
+// after it is shut, shut the queues, drain them (deleting every Call), join.
+#include "rpc/master_server.h"
+
+#include <grpcpp/grpcpp.h>
+
+#include <atomic>
+#include <chrono>
+#include <filesystem>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "rpc/master.grpc.pb.h"
+#include "rpc/server_handlers.h"
+
+namespace crescent::rpc {
+namespace {
+
+constexpr int64_t kShutdownGraceMs = 2000;
+
+class CallBase {
+ public:
+  virtual ~CallBase() = default;
+  virtual void Proceed(bool ok) = 0;
+};
+
+// What every Call needs: the service to request on, the handlers, and the count of
+// handlers running (Shutdown waits for it to reach zero before shutting queues).
+struct CallEnv {
+  Master::AsyncService* service;
+  const MasterHandlers* handlers;
+  std::atomic<int>* running;
+};
+
+// Svc is the generated base class that declares RequestX (AsyncService derives
+// from one per method), so the member pointer's class varies per RPC.
+template <typename Svc, typename Req, typename Resp>
+using RequestFn = void (Svc::*)(grpc::ServerContext*, Req*, grpc::ServerAsyncResponseWriter<Resp>*,
+                                grpc::CompletionQueue*, grpc::ServerCompletionQueue*, void*);
+template <typename Req, typename Resp>
+using HandlerFn = void (MasterHandlers::*)(Req&, Resp*) const;
+
+template <typename Svc, typename Req, typename Resp>
+class Call final : public CallBase {
+ public:
+  Call(const CallEnv& env, grpc::ServerCompletionQueue* cq, RequestFn<Svc, Req, Resp> request,
+       HandlerFn<Req, Resp> handler)
+      : env_(env), cq_(cq), request_(request), handler_(handler), responder_(&ctx_) {
+    (env_.service->*request_)(&ctx_, &req_, &responder_, cq_, cq_, this);
+  }
+
+  void Proceed(bool ok) override {
+    if (finishing_ || !ok) {
+      delete this;
+      return;
+    }
+    env_.running->fetch_add(1, std::memory_order_acq_rel);
+    new Call(env_, cq_, request_, handler_);  // serve the next request meanwhile
+    (env_.handlers->*handler_)(req_, &resp_);
+    finishing_ = true;
+    responder_.Finish(resp_, grpc::Status::OK, this);
+    env_.running->fetch_sub(1, std::memory_order_acq_rel);
+  }
+
+ private:
+  CallEnv env_;
+  grpc::ServerCompletionQueue* cq_;
+  RequestFn<Svc, Req, Resp> request_;
+  HandlerFn<Req, Resp> handler_;
+  grpc::ServerContext ctx_;
+  Req req_;
+  Resp resp_;
+  grpc::ServerAsyncResponseWriter<Resp> responder_;
+  bool finishing_ = false;
+};
+
+template <typename Svc, typename Req, typename Resp>
+void Arm(const CallEnv& env, grpc::ServerCompletionQueue* cq, RequestFn<Svc, Req, Resp> request,
+         HandlerFn<Req, Resp> handler) {
+  new Call<Svc, Req, Resp>(env, cq, request, handler);
+}
+
+// One waiting Call per RPC on `cq`.
+void ArmAll(const CallEnv& env, grpc::ServerCompletionQueue* cq) {
+  using S = Master::AsyncService;
+  using H = MasterHandlers;
+  Arm(env, cq, &S::RequestMountSegment, &H::MountSegment);
+  Arm(env, cq, &S::RequestUnmountSegment, &H::UnmountSegment);
+  Arm(env, cq, &S::RequestHeartbeat, &H::Heartbeat);
+  Arm(env, cq, &S::RequestListSegments, &H::ListSegments);
+  Arm(env, cq, &S::RequestPutStart, &H::PutStart);
+  Arm(env, cq, &S::RequestPutEnd, &H::PutEnd);
+  Arm(env, cq, &S::RequestPutRevoke, &H::PutRevoke);
+  Arm(env, cq, &S::RequestBatchPutStart, &H::BatchPutStart);
+  Arm(env, cq, &S::RequestBatchPutEnd, &H::BatchPutEnd);
+  Arm(env, cq, &S::RequestBatchPutRevoke, &H::BatchPutRevoke);
+  Arm(env, cq, &S::RequestGetReplicaList, &H::GetReplicaList);
+  Arm(env, cq, &S::RequestBatchGetReplicaList, &H::BatchGetReplicaList);
+  Arm(env, cq, &S::RequestExists, &H::Exists);
+  Arm(env, cq, &S::RequestBatchExists, &H::BatchExists);
+  Arm(env, cq, &S::RequestBatchQueryPrefix, &H::BatchQueryPrefix);
+  Arm(env, cq, &S::RequestRemove, &H::Remove);
+  Arm(env, cq, &S::RequestBatchRemove, &H::BatchRemove);
+  Arm(env, cq, &S::RequestRemoveByPrefix, &H::RemoveByPrefix);
+  Arm(env, cq, &S::RequestRemoveAll, &H::RemoveAll);
+  Arm(env, cq, &S::RequestList, &H::List);
+  Arm(env, cq, &S::RequestStats, &H::Stats);
+}
+
+// A leftover socket file from a dead server would make bind fail; anything that
+// is not a socket is not ours to delete.
+crescent::Status RemoveStaleSocket(const std::string& path) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  fs::file_status st = fs::symlink_status(path, ec);
+  if (ec || !fs::exists(st)) return crescent::Status::Ok();
+  if (!fs::is_socket(st)) {
+    return crescent::Status(ErrorCode::kInvalidArgument,
+                            "unix socket path " + path + " exists and is not a socket");
+  }
+  if (!fs::remove(path, ec) || ec) {
+    return crescent::Status(ErrorCode::kIoError,
+                            "cannot remove stale socket " + path + ": " + ec.message());
+  }
+  return crescent::Status::Ok();
+}
+
+}  // namespace
+
+struct MasterServer::Impl {
+  Impl(const MasterServerOptions& o, master::MasterService& master,
+       const transfer::CapabilitySigner& signer)
+      : options(o), handlers(options, master, signer) {}
+
+  MasterServerOptions options;
+  MasterHandlers handlers;  // refers to `options` above
+  Master::AsyncService service;
+  std::unique_ptr<grpc::Server> server;
+  std::vector<std::unique_ptr<grpc::ServerCompletionQueue>> cqs;
+  std::vector<std::thread> threads;
+  std::atomic<int> running{0};
+  int port = 0;
+  std::mutex shutdown_mu;
+  bool shut_down = false;
+};
+
+StatusOr<std::unique_ptr<MasterServer>> MasterServer::Start(
+    const MasterServerOptions& options, master::MasterService& master,
+    const transfer::CapabilitySigner& signer) {
+  if (options.threads < 1) {
+    return crescent::Status(ErrorCode::kInvalidArgument, "threads must be at least 1");
+  }
+  if (options.max_batch == 0 || options.max_list == 0 || options.max_replicas == 0 ||
+      options.max_message_bytes <= 0) {
+    return crescent::Status(ErrorCode::kInvalidArgument,
+                            "max_batch, max_list, max_replicas and max_message_bytes must be > 0");
+  }
+  auto impl = std::make_unique<Impl>(options, master, signer);
+
+  grpc::ServerBuilder builder;
+  builder.SetMaxReceiveMessageSize(options.max_message_bytes);
+  builder.SetMaxSendMessageSize(options.max_message_bytes);
+  // gRPC sets SO_REUSEPORT by default, which would let a second master bind the
+  // same port and silently take half the connections.
+  builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
+  builder.AddListeningPort(options.listen_address, grpc::InsecureServerCredentials(), &impl->port);
+  if (!options.unix_socket.empty()) {
+    if (auto s = RemoveStaleSocket(options.unix_socket); !s.ok()) return s;
+    builder.AddListeningPort("unix:" + options.unix_socket, grpc::InsecureServerCredentials());
+  }
+  builder.RegisterService(&impl->service);
+  for (int i = 0; i < options.threads; ++i) impl->cqs.push_back(builder.AddCompletionQueue());
+  impl->server = builder.BuildAndStart();
+  if (!impl->server || impl->port == 0) {
+    if (impl->server) impl->server->Shutdown();
+    for (auto& cq : impl->cqs) {
+      cq->Shutdown();
+      void* tag;
+      bool ok;
+      while (cq->Next(&tag, &ok)) {
+      }
+    }
+    std::string where = options.listen_address;
+    if (!options.unix_socket.empty()) where += " and unix:" + options.unix_socket;
+    return crescent::Status(ErrorCode::kUnavailable, "master server cannot listen on " + where);
+  }
+
+  CallEnv env{&impl->service, &impl->handlers, &impl->running};
+  for (auto& cq : impl->cqs) {
+    ArmAll(env, cq.get());
+    impl->threads.emplace_back([cq = cq.get()] {
+      void* tag;
+      bool ok;
+      while (cq->Next(&tag, &ok)) static_cast<CallBase*>(tag)->Proceed(ok);
+    });
+  }
+  return std::unique_ptr<MasterServer>(new MasterServer(std::move(impl)));
+}
+
+MasterServer::MasterServer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+MasterServer::~MasterServer() { Shutdown(); }
+
+int MasterServer::port() const { return impl_->port; }
+
+void MasterServer::Shutdown() {
+  std::lock_guard lock(impl_->shutdown_mu);
+  if (impl_->shut_down) return;
+  impl_->shut_down = true;
+  impl_->server->Shutdown(std::chrono::system_clock::now() +
+                          std::chrono::milliseconds(kShutdownGraceMs));
+  // A handler that was running when the server stopped still calls Finish (and
+  // may have armed a successor); both must happen before its queue shuts.
+  while (impl_->running.load(std::memory_order_acquire) > 0) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  for (auto& cq : impl_->cqs) cq->Shutdown();
+  for (std::thread& t : impl_->threads) t.join();
+  if (!impl_->options.unix_socket.empty()) {
+    std::error_code ec;
+    std::filesystem::remove(impl_->options.unix_socket, ec);
+  }
+}
+
+}  // namespace crescent::rpc

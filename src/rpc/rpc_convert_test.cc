@@ -1,0 +1,77 @@
+// Wire conversions: statuses keep their codes, capabilities need a 32-byte tag.
+#include <gtest/gtest.h>
+
+#include "rpc/convert.h"
+
+namespace crescent::rpc {
+namespace {
+
+TEST(RpcConvertTest, StatusRoundTripsItsCode) {
+  Status wire;
+  ToProto(crescent::Status(ErrorCode::kObjectLeased, "held"), &wire);
+  EXPECT_EQ(wire.code(), 7);
+  crescent::Status back = FromProto(wire);
+  EXPECT_EQ(back.code(), ErrorCode::kObjectLeased);
+  EXPECT_EQ(back.message(), "held");
+  ToProto(crescent::Status::Ok(), &wire);
+  EXPECT_TRUE(FromProto(wire).ok());
+}
+
+TEST(RpcConvertTest, UnknownCodeIsNeverOk) {
+  Status wire;
+  wire.set_code(999);
+  EXPECT_EQ(FromProto(wire).code(), ErrorCode::kInternal);
+  wire.set_code(-3);
+  EXPECT_EQ(FromProto(wire).code(), ErrorCode::kInternal);
+}
+
+TEST(RpcConvertTest, CapabilityRoundTripAndTagLength) {
+  transfer::Capability cap;
+  cap.segment = 3;
+  cap.offset = 4096;
+  cap.length = 100;
+  cap.op = transfer::AccessOp::kWrite;
+  cap.expiry_unix_ms = 1234;
+  for (size_t i = 0; i < cap.tag.size(); ++i) cap.tag[i] = static_cast<uint8_t>(i);
+  Capability wire;
+  ToProto(cap, &wire);
+  auto back = FromProto(wire);
+  ASSERT_TRUE(back.ok());
+  EXPECT_EQ(back->segment, 3u);
+  EXPECT_EQ(back->offset, 4096u);
+  EXPECT_EQ(back->length, 100u);
+  EXPECT_EQ(back->op, transfer::AccessOp::kWrite);
+  EXPECT_EQ(back->expiry_unix_ms, 1234);
+  EXPECT_EQ(back->tag, cap.tag);
+
+  wire.set_tag(std::string(31, 'x'));
+  EXPECT_EQ(FromProto(wire).status().code(), ErrorCode::kCapabilityInvalid);
+  wire.set_tag(std::string(33, 'x'));
+  EXPECT_EQ(FromProto(wire).status().code(), ErrorCode::kCapabilityInvalid);
+  ToProto(cap, &wire);
+  wire.set_op(7);
+  EXPECT_EQ(FromProto(wire).status().code(), ErrorCode::kCapabilityInvalid);
+}
+
+TEST(RpcConvertTest, SegmentAndPutConfig) {
+  master::SegmentInfo info{5, {"s", 1000, "n", "h:1", master::Tier::kPmem}, 10, 2, 900};
+  SegmentInfo wire;
+  ToProto(info, &wire);
+  master::SegmentInfo back = FromProto(wire);
+  EXPECT_EQ(back.id, 5u);
+  EXPECT_EQ(back.spec.name, "s");
+  EXPECT_EQ(back.spec.tier, master::Tier::kPmem);
+  EXPECT_EQ(back.largest_free, 900u);
+
+  PutConfig config;
+  config.set_replica_count(0);
+  config.set_soft_pin_ttl_ms(50);
+  config.set_parent_key("p");
+  master::PutConfig c = FromProto(config);
+  EXPECT_EQ(c.replica_count, 1u);  // 0 on the wire means 1
+  EXPECT_EQ(c.soft_pin_ttl_ms, 50);
+  EXPECT_EQ(c.parent_key, "p");
+}
+
+}  // namespace
+}  // namespace crescent::rpc

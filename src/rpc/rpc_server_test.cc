@@ -1,0 +1,328 @@
+// End-to-end behaviour of the control plane: MasterClient → MasterServer →
+// MasterService over real gRPC on loopback (and a Unix socket).
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstring>
+#include <thread>
+
+#include "rpc/rpc_test_util.h"
+
+namespace crescent::rpc::testing {
+namespace {
+
+using master::PutConfig;
+
+class RpcServerTest : public RpcTest {
+ protected:
+  void SetUp() override { Start(); }
+};
+
+TEST_F(RpcServerTest, MountListHeartbeatUnmount) {
+  auto id = client_->MountSegment(Spec("seg-a"));
+  ASSERT_TRUE(id.ok()) << id.status().ToString();
+  EXPECT_NE(*id, master::kNoSegment);
+
+  auto segs = client_->ListSegments();
+  ASSERT_TRUE(segs.ok());
+  ASSERT_EQ(segs->size(), 1u);
+  EXPECT_EQ((*segs)[0].id, *id);
+  EXPECT_EQ((*segs)[0].spec.name, "seg-a");
+  EXPECT_EQ((*segs)[0].spec.owner_node, "node-a");
+  EXPECT_EQ((*segs)[0].spec.endpoint, kEndpointA);
+  EXPECT_EQ((*segs)[0].spec.capacity, 1u << 20);
+
+  EXPECT_TRUE(client_->Heartbeat("node-a").ok());
+  EXPECT_EQ(client_->MountSegment(Spec("seg-a")).status().code(), ErrorCode::kSegmentAlreadyExists);
+  EXPECT_TRUE(client_->UnmountSegment("seg-a", "node-a").ok());
+  EXPECT_TRUE(client_->ListSegments()->empty());
+}
+
+TEST_F(RpcServerTest, HeartbeatOfUnknownNodeAsksForRemount) {
+  EXPECT_EQ(client_->Heartbeat("nobody").code(), ErrorCode::kNodeUnknown);
+}
+
+TEST_F(RpcServerTest, PutGetExistsRemove) {
+  Mount();
+  auto put = client_->PutStart("k", 100, {});
+  ASSERT_TRUE(put.ok()) << put.status().ToString();
+  ASSERT_EQ(put->size(), 1u);
+  EXPECT_EQ((*put)[0].endpoint, kEndpointA);
+  EXPECT_EQ(client_->Exists("k").value(), false);  // not complete yet
+  ASSERT_TRUE(client_->PutEnd("k").ok());
+
+  auto read = client_->GetReplicaList("k");
+  ASSERT_TRUE(read.ok()) << read.status().ToString();
+  EXPECT_EQ(read->size, 100u);
+  ASSERT_EQ(read->replicas.size(), 1u);
+  EXPECT_EQ(read->replicas[0].cap.segment, (*put)[0].cap.segment);
+  EXPECT_EQ(read->replicas[0].cap.offset, (*put)[0].cap.offset);
+  EXPECT_TRUE(client_->Exists("k").value());
+
+  EXPECT_EQ(client_->Remove("k", false).code(), ErrorCode::kObjectLeased);
+  EXPECT_TRUE(client_->Remove("k", true).ok());
+  EXPECT_FALSE(client_->Exists("k").value());
+  EXPECT_EQ(client_->GetReplicaList("k").status().code(), ErrorCode::kObjectNotFound);
+
+  ASSERT_TRUE(client_->PutStart("r", 10, {}).ok());
+  EXPECT_TRUE(client_->PutRevoke("r").ok());
+  EXPECT_FALSE(client_->Exists("r").value());
+}
+
+TEST_F(RpcServerTest, BatchFormsChainAndPrefixQueries) {
+  Mount();
+  std::vector<std::string> keys = Keys("page", 5);
+  std::vector<uint64_t> sizes(5, 64);
+  auto started = client_->BatchPutStart(keys, sizes, {}, /*chain=*/true);
+  ASSERT_EQ(started.size(), 5u);
+  for (const auto& r : started) ASSERT_TRUE(r.ok()) << r.status().ToString();
+  for (const Status& s : client_->BatchPutEnd(keys)) EXPECT_TRUE(s.ok()) << s.ToString();
+
+  auto reads = client_->BatchGetReplicaList(keys, false);
+  ASSERT_EQ(reads.size(), 5u);
+  for (const auto& r : reads) EXPECT_TRUE(r.ok() && r->size == 64);
+
+  std::vector<std::string> probe = {"page0", "page1", "page2", "missing", "page4"};
+  auto exists = client_->BatchExists(probe);
+  ASSERT_TRUE(exists.ok()) << exists.status().ToString();
+  EXPECT_EQ(exists->present, (std::vector<bool>{true, true, true, false, true}));
+  EXPECT_EQ(exists->leading, 3u);
+  EXPECT_EQ(client_->BatchQueryPrefix(probe).value(), 3u);
+
+  // Prefix mode stops at the first unreadable key.
+  auto prefix = client_->BatchGetReplicaList(probe, true);
+  EXPECT_EQ(prefix.size(), 3u);
+  auto all = client_->BatchGetReplicaList(probe, false);
+  ASSERT_EQ(all.size(), 5u);
+  EXPECT_EQ(all[3].status().code(), ErrorCode::kObjectNotFound);
+
+  auto listed = client_->List("page", 2);
+  ASSERT_TRUE(listed.ok());
+  EXPECT_EQ(*listed, (std::vector<std::string>{"page0", "page1"}));
+  EXPECT_EQ(client_->List("page", 0)->size(), 5u);
+
+  auto removed = client_->BatchRemove({keys.data(), 2}, /*force=*/true);
+  ASSERT_EQ(removed.size(), 2u);
+  EXPECT_TRUE(removed[0].ok() && removed[1].ok());
+  EXPECT_EQ(client_->RemoveByPrefix("page", true).value(), 3u);
+  ASSERT_TRUE(Put("x1").ok());
+  ASSERT_TRUE(Put("x2").ok());
+  EXPECT_EQ(client_->RemoveAll(false).value(), 2u);
+  EXPECT_TRUE(client_->List("", 0)->empty());
+
+  for (const Status& s : client_->BatchPutRevoke(std::vector<std::string>{"nope"})) {
+    EXPECT_EQ(s.code(), ErrorCode::kPutNotStarted);
+  }
+}
+
+TEST_F(RpcServerTest, EngineErrorsKeepTheirCodes) {
+  Mount();
+  ASSERT_TRUE(Put("dup").ok());
+  EXPECT_EQ(client_->PutStart("dup", 10, {}).status().code(), ErrorCode::kObjectAlreadyExists);
+  EXPECT_EQ(client_->PutEnd("never-started").code(), ErrorCode::kPutNotStarted);
+  EXPECT_EQ(client_->PutStart("", 10, {}).status().code(), ErrorCode::kInvalidKey);
+  EXPECT_EQ(client_->PutStart("big", 1 << 30, {}).status().code(), ErrorCode::kInvalidSize);
+}
+
+TEST_F(RpcServerTest, ValidationRefusesBeforeTheEngine) {
+  MasterServerOptions options = DefaultServerOptions();
+  options.max_batch = 4;
+  Start(options);
+  Mount();
+
+  std::vector<std::string> keys = Keys("k", 3);
+  std::vector<uint64_t> two_sizes = {1, 2};
+  for (const auto& r : client_->BatchPutStart(keys, two_sizes, {}, false)) {
+    EXPECT_EQ(r.status().code(), ErrorCode::kInvalidArgument);
+    EXPECT_NE(r.status().message().find("3 keys but 2 sizes"), std::string::npos);
+  }
+  std::vector<std::string> five = Keys("k", 5);
+  for (const Status& s : client_->BatchPutEnd(five))
+    EXPECT_EQ(s.code(), ErrorCode::kInvalidArgument);
+  EXPECT_EQ(client_->BatchExists(five).status().code(), ErrorCode::kInvalidArgument);
+  EXPECT_EQ(client_->BatchQueryPrefix(five).status().code(), ErrorCode::kInvalidArgument);
+  EXPECT_EQ(client_->BatchGetReplicaList(five, false)[4].status().code(),
+            ErrorCode::kInvalidArgument);
+
+  std::vector<std::string> long_key = {"a", std::string(config_.max_key_length + 1, 'x')};
+  EXPECT_EQ(client_->BatchExists(long_key).status().code(), ErrorCode::kInvalidKey);
+
+  PutConfig pin;
+  pin.soft_pin_ttl_ms = -1;
+  EXPECT_EQ(client_->PutStart("k", 10, pin).status().code(), ErrorCode::kInvalidArgument);
+  PutConfig many;
+  many.replica_count = 17;
+  EXPECT_EQ(client_->PutStart("k", 10, many).status().code(), ErrorCode::kInvalidArgument);
+  EXPECT_FALSE(client_->Exists("k").value());  // nothing reached the engine
+
+  EXPECT_EQ(client_->MountSegment(Spec("s", "n", "no-port")).status().code(),
+            ErrorCode::kInvalidArgument);
+  EXPECT_EQ(client_->MountSegment(Spec("", "n")).status().code(), ErrorCode::kInvalidArgument);
+  EXPECT_EQ(client_->MountSegment(Spec("s", std::string(257, 'n'))).status().code(),
+            ErrorCode::kInvalidArgument);
+  auto zero = Spec("s");
+  zero.capacity = 0;
+  EXPECT_EQ(client_->MountSegment(zero).status().code(), ErrorCode::kInvalidArgument);
+  auto tier = Spec("s");
+  tier.tier = static_cast<master::Tier>(2);
+  EXPECT_EQ(client_->MountSegment(tier).status().code(), ErrorCode::kInvalidArgument);
+  EXPECT_EQ(client_->ListSegments()->size(), 1u);
+  EXPECT_EQ(client_->Heartbeat("").code(), ErrorCode::kInvalidArgument);
+}
+
+TEST_F(RpcServerTest, CapabilitiesVerifyAgainstTheReplicaEndpoint) {
+  Mount();
+  auto check = transfer::CapabilitySigner::Create(kSecret);
+  ASSERT_TRUE(check.ok());
+  const transfer::CapabilitySigner& verifier = *check;
+
+  auto put = client_->PutStart("cap", 256, {});
+  ASSERT_TRUE(put.ok());
+  const RemoteReplica& w = (*put)[0];
+  int64_t now = transfer::UnixNowMs();
+  EXPECT_TRUE(verifier.Verify(w.endpoint, w.cap, transfer::AccessOp::kWrite, now).ok());
+  EXPECT_FALSE(verifier.Verify(w.endpoint, w.cap, transfer::AccessOp::kRead, now).ok());
+  EXPECT_FALSE(verifier.Verify("127.0.0.1:9999", w.cap, transfer::AccessOp::kWrite, now).ok());
+  EXPECT_EQ(w.cap.length, 256u);
+  EXPECT_NEAR(w.cap.expiry_unix_ms, now + config_.put_timeout_ms, 1000);
+  ASSERT_TRUE(client_->PutEnd("cap").ok());
+
+  auto read = client_->GetReplicaList("cap");
+  ASSERT_TRUE(read.ok());
+  const RemoteReplica& r = read->replicas[0];
+  now = transfer::UnixNowMs();
+  EXPECT_TRUE(verifier.Verify(r.endpoint, r.cap, transfer::AccessOp::kRead, now).ok());
+  EXPECT_FALSE(verifier.Verify(r.endpoint, r.cap, transfer::AccessOp::kWrite, now).ok());
+  EXPECT_NEAR(r.cap.expiry_unix_ms, now + config_.lease_ms, 1000);
+  EXPECT_EQ(read->lease_expiry_unix_ms, r.cap.expiry_unix_ms);
+
+  // A tampered capability is refused.
+  transfer::Capability widened = r.cap;
+  widened.length += 1;
+  EXPECT_EQ(verifier.Verify(r.endpoint, widened, transfer::AccessOp::kRead, now).code(),
+            ErrorCode::kCapabilityInvalid);
+
+  auto batch = client_->BatchGetReplicaList(std::vector<std::string>{"cap"}, false);
+  ASSERT_TRUE(batch[0].ok());
+  EXPECT_TRUE(verifier
+                  .Verify(batch[0]->replicas[0].endpoint, batch[0]->replicas[0].cap,
+                          transfer::AccessOp::kRead, transfer::UnixNowMs())
+                  .ok());
+}
+
+TEST_F(RpcServerTest, ListensOnAUnixSocket) {
+  std::string path = "/tmp/crescent-rpc-test-" + std::to_string(getpid()) + ".sock";
+  MasterServerOptions options = DefaultServerOptions();
+  options.unix_socket = path;
+  MasterClientOptions client_options;
+  client_options.address = "unix:" + path;
+  Start(options, client_options);
+  Mount();
+  ASSERT_TRUE(Put("over-uds").ok());
+  EXPECT_TRUE(client_->Exists("over-uds").value());
+  client_.reset();
+  server_.reset();
+
+  // A socket file left by a dead process is replaced, not an obstacle.
+  int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+  ASSERT_GE(fd, 0);
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  std::strncpy(addr.sun_path, path.c_str(), sizeof(addr.sun_path) - 1);
+  ASSERT_EQ(bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+  close(fd);  // the file stays behind, as after a crash
+  Start(options, client_options);
+  EXPECT_TRUE(client_->Exists("over-uds").value());
+}
+
+TEST_F(RpcServerTest, BusyPortIsAnError) {
+  MasterServerOptions options = DefaultServerOptions();
+  options.listen_address = "127.0.0.1:" + std::to_string(server_->port());
+  auto second = MasterServer::Start(options, *master_, *signer_);
+  EXPECT_EQ(second.status().code(), ErrorCode::kUnavailable);
+  EXPECT_NE(second.status().message().find(options.listen_address), std::string::npos);
+}
+
+TEST_F(RpcServerTest, UnreachableMasterReturnsUnavailableNamingTheAddress) {
+  int port = server_->port();
+  client_.reset();
+  server_->Shutdown();
+  MasterClientOptions options;
+  options.address = "127.0.0.1:" + std::to_string(port);
+  options.attempts = 3;
+  options.backoff_initial_ms = 10;
+  options.backoff_max_ms = 20;
+  options.rpc_timeout_ms = 2000;
+  auto client = MasterClient::Create(options);
+  ASSERT_TRUE(client.ok());
+  Status s = (*client)->Heartbeat("node-a");
+  EXPECT_EQ(s.code(), ErrorCode::kUnavailable) << s.ToString();
+  EXPECT_NE(s.message().find(options.address), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find("3 attempts"), std::string::npos) << s.message();
+  auto batch = (*client)->BatchPutEnd(Keys("k", 2));
+  ASSERT_EQ(batch.size(), 2u);
+  EXPECT_EQ(batch[1].code(), ErrorCode::kUnavailable);
+}
+
+TEST_F(RpcServerTest, StatsCarriesEngineFiguresAndCounters) {
+  Mount();
+  ASSERT_TRUE(Put("a").ok());
+  ASSERT_TRUE(Put("b").ok());
+  ASSERT_TRUE(client_->PutStart("pending", 10, {}).ok());
+  auto stats = client_->Stats();
+  ASSERT_TRUE(stats.ok()) << stats.status().ToString();
+  EXPECT_EQ(stats->objects, 2u);
+  EXPECT_EQ(stats->pending_puts, 1u);
+  EXPECT_EQ(stats->capacity_bytes, 1u << 20);
+  EXPECT_GT(stats->used_bytes, 0u);
+  ASSERT_EQ(stats->segments.size(), 1u);
+  EXPECT_EQ(stats->segments[0].spec.name, "seg-a");
+  EXPECT_EQ(stats->counters.at("crescent_requests_total{op=\"put_start\"}"), 3u);
+  EXPECT_EQ(stats->counters.at("crescent_objects"), 2u);
+}
+
+TEST_F(RpcServerTest, ConcurrentClientsOnFourServerThreads) {
+  MasterServerOptions options = DefaultServerOptions();
+  options.threads = 4;
+  Start(options);
+  Mount();
+  constexpr int kThreads = 4, kKeys = 50;
+  std::atomic<int> failures{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < kKeys; ++i) {
+        // Built by appending: GCC 12 warns falsely (-Wrestrict) on "t" + to_string().
+        std::string key = "t";
+        key += std::to_string(t);
+        key += '-';
+        key += std::to_string(i);
+        uint64_t size = 64 + i;
+        auto put = client_->PutStart(key, size, {});
+        if (!put.ok() || !client_->PutEnd(key).ok()) {
+          ++failures;
+          continue;
+        }
+        auto read = client_->GetReplicaList(key);
+        if (!read.ok() || read->size != size) ++failures;
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(failures.load(), 0);
+  EXPECT_EQ(client_->List("t", 0)->size(), size_t{kThreads * kKeys});
+}
+
+TEST(ResolveMasterAddressTest, ConfiguredThenEnvironmentThenDefault) {
+  unsetenv("CRESCENT_MASTER");
+  EXPECT_EQ(ResolveMasterAddress(""), "127.0.0.1:50051");
+  setenv("CRESCENT_MASTER", "10.0.0.1:6000", 1);
+  EXPECT_EQ(ResolveMasterAddress(""), "10.0.0.1:6000");
+  EXPECT_EQ(ResolveMasterAddress("unix:/run/m.sock"), "unix:/run/m.sock");
+  unsetenv("CRESCENT_MASTER");
+}
+
+}  // namespace
+}  // namespace crescent::rpc::testing

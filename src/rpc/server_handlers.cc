@@ -1,0 +1,267 @@
+#include "rpc/server_handlers.h"
+
+#include <algorithm>
+#include <iterator>
+#include <string>
+#include <vector>
+
+#include "common/clock.h"
+#include "metrics/master_metrics.h"
+#include "rpc/convert.h"
+#include "rpc/server_validation.h"
+
+namespace crescent::rpc {
+namespace {
+
+// Takes the request's keys rather than copying them: the request dies with the call.
+std::vector<std::string> TakeKeys(google::protobuf::RepeatedPtrField<std::string>* keys) {
+  return {std::make_move_iterator(keys->begin()), std::make_move_iterator(keys->end())};
+}
+
+// One status per slot, for batch replies that carry no top-level status.
+template <typename Slots, typename Fill>
+void FailEverySlot(int n, const crescent::Status& status, Slots* slots, Fill fill) {
+  for (int i = 0; i < n; ++i) fill(slots->Add(), status);
+}
+
+void FillStatusSlot(Status* slot, const crescent::Status& status) { ToProto(status, slot); }
+
+void FillStatuses(const std::vector<crescent::Status>& statuses, StatusesResponse* resp) {
+  for (const crescent::Status& s : statuses) ToProto(s, resp->add_statuses());
+}
+
+}  // namespace
+
+crescent::Status MasterHandlers::CheckBatch(
+    const google::protobuf::RepeatedPtrField<std::string>& keys, bool allow_empty) const {
+  return CheckKeys(keys, options_.max_batch, master_.config().max_key_length, allow_empty);
+}
+
+void MasterHandlers::AddWriteReplicas(const std::vector<master::ReplicaDescriptor>& replicas,
+                                      PutStartResponse* out) const {
+  const int64_t expiry = transfer::UnixNowMs() + master_.config().put_timeout_ms;
+  for (const master::ReplicaDescriptor& d : replicas) {
+    Replica* r = out->add_replicas();
+    r->set_endpoint(d.endpoint);
+    ToProto(
+        signer_.Sign(d.endpoint, d.segment, d.offset, d.length, transfer::AccessOp::kWrite, expiry),
+        r->mutable_cap());
+  }
+}
+
+void MasterHandlers::FillRead(const master::ReadResult& read, ReadResult* out) const {
+  // The lease end is on the engine's clock (SteadyClock in production); the
+  // capability needs Unix time, so carry over the remaining lease duration.
+  const int64_t expiry =
+      transfer::UnixNowMs() + (read.lease_expiry - SteadyClock::Instance().NowMs());
+  out->set_size(read.size);
+  out->set_lease_expiry_unix_ms(expiry);
+  for (const master::ReplicaDescriptor& d : read.replicas) {
+    Replica* r = out->add_replicas();
+    r->set_endpoint(d.endpoint);
+    ToProto(
+        signer_.Sign(d.endpoint, d.segment, d.offset, d.length, transfer::AccessOp::kRead, expiry),
+        r->mutable_cap());
+  }
+  ToProto(crescent::Status::Ok(), out->mutable_status());
+}
+
+// ---- Segments ----
+
+void MasterHandlers::MountSegment(MountSegmentRequest& req, MountSegmentResponse* resp) const {
+  if (auto s = CheckSegmentSpec(req.spec()); !s.ok()) return ToProto(s, resp->mutable_status());
+  auto id = master_.MountSegment(FromProto(req.spec()));
+  ToProto(id.status(), resp->mutable_status());
+  if (id.ok()) resp->set_segment_id(*id);
+}
+
+void MasterHandlers::UnmountSegment(UnmountSegmentRequest& req, StatusResponse* resp) const {
+  crescent::Status s = CheckName("segment name", req.name());
+  if (s.ok()) s = CheckName("owner node", req.owner_node());
+  if (s.ok()) s = master_.UnmountSegment(req.name(), req.owner_node());
+  ToProto(s, resp->mutable_status());
+}
+
+void MasterHandlers::Heartbeat(HeartbeatRequest& req, StatusResponse* resp) const {
+  crescent::Status s = CheckName("node", req.node());
+  if (s.ok()) s = master_.Heartbeat(req.node());
+  ToProto(s, resp->mutable_status());
+}
+
+void MasterHandlers::ListSegments(Empty&, ListSegmentsResponse* resp) const {
+  for (const master::SegmentInfo& info : master_.ListSegments()) {
+    ToProto(info, resp->add_segments());
+  }
+  ToProto(crescent::Status::Ok(), resp->mutable_status());
+}
+
+// ---- Puts ----
+
+void MasterHandlers::PutStart(PutStartRequest& req, PutStartResponse* resp) const {
+  const auto& limits = master_.config();
+  if (auto s = CheckPutConfig(req.config(), options_.max_replicas, limits.max_key_length);
+      !s.ok()) {
+    return ToProto(s, resp->mutable_status());
+  }
+  auto replicas = master_.PutStart(req.key(), req.size(), FromProto(req.config()));
+  ToProto(replicas.status(), resp->mutable_status());
+  if (replicas.ok()) AddWriteReplicas(*replicas, resp);
+}
+
+void MasterHandlers::PutEnd(KeyRequest& req, StatusResponse* resp) const {
+  ToProto(master_.PutEnd(req.key()), resp->mutable_status());
+}
+
+void MasterHandlers::PutRevoke(KeyRequest& req, StatusResponse* resp) const {
+  ToProto(master_.PutRevoke(req.key()), resp->mutable_status());
+}
+
+void MasterHandlers::BatchPutStart(BatchPutStartRequest& req, BatchPutStartResponse* resp) const {
+  crescent::Status s = CheckBatch(req.keys(), /*allow_empty=*/false);
+  if (s.ok() && req.sizes_size() != req.keys_size()) {
+    s = crescent::Status(ErrorCode::kInvalidArgument,
+                         std::to_string(req.keys_size()) + " keys but " +
+                             std::to_string(req.sizes_size()) + " sizes");
+  }
+  if (s.ok()) {
+    s = CheckPutConfig(req.config(), options_.max_replicas, master_.config().max_key_length);
+  }
+  if (!s.ok()) {
+    return FailEverySlot(
+        req.keys_size(), s, resp->mutable_results(),
+        [](PutStartResponse* r, const crescent::Status& st) { ToProto(st, r->mutable_status()); });
+  }
+  std::vector<std::string> keys = TakeKeys(req.mutable_keys());
+  std::vector<uint64_t> sizes(req.sizes().begin(), req.sizes().end());
+  auto results = master_.BatchPutStart(keys, sizes, FromProto(req.config()), req.chain());
+  for (const auto& r : results) {
+    PutStartResponse* out = resp->add_results();
+    ToProto(r.status(), out->mutable_status());
+    if (r.ok()) AddWriteReplicas(*r, out);
+  }
+}
+
+void MasterHandlers::BatchPutEnd(KeysRequest& req, StatusesResponse* resp) const {
+  if (auto s = CheckBatch(req.keys(), /*allow_empty=*/false); !s.ok()) {
+    return FailEverySlot(req.keys_size(), s, resp->mutable_statuses(), &FillStatusSlot);
+  }
+  FillStatuses(master_.BatchPutEnd(TakeKeys(req.mutable_keys())), resp);
+}
+
+void MasterHandlers::BatchPutRevoke(KeysRequest& req, StatusesResponse* resp) const {
+  if (auto s = CheckBatch(req.keys(), /*allow_empty=*/false); !s.ok()) {
+    return FailEverySlot(req.keys_size(), s, resp->mutable_statuses(), &FillStatusSlot);
+  }
+  FillStatuses(master_.BatchPutRevoke(TakeKeys(req.mutable_keys())), resp);
+}
+
+// ---- Reads ----
+
+void MasterHandlers::GetReplicaList(KeyRequest& req, ReadResult* resp) const {
+  auto read = master_.GetReplicaList(req.key());
+  if (!read.ok()) return ToProto(read.status(), resp->mutable_status());
+  FillRead(*read, resp);
+}
+
+void MasterHandlers::BatchGetReplicaList(BatchGetReplicaListRequest& req,
+                                         BatchGetReplicaListResponse* resp) const {
+  if (auto s = CheckBatch(req.keys(), /*allow_empty=*/false); !s.ok()) {
+    return FailEverySlot(
+        req.keys_size(), s, resp->mutable_results(),
+        [](ReadResult* r, const crescent::Status& st) { ToProto(st, r->mutable_status()); });
+  }
+  auto results = master_.BatchGetReplicaList(TakeKeys(req.mutable_keys()), req.prefix_mode());
+  for (const auto& r : results) {
+    ReadResult* out = resp->add_results();
+    if (r.ok()) {
+      FillRead(*r, out);
+    } else {
+      ToProto(r.status(), out->mutable_status());
+    }
+  }
+}
+
+void MasterHandlers::Exists(KeyRequest& req, ExistsResponse* resp) const {
+  auto exists = master_.Exists(req.key());
+  ToProto(exists.status(), resp->mutable_status());
+  if (exists.ok()) resp->set_exists(*exists);
+}
+
+void MasterHandlers::BatchExists(KeysRequest& req, BatchExistsResponse* resp) const {
+  if (auto s = CheckBatch(req.keys(), /*allow_empty=*/false); !s.ok()) {
+    return ToProto(s, resp->mutable_status());
+  }
+  auto r = master_.BatchExists(TakeKeys(req.mutable_keys()));
+  ToProto(r.status(), resp->mutable_status());
+  if (!r.ok()) return;
+  for (bool present : r->present) resp->add_present(present);
+  resp->set_leading(r->leading);
+}
+
+void MasterHandlers::BatchQueryPrefix(KeysRequest& req, BatchQueryPrefixResponse* resp) const {
+  if (auto s = CheckBatch(req.keys(), /*allow_empty=*/false); !s.ok()) {
+    return ToProto(s, resp->mutable_status());
+  }
+  auto leading = master_.BatchQueryPrefix(TakeKeys(req.mutable_keys()));
+  ToProto(leading.status(), resp->mutable_status());
+  if (leading.ok()) resp->set_leading(*leading);
+}
+
+// ---- Remove and list ----
+
+void MasterHandlers::Remove(RemoveRequest& req, StatusResponse* resp) const {
+  ToProto(master_.Remove(req.key(), req.force()), resp->mutable_status());
+}
+
+void MasterHandlers::BatchRemove(BatchRemoveRequest& req, StatusesResponse* resp) const {
+  if (auto s = CheckBatch(req.keys(), /*allow_empty=*/false); !s.ok()) {
+    return FailEverySlot(req.keys_size(), s, resp->mutable_statuses(), &FillStatusSlot);
+  }
+  FillStatuses(master_.BatchRemove(TakeKeys(req.mutable_keys()), req.force()), resp);
+}
+
+void MasterHandlers::RemoveByPrefix(RemoveByPrefixRequest& req, CountResponse* resp) const {
+  auto n = master_.RemoveByPrefix(req.prefix(), req.force());
+  ToProto(n.status(), resp->mutable_status());
+  if (n.ok()) resp->set_count(*n);
+}
+
+void MasterHandlers::RemoveAll(RemoveAllRequest& req, CountResponse* resp) const {
+  resp->set_count(master_.RemoveAll(req.force()));
+  ToProto(crescent::Status::Ok(), resp->mutable_status());
+}
+
+void MasterHandlers::List(ListRequest& req, ListResponse* resp) const {
+  if (req.prefix().size() > master_.config().max_key_length) {
+    return ToProto(crescent::Status(ErrorCode::kInvalidKey, "prefix longer than the key limit"),
+                   resp->mutable_status());
+  }
+  // 0 and anything above the server's ceiling both mean "the ceiling": a reply
+  // must stay bounded whatever the client asks for.
+  uint64_t limit =
+      req.limit() == 0 ? options_.max_list : std::min<uint64_t>(req.limit(), options_.max_list);
+  std::vector<std::string> keys = master_.List(req.prefix(), limit);
+  for (std::string& k : keys) resp->add_keys(std::move(k));
+  ToProto(crescent::Status::Ok(), resp->mutable_status());
+}
+
+// ---- Stats ----
+
+void MasterHandlers::Stats(Empty&, StatsResponse* resp) const {
+  master::MasterStats s = master_.Stats();
+  resp->set_objects(s.objects);
+  resp->set_pending_puts(s.pending_puts);
+  resp->set_capacity_bytes(s.capacity_bytes);
+  resp->set_used_bytes(s.used_bytes);
+  resp->set_metadata_bytes(s.metadata_bytes);
+  for (const master::SegmentInfo& info : master_.ListSegments()) {
+    ToProto(info, resp->add_segments());
+  }
+  auto& counters = *resp->mutable_counters();
+  for (const metrics::Sample& sample : metrics::CollectMasterSamples(master_)) {
+    counters[sample.name] = sample.value;
+  }
+  ToProto(crescent::Status::Ok(), resp->mutable_status());
+}
+
+}  // namespace crescent::rpc

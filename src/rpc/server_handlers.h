@@ -1,0 +1,70 @@
+// MasterHandlers: the body of every RPC of master.proto, one function each. A
+// handler validates the request (server_validation.h), calls the engine, and fills
+// the response; the transport (master_server.cc) only moves messages.
+//
+// Invariants:
+//  - Nothing invalid reaches the engine: every field is checked first, and a
+//    refused request changes nothing.
+//  - Errors travel inside the response (its Status fields); the gRPC status of a
+//    handled call is always OK. Batch replies without a top-level status carry a
+//    request-level error in every per-key slot, one slot per requested key.
+//  - Every replica leaves with a capability bound to its endpoint: WRITE until the
+//    put timeout, READ until the read lease ends (converted to Unix time).
+//  - Handlers are const and thread-safe; they may take the request's strings.
+#pragma once
+
+#include "master/master_service.h"
+#include "rpc/master.pb.h"
+#include "rpc/master_server.h"
+#include "transfer/capability.h"
+
+namespace crescent::rpc {
+
+class MasterHandlers {
+ public:
+  MasterHandlers(const MasterServerOptions& options, master::MasterService& master,
+                 const transfer::CapabilitySigner& signer)
+      : options_(options), master_(master), signer_(signer) {}
+
+  void MountSegment(MountSegmentRequest& req, MountSegmentResponse* resp) const;
+  void UnmountSegment(UnmountSegmentRequest& req, StatusResponse* resp) const;
+  void Heartbeat(HeartbeatRequest& req, StatusResponse* resp) const;
+  void ListSegments(Empty& req, ListSegmentsResponse* resp) const;
+
+  void PutStart(PutStartRequest& req, PutStartResponse* resp) const;
+  void PutEnd(KeyRequest& req, StatusResponse* resp) const;
+  void PutRevoke(KeyRequest& req, StatusResponse* resp) const;
+  void BatchPutStart(BatchPutStartRequest& req, BatchPutStartResponse* resp) const;
+  void BatchPutEnd(KeysRequest& req, StatusesResponse* resp) const;
+  void BatchPutRevoke(KeysRequest& req, StatusesResponse* resp) const;
+
+  void GetReplicaList(KeyRequest& req, ReadResult* resp) const;
+  void BatchGetReplicaList(BatchGetReplicaListRequest& req,
+                           BatchGetReplicaListResponse* resp) const;
+  void Exists(KeyRequest& req, ExistsResponse* resp) const;
+  void BatchExists(KeysRequest& req, BatchExistsResponse* resp) const;
+  void BatchQueryPrefix(KeysRequest& req, BatchQueryPrefixResponse* resp) const;
+
+  void Remove(RemoveRequest& req, StatusResponse* resp) const;
+  void BatchRemove(BatchRemoveRequest& req, StatusesResponse* resp) const;
+  void RemoveByPrefix(RemoveByPrefixRequest& req, CountResponse* resp) const;
+  void RemoveAll(RemoveAllRequest& req, CountResponse* resp) const;
+  void List(ListRequest& req, ListResponse* resp) const;
+
+  void Stats(Empty& req, StatsResponse* resp) const;
+
+ private:
+  // Replicas of a started put, each with a WRITE capability.
+  void AddWriteReplicas(const std::vector<master::ReplicaDescriptor>& replicas,
+                        PutStartResponse* out) const;
+  // A read result with READ capabilities expiring at the lease end.
+  void FillRead(const master::ReadResult& read, ReadResult* out) const;
+  crescent::Status CheckBatch(const google::protobuf::RepeatedPtrField<std::string>& keys,
+                              bool allow_empty) const;
+
+  const MasterServerOptions& options_;
+  master::MasterService& master_;
+  const transfer::CapabilitySigner& signer_;
+};
+
+}  // namespace crescent::rpc

@@ -1,0 +1,77 @@
+#include "rpc/server_validation.h"
+
+#include "transfer/endpoint.h"
+
+namespace crescent::rpc {
+namespace {
+
+crescent::Status Invalid(std::string message) {
+  return crescent::Status(ErrorCode::kInvalidArgument, std::move(message));
+}
+
+}  // namespace
+
+crescent::Status CheckName(std::string_view field, std::string_view value) {
+  if (value.empty()) return Invalid(std::string(field) + " is empty");
+  return CheckOptionalName(field, value);
+}
+
+crescent::Status CheckOptionalName(std::string_view field, std::string_view value) {
+  if (value.size() > kMaxNameBytes) {
+    return Invalid(std::string(field) + " is " + std::to_string(value.size()) +
+                   " bytes; the limit is " + std::to_string(kMaxNameBytes));
+  }
+  return crescent::Status::Ok();
+}
+
+crescent::Status CheckSegmentSpec(const SegmentSpec& spec) {
+  if (auto s = CheckName("segment name", spec.name()); !s.ok()) return s;
+  if (auto s = CheckName("owner node", spec.owner_node()); !s.ok()) return s;
+  if (spec.capacity() == 0) return Invalid("segment capacity is 0");
+  if (spec.tier() > 1) {
+    return Invalid("tier " + std::to_string(spec.tier()) + " is neither 0 (DRAM) nor 1 (PMEM)");
+  }
+  // ParseEndpoint's message already names the endpoint and what is wrong with it.
+  if (auto ep = transfer::ParseEndpoint(spec.endpoint()); !ep.ok()) return ep.status();
+  return crescent::Status::Ok();
+}
+
+crescent::Status CheckKeys(const google::protobuf::RepeatedPtrField<std::string>& keys,
+                           uint32_t max_batch, uint32_t max_key_length, bool allow_empty) {
+  if (keys.empty() && !allow_empty) return Invalid("batch has no keys");
+  if (static_cast<uint64_t>(keys.size()) > max_batch) {
+    return Invalid("batch of " + std::to_string(keys.size()) + " keys exceeds the limit of " +
+                   std::to_string(max_batch));
+  }
+  for (int i = 0; i < keys.size(); ++i) {
+    if (keys[i].size() > max_key_length) {
+      return crescent::Status(ErrorCode::kInvalidKey, "key #" + std::to_string(i) + " is " +
+                                                          std::to_string(keys[i].size()) +
+                                                          " bytes; the limit is " +
+                                                          std::to_string(max_key_length));
+    }
+  }
+  return crescent::Status::Ok();
+}
+
+crescent::Status CheckPutConfig(const PutConfig& config, uint32_t max_replicas,
+                                uint32_t max_key_length) {
+  if (config.replica_count() > max_replicas) {
+    return Invalid("replica_count " + std::to_string(config.replica_count()) +
+                   " exceeds the limit of " + std::to_string(max_replicas));
+  }
+  if (config.soft_pin_ttl_ms() < 0) {
+    return Invalid("soft_pin_ttl_ms is negative (" + std::to_string(config.soft_pin_ttl_ms()) +
+                   ")");
+  }
+  if (auto s = CheckOptionalName("preferred_segment", config.preferred_segment()); !s.ok()) {
+    return s;
+  }
+  if (auto s = CheckOptionalName("local_node", config.local_node()); !s.ok()) return s;
+  if (config.parent_key().size() > max_key_length) {
+    return crescent::Status(ErrorCode::kInvalidKey, "parent_key is longer than the key limit");
+  }
+  return crescent::Status::Ok();
+}
+
+}  // namespace crescent::rpc
