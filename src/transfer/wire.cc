@@ -90,7 +90,7 @@ size_t EncodeResponse(ErrorCode code, uint64_t request_id, uint64_t payload_leng
   Put<uint64_t>(p + 8, request_id);
   Put<uint64_t>(p + 16, payload_length);
   Put<uint16_t>(p + 24, static_cast<uint16_t>(n));
-  std::memcpy(p + kResponseHeaderSize, message.data(), n);
+  if (n > 0) std::memcpy(p + kResponseHeaderSize, message.data(), n);  // data() may be null
   return kResponseHeaderSize + n;
 }
 
