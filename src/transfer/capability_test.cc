@@ -1,0 +1,173 @@
+#include "transfer/capability.h"
+
+#include <gtest/gtest.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <fstream>
+
+#include "transfer/segment_memory.h"
+
+namespace crescent::transfer {
+namespace {
+
+constexpr char kBinding[] = "10.0.0.1:7000;shm=crescent-abc";
+
+CapabilitySigner Signer(std::string secret = "0123456789abcdef-secret") {
+  StatusOr<CapabilitySigner> s = CapabilitySigner::Create(std::move(secret));
+  EXPECT_TRUE(s.ok()) << s.status().ToString();
+  return *s;
+}
+
+TEST(CapabilityTest, SignedCapabilityVerifies) {
+  CapabilitySigner signer = Signer();
+  Capability cap = signer.Sign(kBinding, 7, 4096, 100, AccessOp::kRead, 2000);
+  EXPECT_TRUE(signer.Verify(kBinding, cap, AccessOp::kRead, 1000).ok());
+}
+
+TEST(CapabilityTest, ForgedTagIsRefused) {
+  CapabilitySigner signer = Signer();
+  Capability cap = signer.Sign(kBinding, 7, 0, 100, AccessOp::kRead, 2000);
+  cap.tag[3] ^= 1;
+  EXPECT_EQ(signer.Verify(kBinding, cap, AccessOp::kRead, 1000).code(),
+            ErrorCode::kCapabilityInvalid);
+  // A different secret's signature is a forgery too.
+  Capability other =
+      Signer("another-secret-of-16+").Sign(kBinding, 7, 0, 100, AccessOp::kRead, 2000);
+  EXPECT_EQ(signer.Verify(kBinding, other, AccessOp::kRead, 1000).code(),
+            ErrorCode::kCapabilityInvalid);
+}
+
+TEST(CapabilityTest, WidenedRangeIsRefused) {
+  CapabilitySigner signer = Signer();
+  Capability cap = signer.Sign(kBinding, 7, 0, 100, AccessOp::kRead, 2000);
+  Capability wider = cap;
+  wider.length = 101;
+  EXPECT_EQ(signer.Verify(kBinding, wider, AccessOp::kRead, 1000).code(),
+            ErrorCode::kCapabilityInvalid);
+  Capability moved = cap;
+  moved.offset = 1;
+  EXPECT_EQ(signer.Verify(kBinding, moved, AccessOp::kRead, 1000).code(),
+            ErrorCode::kCapabilityInvalid);
+  Capability later = cap;
+  later.expiry_unix_ms += 1;
+  EXPECT_EQ(signer.Verify(kBinding, later, AccessOp::kRead, 1000).code(),
+            ErrorCode::kCapabilityInvalid);
+}
+
+TEST(CapabilityTest, WrongOpIsRefused) {
+  CapabilitySigner signer = Signer();
+  Capability cap = signer.Sign(kBinding, 7, 0, 100, AccessOp::kRead, 2000);
+  EXPECT_EQ(signer.Verify(kBinding, cap, AccessOp::kWrite, 1000).code(),
+            ErrorCode::kCapabilityInvalid);
+  // Relabelling the op breaks the tag.
+  cap.op = AccessOp::kWrite;
+  EXPECT_EQ(signer.Verify(kBinding, cap, AccessOp::kWrite, 1000).code(),
+            ErrorCode::kCapabilityInvalid);
+}
+
+TEST(CapabilityTest, ExpiredIsRefused) {
+  CapabilitySigner signer = Signer();
+  Capability cap = signer.Sign(kBinding, 7, 0, 100, AccessOp::kWrite, 2000);
+  EXPECT_EQ(signer.Verify(kBinding, cap, AccessOp::kWrite, 2000).code(), ErrorCode::kLeaseExpired);
+  EXPECT_EQ(signer.Verify(kBinding, cap, AccessOp::kWrite, 5000).code(), ErrorCode::kLeaseExpired);
+  EXPECT_TRUE(signer.Verify(kBinding, cap, AccessOp::kWrite, 1999).ok());
+}
+
+TEST(CapabilityTest, DifferentBindingIsRefused) {
+  CapabilitySigner signer = Signer();
+  Capability cap = signer.Sign(kBinding, 7, 0, 100, AccessOp::kRead, 2000);
+  EXPECT_EQ(signer.Verify("10.0.0.2:7000", cap, AccessOp::kRead, 1000).code(),
+            ErrorCode::kCapabilityInvalid);
+}
+
+TEST(CapabilityTest, ShortSecretIsRejected) {
+  EXPECT_EQ(CapabilitySigner::Create("short").status().code(), ErrorCode::kInvalidArgument);
+}
+
+class SecretEnvTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    unsetenv("CRESCENT_SECRET_FILE");
+    unsetenv("CRESCENT_SECRET");
+  }
+  void TearDown() override { SetUp(); }
+  std::string WriteFile(const std::string& text) {
+    std::string path = ::testing::TempDir() + "crescent_secret_" + std::to_string(getpid());
+    std::ofstream(path) << text;
+    return path;
+  }
+};
+
+TEST_F(SecretEnvTest, LoadsFromFileAndTrims) {
+  std::string path = WriteFile("  file-secret-0123456789\n");
+  StatusOr<std::string> s = LoadClusterSecret(path);
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  EXPECT_EQ(*s, "file-secret-0123456789");
+  setenv("CRESCENT_SECRET_FILE", path.c_str(), 1);
+  s = LoadClusterSecret("");
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  EXPECT_EQ(*s, "file-secret-0123456789");
+  unlink(path.c_str());
+}
+
+TEST_F(SecretEnvTest, LoadsFromEnv) {
+  setenv("CRESCENT_SECRET", "env-secret-0123456789", 1);
+  StatusOr<std::string> s = LoadClusterSecret("");
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  EXPECT_EQ(*s, "env-secret-0123456789");
+}
+
+TEST_F(SecretEnvTest, RejectsMissingShortAndUnreadable) {
+  EXPECT_EQ(LoadClusterSecret("").status().code(), ErrorCode::kInvalidArgument);
+  setenv("CRESCENT_SECRET", "too-short", 1);
+  EXPECT_EQ(LoadClusterSecret("").status().code(), ErrorCode::kInvalidArgument);
+  std::string path = WriteFile("tiny\n");
+  EXPECT_EQ(LoadClusterSecret(path).status().code(), ErrorCode::kInvalidArgument);
+  unlink(path.c_str());
+  EXPECT_EQ(LoadClusterSecret("/nonexistent/crescent/secret").status().code(), ErrorCode::kIoError);
+}
+
+TEST(CapabilityTest, RandomSecretsDiffer) {
+  std::string a = RandomSecret(), b = RandomSecret();
+  EXPECT_GE(a.size(), CapabilitySigner::kMinSecretBytes);
+  EXPECT_NE(a, b);
+}
+
+// SegmentMemory::Resolve is the gate in front of the segment.
+TEST(SegmentMemoryTest, ResolveChecksIdBoundsAndSignature) {
+  CapabilitySigner signer = Signer();
+  auto seg = SegmentMemory::Create("test", 1 << 20);
+  ASSERT_TRUE(seg.ok()) << seg.status().ToString();
+  (*seg)->SetBinding(kBinding);
+  Capability cap = signer.Sign(kBinding, 7, 4096, 100, AccessOp::kWrite, 2000);
+  // Not mounted yet.
+  EXPECT_EQ((*seg)->Resolve(cap, AccessOp::kWrite, signer, 1000).status().code(),
+            ErrorCode::kSegmentNotFound);
+  (*seg)->SetId(7);
+  StatusOr<std::byte*> p = (*seg)->Resolve(cap, AccessOp::kWrite, signer, 1000);
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  EXPECT_EQ(*p, (*seg)->data() + 4096);
+  (*seg)->SetId(8);
+  EXPECT_EQ((*seg)->Resolve(cap, AccessOp::kWrite, signer, 1000).status().code(),
+            ErrorCode::kSegmentNotFound);
+  (*seg)->SetId(7);
+  // Signed but past the end, empty, or overflowing offset + length.
+  for (auto [off, len] : {std::pair<uint64_t, uint64_t>{(1 << 20) - 10, 11},
+                          {0, 0},
+                          {UINT64_MAX - 5, 10},
+                          {(1 << 20) + 1, 1}}) {
+    Capability bad = signer.Sign(kBinding, 7, off, len, AccessOp::kWrite, 2000);
+    Status s = (*seg)->Resolve(bad, AccessOp::kWrite, signer, 1000).status();
+    EXPECT_EQ(s.code(), ErrorCode::kInvalidArgument) << off << "+" << len;
+  }
+  Capability last = signer.Sign(kBinding, 7, (1 << 20) - 10, 10, AccessOp::kWrite, 2000);
+  EXPECT_TRUE((*seg)->Resolve(last, AccessOp::kWrite, signer, 1000).ok());
+  EXPECT_EQ((*seg)->Resolve(cap, AccessOp::kRead, signer, 1000).status().code(),
+            ErrorCode::kCapabilityInvalid);
+  EXPECT_EQ((*seg)->Resolve(cap, AccessOp::kWrite, signer, 3000).status().code(),
+            ErrorCode::kLeaseExpired);
+}
+
+}  // namespace
+}  // namespace crescent::transfer

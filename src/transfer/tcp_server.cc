@@ -1,0 +1,219 @@
+// Server side of the TCP data plane. One coroutine per connection handles its
+// requests strictly one after another, which is what keeps responses in request
+// order; connections run in parallel on the io_context's threads.
+//
+// Write refusal: when a write request is refused (bad capability, bounds, wrong
+// segment) its payload is still on the stream. The server replies with the error
+// first and then reads and discards the payload (up to kMaxDiscardBytes), so the
+// connection stays in sync and the client's other pipelined ops on it still
+// succeed. A refused write larger than that bound gets its reply and the
+// connection is closed, so nobody can make the server drain unbounded traffic.
+//
+// Stop(): io_context.stop() + join, then the acceptor and every live connection
+// socket are closed from the stopping thread (no handler can run any more, so
+// that is race-free); the suspended coroutine frames are destroyed with the
+// io_context.
+#include "transfer/tcp_server.h"
+
+#include <algorithm>
+#include <array>
+#include <asio/co_spawn.hpp>
+#include <asio/io_context.hpp>
+#include <asio/ip/tcp.hpp>
+#include <asio/read.hpp>
+#include <asio/redirect_error.hpp>
+#include <asio/steady_timer.hpp>
+#include <asio/use_awaitable.hpp>
+#include <asio/write.hpp>
+#include <chrono>
+#include <exception>
+#include <mutex>
+#include <thread>
+#include <unordered_set>
+#include <vector>
+
+#include "transfer/wire.h"
+
+namespace crescent::transfer {
+namespace {
+
+using asio::ip::tcp;
+constexpr uint64_t kMaxDiscardBytes = 64ull << 20;
+constexpr size_t kDiscardChunk = 64 << 10;
+
+// Exceptions (only bad_alloc is plausible: all I/O uses error codes) end the
+// coroutine and so the connection; they never reach the io_context thread.
+void IgnoreException(std::exception_ptr) {}
+
+// Registers a connection's socket for Stop() for the coroutine's lifetime.
+class ConnectionGuard {
+ public:
+  ConnectionGuard(std::mutex& mu, std::unordered_set<tcp::socket*>& set, tcp::socket* socket)
+      : mu_(mu), set_(set), socket_(socket) {
+    std::lock_guard lock(mu_);
+    set_.insert(socket_);
+  }
+  ~ConnectionGuard() {
+    std::lock_guard lock(mu_);
+    set_.erase(socket_);
+  }
+  ConnectionGuard(const ConnectionGuard&) = delete;
+  ConnectionGuard& operator=(const ConnectionGuard&) = delete;
+
+ private:
+  std::mutex& mu_;
+  std::unordered_set<tcp::socket*>& set_;
+  tcp::socket* socket_;
+};
+
+}  // namespace
+
+struct TcpDataServer::Impl {
+  Impl(SegmentMemory& seg, const CapabilitySigner& sig) : segment(seg), signer(sig) {}
+
+  asio::awaitable<void> Accept();
+  asio::awaitable<void> Serve(tcp::socket socket);
+
+  SegmentMemory& segment;
+  CapabilitySigner signer;  // a copy: the caller's need not outlive the server
+  // Declared before io so that coroutine frames destroyed with io can still
+  // unregister their sockets.
+  std::mutex mu;
+  std::unordered_set<tcp::socket*> connections;
+  bool stopped = false;
+  uint16_t port = 0;  // the bound port, kept so port() works after Stop()
+  asio::io_context io;
+  tcp::acceptor acceptor{io};
+  std::vector<std::thread> threads;
+};
+
+asio::awaitable<void> TcpDataServer::Impl::Accept() {
+  for (;;) {
+    asio::error_code ec;
+    tcp::socket socket(io);
+    co_await acceptor.async_accept(socket, asio::redirect_error(asio::use_awaitable, ec));
+    if (ec == asio::error::operation_aborted || !acceptor.is_open()) co_return;
+    if (ec) {
+      // E.g. EMFILE: back off briefly instead of spinning on the error.
+      asio::steady_timer pause(io, std::chrono::milliseconds(10));
+      co_await pause.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+      continue;
+    }
+    asio::co_spawn(io, Serve(std::move(socket)), IgnoreException);
+  }
+}
+
+asio::awaitable<void> TcpDataServer::Impl::Serve(tcp::socket socket) {
+  ConnectionGuard guard(mu, connections, &socket);
+  asio::error_code ec;
+  socket.set_option(tcp::no_delay(true), ec);
+  wire::RequestBytes request;
+  wire::ResponseBytes response;
+  std::unique_ptr<std::byte[]> discard;  // allocated on the first refused write
+  auto use = asio::redirect_error(asio::use_awaitable, ec);
+  for (;;) {
+    co_await asio::async_read(socket, asio::buffer(request), use);
+    if (ec) break;
+    StatusOr<wire::RequestHeader> header = wire::DecodeRequest(request.data());
+    if (!header.ok()) {
+      // The stream is out of sync (or not ours): say why, then hang up.
+      size_t n =
+          wire::EncodeResponse(header.status().code(), 0, 0, header.status().message(), response);
+      co_await asio::async_write(socket, asio::buffer(response.data(), n), use);
+      break;
+    }
+    const wire::RequestHeader& h = *header;
+    StatusOr<std::byte*> range = segment.Resolve(h.cap, h.cap.op, signer, UnixNowMs());
+    if (!range.ok()) {
+      size_t n = wire::EncodeResponse(range.status().code(), h.request_id, 0,
+                                      range.status().message(), response);
+      co_await asio::async_write(socket, asio::buffer(response.data(), n), use);
+      if (ec || h.payload_length == 0) {
+        if (ec) break;
+        continue;
+      }
+      if (h.payload_length > kMaxDiscardBytes) {
+        socket.shutdown(tcp::socket::shutdown_send, ec);
+        break;
+      }
+      if (!discard) discard = std::make_unique<std::byte[]>(kDiscardChunk);
+      for (uint64_t left = h.payload_length; left > 0 && !ec;) {
+        size_t chunk = static_cast<size_t>(std::min<uint64_t>(left, kDiscardChunk));
+        co_await asio::async_read(socket, asio::buffer(discard.get(), chunk), use);
+        left -= chunk;
+      }
+      if (ec) break;
+      continue;
+    }
+    size_t length = static_cast<size_t>(h.cap.length);
+    if (h.cap.op == AccessOp::kRead) {
+      // Header and segment bytes in one gather write, straight from the segment.
+      size_t n = wire::EncodeResponse(ErrorCode::kOk, h.request_id, h.cap.length, {}, response);
+      std::array<asio::const_buffer, 2> out{asio::buffer(response.data(), n),
+                                            asio::buffer(*range, length)};
+      co_await asio::async_write(socket, out, use);
+    } else {
+      co_await asio::async_read(socket, asio::buffer(*range, length), use);
+      if (ec) break;
+      size_t n = wire::EncodeResponse(ErrorCode::kOk, h.request_id, 0, {}, response);
+      co_await asio::async_write(socket, asio::buffer(response.data(), n), use);
+    }
+    if (ec) break;
+  }
+  socket.close(ec);
+}
+
+StatusOr<std::unique_ptr<TcpDataServer>> TcpDataServer::Start(const TcpServerOptions& options,
+                                                              SegmentMemory& segment,
+                                                              const CapabilitySigner& signer) {
+  auto impl = std::make_unique<Impl>(segment, signer);
+  asio::error_code ec;
+  asio::ip::address address = asio::ip::make_address(options.host, ec);
+  if (ec) {
+    return Status(ErrorCode::kInvalidArgument,
+                  "data server host '" + options.host + "' is not an IP address: " + ec.message());
+  }
+  tcp::endpoint endpoint(address, options.port);
+  std::string where = options.host + ":" + std::to_string(options.port);
+  if (impl->acceptor.open(endpoint.protocol(), ec);
+      !ec && (impl->acceptor.set_option(tcp::acceptor::reuse_address(true), ec), !ec) &&
+      (impl->acceptor.bind(endpoint, ec), !ec)) {
+    impl->acceptor.listen(asio::socket_base::max_listen_connections, ec);
+  }
+  if (ec) {
+    return Status(ErrorCode::kUnavailable, "cannot listen on " + where + ": " + ec.message());
+  }
+  impl->port = impl->acceptor.local_endpoint(ec).port();
+  asio::co_spawn(impl->io, impl->Accept(), IgnoreException);
+  int threads = options.threads > 0 ? options.threads : 1;
+  for (int i = 0; i < threads; ++i) {
+    impl->threads.emplace_back([io = &impl->io] { io->run(); });
+  }
+  return std::unique_ptr<TcpDataServer>(new TcpDataServer(std::move(impl)));
+}
+
+TcpDataServer::TcpDataServer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+TcpDataServer::~TcpDataServer() { Stop(); }
+
+uint16_t TcpDataServer::port() const { return impl_->port; }
+
+void TcpDataServer::Stop() {
+  {
+    std::lock_guard lock(impl_->mu);
+    if (impl_->stopped) return;
+    impl_->stopped = true;
+  }
+  impl_->io.stop();
+  for (std::thread& t : impl_->threads) t.join();
+  impl_->threads.clear();
+  asio::error_code ec;
+  impl_->acceptor.close(ec);
+  std::lock_guard lock(impl_->mu);
+  for (tcp::socket* socket : impl_->connections) {
+    socket->shutdown(tcp::socket::shutdown_both, ec);
+    socket->close(ec);
+  }
+}
+
+}  // namespace crescent::transfer

@@ -1,0 +1,284 @@
+// End-to-end tests of the TCP data plane: TcpDataServer on a real segment and
+// the TCP transport over loopback.
+#include "transfer/tcp_transport.h"
+
+#include <gtest/gtest.h>
+
+#include <asio/io_context.hpp>
+#include <asio/ip/tcp.hpp>
+#include <asio/read.hpp>
+#include <asio/write.hpp>
+#include <cstring>
+#include <numeric>
+#include <thread>
+#include <vector>
+
+#include "transfer/segment_memory.h"
+#include "transfer/tcp_server.h"
+#include "transfer/wire.h"
+
+namespace crescent::transfer {
+namespace {
+
+using asio::ip::tcp;
+constexpr uint64_t kSegmentSize = 32ull << 20;
+constexpr uint32_t kSegmentId = 7;
+
+std::vector<std::byte> Pattern(size_t n, uint32_t seed) {
+  std::vector<std::byte> out(n);
+  uint32_t x = seed * 2654435761u + 1;
+  for (size_t i = 0; i < n; ++i) {
+    x = x * 1664525u + 1013904223u;
+    out[i] = static_cast<std::byte>(x >> 24);
+  }
+  return out;
+}
+
+class TcpTransportTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto signer = CapabilitySigner::Create("tcp-transport-test-secret");
+    ASSERT_TRUE(signer.ok());
+    signer_.emplace(*signer);
+    auto seg = SegmentMemory::Create("tcp-test", kSegmentSize);
+    ASSERT_TRUE(seg.ok()) << seg.status().ToString();
+    segment_ = std::move(*seg);
+    auto server = TcpDataServer::Start({}, *segment_, *signer_);
+    ASSERT_TRUE(server.ok()) << server.status().ToString();
+    server_ = std::move(*server);
+    endpoint_ = "127.0.0.1:" + std::to_string(server_->port());
+    segment_->SetBinding(endpoint_);
+    segment_->SetId(kSegmentId);
+    transport_ = MakeTcpTransport({.lanes = 4, .io_threads = 2});
+  }
+
+  Capability Cap(uint64_t offset, uint64_t length, AccessOp op, int64_t ttl_ms = 10000,
+                 uint32_t segment = kSegmentId) {
+    return signer_->Sign(endpoint_, segment, offset, length, op, UnixNowMs() + ttl_ms);
+  }
+  TransferOp Op(Capability cap, std::byte* buffer) { return TransferOp{endpoint_, cap, buffer}; }
+  Status One(const TransferOp& op, int64_t timeout_ms = 5000) {
+    return transport_->Execute(std::span(&op, 1), timeout_ms)[0];
+  }
+  Status Put(uint64_t offset, std::vector<std::byte>& data) {
+    return One(Op(Cap(offset, data.size(), AccessOp::kWrite), data.data()));
+  }
+  Status Get(uint64_t offset, std::vector<std::byte>& out) {
+    return One(Op(Cap(offset, out.size(), AccessOp::kRead), out.data()));
+  }
+  // A valid write and read-back still work: the server survived the last refusal.
+  void ExpectStillServes() {
+    std::vector<std::byte> data = Pattern(1000, 99), back(1000);
+    ASSERT_TRUE(Put(1 << 20, data).ok());
+    ASSERT_TRUE(Get(1 << 20, back).ok());
+    EXPECT_EQ(data, back);
+  }
+
+  std::optional<CapabilitySigner> signer_;
+  std::unique_ptr<SegmentMemory> segment_;
+  std::unique_ptr<TcpDataServer> server_;
+  std::string endpoint_;
+  std::unique_ptr<Transport> transport_;
+};
+
+TEST_F(TcpTransportTest, NameAndCanReach) {
+  EXPECT_STREQ(transport_->Name(), "tcp");
+  EXPECT_TRUE(transport_->CanReach(endpoint_));
+  EXPECT_TRUE(transport_->CanReach(endpoint_ + ";shm=abc"));
+  EXPECT_FALSE(transport_->CanReach("no-port"));
+}
+
+TEST_F(TcpTransportTest, WritesThenReadsBackByteIdentically) {
+  uint64_t offset = 0;
+  for (size_t size : {size_t{1}, size_t{64} << 10, size_t{4} << 20}) {
+    std::vector<std::byte> data = Pattern(size, static_cast<uint32_t>(size));
+    ASSERT_TRUE(Put(offset, data).ok()) << size;
+    std::vector<std::byte> back(size);
+    Status s = Get(offset, back);
+    ASSERT_TRUE(s.ok()) << s.ToString();
+    EXPECT_EQ(data, back) << size;
+    EXPECT_EQ(std::memcmp(segment_->data() + offset, data.data(), size), 0);
+    offset += size + 4096;
+  }
+}
+
+TEST_F(TcpTransportTest, BatchOf64OpsOver4Lanes) {
+  constexpr size_t kOps = 64, kSize = 48 << 10;
+  std::vector<std::vector<std::byte>> data, back;
+  std::vector<TransferOp> writes, reads;
+  for (size_t i = 0; i < kOps; ++i) {
+    data.push_back(Pattern(kSize + i, static_cast<uint32_t>(i)));
+    back.emplace_back(kSize + i);
+  }
+  for (size_t i = 0; i < kOps; ++i) {
+    uint64_t offset = i * (kSize + 4096);
+    writes.push_back(Op(Cap(offset, data[i].size(), AccessOp::kWrite), data[i].data()));
+    reads.push_back(Op(Cap(offset, back[i].size(), AccessOp::kRead), back[i].data()));
+  }
+  for (const Status& s : transport_->Execute(writes, 5000)) ASSERT_TRUE(s.ok()) << s.ToString();
+  for (const Status& s : transport_->Execute(reads, 5000)) ASSERT_TRUE(s.ok()) << s.ToString();
+  for (size_t i = 0; i < kOps; ++i) EXPECT_EQ(data[i], back[i]) << i;
+  // The lanes went back to the pool and are reused.
+  for (const Status& s : transport_->Execute(reads, 5000)) ASSERT_TRUE(s.ok()) << s.ToString();
+}
+
+TEST_F(TcpTransportTest, RefusedRequestsAreAnsweredAndTheServerKeepsServing) {
+  std::vector<std::byte> buf = Pattern(4096, 1);
+  struct Case {
+    const char* name;
+    TransferOp op;
+    ErrorCode want;
+  };
+  std::vector<Case> cases;
+  {
+    Capability forged = Cap(0, buf.size(), AccessOp::kWrite);
+    forged.tag[0] ^= 1;
+    cases.push_back({"forged", Op(forged, buf.data()), ErrorCode::kCapabilityInvalid});
+  }
+  {
+    Capability wide = Cap(0, buf.size() - 1, AccessOp::kRead);
+    wide.length += 1;  // old tag
+    cases.push_back({"widened", Op(wide, buf.data()), ErrorCode::kCapabilityInvalid});
+  }
+  cases.push_back({"expired", Op(Cap(0, buf.size(), AccessOp::kWrite, -1), buf.data()),
+                   ErrorCode::kLeaseExpired});
+  {
+    Capability read_cap = Cap(0, buf.size(), AccessOp::kRead);
+    read_cap.op = AccessOp::kWrite;  // a read capability used to write
+    cases.push_back(
+        {"read cap used to write", Op(read_cap, buf.data()), ErrorCode::kCapabilityInvalid});
+  }
+  cases.push_back({"wrong segment",
+                   Op(Cap(0, buf.size(), AccessOp::kWrite, 10000, kSegmentId + 1), buf.data()),
+                   ErrorCode::kSegmentNotFound});
+  cases.push_back({"out of bounds",
+                   Op(Cap(kSegmentSize - 100, buf.size(), AccessOp::kRead), buf.data()),
+                   ErrorCode::kInvalidArgument});
+  for (const Case& c : cases) {
+    Status s = One(c.op);
+    EXPECT_EQ(s.code(), c.want) << c.name << ": " << s.ToString();
+    EXPECT_NE(s.message().find(endpoint_), std::string::npos) << s.message();
+    ExpectStillServes();
+  }
+}
+
+TEST_F(TcpTransportTest, RefusedWriteInAPipelineLeavesItsNeighboursIntact) {
+  auto one_lane = MakeTcpTransport({.lanes = 1, .io_threads = 1});
+  std::vector<std::byte> a = Pattern(300 << 10, 1), b = Pattern(300 << 10, 2),
+                         c = Pattern(300 << 10, 3);
+  Capability forged = Cap(0, b.size(), AccessOp::kWrite);
+  forged.tag[5] ^= 0x40;
+  std::vector<TransferOp> ops = {Op(Cap(0, a.size(), AccessOp::kWrite), a.data()),
+                                 Op(forged, b.data()),
+                                 Op(Cap(1 << 20, c.size(), AccessOp::kWrite), c.data())};
+  std::vector<Status> r = one_lane->Execute(ops, 5000);
+  EXPECT_TRUE(r[0].ok()) << r[0].ToString();
+  EXPECT_EQ(r[1].code(), ErrorCode::kCapabilityInvalid) << r[1].ToString();
+  EXPECT_TRUE(r[2].ok()) << r[2].ToString();
+  EXPECT_EQ(std::memcmp(segment_->data(), a.data(), a.size()), 0);
+  EXPECT_EQ(std::memcmp(segment_->data() + (1 << 20), c.data(), c.size()), 0);
+}
+
+TEST_F(TcpTransportTest, GarbageBytesCloseOnlyThatConnection) {
+  asio::io_context io;
+  tcp::socket raw(io);
+  asio::error_code ec;
+  raw.connect(tcp::endpoint(asio::ip::make_address("127.0.0.1"), server_->port()), ec);
+  ASSERT_FALSE(ec) << ec.message();
+  std::vector<uint8_t> garbage(300, 0x5a);
+  asio::write(raw, asio::buffer(garbage), ec);
+  ASSERT_FALSE(ec) << ec.message();
+  // The server answers with a parse error, then closes the connection.
+  std::vector<uint8_t> reply;
+  std::array<uint8_t, 512> chunk;
+  for (;;) {
+    size_t n = raw.read_some(asio::buffer(chunk), ec);
+    reply.insert(reply.end(), chunk.begin(), chunk.begin() + n);
+    if (ec) break;
+  }
+  EXPECT_TRUE(ec == asio::error::eof || ec == asio::error::connection_reset) << ec.message();
+  ASSERT_GE(reply.size(), wire::kResponseHeaderSize);
+  StatusOr<wire::ResponseHeader> h = wire::DecodeResponse(reply.data());
+  ASSERT_TRUE(h.ok()) << h.status().ToString();
+  EXPECT_EQ(h->code, ErrorCode::kParseError);
+  ExpectStillServes();
+}
+
+TEST_F(TcpTransportTest, DeadPeerTimesOut) {
+  // Listens (the kernel completes handshakes) but never reads or replies.
+  asio::io_context io;
+  tcp::acceptor silent(io, tcp::endpoint(asio::ip::make_address("127.0.0.1"), 0));
+  std::string dead = "127.0.0.1:" + std::to_string(silent.local_endpoint().port());
+  std::vector<std::byte> small(100), big = Pattern(8 << 20, 5);
+  std::vector<TransferOp> ops = {
+      {dead, signer_->Sign(dead, 1, 0, small.size(), AccessOp::kRead, UnixNowMs() + 10000),
+       small.data()},
+      // Big enough to fill both socket buffers, so the writer blocks too.
+      {dead, signer_->Sign(dead, 1, 0, big.size(), AccessOp::kWrite, UnixNowMs() + 10000),
+       big.data()}};
+  std::vector<Status> r = MakeTcpTransport({.lanes = 1})->Execute(ops, 300);
+  for (const Status& s : r) EXPECT_EQ(s.code(), ErrorCode::kTimeout) << s.ToString();
+}
+
+TEST_F(TcpTransportTest, ConnectionRefusedIsUnavailable) {
+  std::string closed;
+  {
+    asio::io_context io;
+    tcp::acceptor a(io, tcp::endpoint(asio::ip::make_address("127.0.0.1"), 0));
+    closed = "127.0.0.1:" + std::to_string(a.local_endpoint().port());
+  }
+  std::vector<std::byte> buf(10);
+  TransferOp op{closed, signer_->Sign(closed, 1, 0, 10, AccessOp::kRead, UnixNowMs() + 10000),
+                buf.data()};
+  Status s = transport_->Execute(std::span(&op, 1), 2000)[0];
+  EXPECT_EQ(s.code(), ErrorCode::kUnavailable) << s.ToString();
+  EXPECT_NE(s.message().find(closed), std::string::npos) << s.message();
+}
+
+TEST_F(TcpTransportTest, BadOpsAreRejectedLocally) {
+  std::vector<std::byte> buf(10);
+  std::vector<TransferOp> ops = {{"nonsense", Cap(0, 10, AccessOp::kRead), buf.data()},
+                                 Op(Cap(0, 10, AccessOp::kRead), nullptr),
+                                 Op(Cap(0, 10, AccessOp::kRead), buf.data())};
+  std::vector<Status> r = transport_->Execute(ops, 2000);
+  EXPECT_EQ(r[0].code(), ErrorCode::kInvalidArgument);
+  EXPECT_EQ(r[1].code(), ErrorCode::kInvalidArgument);
+  EXPECT_TRUE(r[2].ok()) << r[2].ToString();
+}
+
+TEST_F(TcpTransportTest, StaleConnectionsAreNotReusedAfterServerRestart) {
+  ExpectStillServes();  // pools a connection
+  uint16_t port = server_->port();
+  server_->Stop();
+  server_->Stop();  // idempotent
+  auto server = TcpDataServer::Start({.port = port}, *segment_, *signer_);
+  ASSERT_TRUE(server.ok()) << server.status().ToString();
+  server_ = std::move(*server);
+  ExpectStillServes();
+}
+
+TEST_F(TcpTransportTest, ConcurrentExecuteFromFourThreads) {
+  constexpr int kThreads = 4, kRounds = 20;
+  constexpr size_t kSize = 256 << 10;
+  std::vector<std::thread> threads;
+  std::atomic<int> failures{0};
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      for (int round = 0; round < kRounds; ++round) {
+        std::vector<std::byte> data = Pattern(kSize, t * 1000 + round), back(kSize);
+        uint64_t offset = t * 2 * kSize;
+        std::vector<TransferOp> w = {Op(Cap(offset, kSize, AccessOp::kWrite), data.data()),
+                                     Op(Cap(offset + kSize, kSize, AccessOp::kWrite), data.data())};
+        for (const Status& s : transport_->Execute(w, 5000)) failures += !s.ok();
+        std::vector<TransferOp> r = {Op(Cap(offset + kSize, kSize, AccessOp::kRead), back.data())};
+        for (const Status& s : transport_->Execute(r, 5000)) failures += !s.ok();
+        failures += data != back;
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  EXPECT_EQ(failures.load(), 0);
+}
+
+}  // namespace
+}  // namespace crescent::transfer

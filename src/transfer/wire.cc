@@ -1,0 +1,122 @@
+#include "transfer/wire.h"
+
+#include <algorithm>
+#include <cstring>
+#include <string>
+#include <type_traits>
+
+namespace crescent::transfer::wire {
+namespace {
+
+// Explicit little-endian byte packing; compilers turn these loops into plain
+// loads and stores on little-endian hosts.
+template <typename T>
+void Put(uint8_t* at, T value) {
+  auto v = static_cast<std::make_unsigned_t<T>>(value);
+  for (size_t i = 0; i < sizeof(T); ++i) at[i] = static_cast<uint8_t>(v >> (8 * i));
+}
+
+template <typename T>
+T Get(const uint8_t* at) {
+  std::make_unsigned_t<T> v = 0;
+  for (size_t i = 0; i < sizeof(T); ++i)
+    v |= static_cast<std::make_unsigned_t<T>>(at[i]) << (8 * i);
+  return static_cast<T>(v);
+}
+
+bool AllZero(const uint8_t* at, size_t n) {
+  return std::all_of(at, at + n, [](uint8_t b) { return b == 0; });
+}
+
+Status Bad(const std::string& what) {
+  return Status(ErrorCode::kParseError, "malformed data-plane frame: " + what);
+}
+
+}  // namespace
+
+void EncodeRequest(const RequestHeader& h, RequestBytes& out) {
+  out.fill(0);
+  uint8_t* p = out.data();
+  Put<uint32_t>(p + 0, kRequestMagic);
+  p[4] = kVersion;
+  p[5] = static_cast<uint8_t>(h.cap.op);
+  Put<uint64_t>(p + 8, h.request_id);
+  Put<uint32_t>(p + 16, h.cap.segment);
+  Put<uint64_t>(p + 24, h.cap.offset);
+  Put<uint64_t>(p + 32, h.cap.length);
+  Put<int64_t>(p + 40, h.cap.expiry_unix_ms);
+  std::memcpy(p + 48, h.cap.tag.data(), h.cap.tag.size());
+  Put<uint64_t>(p + 80, h.payload_length);
+}
+
+StatusOr<RequestHeader> DecodeRequest(const uint8_t* p) {
+  if (uint32_t magic = Get<uint32_t>(p); magic != kRequestMagic) {
+    return Bad("bad request magic " + std::to_string(magic));
+  }
+  if (p[4] != kVersion) {
+    return Bad("unsupported version " + std::to_string(p[4]) + " (expected " +
+               std::to_string(kVersion) + ")");
+  }
+  if (p[5] != static_cast<uint8_t>(AccessOp::kRead) &&
+      p[5] != static_cast<uint8_t>(AccessOp::kWrite)) {
+    return Bad("unknown op " + std::to_string(p[5]));
+  }
+  if (!AllZero(p + 6, 2) || !AllZero(p + 20, 4)) return Bad("reserved request bytes are not 0");
+  RequestHeader h;
+  h.cap.op = static_cast<AccessOp>(p[5]);
+  h.request_id = Get<uint64_t>(p + 8);
+  h.cap.segment = Get<uint32_t>(p + 16);
+  h.cap.offset = Get<uint64_t>(p + 24);
+  h.cap.length = Get<uint64_t>(p + 32);
+  h.cap.expiry_unix_ms = Get<int64_t>(p + 40);
+  std::memcpy(h.cap.tag.data(), p + 48, h.cap.tag.size());
+  h.payload_length = Get<uint64_t>(p + 80);
+  uint64_t expect = h.cap.op == AccessOp::kWrite ? h.cap.length : 0;
+  if (h.payload_length != expect) {
+    return Bad("payload length " + std::to_string(h.payload_length) + " but expected " +
+               std::to_string(expect) + " for a " +
+               (h.cap.op == AccessOp::kWrite ? "write" : "read"));
+  }
+  return h;
+}
+
+size_t EncodeResponse(ErrorCode code, uint64_t request_id, uint64_t payload_length,
+                      std::string_view message, ResponseBytes& out) {
+  size_t n = std::min(message.size(), kMaxErrorMessage);
+  uint8_t* p = out.data();
+  std::memset(p, 0, kResponseHeaderSize);
+  Put<uint32_t>(p + 0, kResponseMagic);
+  Put<int32_t>(p + 4, static_cast<int32_t>(code));
+  Put<uint64_t>(p + 8, request_id);
+  Put<uint64_t>(p + 16, payload_length);
+  Put<uint16_t>(p + 24, static_cast<uint16_t>(n));
+  if (n > 0) std::memcpy(p + kResponseHeaderSize, message.data(), n);  // data() may be null
+  return kResponseHeaderSize + n;
+}
+
+StatusOr<ResponseHeader> DecodeResponse(const uint8_t* p) {
+  if (uint32_t magic = Get<uint32_t>(p); magic != kResponseMagic) {
+    return Bad("bad response magic " + std::to_string(magic));
+  }
+  if (!AllZero(p + 26, 6)) return Bad("reserved response bytes are not 0");
+  ResponseHeader h;
+  int32_t code = Get<int32_t>(p + 4);
+  if (code < 0) return Bad("negative status code " + std::to_string(code));
+  h.code = static_cast<ErrorCode>(code);
+  h.request_id = Get<uint64_t>(p + 8);
+  h.payload_length = Get<uint64_t>(p + 16);
+  h.message_length = Get<uint16_t>(p + 24);
+  if (h.message_length > kMaxErrorMessage) {
+    return Bad("error message of " + std::to_string(h.message_length) + " bytes exceeds " +
+               std::to_string(kMaxErrorMessage));
+  }
+  if (h.code != ErrorCode::kOk && h.payload_length != 0) {
+    return Bad("error response carries a payload");
+  }
+  if (h.code == ErrorCode::kOk && h.message_length != 0) {
+    return Bad("OK response carries an error message");
+  }
+  return h;
+}
+
+}  // namespace crescent::transfer::wire

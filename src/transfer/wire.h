@@ -1,0 +1,80 @@
+// Wire format of the TCP data plane: fixed-size little-endian binary frames.
+//
+// Request (kRequestHeaderSize = 88 bytes), then for a write `payload_length`
+// bytes of payload:
+//   off  size  field
+//     0     4  magic          kRequestMagic ("CRQ1")
+//     4     1  version        kVersion
+//     5     1  op             AccessOp: 1 read, 2 write
+//     6     2  reserved       must be 0
+//     8     8  request_id     echoed in the response
+//    16     4  cap.segment
+//    20     4  reserved       must be 0
+//    24     8  cap.offset
+//    32     8  cap.length
+//    40     8  cap.expiry_unix_ms (signed)
+//    48    32  cap.tag
+//    80     8  payload_length  == cap.length for a write, 0 for a read
+//
+// Response (kResponseHeaderSize = 32 bytes), then `message_length` bytes of
+// error text, then `payload_length` bytes of payload:
+//   off  size  field
+//     0     4  magic          kResponseMagic ("CRS1")
+//     4     4  code           crescent::ErrorCode (signed)
+//     8     8  request_id
+//    16     8  payload_length  cap.length for a successful read, else 0
+//    24     2  message_length  <= kMaxErrorMessage; 0 when code is kOk
+//    26     6  reserved       must be 0
+//
+// The capability's op is the request's op: a read capability presented with a
+// write request fails the HMAC check, so the op cannot be widened either.
+// Decoders validate every field they can without the segment, so a garbage
+// stream is rejected at its first frame.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+#include "crescent/status.h"
+#include "transfer/capability.h"
+
+namespace crescent::transfer::wire {
+
+inline constexpr uint32_t kRequestMagic = 0x31515243;   // "CRQ1" in memory order
+inline constexpr uint32_t kResponseMagic = 0x31535243;  // "CRS1" in memory order
+inline constexpr uint8_t kVersion = 1;
+inline constexpr size_t kRequestHeaderSize = 88;
+inline constexpr size_t kResponseHeaderSize = 32;
+inline constexpr size_t kMaxErrorMessage = 256;
+
+struct RequestHeader {
+  uint64_t request_id = 0;
+  Capability cap;  // cap.op is the request's op
+  uint64_t payload_length = 0;
+};
+
+struct ResponseHeader {
+  ErrorCode code = ErrorCode::kOk;
+  uint64_t request_id = 0;
+  uint64_t payload_length = 0;
+  uint16_t message_length = 0;
+};
+
+using RequestBytes = std::array<uint8_t, kRequestHeaderSize>;
+// A response header with room for the longest error message after it.
+using ResponseBytes = std::array<uint8_t, kResponseHeaderSize + kMaxErrorMessage>;
+
+void EncodeRequest(const RequestHeader& header, RequestBytes& out);
+// kParseError naming the first bad field.
+StatusOr<RequestHeader> DecodeRequest(const uint8_t* in);
+
+// Writes the header and `message` (truncated to kMaxErrorMessage) into `out`;
+// returns the number of bytes to send before the payload.
+size_t EncodeResponse(ErrorCode code, uint64_t request_id, uint64_t payload_length,
+                      std::string_view message, ResponseBytes& out);
+// Decodes the kResponseHeaderSize bytes at `in`; kParseError naming the bad field.
+StatusOr<ResponseHeader> DecodeResponse(const uint8_t* in);
+
+}  // namespace crescent::transfer::wire

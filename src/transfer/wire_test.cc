@@ -1,0 +1,137 @@
+#include "transfer/wire.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+
+namespace crescent::transfer::wire {
+namespace {
+
+RequestHeader SampleWrite() {
+  RequestHeader h;
+  h.request_id = 0x0102030405060708ull;
+  h.cap.segment = 0xa1b2c3d4;
+  h.cap.offset = 1ull << 40;
+  h.cap.length = 4 << 20;
+  h.cap.op = AccessOp::kWrite;
+  h.cap.expiry_unix_ms = -5;  // signed field survives
+  for (size_t i = 0; i < h.cap.tag.size(); ++i) h.cap.tag[i] = static_cast<uint8_t>(i * 7);
+  h.payload_length = h.cap.length;
+  return h;
+}
+
+TEST(WireTest, RequestRoundTrip) {
+  RequestHeader h = SampleWrite();
+  RequestBytes bytes;
+  EncodeRequest(h, bytes);
+  // Little-endian on the wire regardless of host order.
+  EXPECT_EQ(bytes[8], 0x08);
+  EXPECT_EQ(bytes[15], 0x01);
+  StatusOr<RequestHeader> d = DecodeRequest(bytes.data());
+  ASSERT_TRUE(d.ok()) << d.status().ToString();
+  EXPECT_EQ(d->request_id, h.request_id);
+  EXPECT_EQ(d->cap.segment, h.cap.segment);
+  EXPECT_EQ(d->cap.offset, h.cap.offset);
+  EXPECT_EQ(d->cap.length, h.cap.length);
+  EXPECT_EQ(d->cap.op, h.cap.op);
+  EXPECT_EQ(d->cap.expiry_unix_ms, h.cap.expiry_unix_ms);
+  EXPECT_EQ(d->cap.tag, h.cap.tag);
+  EXPECT_EQ(d->payload_length, h.payload_length);
+
+  h.cap.op = AccessOp::kRead;
+  h.payload_length = 0;
+  EncodeRequest(h, bytes);
+  d = DecodeRequest(bytes.data());
+  ASSERT_TRUE(d.ok()) << d.status().ToString();
+  EXPECT_EQ(d->cap.op, AccessOp::kRead);
+}
+
+TEST(WireTest, RequestRejects) {
+  RequestBytes good;
+  EncodeRequest(SampleWrite(), good);
+  auto expect_bad = [](RequestBytes b, const char* what) {
+    StatusOr<RequestHeader> d = DecodeRequest(b.data());
+    ASSERT_FALSE(d.ok()) << what;
+    EXPECT_EQ(d.status().code(), ErrorCode::kParseError) << what;
+    EXPECT_NE(d.status().message().find(what), std::string::npos) << d.status().message();
+  };
+  RequestBytes b = good;
+  b[0] ^= 0xff;
+  expect_bad(b, "magic");
+  b = good;
+  b[4] = 9;
+  expect_bad(b, "version");
+  b = good;
+  b[5] = 3;
+  expect_bad(b, "op");
+  b = good;
+  b[6] = 1;
+  expect_bad(b, "reserved");
+  b = good;
+  b[80] ^= 1;  // write payload != cap.length
+  expect_bad(b, "payload length");
+  RequestHeader read = SampleWrite();
+  read.cap.op = AccessOp::kRead;  // a read must not carry a payload
+  EncodeRequest(read, b);
+  expect_bad(b, "payload length");
+  RequestBytes garbage;
+  garbage.fill(0xab);
+  EXPECT_FALSE(DecodeRequest(garbage.data()).ok());
+}
+
+TEST(WireTest, ResponseRoundTripWithMessage) {
+  ResponseBytes bytes;
+  size_t n = EncodeResponse(ErrorCode::kCapabilityInvalid, 42, 0, "nope", bytes);
+  EXPECT_EQ(n, kResponseHeaderSize + 4);
+  StatusOr<ResponseHeader> d = DecodeResponse(bytes.data());
+  ASSERT_TRUE(d.ok()) << d.status().ToString();
+  EXPECT_EQ(d->code, ErrorCode::kCapabilityInvalid);
+  EXPECT_EQ(d->request_id, 42u);
+  EXPECT_EQ(d->payload_length, 0u);
+  EXPECT_EQ(d->message_length, 4);
+  EXPECT_EQ(std::memcmp(bytes.data() + kResponseHeaderSize, "nope", 4), 0);
+
+  n = EncodeResponse(ErrorCode::kOk, 7, 1 << 22, {}, bytes);
+  EXPECT_EQ(n, kResponseHeaderSize);
+  d = DecodeResponse(bytes.data());
+  ASSERT_TRUE(d.ok()) << d.status().ToString();
+  EXPECT_EQ(d->code, ErrorCode::kOk);
+  EXPECT_EQ(d->payload_length, 1u << 22);
+}
+
+TEST(WireTest, LongMessagesAreTruncated) {
+  ResponseBytes bytes;
+  std::string long_message(1000, 'x');
+  size_t n = EncodeResponse(ErrorCode::kInternal, 1, 0, long_message, bytes);
+  EXPECT_EQ(n, kResponseHeaderSize + kMaxErrorMessage);
+  StatusOr<ResponseHeader> d = DecodeResponse(bytes.data());
+  ASSERT_TRUE(d.ok());
+  EXPECT_EQ(d->message_length, kMaxErrorMessage);
+}
+
+TEST(WireTest, ResponseRejects) {
+  ResponseBytes good;
+  EncodeResponse(ErrorCode::kCapabilityInvalid, 1, 0, "x", good);
+  ResponseBytes b = good;
+  b[1] ^= 1;
+  EXPECT_EQ(DecodeResponse(b.data()).status().code(), ErrorCode::kParseError);
+  b = good;
+  b[24] = 0xff;  // message length 255 + 256 > bound
+  b[25] = 0x01;
+  EXPECT_EQ(DecodeResponse(b.data()).status().code(), ErrorCode::kParseError);
+  b = good;
+  b[16] = 1;  // error with a payload
+  EXPECT_EQ(DecodeResponse(b.data()).status().code(), ErrorCode::kParseError);
+  b = good;
+  b[7] = 0x80;  // negative code
+  EXPECT_EQ(DecodeResponse(b.data()).status().code(), ErrorCode::kParseError);
+  b = good;
+  b[30] = 1;
+  EXPECT_EQ(DecodeResponse(b.data()).status().code(), ErrorCode::kParseError);
+  EncodeResponse(ErrorCode::kOk, 1, 0, "", b);
+  b[24] = 1;  // OK with a message
+  EXPECT_EQ(DecodeResponse(b.data()).status().code(), ErrorCode::kParseError);
+}
+
+}  // namespace
+}  // namespace crescent::transfer::wire
