@@ -8,6 +8,8 @@
 #include <atomic>
 #include <chrono>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <optional>
 #include <thread>
 #include <vector>
@@ -20,7 +22,8 @@ namespace crescent::transfer {
 namespace {
 
 constexpr uint64_t kSegmentBytes = 8 << 20;
-constexpr int64_t kTimeoutMs = 2000;
+// Longer than the server's 2 s handshake cut-off (SilentClientDoesNotBlockOthersForever).
+constexpr int64_t kTimeoutMs = 5000;
 
 std::string UniqueName() {
   static std::atomic<int> counter{0};
@@ -241,6 +244,45 @@ TEST_F(ShmTransportTest, DeadServerYieldsTimeoutNotAHang) {
   ASSERT_EQ(out.size(), 1u);
   EXPECT_EQ(out[0].code(), ErrorCode::kTimeout) << out[0].ToString();
   EXPECT_LT(took, std::chrono::milliseconds(1500));
+}
+
+size_t OpenFds() {
+  size_t n = 0;
+  for ([[maybe_unused]] const auto& e : std::filesystem::directory_iterator("/proc/self/fd")) ++n;
+  return n;
+}
+
+// Mappings of the test segment's memfd in this process (the node's own included).
+size_t SegmentMappings() {
+  std::ifstream maps("/proc/self/maps");
+  size_t n = 0;
+  for (std::string line; std::getline(maps, line);) {
+    if (line.find("memfd:shm-test") != std::string::npos) ++n;
+  }
+  return n;
+}
+
+TEST_F(ShmTransportTest, NoFdOrMappingOutlivesItsUse) {
+  size_t before = OpenFds();
+  size_t mappings_before = SegmentMappings();
+  {
+    std::unique_ptr<Transport> transport = MakeShmTransport();
+    std::swap(transport, transport_);
+    Capability forged = Cap(0, 16, AccessOp::kRead);
+    forged.tag[0] ^= 1;
+    std::byte buf[16];
+    EXPECT_EQ(Run(forged, buf).code(), ErrorCode::kCapabilityInvalid);
+    EXPECT_TRUE(transport_->CanReach(endpoint_));
+    WriteReadBack(0, 16, 13);
+    segment_->SetId(4);
+    WriteReadBack(0, 16, 14, 4);
+    EXPECT_GT(SegmentMappings(), mappings_before);
+    std::swap(transport, transport_);
+  }
+  // The server closes each connection right after replying; give it a moment.
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  EXPECT_EQ(OpenFds(), before);
+  EXPECT_EQ(SegmentMappings(), mappings_before);
 }
 
 TEST_F(ShmTransportTest, EndpointWithoutShmIsUnavailable) {
