@@ -1,0 +1,122 @@
+// The shm handshake (shm_server.h, shm_transport.h): one fixed-size request, one
+// fixed-size reply, then the connection closes. Both ends are on one host, so
+// fields are in host byte order at fixed offsets (no padding, no struct packing).
+//
+// Request (kRequestBytes = 69):
+//   u32 magic | u32 segment | u64 offset | u64 length | u8 op | i64 expiry_unix_ms
+//   | u8[32] tag
+// Reply (kReplyBytes = 222), with the segment memfd attached (SCM_RIGHTS) to
+// the reply's first byte when and only when status == 0:
+//   u32 magic | i32 status (ErrorCode) | u32 segment id | u64 segment size
+//   | u16 message length (<= kMaxMessage) | u8[kMaxMessage] message
+#pragma once
+
+#include <sys/socket.h>
+#include <sys/un.h>
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <string_view>
+
+#include "crescent/status.h"
+#include "transfer/capability.h"
+
+namespace crescent::transfer::shm {
+
+inline constexpr uint32_t kRequestMagic = 0x4d485343;  // "CSHM"
+inline constexpr uint32_t kReplyMagic = 0x52485343;    // "CSHR"
+inline constexpr size_t kRequestBytes = 4 + 4 + 8 + 8 + 1 + 8 + 32;
+inline constexpr size_t kMaxMessage = 200;
+inline constexpr size_t kReplyBytes = 4 + 4 + 4 + 8 + 2 + kMaxMessage;
+
+namespace detail {
+template <typename T>
+inline void Put(uint8_t*& p, T v) {
+  std::memcpy(p, &v, sizeof v);
+  p += sizeof v;
+}
+template <typename T>
+inline T Get(const uint8_t*& p) {
+  T v;
+  std::memcpy(&v, p, sizeof v);
+  p += sizeof v;
+  return v;
+}
+}  // namespace detail
+
+inline void EncodeRequest(const Capability& cap, uint8_t (&out)[kRequestBytes]) {
+  uint8_t* p = out;
+  detail::Put(p, kRequestMagic);
+  detail::Put(p, cap.segment);
+  detail::Put(p, cap.offset);
+  detail::Put(p, cap.length);
+  detail::Put(p, static_cast<uint8_t>(cap.op));
+  detail::Put(p, cap.expiry_unix_ms);
+  std::memcpy(p, cap.tag.data(), cap.tag.size());
+}
+
+// False for a wrong magic or an op that is neither read nor write.
+inline bool DecodeRequest(const uint8_t (&in)[kRequestBytes], Capability& cap) {
+  const uint8_t* p = in;
+  if (detail::Get<uint32_t>(p) != kRequestMagic) return false;
+  cap.segment = detail::Get<uint32_t>(p);
+  cap.offset = detail::Get<uint64_t>(p);
+  cap.length = detail::Get<uint64_t>(p);
+  uint8_t op = detail::Get<uint8_t>(p);
+  if (op != static_cast<uint8_t>(AccessOp::kRead) && op != static_cast<uint8_t>(AccessOp::kWrite)) {
+    return false;
+  }
+  cap.op = static_cast<AccessOp>(op);
+  cap.expiry_unix_ms = detail::Get<int64_t>(p);
+  std::memcpy(cap.tag.data(), p, cap.tag.size());
+  return true;
+}
+
+struct Reply {
+  ErrorCode code = ErrorCode::kOk;
+  uint32_t segment = 0;
+  uint64_t size = 0;
+  std::string message;  // truncated to kMaxMessage on encode
+};
+
+inline void EncodeReply(const Reply& r, uint8_t (&out)[kReplyBytes]) {
+  std::memset(out, 0, kReplyBytes);
+  uint8_t* p = out;
+  detail::Put(p, kReplyMagic);
+  detail::Put(p, static_cast<int32_t>(r.code));
+  detail::Put(p, r.segment);
+  detail::Put(p, r.size);
+  uint16_t len = static_cast<uint16_t>(std::min(r.message.size(), kMaxMessage));
+  detail::Put(p, len);
+  std::memcpy(p, r.message.data(), len);
+}
+
+// False for a wrong magic or an oversized message length.
+inline bool DecodeReply(const uint8_t (&in)[kReplyBytes], Reply& r) {
+  const uint8_t* p = in;
+  if (detail::Get<uint32_t>(p) != kReplyMagic) return false;
+  r.code = static_cast<ErrorCode>(detail::Get<int32_t>(p));
+  r.segment = detail::Get<uint32_t>(p);
+  r.size = detail::Get<uint64_t>(p);
+  uint16_t len = detail::Get<uint16_t>(p);
+  if (len > kMaxMessage) return false;
+  r.message.assign(reinterpret_cast<const char*>(p), len);
+  return true;
+}
+
+// The address of abstract socket `name` (sun_path[0] = '\0', then the name, not
+// NUL-terminated: its length is part of the address). False when the name is
+// empty or too long.
+inline bool AbstractAddress(std::string_view name, sockaddr_un& addr, socklen_t& len) {
+  if (name.empty() || name.size() + 1 > sizeof(addr.sun_path)) return false;
+  std::memset(&addr, 0, sizeof addr);
+  addr.sun_family = AF_UNIX;
+  std::memcpy(addr.sun_path + 1, name.data(), name.size());
+  len = static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + 1 + name.size());
+  return true;
+}
+
+}  // namespace crescent::transfer::shm

@@ -1,0 +1,330 @@
+// ShmTransport: one mapping per endpoint, made by one handshake (shm_protocol.h)
+// and shared by every caller. A mapping is reference-counted (shared_ptr), so a
+// caller still copying keeps it alive while another thread replaces it after the
+// node remounted; the last reference unmaps it.
+//
+// Locking: mu_ guards the endpoint and reachability tables; each endpoint's own
+// mutex serialises its handshakes, so concurrent first callers wait for one
+// handshake instead of racing several.
+#include "transfer/shm_transport.h"
+
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+
+#include "transfer/endpoint.h"
+#include "transfer/shm_protocol.h"
+
+namespace crescent::transfer {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// A failed CanReach is retried after this long (the node may have started).
+constexpr auto kNegativeReachTtl = std::chrono::seconds(5);
+
+void CloseFd(int fd) {
+  if (fd >= 0) close(fd);  // not retried on EINTR: Linux releases the fd anyway
+}
+
+// Owns one fd; closes it on every path.
+struct Fd {
+  int fd = -1;
+  explicit Fd(int f = -1) : fd(f) {}
+  ~Fd() { CloseFd(fd); }
+  Fd(const Fd&) = delete;
+  Fd& operator=(const Fd&) = delete;
+  int release() {
+    int f = fd;
+    fd = -1;
+    return f;
+  }
+};
+
+struct Mapping {
+  std::byte* data = nullptr;
+  uint64_t size = 0;
+  uint32_t segment = 0;
+  ~Mapping() {
+    if (data) munmap(data, size);
+  }
+};
+
+Status Errno(ErrorCode code, const std::string& what, int err) {
+  return Status(code, what + ": " + std::strerror(err));
+}
+
+// A connected socket to abstract socket `name`, with send/receive timeouts.
+StatusOr<int> Connect(const std::string& name, int64_t timeout_ms) {
+  sockaddr_un addr;
+  socklen_t len = 0;
+  if (!shm::AbstractAddress(name, addr, len)) {
+    return Status(ErrorCode::kInvalidArgument, "bad shm name '" + name + "'");
+  }
+  Fd fd(socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  if (fd.fd < 0) return Errno(ErrorCode::kIoError, "shm socket", errno);
+  if (timeout_ms < 1) timeout_ms = 1;
+  timeval tv{static_cast<time_t>(timeout_ms / 1000),
+             static_cast<suseconds_t>((timeout_ms % 1000) * 1000)};
+  setsockopt(fd.fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  setsockopt(fd.fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+  int rc;
+  do {
+    rc = connect(fd.fd, reinterpret_cast<sockaddr*>(&addr), len);
+  } while (rc != 0 && errno == EINTR);
+  if (rc != 0) {
+    int err = errno;
+    // EAGAIN: the listener's backlog is full (Unix sockets do not queue more).
+    return Errno(err == EAGAIN ? ErrorCode::kTimeout : ErrorCode::kUnavailable,
+                 "shm connect to '" + name + "'", err);
+  }
+  return fd.release();
+}
+
+bool IsTimeout(int err) { return err == EAGAIN || err == EWOULDBLOCK; }
+
+// Closes every fd carried by `msg`'s control data except the first SCM_RIGHTS
+// one, which it returns (-1 if none).
+int TakeFirstFd(msghdr& msg) {
+  int first = -1;
+  for (cmsghdr* c = CMSG_FIRSTHDR(&msg); c != nullptr; c = CMSG_NXTHDR(&msg, c)) {
+    if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS) continue;
+    size_t n = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+    for (size_t i = 0; i < n; ++i) {
+      int fd;
+      std::memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof fd);
+      if (first < 0) {
+        first = fd;
+      } else {
+        CloseFd(fd);
+      }
+    }
+  }
+  return first;
+}
+
+// Sends `cap`, receives the reply and the memfd, and maps it.
+StatusOr<std::shared_ptr<Mapping>> Handshake(const std::string& name, const Capability& cap,
+                                             int64_t timeout_ms) {
+  StatusOr<int> conn_or = Connect(name, timeout_ms);
+  if (!conn_or.ok()) return conn_or.status();
+  Fd conn(*conn_or);
+
+  uint8_t req[shm::kRequestBytes];
+  shm::EncodeRequest(cap, req);
+  size_t sent = 0;
+  while (sent < sizeof req) {
+    ssize_t w = send(conn.fd, req + sent, sizeof req - sent, MSG_NOSIGNAL);
+    if (w < 0 && errno == EINTR) continue;
+    if (w < 0) {
+      int err = errno;
+      return Errno(IsTimeout(err) ? ErrorCode::kTimeout : ErrorCode::kUnavailable,
+                   "shm handshake send", err);
+    }
+    sent += static_cast<size_t>(w);
+  }
+
+  uint8_t buf[shm::kReplyBytes];
+  Fd memfd;
+  size_t got = 0;
+  while (got < sizeof buf) {
+    iovec iov{buf + got, sizeof buf - got};
+    alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int) * 4)];
+    msghdr msg{};
+    msg.msg_iov = &iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = control;
+    msg.msg_controllen = sizeof control;
+    ssize_t r = recvmsg(conn.fd, &msg, MSG_CMSG_CLOEXEC);
+    if (r < 0 && errno == EINTR) continue;
+    if (r < 0) {
+      int err = errno;
+      return Errno(IsTimeout(err) ? ErrorCode::kTimeout : ErrorCode::kUnavailable,
+                   "shm handshake receive", err);
+    }
+    int fd = TakeFirstFd(msg);
+    if (fd >= 0) {
+      if (memfd.fd >= 0) {
+        CloseFd(fd);  // the protocol sends one fd; ignore any other
+      } else {
+        memfd.fd = fd;
+      }
+    }
+    if (r == 0) return Status(ErrorCode::kUnavailable, "shm server closed during handshake");
+    if (msg.msg_flags & MSG_CTRUNC) {
+      return Status(ErrorCode::kInternal, "shm handshake: control data truncated");
+    }
+    got += static_cast<size_t>(r);
+  }
+
+  shm::Reply reply;
+  if (!shm::DecodeReply(buf, reply)) {
+    return Status(ErrorCode::kInternal, "malformed shm handshake reply");
+  }
+  if (reply.code != ErrorCode::kOk) {
+    return Status(reply.code, "shm handshake refused: " + reply.message);
+  }
+  if (memfd.fd < 0) return Status(ErrorCode::kInternal, "shm handshake reply carried no fd");
+  if (reply.segment != cap.segment) {
+    return Status(ErrorCode::kSegmentNotFound,
+                  "shm server holds segment " + std::to_string(reply.segment) +
+                      ", capability names " + std::to_string(cap.segment));
+  }
+  struct stat st {};
+  if (fstat(memfd.fd, &st) != 0) return Errno(ErrorCode::kIoError, "fstat shm fd", errno);
+  if (reply.size == 0 || st.st_size < 0 || static_cast<uint64_t>(st.st_size) < reply.size) {
+    return Status(ErrorCode::kInternal, "shm fd holds " + std::to_string(st.st_size) +
+                                            " bytes, server announced " +
+                                            std::to_string(reply.size));
+  }
+  void* p = mmap(nullptr, reply.size, PROT_READ | PROT_WRITE, MAP_SHARED, memfd.fd, 0);
+  if (p == MAP_FAILED) return Errno(ErrorCode::kIoError, "mmap shm segment", errno);
+  auto mapping = std::make_shared<Mapping>();
+  mapping->data = static_cast<std::byte*>(p);
+  mapping->size = reply.size;
+  mapping->segment = reply.segment;
+  return mapping;  // memfd closes here: the mapping keeps the pages
+}
+
+class ShmTransport final : public Transport {
+ public:
+  bool CanReach(const std::string& endpoint) override;
+  std::vector<Status> Execute(std::span<const TransferOp> ops, int64_t timeout_ms) override;
+  const char* Name() const override { return "shm"; }
+
+ private:
+  struct EndpointState {
+    std::string shm_name;
+    std::mutex mu;  // serialises handshakes; guards mapping
+    std::shared_ptr<Mapping> mapping;
+  };
+  struct Reach {
+    bool ok = false;
+    Clock::time_point checked;
+  };
+
+  StatusOr<std::shared_ptr<EndpointState>> State(const std::string& endpoint);
+  StatusOr<std::shared_ptr<Mapping>> MappingFor(const TransferOp& op, Clock::time_point deadline);
+  Status ExecuteOne(const TransferOp& op, Clock::time_point deadline);
+
+  std::mutex mu_;
+  std::unordered_map<std::string, std::shared_ptr<EndpointState>> endpoints_;
+  std::unordered_map<std::string, Reach> reach_;
+};
+
+StatusOr<std::shared_ptr<ShmTransport::EndpointState>> ShmTransport::State(
+    const std::string& endpoint) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (auto it = endpoints_.find(endpoint); it != endpoints_.end()) return it->second;
+  }
+  StatusOr<Endpoint> ep = ParseEndpoint(endpoint);
+  if (!ep.ok()) return ep.status();
+  if (ep->shm_name.empty()) {
+    return Status(ErrorCode::kUnavailable, "endpoint '" + endpoint + "' offers no shm");
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  auto& slot = endpoints_[endpoint];
+  if (!slot) {
+    slot = std::make_shared<EndpointState>();
+    slot->shm_name = ep->shm_name;
+  }
+  return slot;
+}
+
+bool ShmTransport::CanReach(const std::string& endpoint) {
+  auto now = Clock::now();
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (auto it = reach_.find(endpoint); it != reach_.end()) {
+      if (it->second.ok || now - it->second.checked < kNegativeReachTtl) return it->second.ok;
+    }
+  }
+  bool ok = false;
+  if (StatusOr<Endpoint> ep = ParseEndpoint(endpoint); ep.ok() && !ep->shm_name.empty()) {
+    // Connecting proves the socket is in our network namespace, i.e. same host;
+    // the server sees EOF instead of a request and just closes.
+    StatusOr<int> fd = Connect(ep->shm_name, 1000);
+    if (fd.ok()) {
+      CloseFd(*fd);
+      ok = true;
+    }
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  reach_[endpoint] = Reach{ok, now};
+  return ok;
+}
+
+StatusOr<std::shared_ptr<Mapping>> ShmTransport::MappingFor(const TransferOp& op,
+                                                            Clock::time_point deadline) {
+  StatusOr<std::shared_ptr<EndpointState>> state_or = State(op.endpoint);
+  if (!state_or.ok()) return state_or.status();
+  EndpointState& state = **state_or;
+  std::lock_guard<std::mutex> lock(state.mu);
+  // A mapping for another segment id means the node remounted (or the caller's
+  // capability is stale): handshake once with this capability. Only a
+  // successful handshake replaces the mapping, so a stale capability cannot
+  // evict a good one.
+  if (state.mapping && state.mapping->segment == op.cap.segment) return state.mapping;
+  int64_t left =
+      std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+  if (left <= 0) return Status(ErrorCode::kTimeout, "shm handshake: deadline passed");
+  StatusOr<std::shared_ptr<Mapping>> fresh = Handshake(state.shm_name, op.cap, left);
+  if (!fresh.ok()) return fresh.status();
+  state.mapping = *fresh;
+  return state.mapping;
+}
+
+Status ShmTransport::ExecuteOne(const TransferOp& op, Clock::time_point deadline) {
+  const Capability& cap = op.cap;
+  if (op.buffer == nullptr) return Status(ErrorCode::kInvalidArgument, "null transfer buffer");
+  if (cap.op != AccessOp::kRead && cap.op != AccessOp::kWrite) {
+    return Status(ErrorCode::kInvalidArgument, "unknown transfer op");
+  }
+  if (cap.length == 0) return Status(ErrorCode::kInvalidArgument, "empty transfer range");
+  StatusOr<std::shared_ptr<Mapping>> mapping_or = MappingFor(op, deadline);
+  if (!mapping_or.ok()) return mapping_or.status();
+  const Mapping& m = **mapping_or;
+  if (cap.expiry_unix_ms <= UnixNowMs()) {
+    return Status(ErrorCode::kLeaseExpired, "capability expired before the shm copy");
+  }
+  if (cap.offset > m.size || cap.length > m.size - cap.offset) {  // cannot wrap
+    return Status(ErrorCode::kInvalidArgument,
+                  "range [" + std::to_string(cap.offset) + ", +" + std::to_string(cap.length) +
+                      ") is outside the shm segment of " + std::to_string(m.size) + " bytes");
+  }
+  std::byte* remote = m.data + cap.offset;
+  if (cap.op == AccessOp::kRead) {
+    std::memcpy(op.buffer, remote, cap.length);
+    // The range may have been reused after expiry: bytes copied late are junk.
+    if (cap.expiry_unix_ms <= UnixNowMs()) {
+      return Status(ErrorCode::kLeaseExpired, "capability expired during the shm read");
+    }
+  } else {
+    std::memcpy(remote, op.buffer, cap.length);
+  }
+  return Status::Ok();
+}
+
+std::vector<Status> ShmTransport::Execute(std::span<const TransferOp> ops, int64_t timeout_ms) {
+  auto deadline = Clock::now() + std::chrono::milliseconds(timeout_ms);
+  std::vector<Status> out;
+  out.reserve(ops.size());
+  for (const TransferOp& op : ops) out.push_back(ExecuteOne(op, deadline));
+  return out;
+}
+
+}  // namespace
+
+std::unique_ptr<Transport> MakeShmTransport() { return std::make_unique<ShmTransport>(); }
+
+}  // namespace crescent::transfer

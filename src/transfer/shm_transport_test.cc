@@ -1,0 +1,297 @@
+#include "transfer/shm_transport.h"
+
+#include <gtest/gtest.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <thread>
+#include <vector>
+
+#include "transfer/segment_memory.h"
+#include "transfer/shm_protocol.h"
+#include "transfer/shm_server.h"
+
+namespace crescent::transfer {
+namespace {
+
+constexpr uint64_t kSegmentBytes = 8 << 20;
+// Longer than the server's 2 s handshake cut-off (SilentClientDoesNotBlockOthersForever).
+constexpr int64_t kTimeoutMs = 5000;
+
+std::string UniqueName() {
+  static std::atomic<int> counter{0};
+  return "crescent-test-" + std::to_string(getpid()) + "-" + std::to_string(counter++);
+}
+
+// A raw client socket connected to abstract socket `name` (-1 on failure).
+int RawConnect(const std::string& name) {
+  sockaddr_un addr;
+  socklen_t len = 0;
+  if (!shm::AbstractAddress(name, addr, len)) return -1;
+  int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return -1;
+  if (connect(fd, reinterpret_cast<sockaddr*>(&addr), len) != 0) {
+    close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+std::vector<std::byte> Pattern(size_t n, uint8_t seed) {
+  std::vector<std::byte> out(n);
+  for (size_t i = 0; i < n; ++i) out[i] = std::byte(static_cast<uint8_t>(i * 31 + seed));
+  return out;
+}
+
+class ShmTransportTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    name_ = UniqueName();
+    endpoint_ = "127.0.0.1:1;shm=" + name_;
+    auto seg = SegmentMemory::Create("shm-test", kSegmentBytes);
+    ASSERT_TRUE(seg.ok()) << seg.status().ToString();
+    segment_ = std::move(*seg);
+    segment_->SetBinding(endpoint_);
+    segment_->SetId(3);
+    auto signer = CapabilitySigner::Create("0123456789abcdef-secret");
+    ASSERT_TRUE(signer.ok());
+    signer_.emplace(std::move(*signer));
+    auto server = ShmServer::Start(name_, *segment_, *signer_);
+    ASSERT_TRUE(server.ok()) << server.status().ToString();
+    server_ = std::move(*server);
+    transport_ = MakeShmTransport();
+  }
+
+  Capability Cap(uint64_t offset, uint64_t length, AccessOp op, uint32_t id = 3,
+                 int64_t ttl_ms = 60'000) {
+    return signer_->Sign(endpoint_, id, offset, length, op, UnixNowMs() + ttl_ms);
+  }
+  Status Run(const Capability& cap, std::byte* buffer) {
+    TransferOp op{endpoint_, cap, buffer};
+    std::vector<Status> out = transport_->Execute({&op, 1}, kTimeoutMs);
+    EXPECT_EQ(out.size(), 1u);
+    return out.empty() ? Status(ErrorCode::kInternal, "no result") : out[0];
+  }
+  void WriteReadBack(uint64_t offset, size_t n, uint8_t seed, uint32_t id = 3) {
+    std::vector<std::byte> data = Pattern(n, seed);
+    Status w = Run(Cap(offset, n, AccessOp::kWrite, id), data.data());
+    ASSERT_TRUE(w.ok()) << w.ToString();
+    // The bytes are in the node's own segment: the same memory, not a copy.
+    ASSERT_EQ(std::memcmp(segment_->data() + offset, data.data(), n), 0);
+    std::vector<std::byte> back(n);
+    Status r = Run(Cap(offset, n, AccessOp::kRead, id), back.data());
+    ASSERT_TRUE(r.ok()) << r.ToString();
+    ASSERT_EQ(back, data);
+  }
+
+  std::string name_;
+  std::string endpoint_;
+  std::unique_ptr<SegmentMemory> segment_;
+  std::optional<CapabilitySigner> signer_;
+  std::unique_ptr<ShmServer> server_;
+  std::unique_ptr<Transport> transport_;
+};
+
+TEST_F(ShmTransportTest, NameIsShm) { EXPECT_STREQ(transport_->Name(), "shm"); }
+
+TEST_F(ShmTransportTest, CanReachOnlyAListeningShmEndpoint) {
+  EXPECT_TRUE(transport_->CanReach(endpoint_));
+  EXPECT_TRUE(transport_->CanReach(endpoint_));  // cached
+  EXPECT_FALSE(transport_->CanReach("127.0.0.1:1"));
+  EXPECT_FALSE(transport_->CanReach("127.0.0.1:1;shm=" + UniqueName()));
+  EXPECT_FALSE(transport_->CanReach("not an endpoint"));
+}
+
+TEST_F(ShmTransportTest, WriteThenReadSmall) { WriteReadBack(128, 100, 1); }
+
+TEST_F(ShmTransportTest, WriteThenReadFourMiB) { WriteReadBack(4096, 4 << 20, 2); }
+
+TEST_F(ShmTransportTest, NodeWritesAreVisibleToTheClient) {
+  std::memcpy(segment_->data() + 10, "hello", 5);
+  char out[5];
+  Status r = Run(Cap(10, 5, AccessOp::kRead), reinterpret_cast<std::byte*>(out));
+  ASSERT_TRUE(r.ok()) << r.ToString();
+  EXPECT_EQ(std::memcmp(out, "hello", 5), 0);
+}
+
+TEST_F(ShmTransportTest, BatchReturnsOneStatusPerOpInOrder) {
+  std::vector<std::byte> a = Pattern(64, 3), b(64);
+  std::vector<TransferOp> ops = {{endpoint_, Cap(0, 64, AccessOp::kWrite), a.data()},
+                                 {endpoint_, Cap(0, 64, AccessOp::kRead), nullptr},
+                                 {endpoint_, Cap(0, 64, AccessOp::kRead), b.data()}};
+  std::vector<Status> out = transport_->Execute(ops, kTimeoutMs);
+  ASSERT_EQ(out.size(), 3u);
+  EXPECT_TRUE(out[0].ok()) << out[0].ToString();
+  EXPECT_EQ(out[1].code(), ErrorCode::kInvalidArgument);
+  EXPECT_TRUE(out[2].ok()) << out[2].ToString();
+  EXPECT_EQ(a, b);
+}
+
+TEST_F(ShmTransportTest, ForgedCapabilityIsRefusedAtHandshakeThenAValidOneWorks) {
+  Capability forged = Cap(0, 16, AccessOp::kRead);
+  forged.tag[0] ^= 1;
+  std::byte buf[16];
+  EXPECT_EQ(Run(forged, buf).code(), ErrorCode::kCapabilityInvalid);
+  WriteReadBack(0, 16, 4);
+}
+
+TEST_F(ShmTransportTest, ExpiredCapabilityIsLeaseExpired) {
+  std::byte buf[16];
+  // Refused by the server at handshake...
+  EXPECT_EQ(Run(Cap(0, 16, AccessOp::kRead, 3, -1), buf).code(), ErrorCode::kLeaseExpired);
+  // ...and by the client once it holds the mapping.
+  WriteReadBack(0, 16, 5);
+  EXPECT_EQ(Run(Cap(0, 16, AccessOp::kRead, 3, -1), buf).code(), ErrorCode::kLeaseExpired);
+  EXPECT_EQ(Run(Cap(0, 16, AccessOp::kWrite, 3, -1), buf).code(), ErrorCode::kLeaseExpired);
+}
+
+TEST_F(ShmTransportTest, OutOfBoundsIsRefused) {
+  std::vector<std::byte> buf(64);
+  // At handshake (server-side Resolve)...
+  EXPECT_EQ(Run(Cap(kSegmentBytes - 8, 64, AccessOp::kRead), buf.data()).code(),
+            ErrorCode::kInvalidArgument);
+  // ...and client-side once mapped, including a range whose end wraps.
+  WriteReadBack(0, 64, 6);
+  EXPECT_EQ(Run(Cap(kSegmentBytes - 8, 64, AccessOp::kRead), buf.data()).code(),
+            ErrorCode::kInvalidArgument);
+  EXPECT_EQ(Run(Cap(UINT64_MAX - 8, 64, AccessOp::kWrite), buf.data()).code(),
+            ErrorCode::kInvalidArgument);
+  EXPECT_EQ(Run(Cap(0, 0, AccessOp::kRead), buf.data()).code(), ErrorCode::kInvalidArgument);
+}
+
+TEST_F(ShmTransportTest, RemountedNodeIsReHandshaken) {
+  WriteReadBack(0, 32, 7);
+  segment_->SetId(4);
+  WriteReadBack(32, 32, 8, 4);  // capabilities for id 4: a fresh handshake
+  // A capability for the old id no longer passes the server.
+  std::byte buf[32];
+  EXPECT_EQ(Run(Cap(0, 32, AccessOp::kRead, 3), buf).code(), ErrorCode::kSegmentNotFound);
+  WriteReadBack(64, 32, 9, 4);  // the id-4 mapping survived the refused handshake
+}
+
+TEST_F(ShmTransportTest, MappingOutlivesTheServer) {
+  WriteReadBack(0, 32, 10);
+  server_->Stop();
+  server_->Stop();  // idempotent
+  WriteReadBack(32, 32, 11);
+}
+
+TEST_F(ShmTransportTest, ConcurrentExecuteSharesOneMapping) {
+  constexpr int kThreads = 4;
+  constexpr size_t kBytes = 64 << 10;
+  std::atomic<int> failures{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < 50; ++i) {
+        uint64_t offset = static_cast<uint64_t>(t) * kBytes;
+        std::vector<std::byte> data = Pattern(kBytes, static_cast<uint8_t>(t * 50 + i));
+        std::vector<std::byte> back(kBytes);
+        if (!Run(Cap(offset, kBytes, AccessOp::kWrite), data.data()).ok() ||
+            !Run(Cap(offset, kBytes, AccessOp::kRead), back.data()).ok() || back != data) {
+          failures++;
+        }
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(failures.load(), 0);
+}
+
+TEST_F(ShmTransportTest, StopWhileAClientIsConnectedReturnsPromptly) {
+  int fd = RawConnect(name_);  // connects, then says nothing
+  ASSERT_GE(fd, 0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));  // server now waits on us
+  auto start = std::chrono::steady_clock::now();
+  server_->Stop();
+  auto took = std::chrono::steady_clock::now() - start;
+  close(fd);
+  EXPECT_LT(took, std::chrono::milliseconds(500));
+}
+
+TEST_F(ShmTransportTest, SilentClientDoesNotBlockOthersForever) {
+  int fd = RawConnect(name_);
+  ASSERT_GE(fd, 0);
+  // The server cuts the silent client off after its handshake timeout (~2 s).
+  WriteReadBack(0, 16, 12);
+  close(fd);
+}
+
+TEST_F(ShmTransportTest, DeadServerYieldsTimeoutNotAHang) {
+  // A listener that never accepts: connect succeeds (backlog), nobody replies.
+  std::string name = UniqueName();
+  sockaddr_un addr;
+  socklen_t len = 0;
+  ASSERT_TRUE(shm::AbstractAddress(name, addr, len));
+  int listener = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  ASSERT_GE(listener, 0);
+  ASSERT_EQ(bind(listener, reinterpret_cast<sockaddr*>(&addr), len), 0);
+  ASSERT_EQ(listen(listener, 4), 0);
+  std::string endpoint = "127.0.0.1:1;shm=" + name;
+  std::byte buf[16];
+  TransferOp op{endpoint, Cap(0, 16, AccessOp::kRead), buf};
+  auto start = std::chrono::steady_clock::now();
+  std::vector<Status> out = transport_->Execute({&op, 1}, 200);
+  auto took = std::chrono::steady_clock::now() - start;
+  close(listener);
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].code(), ErrorCode::kTimeout) << out[0].ToString();
+  EXPECT_LT(took, std::chrono::milliseconds(1500));
+}
+
+size_t OpenFds() {
+  size_t n = 0;
+  for ([[maybe_unused]] const auto& e : std::filesystem::directory_iterator("/proc/self/fd")) ++n;
+  return n;
+}
+
+// Mappings of the test segment's memfd in this process (the node's own included).
+size_t SegmentMappings() {
+  std::ifstream maps("/proc/self/maps");
+  size_t n = 0;
+  for (std::string line; std::getline(maps, line);) {
+    if (line.find("memfd:shm-test") != std::string::npos) ++n;
+  }
+  return n;
+}
+
+TEST_F(ShmTransportTest, NoFdOrMappingOutlivesItsUse) {
+  size_t before = OpenFds();
+  size_t mappings_before = SegmentMappings();
+  {
+    std::unique_ptr<Transport> transport = MakeShmTransport();
+    std::swap(transport, transport_);
+    Capability forged = Cap(0, 16, AccessOp::kRead);
+    forged.tag[0] ^= 1;
+    std::byte buf[16];
+    EXPECT_EQ(Run(forged, buf).code(), ErrorCode::kCapabilityInvalid);
+    EXPECT_TRUE(transport_->CanReach(endpoint_));
+    WriteReadBack(0, 16, 13);
+    segment_->SetId(4);
+    WriteReadBack(0, 16, 14, 4);
+    EXPECT_GT(SegmentMappings(), mappings_before);
+    std::swap(transport, transport_);
+  }
+  // The server closes each connection right after replying; give it a moment.
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  EXPECT_EQ(OpenFds(), before);
+  EXPECT_EQ(SegmentMappings(), mappings_before);
+}
+
+TEST_F(ShmTransportTest, EndpointWithoutShmIsUnavailable) {
+  std::byte buf[16];
+  TransferOp op{"127.0.0.1:1", Cap(0, 16, AccessOp::kRead), buf};
+  std::vector<Status> out = transport_->Execute({&op, 1}, kTimeoutMs);
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].code(), ErrorCode::kUnavailable);
+}
+
+}  // namespace
+}  // namespace crescent::transfer
