@@ -40,9 +40,10 @@ bench: build
 	$(BUILD)/bin/master_perf --objects 1000000 --threads 2 --seconds 1
 	$(CRESCENT) sim --trace tests/data/small_trace.jsonl --capacity 5%,10% --policy fifo,lru,sieve,s3fifo,prefix-lru,belady
 
-# Until the networked store exists, `make run` runs the simulator on the bundled trace.
+# The embedded store: master + one store node on 127.0.0.1 (gRPC 50051, HTTP 9003).
+# Pass flags with ARGS, e.g. `make run ARGS="--segment-size 4GiB"`.
 run: build
-	$(CRESCENT) sim --trace tests/data/small_trace.jsonl --capacity 5%,10%,20% --policy fifo,lru,sieve,s3fifo,prefix-lru,belady
+	$(CRESCENT) serve $(ARGS)
 
 format:
 	@git ls-files '*.h' '*.cc' | xargs clang-format -i

@@ -50,6 +50,7 @@ class StoreNode {
   uint16_t port() const { return tcp_->port(); }
   uint32_t segment_id() const { return segment_->id(); }
   uint64_t remounts() const;
+  uint64_t segment_size() const { return options_.segment_size; }
 
  private:
   StoreNode(StoreNodeOptions options, transfer::CapabilitySigner signer)

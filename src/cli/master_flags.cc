@@ -1,0 +1,46 @@
+#include "cli/master_flags.h"
+
+#include "cache/eviction_policy.h"
+
+namespace crescent::cli {
+
+void MasterFlags::Add(CLI::App& app) {
+  app.add_option("--host", host, "Address to listen on (gRPC and HTTP)")->capture_default_str();
+  app.add_option("--port", port, "gRPC port")->capture_default_str()->check(CLI::Range(0, 65535));
+  app.add_option("--http-port", http_port, "Admin HTTP port for /metrics and /health (0: off)")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 65535));
+  app.add_option("--unix-socket", server.unix_socket,
+                 "Also serve gRPC on this Unix socket path (clients: --master unix:PATH)");
+  app.add_option("--rpc-threads", server.threads, "gRPC server threads")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 256));
+  app.add_option("--eviction-policy", config.eviction_policy, "Eviction policy")
+      ->capture_default_str()
+      ->check(CLI::IsMember(cache::PolicyNames()));
+  app.add_option("--lease-ms", config.lease_ms, "Read lease granted by a get")
+      ->capture_default_str()
+      ->check(CLI::Range(int64_t{1}, int64_t{86'400'000}));
+  app.add_option("--put-timeout-ms", config.put_timeout_ms,
+                 "An unfinished put is discarded after this long")
+      ->capture_default_str()
+      ->check(CLI::Range(int64_t{1}, int64_t{86'400'000}));
+  app.add_option("--heartbeat-ttl-ms", config.heartbeat_ttl_ms,
+                 "A store node silent this long is dropped with its segments")
+      ->capture_default_str()
+      ->check(CLI::Range(int64_t{1}, int64_t{86'400'000}));
+  app.add_option("--high-watermark", config.high_watermark, "Start evicting at this fill")
+      ->capture_default_str()
+      ->check(CLI::Range(0.01, 1.0));
+  app.add_option("--evict-ratio", config.evict_ratio, "Fraction of capacity freed per round")
+      ->capture_default_str()
+      ->check(CLI::Range(0.001, 1.0));
+  app.add_option("--max-key-length", config.max_key_length, "Longest accepted key in bytes")
+      ->capture_default_str()
+      ->check(CLI::Range(1u, 1u << 20));
+  app.add_option("--bloom-expected-keys", config.bloom_expected_keys,
+                 "Design load of the negative-lookup filter (it grows when outgrown)")
+      ->capture_default_str();
+}
+
+}  // namespace crescent::cli

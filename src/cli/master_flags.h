@@ -1,0 +1,25 @@
+// The master's command-line flags, shared by `crescent master` and `crescent
+// serve` so both spell and document every option the same way.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <string>
+
+#include "master/master_config.h"
+#include "rpc/master_server.h"
+
+namespace crescent::cli {
+
+struct MasterFlags {
+  master::MasterConfig config;
+  rpc::MasterServerOptions server;
+  std::string host = "127.0.0.1";
+  int port = 50051;
+  int http_port = 9003;  // 0: none
+
+  void Add(CLI::App& app);
+  // Completes server.listen_address from host/port.
+  void Finish() { server.listen_address = host + ":" + std::to_string(port); }
+};
+
+}  // namespace crescent::cli

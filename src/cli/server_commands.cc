@@ -1,0 +1,138 @@
+// The long-running subcommands: `crescent master` (metadata only), `crescent
+// store` (one store node), and `crescent serve` (both in one process, the
+// embedded default that `make run` starts). Each prints where it listens, then
+// runs until SIGINT/SIGTERM and shuts down cleanly (a store node unmounts).
+#include <iostream>
+
+#include "cli/cli_util.h"
+#include "cli/command.h"
+#include "cli/master_host.h"
+#include "store/store_node.h"
+#include "transfer/capability.h"
+
+namespace crescent::cli {
+namespace {
+
+struct StoreFlags {
+  store::StoreNodeOptions node;
+  std::string segment_size = "1GiB";
+  bool no_shm = false;
+
+  void Add(CLI::App& app, bool standalone) {
+    app.add_option("--segment-size", segment_size, "DRAM segment size (e.g. 512MiB, 4GiB)")
+        ->capture_default_str();
+    app.add_option("--node-id", node.node_id, "Store node id (default HOSTNAME-PID)");
+    app.add_option("--segment-name", node.segment_name, "Segment name (default NODE_ID/dram0)");
+    app.add_option("--data-port", node.port, "TCP data port (0: any free port)")
+        ->capture_default_str();
+    app.add_flag("--no-shm", no_shm, "Do not offer shared memory to same-host clients");
+    if (standalone) {
+      app.add_option("--host", node.host, "Address to listen on and advertise for data")
+          ->capture_default_str();
+      app.add_option("--heartbeat-interval-ms", node.heartbeat_interval_ms,
+                     "Heartbeat period (keep it well below the master's TTL)")
+          ->capture_default_str()
+          ->check(CLI::Range(int64_t{10}, int64_t{3'600'000}));
+    }
+  }
+
+  Status Finish() {
+    StatusOr<uint64_t> size = ParseByteSize(segment_size);
+    if (!size.ok()) return size.status();
+    node.segment_size = size.value();
+    node.shared_memory = !no_shm;
+    return Status::Ok();
+  }
+};
+
+std::string DescribeNode(const store::StoreNode& node) {
+  return "store node " + node.node_id() + ": segment " + node.segment_name() + " (" +
+         FormatBytes(node.segment_size()) + ") at " + node.endpoint() + "\n";
+}
+
+void AddMaster(CLI::App& root) {
+  auto* app = root.add_subcommand("master", "Run the master (metadata service) alone");
+  auto flags = std::make_shared<MasterFlags>();
+  auto secret_file = std::make_shared<std::string>();
+  flags->Add(*app);
+  app->add_option("--secret-file", *secret_file,
+                  "Cluster secret shared with the store nodes (or $CRESCENT_SECRET_FILE, "
+                  "$CRESCENT_SECRET)");
+  app->callback([flags, secret_file] {
+    StatusOr<std::string> secret = transfer::LoadClusterSecret(*secret_file);
+    if (!secret.ok()) return SetExitCode(Report("master", secret.status()));
+    BlockShutdownSignals();
+    auto host = MasterHost::Start(*flags, secret.value());
+    if (!host.ok()) return SetExitCode(Report("master", host.status()));
+    std::cout << "crescent master: " << host.value()->Describe() << "ready\n" << std::flush;
+    int sig = WaitForShutdownSignal();
+    std::cout << "crescent master: signal " << sig << ", shutting down\n" << std::flush;
+    host.value().reset();
+    SetExitCode(0);
+  });
+}
+
+void AddStore(CLI::App& root) {
+  auto* app = root.add_subcommand("store", "Run a store node that contributes a DRAM segment");
+  auto flags = std::make_shared<StoreFlags>();
+  auto secret_file = std::make_shared<std::string>();
+  auto master = std::make_shared<std::string>();
+  flags->Add(*app, true);
+  app->add_option("--master", *master, "Master address (default $CRESCENT_MASTER or 127.0.0.1:50051)");
+  app->add_option("--secret-file", *secret_file,
+                  "Cluster secret shared with the master (or $CRESCENT_SECRET_FILE, "
+                  "$CRESCENT_SECRET)");
+  app->callback([flags, secret_file, master] {
+    if (Status s = flags->Finish(); !s.ok()) return SetExitCode(Report("store", s));
+    StatusOr<std::string> secret = transfer::LoadClusterSecret(*secret_file);
+    if (!secret.ok()) return SetExitCode(Report("store", secret.status()));
+    flags->node.master.address = *master;
+    BlockShutdownSignals();
+    auto node = store::StoreNode::Start(flags->node, secret.value());
+    if (!node.ok()) return SetExitCode(Report("store", node.status()));
+    std::cout << "crescent store: " << DescribeNode(*node.value())
+              << "mounted on master " << rpc::ResolveMasterAddress(*master) << "\nready\n"
+              << std::flush;
+    int sig = WaitForShutdownSignal();
+    std::cout << "crescent store: signal " << sig << ", unmounting\n" << std::flush;
+    node.value()->Stop();
+    SetExitCode(0);
+  });
+}
+
+void AddServe(CLI::App& root) {
+  auto* app = root.add_subcommand(
+      "serve", "Run a master and one store node in one process (the embedded default)");
+  auto mflags = std::make_shared<MasterFlags>();
+  auto sflags = std::make_shared<StoreFlags>();
+  mflags->Add(*app);
+  sflags->Add(*app, false);
+  app->callback([mflags, sflags] {
+    if (Status s = sflags->Finish(); !s.ok()) return SetExitCode(Report("serve", s));
+    // Both ends live here, so a fresh random secret serves; nothing else can
+    // mint capabilities for this cluster.
+    std::string secret = transfer::RandomSecret();
+    BlockShutdownSignals();
+    auto host = MasterHost::Start(*mflags, secret);
+    if (!host.ok()) return SetExitCode(Report("serve", host.status()));
+    sflags->node.host = mflags->host;
+    sflags->node.master.address = host.value()->address();
+    auto node = store::StoreNode::Start(sflags->node, secret);
+    if (!node.ok()) return SetExitCode(Report("serve", node.status()));
+    std::cout << "crescent serve: " << host.value()->Describe() << DescribeNode(*node.value())
+              << "ready (Ctrl-C to stop)\n"
+              << std::flush;
+    int sig = WaitForShutdownSignal();
+    std::cout << "crescent serve: signal " << sig << ", shutting down\n" << std::flush;
+    node.value()->Stop();
+    host.value().reset();
+    SetExitCode(0);
+  });
+}
+
+Registrar master_registrar(AddMaster);
+Registrar store_registrar(AddStore);
+Registrar serve_registrar(AddServe);
+
+}  // namespace
+}  // namespace crescent::cli
