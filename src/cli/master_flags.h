@@ -7,6 +7,7 @@
 
 #include "master/master_config.h"
 #include "rpc/master_server.h"
+#include "server/master_host.h"
 
 namespace crescent::cli {
 
@@ -18,8 +19,15 @@ struct MasterFlags {
   int http_port = 9003;  // 0: none
 
   void Add(CLI::App& app);
-  // Completes server.listen_address from host/port.
-  void Finish() { server.listen_address = host + ":" + std::to_string(port); }
+  server::MasterHostOptions ToOptions() const {
+    server::MasterHostOptions o;
+    o.config = config;
+    o.rpc = server;
+    o.rpc.listen_address = host + ":" + std::to_string(port);
+    o.http_host = host;
+    o.http_port = http_port;
+    return o;
+  }
 };
 
 }  // namespace crescent::cli

@@ -6,7 +6,8 @@
 
 #include "cli/cli_util.h"
 #include "cli/command.h"
-#include "cli/master_host.h"
+#include "cli/master_flags.h"
+#include "server/master_host.h"
 #include "store/store_node.h"
 #include "transfer/capability.h"
 
@@ -62,7 +63,7 @@ void AddMaster(CLI::App& root) {
     StatusOr<std::string> secret = transfer::LoadClusterSecret(*secret_file);
     if (!secret.ok()) return SetExitCode(Report("master", secret.status()));
     BlockShutdownSignals();
-    auto host = MasterHost::Start(*flags, secret.value());
+    auto host = server::MasterHost::Start(flags->ToOptions(), secret.value());
     if (!host.ok()) return SetExitCode(Report("master", host.status()));
     std::cout << "crescent master: " << host.value()->Describe() << "ready\n" << std::flush;
     int sig = WaitForShutdownSignal();
@@ -113,7 +114,7 @@ void AddServe(CLI::App& root) {
     // mint capabilities for this cluster.
     std::string secret = transfer::RandomSecret();
     BlockShutdownSignals();
-    auto host = MasterHost::Start(*mflags, secret);
+    auto host = server::MasterHost::Start(mflags->ToOptions(), secret);
     if (!host.ok()) return SetExitCode(Report("serve", host.status()));
     sflags->node.host = mflags->host;
     sflags->node.master.address = host.value()->address();
