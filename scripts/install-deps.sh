@@ -12,6 +12,10 @@ PACKAGES=(
   # networking: gRPC control plane, Asio data plane, HMAC capabilities, admin HTTP
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   libasio-dev libssl-dev libcpp-httplib-dev
+  # peer benchmarks: a real redis-server driven through hiredis
+  libhiredis-dev redis-server
+  # the Python binding and the end-to-end harness (system interpreter /usr/bin/python3)
+  pybind11-dev python3-dev python3-numpy python3-pytest python3-torch
   # tests and benchmarks
   libgtest-dev libgmock-dev libbenchmark-dev librapidcheck-dev
   # style
