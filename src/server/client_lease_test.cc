@@ -1,4 +1,4 @@
-// Client reads under a short read lease (lease_ms = 200): a get inside the
+// Client reads under a short read lease (lease_ms = 400): a get inside the
 // lease works end to end (its capability is valid for the lease), and once the
 // lease has run out the object is removable without force again. Capability
 // expiry itself is enforced by the transports and tested there.
@@ -23,7 +23,7 @@ class ClientLeaseTest : public ::testing::TestWithParam<bool> {};
 
 TEST_P(ClientLeaseTest, GetWorksUnderShortLeaseAndLeaseExpires) {
   server::LocalClusterOptions o = SmallCluster(1, GetParam());
-  o.master.config.lease_ms = 200;
+  o.master.config.lease_ms = 400;
   auto cluster = StartCluster(o);
   ASSERT_NE(cluster, nullptr);
   auto client = ConnectTo(*cluster, GetParam());
@@ -38,12 +38,12 @@ TEST_P(ClientLeaseTest, GetWorksUnderShortLeaseAndLeaseExpires) {
 
   // Each get takes a fresh lease: repeated reads keep working past the first
   // lease's end.
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
   got = client->Get("short");
   ASSERT_TRUE(got.ok()) << got.status().ToString();
   EXPECT_TRUE(*got == value);
 
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
   EXPECT_TRUE(client->Remove("short").ok());
 }
 
