@@ -97,6 +97,9 @@ struct Client::Impl {
       StatusOr<std::byte*> buf = dest(i, reads[i].value().size);
       if (!buf.ok()) {
         out.emplace_back(buf.status());
+        // The prefix ends here: reading later pages would overwrite buffers
+        // the caller is told were not fetched.
+        if (prefix_mode) break;
         continue;
       }
       out.emplace_back(size_t{reads[i].value().size});

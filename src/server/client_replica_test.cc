@@ -1,0 +1,175 @@
+// Client replica handling: reads survive the loss of a replica, a read falls
+// back to the next replica when one cannot be reached, and a put that cannot
+// write every replica leaves nothing visible and no pending put behind.
+//
+// A replica that is mounted at the master but unreachable on the data plane is
+// made with a "ghost" segment: mounted straight on the MasterService with an
+// endpoint nothing listens on (127.0.0.1:1). StoreNode has no hook to stop its
+// data servers while staying mounted, and this is the same situation as seen
+// from the client.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "rpc/master_client.h"
+#include "server/client_test_util.h"
+#include "transfer/tcp_transport.h"
+
+namespace crescent {
+namespace {
+
+using client_test::Bytes;
+using client_test::ConnectTo;
+using client_test::Pattern;
+using client_test::SmallCluster;
+using client_test::StartCluster;
+
+constexpr char kGhost[] = "ghost/dram0";
+
+void MountGhost(server::LocalCluster& cluster) {
+  master::SegmentSpec spec;
+  spec.name = kGhost;
+  spec.capacity = uint64_t{16} << 20;
+  spec.owner_node = "ghost";
+  spec.endpoint = "127.0.0.1:1";
+  ASSERT_TRUE(cluster.master().MountSegment(spec).ok());
+}
+
+class ClientReplicaTest : public ::testing::TestWithParam<bool> {};
+
+// Two replicas on two nodes; a clean stop of node 0 unmounts its segment, the
+// master drops that replica, and reads go to node 1's copy.
+TEST_P(ClientReplicaTest, ReadSurvivesCleanStopOfOneReplicaNode) {
+  auto cluster = StartCluster(SmallCluster(2, GetParam()));
+  ASSERT_NE(cluster, nullptr);
+  auto client = ConnectTo(*cluster, GetParam());
+  ASSERT_NE(client, nullptr);
+  std::vector<std::byte> value = Pattern(100000, 31);
+  PutOptions two;
+  two.replica_count = 2;
+  ASSERT_TRUE(client->Put("r", Bytes(value), two).ok());
+  StatusOr<ClusterStat> st = client->Stat();
+  ASSERT_TRUE(st.ok());
+  ASSERT_EQ(st->segments.size(), 2u);
+  for (const SegmentUsage& seg : st->segments) EXPECT_GE(seg.used, value.size()) << seg.name;
+
+  cluster->StopNode(0);
+  StatusOr<std::vector<std::byte>> got = client->Get("r");
+  ASSERT_TRUE(got.ok()) << got.status().ToString();
+  EXPECT_TRUE(*got == value);
+  EXPECT_TRUE(*client->Exists("r"));
+
+  // With its last replica gone the object is no longer visible or readable.
+  cluster->StopNode(1);
+  EXPECT_FALSE(*client->Exists("r"));
+  EXPECT_FALSE(client->Get("r").ok());
+}
+
+INSTANTIATE_TEST_SUITE_P(Transports, ClientReplicaTest, ::testing::Bool(),
+                         client_test::TransportName);
+
+// The master lists the ghost replica first (preferred segment); the client must
+// fail over to the real node's replica. The object is written by hand through
+// the control plane and the TCP transport, since a client put would (rightly)
+// fail on the ghost.
+TEST(ClientReplicaFallbackTest, ReadFallsBackWhenFirstReplicaIsUnreachable) {
+  auto cluster = StartCluster(SmallCluster(1, false));
+  ASSERT_NE(cluster, nullptr);
+  MountGhost(*cluster);
+
+  rpc::MasterClientOptions mo;
+  mo.address = cluster->master_address();
+  auto mc = rpc::MasterClient::Create(mo);
+  ASSERT_TRUE(mc.ok());
+  std::vector<std::byte> value = Pattern(50000, 32);
+  master::PutConfig pc;
+  pc.replica_count = 2;
+  pc.preferred_segment = kGhost;
+  auto replicas = (*mc)->PutStart("fb", value.size(), pc);
+  ASSERT_TRUE(replicas.ok()) << replicas.status().ToString();
+  ASSERT_EQ(replicas->size(), 2u);
+  ASSERT_EQ((*replicas)[0].endpoint, "127.0.0.1:1");
+  auto tcp = transfer::MakeTcpTransport();
+  transfer::TransferOp op{(*replicas)[1].endpoint, (*replicas)[1].cap, value.data()};
+  std::vector<Status> w = tcp->Execute({&op, 1}, 3000);
+  ASSERT_TRUE(w[0].ok()) << w[0].ToString();
+  ASSERT_TRUE((*mc)->PutEnd("fb").ok());
+
+  auto read = (*mc)->GetReplicaList("fb");
+  ASSERT_TRUE(read.ok());
+  ASSERT_EQ(read->replicas.size(), 2u);
+  ASSERT_EQ(read->replicas[0].endpoint, "127.0.0.1:1");  // the bad one is tried first
+
+  for (bool shm : {false, true}) {
+    SCOPED_TRACE(shm);
+    auto client = ConnectTo(*cluster, shm);
+    ASSERT_NE(client, nullptr);
+    StatusOr<std::vector<std::byte>> got = client->Get("fb");
+    ASSERT_TRUE(got.ok()) << got.status().ToString();
+    EXPECT_TRUE(*got == value);
+    std::vector<std::byte> buf(value.size());
+    ASSERT_TRUE(client->RegisterBuffer(buf.data(), buf.size()).ok());
+    StatusOr<size_t> n = client->GetInto("fb", buf.data(), buf.size());
+    ASSERT_TRUE(n.ok()) << n.status().ToString();
+    EXPECT_TRUE(buf == value);
+  }
+}
+
+// The only segment's data plane is unreachable: the put fails, is revoked, and
+// leaves no object, no pending put and no allocated bytes.
+TEST(ClientFailedWriteTest, FailedPutLeavesNothingVisible) {
+  auto cluster = StartCluster(SmallCluster(0));
+  ASSERT_NE(cluster, nullptr);
+  MountGhost(*cluster);
+  auto client = ConnectTo(*cluster);
+  ASSERT_NE(client, nullptr);
+
+  Status s = client->Put("lost", Bytes(Pattern(4096, 33)));
+  EXPECT_FALSE(s.ok());
+  EXPECT_FALSE(*client->Exists("lost"));
+  EXPECT_EQ(client->Get("lost").status().code(), ErrorCode::kObjectNotFound);
+  StatusOr<ClusterStat> st = client->Stat();
+  ASSERT_TRUE(st.ok());
+  EXPECT_EQ(st->pending_puts, 0u);
+  EXPECT_EQ(st->objects, 0u);
+  EXPECT_EQ(st->used_bytes, 0u);
+
+  // Revoked means gone: the key can be put again (and fails the same way).
+  EXPECT_NE(client->Put("lost", Bytes(Pattern(10, 34))).code(), ErrorCode::kObjectAlreadyExists);
+}
+
+// One replica written, the other unreachable: the object is not made visible
+// with fewer copies than asked for; the good node's space is freed again.
+TEST(ClientFailedWriteTest, PartiallyWrittenReplicasAreRevoked) {
+  auto cluster = StartCluster(SmallCluster(1));
+  ASSERT_NE(cluster, nullptr);
+  MountGhost(*cluster);
+  auto client = ConnectTo(*cluster);
+  ASSERT_NE(client, nullptr);
+
+  PutOptions two;
+  two.replica_count = 2;
+  std::vector<std::string> keys = {"half0", "half1"};
+  std::vector<std::byte> v = Pattern(8192, 35);
+  std::vector<std::span<const std::byte>> spans = {Bytes(v), Bytes(v)};
+  for (const Status& s : client->BatchPut(keys, spans, two)) EXPECT_FALSE(s.ok());
+  StatusOr<std::vector<bool>> ex = client->BatchExists(keys);
+  ASSERT_TRUE(ex.ok());
+  EXPECT_EQ(*ex, (std::vector<bool>{false, false}));
+  StatusOr<ClusterStat> st = client->Stat();
+  ASSERT_TRUE(st.ok());
+  EXPECT_EQ(st->pending_puts, 0u);
+  EXPECT_EQ(st->used_bytes, 0u);
+
+  // Placed on the real node only, the same put succeeds.
+  PutOptions real;
+  real.preferred_segment = cluster->node(0).segment_name();
+  ASSERT_TRUE(client->Put("half0", Bytes(v), real).ok());
+  StatusOr<std::vector<std::byte>> got = client->Get("half0");
+  ASSERT_TRUE(got.ok());
+  EXPECT_TRUE(*got == v);
+}
+
+}  // namespace
+}  // namespace crescent
