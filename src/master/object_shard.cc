@@ -45,13 +45,13 @@ uint32_t ObjectShard::Create(std::string_view key, uint64_t hash) {
 void ObjectShard::Publish(uint32_t slot) {
   ObjectEntry& e = slab_[slot];
   e.state = EntryState::kComplete;
-  keys_.Insert(e.key_view(), slot);
+  keys_.Insert(slot, e.key_view(), [this](uint32_t s) { return slab_[s].key_view(); });
 }
 
 void ObjectShard::Free(uint32_t slot) {
   ObjectEntry& e = slab_[slot];
   if (e.state == EntryState::kComplete) {
-    keys_.Erase(e.key_view());
+    keys_.Erase(slot, e.key_view());
   }
   index_set_.erase(slot);
   key_bytes_ -= e.key_len;
@@ -69,7 +69,7 @@ void ObjectShard::Free(uint32_t slot) {
 
 void ObjectShard::VisitPrefix(std::string_view prefix,
                               const std::function<bool(uint32_t slot)>& fn) const {
-  keys_.VisitPrefix(prefix, [&](std::string_view, const uint32_t& slot) { return fn(slot); });
+  keys_.VisitPrefix(prefix, [this](uint32_t s) { return slab_[s].key_view(); }, fn);
 }
 
 void ObjectShard::VisitAll(const std::function<void(uint32_t slot)>& fn) const {

@@ -2,8 +2,9 @@
 //
 // A shard owns a slab of ObjectEntry (stable addresses; freed slots are reused
 // through a free list and their generation bumped), a hash set of slot numbers
-// keyed by the entries' own key bytes (so each key is stored once), and a string
-// radix tree over the keys of *complete* objects for prefix listing and removal.
+// keyed by the entries' own key bytes, and a crit-bit index (key_index.h) of the
+// *complete* objects' slots for prefix listing and removal. Both read the key
+// bytes from the entries, so each key is stored once.
 //
 // Locking: mutex() guards everything here. Lookups need the shared lock; Create,
 // Publish and Free need the exclusive lock. The entry atomics (deferred touch)
@@ -19,7 +20,7 @@
 #include <string_view>
 #include <vector>
 
-#include "cache/radix_tree.h"
+#include "master/key_index.h"
 #include "master/object_entry.h"
 #include "master/object_id.h"
 
@@ -85,7 +86,7 @@ class ObjectShard {
   std::deque<ObjectEntry> slab_;
   std::vector<uint32_t> free_slots_;
   absl::flat_hash_set<uint32_t, SlotHash, SlotEq> index_set_;
-  cache::RadixTree<unsigned char, uint32_t> keys_;  // complete keys → slot
+  KeyIndex keys_;  // complete keys → slot, reading the keys from slab_
   size_t key_bytes_ = 0;
 };
 
