@@ -17,6 +17,7 @@
 #include <deque>
 #include <functional>
 #include <shared_mutex>
+#include <span>
 #include <string_view>
 #include <vector>
 
@@ -45,8 +46,12 @@ class ObjectShard {
   // The entry named by `id`, or nullptr when the id is stale.
   ObjectEntry* Resolve(ObjectId id);
 
-  // Creates a pending entry for a key that is not present; returns its slot.
-  uint32_t Create(std::string_view key, uint64_t hash);
+  // Creates a pending entry for a key that is not present, with its replicas
+  // (at least one) and soft-pin deadline (0: none); returns its slot.
+  uint32_t Create(std::string_view key, uint64_t hash, std::span<const ReplicaSlot> replicas,
+                  TimeMs soft_pin_until);
+  // Replaces the entry's replicas (at least one), keeping its key and pins.
+  void SetReplicas(uint32_t slot, std::span<const ReplicaSlot> replicas);
   // Marks a pending entry complete and indexes its key for prefix operations.
   void Publish(uint32_t slot);
   // Forgets the entry: unindexes it, releases its key and bumps the generation.
@@ -70,8 +75,8 @@ class ObjectShard {
   struct SlotHash {
     using is_transparent = void;
     const std::deque<ObjectEntry>* slab;
-    size_t operator()(uint32_t slot) const { return (*slab)[slot].hash; }
-    size_t operator()(const Probe& p) const { return p.hash; }
+    size_t operator()(uint32_t slot) const { return (*slab)[slot].hash_low; }
+    size_t operator()(const Probe& p) const { return static_cast<uint32_t>(p.hash); }
   };
   struct SlotEq {
     using is_transparent = void;
@@ -87,7 +92,7 @@ class ObjectShard {
   std::vector<uint32_t> free_slots_;
   absl::flat_hash_set<uint32_t, SlotHash, SlotEq> index_set_;
   KeyIndex keys_;  // complete keys → slot, reading the keys from slab_
-  size_t key_bytes_ = 0;
+  size_t block_bytes_ = 0;  // entries' heap blocks (keys and their rare fields)
 };
 
 }  // namespace crescent::master
