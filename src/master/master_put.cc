@@ -86,13 +86,12 @@ StatusOr<std::vector<ReplicaDescriptor>> MasterService::PutStart(std::string_vie
     for (const ReplicaSlot& r : slots) {
       out.push_back({r.segment, segments_.Endpoint(r.segment), r.offset, size});
     }
+    // Under the shard lock, so a PutEnd of this key always finds the record.
+    std::lock_guard plock(pending_mu_);  // leaf lock
+    pending_.push_back({id, now + config_.put_timeout_ms});
+    pending_live_.emplace(id, config.parent_key);
   }
   pending_count_.fetch_add(1, std::memory_order_relaxed);
-  {
-    std::lock_guard lock(pending_mu_);
-    pending_.push_back({id, now + config_.put_timeout_ms});
-    if (!config.parent_key.empty()) pending_parent_[id] = config.parent_key;
-  }
   counters_.put_start.Record(1, 0);
   return out;
 }
@@ -127,11 +126,12 @@ Status MasterService::PutEnd(std::string_view key) {
   std::string parent_key;
   {
     std::lock_guard lock(pending_mu_);
-    auto it = pending_parent_.find(id);
-    if (it != pending_parent_.end()) {
+    auto it = pending_live_.find(id);
+    if (it != pending_live_.end()) {
       parent_key = std::move(it->second);
-      pending_parent_.erase(it);
+      pending_live_.erase(it);
     }
+    TrimPendingLocked();
   }
   ObjectId parent = cache::kNoParent;
   if (!parent_key.empty()) {
@@ -208,13 +208,17 @@ std::vector<Status> MasterService::BatchPutRevoke(std::span<const std::string> k
   return out;
 }
 
+void MasterService::TrimPendingLocked() {
+  while (!pending_.empty() && !pending_live_.contains(pending_.front().id)) pending_.pop_front();
+}
+
 void MasterService::DiscardExpiredPuts(TimeMs now) {
-  // The deque is in deadline order. Entries at the front that were ended or
-  // revoked are popped too, so the deque holds little more than live puts.
+  // The deque is in deadline order; ended or revoked puts at its front are popped.
   for (;;) {
     PendingPut p;
     {
       std::lock_guard lock(pending_mu_);
+      TrimPendingLocked();
       if (pending_.empty()) return;
       p = pending_.front();
     }

@@ -19,7 +19,8 @@ ObjectId MasterService::RemoveLocked(ObjectShard& shard, uint32_t slot) {
   } else {
     pending_count_.fetch_sub(1, std::memory_order_relaxed);
     std::lock_guard plock(pending_mu_);  // leaf lock
-    pending_parent_.erase(id);
+    pending_live_.erase(id);
+    TrimPendingLocked();
   }
   FreeReplicas(e);
   shard.Free(slot);
