@@ -155,7 +155,7 @@ int main(int argc, char** argv) {
   std::printf("  RSS growth per object: %.1f bytes (%.1f beyond key bytes)\n",
               double(rss1 - rss0) / objects, double(rss1 - rss0 - key_bytes) / objects);
   std::printf(
-      "  engine-counted metadata per object: %.1f bytes (index, slab, radix, keys, bloom)\n",
+      "  engine-counted metadata per object: %.1f bytes (index, slab, key index, keys, bloom)\n",
       double(st.metadata_bytes) / objects);
   return failures.load() == 0 ? 0 : 1;
 }

@@ -45,7 +45,7 @@ void MasterService::ExpireSoftPinsLocked(TimeMs now) {
       ObjectEntry* e = shard.Resolve(id);
       if (e == nullptr || e->state != EntryState::kComplete) continue;
       size = e->size * e->num_replicas;
-      hash = e->hash;
+      hash = e->Hash();
     }
     policy_->Insert(id, size, cache::kNoParent, hash);
   }
@@ -119,8 +119,8 @@ uint64_t MasterService::EvictBytes(uint64_t bytes) {
         ObjectEntry* e = shard.Resolve(*victim);
         if (e == nullptr || e->hard_pin) continue;
         size = e->size * e->num_replicas;
-        hash = e->hash;
-        soft = e->soft_pin_until > now;
+        hash = e->Hash();
+        soft = e->soft_pin_until() > now;
       }
       std::lock_guard lock(policy_mu_);
       (soft ? soft_policy_ : policy_)->Insert(*victim, size, cache::kNoParent, hash);

@@ -12,7 +12,7 @@ std::vector<ReplicaDescriptor> MasterService::Describe(const ObjectEntry& e) con
   std::vector<ReplicaDescriptor> out;
   out.reserve(e.num_replicas);
   for (size_t i = 0; i < e.num_replicas; ++i) {
-    const ReplicaSlot& r = e.replica(i);
+    const ReplicaSlot r = e.replica(i);
     if (!segments_.IsMounted(r.segment)) continue;
     out.push_back({r.segment, segments_.Endpoint(r.segment), r.offset, e.size});
   }
@@ -77,28 +77,21 @@ StatusOr<std::vector<ReplicaDescriptor>> MasterService::PutStart(std::string_vie
       return fail(Status(ErrorCode::kUnavailable,
                          "the segment chosen for '" + std::string(key) + "' was unmounted"));
     }
-    uint32_t slot = loc.shard->Create(key, loc.hash);
+    uint32_t slot = loc.shard->Create(
+        key, loc.hash, slots, config.soft_pin_ttl_ms > 0 ? now + config.soft_pin_ttl_ms : 0);
     ObjectEntry& e = loc.shard->entry(slot);
     e.size = size;
-    e.num_replicas = static_cast<uint8_t>(slots.size());
-    e.first = slots[0];
-    if (slots.size() > 1) {
-      e.more = std::make_unique<ReplicaSlot[]>(slots.size() - 1);
-      for (size_t i = 1; i < slots.size(); ++i) e.more[i - 1] = slots[i];
-    }
-    e.hard_pin = config.hard_pin;
-    e.soft_pin_until = config.soft_pin_ttl_ms > 0 ? now + config.soft_pin_ttl_ms : 0;
+    e.hard_pin = config.hard_pin ? 1 : 0;
     id = loc.shard->IdOf(slot);
     for (const ReplicaSlot& r : slots) {
       out.push_back({r.segment, segments_.Endpoint(r.segment), r.offset, size});
     }
+    // Under the shard lock, so a PutEnd of this key always finds the record.
+    std::lock_guard plock(pending_mu_);  // leaf lock
+    pending_.push_back({id, now + config_.put_timeout_ms});
+    pending_live_.emplace(id, config.parent_key);
   }
   pending_count_.fetch_add(1, std::memory_order_relaxed);
-  {
-    std::lock_guard lock(pending_mu_);
-    pending_.push_back({id, now + config_.put_timeout_ms});
-    if (!config.parent_key.empty()) pending_parent_[id] = config.parent_key;
-  }
   counters_.put_start.Record(1, 0);
   return out;
 }
@@ -122,22 +115,23 @@ Status MasterService::PutEnd(std::string_view key) {
     }
     ObjectEntry& e = loc.shard->entry(slot);
     loc.shard->Publish(slot);
-    bloom_.Add(loc.shard->index(), e.hash);
+    bloom_.Add(loc.shard->index(), loc.hash);
     id = loc.shard->IdOf(slot);
     size = e.size * e.num_replicas;
     hard_pin = e.hard_pin;
-    soft_until = e.soft_pin_until;
+    soft_until = e.soft_pin_until();
   }
   live_objects_.fetch_add(1, std::memory_order_relaxed);
   pending_count_.fetch_sub(1, std::memory_order_relaxed);
   std::string parent_key;
   {
     std::lock_guard lock(pending_mu_);
-    auto it = pending_parent_.find(id);
-    if (it != pending_parent_.end()) {
+    auto it = pending_live_.find(id);
+    if (it != pending_live_.end()) {
       parent_key = std::move(it->second);
-      pending_parent_.erase(it);
+      pending_live_.erase(it);
     }
+    TrimPendingLocked();
   }
   ObjectId parent = cache::kNoParent;
   if (!parent_key.empty()) {
@@ -214,13 +208,17 @@ std::vector<Status> MasterService::BatchPutRevoke(std::span<const std::string> k
   return out;
 }
 
+void MasterService::TrimPendingLocked() {
+  while (!pending_.empty() && !pending_live_.contains(pending_.front().id)) pending_.pop_front();
+}
+
 void MasterService::DiscardExpiredPuts(TimeMs now) {
-  // The deque is in deadline order. Entries at the front that were ended or
-  // revoked are popped too, so the deque holds little more than live puts.
+  // The deque is in deadline order; ended or revoked puts at its front are popped.
   for (;;) {
     PendingPut p;
     {
       std::lock_guard lock(pending_mu_);
+      TrimPendingLocked();
       if (pending_.empty()) return;
       p = pending_.front();
     }

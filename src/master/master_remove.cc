@@ -14,12 +14,13 @@ ObjectId MasterService::RemoveLocked(ObjectShard& shard, uint32_t slot) {
   ObjectEntry& e = shard.entry(slot);
   ObjectId id = shard.IdOf(slot);
   if (e.state == EntryState::kComplete) {
-    bloom_.Remove(shard.index(), e.hash);
+    bloom_.Remove(shard.index(), e.Hash());
     live_objects_.fetch_sub(1, std::memory_order_relaxed);
   } else {
     pending_count_.fetch_sub(1, std::memory_order_relaxed);
     std::lock_guard plock(pending_mu_);  // leaf lock
-    pending_parent_.erase(id);
+    pending_live_.erase(id);
+    TrimPendingLocked();
   }
   FreeReplicas(e);
   shard.Free(slot);
@@ -155,13 +156,7 @@ void MasterService::DropSegmentReplicas(std::span<const SegmentId> segments) {
           dropped.push_back(RemoveLocked(*shard, slot));
           continue;
         }
-        e.num_replicas = static_cast<uint8_t>(keep.size());
-        e.first = keep[0];
-        e.more.reset();
-        if (keep.size() > 1) {
-          e.more = std::make_unique<ReplicaSlot[]>(keep.size() - 1);
-          std::copy(keep.begin() + 1, keep.end(), e.more.get());
-        }
+        shard->SetReplicas(slot, keep);
       }
     }
     counters_.dropped_objects.fetch_add(dropped.size(), std::memory_order_relaxed);

@@ -195,7 +195,7 @@ void MasterService::MaybeRebuildBloom() {
     std::shared_lock lock(shard->mutex());
     shard->VisitAll([&](uint32_t slot) {
       const ObjectEntry& e = shard->entry(slot);
-      if (e.state == EntryState::kComplete) bloom_.AddToNext(e.hash);
+      if (e.state == EntryState::kComplete) bloom_.AddToNext(e.Hash());
     });
     bloom_.MarkMigrated(shard->index());
   }

@@ -191,9 +191,16 @@ class MasterService {
   std::unique_ptr<cache::EvictionPolicy> soft_policy_;  // soft-pinned (LRU among them)
   std::priority_queue<SoftPinExpiry, std::vector<SoftPinExpiry>, std::greater<>> soft_expiry_;
 
-  std::mutex pending_mu_;           // guards pending_ and pending_parent_
-  std::deque<PendingPut> pending_;  // FIFO = deadline order (fixed timeout)
-  absl::flat_hash_map<ObjectId, std::string> pending_parent_;
+  // Pops ended puts off the front of pending_; pending_mu_ must be held.
+  void TrimPendingLocked();
+
+  std::mutex pending_mu_;  // guards pending_ and pending_live_; taken under a shard lock
+  // FIFO = deadline order (fixed timeout). Ended or revoked puts leave it from the
+  // front as soon as every older one has ended too, so it holds little more than
+  // the puts in flight even when no maintenance pass runs.
+  std::deque<PendingPut> pending_;
+  // Puts in flight (pending entries) → their chain parent key ("" for none).
+  absl::flat_hash_map<ObjectId, std::string> pending_live_;
 
   std::mutex bg_mu_;
   std::condition_variable bg_cv_;

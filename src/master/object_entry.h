@@ -1,29 +1,41 @@
 // ObjectEntry: the compact per-object record of the master, and the deferred
 // lease touch that lives in it.
 //
+// Layout (64 bytes). The entry keeps what every object needs inline: its heap
+// block, size, first replica, the low half of its key hash, generation, pins,
+// state and the two lease atomics. The heap block holds the key's bytes and,
+// only for the objects that have them, the rarely used fields: a soft-pin
+// deadline and replicas 1..n-1 (block layout below). The full 64-bit key hash
+// is recomputed from the key where it is needed (Bloom, policy history).
+//
 // Ownership and locking. Entries live in their shard's slab (stable addresses,
 // slots reused through a free list). All non-atomic fields are written only under
-// the shard's exclusive lock and read under at least its shared lock. The three
+// the shard's exclusive lock and read under at least its shared lock. The two
 // atomics implement the deferred touch and may be written under the shared lock:
 //
-//   reader (shared lock):   touch_ms = max(touch_ms, now)  (relaxed CAS)
-//                           touched.exchange(1, acq_rel)      -- release publishes touch_ms
-//   decider (any lock):     if touched.exchange(0, acq_rel)   -- acquire sees touch_ms
-//                               ExtendLease(touch_ms + lease)
+//   reader (shared lock):   touch = max(touch, now + 1)     (acq_rel CAS; 0 = none)
+//                           the reader that moved it from 0 enqueues the object
+//   decider (any lock):     if (t = touch.exchange(0)) != 0
+//                               ExtendLease(t - 1 + lease)
 //                           then reads lease_until
 //
 // Every remove or evict decision calls FlushTouch() before it reads the lease, so
 // a read that completed before the decision is always seen. A reader always
 // touches while it still holds the shard lock, and removal needs the exclusive
 // lock, so no read can slip between a decision and the removal it leads to.
+// (Folding only the touches since the last flush gives the same lease as folding
+// the latest touch ever: earlier ones already extended the lease, a max.)
 #pragma once
 
 #include <atomic>
 #include <cstdint>
+#include <cstring>
 #include <memory>
+#include <span>
 #include <string_view>
 
 #include "common/clock.h"
+#include "common/hash.h"
 #include "master/types.h"
 
 namespace crescent::master {
@@ -39,41 +51,91 @@ struct ReplicaSlot {
 enum class EntryState : uint8_t { kFree = 0, kPending = 1, kComplete = 2 };
 
 struct ObjectEntry {
-  // Key bytes, owned; length in key_len.
-  std::unique_ptr<char[]> key;
-  uint64_t hash = 0;  // HashKey(key), cached for rehash, bloom and shard choice
+  // Heap block: key_len key bytes; then, at the next multiple of 8 and only when
+  // present, the soft-pin deadline (if soft_pinned) and replicas[1..n-1].
+  std::unique_ptr<char[]> block;
   uint64_t size = 0;
-  ReplicaSlot first;                    // replicas[0]
-  std::unique_ptr<ReplicaSlot[]> more;  // replicas[1..num_replicas-1]
-  TimeMs soft_pin_until = 0;            // 0: not soft-pinned
-  uint32_t generation = 0;              // bumped each time the slot is freed
+  // replicas[0], unpacked so that the entry has no padding.
+  uint64_t offset = 0;
+  SegmentId segment = kNoSegment;
+  uint32_t alloc_node = 0;
+  uint32_t alloc_generation = 0;
+  uint32_t hash_low = 0;        // low 32 bits of HashKey(key), for the shard's index
+  uint32_t generation : 24 = 0; // bumped each time the slot is freed (ids keep 24 bits)
+  uint32_t hard_pin : 1 = 0;
+  uint32_t soft_pinned : 1 = 0;  // the block holds a soft-pin deadline
   uint16_t key_len = 0;
   uint8_t num_replicas = 0;
   EntryState state = EntryState::kFree;
-  bool hard_pin = false;
 
   std::atomic<TimeMs> lease_until{0};
-  std::atomic<TimeMs> touch_ms{0};
-  std::atomic<uint8_t> touched{0};
+  std::atomic<TimeMs> touch{0};  // latest unflushed read time + 1; 0 when none
 
-  std::string_view key_view() const { return {key.get(), key_len}; }
-  const ReplicaSlot& replica(size_t i) const { return i == 0 ? first : more[i - 1]; }
+  std::string_view key_view() const { return {block.get(), key_len}; }
+  // The key's full hash (shard choice, Bloom, policy history), recomputed.
+  uint64_t Hash() const { return HashKey(key_view()); }
 
-  // Reader side. Returns true when this read flipped the flag, i.e. the caller
-  // should enqueue the object so the policy sees the access.
+  ReplicaSlot replica(size_t i) const {
+    if (i == 0) return {segment, alloc_node, alloc_generation, offset};
+    ReplicaSlot r;
+    std::memcpy(&r, block.get() + ReplicasAt(key_len, soft_pinned) + (i - 1) * sizeof(ReplicaSlot),
+                sizeof(ReplicaSlot));
+    return r;
+  }
+  // 0 when not soft-pinned.
+  TimeMs soft_pin_until() const {
+    if (!soft_pinned) return 0;
+    TimeMs t;
+    std::memcpy(&t, block.get() + ExtrasAt(key_len), sizeof(t));
+    return t;
+  }
+
+  // (Re)builds the block and the inline replica: `key` (which may point into the
+  // current block), a soft-pin deadline (0: none) and 1..255 replicas.
+  void Assign(std::string_view key, TimeMs soft_pin_until, std::span<const ReplicaSlot> replicas) {
+    const bool soft = soft_pin_until != 0;
+    const size_t more = replicas.size() - 1;
+    const size_t bytes = BlockBytes(key.size(), soft, replicas.size());
+    auto fresh = std::make_unique_for_overwrite<char[]>(bytes);
+    std::memcpy(fresh.get(), key.data(), key.size());
+    if (soft) std::memcpy(fresh.get() + ExtrasAt(key.size()), &soft_pin_until, sizeof(TimeMs));
+    if (more != 0) {
+      std::memcpy(fresh.get() + ReplicasAt(key.size(), soft), replicas.data() + 1,
+                  more * sizeof(ReplicaSlot));
+    }
+    block = std::move(fresh);
+    key_len = static_cast<uint16_t>(key.size());
+    soft_pinned = soft ? 1 : 0;
+    num_replicas = static_cast<uint8_t>(replicas.size());
+    const ReplicaSlot& r = replicas[0];
+    segment = r.segment;
+    alloc_node = r.alloc_node;
+    alloc_generation = r.alloc_generation;
+    offset = r.offset;
+  }
+  // Bytes of the heap block (0 when there is none).
+  size_t block_bytes() const {
+    return block ? BlockBytes(key_len, soft_pinned, num_replicas) : 0;
+  }
+
+  // Reader side. Returns true when this read moved the touch from "none", i.e.
+  // the caller should enqueue the object so the policy sees the access.
   bool Touch(TimeMs now) {
     // A max, not a store: two readers under the shared lock may touch out of
     // clock order, and the later lease already granted must not be shortened.
-    TimeMs cur = touch_ms.load(std::memory_order_relaxed);
-    while (cur < now && !touch_ms.compare_exchange_weak(cur, now, std::memory_order_relaxed)) {
+    const TimeMs mark = now + 1;
+    TimeMs cur = touch.load(std::memory_order_relaxed);
+    while (cur < mark &&
+           !touch.compare_exchange_weak(cur, mark, std::memory_order_acq_rel,
+                                        std::memory_order_relaxed)) {
     }
-    return touched.exchange(1, std::memory_order_acq_rel) == 0;
+    return cur == 0;
   }
 
   // Decider side: folds a pending touch into the lease.
   void FlushTouch(int64_t lease_ms) {
-    if (touched.exchange(0, std::memory_order_acq_rel) != 0) {
-      ExtendLease(touch_ms.load(std::memory_order_relaxed) + lease_ms);
+    if (TimeMs t = touch.exchange(0, std::memory_order_acq_rel); t != 0) {
+      ExtendLease(t - 1 + lease_ms);
     }
   }
 
@@ -85,6 +147,17 @@ struct ObjectEntry {
   }
 
   bool Leased(TimeMs now) const { return lease_until.load(std::memory_order_relaxed) > now; }
+
+ private:
+  static size_t ExtrasAt(size_t key_len) { return (key_len + 7) & ~size_t{7}; }
+  static size_t ReplicasAt(size_t key_len, bool soft) {
+    return ExtrasAt(key_len) + (soft ? sizeof(TimeMs) : 0);
+  }
+  static size_t BlockBytes(size_t key_len, bool soft, size_t replicas) {
+    if (!soft && replicas <= 1) return key_len;
+    return ReplicasAt(key_len, soft) + (replicas - 1) * sizeof(ReplicaSlot);
+  }
 };
+static_assert(sizeof(ObjectEntry) == 64);
 
 }  // namespace crescent::master

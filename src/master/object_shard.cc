@@ -1,6 +1,5 @@
 #include "master/object_shard.h"
 
-#include <cstring>
 
 namespace crescent::master {
 
@@ -20,7 +19,8 @@ ObjectEntry* ObjectShard::Resolve(ObjectId id) {
   return &e;
 }
 
-uint32_t ObjectShard::Create(std::string_view key, uint64_t hash) {
+uint32_t ObjectShard::Create(std::string_view key, uint64_t hash,
+                             std::span<const ReplicaSlot> replicas, TimeMs soft_pin_until) {
   uint32_t slot;
   if (!free_slots_.empty()) {
     slot = free_slots_.back();
@@ -30,38 +30,42 @@ uint32_t ObjectShard::Create(std::string_view key, uint64_t hash) {
     slab_.emplace_back();
   }
   ObjectEntry& e = slab_[slot];
-  e.key = std::make_unique_for_overwrite<char[]>(key.size());
-  std::memcpy(e.key.get(), key.data(), key.size());
-  e.key_len = static_cast<uint16_t>(key.size());
-  e.hash = hash;
+  e.Assign(key, soft_pin_until, replicas);
+  e.hash_low = static_cast<uint32_t>(hash);
   e.state = EntryState::kPending;
   e.lease_until.store(0, std::memory_order_relaxed);
-  e.touched.store(0, std::memory_order_relaxed);
+  e.touch.store(0, std::memory_order_relaxed);
   index_set_.insert(slot);
-  key_bytes_ += key.size();
+  block_bytes_ += e.block_bytes();
   return slot;
+}
+
+void ObjectShard::SetReplicas(uint32_t slot, std::span<const ReplicaSlot> replicas) {
+  ObjectEntry& e = slab_[slot];
+  block_bytes_ -= e.block_bytes();
+  e.Assign(e.key_view(), e.soft_pin_until(), replicas);
+  block_bytes_ += e.block_bytes();
 }
 
 void ObjectShard::Publish(uint32_t slot) {
   ObjectEntry& e = slab_[slot];
   e.state = EntryState::kComplete;
-  keys_.Insert(e.key_view(), slot);
+  keys_.Insert(slot, e.key_view(), [this](uint32_t s) { return slab_[s].key_view(); });
 }
 
 void ObjectShard::Free(uint32_t slot) {
   ObjectEntry& e = slab_[slot];
   if (e.state == EntryState::kComplete) {
-    keys_.Erase(e.key_view());
+    keys_.Erase(slot, e.key_view());
   }
   index_set_.erase(slot);
-  key_bytes_ -= e.key_len;
-  e.key.reset();
-  e.more.reset();
+  block_bytes_ -= e.block_bytes();
+  e.block.reset();
   e.key_len = 0;
   e.num_replicas = 0;
   e.size = 0;
-  e.soft_pin_until = 0;
-  e.hard_pin = false;
+  e.soft_pinned = 0;
+  e.hard_pin = 0;
   e.state = EntryState::kFree;
   ++e.generation;
   free_slots_.push_back(slot);
@@ -69,7 +73,7 @@ void ObjectShard::Free(uint32_t slot) {
 
 void ObjectShard::VisitPrefix(std::string_view prefix,
                               const std::function<bool(uint32_t slot)>& fn) const {
-  keys_.VisitPrefix(prefix, [&](std::string_view, const uint32_t& slot) { return fn(slot); });
+  keys_.VisitPrefix(prefix, [this](uint32_t s) { return slab_[s].key_view(); }, fn);
 }
 
 void ObjectShard::VisitAll(const std::function<void(uint32_t slot)>& fn) const {
@@ -79,11 +83,7 @@ void ObjectShard::VisitAll(const std::function<void(uint32_t slot)>& fn) const {
 size_t ObjectShard::MemoryBytes() const {
   size_t slab = slab_.size() * sizeof(ObjectEntry);
   size_t index = index_set_.capacity() * (sizeof(uint32_t) + 1);
-  size_t extra_replicas = 0;
-  for (const ObjectEntry& e : slab_) {
-    if (e.num_replicas > 1) extra_replicas += (e.num_replicas - 1) * sizeof(ReplicaSlot);
-  }
-  return slab + index + keys_.MemoryBytes() + key_bytes_ + extra_replicas +
+  return slab + index + keys_.MemoryBytes() + block_bytes_ +
          free_slots_.capacity() * sizeof(uint32_t);
 }
 

@@ -2,8 +2,9 @@
 //
 // A shard owns a slab of ObjectEntry (stable addresses; freed slots are reused
 // through a free list and their generation bumped), a hash set of slot numbers
-// keyed by the entries' own key bytes (so each key is stored once), and a string
-// radix tree over the keys of *complete* objects for prefix listing and removal.
+// keyed by the entries' own key bytes, and a crit-bit index (key_index.h) of the
+// *complete* objects' slots for prefix listing and removal. Both read the key
+// bytes from the entries, so each key is stored once.
 //
 // Locking: mutex() guards everything here. Lookups need the shared lock; Create,
 // Publish and Free need the exclusive lock. The entry atomics (deferred touch)
@@ -16,10 +17,11 @@
 #include <deque>
 #include <functional>
 #include <shared_mutex>
+#include <span>
 #include <string_view>
 #include <vector>
 
-#include "cache/radix_tree.h"
+#include "master/key_index.h"
 #include "master/object_entry.h"
 #include "master/object_id.h"
 
@@ -44,8 +46,12 @@ class ObjectShard {
   // The entry named by `id`, or nullptr when the id is stale.
   ObjectEntry* Resolve(ObjectId id);
 
-  // Creates a pending entry for a key that is not present; returns its slot.
-  uint32_t Create(std::string_view key, uint64_t hash);
+  // Creates a pending entry for a key that is not present, with its replicas
+  // (at least one) and soft-pin deadline (0: none); returns its slot.
+  uint32_t Create(std::string_view key, uint64_t hash, std::span<const ReplicaSlot> replicas,
+                  TimeMs soft_pin_until);
+  // Replaces the entry's replicas (at least one), keeping its key and pins.
+  void SetReplicas(uint32_t slot, std::span<const ReplicaSlot> replicas);
   // Marks a pending entry complete and indexes its key for prefix operations.
   void Publish(uint32_t slot);
   // Forgets the entry: unindexes it, releases its key and bumps the generation.
@@ -69,8 +75,8 @@ class ObjectShard {
   struct SlotHash {
     using is_transparent = void;
     const std::deque<ObjectEntry>* slab;
-    size_t operator()(uint32_t slot) const { return (*slab)[slot].hash; }
-    size_t operator()(const Probe& p) const { return p.hash; }
+    size_t operator()(uint32_t slot) const { return (*slab)[slot].hash_low; }
+    size_t operator()(const Probe& p) const { return static_cast<uint32_t>(p.hash); }
   };
   struct SlotEq {
     using is_transparent = void;
@@ -85,8 +91,8 @@ class ObjectShard {
   std::deque<ObjectEntry> slab_;
   std::vector<uint32_t> free_slots_;
   absl::flat_hash_set<uint32_t, SlotHash, SlotEq> index_set_;
-  cache::RadixTree<unsigned char, uint32_t> keys_;  // complete keys → slot
-  size_t key_bytes_ = 0;
+  KeyIndex keys_;  // complete keys → slot, reading the keys from slab_
+  size_t block_bytes_ = 0;  // entries' heap blocks (keys and their rare fields)
 };
 
 }  // namespace crescent::master

@@ -1,0 +1,173 @@
+// KeyIndex: an ordered set of slots whose byte-string keys live elsewhere (in
+// the shard's entries), for listing and removing by key prefix.
+//
+// It is a crit-bit (PATRICIA) tree: an internal node names the first symbol
+// position and bit at which the keys below it differ; a leaf is a slot. The
+// tree stores no key bytes at all: it reads a key through `key_of(slot)` once
+// per Insert (the nearest stored key, to find where the new one differs) and
+// once per VisitPrefix (to check the subtree found). n keys take n - 1 nodes of
+// 12 bytes, in one vector with 32-bit links and an intrusive free list.
+//
+// Keys are compared as symbol strings with a terminator: symbol i of key k is
+// k[i] + 1 (as unsigned) for i < |k| and 0 at i == |k|, so a key sorts before
+// every longer key it prefixes, as std::string does. A node's bit is the
+// highest bit in which the two sides' symbols at its position differ; the
+// child with that bit clear holds the smaller keys, so an in-order walk
+// (child 0 first) yields keys in lexicographic order.
+//
+// Invariants:
+//  - Along every root-to-leaf path the (position, bit) of the nodes strictly
+//    increase (position ascending, then bit descending), and all keys below a
+//    node agree on every symbol before its position and on the bits of the
+//    symbol at its position above its bit.
+//  - Exactly size() leaves and size() - 1 live nodes (none when empty).
+//  - The caller keeps a slot's key unchanged while the slot is in the index.
+// Not thread-safe; the shard's lock serialises writers (shared lock for reads).
+// Keys are at most 65535 bytes; slots are below 2^31.
+#pragma once
+
+#include <algorithm>
+#include <bit>
+#include <cassert>
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+namespace crescent::master {
+
+class KeyIndex {
+ public:
+  size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+
+  // Adds `slot` under `key`; false (nothing changes) when the key is present.
+  // key_of(slot) -> std::string_view gives the key of any slot in the index.
+  template <typename KeyOf>
+  bool Insert(uint32_t slot, std::string_view key, const KeyOf& key_of) {
+    assert(slot < kLeaf && key.size() <= 0xffff);
+    if (size_ == 0) {
+      root_ = kLeaf | slot;
+      size_ = 1;
+      return true;
+    }
+    uint32_t ref = root_;
+    while (!IsLeaf(ref)) ref = nodes_[ref].child[Dir(nodes_[ref], key)];
+    const std::string_view other = key_of(ref & ~kLeaf);
+    // First symbol position where the keys differ (the terminator counts).
+    const size_t common = std::min(key.size(), other.size());
+    size_t pos = 0;
+    while (pos < common && key[pos] == other[pos]) ++pos;
+    if (pos == common && key.size() == other.size()) return false;
+    const uint32_t a = Sym(key, pos);
+    const uint32_t mask = std::bit_floor(a ^ Sym(other, pos));
+    const uint32_t dir = (a & mask) != 0 ? 1 : 0;
+    const uint32_t node = NewNode();  // before taking pointers into nodes_
+    uint32_t* where = &root_;
+    while (!IsLeaf(*where)) {
+      Node& n = nodes_[*where];
+      if (n.pos > pos || (n.pos == pos && n.mask < mask)) break;
+      where = &n.child[Dir(n, key)];
+    }
+    Node& n = nodes_[node];
+    n.pos = static_cast<uint16_t>(pos);
+    n.mask = static_cast<uint16_t>(mask);
+    n.child[dir] = kLeaf | slot;
+    n.child[1 - dir] = *where;
+    *where = node;
+    ++size_;
+    return true;
+  }
+
+  // Removes `slot`, stored under `key`; false when it is not there.
+  bool Erase(uint32_t slot, std::string_view key) {
+    if (size_ == 0) return false;
+    uint32_t* where = &root_;
+    uint32_t* parent = nullptr;
+    while (!IsLeaf(*where)) {
+      parent = where;
+      Node& n = nodes_[*where];
+      where = &n.child[Dir(n, key)];
+    }
+    if (*where != (kLeaf | slot)) return false;
+    if (parent == nullptr) {
+      size_ = 0;
+      return true;
+    }
+    const uint32_t gone = *parent;
+    Node& n = nodes_[gone];
+    *parent = n.child[where == &n.child[0] ? 1 : 0];
+    FreeNode(gone);
+    --size_;
+    return true;
+  }
+
+  // Calls fn(slot) for the keys that start with `prefix`, in key order, until
+  // fn returns false.
+  template <typename KeyOf, typename Fn>
+  void VisitPrefix(std::string_view prefix, const KeyOf& key_of, Fn&& fn) const {
+    if (size_ == 0) return;
+    uint32_t top = root_;
+    while (!IsLeaf(top) && nodes_[top].pos < prefix.size()) {
+      top = nodes_[top].child[Dir(nodes_[top], prefix)];
+    }
+    // Every key below `top` agrees on the first prefix.size() symbols; one
+    // tells whether they all match the prefix.
+    uint32_t any = top;
+    while (!IsLeaf(any)) any = nodes_[any].child[0];
+    if (!key_of(any & ~kLeaf).starts_with(prefix)) return;
+    std::vector<uint32_t> stack{top};
+    while (!stack.empty()) {
+      const uint32_t ref = stack.back();
+      stack.pop_back();
+      if (IsLeaf(ref)) {
+        if (!fn(ref & ~kLeaf)) return;
+      } else {
+        stack.push_back(nodes_[ref].child[1]);
+        stack.push_back(nodes_[ref].child[0]);
+      }
+    }
+  }
+
+  // Heap bytes of the node vector.
+  size_t MemoryBytes() const { return nodes_.capacity() * sizeof(Node); }
+
+ private:
+  static constexpr uint32_t kLeaf = 0x80000000u;
+  static constexpr uint32_t kNone = ~uint32_t{0};
+
+  struct Node {
+    uint16_t pos;   // symbol position
+    uint16_t mask;  // the one bit of the symbol at pos (9-bit symbols)
+    uint32_t child[2];
+  };
+  static_assert(sizeof(Node) == 12);
+
+  static bool IsLeaf(uint32_t ref) { return (ref & kLeaf) != 0; }
+  static uint32_t Sym(std::string_view key, size_t i) {
+    return i < key.size() ? static_cast<uint32_t>(static_cast<unsigned char>(key[i])) + 1 : 0;
+  }
+  static uint32_t Dir(const Node& n, std::string_view key) {
+    return (Sym(key, n.pos) & n.mask) != 0 ? 1 : 0;
+  }
+
+  uint32_t NewNode() {
+    if (free_ != kNone) {
+      const uint32_t node = free_;
+      free_ = nodes_[node].child[0];
+      return node;
+    }
+    nodes_.push_back(Node{});
+    return static_cast<uint32_t>(nodes_.size() - 1);
+  }
+  void FreeNode(uint32_t node) {
+    nodes_[node].child[0] = free_;
+    free_ = node;
+  }
+
+  std::vector<Node> nodes_;
+  uint32_t root_ = 0;
+  uint32_t free_ = kNone;  // free nodes, linked through child[0]
+  size_t size_ = 0;
+};
+
+}  // namespace crescent::master

@@ -1,0 +1,93 @@
+// KeyIndex against a std::map oracle: inserts, erases and prefix visits over
+// keys drawn from a tiny alphabet, so prefixes of each other and long shared
+// runs (the hard cases of a crit-bit tree) are common.
+#include "master/key_index.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace crescent::master {
+namespace {
+
+struct Fixture {
+  std::vector<std::string> keys;  // slot -> key
+  KeyIndex index;
+  std::map<std::string, uint32_t> oracle;
+  auto KeyOf() const {
+    return [this](uint32_t slot) { return std::string_view(keys[slot]); };
+  }
+  std::vector<uint32_t> Visit(std::string_view prefix, size_t limit = ~size_t{0}) const {
+    std::vector<uint32_t> out;
+    index.VisitPrefix(prefix, KeyOf(), [&](uint32_t slot) {
+      out.push_back(slot);
+      return out.size() < limit;
+    });
+    return out;
+  }
+  std::vector<uint32_t> Expected(std::string_view prefix, size_t limit = ~size_t{0}) const {
+    std::vector<uint32_t> out;
+    for (auto it = oracle.lower_bound(std::string(prefix));
+         it != oracle.end() && it->first.starts_with(prefix) && out.size() < limit; ++it) {
+      out.push_back(it->second);
+    }
+    return out;
+  }
+};
+
+std::string RandomKey(std::mt19937& rng) {
+  static const char kAlphabet[] = {'a', 'b', '\0', '\xff', '/'};
+  std::string k(rng() % 6, 'a');
+  for (char& c : k) c = kAlphabet[rng() % 5];
+  return k;
+}
+
+TEST(KeyIndexTest, MatchesOrderedOracle) {
+  std::mt19937 rng(7);
+  Fixture f;
+  for (int step = 0; step < 20000; ++step) {
+    std::string k = RandomKey(rng);
+    auto it = f.oracle.find(k);
+    if (it == f.oracle.end()) {
+      uint32_t slot = static_cast<uint32_t>(f.keys.size());
+      f.keys.push_back(k);
+      ASSERT_TRUE(f.index.Insert(slot, k, f.KeyOf()));
+      f.oracle[k] = slot;
+    } else if (rng() % 2 == 0) {
+      EXPECT_FALSE(f.index.Insert(static_cast<uint32_t>(f.keys.size()), k, f.KeyOf()));
+    } else {
+      ASSERT_TRUE(f.index.Erase(it->second, k));
+      EXPECT_FALSE(f.index.Erase(it->second, k));
+      f.oracle.erase(it);
+    }
+    ASSERT_EQ(f.index.size(), f.oracle.size());
+    if (step % 50 == 0) {
+      std::string p = RandomKey(rng);
+      p.resize(std::min<size_t>(p.size(), rng() % 4));
+      ASSERT_EQ(f.Visit(p), f.Expected(p)) << "prefix of " << p.size() << " bytes";
+      ASSERT_EQ(f.Visit(p, 3), f.Expected(p, 3));
+    }
+  }
+  EXPECT_EQ(f.Visit(""), f.Expected(""));
+}
+
+TEST(KeyIndexTest, EmptyAndSingle) {
+  Fixture f;
+  EXPECT_TRUE(f.Visit("").empty());
+  EXPECT_FALSE(f.index.Erase(0, "x"));
+  f.keys = {"abc"};
+  EXPECT_TRUE(f.index.Insert(0, "abc", f.KeyOf()));
+  EXPECT_EQ(f.Visit("ab"), std::vector<uint32_t>{0});
+  EXPECT_TRUE(f.Visit("abd").empty());
+  EXPECT_TRUE(f.Visit("abcd").empty());
+  EXPECT_FALSE(f.index.Erase(1, "abc"));  // another slot
+  EXPECT_TRUE(f.index.Erase(0, "abc"));
+  EXPECT_TRUE(f.index.empty());
+  EXPECT_TRUE(f.Visit("").empty());
+}
+
+}  // namespace
+}  // namespace crescent::master
