@@ -4,8 +4,11 @@ BUILD      ?= build
 JOBS       ?= $(shell nproc)
 CMAKE_ARGS ?=
 CRESCENT   := $(BUILD)/bin/crescent
+# Debian's interpreter, named explicitly: another python3 (without numpy, torch
+# or pybind11) may come first on PATH. The module is built for this one.
+PYTHON     := /usr/bin/python3
 
-.PHONY: all deps build test test-unit test-asan test-tsan bench run format tidy clean
+.PHONY: all deps build test test-unit test-python test-asan test-tsan bench run format tidy clean
 
 all: build
 
@@ -13,15 +16,20 @@ deps:
 	@bash scripts/install-deps.sh
 
 build: deps
-	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release $(CMAKE_ARGS) >/dev/null
+	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release -DCRESCENT_PYTHON=$(PYTHON) $(CMAKE_ARGS) >/dev/null
 	@cmake --build $(BUILD) -j $(JOBS)
 
-# The whole suite: release build, then ASan+UBSan over every unit test, then
-# TSan over the concurrent ones.
-test: test-unit test-asan test-tsan
+# The whole suite: release build, the Python binding's tests, then ASan+UBSan
+# over every unit test, then TSan over the concurrent ones.
+test: test-unit test-python test-asan test-tsan
 
 test-unit: build
 	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
+
+# pytest over the `crescent` module in $(BUILD)/python, against real
+# `crescent serve` / `crescent master` processes from $(BUILD)/bin.
+test-python: build
+	PYTHONPATH=$(BUILD)/python CRESCENT_BUILD=$(abspath $(BUILD)) $(PYTHON) -m pytest -q -p no:cacheprovider tests/python
 
 test-asan: deps
 	@cmake -S . -B $(BUILD)-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCRESCENT_SANITIZE=address -DCRESCENT_TESTS_ONLY=ON >/dev/null

@@ -1,0 +1,99 @@
+"""Fixtures: a real `crescent serve` (master + one 64 MiB store node) for the
+session, a bare `crescent master` with a cluster secret for the segment tests,
+and a connected Store per test.
+
+The binaries come from $CRESCENT_BUILD (default: build/ at the repository root),
+the same tree whose build/python is on PYTHONPATH under `make test-python`.
+"""
+
+import os
+import re
+import signal
+import subprocess
+import threading
+from pathlib import Path
+
+import pytest
+
+import crescent
+
+REPO = Path(__file__).resolve().parents[2]
+BUILD = Path(os.environ.get("CRESCENT_BUILD", REPO / "build"))
+CRESCENT = BUILD / "bin" / "crescent"
+ADDRESS_RE = re.compile(r"master \(gRPC\) listening on (\S+?)(?:,| and|$)")
+
+
+class Server:
+    """A crescent subprocess; `address` is the master's host:port it printed."""
+
+    def __init__(self, args, env=None, timeout=60):
+        if not CRESCENT.exists():
+            pytest.fail("%s is missing: run `make build` first" % CRESCENT)
+        self.proc = subprocess.Popen([str(CRESCENT), *args], stdout=subprocess.PIPE,
+                                     stderr=subprocess.STDOUT, text=True, env=env)
+        self.address = None
+        self.output = []
+        ready = threading.Event()
+
+        def pump():
+            # Keep draining stdout for the process's life so it never blocks on a full pipe.
+            for line in self.proc.stdout:
+                self.output.append(line)
+                m = ADDRESS_RE.search(line)
+                if m:
+                    self.address = m.group(1)
+                if "ready" in line:
+                    ready.set()
+            ready.set()
+
+        threading.Thread(target=pump, daemon=True).start()
+        if not ready.wait(timeout) or self.address is None or self.proc.poll() is not None:
+            self.stop()
+            pytest.fail("crescent %s did not start:\n%s" % (" ".join(args), "".join(self.output)))
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+
+
+@pytest.fixture(scope="session")
+def serve():
+    server = Server(["serve", "--port", "0", "--http-port", "0", "--segment-size", "64MiB"])
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="session")
+def secret_file(tmp_path_factory):
+    path = tmp_path_factory.mktemp("secret") / "cluster.secret"
+    path.write_text("python-binding-test-secret-0123456789abcdef\n")
+    return path
+
+
+@pytest.fixture(scope="session")
+def bare_master(secret_file):
+    """A master with no store nodes: only a contributing Store gives it space."""
+    server = Server(["master", "--port", "0", "--http-port", "0", "--secret-file",
+                     str(secret_file), "--heartbeat-ttl-ms", "3000"])
+    yield server
+    server.stop()
+
+
+def connect(address, **kwargs):
+    store = crescent.Store()
+    store.setup("localhost", "", 0, 0, "tcp", "", address, **kwargs)
+    return store
+
+
+@pytest.fixture
+def store(serve):
+    s = connect(serve.address)
+    yield s
+    if not s.closed:
+        s.remove_all(force=True)
+    s.close()
