@@ -118,16 +118,32 @@ TEST_F(CliTest, InvalidKeysExitTwo) {
 }
 
 TEST_F(CliTest, BadOrUnreachableMasterExitsTwo) {
-  for (const std::string& address :
-       {std::string("127.0.0.1:") + std::to_string(PickFreePort()), std::string("127.0.0.1"),
-        std::string("127.0.0.1:notaport"), std::string("127.0.0.1:99999")}) {
+  const std::string closed = "127.0.0.1:" + std::to_string(PickFreePort());
+  CommandResult r =
+      RunCrescent({"get", "k", "--master", closed, "--timeout-ms", "1000"}, dir_.path());
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("UNAVAILABLE"));
+  EXPECT_THAT(r.err, HasSubstr(closed));
+  EXPECT_TRUE(r.out.empty());
+
+  // A malformed address is a usage error, not "unreachable" (gRPC would wrap
+  // port 99999 to another port and retry it).
+  for (const std::string& address : {std::string("127.0.0.1"), std::string("127.0.0.1:notaport"),
+                                     std::string("127.0.0.1:99999"), std::string(":50051")}) {
     SCOPED_TRACE("--master " + address);
-    CommandResult r =
-        RunCrescent({"get", "k", "--master", address, "--timeout-ms", "1000"}, dir_.path());
+    r = RunCrescent({"get", "k", "--master", address}, dir_.path());
     EXPECT_EQ(r.exit_code, 2) << r.err;
-    EXPECT_THAT(r.err, HasSubstr(address));
+    EXPECT_THAT(r.err, HasSubstr("INVALID_ARGUMENT"));
+    EXPECT_THAT(r.err, HasSubstr("'" + address + "'"));
     EXPECT_TRUE(r.out.empty());
   }
+  // A store node with a malformed --master refuses to start.
+  WriteFile(dir_.File("secret"), "integration-test-secret-0123456789abcdef");
+  r = RunCrescent({"store", "--master", "127.0.0.1:99999", "--secret-file", dir_.File("secret"),
+                   "--segment-size", "1MiB"},
+                  dir_.path());
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("invalid master address"));
 }
 
 TEST_F(CliTest, LsStatAndRm) {

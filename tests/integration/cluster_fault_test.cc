@@ -137,6 +137,16 @@ TEST(MasterUnreachableTest, ClientCallsFailPromptlyNamingTheAddress) {
   EXPECT_TRUE(cli.out.empty()) << cli.out;
 }
 
+TEST(MasterUnreachableTest, MalformedAddressIsRefusedAtConnect) {
+  for (const char* address : {"127.0.0.1", "127.0.0.1:99999", "127.0.0.1:0", "host:port"}) {
+    ClientConfig config;
+    config.master_address = address;
+    StatusOr<std::unique_ptr<Client>> client = Client::Connect(config);
+    EXPECT_EQ(client.status().code(), ErrorCode::kInvalidArgument) << address;
+    EXPECT_THAT(client.status().message(), HasSubstr(address));
+  }
+}
+
 TEST(StoreFaultTest, PutToAFrozenNodeTimesOutAndLeavesNothingBehind) {
   ClusterOptions options;
   options.stores = 1;
