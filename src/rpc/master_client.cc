@@ -89,6 +89,26 @@ std::vector<crescent::Status> StatusesFromProto(const StatusesResponse& resp, si
   return out;
 }
 
+// gRPC accepts nearly any target string and reports a typo only as "unreachable"
+// after every retry (it even wraps "host:99999" to another port), so a malformed
+// HOST:PORT is refused here, naming what is expected. gRPC URIs
+// (dns:///..., ipv4:..., unix:...) pass through to gRPC.
+crescent::Status CheckAddress(const std::string& address) {
+  for (const char* scheme : {"unix:", "unix-abstract:", "dns:", "ipv4:", "ipv6:", "vsock:"}) {
+    if (address.rfind(scheme, 0) == 0) return crescent::Status::Ok();
+  }
+  size_t colon = address.rfind(':');
+  std::string port = colon == std::string::npos ? "" : address.substr(colon + 1);
+  bool numeric = !port.empty() && port.size() <= 5 &&
+                 std::all_of(port.begin(), port.end(), [](char c) { return c >= '0' && c <= '9'; });
+  if (colon == 0 || !numeric || std::stoi(port) < 1 || std::stoi(port) > 65535) {
+    return crescent::Status(
+        ErrorCode::kInvalidArgument,
+        "invalid master address '" + address + "': want HOST:PORT (port 1-65535) or unix:PATH");
+  }
+  return crescent::Status::Ok();
+}
+
 }  // namespace
 
 std::string ResolveMasterAddress(const std::string& configured) {
@@ -145,6 +165,7 @@ StatusOr<std::unique_ptr<MasterClient>> MasterClient::Create(const MasterClientO
   auto impl = std::make_unique<Impl>();
   impl->options = options;
   impl->address = ResolveMasterAddress(options.address);
+  if (auto s = CheckAddress(impl->address); !s.ok()) return s;
   grpc::ChannelArguments args;
   args.SetMaxReceiveMessageSize(options.max_message_bytes);
   args.SetMaxSendMessageSize(options.max_message_bytes);

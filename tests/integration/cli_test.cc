@@ -1,0 +1,212 @@
+// The crescent CLI verbs against a real `crescent serve`: bytes in equal bytes
+// out (files and stdin/stdout), the exit-code contract (0 ok, 1 not found, 2
+// anything else, message on stderr), and the admin HTTP endpoint.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <httplib.h>
+#include <signal.h>
+
+#include "integration/cluster.h"
+#include "integration/raw_socket.h"
+
+namespace crescent::itest {
+namespace {
+
+using testing::HasSubstr;
+
+class CliTest : public testing::Test {
+ protected:
+  void SetUp() override {
+    http_port_ = PickFreePort();
+    ASSERT_NE(http_port_, 0);
+    serve_ = std::make_unique<Process>(
+        std::vector<std::string>{CrescentBin(), "serve", "--port", "0", "--http-port",
+                                 std::to_string(http_port_), "--segment-size", "64MiB"},
+        dir_.File("serve.log"));
+    ASSERT_TRUE(serve_->started());
+    auto m = serve_->WaitForMatch(std::regex(R"(listening on ([0-9.]+:[0-9]+))"), kStartTimeout);
+    ASSERT_TRUE(m.has_value() && serve_->WaitForLine("ready", kStartTimeout)) << serve_->Output();
+    master_ = (*m)[1];
+  }
+
+  void TearDown() override {
+    if (HasFailure()) {
+      dir_.keep();
+      std::cerr << "---- serve log (" << serve_->log_path() << "):\n" << serve_->Output() << "\n";
+    }
+  }
+
+  // `crescent VERB ARGS... --master ADDRESS`.
+  CommandResult Cli(std::vector<std::string> args, const std::string& stdin_data = "") {
+    args.push_back("--master");
+    args.push_back(master_);
+    return RunCrescent(args, dir_.path(), stdin_data);
+  }
+
+  TempDir dir_;
+  std::unique_ptr<Process> serve_;
+  std::string master_;
+  uint16_t http_port_ = 0;
+};
+
+TEST_F(CliTest, PutAndGetFilesByteIdentical) {
+  for (size_t size : {size_t{1}, size_t{64 * 1024}, size_t{3 * 1024 * 1024 + 5}}) {
+    std::string in = dir_.File("in" + std::to_string(size));
+    std::string out = dir_.File("out" + std::to_string(size));
+    std::string data = RandomString(size, static_cast<uint32_t>(size));
+    ASSERT_TRUE(WriteFile(in, data));
+    std::string key = "cli/file" + std::to_string(size);
+    CommandResult put = Cli({"put", key, in});
+    ASSERT_EQ(put.exit_code, 0) << put.err;
+    EXPECT_TRUE(put.err.empty()) << put.err;
+    CommandResult get = Cli({"get", key, out});
+    ASSERT_EQ(get.exit_code, 0) << get.err;
+    EXPECT_TRUE(ReadFileOrEmpty(out) == data) << key;
+  }
+}
+
+TEST_F(CliTest, StdinAndStdoutWithDash) {
+  std::string data = RandomString(200 * 1024, 11);  // binary, with NULs
+  CommandResult put = Cli({"put", "cli/stdin", "-"}, data);
+  ASSERT_EQ(put.exit_code, 0) << put.err;
+  CommandResult get = Cli({"get", "cli/stdin", "-"});
+  ASSERT_EQ(get.exit_code, 0) << get.err;
+  EXPECT_TRUE(get.out == data);
+  // No FILE means stdin / stdout as well.
+  put = Cli({"put", "cli/stdin2"}, "hello\n");
+  ASSERT_EQ(put.exit_code, 0) << put.err;
+  get = Cli({"get", "cli/stdin2"});
+  ASSERT_EQ(get.exit_code, 0) << get.err;
+  EXPECT_EQ(get.out, "hello\n");
+}
+
+TEST_F(CliTest, MissingKeyExitsOne) {
+  CommandResult get = Cli({"get", "cli/missing", dir_.File("never")});
+  EXPECT_EQ(get.exit_code, 1);
+  EXPECT_THAT(get.err, HasSubstr("OBJECT_NOT_FOUND"));
+  EXPECT_THAT(get.err, HasSubstr("cli/missing"));
+  EXPECT_TRUE(get.out.empty());
+
+  ASSERT_EQ(Cli({"put", "cli/present", "-"}, "x").exit_code, 0);
+  CommandResult exists = Cli({"exists", "cli/present", "cli/missing"});
+  EXPECT_EQ(exists.exit_code, 1) << exists.err;
+  EXPECT_EQ(exists.out, "cli/present\tyes\ncli/missing\tno\n");
+  exists = Cli({"exists", "cli/present"});
+  EXPECT_EQ(exists.exit_code, 0) << exists.err;
+  EXPECT_EQ(exists.out, "cli/present\tyes\n");
+}
+
+TEST_F(CliTest, InvalidKeysExitTwo) {
+  const std::string too_long(1025, 'k');
+  for (const std::vector<std::string>& args : {std::vector<std::string>{"get", ""},
+                                               {"get", too_long},
+                                               {"exists", ""},
+                                               {"exists", too_long},
+                                               {"rm", too_long}}) {
+    SCOPED_TRACE(args[0] + " of a " + std::to_string(args[1].size()) + "-byte key");
+    CommandResult r = Cli(args);
+    EXPECT_EQ(r.exit_code, 2) << r.err;
+    EXPECT_THAT(r.err, HasSubstr("INVALID_KEY"));
+  }
+  CommandResult put = Cli({"put", too_long, "-"}, "data");
+  EXPECT_EQ(put.exit_code, 2);
+  EXPECT_THAT(put.err, HasSubstr("INVALID_KEY"));
+  EXPECT_THAT(put.err, HasSubstr("1024"));
+  put = Cli({"put", "", "-"}, "data");
+  EXPECT_EQ(put.exit_code, 2);
+  EXPECT_THAT(put.err, HasSubstr("INVALID_KEY"));
+}
+
+TEST_F(CliTest, BadOrUnreachableMasterExitsTwo) {
+  const std::string closed = "127.0.0.1:" + std::to_string(PickFreePort());
+  CommandResult r =
+      RunCrescent({"get", "k", "--master", closed, "--timeout-ms", "1000"}, dir_.path());
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("UNAVAILABLE"));
+  EXPECT_THAT(r.err, HasSubstr(closed));
+  EXPECT_TRUE(r.out.empty());
+
+  // A malformed address is a usage error, not "unreachable" (gRPC would wrap
+  // port 99999 to another port and retry it).
+  for (const std::string& address : {std::string("127.0.0.1"), std::string("127.0.0.1:notaport"),
+                                     std::string("127.0.0.1:99999"), std::string(":50051")}) {
+    SCOPED_TRACE("--master " + address);
+    r = RunCrescent({"get", "k", "--master", address}, dir_.path());
+    EXPECT_EQ(r.exit_code, 2) << r.err;
+    EXPECT_THAT(r.err, HasSubstr("INVALID_ARGUMENT"));
+    EXPECT_THAT(r.err, HasSubstr("'" + address + "'"));
+    EXPECT_TRUE(r.out.empty());
+  }
+  // A store node with a malformed --master refuses to start.
+  WriteFile(dir_.File("secret"), "integration-test-secret-0123456789abcdef");
+  r = RunCrescent({"store", "--master", "127.0.0.1:99999", "--secret-file", dir_.File("secret"),
+                   "--segment-size", "1MiB"},
+                  dir_.path());
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("invalid master address"));
+}
+
+TEST_F(CliTest, LsStatAndRm) {
+  for (const char* key : {"cli/ls/b", "cli/ls/a", "cli/ls/c", "cli/other"}) {
+    ASSERT_EQ(Cli({"put", key, "-"}, key).exit_code, 0);
+  }
+  CommandResult ls = Cli({"ls", "cli/ls/"});
+  ASSERT_EQ(ls.exit_code, 0) << ls.err;
+  EXPECT_EQ(ls.out, "cli/ls/a\ncli/ls/b\ncli/ls/c\n");
+
+  CommandResult stat = Cli({"stat"});
+  ASSERT_EQ(stat.exit_code, 0) << stat.err;
+  EXPECT_THAT(stat.out, HasSubstr("objects      4 (0 puts pending)"));
+  EXPECT_THAT(stat.out, HasSubstr("segments     1"));
+  EXPECT_THAT(stat.out, HasSubstr(master_));
+
+  // A key just read is leased: a plain rm refuses (exit 2, saying why), --force wins.
+  ASSERT_EQ(Cli({"get", "cli/ls/a"}).exit_code, 0);
+  CommandResult rm = Cli({"rm", "cli/ls/a"});
+  EXPECT_EQ(rm.exit_code, 2);
+  EXPECT_THAT(rm.err, HasSubstr("OBJECT_LEASED"));
+  EXPECT_THAT(rm.err, HasSubstr("--force"));
+  rm = Cli({"rm", "cli/ls/a", "--force"});
+  EXPECT_EQ(rm.exit_code, 0) << rm.err;
+  EXPECT_EQ(Cli({"get", "cli/ls/a"}).exit_code, 1);
+  // An unread key goes without --force; a missing one is "not found".
+  EXPECT_EQ(Cli({"rm", "cli/ls/b"}).exit_code, 0);
+  EXPECT_EQ(Cli({"rm", "cli/ls/b"}).exit_code, 1);
+
+  rm = Cli({"rm", "--prefix", "cli/ls/"});
+  EXPECT_EQ(rm.exit_code, 0) << rm.err;
+  EXPECT_EQ(rm.out, "removed 1\n");
+  ls = Cli({"ls"});
+  ASSERT_EQ(ls.exit_code, 0);
+  EXPECT_EQ(ls.out, "cli/other\n");
+}
+
+TEST_F(CliTest, MetricsAndHealthOverHttp) {
+  ASSERT_EQ(Cli({"put", "cli/metric", "-"}, "m").exit_code, 0);
+  ASSERT_EQ(Cli({"get", "cli/metric"}).exit_code, 0);
+  httplib::Client http("127.0.0.1", http_port_);
+  http.set_connection_timeout(5);
+  http.set_read_timeout(5);
+  auto health = http.Get("/health");
+  ASSERT_TRUE(health) << httplib::to_string(health.error());
+  EXPECT_EQ(health->status, 200);
+  auto metrics = http.Get("/metrics");
+  ASSERT_TRUE(metrics) << httplib::to_string(metrics.error());
+  EXPECT_EQ(metrics->status, 200);
+  EXPECT_THAT(metrics->body, HasSubstr("crescent_requests_total"));
+  EXPECT_THAT(metrics->body, HasSubstr("crescent_requests_total{op=\"put_start\"}"));
+  auto missing = http.Get("/nope");
+  ASSERT_TRUE(missing);
+  EXPECT_EQ(missing->status, 404);
+}
+
+TEST_F(CliTest, ServeExitsZeroOnSigterm) {
+  serve_->Kill(SIGTERM);
+  std::optional<ExitStatus> exit = serve_->Wait(kExitTimeout);
+  ASSERT_TRUE(exit.has_value());
+  EXPECT_TRUE(exit->exited && exit->code == 0) << exit->ToString();
+  EXPECT_THAT(serve_->Output(), HasSubstr("shutting down"));
+}
+
+}  // namespace
+}  // namespace crescent::itest

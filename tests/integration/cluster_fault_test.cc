@@ -1,0 +1,264 @@
+// Faults with real processes: a replica's node killed mid-read, a node frozen
+// mid-put, the master gone or restarted, and a clean node shutdown.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <atomic>
+#include <thread>
+
+#include "integration/cluster.h"
+#include "integration/raw_socket.h"
+
+namespace crescent::itest {
+namespace {
+
+using testing::HasSubstr;
+
+constexpr size_t kMiB = 1024 * 1024;
+constexpr milliseconds kDropTimeout{20000};  // >> the 1 s heartbeat TTL
+
+// Param: the client's use_shared_memory. Over shared memory the client keeps
+// its mapping of the dead node's memfd, over TCP it must fail over; either
+// way every read must return the right bytes.
+class ReplicaFailoverTest : public testing::TestWithParam<bool> {};
+
+TEST_P(ReplicaFailoverTest, ReadsSurviveKill9OfOneReplicaNode) {
+  Cluster cluster;  // 2 nodes, TTL 1 s
+  ASSERT_TRUE(cluster.Start());
+  std::unique_ptr<Client> client = cluster.Connect(GetParam());
+  ASSERT_NE(client, nullptr);
+
+  constexpr size_t kObjects = 4;
+  std::vector<std::string> keys;
+  std::vector<std::vector<std::byte>> values;
+  PutOptions two;
+  two.replica_count = 2;
+  for (size_t i = 0; i < kObjects; ++i) {
+    keys.push_back("replicated/" + std::to_string(i));
+    values.push_back(RandomBytes(1 * kMiB + i, 10 + static_cast<uint32_t>(i)));
+    Status put = client->Put(keys[i], values[i], two);
+    ASSERT_TRUE(put.ok()) << put.ToString();
+  }
+  StatusOr<ClusterStat> st = client->Stat();
+  ASSERT_TRUE(st.ok());
+  ASSERT_EQ(st.value().segments.size(), 2u);
+  for (const SegmentUsage& seg : st.value().segments) {
+    EXPECT_GT(seg.used, kObjects * kMiB) << seg.name << " does not hold a copy of every object";
+  }
+
+  std::vector<std::byte> buf(2 * kMiB);
+  ASSERT_TRUE(client->RegisterBuffer(buf.data(), buf.size()).ok());
+  std::atomic<bool> killed{false}, stop{false};
+  std::atomic<int> reads{0}, reads_after_kill{0};
+  std::vector<std::string> failures;  // reader thread only until joined
+  std::thread reader([&] {
+    for (size_t n = 0; !stop.load(); ++n) {
+      size_t i = n % kObjects;
+      bool after = killed.load();
+      // Alternate the zero-copy and the copying read paths.
+      bool ok = false;
+      std::string why;
+      if (n % 2 == 0) {
+        StatusOr<size_t> got = client->GetInto(keys[i], buf.data(), buf.size());
+        ok = got.ok() && got.value() == values[i].size() &&
+             std::equal(values[i].begin(), values[i].end(), buf.begin());
+        why = got.ok() ? "wrong bytes" : got.status().ToString();
+      } else {
+        StatusOr<std::vector<std::byte>> got = client->Get(keys[i]);
+        ok = got.ok() && got.value() == values[i];
+        why = got.ok() ? "wrong bytes" : got.status().ToString();
+      }
+      if (!ok) failures.push_back("read " + std::to_string(n) + " of " + keys[i] + ": " + why);
+      reads.fetch_add(1);
+      if (after) reads_after_kill.fetch_add(1);
+    }
+  });
+  auto wait_until = [&](auto pred) {
+    auto deadline = std::chrono::steady_clock::now() + kDropTimeout;
+    while (!pred() && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(milliseconds(5));
+    }
+    return pred();
+  };
+  bool warmed = wait_until([&] { return reads.load() >= 20; });
+  cluster.store(0).proc->Kill(SIGKILL);
+  killed.store(true);
+  std::optional<ExitStatus> dead = cluster.store(0).proc->Wait(kExitTimeout);
+  // Keep reading through the window where the master still lists the dead replica.
+  bool read_on = wait_until([&] { return reads_after_kill.load() >= 40; });
+  stop.store(true);
+  reader.join();
+  EXPECT_TRUE(warmed);
+  EXPECT_TRUE(read_on) << reads_after_kill.load() << " reads after the kill";
+  ASSERT_TRUE(dead.has_value());
+  EXPECT_EQ(dead->signal, SIGKILL);
+  EXPECT_TRUE(failures.empty()) << failures.size() << " failed reads, first: " << failures[0];
+
+  // After the TTL the master drops the dead node's segment; the surviving
+  // replicas still serve every object.
+  ASSERT_TRUE(cluster.WaitForSegments(*client, 1, kDropTimeout));
+  for (size_t i = 0; i < kObjects; ++i) {
+    StatusOr<std::vector<std::byte>> got = client->Get(keys[i]);
+    ASSERT_TRUE(got.ok()) << keys[i] << ": " << got.status().ToString();
+    EXPECT_TRUE(got.value() == values[i]) << keys[i];
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Transports, ReplicaFailoverTest, testing::Values(true, false),
+                         [](const testing::TestParamInfo<bool>& p) {
+                           return p.param ? std::string("SharedMemory") : std::string("Tcp");
+                         });
+
+TEST(MasterUnreachableTest, ClientCallsFailPromptlyNamingTheAddress) {
+  const std::string address = "127.0.0.1:" + std::to_string(PickFreePort());
+  ClientConfig config;
+  config.master_address = address;
+  config.rpc_attempts = 3;
+  config.rpc_timeout_ms = 2000;
+  StatusOr<std::unique_ptr<Client>> client = Client::Connect(config);
+  ASSERT_TRUE(client.ok()) << "Connect must not need the master: " << client.status().ToString();
+
+  Status put = client.value()->Put("k", RandomBytes(100, 1));
+  EXPECT_EQ(put.code(), ErrorCode::kUnavailable) << put.ToString();
+  EXPECT_THAT(put.message(), HasSubstr(address));
+  StatusOr<std::vector<std::byte>> got = client.value()->Get("k");
+  EXPECT_EQ(got.status().code(), ErrorCode::kUnavailable) << got.status().ToString();
+  EXPECT_THAT(got.status().message(), HasSubstr(address));
+  EXPECT_EQ(client.value()->Exists("k").status().code(), ErrorCode::kUnavailable);
+  EXPECT_EQ(client.value()->Stat().status().code(), ErrorCode::kUnavailable);
+
+  TempDir dir;
+  CommandResult cli =
+      RunCrescent({"get", "k", "--master", address, "--timeout-ms", "2000"}, dir.path());
+  EXPECT_EQ(cli.exit_code, 2) << cli.err;
+  EXPECT_THAT(cli.err, HasSubstr(address));
+  EXPECT_THAT(cli.err, HasSubstr("UNAVAILABLE"));
+  EXPECT_TRUE(cli.out.empty()) << cli.out;
+}
+
+TEST(MasterUnreachableTest, MalformedAddressIsRefusedAtConnect) {
+  for (const char* address : {"127.0.0.1", "127.0.0.1:99999", "127.0.0.1:0", "host:port"}) {
+    ClientConfig config;
+    config.master_address = address;
+    StatusOr<std::unique_ptr<Client>> client = Client::Connect(config);
+    EXPECT_EQ(client.status().code(), ErrorCode::kInvalidArgument) << address;
+    EXPECT_THAT(client.status().message(), HasSubstr(address));
+  }
+}
+
+TEST(StoreFaultTest, PutToAFrozenNodeTimesOutAndLeavesNothingBehind) {
+  ClusterOptions options;
+  options.stores = 1;
+  Cluster cluster(options);
+  ASSERT_TRUE(cluster.Start());
+  ClientConfig config = cluster.ClientConfigFor(/*use_shm=*/false);
+  config.transfer_timeout_ms = 500;
+  StatusOr<std::unique_ptr<Client>> connected = Client::Connect(config);
+  ASSERT_TRUE(connected.ok());
+  Client& client = *connected.value();
+  ASSERT_TRUE(client.Put("frozen/before", RandomBytes(1000, 1)).ok());
+
+  // SIGSTOP: the node's sockets still accept (the kernel does that) but nobody
+  // answers, which is a node dying mid-put, made deterministic.
+  cluster.store(0).proc->Kill(SIGSTOP);
+  Status put = client.Put("frozen/k", RandomBytes(4 * kMiB, 2));
+  EXPECT_THAT(put.code(), testing::AnyOf(ErrorCode::kTimeout, ErrorCode::kUnavailable))
+      << put.ToString();
+  EXPECT_FALSE(put.message().empty());
+  cluster.store(0).proc->Kill(SIGKILL);
+  ASSERT_TRUE(cluster.store(0).proc->Wait(kExitTimeout).has_value());
+
+  // The failed put was revoked: not visible, not pending.
+  StatusOr<bool> exists = client.Exists("frozen/k");
+  ASSERT_TRUE(exists.ok()) << exists.status().ToString();
+  EXPECT_FALSE(exists.value());
+  EXPECT_EQ(client.Get("frozen/k").status().code(), ErrorCode::kObjectNotFound);
+  StatusOr<ClusterStat> st = client.Stat();
+  ASSERT_TRUE(st.ok());
+  EXPECT_EQ(st.value().pending_puts, 0u);
+
+  // Once the master has dropped the dead node, a fresh node serves again.
+  ASSERT_TRUE(cluster.WaitForSegments(client, 0, kDropTimeout));
+  ASSERT_TRUE(cluster.AddStore());
+  ASSERT_TRUE(cluster.WaitForSegments(client, 1, kDropTimeout));
+  std::vector<std::byte> value = RandomBytes(2 * kMiB, 3);
+  Status again = client.Put("frozen/k", value);
+  ASSERT_TRUE(again.ok()) << again.ToString();
+  StatusOr<std::vector<std::byte>> got = client.Get("frozen/k");
+  ASSERT_TRUE(got.ok()) << got.status().ToString();
+  EXPECT_TRUE(got.value() == value);
+}
+
+TEST(MasterRestartTest, StoreNodeRemountsOnARestartedMaster) {
+  ClusterOptions options;
+  options.stores = 1;
+  Cluster cluster(options);
+  ASSERT_TRUE(cluster.Start());
+  std::unique_ptr<Client> client = cluster.Connect(/*use_shm=*/true);
+  ASSERT_NE(client, nullptr);
+  ASSERT_TRUE(client->Put("restart/before", RandomBytes(1000, 1)).ok());
+
+  const uint16_t port = cluster.master_port();
+  cluster.master().Kill(SIGKILL);
+  ASSERT_TRUE(cluster.master().Wait(kExitTimeout).has_value());
+  ASSERT_TRUE(cluster.StartMaster(port));
+  ASSERT_EQ(cluster.master_port(), port);
+
+  // The same client reconnects; the running node notices the new master
+  // (NODE_UNKNOWN on its heartbeat) and mounts its segment again.
+  ASSERT_TRUE(cluster.WaitForSegments(*client, 1, kDropTimeout));
+  EXPECT_TRUE(cluster.store(0).proc->Running());
+  // The new master knows no objects: the old one's metadata died with it.
+  StatusOr<bool> before = client->Exists("restart/before");
+  ASSERT_TRUE(before.ok()) << before.status().ToString();
+  EXPECT_FALSE(before.value());
+
+  for (bool shm : {true, false}) {
+    std::unique_ptr<Client> c = shm ? std::move(client) : cluster.Connect(false);
+    std::string key = std::string("restart/after-") + (shm ? "shm" : "tcp");
+    std::vector<std::byte> value = RandomBytes(1 * kMiB, shm ? 2 : 3);
+    Status put = c->Put(key, value);
+    ASSERT_TRUE(put.ok()) << put.ToString();
+    StatusOr<std::vector<std::byte>> got = c->Get(key);
+    ASSERT_TRUE(got.ok()) << got.status().ToString();
+    EXPECT_TRUE(got.value() == value);
+  }
+}
+
+TEST(StoreShutdownTest, SigtermUnmountsAtOnceAndExitsZero) {
+  ClusterOptions options;
+  options.stores = 2;
+  options.heartbeat_ttl_ms = 60000;  // a drop by TTL would take a minute
+  Cluster cluster(options);
+  ASSERT_TRUE(cluster.Start());
+  std::unique_ptr<Client> client = cluster.Connect(/*use_shm=*/false);
+  ASSERT_NE(client, nullptr);
+  ASSERT_TRUE(cluster.WaitForSegments(*client, 2, kDropTimeout));
+
+  cluster.store(0).proc->Kill(SIGTERM);
+  std::optional<ExitStatus> exit = cluster.store(0).proc->Wait(kExitTimeout);
+  ASSERT_TRUE(exit.has_value()) << "the node did not exit on SIGTERM";
+  EXPECT_TRUE(exit->exited && exit->code == 0) << exit->ToString();
+  // The node unmounted before exiting, so the master forgot it already.
+  StatusOr<ClusterStat> st = client->Stat();
+  ASSERT_TRUE(st.ok()) << st.status().ToString();
+  ASSERT_EQ(st.value().segments.size(), 1u);
+  EXPECT_EQ(st.value().segments[0].name, cluster.store(1).segment);
+
+  // Puts now land on the remaining node.
+  std::vector<std::byte> value = RandomBytes(64 * 1024, 5);
+  ASSERT_TRUE(client->Put("shutdown/after", value).ok());
+  StatusOr<std::vector<std::byte>> got = client->Get("shutdown/after");
+  ASSERT_TRUE(got.ok()) << got.status().ToString();
+  EXPECT_TRUE(got.value() == value);
+
+  // The master shuts down cleanly too.
+  cluster.master().Kill(SIGTERM);
+  exit = cluster.master().Wait(kExitTimeout);
+  ASSERT_TRUE(exit.has_value()) << "the master did not exit on SIGTERM";
+  EXPECT_TRUE(exit->exited && exit->code == 0) << exit->ToString();
+}
+
+}  // namespace
+}  // namespace crescent::itest
