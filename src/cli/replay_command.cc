@@ -1,0 +1,276 @@
+// `crescent replay`: replays a Mooncake JSONL trace against a live cluster as an
+// inference engine would (one object per hash id), and reports the live prefix
+// hit ratio, throughput, phase latencies and errors by code. Without --master it
+// starts an embedded cluster (master + one store node, in this process) sized by
+// --capacity-pages / --segment-size. The logic lives in src/replay; this file
+// wires flags, the cluster and the output together. See docs/replay.md.
+#include <cerrno>
+#include <charconv>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <string>
+#include <system_error>
+
+#include "cache/eviction_policy.h"
+#include "cli/cli_util.h"
+#include "cli/command.h"
+#include "crescent/client.h"
+#include "replay/replay_plan.h"
+#include "replay/replayer.h"
+#include "server/local_cluster.h"
+#include "sim/capacity.h"
+#include "sim/progress.h"
+#include "sim/trace_reader.h"
+
+namespace crescent::cli {
+namespace {
+
+struct ReplayFlags {
+  std::string trace;
+  std::string master;
+  std::string page_size = "64KiB";
+  double speed = 1.0;
+  bool max_rate = false;
+  uint64_t limit = 0;
+  std::string json;
+  int streams = 4;
+  std::string key_prefix = "replay";
+  bool skip_bad = false;
+  std::string beyond_prefix = "read";
+  // Embedded cluster only.
+  std::string segment_size;
+  std::string capacity_pages;
+  std::string eviction_policy = "lru";
+  double high_watermark = 1.0;
+  double evict_ratio = 0;  // 0: one page
+  int64_t lease_ms = 100;
+};
+
+int Fail(const std::string& message) {
+  std::cerr << "crescent replay: " << message << "\n";
+  return 2;
+}
+
+// "N" pages or "P%" of the trace's distinct pages.
+StatusOr<uint64_t> ParsePages(const std::string& spec, uint64_t distinct) {
+  if (!spec.empty() && spec.back() == '%') {
+    auto c = sim::ParseCapacity(spec, distinct);
+    if (!c.ok()) return c.status();
+    return c.value().blocks;
+  }
+  uint64_t n = 0;
+  auto [end, ec] = std::from_chars(spec.data(), spec.data() + spec.size(), n);
+  if (ec != std::errc() || end != spec.data() + spec.size() || n == 0) {
+    return Status(ErrorCode::kInvalidArgument,
+                  "--capacity-pages must be a positive page count or a percentage, not '" +
+                      spec + "'");
+  }
+  return n;
+}
+
+int RunReplayCommand(const ReplayFlags& f, const std::vector<std::string>& embedded_flags_given) {
+  const bool embedded = f.master.empty();
+  if (!embedded && !embedded_flags_given.empty()) {
+    return Fail(embedded_flags_given.front() +
+                " sizes the embedded cluster; it cannot be used with --master (configure the "
+                "running cluster instead, see docs/replay.md)");
+  }
+  if (!f.segment_size.empty() && !f.capacity_pages.empty()) {
+    return Fail("give --segment-size or --capacity-pages, not both");
+  }
+  StatusOr<uint64_t> page_size = ParseByteSize(f.page_size);
+  if (!page_size.ok()) return Fail("--page-size: " + page_size.status().message());
+  if (*page_size < 8) return Fail("--page-size must be at least 8 bytes");
+
+  sim::ProgressBar bar(stderr, sim::StderrIsTerminal());
+  sim::TraceOptions trace_options;
+  trace_options.skip_bad = f.skip_bad;
+  trace_options.progress = [&bar](size_t done, size_t total) {
+    bar.Update(done, total, "loading trace");
+  };
+  auto loaded = sim::LoadTrace(f.trace, trace_options);
+  bar.Clear();
+  if (!loaded.ok()) return Fail(loaded.status().message());
+  const sim::Trace& trace = *loaded;
+  if (trace.skipped_lines > 0) {
+    std::cerr << "crescent replay: skipped " << trace.skipped_lines << " malformed line(s):\n";
+    for (const std::string& e : trace.skipped_examples) std::cerr << "  " << e << "\n";
+    if (trace.skipped_lines > trace.skipped_examples.size()) std::cerr << "  ...\n";
+  }
+  if (trace.block_refs() == 0) return Fail("trace '" + f.trace + "' has no block references");
+
+  replay::PlanOptions plan_options;
+  plan_options.key_prefix = f.key_prefix;
+  plan_options.limit = f.limit;
+  plan_options.speed = f.speed;
+  plan_options.max_rate = f.max_rate;
+  auto plan = replay::BuildPlan(trace, plan_options);
+  if (!plan.ok()) return Fail(plan.status().message());
+
+  // Open the JSON file before the run, so a bad path fails fast.
+  std::ofstream json_file;
+  const bool json_stdout = f.json == "-";
+  if (!f.json.empty() && !json_stdout) {
+    json_file.open(f.json, std::ios::binary | std::ios::trunc);
+    if (!json_file) {
+      const int err = errno;
+      return Fail("cannot write '" + f.json + "': " + std::generic_category().message(err));
+    }
+  }
+
+  std::unique_ptr<server::LocalCluster> cluster;
+  std::string address = f.master;
+  std::string cluster_desc;
+  if (embedded) {
+    uint64_t segment = uint64_t{1} << 30;
+    if (!f.capacity_pages.empty()) {
+      auto pages = ParsePages(f.capacity_pages, trace.distinct_blocks());
+      if (!pages.ok()) return Fail(pages.status().message());
+      segment = *pages * *page_size;
+    } else if (!f.segment_size.empty()) {
+      auto bytes = ParseByteSize(f.segment_size);
+      if (!bytes.ok()) return Fail("--segment-size: " + bytes.status().message());
+      segment = *bytes;
+    }
+    if (segment < *page_size) return Fail("the segment is smaller than one page");
+    server::LocalClusterOptions o;
+    master::MasterConfig& c = o.master.config;
+    c.eviction_policy = f.eviction_policy;
+    c.high_watermark = f.high_watermark;
+    // Default: one page per background round, so the cache stays within one page of full.
+    c.evict_ratio = f.evict_ratio > 0 ? f.evict_ratio
+                                      : static_cast<double>(*page_size) / static_cast<double>(segment);
+    c.lease_ms = f.lease_ms;
+    c.heartbeat_ttl_ms = std::max<int64_t>(c.heartbeat_ttl_ms, 10'000);
+    // Pages are allocated back to back with no rounding, so the segment holds
+    // exactly segment / page_size pages when the page size is a multiple of 64.
+    c.allocation_alignment = *page_size % 64 == 0 ? 64 : 8;
+    c.bloom_expected_keys = std::max<uint64_t>(plan->distinct_pages + 1, 1024);
+    o.store_nodes = 1;
+    o.segment_size = segment;
+    auto started = server::LocalCluster::Start(o);
+    if (!started.ok()) return Fail("embedded cluster: " + started.status().ToString());
+    cluster = std::move(started.value());
+    address = cluster->master_address();
+    cluster_desc = "embedded: 1 store node, " + FormatBytes(segment) + " segment (" +
+                   std::to_string(segment / *page_size) + " pages), " + f.eviction_policy +
+                   ", high watermark " + std::to_string(f.high_watermark).substr(0, 4) +
+                   ", lease " + std::to_string(f.lease_ms) + " ms";
+  }
+
+  ClientConfig cc;
+  cc.master_address = address;
+  auto client = Client::Connect(cc);
+  if (!client.ok()) return Fail("cannot connect: " + client.status().ToString());
+  if (!embedded) {
+    auto stat = client.value()->Stat();
+    if (!stat.ok()) return Fail("cannot reach master " + address + ": " + stat.status().ToString());
+    cluster_desc = "master " + client.value()->master_address() + ": " +
+                   std::to_string(stat->segments.size()) + " segment(s), " +
+                   FormatBytes(stat->capacity_bytes) + " (" +
+                   std::to_string(stat->capacity_bytes / *page_size) + " pages)";
+  }
+
+  replay::ReplayOptions ro;
+  ro.page_size = *page_size;
+  ro.streams = f.streams;
+  ro.beyond_prefix = f.beyond_prefix == "skip" ? replay::BeyondPrefix::kSkip
+                                               : replay::BeyondPrefix::kRead;
+  ro.progress = [&bar](uint64_t done, uint64_t total) { bar.Update(done, total, "replaying"); };
+  auto result = replay::RunReplay(*client.value(), *plan, ro);
+  bar.Clear();
+  if (!result.ok()) return Fail(result.status().ToString());
+  replay::ReplayReport& report = *result;
+  report.trace = f.trace;
+  report.master = embedded ? "embedded" : client.value()->master_address();
+  report.cluster = cluster_desc;
+  report.max_rate = f.max_rate;
+  report.speed = f.speed;
+  report.skipped_lines = trace.skipped_lines;
+
+  if (json_stdout) {
+    std::cout << replay::FormatReplayJson(report);
+  } else {
+    std::cout << replay::FormatReplayTable(report);
+    if (json_file.is_open()) {
+      json_file << replay::FormatReplayJson(report);
+      json_file.close();
+      if (!json_file) return Fail("cannot write '" + f.json + "'");
+    }
+  }
+  std::cout.flush();
+  if (report.corrupt_pages > 0) {
+    return Fail(std::to_string(report.corrupt_pages) + " page(s) came back with wrong contents");
+  }
+  return 0;
+}
+
+const Registrar kRegistrar([](CLI::App& app) {
+  auto f = std::make_shared<ReplayFlags>();
+  CLI::App* cmd = app.add_subcommand(
+      "replay", "Replay a Mooncake JSONL trace against a live cluster (one object per hash id)");
+  cmd->add_option("--trace", f->trace, "Mooncake FAST'25 JSONL trace file")->required();
+  cmd->add_option("--master", f->master,
+                  "Master address (host:port or unix:PATH); without it an embedded cluster "
+                  "is started in this process");
+  cmd->add_option("--page-size", f->page_size, "Bytes per page (one page per hash id)")
+      ->capture_default_str();
+  auto* speed = cmd->add_option("--speed", f->speed,
+                                "Replay at X times the trace's timestamps")
+                    ->capture_default_str()
+                    ->check(CLI::PositiveNumber);
+  cmd->add_flag("--max-rate", f->max_rate, "Ignore timestamps; send requests as fast as the "
+                                           "streams go")
+      ->excludes(speed);
+  cmd->add_option("--limit", f->limit, "Replay only the first N requests (0: all)")
+      ->capture_default_str();
+  cmd->add_option("--json", f->json, "Also write the report as JSON to this file ('-': stdout "
+                                     "instead of the table)");
+  cmd->add_option("--streams", f->streams,
+                  "Concurrent request streams; lookups stay in arrival order")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 256));
+  cmd->add_option("--key-prefix", f->key_prefix, "Page keys are PREFIX-<hash_id>")
+      ->capture_default_str();
+  cmd->add_flag("--skip-bad", f->skip_bad, "Skip (and count) malformed trace lines");
+  cmd->add_option("--beyond-prefix", f->beyond_prefix,
+                  "Stored pages after a request's first miss: read (touch them, as the "
+                  "simulator does) or skip (only put the missing ones)")
+      ->check(CLI::IsMember({"read", "skip"}))
+      ->capture_default_str();
+  // Embedded cluster.
+  auto* seg = cmd->add_option("--segment-size", f->segment_size,
+                              "Embedded cluster: DRAM segment size (default 1GiB)");
+  auto* cap = cmd->add_option("--capacity-pages", f->capacity_pages,
+                              "Embedded cluster: segment of exactly N pages (or P% of the "
+                              "trace's distinct pages)");
+  auto* pol = cmd->add_option("--eviction-policy", f->eviction_policy,
+                              "Embedded cluster: eviction policy")
+                  ->capture_default_str()
+                  ->check(CLI::IsMember(cache::PolicyNames()));
+  auto* hw = cmd->add_option("--high-watermark", f->high_watermark,
+                             "Embedded cluster: background eviction starts at this fill")
+                 ->capture_default_str()
+                 ->check(CLI::Range(0.01, 1.0));
+  auto* er = cmd->add_option("--evict-ratio", f->evict_ratio,
+                             "Embedded cluster: fraction freed per background round (default: "
+                             "one page)")
+                 ->check(CLI::Range(0.0, 1.0));
+  auto* lease = cmd->add_option("--lease-ms", f->lease_ms,
+                                "Embedded cluster: read lease (a leased page cannot be evicted)")
+                    ->capture_default_str()
+                    ->check(CLI::Range(int64_t{1}, int64_t{86'400'000}));
+  std::vector<CLI::Option*> embedded_opts = {seg, cap, pol, hw, er, lease};
+  cmd->callback([f, embedded_opts] {
+    std::vector<std::string> given;
+    for (CLI::Option* o : embedded_opts) {
+      if (o->count() > 0) given.push_back(o->get_name());
+    }
+    SetExitCode(RunReplayCommand(*f, given));
+  });
+});
+
+}  // namespace
+}  // namespace crescent::cli

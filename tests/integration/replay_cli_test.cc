@@ -1,0 +1,314 @@
+// `crescent replay` end to end at tiny sizes: the embedded cluster and a real
+// `crescent serve` process. Each test writes its own trace; none reads ../shared.
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+struct CliResult {
+  int rc = -1;
+  std::string out, err;
+};
+
+std::string Slurp(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+class ReplayCli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("crescent-replay-test-" + std::to_string(::getpid()) + "-" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::create_directories(dir_);
+  }
+  void TearDown() override {
+    if (serve_pid_ > 0) {
+      ::kill(serve_pid_, SIGTERM);
+      int status = 0;
+      ::waitpid(serve_pid_, &status, 0);
+    }
+    std::error_code ec;
+    fs::remove_all(dir_, ec);
+  }
+
+  // Runs `crescent ARGS` with stdout and stderr captured.
+  CliResult Run(const std::string& args) {
+    const fs::path out = dir_ / "stdout", err = dir_ / "stderr";
+    const std::string cmd = std::string(CRESCENT_BIN) + " " + args + " >" + out.string() +
+                            " 2>" + err.string() + " </dev/null";
+    const int status = std::system(cmd.c_str());
+    CliResult r;
+    r.rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    r.out = Slurp(out);
+    r.err = Slurp(err);
+    return r;
+  }
+
+  fs::path WriteTrace(const std::string& name, const std::vector<std::vector<int>>& requests,
+                      const std::vector<std::pair<size_t, std::string>>& bad_lines = {}) {
+    const fs::path p = dir_ / name;
+    std::ofstream f(p);
+    size_t line = 1;
+    size_t bad = 0;
+    for (size_t r = 0; r < requests.size(); ++r) {
+      while (bad < bad_lines.size() && bad_lines[bad].first == line) {
+        f << bad_lines[bad++].second << "\n";
+        ++line;
+      }
+      f << "{\"timestamp\": " << r * 10 << ", \"input_length\": " << requests[r].size() * 512
+        << ", \"output_length\": 8, \"hash_ids\": [";
+      for (size_t i = 0; i < requests[r].size(); ++i) f << (i ? ", " : "") << requests[r][i];
+      f << "]}\n";
+      ++line;
+    }
+    return p;
+  }
+
+  json RunJson(const std::string& args, CliResult* result = nullptr) {
+    const fs::path j = dir_ / "report.json";
+    fs::remove(j);
+    CliResult r = Run(args + " --json " + j.string());
+    if (result) *result = r;
+    EXPECT_EQ(r.rc, 0) << r.out << r.err;
+    if (r.rc != 0 || !fs::exists(j)) return json::object();
+    return json::parse(Slurp(j));
+  }
+
+  fs::path dir_;
+  pid_t serve_pid_ = -1;
+};
+
+// Requests over a handful of shared prefixes (system prompts), each followed by
+// private pages: the shape of the Mooncake traces.
+std::vector<std::vector<int>> PrefixWorkload(int requests, int private_pages) {
+  std::vector<std::vector<int>> out;
+  int next_private = 1000;
+  for (int r = 0; r < requests; ++r) {
+    const int group = r % 4;
+    std::vector<int> ids;
+    for (int i = 0; i < 3 + group; ++i) ids.push_back(group * 100 + i);
+    for (int i = 0; i < private_pages; ++i) ids.push_back(next_private++);
+    out.push_back(ids);
+  }
+  return out;
+}
+
+// The DESIGN.md hit ratio of an unbounded cache.
+double UnboundedHitRatio(const std::vector<std::vector<int>>& reqs, uint64_t* refs,
+                         uint64_t* distinct) {
+  std::set<int> cached;
+  uint64_t hits = 0;
+  *refs = 0;
+  for (const auto& r : reqs) {
+    size_t h = 0;
+    while (h < r.size() && cached.count(r[h])) ++h;
+    hits += h;
+    *refs += r.size();
+    cached.insert(r.begin(), r.end());
+  }
+  *distinct = cached.size();
+  return static_cast<double>(hits) / static_cast<double>(*refs);
+}
+
+void ExpectSaneReport(const json& j, uint64_t requests, uint64_t page_refs, uint64_t page_size) {
+  ASSERT_TRUE(j.is_object()) << j.dump();
+  EXPECT_EQ(j["requests"].get<uint64_t>(), requests);
+  EXPECT_EQ(j["page_refs"].get<uint64_t>(), page_refs);
+  EXPECT_EQ(j["page_size"].get<uint64_t>(), page_size);
+  const double hr = j["hit_ratio"].get<double>();
+  EXPECT_GE(hr, 0.0);
+  EXPECT_LE(hr, 1.0);
+  EXPECT_LE(j["loaded_hit_ratio"].get<double>(), hr + 1e-12);
+  EXPECT_LE(j["hit_pages"].get<uint64_t>(), page_refs);
+  EXPECT_EQ(j["pages_got"].get<uint64_t>(),
+            j["prefix_pages_got"].get<uint64_t>() + j["beyond_pages_read"].get<uint64_t>());
+  EXPECT_EQ(j["bytes_got"].get<uint64_t>(), j["pages_got"].get<uint64_t>() * page_size);
+  EXPECT_EQ(j["bytes_put"].get<uint64_t>(), j["pages_put"].get<uint64_t>() * page_size);
+  // Every referenced page is got, read beyond the prefix, put, found present, or failed.
+  EXPECT_LE(j["pages_got"].get<uint64_t>() + j["pages_put"].get<uint64_t>(), page_refs);
+  ASSERT_TRUE(j["errors"].is_object());
+  uint64_t errors = 0;
+  for (auto& [code, n] : j["errors"].items()) errors += n.get<uint64_t>();
+  EXPECT_EQ(errors, j["error_count"].get<uint64_t>());
+  EXPECT_EQ(j["corrupt_pages"].get<uint64_t>(), 0u);
+  EXPECT_GT(j["seconds"].get<double>(), 0.0);
+  EXPECT_GT(j["requests_per_s"].get<double>(), 0.0);
+  for (const char* p : {"lookup", "get", "touch", "put"}) {
+    ASSERT_TRUE(j["phases"].contains(p)) << p;
+    const json& ph = j["phases"][p];
+    EXPECT_LE(ph["latency_us"]["p50"].get<double>(), ph["latency_us"]["p99"].get<double>());
+  }
+  EXPECT_EQ(j["phases"]["lookup"]["calls"].get<uint64_t>(), requests);
+}
+
+TEST_F(ReplayCli, EmbeddedUnboundedCacheMatchesTheExactHitRatio) {
+  auto reqs = PrefixWorkload(40, 3);
+  uint64_t refs = 0, distinct = 0;
+  const double expected = UnboundedHitRatio(reqs, &refs, &distinct);
+  fs::path trace = WriteTrace("t.jsonl", reqs);
+  json j = RunJson("replay --trace " + trace.string() +
+                   " --page-size 4096 --capacity-pages 1000 --max-rate --streams 1");
+  ExpectSaneReport(j, reqs.size(), refs, 4096);
+  EXPECT_NEAR(j["hit_ratio"].get<double>(), expected, 1e-9);
+  EXPECT_EQ(j["pages_put"].get<uint64_t>(), distinct);  // each page stored exactly once
+  EXPECT_EQ(j["prefix_pages_got"].get<uint64_t>(), j["hit_pages"].get<uint64_t>());
+  EXPECT_EQ(j["error_count"].get<uint64_t>(), 0u);
+  EXPECT_EQ(j["distinct_pages"].get<uint64_t>(), distinct);
+}
+
+TEST_F(ReplayCli, ConcurrentStreamsAndTheTableOutput) {
+  auto reqs = PrefixWorkload(60, 2);
+  uint64_t refs = 0, distinct = 0;
+  UnboundedHitRatio(reqs, &refs, &distinct);
+  fs::path trace = WriteTrace("t.jsonl", reqs);
+  CliResult r;
+  json j = RunJson("replay --trace " + trace.string() +
+                       " --page-size 8KiB --capacity-pages 1000 --max-rate --streams 4",
+                   &r);
+  ExpectSaneReport(j, reqs.size(), refs, 8192);
+  // Streams may race to store a shared page; each is stored once either way.
+  EXPECT_EQ(j["pages_put"].get<uint64_t>(), distinct);
+  EXPECT_EQ(j["error_count"].get<uint64_t>(), 0u);
+  EXPECT_NE(r.out.find("hit ratio"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("lookup"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("errors       none"), std::string::npos) << r.out;
+}
+
+TEST_F(ReplayCli, JsonToStdoutAndSpeedMode) {
+  fs::path trace = WriteTrace("t.jsonl", PrefixWorkload(5, 1));
+  // Timestamps 0..40 ms at 4x: done in ~10 ms of schedule.
+  CliResult r = Run("replay --trace " + trace.string() +
+                    " --page-size 4096 --capacity-pages 100 --speed 4 --json -");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  json j = json::parse(r.out);
+  EXPECT_EQ(j["requests"].get<uint64_t>(), 5u);
+  EXPECT_FALSE(j["max_rate"].get<bool>());
+  EXPECT_DOUBLE_EQ(j["speed"].get<double>(), 4.0);
+}
+
+TEST_F(ReplayCli, LimitReplaysTheFirstRequests) {
+  fs::path trace = WriteTrace("t.jsonl", PrefixWorkload(20, 1));
+  json j = RunJson("replay --trace " + trace.string() +
+                   " --page-size 4096 --capacity-pages 100 --max-rate --limit 7");
+  EXPECT_EQ(j["requests"].get<uint64_t>(), 7u);
+}
+
+TEST_F(ReplayCli, BadLineFailsWithItsNumberUnlessSkipped) {
+  auto reqs = PrefixWorkload(6, 1);
+  fs::path trace = WriteTrace("bad.jsonl", reqs, {{3, "{\"hash_ids\": [1, \"x\"]}"}});
+  CliResult r = Run("replay --trace " + trace.string() + " --capacity-pages 100 --max-rate");
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_NE(r.err.find("bad.jsonl:3"), std::string::npos) << r.err;
+  EXPECT_TRUE(r.out.empty()) << r.out;
+
+  CliResult skipped;
+  json j = RunJson("replay --trace " + trace.string() +
+                       " --page-size 4096 --capacity-pages 100 --max-rate --skip-bad",
+                   &skipped);
+  EXPECT_EQ(j["skipped_lines"].get<uint64_t>(), 1u);
+  EXPECT_EQ(j["requests"].get<uint64_t>(), reqs.size());
+  EXPECT_NE(skipped.err.find("skipped 1 malformed line"), std::string::npos) << skipped.err;
+
+  CliResult missing = Run("replay --trace " + (dir_ / "nope.jsonl").string());
+  EXPECT_EQ(missing.rc, 2);
+  EXPECT_FALSE(missing.err.empty());
+}
+
+TEST_F(ReplayCli, TraceLargerThanTheClusterRunsAndCountsPutErrors) {
+  // 40 requests × 6 private pages, and one request of 24 pages, on a 16-page segment.
+  auto reqs = PrefixWorkload(40, 6);
+  std::vector<int> huge;
+  for (int i = 0; i < 24; ++i) huge.push_back(50'000 + i);
+  reqs.insert(reqs.begin() + 20, huge);
+  uint64_t refs = 0, distinct = 0;
+  UnboundedHitRatio(reqs, &refs, &distinct);
+  fs::path trace = WriteTrace("big.jsonl", reqs);
+  json j = RunJson("replay --trace " + trace.string() +
+                   " --page-size 4096 --capacity-pages 16 --max-rate --streams 2");
+  ExpectSaneReport(j, reqs.size(), refs, 4096);
+  // Eviction made room for far more pages than fit at once...
+  EXPECT_GT(j["pages_put"].get<uint64_t>(), 16u);
+  // ...and the request bigger than the whole segment failed some puts, counted.
+  EXPECT_GT(j["error_count"].get<uint64_t>(), 0u);
+  EXPECT_TRUE(j["errors"].contains("NO_SPACE")) << j["errors"].dump();
+}
+
+TEST_F(ReplayCli, EmbeddedFlagsAreRefusedWithMaster) {
+  fs::path trace = WriteTrace("t.jsonl", PrefixWorkload(2, 1));
+  CliResult r = Run("replay --trace " + trace.string() +
+                    " --master 127.0.0.1:1 --capacity-pages 10");
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_NE(r.err.find("--capacity-pages"), std::string::npos) << r.err;
+}
+
+int FreePort() {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  a.sin_port = 0;
+  ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
+  socklen_t len = sizeof a;
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
+  const int port = ntohs(a.sin_port);
+  ::close(fd);
+  return port;
+}
+
+TEST_F(ReplayCli, AgainstCrescentServe) {
+  const int port = FreePort();
+  const fs::path log = dir_ / "serve.log";
+  serve_pid_ = ::fork();
+  ASSERT_GE(serve_pid_, 0);
+  if (serve_pid_ == 0) {
+    FILE* f = std::freopen(log.c_str(), "w", stdout);
+    (void)f;
+    ::dup2(::fileno(stdout), 2);
+    const std::string p = std::to_string(port);
+    ::execl(CRESCENT_BIN, CRESCENT_BIN, "serve", "--port", p.c_str(), "--http-port", "0",
+            "--segment-size", "128KiB", "--lease-ms", "100", "--high-watermark", "1.0",
+            "--evict-ratio", "0.001", static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  bool ready = false;
+  for (int i = 0; i < 300 && !ready; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    ready = Slurp(log).find("ready") != std::string::npos;
+  }
+  ASSERT_TRUE(ready) << Slurp(log);
+
+  auto reqs = PrefixWorkload(30, 4);  // 130+ distinct pages on a 32-page segment
+  uint64_t refs = 0, distinct = 0;
+  UnboundedHitRatio(reqs, &refs, &distinct);
+  fs::path trace = WriteTrace("t.jsonl", reqs);
+  json j = RunJson("replay --trace " + trace.string() + " --master 127.0.0.1:" +
+                   std::to_string(port) + " --page-size 4096 --max-rate --streams 2");
+  ExpectSaneReport(j, reqs.size(), refs, 4096);
+  EXPECT_GT(j["pages_put"].get<uint64_t>(), 32u);  // eviction made room
+  EXPECT_GT(j["hit_pages"].get<uint64_t>(), 0u);   // the shared prefixes were found
+  EXPECT_EQ(j["master"].get<std::string>(), "127.0.0.1:" + std::to_string(port));
+}
+
+}  // namespace
