@@ -229,7 +229,7 @@ class Table {
       if (b && b->value > 0) r.ratio = r.value / b->value;
     }
     rows_.push_back(r);
-    std::printf("  %-44s %10.3f %-6s  [%.3f .. %.3f]", r.name.c_str(), r.value, r.unit.c_str(),
+    std::printf("  %-52s %10.3f %-6s  [%.3f .. %.3f]", r.name.c_str(), r.value, r.unit.c_str(),
                 r.lo, r.hi);
     if (!baseline.empty()) std::printf("  %5.2fx %s", r.ratio, baseline.c_str());
     std::printf("\n");
