@@ -8,7 +8,9 @@
 // --only runs one part (baselines, data plane, prefix queries), for profiling;
 // targets whose rows were not measured then show as missed.
 // Every figure is the median of --reps repetitions (after one unmeasured
-// warm-up), printed next to its baseline with the ratio:
+// warm-up), printed next to its baseline with the ratio (baseline and figure
+// are measured in alternation, rep by rep; the ratio is the median of per-rep
+// ratios):
 //   raw loopback TCP stream (one socket pair)  <- Crescent TCP put/get, 1 and 4 MiB
 //   single-thread memcpy (cold buffers)        <- Crescent shared-memory get
 //   BatchQueryPrefix(128 keys): p50/p99 with 1 client, keys/s with 4 threads.
@@ -168,29 +170,9 @@ int main(int argc, char** argv) {
   char* dst = pool.data() + phase;
   std::vector<char> src_v(src, src + phase);  // for the raw baselines (own buffer)
   std::vector<char> dst_v = Touched(phase, 1);
-
   Table t;
-  auto reps = [&](auto fn) {
-    fn();  // warm-up, not counted
-    std::vector<double> v;
-    for (int r = 0; r < f.reps; ++r) v.push_back(fn());
-    return v;
-  };
 
   auto want = [&](const char* part) { return f.only.empty() || f.only == part; };
-  if (want("base")) std::printf("Baselines\n");
-  for (size_t s : sizes) {
-    if (!want("base")) break;
-    t.Add("raw TCP stream, " + Mib(s) + " writes", "GB/s",
-          reps([&] { return RawStreamGBs(src_v, s, phase); }));
-    t.Add("raw TCP request/response, " + Mib(s), "GB/s",
-          reps([&] { return RawRequestResponseGBs(src_v, s, phase); }),
-          "raw TCP stream, " + Mib(s) + " writes");
-    t.Add("memcpy 1 thread, " + Mib(s), "GB/s",
-          reps([&] { return MemcpyGBs(dst_v, src_v, s, phase); }));
-  }
-  src_v = {};
-  dst_v = {};
 
   server::LocalClusterOptions lo;
   lo.store_nodes = 1;
@@ -207,30 +189,51 @@ int main(int argc, char** argv) {
   Check(tcp->RegisterBuffer(pool.data(), pool.size()), "register");
   Check(shm->RegisterBuffer(pool.data(), pool.size()), "register");
 
+  // Baselines and Crescent phases are interleaved rep by rep, so a figure and
+  // its baseline see the same machine (load on a shared box drifts), and each
+  // ratio is the median of the per-rep ratios.
   int round = 0;
-  auto crescent = [&](Client& c, const char* name, size_t s, size_t batch, const std::string& base_put,
-                      const std::string& base_get) {
-    std::vector<double> put, get;
-    for (int r = -1; r < f.reps; ++r) {  // r = -1: warm-up
-      RoundResult rr = CrescentRound(c, std::string(name) + "/" + std::to_string(round++), src,
-                                     dst, s, phase / s, batch);
-      if (r < 0) continue;
-      put.push_back(rr.put_gbs);
-      get.push_back(rr.get_gbs);
-    }
-    std::string what = batch == 1 ? "" : " batch " + std::to_string(batch);
-    t.Add(std::string(name) + " put" + what + ", " + Mib(s), "GB/s", put, base_put);
-    t.Add(std::string(name) + " get" + what + ", " + Mib(s), "GB/s", get, base_get);
-  };
-  if (want("data")) std::printf("\nCrescent data plane, 1 client thread (zero-copy PutFrom/GetInto)\n");
   for (size_t s : sizes) {
-    if (!want("data")) break;
-    std::string stream = "raw TCP stream, " + Mib(s) + " writes";
-    crescent(*tcp, "TCP", s, 1, stream, stream);
-    crescent(*tcp, "TCP", s, 8, stream, stream);
-    std::string copy = "memcpy 1 thread, " + Mib(s);
-    crescent(*shm, "shm", s, 1, copy, copy);
+    const std::string m = Mib(s);
+    std::printf("%sObjects / writes of %s\n", s == sizes[0] ? "" : "\n", m.c_str());
+    std::vector<double> stream, rr, copy, put1, get1, put8, get8, sput, sget;
+    for (int r = -1; r < f.reps; ++r) {  // r = -1: warm-up, not counted
+      auto keep = [&](std::vector<double>& v, double x) {
+        if (r >= 0) v.push_back(x);
+      };
+      auto name = [&](const char* what) { return std::string(what) + "/" + std::to_string(round++); };
+      if (want("base") || want("data")) {
+        keep(stream, RawStreamGBs(src_v, s, phase));
+        keep(copy, MemcpyGBs(dst_v, src_v, s, phase));
+      }
+      if (want("base")) keep(rr, RawRequestResponseGBs(src_v, s, phase));
+      if (want("data")) {
+        RoundResult a = CrescentRound(*tcp, name("tcp"), src, dst, s, phase / s, 1);
+        keep(put1, a.put_gbs);
+        keep(get1, a.get_gbs);
+        RoundResult b = CrescentRound(*tcp, name("tcp8"), src, dst, s, phase / s, 8);
+        keep(put8, b.put_gbs);
+        keep(get8, b.get_gbs);
+        RoundResult c = CrescentRound(*shm, name("shm"), src, dst, s, phase / s, 1);
+        keep(sput, c.put_gbs);
+        keep(sget, c.get_gbs);
+      }
+    }
+    const std::string base = "raw TCP stream, " + m + " writes", mc = "memcpy 1 thread, " + m;
+    if (!stream.empty()) t.Add(base, "GB/s", stream);
+    if (!copy.empty()) t.Add(mc, "GB/s", copy);
+    if (!rr.empty()) t.Add("raw TCP request/response, " + m, "GB/s", rr, base);
+    if (!put1.empty()) {
+      t.Add("TCP put, " + m, "GB/s", put1, base);
+      t.Add("TCP get, " + m, "GB/s", get1, base);
+      t.Add("TCP put batch 8, " + m, "GB/s", put8, base);
+      t.Add("TCP get batch 8, " + m, "GB/s", get8, base);
+      t.Add("shm put, " + m, "GB/s", sput, mc);
+      t.Add("shm get, " + m, "GB/s", sget, mc);
+    }
   }
+  src_v = {};
+  dst_v = {};
 
   // ---- BatchQueryPrefix(128) ----
   bool prefix = want("prefix");

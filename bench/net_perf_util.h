@@ -210,7 +210,8 @@ struct Row {
   double value = 0;  // median over reps
   double lo = 0, hi = 0;
   std::string baseline;  // name of the row it is compared with ("" = none)
-  double ratio = 0;
+  double ratio = 0;      // median of per-rep ratios when the reps pair up
+  std::vector<double> reps;
 };
 
 class Table {
@@ -224,9 +225,18 @@ class Table {
     r.lo = reps.empty() ? 0 : *std::min_element(reps.begin(), reps.end());
     r.hi = reps.empty() ? 0 : *std::max_element(reps.begin(), reps.end());
     r.baseline = baseline;
+    r.reps = reps;
     if (!baseline.empty()) {
       const Row* b = Find(baseline);
-      if (b && b->value > 0) r.ratio = r.value / b->value;
+      if (b && b->reps.size() == reps.size()) {  // measured rep by rep, side by side
+        std::vector<double> q;
+        for (size_t i = 0; i < reps.size(); ++i) {
+          if (b->reps[i] > 0) q.push_back(reps[i] / b->reps[i]);
+        }
+        r.ratio = Median(q);
+      } else if (b && b->value > 0) {
+        r.ratio = r.value / b->value;
+      }
     }
     rows_.push_back(r);
     std::printf("  %-52s %10.3f %-6s  [%.3f .. %.3f]", r.name.c_str(), r.value, r.unit.c_str(),
