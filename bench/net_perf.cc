@@ -24,7 +24,6 @@
 #include <vector>
 
 #include "net_perf_util.h"
-#include "absl/synchronization/mutex.h"
 #include "crescent/client.h"
 #include "server/local_cluster.h"
 
@@ -154,7 +153,6 @@ std::string Mib(size_t bytes) { return std::to_string(bytes >> 20) + " MiB"; }
 
 int main(int argc, char** argv) {
   Flags f = Parse(argc, argv);
-  if (std::getenv("NETPERF_NODL")) absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
   const size_t phase = f.mib << 20;
   const std::vector<size_t> sizes = {size_t{1} << 20, size_t{4} << 20};
   std::string machine = std::to_string(std::thread::hardware_concurrency()) + " x " + CpuModel();
