@@ -194,7 +194,7 @@ int main(int argc, char** argv) {
   for (size_t s : sizes) {
     const std::string m = Mib(s);
     std::printf("%sObjects / writes of %s\n", s == sizes[0] ? "" : "\n", m.c_str());
-    std::vector<double> stream, rr, copy, put1, get1, put8, get8, sput, sget;
+    std::vector<double> stream, rr, copy, put1, get1, put8, get8, sput, sget, sput8, sget8;
     for (int r = -1; r < f.reps; ++r) {  // r = -1: warm-up, not counted
       auto keep = [&](std::vector<double>& v, double x) {
         if (r >= 0) v.push_back(x);
@@ -215,6 +215,9 @@ int main(int argc, char** argv) {
         RoundResult c = CrescentRound(*shm, name("shm"), src, dst, s, phase / s, 1);
         keep(sput, c.put_gbs);
         keep(sget, c.get_gbs);
+        RoundResult d = CrescentRound(*shm, name("shm8"), src, dst, s, phase / s, 8);
+        keep(sput8, d.put_gbs);
+        keep(sget8, d.get_gbs);
       }
     }
     const std::string base = "raw TCP stream, " + m + " writes", mc = "memcpy 1 thread, " + m;
@@ -228,6 +231,8 @@ int main(int argc, char** argv) {
       t.Add("TCP get batch 8, " + m, "GB/s", get8, base);
       t.Add("shm put, " + m, "GB/s", sput, mc);
       t.Add("shm get, " + m, "GB/s", sget, mc);
+      t.Add("shm put batch 8, " + m, "GB/s", sput8, mc);
+      t.Add("shm get batch 8, " + m, "GB/s", sget8, mc);
     }
   }
   src_v = {};
