@@ -23,8 +23,8 @@
 #include <thread>
 #include <vector>
 
-#include "net_perf_util.h"
 #include "crescent/client.h"
+#include "net_perf_util.h"
 #include "server/local_cluster.h"
 
 using namespace crescent;
@@ -34,8 +34,8 @@ namespace {
 
 struct Flags {
   int reps = 5;
-  size_t mib = 256;   // bytes moved per measured phase, MiB
-  int calls = 2000;   // BatchQueryPrefix calls per latency rep
+  size_t mib = 256;  // bytes moved per measured phase, MiB
+  int calls = 2000;  // BatchQueryPrefix calls per latency rep
   bool quick = false;
   std::string only;  // "", "base", "data" or "prefix": run one part (for profiling)
   std::string json;
@@ -45,7 +45,8 @@ Flags Parse(int argc, char** argv) {
   Flags f;
   bool reps = false, mib = false, calls = false;
   auto usage = [] {
-    Die("usage: net_perf [--reps N] [--mib-per-phase M] [--calls C] [--quick] [--only base|data|prefix]\n"
+    Die("usage: net_perf [--reps N] [--mib-per-phase M] [--calls C] [--quick] [--only "
+        "base|data|prefix]\n"
         "               [--json FILE]");
   };
   for (int i = 1; i < argc; ++i) {
@@ -158,8 +159,9 @@ int main(int argc, char** argv) {
   std::string machine = std::to_string(std::thread::hardware_concurrency()) + " x " + CpuModel();
   std::string load0 = LoadAvg();
   std::printf("net_perf: %s\n  load average at start: %s\n", machine.c_str(), load0.c_str());
-  std::printf("  reps %d (median shown, [min .. max]), %zu MiB per phase, %d prefix calls/rep%s\n\n",
-              f.reps, f.mib, f.calls, f.quick ? ", --quick" : "");
+  std::printf(
+      "  reps %d (median shown, [min .. max]), %zu MiB per phase, %d prefix calls/rep%s\n\n",
+      f.reps, f.mib, f.calls, f.quick ? ", --quick" : "");
 
   // One pool for everything: [src | dst], each `phase` bytes, pages touched.
   std::vector<char> pool = Touched(2 * phase, 0);
@@ -199,7 +201,9 @@ int main(int argc, char** argv) {
       auto keep = [&](std::vector<double>& v, double x) {
         if (r >= 0) v.push_back(x);
       };
-      auto name = [&](const char* what) { return std::string(what) + "/" + std::to_string(round++); };
+      auto name = [&](const char* what) {
+        return std::string(what) + "/" + std::to_string(round++);
+      };
       if (want("base") || want("data")) {
         keep(stream, RawStreamGBs(src_v, s, phase));
         keep(copy, MemcpyGBs(dst_v, src_v, s, phase));
@@ -253,7 +257,8 @@ int main(int argc, char** argv) {
     miss90[i] = i < 13 ? chain[i] : "absent/" + chain[i];
     cp[i] = src + i * kPage;
   }
-  for (const Status& s : tcp->BatchPutFrom(chain, cp, cs, {}, /*chain=*/true)) Check(s, "chain put");
+  for (const Status& s : tcp->BatchPutFrom(chain, cp, cs, {}, /*chain=*/true))
+    Check(s, "chain put");
   auto q = tcp->BatchQueryPrefix(chain);
   if (!q.ok() || *q != kPages) Die("BatchQueryPrefix of the stored chain did not answer 128");
 
@@ -335,16 +340,17 @@ int main(int argc, char** argv) {
   std::vector<Target> targets;
   for (size_t s : sizes) {
     std::string m = Mib(s);
-    targets.push_back({"TCP put " + m + " >= 0.85x raw TCP stream", t.Ratio("TCP put, " + m), 0.85});
-    targets.push_back({"TCP get " + m + " >= 0.85x raw TCP stream", t.Ratio("TCP get, " + m), 0.85});
+    targets.push_back(
+        {"TCP put " + m + " >= 0.85x raw TCP stream", t.Ratio("TCP put, " + m), 0.85});
+    targets.push_back(
+        {"TCP get " + m + " >= 0.85x raw TCP stream", t.Ratio("TCP get, " + m), 0.85});
   }
   for (size_t s : sizes) {
     std::string m = Mib(s);
     targets.push_back({"shm get " + m + " >= 0.75x memcpy", t.Ratio("shm get, " + m), 0.75});
   }
-  targets.push_back(
-      {"prefix 128 keys p50 <= 100 us, 1 client", t.Value("prefix 128 keys, 1 client: p50"), 100,
-       true});
+  targets.push_back({"prefix 128 keys p50 <= 100 us, 1 client",
+                     t.Value("prefix 128 keys, 1 client: p50"), 100, true});
   targets.push_back({std::string("prefix 128 keys >= 1.5M keys/s, 4 threads (") +
                          (own_better ? "own clients" : "shared client") + ")",
                      best_keys, 1.5e6});

@@ -22,8 +22,7 @@
 namespace netperf {
 
 inline double Now() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
-      .count();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
 inline double Median(std::vector<double> v) {
@@ -288,7 +287,8 @@ inline void WriteJson(const std::string& path, const std::string& machine, const
                       const std::vector<Target>& targets) {
   FILE* f = std::fopen(path.c_str(), "w");
   if (!f) Die("cannot write " + path);
-  std::fprintf(f, "{\n  \"machine\": \"%s\",\n  \"load_before\": \"%s\",\n  \"load_after\": \"%s\",\n",
+  std::fprintf(f,
+               "{\n  \"machine\": \"%s\",\n  \"load_before\": \"%s\",\n  \"load_after\": \"%s\",\n",
                JsonEscape(machine).c_str(), load0.c_str(), load1.c_str());
   std::fprintf(f, "  \"reps\": %d,\n  \"mib_per_phase\": %zu,\n  \"results\": [\n", reps, mib);
   for (size_t i = 0; i < t.rows().size(); ++i) {
