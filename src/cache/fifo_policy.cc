@@ -6,7 +6,7 @@ std::optional<ObjectId> FifoPolicy::Evict(const SpareFn& spare) {
   const size_t candidates = list_.Count();
   size_t spared = 0;
   for (auto slot = list_.Oldest(); slot != List::kNil; slot = list_.Newer(slot)) {
-    if (spare && spare(list_.at(slot).id)) {
+    if (spare && spare(list_.at(slot).Id())) {
       if (++spared >= candidates) break;
       continue;
     }

@@ -12,6 +12,8 @@
 //  - Slot generations come from SlotTable: (slot, generation) is a weak handle.
 #pragma once
 
+#include <absl/container/flat_hash_map.h>
+
 #include <cassert>
 #include <cstdint>
 
@@ -26,13 +28,22 @@ class IndexedList {
   using Slot = uint32_t;
   static constexpr Slot kNil = 0;
 
+  // 20 bytes plus Extra, 4-byte aligned: the id in two halves, the size in 32
+  // bits (a size that does not fit is kept in big_sizes_), the two links. A
+  // generation is kept only when Extra has one (SlotTable).
   struct Node {
-    ObjectId id = 0;
-    uint64_t size = 0;
+    uint32_t id_low = 0;
+    uint32_t id_high = 0;
+    uint32_t size = 0;       // kBigSize: the size is big_sizes_[slot]
     Slot newer = kDetached;  // towards the newest end; kNil at the newest node
     Slot older = kDetached;  // towards the oldest end; kNil at the oldest node
-    uint32_t generation = 0;
-    Extra extra{};
+    [[no_unique_address]] Extra extra{};
+
+    ObjectId Id() const { return (uint64_t{id_high} << 32) | id_low; }
+    void SetId(ObjectId id) {
+      id_low = static_cast<uint32_t>(id);
+      id_high = static_cast<uint32_t>(id >> 32);
+    }
   };
 
   IndexedList() {
@@ -52,7 +63,12 @@ class IndexedList {
     const Slot slot = table_.Add(id);
     assert(slot != kNil && "Insert() of an id that is already tracked");
     if (slot != kNil) {
-      table_.at(slot).size = size;
+      if (size < kBigSize) {
+        table_.at(slot).size = static_cast<uint32_t>(size);
+      } else {
+        table_.at(slot).size = kBigSize;
+        big_sizes_[slot] = size;
+      }
       used_ += size;
     }
     return slot;
@@ -62,8 +78,14 @@ class IndexedList {
   ObjectId Erase(Slot slot) {
     if (IsLinked(slot)) Unlink(slot);
     const Node& node = table_.at(slot);
-    const ObjectId id = node.id;
-    used_ -= node.size;
+    const ObjectId id = node.Id();
+    if (node.size != kBigSize) {
+      used_ -= node.size;
+    } else {
+      auto big = big_sizes_.find(slot);
+      used_ -= big->second;
+      big_sizes_.erase(big);
+    }
     table_.Erase(slot);
     return id;
   }
@@ -94,6 +116,7 @@ class IndexedList {
 
  private:
   static constexpr Slot kDetached = ~Slot{0};
+  static constexpr uint32_t kBigSize = ~uint32_t{0};
 
   // Links `slot` so that `older` is just older than it and `newer` just newer.
   void LinkBetween(Slot slot, Slot older, Slot newer) {
@@ -106,6 +129,7 @@ class IndexedList {
   }
 
   SlotTable<Node> table_;
+  absl::flat_hash_map<Slot, uint64_t> big_sizes_;  // sizes of 2^32 - 1 and more
   uint64_t used_ = 0;
 };
 

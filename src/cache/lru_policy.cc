@@ -10,7 +10,7 @@ std::optional<ObjectId> LruPolicy::Evict(const SpareFn& spare) {
   const size_t candidates = list_.Count();
   size_t spared = 0;
   for (auto slot = list_.Oldest(); slot != List::kNil; slot = list_.Oldest()) {
-    if (spare && spare(list_.at(slot).id)) {
+    if (spare && spare(list_.at(slot).Id())) {
       list_.MoveToNewest(slot);
       if (++spared >= candidates) break;
       continue;

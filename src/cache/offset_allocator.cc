@@ -21,7 +21,8 @@ static_assert(kNumLevels <= 64, "level_map_ has one bit per first level");
 namespace {
 
 constexpr char kMagic[4] = {'C', 'O', 'F', 'A'};
-constexpr uint16_t kVersion = 1;
+// Version 2: per-region generations and one counter (version 1 kept one per slot).
+constexpr uint16_t kVersion = 2;
 // magic, version, reserved, payload length; the checksum follows the payload.
 constexpr size_t kHeaderBytes = 4 + 2 + 2 + 8;
 constexpr size_t kChecksumBytes = 8;
@@ -92,6 +93,12 @@ StatusOr<OffsetAllocator> OffsetAllocator::Create(uint64_t size, OffsetAllocator
         ErrorCode::kInvalidArgument,
         "range of " + std::to_string(size) + " bytes holds no granule of " + std::to_string(g));
   }
+  if (a.capacity_units_ > kMaxUnits) {
+    return Status(ErrorCode::kInvalidArgument,
+                  "range of " + std::to_string(size) + " bytes holds " +
+                      std::to_string(a.capacity_units_) + " granules of " + std::to_string(g) +
+                      "; an allocator manages at most 2^62 - 1 granules");
+  }
   a.nodes_.emplace_back();
   a.first_region_ = 0;
   a.InsertFree(0);
@@ -119,7 +126,7 @@ StatusOr<Allocation> OffsetAllocator::Allocate(uint64_t size) {
   if (rest != kNone) {
     Node& r = nodes_[rest];
     Node& a = nodes_[n];
-    r.offset = a.offset + units;
+    r.set_offset(a.offset() + units);
     r.prev = n;
     r.next = a.next;
     if (a.next != kNone) nodes_[a.next].prev = rest;
@@ -127,11 +134,12 @@ StatusOr<Allocation> OffsetAllocator::Allocate(uint64_t size) {
     InsertFree(rest);
   }
   Node& a = nodes_[n];
-  a.state = State::kUsed;
-  ++a.generation;
+  a.set_state(State::kUsed);
+  if (++last_generation_ == 0) last_generation_ = 1;
+  a.bin_prev = last_generation_;
   used_units_ += units;
   ++allocations_;
-  return Allocation{a.offset << shift_, n, a.generation};
+  return Allocation{a.offset() << shift_, n, last_generation_};
 }
 
 Status OffsetAllocator::Free(const Allocation& allocation) {
@@ -141,13 +149,13 @@ Status OffsetAllocator::Free(const Allocation& allocation) {
   --allocations_;
 
   const uint32_t prev = nodes_[n].prev;
-  if (prev != kNone && nodes_[prev].state == State::kFree) {
+  if (prev != kNone && nodes_[prev].state() == State::kFree) {
     RemoveFree(prev);
     Absorb(prev, n);
     n = prev;
   }
   const uint32_t next = nodes_[n].next;
-  if (next != kNone && nodes_[next].state == State::kFree) {
+  if (next != kNone && nodes_[next].state() == State::kFree) {
     RemoveFree(next);
     Absorb(n, next);
   }
@@ -223,9 +231,7 @@ uint32_t OffsetAllocator::NewSlot() {
 
 void OffsetAllocator::ReleaseSlot(uint32_t n) {
   Node& x = nodes_[n];
-  const uint32_t generation = x.generation;  // survives, so stale handles stay stale
   x = Node{};
-  x.generation = generation;
   x.bin_next = spare_head_;
   spare_head_ = n;
 }
@@ -240,8 +246,7 @@ void OffsetAllocator::Absorb(uint32_t keep, uint32_t gone) {
 void OffsetAllocator::InsertFree(uint32_t n) {
   const uint32_t b = FloorBin(RegionSize(n));
   Node& x = nodes_[n];
-  x.state = State::kFree;
-  x.bin = static_cast<uint16_t>(b);
+  x.set_state(State::kFree);
   x.bin_prev = kNone;
   x.bin_next = bin_heads_[b];
   if (x.bin_next != kNone) nodes_[x.bin_next].bin_prev = n;
@@ -252,8 +257,8 @@ void OffsetAllocator::InsertFree(uint32_t n) {
 }
 
 void OffsetAllocator::RemoveFree(uint32_t n) {
+  const uint32_t b = FloorBin(RegionSize(n));  // its size has not changed since InsertFree
   Node& x = nodes_[n];
-  const uint32_t b = x.bin;
   if (x.bin_prev != kNone) {
     nodes_[x.bin_prev].bin_next = x.bin_next;
   } else {
@@ -272,10 +277,10 @@ void OffsetAllocator::RemoveFree(uint32_t n) {
 
 Status OffsetAllocator::CheckLive(const Allocation& allocation) const {
   const uint32_t n = allocation.node;
-  if (n >= nodes_.size() || nodes_[n].state != State::kUsed ||
-      nodes_[n].generation != allocation.generation ||
+  if (n >= nodes_.size() || nodes_[n].state() != State::kUsed ||
+      nodes_[n].generation() != allocation.generation ||
       (allocation.offset & (granularity() - 1)) != 0 ||
-      nodes_[n].offset != allocation.offset >> shift_) {
+      nodes_[n].offset() != allocation.offset >> shift_) {
     return Status(ErrorCode::kInvalidArgument, "not a live allocation (node " + std::to_string(n) +
                                                    ", offset " + std::to_string(allocation.offset) +
                                                    ")");
@@ -284,9 +289,9 @@ Status OffsetAllocator::CheckLive(const Allocation& allocation) const {
 }
 
 // Payload, all varints:
-//   shift, capacity_units, slot_count,
-//   generation of every slot,
+//   shift, capacity_units, slot_count, last generation handed out,
 //   region_count, then per region in address order: slot << 1 | used, size,
+//     and for a used region its generation,
 //   bin_count, then per non-empty bin, ascending: bin, length, slots in list order,
 //   spare_count, then the spare slots in list order.
 std::string OffsetAllocator::Serialise() const {
@@ -295,12 +300,14 @@ std::string OffsetAllocator::Serialise() const {
   PutVarint(payload, shift_);
   PutVarint(payload, capacity_units_);
   PutVarint(payload, nodes_.size());
-  for (const Node& x : nodes_) PutVarint(payload, x.generation);
+  PutVarint(payload, last_generation_);
 
   PutVarint(payload, allocations_ + free_regions_);
   for (uint32_t n = first_region_; n != kNone; n = nodes_[n].next) {
-    PutVarint(payload, (uint64_t{n} << 1) | (nodes_[n].state == State::kUsed ? 1 : 0));
+    const bool used = nodes_[n].state() == State::kUsed;
+    PutVarint(payload, (uint64_t{n} << 1) | (used ? 1 : 0));
     PutVarint(payload, RegionSize(n));
+    if (used) PutVarint(payload, nodes_[n].generation());
   }
 
   uint64_t bins = 0;
@@ -341,29 +348,31 @@ StatusOr<OffsetAllocator> OffsetAllocator::Restore(std::string_view blob) {
   }
   if (const uint64_t version = GetFixed(blob, 4, 2); version != kVersion) {
     return Status(ErrorCode::kUnsupported,
-                  "offset allocator blob version " + std::to_string(version));
+                  "offset allocator blob version " + std::to_string(version) +
+                      " is not supported (this build reads version " +
+                      std::to_string(kVersion) + ")");
   }
 
   VarintReader in(blob.substr(kHeaderBytes, body_end - kHeaderBytes));
   OffsetAllocator a;
   uint64_t shift = 0;
   uint64_t slots = 0;
-  if (!in.Read(shift) || !in.Read(a.capacity_units_) || !in.Read(slots)) {
+  uint64_t last_generation = 0;
+  if (!in.Read(shift) || !in.Read(a.capacity_units_) || !in.Read(slots) ||
+      !in.Read(last_generation)) {
     return Corrupt("truncated header fields");
   }
-  if (shift > kMaxShift || a.capacity_units_ == 0 ||
+  if (last_generation > ~uint32_t{0}) return Corrupt("bad generation counter");
+  a.last_generation_ = static_cast<uint32_t>(last_generation);
+  if (shift > kMaxShift || a.capacity_units_ == 0 || a.capacity_units_ > kMaxUnits ||
       (a.capacity_units_ << shift) >> shift != a.capacity_units_) {
     return Corrupt("bad granularity or capacity");
   }
   a.shift_ = static_cast<uint32_t>(shift);
-  // Every slot costs at least one byte (its generation): bound before allocating.
+  // Every slot costs at least one byte (in the region or the spare list):
+  // bound before allocating.
   if (slots == 0 || slots >= kNone || slots > in.remaining()) return Corrupt("bad slot count");
   a.nodes_.resize(slots);
-  for (Node& x : a.nodes_) {
-    uint64_t generation = 0;
-    if (!in.Read(generation) || generation > ~uint32_t{0}) return Corrupt("bad generation");
-    x.generation = static_cast<uint32_t>(generation);
-  }
 
   uint64_t regions = 0;
   if (!in.Read(regions) || regions == 0 || regions > slots) return Corrupt("bad region count");
@@ -375,10 +384,10 @@ StatusOr<OffsetAllocator> OffsetAllocator::Restore(std::string_view blob) {
     uint64_t size = 0;
     if (!in.Read(tag) || !in.Read(size)) return Corrupt("truncated region list");
     const uint64_t n = tag >> 1;
-    if (n >= slots || a.nodes_[n].state != State::kSpare) return Corrupt("bad region slot");
+    if (n >= slots || a.nodes_[n].state() != State::kSpare) return Corrupt("bad region slot");
     if (size == 0 || size > a.capacity_units_ - offset) return Corrupt("bad region size");
     Node& x = a.nodes_[n];
-    x.offset = offset;
+    x.set_offset(offset);
     x.prev = prev;
     if (prev == kNone) {
       a.first_region_ = static_cast<uint32_t>(n);
@@ -386,11 +395,14 @@ StatusOr<OffsetAllocator> OffsetAllocator::Restore(std::string_view blob) {
       a.nodes_[prev].next = static_cast<uint32_t>(n);
     }
     if ((tag & 1) != 0) {
-      x.state = State::kUsed;
+      uint64_t generation = 0;
+      if (!in.Read(generation) || generation > ~uint32_t{0}) return Corrupt("bad generation");
+      x.set_state(State::kUsed);
+      x.bin_prev = static_cast<uint32_t>(generation);
       a.used_units_ += size;
       ++a.allocations_;
     } else {
-      x.state = State::kFree;
+      x.set_state(State::kFree);
       ++free_regions;
     }
     offset += size;
@@ -414,13 +426,12 @@ StatusOr<OffsetAllocator> OffsetAllocator::Restore(std::string_view blob) {
     uint32_t tail = kNone;
     for (uint64_t j = 0; j < length; ++j) {
       uint64_t n = 0;
-      if (!in.Read(n) || n >= slots || listed[n] || a.nodes_[n].state != State::kFree ||
+      if (!in.Read(n) || n >= slots || listed[n] || a.nodes_[n].state() != State::kFree ||
           FloorBin(a.RegionSize(static_cast<uint32_t>(n))) != b) {
         return Corrupt("bad bin entry");
       }
       listed[n] = true;
       Node& x = a.nodes_[n];
-      x.bin = static_cast<uint16_t>(b);
       x.bin_prev = tail;
       if (tail == kNone) {
         a.bin_heads_[b] = static_cast<uint32_t>(n);
@@ -440,7 +451,7 @@ StatusOr<OffsetAllocator> OffsetAllocator::Restore(std::string_view blob) {
   uint32_t tail = kNone;
   for (uint64_t i = 0; i < spares; ++i) {
     uint64_t n = 0;
-    if (!in.Read(n) || n >= slots || listed[n] || a.nodes_[n].state != State::kSpare) {
+    if (!in.Read(n) || n >= slots || listed[n] || a.nodes_[n].state() != State::kSpare) {
       return Corrupt("bad spare slot");
     }
     listed[n] = true;
@@ -462,7 +473,9 @@ Status OffsetAllocator::Validate() const {
   };
   const uint64_t slots = nodes_.size();
   if (slots == 0 || slots >= kNone) return broken("slot count");
-  if (capacity_units_ == 0 || shift_ > kMaxShift) return broken("capacity or granularity");
+  if (capacity_units_ == 0 || capacity_units_ > kMaxUnits || shift_ > kMaxShift) {
+    return broken("capacity or granularity");
+  }
 
   // Address list: tiles [0, capacity) with positive sizes; no adjacent frees.
   uint64_t live = 0;
@@ -475,26 +488,26 @@ Status OffsetAllocator::Validate() const {
   for (uint32_t n = first_region_; n != kNone; n = nodes_[n].next) {
     if (n >= slots || ++live > slots) return broken("address list leaves the table or loops");
     const Node& x = nodes_[n];
-    if (x.state == State::kSpare || x.prev != prev) return broken("address list links");
+    if (x.state() == State::kSpare || x.prev != prev) return broken("address list links");
     if (x.next != kNone && x.next >= slots) return broken("address list leaves the table");
-    const uint64_t end = x.next == kNone ? capacity_units_ : nodes_[x.next].offset;
-    if (x.offset != offset || end <= offset || end > capacity_units_) {
+    const uint64_t end = x.next == kNone ? capacity_units_ : nodes_[x.next].offset();
+    if (x.offset() != offset || end <= offset || end > capacity_units_) {
       return broken("regions do not tile the range");
     }
-    if (x.state == State::kFree) {
+    if (x.state() == State::kFree) {
       if (prev_free) return broken("adjacent free regions");
       ++frees;
     } else {
       ++allocations;
       used += end - offset;
     }
-    prev_free = x.state == State::kFree;
+    prev_free = x.state() == State::kFree;
     offset = end;
     prev = n;
   }
   if (offset != capacity_units_) return broken("regions do not tile the range");
   uint64_t region_slots = 0;
-  for (const Node& x : nodes_) region_slots += x.state != State::kSpare ? 1 : 0;
+  for (const Node& x : nodes_) region_slots += x.state() != State::kSpare ? 1 : 0;
   if (region_slots != live) return broken("a region slot is off the address list");
 
   // Bins: bitmaps mirror the lists; each free region is in the bin of its size.
@@ -512,7 +525,7 @@ Status OffsetAllocator::Validate() const {
     for (uint32_t n = bin_heads_[b]; n != kNone; n = nodes_[n].bin_next) {
       if (n >= slots || ++binned > frees) return broken("bin list leaves the table or loops");
       const Node& x = nodes_[n];
-      if (x.state != State::kFree || x.bin != b || x.bin_prev != bin_prev ||
+      if (x.state() != State::kFree || x.bin_prev != bin_prev ||
           FloorBin(RegionSize(n)) != b) {
         return broken("bin list entry");
       }
@@ -525,7 +538,7 @@ Status OffsetAllocator::Validate() const {
   for (uint32_t n = spare_head_; n != kNone; n = nodes_[n].bin_next) {
     if (n >= slots || ++spares > slots - live)
       return broken("spare list leaves the table or loops");
-    if (nodes_[n].state != State::kSpare) return broken("spare list entry");
+    if (nodes_[n].state() != State::kSpare) return broken("spare list entry");
   }
   if (spares != slots - live) return broken("spare slot missing from the spare list");
 

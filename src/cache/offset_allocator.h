@@ -12,9 +12,14 @@
 //  - Every free region is in exactly one bin list, the bin FloorBin(size); the
 //    bitmaps have a bit set exactly for the non-empty bins.
 //  - Every node slot is a region (free or used) or on the free-slot list. An
-//    Allocation names its slot and that slot's generation, which changes each
-//    time the slot is handed out, so a stale or forged handle is refused by
-//    Free() instead of releasing someone else's region.
+//    Allocation names its slot and a generation drawn from one allocator-wide
+//    32-bit counter (never 0) each time a region is handed out, so a stale or
+//    forged handle is refused by Free() instead of releasing someone else's
+//    region (a stale handle could alias only once the counter has wrapped and
+//    handed its slot the very same value again). Only used regions keep a
+//    generation, in the field a free region uses for its bin link.
+//  - Capacity is at most 2^62 - 1 granules (the node keeps its state in the
+//    top two bits of the offset word); Create() refuses more.
 //  - All offsets and sizes are whole multiples of the granularity; internally
 //    everything is counted in granules ("units").
 //
@@ -106,7 +111,7 @@ struct OffsetAllocatorStats {
   uint64_t largest_free_bytes = 0;  // exact size of the largest free region
   uint64_t allocations = 0;         // live allocations
   uint64_t free_regions = 0;        // maximal free regions (1 when empty, 0 when full)
-  uint64_t node_slots = 0;          // node table length: memory is node_slots * 32 bytes
+  uint64_t node_slots = 0;          // node table length: memory is node_slots * 24 bytes
 };
 
 class OffsetAllocator {
@@ -114,9 +119,14 @@ class OffsetAllocator {
   // How many regions of FloorBin(n) Allocate(n) inspects when no bin can
   // guarantee a fit. A constant, so allocation stays O(1).
   static constexpr uint32_t kFallbackScan = 32;
+  // The most granules one allocator manages (2^62 - 1): with the default 64-byte
+  // granularity any 64-bit size fits; only granularities of 1 or 2 bytes can
+  // reach it, at 4 or 8 EiB.
+  static constexpr uint64_t kMaxUnits = (uint64_t{1} << 62) - 1;
 
   // Manages [0, size rounded down to the granularity). kInvalidArgument if the
-  // granularity is not a power of two in range or the range holds no granule.
+  // granularity is not a power of two in range, the range holds no granule, or
+  // it holds more than kMaxUnits granules.
   static StatusOr<OffsetAllocator> Create(uint64_t size, OffsetAllocatorOptions options = {});
 
   // Reserves `size` bytes rounded up to the granularity. kInvalidSize for 0;
@@ -144,14 +154,15 @@ class OffsetAllocator {
   OffsetAllocatorStats Stats() const;
 
   // The whole state, including node slots, generations and list orders, in a
-  // versioned little-endian form: "COFA", version, payload length, varint
+  // versioned little-endian form: "COFA", version (2), payload length, varint
   // payload, XXH3-64 of everything before it. About 6-10 bytes per region.
   std::string Serialise() const;
 
   // Rebuilds exactly the state that produced `blob`: handles issued before
   // Serialise() stay valid and later operations behave identically.
   // kCorruptData for anything malformed, truncated or inconsistent (never a
-  // crash); kUnsupported for an intact blob of an unknown version.
+  // crash); kUnsupported for an intact blob of another version (version 1,
+  // with per-slot generations, is not read).
   static StatusOr<OffsetAllocator> Restore(std::string_view blob);
 
   // Checks every invariant above in O(slots); kInternal naming the first
@@ -163,26 +174,30 @@ class OffsetAllocator {
 
   enum class State : uint8_t { kSpare = 0, kFree = 1, kUsed = 2 };
 
-  // 32 bytes. Regions link to their address neighbours; free regions also to
-  // their bin neighbours. A spare slot (no region) uses bin_next for the
-  // free-slot list.
+  // 24 bytes. Regions link to their address neighbours; free regions also to
+  // their bin neighbours (their bin is FloorBin of their size, not stored). A
+  // used region keeps its generation where a free one keeps bin_prev; a spare
+  // slot (no region) uses bin_next for the free-slot list.
   struct Node {
-    uint64_t offset = 0;  // units
+    uint64_t word = 0;  // offset in units (low 62 bits) | state << 62
     uint32_t prev = kNone;
     uint32_t next = kNone;
-    uint32_t bin_prev = kNone;
-    uint32_t bin_next = kNone;
-    uint32_t generation = 0;
-    State state = State::kSpare;
-    uint16_t bin = 0;  // free regions: the bin they are filed under
+    uint32_t bin_prev = kNone;  // free: bin list; used: generation; spare: unused
+    uint32_t bin_next = kNone;  // free: bin list; spare: free-slot list
+
+    uint64_t offset() const { return word & kMaxUnits; }
+    State state() const { return static_cast<State>(word >> 62); }
+    void set_offset(uint64_t units) { word = (word & ~kMaxUnits) | units; }
+    void set_state(State s) { word = (word & kMaxUnits) | (uint64_t{static_cast<uint8_t>(s)} << 62); }
+    uint32_t generation() const { return bin_prev; }
   };
-  static_assert(sizeof(Node) == 32);
+  static_assert(sizeof(Node) == 24);
 
   OffsetAllocator() { bin_heads_.fill(kNone); }
 
   uint64_t RegionSize(uint32_t n) const {
     const uint32_t next = nodes_[n].next;
-    return (next == kNone ? capacity_units_ : nodes_[next].offset) - nodes_[n].offset;
+    return (next == kNone ? capacity_units_ : nodes_[next].offset()) - nodes_[n].offset();
   }
   uint32_t FindFit(uint64_t units) const;
   uint32_t NewSlot();
@@ -198,6 +213,7 @@ class OffsetAllocator {
   uint64_t used_units_ = 0;
   uint64_t allocations_ = 0;
   uint64_t free_regions_ = 0;
+  uint32_t last_generation_ = 0;   // the generation handed out last (0: none yet)
   uint32_t first_region_ = kNone;  // the region at offset 0
   uint32_t spare_head_ = kNone;    // free-slot list
   uint64_t level_map_ = 0;         // bit l: some bin of first level l is non-empty

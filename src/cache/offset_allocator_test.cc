@@ -97,6 +97,16 @@ TEST(OffsetAllocatorTest, CreateValidatesOptions) {
             ErrorCode::kInvalidArgument);
   EXPECT_EQ(OffsetAllocator::Create(63, {.granularity = 64}).status().code(),
             ErrorCode::kInvalidArgument);
+  // At most 2^62 - 1 granules: only 1- and 2-byte granules can exceed it.
+  EXPECT_EQ(OffsetAllocator::Create(~uint64_t{0}, {.granularity = 1}).status().code(),
+            ErrorCode::kInvalidArgument);
+  EXPECT_EQ(OffsetAllocator::Create(~uint64_t{0}, {.granularity = 2}).status().code(),
+            ErrorCode::kInvalidArgument);
+  EXPECT_EQ(OffsetAllocator::Create(OffsetAllocator::kMaxUnits + 1, {.granularity = 1})
+                .status()
+                .code(),
+            ErrorCode::kInvalidArgument);
+  EXPECT_TRUE(OffsetAllocator::Create(OffsetAllocator::kMaxUnits, {.granularity = 1}).ok());
   OffsetAllocator a = MustCreate(1000);  // the 40-byte tail below one granule is not managed
   EXPECT_EQ(a.capacity(), 960u);
   EXPECT_EQ(a.granularity(), 64u);
@@ -175,7 +185,8 @@ TEST(OffsetAllocatorTest, OversizedRequestsFailWithoutOverflow) {
   EXPECT_EQ(a.Allocate(MiB + 1).status().code(), ErrorCode::kNoSpace);
   EXPECT_EQ(a.Allocate(~uint64_t{0}).status().code(), ErrorCode::kNoSpace);
   EXPECT_EQ(a.Allocate(~uint64_t{0} - 64).status().code(), ErrorCode::kNoSpace);
-  EXPECT_TRUE(MustCreate(~uint64_t{0}, 1).Allocate(~uint64_t{0}).ok());
+  // The largest allocator (2^62 - 1 granules of 4 bytes) hands out its whole range.
+  EXPECT_TRUE(MustCreate(~uint64_t{0}, 4).Allocate(~uint64_t{0} - 3).ok());
 }
 
 TEST(OffsetAllocatorTest, CoalescesNeighboursInEveryOrder) {
@@ -364,10 +375,17 @@ TEST(OffsetAllocatorRestoreTest, RejectsEveryFlippedByte) {
 }
 
 TEST(OffsetAllocatorRestoreTest, UnknownVersionIsUnsupported) {
-  std::string blob = SmallBlob();
-  blob[4] = 2;
-  Reseal(blob);
-  EXPECT_EQ(OffsetAllocator::Restore(blob).status().code(), ErrorCode::kUnsupported);
+  // Version 1 (per-slot generations, 32-byte nodes) is no longer read; nor is a
+  // future version.
+  for (char version : {1, 3}) {
+    std::string blob = SmallBlob();
+    blob[4] = version;
+    Reseal(blob);
+    const Status s = OffsetAllocator::Restore(blob).status();
+    EXPECT_EQ(s.code(), ErrorCode::kUnsupported);
+    EXPECT_NE(s.message().find("version " + std::to_string(version)), std::string::npos)
+        << s.ToString();
+  }
 }
 
 // With a valid checksum the parser itself must catch inconsistent content:

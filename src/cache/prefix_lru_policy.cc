@@ -13,7 +13,7 @@ void PrefixLruPolicy::Insert(ObjectId id, uint64_t size, ObjectId parent, uint64
     ++parent_node.extra.children;
     auto& links = list_.at(slot).extra;
     links.parent = parent_slot;
-    links.parent_generation = parent_node.generation;
+    links.parent_generation = parent_node.extra.generation;
   }
   list_.PushNewest(slot);
 }
@@ -35,7 +35,7 @@ std::optional<ObjectId> PrefixLruPolicy::Evict(const SpareFn& spare) {
       list_.Unlink(slot);  // park it until its last child goes
       continue;
     }
-    if (spare && spare(list_.at(slot).id)) {
+    if (spare && spare(list_.at(slot).Id())) {
       list_.MoveToNewest(slot);
       if (++spared >= candidates) break;
       continue;
@@ -50,7 +50,7 @@ ObjectId PrefixLruPolicy::Forget(List::Slot slot) {
   if (links.parent != List::kNil) {
     auto& parent = list_.at(links.parent);
     // A stale link means the parent was removed (and its slot maybe reused).
-    if (parent.generation == links.parent_generation && --parent.extra.children == 0 &&
+    if (parent.extra.generation == links.parent_generation && --parent.extra.children == 0 &&
         !list_.IsLinked(links.parent)) {
       list_.PushOldest(links.parent);  // unpark: it is a leaf again
     }

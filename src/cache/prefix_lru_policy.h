@@ -33,6 +33,7 @@ struct PrefixLinks {
   uint32_t parent = 0;  // slot of the parent page, or kNil
   uint32_t parent_generation = 0;
   uint32_t children = 0;
+  uint32_t generation = 0;  // this node's slot generation (SlotTable keeps it)
 };
 
 class PrefixLruPolicy final : public ListPolicy<PrefixLinks> {

@@ -71,6 +71,9 @@ class S3FifoPolicy final : public EvictionPolicy {
     uint32_t generation = 0;
     uint8_t freq = 0;  // 0..3
     Where where = Where::kSmall;
+
+    ObjectId Id() const { return id; }
+    void SetId(ObjectId value) { id = value; }
   };
   using Table = SlotTable<Node>;
   using Slot = Table::Slot;

@@ -2,8 +2,16 @@
 
 namespace crescent::cache {
 
+void SievePolicy::Insert(ObjectId id, uint64_t size, ObjectId /*parent*/, uint64_t /*history*/) {
+  const auto slot = list_.Add(id, size);
+  if (slot == List::kNil) return;
+  if (slot >= visited_.size()) visited_.resize(slot + 1);
+  visited_[slot] = false;
+  list_.PushNewest(slot);
+}
+
 void SievePolicy::Access(ObjectId id) {
-  if (auto slot = list_.Find(id); slot != List::kNil) list_.at(slot).extra.visited = true;
+  if (auto slot = list_.Find(id); slot != List::kNil) visited_[slot] = true;
 }
 
 void SievePolicy::Remove(ObjectId id) {
@@ -21,14 +29,13 @@ std::optional<ObjectId> SievePolicy::Evict(const SpareFn& spare) {
   // Terminates: each step clears a bit, spends a spare, or evicts, and bits are
   // set here only by spares.
   for (;;) {
-    auto& node = list_.at(slot);
-    if (node.extra.visited) {
-      node.extra.visited = false;
+    if (visited_[slot]) {
+      visited_[slot] = false;
       slot = Advance(slot);
       continue;
     }
-    if (spare && spare(node.id)) {
-      node.extra.visited = true;
+    if (spare && spare(list_.at(slot).Id())) {
+      visited_[slot] = true;
       slot = Advance(slot);
       if (++spared >= candidates) {
         hand_ = slot;

@@ -12,19 +12,20 @@
 // set and the hand moves past it, so it also survives the next sweep.
 #pragma once
 
+#include <vector>
+
 #include "cache/list_policy.h"
 
 namespace crescent::cache {
 
-// A SIEVE node's one bit of state.
-struct SieveMark {
-  bool visited = false;
-};
-
-class SievePolicy final : public ListPolicy<SieveMark> {
+// Each node's one bit of state, the visited bit, lives in a bitmap indexed by
+// slot rather than in the node, which keeps the node at 20 bytes.
+class SievePolicy final : public ListPolicy<NoExtra> {
  public:
   explicit SievePolicy(const PolicyOptions& /*options*/ = {}) {}
 
+  void Insert(ObjectId id, uint64_t size, ObjectId parent = kNoParent,
+              uint64_t history = kSameAsId) override;
   void Access(ObjectId id) override;
   void Remove(ObjectId id) override;
   std::optional<ObjectId> Evict(const SpareFn& spare = nullptr) override;
@@ -38,6 +39,7 @@ class SievePolicy final : public ListPolicy<SieveMark> {
   }
 
   List::Slot hand_ = List::kNil;
+  std::vector<bool> visited_;  // by slot; meaningful for tracked slots only
 };
 
 }  // namespace crescent::cache

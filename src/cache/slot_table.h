@@ -10,13 +10,16 @@
 //  - Every id in the table has exactly one node, and the index holds exactly
 //    the slots of those nodes. Slot 0 (kNil) is never handed out; list users
 //    keep a sentinel there.
-//  - A node's `generation` changes each time its slot is erased, and a reused
+//  - A node's `generation` (if it keeps one) changes each time its slot is erased, and a reused
 //    slot keeps counting, so a (slot, generation) pair is a weak handle: it
 //    matches only the node it was taken from. (It is 32 bits: a handle would
 //    alias only after 2^32 reuses of one slot while it is still held.)
 //  - Freed slots are reused last-in first-out, so the array never exceeds the
 //    peak node count plus one.
-// Node must have the fields `ObjectId id` and `uint32_t generation`; Add()
+// Node must have `ObjectId Id() const` and `void SetId(ObjectId)` (a node may
+// keep its id in two 4-byte halves so that it needs no 8-byte alignment).
+// A generation is optional: a node with a `uint32_t generation` field, or an
+// `extra.generation` field, gets one; a node without it pays nothing. Add()
 // value-initialises every other field.
 #pragma once
 
@@ -24,6 +27,7 @@
 #include <absl/hash/hash.h>
 
 #include <cstdint>
+#include <type_traits>
 #include <vector>
 
 #include "cache/eviction_policy.h"
@@ -67,7 +71,7 @@ class SlotTable {
   // Removes the node; handles to it go stale.
   void Erase(Slot slot) {
     index_.erase(slot);
-    ++nodes_[slot].generation;
+    if (uint32_t* generation = GenerationOf(nodes_[slot])) ++*generation;
     free_.push_back(slot);
   }
 
@@ -87,12 +91,12 @@ class SlotTable {
     using is_transparent = void;
     const std::vector<Node>* nodes;
     size_t operator()(IdKey key) const { return absl::Hash<ObjectId>{}(key.id); }
-    size_t operator()(Slot slot) const { return (*this)(IdKey{(*nodes)[slot].id}); }
+    size_t operator()(Slot slot) const { return (*this)(IdKey{(*nodes)[slot].Id()}); }
   };
   struct Equal {
     using is_transparent = void;
     const std::vector<Node>* nodes;
-    ObjectId IdOf(Slot slot) const { return (*nodes)[slot].id; }
+    ObjectId IdOf(Slot slot) const { return (*nodes)[slot].Id(); }
     ObjectId IdOf(IdKey key) const { return key.id; }
     template <typename A, typename B>
     bool operator()(A a, B b) const {
@@ -110,11 +114,25 @@ class SlotTable {
       nodes_.emplace_back();
     }
     Node& node = nodes_[slot];
-    const uint32_t generation = node.generation;
+    const uint32_t* old = GenerationOf(node);
+    const uint32_t generation = old != nullptr ? *old : 0;
     node = Node{};
-    node.id = id;
-    node.generation = generation;
+    node.SetId(id);
+    if (uint32_t* fresh = GenerationOf(node)) *fresh = generation;
     return slot;
+  }
+
+  // The node's generation field, or nullptr for a node that keeps none.
+  template <typename N>
+  static auto* GenerationOf(N& node) {
+    using Ptr = std::conditional_t<std::is_const_v<N>, const uint32_t*, uint32_t*>;
+    if constexpr (requires { node.generation; }) {
+      return static_cast<Ptr>(&node.generation);
+    } else if constexpr (requires { node.extra.generation; }) {
+      return static_cast<Ptr>(&node.extra.generation);
+    } else {
+      return static_cast<Ptr>(nullptr);
+    }
   }
 
   std::vector<Node> nodes_;  // nodes_[kNil] is reserved
