@@ -4,8 +4,10 @@ BUILD      ?= build
 JOBS       ?= $(shell nproc)
 CMAKE_ARGS ?=
 CRESCENT   := $(BUILD)/bin/crescent
+PYTHON     := /usr/bin/python3
+PYPATH     := $(BUILD)/python:python
 
-.PHONY: all deps build test test-unit test-asan test-tsan bench run format tidy clean
+.PHONY: all deps build test test-unit test-asan test-tsan test-python e2e bench run format tidy clean
 
 all: build
 
@@ -18,7 +20,21 @@ build: deps
 
 # The whole suite: release build, then ASan+UBSan over every unit test, then
 # TSan over the concurrent ones.
-test: test-unit test-asan test-tsan
+test: test-unit test-python test-asan test-tsan
+
+# pytest over tests/python: the crescent binding, the SGLang HiCache adapter
+# (crescent.hicache) and a tiny run of the end-to-end harness.
+test-python: build
+	PYTHONPATH=$(PYPATH) $(PYTHON) -m pytest -q tests/python
+
+# The end-to-end harness: a small GQA model (CPU, float32) serving a multi-turn
+# workload with prefix reuse through crescent.hicache against a `crescent serve`
+# it starts itself. Prints the correctness and TTFT table; fails on a logit
+# mismatch. Flags with E2E_ARGS, e.g. E2E_ARGS="--trace ../shared/traces/x.jsonl".
+E2E_ARGS ?=
+e2e: build
+	PYTHONPATH=$(PYPATH) $(PYTHON) -m crescent_e2e --requests 32 --turns 4 \
+	    --crescent-bin $(CRESCENT) $(E2E_ARGS)
 
 test-unit: build
 	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
