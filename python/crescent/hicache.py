@@ -396,11 +396,12 @@ class CrescentHiCacheStorage(HiCacheStorage):
             put_sizes = [sizes[i] for i in missing]
             consecutive = missing == list(range(missing[0], missing[0] + len(missing)))
             config = self._replicate_config()
+            args = (put_keys, put_ptrs, put_sizes) + ((config,) if config is not None else ())
             if consecutive and hasattr(self.store, "batch_put_chain_from"):
                 # The pages of one sequence: object i's parent is object i-1.
-                res = self.store.batch_put_chain_from(put_keys, put_ptrs, put_sizes, config)
+                res = self.store.batch_put_chain_from(*args)
             else:
-                res = self.store.batch_put_from(put_keys, put_ptrs, put_sizes, config)
+                res = self.store.batch_put_from(*args)
             for i, r in zip(missing, res):
                 obj_ok[i] = int(r) == 0
         elapsed = time.perf_counter() - t0
