@@ -87,6 +87,11 @@ class Client {
   // memory and the store node (TCP socket or shared-memory memcpy).
   Status RegisterBuffer(void* ptr, size_t size);
   Status UnregisterBuffer(void* ptr);
+  // OK when [ptr, ptr+size) lies inside one registered buffer, else
+  // kBufferNotRegistered (kInvalidArgument for null). For callers, such as the
+  // Python binding's scatter/gather forms, that stage bytes themselves but must
+  // honour the same registration contract as PutFrom/GetInto.
+  Status CheckBuffer(const void* ptr, size_t size) const;
   Status PutFrom(const std::string& key, const void* ptr, size_t size,
                  const PutOptions& options = {});
   // Returns the object's size; kBufferTooSmall (naming the size needed) when

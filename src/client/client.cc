@@ -217,6 +217,9 @@ std::vector<Status> Client::BatchRemove(std::span<const std::string> keys, bool 
 
 Status Client::RegisterBuffer(void* ptr, size_t size) { return impl_->buffers.Register(ptr, size); }
 Status Client::UnregisterBuffer(void* ptr) { return impl_->buffers.Unregister(ptr); }
+Status Client::CheckBuffer(const void* ptr, size_t size) const {
+  return impl_->buffers.Check(ptr, size);
+}
 
 Status Client::PutFrom(const std::string& key, const void* ptr, size_t size,
                        const PutOptions& options) {

@@ -1,61 +1,131 @@
-"""Shared fixtures for the Python tests (run: make test-python).
+"""Fixtures: a real `crescent serve` (master + one 64 MiB store node) for the
+session, a bare `crescent master` with a cluster secret for the segment tests,
+and a connected Store per test.
 
-The tests import `crescent.hicache` and `crescent_e2e` from python/ and, when
-it is built, the `crescent` binding from build/python. The "crescent" store
-fixtures start `build/bin/crescent serve --port 0` and are skipped when the
-binding or the binary is missing; the "memory" ones use the in-process
-stand-in store and always run.
+The binaries come from $CRESCENT_BUILD (default: build/ at the repository root),
+the same tree whose build/python is on PYTHONPATH under `make test-python`.
 """
 
 import os
+import re
+import signal
+import subprocess
+import threading
+from pathlib import Path
+
 import sys
 
-ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
-for p in (os.path.join(ROOT, "python"), os.path.join(ROOT, "build", "python")):
-    if os.path.isdir(p) and p not in sys.path:
-        sys.path.append(p)
+import pytest
 
-# A built binding package (build/python/crescent) shadows python/crescent; let
-# the package also find the pure-Python modules that live in python/crescent.
-try:
-    import crescent  # noqa: E402
+# The pure-Python packages of the HiCache adapter tests and the E2E harness
+# (crescent_e2e) live in python/; the crescent package itself, with
+# crescent.hicache copied in, comes from build/python (PYTHONPATH).
+_PY = str(Path(__file__).resolve().parents[2] / "python")
+if _PY not in sys.path:
+    sys.path.append(_PY)
 
-    _src = os.path.join(ROOT, "python", "crescent")
-    if hasattr(crescent, "__path__") and _src not in list(crescent.__path__):
-        crescent.__path__.append(_src)
-except ImportError:
-    pass
+import crescent  # noqa: E402
 
-import pytest  # noqa: E402
-
-CRESCENT_BIN = os.path.join(ROOT, "build", "bin", "crescent")
+REPO = Path(__file__).resolve().parents[2]
+BUILD = Path(os.environ.get("CRESCENT_BUILD", REPO / "build"))
+CRESCENT = BUILD / "bin" / "crescent"
+ADDRESS_RE = re.compile(r"master \(gRPC\) listening on (\S+?)(?:,| and|$)")
 
 
-def have_binding() -> bool:
-    try:
-        from crescent import Store  # noqa: F401
-    except ImportError:
-        return False
-    return os.path.exists(CRESCENT_BIN)
+class Server:
+    """A crescent subprocess; `address` is the master's host:port it printed."""
+
+    def __init__(self, args, env=None, timeout=60):
+        if not CRESCENT.exists():
+            pytest.fail("%s is missing: run `make build` first" % CRESCENT)
+        self.proc = subprocess.Popen([str(CRESCENT), *args], stdout=subprocess.PIPE,
+                                     stderr=subprocess.STDOUT, text=True, env=env)
+        self.address = None
+        self.output = []
+        ready = threading.Event()
+
+        def pump():
+            # Keep draining stdout for the process's life so it never blocks on a full pipe.
+            for line in self.proc.stdout:
+                self.output.append(line)
+                m = ADDRESS_RE.search(line)
+                if m:
+                    self.address = m.group(1)
+                if "ready" in line:
+                    ready.set()
+            ready.set()
+
+        threading.Thread(target=pump, daemon=True).start()
+        if not ready.wait(timeout) or self.address is None or self.proc.poll() is not None:
+            self.stop()
+            pytest.fail("crescent %s did not start:\n%s" % (" ".join(args), "".join(self.output)))
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
 
 
 @pytest.fixture(scope="session")
-def crescent_master():
-    if not have_binding():
-        pytest.skip("crescent binding (build/python) or build/bin/crescent not built")
-    from crescent_e2e.harness import CrescentServer
-
-    server = CrescentServer(CRESCENT_BIN, segment_size="256MiB")
-    yield server.address
+def serve():
+    server = Server(["serve", "--port", "0", "--http-port", "0", "--segment-size", "64MiB"])
+    yield server
     server.stop()
+
+
+@pytest.fixture(scope="session")
+def secret_file(tmp_path_factory):
+    path = tmp_path_factory.mktemp("secret") / "cluster.secret"
+    path.write_text("python-binding-test-secret-0123456789abcdef\n")
+    return path
+
+
+@pytest.fixture(scope="session")
+def bare_master(secret_file):
+    """A master with no store nodes: only a contributing Store gives it space."""
+    server = Server(["master", "--port", "0", "--http-port", "0", "--secret-file",
+                     str(secret_file), "--heartbeat-ttl-ms", "3000"])
+    yield server
+    server.stop()
+
+
+def connect(address, **kwargs):
+    store = crescent.Store()
+    store.setup("localhost", "", 0, 0, "tcp", "", address, **kwargs)
+    return store
+
+
+@pytest.fixture
+def store(serve):
+    s = connect(serve.address)
+    yield s
+    if not s.closed:
+        s.remove_all(force=True)
+    s.close()
+
+
+# ---------------------------------------------------------------------------
+# crescent.hicache / crescent_e2e fixtures.
+
+
+@pytest.fixture(scope="session")
+def crescent_master(serve):
+    """The session `crescent serve`'s master address."""
+    return serve.address
 
 
 @pytest.fixture(params=["memory", "crescent"])
 def make_backend(request):
     """make(pool, tp_rank=0, is_mla=False, **extra) -> CrescentHiCacheStorage.
 
-    Every backend made in one test shares one store (the in-process stand-in,
-    or one `crescent serve`) and one key prefix, unique to the test.
+    "crescent": over the session `crescent serve` through crescent.Store;
+    "memory": over the in-process stand-in store (crescent_e2e.memstore).
+    Every backend made in one test shares one store and one key prefix,
+    unique to the test.
     """
     import uuid
     from types import SimpleNamespace

@@ -1,0 +1,248 @@
+"""crescent.Store: the Mooncake MooncakeDistributedStore API over a Crescent cluster.
+
+Return conventions (docs/python.md has the full table):
+  * int-returning methods give 0 (or a count / byte length) on success and a
+    negative error code on failure, as Mooncake's do; a closed or never set-up
+    store gives CLOSED (-25) from each of them (per key for the batch forms);
+  * get / get_batch give b"" for a key that cannot be read (Mooncake's "empty
+    bytes on miss"); get_with_code says why;
+  * setup and get_stats raise CrescentError, since they have no code to return;
+  * arguments that no call could accept (wrong types, non-contiguous arrays,
+    CUDA tensors, negative sizes) raise TypeError / ValueError before any I/O.
+The GIL is released inside every call that talks to the cluster.
+"""
+
+import threading
+import warnings
+import weakref
+
+from . import _crescent
+from ._buffers import address_and_size, address_of, addresses_and_sizes, byte_view
+from .config import put_options
+from .errors import CLOSED, INVALID_ARGUMENT, CrescentError
+
+_live_stores = weakref.WeakSet()
+
+
+def _close_all_at_exit():
+    # Stop store nodes and client threads while the interpreter is still whole.
+    for store in list(_live_stores):
+        store.close()
+
+
+class Store:
+    def __init__(self):
+        self._core = _crescent.StoreCore()
+        # Objects behind registered buffers, by address: a numpy array or tensor
+        # must outlive its registration, or a later transfer would touch freed memory.
+        self._registered = {}
+        self._lock = threading.Lock()
+        _live_stores.add(self)
+
+    # ---- lifecycle ----
+
+    def setup(self, local_hostname="localhost", metadata_server="", global_segment_size=0,
+              local_buffer_size=0, protocol="tcp", device_name="",
+              master_server_addr="127.0.0.1:50051", *, rpc_timeout_ms=5000, rpc_attempts=4,
+              transfer_timeout_ms=10000):
+        """Connects to the master at master_server_addr; returns 0 or raises CrescentError.
+
+        global_segment_size > 0 makes this process contribute a DRAM segment of
+        that size (an in-process store node mounted on the master; needs the
+        cluster secret in $CRESCENT_SECRET_FILE or $CRESCENT_SECRET), served on
+        local_hostname. metadata_server, local_buffer_size and device_name are
+        accepted for Mooncake compatibility and unused: the master holds all
+        metadata, and transfers go straight to and from registered memory.
+        """
+        if protocol not in ("tcp", ""):
+            warnings.warn("crescent transfers over TCP and same-host shared memory; "
+                          "protocol %r is treated as tcp" % (protocol,), stacklevel=2)
+        if int(global_segment_size) < 0:
+            raise ValueError("global_segment_size cannot be negative")
+        code, message = self._core.setup(str(local_hostname), str(master_server_addr or ""),
+                                         int(global_segment_size), int(rpc_timeout_ms),
+                                         int(rpc_attempts), int(transfer_timeout_ms))
+        if code != 0:
+            raise CrescentError(code, message)
+        return 0
+
+    def close(self):
+        """Unmounts the local segment (if any) and disconnects; returns 0. Idempotent."""
+        self._core.close()
+        with self._lock:
+            self._registered.clear()
+        return 0
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    # ---- copying API ----
+
+    def put(self, key, value, config=None):
+        """Stores bytes-like `value` (or a numpy array / CPU tensor); 0 or a negative code."""
+        return self._core.put(key, byte_view(value), put_options(config))
+
+    def get(self, key):
+        """The value as bytes; b"" when it cannot be read (missing, closed, ...)."""
+        return self._core.get(key)[1]
+
+    def get_with_code(self, key):
+        """(code, value): code 0 with the bytes, or a negative code with b""."""
+        return tuple(self._core.get(key))
+
+    def put_batch(self, keys, values, config=None):
+        """Stores values[i] under keys[i]; 0 when all succeed, else the first negative code."""
+        keys, values = list(keys), list(values)
+        if len(keys) != len(values):
+            return INVALID_ARGUMENT
+        results = self._core.put_batch(keys, [byte_view(v) for v in values],
+                                       put_options(config))
+        return next((r for r in results if r != 0), 0)
+
+    def get_batch(self, keys):
+        """One bytes per key, b"" for a key that cannot be read."""
+        return [value for _, value in self._core.get_batch(list(keys))]
+
+    def is_exist(self, key):
+        """1 if stored, 0 if not, or a negative code (e.g. INVALID_KEY)."""
+        return self._core.is_exist(key)
+
+    def batch_is_exist(self, keys):
+        """is_exist per key, as a list."""
+        return self._core.batch_is_exist(list(keys))
+
+    def remove(self, key, force=False):
+        """0 or a negative code; force also removes an object under a read lease."""
+        return self._core.remove(key, bool(force))
+
+    def remove_all(self, force=False):
+        """How many objects were removed, or a negative code."""
+        return self._core.remove_all(bool(force))
+
+    def get_size(self, key):
+        """The object's size in bytes, or a negative code."""
+        return self._core.get_size(key)
+
+    # ---- registered buffers ----
+
+    def register_buffer(self, buffer_ptr, size=None):
+        """Registers memory for the zero-copy calls; 0 or a negative code.
+
+        buffer_ptr is an int address (size required) or a numpy array / CPU
+        tensor (size defaults to its nbytes); the object is kept alive until
+        unregister_buffer or close.
+        """
+        addr, size = address_and_size(buffer_ptr, size)
+        rc = self._core.register_buffer(addr, size)
+        if rc == 0 and not isinstance(buffer_ptr, int):
+            with self._lock:
+                self._registered[addr] = buffer_ptr
+        return rc
+
+    def unregister_buffer(self, buffer_ptr):
+        """0 or a negative code (BUFFER_NOT_REGISTERED for an unknown address)."""
+        addr, _ = address_of(buffer_ptr)
+        rc = self._core.unregister_buffer(addr)
+        if rc == 0:
+            with self._lock:
+                self._registered.pop(addr, None)
+        return rc
+
+    # ---- zero-copy batches ----
+
+    def batch_put_from(self, keys, buffer_ptrs, sizes=None, config=None):
+        """Puts keys[i] from registered memory; per key 0 or a negative code."""
+        return self._put_from(keys, buffer_ptrs, sizes, config, chain=False)
+
+    def batch_put_chain_from(self, keys, buffer_ptrs, sizes=None, config=None):
+        """batch_put_from that records keys[i-1] as the parent of keys[i] (a prefix chain).
+
+        A page refused before transfer (e.g. unregistered) refuses the whole
+        chain, so no link skips over a hole.
+        """
+        return self._put_from(keys, buffer_ptrs, sizes, config, chain=True)
+
+    def _put_from(self, keys, buffer_ptrs, sizes, config, chain):
+        keys = list(keys)
+        ptrs, sizes = addresses_and_sizes(buffer_ptrs, sizes)
+        if len(ptrs) != len(keys):
+            return [INVALID_ARGUMENT] * len(keys)
+        return self._core.batch_put_from(keys, ptrs, sizes, put_options(config), chain)
+
+    def batch_get_into(self, keys, buffer_ptrs, sizes=None):
+        """Reads keys[i] into registered memory; per key the bytes read or a negative code."""
+        keys = list(keys)
+        ptrs, sizes = addresses_and_sizes(buffer_ptrs, sizes)
+        if len(ptrs) != len(keys):
+            return [INVALID_ARGUMENT] * len(keys)
+        return self._core.batch_get_into(keys, ptrs, sizes)
+
+    def batch_put_from_multi_buffers(self, keys, all_buffer_ptrs, all_sizes=None, config=None):
+        """Each key's value is the concatenation of its buffers (all registered).
+
+        all_buffer_ptrs[i] and all_sizes[i] are lists for keys[i]; per key 0 or
+        a negative code.
+        """
+        keys, ptrs, sizes = self._multi(keys, all_buffer_ptrs, all_sizes)
+        if ptrs is None:
+            return [INVALID_ARGUMENT] * len(keys)
+        return self._core.batch_put_from_multi_buffers(keys, ptrs, sizes, put_options(config))
+
+    def batch_get_into_multi_buffers(self, keys, all_buffer_ptrs, all_sizes=None,
+                                     prefer_alloc_in_same_node=False):
+        """Each value is spread over its key's buffers in order; per key bytes read or a code."""
+        keys, ptrs, sizes = self._multi(keys, all_buffer_ptrs, all_sizes)
+        if ptrs is None:
+            return [INVALID_ARGUMENT] * len(keys)
+        return self._core.batch_get_into_multi_buffers(keys, ptrs, sizes)
+
+    @staticmethod
+    def _multi(keys, all_buffer_ptrs, all_sizes):
+        keys, all_buffer_ptrs = list(keys), list(all_buffer_ptrs)
+        all_sizes = [None] * len(all_buffer_ptrs) if all_sizes is None else list(all_sizes)
+        if len(all_buffer_ptrs) != len(keys) or len(all_sizes) != len(keys):
+            return keys, None, None
+        ptrs, sizes = [], []
+        for bufs, szs in zip(all_buffer_ptrs, all_sizes):
+            p, s = addresses_and_sizes(bufs, szs)
+            ptrs.append(p)
+            sizes.append(s)
+        return keys, ptrs, sizes
+
+    # ---- prefix extras ----
+
+    def batch_query_prefix(self, keys):
+        """How many leading keys are stored (stops at the first miss), or a negative code."""
+        return self._core.batch_query_prefix(list(keys))
+
+    def batch_get_prefix_into(self, keys, buffer_ptrs, sizes=None):
+        """Reads the longest stored prefix, page i into buffer i; its length or a negative code."""
+        keys = list(keys)
+        ptrs, sizes = addresses_and_sizes(buffer_ptrs, sizes)
+        if len(ptrs) != len(keys):
+            return INVALID_ARGUMENT
+        return self._core.batch_get_prefix_into(keys, ptrs, sizes)
+
+    # ---- cluster ----
+
+    def get_stats(self):
+        """Cluster usage as a dict; raises CrescentError when closed or unreachable.
+
+        Keys: objects, pending_puts, capacity_bytes, used_bytes, segments (list of
+        dicts: name, owner_node, endpoint, capacity, used), counters (Prometheus
+        sample -> value), master_address, local_segment (None unless contributing).
+        """
+        code, stats = self._core.get_stats()
+        if code != 0:
+            raise CrescentError(code, stats)
+        return stats
+
+    @property
+    def closed(self):
+        return not self._core.is_open()
+
+
+__all__ = ["Store", "CLOSED"]

@@ -1,0 +1,201 @@
+// StoreCore methods: setup/close, the copying API, existence, removal, sizes
+// and stats. Every client call runs with the GIL released; Python objects are
+// only touched before and after, with it held.
+#include <pybind11/stl.h>
+
+#include <span>
+
+#include "bindings.h"
+
+namespace crescent::python {
+namespace {
+
+constexpr int64_t kClosedCode = -static_cast<int64_t>(ErrorCode::kClosed);
+
+// A read-only byte view of a Python buffer. The Python layer hands over
+// C-contiguous 1-D byte memoryviews; anything else is refused here too.
+std::span<const std::byte> Bytes(const py::buffer_info& info) {
+  if (info.ndim != 1 || info.itemsize != 1 || (info.size > 1 && info.strides[0] != 1)) {
+    throw py::value_error("value must be a C-contiguous byte buffer");
+  }
+  return {static_cast<const std::byte*>(info.ptr), static_cast<size_t>(info.size)};
+}
+
+py::bytes ToBytes(const std::vector<std::byte>& v) {
+  return py::bytes(reinterpret_cast<const char*>(v.data()), v.size());
+}
+
+py::dict StatDict(const ClusterStat& s, const StoreCore& core, const Client& client) {
+  py::dict d;
+  d["objects"] = s.objects;
+  d["pending_puts"] = s.pending_puts;
+  d["capacity_bytes"] = s.capacity_bytes;
+  d["used_bytes"] = s.used_bytes;
+  py::list segments;
+  for (const SegmentUsage& seg : s.segments) {
+    py::dict e;
+    e["name"] = seg.name;
+    e["owner_node"] = seg.owner_node;
+    e["endpoint"] = seg.endpoint;
+    e["capacity"] = seg.capacity;
+    e["used"] = seg.used;
+    segments.append(e);
+  }
+  d["segments"] = segments;
+  d["counters"] = s.counters;
+  d["master_address"] = client.master_address();
+  std::string local = core.local_segment();
+  d["local_segment"] = local.empty() ? py::object(py::none()) : py::object(py::str(local));
+  return d;
+}
+
+}  // namespace
+
+void BindStore(StoreClass& cls) {
+  cls.def(
+         "setup",
+         [](StoreCore& self, const std::string& local_hostname, const std::string& master,
+            uint64_t segment_size, int64_t rpc_timeout_ms, int rpc_attempts,
+            int64_t transfer_timeout_ms) {
+           SetupArgs a{local_hostname, master,       segment_size,
+                       rpc_timeout_ms, rpc_attempts, transfer_timeout_ms};
+           Status s;
+           {
+             py::gil_scoped_release nogil;
+             s = self.Setup(a);
+           }
+           return py::make_tuple(PyCode(s), s.message());
+         },
+         py::arg("local_hostname"), py::arg("master_address"), py::arg("segment_size"),
+         py::arg("rpc_timeout_ms"), py::arg("rpc_attempts"), py::arg("transfer_timeout_ms"))
+      .def("close",
+           [](StoreCore& self) {
+             py::gil_scoped_release nogil;
+             self.Close();
+           })
+      .def("is_open", [](const StoreCore& self) { return self.Acquire() != nullptr; })
+      .def("local_segment", &StoreCore::local_segment)
+      .def("put",
+           [](StoreCore& self, const std::string& key, const py::buffer& value,
+              const PutOptions& opts) -> int64_t {
+             py::buffer_info info = value.request();
+             std::span<const std::byte> bytes = Bytes(info);
+             auto c = self.Acquire();
+             if (!c) return kClosedCode;
+             py::gil_scoped_release nogil;
+             return PyCode(c->Put(key, bytes, opts));
+           })
+      .def("put_batch",
+           [](StoreCore& self, const std::vector<std::string>& keys,
+              const std::vector<py::buffer>& values, const PutOptions& opts) {
+             std::vector<py::buffer_info> infos;
+             std::vector<std::span<const std::byte>> spans;
+             for (const py::buffer& b : values) {
+               infos.push_back(b.request());
+               spans.push_back(Bytes(infos.back()));
+             }
+             std::vector<int64_t> out(keys.size(), kClosedCode);
+             auto c = self.Acquire();
+             if (!c) return out;
+             py::gil_scoped_release nogil;
+             std::vector<Status> r = c->BatchPut(keys, spans, opts);
+             for (size_t i = 0; i < r.size() && i < out.size(); ++i) out[i] = PyCode(r[i]);
+             return out;
+           })
+      // get/get_batch: (code, bytes); the Python layer maps failure to b"" as
+      // Mooncake does, and keeps the code for callers that want it.
+      .def("get",
+           [](StoreCore& self, const std::string& key) {
+             auto c = self.Acquire();
+             if (!c) return py::make_tuple(kClosedCode, py::bytes());
+             StatusOr<std::vector<std::byte>> r = Status();
+             {
+               py::gil_scoped_release nogil;
+               r = c->Get(key);
+             }
+             if (!r.ok()) return py::make_tuple(PyCode(r.status()), py::bytes());
+             return py::make_tuple(0, ToBytes(r.value()));
+           })
+      .def("get_batch",
+           [](StoreCore& self, const std::vector<std::string>& keys) {
+             py::list out;
+             auto c = self.Acquire();
+             if (!c) {
+               for (size_t i = 0; i < keys.size(); ++i) {
+                 out.append(py::make_tuple(kClosedCode, py::bytes()));
+               }
+               return out;
+             }
+             std::vector<StatusOr<std::vector<std::byte>>> r;
+             {
+               py::gil_scoped_release nogil;
+               r = c->BatchGet(keys);
+             }
+             for (auto& v : r) {
+               out.append(v.ok() ? py::make_tuple(0, ToBytes(v.value()))
+                                 : py::make_tuple(PyCode(v.status()), py::bytes()));
+             }
+             return out;
+           })
+      .def("is_exist",
+           [](StoreCore& self, const std::string& key) -> int64_t {
+             auto c = self.Acquire();
+             if (!c) return kClosedCode;
+             py::gil_scoped_release nogil;
+             StatusOr<bool> r = c->Exists(key);
+             if (!r.ok()) return PyCode(r.status());
+             return r.value() ? 1 : 0;
+           })
+      .def("batch_is_exist",
+           [](StoreCore& self, const std::vector<std::string>& keys) {
+             std::vector<int64_t> out(keys.size(), kClosedCode);
+             auto c = self.Acquire();
+             if (!c) return out;
+             py::gil_scoped_release nogil;
+             StatusOr<std::vector<bool>> r = c->BatchExists(keys);
+             for (size_t i = 0; i < out.size(); ++i) {
+               if (!r.ok()) {
+                 out[i] = PyCode(r.status());
+               } else {
+                 out[i] = i < r.value().size() && r.value()[i] ? 1 : 0;
+               }
+             }
+             return out;
+           })
+      .def("remove",
+           [](StoreCore& self, const std::string& key, bool force) -> int64_t {
+             auto c = self.Acquire();
+             if (!c) return kClosedCode;
+             py::gil_scoped_release nogil;
+             return PyCode(c->Remove(key, force));
+           })
+      .def("remove_all",
+           [](StoreCore& self, bool force) -> int64_t {
+             auto c = self.Acquire();
+             if (!c) return kClosedCode;
+             py::gil_scoped_release nogil;
+             StatusOr<size_t> r = c->RemoveAll(force);
+             return r.ok() ? static_cast<int64_t>(r.value()) : PyCode(r.status());
+           })
+      .def("get_size",
+           [](StoreCore& self, const std::string& key) -> int64_t {
+             auto c = self.Acquire();
+             if (!c) return kClosedCode;
+             py::gil_scoped_release nogil;
+             StatusOr<uint64_t> r = c->GetSize(key);
+             return r.ok() ? static_cast<int64_t>(r.value()) : PyCode(r.status());
+           })
+      .def("get_stats", [](StoreCore& self) {
+        auto c = self.Acquire();
+        if (!c) return py::make_tuple(kClosedCode, "store is closed");
+        StatusOr<ClusterStat> r = Status();
+        {
+          py::gil_scoped_release nogil;
+          r = c->Stat();
+        }
+        if (!r.ok()) return py::make_tuple(PyCode(r.status()), r.status().message());
+        return py::make_tuple(0, StatDict(r.value(), self, *c));
+      });
+}
+
+}  // namespace crescent::python

@@ -1,0 +1,204 @@
+// StoreCore methods on registered memory: register/unregister, batch_put_from,
+// batch_get_into, their _multi_buffers (scatter/gather) forms, and the prefix
+// extras. Pointers arrive as integers; the Python layer turns numpy arrays and
+// torch tensors into (address, nbytes) first.
+//
+// Crash safety: register_buffer refuses ranges the kernel says are unmapped,
+// and the client refuses any transfer outside a registered range
+// (BUFFER_NOT_REGISTERED) or a null pointer (INVALID_ARGUMENT), so a bad integer
+// becomes a negative code rather than a fault inside a transfer.
+#include <pybind11/stl.h>
+
+#include <cstring>
+#include <span>
+
+#include "bindings.h"
+#include "memory_check.h"
+
+namespace crescent::python {
+namespace {
+
+constexpr int64_t kClosedCode = -static_cast<int64_t>(ErrorCode::kClosed);
+constexpr int64_t kInvalidCode = -static_cast<int64_t>(ErrorCode::kInvalidArgument);
+
+using Ptrs = std::vector<uintptr_t>;
+using Sizes = std::vector<size_t>;
+
+std::vector<void*> AsPointers(const Ptrs& ptrs) {
+  std::vector<void*> out;
+  out.reserve(ptrs.size());
+  for (uintptr_t p : ptrs) out.push_back(reinterpret_cast<void*>(p));
+  return out;
+}
+
+// Slices of one key for the _multi_buffers forms: OK when every slice is
+// non-empty and inside a registered buffer.
+Status CheckSlices(const Client& c, const Ptrs& ptrs, const Sizes& sizes) {
+  if (ptrs.empty() || ptrs.size() != sizes.size()) {
+    return Status(ErrorCode::kInvalidArgument,
+                  "each key needs one size per buffer, and at least one buffer");
+  }
+  for (size_t j = 0; j < ptrs.size(); ++j) {
+    if (sizes[j] == 0) return Status(ErrorCode::kInvalidSize, "empty buffer slice");
+    if (Status s = c.CheckBuffer(reinterpret_cast<const void*>(ptrs[j]), sizes[j]); !s.ok()) {
+      return s;
+    }
+  }
+  return Status::Ok();
+}
+
+// Gather: each key's slices are concatenated into one value, then put.
+std::vector<int64_t> PutMulti(Client& c, const std::vector<std::string>& keys,
+                              const std::vector<Ptrs>& ptrs, const std::vector<Sizes>& sizes,
+                              const PutOptions& opts) {
+  std::vector<int64_t> out(keys.size(), kInvalidCode);
+  if (ptrs.size() != keys.size() || sizes.size() != keys.size()) return out;
+  std::vector<std::string> ok_keys;
+  std::vector<std::vector<std::byte>> staged;
+  std::vector<size_t> ok_idx;
+  for (size_t i = 0; i < keys.size(); ++i) {
+    if (Status s = CheckSlices(c, ptrs[i], sizes[i]); !s.ok()) {
+      out[i] = PyCode(s);
+      continue;
+    }
+    std::vector<std::byte> value;
+    for (size_t j = 0; j < ptrs[i].size(); ++j) {
+      auto* p = reinterpret_cast<const std::byte*>(ptrs[i][j]);
+      value.insert(value.end(), p, p + sizes[i][j]);
+    }
+    ok_keys.push_back(keys[i]);
+    staged.push_back(std::move(value));
+    ok_idx.push_back(i);
+  }
+  if (ok_keys.empty()) return out;
+  std::vector<std::span<const std::byte>> spans(staged.begin(), staged.end());
+  std::vector<Status> r = c.BatchPut(ok_keys, spans, opts);
+  for (size_t k = 0; k < ok_idx.size(); ++k) out[ok_idx[k]] = PyCode(r[k]);
+  return out;
+}
+
+// Scatter: each value is spread over its key's slices in order; the slices
+// together must hold it (BUFFER_TOO_SMALL otherwise). Returns bytes read.
+std::vector<int64_t> GetMulti(Client& c, const std::vector<std::string>& keys,
+                              const std::vector<Ptrs>& ptrs, const std::vector<Sizes>& sizes) {
+  std::vector<int64_t> out(keys.size(), kInvalidCode);
+  if (ptrs.size() != keys.size() || sizes.size() != keys.size()) return out;
+  std::vector<std::string> ok_keys;
+  std::vector<size_t> ok_idx;
+  for (size_t i = 0; i < keys.size(); ++i) {
+    if (Status s = CheckSlices(c, ptrs[i], sizes[i]); !s.ok()) {
+      out[i] = PyCode(s);
+      continue;
+    }
+    ok_keys.push_back(keys[i]);
+    ok_idx.push_back(i);
+  }
+  if (ok_keys.empty()) return out;
+  std::vector<StatusOr<std::vector<std::byte>>> r = c.BatchGet(ok_keys);
+  for (size_t k = 0; k < ok_idx.size(); ++k) {
+    size_t i = ok_idx[k];
+    if (!r[k].ok()) {
+      out[i] = PyCode(r[k].status());
+      continue;
+    }
+    const std::vector<std::byte>& v = r[k].value();
+    size_t capacity = 0;
+    for (size_t s : sizes[i]) capacity += s;
+    if (v.size() > capacity) {
+      out[i] = PyCode(ErrorCode::kBufferTooSmall);
+      continue;
+    }
+    size_t done = 0;
+    for (size_t j = 0; j < ptrs[i].size() && done < v.size(); ++j) {
+      size_t n = std::min(sizes[i][j], v.size() - done);
+      std::memcpy(reinterpret_cast<void*>(ptrs[i][j]), v.data() + done, n);
+      done += n;
+    }
+    out[i] = static_cast<int64_t>(v.size());
+  }
+  return out;
+}
+
+}  // namespace
+
+void BindZeroCopy(StoreClass& cls) {
+  cls.def("register_buffer",
+          [](StoreCore& self, uintptr_t ptr, size_t size) -> int64_t {
+            auto c = self.Acquire();
+            if (!c) return kClosedCode;
+            py::gil_scoped_release nogil;
+            if (!IsMapped(ptr, size)) return kInvalidCode;  // null, empty or unmapped
+            return PyCode(c->RegisterBuffer(reinterpret_cast<void*>(ptr), size));
+          })
+      .def("unregister_buffer",
+           [](StoreCore& self, uintptr_t ptr) -> int64_t {
+             auto c = self.Acquire();
+             if (!c) return kClosedCode;
+             py::gil_scoped_release nogil;
+             return PyCode(c->UnregisterBuffer(reinterpret_cast<void*>(ptr)));
+           })
+      // chain=True is batch_put_chain_from: key i records key i-1 as its parent.
+      .def("batch_put_from",
+           [](StoreCore& self, const std::vector<std::string>& keys, const Ptrs& ptrs,
+              const Sizes& sizes, const PutOptions& opts, bool chain) {
+             std::vector<int64_t> out(keys.size(), kClosedCode);
+             auto c = self.Acquire();
+             if (!c) return out;
+             py::gil_scoped_release nogil;
+             std::vector<void*> p = AsPointers(ptrs);
+             std::vector<Status> r = c->BatchPutFrom(keys, p, sizes, opts, chain);
+             for (size_t i = 0; i < out.size(); ++i) out[i] = PyCode(r[i]);
+             return out;
+           })
+      .def("batch_get_into",
+           [](StoreCore& self, const std::vector<std::string>& keys, const Ptrs& ptrs,
+              const Sizes& sizes) {
+             std::vector<int64_t> out(keys.size(), kClosedCode);
+             auto c = self.Acquire();
+             if (!c) return out;
+             py::gil_scoped_release nogil;
+             std::vector<void*> p = AsPointers(ptrs);
+             std::vector<StatusOr<size_t>> r = c->BatchGetInto(keys, p, sizes);
+             for (size_t i = 0; i < out.size(); ++i) {
+               out[i] = r[i].ok() ? static_cast<int64_t>(r[i].value()) : PyCode(r[i].status());
+             }
+             return out;
+           })
+      .def("batch_put_from_multi_buffers",
+           [](StoreCore& self, const std::vector<std::string>& keys,
+              const std::vector<Ptrs>& ptrs, const std::vector<Sizes>& sizes,
+              const PutOptions& opts) {
+             auto c = self.Acquire();
+             if (!c) return std::vector<int64_t>(keys.size(), kClosedCode);
+             py::gil_scoped_release nogil;
+             return PutMulti(*c, keys, ptrs, sizes, opts);
+           })
+      .def("batch_get_into_multi_buffers",
+           [](StoreCore& self, const std::vector<std::string>& keys,
+              const std::vector<Ptrs>& ptrs, const std::vector<Sizes>& sizes) {
+             auto c = self.Acquire();
+             if (!c) return std::vector<int64_t>(keys.size(), kClosedCode);
+             py::gil_scoped_release nogil;
+             return GetMulti(*c, keys, ptrs, sizes);
+           })
+      .def("batch_query_prefix",
+           [](StoreCore& self, const std::vector<std::string>& keys) -> int64_t {
+             auto c = self.Acquire();
+             if (!c) return kClosedCode;
+             py::gil_scoped_release nogil;
+             StatusOr<size_t> r = c->BatchQueryPrefix(keys);
+             return r.ok() ? static_cast<int64_t>(r.value()) : PyCode(r.status());
+           })
+      .def("batch_get_prefix_into",
+           [](StoreCore& self, const std::vector<std::string>& keys, const Ptrs& ptrs,
+              const Sizes& sizes) -> int64_t {
+             auto c = self.Acquire();
+             if (!c) return kClosedCode;
+             py::gil_scoped_release nogil;
+             std::vector<void*> p = AsPointers(ptrs);
+             StatusOr<size_t> r = c->GetPrefixInto(keys, p, sizes);
+             return r.ok() ? static_cast<int64_t>(r.value()) : PyCode(r.status());
+           });
+}
+
+}  // namespace crescent::python

@@ -1,0 +1,41 @@
+// The `_crescent` extension: error codes, PutOptions and the Store core. The
+// Python package (python/crescent) builds the Mooncake-shaped API on top:
+// buffer conversion, ReplicateConfig, exceptions.
+#include <pybind11/stl.h>
+
+#include "bindings.h"
+
+namespace crescent::python {
+namespace {
+
+void BindErrors(py::module_& m) {
+  // code (negative, as methods return it) -> stable name, e.g. -4 -> "OBJECT_NOT_FOUND".
+  py::dict names;
+  for (int32_t c = 0; c <= static_cast<int32_t>(ErrorCode::kClosed); ++c) {
+    names[py::int_(-c)] = std::string(ErrorCodeName(static_cast<ErrorCode>(c)));
+  }
+  m.attr("ERROR_NAMES") = names;
+}
+
+void BindPutOptions(py::module_& m) {
+  py::class_<PutOptions>(m, "PutOptions")
+      .def(py::init<>())
+      .def_readwrite("replica_count", &PutOptions::replica_count)
+      .def_readwrite("preferred_segment", &PutOptions::preferred_segment)
+      .def_readwrite("soft_pin_ttl_ms", &PutOptions::soft_pin_ttl_ms)
+      .def_readwrite("hard_pin", &PutOptions::hard_pin);
+}
+
+}  // namespace
+
+PYBIND11_MODULE(_crescent, m) {
+  m.doc() = "Crescent client core; use the `crescent` package, not this module";
+  BindErrors(m);
+  BindPutOptions(m);
+  StoreClass cls(m, "StoreCore");
+  cls.def(py::init<>());
+  BindStore(cls);
+  BindZeroCopy(cls);
+}
+
+}  // namespace crescent::python

@@ -1,0 +1,129 @@
+#include "store_core.h"
+
+#include <cctype>
+
+#include "store/store_node.h"
+#include "transfer/capability.h"
+
+namespace crescent::python {
+namespace {
+
+// Mooncake's local_hostname may be "host" or "host:port"; the data server
+// binds the host (any free port) and needs a literal address for loopback.
+std::string DataHost(const std::string& local_hostname) {
+  std::string host = local_hostname;
+  size_t colon = host.rfind(':');
+  if (colon != std::string::npos && host.find(':') == colon && colon + 1 < host.size()) {
+    bool digits = true;
+    for (size_t i = colon + 1; i < host.size(); ++i) {
+      digits = digits && std::isdigit(static_cast<unsigned char>(host[i]));
+    }
+    if (digits) host.resize(colon);
+  }
+  if (host.empty() || host == "localhost") return "127.0.0.1";
+  return host;
+}
+
+}  // namespace
+
+StoreCore::StoreCore() = default;
+StoreCore::~StoreCore() { Close(); }
+
+Status StoreCore::Setup(const SetupArgs& args) {
+  {
+    std::lock_guard lock(mu_);
+    if (client_ || setting_up_) {
+      return Status(ErrorCode::kInvalidArgument, "store is already set up; close() it first");
+    }
+    setting_up_ = true;
+  }
+  struct Done {
+    StoreCore* self;
+    ~Done() {
+      std::lock_guard lock(self->mu_);
+      self->setting_up_ = false;
+    }
+  } done{this};
+
+  // Check the secret before any network work: a contributed segment cannot
+  // exist without it, and the user should learn that first.
+  std::string secret;
+  if (args.segment_size > 0) {
+    StatusOr<std::string> s = transfer::LoadClusterSecret("");
+    if (!s.ok()) {
+      return Status(ErrorCode::kInvalidArgument,
+                    "global_segment_size > 0 contributes a segment, which needs the cluster "
+                    "secret of the master: set CRESCENT_SECRET_FILE (or CRESCENT_SECRET) (" +
+                        s.status().message() + ")");
+    }
+    secret = std::move(s.value());
+  }
+
+  ClientConfig cc;
+  cc.master_address = args.master_address;
+  cc.rpc_timeout_ms = args.rpc_timeout_ms;
+  cc.rpc_attempts = args.rpc_attempts;
+  cc.transfer_timeout_ms = args.transfer_timeout_ms;
+
+  std::shared_ptr<store::StoreNode> node;
+  if (args.segment_size > 0) {
+    store::StoreNodeOptions no;
+    no.segment_size = args.segment_size;
+    no.host = DataHost(args.local_hostname);
+    no.master.address = args.master_address;
+    no.master.rpc_timeout_ms = args.rpc_timeout_ms;
+    no.master.attempts = args.rpc_attempts;
+    StatusOr<std::unique_ptr<store::StoreNode>> n = store::StoreNode::Start(no, secret);
+    if (!n.ok()) {
+      return Status(n.status().code(),
+                    "cannot contribute a segment: " + n.status().message());
+    }
+    node = std::move(n.value());
+    cc.local_node = node->node_id();  // local-first placement for our own puts
+  }
+
+  StatusOr<std::unique_ptr<Client>> c = Client::Connect(cc);
+  if (!c.ok()) return c.status();
+  std::shared_ptr<Client> client = std::move(c.value());
+  // Connect() is lazy; a setup that "succeeds" against a dead master would
+  // only move the failure to the first put, so prove the master answers.
+  if (StatusOr<ClusterStat> st = client->Stat(); !st.ok()) {
+    return Status(st.status().code(), "cannot reach the master at " + client->master_address() +
+                                          ": " + st.status().message());
+  }
+  std::lock_guard lock(mu_);
+  client_ = std::move(client);
+  node_ = std::move(node);
+  return Status::Ok();
+}
+
+void StoreCore::Close() {
+  std::shared_ptr<Client> client;
+  std::shared_ptr<store::StoreNode> node;
+  {
+    std::lock_guard lock(mu_);
+    client = std::move(client_);
+    node = std::move(node_);
+  }
+  client.reset();
+  // Unmount after the client is gone; in-flight calls on other threads still
+  // hold their own Client and fail cleanly once the segment disappears.
+  if (node) node->Stop();
+}
+
+std::shared_ptr<Client> StoreCore::Acquire() const {
+  std::lock_guard lock(mu_);
+  return client_;
+}
+
+std::string StoreCore::local_segment() const {
+  std::lock_guard lock(mu_);
+  return node_ ? node_->segment_name() : std::string();
+}
+
+std::string StoreCore::local_node() const {
+  std::lock_guard lock(mu_);
+  return node_ ? node_->node_id() : std::string();
+}
+
+}  // namespace crescent::python

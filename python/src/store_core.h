@@ -1,0 +1,63 @@
+// StoreCore: the state behind one Python `crescent.Store`.
+//
+// It owns the Client and, when setup() was asked to contribute memory, an
+// in-process StoreNode mounted on the master (Mooncake's global_segment_size > 0).
+// Every binding method takes its own reference to the Client through Acquire(),
+// so close() on one thread never frees a Client another thread is still using:
+// the last in-flight call releases it. A null Acquire() means "not set up or
+// closed", which the bindings report as -CLOSED.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "crescent/client.h"
+#include "crescent/status.h"
+
+namespace crescent::store {
+class StoreNode;
+}
+
+namespace crescent::python {
+
+struct SetupArgs {
+  std::string local_hostname;  // data-plane host of a contributed segment
+  std::string master_address;  // "" = $CRESCENT_MASTER, else 127.0.0.1:50051
+  uint64_t segment_size = 0;   // > 0: contribute a segment of this size
+  int64_t rpc_timeout_ms = 5000;
+  int rpc_attempts = 4;
+  int64_t transfer_timeout_ms = 10000;
+};
+
+// A Status as Python sees it: 0, or the ErrorCode negated.
+inline int64_t PyCode(const Status& s) { return -static_cast<int64_t>(s.code()); }
+inline int64_t PyCode(ErrorCode c) { return -static_cast<int64_t>(c); }
+
+class StoreCore {
+ public:
+  StoreCore();
+  ~StoreCore();  // Close()s
+  StoreCore(const StoreCore&) = delete;
+  StoreCore& operator=(const StoreCore&) = delete;
+
+  // Connects (and proves the master answers), then starts the local segment if
+  // asked. Blocking; call without the GIL. Fails if already set up.
+  Status Setup(const SetupArgs& args);
+  // Drops the client and unmounts the local segment. Idempotent; blocking.
+  void Close();
+
+  std::shared_ptr<Client> Acquire() const;
+  // Name of the segment this process contributes ("" if none).
+  std::string local_segment() const;
+  std::string local_node() const;
+
+ private:
+  mutable std::mutex mu_;  // guards the three members below, never held across I/O
+  std::shared_ptr<Client> client_;
+  std::shared_ptr<store::StoreNode> node_;
+  bool setting_up_ = false;
+};
+
+}  // namespace crescent::python
