@@ -29,7 +29,8 @@ def main(argv=None) -> int:
     ap.add_argument("--trace", help="Mooncake-format JSONL trace instead of generated chats")
     ap.add_argument("--max-input-tokens", type=int, default=4096,
                     help="truncate trace prompts to this many tokens (0: no limit)")
-    ap.add_argument("--model", choices=sorted(MODELS), default="default")
+    ap.add_argument("--model", choices=sorted(MODELS), default="small",
+                    help="tiny: 1 layer, d=64; small: 2 layers, d=256; default: 4 layers, d=512")
     ap.add_argument("--backend", choices=["crescent", "memory"], default="crescent")
     ap.add_argument("--master", help="use this Crescent master instead of starting one")
     ap.add_argument("--crescent-bin", default="build/bin/crescent")
