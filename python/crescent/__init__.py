@@ -13,9 +13,8 @@ conventions); see docs/python.md.
 import atexit
 
 from .config import DEFAULT_SOFT_PIN_TTL_MS, ReplicateConfig
-from .errors import (BUFFER_NOT_REGISTERED, BUFFER_TOO_SMALL, CLOSED, ERROR_NAMES,
-                     INVALID_ARGUMENT, INVALID_KEY, INVALID_SIZE, NO_SPACE, OBJECT_NOT_FOUND,
-                     OK, TIMEOUT, UNAVAILABLE, CrescentError, error_name)
+from . import errors as _errors
+from .errors import ERROR_NAMES, CrescentError, error_name
 from .store import Store, _close_all_at_exit
 
 # Alias for code written against Mooncake.
@@ -23,9 +22,10 @@ MooncakeDistributedStore = Store
 
 atexit.register(_close_all_at_exit)
 
+# The error codes as constants: crescent.OBJECT_NOT_FOUND == -4, crescent.CLOSED == -25, ...
+globals().update({name: getattr(_errors, name) for name in _errors.CODE_NAMES})
+
 __all__ = [
     "Store", "MooncakeDistributedStore", "ReplicateConfig", "CrescentError", "error_name",
-    "ERROR_NAMES", "DEFAULT_SOFT_PIN_TTL_MS", "OK", "INVALID_ARGUMENT", "INVALID_KEY",
-    "INVALID_SIZE", "OBJECT_NOT_FOUND", "NO_SPACE", "UNAVAILABLE", "TIMEOUT",
-    "BUFFER_TOO_SMALL", "BUFFER_NOT_REGISTERED", "CLOSED",
+    "ERROR_NAMES", "DEFAULT_SOFT_PIN_TTL_MS", *_errors.CODE_NAMES,
 ]

@@ -12,19 +12,10 @@ from . import _crescent
 # code -> name, e.g. -4 -> "OBJECT_NOT_FOUND" (0 -> "OK").
 ERROR_NAMES = dict(_crescent.ERROR_NAMES)
 
-OK = 0
-INVALID_ARGUMENT = -1
-INVALID_KEY = -2
-INVALID_SIZE = -3
-OBJECT_NOT_FOUND = -4
-OBJECT_ALREADY_EXISTS = -5
-NO_SPACE = -8
-UNAVAILABLE = -15
-TIMEOUT = -16
-BUFFER_TOO_SMALL = -17
-BUFFER_NOT_REGISTERED = -23
-CLOSED = -25
-
+# Every code as a module constant: OK = 0, INVALID_ARGUMENT = -1, ...,
+# OBJECT_NOT_FOUND = -4, ..., BUFFER_NOT_REGISTERED = -23, CLOSED = -25.
+CODE_NAMES = sorted(ERROR_NAMES.values())
+globals().update({name: code for code, name in ERROR_NAMES.items()})
 
 def error_name(code):
     """The stable name of a returned code, e.g. error_name(-4) == "OBJECT_NOT_FOUND"."""

@@ -216,7 +216,10 @@ class Store:
 
     def batch_query_prefix(self, keys):
         """How many leading keys are stored (stops at the first miss), or a negative code."""
-        return self._core.batch_query_prefix(list(keys))
+        keys = list(keys)
+        if not keys and not self.closed:
+            return 0  # the master refuses an empty batch; nothing is a prefix of length 0
+        return self._core.batch_query_prefix(keys)
 
     def batch_get_prefix_into(self, keys, buffer_ptrs, sizes=None):
         """Reads the longest stored prefix, page i into buffer i; its length or a negative code."""
@@ -224,6 +227,8 @@ class Store:
         ptrs, sizes = addresses_and_sizes(buffer_ptrs, sizes)
         if len(ptrs) != len(keys):
             return INVALID_ARGUMENT
+        if not keys and not self.closed:
+            return 0
         return self._core.batch_get_prefix_into(keys, ptrs, sizes)
 
     # ---- cluster ----

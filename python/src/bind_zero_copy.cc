@@ -165,17 +165,16 @@ void BindZeroCopy(StoreClass& cls) {
              return out;
            })
       .def("batch_put_from_multi_buffers",
-           [](StoreCore& self, const std::vector<std::string>& keys,
-              const std::vector<Ptrs>& ptrs, const std::vector<Sizes>& sizes,
-              const PutOptions& opts) {
+           [](StoreCore& self, const std::vector<std::string>& keys, const std::vector<Ptrs>& ptrs,
+              const std::vector<Sizes>& sizes, const PutOptions& opts) {
              auto c = self.Acquire();
              if (!c) return std::vector<int64_t>(keys.size(), kClosedCode);
              py::gil_scoped_release nogil;
              return PutMulti(*c, keys, ptrs, sizes, opts);
            })
       .def("batch_get_into_multi_buffers",
-           [](StoreCore& self, const std::vector<std::string>& keys,
-              const std::vector<Ptrs>& ptrs, const std::vector<Sizes>& sizes) {
+           [](StoreCore& self, const std::vector<std::string>& keys, const std::vector<Ptrs>& ptrs,
+              const std::vector<Sizes>& sizes) {
              auto c = self.Acquire();
              if (!c) return std::vector<int64_t>(keys.size(), kClosedCode);
              py::gil_scoped_release nogil;

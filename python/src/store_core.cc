@@ -75,8 +75,7 @@ Status StoreCore::Setup(const SetupArgs& args) {
     no.master.attempts = args.rpc_attempts;
     StatusOr<std::unique_ptr<store::StoreNode>> n = store::StoreNode::Start(no, secret);
     if (!n.ok()) {
-      return Status(n.status().code(),
-                    "cannot contribute a segment: " + n.status().message());
+      return Status(n.status().code(), "cannot contribute a segment: " + n.status().message());
     }
     node = std::move(n.value());
     cc.local_node = node->node_id();  // local-first placement for our own puts

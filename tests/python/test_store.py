@@ -260,6 +260,7 @@ def test_prefix_chain(store, buf):
     assert store.batch_query_prefix(pages) == 4
     assert store.batch_query_prefix([key("none")] + pages) == 0
     assert store.batch_query_prefix([]) == 0
+    assert store.batch_get_prefix_into([], []) == 0
     dst = [buf[65536 + i * 1024:65536 + (i + 1) * 1024] for i in range(5)]
     assert store.batch_get_prefix_into(pages, dst) == 4
     for i in range(4):
