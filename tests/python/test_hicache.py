@@ -336,3 +336,13 @@ def test_master_from_env(crescent_master, monkeypatch):
     assert b.master_address == crescent_master
     assert b.batch_exists(page_hashes(1)) == 0
     b.close()
+
+
+def test_replica_count_from_extra_config(make_backend):
+    pool = mha_pool()
+    b = make_backend(pool, replica_count=2)  # best effort: one store node here
+    keys = page_hashes(2)
+    idx = pool.alloc(2 * PAGE)
+    fill_random(pool, idx, 14)
+    assert b.batch_set_v1(keys, idx) == [True, True]
+    assert b.batch_exists(keys) == 2
