@@ -8,7 +8,7 @@ CRESCENT   := $(BUILD)/bin/crescent
 # or pybind11) may come first on PATH. The module is built for this one.
 PYTHON     := /usr/bin/python3
 
-.PHONY: all deps build test test-unit test-python test-asan test-tsan bench run format tidy clean
+.PHONY: all deps build test test-unit test-python e2e test-asan test-tsan bench run format tidy clean
 
 all: build
 
@@ -19,17 +19,29 @@ build: deps
 	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release -DCRESCENT_PYTHON=$(PYTHON) $(CMAKE_ARGS) >/dev/null
 	@cmake --build $(BUILD) -j $(JOBS)
 
-# The whole suite: release build, the Python binding's tests, then ASan+UBSan
-# over every unit test, then TSan over the concurrent ones.
+# The whole suite: release build, the Python tests (binding, HiCache adapter,
+# tiny E2E run), then ASan+UBSan over every unit test, then TSan over the
+# concurrent ones.
 test: test-unit test-python test-asan test-tsan
 
 test-unit: build
 	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
 
-# pytest over the `crescent` module in $(BUILD)/python, against real
+# pytest over the `crescent` module in $(BUILD)/python (the binding, the SGLang
+# HiCache adapter crescent.hicache, a tiny E2E run), against real
 # `crescent serve` / `crescent master` processes from $(BUILD)/bin.
 test-python: build
 	PYTHONPATH=$(BUILD)/python CRESCENT_BUILD=$(abspath $(BUILD)) $(PYTHON) -m pytest -q -p no:cacheprovider tests/python
+
+# The end-to-end harness (python/crescent_e2e): a small GQA model (CPU, float32)
+# serving a multi-turn workload with prefix reuse through crescent.hicache,
+# against a `crescent serve` it starts itself. Prints the correctness and TTFT
+# table; exits non-zero on a logit mismatch. More flags with E2E_ARGS, e.g.
+# E2E_ARGS="--trace ../shared/traces/synthetic_trace.jsonl --requests 40".
+E2E_ARGS ?=
+e2e: build
+	PYTHONPATH=$(BUILD)/python:python $(PYTHON) -m crescent_e2e --model small \
+	    --requests 24 --turns 4 --crescent-bin $(CRESCENT) $(E2E_ARGS)
 
 test-asan: deps
 	@cmake -S . -B $(BUILD)-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCRESCENT_SANITIZE=address -DCRESCENT_TESTS_ONLY=ON >/dev/null

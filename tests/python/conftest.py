@@ -13,9 +13,18 @@ import subprocess
 import threading
 from pathlib import Path
 
+import sys
+
 import pytest
 
-import crescent
+# The pure-Python packages of the HiCache adapter tests and the E2E harness
+# (crescent_e2e) live in python/; the crescent package itself, with
+# crescent.hicache copied in, comes from build/python (PYTHONPATH).
+_PY = str(Path(__file__).resolve().parents[2] / "python")
+if _PY not in sys.path:
+    sys.path.append(_PY)
+
+import crescent  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]
 BUILD = Path(os.environ.get("CRESCENT_BUILD", REPO / "build"))
@@ -97,3 +106,57 @@ def store(serve):
     if not s.closed:
         s.remove_all(force=True)
     s.close()
+
+
+# ---------------------------------------------------------------------------
+# crescent.hicache / crescent_e2e fixtures.
+
+
+@pytest.fixture(scope="session")
+def crescent_master(serve):
+    """The session `crescent serve`'s master address."""
+    return serve.address
+
+
+@pytest.fixture(params=["memory", "crescent"])
+def make_backend(request):
+    """make(pool, tp_rank=0, is_mla=False, **extra) -> CrescentHiCacheStorage.
+
+    "crescent": over the session `crescent serve` through crescent.Store;
+    "memory": over the in-process stand-in store (crescent_e2e.memstore).
+    Every backend made in one test shares one store and one key prefix,
+    unique to the test.
+    """
+    import uuid
+    from types import SimpleNamespace
+
+    from crescent.hicache import CrescentHiCacheStorage
+
+    prefix = "t" + uuid.uuid4().hex[:12]
+    shared = None
+    master = None
+    if request.param == "memory":
+        from crescent_e2e.memstore import MemoryStore
+
+        shared = MemoryStore()
+    else:
+        master = request.getfixturevalue("crescent_master")
+    made = []
+
+    def make(pool=None, tp_rank=0, is_mla=False, tp_size=2, **extra):
+        extra = dict(extra)
+        extra.setdefault("key_prefix", prefix)
+        if master:
+            extra["master_server_address"] = master
+        cfg = SimpleNamespace(tp_rank=tp_rank, tp_size=tp_size, pp_rank=0, pp_size=1,
+                              is_mla_model=is_mla, is_page_first_layout=True,
+                              model_name="test", extra_config=extra)
+        b = CrescentHiCacheStorage(cfg, pool, store=shared)
+        made.append(b)
+        return b
+
+    make.kind = request.param
+    make.store = shared
+    yield make
+    for b in made:
+        b.close()
