@@ -154,7 +154,7 @@ StatusOr<std::vector<PhaseResult>> CrescentWorkload::RunPutGet() {
   const int batch = std::max(1, o_.batch());
   for (uint64_t size : o_.sizes) {
     const uint64_t n = o_.OpsFor(size);
-    const uint64_t nb = std::max<uint64_t>(1, n / uint64_t(batch));
+    const uint64_t nb = std::max<uint64_t>(kMinBatchCalls, n / uint64_t(batch));
     std::vector<RepSample> reps[kPutGetPhases];
     for (int rep = 0; rep < o_.reps; ++rep) {
       const std::string base = prefix_ + "/s" + std::to_string(size) + "/r" + std::to_string(rep);

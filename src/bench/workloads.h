@@ -45,6 +45,9 @@ struct WorkloadOptions {
 
 // Phases the drivers report, for progress totals.
 inline constexpr int kPutGetPhases = 4;  // put, get, batch_put, batch_get
+// Batch phases make at least this many calls per client, so their p50/p99 mean
+// something even when few objects fill the byte budget.
+inline constexpr uint64_t kMinBatchCalls = 4;
 
 // Runs body(c) for c in [0, clients) on threads released together; returns the
 // wall time in seconds from the release to the last thread's end.

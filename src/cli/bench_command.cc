@@ -208,7 +208,7 @@ int RunBench(Mode mode, const BenchFlags& f) {
       uint64_t need = 0;
       for (uint64_t s : o.sizes) {
         const uint64_t n = o.OpsFor(s);
-        const uint64_t nb = std::max<uint64_t>(1, n / uint64_t(std::max(1, o.batch())));
+        const uint64_t nb = std::max<uint64_t>(kMinBatchCalls, n / uint64_t(std::max(1, o.batch())));
         need = std::max(need, uint64_t(o.clients) * (n + nb * uint64_t(o.batch())) * s);
       }
       lo.segment_size = f.segment_size.empty()
