@@ -53,12 +53,16 @@ test-tsan: deps
 	@cmake --build $(BUILD)-tsan -j $(JOBS) --target concurrent_tests
 	ctest --test-dir $(BUILD)-tsan --output-on-failure -j $(JOBS) -L concurrent
 
-# Micro-benchmarks, the in-process master load test, then the simulator on the
-# bundled trace.
+# Micro-benchmarks, the in-process master load test, the simulator on the
+# bundled trace, then `crescent bench all` (baseline, put-get over TCP and shared
+# memory, exists, and the same workloads through a real redis-server) at a size
+# that finishes in a few minutes; its JSON lands in $(BUILD)/bench.json.
+BENCH_ARGS ?= --size 64KiB,1MiB,4MiB --batch 16 --clients 1 --reps 3 --bytes-per-client 64MiB
 bench: build
 	@for b in $(BUILD)/bin/*_bench; do echo "== $$b"; $$b --benchmark_min_time=0.2 || exit 1; done
 	$(BUILD)/bin/master_perf --objects 1000000 --threads 2 --seconds 1
 	$(CRESCENT) sim --trace tests/data/small_trace.jsonl --capacity 5%,10% --policy fifo,lru,sieve,s3fifo,prefix-lru,belady
+	$(CRESCENT) bench all $(BENCH_ARGS) --json $(BUILD)/bench.json
 
 # The embedded store: master + one store node on 127.0.0.1 (gRPC 50051, HTTP 9003).
 # Pass flags with ARGS, e.g. `make run ARGS="--segment-size 4GiB"`.

@@ -1,0 +1,96 @@
+// What one benchmark phase measured, after taking medians over repetitions,
+// plus the table and JSON renderings shared by every `crescent bench` subcommand.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "bench/stats.h"
+
+namespace crescent::bench {
+
+// One measured phase (e.g. "get" of 1 MiB objects with 2 clients), medians of
+// `reps` repetitions. Byte and item counts are totals over all repetitions, so
+// bytes_moved == bytes_requested means every requested byte was moved.
+struct PhaseResult {
+  std::string system;  // "crescent-tcp", "crescent-shm", "redis", "tcp", "memcpy"
+  std::string op;      // put, get, batch_put, batch_get, exists, stream, copy
+  uint64_t size = 0;   // object size in bytes (0 for exists)
+  int clients = 1;     // client threads (streams, copy threads)
+  int batch = 1;       // items per call
+  double miss = 0;     // exists: fraction of keys absent
+  int reps = 0;
+  uint64_t calls = 0;            // calls per repetition
+  uint64_t items = 0;            // objects or keys per repetition
+  uint64_t bytes_requested = 0;  // over all repetitions
+  uint64_t bytes_moved = 0;      // over all repetitions
+  uint64_t items_found = 0;      // exists: keys reported present, over all repetitions
+  uint64_t items_expected = 0;   // exists: keys that were present, over all repetitions
+  uint64_t errors = 0;           // failed calls or mismatched payloads, over all repetitions
+  double seconds = 0;            // median wall time of one repetition
+  double gb_per_s = 0;           // median, 1e9 bytes per second
+  double items_per_s = 0;        // median objects (or keys) per second
+  double p50_us = 0;             // median over repetitions of the per-call p50
+  double p99_us = 0;             // median over repetitions of the per-call p99
+  std::string first_error;       // the first failure seen, if any
+};
+
+// One repetition's raw figures; Summarize() turns several into a PhaseResult.
+struct RepSample {
+  double seconds = 0;
+  uint64_t calls = 0;
+  uint64_t items = 0;
+  uint64_t bytes_requested = 0;
+  uint64_t bytes_moved = 0;
+  uint64_t items_found = 0;
+  uint64_t items_expected = 0;
+  uint64_t errors = 0;
+  std::string first_error;
+  LatencyRecorder latency;
+  // Adds another thread's counters and latencies.
+  void Merge(const RepSample& o);
+};
+
+// Fills the measured fields of `base` (whose labels are already set) from reps.
+PhaseResult Summarize(PhaseResult base, const std::vector<RepSample>& reps);
+
+nlohmann::json ToJson(const PhaseResult& r);
+
+// A plain-text table: a header row, then rows; columns are right-aligned except
+// the first, and separated by two spaces.
+class Table {
+ public:
+  explicit Table(std::vector<std::string> header) : header_(std::move(header)) {}
+  void AddRow(std::vector<std::string> row) { rows_.push_back(std::move(row)); }
+  std::string Render() const;
+  size_t rows() const { return rows_.size(); }
+
+ private:
+  std::vector<std::string> header_;
+  std::vector<std::vector<std::string>> rows_;
+};
+
+// "64KiB", "1MiB", "1.5MiB", "100B".
+std::string SizeLabel(uint64_t bytes);
+// Fixed-point with `digits` decimals.
+std::string Fixed(double value, int digits);
+// 1234567 -> "1.23M", 12345 -> "12.3k".
+std::string Count(double value);
+
+// A comparison of two measured figures against a target ratio.
+struct TargetCheck {
+  std::string name;      // "TCP get 1MiB vs raw TCP (1 stream)"
+  double ours = 0;       // Crescent's figure
+  double reference = 0;  // the reference figure
+  std::string unit;      // "GB/s", "keys/s"
+  double target = 0;     // required ratio ours/reference
+  double ratio() const { return reference > 0 ? ours / reference : 0; }
+  bool met() const { return reference > 0 && ratio() >= target; }
+};
+nlohmann::json ToJson(const TargetCheck& t);
+std::string RenderTargets(const std::vector<TargetCheck>& checks);
+
+}  // namespace crescent::bench

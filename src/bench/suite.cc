@@ -1,0 +1,154 @@
+#include "bench/suite.h"
+
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <fstream>
+#include <sstream>
+
+namespace crescent::bench {
+
+nlohmann::json DescribeMachine() {
+  nlohmann::json m;
+  m["nproc"] = sysconf(_SC_NPROCESSORS_ONLN);
+  std::ifstream cpu("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(cpu, line)) {
+    if (line.rfind("model name", 0) == 0) {
+      m["cpu"] = line.substr(line.find(':') + 2);
+      break;
+    }
+  }
+  utsname u{};
+  if (uname(&u) == 0) m["kernel"] = std::string(u.sysname) + " " + u.release;
+  std::ifstream load("/proc/loadavg");
+  double l1 = 0, l5 = 0, l15 = 0;
+  if (load >> l1 >> l5 >> l15) m["load"] = {l1, l5, l15};
+  return m;
+}
+
+std::string MachineLine(const nlohmann::json& m) {
+  std::ostringstream out;
+  out << "machine: " << m.value("nproc", 0) << " CPUs, " << m.value("cpu", std::string("?"))
+      << ", " << m.value("kernel", std::string("?"));
+  if (m.contains("load"))
+    out << "; load " << Fixed(m["load"][0], 2) << " " << Fixed(m["load"][1], 2) << " "
+        << Fixed(m["load"][2], 2);
+  out << "\n";
+  return out.str();
+}
+
+namespace {
+std::string ErrorsCell(const PhaseResult& r) {
+  return r.errors == 0 ? "0" : std::to_string(r.errors) + " (" + r.first_error + ")";
+}
+}  // namespace
+
+std::string RenderPutGet(const std::vector<PhaseResult>& rows) {
+  Table t({"system", "op", "size", "clients", "batch", "GB/s", "objects/s", "p50 µs", "p99 µs",
+           "errors"});
+  for (const PhaseResult& r : rows) {
+    t.AddRow({r.system, r.op, SizeLabel(r.size), std::to_string(r.clients),
+              std::to_string(r.batch), Fixed(r.gb_per_s, 2), Count(r.items_per_s),
+              Fixed(r.p50_us, 0), Fixed(r.p99_us, 0), ErrorsCell(r)});
+  }
+  return t.Render();
+}
+
+std::string RenderExists(const std::vector<PhaseResult>& rows) {
+  Table t({"system", "batch", "miss", "clients", "keys/s", "calls/s", "p50 µs", "p99 µs",
+           "errors"});
+  for (const PhaseResult& r : rows) {
+    const double calls_per_s = r.items > 0 ? r.items_per_s * double(r.calls) / double(r.items) : 0;
+    t.AddRow({r.system, std::to_string(r.batch), Fixed(r.miss, 2), std::to_string(r.clients),
+              Count(r.items_per_s), Count(calls_per_s), Fixed(r.p50_us, 1), Fixed(r.p99_us, 1),
+              ErrorsCell(r)});
+  }
+  return t.Render();
+}
+
+std::string RenderBaseline(const std::vector<PhaseResult>& rows) {
+  Table t({"reference", "size", "streams/threads", "GB/s"});
+  for (const PhaseResult& r : rows) {
+    t.AddRow({r.system == "tcp" ? "loopback TCP" : "memcpy", SizeLabel(r.size),
+              std::to_string(r.clients), Fixed(r.gb_per_s, 2)});
+  }
+  return t.Render();
+}
+
+const PhaseResult* Find(const std::vector<PhaseResult>& rows, const std::string& system,
+                        const std::string& op, uint64_t size, int clients, int batch,
+                        double miss) {
+  for (const PhaseResult& r : rows) {
+    if (r.system == system && r.op == op && r.size == size && r.clients == clients &&
+        (batch < 0 || r.batch == batch) && (miss < 0 || std::fabs(r.miss - miss) < 1e-9))
+      return &r;
+  }
+  return nullptr;
+}
+
+std::string RenderVersus(const std::vector<PhaseResult>& crescent,
+                         const std::vector<PhaseResult>& redis) {
+  Table t({"workload", "crescent", "redis", "unit", "crescent/redis"});
+  for (const PhaseResult& c : crescent) {
+    const PhaseResult* r = Find(redis, "redis", c.op, c.size, c.clients, c.batch,
+                                c.op == "exists" ? c.miss : -1);
+    if (r == nullptr) continue;
+    std::string name;
+    double ours, theirs;
+    std::string unit;
+    if (c.op == "exists") {
+      name = "exists batch " + std::to_string(c.batch) + " miss " + Fixed(c.miss, 2);
+      ours = c.items_per_s;
+      theirs = r->items_per_s;
+      unit = "keys/s";
+    } else {
+      name = c.system + " " + c.op + " " + SizeLabel(c.size);
+      if (c.batch > 1) name += " ×" + std::to_string(c.batch);
+      ours = c.gb_per_s;
+      theirs = r->gb_per_s;
+      unit = "GB/s";
+    }
+    name += " c" + std::to_string(c.clients);
+    const bool volume = unit == "GB/s";
+    t.AddRow({name, volume ? Fixed(ours, 2) : Count(ours), volume ? Fixed(theirs, 2) : Count(theirs),
+              unit, theirs > 0 ? Fixed(ours / theirs, 2) + "×" : "-"});
+  }
+  return t.Render();
+}
+
+std::vector<TargetCheck> CheckTargets(const std::vector<PhaseResult>& all) {
+  std::vector<TargetCheck> out;
+  auto gb = [](const PhaseResult& r) { return r.gb_per_s; };
+  for (const PhaseResult& r : all) {
+    if (r.system != "crescent-tcp" && r.system != "crescent-shm" && r.system != "crescent")
+      continue;
+    const std::string clients = " c" + std::to_string(r.clients);
+    if (r.op == "exists") {
+      if (r.batch != 128) continue;
+      if (const PhaseResult* red = Find(all, "redis", "exists", 0, r.clients, 128, r.miss)) {
+        out.push_back({"exists ×128 miss " + Fixed(r.miss, 2) + clients + " vs redis EXISTS",
+                       r.items_per_s, red->items_per_s, "keys/s", 1.0});
+      }
+      continue;
+    }
+    if (r.size < (1u << 20) || r.size > (4u << 20)) continue;
+    std::string label = r.system.substr(9) + " " + r.op + " " + SizeLabel(r.size);
+    if (r.batch > 1) label += " ×" + std::to_string(r.batch);
+    label += clients;
+    const PhaseResult* red = Find(all, "redis", r.op, r.size, r.clients, r.batch);
+    if (r.system == "crescent-tcp") {
+      if (const PhaseResult* raw = Find(all, "tcp", "stream", r.size, r.clients))
+        out.push_back({label + " vs raw TCP", gb(r), gb(*raw), "GB/s", 0.85});
+      if (red) out.push_back({label + " vs redis", gb(r), gb(*red), "GB/s", 1.2});
+    } else if (r.system == "crescent-shm" && (r.op == "get" || r.op == "batch_get")) {
+      if (const PhaseResult* mc = Find(all, "memcpy", "copy", r.size, r.clients))
+        out.push_back({label + " vs memcpy", gb(r), gb(*mc), "GB/s", 0.75});
+      if (red) out.push_back({label + " vs redis", gb(r), gb(*red), "GB/s", 1.5});
+    }
+  }
+  return out;
+}
+
+}  // namespace crescent::bench

@@ -1,0 +1,36 @@
+// Rendering and judging for `crescent bench`: the tables each subcommand prints,
+// the machine description, and the target checks (ratios from one run).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "bench/results.h"
+
+namespace crescent::bench {
+
+// nproc, CPU model, kernel, load averages (from /proc).
+nlohmann::json DescribeMachine();
+std::string MachineLine(const nlohmann::json& machine);
+
+std::string RenderPutGet(const std::vector<PhaseResult>& rows);
+std::string RenderExists(const std::vector<PhaseResult>& rows);
+std::string RenderBaseline(const std::vector<PhaseResult>& rows);
+// Crescent rows beside the Redis row of the same op, size/batch, miss and clients.
+std::string RenderVersus(const std::vector<PhaseResult>& crescent,
+                         const std::vector<PhaseResult>& redis);
+
+// Finds the row with these labels (nullptr when absent).
+const PhaseResult* Find(const std::vector<PhaseResult>& rows, const std::string& system,
+                        const std::string& op, uint64_t size, int clients, int batch = -1,
+                        double miss = -1);
+
+// The targets, for whatever rows were measured:
+//  TCP put/get of 1–4 MiB: ≥0.85× raw TCP (same stream count), ≥1.2× Redis;
+//  shm get: ≥0.75× memcpy (same thread count), ≥1.5× Redis GET;
+//  exists of 128 keys: ≥1× Redis pipelined EXISTS keys/s.
+std::vector<TargetCheck> CheckTargets(const std::vector<PhaseResult>& all);
+
+}  // namespace crescent::bench

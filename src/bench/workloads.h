@@ -1,0 +1,109 @@
+// Workload drivers for `crescent bench`: the same shapes run against Crescent
+// (here) and Redis (redis.h), so both sides move the same object sizes with the
+// same client counts and batch sizes.
+//
+// put-get, per object size and repetition, on `clients` threads started
+// together: put (one object per call), get, batch put (`batch` objects per
+// call), batch get; then the keys are removed, untimed. Every get checks a stamp
+// written into the object by its put, so moved bytes are verified bytes.
+//
+// exists, per batch size and miss ratio: each call asks `batch` keys of which
+// round(batch × miss) were never stored; every call checks the present count.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "bench/results.h"
+#include "crescent/client.h"
+
+namespace crescent::bench {
+
+struct WorkloadOptions {
+  std::vector<uint64_t> sizes;             // put-get object sizes
+  std::vector<int> batches = {16};         // put-get: first entry; exists: every entry
+  std::vector<double> misses = {0};        // exists miss ratios
+  int clients = 1;                         // client threads
+  int reps = 3;                            // repetitions (medians are reported)
+  uint64_t bytes_per_client = 64ull << 20; // put-get: bytes per client per phase
+  uint64_t min_ops = 4;                    // put-get: objects per client per phase, at least
+  uint64_t max_ops = 4096;                 // ... and at most
+  uint64_t keys_per_client = 100000;       // exists: keys per client per setting
+  uint64_t min_calls = 20;                 // exists: calls per client, at least
+  uint64_t max_calls = 2000;               // ... and at most
+  uint64_t exists_value_size = 64;         // exists: value size of the stored keys
+  // Called after each measured phase with a label, for a progress bar.
+  std::function<void(const std::string&)> on_phase;
+
+  int batch() const { return batches.empty() ? 1 : batches.front(); }
+  uint64_t OpsFor(uint64_t size) const;           // objects per client per phase
+  uint64_t CallsFor(uint64_t batch) const;        // exists calls per client
+};
+
+// Phases the drivers report, for progress totals.
+inline constexpr int kPutGetPhases = 4;  // put, get, batch_put, batch_get
+// Batch phases make at least this many calls per client, so their p50/p99 mean
+// something even when few objects fill the byte budget.
+inline constexpr uint64_t kMinBatchCalls = 4;
+
+// Runs body(c) for c in [0, clients) on threads released together; returns the
+// wall time in seconds from the release to the last thread's end.
+double RunParallel(int clients, const std::function<void(int)>& body);
+
+// A unique key prefix for this process and run ("bench-PID-NANOS").
+std::string RunPrefix();
+
+// The stamp a put writes into the first 8 bytes of an object (0 < size < 8:
+// nothing is stamped).
+uint64_t Stamp(uint64_t size, int rep, int client, uint64_t index, int kind);
+
+// An aligned, pre-faulted buffer.
+struct Buffer {
+  explicit Buffer(size_t size);
+  ~Buffer();
+  Buffer(const Buffer&) = delete;
+  Buffer& operator=(const Buffer&) = delete;
+  std::byte* data() { return data_; }
+  size_t size() const { return size_; }
+
+ private:
+  std::byte* data_;
+  size_t size_;
+};
+
+// The keys one exists call asks: `hits` from the stored pool, the rest absent.
+// Deterministic in (client, call) so Crescent and Redis ask the same keys.
+std::vector<std::string> ExistsKeys(const std::string& prefix, uint64_t pool, int batch,
+                                    int hits, int client, uint64_t call);
+std::string ExistsPoolKey(const std::string& prefix, uint64_t i);
+uint64_t ExistsPoolSize(const WorkloadOptions& o);
+int ExistsHits(int batch, double miss);
+
+// Crescent: `clients` connected clients, each with a registered buffer.
+class CrescentWorkload {
+ public:
+  // shm: use same-host shared memory when the store node offers it.
+  static StatusOr<std::unique_ptr<CrescentWorkload>> Connect(const std::string& master,
+                                                             const WorkloadOptions& options,
+                                                             bool shm, int tcp_lanes);
+  ~CrescentWorkload();
+  std::string system() const { return shm_ ? "crescent-shm" : "crescent-tcp"; }
+
+  // put, get, batch_put, batch_get for every size (4 results per size).
+  StatusOr<std::vector<PhaseResult>> RunPutGet();
+  // exists for every batch × miss.
+  StatusOr<std::vector<PhaseResult>> RunExists();
+
+ private:
+  CrescentWorkload() = default;
+  WorkloadOptions o_;
+  bool shm_ = false;
+  std::string prefix_;
+  std::vector<std::unique_ptr<Client>> clients_;
+  std::vector<std::unique_ptr<Buffer>> buffers_;
+};
+
+}  // namespace crescent::bench

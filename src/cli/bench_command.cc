@@ -1,0 +1,405 @@
+// `crescent bench`: throughput and latency of a Crescent cluster beside the
+// physical references (loopback TCP, memcpy) and Redis, measured in one run.
+//
+//   crescent bench put-get   --size 64KiB,1MiB,4MiB --batch 16 --clients 1 --transport tcp|shm
+//   crescent bench exists    --batch 1,16,128,1024 --miss 0,0.5,0.9 --clients 1
+//   crescent bench baseline  --size ... --clients N
+//   crescent bench vs-redis  (put-get over tcp and shm, exists, and the same through Redis)
+//   crescent bench [all]     (every one of the above, then the target checks)
+//
+// Each runs against `--master ADDR`, or starts an embedded cluster (a master and
+// `--nodes` store nodes in this process, over real gRPC/TCP/shm). Tables go to
+// stdout, `--json FILE` writes every figure, and a progress bar is drawn on
+// stderr when it is a terminal. All the logic lives in src/bench.
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "bench/baseline.h"
+#include "bench/redis.h"
+#include "bench/suite.h"
+#include "bench/workloads.h"
+#include "cli/cli_util.h"
+#include "cli/command.h"
+#include "server/local_cluster.h"
+#include "sim/progress.h"
+
+namespace crescent::cli {
+namespace {
+
+struct BenchFlags {
+  std::string json;
+  std::string master;
+  int nodes = 1;
+  std::string segment_size;  // embedded; empty: sized to the workload
+  int reps = 3;
+  int clients = 1;
+  bool quick = false;
+  std::string bytes_per_client = "64MiB";
+  std::string sizes = "64KiB,1MiB,4MiB";
+  int batch = 16;                        // put-get batch
+  std::string exists_batches = "1,16,128,1024";
+  std::string misses = "0,0.5,0.9";
+  std::string transport = "tcp";
+  int lanes = 4;
+  std::string redis_server = "redis-server";
+};
+
+enum class Mode { kPutGet, kExists, kBaseline, kVsRedis, kAll };
+
+class BenchError {
+ public:
+  explicit BenchError(std::string m) : message(std::move(m)) {}
+  std::string message;
+};
+
+std::vector<std::string> SplitList(const std::string& list) {
+  std::vector<std::string> out;
+  std::stringstream in(list);
+  std::string item;
+  while (std::getline(in, item, ',')) {
+    item.erase(0, item.find_first_not_of(" \t"));
+    item.erase(item.find_last_not_of(" \t") + 1);
+    if (item.empty()) throw BenchError("empty item in '" + list + "'");
+    out.push_back(item);
+  }
+  if (out.empty()) throw BenchError("empty list");
+  return out;
+}
+
+std::vector<uint64_t> ParseSizes(const std::string& list) {
+  std::vector<uint64_t> out;
+  for (const std::string& s : SplitList(list)) {
+    StatusOr<uint64_t> v = ParseByteSize(s);
+    if (!v.ok() || v.value() == 0) throw BenchError("bad size '" + s + "'");
+    out.push_back(v.value());
+  }
+  return out;
+}
+
+std::vector<int> ParseInts(const std::string& list) {
+  std::vector<int> out;
+  for (const std::string& s : SplitList(list)) {
+    size_t pos = 0;
+    int v = 0;
+    try {
+      v = std::stoi(s, &pos);
+    } catch (...) {
+      pos = 0;
+    }
+    if (pos != s.size() || v < 1 || v > 100000) throw BenchError("bad batch size '" + s + "'");
+    out.push_back(v);
+  }
+  return out;
+}
+
+std::vector<double> ParseMisses(const std::string& list) {
+  std::vector<double> out;
+  for (const std::string& s : SplitList(list)) {
+    size_t pos = 0;
+    double v = -1;
+    try {
+      v = std::stod(s, &pos);
+    } catch (...) {
+      pos = 0;
+    }
+    if (pos != s.size() || v < 0 || v > 1) throw BenchError("bad miss ratio '" + s + "'");
+    out.push_back(v);
+  }
+  return out;
+}
+
+std::string CommandLine() {
+  std::ifstream in("/proc/self/cmdline", std::ios::binary);
+  std::string all((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::string out;
+  for (char ch : all) out += ch == '\0' ? ' ' : ch;
+  while (!out.empty() && out.back() == ' ') out.pop_back();
+  return out;
+}
+
+template <typename T>
+T Must(StatusOr<T> v, const std::string& what) {
+  if (!v.ok()) throw BenchError(what + ": " + v.status().ToString());
+  return std::move(v.value());
+}
+
+class Progress {
+ public:
+  explicit Progress(uint64_t total) : bar_(stderr, sim::StderrIsTerminal()), total_(total) {}
+  void Step(const std::string& label) { bar_.Update(++done_, total_, label); }
+  void Clear() { bar_.Clear(); }
+
+ private:
+  sim::ProgressBar bar_;
+  uint64_t total_;
+  uint64_t done_ = 0;
+};
+
+int RunBench(Mode mode, const BenchFlags& f) {
+  using namespace crescent::bench;
+  nlohmann::json doc;
+  doc["command"] = CommandLine();
+  doc["machine"] = DescribeMachine();
+  std::vector<PhaseResult> all;  // every row, for the target checks
+  uint64_t failed = 0;
+  try {
+    const bool want_putget = mode != Mode::kExists && mode != Mode::kBaseline;
+    const bool want_exists = mode == Mode::kExists || mode == Mode::kVsRedis || mode == Mode::kAll;
+    const bool want_baseline = mode == Mode::kBaseline || mode == Mode::kAll;
+    const bool want_redis = mode == Mode::kVsRedis || mode == Mode::kAll;
+    std::vector<std::string> transports;
+    if (mode == Mode::kPutGet) transports = {f.transport};
+    if (mode == Mode::kVsRedis || mode == Mode::kAll) transports = {"tcp", "shm"};
+
+    WorkloadOptions o;
+    o.clients = f.clients;
+    o.reps = f.reps;
+    if (mode != Mode::kExists) o.sizes = ParseSizes(f.sizes);
+    o.batches = {f.batch};
+    std::vector<int> exists_batches;
+    if (want_exists) {
+      exists_batches = ParseInts(f.exists_batches);
+      o.misses = ParseMisses(f.misses);
+    }
+    o.bytes_per_client = Must(ParseByteSize(f.bytes_per_client), "--bytes-per-client");
+    if (f.quick) {
+      o.reps = 1;
+      o.bytes_per_client = 0;
+      o.min_ops = 2;
+      o.max_ops = 4;
+      o.keys_per_client = 0;
+      o.min_calls = 3;
+      o.max_calls = 3;
+    }
+    WorkloadOptions eo = o;  // exists: the exists batches
+    eo.batches = exists_batches;
+
+    // Progress: one step per measured phase and repetition.
+    const uint64_t nsizes = o.sizes.size(), reps = uint64_t(o.reps);
+    const uint64_t pg = nsizes * reps * kPutGetPhases;
+    const uint64_t ex = exists_batches.size() * o.misses.size() * reps;
+    const uint64_t streams = f.clients > 1 ? 2 : 1;
+    uint64_t total = 0;
+    if (want_putget) total += pg * transports.size();
+    if (want_exists) total += ex;
+    if (want_baseline) total += 2 * nsizes * streams * reps;
+    if (want_redis) total += pg + ex;
+    Progress progress(total);
+    o.on_phase = eo.on_phase = [&progress](const std::string& l) { progress.Step(l); };
+
+    nlohmann::json opts = {{"clients", o.clients},           {"reps", o.reps},
+                           {"sizes", o.sizes},               {"batch", o.batch()},
+                           {"exists_batches", exists_batches}, {"misses", o.misses},
+                           {"bytes_per_client", o.bytes_per_client},
+                           {"quick", f.quick},               {"lanes", f.lanes}};
+    doc["options"] = opts;
+
+    // The cluster: the one at --master, or an embedded one.
+    std::unique_ptr<server::LocalCluster> cluster;
+    std::string master = f.master;
+    const bool need_cluster = want_putget || want_exists;
+    if (need_cluster && master.empty()) {
+      server::LocalClusterOptions lo;
+      lo.store_nodes = f.nodes;
+      uint64_t need = 0;
+      for (uint64_t s : o.sizes) {
+        const uint64_t n = o.OpsFor(s);
+        const uint64_t nb = std::max<uint64_t>(kMinBatchCalls, n / uint64_t(std::max(1, o.batch())));
+        need = std::max(need, uint64_t(o.clients) * (n + nb * uint64_t(o.batch())) * s);
+      }
+      lo.segment_size = f.segment_size.empty()
+                            ? std::max<uint64_t>(256ull << 20, need + need / 2 + (64ull << 20))
+                            : Must(ParseByteSize(f.segment_size), "--segment-size");
+      cluster = Must(server::LocalCluster::Start(lo), "starting the embedded cluster");
+      master = cluster->master_address();
+      doc["cluster"] = {{"kind", "embedded"},
+                        {"store_nodes", f.nodes},
+                        {"segment_size", lo.segment_size},
+                        {"master", master}};
+      std::cout << "cluster: embedded, master + " << f.nodes << " store node(s), "
+                << FormatBytes(lo.segment_size) << " segment each, at " << master << "\n";
+    } else if (need_cluster) {
+      doc["cluster"] = {{"kind", "external"}, {"master", master}};
+      std::cout << "cluster: " << master << "\n";
+    }
+    std::cout << MachineLine(doc["machine"]) << std::flush;
+
+    std::ostringstream text;  // tables, printed after the progress bar is cleared
+    auto count_failed = [&](const std::vector<PhaseResult>& rows) {
+      for (const PhaseResult& r : rows) failed += r.errors;
+    };
+
+    if (want_baseline) {
+      std::vector<PhaseResult> rows = Must(MeasureTcpStreams(o), "raw TCP");
+      std::vector<PhaseResult> mc = MeasureMemcpy(o);
+      rows.insert(rows.end(), mc.begin(), mc.end());
+      doc["baseline"] = nlohmann::json::array();
+      for (const auto& r : rows) doc["baseline"].push_back(ToJson(r));
+      text << "\n== baseline: the physical references ==\n" << RenderBaseline(rows);
+      all.insert(all.end(), rows.begin(), rows.end());
+    }
+
+    std::vector<PhaseResult> crescent_rows;
+    if (want_putget) {
+      doc["put_get"] = nlohmann::json::array();
+      for (const std::string& t : transports) {
+        auto w = Must(CrescentWorkload::Connect(master, o, t == "shm", f.lanes), "connect");
+        std::vector<PhaseResult> rows = Must(w->RunPutGet(), "put-get");
+        count_failed(rows);
+        for (const auto& r : rows) doc["put_get"].push_back(ToJson(r));
+        text << "\n== put-get: crescent over " << t << " ==\n" << RenderPutGet(rows);
+        crescent_rows.insert(crescent_rows.end(), rows.begin(), rows.end());
+      }
+    }
+    if (want_exists) {
+      auto w = Must(CrescentWorkload::Connect(master, eo, false, f.lanes), "connect");
+      std::vector<PhaseResult> rows = Must(w->RunExists(), "exists");
+      count_failed(rows);
+      doc["exists"] = nlohmann::json::array();
+      for (const auto& r : rows) doc["exists"].push_back(ToJson(r));
+      text << "\n== exists: crescent BatchExists ==\n" << RenderExists(rows);
+      crescent_rows.insert(crescent_rows.end(), rows.begin(), rows.end());
+    }
+    all.insert(all.end(), crescent_rows.begin(), crescent_rows.end());
+
+    if (want_redis) {
+      std::unique_ptr<RedisServer> redis = Must(RedisServer::Start(f.redis_server), "redis-server");
+      auto rw = Must(RedisWorkload::Connect(redis->port(), o), "redis");
+      std::vector<PhaseResult> rows = Must(rw->RunPutGet(), "redis put-get");
+      auto rwe = Must(RedisWorkload::Connect(redis->port(), eo), "redis");
+      std::vector<PhaseResult> ex_rows = Must(rwe->RunExists(), "redis exists");
+      rows.insert(rows.end(), ex_rows.begin(), ex_rows.end());
+      count_failed(rows);
+      doc["redis"] = {{"version", redis->version()}, {"port", redis->port()},
+                      {"rows", nlohmann::json::array()}};
+      for (const auto& r : rows) doc["redis"]["rows"].push_back(ToJson(r));
+      text << "\n== redis " << redis->version() << " (hiredis; batches pipelined) ==\n"
+           << RenderPutGet(std::vector<PhaseResult>(rows.begin(), rows.end() - long(ex_rows.size())))
+           << "\n" << RenderExists(ex_rows)
+           << "\n== crescent vs redis (same sizes, clients, batches) ==\n"
+           << RenderVersus(crescent_rows, rows);
+      all.insert(all.end(), rows.begin(), rows.end());
+    }
+
+    std::vector<TargetCheck> checks = CheckTargets(all);
+    doc["targets"] = nlohmann::json::array();
+    for (const auto& c : checks) doc["targets"].push_back(ToJson(c));
+    if (!checks.empty()) text << "\n== targets (ratios from this run) ==\n" << RenderTargets(checks);
+    doc["errors"] = failed;
+    doc["machine_after"] = DescribeMachine();
+    progress.Clear();
+    std::cout << text.str() << std::flush;
+  } catch (const BenchError& e) {
+    std::cerr << "crescent bench: " << e.message << "\n";
+    return 2;
+  }
+  if (!f.json.empty()) {
+    std::ofstream out(f.json, std::ios::trunc);
+    out << doc.dump(2) << "\n";
+    if (!out) {
+      std::cerr << "crescent bench: cannot write '" << f.json << "'\n";
+      return 2;
+    }
+  }
+  if (failed > 0) {
+    std::cerr << "crescent bench: " << failed << " operation(s) failed\n";
+    return 2;
+  }
+  return 0;
+}
+
+void AddCommon(CLI::App* cmd, BenchFlags& f) {
+  cmd->add_option("--json", f.json, "Also write every figure as JSON to this file");
+  cmd->add_option("--master", f.master,
+                  "Benchmark the cluster at this master (default: start an embedded one)");
+  cmd->add_option("--nodes", f.nodes, "Embedded cluster: store nodes")
+      ->check(CLI::Range(1, 16))
+      ->capture_default_str();
+  cmd->add_option("--segment-size", f.segment_size,
+                  "Embedded cluster: segment per node (default: sized to the workload)");
+  cmd->add_option("--reps", f.reps, "Repetitions; medians are reported")
+      ->check(CLI::Range(1, 100))
+      ->capture_default_str();
+  cmd->add_option("--clients", f.clients, "Concurrent clients (threads, connections)")
+      ->check(CLI::Range(1, 256))
+      ->capture_default_str();
+  cmd->add_option("--bytes-per-client", f.bytes_per_client,
+                  "Bytes each client moves per phase (objects: 4..4096)")
+      ->capture_default_str();
+  cmd->add_option("--lanes", f.lanes, "Crescent TCP connections per store node")
+      ->check(CLI::Range(1, 64))
+      ->capture_default_str();
+  cmd->add_flag("--quick", f.quick, "Tiny run (a few objects and calls, one repetition)");
+}
+
+void AddSizes(CLI::App* cmd, BenchFlags& f) {
+  cmd->add_option("--size", f.sizes, "Comma-separated object sizes")->capture_default_str();
+}
+
+void AddExistsFlags(CLI::App* cmd, BenchFlags& f, const char* batch_flag) {
+  cmd->add_option(batch_flag, f.exists_batches, "Comma-separated keys per exists call")
+      ->capture_default_str();
+  cmd->add_option("--miss", f.misses, "Comma-separated fractions of absent keys")
+      ->capture_default_str();
+}
+
+const Registrar kRegistrar([](CLI::App& app) {
+  auto f = std::make_shared<BenchFlags>();
+  CLI::App* bench = app.add_subcommand(
+      "bench", "Benchmark Crescent against the physical references and Redis");
+  bench->require_subcommand(0, 1);
+
+  CLI::App* pg = bench->add_subcommand("put-get", "GB/s, ops/s, p50/p99 of put, get, batch put, batch get");
+  AddCommon(pg, *f);
+  AddSizes(pg, *f);
+  pg->add_option("--batch", f->batch, "Objects per batch call")
+      ->check(CLI::Range(1, 4096))
+      ->capture_default_str();
+  pg->add_option("--transport", f->transport, "tcp or shm (same-host shared memory)")
+      ->check(CLI::IsMember({"tcp", "shm"}))
+      ->capture_default_str();
+  pg->callback([f] { SetExitCode(RunBench(Mode::kPutGet, *f)); });
+
+  CLI::App* ex = bench->add_subcommand("exists", "keys/s and p50/p99 per BatchExists call");
+  AddCommon(ex, *f);
+  AddExistsFlags(ex, *f, "--batch");
+  ex->callback([f] { SetExitCode(RunBench(Mode::kExists, *f)); });
+
+  CLI::App* bl = bench->add_subcommand(
+      "baseline", "Loopback TCP (1 and N streams) and memcpy bandwidth on this machine");
+  AddCommon(bl, *f);
+  AddSizes(bl, *f);
+  bl->callback([f] { SetExitCode(RunBench(Mode::kBaseline, *f)); });
+
+  auto add_vs = [&](CLI::App* cmd) {
+    AddCommon(cmd, *f);
+    AddSizes(cmd, *f);
+    cmd->add_option("--batch", f->batch, "Objects per batch call (put-get)")
+        ->check(CLI::Range(1, 4096))
+        ->capture_default_str();
+    AddExistsFlags(cmd, *f, "--exists-batch");
+    cmd->add_option("--redis-server", f->redis_server, "redis-server binary")
+        ->capture_default_str();
+  };
+  CLI::App* vs = bench->add_subcommand(
+      "vs-redis", "The same workloads through a real redis-server (hiredis), side by side");
+  add_vs(vs);
+  vs->callback([f] { SetExitCode(RunBench(Mode::kVsRedis, *f)); });
+
+  CLI::App* all = bench->add_subcommand(
+      "all", "baseline, put-get (tcp and shm), exists and vs-redis, then the target checks");
+  add_vs(all);
+  all->callback([f] { SetExitCode(RunBench(Mode::kAll, *f)); });
+
+  // `crescent bench` alone runs everything with the defaults.
+  bench->callback([f, bench] {
+    if (bench->get_subcommands().empty()) SetExitCode(RunBench(Mode::kAll, *f));
+  });
+});
+
+}  // namespace
+}  // namespace crescent::cli

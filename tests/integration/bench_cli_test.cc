@@ -1,0 +1,368 @@
+// `crescent bench` end to end at tiny sizes: every subcommand against an
+// embedded cluster, put-get and exists against a real `crescent serve` and
+// against a master plus two store nodes. The assertions are about structure and
+// sanity (bytes moved == bytes requested, counts match, ratios positive), never
+// about time.
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+struct BenchRun {
+  int rc = -1;
+  std::string out;
+  std::string err;
+  json doc;
+};
+
+fs::path TempDir() {
+  static fs::path dir = [] {
+    std::string tmpl = (fs::temp_directory_path() / "bench_cli_test.XXXXXX").string();
+    char* made = mkdtemp(tmpl.data());
+    return fs::path(made ? made : "/tmp");
+  }();
+  return dir;
+}
+
+std::string Slurp(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+// Runs `crescent bench ARGS --json FILE`, capturing stdout, stderr and the JSON.
+BenchRun Bench(const std::string& args) {
+  static int n = 0;
+  const fs::path json_file = TempDir() / ("run" + std::to_string(++n) + ".json");
+  const fs::path out_file = TempDir() / ("run" + std::to_string(n) + ".out");
+  const fs::path err_file = TempDir() / ("run" + std::to_string(n) + ".err");
+  const std::string cmd = std::string(CRESCENT_BIN) + " bench " + args + " --json " +
+                          json_file.string() + " >" + out_file.string() + " 2>" +
+                          err_file.string();
+  BenchRun r;
+  const int status = std::system(cmd.c_str());
+  r.rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  r.out = Slurp(out_file);
+  r.err = Slurp(err_file);
+  if (fs::exists(json_file)) r.doc = json::parse(Slurp(json_file), nullptr, false);
+  return r;
+}
+
+// A child process whose stdout we read until it prints a line containing "ready".
+class Child {
+ public:
+  Child(const std::vector<std::string>& argv) {
+    int fds[2];
+    if (pipe(fds) != 0) return;
+    const pid_t parent = getpid();
+    pid_ = fork();
+    if (pid_ == 0) {
+      prctl(PR_SET_PDEATHSIG, SIGKILL);
+      if (getppid() != parent) _exit(127);
+      dup2(fds[1], STDOUT_FILENO);
+      close(fds[0]);
+      close(fds[1]);
+      std::vector<char*> args;
+      for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+      args.push_back(nullptr);
+      execv(args[0], args.data());
+      _exit(127);
+    }
+    close(fds[1]);
+    out_ = fds[0];
+  }
+  ~Child() {
+    if (pid_ > 0) {
+      kill(pid_, SIGTERM);
+      for (int i = 0; i < 500; ++i) {
+        if (waitpid(pid_, nullptr, WNOHANG) == pid_) {
+          pid_ = -1;
+          break;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      }
+      if (pid_ > 0) {
+        kill(pid_, SIGKILL);
+        waitpid(pid_, nullptr, 0);
+      }
+    }
+    if (out_ >= 0) close(out_);
+  }
+  // True once the child printed "ready" (within 20 s).
+  bool WaitReady() {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+    while (std::chrono::steady_clock::now() < deadline) {
+      pollfd p{out_, POLLIN, 0};
+      if (poll(&p, 1, 100) > 0) {
+        char buf[4096];
+        ssize_t n = read(out_, buf, sizeof(buf));
+        if (n <= 0) return false;
+        text_.append(buf, size_t(n));
+        if (text_.find("ready") != std::string::npos) return true;
+      }
+    }
+    return false;
+  }
+  const std::string& text() const { return text_; }
+
+ private:
+  pid_t pid_ = -1;
+  int out_ = -1;
+  std::string text_;
+};
+
+int FreePort() {
+  // The kernel's next ephemeral ports are unlikely to be taken; bind 0 and read.
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof(a);
+  bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a));
+  getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
+  close(fd);
+  return ntohs(a.sin_port);
+}
+
+bool HaveRedis() { return std::system("command -v redis-server >/dev/null 2>&1") == 0; }
+
+// The fields every row carries, and the sanity of a data-moving row.
+void CheckRow(const json& row) {
+  for (const char* k : {"system", "op", "size", "clients", "batch", "reps", "calls", "items",
+                        "bytes_requested", "bytes_moved", "errors", "seconds", "gb_per_s",
+                        "items_per_s", "p50_us", "p99_us"}) {
+    ASSERT_TRUE(row.contains(k)) << k << " missing in " << row.dump();
+  }
+  EXPECT_EQ(row["errors"].get<uint64_t>(), 0u) << row.dump();
+  EXPECT_GT(row["items"].get<uint64_t>(), 0u) << row.dump();
+  EXPECT_GT(row["seconds"].get<double>(), 0) << row.dump();
+  EXPECT_GT(row["items_per_s"].get<double>(), 0) << row.dump();
+  EXPECT_LE(row["p50_us"].get<double>(), row["p99_us"].get<double>()) << row.dump();
+}
+
+void CheckPutGetRows(const json& rows, const std::vector<uint64_t>& sizes, int clients,
+                     int batch, const std::string& system) {
+  ASSERT_TRUE(rows.is_array());
+  ASSERT_EQ(rows.size(), sizes.size() * 4) << rows.dump();
+  size_t i = 0;
+  for (uint64_t size : sizes) {
+    for (const char* op : {"put", "get", "batch_put", "batch_get"}) {
+      const json& r = rows[i++];
+      CheckRow(r);
+      EXPECT_EQ(r["system"], system);
+      EXPECT_EQ(r["op"], op);
+      EXPECT_EQ(r["size"].get<uint64_t>(), size);
+      EXPECT_EQ(r["clients"].get<int>(), clients);
+      const int b = std::string(op).rfind("batch", 0) == 0 ? batch : 1;
+      EXPECT_EQ(r["batch"].get<int>(), b);
+      const uint64_t reps = r["reps"].get<uint64_t>();
+      const uint64_t items = r["items"].get<uint64_t>();
+      EXPECT_EQ(items % uint64_t(clients * b), 0u) << r.dump();
+      EXPECT_EQ(r["calls"].get<uint64_t>() * uint64_t(b), items) << r.dump();
+      EXPECT_EQ(r["bytes_requested"].get<uint64_t>(), reps * items * size) << r.dump();
+      EXPECT_EQ(r["bytes_moved"].get<uint64_t>(), r["bytes_requested"].get<uint64_t>());
+      EXPECT_GT(r["gb_per_s"].get<double>(), 0);
+    }
+  }
+}
+
+void CheckExistsRows(const json& rows, const std::vector<int>& batches,
+                     const std::vector<double>& misses, int clients, const std::string& system) {
+  ASSERT_TRUE(rows.is_array());
+  ASSERT_EQ(rows.size(), batches.size() * misses.size()) << rows.dump();
+  size_t i = 0;
+  for (int b : batches) {
+    for (double m : misses) {
+      const json& r = rows[i++];
+      CheckRow(r);
+      EXPECT_EQ(r["system"], system);
+      EXPECT_EQ(r["op"], "exists");
+      EXPECT_EQ(r["batch"].get<int>(), b);
+      EXPECT_DOUBLE_EQ(r["miss"].get<double>(), m);
+      EXPECT_EQ(r["clients"].get<int>(), clients);
+      const uint64_t calls = r["calls"].get<uint64_t>();
+      const uint64_t reps = r["reps"].get<uint64_t>();
+      EXPECT_EQ(r["items"].get<uint64_t>(), calls * uint64_t(b));
+      const uint64_t hits = uint64_t(b - std::llround(b * m));
+      EXPECT_EQ(r["items_expected"].get<uint64_t>(), reps * calls * hits) << r.dump();
+      EXPECT_EQ(r["items_found"].get<uint64_t>(), r["items_expected"].get<uint64_t>());
+    }
+  }
+}
+
+TEST(BenchCli, PutGetTcpEmbedded) {
+  BenchRun r = Bench("put-get --quick --size 4KiB,64KiB --batch 4 --clients 2");
+  ASSERT_EQ(r.rc, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("put-get: crescent over tcp"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("GB/s"), std::string::npos);
+  EXPECT_NE(r.out.find("p99 µs"), std::string::npos);
+  ASSERT_FALSE(r.doc.is_discarded());
+  EXPECT_EQ(r.doc["cluster"]["kind"], "embedded");
+  EXPECT_TRUE(r.doc["machine"].contains("nproc"));
+  EXPECT_TRUE(r.doc["command"].get<std::string>().find("put-get") != std::string::npos);
+  CheckPutGetRows(r.doc["put_get"], {4096, 65536}, 2, 4, "crescent-tcp");
+  EXPECT_EQ(r.doc["errors"].get<uint64_t>(), 0u);
+}
+
+TEST(BenchCli, PutGetShmTwoEmbeddedNodes) {
+  BenchRun r = Bench("put-get --quick --size 64KiB,1MiB --batch 3 --transport shm --nodes 2 --reps 2");
+  ASSERT_EQ(r.rc, 0) << r.out << r.err;
+  EXPECT_EQ(r.doc["cluster"]["store_nodes"].get<int>(), 2);
+  CheckPutGetRows(r.doc["put_get"], {65536, 1 << 20}, 1, 3, "crescent-shm");
+  // --quick forces one repetition.
+  EXPECT_EQ(r.doc["put_get"][0]["reps"].get<int>(), 1);
+}
+
+TEST(BenchCli, ExistsEmbedded) {
+  BenchRun r = Bench("exists --quick --batch 1,8,128 --miss 0,0.5 --clients 2");
+  ASSERT_EQ(r.rc, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("keys/s"), std::string::npos) << r.out;
+  CheckExistsRows(r.doc["exists"], {1, 8, 128}, {0, 0.5}, 2, "crescent");
+  EXPECT_FALSE(r.doc.contains("put_get"));
+}
+
+TEST(BenchCli, Baseline) {
+  BenchRun r = Bench("baseline --quick --size 64KiB,1MiB --clients 2");
+  ASSERT_EQ(r.rc, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("loopback TCP"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("memcpy"), std::string::npos) << r.out;
+  const json& rows = r.doc["baseline"];
+  ASSERT_EQ(rows.size(), 8u) << rows.dump();  // {tcp, memcpy} × 2 sizes × {1, 2} streams
+  int tcp = 0, copy = 0;
+  for (const json& row : rows) {
+    CheckRow(row);
+    EXPECT_EQ(row["bytes_moved"].get<uint64_t>(), row["bytes_requested"].get<uint64_t>());
+    EXPECT_EQ(row["bytes_requested"].get<uint64_t>(),
+              row["reps"].get<uint64_t>() * row["items"].get<uint64_t>() *
+                  row["size"].get<uint64_t>());
+    EXPECT_GT(row["gb_per_s"].get<double>(), 0);
+    tcp += row["system"] == "tcp";
+    copy += row["system"] == "memcpy";
+  }
+  EXPECT_EQ(tcp, 4);
+  EXPECT_EQ(copy, 4);
+  EXPECT_FALSE(r.doc.contains("cluster"));  // no cluster needed
+}
+
+TEST(BenchCli, VsRedis) {
+  if (!HaveRedis()) GTEST_SKIP() << "redis-server is not installed";
+  BenchRun r = Bench("vs-redis --quick --size 64KiB,1MiB --batch 2 --exists-batch 4,128 --miss 0.5");
+  ASSERT_EQ(r.rc, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("crescent vs redis"), std::string::npos) << r.out;
+  // put-get over tcp then shm, 2 sizes × 4 ops each.
+  ASSERT_EQ(r.doc["put_get"].size(), 16u);
+  CheckExistsRows(r.doc["exists"], {4, 128}, {0.5}, 1, "crescent");
+  const json& redis = r.doc["redis"];
+  EXPECT_FALSE(redis["version"].get<std::string>().empty());
+  ASSERT_EQ(redis["rows"].size(), 8u + 2u);
+  for (const json& row : redis["rows"]) {
+    CheckRow(row);
+    EXPECT_EQ(row["system"], "redis");
+    EXPECT_EQ(row["bytes_moved"].get<uint64_t>(), row["bytes_requested"].get<uint64_t>());
+    if (row["op"] == "exists") {
+      EXPECT_EQ(row["items_found"].get<uint64_t>(), row["items_expected"].get<uint64_t>());
+    }
+  }
+  // Targets: 1MiB tcp {put, get, batch_put, batch_get} vs redis, shm {get, batch_get} vs
+  // redis, exists ×128 vs redis (no baseline in vs-redis, so no raw TCP / memcpy rows).
+  const json& targets = r.doc["targets"];
+  ASSERT_EQ(targets.size(), 4u + 2u + 1u) << targets.dump();
+  for (const json& t : targets) {
+    EXPECT_GT(t["ratio"].get<double>(), 0) << t.dump();
+    EXPECT_GT(t["ours"].get<double>(), 0);
+    EXPECT_GT(t["reference"].get<double>(), 0);
+  }
+  // The redis-server we started is gone.
+  const int port = redis["port"].get<int>();
+  EXPECT_NE(std::system(("redis-cli -p " + std::to_string(port) + " ping >/dev/null 2>&1").c_str()),
+            0);
+}
+
+TEST(BenchCli, AllQuick) {
+  if (!HaveRedis()) GTEST_SKIP() << "redis-server is not installed";
+  BenchRun r = Bench("all --quick --size 1MiB --batch 2 --exists-batch 128 --miss 0");
+  ASSERT_EQ(r.rc, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("== targets"), std::string::npos) << r.out;
+  EXPECT_EQ(r.doc["baseline"].size(), 2u);  // tcp 1 stream, memcpy 1 thread
+  // tcp {put,get,batch_put,batch_get} × {raw, redis} + shm {get,batch_get} × {memcpy, redis}
+  // + exists.
+  EXPECT_EQ(r.doc["targets"].size(), 8u + 4u + 1u) << r.doc["targets"].dump();
+  for (const json& t : r.doc["targets"]) {
+    EXPECT_TRUE(t.contains("met"));
+    EXPECT_GT(t["ratio"].get<double>(), 0);
+  }
+}
+
+TEST(BenchCli, UsageErrors) {
+  EXPECT_EQ(Bench("put-get --size 0").rc, 2);
+  EXPECT_EQ(Bench("put-get --transport rdma").rc, 2);
+  EXPECT_EQ(Bench("exists --miss 1.5").rc, 2);
+  EXPECT_EQ(Bench("put-get --quick --master 127.0.0.1:1").rc, 2);
+}
+
+TEST(BenchCli, AgainstCrescentServe) {
+  const int port = FreePort();
+  Child serve({CRESCENT_BIN, "serve", "--port", std::to_string(port), "--http-port", "0",
+               "--segment-size", "256MiB"});
+  ASSERT_TRUE(serve.WaitReady()) << serve.text();
+  const std::string master = " --master 127.0.0.1:" + std::to_string(port);
+  BenchRun pg = Bench("put-get --quick --size 64KiB,1MiB --batch 2 --transport shm" + master);
+  ASSERT_EQ(pg.rc, 0) << pg.out << pg.err;
+  EXPECT_EQ(pg.doc["cluster"]["kind"], "external");
+  CheckPutGetRows(pg.doc["put_get"], {65536, 1 << 20}, 1, 2, "crescent-shm");
+  BenchRun ex = Bench("exists --quick --batch 16 --miss 0.5 --clients 2" + master);
+  ASSERT_EQ(ex.rc, 0) << ex.out << ex.err;
+  CheckExistsRows(ex.doc["exists"], {16}, {0.5}, 2, "crescent");
+}
+
+TEST(BenchCli, AgainstMasterAndTwoStores) {
+  const fs::path secret = TempDir() / "secret";
+  {
+    std::ofstream(secret) << "bench-cli-test-secret-0123456789abcdef\n";
+  }
+  const int port = FreePort();
+  const std::string addr = "127.0.0.1:" + std::to_string(port);
+  Child master({CRESCENT_BIN, "master", "--port", std::to_string(port), "--http-port", "0",
+                "--secret-file", secret.string()});
+  ASSERT_TRUE(master.WaitReady()) << master.text();
+  Child s1({CRESCENT_BIN, "store", "--master", addr, "--segment-size", "128MiB", "--node-id",
+            "bench-a", "--secret-file", secret.string()});
+  Child s2({CRESCENT_BIN, "store", "--master", addr, "--segment-size", "128MiB", "--node-id",
+            "bench-b", "--secret-file", secret.string()});
+  ASSERT_TRUE(s1.WaitReady()) << s1.text();
+  ASSERT_TRUE(s2.WaitReady()) << s2.text();
+  for (const char* transport : {"tcp", "shm"}) {
+    BenchRun pg = Bench(std::string("put-get --quick --size 64KiB,1MiB --batch 4 --clients 2 ") +
+                   "--transport " + transport + " --master " + addr);
+    ASSERT_EQ(pg.rc, 0) << pg.out << pg.err;
+    CheckPutGetRows(pg.doc["put_get"], {65536, 1 << 20}, 2, 4,
+                    std::string("crescent-") + transport);
+  }
+  BenchRun ex = Bench("exists --quick --batch 1,128 --miss 0,0.9 --master " + addr);
+  ASSERT_EQ(ex.rc, 0) << ex.out << ex.err;
+  CheckExistsRows(ex.doc["exists"], {1, 128}, {0, 0.9}, 1, "crescent");
+}
+
+}  // namespace
