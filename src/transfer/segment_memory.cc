@@ -1,5 +1,6 @@
 #include "transfer/segment_memory.h"
 
+#include <fcntl.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -23,7 +24,21 @@ StatusOr<std::unique_ptr<SegmentMemory>> SegmentMemory::Create(const std::string
                                            std::to_string(size) +
                                            " bytes failed: " + std::strerror(err));
   }
-  void* p = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  // Reserve every page now: a sparse memfd would raise SIGBUS on the first write
+  // the machine cannot back, long after startup; fallocate fails here instead.
+  // MAP_POPULATE then maps the pages, so no transfer pays a first-touch fault.
+  int rc;
+  do {
+    rc = fallocate(fd, 0, 0, static_cast<off_t>(size));
+  } while (rc != 0 && errno == EINTR);
+  if (rc != 0) {
+    int err = errno;
+    close(fd);
+    return Status(ErrorCode::kNoSpace, "cannot reserve " + std::to_string(size) +
+                                           " bytes for segment " + name + ": " +
+                                           std::strerror(err));
+  }
+  void* p = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd, 0);
   if (p == MAP_FAILED) {
     int err = errno;
     close(fd);

@@ -1,4 +1,5 @@
-// SegmentMemory: one store-node segment, a memfd mapped MAP_SHARED. The TCP data
+// SegmentMemory: one store-node segment, a memfd mapped MAP_SHARED, its pages
+// reserved (fallocate) and mapped (MAP_POPULATE) at creation. The TCP data
 // server reads and writes it in place; the shm server hands its fd to same-host
 // clients, who map the same pages.
 //
