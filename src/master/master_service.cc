@@ -64,6 +64,11 @@ Status MasterService::ValidateKey(std::string_view key) const {
 
 Status MasterService::ValidateSize(uint64_t size) const {
   if (size == 0) return Status(ErrorCode::kInvalidSize, "object size is 0");
+  if (size > kMaxObjectSize) {
+    return Status(ErrorCode::kInvalidSize, "object size " + std::to_string(size) +
+                                               " exceeds the largest supported object (" +
+                                               std::to_string(kMaxObjectSize) + " bytes)");
+  }
   if (config_.max_object_size != 0 && size > config_.max_object_size) {
     return Status(ErrorCode::kInvalidSize, "object size " + std::to_string(size) +
                                                " exceeds the limit of " +

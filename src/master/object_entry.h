@@ -1,12 +1,12 @@
 // ObjectEntry: the compact per-object record of the master, and the deferred
 // lease touch that lives in it.
 //
-// Layout (64 bytes). The entry keeps what every object needs inline: its heap
-// block, size, first replica, the low half of its key hash, generation, pins,
-// state and the two lease atomics. The heap block holds the key's bytes and,
+// Layout (56 bytes). The entry keeps what every object needs inline: its heap
+// block, size, first replica, generation, pins, state and the two lease atomics. The heap block holds the key's bytes and,
 // only for the objects that have them, the rarely used fields: a soft-pin
-// deadline and replicas 1..n-1 (block layout below). The full 64-bit key hash
-// is recomputed from the key where it is needed (Bloom, policy history).
+// deadline and replicas 1..n-1 (block layout below). The key's hash is not
+// stored: it is recomputed from the key where it is needed (the shard's hash set
+// on insert and rehash, the Bloom filter, the policy history key).
 //
 // Ownership and locking. Entries live in their shard's slab (stable addresses,
 // slots reused through a free list). All non-atomic fields are written only under
@@ -50,24 +50,28 @@ struct ReplicaSlot {
 
 enum class EntryState : uint8_t { kFree = 0, kPending = 1, kComplete = 2 };
 
+// Sizes are held in 40 bits (ObjectEntry::size): objects are below 1 TiB.
+inline constexpr uint64_t kMaxObjectSize = (uint64_t{1} << 40) - 1;
+
 struct ObjectEntry {
   // Heap block: key_len key bytes; then, at the next multiple of 8 and only when
   // present, the soft-pin deadline (if soft_pinned) and replicas[1..n-1].
   std::unique_ptr<char[]> block;
-  uint64_t size = 0;
-  // replicas[0], unpacked so that the entry has no padding.
+  // replicas[0]'s offset, unpacked so that the entry has no padding.
   uint64_t offset = 0;
+  // One word: the object's size (below kMaxObjectSize, which ValidateSize
+  // enforces), the key's length (keys are at most 65535 bytes) and the replica count.
+  uint64_t size : 40 = 0;
+  uint64_t key_len : 16 = 0;
+  uint64_t num_replicas : 8 = 0;
+  // The rest of replicas[0].
   SegmentId segment = kNoSegment;
   uint32_t alloc_node = 0;
   uint32_t alloc_generation = 0;
-  uint32_t hash_low = 0;        // low 32 bits of HashKey(key), for the shard's index
-  uint32_t generation : 24 = 0; // bumped each time the slot is freed (ids keep 24 bits)
+  uint32_t generation : 24 = 0;  // bumped each time the slot is freed (ids keep 24 bits)
   uint32_t hard_pin : 1 = 0;
   uint32_t soft_pinned : 1 = 0;  // the block holds a soft-pin deadline
-  uint16_t key_len = 0;
-  uint8_t num_replicas = 0;
-  EntryState state = EntryState::kFree;
-
+  EntryState state : 2 = EntryState::kFree;
   std::atomic<TimeMs> lease_until{0};
   std::atomic<TimeMs> touch{0};  // latest unflushed read time + 1; 0 when none
 
@@ -158,6 +162,6 @@ struct ObjectEntry {
     return ReplicasAt(key_len, soft) + (replicas - 1) * sizeof(ReplicaSlot);
   }
 };
-static_assert(sizeof(ObjectEntry) == 64);
+static_assert(sizeof(ObjectEntry) == 56);
 
 }  // namespace crescent::master

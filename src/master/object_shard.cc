@@ -31,7 +31,6 @@ uint32_t ObjectShard::Create(std::string_view key, uint64_t hash,
   }
   ObjectEntry& e = slab_[slot];
   e.Assign(key, soft_pin_until, replicas);
-  e.hash_low = static_cast<uint32_t>(hash);
   e.state = EntryState::kPending;
   e.lease_until.store(0, std::memory_order_relaxed);
   e.touch.store(0, std::memory_order_relaxed);

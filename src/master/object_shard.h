@@ -75,7 +75,11 @@ class ObjectShard {
   struct SlotHash {
     using is_transparent = void;
     const std::deque<ObjectEntry>* slab;
-    size_t operator()(uint32_t slot) const { return (*slab)[slot].hash_low; }
+    // The same value as for a Probe of the slot's key: entries keep no hash, so
+    // insert and rehash recompute it from the key.
+    size_t operator()(uint32_t slot) const {
+      return static_cast<uint32_t>((*slab)[slot].Hash());
+    }
     size_t operator()(const Probe& p) const { return static_cast<uint32_t>(p.hash); }
   };
   struct SlotEq {
