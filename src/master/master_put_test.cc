@@ -80,6 +80,10 @@ TEST_F(PutTest, InvalidInputIsRejected) {
             ErrorCode::kInvalidKey);
   EXPECT_EQ(master().PutStart("k", 0, {}).status().code(), ErrorCode::kInvalidSize);
   EXPECT_EQ(master().PutStart("k", 2 << 20, {}).status().code(), ErrorCode::kInvalidSize);
+  // Entries hold sizes in 40 bits: anything from 1 TiB up is refused as such.
+  auto huge = master().PutStart("k", uint64_t{1} << 40, {});
+  EXPECT_EQ(huge.status().code(), ErrorCode::kInvalidSize);
+  EXPECT_NE(huge.status().message().find("largest supported object"), std::string::npos);
   PutConfig zero;
   zero.replica_count = 0;
   EXPECT_EQ(master().PutStart("k", 10, zero).status().code(), ErrorCode::kInvalidArgument);
