@@ -78,8 +78,8 @@ StatusOr<std::unique_ptr<RedisServer>> RedisServer::Start(const std::string& bin
         dup2(devnull, STDOUT_FILENO);
         dup2(devnull, STDERR_FILENO);
       }
-      execlp(binary.c_str(), binary.c_str(), "--port", p.c_str(), "--bind", "127.0.0.1",
-             "--save", "", "--appendonly", "no", "--protected-mode", "no", "--daemonize", "no",
+      execlp(binary.c_str(), binary.c_str(), "--port", p.c_str(), "--bind", "127.0.0.1", "--save",
+             "", "--appendonly", "no", "--protected-mode", "no", "--daemonize", "no",
              static_cast<char*>(nullptr));
       _exit(127);
     }
@@ -231,8 +231,10 @@ StatusOr<std::vector<PhaseResult>> RedisWorkload::RunPutGet() {
             for (int j = 0; j < per_call; ++j) {
               const Reply& r = replies[size_t(j)];
               if (is_put) {
-                if (r->type == REDIS_REPLY_STATUS) s.bytes_moved += size;
-                else NoteError(s, "SET failed");
+                if (r->type == REDIS_REPLY_STATUS)
+                  s.bytes_moved += size;
+                else
+                  NoteError(s, "SET failed");
                 continue;
               }
               const uint64_t want = Stamp(size, rep, c, first + uint64_t(j), is_batch);
@@ -261,16 +263,7 @@ StatusOr<std::vector<PhaseResult>> RedisWorkload::RunPutGet() {
       // Untimed cleanup.
       Reply r(static_cast<redisReply*>(redisCommand(conns_[0]->ctx, "FLUSHALL")));
     }
-    static const char* kOps[] = {"put", "get", "batch_put", "batch_get"};
-    for (int phase = 0; phase < kPutGetPhases; ++phase) {
-      PhaseResult r;
-      r.system = "redis";
-      r.op = kOps[phase];
-      r.size = size;
-      r.clients = o_.clients;
-      r.batch = phase >= 2 ? batch : 1;
-      out.push_back(Summarize(r, reps[phase]));
-    }
+    AppendPutGetRows("redis", size, o_.clients, batch, reps, out);
   }
   return out;
 }

@@ -93,8 +93,8 @@ int ExistsHits(int batch, double miss) {
   return batch - static_cast<int>(std::llround(batch * std::clamp(miss, 0.0, 1.0)));
 }
 
-std::vector<std::string> ExistsKeys(const std::string& prefix, uint64_t pool, int batch,
-                                    int hits, int client, uint64_t call) {
+std::vector<std::string> ExistsKeys(const std::string& prefix, uint64_t pool, int batch, int hits,
+                                    int client, uint64_t call) {
   std::vector<std::string> keys;
   keys.reserve(static_cast<size_t>(batch));
   const uint64_t start = (uint64_t(client) * 7919 + call * uint64_t(batch)) % pool;
@@ -137,7 +137,8 @@ StatusOr<std::unique_ptr<CrescentWorkload>> CrescentWorkload::Connect(
 }
 
 CrescentWorkload::~CrescentWorkload() {
-  for (size_t i = 0; i < buffers_.size(); ++i) (void)clients_[i]->UnregisterBuffer(buffers_[i]->data());
+  for (size_t i = 0; i < buffers_.size(); ++i)
+    (void)clients_[i]->UnregisterBuffer(buffers_[i]->data());
 }
 
 namespace {
@@ -187,7 +188,10 @@ StatusOr<std::vector<PhaseResult>> CrescentWorkload::RunPutGet() {
               uint64_t moved = 0;
               if (is_put) {
                 Status st = client.PutFrom(single[size_t(c)][i], buf, size);
-                if (st.ok()) moved = size; else NoteError(s, st);
+                if (st.ok())
+                  moved = size;
+                else
+                  NoteError(s, st);
               } else {
                 StatusOr<size_t> got = client.GetInto(single[size_t(c)][i], buf, size);
                 if (!got.ok()) {
@@ -195,8 +199,10 @@ StatusOr<std::vector<PhaseResult>> CrescentWorkload::RunPutGet() {
                 } else {
                   uint64_t seen = want;
                   if (stamp) std::memcpy(&seen, buf, 8);
-                  if (got.value() == size && seen == want) moved = size;
-                  else NoteError(s, Status(ErrorCode::kCorruptData, "payload mismatch"));
+                  if (got.value() == size && seen == want)
+                    moved = size;
+                  else
+                    NoteError(s, Status(ErrorCode::kCorruptData, "payload mismatch"));
                 }
               }
               s.latency.Add(Micros(t0, Clock::now()));
@@ -215,7 +221,8 @@ StatusOr<std::vector<PhaseResult>> CrescentWorkload::RunPutGet() {
                                                 size_t(batch));
               if (is_put && stamp) {
                 for (int j = 0; j < batch; ++j) {
-                  const uint64_t want = Stamp(size, rep, c, call * uint64_t(batch) + uint64_t(j), 1);
+                  const uint64_t want =
+                      Stamp(size, rep, c, call * uint64_t(batch) + uint64_t(j), 1);
                   std::memcpy(ptrs[size_t(j)], &want, 8);
                 }
               }
@@ -224,7 +231,10 @@ StatusOr<std::vector<PhaseResult>> CrescentWorkload::RunPutGet() {
                 std::vector<Status> st = client.BatchPutFrom(keys, ptrs, sizes);
                 s.latency.Add(Micros(t0, Clock::now()));
                 for (const Status& x : st) {
-                  if (x.ok()) s.bytes_moved += size; else NoteError(s, x);
+                  if (x.ok())
+                    s.bytes_moved += size;
+                  else
+                    NoteError(s, x);
                 }
               } else {
                 std::vector<StatusOr<size_t>> got = client.BatchGetInto(keys, ptrs, sizes);
@@ -235,11 +245,14 @@ StatusOr<std::vector<PhaseResult>> CrescentWorkload::RunPutGet() {
                     NoteError(s, g.status());
                     continue;
                   }
-                  const uint64_t want = Stamp(size, rep, c, call * uint64_t(batch) + uint64_t(j), 1);
+                  const uint64_t want =
+                      Stamp(size, rep, c, call * uint64_t(batch) + uint64_t(j), 1);
                   uint64_t seen = want;
                   if (stamp) std::memcpy(&seen, ptrs[size_t(j)], 8);
-                  if (g.value() == size && seen == want) s.bytes_moved += size;
-                  else NoteError(s, Status(ErrorCode::kCorruptData, "payload mismatch"));
+                  if (g.value() == size && seen == want)
+                    s.bytes_moved += size;
+                  else
+                    NoteError(s, Status(ErrorCode::kCorruptData, "payload mismatch"));
                 }
               }
             }
@@ -269,18 +282,24 @@ StatusOr<std::vector<PhaseResult>> CrescentWorkload::RunPutGet() {
         clients_[size_t(c)]->BatchRemove(batched[size_t(c)], true);
       }
     }
-    static const char* kOps[] = {"put", "get", "batch_put", "batch_get"};
-    for (int phase = 0; phase < kPutGetPhases; ++phase) {
-      PhaseResult r;
-      r.system = system();
-      r.op = kOps[phase];
-      r.size = size;
-      r.clients = o_.clients;
-      r.batch = phase >= 2 ? batch : 1;
-      out.push_back(Summarize(r, reps[phase]));
-    }
+    AppendPutGetRows(system(), size, o_.clients, batch, reps, out);
   }
   return out;
+}
+
+void AppendPutGetRows(const std::string& system, uint64_t size, int clients, int batch,
+                      const std::vector<RepSample> (&reps)[kPutGetPhases],
+                      std::vector<PhaseResult>& out) {
+  static const char* kOps[] = {"put", "get", "batch_put", "batch_get"};
+  for (int phase = 0; phase < kPutGetPhases; ++phase) {
+    PhaseResult r;
+    r.system = system;
+    r.op = kOps[phase];
+    r.size = size;
+    r.clients = clients;
+    r.batch = phase >= 2 ? batch : 1;
+    out.push_back(Summarize(r, reps[phase]));
+  }
 }
 
 StatusOr<std::vector<PhaseResult>> CrescentWorkload::RunExists() {

@@ -23,28 +23,34 @@
 namespace crescent::bench {
 
 struct WorkloadOptions {
-  std::vector<uint64_t> sizes;             // put-get object sizes
-  std::vector<int> batches = {16};         // put-get: first entry; exists: every entry
-  std::vector<double> misses = {0};        // exists miss ratios
-  int clients = 1;                         // client threads
-  int reps = 3;                            // repetitions (medians are reported)
-  uint64_t bytes_per_client = 64ull << 20; // put-get: bytes per client per phase
-  uint64_t min_ops = 4;                    // put-get: objects per client per phase, at least
-  uint64_t max_ops = 4096;                 // ... and at most
-  uint64_t keys_per_client = 100000;       // exists: keys per client per setting
-  uint64_t min_calls = 20;                 // exists: calls per client, at least
-  uint64_t max_calls = 2000;               // ... and at most
-  uint64_t exists_value_size = 64;         // exists: value size of the stored keys
+  std::vector<uint64_t> sizes;              // put-get object sizes
+  std::vector<int> batches = {16};          // put-get: first entry; exists: every entry
+  std::vector<double> misses = {0};         // exists miss ratios
+  int clients = 1;                          // client threads
+  int reps = 3;                             // repetitions (medians are reported)
+  uint64_t bytes_per_client = 64ull << 20;  // put-get: bytes per client per phase
+  uint64_t min_ops = 4;                     // put-get: objects per client per phase, at least
+  uint64_t max_ops = 4096;                  // ... and at most
+  uint64_t keys_per_client = 100000;        // exists: keys per client per setting
+  uint64_t min_calls = 20;                  // exists: calls per client, at least
+  uint64_t max_calls = 2000;                // ... and at most
+  uint64_t exists_value_size = 64;          // exists: value size of the stored keys
   // Called after each measured phase with a label, for a progress bar.
   std::function<void(const std::string&)> on_phase;
 
   int batch() const { return batches.empty() ? 1 : batches.front(); }
-  uint64_t OpsFor(uint64_t size) const;           // objects per client per phase
-  uint64_t CallsFor(uint64_t batch) const;        // exists calls per client
+  uint64_t OpsFor(uint64_t size) const;     // objects per client per phase
+  uint64_t CallsFor(uint64_t batch) const;  // exists calls per client
 };
 
 // Phases the drivers report, for progress totals.
 inline constexpr int kPutGetPhases = 4;  // put, get, batch_put, batch_get
+
+// Appends one summarized row per put/get phase of one object size (shared by the
+// Crescent and Redis workloads so both label their rows the same way).
+void AppendPutGetRows(const std::string& system, uint64_t size, int clients, int batch,
+                      const std::vector<RepSample> (&reps)[kPutGetPhases],
+                      std::vector<PhaseResult>& out);
 // Batch phases make at least this many calls per client, so their p50/p99 mean
 // something even when few objects fill the byte budget.
 inline constexpr uint64_t kMinBatchCalls = 4;
@@ -76,8 +82,8 @@ struct Buffer {
 
 // The keys one exists call asks: `hits` from the stored pool, the rest absent.
 // Deterministic in (client, call) so Crescent and Redis ask the same keys.
-std::vector<std::string> ExistsKeys(const std::string& prefix, uint64_t pool, int batch,
-                                    int hits, int client, uint64_t call);
+std::vector<std::string> ExistsKeys(const std::string& prefix, uint64_t pool, int batch, int hits,
+                                    int client, uint64_t call);
 std::string ExistsPoolKey(const std::string& prefix, uint64_t i);
 uint64_t ExistsPoolSize(const WorkloadOptions& o);
 int ExistsHits(int batch, double miss);
