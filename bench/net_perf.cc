@@ -36,6 +36,7 @@ struct Flags {
   int reps = 5;
   size_t mib = 256;  // bytes moved per measured phase, MiB
   int calls = 2000;  // BatchQueryPrefix calls per latency rep
+  int lanes = 0;     // TCP lanes per store node; 0: the client's default
   bool quick = false;
   std::string only;  // "", "base", "data" or "prefix": run one part (for profiling)
   std::string json;
@@ -45,7 +46,7 @@ Flags Parse(int argc, char** argv) {
   Flags f;
   bool reps = false, mib = false, calls = false;
   auto usage = [] {
-    Die("usage: net_perf [--reps N] [--mib-per-phase M] [--calls C] [--quick] [--only "
+    Die("usage: net_perf [--reps N] [--mib-per-phase M] [--calls C] [--lanes L] [--quick] [--only "
         "base|data|prefix]\n"
         "               [--json FILE]");
   };
@@ -64,6 +65,8 @@ Flags Parse(int argc, char** argv) {
     } else if (a == "--calls") {
       f.calls = std::max(10, std::atoi(next()));
       calls = true;
+    } else if (a == "--lanes") {
+      f.lanes = std::max(1, std::atoi(next()));
     } else if (a == "--quick") {
       f.quick = true;
     } else if (a == "--only") {
@@ -87,8 +90,11 @@ void Check(const Status& s, const std::string& what) {
   if (!s.ok()) Die(what + ": " + s.ToString());
 }
 
+int g_lanes = 0;
+
 std::unique_ptr<Client> Connect(const std::string& master, bool shm) {
   ClientConfig cc;
+  if (g_lanes > 0) cc.tcp_lanes = g_lanes;
   cc.master_address = master;
   cc.use_shared_memory = shm;
   auto c = Client::Connect(cc);
@@ -154,6 +160,7 @@ std::string Mib(size_t bytes) { return std::to_string(bytes >> 20) + " MiB"; }
 
 int main(int argc, char** argv) {
   Flags f = Parse(argc, argv);
+  g_lanes = f.lanes;
   const size_t phase = f.mib << 20;
   const std::vector<size_t> sizes = {size_t{1} << 20, size_t{4} << 20};
   std::string machine = std::to_string(std::thread::hardware_concurrency()) + " x " + CpuModel();

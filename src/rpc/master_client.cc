@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "rpc/convert.h"
+#include "rpc/grpc_setup.h"
 #include "rpc/master.grpc.pb.h"
 
 namespace crescent::rpc {
@@ -166,6 +167,7 @@ StatusOr<std::unique_ptr<MasterClient>> MasterClient::Create(const MasterClientO
   impl->options = options;
   impl->address = ResolveMasterAddress(options.address);
   if (auto s = CheckAddress(impl->address); !s.ok()) return s;
+  PrepareGrpcProcess();
   grpc::ChannelArguments args;
   args.SetMaxReceiveMessageSize(options.max_message_bytes);
   args.SetMaxSendMessageSize(options.max_message_bytes);

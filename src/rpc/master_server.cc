@@ -22,6 +22,7 @@
 #include <thread>
 #include <vector>
 
+#include "rpc/grpc_setup.h"
 #include "rpc/master.grpc.pb.h"
 #include "rpc/server_handlers.h"
 
@@ -169,11 +170,7 @@ StatusOr<std::unique_ptr<MasterServer>> MasterServer::Start(
   }
   auto impl = std::make_unique<Impl>(options, master, signer);
 
-  // Debian's abseil is built without NDEBUG, so every absl::Mutex that gRPC
-  // takes also runs the lock-order deadlock detector (GraphCycles bookkeeping
-  // on each Lock). That costs ~14% of the CPU of a BatchQueryPrefix(128) round
-  // trip in net_perf; the master never needs it. Process-wide, idempotent.
-  absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
+  PrepareGrpcProcess();
 
   grpc::ServerBuilder builder;
   builder.SetMaxReceiveMessageSize(options.max_message_bytes);

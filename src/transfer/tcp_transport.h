@@ -12,7 +12,6 @@ namespace crescent::transfer {
 
 struct TcpTransportOptions {
   int lanes = 4;                  // connections per endpoint
-  int io_threads = 2;             // threads driving the sockets
   int64_t connect_timeout_ms = 2000;
 };
 

@@ -49,7 +49,7 @@ class TcpTransportTest : public ::testing::Test {
     endpoint_ = "127.0.0.1:" + std::to_string(server_->port());
     segment_->SetBinding(endpoint_);
     segment_->SetId(kSegmentId);
-    transport_ = MakeTcpTransport({.lanes = 4, .io_threads = 2});
+    transport_ = MakeTcpTransport({.lanes = 4});
   }
 
   Capability Cap(uint64_t offset, uint64_t length, AccessOp op, int64_t ttl_ms = 10000,
@@ -163,7 +163,7 @@ TEST_F(TcpTransportTest, RefusedRequestsAreAnsweredAndTheServerKeepsServing) {
 }
 
 TEST_F(TcpTransportTest, RefusedWriteInAPipelineLeavesItsNeighboursIntact) {
-  auto one_lane = MakeTcpTransport({.lanes = 1, .io_threads = 1});
+  auto one_lane = MakeTcpTransport({.lanes = 1});
   std::vector<std::byte> a = Pattern(300 << 10, 1), b = Pattern(300 << 10, 2),
                          c = Pattern(300 << 10, 3);
   Capability forged = Cap(0, b.size(), AccessOp::kWrite);
