@@ -178,8 +178,11 @@ asio::awaitable<void> TcpDataServer::Impl::Serve(tcp::socket socket) {
       co_await asio::async_write(socket, out, Everything{n + length}, use);
       TsanRelease(&segment);
     } else {
-      // Wake when the rest of the payload (up to 1 MiB of it) is in, not at
-      // every burst; tcp_transport.cc explains. Back to 1 for the next header.
+      // SO_RCVLOWAT: the reactor is told the socket is readable only once the
+      // rest of the payload (up to 1 MiB of it) has arrived, not at every
+      // burst, so a 4 MiB write wakes this thread a few times instead of
+      // dozens (net_perf: TCP put 4 MiB 0.6-0.8x -> 0.9-1.1x of the raw
+      // stream). Lowered as the payload shrinks, and back to 1 for the header.
       TsanAcquire(&segment);
       int lowat = 1;
       for (size_t done = 0; done < length && !ec;) {

@@ -50,17 +50,16 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// An owned socket, and its SO_RCVLOWAT (which a pooled socket keeps).
+// An owned socket.
 class Socket {
  public:
   Socket() = default;
   explicit Socket(int fd) : fd_(fd) {}
-  Socket(Socket&& o) noexcept : lowat(o.lowat), fd_(std::exchange(o.fd_, -1)) {}
+  Socket(Socket&& o) noexcept : fd_(std::exchange(o.fd_, -1)) {}
   Socket& operator=(Socket&& o) noexcept {
     if (this != &o) {
       Close();
       fd_ = std::exchange(o.fd_, -1);
-      lowat = o.lowat;
     }
     return *this;
   }
@@ -70,7 +69,6 @@ class Socket {
     if (fd_ >= 0) ::close(fd_);
     fd_ = -1;
   }
-  int lowat = 1;
 
  private:
   int fd_ = -1;
@@ -288,26 +286,6 @@ bool StillOpen(const Socket& s) {
   return ::poll(&p, 1, 0) == 0;
 }
 
-// Before the loop sleeps on a lane that waits for payload bytes, asks the
-// kernel not to report it readable (nor wake the loop) until the rest of the
-// payload, up to kMaxLowat, has arrived: one wake-up per payload instead of one
-// per arriving segment burst (a 1 MiB read woke the loop ~16 times). Back to 1
-// for headers. The deadline still bounds the sleep, and EOF or an error wakes
-// it regardless.
-constexpr size_t kMaxLowat = 1 << 20;
-
-void SetLowat(Lane& lane, const Batch& batch) {
-  int want = 1;
-  if (lane.in_payload) {
-    size_t left = batch.ops[lane.ops[lane.answered]].cap.length - lane.in_got;
-    want = static_cast<int>(std::clamp<size_t>(left, 1, kMaxLowat));
-  }
-  if (want == lane.socket.lowat) return;
-  if (::setsockopt(lane.socket.fd(), SOL_SOCKET, SO_RCVLOWAT, &want, sizeof(want)) == 0) {
-    lane.socket.lowat = want;
-  }
-}
-
 int64_t MillisUntil(Clock::time_point t, Clock::time_point now) {
   if (t <= now) return 0;
   // Round up, so poll() does not wake a hair early and spin.
@@ -411,7 +389,6 @@ void TcpTransport::Run(std::vector<Lane>& lanes, const Batch& batch, Clock::time
         continue;
       }
       if (lane.connecting) wake = std::min(wake, lane.connect_deadline);
-      if (!lane.connecting && lane.answered < lane.ops.size()) SetLowat(lane, batch);
       short events = lane.connecting ? POLLOUT : POLLIN;
       if (!lane.connecting && lane.Writing()) events |= POLLOUT;
       fds.push_back(pollfd{lane.socket.fd(), events, 0});
