@@ -188,6 +188,7 @@ int main(int argc, char** argv) {
   // The master also listens on a Unix socket: the prefix rows are repeated over it.
   const std::string uds = "/tmp/net_perf_" + std::to_string(getpid()) + ".sock";
   lo.master.rpc.unix_socket = uds;
+  if (getenv("RPCT")) lo.master.rpc.threads = atoi(getenv("RPCT"));
   auto cluster = server::LocalCluster::Start(lo);
   if (!cluster.ok()) Die("cluster: " + cluster.status().ToString());
   const std::string master = (*cluster)->master_address();

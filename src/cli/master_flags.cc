@@ -12,7 +12,7 @@ void MasterFlags::Add(CLI::App& app) {
       ->check(CLI::Range(0, 65535));
   app.add_option("--unix-socket", server.unix_socket,
                  "Also serve gRPC on this Unix socket path (clients: --master unix:PATH)");
-  app.add_option("--rpc-threads", server.threads, "gRPC server threads")
+  app.add_option("--rpc-threads", server.threads, "gRPC server threads (1 is fastest on few cores)")
       ->capture_default_str()
       ->check(CLI::Range(1, 256));
   app.add_option("--eviction-policy", config.eviction_policy, "Eviction policy")

@@ -8,6 +8,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
+#include <memory>
+#include <mutex>
 #include <thread>
 
 #include "rpc/convert.h"
@@ -120,20 +122,85 @@ std::string ResolveMasterAddress(const std::string& configured) {
   return kDefaultMasterAddress;
 }
 
+// Completion queues for calls, reused: gRPC's blocking stub creates (and
+// destroys) a queue, and with it a pollset and its wake-up eventfd, for every
+// call; on a VM those extra system calls were a measurable share of a round
+// trip. A call takes an idle queue (or makes one), waits on it for its own
+// completion only, and gives it back. Queues die with the client.
+// A queue must be shut down and emptied before it is destroyed.
+void Retire(std::unique_ptr<grpc::CompletionQueue> cq) {
+  cq->Shutdown();
+  void* tag;
+  bool ok;
+  while (cq->Next(&tag, &ok)) {
+  }
+}
+
+class QueuePool {
+ public:
+  ~QueuePool() {
+    for (auto& cq : idle_) Retire(std::move(cq));
+  }
+  std::unique_ptr<grpc::CompletionQueue> Take() {
+    {
+      std::lock_guard lock(mu_);
+      if (!idle_.empty()) {
+        auto cq = std::move(idle_.back());
+        idle_.pop_back();
+        return cq;
+      }
+    }
+    return std::make_unique<grpc::CompletionQueue>();
+  }
+  void Give(std::unique_ptr<grpc::CompletionQueue> cq) {
+    std::lock_guard lock(mu_);
+    idle_.push_back(std::move(cq));
+  }
+
+ private:
+  std::mutex mu_;
+  std::vector<std::unique_ptr<grpc::CompletionQueue>> idle_;
+};
+
+template <typename Req, typename Resp>
+using AsyncMethod = std::unique_ptr<grpc::ClientAsyncResponseReader<Resp>> (Master::Stub::*)(
+    grpc::ClientContext*, const Req&, grpc::CompletionQueue*);
+
 struct MasterClient::Impl {
   MasterClientOptions options;
   std::string address;
   std::shared_ptr<grpc::Channel> channel;
   std::unique_ptr<Master::Stub> stub;
+  QueuePool queues;  // declared after stub: destroyed first, no call is running then
+
+  // One unary call on a pooled queue; returns when it completed (the deadline
+  // bounds that).
+  template <typename Req, typename Resp>
+  grpc::Status CallOnce(AsyncMethod<Req, Resp> method, grpc::ClientContext& ctx, const Req& req,
+                        Resp* resp) const {
+    auto& pool = const_cast<QueuePool&>(queues);
+    std::unique_ptr<grpc::CompletionQueue> cq = pool.Take();
+    grpc::Status status;
+    std::unique_ptr<grpc::ClientAsyncResponseReader<Resp>> call =
+        (stub.get()->*method)(&ctx, req, cq.get());
+    call->Finish(resp, &status, &ctx);
+    void* tag = nullptr;
+    bool ok = false;
+    // The queue is this call's alone, so its next event is this call's end.
+    if (!cq->Next(&tag, &ok) || tag != &ctx || !ok) {
+      Retire(std::move(cq));
+      return grpc::Status(grpc::StatusCode::INTERNAL, "completion queue lost the call");
+    }
+    pool.Give(std::move(cq));
+    return status;
+  }
 
   // Calls `method` with a fresh deadline per try, retrying UNAVAILABLE with
   // exponential backoff. A retried non-idempotent call (a put start whose reply
   // was lost) may answer kObjectAlreadyExists; callers treat that as a conflict.
   template <typename Req, typename Resp>
-  crescent::Status Invoke(const char* rpc,
-                          grpc::Status (Master::Stub::*method)(grpc::ClientContext*, const Req&,
-                                                               Resp*),
-                          const Req& req, Resp* resp) const {
+  crescent::Status Invoke(const char* rpc, AsyncMethod<Req, Resp> method, const Req& req,
+                          Resp* resp) const {
     int64_t backoff_ms = options.backoff_initial_ms;
     grpc::Status last;
     for (int attempt = 1; attempt <= options.attempts; ++attempt) {
@@ -141,7 +208,7 @@ struct MasterClient::Impl {
       ctx.set_deadline(std::chrono::system_clock::now() +
                        std::chrono::milliseconds(options.rpc_timeout_ms));
       resp->Clear();
-      last = (stub.get()->*method)(&ctx, req, resp);
+      last = CallOnce(method, ctx, req, resp);
       if (last.ok()) return crescent::Status::Ok();
       if (last.error_code() != grpc::StatusCode::UNAVAILABLE) return FromGrpc(last, rpc);
       if (attempt < options.attempts) {
@@ -193,7 +260,7 @@ StatusOr<master::SegmentId> MasterClient::MountSegment(const master::SegmentSpec
   MountSegmentRequest req;
   ToProto(spec, req.mutable_spec());
   MountSegmentResponse resp;
-  if (auto s = impl_->Invoke("MountSegment", &Stub::MountSegment, req, &resp); !s.ok()) return s;
+  if (auto s = impl_->Invoke("MountSegment", &Stub::AsyncMountSegment, req, &resp); !s.ok()) return s;
   if (auto s = FromProto(resp.status()); !s.ok()) return s;
   return resp.segment_id();
 }
@@ -204,7 +271,7 @@ crescent::Status MasterClient::UnmountSegment(const std::string& name,
   req.set_name(name);
   req.set_owner_node(owner_node);
   StatusResponse resp;
-  if (auto s = impl_->Invoke("UnmountSegment", &Stub::UnmountSegment, req, &resp); !s.ok()) {
+  if (auto s = impl_->Invoke("UnmountSegment", &Stub::AsyncUnmountSegment, req, &resp); !s.ok()) {
     return s;
   }
   return FromProto(resp.status());
@@ -214,13 +281,13 @@ crescent::Status MasterClient::Heartbeat(const std::string& node) {
   HeartbeatRequest req;
   req.set_node(node);
   StatusResponse resp;
-  if (auto s = impl_->Invoke("Heartbeat", &Stub::Heartbeat, req, &resp); !s.ok()) return s;
+  if (auto s = impl_->Invoke("Heartbeat", &Stub::AsyncHeartbeat, req, &resp); !s.ok()) return s;
   return FromProto(resp.status());
 }
 
 StatusOr<std::vector<master::SegmentInfo>> MasterClient::ListSegments() {
   ListSegmentsResponse resp;
-  if (auto s = impl_->Invoke("ListSegments", &Stub::ListSegments, Empty(), &resp); !s.ok()) {
+  if (auto s = impl_->Invoke("ListSegments", &Stub::AsyncListSegments, Empty(), &resp); !s.ok()) {
     return s;
   }
   if (auto s = FromProto(resp.status()); !s.ok()) return s;
@@ -238,7 +305,7 @@ StatusOr<std::vector<RemoteReplica>> MasterClient::PutStart(const std::string& k
   req.set_size(size);
   ToProto(config, req.mutable_config());
   PutStartResponse resp;
-  if (auto s = impl_->Invoke("PutStart", &Stub::PutStart, req, &resp); !s.ok()) return s;
+  if (auto s = impl_->Invoke("PutStart", &Stub::AsyncPutStart, req, &resp); !s.ok()) return s;
   return PutFromProto(resp);
 }
 
@@ -246,7 +313,7 @@ crescent::Status MasterClient::PutEnd(const std::string& key) {
   KeyRequest req;
   req.set_key(key);
   StatusResponse resp;
-  if (auto s = impl_->Invoke("PutEnd", &Stub::PutEnd, req, &resp); !s.ok()) return s;
+  if (auto s = impl_->Invoke("PutEnd", &Stub::AsyncPutEnd, req, &resp); !s.ok()) return s;
   return FromProto(resp.status());
 }
 
@@ -254,7 +321,7 @@ crescent::Status MasterClient::PutRevoke(const std::string& key) {
   KeyRequest req;
   req.set_key(key);
   StatusResponse resp;
-  if (auto s = impl_->Invoke("PutRevoke", &Stub::PutRevoke, req, &resp); !s.ok()) return s;
+  if (auto s = impl_->Invoke("PutRevoke", &Stub::AsyncPutRevoke, req, &resp); !s.ok()) return s;
   return FromProto(resp.status());
 }
 
@@ -268,7 +335,7 @@ std::vector<StatusOr<std::vector<RemoteReplica>>> MasterClient::BatchPutStart(
   ToProto(config, req.mutable_config());
   req.set_chain(chain);
   BatchPutStartResponse resp;
-  if (auto s = impl_->Invoke("BatchPutStart", &Stub::BatchPutStart, req, &resp); !s.ok()) {
+  if (auto s = impl_->Invoke("BatchPutStart", &Stub::AsyncBatchPutStart, req, &resp); !s.ok()) {
     return Every<Result>(keys.size(), s);
   }
   if (static_cast<size_t>(resp.results_size()) != keys.size()) {
@@ -282,7 +349,7 @@ std::vector<StatusOr<std::vector<RemoteReplica>>> MasterClient::BatchPutStart(
 
 std::vector<crescent::Status> MasterClient::BatchPutEnd(std::span<const std::string> keys) {
   StatusesResponse resp;
-  if (auto s = impl_->Invoke("BatchPutEnd", &Stub::BatchPutEnd, MakeKeys(keys), &resp); !s.ok()) {
+  if (auto s = impl_->Invoke("BatchPutEnd", &Stub::AsyncBatchPutEnd, MakeKeys(keys), &resp); !s.ok()) {
     return Every<crescent::Status>(keys.size(), s);
   }
   return StatusesFromProto(resp, keys.size());
@@ -290,7 +357,7 @@ std::vector<crescent::Status> MasterClient::BatchPutEnd(std::span<const std::str
 
 std::vector<crescent::Status> MasterClient::BatchPutRevoke(std::span<const std::string> keys) {
   StatusesResponse resp;
-  if (auto s = impl_->Invoke("BatchPutRevoke", &Stub::BatchPutRevoke, MakeKeys(keys), &resp);
+  if (auto s = impl_->Invoke("BatchPutRevoke", &Stub::AsyncBatchPutRevoke, MakeKeys(keys), &resp);
       !s.ok()) {
     return Every<crescent::Status>(keys.size(), s);
   }
@@ -303,7 +370,7 @@ StatusOr<RemoteRead> MasterClient::GetReplicaList(const std::string& key) {
   KeyRequest req;
   req.set_key(key);
   ReadResult resp;
-  if (auto s = impl_->Invoke("GetReplicaList", &Stub::GetReplicaList, req, &resp); !s.ok()) {
+  if (auto s = impl_->Invoke("GetReplicaList", &Stub::AsyncGetReplicaList, req, &resp); !s.ok()) {
     return s;
   }
   return ReadFromProto(resp);
@@ -316,7 +383,7 @@ std::vector<StatusOr<RemoteRead>> MasterClient::BatchGetReplicaList(
   req.mutable_keys()->Assign(keys.begin(), keys.end());
   req.set_prefix_mode(prefix_mode);
   BatchGetReplicaListResponse resp;
-  if (auto s = impl_->Invoke("BatchGetReplicaList", &Stub::BatchGetReplicaList, req, &resp);
+  if (auto s = impl_->Invoke("BatchGetReplicaList", &Stub::AsyncBatchGetReplicaList, req, &resp);
       !s.ok()) {
     return Every<Result>(keys.size(), s);
   }
@@ -335,14 +402,14 @@ StatusOr<bool> MasterClient::Exists(const std::string& key) {
   KeyRequest req;
   req.set_key(key);
   ExistsResponse resp;
-  if (auto s = impl_->Invoke("Exists", &Stub::Exists, req, &resp); !s.ok()) return s;
+  if (auto s = impl_->Invoke("Exists", &Stub::AsyncExists, req, &resp); !s.ok()) return s;
   if (auto s = FromProto(resp.status()); !s.ok()) return s;
   return resp.exists();
 }
 
 StatusOr<master::BatchExistsResult> MasterClient::BatchExists(std::span<const std::string> keys) {
   BatchExistsResponse resp;
-  if (auto s = impl_->Invoke("BatchExists", &Stub::BatchExists, MakeKeys(keys), &resp); !s.ok()) {
+  if (auto s = impl_->Invoke("BatchExists", &Stub::AsyncBatchExists, MakeKeys(keys), &resp); !s.ok()) {
     return s;
   }
   if (auto s = FromProto(resp.status()); !s.ok()) return s;
@@ -357,7 +424,7 @@ StatusOr<master::BatchExistsResult> MasterClient::BatchExists(std::span<const st
 
 StatusOr<size_t> MasterClient::BatchQueryPrefix(std::span<const std::string> keys) {
   BatchQueryPrefixResponse resp;
-  if (auto s = impl_->Invoke("BatchQueryPrefix", &Stub::BatchQueryPrefix, MakeKeys(keys), &resp);
+  if (auto s = impl_->Invoke("BatchQueryPrefix", &Stub::AsyncBatchQueryPrefix, MakeKeys(keys), &resp);
       !s.ok()) {
     return s;
   }
@@ -372,7 +439,7 @@ crescent::Status MasterClient::Remove(const std::string& key, bool force) {
   req.set_key(key);
   req.set_force(force);
   StatusResponse resp;
-  if (auto s = impl_->Invoke("Remove", &Stub::Remove, req, &resp); !s.ok()) return s;
+  if (auto s = impl_->Invoke("Remove", &Stub::AsyncRemove, req, &resp); !s.ok()) return s;
   return FromProto(resp.status());
 }
 
@@ -382,7 +449,7 @@ std::vector<crescent::Status> MasterClient::BatchRemove(std::span<const std::str
   req.mutable_keys()->Assign(keys.begin(), keys.end());
   req.set_force(force);
   StatusesResponse resp;
-  if (auto s = impl_->Invoke("BatchRemove", &Stub::BatchRemove, req, &resp); !s.ok()) {
+  if (auto s = impl_->Invoke("BatchRemove", &Stub::AsyncBatchRemove, req, &resp); !s.ok()) {
     return Every<crescent::Status>(keys.size(), s);
   }
   return StatusesFromProto(resp, keys.size());
@@ -393,7 +460,7 @@ StatusOr<size_t> MasterClient::RemoveByPrefix(const std::string& prefix, bool fo
   req.set_prefix(prefix);
   req.set_force(force);
   CountResponse resp;
-  if (auto s = impl_->Invoke("RemoveByPrefix", &Stub::RemoveByPrefix, req, &resp); !s.ok()) {
+  if (auto s = impl_->Invoke("RemoveByPrefix", &Stub::AsyncRemoveByPrefix, req, &resp); !s.ok()) {
     return s;
   }
   if (auto s = FromProto(resp.status()); !s.ok()) return s;
@@ -404,7 +471,7 @@ StatusOr<size_t> MasterClient::RemoveAll(bool force) {
   RemoveAllRequest req;
   req.set_force(force);
   CountResponse resp;
-  if (auto s = impl_->Invoke("RemoveAll", &Stub::RemoveAll, req, &resp); !s.ok()) return s;
+  if (auto s = impl_->Invoke("RemoveAll", &Stub::AsyncRemoveAll, req, &resp); !s.ok()) return s;
   if (auto s = FromProto(resp.status()); !s.ok()) return s;
   return static_cast<size_t>(resp.count());
 }
@@ -414,14 +481,14 @@ StatusOr<std::vector<std::string>> MasterClient::List(const std::string& prefix,
   req.set_prefix(prefix);
   req.set_limit(limit);
   ListResponse resp;
-  if (auto s = impl_->Invoke("List", &Stub::List, req, &resp); !s.ok()) return s;
+  if (auto s = impl_->Invoke("List", &Stub::AsyncList, req, &resp); !s.ok()) return s;
   if (auto s = FromProto(resp.status()); !s.ok()) return s;
   return std::vector<std::string>(resp.keys().begin(), resp.keys().end());
 }
 
 StatusOr<ClusterStats> MasterClient::Stats() {
   StatsResponse resp;
-  if (auto s = impl_->Invoke("Stats", &Stub::Stats, Empty(), &resp); !s.ok()) return s;
+  if (auto s = impl_->Invoke("Stats", &Stub::AsyncStats, Empty(), &resp); !s.ok()) return s;
   if (auto s = FromProto(resp.status()); !s.ok()) return s;
   ClusterStats out;
   out.objects = resp.objects();
