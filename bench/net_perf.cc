@@ -36,7 +36,8 @@ struct Flags {
   int reps = 5;
   size_t mib = 256;  // bytes moved per measured phase, MiB
   int calls = 2000;  // BatchQueryPrefix calls per latency rep
-  int lanes = 0;     // TCP lanes per store node; 0: the client's default
+  int lanes = 0;        // TCP lanes per store node; 0: the client's default
+  int rpc_threads = 0;  // master gRPC threads; 0: the server's default
   bool quick = false;
   std::string only;  // "", "base", "data" or "prefix": run one part (for profiling)
   std::string json;
@@ -46,7 +47,8 @@ Flags Parse(int argc, char** argv) {
   Flags f;
   bool reps = false, mib = false, calls = false;
   auto usage = [] {
-    Die("usage: net_perf [--reps N] [--mib-per-phase M] [--calls C] [--lanes L] [--quick] [--only "
+    Die("usage: net_perf [--reps N] [--mib-per-phase M] [--calls C] [--lanes L] [--rpc-threads T]\n"
+        "               [--quick] [--only "
         "base|data|prefix]\n"
         "               [--json FILE]");
   };
@@ -65,6 +67,8 @@ Flags Parse(int argc, char** argv) {
     } else if (a == "--calls") {
       f.calls = std::max(10, std::atoi(next()));
       calls = true;
+    } else if (a == "--rpc-threads") {
+      f.rpc_threads = std::max(1, std::atoi(next()));
     } else if (a == "--lanes") {
       f.lanes = std::max(1, std::atoi(next()));
     } else if (a == "--quick") {
@@ -188,7 +192,7 @@ int main(int argc, char** argv) {
   // The master also listens on a Unix socket: the prefix rows are repeated over it.
   const std::string uds = "/tmp/net_perf_" + std::to_string(getpid()) + ".sock";
   lo.master.rpc.unix_socket = uds;
-  if (getenv("RPCT")) lo.master.rpc.threads = atoi(getenv("RPCT"));
+  if (f.rpc_threads > 0) lo.master.rpc.threads = f.rpc_threads;
   auto cluster = server::LocalCluster::Start(lo);
   if (!cluster.ok()) Die("cluster: " + cluster.status().ToString());
   const std::string master = (*cluster)->master_address();
