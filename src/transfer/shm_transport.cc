@@ -22,6 +22,7 @@
 #include <unordered_map>
 
 #include "transfer/endpoint.h"
+#include "transfer/bulk_copy.h"
 #include "transfer/shm_protocol.h"
 
 namespace crescent::transfer {
@@ -307,13 +308,13 @@ Status ShmTransport::ExecuteOne(const TransferOp& op, Clock::time_point deadline
   }
   std::byte* remote = m.data + cap.offset;
   if (cap.op == AccessOp::kRead) {
-    std::memcpy(op.buffer, remote, cap.length);
+    BulkCopy(op.buffer, remote, cap.length);
     // The range may have been reused after expiry: bytes copied late are junk.
     if (cap.expiry_unix_ms <= UnixNowMs()) {
       return Status(ErrorCode::kLeaseExpired, "capability expired during the shm read");
     }
   } else {
-    std::memcpy(remote, op.buffer, cap.length);
+    BulkCopy(remote, op.buffer, cap.length);
   }
   return Status::Ok();
 }
