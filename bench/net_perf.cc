@@ -2,8 +2,8 @@
 // in one run, on an in-process LocalCluster (real gRPC, TCP and shared memory
 // over loopback).
 //
-//   net_perf [--reps N] [--mib-per-phase M] [--calls C] [--quick]
-//            [--only base|data|prefix] [--json FILE]
+//   net_perf [--reps N] [--mib-per-phase M] [--calls C] [--lanes L]
+//            [--rpc-threads T] [--quick] [--only base|data|prefix] [--json FILE]
 //
 // --only runs one part (baselines, data plane, prefix queries), for profiling;
 // targets whose rows were not measured then show as missed.
@@ -13,7 +13,8 @@
 // ratios):
 //   raw loopback TCP stream (one socket pair)  <- Crescent TCP put/get, 1 and 4 MiB
 //   single-thread memcpy (cold buffers)        <- Crescent shared-memory get
-//   BatchQueryPrefix(128 keys): p50/p99 with 1 client, keys/s with 4 threads.
+//   BatchQueryPrefix(128 keys): p50/p99 with 1 client, keys/s with 4 threads;
+//   and one Exists round trip next to a raw loopback ping-pong (the floor).
 // It then prints the targets as ✓/✗ lines. Figures only: the exit status is 0
 // unless something failed outright (a put, a get, a wrong byte).
 #include <atomic>
@@ -290,6 +291,22 @@ int main(int argc, char** argv) {
     }
   };
   if (prefix) {
+    // The floor: what one round trip costs here before gRPC adds anything.
+    std::vector<double> raw, one;
+    for (int r = -1; r < f.reps; ++r) {
+      std::vector<double> ping = RawPingPongUs(f.calls), ex(f.calls);
+      for (int i = 0; i < f.calls; ++i) {
+        double a = Now();
+        auto got = tcp->Exists(chain[0]);
+        ex[i] = (Now() - a) * 1e6;
+        if (!got.ok() || !*got) Die("Exists of a stored key failed");
+      }
+      if (r < 0) continue;
+      raw.push_back(Percentile(ping, 0.5));
+      one.push_back(Percentile(ex, 0.5));
+    }
+    t.Add("raw TCP ping-pong, 64 B: p50", "us", raw);
+    t.Add("Exists (one gRPC round trip): p50", "us", one);
     std::vector<double> p50, p99, m50, m99;
     latency(*tcp, chain, kPages, p50, p99);
     t.Add("prefix 128 keys, 1 client: p50", "us", p50);

@@ -183,6 +183,29 @@ inline double RawRequestResponseGBs(const std::vector<char>& src, size_t chunk, 
   return n * chunk / dt / 1e9;
 }
 
+// Loopback TCP ping-pong: 64 bytes out, 64 back, one outstanding; `n` round
+// trips. Returns per-trip microseconds. The floor under any control-plane call.
+inline std::vector<double> RawPingPongUs(int n) {
+  auto [c, s] = LoopbackPair();
+  std::thread server([&, s = s] {
+    char b[64];
+    for (int i = 0; i < n; ++i) {
+      if (!ReadAll(s, b, sizeof(b)) || !WriteAll(s, b, sizeof(b))) Die("raw ping-pong failed");
+    }
+  });
+  std::vector<double> us(n);
+  char b[64] = {};
+  for (int i = 0; i < n; ++i) {
+    double a = Now();
+    if (!WriteAll(c, b, sizeof(b)) || !ReadAll(c, b, sizeof(b))) Die("raw ping-pong failed");
+    us[i] = (Now() - a) * 1e6;
+  }
+  server.join();
+  close(c);
+  close(s);
+  return us;
+}
+
 // Single-thread memcpy of `chunk`-byte blocks, cycling through distinct source
 // and destination blocks of two pools (larger than cache), `total` bytes.
 inline double MemcpyGBs(std::vector<char>& dst, const std::vector<char>& src, size_t chunk,
