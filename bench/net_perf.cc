@@ -209,13 +209,23 @@ int main(int argc, char** argv) {
   for (size_t s : sizes) {
     const std::string m = Mib(s);
     std::printf("%sObjects / writes of %s\n", s == sizes[0] ? "" : "\n", m.c_str());
-    std::vector<double> stream, rr, copy, put1, get1, put8, get8, sput, sget, sput8, sget8;
+    // The Crescent phases: one object per call and batches of 8, over each transport.
+    struct Phase {
+      const char* tag;    // key prefix
+      const char* label;  // row label, before ", <size>"
+      Client* client;
+      size_t batch;
+      bool shm;
+      std::vector<double> put, get;
+    };
+    std::vector<Phase> phases = {{"tcp", "TCP", tcp.get(), 1, false, {}, {}},
+                                 {"tcp8", "TCP", tcp.get(), 8, false, {}, {}},
+                                 {"shm", "shm", shm.get(), 1, true, {}, {}},
+                                 {"shm8", "shm", shm.get(), 8, true, {}, {}}};
+    std::vector<double> stream, rr, copy;
     for (int r = -1; r < f.reps; ++r) {  // r = -1: warm-up, not counted
       auto keep = [&](std::vector<double>& v, double x) {
         if (r >= 0) v.push_back(x);
-      };
-      auto name = [&](const char* what) {
-        return std::string(what) + "/" + std::to_string(round++);
       };
       if (want("base") || want("data")) {
         keep(stream, RawStreamGBs(src_v, s, phase));
@@ -223,33 +233,24 @@ int main(int argc, char** argv) {
       }
       if (want("base")) keep(rr, RawRequestResponseGBs(src_v, s, phase));
       if (want("data")) {
-        RoundResult a = CrescentRound(*tcp, name("tcp"), src, dst, s, phase / s, 1);
-        keep(put1, a.put_gbs);
-        keep(get1, a.get_gbs);
-        RoundResult b = CrescentRound(*tcp, name("tcp8"), src, dst, s, phase / s, 8);
-        keep(put8, b.put_gbs);
-        keep(get8, b.get_gbs);
-        RoundResult c = CrescentRound(*shm, name("shm"), src, dst, s, phase / s, 1);
-        keep(sput, c.put_gbs);
-        keep(sget, c.get_gbs);
-        RoundResult d = CrescentRound(*shm, name("shm8"), src, dst, s, phase / s, 8);
-        keep(sput8, d.put_gbs);
-        keep(sget8, d.get_gbs);
+        for (Phase& p : phases) {
+          std::string key = std::string(p.tag) + "/" + std::to_string(round++);
+          RoundResult res = CrescentRound(*p.client, key, src, dst, s, phase / s, p.batch);
+          keep(p.put, res.put_gbs);
+          keep(p.get, res.get_gbs);
+        }
       }
     }
     const std::string base = "raw TCP stream, " + m + " writes", mc = "memcpy 1 thread, " + m;
     if (!stream.empty()) t.Add(base, "GB/s", stream);
     if (!copy.empty()) t.Add(mc, "GB/s", copy);
     if (!rr.empty()) t.Add("raw TCP request/response, " + m, "GB/s", rr, base);
-    if (!put1.empty()) {
-      t.Add("TCP put, " + m, "GB/s", put1, base);
-      t.Add("TCP get, " + m, "GB/s", get1, base);
-      t.Add("TCP put batch 8, " + m, "GB/s", put8, base);
-      t.Add("TCP get batch 8, " + m, "GB/s", get8, base);
-      t.Add("shm put, " + m, "GB/s", sput, mc);
-      t.Add("shm get, " + m, "GB/s", sget, mc);
-      t.Add("shm put batch 8, " + m, "GB/s", sput8, mc);
-      t.Add("shm get batch 8, " + m, "GB/s", sget8, mc);
+    for (const Phase& p : phases) {
+      if (p.put.empty()) continue;
+      std::string batch = p.batch > 1 ? " batch " + std::to_string(p.batch) : "";
+      const std::string& ref = p.shm ? mc : base;
+      t.Add(std::string(p.label) + " put" + batch + ", " + m, "GB/s", p.put, ref);
+      t.Add(std::string(p.label) + " get" + batch + ", " + m, "GB/s", p.get, ref);
     }
   }
   src_v = {};

@@ -24,6 +24,34 @@ std::vector<int> StreamCounts(int clients) {
   return v;
 }
 
+// One repetition that moved `calls` objects and `bytes` bytes in `seconds`.
+RepSample CopySample(double seconds, uint64_t calls, uint64_t requested, uint64_t moved) {
+  RepSample s;
+  s.seconds = seconds;
+  s.calls = calls;
+  s.items = calls;
+  s.bytes_requested = requested;
+  s.bytes_moved = moved;
+  return s;
+}
+
+void Progress(const WorkloadOptions& o, const char* what, uint64_t size, int n, int rep) {
+  if (o.on_phase) {
+    o.on_phase(std::string(what) + " " + SizeLabel(size) + " x" + std::to_string(n) + " rep " +
+               std::to_string(rep + 1));
+  }
+}
+
+PhaseResult Reference(const char* system, const char* op, uint64_t size, int n,
+                      const std::vector<RepSample>& reps) {
+  PhaseResult r;
+  r.system = system;
+  r.op = op;
+  r.size = size;
+  r.clients = n;
+  return Summarize(r, reps);
+}
+
 struct SocketPair {
   int send_fd = -1;
   int recv_fd = -1;
@@ -123,23 +151,14 @@ StatusOr<std::vector<PhaseResult>> MeasureTcpStreams(const WorkloadOptions& o) {
         for (auto& t : receivers) t.join();
         auto last = start;
         for (auto d : done) last = std::max(last, d);
-        RepSample s;
-        s.seconds = std::chrono::duration<double>(last - start).count();
-        s.calls = objects * uint64_t(streams);
-        s.items = s.calls;
-        s.bytes_requested = per_stream * uint64_t(streams);
-        for (uint64_t r : received) s.bytes_moved += r;
-        reps.push_back(std::move(s));
-        if (o.on_phase)
-          o.on_phase("raw tcp " + SizeLabel(size) + " x" + std::to_string(streams) + " rep " +
-                     std::to_string(rep + 1));
+        uint64_t moved = 0;
+        for (uint64_t r : received) moved += r;
+        reps.push_back(CopySample(std::chrono::duration<double>(last - start).count(),
+                                  objects * uint64_t(streams), per_stream * uint64_t(streams),
+                                  moved));
+        Progress(o, "raw tcp", size, streams, rep);
       }
-      PhaseResult r;
-      r.system = "tcp";
-      r.op = "stream";
-      r.size = size;
-      r.clients = streams;
-      out.push_back(Summarize(r, reps));
+      out.push_back(Reference("tcp", "stream", size, streams, reps));
     }
   }
   return out;
@@ -169,22 +188,11 @@ std::vector<PhaseResult> MeasureMemcpy(const WorkloadOptions& o) {
             asm volatile("" : : "r"(d) : "memory");  // keep every copy
           }
         });
-        RepSample s;
-        s.seconds = secs;
-        s.calls = objects * uint64_t(threads);
-        s.items = s.calls;
-        s.bytes_requested = s.bytes_moved = objects * size * uint64_t(threads);
-        reps.push_back(std::move(s));
-        if (o.on_phase)
-          o.on_phase("memcpy " + SizeLabel(size) + " x" + std::to_string(threads) + " rep " +
-                     std::to_string(rep + 1));
+        const uint64_t bytes = objects * size * uint64_t(threads);
+        reps.push_back(CopySample(secs, objects * uint64_t(threads), bytes, bytes));
+        Progress(o, "memcpy", size, threads, rep);
       }
-      PhaseResult r;
-      r.system = "memcpy";
-      r.op = "copy";
-      r.size = size;
-      r.clients = threads;
-      out.push_back(Summarize(r, reps));
+      out.push_back(Reference("memcpy", "copy", size, threads, reps));
     }
   }
   return out;

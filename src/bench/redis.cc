@@ -289,12 +289,8 @@ StatusOr<std::vector<PhaseResult>> RedisWorkload::RunExists() {
     for (double miss : o_.misses) {
       const int hits = ExistsHits(batch, miss);
       const uint64_t calls = o_.CallsFor(uint64_t(batch));
-      const uint64_t distinct = std::min<uint64_t>(calls, 64);
-      std::vector<std::vector<std::vector<std::string>>> plans(size_t(o_.clients));
-      for (int c = 0; c < o_.clients; ++c) {
-        for (uint64_t k = 0; k < distinct; ++k)
-          plans[size_t(c)].push_back(ExistsKeys(prefix_, pool, batch, hits, c, k));
-      }
+      const auto plans = ExistsPlans(prefix_, pool, batch, hits, o_.clients, calls);
+      const uint64_t distinct = plans[0].size();
       std::vector<RepSample> reps;
       for (int rep = 0; rep < o_.reps; ++rep) {
         std::vector<RepSample> per(size_t(o_.clients));

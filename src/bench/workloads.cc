@@ -109,6 +109,19 @@ std::vector<std::string> ExistsKeys(const std::string& prefix, uint64_t pool, in
   return keys;
 }
 
+std::vector<std::vector<std::vector<std::string>>> ExistsPlans(const std::string& prefix,
+                                                               uint64_t pool, int batch, int hits,
+                                                               int clients, uint64_t calls) {
+  const uint64_t distinct = std::min<uint64_t>(calls, 64);
+  std::vector<std::vector<std::vector<std::string>>> plans(static_cast<size_t>(clients));
+  for (int c = 0; c < clients; ++c) {
+    for (uint64_t k = 0; k < distinct; ++k) {
+      plans[size_t(c)].push_back(ExistsKeys(prefix, pool, batch, hits, c, k));
+    }
+  }
+  return plans;
+}
+
 StatusOr<std::unique_ptr<CrescentWorkload>> CrescentWorkload::Connect(
     const std::string& master, const WorkloadOptions& options, bool shm, int tcp_lanes) {
   std::unique_ptr<CrescentWorkload> w(new CrescentWorkload());
@@ -324,13 +337,8 @@ StatusOr<std::vector<PhaseResult>> CrescentWorkload::RunExists() {
     for (double miss : o_.misses) {
       const int hits = ExistsHits(batch, miss);
       const uint64_t calls = o_.CallsFor(uint64_t(batch));
-      // A rotating set of call key lists per client, built before timing.
-      const uint64_t distinct = std::min<uint64_t>(calls, 64);
-      std::vector<std::vector<std::vector<std::string>>> plans(size_t(o_.clients));
-      for (int c = 0; c < o_.clients; ++c) {
-        for (uint64_t k = 0; k < distinct; ++k)
-          plans[size_t(c)].push_back(ExistsKeys(prefix_, pool, batch, hits, c, k));
-      }
+      const auto plans = ExistsPlans(prefix_, pool, batch, hits, o_.clients, calls);
+      const uint64_t distinct = plans[0].size();
       std::vector<RepSample> reps;
       for (int rep = 0; rep < o_.reps; ++rep) {
         std::vector<RepSample> per(static_cast<size_t>(o_.clients));

@@ -84,6 +84,11 @@ struct Buffer {
 // Deterministic in (client, call) so Crescent and Redis ask the same keys.
 std::vector<std::string> ExistsKeys(const std::string& prefix, uint64_t pool, int batch, int hits,
                                     int client, uint64_t call);
+// Per client, a rotating set of min(calls, 64) call key lists built before
+// timing: call k of client c asks plans[c][k % plans[c].size()].
+std::vector<std::vector<std::vector<std::string>>> ExistsPlans(const std::string& prefix,
+                                                               uint64_t pool, int batch, int hits,
+                                                               int clients, uint64_t calls);
 std::string ExistsPoolKey(const std::string& prefix, uint64_t i);
 uint64_t ExistsPoolSize(const WorkloadOptions& o);
 int ExistsHits(int batch, double miss);

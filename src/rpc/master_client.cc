@@ -171,15 +171,14 @@ struct MasterClient::Impl {
   std::string address;
   std::shared_ptr<grpc::Channel> channel;
   std::unique_ptr<Master::Stub> stub;
-  QueuePool queues;  // declared after stub: destroyed first, no call is running then
+  mutable QueuePool queues;  // after stub: destroyed first, when no call is running
 
   // One unary call on a pooled queue; returns when it completed (the deadline
   // bounds that).
   template <typename Req, typename Resp>
   grpc::Status CallOnce(AsyncMethod<Req, Resp> method, grpc::ClientContext& ctx, const Req& req,
                         Resp* resp) const {
-    auto& pool = const_cast<QueuePool&>(queues);
-    std::unique_ptr<grpc::CompletionQueue> cq = pool.Take();
+    std::unique_ptr<grpc::CompletionQueue> cq = queues.Take();
     grpc::Status status;
     std::unique_ptr<grpc::ClientAsyncResponseReader<Resp>> call =
         (stub.get()->*method)(&ctx, req, cq.get());
@@ -191,7 +190,7 @@ struct MasterClient::Impl {
       Retire(std::move(cq));
       return grpc::Status(grpc::StatusCode::INTERNAL, "completion queue lost the call");
     }
-    pool.Give(std::move(cq));
+    queues.Give(std::move(cq));
     return status;
   }
 

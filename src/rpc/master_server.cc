@@ -12,7 +12,6 @@
 // after it is shut, shut the queues, drain them (deleting every Call), join.
 #include "rpc/master_server.h"
 
-#include <absl/synchronization/mutex.h>
 #include <grpcpp/grpcpp.h>
 
 #include <atomic>

@@ -96,9 +96,10 @@ struct Lane {
   wire::ResponseBytes response{};
   wire::ResponseHeader header;
   Status failure;  // first failure; the status of every unanswered op
-  bool done = false;
 
   bool Writing() const { return out_next < out.size(); }
+  // Failed, or every op answered and every byte sent.
+  bool Done() const { return !failure.ok() || (answered == ops.size() && !Writing()); }
 
   Status IoFailure(int err) const {
     return Status(ErrorCode::kUnavailable,
@@ -113,13 +114,12 @@ struct Batch {
 };
 
 void Fail(Lane& lane, const Batch& batch, Status status) {
-  if (lane.done) return;
+  if (lane.Done()) return;
   lane.failure = std::move(status);
   lane.socket.Close();
   for (size_t k = lane.answered; k < lane.ops.size(); ++k) {
     (*batch.results)[lane.ops[k]] = lane.failure;
   }
-  lane.done = true;
 }
 
 // Writes as much of the lane's output as the socket takes now.
@@ -167,12 +167,11 @@ void Answer(Lane& lane, const Batch& batch, Status status) {
   ++lane.answered;
   lane.in_payload = false;
   lane.in_got = 0;
-  if (lane.answered == lane.ops.size() && !lane.Writing()) lane.done = true;
 }
 
 // Reads responses in order for as long as the socket has bytes.
 void ReadSome(Lane& lane, const Batch& batch) {
-  while (!lane.done && lane.answered < lane.ops.size()) {
+  while (lane.failure.ok() && lane.answered < lane.ops.size()) {
     const TransferOp& op = batch.ops[lane.ops[lane.answered]];
     if (lane.in_payload) {
       size_t n = Receive(lane, batch, op.buffer + lane.in_got, op.cap.length - lane.in_got);
@@ -365,7 +364,7 @@ void TcpTransport::Run(std::vector<Lane>& lanes, const Batch& batch, Clock::time
                        int64_t timeout_ms) {
   // Pooled lanes can start writing before the first poll.
   for (Lane& lane : lanes) {
-    if (!lane.done && !lane.connecting) WriteSome(lane, batch);
+    if (!lane.Done() && !lane.connecting) WriteSome(lane, batch);
   }
   std::vector<pollfd> fds;
   std::vector<Lane*> polled;
@@ -375,7 +374,7 @@ void TcpTransport::Run(std::vector<Lane>& lanes, const Batch& batch, Clock::time
     fds.clear();
     polled.clear();
     for (Lane& lane : lanes) {
-      if (lane.done) continue;
+      if (lane.Done()) continue;
       if (lane.connecting && lane.connect_deadline < deadline && now >= lane.connect_deadline) {
         Fail(lane, batch,
              Status(ErrorCode::kUnavailable, "connect to " + lane.endpoint + " timed out after " +
@@ -404,16 +403,15 @@ void TcpTransport::Run(std::vector<Lane>& lanes, const Batch& batch, Clock::time
     for (size_t k = 0; rc > 0 && k < fds.size(); ++k) {
       Lane& lane = *polled[k];
       short got = fds[k].revents;
-      if (got == 0 || lane.done) continue;
+      if (got == 0 || lane.Done()) continue;
       if (lane.connecting) {
         FinishConnect(lane, batch);
-        if (lane.done || lane.connecting) continue;
+        if (lane.Done() || lane.connecting) continue;
         WriteSome(lane, batch);
         continue;
       }
       if (got & (POLLIN | POLLHUP | POLLERR)) ReadSome(lane, batch);
-      if (!lane.done && (got & (POLLOUT | POLLERR))) WriteSome(lane, batch);
-      if (!lane.done && lane.answered == lane.ops.size() && !lane.Writing()) lane.done = true;
+      if (!lane.Done() && (got & (POLLOUT | POLLERR))) WriteSome(lane, batch);
     }
   }
 }
