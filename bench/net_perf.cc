@@ -35,8 +35,8 @@ namespace {
 
 struct Flags {
   int reps = 5;
-  size_t mib = 256;  // bytes moved per measured phase, MiB
-  int calls = 2000;  // BatchQueryPrefix calls per latency rep
+  size_t mib = 256;     // bytes moved per measured phase, MiB
+  int calls = 2000;     // BatchQueryPrefix calls per latency rep
   int lanes = 0;        // TCP lanes per store node; 0: the client's default
   int rpc_threads = 0;  // master gRPC threads; 0: the server's default
   bool quick = false;

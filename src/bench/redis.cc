@@ -176,13 +176,7 @@ StatusOr<std::vector<PhaseResult>> RedisWorkload::RunPutGet() {
     std::vector<RepSample> reps[kPutGetPhases];
     for (int rep = 0; rep < o_.reps; ++rep) {
       const std::string base = prefix_ + "/s" + std::to_string(size) + "/r" + std::to_string(rep);
-      std::vector<std::vector<std::string>> single(size_t(o_.clients)), batched(size_t(o_.clients));
-      for (int c = 0; c < o_.clients; ++c) {
-        for (uint64_t i = 0; i < n; ++i)
-          single[size_t(c)].push_back(base + "/c" + std::to_string(c) + "/k" + std::to_string(i));
-        for (uint64_t i = 0; i < nb * uint64_t(batch); ++i)
-          batched[size_t(c)].push_back(base + "/c" + std::to_string(c) + "/b" + std::to_string(i));
-      }
+      const auto [single, batched] = MakePutGetKeys(base, o_.clients, n, nb * uint64_t(batch));
       for (int phase = 0; phase < kPutGetPhases; ++phase) {
         std::vector<RepSample> per(size_t(o_.clients));
         const bool is_batch = phase >= 2;

@@ -109,6 +109,21 @@ std::vector<std::string> ExistsKeys(const std::string& prefix, uint64_t pool, in
   return keys;
 }
 
+PutGetKeys MakePutGetKeys(const std::string& base, int clients, uint64_t n, uint64_t batched) {
+  PutGetKeys keys;
+  keys.single.resize(static_cast<size_t>(clients));
+  keys.batched.resize(static_cast<size_t>(clients));
+  for (int c = 0; c < clients; ++c) {
+    const std::string client = base + "/c" + std::to_string(c);
+    for (uint64_t i = 0; i < n; ++i)
+      keys.single[size_t(c)].push_back(client + "/k" + std::to_string(i));
+    for (uint64_t i = 0; i < batched; ++i) {
+      keys.batched[size_t(c)].push_back(client + "/b" + std::to_string(i));
+    }
+  }
+  return keys;
+}
+
 std::vector<std::vector<std::vector<std::string>>> ExistsPlans(const std::string& prefix,
                                                                uint64_t pool, int batch, int hits,
                                                                int clients, uint64_t calls) {
@@ -172,17 +187,8 @@ StatusOr<std::vector<PhaseResult>> CrescentWorkload::RunPutGet() {
     std::vector<RepSample> reps[kPutGetPhases];
     for (int rep = 0; rep < o_.reps; ++rep) {
       const std::string base = prefix_ + "/s" + std::to_string(size) + "/r" + std::to_string(rep);
-      auto key = [&](int c, const char* kind, uint64_t i) {
-        return base + "/c" + std::to_string(c) + kind + std::to_string(i);
-      };
       // Keys are built before timing; the timed loops only call the client.
-      std::vector<std::vector<std::string>> single(static_cast<size_t>(o_.clients)),
-          batched(static_cast<size_t>(o_.clients));
-      for (int c = 0; c < o_.clients; ++c) {
-        for (uint64_t i = 0; i < n; ++i) single[size_t(c)].push_back(key(c, "/k", i));
-        for (uint64_t i = 0; i < nb * uint64_t(batch); ++i)
-          batched[size_t(c)].push_back(key(c, "/b", i));
-      }
+      const auto [single, batched] = MakePutGetKeys(base, o_.clients, n, nb * uint64_t(batch));
       for (int phase = 0; phase < kPutGetPhases; ++phase) {
         std::vector<RepSample> per(static_cast<size_t>(o_.clients));
         const bool is_batch = phase >= 2;

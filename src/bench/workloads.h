@@ -84,6 +84,14 @@ struct Buffer {
 // Deterministic in (client, call) so Crescent and Redis ask the same keys.
 std::vector<std::string> ExistsKeys(const std::string& prefix, uint64_t pool, int batch, int hits,
                                     int client, uint64_t call);
+// Per client, the keys of one put/get repetition under `base`: `n` for the
+// single-object phases and `batched` for the batch phases. Built before
+// timing, the same for Crescent and Redis.
+struct PutGetKeys {
+  std::vector<std::vector<std::string>> single, batched;
+};
+PutGetKeys MakePutGetKeys(const std::string& base, int clients, uint64_t n, uint64_t batched);
+
 // Per client, a rotating set of min(calls, 64) call key lists built before
 // timing: call k of client c asks plans[c][k % plans[c].size()].
 std::vector<std::vector<std::vector<std::string>>> ExistsPlans(const std::string& prefix,

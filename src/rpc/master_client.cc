@@ -259,7 +259,8 @@ StatusOr<master::SegmentId> MasterClient::MountSegment(const master::SegmentSpec
   MountSegmentRequest req;
   ToProto(spec, req.mutable_spec());
   MountSegmentResponse resp;
-  if (auto s = impl_->Invoke("MountSegment", &Stub::AsyncMountSegment, req, &resp); !s.ok()) return s;
+  if (auto s = impl_->Invoke("MountSegment", &Stub::AsyncMountSegment, req, &resp); !s.ok())
+    return s;
   if (auto s = FromProto(resp.status()); !s.ok()) return s;
   return resp.segment_id();
 }
@@ -348,7 +349,8 @@ std::vector<StatusOr<std::vector<RemoteReplica>>> MasterClient::BatchPutStart(
 
 std::vector<crescent::Status> MasterClient::BatchPutEnd(std::span<const std::string> keys) {
   StatusesResponse resp;
-  if (auto s = impl_->Invoke("BatchPutEnd", &Stub::AsyncBatchPutEnd, MakeKeys(keys), &resp); !s.ok()) {
+  if (auto s = impl_->Invoke("BatchPutEnd", &Stub::AsyncBatchPutEnd, MakeKeys(keys), &resp);
+      !s.ok()) {
     return Every<crescent::Status>(keys.size(), s);
   }
   return StatusesFromProto(resp, keys.size());
@@ -408,7 +410,8 @@ StatusOr<bool> MasterClient::Exists(const std::string& key) {
 
 StatusOr<master::BatchExistsResult> MasterClient::BatchExists(std::span<const std::string> keys) {
   BatchExistsResponse resp;
-  if (auto s = impl_->Invoke("BatchExists", &Stub::AsyncBatchExists, MakeKeys(keys), &resp); !s.ok()) {
+  if (auto s = impl_->Invoke("BatchExists", &Stub::AsyncBatchExists, MakeKeys(keys), &resp);
+      !s.ok()) {
     return s;
   }
   if (auto s = FromProto(resp.status()); !s.ok()) return s;
@@ -423,7 +426,8 @@ StatusOr<master::BatchExistsResult> MasterClient::BatchExists(std::span<const st
 
 StatusOr<size_t> MasterClient::BatchQueryPrefix(std::span<const std::string> keys) {
   BatchQueryPrefixResponse resp;
-  if (auto s = impl_->Invoke("BatchQueryPrefix", &Stub::AsyncBatchQueryPrefix, MakeKeys(keys), &resp);
+  if (auto s =
+          impl_->Invoke("BatchQueryPrefix", &Stub::AsyncBatchQueryPrefix, MakeKeys(keys), &resp);
       !s.ok()) {
     return s;
   }

@@ -182,9 +182,8 @@ void ReadSome(Lane& lane, const Batch& batch) {
       // been reused, so they cannot be trusted.
       Status result;
       if (UnixNowMs() >= op.cap.expiry_unix_ms) {
-        result = Status(ErrorCode::kLeaseExpired,
-                        "read lease expired before the transfer from " + lane.endpoint +
-                            " finished");
+        result = Status(ErrorCode::kLeaseExpired, "read lease expired before the transfer from " +
+                                                      lane.endpoint + " finished");
       }
       Answer(lane, batch, std::move(result));
       continue;
@@ -201,25 +200,25 @@ void ReadSome(Lane& lane, const Batch& batch) {
     if (want == wire::kResponseHeaderSize) {
       StatusOr<wire::ResponseHeader> h = wire::DecodeResponse(lane.response.data());
       if (!h.ok()) {
-        return Fail(lane, batch,
-                    Status(ErrorCode::kCorruptData, "from " + lane.endpoint + ": " +
-                                                        h.status().message()));
+        return Fail(
+            lane, batch,
+            Status(ErrorCode::kCorruptData, "from " + lane.endpoint + ": " + h.status().message()));
       }
       lane.header = *h;
       if (lane.header.request_id != lane.answered) {
-        return Fail(lane, batch,
-                    Status(ErrorCode::kCorruptData,
-                           lane.endpoint + " answered request " +
-                               std::to_string(lane.header.request_id) + ", expected " +
-                               std::to_string(lane.answered)));
+        return Fail(
+            lane, batch,
+            Status(ErrorCode::kCorruptData, lane.endpoint + " answered request " +
+                                                std::to_string(lane.header.request_id) +
+                                                ", expected " + std::to_string(lane.answered)));
       }
       if (lane.header.code != ErrorCode::kOk && lane.header.message_length > 0) continue;
     }
     const wire::ResponseHeader& h = lane.header;
     if (h.code != ErrorCode::kOk) {
-      std::string message(reinterpret_cast<const char*>(lane.response.data()) +
-                              wire::kResponseHeaderSize,
-                          h.message_length);
+      std::string message(
+          reinterpret_cast<const char*>(lane.response.data()) + wire::kResponseHeaderSize,
+          h.message_length);
       Answer(lane, batch, Status(h.code, lane.endpoint + ": " + message));
     } else if (op.cap.op == AccessOp::kRead) {
       if (h.payload_length != op.cap.length) {
@@ -383,8 +382,9 @@ void TcpTransport::Run(std::vector<Lane>& lanes, const Batch& batch, Clock::time
         continue;
       }
       if (now >= deadline) {
-        Fail(lane, batch, Status(ErrorCode::kTimeout, lane.endpoint + " did not answer within " +
-                                                          std::to_string(timeout_ms) + " ms"));
+        Fail(lane, batch,
+             Status(ErrorCode::kTimeout, lane.endpoint + " did not answer within " +
+                                             std::to_string(timeout_ms) + " ms"));
         continue;
       }
       if (lane.connecting) wake = std::min(wake, lane.connect_deadline);
