@@ -122,11 +122,6 @@ std::string ResolveMasterAddress(const std::string& configured) {
   return kDefaultMasterAddress;
 }
 
-// Completion queues for calls, reused: gRPC's blocking stub creates (and
-// destroys) a queue, and with it a pollset and its wake-up eventfd, for every
-// call; on a VM those extra system calls were a measurable share of a round
-// trip. A call takes an idle queue (or makes one), waits on it for its own
-// completion only, and gives it back. Queues die with the client.
 // A queue must be shut down and emptied before it is destroyed.
 void Retire(std::unique_ptr<grpc::CompletionQueue> cq) {
   cq->Shutdown();
@@ -136,6 +131,11 @@ void Retire(std::unique_ptr<grpc::CompletionQueue> cq) {
   }
 }
 
+// Completion queues for calls, reused: gRPC's blocking stub creates (and
+// destroys) a queue, and with it a pollset and its wake-up eventfd, for every
+// call; on a VM those extra system calls were a measurable share of a round
+// trip. A call takes an idle queue (or makes one), waits on it for its own
+// completion only, and gives it back. Queues die with the client.
 class QueuePool {
  public:
   ~QueuePool() {

@@ -23,8 +23,9 @@ std::vector<std::byte> Pattern(size_t n, uint32_t seed) {
 // are not a multiple of the 128-byte block) at every destination and source
 // misalignment copies exactly the bytes asked for and nothing around them.
 TEST(BulkCopyTest, CopiesExactlyAtAnyAlignmentAndLength) {
-  const size_t sizes[] = {0, 1, 31, 4096, kStreamingFrom - 1, kStreamingFrom,
-                          kStreamingFrom + 77, (1 << 20) + 5, 4 << 20};
+  const size_t sizes[] = {
+      0,      1, 31, 4096, kStreamingFrom - 1, kStreamingFrom, kStreamingFrom + 77, (1 << 20) + 5,
+      4 << 20};
   const size_t pad = 64;
   for (size_t n : sizes) {
     for (size_t dst_off : {0, 1, 17, 31, 32}) {
@@ -39,8 +40,7 @@ TEST(BulkCopyTest, CopiesExactlyAtAnyAlignmentAndLength) {
         ASSERT_TRUE(std::equal(untouched.begin(), untouched.end(), dst.begin()))
             << "bytes before the destination changed, n=" << n;
         const std::byte* end = dst.data() + dst.size();
-        ASSERT_TRUE(std::all_of(got + n, end,
-                                [](std::byte b) { return b == std::byte{0xEE}; }))
+        ASSERT_TRUE(std::all_of(got + n, end, [](std::byte b) { return b == std::byte{0xEE}; }))
             << "bytes past the end changed, n=" << n << " dst_off=" << dst_off;
       }
     }

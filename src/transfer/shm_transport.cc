@@ -21,8 +21,8 @@
 #include <string>
 #include <unordered_map>
 
-#include "transfer/endpoint.h"
 #include "transfer/bulk_copy.h"
+#include "transfer/endpoint.h"
 #include "transfer/shm_protocol.h"
 
 namespace crescent::transfer {
@@ -189,8 +189,8 @@ StatusOr<std::shared_ptr<Mapping>> Handshake(const std::string& name, const Capa
   }
   // MAP_POPULATE: the node reserved the pages; mapping them all now, once per
   // endpoint, keeps page faults out of every later copy.
-  void* p = mmap(nullptr, reply.size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE,
-                 memfd.fd, 0);
+  void* p =
+      mmap(nullptr, reply.size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, memfd.fd, 0);
   if (p == MAP_FAILED) return Errno(ErrorCode::kIoError, "mmap shm segment", errno);
   auto mapping = std::make_shared<Mapping>();
   mapping->data = static_cast<std::byte*>(p);

@@ -56,9 +56,7 @@ using Lowat = asio::socket_base::receive_low_watermark;
 // call move everything that is left.
 struct Everything {
   size_t total;
-  size_t operator()(const asio::error_code& ec, size_t done) const {
-    return ec ? 0 : total - done;
-  }
+  size_t operator()(const asio::error_code& ec, size_t done) const { return ec ? 0 : total - done; }
 };
 
 // Exceptions (only bad_alloc is plausible: all I/O uses error codes) end the
