@@ -27,11 +27,15 @@ namespace crescent {
 struct ClientConfig {
   // host:port or unix:/path. Empty: $CRESCENT_MASTER, else 127.0.0.1:50051.
   std::string master_address;
-  int64_t rpc_timeout_ms = 5000;       // per control-plane call
-  int rpc_attempts = 4;                // tries while the master is unreachable
-  int64_t transfer_timeout_ms = 10000; // per data-plane batch
-  int tcp_lanes = 4;                   // TCP connections per store node
-  bool use_shared_memory = true;       // same-host transfers by memcpy
+  int64_t rpc_timeout_ms = 5000;        // per control-plane call
+  int rpc_attempts = 4;                 // tries while the master is unreachable
+  int64_t transfer_timeout_ms = 10000;  // per data-plane batch
+  int tcp_lanes = 4;                    // TCP connections per store node
+  bool use_shared_memory = true;        // same-host transfers by memcpy
+  // Same-host objects whose place this client remembers (from its puts and
+  // gets), so that a get copies them while the master grants the read lease
+  // and keeps the bytes only if the reply confirms the place. 0: off.
+  size_t placement_hints = 16384;
   // The store node id of this host, for local-first placement ("" = none).
   std::string local_node;
 };
@@ -58,6 +62,16 @@ struct ClusterStat {
   uint64_t used_bytes = 0;
   std::vector<SegmentUsage> segments;
   std::map<std::string, uint64_t> counters;  // Prometheus sample name -> value
+};
+
+// What this client did on its own (not the cluster's counters).
+struct ClientCounters {
+  // Same-host objects copied during their lease round trip (ClientConfig::
+  // placement_hints) whose reply confirmed the place: no second copy needed.
+  uint64_t copy_ahead_kept = 0;
+  // Copies ahead that the reply did not confirm (the object moved, was
+  // replaced or removed); those objects were read again, or reported missing.
+  uint64_t copy_ahead_discarded = 0;
 };
 
 class Client {
@@ -95,11 +109,13 @@ class Client {
   Status PutFrom(const std::string& key, const void* ptr, size_t size,
                  const PutOptions& options = {});
   // Returns the object's size; kBufferTooSmall (naming the size needed) when
-  // `capacity` is less than it.
+  // `capacity` is less than it. After any other failure the first `capacity`
+  // bytes are unspecified: a same-host get may have copied into them ahead of
+  // its reply (ClientConfig::placement_hints).
   StatusOr<size_t> GetInto(const std::string& key, void* ptr, size_t capacity);
-  std::vector<Status> BatchPutFrom(std::span<const std::string> keys,
-                                   std::span<void* const> ptrs, std::span<const size_t> sizes,
-                                   const PutOptions& options = {}, bool chain = false);
+  std::vector<Status> BatchPutFrom(std::span<const std::string> keys, std::span<void* const> ptrs,
+                                   std::span<const size_t> sizes, const PutOptions& options = {},
+                                   bool chain = false);
   std::vector<StatusOr<size_t>> BatchGetInto(std::span<const std::string> keys,
                                              std::span<void* const> ptrs,
                                              std::span<const size_t> capacities);
@@ -119,6 +135,7 @@ class Client {
   StatusOr<size_t> RemoveAll(bool force = false);
   StatusOr<uint64_t> GetSize(const std::string& key);
   StatusOr<ClusterStat> Stat();
+  ClientCounters Counters() const;
 
   const std::string& master_address() const;
 

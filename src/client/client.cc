@@ -2,7 +2,13 @@
 // MasterClient (control) and ReplicaIo (data).
 #include "crescent/client.h"
 
+#include <algorithm>
+#include <atomic>
+#include <functional>
+#include <optional>
+
 #include "client/buffer_registry.h"
+#include "client/placement_hints.h"
 #include "client/replica_io.h"
 #include "rpc/master_client.h"
 #include "transfer/shm_transport.h"
@@ -19,6 +25,9 @@ struct Client::Impl {
   std::unique_ptr<transfer::Transport> tcp;
   std::unique_ptr<transfer::Transport> shm;
   std::unique_ptr<client::ReplicaIo> io;
+  std::unique_ptr<client::PlacementHints> hints;  // null without shared memory
+  std::atomic<uint64_t> copy_ahead_kept{0};
+  std::atomic<uint64_t> copy_ahead_discarded{0};
   client::BufferRegistry buffers;
 
   master::PutConfig ToPutConfig(const PutOptions& o) const {
@@ -34,9 +43,8 @@ struct Client::Impl {
   // PutStart for every key, write every replica, then PutEnd what was fully
   // written and PutRevoke the rest. Results in input order.
   std::vector<Status> PutMany(std::span<const std::string> keys,
-                              std::span<const std::byte* const> data,
-                              std::span<const size_t> sizes, const PutOptions& options,
-                              bool chain) {
+                              std::span<const std::byte* const> data, std::span<const size_t> sizes,
+                              const PutOptions& options, bool chain) {
     std::vector<uint64_t> sizes64(sizes.begin(), sizes.end());
     std::vector<StatusOr<std::vector<RemoteReplica>>> started =
         master->BatchPutStart(keys, sizes64, ToPutConfig(options), chain);
@@ -71,26 +79,86 @@ struct Client::Impl {
     if (!revoke_keys.empty()) (void)master->BatchPutRevoke(revoke_keys);
     if (!end_keys.empty()) {
       std::vector<Status> ended = master->BatchPutEnd(end_keys);
-      for (size_t k = 0; k < end_idx.size(); ++k) out[end_idx[k]] = std::move(ended[k]);
+      for (size_t k = 0; k < end_idx.size(); ++k) {
+        if (ended[k].ok()) Remember(end_keys[k], started[end_idx[k]].value());
+        out[end_idx[k]] = std::move(ended[k]);
+      }
     }
     return out;
+  }
+
+  // Notes where a complete object lives on this host, for the next get.
+  void Remember(const std::string& key, const std::vector<RemoteReplica>& replicas) {
+    if (!hints) return;
+    if (const RemoteReplica* r = io->SameHost(replicas)) hints->Remember(key, *r);
+  }
+
+  // True when `read` grants a live read of the range and allocation `hint`
+  // names, i.e. bytes copied from it ahead of this reply are the object's.
+  static bool Confirms(const RemoteRead& read, const client::PlacementHint& hint) {
+    if (read.size != hint.length) return false;
+    const int64_t now = transfer::UnixNowMs();
+    for (const RemoteReplica& r : read.replicas) {
+      if (hint.Matches(r) && r.cap.op == transfer::AccessOp::kRead && r.cap.expiry_unix_ms > now) {
+        return true;
+      }
+    }
+    return false;
   }
 
   // Reads every readable key into the destination chosen by `dest(i, size)`,
   // which returns the buffer or an error (e.g. too small). prefix_mode stops at
   // the first key the master cannot serve. Results in input order, possibly
   // shorter than keys in prefix mode.
+  //
+  // Keys with a placement hint are copied ahead, during the lease round trip
+  // (placement_hints.h); not in prefix mode, where buffers past the prefix must
+  // stay untouched.
   template <typename Dest>
   std::vector<StatusOr<size_t>> GetMany(std::span<const std::string> keys, bool prefix_mode,
                                         Dest&& dest) {
-    std::vector<StatusOr<RemoteRead>> reads = master->BatchGetReplicaList(keys, prefix_mode);
+    struct Ahead {
+      client::PlacementHint hint;
+      std::byte* buffer = nullptr;
+      bool copied = false;
+    };
+    std::vector<std::optional<Ahead>> ahead;
+    std::function<void()> copy_ahead;
+    if (hints && !prefix_mode) {
+      ahead.resize(keys.size());
+      for (size_t i = 0; i < keys.size(); ++i) {
+        std::optional<client::PlacementHint> h = hints->Lookup(keys[i]);
+        if (!h) continue;
+        StatusOr<std::byte*> buf = dest(i, h->length);
+        if (buf.ok()) ahead[i] = Ahead{std::move(*h), buf.value()};
+      }
+      if (std::any_of(ahead.begin(), ahead.end(), [](const auto& a) { return a.has_value(); })) {
+        copy_ahead = [&] {
+          for (auto& a : ahead) {
+            if (a) a->copied = io->CopyAhead(a->hint, a->buffer);
+          }
+        };
+      }
+    }
+    std::vector<StatusOr<RemoteRead>> reads =
+        master->BatchGetReplicaList(keys, prefix_mode, copy_ahead);
     std::vector<StatusOr<size_t>> out;
     out.reserve(reads.size());
     std::vector<size_t> reading;
     std::vector<const std::vector<RemoteReplica>*> replicas;
     std::vector<std::byte*> buffers;
     for (size_t i = 0; i < reads.size(); ++i) {
+      const bool copied = !ahead.empty() && ahead[i] && ahead[i]->copied;
+      if (copied && reads[i].ok() && Confirms(*reads[i], ahead[i]->hint)) {
+        copy_ahead_kept.fetch_add(1, std::memory_order_relaxed);
+        out.emplace_back(size_t{reads[i].value().size});
+        continue;
+      }
+      if (copied) copy_ahead_discarded.fetch_add(1, std::memory_order_relaxed);
       if (!reads[i].ok()) {
+        if (hints && reads[i].status().code() == ErrorCode::kObjectNotFound) {
+          hints->Forget(keys[i]);
+        }
         out.emplace_back(reads[i].status());
         continue;
       }
@@ -110,7 +178,11 @@ struct Client::Impl {
     if (!reading.empty()) {
       std::vector<Status> res = io->ReadAny(replicas, buffers);
       for (size_t k = 0; k < reading.size(); ++k) {
-        if (!res[k].ok()) out[reading[k]] = std::move(res[k]);
+        if (res[k].ok()) {
+          Remember(keys[reading[k]], *replicas[k]);
+        } else {
+          out[reading[k]] = std::move(res[k]);
+        }
       }
     }
     return out;
@@ -118,10 +190,10 @@ struct Client::Impl {
 
   Status CheckBatch(size_t keys, size_t a, size_t b) const {
     if (a != keys || b != keys) {
-      return Status(ErrorCode::kInvalidArgument,
-                    "batch needs one pointer and one size per key (" + std::to_string(keys) +
-                        " keys, " + std::to_string(a) + " pointers, " + std::to_string(b) +
-                        " sizes)");
+      return Status(ErrorCode::kInvalidArgument, "batch needs one pointer and one size per key (" +
+                                                     std::to_string(keys) + " keys, " +
+                                                     std::to_string(a) + " pointers, " +
+                                                     std::to_string(b) + " sizes)");
     }
     return Status::Ok();
   }
@@ -144,8 +216,11 @@ StatusOr<std::unique_ptr<Client>> Client::Connect(const ClientConfig& config) {
   to.lanes = config.tcp_lanes;
   impl->tcp = transfer::MakeTcpTransport(to);
   if (config.use_shared_memory) impl->shm = transfer::MakeShmTransport();
-  impl->io = std::make_unique<client::ReplicaIo>(*impl->tcp, impl->shm.get(),
-                                                 config.transfer_timeout_ms);
+  impl->io =
+      std::make_unique<client::ReplicaIo>(*impl->tcp, impl->shm.get(), config.transfer_timeout_ms);
+  if (impl->shm && config.placement_hints > 0) {
+    impl->hints = std::make_unique<client::PlacementHints>(config.placement_hints);
+  }
   return std::unique_ptr<Client>(new Client(std::move(impl)));
 }
 
@@ -171,6 +246,7 @@ StatusOr<std::vector<std::byte>> Client::Get(const std::string& key) {
 StatusOr<bool> Client::Exists(const std::string& key) { return impl_->master->Exists(key); }
 
 Status Client::Remove(const std::string& key, bool force) {
+  if (impl_->hints) impl_->hints->Forget(key);
   return impl_->master->Remove(key, force);
 }
 
@@ -215,6 +291,9 @@ StatusOr<std::vector<bool>> Client::BatchExists(std::span<const std::string> key
 }
 
 std::vector<Status> Client::BatchRemove(std::span<const std::string> keys, bool force) {
+  if (impl_->hints) {
+    for (const std::string& k : keys) impl_->hints->Forget(k);
+  }
   return impl_->master->BatchRemove(keys, force);
 }
 
@@ -235,9 +314,8 @@ StatusOr<size_t> Client::GetInto(const std::string& key, void* ptr, size_t capac
 }
 
 std::vector<Status> Client::BatchPutFrom(std::span<const std::string> keys,
-                                         std::span<void* const> ptrs,
-                                         std::span<const size_t> sizes, const PutOptions& options,
-                                         bool chain) {
+                                         std::span<void* const> ptrs, std::span<const size_t> sizes,
+                                         const PutOptions& options, bool chain) {
   if (Status s = impl_->CheckBatch(keys.size(), ptrs.size(), sizes.size()); !s.ok()) {
     return std::vector<Status>(keys.size(), s);
   }
@@ -276,9 +354,9 @@ std::vector<StatusOr<size_t>> Client::BatchGetInto(std::span<const std::string> 
   }
   return impl_->GetMany(keys, false, [&](size_t i, uint64_t size) -> StatusOr<std::byte*> {
     if (size > capacities[i]) {
-      return Status(ErrorCode::kBufferTooSmall,
-                    "buffer of " + std::to_string(capacities[i]) + " bytes is too small: '" +
-                        keys[i] + "' needs " + std::to_string(size) + " bytes");
+      return Status(ErrorCode::kBufferTooSmall, "buffer of " + std::to_string(capacities[i]) +
+                                                    " bytes is too small: '" + keys[i] +
+                                                    "' needs " + std::to_string(size) + " bytes");
     }
     if (Status s = impl_->buffers.Check(ptrs[i], size); !s.ok()) return s;
     return static_cast<std::byte*>(ptrs[i]);
@@ -323,15 +401,26 @@ StatusOr<std::vector<std::string>> Client::List(const std::string& prefix, size_
 }
 
 StatusOr<size_t> Client::RemoveByPrefix(const std::string& prefix, bool force) {
+  if (impl_->hints) impl_->hints->Clear();
   return impl_->master->RemoveByPrefix(prefix, force);
 }
 
-StatusOr<size_t> Client::RemoveAll(bool force) { return impl_->master->RemoveAll(force); }
+StatusOr<size_t> Client::RemoveAll(bool force) {
+  if (impl_->hints) impl_->hints->Clear();
+  return impl_->master->RemoveAll(force);
+}
 
 StatusOr<uint64_t> Client::GetSize(const std::string& key) {
   StatusOr<RemoteRead> r = impl_->master->GetReplicaList(key);
   if (!r.ok()) return r.status();
   return r.value().size;
+}
+
+ClientCounters Client::Counters() const {
+  ClientCounters c;
+  c.copy_ahead_kept = impl_->copy_ahead_kept.load(std::memory_order_relaxed);
+  c.copy_ahead_discarded = impl_->copy_ahead_discarded.load(std::memory_order_relaxed);
+  return c;
 }
 
 StatusOr<ClusterStat> Client::Stat() {

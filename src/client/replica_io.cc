@@ -36,6 +36,19 @@ std::vector<size_t> ReplicaIo::PreferenceOrder(const std::vector<rpc::RemoteRepl
   return order;
 }
 
+const rpc::RemoteReplica* ReplicaIo::SameHost(const std::vector<rpc::RemoteReplica>& list) {
+  if (shm_ == nullptr) return nullptr;
+  for (const rpc::RemoteReplica& r : list) {
+    if (shm_->CanReach(r.endpoint)) return &r;
+  }
+  return nullptr;
+}
+
+bool ReplicaIo::CopyAhead(const PlacementHint& hint, std::byte* buffer) {
+  return shm_ != nullptr &&
+         shm_->CopyAhead(hint.endpoint, hint.segment, hint.offset, hint.length, buffer);
+}
+
 std::vector<Status> ReplicaIo::WriteAll(
     std::span<const std::vector<rpc::RemoteReplica>* const> replicas,
     std::span<const std::byte* const> buffers) {

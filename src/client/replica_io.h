@@ -14,6 +14,7 @@
 #include <span>
 #include <vector>
 
+#include "client/placement_hints.h"
 #include "crescent/status.h"
 #include "rpc/master_client.h"
 #include "transfer/transport.h"
@@ -30,6 +31,12 @@ class ReplicaIo {
                                std::span<const std::byte* const> buffers);
   std::vector<Status> ReadAny(std::span<const std::vector<rpc::RemoteReplica>* const> replicas,
                               std::span<std::byte* const> buffers);
+
+  // The first replica of `list` reachable over shared memory, or null.
+  const rpc::RemoteReplica* SameHost(const std::vector<rpc::RemoteReplica>& list);
+  // Copies a hinted same-host range into `buffer` ahead of its capability
+  // (transport.h, CopyAhead); false when it could not.
+  bool CopyAhead(const PlacementHint& hint, std::byte* buffer);
 
  private:
   transfer::Transport& Pick(const std::string& endpoint);

@@ -14,9 +14,16 @@ std::vector<ReplicaDescriptor> MasterService::Describe(const ObjectEntry& e) con
   for (size_t i = 0; i < e.num_replicas; ++i) {
     const ReplicaSlot r = e.replica(i);
     if (!segments_.IsMounted(r.segment)) continue;
-    out.push_back({r.segment, segments_.Endpoint(r.segment), r.offset, e.size});
+    out.push_back(DescribeSlot(r, e.size));
   }
   return out;
+}
+
+ReplicaDescriptor MasterService::DescribeSlot(const ReplicaSlot& r, uint64_t size) const {
+  // XOR with the incarnation's random value is one-to-one, so placements stay
+  // distinct within an incarnation.
+  const uint64_t placement = incarnation_ ^ (uint64_t{r.segment} << 32 | r.alloc_generation);
+  return {r.segment, segments_.Endpoint(r.segment), r.offset, size, placement};
 }
 
 void MasterService::FreeReplicas(const ObjectEntry& e) {
@@ -83,9 +90,7 @@ StatusOr<std::vector<ReplicaDescriptor>> MasterService::PutStart(std::string_vie
     e.size = size;
     e.hard_pin = config.hard_pin ? 1 : 0;
     id = loc.shard->IdOf(slot);
-    for (const ReplicaSlot& r : slots) {
-      out.push_back({r.segment, segments_.Endpoint(r.segment), r.offset, size});
-    }
+    for (const ReplicaSlot& r : slots) out.push_back(DescribeSlot(r, size));
     // Under the shard lock, so a PutEnd of this key always finds the record.
     std::lock_guard plock(pending_mu_);  // leaf lock
     pending_.push_back({id, now + config_.put_timeout_ms});

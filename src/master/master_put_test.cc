@@ -21,6 +21,29 @@ TEST_F(PutTest, PutThenGetReturnsReplicaOfRequestedSize) {
   EXPECT_EQ(read->replicas[0].offset, (*start)[0].offset);
 }
 
+// Clients trust "same placement" to mean "same allocation, bytes unchanged"
+// (client/placement_hints.h): a range freed and handed out again, even to the
+// same key at the same offset, must get a new placement.
+TEST_F(PutTest, ReusedRangeGetsANewPlacement) {
+  Mount("seg-a", 1 << 20);
+  auto first = master().PutStart("k", 4096, {});
+  ASSERT_TRUE(first.ok());
+  ASSERT_TRUE(master().PutEnd("k").ok());
+  auto read = master().GetReplicaList("k");
+  ASSERT_TRUE(read.ok());
+  EXPECT_EQ(read->replicas[0].placement, (*first)[0].placement);
+  ASSERT_TRUE(master().Remove("k", true).ok());
+
+  auto second = master().PutStart("k", 4096, {});
+  ASSERT_TRUE(second.ok());
+  EXPECT_EQ((*second)[0].offset, (*first)[0].offset);  // the freed range, reused
+  EXPECT_NE((*second)[0].placement, (*first)[0].placement);
+  auto other = master().PutStart("other", 4096, {});
+  ASSERT_TRUE(other.ok());
+  EXPECT_NE((*other)[0].placement, (*second)[0].placement);
+  EXPECT_NE((*other)[0].placement, (*first)[0].placement);
+}
+
 TEST_F(PutTest, PendingObjectIsInvisibleUntilPutEnd) {
   Mount("seg-a", 1 << 20);
   ASSERT_TRUE(master().PutStart("k", 100, {}).ok());

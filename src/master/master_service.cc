@@ -4,6 +4,7 @@
 #include "master/master_service.h"
 
 #include <bit>
+#include <random>
 
 #include "common/hash.h"
 
@@ -41,6 +42,7 @@ StatusOr<std::unique_ptr<MasterService>> MasterService::Create(const MasterConfi
 MasterService::MasterService(const MasterConfig& config, const Clock& clock)
     : config_(config),
       clock_(clock),
+      incarnation_((uint64_t{std::random_device{}()} << 32) ^ std::random_device{}()),
       segments_(config_, clock),
       shard_mask_(config.num_shards - 1),
       bloom_(config.bloom_expected_keys, config.bloom_false_positive_rate, config.num_shards),

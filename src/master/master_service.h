@@ -143,6 +143,7 @@ class MasterService {
   ObjectShard& ShardOf(ObjectId id) const { return *shards_[IdShard(id)]; }
 
   std::vector<ReplicaDescriptor> Describe(const ObjectEntry& e) const;
+  ReplicaDescriptor DescribeSlot(const ReplicaSlot& r, uint64_t size) const;
   bool HasLiveReplica(const ObjectEntry& e) const;
   // Reads one object under its shard's shared lock and touches it (read lease).
   StatusOr<ReadResult> ReadLocked(ObjectShard& shard, uint32_t slot, TimeMs now);
@@ -174,6 +175,8 @@ class MasterService {
 
   const MasterConfig config_;
   const Clock& clock_;
+  // Random per MasterService, mixed into every ReplicaDescriptor::placement.
+  const uint64_t incarnation_;
   MasterCounters counters_;
   SegmentTable segments_;
   std::vector<std::unique_ptr<ObjectShard>> shards_;

@@ -37,6 +37,12 @@ struct ReplicaDescriptor {
   std::string endpoint;
   uint64_t offset = 0;
   uint64_t length = 0;
+  // Names this allocation: no two allocations of one master incarnation share
+  // it (segment ids are never reused and the allocator's generation is
+  // allocator-wide), and another incarnation mixes in another random value. A
+  // client that saw the same placement for a key twice knows the bytes did not
+  // change in between (values are immutable once the put ends).
+  uint64_t placement = 0;
 };
 
 struct PutConfig {

@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <span>
@@ -41,6 +42,7 @@ std::string ResolveMasterAddress(const std::string& configured);
 struct RemoteReplica {
   std::string endpoint;
   transfer::Capability cap;  // cap.segment/offset/length is the replica's range
+  uint64_t placement = 0;    // the allocation's identity (master::ReplicaDescriptor)
 };
 
 struct RemoteRead {
@@ -83,8 +85,12 @@ class MasterClient {
   std::vector<crescent::Status> BatchPutRevoke(std::span<const std::string> keys);
 
   StatusOr<RemoteRead> GetReplicaList(const std::string& key);
-  std::vector<StatusOr<RemoteRead>> BatchGetReplicaList(std::span<const std::string> keys,
-                                                        bool prefix_mode);
+  // `meanwhile`, when set, runs once on the calling thread while the request is
+  // in flight: the client copies same-host objects it expects to find there
+  // during the round trip (client/placement_hints.h).
+  std::vector<StatusOr<RemoteRead>> BatchGetReplicaList(
+      std::span<const std::string> keys, bool prefix_mode,
+      const std::function<void()>& meanwhile = {});
   StatusOr<bool> Exists(const std::string& key);
   StatusOr<master::BatchExistsResult> BatchExists(std::span<const std::string> keys);
   StatusOr<size_t> BatchQueryPrefix(std::span<const std::string> keys);

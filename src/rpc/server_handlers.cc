@@ -43,6 +43,7 @@ void MasterHandlers::AddWriteReplicas(const std::vector<master::ReplicaDescripto
   for (const master::ReplicaDescriptor& d : replicas) {
     Replica* r = out->add_replicas();
     r->set_endpoint(d.endpoint);
+    r->set_placement(d.placement);
     ToProto(
         signer_.Sign(d.endpoint, d.segment, d.offset, d.length, transfer::AccessOp::kWrite, expiry),
         r->mutable_cap());
@@ -59,6 +60,7 @@ void MasterHandlers::FillRead(const master::ReadResult& read, ReadResult* out) c
   for (const master::ReplicaDescriptor& d : read.replicas) {
     Replica* r = out->add_replicas();
     r->set_endpoint(d.endpoint);
+    r->set_placement(d.placement);
     ToProto(
         signer_.Sign(d.endpoint, d.segment, d.offset, d.length, transfer::AccessOp::kRead, expiry),
         r->mutable_cap());

@@ -204,6 +204,8 @@ class ShmTransport final : public Transport {
   bool CanReach(const std::string& endpoint) override;
   std::vector<Status> Execute(std::span<const TransferOp> ops, int64_t timeout_ms) override;
   const char* Name() const override { return "shm"; }
+  bool CopyAhead(const std::string& endpoint, uint32_t segment, uint64_t offset, uint64_t length,
+                 std::byte* buffer) override;
 
  private:
   struct EndpointState {
@@ -317,6 +319,31 @@ Status ShmTransport::ExecuteOne(const TransferOp& op, Clock::time_point deadline
     BulkCopy(remote, op.buffer, cap.length);
   }
   return Status::Ok();
+}
+
+bool ShmTransport::CopyAhead(const std::string& endpoint, uint32_t segment, uint64_t offset,
+                             uint64_t length, std::byte* buffer) {
+  std::shared_ptr<EndpointState> state;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = endpoints_.find(endpoint);
+    if (it == endpoints_.end()) return false;
+    state = it->second;
+  }
+  std::shared_ptr<Mapping> m;
+  {
+    // A handshake in progress holds the lock for up to its deadline: do not wait.
+    std::unique_lock<std::mutex> lock(state->mu, std::try_to_lock);
+    if (!lock.owns_lock()) return false;
+    m = state->mapping;
+  }
+  // The mapping is held (not unmapped under us) until the copy is done.
+  if (!m || m->segment != segment || buffer == nullptr || length == 0 || offset > m->size ||
+      length > m->size - offset) {
+    return false;
+  }
+  BulkCopy(buffer, m->data + offset, length);
+  return true;
 }
 
 std::vector<Status> ShmTransport::Execute(std::span<const TransferOp> ops, int64_t timeout_ms) {

@@ -39,6 +39,18 @@ class Transport {
   virtual bool CanReach(const std::string& endpoint) = 0;
   virtual std::vector<Status> Execute(std::span<const TransferOp> ops, int64_t timeout_ms) = 0;
   virtual const char* Name() const = 0;
+  // Same-host transports only: copies [offset, offset + length) of segment
+  // `segment` at `endpoint` into `buffer` while the capability for that read is
+  // still on its way. The bytes mean nothing until the caller has matched the
+  // capability that arrives (range, segment, expiry) and the replica's placement
+  // against what it asked for here; on a mismatch it reads again normally.
+  // False, with nothing copied, when this transport cannot: another host, no
+  // mapping of that segment yet (only Execute makes one), or a range outside it.
+  virtual bool CopyAhead(const std::string& endpoint, uint32_t segment, uint64_t offset,
+                         uint64_t length, std::byte* buffer) {
+    (void)endpoint, (void)segment, (void)offset, (void)length, (void)buffer;
+    return false;
+  }
 };
 
 }  // namespace crescent::transfer
