@@ -26,6 +26,10 @@ struct StoreFlags {
     app.add_option("--segment-name", node.segment_name, "Segment name (default NODE_ID/dram0)");
     app.add_option("--data-port", node.port, "TCP data port (0: any free port)")
         ->capture_default_str();
+    app.add_option("--data-threads", node.io_threads,
+                   "Threads serving the TCP data port (each owns its connections)")
+        ->capture_default_str()
+        ->check(CLI::Range(1, 64));
     app.add_flag("--no-shm", no_shm, "Do not offer shared memory to same-host clients");
     if (standalone) {
       app.add_option("--host", node.host, "Address to listen on and advertise for data")
@@ -79,7 +83,8 @@ void AddStore(CLI::App& root) {
   auto secret_file = std::make_shared<std::string>();
   auto master = std::make_shared<std::string>();
   flags->Add(*app, true);
-  app->add_option("--master", *master, "Master address (default $CRESCENT_MASTER or 127.0.0.1:50051)");
+  app->add_option("--master", *master,
+                  "Master address (default $CRESCENT_MASTER or 127.0.0.1:50051)");
   app->add_option("--secret-file", *secret_file,
                   "Cluster secret shared with the master (or $CRESCENT_SECRET_FILE, "
                   "$CRESCENT_SECRET)");
@@ -91,8 +96,8 @@ void AddStore(CLI::App& root) {
     BlockShutdownSignals();
     auto node = store::StoreNode::Start(flags->node, secret.value());
     if (!node.ok()) return SetExitCode(Report("store", node.status()));
-    std::cout << "crescent store: " << DescribeNode(*node.value())
-              << "mounted on master " << rpc::ResolveMasterAddress(*master) << "\nready\n"
+    std::cout << "crescent store: " << DescribeNode(*node.value()) << "mounted on master "
+              << rpc::ResolveMasterAddress(*master) << "\nready\n"
               << std::flush;
     int sig = WaitForShutdownSignal();
     std::cout << "crescent store: signal " << sig << ", unmounting\n" << std::flush;

@@ -144,6 +144,12 @@ TEST_F(CliTest, BadOrUnreachableMasterExitsTwo) {
                   dir_.path());
   EXPECT_EQ(r.exit_code, 2) << r.err;
   EXPECT_THAT(r.err, HasSubstr("invalid master address"));
+  // So does one asked for no data-port threads.
+  r = RunCrescent({"store", "--master", master_, "--secret-file", dir_.File("secret"),
+                   "--segment-size", "1MiB", "--data-threads", "0"},
+                  dir_.path());
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("--data-threads"));
 }
 
 TEST_F(CliTest, LsStatAndRm) {

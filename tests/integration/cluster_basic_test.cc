@@ -21,6 +21,8 @@ class ClusterBasicTest : public testing::TestWithParam<bool> {
     ClusterOptions o;
     o.stores = 2;
     o.store_shm = shm;
+    // The TCP-only run also has each node serve every lane on one thread.
+    if (!shm) o.store_flags = {"--data-threads", "1"};
     return o;
   }
   ClusterBasicTest() : cluster_(Options(GetParam())) {}
