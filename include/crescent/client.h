@@ -70,7 +70,8 @@ struct ClientCounters {
   // placement_hints) whose reply confirmed the place: no second copy needed.
   uint64_t copy_ahead_kept = 0;
   // Copies ahead that the reply did not confirm (the object moved, was
-  // replaced or removed); those objects were read again, or reported missing.
+  // replaced or removed, or the call failed); those objects were read again,
+  // or reported with the call's error.
   uint64_t copy_ahead_discarded = 0;
 };
 
@@ -109,9 +110,11 @@ class Client {
   Status PutFrom(const std::string& key, const void* ptr, size_t size,
                  const PutOptions& options = {});
   // Returns the object's size; kBufferTooSmall (naming the size needed) when
-  // `capacity` is less than it. After any other failure the first `capacity`
-  // bytes are unspecified: a same-host get may have copied into them ahead of
-  // its reply (ClientConfig::placement_hints).
+  // `capacity` is less than it. On success the first `size` bytes hold the
+  // object; the rest of the first `capacity` bytes, and all of them after a
+  // failure, are unspecified: a same-host get may have copied a remembered
+  // object into them ahead of its reply (ClientConfig::placement_hints). The
+  // batch form holds the same per key.
   StatusOr<size_t> GetInto(const std::string& key, void* ptr, size_t capacity);
   std::vector<Status> BatchPutFrom(std::span<const std::string> keys, std::span<void* const> ptrs,
                                    std::span<const size_t> sizes, const PutOptions& options = {},

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <functional>
 #include <optional>
 
@@ -18,6 +19,12 @@ namespace crescent {
 
 using rpc::RemoteRead;
 using rpc::RemoteReplica;
+
+namespace {
+// At most this many bytes per call are copied ahead: the copies run before the
+// reply is collected, and must stay far inside the call's deadline.
+constexpr uint64_t kMaxCopyAheadBytes = uint64_t{64} << 20;
+}  // namespace
 
 struct Client::Impl {
   ClientConfig config;
@@ -90,20 +97,13 @@ struct Client::Impl {
   // Notes where a complete object lives on this host, for the next get.
   void Remember(const std::string& key, const std::vector<RemoteReplica>& replicas) {
     if (!hints) return;
-    if (const RemoteReplica* r = io->SameHost(replicas)) hints->Remember(key, *r);
+    if (const RemoteReplica* r = io->SameHost(replicas)) hints->Remember(key, *r, SteadyMs());
   }
 
-  // True when `read` grants a live read of the range and allocation `hint`
-  // names, i.e. bytes copied from it ahead of this reply are the object's.
-  static bool Confirms(const RemoteRead& read, const client::PlacementHint& hint) {
-    if (read.size != hint.length) return false;
-    const int64_t now = transfer::UnixNowMs();
-    for (const RemoteReplica& r : read.replicas) {
-      if (hint.Matches(r) && r.cap.op == transfer::AccessOp::kRead && r.cap.expiry_unix_ms > now) {
-        return true;
-      }
-    }
-    return false;
+  static int64_t SteadyMs() {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(
+               std::chrono::steady_clock::now().time_since_epoch())
+        .count();
   }
 
   // Reads every readable key into the destination chosen by `dest(i, size)`,
@@ -126,11 +126,15 @@ struct Client::Impl {
     std::function<void()> copy_ahead;
     if (hints && !prefix_mode) {
       ahead.resize(keys.size());
+      const int64_t now = SteadyMs();
+      uint64_t budget = kMaxCopyAheadBytes;
       for (size_t i = 0; i < keys.size(); ++i) {
-        std::optional<client::PlacementHint> h = hints->Lookup(keys[i]);
-        if (!h) continue;
+        std::optional<client::PlacementHint> h = hints->Lookup(keys[i], now);
+        if (!h || h->length > budget) continue;
         StatusOr<std::byte*> buf = dest(i, h->length);
-        if (buf.ok()) ahead[i] = Ahead{std::move(*h), buf.value()};
+        if (!buf.ok()) continue;
+        budget -= h->length;
+        ahead[i] = Ahead{std::move(*h), buf.value()};
       }
       if (std::any_of(ahead.begin(), ahead.end(), [](const auto& a) { return a.has_value(); })) {
         copy_ahead = [&] {
@@ -149,8 +153,13 @@ struct Client::Impl {
     std::vector<std::byte*> buffers;
     for (size_t i = 0; i < reads.size(); ++i) {
       const bool copied = !ahead.empty() && ahead[i] && ahead[i]->copied;
-      if (copied && reads[i].ok() && Confirms(*reads[i], ahead[i]->hint)) {
+      const RemoteReplica* confirmed =
+          copied && reads[i].ok() ? client::Confirming(ahead[i]->hint, reads[i]->size,
+                                                       reads[i]->replicas, transfer::UnixNowMs())
+                                  : nullptr;
+      if (confirmed != nullptr) {
         copy_ahead_kept.fetch_add(1, std::memory_order_relaxed);
+        hints->Remember(keys[i], *confirmed, SteadyMs());  // confirmed now: good for longer
         out.emplace_back(size_t{reads[i].value().size});
         continue;
       }

@@ -7,11 +7,25 @@ bool PlacementHint::Matches(const rpc::RemoteReplica& r) const {
          r.cap.length == length && r.endpoint == endpoint;
 }
 
-void PlacementHints::Remember(const std::string& key, const rpc::RemoteReplica& r) {
+const rpc::RemoteReplica* Confirming(const PlacementHint& hint, uint64_t size,
+                                     const std::vector<rpc::RemoteReplica>& replicas,
+                                     int64_t now_unix_ms) {
+  if (size != hint.length) return nullptr;
+  for (const rpc::RemoteReplica& r : replicas) {
+    if (hint.Matches(r) && r.cap.op == transfer::AccessOp::kRead &&
+        r.cap.expiry_unix_ms > now_unix_ms) {
+      return &r;
+    }
+  }
+  return nullptr;
+}
+
+void PlacementHints::Remember(const std::string& key, const rpc::RemoteReplica& r, int64_t now_ms) {
   if (capacity_ == 0) return;
   std::lock_guard lock(mu_);
   const uint64_t seq = ++next_seq_;
-  table_[key] = Entry{{r.endpoint, r.cap.segment, r.cap.offset, r.cap.length, r.placement}, seq};
+  table_[key] =
+      Entry{{r.endpoint, r.cap.segment, r.cap.offset, r.cap.length, r.placement}, now_ms, seq};
   order_.emplace_back(key, seq);
   // A re-remembered key leaves a stale slot behind; the second bound keeps
   // those from piling up.
@@ -24,10 +38,14 @@ void PlacementHints::Remember(const std::string& key, const rpc::RemoteReplica& 
   }
 }
 
-std::optional<PlacementHint> PlacementHints::Lookup(const std::string& key) const {
+std::optional<PlacementHint> PlacementHints::Lookup(const std::string& key, int64_t now_ms) {
   std::lock_guard lock(mu_);
   auto it = table_.find(key);
   if (it == table_.end()) return std::nullopt;
+  if (now_ms - it->second.taken_ms > max_age_ms_) {
+    table_.erase(it);  // its FIFO slot goes stale and is skipped
+    return std::nullopt;
+  }
   return it->second.hint;
 }
 

@@ -44,6 +44,36 @@ TEST_F(PutTest, ReusedRangeGetsANewPlacement) {
   EXPECT_NE((*other)[0].placement, (*first)[0].placement);
 }
 
+// Every replica keeps the placement its put handed out, the second one (kept
+// out of line in the entry's heap block) too, also after the other replica's
+// segment is gone.
+TEST_F(PutTest, ReadsReportThePlacementsThePutHandedOut) {
+  Mount("seg-a", 1 << 20, "node-a");
+  Mount("seg-b", 1 << 20, "node-b");
+  PutConfig two;
+  two.replica_count = 2;
+  auto start = master().PutStart("k", 4096, two);
+  ASSERT_TRUE(start.ok());
+  ASSERT_EQ(start->size(), 2u);
+  EXPECT_NE((*start)[0].placement, (*start)[1].placement);
+  ASSERT_TRUE(master().PutEnd("k").ok());
+  auto read = master().GetReplicaList("k");
+  ASSERT_TRUE(read.ok());
+  ASSERT_EQ(read->replicas.size(), 2u);
+  for (const ReplicaDescriptor& r : read->replicas) {
+    const auto& put = r.segment == (*start)[0].segment ? (*start)[0] : (*start)[1];
+    EXPECT_EQ(r.offset, put.offset);
+    EXPECT_EQ(r.placement, put.placement);
+  }
+  const ReplicaDescriptor& second = (*start)[1];
+  const std::string gone = second.endpoint == "node-a:7000" ? "seg-a" : "seg-b";
+  ASSERT_TRUE(master().UnmountSegment(gone, gone == "seg-a" ? "node-a" : "node-b").ok());
+  read = master().GetReplicaList("k");
+  ASSERT_TRUE(read.ok());
+  ASSERT_EQ(read->replicas.size(), 1u);
+  EXPECT_EQ(read->replicas[0].placement, (*start)[0].placement);
+}
+
 TEST_F(PutTest, PendingObjectIsInvisibleUntilPutEnd) {
   Mount("seg-a", 1 << 20);
   ASSERT_TRUE(master().PutStart("k", 100, {}).ok());

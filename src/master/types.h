@@ -37,11 +37,13 @@ struct ReplicaDescriptor {
   std::string endpoint;
   uint64_t offset = 0;
   uint64_t length = 0;
-  // Names this allocation: no two allocations of one master incarnation share
-  // it (segment ids are never reused and the allocator's generation is
-  // allocator-wide), and another incarnation mixes in another random value. A
-  // client that saw the same placement for a key twice knows the bytes did not
-  // change in between (values are immutable once the put ends).
+  // Names this allocation. Within one master incarnation it repeats only after
+  // its segment has handed out 2^32 allocations (segment ids are never reused;
+  // the allocator's generation is an allocator-wide 32-bit counter); another
+  // incarnation mixes in another random value. A client that saw the same
+  // placement for a key twice, within a span far shorter than 2^32
+  // allocations, knows the bytes did not change in between (values are
+  // immutable once the put ends). client/placement_hints.h bounds that span.
   uint64_t placement = 0;
 };
 
