@@ -2,15 +2,14 @@
 // MasterClient (control) and ReplicaIo (data).
 #include "crescent/client.h"
 
-#include <algorithm>
 #include <atomic>
-#include <chrono>
 #include <functional>
 #include <optional>
 
 #include "client/buffer_registry.h"
 #include "client/placement_hints.h"
 #include "client/replica_io.h"
+#include "common/clock.h"
 #include "rpc/master_client.h"
 #include "transfer/shm_transport.h"
 #include "transfer/tcp_transport.h"
@@ -97,13 +96,9 @@ struct Client::Impl {
   // Notes where a complete object lives on this host, for the next get.
   void Remember(const std::string& key, const std::vector<RemoteReplica>& replicas) {
     if (!hints) return;
-    if (const RemoteReplica* r = io->SameHost(replicas)) hints->Remember(key, *r, SteadyMs());
-  }
-
-  static int64_t SteadyMs() {
-    return std::chrono::duration_cast<std::chrono::milliseconds>(
-               std::chrono::steady_clock::now().time_since_epoch())
-        .count();
+    if (const RemoteReplica* r = io->SameHost(replicas)) {
+      hints->Remember(key, *r, SteadyClock::Instance().NowMs());
+    }
   }
 
   // Reads every readable key into the destination chosen by `dest(i, size)`,
@@ -126,7 +121,7 @@ struct Client::Impl {
     std::function<void()> copy_ahead;
     if (hints && !prefix_mode) {
       ahead.resize(keys.size());
-      const int64_t now = SteadyMs();
+      const int64_t now = SteadyClock::Instance().NowMs();
       uint64_t budget = kMaxCopyAheadBytes;
       for (size_t i = 0; i < keys.size(); ++i) {
         std::optional<client::PlacementHint> h = hints->Lookup(keys[i], now);
@@ -136,7 +131,7 @@ struct Client::Impl {
         budget -= h->length;
         ahead[i] = Ahead{std::move(*h), buf.value()};
       }
-      if (std::any_of(ahead.begin(), ahead.end(), [](const auto& a) { return a.has_value(); })) {
+      if (budget < kMaxCopyAheadBytes) {  // something to copy
         copy_ahead = [&] {
           for (auto& a : ahead) {
             if (a) a->copied = io->CopyAhead(a->hint, a->buffer);
@@ -159,7 +154,8 @@ struct Client::Impl {
                                   : nullptr;
       if (confirmed != nullptr) {
         copy_ahead_kept.fetch_add(1, std::memory_order_relaxed);
-        hints->Remember(keys[i], *confirmed, SteadyMs());  // confirmed now: good for longer
+        // Confirmed now: good for longer.
+        hints->Remember(keys[i], *confirmed, SteadyClock::Instance().NowMs());
         out.emplace_back(size_t{reads[i].value().size});
         continue;
       }

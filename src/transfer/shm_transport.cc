@@ -55,6 +55,10 @@ struct Mapping {
   std::byte* data = nullptr;
   uint64_t size = 0;
   uint32_t segment = 0;
+  // [offset, offset + length) lies inside the mapping (written so it cannot wrap).
+  bool Holds(uint64_t offset, uint64_t length) const {
+    return offset <= size && length <= size - offset;
+  }
   ~Mapping() {
     if (data) munmap(data, size);
   }
@@ -303,7 +307,7 @@ Status ShmTransport::ExecuteOne(const TransferOp& op, Clock::time_point deadline
   if (cap.expiry_unix_ms <= UnixNowMs()) {
     return Status(ErrorCode::kLeaseExpired, "capability expired before the shm copy");
   }
-  if (cap.offset > m.size || cap.length > m.size - cap.offset) {  // cannot wrap
+  if (!m.Holds(cap.offset, cap.length)) {
     return Status(ErrorCode::kInvalidArgument,
                   "range [" + std::to_string(cap.offset) + ", +" + std::to_string(cap.length) +
                       ") is outside the shm segment of " + std::to_string(m.size) + " bytes");
@@ -338,8 +342,8 @@ bool ShmTransport::CopyAhead(const std::string& endpoint, uint32_t segment, uint
     m = state->mapping;
   }
   // The mapping is held (not unmapped under us) until the copy is done.
-  if (!m || m->segment != segment || buffer == nullptr || length == 0 || offset > m->size ||
-      length > m->size - offset) {
+  if (!m || m->segment != segment || buffer == nullptr || length == 0 ||
+      !m->Holds(offset, length)) {
     return false;
   }
   BulkCopy(buffer, m->data + offset, length);
