@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
@@ -40,7 +41,7 @@ inline double Percentile(std::vector<double> v, double p) {
 }
 
 [[noreturn]] inline void Die(const std::string& what) {
-  std::fprintf(stderr, "net_perf: %s\n", what.c_str());
+  std::fprintf(stderr, "%s: %s\n", program_invocation_short_name, what.c_str());
   std::exit(2);
 }
 

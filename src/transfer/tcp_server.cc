@@ -46,8 +46,6 @@ namespace {
 using asio::ip::tcp;
 constexpr uint64_t kMaxDiscardBytes = 64ull << 20;
 constexpr size_t kDiscardChunk = 64 << 10;
-constexpr size_t kLowatFrom = 64 << 10;
-constexpr size_t kMaxLowat = 1 << 20;
 using Lowat = asio::socket_base::receive_low_watermark;
 
 // asio's default completion condition (transfer_all) hands the kernel at most
@@ -176,16 +174,15 @@ asio::awaitable<void> TcpDataServer::Impl::Serve(tcp::socket socket) {
       co_await asio::async_write(socket, out, Everything{n + length}, use);
       TsanRelease(&segment);
     } else {
-      // SO_RCVLOWAT: the reactor is told the socket is readable only once the
-      // rest of the payload (up to 1 MiB of it) has arrived, not at every
-      // burst, so a 4 MiB write wakes this thread a few times instead of
-      // dozens (net_perf: TCP put 4 MiB 0.6-0.8x -> 0.9-1.1x of the raw
+      // SO_RCVLOWAT (wire::PayloadLowat): the reactor is told the socket is
+      // readable only once the rest of the payload (up to 1 MiB of it) has
+      // arrived (net_perf: TCP put 4 MiB 0.6-0.8x -> 0.9-1.1x of the raw
       // stream). Lowered as the payload shrinks, and back to 1 for the header.
       TsanAcquire(&segment);
       int lowat = 1;
       for (size_t done = 0; done < length && !ec;) {
         size_t left = length - done;
-        int want = left > kLowatFrom ? static_cast<int>(std::min(left, kMaxLowat)) : 1;
+        int want = wire::PayloadLowat(left);
         if (want != lowat) {
           socket.set_option(Lowat(want), ec);
           lowat = want;

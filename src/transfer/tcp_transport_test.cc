@@ -8,6 +8,7 @@
 #include <asio/ip/tcp.hpp>
 #include <asio/read.hpp>
 #include <asio/write.hpp>
+#include <chrono>
 #include <cstring>
 #include <numeric>
 #include <thread>
@@ -218,6 +219,94 @@ TEST_F(TcpTransportTest, DeadPeerTimesOut) {
        big.data()}};
   std::vector<Status> r = MakeTcpTransport({.lanes = 1})->Execute(ops, 300);
   for (const Status& s : r) EXPECT_EQ(s.code(), ErrorCode::kTimeout) << s.ToString();
+}
+
+// One op alone takes the blocking path (MSG_WAITALL receive, plain send); its
+// deadline must still hold there.
+TEST_F(TcpTransportTest, SingleOpsTimeOutOnASilentPeer) {
+  asio::io_context io;
+  tcp::acceptor silent(io, tcp::endpoint(asio::ip::make_address("127.0.0.1"), 0));
+  std::string dead = "127.0.0.1:" + std::to_string(silent.local_endpoint().port());
+  std::unique_ptr<Transport> t = MakeTcpTransport({.lanes = 1});
+  std::vector<std::byte> small(100), big = Pattern(8 << 20, 5);
+  TransferOp read{dead,
+                  signer_->Sign(dead, 1, 0, small.size(), AccessOp::kRead, UnixNowMs() + 10000),
+                  small.data()};
+  EXPECT_EQ(t->Execute(std::span(&read, 1), 300)[0].code(), ErrorCode::kTimeout);
+  // Never read by the peer: the send itself blocks once both buffers are full.
+  TransferOp write{dead,
+                   signer_->Sign(dead, 1, 0, big.size(), AccessOp::kWrite, UnixNowMs() + 10000),
+                   big.data()};
+  EXPECT_EQ(t->Execute(std::span(&write, 1), 300)[0].code(), ErrorCode::kTimeout);
+}
+
+// A peer that answers a read one byte at a time keeps a blocking receive busy;
+// the op must still end at its deadline, not when the peer gives up.
+TEST_F(TcpTransportTest, ATricklingPeerStillTimesOut) {
+  asio::io_context io;
+  tcp::acceptor acceptor(io, tcp::endpoint(asio::ip::make_address("127.0.0.1"), 0));
+  std::string slow = "127.0.0.1:" + std::to_string(acceptor.local_endpoint().port());
+  std::thread peer([&] {
+    tcp::socket s(io);
+    asio::error_code ec;
+    acceptor.accept(s, ec);
+    wire::RequestBytes request;
+    asio::read(s, asio::buffer(request), ec);
+    wire::ResponseBytes response;
+    size_t n = wire::EncodeResponse(ErrorCode::kOk, 0, 1000, {}, response);
+    asio::write(s, asio::buffer(response.data(), n), ec);
+    // One byte every 20 ms for 2 s (200 of the 1000), then hang up.
+    for (int i = 0; i < 100 && !ec; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      asio::write(s, asio::buffer("x", 1), ec);
+    }
+  });
+  std::vector<std::byte> buf(1000);
+  TransferOp op{slow, signer_->Sign(slow, 1, 0, buf.size(), AccessOp::kRead, UnixNowMs() + 10000),
+                buf.data()};
+  Status s = MakeTcpTransport({.lanes = 1})->Execute(std::span(&op, 1), 300)[0];
+  peer.join();
+  // kUnavailable ("closed the connection") would mean it waited for the hang-up.
+  EXPECT_EQ(s.code(), ErrorCode::kTimeout) << s.ToString();
+}
+
+// Polled lanes reading large payloads raise SO_RCVLOWAT; a pooled connection
+// must come back with it lowered, or a later small answer would never wake
+// poll() and the batch would time out.
+TEST_F(TcpTransportTest, PooledLanesServeSmallOpsAfterLargeBatchedReads) {
+  constexpr size_t kOps = 8, kBig = 1 << 20, kSmall = 100;
+  std::vector<std::vector<std::byte>> data, back;
+  std::vector<TransferOp> writes, reads;
+  for (size_t i = 0; i < kOps; ++i) {
+    data.push_back(Pattern(kBig, static_cast<uint32_t>(i + 40)));
+    back.emplace_back(kBig);
+    writes.push_back(Op(Cap(i * kBig, kBig, AccessOp::kWrite), data[i].data()));
+    reads.push_back(Op(Cap(i * kBig, kBig, AccessOp::kRead), back[i].data()));
+  }
+  for (const Status& s : transport_->Execute(writes, 5000)) ASSERT_TRUE(s.ok()) << s.ToString();
+  for (int round = 0; round < 3; ++round) {
+    for (const Status& s : transport_->Execute(reads, 5000)) ASSERT_TRUE(s.ok()) << s.ToString();
+    for (size_t i = 0; i < kOps; ++i) ASSERT_EQ(data[i], back[i]) << i;
+    // Small ops over every pooled lane: writes (32-byte answers) and reads.
+    std::vector<std::vector<std::byte>> tiny, tiny_back;
+    std::vector<TransferOp> small_writes, small_reads;
+    for (size_t i = 0; i < kOps; ++i) {
+      tiny.push_back(Pattern(kSmall, static_cast<uint32_t>(round * 100 + i)));
+      tiny_back.emplace_back(kSmall);
+    }
+    for (size_t i = 0; i < kOps; ++i) {
+      uint64_t offset = (kOps + 1) * kBig + i * 4096;
+      small_writes.push_back(Op(Cap(offset, kSmall, AccessOp::kWrite), tiny[i].data()));
+      small_reads.push_back(Op(Cap(offset, kSmall, AccessOp::kRead), tiny_back[i].data()));
+    }
+    for (const Status& s : transport_->Execute(small_writes, 5000)) {
+      ASSERT_TRUE(s.ok()) << s.ToString();
+    }
+    for (const Status& s : transport_->Execute(small_reads, 5000)) {
+      ASSERT_TRUE(s.ok()) << s.ToString();
+    }
+    EXPECT_EQ(tiny, tiny_back);
+  }
 }
 
 TEST_F(TcpTransportTest, ConnectionRefusedIsUnavailable) {

@@ -49,6 +49,19 @@ inline constexpr size_t kRequestHeaderSize = 88;
 inline constexpr size_t kResponseHeaderSize = 32;
 inline constexpr size_t kMaxErrorMessage = 256;
 
+// The SO_RCVLOWAT a reader sets while `left` bytes of a payload are still to
+// come, on either side of the connection: the socket reads as ready only once
+// the rest of the payload (or 1 MiB of it) has arrived, not at every burst, so
+// a large payload wakes its reader a few times instead of dozens. 1 (the
+// default) for the last 64 KiB, and for headers. (Linux also reports the
+// socket ready when the receive window has closed, so a mark the buffer cannot
+// hold does not stall the sender.) Only for readers that recompute it before
+// each read: a mark larger than what is left to arrive is never reached.
+inline int PayloadLowat(uint64_t left) {
+  constexpr uint64_t kFrom = 64 << 10, kMax = 1 << 20;
+  return left > kFrom ? static_cast<int>(left < kMax ? left : kMax) : 1;
+}
+
 struct RequestHeader {
   uint64_t request_id = 0;
   Capability cap;  // cap.op is the request's op

@@ -1,0 +1,158 @@
+// tcp_path_perf: the TCP data plane alone (TcpDataServer on a segment, the TCP
+// transport client, capabilities signed locally; no master) against raw
+// loopback TCP, in one run. It separates the data path's own cost from the
+// control round trip that every Crescent put and get also pays (net_perf
+// measures the two together).
+//
+//   tcp_path_perf [--reps N] [--mib-per-phase M] [--batch B]
+//
+// Per object size (1 and 4 MiB) and per rep (after one unmeasured warm-up):
+// a raw stream (the reference), a raw request/response exchange shaped like a
+// put, and the transport's puts and gets, one op per call and B per call. The
+// phases run in a different order each rep, so none always follows another.
+// Figures are medians [min .. max]; a ratio is the median of per-rep ratios
+// against the raw stream. Figures only: the exit status is 0 unless a transfer
+// failed or a byte read back differs.
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "net_perf_util.h"
+#include "transfer/segment_memory.h"
+#include "transfer/tcp_server.h"
+#include "transfer/tcp_transport.h"
+
+using namespace crescent;
+using namespace crescent::transfer;
+using namespace netperf;
+
+namespace {
+
+struct Flags {
+  int reps = 7;
+  size_t mib = 128;
+  size_t batch = 8;
+};
+
+Flags Parse(int argc, char** argv) {
+  Flags f;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if (i + 1 >= argc) Die("usage: tcp_path_perf [--reps N] [--mib-per-phase M] [--batch B]");
+    const char* v = argv[++i];
+    if (a == "--reps") {
+      f.reps = std::max(1, std::atoi(v));
+    } else if (a == "--mib-per-phase") {
+      f.mib = std::max<size_t>(8, std::strtoull(v, nullptr, 10));
+    } else if (a == "--batch") {
+      f.batch = std::max<size_t>(1, std::strtoull(v, nullptr, 10));
+    } else {
+      Die("usage: tcp_path_perf [--reps N] [--mib-per-phase M] [--batch B]");
+    }
+  }
+  return f;
+}
+
+template <typename T>
+T Must(StatusOr<T> v, const char* what) {
+  if (!v.ok()) Die(std::string(what) + ": " + v.status().ToString());
+  return std::move(v.value());
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const Flags f = Parse(argc, argv);
+  const size_t phase = f.mib << 20;
+  auto signer = Must(CapabilitySigner::Create("tcp-path-perf-secret"), "signer");
+  auto segment = Must(SegmentMemory::Create("tcp-path-perf", phase), "segment");
+  auto server = Must(TcpDataServer::Start({}, *segment, signer), "server");
+  const std::string endpoint = "127.0.0.1:" + std::to_string(server->port());
+  segment->SetBinding(endpoint);
+  segment->SetId(1);
+  std::unique_ptr<Transport> tcp = MakeTcpTransport({});
+
+  std::vector<char> src = Touched(phase, 0), dst = Touched(phase, 1);
+  for (size_t i = 0; i < phase; i += 64) src[i] = static_cast<char>(i * 131 + (i >> 20));
+
+  // `n` objects of `size` bytes, `batch` per Execute: puts from src into the
+  // segment, or gets from the segment into dst. GB/s.
+  auto transfer = [&](AccessOp op, size_t size, size_t batch) {
+    const size_t n = phase / size;
+    std::vector<TransferOp> ops;
+    double t0 = Now();
+    for (size_t i = 0; i < n; ++i) {
+      char* buf = (op == AccessOp::kRead ? dst : src).data() + i * size;
+      ops.push_back({endpoint, signer.Sign(endpoint, 1, i * size, size, op, UnixNowMs() + 60000),
+                     reinterpret_cast<std::byte*>(buf)});
+      if (ops.size() < batch && i + 1 < n) continue;
+      for (const Status& s : tcp->Execute(ops, 10000)) {
+        if (!s.ok()) Die("transfer failed: " + s.ToString());
+      }
+      ops.clear();
+    }
+    double gbs = n * size / (Now() - t0) / 1e9;
+    if (op == AccessOp::kRead) {
+      if (std::memcmp(src.data(), dst.data(), n * size) != 0) Die("read bytes differ");
+      std::memset(dst.data(), 1, n * size);
+    }
+    return gbs;
+  };
+
+  std::printf("tcp_path_perf: %u x %s\n  load average at start: %s\n",
+              std::thread::hardware_concurrency(), CpuModel().c_str(), LoadAvg().c_str());
+  std::printf("  reps %d (median shown, [min .. max]), %zu MiB per phase, batches of %zu\n", f.reps,
+              f.mib, f.batch);
+  Table t;
+  const std::string b = std::to_string(f.batch);
+  for (size_t size : {size_t{1} << 20, size_t{4} << 20}) {
+    const std::string m = std::to_string(size >> 20) + " MiB";
+    struct Phase {
+      std::string name;
+      std::function<double()> run;
+      std::vector<double> got;
+    };
+    // Puts come before gets within a rep (gets read what the puts wrote), so
+    // put and get each form one phase; the four phases rotate.
+    std::vector<Phase> phases = {
+        {"raw TCP stream, " + m + " writes", [&] { return RawStreamGBs(src, size, phase); }, {}},
+        {"raw TCP request/response, " + m,
+         [&] { return RawRequestResponseGBs(src, size, phase); },
+         {}},
+        {"transport put+get, 1 per call", nullptr, {}},
+        {"transport put+get, " + b + " per call", nullptr, {}}};
+    std::vector<double> put1, get1, putb, getb;
+    phases[2].run = [&] {
+      put1.push_back(transfer(AccessOp::kWrite, size, 1));
+      get1.push_back(transfer(AccessOp::kRead, size, 1));
+      return 0.0;
+    };
+    phases[3].run = [&] {
+      putb.push_back(transfer(AccessOp::kWrite, size, f.batch));
+      getb.push_back(transfer(AccessOp::kRead, size, f.batch));
+      return 0.0;
+    };
+    for (int r = -1; r < f.reps; ++r) {
+      for (size_t k = 0; k < phases.size(); ++k) {
+        Phase& p = phases[(k + static_cast<size_t>(r + 1)) % phases.size()];
+        double v = p.run();
+        if (r >= 0) p.got.push_back(v);
+      }
+      if (r < 0) put1.clear(), get1.clear(), putb.clear(), getb.clear();  // the warm-up
+    }
+    std::printf("\nObjects of %s\n", m.c_str());
+    const std::string& base = phases[0].name;
+    t.Add(base, "GB/s", phases[0].got);
+    t.Add(phases[1].name, "GB/s", phases[1].got, base);
+    t.Add("TCP transport put, " + m, "GB/s", put1, base);
+    t.Add("TCP transport get, " + m, "GB/s", get1, base);
+    t.Add("TCP transport put batch " + b + ", " + m, "GB/s", putb, base);
+    t.Add("TCP transport get batch " + b + ", " + m, "GB/s", getb, base);
+  }
+  std::printf("\n  load average at end: %s\n", LoadAvg().c_str());
+  return 0;
+}
