@@ -2,24 +2,19 @@
 //
 // Design:
 //  - No I/O threads. The thread that calls Execute() moves the bytes itself,
-//    in one poll() loop across the batch's lanes (MSG_DONTWAIT sends and
-//    receives). A reply is read by the thread that waits for it: no hand-off to
-//    an I/O thread and back, each of which costs a futex wake-up (tens of
-//    microseconds on a VM). Concurrent callers each run their own loop over
-//    their own lanes.
-//  - Wake-ups are what a large read costs beyond the copy: 1 MiB arrives in a
-//    dozen or more bursts, and on a VM each trip through poll() and recv()
-//    costs several microseconds. So:
-//     * while polled, a lane reading a payload sets SO_RCVLOWAT
-//       (wire::PayloadLowat), and poll() reports it only once the rest of the
-//       payload, or 1 MiB of it, has arrived;
-//     * once a single lane is left and it may block without deadlocking
-//       (nothing left to send, or only its last request), the loop stops
-//       polling and makes blocking calls on that lane: MSG_WAITALL receives
-//       and plain sends, bounded by SO_RCVTIMEO/SO_SNDTIMEO. The kernel then
-//       fills the buffer as segments arrive, with no return to user space.
-//    (bench/tcp_path_perf, same run: one-op 1 MiB reads ~0.65x -> ~0.85-1.0x
-//    of a raw loopback stream; batches of 8 ~0.85x -> ~1.1x.)
+//    over non-blocking sockets, in one poll() loop across the batch's lanes. A
+//    reply is read by the thread that waits for it: no hand-off to an I/O
+//    thread and back, each of which costs a futex wake-up (tens of microseconds
+//    on a VM). Concurrent callers each run their own loop over their own lanes.
+//  - While other lanes are busy too, a lane reading a payload sets SO_RCVLOWAT
+//    (wire::PayloadLowat): poll() then reports it once the rest of the payload,
+//    or 1 MiB of it, has arrived, instead of at every burst, and the loop
+//    serves the other lanes meanwhile. A lane polled alone keeps the mark at 1
+//    and copies each burst as it lands, overlapping its copy with the sender's;
+//    waiting for the whole payload there costs more than the wake-ups it saves
+//    (net_perf, same-run A/Bs: raising the mark for a lane alone took
+//    one-object 1 MiB gets from ~0.6x to ~0.4x of a raw loopback stream;
+//    raising it for shared lanes took batches of 8 from 0.78x to 0.95x).
 //  - Execute() groups ops by endpoint, spreads each group over up to
 //    options.lanes connections (least-loaded by bytes) and, per lane, writes
 //    every request (gather writes straight from the caller's buffers) while it
@@ -64,18 +59,16 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// An owned socket, and the options set on it (kept so that a pooled
-// connection is not asked for the same setsockopt() twice).
+// An owned socket.
 class Socket {
  public:
   Socket() = default;
   explicit Socket(int fd) : fd_(fd) {}
-  Socket(Socket&& o) noexcept : fd_(std::exchange(o.fd_, -1)), set_(o.set_) {}
+  Socket(Socket&& o) noexcept : fd_(std::exchange(o.fd_, -1)) {}
   Socket& operator=(Socket&& o) noexcept {
     if (this != &o) {
       Close();
       fd_ = std::exchange(o.fd_, -1);
-      set_ = o.set_;
     }
     return *this;
   }
@@ -86,39 +79,8 @@ class Socket {
     fd_ = -1;
   }
 
-  // Whether O_NONBLOCK is off, so that calls without MSG_DONTWAIT wait.
-  bool blocking() const { return set_.blocking; }
-  void MakeBlocking() {
-    int flags = ::fcntl(fd_, F_GETFL);
-    set_.blocking = flags >= 0 && ::fcntl(fd_, F_SETFL, flags & ~O_NONBLOCK) == 0;
-  }
-  // SO_RCVLOWAT; a failure leaves the old value (and only costs wake-ups).
-  void SetLowat(int bytes) {
-    if (bytes == set_.lowat) return;
-    if (::setsockopt(fd_, SOL_SOCKET, SO_RCVLOWAT, &bytes, sizeof(bytes)) == 0) set_.lowat = bytes;
-  }
-  // Bounds the next blocking receive (SO_RCVTIMEO) or send (SO_SNDTIMEO) by
-  // `left_ms`, the time to the batch deadline (>= 1). The option is rewritten
-  // only when the current one is longer than `left_ms` (it could overrun the
-  // deadline) or shorter than half of it (it would wake early more than once).
-  // A timeout that ends early just sends the caller round its loop.
-  void LimitBlocking(int option, int64_t left_ms) {
-    int64_t& current = option == SO_RCVTIMEO ? set_.rcv_timeout_ms : set_.snd_timeout_ms;
-    if (current > 0 && current <= left_ms && 2 * current >= left_ms) return;
-    timeval tv{static_cast<time_t>(left_ms / 1000),
-               static_cast<suseconds_t>(left_ms % 1000 * 1000)};
-    current = ::setsockopt(fd_, SOL_SOCKET, option, &tv, sizeof(tv)) == 0 ? left_ms : 0;
-  }
-
  private:
-  struct Options {
-    bool blocking = false;
-    int lowat = 1;
-    int64_t rcv_timeout_ms = 0;  // 0: unknown or unset (a blocking call could wait forever)
-    int64_t snd_timeout_ms = 0;
-  };
   int fd_ = -1;
-  Options set_;
 };
 
 struct Address {
@@ -130,6 +92,7 @@ struct Address {
 struct Lane {
   std::string endpoint;  // HOST:PORT, for messages
   Socket socket;
+  int lowat = 1;  // the socket's SO_RCVLOWAT
   bool connecting = false;
   Clock::time_point connect_deadline;
   std::vector<size_t> ops;  // indices into the batch, in input order
@@ -169,14 +132,13 @@ void Fail(Lane& lane, const Batch& batch, Status status) {
   }
 }
 
-// Writes as much of the lane's output as the socket takes now, or (block) until
-// it is all sent or the socket's send timeout passes.
-void WriteSome(Lane& lane, const Batch& batch, bool block = false) {
+// Writes as much of the lane's output as the socket takes now.
+void WriteSome(Lane& lane, const Batch& batch) {
   while (lane.Writing()) {
     msghdr msg{};
     msg.msg_iov = lane.out.data() + lane.out_next;
     msg.msg_iovlen = std::min<size_t>(lane.out.size() - lane.out_next, IOV_MAX);
-    ssize_t n = ::sendmsg(lane.socket.fd(), &msg, MSG_NOSIGNAL | (block ? 0 : MSG_DONTWAIT));
+    ssize_t n = ::sendmsg(lane.socket.fd(), &msg, MSG_NOSIGNAL);
     if (n < 0) {
       if (errno == EINTR) continue;
       if (errno == EAGAIN || errno == EWOULDBLOCK) return;
@@ -191,18 +153,14 @@ void WriteSome(Lane& lane, const Batch& batch, bool block = false) {
       left -= take;
       if (v.iov_len == 0) ++lane.out_next;
     }
-    // A blocking send came back: the caller rechecks the deadline first.
-    if (block) return;
   }
 }
 
 // Receives into [p, p + want); returns bytes received, 0 when the socket has
-// nothing now (or, with block, nothing before its receive timeout), or fails
-// the lane (and returns 0) on EOF or error. With block it waits for all of
-// `want` (MSG_WAITALL), so it never reads past the response being read.
-size_t Receive(Lane& lane, const Batch& batch, void* p, size_t want, bool block) {
+// nothing now, or fails the lane (and returns 0) on EOF or error.
+size_t Receive(Lane& lane, const Batch& batch, void* p, size_t want) {
   for (;;) {
-    ssize_t n = ::recv(lane.socket.fd(), p, want, block ? MSG_WAITALL : MSG_DONTWAIT);
+    ssize_t n = ::recv(lane.socket.fd(), p, want, 0);
     if (n > 0) return static_cast<size_t>(n);
     if (n == 0) {
       Fail(lane, batch, Status(ErrorCode::kUnavailable, lane.endpoint + " closed the connection"));
@@ -221,26 +179,30 @@ void Answer(Lane& lane, const Batch& batch, Status status) {
   lane.in_got = 0;
 }
 
-// Reads responses in order for as long as the socket has bytes (with block:
-// until every op is answered or a receive times out).
-void ReadSome(Lane& lane, const Batch& batch, bool block = false) {
+// SO_RCVLOWAT; a failure leaves the old mark (and only costs wake-ups).
+void SetLowat(Lane& lane, int bytes) {
+  if (bytes == lane.lowat) return;
+  if (::setsockopt(lane.socket.fd(), SOL_SOCKET, SO_RCVLOWAT, &bytes, sizeof(bytes)) == 0) {
+    lane.lowat = bytes;
+  }
+}
+
+// Reads responses in order for as long as the socket has bytes. `shared`:
+// other lanes of the batch are busy too (see the low-water mark above). The
+// mark is recomputed before every receive, and this returns only after a
+// receive found nothing, so the mark left for poll() never exceeds what is
+// still owed.
+void ReadSome(Lane& lane, const Batch& batch, bool shared) {
   while (lane.failure.ok() && lane.answered < lane.ops.size()) {
     const TransferOp& op = batch.ops[lane.ops[lane.answered]];
     if (lane.in_payload) {
       const size_t left = op.cap.length - lane.in_got;
-      // Polled: poll() reports the lane once the rest, or 1 MiB of it, is
-      // here. Blocking: 1, since a MSG_WAITALL receive sleeps until the
-      // socket holds the low-water mark, and after its first bytes less than
-      // the mark may be left to come (it would sleep until its timeout).
-      lane.socket.SetLowat(block ? 1 : wire::PayloadLowat(left));
-      size_t n = Receive(lane, batch, op.buffer + lane.in_got, left, block);
+      SetLowat(lane, shared ? wire::PayloadLowat(left) : 1);
+      size_t n = Receive(lane, batch, op.buffer + lane.in_got, left);
       if (n == 0) return;
       lane.in_got += n;
-      if (lane.in_got < op.cap.length) {
-        if (block) return;  // a blocking receive came back short: recheck the deadline
-        continue;
-      }
-      lane.socket.SetLowat(1);  // for the next header, here or on the pooled connection
+      if (lane.in_got < op.cap.length) continue;
+      SetLowat(lane, 1);  // for the next header, here or on the pooled connection
       // The lease ran out while the bytes were in flight: the space may have
       // been reused, so they cannot be trusted.
       Status result;
@@ -255,14 +217,10 @@ void ReadSome(Lane& lane, const Batch& batch, bool block = false) {
     size_t want = wire::kResponseHeaderSize;
     if (lane.in_got >= wire::kResponseHeaderSize) want += lane.header.message_length;
     if (lane.in_got < want) {
-      size_t n =
-          Receive(lane, batch, lane.response.data() + lane.in_got, want - lane.in_got, block);
+      size_t n = Receive(lane, batch, lane.response.data() + lane.in_got, want - lane.in_got);
       if (n == 0) return;
       lane.in_got += n;
-      if (lane.in_got < want) {
-        if (block) return;
-        continue;
-      }
+      if (lane.in_got < want) continue;
     }
     if (want == wire::kResponseHeaderSize) {
       StatusOr<wire::ResponseHeader> h = wire::DecodeResponse(lane.response.data());
@@ -305,15 +263,6 @@ void ReadSome(Lane& lane, const Batch& batch, bool block = false) {
   }
 }
 
-// The socket was opened non-blocking for the connect. Once connected it is a
-// blocking socket (if fcntl fails it stays non-blocking and the lane is only
-// ever polled): the poll loop passes MSG_DONTWAIT, and the single-lane path
-// blocks on purpose.
-void Connected(Lane& lane) {
-  lane.connecting = false;
-  lane.socket.MakeBlocking();
-}
-
 // A connect that poll() reported finished: success or the error it met.
 void FinishConnect(Lane& lane, const Batch& batch) {
   int err = 0;
@@ -329,7 +278,7 @@ void FinishConnect(Lane& lane, const Batch& batch) {
                 Status(ErrorCode::kUnavailable,
                        "cannot connect to " + lane.endpoint + ": " + std::strerror(err)));
   }
-  Connected(lane);
+  lane.connecting = false;
 }
 
 // Starts a non-blocking connect; fails the lane if it cannot even start.
@@ -341,7 +290,7 @@ void StartConnect(Lane& lane, const Batch& batch, const Address& address) {
   (void)::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
   lane.connecting = true;
   if (::connect(fd, reinterpret_cast<const sockaddr*>(&address.storage), address.length) == 0) {
-    Connected(lane);
+    lane.connecting = false;
   } else if (errno == ECONNREFUSED) {
     Fail(lane, batch,
          Status(ErrorCode::kUnavailable, "connection to " + lane.endpoint + " refused"));
@@ -358,16 +307,6 @@ void StartConnect(Lane& lane, const Batch& batch, const Address& address) {
 bool StillOpen(const Socket& s) {
   pollfd p{s.fd(), POLLIN, 0};
   return ::poll(&p, 1, 0) == 0;
-}
-
-// Whether the lane, as the batch's only unfinished one, may make blocking
-// calls. Reading blocks nobody once nothing is left to send. Sending may block
-// only on the lane's last request: the server answers a request after reading
-// all of it, so no earlier answer can fill our receive buffer and stall the
-// server's reading while we wait to send.
-bool MayBlock(const Lane& lane) {
-  if (lane.connecting || !lane.socket.blocking()) return false;
-  return !lane.Writing() || lane.ops.size() - lane.answered == 1;
 }
 
 int64_t MillisUntil(Clock::time_point t, Clock::time_point now) {
@@ -480,18 +419,6 @@ void TcpTransport::Run(std::vector<Lane>& lanes, const Batch& batch, Clock::time
       polled.push_back(&lane);
     }
     if (fds.empty()) return;
-    if (polled.size() == 1 && MayBlock(*polled[0])) {
-      Lane& lane = *polled[0];
-      int64_t left = std::max<int64_t>(1, MillisUntil(deadline, now));
-      if (lane.Writing()) {
-        lane.socket.LimitBlocking(SO_SNDTIMEO, left);
-        WriteSome(lane, batch, /*block=*/true);
-      } else {
-        lane.socket.LimitBlocking(SO_RCVTIMEO, left);
-        ReadSome(lane, batch, /*block=*/true);
-      }
-      continue;
-    }
     int64_t wait = MillisUntil(wake, now);
     int rc = ::poll(fds.data(), fds.size(), static_cast<int>(std::min<int64_t>(wait, INT_MAX)));
     if (rc < 0 && errno != EINTR) {
@@ -508,7 +435,7 @@ void TcpTransport::Run(std::vector<Lane>& lanes, const Batch& batch, Clock::time
         WriteSome(lane, batch);
         continue;
       }
-      if (got & (POLLIN | POLLHUP | POLLERR)) ReadSome(lane, batch);
+      if (got & (POLLIN | POLLHUP | POLLERR)) ReadSome(lane, batch, fds.size() > 1);
       if (!lane.Done() && (got & (POLLOUT | POLLERR))) WriteSome(lane, batch);
     }
   }
@@ -598,7 +525,9 @@ std::vector<Status> TcpTransport::Execute(std::span<const TransferOp> ops, int64
 
   Run(lanes, batch, deadline, timeout_ms);
   for (size_t k = 0; k < lanes.size(); ++k) {
-    if (lanes[k].failure.ok() && lanes[k].socket.fd() >= 0) {
+    // Pooled only with its low-water mark back at 1 (a stale mark would keep
+    // poll() from reporting a later small answer).
+    if (lanes[k].failure.ok() && lanes[k].socket.fd() >= 0 && lanes[k].lowat == 1) {
       ReturnIdle(lane_keys[k], std::move(lanes[k].socket));
     }
   }

@@ -3,12 +3,16 @@
 #include "transfer/tcp_transport.h"
 
 #include <gtest/gtest.h>
+#include <pthread.h>
 
+#include <array>
 #include <asio/io_context.hpp>
 #include <asio/ip/tcp.hpp>
 #include <asio/read.hpp>
 #include <asio/write.hpp>
+#include <atomic>
 #include <chrono>
+#include <csignal>
 #include <cstring>
 #include <numeric>
 #include <thread>
@@ -221,8 +225,8 @@ TEST_F(TcpTransportTest, DeadPeerTimesOut) {
   for (const Status& s : r) EXPECT_EQ(s.code(), ErrorCode::kTimeout) << s.ToString();
 }
 
-// One op alone takes the blocking path (MSG_WAITALL receive, plain send); its
-// deadline must still hold there.
+// One op alone, a read and a write, each held up by the peer: the deadline
+// holds for both.
 TEST_F(TcpTransportTest, SingleOpsTimeOutOnASilentPeer) {
   asio::io_context io;
   tcp::acceptor silent(io, tcp::endpoint(asio::ip::make_address("127.0.0.1"), 0));
@@ -240,8 +244,8 @@ TEST_F(TcpTransportTest, SingleOpsTimeOutOnASilentPeer) {
   EXPECT_EQ(t->Execute(std::span(&write, 1), 300)[0].code(), ErrorCode::kTimeout);
 }
 
-// A peer that answers a read one byte at a time keeps a blocking receive busy;
-// the op must still end at its deadline, not when the peer gives up.
+// A peer that answers a read one byte at a time keeps the reader busy; the op
+// must still end at its deadline, not when the peer gives up.
 TEST_F(TcpTransportTest, ATricklingPeerStillTimesOut) {
   asio::io_context io;
   tcp::acceptor acceptor(io, tcp::endpoint(asio::ip::make_address("127.0.0.1"), 0));
@@ -255,7 +259,7 @@ TEST_F(TcpTransportTest, ATricklingPeerStillTimesOut) {
     wire::ResponseBytes response;
     size_t n = wire::EncodeResponse(ErrorCode::kOk, 0, 1000, {}, response);
     asio::write(s, asio::buffer(response.data(), n), ec);
-    // One byte every 20 ms for 2 s (200 of the 1000), then hang up.
+    // One byte every 20 ms for 2 s (100 of the 1000), then hang up.
     for (int i = 0; i < 100 && !ec; ++i) {
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
       asio::write(s, asio::buffer("x", 1), ec);
@@ -267,6 +271,83 @@ TEST_F(TcpTransportTest, ATricklingPeerStillTimesOut) {
   Status s = MakeTcpTransport({.lanes = 1})->Execute(std::span(&op, 1), 300)[0];
   peer.join();
   // kUnavailable ("closed the connection") would mean it waited for the hang-up.
+  EXPECT_EQ(s.code(), ErrorCode::kTimeout) << s.ToString();
+}
+
+// Four reads pipelined on one lane, answered 200 ms apart: each answer alone
+// comes well within 300 ms, but the batch's 300 ms deadline must hold across
+// them (the last answer comes at 800 ms).
+TEST_F(TcpTransportTest, SlowAnswersCannotStretchTheDeadline) {
+  asio::io_context io;
+  tcp::acceptor acceptor(io, tcp::endpoint(asio::ip::make_address("127.0.0.1"), 0));
+  std::string slow = "127.0.0.1:" + std::to_string(acceptor.local_endpoint().port());
+  constexpr int kOps = 4;
+  std::thread peer([&] {
+    tcp::socket s(io);
+    asio::error_code ec;
+    acceptor.accept(s, ec);
+    for (int i = 0; i < kOps && !ec; ++i) {
+      wire::RequestBytes request;
+      asio::read(s, asio::buffer(request), ec);
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+      wire::ResponseBytes response;
+      size_t n = wire::EncodeResponse(ErrorCode::kOk, i, 10, {}, response);
+      std::array<asio::const_buffer, 2> out{asio::buffer(response.data(), n),
+                                            asio::buffer("0123456789", 10)};
+      asio::write(s, out, ec);
+    }
+  });
+  std::vector<std::vector<std::byte>> bufs(kOps, std::vector<std::byte>(10));
+  std::vector<TransferOp> ops;
+  for (auto& b : bufs) {
+    ops.push_back(
+        {slow, signer_->Sign(slow, 1, 0, 10, AccessOp::kRead, UnixNowMs() + 10000), b.data()});
+  }
+  std::vector<Status> r = MakeTcpTransport({.lanes = 1})->Execute(ops, 300);
+  peer.join();
+  EXPECT_EQ(r[kOps - 1].code(), ErrorCode::kTimeout) << r[kOps - 1].ToString();
+}
+
+// Signals every 10 ms interrupt the wait for a silent peer; a wait that
+// restarted in full after each one would last until the peer hangs up at 2 s,
+// and the op would fail with "closed the connection" instead of its 300 ms
+// deadline.
+void IgnoreSignal(int) {}
+
+TEST_F(TcpTransportTest, SignalsDoNotExtendTheDeadline) {
+  struct sigaction quiet {
+  }, old{};
+  quiet.sa_handler = IgnoreSignal;
+  quiet.sa_flags = SA_RESTART;
+  sigemptyset(&quiet.sa_mask);
+  ASSERT_EQ(sigaction(SIGUSR1, &quiet, &old), 0);
+  asio::io_context io;
+  tcp::acceptor acceptor(io, tcp::endpoint(asio::ip::make_address("127.0.0.1"), 0));
+  std::string silent = "127.0.0.1:" + std::to_string(acceptor.local_endpoint().port());
+  std::atomic<bool> done{false};
+  std::thread peer([&] {  // accepts, never answers, hangs up after 2 s
+    tcp::socket s(io);
+    asio::error_code ec;
+    acceptor.accept(s, ec);
+    for (int i = 0; i < 200 && !done; ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  });
+  const pthread_t reader = pthread_self();
+  std::thread signaller([&] {
+    for (int i = 0; i < 300 && !done; ++i) {
+      pthread_kill(reader, SIGUSR1);
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+  });
+  std::vector<std::byte> buf(100);
+  TransferOp op{silent,
+                signer_->Sign(silent, 1, 0, buf.size(), AccessOp::kRead, UnixNowMs() + 10000),
+                buf.data()};
+  Status s = MakeTcpTransport({.lanes = 1})->Execute(std::span(&op, 1), 300)[0];
+  done = true;
+  signaller.join();
+  peer.join();
+  sigaction(SIGUSR1, &old, nullptr);
   EXPECT_EQ(s.code(), ErrorCode::kTimeout) << s.ToString();
 }
 
