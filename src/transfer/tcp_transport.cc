@@ -6,12 +6,13 @@
 //    reply is read by the thread that waits for it: no hand-off to an I/O
 //    thread and back, each of which costs a futex wake-up (tens of microseconds
 //    on a VM). Concurrent callers each run their own loop over their own lanes.
-//  - While other lanes are busy too, a lane reading a payload sets SO_RCVLOWAT
-//    (wire::PayloadLowat): poll() then reports it once the rest of the payload,
-//    or 1 MiB of it, has arrived, instead of at every burst, and the loop
-//    serves the other lanes meanwhile. A lane polled alone keeps the mark at 1
-//    and copies each burst as it lands, overlapping its copy with the sender's;
-//    waiting for the whole payload there costs more than the wake-ups it saves
+//  - A lane reading a payload raises SO_RCVLOWAT (wire::PayloadLowat) only
+//    while other lanes share the poll: poll() then reports it once the rest of
+//    the payload, or 1 MiB of it, has arrived, instead of at every burst, and
+//    the loop serves the other lanes meanwhile. A lane polled alone reads at
+//    mark 1 and copies each burst as it lands, overlapping its copy with the
+//    sender's; waiting for the whole payload there costs more than the
+//    wake-ups it saves
 //    (net_perf, same-run A/Bs: raising the mark for a lane alone took
 //    one-object 1 MiB gets from ~0.6x to ~0.4x of a raw loopback stream;
 //    raising it for shared lanes took batches of 8 from 0.78x to 0.95x).
@@ -179,11 +180,17 @@ void Answer(Lane& lane, const Batch& batch, Status status) {
   lane.in_got = 0;
 }
 
-// SO_RCVLOWAT; a failure leaves the old mark (and only costs wake-ups).
-void SetLowat(Lane& lane, int bytes) {
+// Sets SO_RCVLOWAT. Failing to raise it only costs wake-ups; failing to lower
+// it could leave poll() waiting for bytes that never come, so that fails the
+// lane (Linux does not refuse the option on a connected TCP socket).
+void SetLowat(Lane& lane, const Batch& batch, int bytes) {
   if (bytes == lane.lowat) return;
   if (::setsockopt(lane.socket.fd(), SOL_SOCKET, SO_RCVLOWAT, &bytes, sizeof(bytes)) == 0) {
     lane.lowat = bytes;
+  } else if (bytes < lane.lowat) {
+    Fail(lane, batch,
+         Status(ErrorCode::kInternal, "cannot lower SO_RCVLOWAT on the connection to " +
+                                          lane.endpoint + ": " + std::strerror(errno)));
   }
 }
 
@@ -197,12 +204,14 @@ void ReadSome(Lane& lane, const Batch& batch, bool shared) {
     const TransferOp& op = batch.ops[lane.ops[lane.answered]];
     if (lane.in_payload) {
       const size_t left = op.cap.length - lane.in_got;
-      SetLowat(lane, shared ? wire::PayloadLowat(left) : 1);
+      SetLowat(lane, batch, shared ? wire::PayloadLowat(left) : 1);
+      if (!lane.failure.ok()) return;
       size_t n = Receive(lane, batch, op.buffer + lane.in_got, left);
       if (n == 0) return;
       lane.in_got += n;
       if (lane.in_got < op.cap.length) continue;
-      SetLowat(lane, 1);  // for the next header, here or on the pooled connection
+      SetLowat(lane, batch, 1);  // for the next header, here or on the pooled connection
+      if (!lane.failure.ok()) return;
       // The lease ran out while the bytes were in flight: the space may have
       // been reused, so they cannot be trusted.
       Status result;

@@ -237,7 +237,8 @@ TEST_F(TcpTransportTest, SingleOpsTimeOutOnASilentPeer) {
                   signer_->Sign(dead, 1, 0, small.size(), AccessOp::kRead, UnixNowMs() + 10000),
                   small.data()};
   EXPECT_EQ(t->Execute(std::span(&read, 1), 300)[0].code(), ErrorCode::kTimeout);
-  // Never read by the peer: the send itself blocks once both buffers are full.
+  // Never read by the peer: once both socket buffers are full the send cannot
+  // finish (and if they take it all, no answer ever comes).
   TransferOp write{dead,
                    signer_->Sign(dead, 1, 0, big.size(), AccessOp::kWrite, UnixNowMs() + 10000),
                    big.data()};

@@ -53,13 +53,12 @@ inline constexpr size_t kMaxErrorMessage = 256;
 // come, on either side of the connection: the socket reads as ready only once
 // the rest of the payload (or 1 MiB of it) has arrived, not at every burst, so
 // a large payload wakes its reader a few times instead of dozens. 1 (the
-// default) for the last 64 KiB, and for headers. Only for readers that
-// recompute it before each read: a mark larger than what is left to arrive is
-// never reached. (Recent kernels also report a socket ready under receive
-// memory pressure, so a mark the buffer cannot hold does not stall it; a
-// kernel without that could stall such a reader until its deadline. No stall
-// has been seen on 6.18, where the server has used these marks since the
-// first TCP round.)
+// default) for the last 64 KiB, and for headers. The mark must be lowered
+// before every wait, as the payload shrinks: a mark above what is still owed
+// is never reached. (Linux caps a mark at half of tcp_rmem's maximum and grows
+// an autotuned receive buffer to hold it; a kernel that did not could stall
+// such a reader until its deadline. None has been seen on 6.18, where the
+// server has used these marks since the first TCP round.)
 inline int PayloadLowat(uint64_t left) {
   constexpr uint64_t kFrom = 64 << 10, kMax = 1 << 20;
   return left > kFrom ? static_cast<int>(left < kMax ? left : kMax) : 1;
