@@ -3,8 +3,11 @@
 // over loopback).
 //
 //   net_perf [--reps N] [--mib-per-phase M] [--calls C] [--lanes L]
-//            [--rpc-threads T] [--quick] [--only base|data|prefix] [--json FILE]
+//            [--rpc-threads T] [--tcp-congestion NAME] [--quick]
+//            [--only base|data|prefix] [--json FILE]
 //
+// --tcp-congestion sets the TCP congestion control of every data connection,
+// Crescent's and the raw references' alike (default: the system's).
 // --only runs one part (baselines, data plane, prefix queries), for profiling;
 // targets whose rows were not measured then show as missed.
 // Every figure is the median of --reps repetitions (after one unmeasured
@@ -35,10 +38,11 @@ namespace {
 
 struct Flags {
   int reps = 5;
-  size_t mib = 256;     // bytes moved per measured phase, MiB
-  int calls = 2000;     // BatchQueryPrefix calls per latency rep
-  int lanes = 0;        // TCP lanes per store node; 0: the client's default
-  int rpc_threads = 0;  // master gRPC threads; 0: the server's default
+  size_t mib = 256;        // bytes moved per measured phase, MiB
+  int calls = 2000;        // BatchQueryPrefix calls per latency rep
+  int lanes = 0;           // TCP lanes per store node; 0: the client's default
+  std::string congestion;  // TCP congestion control, both sides; "": system default
+  int rpc_threads = 0;     // master gRPC threads; 0: the server's default
   bool quick = false;
   std::string only;  // "", "base", "data" or "prefix": run one part (for profiling)
   std::string json;
@@ -49,7 +53,7 @@ Flags Parse(int argc, char** argv) {
   bool reps = false, mib = false, calls = false;
   auto usage = [] {
     Die("usage: net_perf [--reps N] [--mib-per-phase M] [--calls C] [--lanes L] [--rpc-threads T]\n"
-        "               [--quick] [--only "
+        "               [--tcp-congestion NAME] [--quick] [--only "
         "base|data|prefix]\n"
         "               [--json FILE]");
   };
@@ -72,6 +76,8 @@ Flags Parse(int argc, char** argv) {
       f.rpc_threads = std::max(1, std::atoi(next()));
     } else if (a == "--lanes") {
       f.lanes = std::max(1, std::atoi(next()));
+    } else if (a == "--tcp-congestion") {
+      f.congestion = next();
     } else if (a == "--quick") {
       f.quick = true;
     } else if (a == "--only") {
@@ -100,6 +106,7 @@ int g_lanes = 0;
 std::unique_ptr<Client> Connect(const std::string& master, bool shm) {
   ClientConfig cc;
   if (g_lanes > 0) cc.tcp_lanes = g_lanes;
+  cc.tcp_congestion = RawCongestion();
   cc.master_address = master;
   cc.use_shared_memory = shm;
   auto c = Client::Connect(cc);
@@ -166,11 +173,13 @@ std::string Mib(size_t bytes) { return std::to_string(bytes >> 20) + " MiB"; }
 int main(int argc, char** argv) {
   Flags f = Parse(argc, argv);
   g_lanes = f.lanes;
+  RawCongestion() = f.congestion;
   const size_t phase = f.mib << 20;
   const std::vector<size_t> sizes = {size_t{1} << 20, size_t{4} << 20};
   std::string machine = std::to_string(std::thread::hardware_concurrency()) + " x " + CpuModel();
   std::string load0 = LoadAvg();
-  std::printf("net_perf: %s\n  load average at start: %s\n", machine.c_str(), load0.c_str());
+  std::printf("net_perf: %s\n  load average at start: %s\n  %s\n", machine.c_str(), load0.c_str(),
+              CongestionLine().c_str());
   std::printf(
       "  reps %d (median shown, [min .. max]), %zu MiB per phase, %d prefix calls/rep%s\n\n",
       f.reps, f.mib, f.calls, f.quick ? ", --quick" : "");
@@ -190,6 +199,7 @@ int main(int argc, char** argv) {
   lo.store_nodes = 1;
   lo.segment_size = phase + (uint64_t{64} << 20);
   lo.shared_memory = true;
+  lo.tcp_congestion = f.congestion;
   // The master also listens on a Unix socket: the prefix rows are repeated over it.
   const std::string uds = "/tmp/net_perf_" + std::to_string(getpid()) + ".sock";
   lo.master.rpc.unix_socket = uds;

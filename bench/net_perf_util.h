@@ -74,6 +74,24 @@ inline std::vector<char> Touched(size_t bytes, char fill) {
 
 // ---- Raw loopback TCP ----
 
+// TCP_CONGESTION for every raw pair ("" = system default), so that a reference
+// runs under the same congestion control as the Crescent connections it is
+// compared with.
+inline std::string& RawCongestion() {
+  static std::string name;
+  return name;
+}
+
+// "TCP congestion control: NAME" for a report's header: RawCongestion(), or
+// the system default.
+inline std::string CongestionLine() {
+  if (!RawCongestion().empty()) return "TCP congestion control: " + RawCongestion();
+  std::ifstream f("/proc/sys/net/ipv4/tcp_congestion_control");
+  std::string name = "unknown";
+  f >> name;
+  return "TCP congestion control: " + name + " (the system default)";
+}
+
 // A connected pair over 127.0.0.1: {client fd, server fd}.
 inline std::pair<int, int> LoopbackPair() {
   int ls = socket(AF_INET, SOCK_STREAM, 0);
@@ -96,6 +114,12 @@ inline std::pair<int, int> LoopbackPair() {
   close(ls);
   setsockopt(c, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
   setsockopt(s, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+  if (const std::string& cc = RawCongestion(); !cc.empty()) {
+    if (setsockopt(c, IPPROTO_TCP, TCP_CONGESTION, cc.data(), cc.size()) != 0 ||
+        setsockopt(s, IPPROTO_TCP, TCP_CONGESTION, cc.data(), cc.size()) != 0) {
+      Die("cannot set TCP congestion control '" + cc + "' on the raw pair");
+    }
+  }
   return {c, s};
 }
 

@@ -4,7 +4,7 @@
 // control round trip that every Crescent put and get also pays (net_perf
 // measures the two together).
 //
-//   tcp_path_perf [--reps N] [--mib-per-phase M] [--batch B]
+//   tcp_path_perf [--reps N] [--mib-per-phase M] [--batch B] [--tcp-congestion NAME]
 //
 // Per object size (1 and 4 MiB) and per rep (after one unmeasured warm-up):
 // a raw stream (the reference), a raw request/response exchange shaped like a
@@ -36,13 +36,16 @@ struct Flags {
   int reps = 7;
   size_t mib = 128;
   size_t batch = 8;
+  std::string congestion;  // both ends and the raw references; "": system default
 };
 
 Flags Parse(int argc, char** argv) {
   Flags f;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
-    if (i + 1 >= argc) Die("usage: tcp_path_perf [--reps N] [--mib-per-phase M] [--batch B]");
+    const char* usage =
+        "usage: tcp_path_perf [--reps N] [--mib-per-phase M] [--batch B] [--tcp-congestion NAME]";
+    if (i + 1 >= argc) Die(usage);
     const char* v = argv[++i];
     if (a == "--reps") {
       f.reps = std::max(1, std::atoi(v));
@@ -50,8 +53,10 @@ Flags Parse(int argc, char** argv) {
       f.mib = std::max<size_t>(8, std::strtoull(v, nullptr, 10));
     } else if (a == "--batch") {
       f.batch = std::max<size_t>(1, std::strtoull(v, nullptr, 10));
+    } else if (a == "--tcp-congestion") {
+      f.congestion = v;
     } else {
-      Die("usage: tcp_path_perf [--reps N] [--mib-per-phase M] [--batch B]");
+      Die(usage);
     }
   }
   return f;
@@ -70,11 +75,13 @@ int main(int argc, char** argv) {
   const size_t phase = f.mib << 20;
   auto signer = Must(CapabilitySigner::Create("tcp-path-perf-secret"), "signer");
   auto segment = Must(SegmentMemory::Create("tcp-path-perf", phase), "segment");
-  auto server = Must(TcpDataServer::Start({}, *segment, signer), "server");
+  RawCongestion() = f.congestion;
+  auto server =
+      Must(TcpDataServer::Start({.congestion = f.congestion}, *segment, signer), "server");
   const std::string endpoint = "127.0.0.1:" + std::to_string(server->port());
   segment->SetBinding(endpoint);
   segment->SetId(1);
-  std::unique_ptr<Transport> tcp = MakeTcpTransport({});
+  std::unique_ptr<Transport> tcp = MakeTcpTransport({.congestion = f.congestion});
 
   std::vector<char> src = Touched(phase, 0), dst = Touched(phase, 1);
   for (size_t i = 0; i < phase; i += 64) src[i] = static_cast<char>(i * 131 + (i >> 20));
@@ -103,8 +110,9 @@ int main(int argc, char** argv) {
     return gbs;
   };
 
-  std::printf("tcp_path_perf: %u x %s\n  load average at start: %s\n",
-              std::thread::hardware_concurrency(), CpuModel().c_str(), LoadAvg().c_str());
+  std::printf("tcp_path_perf: %u x %s\n  load average at start: %s\n  %s\n",
+              std::thread::hardware_concurrency(), CpuModel().c_str(), LoadAvg().c_str(),
+              CongestionLine().c_str());
   std::printf("  reps %d (median shown, [min .. max]), %zu MiB per phase, batches of %zu\n", f.reps,
               f.mib, f.batch);
   Table t;

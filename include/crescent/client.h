@@ -31,7 +31,11 @@ struct ClientConfig {
   int rpc_attempts = 4;                 // tries while the master is unreachable
   int64_t transfer_timeout_ms = 10000;  // per data-plane batch
   int tcp_lanes = 4;                    // TCP connections per store node
-  bool use_shared_memory = true;        // same-host transfers by memcpy
+  // TCP congestion control of this client's data connections (e.g. "cubic",
+  // "reno"); "" keeps the system default. Connect refuses a name the kernel
+  // does not offer or allow.
+  std::string tcp_congestion;
+  bool use_shared_memory = true;  // same-host transfers by memcpy
   // Same-host objects whose place this client remembers (from its puts and
   // gets), so that a get copies them while the master grants the read lease
   // and keeps the bytes only if the reply confirms the place. 0: off.

@@ -10,6 +10,7 @@
 #include "server/master_host.h"
 #include "store/store_node.h"
 #include "transfer/capability.h"
+#include "transfer/congestion.h"
 
 namespace crescent::cli {
 namespace {
@@ -30,6 +31,9 @@ struct StoreFlags {
                    "Threads serving the TCP data port (each owns its connections)")
         ->capture_default_str()
         ->check(CLI::Range(1, 64));
+    app.add_option("--tcp-congestion", node.tcp_congestion,
+                   "TCP congestion control of accepted data connections (e.g. cubic, reno; "
+                   "default: the system's)");
     app.add_flag("--no-shm", no_shm, "Do not offer shared memory to same-host clients");
     if (standalone) {
       app.add_option("--host", node.host, "Address to listen on and advertise for data")
@@ -46,6 +50,9 @@ struct StoreFlags {
     if (!size.ok()) return size.status();
     node.segment_size = size.value();
     node.shared_memory = !no_shm;
+    if (Status s = transfer::CheckCongestionControl(node.tcp_congestion); !s.ok()) {
+      return Status(s.code(), "--tcp-congestion: " + s.message());
+    }
     return Status::Ok();
   }
 };

@@ -11,6 +11,7 @@
 #include "client/replica_io.h"
 #include "common/clock.h"
 #include "rpc/master_client.h"
+#include "transfer/congestion.h"
 #include "transfer/shm_transport.h"
 #include "transfer/tcp_transport.h"
 
@@ -208,6 +209,9 @@ Client::Client(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Client::~Client() = default;
 
 StatusOr<std::unique_ptr<Client>> Client::Connect(const ClientConfig& config) {
+  if (Status s = transfer::CheckCongestionControl(config.tcp_congestion); !s.ok()) {
+    return Status(s.code(), "tcp_congestion: " + s.message());
+  }
   auto impl = std::make_unique<Impl>();
   impl->config = config;
   rpc::MasterClientOptions mo;
@@ -219,6 +223,7 @@ StatusOr<std::unique_ptr<Client>> Client::Connect(const ClientConfig& config) {
   impl->master = std::move(master.value());
   transfer::TcpTransportOptions to;
   to.lanes = config.tcp_lanes;
+  to.congestion = config.tcp_congestion;
   impl->tcp = transfer::MakeTcpTransport(to);
   if (config.use_shared_memory) impl->shm = transfer::MakeShmTransport();
   impl->io =

@@ -12,6 +12,19 @@
 namespace crescent {
 namespace {
 
+TEST(ClientConnectTest, UnknownCongestionControlIsRefusedUpFront) {
+  ClientConfig cc;
+  cc.master_address = "127.0.0.1:1";
+  cc.tcp_congestion = "no-such-cc";
+  auto client = Client::Connect(cc);
+  ASSERT_FALSE(client.ok());
+  EXPECT_EQ(client.status().code(), ErrorCode::kInvalidArgument);
+  EXPECT_NE(client.status().message().find("tcp_congestion"), std::string::npos);
+  EXPECT_NE(client.status().message().find("no-such-cc"), std::string::npos);
+  cc.tcp_congestion = "reno";
+  EXPECT_TRUE(Client::Connect(cc).ok());
+}
+
 TEST(ClientConnectTest, UnreachableMasterIsUnavailableAndNamesTheAddress) {
   ClientConfig cc;
   cc.master_address = "127.0.0.1:1";  // nothing listens on port 1

@@ -19,6 +19,7 @@ struct LocalClusterOptions {
   uint64_t segment_size = uint64_t{64} << 20;
   bool shared_memory = true;
   int64_t heartbeat_interval_ms = 200;
+  std::string tcp_congestion;  // the store nodes' data connections; "" = system default
 
   LocalClusterOptions() {
     master.rpc.listen_address = "127.0.0.1:0";

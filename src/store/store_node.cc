@@ -38,6 +38,7 @@ StatusOr<std::unique_ptr<StoreNode>> StoreNode::Start(const StoreNodeOptions& op
   tcp_options.host = opt.host;
   tcp_options.port = opt.port;
   tcp_options.threads = opt.io_threads;
+  tcp_options.congestion = opt.tcp_congestion;
   auto tcp = transfer::TcpDataServer::Start(tcp_options, *node->segment_, node->signer_);
   if (!tcp.ok()) return tcp.status();
   node->tcp_ = std::move(tcp.value());

@@ -32,7 +32,8 @@ struct StoreNodeOptions {
   std::string host = "127.0.0.1";  // data plane: bind and advertise
   uint16_t port = 0;               // 0: any free port
   int io_threads = 2;
-  bool shared_memory = true;  // offer the memfd to same-host clients
+  std::string tcp_congestion;  // TCP_CONGESTION of data connections; "" = system default
+  bool shared_memory = true;   // offer the memfd to same-host clients
   int64_t heartbeat_interval_ms = 1000;
   rpc::MasterClientOptions master;
 };

@@ -38,6 +38,7 @@
 #include <vector>
 
 #include "common/tsan.h"
+#include "transfer/congestion.h"
 #include "transfer/wire.h"
 
 namespace crescent::transfer {
@@ -94,6 +95,7 @@ struct TcpDataServer::Impl {
   CapabilitySigner signer;  // a copy: the caller's need not outlive the server
   // Declared before ios so that coroutine frames destroyed with them can still
   // unregister their sockets.
+  std::string congestion;  // TCP_CONGESTION for accepted connections
   std::mutex mu;
   std::unordered_set<tcp::socket*> connections;
   bool stopped = false;
@@ -126,6 +128,7 @@ asio::awaitable<void> TcpDataServer::Impl::Serve(tcp::socket socket) {
   ConnectionGuard guard(mu, connections, &socket);
   asio::error_code ec;
   socket.set_option(tcp::no_delay(true), ec);
+  (void)SetCongestionControl(socket.native_handle(), congestion);  // checked in Start()
   wire::RequestBytes request;
   wire::ResponseBytes response;
   std::unique_ptr<std::byte[]> discard;  // allocated on the first refused write
@@ -203,7 +206,9 @@ asio::awaitable<void> TcpDataServer::Impl::Serve(tcp::socket socket) {
 StatusOr<std::unique_ptr<TcpDataServer>> TcpDataServer::Start(const TcpServerOptions& options,
                                                               SegmentMemory& segment,
                                                               const CapabilitySigner& signer) {
+  if (Status s = CheckCongestionControl(options.congestion); !s.ok()) return s;
   auto impl = std::make_unique<Impl>(segment, signer);
+  impl->congestion = options.congestion;
   int threads = options.threads > 0 ? options.threads : 1;
   for (int i = 0; i < threads; ++i) impl->ios.push_back(std::make_unique<asio::io_context>(1));
   impl->acceptor = std::make_unique<tcp::acceptor>(*impl->ios[0]);

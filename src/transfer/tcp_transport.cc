@@ -52,6 +52,7 @@
 #include <utility>
 #include <vector>
 
+#include "transfer/congestion.h"
 #include "transfer/endpoint.h"
 #include "transfer/wire.h"
 
@@ -291,12 +292,16 @@ void FinishConnect(Lane& lane, const Batch& batch) {
 }
 
 // Starts a non-blocking connect; fails the lane if it cannot even start.
-void StartConnect(Lane& lane, const Batch& batch, const Address& address) {
+void StartConnect(Lane& lane, const Batch& batch, const Address& address,
+                  const std::string& congestion) {
   int fd = ::socket(address.storage.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
   if (fd < 0) return Fail(lane, batch, lane.IoFailure(errno));
   lane.socket = Socket(fd);
   int one = 1;
   (void)::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+  // Checked when the client was configured (Client::Connect); a failure here
+  // leaves the system default.
+  (void)SetCongestionControl(fd, congestion);
   lane.connecting = true;
   if (::connect(fd, reinterpret_cast<const sockaddr*>(&address.storage), address.length) == 0) {
     lane.connecting = false;
@@ -527,7 +532,7 @@ std::vector<Status> TcpTransport::Execute(std::span<const TransferOp> ops, int64
       }
       if (k >= pooled.size()) {
         lane.connect_deadline = now + std::chrono::milliseconds(options_.connect_timeout_ms);
-        StartConnect(lane, batch, *address);
+        StartConnect(lane, batch, *address, options_.congestion);
       }
     }
   }

@@ -391,6 +391,34 @@ TEST_F(TcpTransportTest, PooledLanesServeSmallOpsAfterLargeBatchedReads) {
   }
 }
 
+// Both ends on a chosen congestion control ("reno": in every kernel, allowed
+// to every user) still move bytes intact; a server asked for an algorithm the
+// kernel lacks refuses to start, by name.
+TEST_F(TcpTransportTest, ChosenCongestionControlOnBothEnds) {
+  auto server = TcpDataServer::Start({.congestion = "reno"}, *segment_, *signer_);
+  ASSERT_TRUE(server.ok()) << server.status().ToString();
+  std::string endpoint = "127.0.0.1:" + std::to_string((*server)->port());
+  segment_->SetBinding(endpoint);
+  auto t = MakeTcpTransport({.lanes = 2, .congestion = "reno"});
+  std::vector<std::byte> data = Pattern(3 << 20, 77), back(data.size());
+  TransferOp w{
+      endpoint,
+      signer_->Sign(endpoint, kSegmentId, 0, data.size(), AccessOp::kWrite, UnixNowMs() + 10000),
+      data.data()};
+  TransferOp r{
+      endpoint,
+      signer_->Sign(endpoint, kSegmentId, 0, back.size(), AccessOp::kRead, UnixNowMs() + 10000),
+      back.data()};
+  ASSERT_TRUE(t->Execute(std::span(&w, 1), 5000)[0].ok());
+  ASSERT_TRUE(t->Execute(std::span(&r, 1), 5000)[0].ok());
+  EXPECT_EQ(data, back);
+
+  auto refused = TcpDataServer::Start({.congestion = "no-such-cc"}, *segment_, *signer_);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().code(), ErrorCode::kInvalidArgument);
+  EXPECT_NE(refused.status().message().find("no-such-cc"), std::string::npos);
+}
+
 TEST_F(TcpTransportTest, ConnectionRefusedIsUnavailable) {
   std::string closed;
   {

@@ -150,6 +150,13 @@ TEST_F(CliTest, BadOrUnreachableMasterExitsTwo) {
                   dir_.path());
   EXPECT_EQ(r.exit_code, 2) << r.err;
   EXPECT_THAT(r.err, HasSubstr("--data-threads"));
+  // And one asked for a congestion control the kernel does not have.
+  r = RunCrescent({"store", "--master", master_, "--secret-file", dir_.File("secret"),
+                   "--segment-size", "1MiB", "--tcp-congestion", "no-such-cc"},
+                  dir_.path());
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("--tcp-congestion"));
+  EXPECT_THAT(r.err, HasSubstr("no-such-cc"));
 }
 
 TEST_F(CliTest, LsStatAndRm) {

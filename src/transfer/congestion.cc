@@ -1,0 +1,49 @@
+#include "transfer/congestion.h"
+
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+namespace crescent::transfer {
+
+Status SetCongestionControl(int fd, const std::string& name) {
+  if (name.empty()) return Status::Ok();
+  const std::string what = "TCP congestion control '" + name + "'";
+  // TCP_CA_NAME_MAX is 16, the terminating NUL included.
+  if (name.size() >= 16) return Status(ErrorCode::kInvalidArgument, what + ": name too long");
+  if (::setsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, name.data(),
+                   static_cast<socklen_t>(name.size())) == 0) {
+    return Status::Ok();
+  }
+  if (errno == ENOENT) {
+    return Status(ErrorCode::kInvalidArgument, what +
+                                                   " is not available (see /proc/sys/net/ipv4/"
+                                                   "tcp_available_congestion_control)");
+  }
+  if (errno == EPERM) {
+    return Status(ErrorCode::kInvalidArgument,
+                  what +
+                      " is not allowed for this user (see /proc/sys/net/ipv4/"
+                      "tcp_allowed_congestion_control)");
+  }
+  return Status(ErrorCode::kInvalidArgument, what + ": " + std::strerror(errno));
+}
+
+Status CheckCongestionControl(const std::string& name) {
+  if (name.empty()) return Status::Ok();
+  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) {
+    return Status(ErrorCode::kInternal,
+                  std::string("cannot open a socket to check TCP congestion control: ") +
+                      std::strerror(errno));
+  }
+  Status s = SetCongestionControl(fd, name);
+  ::close(fd);
+  return s;
+}
+
+}  // namespace crescent::transfer
