@@ -21,8 +21,12 @@ TEST(ClientConnectTest, UnknownCongestionControlIsRefusedUpFront) {
   EXPECT_EQ(client.status().code(), ErrorCode::kInvalidArgument);
   EXPECT_NE(client.status().message().find("tcp_congestion"), std::string::npos);
   EXPECT_NE(client.status().message().find("no-such-cc"), std::string::npos);
+  // A name the kernel offers passes the check (Connect may still fail for the
+  // absent master, but not because of the option).
   cc.tcp_congestion = "reno";
-  EXPECT_TRUE(Client::Connect(cc).ok());
+  auto ok = Client::Connect(cc);
+  if (!ok.ok())
+    EXPECT_NE(ok.status().code(), ErrorCode::kInvalidArgument) << ok.status().ToString();
 }
 
 TEST(ClientConnectTest, UnreachableMasterIsUnavailableAndNamesTheAddress) {

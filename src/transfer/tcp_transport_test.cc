@@ -395,10 +395,14 @@ TEST_F(TcpTransportTest, PooledLanesServeSmallOpsAfterLargeBatchedReads) {
 // to every user) still move bytes intact; a server asked for an algorithm the
 // kernel lacks refuses to start, by name.
 TEST_F(TcpTransportTest, ChosenCongestionControlOnBothEnds) {
-  auto server = TcpDataServer::Start({.congestion = "reno"}, *segment_, *signer_);
+  // A segment of its own: the fixture's stays bound to the fixture's server.
+  auto segment = SegmentMemory::Create("tcp-test-cc", 4 << 20);
+  ASSERT_TRUE(segment.ok()) << segment.status().ToString();
+  auto server = TcpDataServer::Start({.congestion = "reno"}, **segment, *signer_);
   ASSERT_TRUE(server.ok()) << server.status().ToString();
   std::string endpoint = "127.0.0.1:" + std::to_string((*server)->port());
-  segment_->SetBinding(endpoint);
+  (*segment)->SetBinding(endpoint);
+  (*segment)->SetId(kSegmentId);
   auto t = MakeTcpTransport({.lanes = 2, .congestion = "reno"});
   std::vector<std::byte> data = Pattern(3 << 20, 77), back(data.size());
   TransferOp w{
