@@ -20,6 +20,8 @@
 #include <thread>
 #include <vector>
 
+#include "transfer/congestion.h"
+
 namespace netperf {
 
 inline double Now() {
@@ -114,11 +116,9 @@ inline std::pair<int, int> LoopbackPair() {
   close(ls);
   setsockopt(c, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
   setsockopt(s, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-  if (const std::string& cc = RawCongestion(); !cc.empty()) {
-    if (setsockopt(c, IPPROTO_TCP, TCP_CONGESTION, cc.data(), cc.size()) != 0 ||
-        setsockopt(s, IPPROTO_TCP, TCP_CONGESTION, cc.data(), cc.size()) != 0) {
-      Die("cannot set TCP congestion control '" + cc + "' on the raw pair");
-    }
+  for (int fd : {c, s}) {
+    crescent::Status set = crescent::transfer::SetCongestionControl(fd, RawCongestion());
+    if (!set.ok()) Die("raw pair: " + set.message());
   }
   return {c, s};
 }

@@ -183,16 +183,19 @@ void Answer(Lane& lane, const Batch& batch, Status status) {
 
 // Sets SO_RCVLOWAT. Failing to raise it only costs wake-ups; failing to lower
 // it could leave poll() waiting for bytes that never come, so that fails the
-// lane (Linux does not refuse the option on a connected TCP socket).
-void SetLowat(Lane& lane, const Batch& batch, int bytes) {
-  if (bytes == lane.lowat) return;
+// lane (Linux does not refuse the option on a connected TCP socket). False
+// when the lane failed.
+bool SetLowat(Lane& lane, const Batch& batch, int bytes) {
+  if (bytes == lane.lowat) return true;
   if (::setsockopt(lane.socket.fd(), SOL_SOCKET, SO_RCVLOWAT, &bytes, sizeof(bytes)) == 0) {
     lane.lowat = bytes;
   } else if (bytes < lane.lowat) {
     Fail(lane, batch,
          Status(ErrorCode::kInternal, "cannot lower SO_RCVLOWAT on the connection to " +
                                           lane.endpoint + ": " + std::strerror(errno)));
+    return false;
   }
+  return true;
 }
 
 // Reads responses in order for as long as the socket has bytes. `shared`:
@@ -205,14 +208,13 @@ void ReadSome(Lane& lane, const Batch& batch, bool shared) {
     const TransferOp& op = batch.ops[lane.ops[lane.answered]];
     if (lane.in_payload) {
       const size_t left = op.cap.length - lane.in_got;
-      SetLowat(lane, batch, shared ? wire::PayloadLowat(left) : 1);
-      if (!lane.failure.ok()) return;
+      if (!SetLowat(lane, batch, shared ? wire::PayloadLowat(left) : 1)) return;
       size_t n = Receive(lane, batch, op.buffer + lane.in_got, left);
       if (n == 0) return;
       lane.in_got += n;
       if (lane.in_got < op.cap.length) continue;
-      SetLowat(lane, batch, 1);  // for the next header, here or on the pooled connection
-      if (!lane.failure.ok()) return;
+      // Back to 1 for the next header, here or on the pooled connection.
+      if (!SetLowat(lane, batch, 1)) return;
       // The lease ran out while the bytes were in flight: the space may have
       // been reused, so they cannot be trusted.
       Status result;
