@@ -114,7 +114,8 @@ int main(int argc, char** argv) {
   for (int t = 0; t < threads; ++t) {
     ts.emplace_back([&, t] {
       for (uint64_t i = t; i < objects; i += threads) {
-        if (!m.PutStart(keys[i], kObject, {}).ok() || !m.PutEnd(keys[i]).ok()) failures++;
+        auto start = m.PutStart(keys[i], kObject, {});
+        if (!start.ok() || !m.PutEnd(keys[i], start->token).ok()) failures++;
       }
     });
   }

@@ -53,7 +53,7 @@ struct Client::Impl {
                               std::span<const std::byte* const> data, std::span<const size_t> sizes,
                               const PutOptions& options, bool chain) {
     std::vector<uint64_t> sizes64(sizes.begin(), sizes.end());
-    std::vector<StatusOr<std::vector<RemoteReplica>>> started =
+    std::vector<StatusOr<rpc::RemotePut>> started =
         master->BatchPutStart(keys, sizes64, ToPutConfig(options), chain);
     std::vector<Status> out(keys.size());
     std::vector<size_t> writing;
@@ -65,29 +65,34 @@ struct Client::Impl {
         continue;
       }
       writing.push_back(i);
-      replicas.push_back(&started[i].value());
+      replicas.push_back(&started[i]->replicas);
       buffers.push_back(data[i]);
     }
     if (writing.empty()) return out;
     std::vector<Status> written = io->WriteAll(replicas, buffers);
     std::vector<std::string> end_keys, revoke_keys;
+    std::vector<uint64_t> end_tokens, revoke_tokens;
     std::vector<size_t> end_idx;
     for (size_t k = 0; k < writing.size(); ++k) {
+      const uint64_t token = started[writing[k]]->token;
       if (written[k].ok()) {
         end_keys.push_back(keys[writing[k]]);
+        end_tokens.push_back(token);
         end_idx.push_back(writing[k]);
       } else {
         out[writing[k]] = std::move(written[k]);
         revoke_keys.push_back(keys[writing[k]]);
+        revoke_tokens.push_back(token);
       }
     }
     // Revoke first: a failed write must not linger as a pending put. A revoke
-    // that fails (master gone) is reclaimed by the master's put timeout.
-    if (!revoke_keys.empty()) (void)master->BatchPutRevoke(revoke_keys);
+    // that fails (master gone) is reclaimed by the master's put timeout. The
+    // tokens keep a late end or revoke off a later put of the same key.
+    if (!revoke_keys.empty()) (void)master->BatchPutRevoke(revoke_keys, revoke_tokens);
     if (!end_keys.empty()) {
-      std::vector<Status> ended = master->BatchPutEnd(end_keys);
+      std::vector<Status> ended = master->BatchPutEnd(end_keys, end_tokens);
       for (size_t k = 0; k < end_idx.size(); ++k) {
-        if (ended[k].ok()) Remember(end_keys[k], started[end_idx[k]].value());
+        if (ended[k].ok()) Remember(end_keys[k], started[end_idx[k]]->replicas);
         out[end_idx[k]] = std::move(ended[k]);
       }
     }

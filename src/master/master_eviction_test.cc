@@ -97,10 +97,17 @@ TEST_F(EvictionTest, SynchronousEvictionSkipsLeasedObjects) {
 TEST_F(EvictionTest, PendingPutsAreNeverEvicted) {
   Mount("seg-a", 4 * kPage);
   auto keys = Keys("p", 4);
-  for (const auto& k : keys) ASSERT_TRUE(master().PutStart(k, kPage, {}).ok());
+  std::vector<uint64_t> tokens;
+  for (const auto& k : keys) {
+    auto start = master().PutStart(k, kPage, {});
+    ASSERT_TRUE(start.ok());
+    tokens.push_back(start->token);
+  }
   EXPECT_EQ(master().PutStart("new", kPage, {}).status().code(), ErrorCode::kNoSpace);
   EXPECT_EQ(master().EvictBytes(kPage), 0u);
-  for (const auto& k : keys) EXPECT_TRUE(master().PutEnd(k).ok()) << k;
+  for (size_t i = 0; i < keys.size(); ++i) {
+    EXPECT_TRUE(master().PutEnd(keys[i], tokens[i]).ok()) << keys[i];
+  }
   EXPECT_EQ(Present(master(), keys), keys);
   // Complete now, so they compete.
   EXPECT_TRUE(Put("new", kPage).ok());
@@ -311,10 +318,14 @@ class ChainEvictionTest : public EvictionTest {
  protected:
   void PutChain(const std::vector<std::string>& keys) {
     std::vector<uint64_t> sizes(keys.size(), kPage);
+    std::vector<uint64_t> tokens;
     for (const auto& r : master().BatchPutStart(keys, sizes, {}, /*chain=*/true)) {
       ASSERT_TRUE(r.ok()) << r.status().ToString();
+      tokens.push_back(r->token);
     }
-    for (const Status& s : master().BatchPutEnd(keys)) ASSERT_TRUE(s.ok()) << s.ToString();
+    for (const Status& s : master().BatchPutEnd(keys, tokens)) {
+      ASSERT_TRUE(s.ok()) << s.ToString();
+    }
   }
 
   // The chain's present pages form a prefix; returns its length.

@@ -222,8 +222,9 @@ TEST_F(LeaseTest, LaterReadLeaseHoldsWhenAnEarlierReadTouchesLast) {
   ASSERT_TRUE(created.ok());
   MasterService& m = **created;
   ASSERT_TRUE(m.MountSegment({"seg-a", 1 << 20, "node-a", "node-a:7000", Tier::kDram}).ok());
-  ASSERT_TRUE(m.PutStart("k", 100, {}).ok());
-  ASSERT_TRUE(m.PutEnd("k").ok());
+  auto start = m.PutStart("k", 100, {});
+  ASSERT_TRUE(start.ok());
+  ASSERT_TRUE(m.PutEnd("k", start->token).ok());
 
   pausing.Arm();
   StatusOr<ReadResult> early = Status(ErrorCode::kInternal, "not run");

@@ -93,11 +93,12 @@ TEST_F(LivenessTest, ReplicaOnLiveNodeKeepsObjectReadable) {
 
 TEST_F(LivenessTest, DeadNodeDropsItsPendingPuts) {
   Mount("seg-a", 1 << 20, "node-a");
-  ASSERT_TRUE(master().PutStart("k", 100, {}).ok());
+  auto start = master().PutStart("k", 100, {});
+  ASSERT_TRUE(start.ok());
   clock_.Advance(kTtl + 1);  // well inside the put timeout
   master().RunMaintenance();
   EXPECT_EQ(master().Stats().pending_puts, 0u);
-  EXPECT_EQ(master().PutEnd("k").code(), ErrorCode::kPutNotStarted);
+  EXPECT_EQ(master().PutEnd("k", start->token).code(), ErrorCode::kPutNotStarted);
 }
 
 TEST_F(LivenessTest, HeartbeatFromUnknownNodeAsksForRemount) {

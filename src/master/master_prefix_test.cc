@@ -49,9 +49,12 @@ TEST_F(PrefixTest, QueryPrefixStopsAtAGapInTheMiddle) {
 TEST_F(PrefixTest, PendingKeyCountsAsAMiss) {
   Mount("seg-a", 1 << 20);
   auto keys = Keys("page/", 6);
+  uint64_t token = 0;
   for (size_t i = 0; i < keys.size(); ++i) {
     if (i == 3) {
-      ASSERT_TRUE(master().PutStart(keys[i], 64, {}).ok());
+      auto start = master().PutStart(keys[i], 64, {});
+      ASSERT_TRUE(start.ok());
+      token = start->token;
     } else {
       ASSERT_TRUE(Put(keys[i], 64).ok());
     }
@@ -62,7 +65,7 @@ TEST_F(PrefixTest, PendingKeyCountsAsAMiss) {
   EXPECT_EQ(exists->leading, 3u);
   EXPECT_FALSE(exists->present[3]);
   EXPECT_EQ(master().BatchGetReplicaList(keys, /*prefix_mode=*/true).size(), 3u);
-  ASSERT_TRUE(master().PutEnd(keys[3]).ok());
+  ASSERT_TRUE(master().PutEnd(keys[3], token).ok());
   EXPECT_EQ(QueryPrefix(keys), 6u);
 }
 

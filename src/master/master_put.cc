@@ -34,9 +34,8 @@ void MasterService::FreeReplicaList(const std::vector<ReplicaSlot>& slots) {
   for (const ReplicaSlot& r : slots) segments_.Free(r);
 }
 
-StatusOr<std::vector<ReplicaDescriptor>> MasterService::PutStart(std::string_view key,
-                                                                 uint64_t size,
-                                                                 const PutConfig& config) {
+StatusOr<PutGrant> MasterService::PutStart(std::string_view key, uint64_t size,
+                                           const PutConfig& config) {
   auto fail = [&](Status s) {
     counters_.put_start.Record(1, 1);
     return s;
@@ -68,7 +67,7 @@ StatusOr<std::vector<ReplicaDescriptor>> MasterService::PutStart(std::string_vie
   }
   TimeMs now = clock_.NowMs();
   ObjectId id;
-  std::vector<ReplicaDescriptor> out;
+  PutGrant out;
   {
     std::unique_lock lock(loc.shard->mutex());
     if (loc.shard->Find(key, loc.hash) != kNoSlot) {
@@ -90,7 +89,8 @@ StatusOr<std::vector<ReplicaDescriptor>> MasterService::PutStart(std::string_vie
     e.size = size;
     e.hard_pin = config.hard_pin ? 1 : 0;
     id = loc.shard->IdOf(slot);
-    for (const ReplicaSlot& r : slots) out.push_back(DescribeSlot(r, size));
+    for (const ReplicaSlot& r : slots) out.replicas.push_back(DescribeSlot(r, size));
+    out.token = PutToken(id);
     // Under the shard lock, so a PutEnd of this key always finds the record.
     std::lock_guard plock(pending_mu_);  // leaf lock
     pending_.push_back({id, now + config_.put_timeout_ms});
@@ -101,7 +101,24 @@ StatusOr<std::vector<ReplicaDescriptor>> MasterService::PutStart(std::string_vie
   return out;
 }
 
-Status MasterService::PutEnd(std::string_view key) {
+StatusOr<uint32_t> MasterService::FindPutLocked(const Located& loc, std::string_view key,
+                                                uint64_t token) const {
+  const uint32_t slot = loc.shard->Find(key, loc.hash);
+  if (slot == kNoSlot) {
+    return Status(ErrorCode::kPutNotStarted, "no pending put for key '" + std::string(key) + "'");
+  }
+  if (PutToken(loc.shard->IdOf(slot)) != token) {
+    const bool pending = loc.shard->entry(slot).state == EntryState::kPending;
+    return Status(ErrorCode::kPutNotStarted,
+                  pending ? "the pending put of key '" + std::string(key) +
+                                "' is not the one this token names (for example, that put "
+                                "timed out and the key was started again)"
+                          : "no pending put for key '" + std::string(key) + "'");
+  }
+  return slot;
+}
+
+Status MasterService::PutEnd(std::string_view key, uint64_t token) {
   if (Status s = ValidateKey(key); !s.ok()) {
     counters_.put_end.Record(1, 1);
     return s;
@@ -113,12 +130,18 @@ Status MasterService::PutEnd(std::string_view key) {
   TimeMs soft_until;
   {
     std::unique_lock lock(loc.shard->mutex());
-    uint32_t slot = loc.shard->Find(key, loc.hash);
-    if (slot == kNoSlot || loc.shard->entry(slot).state != EntryState::kPending) {
+    StatusOr<uint32_t> found = FindPutLocked(loc, key, token);
+    if (!found.ok()) {
       counters_.put_end.Record(1, 1);
-      return Status(ErrorCode::kPutNotStarted, "no pending put for key '" + std::string(key) + "'");
+      return found.status();
     }
+    const uint32_t slot = *found;
     ObjectEntry& e = loc.shard->entry(slot);
+    if (e.state == EntryState::kComplete) {
+      // This very put has ended: a retry whose first try's reply was lost.
+      counters_.put_end.Record(1, 0);
+      return Status::Ok();
+    }
     loc.shard->Publish(slot);
     bloom_.Add(loc.shard->index(), loc.hash);
     id = loc.shard->IdOf(slot);
@@ -163,7 +186,7 @@ Status MasterService::PutEnd(std::string_view key) {
   return Status::Ok();
 }
 
-Status MasterService::PutRevoke(std::string_view key) {
+Status MasterService::PutRevoke(std::string_view key, uint64_t token) {
   if (Status s = ValidateKey(key); !s.ok()) {
     counters_.put_revoke.Record(1, 1);
     return s;
@@ -171,21 +194,25 @@ Status MasterService::PutRevoke(std::string_view key) {
   Located loc = Locate(key);
   {
     std::unique_lock lock(loc.shard->mutex());
-    uint32_t slot = loc.shard->Find(key, loc.hash);
-    if (slot == kNoSlot || loc.shard->entry(slot).state != EntryState::kPending) {
-      counters_.put_revoke.Record(1, 1);
-      return Status(ErrorCode::kPutNotStarted, "no pending put for key '" + std::string(key) + "'");
+    StatusOr<uint32_t> found = FindPutLocked(loc, key, token);
+    if (found.ok() && loc.shard->entry(*found).state != EntryState::kPending) {
+      found = Status(ErrorCode::kPutNotStarted,
+                     "the put of key '" + std::string(key) + "' has ended; it cannot be revoked");
     }
-    RemoveLocked(*loc.shard, slot);
+    if (!found.ok()) {
+      counters_.put_revoke.Record(1, 1);
+      return found.status();
+    }
+    RemoveLocked(*loc.shard, *found);
   }
   counters_.put_revoke.Record(1, 0);
   return Status::Ok();
 }
 
-std::vector<StatusOr<std::vector<ReplicaDescriptor>>> MasterService::BatchPutStart(
-    std::span<const std::string> keys, std::span<const uint64_t> sizes, const PutConfig& config,
-    bool chain) {
-  std::vector<StatusOr<std::vector<ReplicaDescriptor>>> out;
+std::vector<StatusOr<PutGrant>> MasterService::BatchPutStart(std::span<const std::string> keys,
+                                                             std::span<const uint64_t> sizes,
+                                                             const PutConfig& config, bool chain) {
+  std::vector<StatusOr<PutGrant>> out;
   out.reserve(keys.size());
   PutConfig cfg = config;
   for (size_t i = 0; i < keys.size(); ++i) {
@@ -199,18 +226,36 @@ std::vector<StatusOr<std::vector<ReplicaDescriptor>>> MasterService::BatchPutSta
   return out;
 }
 
-std::vector<Status> MasterService::BatchPutEnd(std::span<const std::string> keys) {
+namespace {
+
+// One call per (key, token) pair, in input order. Unless there is exactly one
+// token per key, nothing is applied and every key fails.
+template <typename Fn>
+std::vector<Status> ForEachPut(std::span<const std::string> keys, std::span<const uint64_t> tokens,
+                               Fn&& fn) {
+  if (tokens.size() != keys.size()) {
+    return std::vector<Status>(
+        keys.size(),
+        Status(ErrorCode::kInvalidArgument, std::to_string(keys.size()) + " keys but " +
+                                                std::to_string(tokens.size()) + " put tokens"));
+  }
   std::vector<Status> out;
   out.reserve(keys.size());
-  for (const std::string& k : keys) out.push_back(PutEnd(k));
+  for (size_t i = 0; i < keys.size(); ++i) out.push_back(fn(keys[i], tokens[i]));
   return out;
 }
 
-std::vector<Status> MasterService::BatchPutRevoke(std::span<const std::string> keys) {
-  std::vector<Status> out;
-  out.reserve(keys.size());
-  for (const std::string& k : keys) out.push_back(PutRevoke(k));
-  return out;
+}  // namespace
+
+std::vector<Status> MasterService::BatchPutEnd(std::span<const std::string> keys,
+                                               std::span<const uint64_t> tokens) {
+  return ForEachPut(keys, tokens, [&](const std::string& k, uint64_t t) { return PutEnd(k, t); });
+}
+
+std::vector<Status> MasterService::BatchPutRevoke(std::span<const std::string> keys,
+                                                  std::span<const uint64_t> tokens) {
+  return ForEachPut(keys, tokens,
+                    [&](const std::string& k, uint64_t t) { return PutRevoke(k, t); });
 }
 
 void MasterService::TrimPendingLocked() {

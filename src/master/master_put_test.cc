@@ -10,15 +10,15 @@ TEST_F(PutTest, PutThenGetReturnsReplicaOfRequestedSize) {
   SegmentId seg = Mount("seg-a", 1 << 20);
   auto start = master().PutStart("k", 1000, {});
   ASSERT_TRUE(start.ok()) << start.status().ToString();
-  ASSERT_EQ(start->size(), 1u);
-  EXPECT_EQ((*start)[0].segment, seg);
-  EXPECT_EQ((*start)[0].length, 1000u);
-  EXPECT_EQ((*start)[0].endpoint, "node-a:7000");
-  ASSERT_TRUE(master().PutEnd("k").ok());
+  ASSERT_EQ(start->replicas.size(), 1u);
+  EXPECT_EQ(start->replicas[0].segment, seg);
+  EXPECT_EQ(start->replicas[0].length, 1000u);
+  EXPECT_EQ(start->replicas[0].endpoint, "node-a:7000");
+  ASSERT_TRUE(master().PutEnd("k", start->token).ok());
   auto read = master().GetReplicaList("k");
   ASSERT_TRUE(read.ok());
   EXPECT_EQ(read->size, 1000u);
-  EXPECT_EQ(read->replicas[0].offset, (*start)[0].offset);
+  EXPECT_EQ(read->replicas[0].offset, start->replicas[0].offset);
 }
 
 // Clients trust "same placement" to mean "same allocation, bytes unchanged"
@@ -28,20 +28,20 @@ TEST_F(PutTest, ReusedRangeGetsANewPlacement) {
   Mount("seg-a", 1 << 20);
   auto first = master().PutStart("k", 4096, {});
   ASSERT_TRUE(first.ok());
-  ASSERT_TRUE(master().PutEnd("k").ok());
+  ASSERT_TRUE(master().PutEnd("k", first->token).ok());
   auto read = master().GetReplicaList("k");
   ASSERT_TRUE(read.ok());
-  EXPECT_EQ(read->replicas[0].placement, (*first)[0].placement);
+  EXPECT_EQ(read->replicas[0].placement, first->replicas[0].placement);
   ASSERT_TRUE(master().Remove("k", true).ok());
 
   auto second = master().PutStart("k", 4096, {});
   ASSERT_TRUE(second.ok());
-  EXPECT_EQ((*second)[0].offset, (*first)[0].offset);  // the freed range, reused
-  EXPECT_NE((*second)[0].placement, (*first)[0].placement);
+  EXPECT_EQ(second->replicas[0].offset, first->replicas[0].offset);  // the freed range, reused
+  EXPECT_NE(second->replicas[0].placement, first->replicas[0].placement);
   auto other = master().PutStart("other", 4096, {});
   ASSERT_TRUE(other.ok());
-  EXPECT_NE((*other)[0].placement, (*second)[0].placement);
-  EXPECT_NE((*other)[0].placement, (*first)[0].placement);
+  EXPECT_NE(other->replicas[0].placement, second->replicas[0].placement);
+  EXPECT_NE(other->replicas[0].placement, first->replicas[0].placement);
 }
 
 // Every replica keeps the placement its put handed out, the second one (kept
@@ -54,32 +54,34 @@ TEST_F(PutTest, ReadsReportThePlacementsThePutHandedOut) {
   two.replica_count = 2;
   auto start = master().PutStart("k", 4096, two);
   ASSERT_TRUE(start.ok());
-  ASSERT_EQ(start->size(), 2u);
-  EXPECT_NE((*start)[0].placement, (*start)[1].placement);
-  ASSERT_TRUE(master().PutEnd("k").ok());
+  ASSERT_EQ(start->replicas.size(), 2u);
+  EXPECT_NE(start->replicas[0].placement, start->replicas[1].placement);
+  ASSERT_TRUE(master().PutEnd("k", start->token).ok());
   auto read = master().GetReplicaList("k");
   ASSERT_TRUE(read.ok());
   ASSERT_EQ(read->replicas.size(), 2u);
   for (const ReplicaDescriptor& r : read->replicas) {
-    const auto& put = r.segment == (*start)[0].segment ? (*start)[0] : (*start)[1];
+    const auto& put =
+        r.segment == start->replicas[0].segment ? start->replicas[0] : start->replicas[1];
     EXPECT_EQ(r.offset, put.offset);
     EXPECT_EQ(r.placement, put.placement);
   }
-  const ReplicaDescriptor& second = (*start)[1];
+  const ReplicaDescriptor& second = start->replicas[1];
   const std::string gone = second.endpoint == "node-a:7000" ? "seg-a" : "seg-b";
   ASSERT_TRUE(master().UnmountSegment(gone, gone == "seg-a" ? "node-a" : "node-b").ok());
   read = master().GetReplicaList("k");
   ASSERT_TRUE(read.ok());
   ASSERT_EQ(read->replicas.size(), 1u);
-  EXPECT_EQ(read->replicas[0].placement, (*start)[0].placement);
+  EXPECT_EQ(read->replicas[0].placement, start->replicas[0].placement);
 }
 
 TEST_F(PutTest, PendingObjectIsInvisibleUntilPutEnd) {
   Mount("seg-a", 1 << 20);
-  ASSERT_TRUE(master().PutStart("k", 100, {}).ok());
+  auto start = master().PutStart("k", 100, {});
+  ASSERT_TRUE(start.ok());
   EXPECT_FALSE(*master().Exists("k"));
   EXPECT_EQ(master().GetReplicaList("k").status().code(), ErrorCode::kObjectNotFound);
-  ASSERT_TRUE(master().PutEnd("k").ok());
+  ASSERT_TRUE(master().PutEnd("k", start->token).ok());
   EXPECT_TRUE(*master().Exists("k"));
 }
 
@@ -94,9 +96,10 @@ TEST_F(PutTest, DuplicatePutFailsAndChangesNothing) {
 
 TEST_F(PutTest, PutRevokeFreesSpaceAndForgetsKey) {
   Mount("seg-a", 1 << 20);
-  ASSERT_TRUE(master().PutStart("k", 4096, {}).ok());
+  auto start = master().PutStart("k", 4096, {});
+  ASSERT_TRUE(start.ok());
   EXPECT_GT(master().Stats().used_bytes, 0u);
-  ASSERT_TRUE(master().PutRevoke("k").ok());
+  ASSERT_TRUE(master().PutRevoke("k", start->token).ok());
   EXPECT_EQ(master().Stats().used_bytes, 0u);
   EXPECT_EQ(master().Stats().pending_puts, 0u);
   EXPECT_TRUE(Put("k", 10).ok());
@@ -104,17 +107,38 @@ TEST_F(PutTest, PutRevokeFreesSpaceAndForgetsKey) {
 
 TEST_F(PutTest, PutEndWithoutPutStartFails) {
   Mount("seg-a", 1 << 20);
-  EXPECT_EQ(master().PutEnd("nope").code(), ErrorCode::kPutNotStarted);
-  ASSERT_TRUE(Put("k", 10).ok());
-  EXPECT_EQ(master().PutEnd("k").code(), ErrorCode::kPutNotStarted);
-  EXPECT_EQ(master().PutRevoke("k").code(), ErrorCode::kPutNotStarted);
+  EXPECT_EQ(master().PutEnd("nope", 0).code(), ErrorCode::kPutNotStarted);
+  auto start = master().PutStart("k", 10, {});
+  ASSERT_TRUE(start.ok());
+  ASSERT_TRUE(master().PutEnd("k", start->token).ok());
+  EXPECT_EQ(master().PutEnd("k", 0).code(), ErrorCode::kPutNotStarted);
+  EXPECT_EQ(master().PutRevoke("k", start->token).code(), ErrorCode::kPutNotStarted);
+  EXPECT_TRUE(Readable("k"));
+}
+
+// A PutEnd retried after its reply was lost finds its own put ended: it
+// succeeds again and publishes nothing twice.
+TEST_F(PutTest, EndingAPutAgainWithItsTokenSucceedsOnce) {
+  Mount("seg-a", 1 << 20);
+  auto start = master().PutStart("k", 100, {});
+  ASSERT_TRUE(start.ok());
+  ASSERT_TRUE(master().PutEnd("k", start->token).ok());
+  const MasterStats once = master().Stats();
+  EXPECT_TRUE(master().PutEnd("k", start->token).ok());
+  EXPECT_EQ(master().Stats().objects, 1u);
+  EXPECT_EQ(master().Stats().pending_puts, 0u);
+  EXPECT_EQ(master().Stats().used_bytes, once.used_bytes);
+  Status revoke = master().PutRevoke("k", start->token);
+  EXPECT_EQ(revoke.code(), ErrorCode::kPutNotStarted);
+  EXPECT_NE(revoke.message().find("has ended"), std::string::npos) << revoke.ToString();
   EXPECT_TRUE(Readable("k"));
 }
 
 TEST_F(PutTest, TimedOutPutIsDiscardedAndSpaceReclaimed) {
   config_.put_timeout_ms = 1000;
   Mount("seg-a", 1 << 20);
-  ASSERT_TRUE(master().PutStart("k", 4096, {}).ok());
+  auto start = master().PutStart("k", 4096, {});
+  ASSERT_TRUE(start.ok());
   clock_.Advance(999);
   master().RunMaintenance();
   EXPECT_EQ(master().Stats().pending_puts, 1u);
@@ -122,8 +146,88 @@ TEST_F(PutTest, TimedOutPutIsDiscardedAndSpaceReclaimed) {
   master().RunMaintenance();
   EXPECT_EQ(master().Stats().pending_puts, 0u);
   EXPECT_EQ(master().Stats().used_bytes, 0u);
-  EXPECT_EQ(master().PutEnd("k").code(), ErrorCode::kPutNotStarted);
+  EXPECT_EQ(master().PutEnd("k", start->token).code(), ErrorCode::kPutNotStarted);
   EXPECT_EQ(master().counters().expired_puts.load(), 1u);
+}
+
+// A writer stalled past the put timeout must not end, or revoke, the put that
+// another writer has since started on the same key: its PutEnd would publish
+// bytes that are not (all) written yet.
+TEST_F(PutTest, AStaleTokenCannotEndOrRevokeALaterPutOfTheKey) {
+  config_.put_timeout_ms = 1000;
+  Mount("seg-a", 1 << 20);
+  auto stale = master().PutStart("k", 4096, {});
+  ASSERT_TRUE(stale.ok());
+  clock_.Advance(1001);
+  master().RunMaintenance();
+  ASSERT_EQ(master().Stats().pending_puts, 0u);
+  auto fresh = master().PutStart("k", 4096, {});
+  ASSERT_TRUE(fresh.ok());
+  ASSERT_NE(fresh->token, stale->token);
+
+  Status end = master().PutEnd("k", stale->token);
+  EXPECT_EQ(end.code(), ErrorCode::kPutNotStarted);
+  EXPECT_NE(end.message().find("is not the one this token names"), std::string::npos)
+      << end.ToString();
+  EXPECT_FALSE(*master().Exists("k")) << "the later put's bytes are not written yet";
+  EXPECT_EQ(master().PutRevoke("k", stale->token).code(), ErrorCode::kPutNotStarted);
+  EXPECT_EQ(master().Stats().pending_puts, 1u) << "the later put must survive";
+  EXPECT_EQ(master()
+                .BatchPutEnd(std::vector<std::string>{"k"}, std::vector<uint64_t>{stale->token})[0]
+                .code(),
+            ErrorCode::kPutNotStarted);
+
+  ASSERT_TRUE(master().PutEnd("k", fresh->token).ok());
+  EXPECT_EQ(master().GetReplicaList("k")->replicas[0].placement, fresh->replicas[0].placement);
+}
+
+// A restarted master starts its slab afresh, so the same key may land in the
+// same slot at the same generation: the incarnation's random value still keeps
+// a token from before the restart from ending a put made after it.
+TEST_F(PutTest, ATokenFromAnotherIncarnationEndsNothing) {
+  Mount("seg-a", 1 << 20);
+  auto before = master().PutStart("k", 100, {});
+  ASSERT_TRUE(before.ok());
+  m_.reset();
+  Start();
+  Mount("seg-a", 1 << 20);
+  auto after = master().PutStart("k", 100, {});
+  ASSERT_TRUE(after.ok());
+  EXPECT_EQ(master().PutEnd("k", before->token).code(), ErrorCode::kPutNotStarted);
+  EXPECT_EQ(master().PutRevoke("k", before->token).code(), ErrorCode::kPutNotStarted);
+  EXPECT_FALSE(*master().Exists("k"));
+  EXPECT_TRUE(master().PutEnd("k", after->token).ok());
+}
+
+// A token names one put of one key: another key's token, or none, ends nothing.
+TEST_F(PutTest, ATokenEndsOnlyItsOwnPut) {
+  Mount("seg-a", 1 << 20);
+  auto a = master().PutStart("a", 100, {});
+  auto b = master().PutStart("b", 100, {});
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_NE(a->token, b->token);
+  EXPECT_EQ(master().PutEnd("a", b->token).code(), ErrorCode::kPutNotStarted);
+  EXPECT_EQ(master().PutEnd("a", 0).code(), ErrorCode::kPutNotStarted);
+  EXPECT_EQ(master().PutRevoke("b", a->token).code(), ErrorCode::kPutNotStarted);
+  EXPECT_EQ(master().Stats().pending_puts, 2u);
+  EXPECT_TRUE(master().PutEnd("a", a->token).ok());
+  EXPECT_TRUE(master().PutRevoke("b", b->token).ok());
+  EXPECT_TRUE(*master().Exists("a"));
+  EXPECT_FALSE(*master().Exists("b"));
+}
+
+// A revoked put's token is dead too, even when the key is started again at
+// once (its slab slot is then likely reused).
+TEST_F(PutTest, ARevokedPutsTokenDoesNotEndTheNextPut) {
+  Mount("seg-a", 1 << 20);
+  auto first = master().PutStart("k", 100, {});
+  ASSERT_TRUE(first.ok());
+  ASSERT_TRUE(master().PutRevoke("k", first->token).ok());
+  auto second = master().PutStart("k", 100, {});
+  ASSERT_TRUE(second.ok());
+  EXPECT_EQ(master().PutEnd("k", first->token).code(), ErrorCode::kPutNotStarted);
+  EXPECT_FALSE(*master().Exists("k"));
+  EXPECT_TRUE(master().PutEnd("k", second->token).ok());
 }
 
 TEST_F(PutTest, InvalidInputIsRejected) {
@@ -158,12 +262,39 @@ TEST_F(PutTest, BatchPutKeepsInputOrderAndReportsEachKey) {
   EXPECT_TRUE(starts[0].ok());
   EXPECT_EQ(starts[1].status().code(), ErrorCode::kObjectAlreadyExists);
   EXPECT_TRUE(starts[2].ok());
-  EXPECT_EQ((*starts[2])[0].length, 30u);
-  auto ends = master().BatchPutEnd(keys);
+  EXPECT_EQ(starts[2]->replicas[0].length, 30u);
+  const std::vector<uint64_t> tokens = {starts[0]->token, 0, starts[2]->token};
+  auto ends = master().BatchPutEnd(keys, tokens);
   EXPECT_TRUE(ends[0].ok());
   EXPECT_EQ(ends[1].code(), ErrorCode::kPutNotStarted);
   EXPECT_TRUE(ends[2].ok());
   EXPECT_EQ(master().GetReplicaList("b")->size, 10u);
+}
+
+TEST_F(PutTest, BatchEndAndRevokeWantATokenPerKey) {
+  Mount("seg-a", 1 << 20);
+  std::vector<std::string> keys = {"a", "b"};
+  std::vector<uint64_t> sizes = {10, 20};
+  auto starts = master().BatchPutStart(keys, sizes, {});
+  ASSERT_TRUE(starts[0].ok() && starts[1].ok());
+  // Too few or too many tokens: every key fails and nothing is applied.
+  const std::vector<uint64_t> one = {starts[0]->token};
+  for (const Status& s : master().BatchPutEnd(keys, one)) {
+    EXPECT_EQ(s.code(), ErrorCode::kInvalidArgument);
+  }
+  const std::vector<uint64_t> three = {starts[0]->token, starts[1]->token, 0};
+  for (const Status& s : master().BatchPutRevoke(keys, three)) {
+    EXPECT_EQ(s.code(), ErrorCode::kInvalidArgument);
+  }
+  EXPECT_EQ(master().Stats().pending_puts, 2u);
+  const std::vector<uint64_t> both = {starts[0]->token, starts[1]->token};
+  auto ends = master().BatchPutEnd(std::span(keys).first(1), std::span(both).first(1));
+  EXPECT_TRUE(ends[0].ok());
+  auto revokes = master().BatchPutRevoke(keys, both);
+  EXPECT_EQ(revokes[0].code(), ErrorCode::kPutNotStarted);  // "a" has ended
+  EXPECT_TRUE(revokes[1].ok());
+  EXPECT_EQ(master().Stats().pending_puts, 0u);
+  EXPECT_TRUE(*master().Exists("a"));
 }
 
 }  // namespace

@@ -50,11 +50,12 @@ TEST_F(RemoveTest, RemoveInvalidKeyIsRefused) {
 }
 
 TEST_F(RemoveTest, RemovingAPendingPutIsNotReadyAndLeavesItIntact) {
-  ASSERT_TRUE(master().PutStart("k", 100, {}).ok());
+  auto start = master().PutStart("k", 100, {});
+  ASSERT_TRUE(start.ok());
   EXPECT_EQ(master().Remove("k").code(), ErrorCode::kObjectNotReady);
   EXPECT_EQ(master().Remove("k", /*force=*/true).code(), ErrorCode::kObjectNotReady);
   EXPECT_EQ(master().Stats().pending_puts, 1u);
-  ASSERT_TRUE(master().PutEnd("k").ok());
+  ASSERT_TRUE(master().PutEnd("k", start->token).ok());
   EXPECT_TRUE(Readable("k"));
 }
 
@@ -115,9 +116,10 @@ TEST_F(RemoveTest, RemoveByPrefixSkipsLeasedUnlessForced) {
 
 TEST_F(RemoveTest, RemoveByPrefixLeavesPendingPutsAlone) {
   PutAll({"t/done"});
-  ASSERT_TRUE(master().PutStart("t/pending", 100, {}).ok());
+  auto start = master().PutStart("t/pending", 100, {});
+  ASSERT_TRUE(start.ok());
   EXPECT_EQ(*master().RemoveByPrefix("t/"), 1u);
-  ASSERT_TRUE(master().PutEnd("t/pending").ok());
+  ASSERT_TRUE(master().PutEnd("t/pending", start->token).ok());
   EXPECT_EQ(master().List("t/"), std::vector<std::string>{"t/pending"});
 }
 

@@ -121,14 +121,14 @@ TEST_F(SegmentTest, ReplicasGoToDistinctSegments) {
   cfg.replica_count = 3;
   auto start = master().PutStart("k", 5000, cfg);
   ASSERT_TRUE(start.ok()) << start.status().ToString();
-  ASSERT_EQ(start->size(), 3u);
-  EXPECT_EQ(SegmentsOf(*start), (std::set<SegmentId>{a, b, c}));
-  for (const ReplicaDescriptor& r : *start) {
+  ASSERT_EQ(start->replicas.size(), 3u);
+  EXPECT_EQ(SegmentsOf(start->replicas), (std::set<SegmentId>{a, b, c}));
+  for (const ReplicaDescriptor& r : start->replicas) {
     EXPECT_EQ(r.length, 5000u);
     std::string node = r.segment == a ? "node-a" : r.segment == b ? "node-b" : "node-c";
     EXPECT_EQ(r.endpoint, node + ":7000");
   }
-  ASSERT_TRUE(master().PutEnd("k").ok());
+  ASSERT_TRUE(master().PutEnd("k", start->token).ok());
   auto read = master().GetReplicaList("k");
   ASSERT_TRUE(read.ok());
   EXPECT_EQ(read->replicas.size(), 3u);
@@ -145,9 +145,9 @@ TEST_F(SegmentTest, FewerSegmentsThanReplicasGivesOnePerSegment) {
   cfg.replica_count = 3;
   auto start = master().PutStart("k", 5000, cfg);
   ASSERT_TRUE(start.ok()) << start.status().ToString();
-  ASSERT_EQ(start->size(), 2u);
-  EXPECT_EQ(SegmentsOf(*start), (std::set<SegmentId>{a, b}));
-  ASSERT_TRUE(master().PutEnd("k").ok());
+  ASSERT_EQ(start->replicas.size(), 2u);
+  EXPECT_EQ(SegmentsOf(start->replicas), (std::set<SegmentId>{a, b}));
+  ASSERT_TRUE(master().PutEnd("k", start->token).ok());
   EXPECT_EQ(master().GetReplicaList("k")->replicas.size(), 2u);
   // Two replicas' worth of space is charged, not three.
   EXPECT_EQ(UsedOf("seg-a"), UsedOf("seg-b"));
@@ -161,7 +161,7 @@ TEST_F(SegmentTest, SingleReplicasSpreadOverEmptiestSegment) {
   auto second = master().PutStart("k2", 4096, {});
   ASSERT_TRUE(first.ok());
   ASSERT_TRUE(second.ok());
-  std::set<SegmentId> used = {(*first)[0].segment, (*second)[0].segment};
+  std::set<SegmentId> used = {first->replicas[0].segment, second->replicas[0].segment};
   EXPECT_EQ(used, (std::set<SegmentId>{a, b}));
 }
 
@@ -174,8 +174,8 @@ TEST_F(SegmentTest, PreferredSegmentIsUsedFirst) {
   for (const std::string& key : Keys("k", 5)) {
     auto start = master().PutStart(key, 4096, cfg);
     ASSERT_TRUE(start.ok());
-    ASSERT_EQ(start->size(), 1u);
-    EXPECT_EQ((*start)[0].segment, c) << key;  // even though the others are emptier
+    ASSERT_EQ(start->replicas.size(), 1u);
+    EXPECT_EQ(start->replicas[0].segment, c) << key;  // even though the others are emptier
   }
   EXPECT_EQ(UsedOf("seg-a"), 0);
   EXPECT_EQ(UsedOf("seg-b"), 0);
@@ -183,9 +183,9 @@ TEST_F(SegmentTest, PreferredSegmentIsUsedFirst) {
   cfg.replica_count = 2;
   auto two = master().PutStart("two", 4096, cfg);
   ASSERT_TRUE(two.ok());
-  ASSERT_EQ(two->size(), 2u);
-  EXPECT_EQ((*two)[0].segment, c);
-  EXPECT_NE((*two)[1].segment, c);
+  ASSERT_EQ(two->replicas.size(), 2u);
+  EXPECT_EQ(two->replicas[0].segment, c);
+  EXPECT_NE(two->replicas[1].segment, c);
 }
 
 TEST_F(SegmentTest, FullOrUnknownPreferredSegmentFallsBack) {
@@ -195,14 +195,14 @@ TEST_F(SegmentTest, FullOrUnknownPreferredSegmentFallsBack) {
   cfg.preferred_segment = "small";
   auto fill = master().PutStart("fill", 4096, cfg);
   ASSERT_TRUE(fill.ok());
-  EXPECT_EQ((*fill)[0].segment, small);
+  EXPECT_EQ(fill->replicas[0].segment, small);
   auto next = master().PutStart("next", 4096, cfg);
   ASSERT_TRUE(next.ok()) << next.status().ToString();
-  EXPECT_EQ((*next)[0].segment, a);
+  EXPECT_EQ(next->replicas[0].segment, a);
   cfg.preferred_segment = "no-such-segment";
   auto other = master().PutStart("other", 100, cfg);
   ASSERT_TRUE(other.ok()) << other.status().ToString();
-  EXPECT_EQ((*other)[0].segment, a);
+  EXPECT_EQ(other->replicas[0].segment, a);
 }
 
 TEST_F(SegmentTest, LocalNodeSegmentsArePreferred) {
@@ -214,18 +214,19 @@ TEST_F(SegmentTest, LocalNodeSegmentsArePreferred) {
   for (const std::string& key : Keys("k", 4)) {
     auto start = master().PutStart(key, 4096, cfg);
     ASSERT_TRUE(start.ok());
-    SegmentId s = (*start)[0].segment;
+    SegmentId s = start->replicas[0].segment;
     EXPECT_TRUE(s == b1 || s == b2) << key;
   }
   EXPECT_EQ(UsedOf("seg-a"), 0);
   cfg.replica_count = 3;
   auto three = master().PutStart("three", 4096, cfg);
   ASSERT_TRUE(three.ok());
-  ASSERT_EQ(three->size(), 3u);
+  ASSERT_EQ(three->replicas.size(), 3u);
   // Both local segments before the remote one.
-  EXPECT_EQ(SegmentsOf(std::vector<ReplicaDescriptor>(three->begin(), three->begin() + 2)),
+  EXPECT_EQ(SegmentsOf(std::vector<ReplicaDescriptor>(three->replicas.begin(),
+                                                      three->replicas.begin() + 2)),
             (std::set<SegmentId>{b1, b2}));
-  EXPECT_EQ((*three)[2].segment, a);
+  EXPECT_EQ(three->replicas[2].segment, a);
 }
 
 TEST_F(SegmentTest, PreferredSegmentRanksAboveLocalNode) {
@@ -238,9 +239,9 @@ TEST_F(SegmentTest, PreferredSegmentRanksAboveLocalNode) {
   cfg.replica_count = 2;
   auto start = master().PutStart("k", 4096, cfg);
   ASSERT_TRUE(start.ok());
-  ASSERT_EQ(start->size(), 2u);
-  EXPECT_EQ((*start)[0].segment, a);
-  EXPECT_EQ((*start)[1].segment, b);
+  ASSERT_EQ(start->replicas.size(), 2u);
+  EXPECT_EQ(start->replicas[0].segment, a);
+  EXPECT_EQ(start->replicas[1].segment, b);
 }
 
 TEST_F(SegmentTest, PartialUnmountKeepsObjectOnSurvivingReplica) {
@@ -314,11 +315,12 @@ TEST_F(SegmentTest, UnmountHidesReplicasAtOnce) {
 
 TEST_F(SegmentTest, UnmountDropsPendingPutsWithoutLiveReplica) {
   Mount("seg-a", 1 << 20, "node-a");
-  ASSERT_TRUE(master().PutStart("k", 100, {}).ok());
+  auto start = master().PutStart("k", 100, {});
+  ASSERT_TRUE(start.ok());
   EXPECT_EQ(master().Stats().pending_puts, 1u);
   ASSERT_TRUE(master().UnmountSegment("seg-a", "node-a").ok());
   EXPECT_EQ(master().Stats().pending_puts, 0u);
-  EXPECT_EQ(master().PutEnd("k").code(), ErrorCode::kPutNotStarted);
+  EXPECT_EQ(master().PutEnd("k", start->token).code(), ErrorCode::kPutNotStarted);
   EXPECT_EQ(master().Stats().objects, 0u);
 }
 
@@ -331,14 +333,15 @@ TEST_F(SegmentTest, UsedBytesReturnToZeroAfterRemoves) {
   for (size_t i = 0; i < keys.size(); ++i) {
     ASSERT_TRUE(Put(keys[i], 1000 + 37 * i, i % 2 == 0 ? two : PutConfig{}).ok());
   }
-  ASSERT_TRUE(master().PutStart("pending", 5000, two).ok());
+  auto pending = master().PutStart("pending", 5000, two);
+  ASSERT_TRUE(pending.ok());
   EXPECT_GT(UsedOf("seg-a"), 0);
   EXPECT_GT(UsedOf("seg-b"), 0);
   EXPECT_EQ(master().Stats().used_bytes, static_cast<uint64_t>(UsedOf("seg-a") + UsedOf("seg-b")));
   for (const SegmentInfo& s : master().ListSegments()) EXPECT_GT(s.allocations, 0u);
 
   for (const Status& s : master().BatchRemove(keys)) EXPECT_TRUE(s.ok()) << s.ToString();
-  ASSERT_TRUE(master().PutRevoke("pending").ok());
+  ASSERT_TRUE(master().PutRevoke("pending", pending->token).ok());
   for (const SegmentInfo& s : master().ListSegments()) {
     EXPECT_EQ(s.used_bytes, 0u) << s.spec.name;
     EXPECT_EQ(s.allocations, 0u) << s.spec.name;
@@ -407,10 +410,9 @@ class UnmountDuringPutTest : public SegmentTest {
 
   // Runs PutStart("k") on a thread, unmounts `segment` while it is paused
   // after allocation, and returns its result.
-  StatusOr<std::vector<ReplicaDescriptor>> PutStartRacingUnmount(const std::string& segment,
-                                                                 const std::string& owner,
-                                                                 const PutConfig& cfg) {
-    StatusOr<std::vector<ReplicaDescriptor>> start = Status(ErrorCode::kInternal, "not run");
+  StatusOr<PutGrant> PutStartRacingUnmount(const std::string& segment, const std::string& owner,
+                                           const PutConfig& cfg) {
+    StatusOr<PutGrant> start = Status(ErrorCode::kInternal, "not run");
     pausing_.Arm();
     std::thread putter([&] { start = master().PutStart("k", 100, cfg); });
     pausing_.WaitUntilPaused();
@@ -428,7 +430,7 @@ TEST_F(UnmountDuringPutTest, PutWhoseOnlySegmentIsUnmountedFails) {
   auto start = PutStartRacingUnmount("seg-a", "node-a", {});
   EXPECT_FALSE(start.ok());
   EXPECT_EQ(master().Stats().pending_puts, 0u);
-  EXPECT_EQ(master().PutEnd("k").code(), ErrorCode::kPutNotStarted);
+  EXPECT_EQ(master().PutEnd("k", 0).code(), ErrorCode::kPutNotStarted);
   // The key is not left behind: once a segment is back it can be put.
   Mount("seg-b", 1 << 20, "node-b");
   EXPECT_TRUE(Put("k", 100).ok());
@@ -442,9 +444,9 @@ TEST_F(UnmountDuringPutTest, PutKeepsOnlyReplicasOnMountedSegments) {
   two.replica_count = 2;
   auto start = PutStartRacingUnmount("seg-a", "node-a", two);
   ASSERT_TRUE(start.ok()) << start.status().ToString();
-  ASSERT_EQ(start->size(), 1u);
-  EXPECT_EQ((*start)[0].segment, b);
-  ASSERT_TRUE(master().PutEnd("k").ok());
+  ASSERT_EQ(start->replicas.size(), 1u);
+  EXPECT_EQ(start->replicas[0].segment, b);
+  ASSERT_TRUE(master().PutEnd("k", start->token).ok());
   auto read = master().GetReplicaList("k");
   ASSERT_TRUE(read.ok());
   ASSERT_EQ(read->replicas.size(), 1u);

@@ -71,17 +71,22 @@ class MasterService {
   std::vector<SegmentInfo> ListSegments() const;
 
   // ---- Put lifecycle ----
-  StatusOr<std::vector<ReplicaDescriptor>> PutStart(std::string_view key, uint64_t size,
-                                                    const PutConfig& config);
-  Status PutEnd(std::string_view key);
-  Status PutRevoke(std::string_view key);
+  StatusOr<PutGrant> PutStart(std::string_view key, uint64_t size, const PutConfig& config);
+  // `token` is PutStart's (PutGrant); kPutNotStarted unless that very put of
+  // the key is still pending. Ending a put that this token has already ended
+  // succeeds again (a retry whose reply was lost); revoking it does not.
+  Status PutEnd(std::string_view key, uint64_t token);
+  Status PutRevoke(std::string_view key, uint64_t token);
   // Batch forms, results in input order. With `chain`, key i's parent is key i-1
   // (overriding config.parent_key for i > 0).
-  std::vector<StatusOr<std::vector<ReplicaDescriptor>>> BatchPutStart(
-      std::span<const std::string> keys, std::span<const uint64_t> sizes, const PutConfig& config,
-      bool chain = false);
-  std::vector<Status> BatchPutEnd(std::span<const std::string> keys);
-  std::vector<Status> BatchPutRevoke(std::span<const std::string> keys);
+  std::vector<StatusOr<PutGrant>> BatchPutStart(std::span<const std::string> keys,
+                                                std::span<const uint64_t> sizes,
+                                                const PutConfig& config, bool chain = false);
+  // tokens[i] is keys[i]'s; a count that differs fails every key, applying none.
+  std::vector<Status> BatchPutEnd(std::span<const std::string> keys,
+                                  std::span<const uint64_t> tokens);
+  std::vector<Status> BatchPutRevoke(std::span<const std::string> keys,
+                                     std::span<const uint64_t> tokens);
 
   // ---- Reads ----
   // Grants a read lease of config.lease_ms.
@@ -144,6 +149,11 @@ class MasterService {
 
   std::vector<ReplicaDescriptor> Describe(const ObjectEntry& e) const;
   ReplicaDescriptor DescribeSlot(const ReplicaSlot& r, uint64_t size) const;
+  uint64_t PutToken(ObjectId id) const { return id ^ incarnation_; }
+  // The slot of the put of `key` that `token` names, pending or ended, under
+  // the caller's shard lock; else kPutNotStarted, saying whether another put of
+  // the key is pending.
+  StatusOr<uint32_t> FindPutLocked(const Located& loc, std::string_view key, uint64_t token) const;
   bool HasLiveReplica(const ObjectEntry& e) const;
   // Reads one object under its shard's shared lock and touches it (read lease).
   StatusOr<ReadResult> ReadLocked(ObjectShard& shard, uint32_t slot, TimeMs now);
@@ -175,7 +185,8 @@ class MasterService {
 
   const MasterConfig config_;
   const Clock& clock_;
-  // Random per MasterService, mixed into every ReplicaDescriptor::placement.
+  // Random per MasterService, mixed into every ReplicaDescriptor::placement and
+  // PutGrant::token.
   const uint64_t incarnation_;
   MasterCounters counters_;
   SegmentTable segments_;

@@ -107,16 +107,16 @@ TEST_F(StressTest, RandomOperationsKeepInvariants) {
           }
           continue;
         }
-        for (const ReplicaDescriptor& d : *s) {
+        for (const ReplicaDescriptor& d : s->replicas) {
           if (d.length != size) bad_results.fetch_add(1);
         }
         if (uniform(100) < 10) {
           // A concurrent unmount may already have dropped the pending put.
-          Status revoke = master().PutRevoke(key);
+          Status revoke = master().PutRevoke(key, s->token);
           if (!revoke.ok() && revoke.code() != ErrorCode::kPutNotStarted) bad_results.fetch_add(1);
           continue;
         }
-        Status end = master().PutEnd(key);
+        Status end = master().PutEnd(key, s->token);
         if (end.ok()) {
           mine[i] = KeyState{false, cfg.hard_pin, 0};
         } else if (end.code() != ErrorCode::kPutNotStarted) {
@@ -182,10 +182,13 @@ TEST_F(StressTest, RandomOperationsKeepInvariants) {
         std::vector<uint64_t> sizes(chain.size(), 256);
         auto starts = master().BatchPutStart(chain, sizes, {}, /*chain=*/true);
         std::vector<std::string> started;
+        std::vector<uint64_t> tokens;
         for (size_t j = 0; j < chain.size(); ++j) {
-          if (starts[j].ok()) started.push_back(chain[j]);
+          if (!starts[j].ok()) continue;
+          started.push_back(chain[j]);
+          tokens.push_back(starts[j]->token);
         }
-        for (const Status& s : master().BatchPutEnd(started)) {
+        for (const Status& s : master().BatchPutEnd(started, tokens)) {
           if (!s.ok() && s.code() != ErrorCode::kPutNotStarted) bad_results.fetch_add(1);
         }
       } else if (r < 995) {
@@ -447,8 +450,8 @@ TEST_F(StressTest, PutRacingUnmountNeverPublishesAnObjectWithoutReplica) {
     cfg.preferred_segment = "flap";
     for (int i = 0; i < 3000; ++i) {
       std::string k = "p" + std::to_string(t) + "/" + std::to_string(i);
-      if (master().PutStart(k, 64, cfg).ok()) {
-        Status s = master().PutEnd(k);
+      if (auto start = master().PutStart(k, 64, cfg); start.ok()) {
+        Status s = master().PutEnd(k, start->token);
         EXPECT_TRUE(s.ok() || s.code() == ErrorCode::kPutNotStarted) << s.ToString();
       }
     }

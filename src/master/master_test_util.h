@@ -40,7 +40,7 @@ class MasterTest : public ::testing::Test {
   Status Put(const std::string& key, uint64_t size, const PutConfig& config = {}) {
     auto r = master().PutStart(key, size, config);
     if (!r.ok()) return r.status();
-    return master().PutEnd(key);
+    return master().PutEnd(key, r->token);
   }
 
   bool Readable(const std::string& key) { return master().GetReplicaList(key).ok(); }

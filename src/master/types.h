@@ -47,6 +47,18 @@ struct ReplicaDescriptor {
   uint64_t placement = 0;
 };
 
+// What PutStart grants: where to write each replica, and the token that names
+// this one put of the key. PutEnd and PutRevoke must present the token. A put
+// that timed out, and whose key another writer has since started again, thus
+// cannot be ended or revoked by its first writer: a late PutEnd naming only the
+// key would publish the second writer's half-written bytes. Tokens of one
+// master incarnation repeat only after a slab slot is reused 2^24 times; another
+// incarnation mixes in another random value.
+struct PutGrant {
+  std::vector<ReplicaDescriptor> replicas;
+  uint64_t token = 0;
+};
+
 struct PutConfig {
   // Best effort on distinct segments; at least one.
   uint32_t replica_count = 1;

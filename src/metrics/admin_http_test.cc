@@ -15,8 +15,9 @@ TEST(AdminHttp, ServesHealthAndMetrics) {
   ASSERT_TRUE(master.ok());
   master::SegmentSpec spec{"seg-a", 1 << 20, "node-a", "127.0.0.1:9", master::Tier::kDram};
   ASSERT_TRUE(master.value()->MountSegment(spec).ok());
-  ASSERT_TRUE(master.value()->PutStart("k1", 100, {}).ok());
-  ASSERT_TRUE(master.value()->PutEnd("k1").ok());
+  auto put = master.value()->PutStart("k1", 100, {});
+  ASSERT_TRUE(put.ok());
+  ASSERT_TRUE(master.value()->PutEnd("k1", put->token).ok());
   ASSERT_TRUE(master.value()->Exists("k1").ok());
 
   auto server = AdminHttpServer::Start("127.0.0.1", 0, *master.value());

@@ -53,9 +53,11 @@ StatusOr<std::vector<RemoteReplica>> ReplicasFromProto(
   return out;
 }
 
-StatusOr<std::vector<RemoteReplica>> PutFromProto(const PutStartResponse& r) {
+StatusOr<RemotePut> PutFromProto(const PutStartResponse& r) {
   if (auto s = FromProto(r.status()); !s.ok()) return s;
-  return ReplicasFromProto(r.replicas());
+  auto replicas = ReplicasFromProto(r.replicas());
+  if (!replicas.ok()) return replicas.status();
+  return RemotePut{std::move(replicas).value(), r.token()};
 }
 
 StatusOr<RemoteRead> ReadFromProto(const ReadResult& r) {
@@ -68,6 +70,21 @@ StatusOr<RemoteRead> ReadFromProto(const ReadResult& r) {
 KeysRequest MakeKeys(std::span<const std::string> keys) {
   KeysRequest req;
   req.mutable_keys()->Assign(keys.begin(), keys.end());
+  return req;
+}
+
+PutTokenRequest MakeToken(const std::string& key, uint64_t token) {
+  PutTokenRequest req;
+  req.set_key(key);
+  req.set_token(token);
+  return req;
+}
+
+BatchPutTokenRequest MakeTokens(std::span<const std::string> keys,
+                                std::span<const uint64_t> tokens) {
+  BatchPutTokenRequest req;
+  req.mutable_keys()->Assign(keys.begin(), keys.end());
+  req.mutable_tokens()->Assign(tokens.begin(), tokens.end());
   return req;
 }
 
@@ -308,8 +325,8 @@ StatusOr<std::vector<master::SegmentInfo>> MasterClient::ListSegments() {
 
 // ---- Puts ----
 
-StatusOr<std::vector<RemoteReplica>> MasterClient::PutStart(const std::string& key, uint64_t size,
-                                                            const master::PutConfig& config) {
+StatusOr<RemotePut> MasterClient::PutStart(const std::string& key, uint64_t size,
+                                           const master::PutConfig& config) {
   PutStartRequest req;
   req.set_key(key);
   req.set_size(size);
@@ -319,26 +336,28 @@ StatusOr<std::vector<RemoteReplica>> MasterClient::PutStart(const std::string& k
   return PutFromProto(resp);
 }
 
-crescent::Status MasterClient::PutEnd(const std::string& key) {
-  KeyRequest req;
-  req.set_key(key);
+crescent::Status MasterClient::PutEnd(const std::string& key, uint64_t token) {
   StatusResponse resp;
-  if (auto s = impl_->Invoke("PutEnd", &Stub::AsyncPutEnd, req, &resp); !s.ok()) return s;
+  if (auto s = impl_->Invoke("PutEnd", &Stub::AsyncPutEnd, MakeToken(key, token), &resp); !s.ok()) {
+    return s;
+  }
   return FromProto(resp.status());
 }
 
-crescent::Status MasterClient::PutRevoke(const std::string& key) {
-  KeyRequest req;
-  req.set_key(key);
+crescent::Status MasterClient::PutRevoke(const std::string& key, uint64_t token) {
   StatusResponse resp;
-  if (auto s = impl_->Invoke("PutRevoke", &Stub::AsyncPutRevoke, req, &resp); !s.ok()) return s;
+  if (auto s = impl_->Invoke("PutRevoke", &Stub::AsyncPutRevoke, MakeToken(key, token), &resp);
+      !s.ok()) {
+    return s;
+  }
   return FromProto(resp.status());
 }
 
-std::vector<StatusOr<std::vector<RemoteReplica>>> MasterClient::BatchPutStart(
-    std::span<const std::string> keys, std::span<const uint64_t> sizes,
-    const master::PutConfig& config, bool chain) {
-  using Result = StatusOr<std::vector<RemoteReplica>>;
+std::vector<StatusOr<RemotePut>> MasterClient::BatchPutStart(std::span<const std::string> keys,
+                                                             std::span<const uint64_t> sizes,
+                                                             const master::PutConfig& config,
+                                                             bool chain) {
+  using Result = StatusOr<RemotePut>;
   BatchPutStartRequest req;
   req.mutable_keys()->Assign(keys.begin(), keys.end());
   req.mutable_sizes()->Assign(sizes.begin(), sizes.end());
@@ -357,18 +376,22 @@ std::vector<StatusOr<std::vector<RemoteReplica>>> MasterClient::BatchPutStart(
   return out;
 }
 
-std::vector<crescent::Status> MasterClient::BatchPutEnd(std::span<const std::string> keys) {
+std::vector<crescent::Status> MasterClient::BatchPutEnd(std::span<const std::string> keys,
+                                                        std::span<const uint64_t> tokens) {
   StatusesResponse resp;
-  if (auto s = impl_->Invoke("BatchPutEnd", &Stub::AsyncBatchPutEnd, MakeKeys(keys), &resp);
+  if (auto s =
+          impl_->Invoke("BatchPutEnd", &Stub::AsyncBatchPutEnd, MakeTokens(keys, tokens), &resp);
       !s.ok()) {
     return Every<crescent::Status>(keys.size(), s);
   }
   return StatusesFromProto(resp, keys.size());
 }
 
-std::vector<crescent::Status> MasterClient::BatchPutRevoke(std::span<const std::string> keys) {
+std::vector<crescent::Status> MasterClient::BatchPutRevoke(std::span<const std::string> keys,
+                                                           std::span<const uint64_t> tokens) {
   StatusesResponse resp;
-  if (auto s = impl_->Invoke("BatchPutRevoke", &Stub::AsyncBatchPutRevoke, MakeKeys(keys), &resp);
+  if (auto s = impl_->Invoke("BatchPutRevoke", &Stub::AsyncBatchPutRevoke, MakeTokens(keys, tokens),
+                             &resp);
       !s.ok()) {
     return Every<crescent::Status>(keys.size(), s);
   }

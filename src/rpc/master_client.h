@@ -45,6 +45,13 @@ struct RemoteReplica {
   uint64_t placement = 0;    // the allocation's identity (master::ReplicaDescriptor)
 };
 
+// A started put (master::PutGrant): where to write, and the token that its
+// PutEnd or PutRevoke must present.
+struct RemotePut {
+  std::vector<RemoteReplica> replicas;
+  uint64_t token = 0;
+};
+
 struct RemoteRead {
   uint64_t size = 0;
   std::vector<RemoteReplica> replicas;
@@ -72,17 +79,19 @@ class MasterClient {
   crescent::Status Heartbeat(const std::string& node);  // kNodeUnknown: remount
   StatusOr<std::vector<master::SegmentInfo>> ListSegments();
 
-  StatusOr<std::vector<RemoteReplica>> PutStart(const std::string& key, uint64_t size,
-                                                const master::PutConfig& config);
-  crescent::Status PutEnd(const std::string& key);
-  crescent::Status PutRevoke(const std::string& key);
+  StatusOr<RemotePut> PutStart(const std::string& key, uint64_t size,
+                               const master::PutConfig& config);
+  crescent::Status PutEnd(const std::string& key, uint64_t token);
+  crescent::Status PutRevoke(const std::string& key, uint64_t token);
   // Per-key results in input order; an RPC-level failure fills every slot with it.
-  std::vector<StatusOr<std::vector<RemoteReplica>>> BatchPutStart(std::span<const std::string> keys,
-                                                                  std::span<const uint64_t> sizes,
-                                                                  const master::PutConfig& config,
-                                                                  bool chain);
-  std::vector<crescent::Status> BatchPutEnd(std::span<const std::string> keys);
-  std::vector<crescent::Status> BatchPutRevoke(std::span<const std::string> keys);
+  std::vector<StatusOr<RemotePut>> BatchPutStart(std::span<const std::string> keys,
+                                                 std::span<const uint64_t> sizes,
+                                                 const master::PutConfig& config, bool chain);
+  // tokens[i] is keys[i]'s RemotePut::token.
+  std::vector<crescent::Status> BatchPutEnd(std::span<const std::string> keys,
+                                            std::span<const uint64_t> tokens);
+  std::vector<crescent::Status> BatchPutRevoke(std::span<const std::string> keys,
+                                               std::span<const uint64_t> tokens);
 
   StatusOr<RemoteRead> GetReplicaList(const std::string& key);
   // `meanwhile`, when set, runs once on the calling thread while the request is

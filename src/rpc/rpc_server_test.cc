@@ -48,17 +48,17 @@ TEST_F(RpcServerTest, PutGetExistsRemove) {
   Mount();
   auto put = client_->PutStart("k", 100, {});
   ASSERT_TRUE(put.ok()) << put.status().ToString();
-  ASSERT_EQ(put->size(), 1u);
-  EXPECT_EQ((*put)[0].endpoint, kEndpointA);
+  ASSERT_EQ(put->replicas.size(), 1u);
+  EXPECT_EQ(put->replicas[0].endpoint, kEndpointA);
   EXPECT_EQ(client_->Exists("k").value(), false);  // not complete yet
-  ASSERT_TRUE(client_->PutEnd("k").ok());
+  ASSERT_TRUE(client_->PutEnd("k", put->token).ok());
 
   auto read = client_->GetReplicaList("k");
   ASSERT_TRUE(read.ok()) << read.status().ToString();
   EXPECT_EQ(read->size, 100u);
   ASSERT_EQ(read->replicas.size(), 1u);
-  EXPECT_EQ(read->replicas[0].cap.segment, (*put)[0].cap.segment);
-  EXPECT_EQ(read->replicas[0].cap.offset, (*put)[0].cap.offset);
+  EXPECT_EQ(read->replicas[0].cap.segment, put->replicas[0].cap.segment);
+  EXPECT_EQ(read->replicas[0].cap.offset, put->replicas[0].cap.offset);
   EXPECT_TRUE(client_->Exists("k").value());
 
   EXPECT_EQ(client_->Remove("k", false).code(), ErrorCode::kObjectLeased);
@@ -66,8 +66,9 @@ TEST_F(RpcServerTest, PutGetExistsRemove) {
   EXPECT_FALSE(client_->Exists("k").value());
   EXPECT_EQ(client_->GetReplicaList("k").status().code(), ErrorCode::kObjectNotFound);
 
-  ASSERT_TRUE(client_->PutStart("r", 10, {}).ok());
-  EXPECT_TRUE(client_->PutRevoke("r").ok());
+  auto revoked = client_->PutStart("r", 10, {});
+  ASSERT_TRUE(revoked.ok());
+  EXPECT_TRUE(client_->PutRevoke("r", revoked->token).ok());
   EXPECT_FALSE(client_->Exists("r").value());
 }
 
@@ -77,8 +78,12 @@ TEST_F(RpcServerTest, BatchFormsChainAndPrefixQueries) {
   std::vector<uint64_t> sizes(5, 64);
   auto started = client_->BatchPutStart(keys, sizes, {}, /*chain=*/true);
   ASSERT_EQ(started.size(), 5u);
-  for (const auto& r : started) ASSERT_TRUE(r.ok()) << r.status().ToString();
-  for (const Status& s : client_->BatchPutEnd(keys)) EXPECT_TRUE(s.ok()) << s.ToString();
+  std::vector<uint64_t> tokens;
+  for (const auto& r : started) {
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    tokens.push_back(r->token);
+  }
+  for (const Status& s : client_->BatchPutEnd(keys, tokens)) EXPECT_TRUE(s.ok()) << s.ToString();
 
   auto reads = client_->BatchGetReplicaList(keys, false);
   ASSERT_EQ(reads.size(), 5u);
@@ -112,7 +117,8 @@ TEST_F(RpcServerTest, BatchFormsChainAndPrefixQueries) {
   EXPECT_EQ(client_->RemoveAll(false).value(), 2u);
   EXPECT_TRUE(client_->List("", 0)->empty());
 
-  for (const Status& s : client_->BatchPutRevoke(std::vector<std::string>{"nope"})) {
+  for (const Status& s :
+       client_->BatchPutRevoke(std::vector<std::string>{"nope"}, std::vector<uint64_t>{0})) {
     EXPECT_EQ(s.code(), ErrorCode::kPutNotStarted);
   }
 }
@@ -121,9 +127,42 @@ TEST_F(RpcServerTest, EngineErrorsKeepTheirCodes) {
   Mount();
   ASSERT_TRUE(Put("dup").ok());
   EXPECT_EQ(client_->PutStart("dup", 10, {}).status().code(), ErrorCode::kObjectAlreadyExists);
-  EXPECT_EQ(client_->PutEnd("never-started").code(), ErrorCode::kPutNotStarted);
+  EXPECT_EQ(client_->PutEnd("never-started", 0).code(), ErrorCode::kPutNotStarted);
   EXPECT_EQ(client_->PutStart("", 10, {}).status().code(), ErrorCode::kInvalidKey);
   EXPECT_EQ(client_->PutStart("big", 1 << 30, {}).status().code(), ErrorCode::kInvalidSize);
+}
+
+// The put token crosses the wire both ways: a client whose put was revoked
+// (or timed out) cannot end or revoke a later put of the key, one by one or in
+// a batch, and a batch must carry a token per key.
+TEST_F(RpcServerTest, PutTokensTravelAndStaleOnesAreRefused) {
+  Mount();
+  auto first = client_->PutStart("k", 10, {});
+  ASSERT_TRUE(first.ok()) << first.status().ToString();
+  ASSERT_TRUE(client_->PutRevoke("k", first->token).ok());
+  auto second = client_->PutStart("k", 10, {});
+  ASSERT_TRUE(second.ok()) << second.status().ToString();
+  ASSERT_NE(second->token, first->token);
+
+  EXPECT_EQ(client_->PutEnd("k", first->token).code(), ErrorCode::kPutNotStarted);
+  EXPECT_EQ(client_->PutRevoke("k", first->token).code(), ErrorCode::kPutNotStarted);
+  const std::vector<std::string> keys = {"k"};
+  EXPECT_EQ(client_->BatchPutEnd(keys, std::vector<uint64_t>{first->token})[0].code(),
+            ErrorCode::kPutNotStarted);
+  // The server refuses a batch without one token per key before the engine.
+  for (const std::vector<uint64_t>& tokens :
+       {std::vector<uint64_t>{}, std::vector<uint64_t>{second->token, second->token}}) {
+    Status s = client_->BatchPutRevoke(keys, tokens)[0];
+    EXPECT_EQ(s.code(), ErrorCode::kInvalidArgument);
+    EXPECT_NE(s.message().find("1 keys but " + std::to_string(tokens.size()) + " put tokens"),
+              std::string::npos)
+        << s.ToString();
+  }
+  EXPECT_FALSE(*client_->Exists("k"));
+
+  auto ended = client_->BatchPutEnd(keys, std::vector<uint64_t>{second->token});
+  ASSERT_TRUE(ended[0].ok()) << ended[0].ToString();
+  EXPECT_TRUE(*client_->Exists("k"));
 }
 
 TEST_F(RpcServerTest, ValidationRefusesBeforeTheEngine) {
@@ -139,7 +178,7 @@ TEST_F(RpcServerTest, ValidationRefusesBeforeTheEngine) {
     EXPECT_NE(r.status().message().find("3 keys but 2 sizes"), std::string::npos);
   }
   std::vector<std::string> five = Keys("k", 5);
-  for (const Status& s : client_->BatchPutEnd(five))
+  for (const Status& s : client_->BatchPutEnd(five, std::vector<uint64_t>(five.size(), 0)))
     EXPECT_EQ(s.code(), ErrorCode::kInvalidArgument);
   EXPECT_EQ(client_->BatchExists(five).status().code(), ErrorCode::kInvalidArgument);
   EXPECT_EQ(client_->BatchQueryPrefix(five).status().code(), ErrorCode::kInvalidArgument);
@@ -180,14 +219,14 @@ TEST_F(RpcServerTest, CapabilitiesVerifyAgainstTheReplicaEndpoint) {
 
   auto put = client_->PutStart("cap", 256, {});
   ASSERT_TRUE(put.ok());
-  const RemoteReplica& w = (*put)[0];
+  const RemoteReplica& w = put->replicas[0];
   int64_t now = transfer::UnixNowMs();
   EXPECT_TRUE(verifier.Verify(w.endpoint, w.cap, transfer::AccessOp::kWrite, now).ok());
   EXPECT_FALSE(verifier.Verify(w.endpoint, w.cap, transfer::AccessOp::kRead, now).ok());
   EXPECT_FALSE(verifier.Verify("127.0.0.1:9999", w.cap, transfer::AccessOp::kWrite, now).ok());
   EXPECT_EQ(w.cap.length, 256u);
   EXPECT_NEAR(w.cap.expiry_unix_ms, now + config_.put_timeout_ms, 1000);
-  ASSERT_TRUE(client_->PutEnd("cap").ok());
+  ASSERT_TRUE(client_->PutEnd("cap", put->token).ok());
 
   auto read = client_->GetReplicaList("cap");
   ASSERT_TRUE(read.ok());
@@ -261,7 +300,7 @@ TEST_F(RpcServerTest, UnreachableMasterReturnsUnavailableNamingTheAddress) {
   EXPECT_EQ(s.code(), ErrorCode::kUnavailable) << s.ToString();
   EXPECT_NE(s.message().find(options.address), std::string::npos) << s.message();
   EXPECT_NE(s.message().find("3 attempts"), std::string::npos) << s.message();
-  auto batch = (*client)->BatchPutEnd(Keys("k", 2));
+  auto batch = (*client)->BatchPutEnd(Keys("k", 2), std::vector<uint64_t>(2, 0));
   ASSERT_EQ(batch.size(), 2u);
   EXPECT_EQ(batch[1].code(), ErrorCode::kUnavailable);
 }
@@ -301,7 +340,7 @@ TEST_F(RpcServerTest, ConcurrentClientsOnFourServerThreads) {
         key += std::to_string(i);
         uint64_t size = 64 + i;
         auto put = client_->PutStart(key, size, {});
-        if (!put.ok() || !client_->PutEnd(key).ok()) {
+        if (!put.ok() || !client_->PutEnd(key, put->token).ok()) {
           ++failures;
           continue;
         }

@@ -69,7 +69,7 @@ class RpcTest : public ::testing::Test {
   Status Put(const std::string& key, uint64_t size = 128) {
     auto r = client_->PutStart(key, size, {});
     if (!r.ok()) return r.status();
-    return client_->PutEnd(key);
+    return client_->PutEnd(key, r->token);
   }
 
   static std::vector<std::string> Keys(const std::string& prefix, size_t n) {

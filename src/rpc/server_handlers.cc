@@ -37,10 +37,10 @@ crescent::Status MasterHandlers::CheckBatch(
   return CheckKeys(keys, options_.max_batch, master_.config().max_key_length, allow_empty);
 }
 
-void MasterHandlers::AddWriteReplicas(const std::vector<master::ReplicaDescriptor>& replicas,
-                                      PutStartResponse* out) const {
+void MasterHandlers::FillPut(const master::PutGrant& grant, PutStartResponse* out) const {
   const int64_t expiry = transfer::UnixNowMs() + master_.config().put_timeout_ms;
-  for (const master::ReplicaDescriptor& d : replicas) {
+  out->set_token(grant.token);
+  for (const master::ReplicaDescriptor& d : grant.replicas) {
     Replica* r = out->add_replicas();
     r->set_endpoint(d.endpoint);
     r->set_placement(d.placement);
@@ -105,17 +105,17 @@ void MasterHandlers::PutStart(PutStartRequest& req, PutStartResponse* resp) cons
       !s.ok()) {
     return ToProto(s, resp->mutable_status());
   }
-  auto replicas = master_.PutStart(req.key(), req.size(), FromProto(req.config()));
-  ToProto(replicas.status(), resp->mutable_status());
-  if (replicas.ok()) AddWriteReplicas(*replicas, resp);
+  auto grant = master_.PutStart(req.key(), req.size(), FromProto(req.config()));
+  ToProto(grant.status(), resp->mutable_status());
+  if (grant.ok()) FillPut(*grant, resp);
 }
 
-void MasterHandlers::PutEnd(KeyRequest& req, StatusResponse* resp) const {
-  ToProto(master_.PutEnd(req.key()), resp->mutable_status());
+void MasterHandlers::PutEnd(PutTokenRequest& req, StatusResponse* resp) const {
+  ToProto(master_.PutEnd(req.key(), req.token()), resp->mutable_status());
 }
 
-void MasterHandlers::PutRevoke(KeyRequest& req, StatusResponse* resp) const {
-  ToProto(master_.PutRevoke(req.key()), resp->mutable_status());
+void MasterHandlers::PutRevoke(PutTokenRequest& req, StatusResponse* resp) const {
+  ToProto(master_.PutRevoke(req.key(), req.token()), resp->mutable_status());
 }
 
 void MasterHandlers::BatchPutStart(BatchPutStartRequest& req, BatchPutStartResponse* resp) const {
@@ -139,22 +139,29 @@ void MasterHandlers::BatchPutStart(BatchPutStartRequest& req, BatchPutStartRespo
   for (const auto& r : results) {
     PutStartResponse* out = resp->add_results();
     ToProto(r.status(), out->mutable_status());
-    if (r.ok()) AddWriteReplicas(*r, out);
+    if (r.ok()) FillPut(*r, out);
   }
 }
 
-void MasterHandlers::BatchPutEnd(KeysRequest& req, StatusesResponse* resp) const {
-  if (auto s = CheckBatch(req.keys(), /*allow_empty=*/false); !s.ok()) {
-    return FailEverySlot(req.keys_size(), s, resp->mutable_statuses(), &FillStatusSlot);
+void MasterHandlers::ApplyTokens(BatchPutTokenRequest& req, StatusesResponse* resp,
+                                 BatchPutFn apply) const {
+  crescent::Status s = CheckBatch(req.keys(), /*allow_empty=*/false);
+  if (s.ok() && req.tokens_size() != req.keys_size()) {
+    s = crescent::Status(ErrorCode::kInvalidArgument,
+                         std::to_string(req.keys_size()) + " keys but " +
+                             std::to_string(req.tokens_size()) + " put tokens");
   }
-  FillStatuses(master_.BatchPutEnd(TakeKeys(req.mutable_keys())), resp);
+  if (!s.ok()) return FailEverySlot(req.keys_size(), s, resp->mutable_statuses(), &FillStatusSlot);
+  const std::span<const uint64_t> tokens(req.tokens().data(), req.tokens().size());
+  FillStatuses((master_.*apply)(TakeKeys(req.mutable_keys()), tokens), resp);
 }
 
-void MasterHandlers::BatchPutRevoke(KeysRequest& req, StatusesResponse* resp) const {
-  if (auto s = CheckBatch(req.keys(), /*allow_empty=*/false); !s.ok()) {
-    return FailEverySlot(req.keys_size(), s, resp->mutable_statuses(), &FillStatusSlot);
-  }
-  FillStatuses(master_.BatchPutRevoke(TakeKeys(req.mutable_keys())), resp);
+void MasterHandlers::BatchPutEnd(BatchPutTokenRequest& req, StatusesResponse* resp) const {
+  ApplyTokens(req, resp, &master::MasterService::BatchPutEnd);
+}
+
+void MasterHandlers::BatchPutRevoke(BatchPutTokenRequest& req, StatusesResponse* resp) const {
+  ApplyTokens(req, resp, &master::MasterService::BatchPutRevoke);
 }
 
 // ---- Reads ----

@@ -32,11 +32,11 @@ class MasterHandlers {
   void ListSegments(Empty& req, ListSegmentsResponse* resp) const;
 
   void PutStart(PutStartRequest& req, PutStartResponse* resp) const;
-  void PutEnd(KeyRequest& req, StatusResponse* resp) const;
-  void PutRevoke(KeyRequest& req, StatusResponse* resp) const;
+  void PutEnd(PutTokenRequest& req, StatusResponse* resp) const;
+  void PutRevoke(PutTokenRequest& req, StatusResponse* resp) const;
   void BatchPutStart(BatchPutStartRequest& req, BatchPutStartResponse* resp) const;
-  void BatchPutEnd(KeysRequest& req, StatusesResponse* resp) const;
-  void BatchPutRevoke(KeysRequest& req, StatusesResponse* resp) const;
+  void BatchPutEnd(BatchPutTokenRequest& req, StatusesResponse* resp) const;
+  void BatchPutRevoke(BatchPutTokenRequest& req, StatusesResponse* resp) const;
 
   void GetReplicaList(KeyRequest& req, ReadResult* resp) const;
   void BatchGetReplicaList(BatchGetReplicaListRequest& req,
@@ -54,9 +54,12 @@ class MasterHandlers {
   void Stats(Empty& req, StatsResponse* resp) const;
 
  private:
-  // Replicas of a started put, each with a WRITE capability.
-  void AddWriteReplicas(const std::vector<master::ReplicaDescriptor>& replicas,
-                        PutStartResponse* out) const;
+  // A started put: its token, and its replicas, each with a WRITE capability.
+  void FillPut(const master::PutGrant& grant, PutStartResponse* out) const;
+  // BatchPutEnd and BatchPutRevoke: one token per key, then `apply` to them.
+  using BatchPutFn = std::vector<crescent::Status> (master::MasterService::*)(
+      std::span<const std::string>, std::span<const uint64_t>);
+  void ApplyTokens(BatchPutTokenRequest& req, StatusesResponse* resp, BatchPutFn apply) const;
   // A read result with READ capabilities expiring at the lease end.
   void FillRead(const master::ReadResult& read, ReadResult* out) const;
   crescent::Status CheckBatch(const google::protobuf::RepeatedPtrField<std::string>& keys,

@@ -88,13 +88,13 @@ TEST(ClientReplicaFallbackTest, ReadFallsBackWhenFirstReplicaIsUnreachable) {
   pc.preferred_segment = kGhost;
   auto replicas = (*mc)->PutStart("fb", value.size(), pc);
   ASSERT_TRUE(replicas.ok()) << replicas.status().ToString();
-  ASSERT_EQ(replicas->size(), 2u);
-  ASSERT_EQ((*replicas)[0].endpoint, "127.0.0.1:1");
+  ASSERT_EQ(replicas->replicas.size(), 2u);
+  ASSERT_EQ(replicas->replicas[0].endpoint, "127.0.0.1:1");
   auto tcp = transfer::MakeTcpTransport();
-  transfer::TransferOp op{(*replicas)[1].endpoint, (*replicas)[1].cap, value.data()};
+  transfer::TransferOp op{replicas->replicas[1].endpoint, replicas->replicas[1].cap, value.data()};
   std::vector<Status> w = tcp->Execute({&op, 1}, 3000);
   ASSERT_TRUE(w[0].ok()) << w[0].ToString();
-  ASSERT_TRUE((*mc)->PutEnd("fb").ok());
+  ASSERT_TRUE((*mc)->PutEnd("fb", replicas->token).ok());
 
   auto read = (*mc)->GetReplicaList("fb");
   ASSERT_TRUE(read.ok());

@@ -55,7 +55,7 @@ StatusOr<SimStats> ReplayThroughMaster(const Trace& trace, uint64_t capacity_blo
       if (i > 0) put.parent_key = keys[i - 1];
       auto start = m.PutStart(keys[i], kBlockBytes, put);
       if (!start.ok()) return start.status();
-      if (Status s = m.PutEnd(keys[i]); !s.ok()) return s;
+      if (Status s = m.PutEnd(keys[i], start->token); !s.ok()) return s;
     }
     done += blocks.size();
     if (progress && (stats.requests & 63) == 0) progress(done);
