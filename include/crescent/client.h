@@ -64,6 +64,9 @@ struct ClusterStat {
   uint64_t pending_puts = 0;
   uint64_t capacity_bytes = 0;
   uint64_t used_bytes = 0;
+  // Part of used_bytes: objects removed by force while a reader held a lease,
+  // whose space is freed when the lease ends.
+  uint64_t held_bytes = 0;
   std::vector<SegmentUsage> segments;
   std::map<std::string, uint64_t> counters;  // Prometheus sample name -> value
 };
@@ -91,6 +94,9 @@ class Client {
              const PutOptions& options = {});
   StatusOr<std::vector<std::byte>> Get(const std::string& key);
   StatusOr<bool> Exists(const std::string& key);
+  // A leased object is refused (OBJECT_LEASED) unless `force`; a forced one is
+  // gone at once, but its space stays allocated until the lease ends, so a
+  // reader already copying it never sees another object's bytes.
   Status Remove(const std::string& key, bool force = false);
   // Per-key results in input order. With `chain`, key i's parent is key i-1.
   std::vector<Status> BatchPut(std::span<const std::string> keys,

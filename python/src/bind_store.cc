@@ -31,6 +31,7 @@ py::dict StatDict(const ClusterStat& s, const StoreCore& core, const Client& cli
   d["pending_puts"] = s.pending_puts;
   d["capacity_bytes"] = s.capacity_bytes;
   d["used_bytes"] = s.used_bytes;
+  d["held_bytes"] = s.held_bytes;
   py::list segments;
   for (const SegmentUsage& seg : s.segments) {
     py::dict e;

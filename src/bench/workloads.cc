@@ -16,6 +16,22 @@ namespace crescent::bench {
 using Clock = std::chrono::steady_clock;
 
 namespace {
+
+uint64_t UsedBytes(Client& client) {
+  StatusOr<ClusterStat> st = client.Stat();
+  return st.ok() ? st->used_bytes : 0;
+}
+
+// Waits (untimed) until the cluster uses no more than `used` bytes again: the
+// space of objects removed while leased comes free when their leases end.
+// Bounded by a default lease and then some; a cluster that still holds more
+// afterwards (other users' data) just makes the next puts evict.
+void WaitForHeldSpace(Client& client, uint64_t used) {
+  const auto until = Clock::now() + std::chrono::seconds(12);
+  while (UsedBytes(client) > used && Clock::now() < until) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+}
 double Micros(Clock::time_point a, Clock::time_point b) {
   return std::chrono::duration<double, std::micro>(b - a).count();
 }
@@ -185,6 +201,7 @@ StatusOr<std::vector<PhaseResult>> CrescentWorkload::RunPutGet() {
     const uint64_t n = o_.OpsFor(size);
     const uint64_t nb = std::max<uint64_t>(kMinBatchCalls, n / uint64_t(batch));
     std::vector<RepSample> reps[kPutGetPhases];
+    const uint64_t used_before = UsedBytes(*clients_[0]);
     for (int rep = 0; rep < o_.reps; ++rep) {
       const std::string base = prefix_ + "/s" + std::to_string(size) + "/r" + std::to_string(rep);
       // Keys are built before timing; the timed loops only call the client.
@@ -295,11 +312,14 @@ StatusOr<std::vector<PhaseResult>> CrescentWorkload::RunPutGet() {
                       std::to_string(rep + 1));
         }
       }
-      // Untimed cleanup, so the next repetition finds an empty store.
+      // Untimed cleanup, so the next repetition finds an empty store. The gets
+      // left read leases, so the removed objects' space is held until they end
+      // (the master hands out no range a reader may still copy): wait for it.
       for (int c = 0; c < o_.clients; ++c) {
         clients_[size_t(c)]->BatchRemove(single[size_t(c)], true);
         clients_[size_t(c)]->BatchRemove(batched[size_t(c)], true);
       }
+      WaitForHeldSpace(*clients_[0], used_before);
     }
     AppendPutGetRows(system(), size, o_.clients, batch, reps, out);
   }

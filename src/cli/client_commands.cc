@@ -2,14 +2,17 @@
 // named by --master (default $CRESCENT_MASTER, else 127.0.0.1:50051) and exits 0
 // on success, 1 when a key is not found, 2 on usage or any other error, with a
 // message on stderr.
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
-#include <fstream>
 #include <iomanip>
 #include <iostream>
-#include <iterator>
-#include <sstream>
+#include <new>
+#include <stdexcept>
+#include <system_error>
 
 #include "cli/cli_util.h"
 #include "cli/command.h"
@@ -38,34 +41,103 @@ struct Common {
   }
 };
 
-StatusOr<std::string> ReadInput(const std::string& file) {
-  std::string data;
-  if (file.empty() || file == "-") {
-    std::ios::sync_with_stdio(false);
-    data.assign(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
-    return data;
+Status IoError(const std::string& what, int err) {
+  return Status(ErrorCode::kIoError, what + ": " + std::generic_category().message(err));
+}
+
+Status TooBig(const std::string& name, size_t want, size_t done) {
+  std::string size = want > done ? " (" + std::to_string(want) + " bytes)" : "";
+  return Status(ErrorCode::kIoError, "cannot hold the value of " + name + size + " in memory (" +
+                                         std::to_string(done) + " bytes read so far)");
+}
+
+// Reads all of `fd` (called `name` in messages). Any failure is an error, never
+// a shorter value: a put of a truncated value would be silent data loss. A
+// regular file's size is known up front, so its buffer is allocated once (not
+// doubled while reading) and failing that allocation fails before any reading.
+StatusOr<std::string> ReadAll(int fd, const std::string& name) {
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) {
+    int err = errno;
+    return IoError("cannot read " + name, err);
   }
-  std::ifstream in(file, std::ios::binary);
-  if (!in) return Status(ErrorCode::kIoError, "cannot read " + file);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+  if (S_ISDIR(st.st_mode)) return IoError("cannot read " + name, EISDIR);
+  std::string data;
+  size_t want = 0;  // the regular file's size from here, 0 if unknown
+  size_t done = 0;  // bytes of `data` filled
+  try {
+    if (S_ISREG(st.st_mode)) {
+      off_t pos = ::lseek(fd, 0, SEEK_CUR);  // stdin may be partly consumed
+      if (pos >= 0 && st.st_size > pos) want = static_cast<size_t>(st.st_size - pos);
+      data.resize(want);
+    }
+    // Past the known size (a pipe, a growing file, /proc) read through a small
+    // buffer, so a file of exactly its st_size needs no second allocation.
+    char chunk[64 * 1024];
+    for (;;) {
+      bool direct = done < data.size();
+      ssize_t n = direct ? ::read(fd, data.data() + done, data.size() - done)
+                         : ::read(fd, chunk, sizeof(chunk));
+      int err = errno;  // before building a message can change it
+      if (n < 0 && err == EINTR) continue;
+      if (n < 0) {
+        return IoError("cannot read " + name + " after " + std::to_string(done) + " bytes", err);
+      }
+      if (n == 0) break;  // end of file; sysfs files end before their st_size
+      if (!direct) data.append(chunk, static_cast<size_t>(n));
+      done += static_cast<size_t>(n);
+    }
+  } catch (const std::bad_alloc&) {
+    return TooBig(name, want, done);
+  } catch (const std::length_error&) {
+    return TooBig(name, want, done);
+  }
+  data.resize(done);
+  return data;
+}
+
+StatusOr<std::string> ReadInput(const std::string& file) {
+  if (file.empty() || file == "-") return ReadAll(STDIN_FILENO, "stdin");
+  int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    int err = errno;
+    return IoError("cannot read " + file, err);
+  }
+  StatusOr<std::string> data = ReadAll(fd, file);
+  ::close(fd);
+  return data;
+}
+
+// Writes all of `data`, retrying short writes.
+Status WriteAll(int fd, const std::vector<std::byte>& data, const std::string& name) {
+  size_t done = 0;
+  while (done < data.size()) {
+    ssize_t n = ::write(fd, data.data() + done, data.size() - done);
+    int err = errno;
+    if (n < 0 && err == EINTR) continue;
+    if (n < 0) return IoError("cannot write " + name, err);
+    if (n == 0) return Status(ErrorCode::kIoError, "cannot write " + name);
+    done += static_cast<size_t>(n);
+  }
+  return Status::Ok();
 }
 
 Status WriteOutput(const std::string& file, const std::vector<std::byte>& data) {
-  if (file.empty() || file == "-") {
-    size_t done = 0;
-    while (done < data.size()) {
-      ssize_t n = ::write(STDOUT_FILENO, data.data() + done, data.size() - done);
-      if (n <= 0) return Status(ErrorCode::kIoError, "cannot write to stdout");
-      done += static_cast<size_t>(n);
-    }
-    return Status::Ok();
+  if (file.empty() || file == "-") return WriteAll(STDOUT_FILENO, data, "to stdout");
+  // Plain write(2)s, not a stream: a small value sits in a stream's buffer until
+  // close, whose failure (ENOSPC, EIO) a stream destructor would swallow.
+  int fd = ::open(file.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+  if (fd < 0) {
+    int err = errno;
+    return IoError("cannot write " + file, err);
   }
-  std::ofstream out(file, std::ios::binary | std::ios::trunc);
-  out.write(reinterpret_cast<const char*>(data.data()), static_cast<std::streamsize>(data.size()));
-  if (!out) return Status(ErrorCode::kIoError, "cannot write " + file);
-  return Status::Ok();
+  Status s = WriteAll(fd, data, file);
+  // close can report a deferred write error (NFS, quota).
+  if (::close(fd) != 0) {
+    int err = errno;
+    if (s.ok()) s = IoError("cannot write " + file, err);
+  }
+  return s;
 }
 
 void AddPut(CLI::App& root) {
@@ -113,7 +185,8 @@ void AddGet(CLI::App& root) {
 }
 
 void AddExists(CLI::App& root) {
-  auto* app = root.add_subcommand("exists", "Print whether each KEY is stored (exit 1 if any is not)");
+  auto* app =
+      root.add_subcommand("exists", "Print whether each KEY is stored (exit 1 if any is not)");
   struct Flags : Common {
     std::vector<std::string> keys;
   };
@@ -144,7 +217,8 @@ void AddRm(CLI::App& root) {
   f->Add(*app);
   app->add_option("KEY", f->key, "Key (or prefix with --prefix)")->required();
   app->add_flag("--prefix", f->prefix, "Remove every key that starts with KEY");
-  app->add_flag("--force", f->force, "Remove even if a reader holds a lease");
+  app->add_flag("--force", f->force,
+                "Remove even if a reader holds a lease (its space is freed when the lease ends)");
   app->callback([f] {
     auto client = f->Connect();
     if (!client.ok()) return SetExitCode(Report("rm", client.status()));
@@ -156,7 +230,8 @@ void AddRm(CLI::App& root) {
     }
     Status s = client.value()->Remove(f->key, f->force);
     if (s.code() == ErrorCode::kObjectLeased) {
-      s = Status(s.code(), s.message() + " (a reader holds it; retry when the lease ends, or --force)");
+      s = Status(s.code(),
+                 s.message() + " (a reader holds it; retry when the lease ends, or --force)");
     }
     SetExitCode(Report("rm", s));
   });

@@ -446,6 +446,7 @@ StatusOr<ClusterStat> Client::Stat() {
   out.pending_puts = s.value().pending_puts;
   out.capacity_bytes = s.value().capacity_bytes;
   out.used_bytes = s.value().used_bytes;
+  out.held_bytes = s.value().held_bytes;
   out.counters = s.value().counters;
   for (const master::SegmentInfo& seg : s.value().segments) {
     out.segments.push_back(

@@ -132,6 +132,11 @@ uint64_t MasterService::EvictBytes(uint64_t bytes) {
 std::vector<ReplicaSlot> MasterService::AllocateWithEviction(uint64_t size,
                                                              const PutConfig& config) {
   std::vector<ReplicaSlot> slots = segments_.Allocate(size, config.replica_count, config);
+  if (slots.empty()) {
+    // Space held for a forced remove may have come due since the last pass.
+    ReleaseHeld(clock_.NowMs());
+    slots = segments_.Allocate(size, config.replica_count, config);
+  }
   while (slots.empty()) {
     if (EvictBytes(size) == 0) break;  // nothing evictable is left
     slots = segments_.Allocate(size, config.replica_count, config);

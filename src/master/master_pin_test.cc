@@ -96,6 +96,9 @@ TEST_F(PinTest, HardPinnedObjectsCanStillBeRemoved) {
   EXPECT_TRUE(master().Remove("pin1", /*force=*/true).ok());
   EXPECT_EQ(*master().RemoveByPrefix("pin"), 2u);
   EXPECT_EQ(master().List(""), std::vector<std::string>{"new"});
+  EXPECT_EQ(master().Stats().used_bytes, 2 * kPage);  // pin1's until its lease ends
+  clock_.Advance(config_.lease_ms);
+  master().RunMaintenance();
   EXPECT_EQ(master().Stats().used_bytes, kPage);
 }
 

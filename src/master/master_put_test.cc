@@ -33,6 +33,8 @@ TEST_F(PutTest, ReusedRangeGetsANewPlacement) {
   ASSERT_TRUE(read.ok());
   EXPECT_EQ(read->replicas[0].placement, first->replicas[0].placement);
   ASSERT_TRUE(master().Remove("k", true).ok());
+  clock_.Advance(config_.lease_ms);  // the read's lease holds the range until then
+  master().RunMaintenance();
 
   auto second = master().PutStart("k", 4096, {});
   ASSERT_TRUE(second.ok());
@@ -250,6 +252,21 @@ TEST_F(PutTest, InvalidInputIsRejected) {
 
 TEST_F(PutTest, NoSegmentMeansNoSpace) {
   EXPECT_EQ(master().PutStart("k", 10, {}).status().code(), ErrorCode::kNoSpace);
+}
+
+// Watermark eviction starts once used reaches high_watermark x capacity: an
+// object that gets there on its own would be evicted by the next maintenance
+// pass after its put succeeded, so it is refused up front.
+TEST_F(PutTest, AnObjectThatAloneReachesTheHighWatermarkIsRefused) {
+  config_.high_watermark = 0.5;
+  Mount("seg-a", 64 << 10);
+  Status s = master().PutStart("big", 32 << 10, {}).status();
+  EXPECT_EQ(s.code(), ErrorCode::kInvalidSize);
+  EXPECT_NE(s.message().find("high watermark"), std::string::npos) << s.ToString();
+  ASSERT_TRUE(Put("fits", (32 << 10) - 64).ok());
+  master().RunMaintenance();
+  EXPECT_TRUE(*master().Exists("fits"));
+  EXPECT_EQ(master().counters().evictions.load(), 0u);
 }
 
 TEST_F(PutTest, BatchPutKeepsInputOrderAndReportsEachKey) {

@@ -13,18 +13,55 @@ namespace crescent::master {
 ObjectId MasterService::RemoveLocked(ObjectShard& shard, uint32_t slot) {
   ObjectEntry& e = shard.entry(slot);
   ObjectId id = shard.IdOf(slot);
+  TimeMs held_until = 0;
   if (e.state == EntryState::kComplete) {
     bloom_.Remove(shard.index(), e.Hash());
     live_objects_.fetch_sub(1, std::memory_order_relaxed);
+    e.FlushTouch(config_.lease_ms);
+    if (e.Leased(clock_.NowMs())) held_until = e.lease_until.load(std::memory_order_relaxed);
   } else {
     pending_count_.fetch_sub(1, std::memory_order_relaxed);
     std::lock_guard plock(pending_mu_);  // leaf lock
     pending_live_.erase(id);
     TrimPendingLocked();
   }
-  FreeReplicas(e);
+  if (held_until != 0) {
+    Hold(e, held_until);
+  } else {
+    FreeReplicas(e);
+  }
   shard.Free(slot);
   return id;
+}
+
+void MasterService::Hold(const ObjectEntry& e, TimeMs until) {
+  // Counted as the allocator counts it (sizes rounded up to the alignment), so
+  // used_bytes stays the live replicas' space plus held_bytes.
+  const uint64_t align = std::max<uint64_t>(1, config_.allocation_alignment);
+  HeldSpace h{until, {}, 0};
+  for (size_t i = 0; i < e.num_replicas; ++i) {
+    h.slots.push_back(e.replica(i));
+    h.bytes += (e.size + align - 1) / align * align;
+  }
+  std::lock_guard lock(held_mu_);  // leaf lock
+  held_bytes_ += h.bytes;
+  held_.push(std::move(h));
+}
+
+void MasterService::ReleaseHeld(TimeMs now) {
+  std::vector<ReplicaSlot> due;
+  {
+    std::lock_guard lock(held_mu_);
+    while (!held_.empty() && held_.top().until <= now) {
+      const HeldSpace& h = held_.top();
+      due.insert(due.end(), h.slots.begin(), h.slots.end());
+      held_bytes_ -= h.bytes;
+      held_.pop();
+    }
+  }
+  // A slot of a segment unmounted meanwhile is ignored by Free: its space went
+  // with that segment's allocator.
+  FreeReplicaList(due);
 }
 
 void MasterService::ForgetInPolicy(std::span<const ObjectId> ids) {

@@ -83,6 +83,65 @@ TEST_F(RemoveTest, ForcedBatchRemoveTakesLeasedKeys) {
   std::vector<std::string> keys = {"a", "b"};
   for (const Status& s : master().BatchRemove(keys, /*force=*/true)) EXPECT_TRUE(s.ok());
   EXPECT_TRUE(master().List("").empty());
+  // "b" was not read: its space is free at once; "a"'s waits for its lease.
+  EXPECT_EQ(master().Stats().held_bytes, 128u);  // 100 bytes, 64-byte aligned
+  EXPECT_GT(master().Stats().used_bytes, 0u);
+  clock_.Advance(config_.lease_ms);
+  master().RunMaintenance();
+  EXPECT_EQ(master().Stats().held_bytes, 0u);
+  EXPECT_EQ(master().Stats().used_bytes, 0u);
+}
+
+// A reader that got a capability before a forced remove may still be copying
+// the bytes: the range is not handed to another put until the lease is over,
+// so that reader never sees another object's bytes in it.
+TEST_F(RemoveTest, ForcedRemoveOfALeasedObjectHoldsItsSpaceUntilTheLeaseEnds) {
+  ASSERT_TRUE(Put("k", 4096).ok());
+  auto read = master().GetReplicaList("k");
+  ASSERT_TRUE(read.ok());
+  const uint64_t offset = read->replicas[0].offset;
+  ASSERT_TRUE(master().Remove("k", /*force=*/true).ok());
+  EXPECT_FALSE(*master().Exists("k"));
+  EXPECT_EQ(master().Stats().held_bytes, 4096u);
+
+  auto other = master().PutStart("other", 4096, {});
+  ASSERT_TRUE(other.ok());
+  EXPECT_NE(other->replicas[0].offset, offset) << "a held range was handed out";
+  clock_.Advance(config_.lease_ms - 1);
+  master().RunMaintenance();
+  EXPECT_EQ(master().Stats().held_bytes, 4096u) << "released before the lease ended";
+
+  clock_.Advance(1);
+  master().RunMaintenance();
+  EXPECT_EQ(master().Stats().held_bytes, 0u);
+  auto third = master().PutStart("third", 4096, {});
+  ASSERT_TRUE(third.ok());
+  EXPECT_EQ(third->replicas[0].offset, offset) << "the released range is reusable";
+}
+
+// With no maintenance pass in between, a put that finds no room first frees
+// held space whose lease has ended, rather than evicting or failing.
+TEST_F(RemoveTest, APutReclaimsHeldSpaceThatHasComeDue) {
+  ASSERT_TRUE(master().UnmountSegment("seg-a", "node-a").ok());
+  Mount("two-objects", 2 * 4096);
+  PutConfig pinned;
+  pinned.hard_pin = true;
+  ASSERT_TRUE(Put("pin", 4096, pinned).ok());  // nothing to evict but "k"
+  ASSERT_TRUE(Put("k", 4096).ok());
+  ASSERT_TRUE(Readable("k"));
+  ASSERT_TRUE(master().Remove("k", /*force=*/true).ok());
+  EXPECT_EQ(master().PutStart("x", 4096, {}).status().code(), ErrorCode::kNoSpace);
+  clock_.Advance(config_.lease_ms);
+  EXPECT_TRUE(Put("x", 4096).ok());
+  EXPECT_EQ(master().Stats().held_bytes, 0u);
+  EXPECT_EQ(master().counters().evictions.load(), 0u);
+}
+
+// An object that nobody holds a lease on goes at once, forced or not.
+TEST_F(RemoveTest, ForcedRemoveOfAnUnleasedObjectFreesAtOnce) {
+  ASSERT_TRUE(Put("k", 4096).ok());
+  ASSERT_TRUE(master().Remove("k", /*force=*/true).ok());
+  EXPECT_EQ(master().Stats().held_bytes, 0u);
   EXPECT_EQ(master().Stats().used_bytes, 0u);
 }
 
@@ -111,6 +170,10 @@ TEST_F(RemoveTest, RemoveByPrefixSkipsLeasedUnlessForced) {
   EXPECT_EQ(master().List("t/"), (std::vector<std::string>{"t/1", "t/3"}));
   EXPECT_EQ(*master().RemoveByPrefix("t/", /*force=*/true), 2u);
   EXPECT_TRUE(master().List("t/").empty());
+  EXPECT_EQ(master().Stats().held_bytes,
+            256u);  // t/1 and t/3 (64-byte aligned), until their leases end
+  clock_.Advance(config_.lease_ms);
+  master().RunMaintenance();
   EXPECT_EQ(master().Stats().used_bytes, 0u);
 }
 
@@ -141,7 +204,10 @@ TEST_F(RemoveTest, RemoveAllEmptiesTheStoreExceptLeasedObjects) {
   EXPECT_TRUE(master().List("").empty());
   MasterStats stats = master().Stats();
   EXPECT_EQ(stats.objects, 0u);
-  EXPECT_EQ(stats.used_bytes, 0u);
+  EXPECT_EQ(stats.held_bytes, 1024u);  // x7's (64-byte aligned), until its lease ends
+  clock_.Advance(config_.lease_ms);
+  master().RunMaintenance();
+  EXPECT_EQ(master().Stats().used_bytes, 0u);
   EXPECT_EQ(master().RemoveAll(), 0u);
   // Everything can be put again.
   PutAll(keys, 1000);

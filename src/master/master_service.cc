@@ -86,6 +86,17 @@ Status MasterService::ValidateSize(uint64_t size) const {
                                                " exceeds the largest segment (" +
                                                std::to_string(largest) + " bytes)");
   }
+  // Watermark eviction runs once used >= high_watermark x capacity: an object
+  // that reaches the mark on its own would be evicted by the next maintenance
+  // pass, right after its put had reported success.
+  const uint64_t align = std::max<uint64_t>(1, config_.allocation_alignment);
+  const double mark = config_.high_watermark * static_cast<double>(segments_.capacity());
+  if (static_cast<double>((size + align - 1) / align * align) >= mark) {
+    return Status(ErrorCode::kInvalidSize,
+                  "object size " + std::to_string(size) + " reaches the eviction high watermark (" +
+                      std::to_string(static_cast<uint64_t>(mark)) +
+                      " bytes of the cluster's capacity) on its own: it would be evicted at once");
+  }
   return Status::Ok();
 }
 
@@ -132,6 +143,10 @@ MasterStats MasterService::Stats() const {
   s.pending_puts = pending_count_.load(std::memory_order_relaxed);
   s.capacity_bytes = segments_.capacity();
   s.used_bytes = segments_.used();
+  {
+    std::lock_guard lock(held_mu_);
+    s.held_bytes = held_bytes_;
+  }
   s.bloom_design_keys = bloom_.design_keys();
   s.bloom_estimated_fpr = bloom_.EstimatedFalsePositiveRate();
   s.segments = segments_.mounted_count();
@@ -155,6 +170,7 @@ void MasterService::RunMaintenance() {
     policy_->SetCapacity(segments_.capacity());
   }
   DiscardExpiredPuts(now);
+  ReleaseHeld(now);
   {
     std::lock_guard lock(policy_mu_);
     FlushTouchesLocked();

@@ -48,7 +48,11 @@ struct MasterStats {
   uint64_t objects = 0;  // complete
   uint64_t pending_puts = 0;
   uint64_t capacity_bytes = 0;  // mounted segments
-  uint64_t used_bytes = 0;      // allocated (complete + pending)
+  uint64_t used_bytes = 0;      // allocated (complete + pending + held)
+  // Allocated space of objects removed by force while leased (part of
+  // used_bytes): out of the namespace, but not reusable until the lease runs
+  // out, as a reader may still be copying it.
+  uint64_t held_bytes = 0;
   uint64_t metadata_bytes = 0;  // index, slabs, radix, bloom, policy estimate
   uint64_t bloom_design_keys = 0;
   double bloom_estimated_fpr = 0;
@@ -102,7 +106,10 @@ class MasterService {
   StatusOr<size_t> BatchQueryPrefix(std::span<const std::string> keys);
 
   // ---- Remove and list ----
-  // Leased objects are refused (kObjectLeased) unless `force`.
+  // Leased objects are refused (kObjectLeased) unless `force`. A forced one
+  // leaves the namespace at once, but its space is held until its lease ends:
+  // a reader with a live read capability may still be copying those bytes, so
+  // they must not be handed to another put before then.
   Status Remove(std::string_view key, bool force = false);
   std::vector<Status> BatchRemove(std::span<const std::string> keys, bool force = false);
   // Returns how many objects were removed; leased ones are skipped unless forced.
@@ -165,8 +172,12 @@ class MasterService {
   void FreeReplicaList(const std::vector<ReplicaSlot>& slots);
 
   // Removes a complete or pending entry under the caller's exclusive lock and
-  // returns its policy id (to be dropped from the policy after unlocking).
+  // returns its policy id (to be dropped from the policy after unlocking). A
+  // complete entry whose lease has not ended keeps its space held (Hold).
   ObjectId RemoveLocked(ObjectShard& shard, uint32_t slot);
+  void Hold(const ObjectEntry& e, TimeMs until);
+  // Frees held space whose lease has ended.
+  void ReleaseHeld(TimeMs now);
   void ForgetInPolicy(std::span<const ObjectId> ids);
   Status RemoveOne(std::string_view key, bool force, ObjectId* removed);
 
@@ -177,6 +188,13 @@ class MasterService {
   bool Evictable(ObjectId id, TimeMs now);
   // Removes a chosen victim if it is still evictable; returns bytes freed (0 if not).
   uint64_t EvictVictim(ObjectId id, TimeMs now, bool* requeue);
+
+  struct HeldSpace {
+    TimeMs until;
+    std::vector<ReplicaSlot> slots;
+    uint64_t bytes;
+    bool operator>(const HeldSpace& o) const { return until > o.until; }
+  };
 
   void DiscardExpiredPuts(TimeMs now);
   void DropSegmentReplicas(std::span<const SegmentId> segments);
@@ -207,6 +225,11 @@ class MasterService {
 
   // Pops ended puts off the front of pending_; pending_mu_ must be held.
   void TrimPendingLocked();
+
+  // Guards held_ and held_bytes_; a leaf lock, taken under a shard lock.
+  mutable std::mutex held_mu_;
+  std::priority_queue<HeldSpace, std::vector<HeldSpace>, std::greater<>> held_;
+  uint64_t held_bytes_ = 0;
 
   std::mutex pending_mu_;  // guards pending_ and pending_live_; taken under a shard lock
   // FIFO = deadline order (fixed timeout). Ended or revoked puts leave it from the

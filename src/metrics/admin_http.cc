@@ -1,6 +1,7 @@
 #include "metrics/admin_http.h"
 
 #include <httplib.h>
+#include <sys/socket.h>
 
 #include <chrono>
 
@@ -8,10 +9,52 @@
 
 namespace crescent::metrics {
 
+namespace {
+
+// cpp-httplib (0.11) serves each connection on one worker of a fixed pool, for as
+// long as the connection lasts, and its defaults are 8 workers (more on hosts
+// with more cores) and 5 s read and keep-alive timeouts: 8 idle connections
+// held /health for seconds, 16 made it time out, and clients trickling header
+// bytes held it forever. The requests here are a few hundred bytes, so:
+// - a worker waits at most 1 s for a connection's next (or first) request, and
+//   serves at most 4 requests on one connection;
+// - a read or write that makes no progress for 2 s ends the connection;
+// - 64 workers (idle ones cost a thread each, nothing else), and a listen
+//   backlog of 128 instead of httplib's 5.
+// What remains: httplib has no deadline for a whole request, so a client that
+// sends a byte at least every 2 s holds its worker as long as it keeps that up,
+// and 64 such clients, or more than 64 new silent connections every second, still
+// starve the endpoint; and Stop() waits for every worker, so shutdown waits for
+// such a client too (httplib offers no way to cut a connection short). It is an
+// operator endpoint: keep it off untrusted networks.
+constexpr size_t kWorkers = 64;
+constexpr time_t kReadWriteTimeoutSec = 2;
+constexpr time_t kKeepAliveTimeoutSec = 1;
+constexpr size_t kKeepAliveMaxCount = 4;
+constexpr int kListenBacklog = 128;
+constexpr size_t kMaxRequestBody = 64 << 10;  // the endpoints take no body
+
+class Server : public httplib::Server {
+ public:
+  // httplib listens with the backlog compiled into libcpp-httplib (5); on Linux
+  // a second listen() on the listening socket changes it. Best effort.
+  void RaiseBacklog(int backlog) { ::listen(svr_sock_, backlog); }
+};
+
+}  // namespace
+
 StatusOr<std::unique_ptr<AdminHttpServer>> AdminHttpServer::Start(
     const std::string& host, int port, const master::MasterService& master) {
   std::unique_ptr<AdminHttpServer> s(new AdminHttpServer());
-  s->server_ = std::make_unique<httplib::Server>();
+  auto server = std::make_unique<Server>();
+  Server* srv = server.get();
+  s->server_ = std::move(server);
+  s->server_->new_task_queue = [] { return new httplib::ThreadPool(kWorkers); };
+  s->server_->set_read_timeout(kReadWriteTimeoutSec, 0);
+  s->server_->set_write_timeout(kReadWriteTimeoutSec, 0);
+  s->server_->set_keep_alive_timeout(kKeepAliveTimeoutSec);
+  s->server_->set_keep_alive_max_count(kKeepAliveMaxCount);
+  s->server_->set_payload_max_length(kMaxRequestBody);
   s->server_->Get("/metrics", [&master](const httplib::Request&, httplib::Response& res) {
     res.set_content(RenderPrometheus(master), "text/plain; version=0.0.4; charset=utf-8");
   });
@@ -33,7 +76,8 @@ StatusOr<std::unique_ptr<AdminHttpServer>> AdminHttpServer::Start(
     return Status(ErrorCode::kUnavailable,
                   "admin HTTP cannot listen on " + host + ":" + std::to_string(port));
   }
-  s->thread_ = std::thread([srv = s->server_.get()] { srv->listen_after_bind(); });
+  srv->RaiseBacklog(kListenBacklog);
+  s->thread_ = std::thread([srv] { srv->listen_after_bind(); });
   // httplib's stop() is a no-op until the listen loop has started, so a Stop()
   // right after Start() would leave the thread running forever: wait for it.
   while (!s->server_->is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(1));

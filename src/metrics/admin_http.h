@@ -2,7 +2,8 @@
 //   GET /metrics  Prometheus text (master_metrics.h)
 //   GET /health   "ok" with 200 while the server runs
 // Anything else is 404. It binds in Start() (so a busy port is an error there),
-// then serves on its own thread until Stop().
+// then serves on its own thread until Stop(). Short timeouts and a larger worker
+// pool keep idle or slow clients from starving it; admin_http.cc says how far.
 #pragma once
 
 #include <memory>

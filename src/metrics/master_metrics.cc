@@ -30,6 +30,8 @@ constexpr Family kFamilies[] = {
     {"crescent_pending_puts", "gauge", "Puts started and not yet ended."},
     {"crescent_capacity_bytes", "gauge", "Capacity of the mounted segments."},
     {"crescent_used_bytes", "gauge", "Bytes allocated in the mounted segments."},
+    {"crescent_held_bytes", "gauge",
+     "Bytes of force-removed objects held until their read leases end (part of used)."},
     {"crescent_metadata_bytes", "gauge", "Estimated metadata memory of the master."},
     {"crescent_segments", "gauge", "Mounted segments."},
     {"crescent_segment_used_bytes", "gauge", "Bytes allocated, by segment."},
@@ -88,7 +90,7 @@ std::vector<Sample> CollectMasterSamples(const master::MasterService& master) {
     cumulative += n;
     if (b > 0) sum_estimate += n * (uint64_t{1} << (b - 1));  // lower bound of the bucket
     std::string le = b + 1 < master::kPrefixBuckets ? std::to_string((uint64_t{1} << b) - 1)
-                                                     : std::string("+Inf");
+                                                    : std::string("+Inf");
     out.push_back({Label("crescent_prefix_length_bucket", "le", le), cumulative});
   }
   out.push_back({"crescent_prefix_length_count", cumulative});
@@ -106,6 +108,7 @@ std::vector<Sample> CollectMasterSamples(const master::MasterService& master) {
   out.push_back({"crescent_pending_puts", s.pending_puts});
   out.push_back({"crescent_capacity_bytes", s.capacity_bytes});
   out.push_back({"crescent_used_bytes", s.used_bytes});
+  out.push_back({"crescent_held_bytes", s.held_bytes});
   out.push_back({"crescent_metadata_bytes", s.metadata_bytes});
   out.push_back({"crescent_segments", s.segments});
   for (const master::SegmentInfo& seg : master.ListSegments()) {

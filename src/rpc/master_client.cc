@@ -282,14 +282,31 @@ using Stub = Master::Stub;
 
 // ---- Segments ----
 
-StatusOr<master::SegmentId> MasterClient::MountSegment(const master::SegmentSpec& spec) {
+StatusOr<master::SegmentId> MasterClient::MountSegment(
+    const master::SegmentSpec& spec, const transfer::CapabilitySigner* secret_check) {
   MountSegmentRequest req;
   ToProto(spec, req.mutable_spec());
   MountSegmentResponse resp;
   if (auto s = impl_->Invoke("MountSegment", &Stub::AsyncMountSegment, req, &resp); !s.ok())
     return s;
   if (auto s = FromProto(resp.status()); !s.ok()) return s;
-  return resp.segment_id();
+  if (secret_check == nullptr) return resp.segment_id();
+  auto proof = FromProto(resp.proof());
+  // Only the tag matters here: the expiry is checked against the proof's own
+  // clock, so clock skew between the hosts cannot fail a mount.
+  crescent::Status s = proof.ok()
+                           ? secret_check->Verify(spec.endpoint, *proof, transfer::AccessOp::kRead,
+                                                  proof->expiry_unix_ms - 1)
+                           : proof.status();
+  if (s.ok() && (proof->segment != resp.segment_id() || proof->length != 0)) {
+    s = crescent::Status(ErrorCode::kCapabilityInvalid, "the proof names another segment");
+  }
+  if (s.ok()) return resp.segment_id();
+  (void)UnmountSegment(spec.name, spec.owner_node);
+  return crescent::Status(ErrorCode::kCapabilityInvalid,
+                          "the master at " + address() +
+                              " signs with another cluster secret than this node's (" +
+                              s.message() + "); segment " + spec.name + " unmounted again");
 }
 
 crescent::Status MasterClient::UnmountSegment(const std::string& name,
@@ -532,6 +549,7 @@ StatusOr<ClusterStats> MasterClient::Stats() {
   out.pending_puts = resp.pending_puts();
   out.capacity_bytes = resp.capacity_bytes();
   out.used_bytes = resp.used_bytes();
+  out.held_bytes = resp.held_bytes();
   out.metadata_bytes = resp.metadata_bytes();
   for (const SegmentInfo& info : resp.segments()) out.segments.push_back(FromProto(info));
   out.counters.insert(resp.counters().begin(), resp.counters().end());

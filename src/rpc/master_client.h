@@ -63,6 +63,7 @@ struct ClusterStats {
   uint64_t pending_puts = 0;
   uint64_t capacity_bytes = 0;
   uint64_t used_bytes = 0;
+  uint64_t held_bytes = 0;  // part of used_bytes (master::MasterStats)
   uint64_t metadata_bytes = 0;
   std::vector<master::SegmentInfo> segments;
   std::map<std::string, uint64_t> counters;
@@ -74,7 +75,12 @@ class MasterClient {
   ~MasterClient();
   const std::string& address() const;
 
-  StatusOr<master::SegmentId> MountSegment(const master::SegmentSpec& spec);
+  // With `secret_check`, the mount's proof (master.proto, MountSegmentResponse)
+  // must verify under it: on a mismatch the segment is unmounted again and the
+  // call fails with kCapabilityInvalid, as no capability the master signs would
+  // pass on this node.
+  StatusOr<master::SegmentId> MountSegment(
+      const master::SegmentSpec& spec, const transfer::CapabilitySigner* secret_check = nullptr);
   crescent::Status UnmountSegment(const std::string& name, const std::string& owner_node);
   crescent::Status Heartbeat(const std::string& node);  // kNodeUnknown: remount
   StatusOr<std::vector<master::SegmentInfo>> ListSegments();

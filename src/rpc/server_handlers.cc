@@ -13,6 +13,10 @@
 namespace crescent::rpc {
 namespace {
 
+// How long a mount's proof of the secret stays valid; the node checks it on
+// receipt, so this only needs to outlast the reply (and modest clock skew).
+constexpr int64_t kMountProofMs = 10 * 60 * 1000;
+
 // Takes the request's keys rather than copying them: the request dies with the call.
 std::vector<std::string> TakeKeys(google::protobuf::RepeatedPtrField<std::string>* keys) {
   return {std::make_move_iterator(keys->begin()), std::make_move_iterator(keys->end())};
@@ -74,7 +78,11 @@ void MasterHandlers::MountSegment(MountSegmentRequest& req, MountSegmentResponse
   if (auto s = CheckSegmentSpec(req.spec()); !s.ok()) return ToProto(s, resp->mutable_status());
   auto id = master_.MountSegment(FromProto(req.spec()));
   ToProto(id.status(), resp->mutable_status());
-  if (id.ok()) resp->set_segment_id(*id);
+  if (!id.ok()) return;
+  resp->set_segment_id(*id);
+  ToProto(signer_.Sign(req.spec().endpoint(), *id, 0, 0, transfer::AccessOp::kRead,
+                       transfer::UnixNowMs() + kMountProofMs),
+          resp->mutable_proof());
 }
 
 void MasterHandlers::UnmountSegment(UnmountSegmentRequest& req, StatusResponse* resp) const {
@@ -262,6 +270,7 @@ void MasterHandlers::Stats(Empty&, StatsResponse* resp) const {
   resp->set_pending_puts(s.pending_puts);
   resp->set_capacity_bytes(s.capacity_bytes);
   resp->set_used_bytes(s.used_bytes);
+  resp->set_held_bytes(s.held_bytes);
   resp->set_metadata_bytes(s.metadata_bytes);
   for (const master::SegmentInfo& info : master_.ListSegments()) {
     ToProto(info, resp->add_segments());

@@ -35,6 +35,28 @@ TEST_P(ClientPutGetTest, RoundTripIsByteIdentical) {
   }
 }
 
+// Keys are byte strings: bytes that are not UTF-8, and NUL, travel intact
+// through every call (the control plane carries them as protobuf `bytes`).
+TEST_P(ClientPutGetTest, KeysAreByteStrings) {
+  const std::string prefix("bin\xff\xfe", 5);
+  const std::string key = prefix + std::string("\x00\x01\x80k", 4);
+  const std::string sibling = prefix + std::string("\x00\x02", 2);
+  std::vector<std::byte> value = Pattern(4096, 9);
+  ASSERT_TRUE(client_->Put(key, Bytes(value)).ok());
+  ASSERT_TRUE(client_->Put(sibling, Bytes(value)).ok());
+  EXPECT_TRUE(*client_->Exists(key));
+  EXPECT_FALSE(*client_->Exists(prefix));
+  StatusOr<std::vector<std::byte>> got = client_->Get(key);
+  ASSERT_TRUE(got.ok()) << got.status().ToString();
+  EXPECT_TRUE(*got == value);
+  StatusOr<std::vector<std::string>> listed = client_->List(prefix);
+  ASSERT_TRUE(listed.ok()) << listed.status().ToString();
+  EXPECT_EQ(*listed, (std::vector<std::string>{key, sibling}));
+  EXPECT_TRUE(client_->Remove(key, /*force=*/true).ok());
+  EXPECT_FALSE(*client_->Exists(key));
+  EXPECT_TRUE(*client_->Exists(sibling));
+}
+
 // Keys are write-once: a second put must not overwrite the stored bytes.
 TEST_P(ClientPutGetTest, PutOfExistingKeyFailsAndKeepsValue) {
   std::vector<std::byte> first = Pattern(4096, 1);

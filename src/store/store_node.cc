@@ -47,8 +47,8 @@ StatusOr<std::unique_ptr<StoreNode>> StoreNode::Start(const StoreNodeOptions& op
   if (opt.shared_memory) {
     // Unique per process and start, so a restarted node never inherits the
     // previous incarnation's capabilities (they are bound to the endpoint).
-    ep.shm_name = "crescent-" + std::to_string(getpid()) + "-" +
-                  transfer::RandomSecret().substr(0, 16);
+    ep.shm_name =
+        "crescent-" + std::to_string(getpid()) + "-" + transfer::RandomSecret().substr(0, 16);
     auto shm = transfer::ShmServer::Start(ep.shm_name, *node->segment_, node->signer_);
     if (!shm.ok()) return shm.status();
     node->shm_ = std::move(shm.value());
@@ -71,7 +71,7 @@ Status StoreNode::Mount() {
   spec.owner_node = options_.node_id;
   spec.endpoint = endpoint_;
   spec.tier = master::Tier::kDram;
-  StatusOr<master::SegmentId> id = master_->MountSegment(spec);
+  StatusOr<master::SegmentId> id = master_->MountSegment(spec, &signer_);
   if (!id.ok()) {
     return Status(id.status().code(), "mounting segment " + spec.name + " on master " +
                                           master_->address() + ": " + id.status().message());
@@ -120,8 +120,9 @@ void StoreNode::Stop() {
   if (master_ && segment_ && segment_->id() != 0) {
     Status s = master_->UnmountSegment(options_.segment_name, options_.node_id);
     if (!s.ok()) {
-      std::fprintf(stderr, "crescent store: unmount failed (the master drops the segment "
-                           "after the heartbeat TTL): %s\n",
+      std::fprintf(stderr,
+                   "crescent store: unmount failed (the master drops the segment "
+                   "after the heartbeat TTL): %s\n",
                    s.ToString().c_str());
     }
   }

@@ -4,14 +4,149 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
+#include <fstream>
+#include <sstream>
 
 namespace crescent::transfer {
+
+namespace {
+
+// "100.0 GiB"
+std::string Gib(uint64_t bytes) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f GiB", static_cast<double>(bytes) / (uint64_t{1} << 30));
+  return buf;
+}
+
+// "107374182400 bytes (100.0 GiB)"
+std::string DescribeBytes(uint64_t bytes) {
+  return std::to_string(bytes) + " bytes (" + Gib(bytes) + ")";
+}
+
+std::optional<std::string> ReadSmallFile(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return std::nullopt;
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// A decimal number at the start of `s` (after blanks); nullopt if there is none
+// or it does not fit in 64 bits.
+std::optional<uint64_t> ParseNumber(std::string_view s) {
+  size_t i = 0;
+  while (i < s.size() && (s[i] == ' ' || s[i] == '\t')) ++i;
+  if (i == s.size() || s[i] < '0' || s[i] > '9') return std::nullopt;
+  uint64_t v = 0;
+  for (; i < s.size() && s[i] >= '0' && s[i] <= '9'; ++i) {
+    uint64_t digit = static_cast<uint64_t>(s[i] - '0');
+    if (v > (UINT64_MAX - digit) / 10) return std::nullopt;
+    v = v * 10 + digit;
+  }
+  return v;
+}
+
+// The "Name:   123 kB" line of /proc/meminfo, in bytes.
+std::optional<uint64_t> MeminfoField(std::string_view text, std::string_view name) {
+  size_t pos = 0;
+  while (pos < text.size()) {
+    size_t eol = text.find('\n', pos);
+    if (eol == std::string_view::npos) eol = text.size();
+    std::string_view line = text.substr(pos, eol - pos);
+    pos = eol + 1;
+    if (line.size() <= name.size() || line.substr(0, name.size()) != name ||
+        line[name.size()] != ':') {
+      continue;
+    }
+    std::optional<uint64_t> kib = ParseNumber(line.substr(name.size() + 1));
+    if (!kib || *kib > UINT64_MAX / 1024) return std::nullopt;
+    return *kib * 1024;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<AvailableMemory> ParseMeminfoAvailable(std::string_view meminfo) {
+  const char* mem_name = "MemAvailable";
+  std::optional<uint64_t> mem = MeminfoField(meminfo, mem_name);
+  if (!mem) {
+    mem_name = "MemFree";  // kernels before 3.14 have no MemAvailable
+    mem = MeminfoField(meminfo, mem_name);
+  }
+  if (!mem) return std::nullopt;
+  // shmem pages can go to swap, so free swap counts too.
+  uint64_t swap = MeminfoField(meminfo, "SwapFree").value_or(0);
+  AvailableMemory out;
+  out.bytes = *mem + std::min(swap, UINT64_MAX - *mem);
+  out.detail = std::string(mem_name) + " " + Gib(*mem) + " + SwapFree " + Gib(swap);
+  return out;
+}
+
+std::optional<CgroupLimit> CgroupMemoryMax(const std::string& cgroup_root,
+                                           std::string_view proc_self_cgroup) {
+  if (!ReadSmallFile(cgroup_root + "/cgroup.controllers")) return std::nullopt;
+  std::string dir;
+  size_t pos = 0;
+  while (pos < proc_self_cgroup.size()) {
+    size_t eol = proc_self_cgroup.find('\n', pos);
+    if (eol == std::string_view::npos) eol = proc_self_cgroup.size();
+    std::string_view line = proc_self_cgroup.substr(pos, eol - pos);
+    pos = eol + 1;
+    if (line.substr(0, 3) == "0::") dir = std::string(line.substr(3));
+  }
+  if (dir.empty() || dir[0] != '/') return std::nullopt;
+  std::optional<CgroupLimit> best;
+  while (true) {
+    // The root cgroup has no memory.max; "max" means no limit.
+    std::optional<std::string> max =
+        ReadSmallFile(cgroup_root + (dir == "/" ? std::string() : dir) + "/memory.max");
+    std::optional<uint64_t> limit = max ? ParseNumber(*max) : std::nullopt;
+    if (limit && (!best || *limit < best->bytes)) best = CgroupLimit{*limit, dir};
+    if (dir == "/") break;
+    size_t slash = dir.rfind('/');
+    dir = slash == 0 ? "/" : dir.substr(0, slash);
+  }
+  return best;
+}
+
+std::optional<AvailableMemory> AvailableSegmentMemory() {
+  std::optional<std::string> meminfo = ReadSmallFile("/proc/meminfo");
+  if (!meminfo) return std::nullopt;
+  std::optional<AvailableMemory> available = ParseMeminfoAvailable(*meminfo);
+  if (!available) return std::nullopt;
+  std::optional<std::string> self = ReadSmallFile("/proc/self/cgroup");
+  std::optional<CgroupLimit> cgroup =
+      self ? CgroupMemoryMax("/sys/fs/cgroup", *self) : std::nullopt;
+  if (cgroup && cgroup->bytes < available->bytes) {
+    available->bytes = cgroup->bytes;
+    available->detail = "memory.max of cgroup " + cgroup->path + "; host: " + available->detail;
+  }
+  return available;
+}
 
 StatusOr<std::unique_ptr<SegmentMemory>> SegmentMemory::Create(const std::string& name,
                                                                uint64_t size) {
   if (size == 0) return Status(ErrorCode::kInvalidArgument, "segment size must be positive");
+  // Refuse, before anything is allocated, a segment larger than the host can
+  // give. fallocate below does not fail for a memfd (shmem) when memory runs
+  // out: it keeps allocating until the kernel's OOM killer ends processes, often
+  // others first (unmapped memfd pages do not count in this process's OOM
+  // score). This is a check at start, not a reservation: memory taken by others
+  // between here and the fallocate is not accounted for, and no margin is kept,
+  // so a segment of nearly all the available memory passes and leaves the host
+  // short. Where the figure cannot be read (no /proc), the check is skipped.
+  if (std::optional<AvailableMemory> available = AvailableSegmentMemory();
+      available && size > available->bytes) {
+    return Status(ErrorCode::kNoSpace, "segment " + name + " needs " + DescribeBytes(size) +
+                                           " but only " + DescribeBytes(available->bytes) +
+                                           " is available (" + available->detail +
+                                           "); choose a smaller segment size");
+  }
   int fd = memfd_create(name.c_str(), MFD_CLOEXEC);
   if (fd < 0) {
     return Status(ErrorCode::kIoError,
@@ -25,7 +160,8 @@ StatusOr<std::unique_ptr<SegmentMemory>> SegmentMemory::Create(const std::string
                                            " bytes failed: " + std::strerror(err));
   }
   // Reserve every page now: a sparse memfd would raise SIGBUS on the first write
-  // the machine cannot back, long after startup; fallocate fails here instead.
+  // the machine cannot back, long after startup. On a host short of memory,
+  // fallocate does not fail but runs into the OOM killer: hence the check above.
   // MAP_POPULATE then maps the pages, so no transfer pays a first-touch fault.
   int rc;
   do {

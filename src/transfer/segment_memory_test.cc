@@ -1,9 +1,16 @@
 #include "transfer/segment_memory.h"
 
 #include <gtest/gtest.h>
+#include <sys/resource.h>
+#include <unistd.h>
 
+#include <algorithm>
+#include <csignal>
 #include <cstdint>
+#include <filesystem>
+#include <fstream>
 #include <optional>
+#include <sstream>
 
 namespace crescent::transfer {
 namespace {
@@ -42,6 +49,83 @@ TEST_F(SegmentMemoryTest, CreateMapsZeroedMemoryOfTheRequestedSize) {
 
 TEST_F(SegmentMemoryTest, ZeroSizeIsRefused) {
   EXPECT_FALSE(SegmentMemory::Create("zero", 0).ok());
+}
+
+// A field of this machine's /proc/meminfo in bytes (0 when absent).
+uint64_t MeminfoBytes(const std::string& name) {
+  std::ifstream in("/proc/meminfo");
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind(name + ":", 0) == 0) return std::stoull(line.substr(name.size() + 1)) * 1024;
+  }
+  return 0;
+}
+
+TEST_F(SegmentMemoryTest, MoreThanTheHostHasIsRefusedBeforeAllocating) {
+  const uint64_t total = MeminfoBytes("MemTotal") + MeminfoBytes("SwapTotal");
+  ASSERT_GT(total, 0u);
+  const uint64_t size = 2 * total;
+  // Safety belt: were the check missing, the memfd would be filled until the OOM
+  // killer struck this host. With RLIMIT_FSIZE below `size`, ftruncate/fallocate
+  // fail with EFBIG instead (SIGXFSZ ignored), and the message check fails the test.
+  rlimit old_limit{};
+  ASSERT_EQ(getrlimit(RLIMIT_FSIZE, &old_limit), 0);
+  rlimit belt = old_limit;
+  belt.rlim_cur = std::min<rlim_t>(old_limit.rlim_cur, rlim_t{1} << 30);
+  auto old_handler = std::signal(SIGXFSZ, SIG_IGN);
+  ASSERT_EQ(setrlimit(RLIMIT_FSIZE, &belt), 0);
+  auto seg = SegmentMemory::Create("too-big", size);
+  setrlimit(RLIMIT_FSIZE, &old_limit);
+  std::signal(SIGXFSZ, old_handler);
+
+  ASSERT_FALSE(seg.ok());
+  EXPECT_EQ(seg.status().code(), ErrorCode::kNoSpace);
+  const std::string& msg = seg.status().message();
+  EXPECT_NE(msg.find(std::to_string(size) + " bytes"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("available"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("MemAvailable"), std::string::npos) << msg;
+  // And a segment that fits is still created (SetUp made one of 4 KiB).
+  EXPECT_TRUE(SegmentMemory::Create("fits", 1 << 20).ok());
+}
+
+TEST(AvailableMemory, ReadsMemAvailablePlusSwapFree) {
+  auto a = ParseMeminfoAvailable(
+      "MemTotal:       24683620 kB\nMemFree:        20000000 kB\n"
+      "MemAvailable:   23916324 kB\nSwapTotal:       2097148 kB\nSwapFree:        1000000 kB\n");
+  ASSERT_TRUE(a.has_value());
+  EXPECT_EQ(a->bytes, (uint64_t{23916324} + 1000000) * 1024);
+  EXPECT_NE(a->detail.find("MemAvailable"), std::string::npos) << a->detail;
+  // Without MemAvailable (old kernels) MemFree stands in; no swap lines: no swap.
+  auto old_kernel = ParseMeminfoAvailable("MemTotal: 100 kB\nMemFree:   40 kB\n");
+  ASSERT_TRUE(old_kernel.has_value());
+  EXPECT_EQ(old_kernel->bytes, 40u * 1024);
+  EXPECT_FALSE(ParseMeminfoAvailable("").has_value());
+  EXPECT_FALSE(ParseMeminfoAvailable("MemAvailableX: 5 kB\nSwapFree: 1 kB\n").has_value());
+  // This machine's figure is readable and positive.
+  auto here = AvailableSegmentMemory();
+  ASSERT_TRUE(here.has_value());
+  EXPECT_GT(here->bytes, 0u);
+}
+
+TEST(AvailableMemory, CgroupV2LimitIsTheSmallestOnThePathToTheRoot) {
+  namespace fs = std::filesystem;
+  fs::path root = fs::temp_directory_path() / ("segment-memory-cgroup-" + std::to_string(getpid()));
+  fs::remove_all(root);
+  fs::create_directories(root / "a" / "b" / "c");
+  auto write = [](const fs::path& p, const std::string& text) { std::ofstream(p) << text; };
+  // Not a v2 hierarchy (no cgroup.controllers): no limit, whatever memory.max says.
+  write(root / "a" / "b" / "memory.max", "1073741824\n");
+  EXPECT_FALSE(CgroupMemoryMax(root.string(), "0::/a/b/c\n").has_value());
+  write(root / "cgroup.controllers", "cpu memory\n");
+  write(root / "a" / "memory.max", "max\n");
+  write(root / "a" / "b" / "c" / "memory.max", "2147483648\n");
+  auto limit = CgroupMemoryMax(root.string(), "12:memory:/ignored\n0::/a/b/c\n");
+  ASSERT_TRUE(limit.has_value());
+  EXPECT_EQ(limit->bytes, uint64_t{1} << 30);
+  EXPECT_EQ(limit->path, "/a/b");
+  EXPECT_FALSE(CgroupMemoryMax(root.string(), "0::/a\n").has_value());  // "max": no limit
+  EXPECT_FALSE(CgroupMemoryMax(root.string(), "0::/\n").has_value());
+  EXPECT_FALSE(CgroupMemoryMax(root.string(), "4:memory:/a/b\n").has_value());  // v1 only
+  fs::remove_all(root);
 }
 
 TEST_F(SegmentMemoryTest, GoodCapabilityResolvesToTheRange) {

@@ -5,6 +5,11 @@
 #include <gtest/gtest.h>
 #include <httplib.h>
 #include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 
 #include "integration/cluster.h"
 #include "integration/raw_socket.h"
@@ -13,6 +18,7 @@ namespace crescent::itest {
 namespace {
 
 using testing::HasSubstr;
+using testing::Not;
 
 class CliTest : public testing::Test {
  protected:
@@ -117,6 +123,73 @@ TEST_F(CliTest, InvalidKeysExitTwo) {
   EXPECT_THAT(put.err, HasSubstr("INVALID_KEY"));
 }
 
+TEST_F(CliTest, GetReportsAFailedWriteOfASmallValue) {
+  if (::access("/dev/full", W_OK) != 0) GTEST_SKIP() << "no /dev/full";
+  ASSERT_EQ(Cli({"put", "cli/small", "-"}, "hello\n").exit_code, 0);
+  // Six bytes fit in a stream's buffer; the failure only shows at flush/close.
+  CommandResult get = Cli({"get", "cli/small", "/dev/full"});
+  EXPECT_EQ(get.exit_code, 2) << get.err;
+  EXPECT_THAT(get.err, HasSubstr("IO_ERROR"));
+  EXPECT_THAT(get.err, HasSubstr("cannot write /dev/full"));
+  // Stdout that cannot take the bytes fails the same way.
+  CommandResult r =
+      RunCommand({"/bin/sh", "-c", "exec \"$0\" get cli/small - --master \"$1\" >/dev/full",
+                  CrescentBin(), master_},
+                 "", dir_.path(), milliseconds(60000));
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("cannot write to stdout"));
+}
+
+TEST_F(CliTest, PutOfADirectoryIsAnErrorAndStoresNothing) {
+  std::string dir = dir_.File("a-directory");
+  ASSERT_EQ(::mkdir(dir.c_str(), 0755), 0);
+  CommandResult put = Cli({"put", "cli/dir", dir});
+  EXPECT_EQ(put.exit_code, 2) << put.err;
+  EXPECT_THAT(put.err, HasSubstr("IO_ERROR"));
+  EXPECT_THAT(put.err, HasSubstr("cannot read " + dir));
+  EXPECT_THAT(put.err, HasSubstr("directory"));
+  // A directory on stdin too.
+  put = RunCommand({"/bin/sh", "-c", "exec \"$0\" put cli/dir - --master \"$1\" <\"$2\"",
+                    CrescentBin(), master_, dir},
+                   "", dir_.path(), milliseconds(60000));
+  EXPECT_EQ(put.exit_code, 2) << put.err;
+  EXPECT_THAT(put.err, HasSubstr("IO_ERROR"));
+  EXPECT_THAT(put.err, HasSubstr("directory"));
+  CommandResult exists = Cli({"exists", "cli/dir"});
+  EXPECT_EQ(exists.exit_code, 1) << exists.err;
+  EXPECT_EQ(exists.out, "cli/dir\tno\n");
+}
+
+// Under an address-space limit the value cannot be held in memory: put must
+// fail (exit 2) and store nothing, never store the part that fitted. Only the
+// CLI runs under the limit (it needs ~30 MiB to start); the file is sparse, and
+// the fixed CLI gives up on its one allocation before reading a byte.
+TEST_F(CliTest, PutThatRunsOutOfMemoryStoresNothing) {
+  constexpr const char* kLimitKib = "262144";  // 256 MiB
+  std::string big = dir_.File("sparse");
+  ASSERT_TRUE(WriteFile(big, ""));
+  ASSERT_EQ(::truncate(big.c_str(), off_t{1} << 30), 0) << std::strerror(errno);  // 1 GiB
+  CommandResult put = RunCommand(
+      {"/bin/sh", "-c", "ulimit -v $0 && exec \"$1\" put cli/oom-file \"$2\" --master \"$3\"",
+       kLimitKib, CrescentBin(), big, master_},
+      "", dir_.path(), milliseconds(60000));
+  EXPECT_EQ(put.exit_code, 2) << put.err;
+  EXPECT_THAT(put.err, HasSubstr("IO_ERROR"));
+  EXPECT_THAT(put.err, HasSubstr("in memory"));
+  // The same from a pipe, read in chunks until the buffer cannot grow.
+  put = RunCommand({"/bin/sh", "-c",
+                    "ulimit -v $0 && head -c 1073741824 /dev/zero | exec \"$1\" put cli/oom-pipe - "
+                    "--master \"$2\"",
+                    kLimitKib, CrescentBin(), master_},
+                   "", dir_.path(), milliseconds(60000));
+  EXPECT_EQ(put.exit_code, 2) << put.err;
+  EXPECT_THAT(put.err, HasSubstr("IO_ERROR"));
+  EXPECT_THAT(put.err, HasSubstr("in memory"));
+  CommandResult exists = Cli({"exists", "cli/oom-file", "cli/oom-pipe"});
+  EXPECT_EQ(exists.exit_code, 1) << exists.err;
+  EXPECT_EQ(exists.out, "cli/oom-file\tno\ncli/oom-pipe\tno\n");
+}
+
 TEST_F(CliTest, BadOrUnreachableMasterExitsTwo) {
   const std::string closed = "127.0.0.1:" + std::to_string(PickFreePort());
   CommandResult r =
@@ -157,6 +230,17 @@ TEST_F(CliTest, BadOrUnreachableMasterExitsTwo) {
   EXPECT_EQ(r.exit_code, 2) << r.err;
   EXPECT_THAT(r.err, HasSubstr("--tcp-congestion"));
   EXPECT_THAT(r.err, HasSubstr("no-such-cc"));
+  // And one whose cluster secret is not the master's: it could mount, but no
+  // capability the master signs would pass on it, so every put placed there
+  // would fail. It refuses to start, and leaves no segment behind.
+  r = RunCrescent({"store", "--master", master_, "--secret-file", dir_.File("secret"),
+                   "--segment-size", "1MiB", "--node-id", "wrong-secret"},
+                  dir_.path());
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("another cluster secret"));
+  CommandResult stat = Cli({"stat"});
+  ASSERT_EQ(stat.exit_code, 0) << stat.err;
+  EXPECT_THAT(stat.out, Not(HasSubstr("wrong-secret")));
 }
 
 TEST_F(CliTest, LsStatAndRm) {
