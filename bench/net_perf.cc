@@ -165,7 +165,7 @@ RoundResult CrescentRound(Client& c, const std::string& tag, char* src, char* ds
   // master hands out no range a reader may still copy): wait, untimed.
   for (int i = 0;; ++i) {
     StatusOr<ClusterStat> st = c.Stat();
-    if (st.ok() && st->used_bytes == 0) break;
+    if (st.ok() && st->held_bytes == 0) break;
     if (i == 500) Die(tag + ": removed objects' space still held after 10 s");
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }

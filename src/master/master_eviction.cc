@@ -148,6 +148,12 @@ void MasterService::WatermarkEvict() {
   uint64_t capacity = segments_.capacity();
   if (capacity == 0) return;
   uint64_t used = segments_.used();
+  {
+    // Held space (forced removes under a lease) comes free by itself soon;
+    // evicting live objects for it would lose them for nothing.
+    std::lock_guard lock(held_mu_);
+    used -= std::min(used, held_bytes_);
+  }
   if (static_cast<double>(used) < config_.high_watermark * static_cast<double>(capacity)) return;
   counters_.eviction_rounds.fetch_add(1, std::memory_order_relaxed);
   EvictBytes(static_cast<uint64_t>(config_.evict_ratio * static_cast<double>(capacity)));

@@ -51,6 +51,7 @@ StatusOr<PutGrant> MasterService::PutStart(std::string_view key, uint64_t size,
   if (config.soft_pin_ttl_ms < 0) {
     return fail(Status(ErrorCode::kInvalidArgument, "soft pin TTL is negative"));
   }
+  if (Status s = CheckUnderWatermark(size, config); !s.ok()) return fail(s);
   Located loc = Locate(key);
   auto exists_error = [&] {
     return Status(ErrorCode::kObjectAlreadyExists, "key '" + std::string(key) + "' exists");

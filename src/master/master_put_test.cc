@@ -25,6 +25,7 @@ TEST_F(PutTest, PutThenGetReturnsReplicaOfRequestedSize) {
 // (client/placement_hints.h): a range freed and handed out again, even to the
 // same key at the same offset, must get a new placement.
 TEST_F(PutTest, ReusedRangeGetsANewPlacement) {
+  config_.heartbeat_ttl_ms = int64_t{1} << 40;  // the clock jumps past a lease below
   Mount("seg-a", 1 << 20);
   auto first = master().PutStart("k", 4096, {});
   ASSERT_TRUE(first.ok());
@@ -33,7 +34,8 @@ TEST_F(PutTest, ReusedRangeGetsANewPlacement) {
   ASSERT_TRUE(read.ok());
   EXPECT_EQ(read->replicas[0].placement, first->replicas[0].placement);
   ASSERT_TRUE(master().Remove("k", true).ok());
-  clock_.Advance(config_.lease_ms);  // the read's lease holds the range until then
+  clock_.Advance(config_.lease_ms +
+                 config_.lease_ms / 10);  // the read's lease (+ grace) holds the range
   master().RunMaintenance();
 
   auto second = master().PutStart("k", 4096, {});
@@ -267,6 +269,24 @@ TEST_F(PutTest, AnObjectThatAloneReachesTheHighWatermarkIsRefused) {
   master().RunMaintenance();
   EXPECT_TRUE(*master().Exists("fits"));
   EXPECT_EQ(master().counters().evictions.load(), 0u);
+  // Replicas count: two of 16 KiB on two segments reach the mark together.
+  Mount("seg-b", 64 << 10, "node-b");
+  PutConfig two;
+  two.replica_count = 2;
+  EXPECT_EQ(master().PutStart("pair", 32 << 10, two).status().code(), ErrorCode::kInvalidSize);
+  EXPECT_TRUE(master().PutStart("pair", (32 << 10) - 64, two).ok());
+}
+
+// A hard-pinned object is never evicted, so the mark does not apply to it.
+TEST_F(PutTest, AHardPinnedObjectMayReachTheHighWatermark) {
+  config_.high_watermark = 0.5;
+  Mount("seg-a", 64 << 10);
+  EXPECT_EQ(master().PutStart("big", 48 << 10, {}).status().code(), ErrorCode::kInvalidSize);
+  PutConfig pinned;
+  pinned.hard_pin = true;
+  ASSERT_TRUE(Put("big", 48 << 10, pinned).ok());
+  master().RunMaintenance();
+  EXPECT_TRUE(*master().Exists("big"));
 }
 
 TEST_F(PutTest, BatchPutKeepsInputOrderAndReportsEachKey) {

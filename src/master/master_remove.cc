@@ -18,7 +18,12 @@ ObjectId MasterService::RemoveLocked(ObjectShard& shard, uint32_t slot) {
     bloom_.Remove(shard.index(), e.Hash());
     live_objects_.fetch_sub(1, std::memory_order_relaxed);
     e.FlushTouch(config_.lease_ms);
-    if (e.Leased(clock_.NowMs())) held_until = e.lease_until.load(std::memory_order_relaxed);
+    if (e.Leased(clock_.NowMs())) {
+      // A grace past the lease: a read the store node accepted just before
+      // the capability expired may still be copying, and the store node's
+      // clock may run a little behind the master's.
+      held_until = e.lease_until.load(std::memory_order_relaxed) + config_.lease_ms / 10;
+    }
   } else {
     pending_count_.fetch_sub(1, std::memory_order_relaxed);
     std::lock_guard plock(pending_mu_);  // leaf lock
@@ -36,16 +41,33 @@ ObjectId MasterService::RemoveLocked(ObjectShard& shard, uint32_t slot) {
 
 void MasterService::Hold(const ObjectEntry& e, TimeMs until) {
   // Counted as the allocator counts it (sizes rounded up to the alignment), so
-  // used_bytes stays the live replicas' space plus held_bytes.
+  // used_bytes stays the live replicas' space plus held_bytes. A replica on an
+  // unmounted segment has no space left to hold.
   const uint64_t align = std::max<uint64_t>(1, config_.allocation_alignment);
-  HeldSpace h{until, {}, 0};
+  HeldSpace h{until, {}, (e.size + align - 1) / align * align};
   for (size_t i = 0; i < e.num_replicas; ++i) {
-    h.slots.push_back(e.replica(i));
-    h.bytes += (e.size + align - 1) / align * align;
+    if (segments_.IsMounted(e.replica(i).segment)) h.slots.push_back(e.replica(i));
   }
+  if (h.slots.empty()) return;
   std::lock_guard lock(held_mu_);  // leaf lock
-  held_bytes_ += h.bytes;
+  held_bytes_ += h.slot_bytes * h.slots.size();
   held_.push(std::move(h));
+}
+
+void MasterService::ForgetHeldOn(std::span<const SegmentId> segments) {
+  std::lock_guard lock(held_mu_);
+  std::vector<HeldSpace> kept;
+  while (!held_.empty()) {
+    HeldSpace h = held_.top();
+    held_.pop();
+    const size_t before = h.slots.size();
+    std::erase_if(h.slots, [&](const ReplicaSlot& r) {
+      return std::find(segments.begin(), segments.end(), r.segment) != segments.end();
+    });
+    held_bytes_ -= h.slot_bytes * (before - h.slots.size());
+    if (!h.slots.empty()) kept.push_back(std::move(h));
+  }
+  for (HeldSpace& h : kept) held_.push(std::move(h));
 }
 
 void MasterService::ReleaseHeld(TimeMs now) {
@@ -55,7 +77,7 @@ void MasterService::ReleaseHeld(TimeMs now) {
     while (!held_.empty() && held_.top().until <= now) {
       const HeldSpace& h = held_.top();
       due.insert(due.end(), h.slots.begin(), h.slots.end());
-      held_bytes_ -= h.bytes;
+      held_bytes_ -= h.slot_bytes * h.slots.size();
       held_.pop();
     }
   }
@@ -199,6 +221,8 @@ void MasterService::DropSegmentReplicas(std::span<const SegmentId> segments) {
     counters_.dropped_objects.fetch_add(dropped.size(), std::memory_order_relaxed);
     ForgetInPolicy(dropped);
   }
+  // The dead segments' allocators are gone, and their used bytes with them.
+  ForgetHeldOn(segments);
 }
 
 }  // namespace crescent::master

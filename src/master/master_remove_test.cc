@@ -8,6 +8,12 @@ namespace {
 
 class RemoveTest : public MasterTest {
  protected:
+  // Tests jump the clock past leases; the store node must not expire meanwhile.
+  RemoveTest() { config_.heartbeat_ttl_ms = int64_t{1} << 40; }
+  // How long a forced remove holds a just-read object's space: its lease and
+  // a tenth of it as grace.
+  int64_t HoldMs() const { return config_.lease_ms + config_.lease_ms / 10; }
+
   void SetUp() override { Mount("seg-a", 1 << 20); }
 
   void PutAll(const std::vector<std::string>& keys, uint64_t size = 100) {
@@ -86,7 +92,7 @@ TEST_F(RemoveTest, ForcedBatchRemoveTakesLeasedKeys) {
   // "b" was not read: its space is free at once; "a"'s waits for its lease.
   EXPECT_EQ(master().Stats().held_bytes, 128u);  // 100 bytes, 64-byte aligned
   EXPECT_GT(master().Stats().used_bytes, 0u);
-  clock_.Advance(config_.lease_ms);
+  clock_.Advance(HoldMs());
   master().RunMaintenance();
   EXPECT_EQ(master().Stats().held_bytes, 0u);
   EXPECT_EQ(master().Stats().used_bytes, 0u);
@@ -107,7 +113,7 @@ TEST_F(RemoveTest, ForcedRemoveOfALeasedObjectHoldsItsSpaceUntilTheLeaseEnds) {
   auto other = master().PutStart("other", 4096, {});
   ASSERT_TRUE(other.ok());
   EXPECT_NE(other->replicas[0].offset, offset) << "a held range was handed out";
-  clock_.Advance(config_.lease_ms - 1);
+  clock_.Advance(config_.lease_ms + config_.lease_ms / 10 - 1);  // the lease and its grace
   master().RunMaintenance();
   EXPECT_EQ(master().Stats().held_bytes, 4096u) << "released before the lease ended";
 
@@ -131,9 +137,42 @@ TEST_F(RemoveTest, APutReclaimsHeldSpaceThatHasComeDue) {
   ASSERT_TRUE(Readable("k"));
   ASSERT_TRUE(master().Remove("k", /*force=*/true).ok());
   EXPECT_EQ(master().PutStart("x", 4096, {}).status().code(), ErrorCode::kNoSpace);
-  clock_.Advance(config_.lease_ms);
+  clock_.Advance(HoldMs());
   EXPECT_TRUE(Put("x", 4096).ok());
   EXPECT_EQ(master().Stats().held_bytes, 0u);
+  EXPECT_EQ(master().counters().evictions.load(), 0u);
+}
+
+// Held space lives in its segment's allocator: when the segment goes, so does
+// the hold, and the accounts still add up.
+TEST_F(RemoveTest, HeldSpaceGoesWithItsSegment) {
+  ASSERT_TRUE(Put("k", 4096).ok());
+  ASSERT_TRUE(Readable("k"));
+  ASSERT_TRUE(master().Remove("k", /*force=*/true).ok());
+  ASSERT_EQ(master().Stats().held_bytes, 4096u);
+  ASSERT_TRUE(master().UnmountSegment("seg-a", "node-a").ok());
+  EXPECT_EQ(master().Stats().held_bytes, 0u);
+  EXPECT_EQ(master().Stats().used_bytes, 0u);
+  Mount("seg-b", 1 << 20, "node-b");
+  clock_.Advance(HoldMs());
+  master().RunMaintenance();  // the old slot must not touch seg-b's allocator
+  EXPECT_EQ(master().Stats().used_bytes, 0u);
+  EXPECT_TRUE(Put("again", 4096).ok());
+}
+
+// Watermark eviction counts live objects only: held space frees itself, and
+// evicting live objects for it would lose them for nothing.
+TEST_F(RemoveTest, HeldSpaceDoesNotTriggerWatermarkEviction) {
+  config_.high_watermark = 0.5;
+  ASSERT_TRUE(master().UnmountSegment("seg-a", "node-a").ok());
+  Mount("small", 64 << 10);
+  ASSERT_TRUE(Put("live", 16 << 10).ok());
+  ASSERT_TRUE(Put("big", 24 << 10).ok());
+  ASSERT_TRUE(Readable("big"));
+  ASSERT_TRUE(master().Remove("big", /*force=*/true).ok());
+  ASSERT_GE(master().Stats().used_bytes, 32u << 10);  // at the mark, counting held space
+  master().RunMaintenance();
+  EXPECT_TRUE(*master().Exists("live"));
   EXPECT_EQ(master().counters().evictions.load(), 0u);
 }
 
@@ -172,7 +211,7 @@ TEST_F(RemoveTest, RemoveByPrefixSkipsLeasedUnlessForced) {
   EXPECT_TRUE(master().List("t/").empty());
   EXPECT_EQ(master().Stats().held_bytes,
             256u);  // t/1 and t/3 (64-byte aligned), until their leases end
-  clock_.Advance(config_.lease_ms);
+  clock_.Advance(HoldMs());
   master().RunMaintenance();
   EXPECT_EQ(master().Stats().used_bytes, 0u);
 }
@@ -205,7 +244,7 @@ TEST_F(RemoveTest, RemoveAllEmptiesTheStoreExceptLeasedObjects) {
   MasterStats stats = master().Stats();
   EXPECT_EQ(stats.objects, 0u);
   EXPECT_EQ(stats.held_bytes, 1024u);  // x7's (64-byte aligned), until its lease ends
-  clock_.Advance(config_.lease_ms);
+  clock_.Advance(HoldMs());
   master().RunMaintenance();
   EXPECT_EQ(master().Stats().used_bytes, 0u);
   EXPECT_EQ(master().RemoveAll(), 0u);

@@ -86,18 +86,27 @@ Status MasterService::ValidateSize(uint64_t size) const {
                                                " exceeds the largest segment (" +
                                                std::to_string(largest) + " bytes)");
   }
-  // Watermark eviction runs once used >= high_watermark x capacity: an object
-  // that reaches the mark on its own would be evicted by the next maintenance
-  // pass, right after its put had reported success.
-  const uint64_t align = std::max<uint64_t>(1, config_.allocation_alignment);
-  const double mark = config_.high_watermark * static_cast<double>(segments_.capacity());
-  if (static_cast<double>((size + align - 1) / align * align) >= mark) {
-    return Status(ErrorCode::kInvalidSize,
-                  "object size " + std::to_string(size) + " reaches the eviction high watermark (" +
-                      std::to_string(static_cast<uint64_t>(mark)) +
-                      " bytes of the cluster's capacity) on its own: it would be evicted at once");
-  }
   return Status::Ok();
+}
+
+Status MasterService::CheckUnderWatermark(uint64_t size, const PutConfig& config) const {
+  // Watermark eviction runs once used >= high_watermark x capacity: an
+  // evictable object whose replicas reach the mark on their own would be
+  // evicted by the next maintenance pass, right after its put succeeded.
+  if (config.hard_pin) return Status::Ok();
+  const uint64_t align = std::max<uint64_t>(1, config_.allocation_alignment);
+  const uint64_t replicas =
+      std::min<uint64_t>(config.replica_count, std::max<size_t>(1, segments_.mounted_count()));
+  const double mark = config_.high_watermark * static_cast<double>(segments_.capacity());
+  if (static_cast<double>((size + align - 1) / align * align * replicas) < mark) {
+    return Status::Ok();
+  }
+  return Status(ErrorCode::kInvalidSize,
+                "object size " + std::to_string(size) + " (x" + std::to_string(replicas) +
+                    " replicas) reaches the eviction high watermark (" +
+                    std::to_string(static_cast<uint64_t>(mark)) +
+                    " bytes of the cluster's capacity) on its own: it would be evicted at once "
+                    "(hard-pin it, or raise --high-watermark)");
 }
 
 MasterService::Located MasterService::Locate(std::string_view key) const {

@@ -151,6 +151,7 @@ class MasterService {
 
   Status ValidateKey(std::string_view key) const;
   Status ValidateSize(uint64_t size) const;
+  Status CheckUnderWatermark(uint64_t size, const PutConfig& config) const;
   Located Locate(std::string_view key) const;
   ObjectShard& ShardOf(ObjectId id) const { return *shards_[IdShard(id)]; }
 
@@ -178,6 +179,8 @@ class MasterService {
   void Hold(const ObjectEntry& e, TimeMs until);
   // Frees held space whose lease has ended.
   void ReleaseHeld(TimeMs now);
+  // Drops held slots of unmounted segments (their space went with them).
+  void ForgetHeldOn(std::span<const SegmentId> segments);
   void ForgetInPolicy(std::span<const ObjectId> ids);
   Status RemoveOne(std::string_view key, bool force, ObjectId* removed);
 
@@ -191,8 +194,8 @@ class MasterService {
 
   struct HeldSpace {
     TimeMs until;
-    std::vector<ReplicaSlot> slots;
-    uint64_t bytes;
+    std::vector<ReplicaSlot> slots;  // on mounted segments only
+    uint64_t slot_bytes;             // allocated bytes per slot
     bool operator>(const HeldSpace& o) const { return until > o.until; }
   };
 

@@ -291,6 +291,14 @@ StatusOr<master::SegmentId> MasterClient::MountSegment(
     return s;
   if (auto s = FromProto(resp.status()); !s.ok()) return s;
   if (secret_check == nullptr) return resp.segment_id();
+  if (resp.proof().tag().empty()) {
+    (void)UnmountSegment(spec.name, spec.owner_node);
+    return crescent::Status(ErrorCode::kCapabilityInvalid,
+                            "the master at " + address() +
+                                " sent no proof of its cluster secret (a master older than this "
+                                "store node?); segment " +
+                                spec.name + " unmounted again");
+  }
   auto proof = FromProto(resp.proof());
   // Only the tag matters here: the expiry is checked against the proof's own
   // clock, so clock skew between the hosts cannot fail a mount.

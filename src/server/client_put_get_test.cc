@@ -55,6 +55,13 @@ TEST_P(ClientPutGetTest, KeysAreByteStrings) {
   EXPECT_TRUE(client_->Remove(key, /*force=*/true).ok());
   EXPECT_FALSE(*client_->Exists(key));
   EXPECT_TRUE(*client_->Exists(sibling));
+  // Errors quote the key, bytes and all, and keep their codes.
+  EXPECT_EQ(client_->Get(key).status().code(), ErrorCode::kObjectNotFound);
+  EXPECT_EQ(client_->Put(sibling, Bytes(value)).code(), ErrorCode::kObjectAlreadyExists);
+  ASSERT_TRUE(client_->Get(sibling).ok());
+  Status leased = client_->Remove(sibling);
+  EXPECT_EQ(leased.code(), ErrorCode::kObjectLeased) << leased.ToString();
+  EXPECT_NE(leased.message().find(sibling), std::string::npos);
 }
 
 // Keys are write-once: a second put must not overwrite the stored bytes.

@@ -87,7 +87,9 @@ void StoreNode::HeartbeatLoop() {
     if (stop_) break;
     lock.unlock();
     Status s = master_->Heartbeat(options_.node_id);
-    if (s.code() == ErrorCode::kNodeUnknown) {
+    // Also while unmounted after a refused remount (another cluster secret):
+    // the master may be restarted with the right one.
+    if (s.code() == ErrorCode::kNodeUnknown || (s.ok() && segment_->id() == 0)) {
       // Until the remount lands, capabilities for the old id are refused.
       segment_->SetId(0);
       Status m = Mount();
