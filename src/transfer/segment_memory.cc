@@ -6,10 +6,12 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <charconv>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <sstream>
+#include <vector>
 
 namespace crescent::transfer {
 
@@ -37,27 +39,31 @@ std::optional<std::string> ReadSmallFile(const std::string& path) {
 
 // A decimal number at the start of `s` (after blanks); nullopt if there is none
 // or it does not fit in 64 bits.
+// The leading decimal number of `s` after blanks; nullopt if none or too big.
 std::optional<uint64_t> ParseNumber(std::string_view s) {
-  size_t i = 0;
-  while (i < s.size() && (s[i] == ' ' || s[i] == '\t')) ++i;
-  if (i == s.size() || s[i] < '0' || s[i] > '9') return std::nullopt;
+  const size_t start = s.find_first_not_of(" \t");
+  if (start == std::string_view::npos) return std::nullopt;
   uint64_t v = 0;
-  for (; i < s.size() && s[i] >= '0' && s[i] <= '9'; ++i) {
-    uint64_t digit = static_cast<uint64_t>(s[i] - '0');
-    if (v > (UINT64_MAX - digit) / 10) return std::nullopt;
-    v = v * 10 + digit;
-  }
+  const char* first = s.data() + start;
+  auto [end, ec] = std::from_chars(first, s.data() + s.size(), v);
+  if (ec != std::errc() || end == first) return std::nullopt;
   return v;
+}
+
+// The lines of `text` (split at '\n'), as views into it.
+std::vector<std::string_view> Lines(std::string_view text) {
+  std::vector<std::string_view> out;
+  for (size_t pos = 0; pos < text.size();) {
+    size_t eol = std::min(text.find('\n', pos), text.size());
+    out.push_back(text.substr(pos, eol - pos));
+    pos = eol + 1;
+  }
+  return out;
 }
 
 // The "Name:   123 kB" line of /proc/meminfo, in bytes.
 std::optional<uint64_t> MeminfoField(std::string_view text, std::string_view name) {
-  size_t pos = 0;
-  while (pos < text.size()) {
-    size_t eol = text.find('\n', pos);
-    if (eol == std::string_view::npos) eol = text.size();
-    std::string_view line = text.substr(pos, eol - pos);
-    pos = eol + 1;
+  for (std::string_view line : Lines(text)) {
     if (line.size() <= name.size() || line.substr(0, name.size()) != name ||
         line[name.size()] != ':') {
       continue;
@@ -91,12 +97,7 @@ std::optional<CgroupLimit> CgroupMemoryMax(const std::string& cgroup_root,
                                            std::string_view proc_self_cgroup) {
   if (!ReadSmallFile(cgroup_root + "/cgroup.controllers")) return std::nullopt;
   std::string dir;
-  size_t pos = 0;
-  while (pos < proc_self_cgroup.size()) {
-    size_t eol = proc_self_cgroup.find('\n', pos);
-    if (eol == std::string_view::npos) eol = proc_self_cgroup.size();
-    std::string_view line = proc_self_cgroup.substr(pos, eol - pos);
-    pos = eol + 1;
+  for (std::string_view line : Lines(proc_self_cgroup)) {
     if (line.substr(0, 3) == "0::") dir = std::string(line.substr(3));
   }
   if (dir.empty() || dir[0] != '/') return std::nullopt;
