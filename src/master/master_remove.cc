@@ -43,8 +43,7 @@ void MasterService::Hold(const ObjectEntry& e, TimeMs until) {
   // Counted as the allocator counts it (sizes rounded up to the alignment), so
   // used_bytes stays the live replicas' space plus held_bytes. A replica on an
   // unmounted segment has no space left to hold.
-  const uint64_t align = std::max<uint64_t>(1, config_.allocation_alignment);
-  HeldSpace h{until, {}, (e.size + align - 1) / align * align};
+  HeldSpace h{until, {}, AllocatedBytes(e.size)};
   for (size_t i = 0; i < e.num_replicas; ++i) {
     if (segments_.IsMounted(e.replica(i).segment)) h.slots.push_back(e.replica(i));
   }

@@ -94,11 +94,10 @@ Status MasterService::CheckUnderWatermark(uint64_t size, const PutConfig& config
   // evictable object whose replicas reach the mark on their own would be
   // evicted by the next maintenance pass, right after its put succeeded.
   if (config.hard_pin) return Status::Ok();
-  const uint64_t align = std::max<uint64_t>(1, config_.allocation_alignment);
   const uint64_t replicas =
       std::min<uint64_t>(config.replica_count, std::max<size_t>(1, segments_.mounted_count()));
   const double mark = config_.high_watermark * static_cast<double>(segments_.capacity());
-  if (static_cast<double>((size + align - 1) / align * align * replicas) < mark) {
+  if (static_cast<double>(AllocatedBytes(size) * replicas) < mark) {
     return Status::Ok();
   }
   return Status(ErrorCode::kInvalidSize,

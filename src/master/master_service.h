@@ -19,6 +19,7 @@
 
 #include <absl/container/flat_hash_map.h>
 
+#include <algorithm>
 #include <atomic>
 #include <condition_variable>
 #include <deque>
@@ -152,6 +153,12 @@ class MasterService {
   Status ValidateKey(std::string_view key) const;
   Status ValidateSize(uint64_t size) const;
   Status CheckUnderWatermark(uint64_t size, const PutConfig& config) const;
+  // What one replica of `size` bytes takes in a segment's allocator (sizes are
+  // rounded up to the allocation alignment).
+  uint64_t AllocatedBytes(uint64_t size) const {
+    const uint64_t align = std::max<uint64_t>(1, config_.allocation_alignment);
+    return (size + align - 1) / align * align;
+  }
   Located Locate(std::string_view key) const;
   ObjectShard& ShardOf(ObjectId id) const { return *shards_[IdShard(id)]; }
 

@@ -282,6 +282,30 @@ using Stub = Master::Stub;
 
 // ---- Segments ----
 
+namespace {
+
+// Why a mount's proof (master.proto, MountSegmentResponse) does not show the
+// master's secret to be `check`'s, as words after "the master at ADDR"; empty
+// when it does. Only the tag matters: the expiry is checked against the
+// proof's own clock, so clock skew between the hosts cannot fail a mount.
+std::string MountProofProblem(const MountSegmentResponse& resp, const std::string& endpoint,
+                              const transfer::CapabilitySigner& check) {
+  if (resp.proof().tag().empty()) {
+    return " sent no proof of its cluster secret (a master older than this store node?)";
+  }
+  auto proof = FromProto(resp.proof());
+  crescent::Status s = proof.ok() ? check.Verify(endpoint, *proof, transfer::AccessOp::kRead,
+                                                 proof->expiry_unix_ms - 1)
+                                  : proof.status();
+  if (s.ok() && (proof->segment != resp.segment_id() || proof->length != 0)) {
+    s = crescent::Status(ErrorCode::kCapabilityInvalid, "the proof names another segment");
+  }
+  return s.ok() ? std::string()
+                : " signs with another cluster secret than this node's (" + s.message() + ")";
+}
+
+}  // namespace
+
 StatusOr<master::SegmentId> MasterClient::MountSegment(
     const master::SegmentSpec& spec, const transfer::CapabilitySigner* secret_check) {
   MountSegmentRequest req;
@@ -291,30 +315,12 @@ StatusOr<master::SegmentId> MasterClient::MountSegment(
     return s;
   if (auto s = FromProto(resp.status()); !s.ok()) return s;
   if (secret_check == nullptr) return resp.segment_id();
-  if (resp.proof().tag().empty()) {
-    (void)UnmountSegment(spec.name, spec.owner_node);
-    return crescent::Status(ErrorCode::kCapabilityInvalid,
-                            "the master at " + address() +
-                                " sent no proof of its cluster secret (a master older than this "
-                                "store node?); segment " +
-                                spec.name + " unmounted again");
-  }
-  auto proof = FromProto(resp.proof());
-  // Only the tag matters here: the expiry is checked against the proof's own
-  // clock, so clock skew between the hosts cannot fail a mount.
-  crescent::Status s = proof.ok()
-                           ? secret_check->Verify(spec.endpoint, *proof, transfer::AccessOp::kRead,
-                                                  proof->expiry_unix_ms - 1)
-                           : proof.status();
-  if (s.ok() && (proof->segment != resp.segment_id() || proof->length != 0)) {
-    s = crescent::Status(ErrorCode::kCapabilityInvalid, "the proof names another segment");
-  }
-  if (s.ok()) return resp.segment_id();
+  std::string refused = MountProofProblem(resp, spec.endpoint, *secret_check);
+  if (refused.empty()) return resp.segment_id();
   (void)UnmountSegment(spec.name, spec.owner_node);
-  return crescent::Status(ErrorCode::kCapabilityInvalid,
-                          "the master at " + address() +
-                              " signs with another cluster secret than this node's (" +
-                              s.message() + "); segment " + spec.name + " unmounted again");
+  return crescent::Status(
+      ErrorCode::kCapabilityInvalid,
+      "the master at " + address() + refused + "; segment " + spec.name + " unmounted again");
 }
 
 crescent::Status MasterClient::UnmountSegment(const std::string& name,
