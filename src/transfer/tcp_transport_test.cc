@@ -107,6 +107,30 @@ TEST_F(TcpTransportTest, WritesThenReadsBackByteIdentically) {
   }
 }
 
+// A lane polled alone reads a payload in low-water-mark steps of 128 KiB
+// (wire::kLoneLaneMark). Sizes on each side of the step's edges arrive whole,
+// one op per call, and the pooled connection then still answers a 1-byte read
+// (its mark went back to 1).
+TEST_F(TcpTransportTest, LoneLaneReadsEverySizeAroundItsMarkSteps) {
+  constexpr size_t kStep = wire::kLoneLaneMark, kFrom = 64 << 10;
+  uint64_t offset = 0;
+  for (size_t size : {kFrom, kFrom + 1, kStep - 1, kStep, kStep + 1, kStep + kFrom + 1,
+                      2 * kStep + 3, size_t{1} << 20, (size_t{3} << 20) + 13}) {
+    SCOPED_TRACE(size);
+    std::vector<std::byte> data = Pattern(size, static_cast<uint32_t>(size) * 3 + 1);
+    ASSERT_TRUE(Put(offset, data).ok());
+    std::vector<std::byte> back(size);
+    Status s = Get(offset, back);
+    ASSERT_TRUE(s.ok()) << s.ToString();
+    EXPECT_EQ(data, back);
+    std::vector<std::byte> one(1);
+    s = Get(offset + size - 1, one);
+    ASSERT_TRUE(s.ok()) << s.ToString();
+    EXPECT_EQ(one[0], data.back());
+    offset += size + 4096;
+  }
+}
+
 TEST_F(TcpTransportTest, BatchOf64OpsOver4Lanes) {
   constexpr size_t kOps = 64, kSize = 48 << 10;
   std::vector<std::vector<std::byte>> data, back;

@@ -20,6 +20,27 @@ RequestHeader SampleWrite() {
   return h;
 }
 
+// The mark never exceeds what is still owed (a higher one is never reached),
+// is 1 for the last 64 KiB, and steps by the cap it is given.
+TEST(WireTest, PayloadLowatStepsAndNeverExceedsWhatIsOwed) {
+  constexpr uint64_t kFrom = 64 << 10;
+  for (uint64_t step : {kSharedLaneMark, kLoneLaneMark}) {
+    SCOPED_TRACE(step);
+    EXPECT_EQ(PayloadLowat(0, step), 1);
+    EXPECT_EQ(PayloadLowat(1, step), 1);
+    EXPECT_EQ(PayloadLowat(kFrom, step), 1);
+    EXPECT_EQ(PayloadLowat(kFrom + 1, step), static_cast<int>(kFrom + 1));
+    EXPECT_EQ(PayloadLowat(step, step), static_cast<int>(step));
+    EXPECT_EQ(PayloadLowat(step + 1, step), static_cast<int>(step));
+    EXPECT_EQ(PayloadLowat(uint64_t{1} << 40, step), static_cast<int>(step));
+    for (uint64_t left = 1; left < 3 * step; left += 4093) {
+      EXPECT_LE(static_cast<uint64_t>(PayloadLowat(left, step)), left);
+    }
+  }
+  EXPECT_EQ(PayloadLowat(4 << 20), static_cast<int>(kSharedLaneMark));  // the default
+  EXPECT_LT(kLoneLaneMark, kSharedLaneMark);
+}
+
 TEST(WireTest, RequestRoundTrip) {
   RequestHeader h = SampleWrite();
   RequestBytes bytes;
