@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdint>
 #include <cstdio>
 #include <iomanip>
 #include <iostream>
@@ -122,22 +123,58 @@ Status WriteAll(int fd, const std::vector<std::byte>& data, const std::string& n
   return Status::Ok();
 }
 
+// Writes `data` to the open `fd` and closes it; close can report a deferred
+// write error (NFS, quota), so it is checked too.
+Status WriteAndClose(int fd, const std::vector<std::byte>& data, const std::string& name) {
+  Status s = WriteAll(fd, data, name);
+  if (::close(fd) != 0) {
+    int err = errno;
+    if (s.ok()) s = IoError("cannot write " + name, err);
+  }
+  return s;
+}
+
+// Plain write(2)s, not a stream: a small value sits in a stream's buffer until
+// close, whose failure (ENOSPC, EIO) a stream destructor would swallow.
+//
+// A regular file, or a new one, is written under a temporary name in its
+// directory and renamed over FILE once every byte is in, so a get that fails
+// half way (a full disk, a file size limit) leaves FILE as it was and no
+// partial value behind. Anything else (a device, a FIFO, a symbolic link),
+// and a directory where no temporary file can be made, is written in place.
 Status WriteOutput(const std::string& file, const std::vector<std::byte>& data) {
   if (file.empty() || file == "-") return WriteAll(STDOUT_FILENO, data, "to stdout");
-  // Plain write(2)s, not a stream: a small value sits in a stream's buffer until
-  // close, whose failure (ENOSPC, EIO) a stream destructor would swallow.
+  struct stat st {};
+  const bool exists = ::lstat(file.c_str(), &st) == 0;
+  if (!exists || S_ISREG(st.st_mode)) {
+    std::string tmp = file + ".crescent-XXXXXX";
+    int fd = ::mkostemp(tmp.data(), O_CLOEXEC);
+    if (fd >= 0) {
+      mode_t mode = st.st_mode & 07777;
+      if (!exists) {
+        mode_t mask = ::umask(0);  // only a read: put back at once
+        ::umask(mask);
+        mode = 0666 & ~mask;
+      }
+      Status s = ::fchmod(fd, mode) == 0 ? Status::Ok() : IoError("cannot write " + file, errno);
+      if (s.ok()) {
+        s = WriteAndClose(fd, data, file);
+      } else {
+        ::close(fd);
+      }
+      if (s.ok() && ::rename(tmp.c_str(), file.c_str()) != 0) {
+        s = IoError("cannot write " + file, errno);
+      }
+      if (!s.ok()) ::unlink(tmp.c_str());
+      return s;
+    }
+  }
   int fd = ::open(file.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
   if (fd < 0) {
     int err = errno;
     return IoError("cannot write " + file, err);
   }
-  Status s = WriteAll(fd, data, file);
-  // close can report a deferred write error (NFS, quota).
-  if (::close(fd) != 0) {
-    int err = errno;
-    if (s.ok()) s = IoError("cannot write " + file, err);
-  }
-  return s;
+  return WriteAndClose(fd, data, file);
 }
 
 void AddPut(CLI::App& root) {
@@ -225,8 +262,19 @@ void AddRm(CLI::App& root) {
     if (f->prefix) {
       StatusOr<size_t> n = client.value()->RemoveByPrefix(f->key, f->force);
       if (!n.ok()) return SetExitCode(Report("rm", n.status()));
-      std::cout << "removed " << n.value() << "\n";
-      return SetExitCode(0);
+      std::cout << "removed " << n.value() << std::endl;
+      if (f->force) return SetExitCode(0);
+      // Without --force, keys a reader holds a lease on stay; say so rather
+      // than let "removed N" read as "the namespace is empty".
+      StatusOr<std::vector<std::string>> left = client.value()->List(f->key, 0);
+      if (!left.ok()) return SetExitCode(Report("rm", left.status()));
+      if (left.value().empty()) return SetExitCode(0);
+      return SetExitCode(Report(
+          "rm", Status(ErrorCode::kObjectLeased,
+                       std::to_string(left.value().size()) +
+                           (left.value().size() == 1 ? " key under '" : " keys under '") + f->key +
+                           "' left (leased by readers, or stored meanwhile); retry when the "
+                           "leases end, or --force")));
     }
     Status s = client.value()->Remove(f->key, f->force);
     if (s.code() == ErrorCode::kObjectLeased) {
@@ -246,14 +294,25 @@ void AddLs(CLI::App& root) {
   auto f = std::make_shared<Flags>();
   f->Add(*app);
   app->add_option("PREFIX", f->prefix, "Key prefix (default: all keys)");
-  app->add_option("--limit", f->limit, "At most this many keys (0: the server's maximum)")
+  app->add_option("--limit", f->limit,
+                  "At most this many keys; stderr says when more are stored (0: the server's "
+                  "maximum)")
       ->capture_default_str();
   app->callback([f] {
     auto client = f->Connect();
     if (!client.ok()) return SetExitCode(Report("ls", client.status()));
-    auto keys = client.value()->List(f->prefix, f->limit);
+    // One key more than asked for tells whether the list was cut short.
+    const bool cap = f->limit > 0 && f->limit < SIZE_MAX;
+    auto keys = client.value()->List(f->prefix, cap ? f->limit + 1 : f->limit);
     if (!keys.ok()) return SetExitCode(Report("ls", keys.status()));
+    const bool more = cap && keys.value().size() > f->limit;
+    if (more) keys.value().resize(f->limit);
     for (const std::string& k : keys.value()) std::cout << k << "\n";
+    std::cout.flush();
+    if (more) {
+      std::cerr << "ls: showing the first " << f->limit
+                << " keys; more are stored (--limit N for more, 0 for the server's maximum)\n";
+    }
     SetExitCode(0);
   });
 }

@@ -10,6 +10,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 
 #include "integration/cluster.h"
 #include "integration/raw_socket.h"
@@ -138,6 +139,44 @@ TEST_F(CliTest, GetReportsAFailedWriteOfASmallValue) {
                  "", dir_.path(), milliseconds(60000));
   EXPECT_EQ(r.exit_code, 2) << r.err;
   EXPECT_THAT(r.err, HasSubstr("cannot write to stdout"));
+}
+
+// A get into a file that fails half way (here a file size limit, with SIGXFSZ
+// ignored so write() reports EFBIG) leaves the file as it was and no partial
+// or temporary file behind; a later get replaces it whole, keeping its mode.
+TEST_F(CliTest, FailedGetLeavesTheFileAsItWas) {
+  std::string value(3 << 20, 'v');
+  for (size_t i = 0; i < value.size(); i += 4093) value[i] = static_cast<char>(i);
+  ASSERT_EQ(Cli({"put", "cli/big", "-"}, value).exit_code, 0);
+  const std::string out = dir_.File("out");
+  ASSERT_TRUE(WriteFile(out, "old contents"));
+  ASSERT_EQ(::chmod(out.c_str(), 0640), 0);
+  CommandResult get =
+      RunCommand({"/bin/sh", "-c",
+                  "trap '' XFSZ; ulimit -f 1 && exec \"$0\" get cli/big \"$1\" --master \"$2\"",
+                  CrescentBin(), out, master_},
+                 "", dir_.path(), milliseconds(60000));
+  EXPECT_EQ(get.exit_code, 2) << get.err;
+  EXPECT_THAT(get.err, HasSubstr("cannot write " + out));
+  EXPECT_EQ(ReadFileOrEmpty(out), "old contents");
+  auto leftovers = [&] {
+    std::vector<std::string> names;
+    for (const auto& e : std::filesystem::directory_iterator(dir_.path())) {
+      if (e.path().filename().string().find(".crescent-") != std::string::npos) {
+        names.push_back(e.path().filename().string());
+      }
+    }
+    return names;
+  };
+  EXPECT_THAT(leftovers(), testing::IsEmpty());
+
+  get = Cli({"get", "cli/big", out});
+  ASSERT_EQ(get.exit_code, 0) << get.err;
+  EXPECT_EQ(ReadFileOrEmpty(out), value);
+  struct stat st {};
+  ASSERT_EQ(::stat(out.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0640u);
+  EXPECT_THAT(leftovers(), testing::IsEmpty());
 }
 
 TEST_F(CliTest, PutOfADirectoryIsAnErrorAndStoresNothing) {
@@ -276,6 +315,35 @@ TEST_F(CliTest, LsStatAndRm) {
   ls = Cli({"ls"});
   ASSERT_EQ(ls.exit_code, 0);
   EXPECT_EQ(ls.out, "cli/other\n");
+}
+
+// ls says on stderr when --limit cut the list short; rm --prefix says (and
+// exits 2) when keys a reader holds a lease on were left.
+TEST_F(CliTest, LsSaysWhenCutShortAndRmPrefixReportsLeasedKeys) {
+  for (const char* key : {"cli/ns/x", "cli/ns/y", "cli/ns/z"}) {
+    ASSERT_EQ(Cli({"put", key, "-"}, key).exit_code, 0);
+  }
+  CommandResult ls = Cli({"ls", "cli/ns/", "--limit", "2"});
+  ASSERT_EQ(ls.exit_code, 0) << ls.err;
+  EXPECT_EQ(ls.out, "cli/ns/x\ncli/ns/y\n");
+  EXPECT_THAT(ls.err, HasSubstr("first 2 keys; more are stored"));
+  ls = Cli({"ls", "cli/ns/", "--limit", "3"});
+  ASSERT_EQ(ls.exit_code, 0) << ls.err;
+  EXPECT_EQ(ls.out, "cli/ns/x\ncli/ns/y\ncli/ns/z\n");
+  EXPECT_EQ(ls.err, "");
+
+  ASSERT_EQ(Cli({"get", "cli/ns/y"}).exit_code, 0);  // leases it
+  CommandResult rm = Cli({"rm", "--prefix", "cli/ns/"});
+  EXPECT_EQ(rm.exit_code, 2) << rm.err;
+  EXPECT_EQ(rm.out, "removed 2\n");
+  EXPECT_THAT(rm.err, HasSubstr("OBJECT_LEASED"));
+  EXPECT_THAT(rm.err, HasSubstr("1 key under 'cli/ns/' left"));
+  EXPECT_THAT(rm.err, HasSubstr("--force"));
+  EXPECT_EQ(Cli({"ls", "cli/ns/"}).out, "cli/ns/y\n");
+  rm = Cli({"rm", "--prefix", "cli/ns/", "--force"});
+  EXPECT_EQ(rm.exit_code, 0) << rm.err;
+  EXPECT_EQ(rm.out, "removed 1\n");
+  EXPECT_EQ(Cli({"ls", "cli/ns/"}).out, "");
 }
 
 TEST_F(CliTest, MetricsAndHealthOverHttp) {
