@@ -176,36 +176,82 @@ inline double RawStreamGBs(const std::vector<char>& src, size_t chunk, size_t to
   return total / (t_end - t0) / 1e9;
 }
 
-// Request/response, one outstanding: the client sends a 64-byte header plus
-// `chunk` bytes and waits for a 64-byte answer (the shape of one TCP put).
-inline double RawRequestResponseGBs(const std::vector<char>& src, size_t chunk, size_t total) {
+// The shape of one-object calls over raw blocking sockets, one outstanding:
+// per object, `control_before` 64-byte ping-pongs with a "master" thread, one
+// data exchange with a "store" thread, then `control_after` ping-pongs. The
+// data exchange of a put sends a 64-byte header plus `chunk` bytes and waits
+// for a 64-byte answer; a get sends the header and reads the answer and
+// `chunk` bytes back. No gRPC, no capability, no copy beyond the sockets': the
+// floor under any design whose calls make these round trips on this machine.
+struct RawShape {
+  bool get = false;
+  int control_before = 0;
+  int control_after = 0;
+};
+
+inline double RawObjectsGBs(const std::vector<char>& src, size_t chunk, size_t total,
+                            RawShape shape) {
   auto [c, s] = LoopbackPair();
-  size_t n = total / chunk;
-  std::thread server([&, s = s] {
-    std::vector<char> sink(chunk + 64);
-    char ack[64] = {};
-    for (size_t i = 0; i < n; ++i) {
-      if (!ReadAll(s, sink.data(), chunk + 64) || !WriteAll(s, ack, sizeof(ack))) {
-        Die("raw request/response failed");
-      }
+  auto [mc, ms] = LoopbackPair();
+  const size_t n = total / chunk;
+  const int trips = shape.control_before + shape.control_after;
+  std::thread master([&, ms = ms] {
+    char b[64];
+    for (size_t i = 0; i < n * static_cast<size_t>(trips); ++i) {
+      if (!ReadAll(ms, b, sizeof(b)) || !WriteAll(ms, b, sizeof(b))) Die("raw control failed");
     }
   });
-  char header[64] = {}, ack[64];
+  std::thread store([&, s = s] {
+    std::vector<char> sink(chunk + 64);
+    size_t off = 0;
+    for (size_t i = 0; i < n; ++i) {
+      bool ok;
+      if (shape.get) {
+        if (off + chunk > src.size()) off = 0;
+        ok = ReadAll(s, sink.data(), 64) && WriteAll(s, sink.data(), 64) &&
+             WriteAll(s, src.data() + off, chunk);
+        off += chunk;
+      } else {
+        ok = ReadAll(s, sink.data(), chunk + 64) && WriteAll(s, sink.data(), 64);
+      }
+      if (!ok) Die("raw data exchange failed");
+    }
+  });
+  std::vector<char> back(shape.get ? chunk : 0);
+  char b[64] = {};
+  auto control = [&](int k) {
+    for (int i = 0; i < k; ++i) {
+      if (!WriteAll(mc, b, sizeof(b)) || !ReadAll(mc, b, sizeof(b))) Die("raw control failed");
+    }
+  };
   double t0 = Now();
   size_t off = 0;
   for (size_t i = 0; i < n; ++i) {
-    if (off + chunk > src.size()) off = 0;
-    if (!WriteAll(c, header, sizeof(header)) || !WriteAll(c, src.data() + off, chunk) ||
-        !ReadAll(c, ack, sizeof(ack))) {
-      Die("raw request/response failed");
+    control(shape.control_before);
+    bool ok;
+    if (shape.get) {
+      ok = WriteAll(c, b, sizeof(b)) && ReadAll(c, b, sizeof(b)) && ReadAll(c, back.data(), chunk);
+    } else {
+      if (off + chunk > src.size()) off = 0;
+      ok = WriteAll(c, b, sizeof(b)) && WriteAll(c, src.data() + off, chunk) &&
+           ReadAll(c, b, sizeof(b));
+      off += chunk;
     }
-    off += chunk;
+    if (!ok) Die("raw data exchange failed");
+    control(shape.control_after);
   }
   double dt = Now() - t0;
-  server.join();
-  close(c);
-  close(s);
+  master.join();
+  store.join();
+  for (int fd : {c, s, mc, ms}) close(fd);
   return n * chunk / dt / 1e9;
+}
+
+// Request/response, one outstanding: the client sends a 64-byte header plus
+// `chunk` bytes and waits for a 64-byte answer (the shape of one TCP put's
+// data exchange).
+inline double RawRequestResponseGBs(const std::vector<char>& src, size_t chunk, size_t total) {
+  return RawObjectsGBs(src, chunk, total, RawShape{});
 }
 
 // Loopback TCP ping-pong: 64 bytes out, 64 back, one outstanding; `n` round
@@ -318,6 +364,7 @@ struct Target {
   double got = 0;
   double want = 0;
   bool at_most = false;  // true: got <= want passes
+  std::string context;   // printed after the figure (e.g. the raw floor of the same shape)
   bool Pass() const { return at_most ? got <= want : got >= want; }
 };
 
