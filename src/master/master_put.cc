@@ -2,6 +2,7 @@
 // publishes it (index, radix, Bloom, policy), PutRevoke discards it, and the
 // maintenance pass discards puts that were never ended.
 #include <mutex>
+#include <optional>
 #include <shared_mutex>
 
 #include "master/master_service.h"
@@ -34,8 +35,28 @@ void MasterService::FreeReplicaList(const std::vector<ReplicaSlot>& slots) {
   for (const ReplicaSlot& r : slots) segments_.Free(r);
 }
 
+std::optional<PutGrant> MasterService::RepeatedPutLocked(const Located& loc, uint32_t slot,
+                                                         uint64_t size, uint64_t attempt) {
+  const ObjectEntry& e = loc.shard->entry(slot);
+  if (attempt == 0 || e.state != EntryState::kPending || e.size != size) return std::nullopt;
+  const ObjectId id = loc.shard->IdOf(slot);
+  {
+    std::lock_guard plock(pending_mu_);  // leaf lock
+    auto it = pending_live_.find(id);
+    if (it == pending_live_.end() || it->second.attempt != attempt) return std::nullopt;
+  }
+  PutGrant out;
+  for (size_t i = 0; i < e.num_replicas; ++i) {
+    const ReplicaSlot r = e.replica(i);
+    if (segments_.IsMounted(r.segment)) out.replicas.push_back(DescribeSlot(r, size));
+  }
+  if (out.replicas.empty()) return std::nullopt;  // its segments went: not repeatable
+  out.token = PutToken(id);
+  return out;
+}
+
 StatusOr<PutGrant> MasterService::PutStart(std::string_view key, uint64_t size,
-                                           const PutConfig& config) {
+                                           const PutConfig& config, uint64_t attempt) {
   auto fail = [&](Status s) {
     counters_.put_start.Record(1, 1);
     return s;
@@ -59,7 +80,13 @@ StatusOr<PutGrant> MasterService::PutStart(std::string_view key, uint64_t size,
   {
     // Cheap early check so a duplicate put never triggers eviction.
     std::shared_lock lock(loc.shard->mutex());
-    if (loc.shard->Find(key, loc.hash) != kNoSlot) return fail(exists_error());
+    if (const uint32_t slot = loc.shard->Find(key, loc.hash); slot != kNoSlot) {
+      if (std::optional<PutGrant> again = RepeatedPutLocked(loc, slot, size, attempt)) {
+        counters_.put_start.Record(1, 0);
+        return std::move(*again);
+      }
+      return fail(exists_error());
+    }
   }
   std::vector<ReplicaSlot> slots = AllocateWithEviction(size, config);
   if (slots.empty()) {
@@ -71,9 +98,15 @@ StatusOr<PutGrant> MasterService::PutStart(std::string_view key, uint64_t size,
   PutGrant out;
   {
     std::unique_lock lock(loc.shard->mutex());
-    if (loc.shard->Find(key, loc.hash) != kNoSlot) {
+    if (const uint32_t slot = loc.shard->Find(key, loc.hash); slot != kNoSlot) {
+      // Started meanwhile, perhaps by this very put's first try.
+      std::optional<PutGrant> again = RepeatedPutLocked(loc, slot, size, attempt);
       lock.unlock();
       FreeReplicaList(slots);
+      if (again) {
+        counters_.put_start.Record(1, 0);
+        return std::move(*again);
+      }
       return fail(exists_error());
     }
     // A segment unmounted since Allocate() had this shard swept already (the
@@ -95,7 +128,7 @@ StatusOr<PutGrant> MasterService::PutStart(std::string_view key, uint64_t size,
     // Under the shard lock, so a PutEnd of this key always finds the record.
     std::lock_guard plock(pending_mu_);  // leaf lock
     pending_.push_back({id, now + config_.put_timeout_ms});
-    pending_live_.emplace(id, config.parent_key);
+    pending_live_.emplace(id, LivePut{config.parent_key, attempt});
   }
   pending_count_.fetch_add(1, std::memory_order_relaxed);
   counters_.put_start.Record(1, 0);
@@ -157,7 +190,7 @@ Status MasterService::PutEnd(std::string_view key, uint64_t token) {
     std::lock_guard lock(pending_mu_);
     auto it = pending_live_.find(id);
     if (it != pending_live_.end()) {
-      parent_key = std::move(it->second);
+      parent_key = std::move(it->second.parent_key);
       pending_live_.erase(it);
     }
     TrimPendingLocked();
@@ -212,9 +245,17 @@ Status MasterService::PutRevoke(std::string_view key, uint64_t token) {
 
 std::vector<StatusOr<PutGrant>> MasterService::BatchPutStart(std::span<const std::string> keys,
                                                              std::span<const uint64_t> sizes,
-                                                             const PutConfig& config, bool chain) {
+                                                             const PutConfig& config, bool chain,
+                                                             std::span<const uint64_t> attempts) {
   std::vector<StatusOr<PutGrant>> out;
   out.reserve(keys.size());
+  if (!attempts.empty() && attempts.size() != keys.size()) {
+    counters_.put_start.Record(keys.size(), keys.size());
+    out.assign(keys.size(), Status(ErrorCode::kInvalidArgument,
+                                   std::to_string(keys.size()) + " keys but " +
+                                       std::to_string(attempts.size()) + " put attempts"));
+    return out;
+  }
   PutConfig cfg = config;
   for (size_t i = 0; i < keys.size(); ++i) {
     if (i >= sizes.size()) {
@@ -222,7 +263,7 @@ std::vector<StatusOr<PutGrant>> MasterService::BatchPutStart(std::span<const std
       continue;
     }
     if (chain && i > 0) cfg.parent_key = keys[i - 1];
-    out.push_back(PutStart(keys[i], sizes[i], cfg));
+    out.push_back(PutStart(keys[i], sizes[i], cfg, attempts.empty() ? 0 : attempts[i]));
   }
   return out;
 }

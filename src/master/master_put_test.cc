@@ -234,6 +234,76 @@ TEST_F(PutTest, ARevokedPutsTokenDoesNotEndTheNextPut) {
   EXPECT_TRUE(master().PutEnd("k", second->token).ok());
 }
 
+// A PutStart retried after its reply was lost carries the same attempt: it
+// gets the same grant back (same replicas, same token, nothing allocated
+// again) instead of a conflict with its own pending put. Anything else that
+// finds the key is still a conflict.
+TEST_F(PutTest, ARepeatedAttemptGetsItsOwnGrantBack) {
+  Mount("seg-a", 1 << 20);
+  auto first = master().PutStart("k", 1000, {}, /*attempt=*/42);
+  ASSERT_TRUE(first.ok()) << first.status().ToString();
+  const uint64_t used = master().Stats().used_bytes;
+  auto again = master().PutStart("k", 1000, {}, 42);
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  EXPECT_EQ(again->token, first->token);
+  ASSERT_EQ(again->replicas.size(), first->replicas.size());
+  EXPECT_EQ(again->replicas[0].segment, first->replicas[0].segment);
+  EXPECT_EQ(again->replicas[0].offset, first->replicas[0].offset);
+  EXPECT_EQ(again->replicas[0].placement, first->replicas[0].placement);
+  EXPECT_EQ(master().Stats().used_bytes, used);
+  EXPECT_EQ(master().Stats().pending_puts, 1u);
+
+  EXPECT_EQ(master().PutStart("k", 1000, {}, 43).status().code(), ErrorCode::kObjectAlreadyExists);
+  EXPECT_EQ(master().PutStart("k", 999, {}, 42).status().code(), ErrorCode::kObjectAlreadyExists);
+  EXPECT_EQ(master().PutStart("k", 1000, {}, 0).status().code(), ErrorCode::kObjectAlreadyExists);
+  ASSERT_TRUE(master().PutEnd("k", again->token).ok());
+  // Ended: the object exists; the same attempt is a conflict now.
+  EXPECT_EQ(master().PutStart("k", 1000, {}, 42).status().code(), ErrorCode::kObjectAlreadyExists);
+  EXPECT_EQ(master().Stats().used_bytes, used);
+
+  // Without an attempt, a repeat is always a conflict.
+  ASSERT_TRUE(master().PutStart("plain", 10, {}).ok());
+  EXPECT_EQ(master().PutStart("plain", 10, {}).status().code(), ErrorCode::kObjectAlreadyExists);
+}
+
+// A put that timed out is gone: the same attempt then starts a new put, and
+// the old grant's token ends nothing.
+TEST_F(PutTest, ARepeatedAttemptAfterTheTimeoutStartsAfresh) {
+  config_.put_timeout_ms = 1000;  // within the segment's heartbeat TTL
+  Mount("seg-a", 1 << 20);
+  auto first = master().PutStart("k", 1000, {}, 7);
+  ASSERT_TRUE(first.ok());
+  clock_.Advance(config_.put_timeout_ms + 1);
+  master().RunMaintenance();
+  EXPECT_EQ(master().Stats().pending_puts, 0u);
+  auto fresh = master().PutStart("k", 1000, {}, 7);
+  ASSERT_TRUE(fresh.ok()) << fresh.status().ToString();
+  EXPECT_NE(fresh->token, first->token);
+  EXPECT_EQ(master().PutEnd("k", first->token).code(), ErrorCode::kPutNotStarted);
+  EXPECT_TRUE(master().PutEnd("k", fresh->token).ok());
+}
+
+TEST_F(PutTest, BatchPutStartWantsNoAttemptsOrOnePerKey) {
+  Mount("seg-a", 1 << 20);
+  const std::vector<std::string> keys = {"a", "b"};
+  const std::vector<uint64_t> sizes = {10, 20};
+  for (const auto& r : master().BatchPutStart(keys, sizes, {}, false, std::vector<uint64_t>{5})) {
+    EXPECT_EQ(r.status().code(), ErrorCode::kInvalidArgument);
+    EXPECT_NE(r.status().message().find("2 keys but 1 put attempts"), std::string::npos);
+  }
+  EXPECT_EQ(master().Stats().pending_puts, 0u);  // none started
+  const std::vector<uint64_t> attempts = {5, 6};
+  auto first = master().BatchPutStart(keys, sizes, {}, false, attempts);
+  auto again = master().BatchPutStart(keys, sizes, {}, false, attempts);
+  for (size_t i = 0; i < keys.size(); ++i) {
+    ASSERT_TRUE(first[i].ok() && again[i].ok()) << i;
+    EXPECT_EQ(again[i]->token, first[i]->token) << i;
+  }
+  // Attempts are per key: b's attempt does not repeat a's put.
+  EXPECT_EQ(master().PutStart("a", 10, {}, 6).status().code(), ErrorCode::kObjectAlreadyExists);
+  EXPECT_EQ(master().Stats().pending_puts, 2u);
+}
+
 TEST_F(PutTest, InvalidInputIsRejected) {
   Mount("seg-a", 1 << 20);
   EXPECT_EQ(master().PutStart("", 10, {}).status().code(), ErrorCode::kInvalidKey);

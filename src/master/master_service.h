@@ -25,6 +25,7 @@
 #include <deque>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <queue>
 #include <span>
 #include <string>
@@ -76,17 +77,26 @@ class MasterService {
   std::vector<SegmentInfo> ListSegments() const;
 
   // ---- Put lifecycle ----
-  StatusOr<PutGrant> PutStart(std::string_view key, uint64_t size, const PutConfig& config);
+  // `attempt` names this put for retries: a caller picks a random nonzero value
+  // per put. A PutStart of the same key, size and attempt while that put is
+  // still pending answers with the same grant (replicas and token) instead of
+  // kObjectAlreadyExists: a retry whose first reply was lost, which would
+  // otherwise fail and leave its own pending put blocking the key until the
+  // put timeout. 0 means none: every repeat is kObjectAlreadyExists.
+  StatusOr<PutGrant> PutStart(std::string_view key, uint64_t size, const PutConfig& config,
+                              uint64_t attempt = 0);
   // `token` is PutStart's (PutGrant); kPutNotStarted unless that very put of
   // the key is still pending. Ending a put that this token has already ended
   // succeeds again (a retry whose reply was lost); revoking it does not.
   Status PutEnd(std::string_view key, uint64_t token);
   Status PutRevoke(std::string_view key, uint64_t token);
   // Batch forms, results in input order. With `chain`, key i's parent is key i-1
-  // (overriding config.parent_key for i > 0).
+  // (overriding config.parent_key for i > 0). `attempts`: none, or keys[i]'s
+  // attempt (as PutStart's) at i; another count fails every key, starting none.
   std::vector<StatusOr<PutGrant>> BatchPutStart(std::span<const std::string> keys,
                                                 std::span<const uint64_t> sizes,
-                                                const PutConfig& config, bool chain = false);
+                                                const PutConfig& config, bool chain = false,
+                                                std::span<const uint64_t> attempts = {});
   // tokens[i] is keys[i]'s; a count that differs fails every key, applying none.
   std::vector<Status> BatchPutEnd(std::span<const std::string> keys,
                                   std::span<const uint64_t> tokens);
@@ -169,6 +179,10 @@ class MasterService {
   // the caller's shard lock; else kPutNotStarted, saying whether another put of
   // the key is pending.
   StatusOr<uint32_t> FindPutLocked(const Located& loc, std::string_view key, uint64_t token) const;
+  // PutStart's answer again when `slot` (under the caller's shard lock) is the
+  // pending put that `attempt` (nonzero) started with this size; else nullopt.
+  std::optional<PutGrant> RepeatedPutLocked(const Located& loc, uint32_t slot, uint64_t size,
+                                            uint64_t attempt);
   bool HasLiveReplica(const ObjectEntry& e) const;
   // Reads one object under its shard's shared lock and touches it (read lease).
   StatusOr<ReadResult> ReadLocked(ObjectShard& shard, uint32_t slot, TimeMs now);
@@ -246,8 +260,13 @@ class MasterService {
   // front as soon as every older one has ended too, so it holds little more than
   // the puts in flight even when no maintenance pass runs.
   std::deque<PendingPut> pending_;
-  // Puts in flight (pending entries) → their chain parent key ("" for none).
-  absl::flat_hash_map<ObjectId, std::string> pending_live_;
+  // Puts in flight (pending entries) → their chain parent key ("" for none) and
+  // the attempt that started them (0: none).
+  struct LivePut {
+    std::string parent_key;
+    uint64_t attempt = 0;
+  };
+  absl::flat_hash_map<ObjectId, LivePut> pending_live_;
 
   std::mutex bg_mu_;
   std::condition_variable bg_cv_;

@@ -6,10 +6,12 @@
 #include <grpcpp/grpcpp.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdlib>
 #include <memory>
 #include <mutex>
+#include <random>
 #include <thread>
 
 #include "rpc/convert.h"
@@ -186,6 +188,19 @@ using AsyncMethod = std::unique_ptr<grpc::ClientAsyncResponseReader<Resp>> (Mast
 struct MasterClient::Impl {
   MasterClientOptions options;
   std::string address;
+  // Put attempts (PutStartRequest.attempt): a random base per client, then
+  // distinct values from a counter. Sent with every try of one call, so a
+  // retry after a lost reply gets that reply again instead of a conflict.
+  const uint64_t attempt_base =
+      std::random_device{}() * 0x9E3779B97F4A7C15ull ^ (uint64_t{std::random_device{}()} << 32);
+  mutable std::atomic<uint64_t> attempts{0};
+  uint64_t NextAttempt() const {
+    // Multiplying by an odd constant is one-to-one, so a client does not
+    // repeat a value within 2^64 puts; 0 means "none" and is never sent.
+    const uint64_t v =
+        attempt_base + attempts.fetch_add(1, std::memory_order_relaxed) * 0xD1B54A32D192ED03ull;
+    return v != 0 ? v : 1;
+  }
   std::shared_ptr<grpc::Channel> channel;
   std::unique_ptr<Master::Stub> stub;
   mutable QueuePool queues;  // after stub: destroyed first, when no call is running
@@ -362,6 +377,7 @@ StatusOr<RemotePut> MasterClient::PutStart(const std::string& key, uint64_t size
   req.set_key(key);
   req.set_size(size);
   ToProto(config, req.mutable_config());
+  req.set_attempt(impl_->NextAttempt());
   PutStartResponse resp;
   if (auto s = impl_->Invoke("PutStart", &Stub::AsyncPutStart, req, &resp); !s.ok()) return s;
   return PutFromProto(resp);
@@ -394,6 +410,7 @@ std::vector<StatusOr<RemotePut>> MasterClient::BatchPutStart(std::span<const std
   req.mutable_sizes()->Assign(sizes.begin(), sizes.end());
   ToProto(config, req.mutable_config());
   req.set_chain(chain);
+  for (size_t i = 0; i < keys.size(); ++i) req.add_attempts(impl_->NextAttempt());
   BatchPutStartResponse resp;
   if (auto s = impl_->Invoke("BatchPutStart", &Stub::AsyncBatchPutStart, req, &resp); !s.ok()) {
     return Every<Result>(keys.size(), s);

@@ -1,13 +1,16 @@
 // End-to-end behaviour of the control plane: MasterClient → MasterServer →
 // MasterService over real gRPC on loopback (and a Unix socket).
+#include <grpcpp/grpcpp.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstring>
 #include <thread>
 
+#include "rpc/master.grpc.pb.h"
 #include "rpc/rpc_test_util.h"
 
 namespace crescent::rpc::testing {
@@ -163,6 +166,64 @@ TEST_F(RpcServerTest, PutTokensTravelAndStaleOnesAreRefused) {
   auto ended = client_->BatchPutEnd(keys, std::vector<uint64_t>{second->token});
   ASSERT_TRUE(ended[0].ok()) << ended[0].ToString();
   EXPECT_TRUE(*client_->Exists("k"));
+}
+
+// Put attempts cross the wire: the same request sent twice (a retry after a
+// lost reply) gets the same tokens; the server refuses a count that is
+// neither zero nor one per key before the engine; and MasterClient names each
+// call's puts afresh, so two calls for one key still conflict.
+TEST_F(RpcServerTest, PutAttemptsTravelAndARetriedRequestGetsItsGrantBack) {
+  Mount();
+  auto stub = Master::NewStub(grpc::CreateChannel("127.0.0.1:" + std::to_string(server_->port()),
+                                                  grpc::InsecureChannelCredentials()));
+  auto call = [&](const BatchPutStartRequest& req) {
+    grpc::ClientContext ctx;
+    ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+    BatchPutStartResponse resp;
+    grpc::Status st = stub->BatchPutStart(&ctx, req, &resp);
+    EXPECT_TRUE(st.ok()) << st.error_message();
+    return resp;
+  };
+  BatchPutStartRequest req;
+  for (const char* k : {"x", "y"}) req.add_keys(k);
+  req.add_sizes(10);
+  req.add_sizes(20);
+  req.add_attempts(0x1234);
+  BatchPutStartResponse short_count = call(req);
+  ASSERT_EQ(short_count.results_size(), 2);
+  for (const auto& r : short_count.results()) {
+    EXPECT_EQ(r.status().code(), static_cast<int>(ErrorCode::kInvalidArgument));
+    EXPECT_NE(r.status().message().find("2 keys but 1 put attempts"), std::string::npos);
+  }
+  req.add_attempts(0x5678);
+  BatchPutStartResponse first = call(req), again = call(req);
+  ASSERT_EQ(first.results_size(), 2);
+  ASSERT_EQ(again.results_size(), 2);
+  for (int i = 0; i < 2; ++i) {
+    EXPECT_EQ(first.results(i).status().code(), 0) << first.results(i).status().message();
+    EXPECT_EQ(again.results(i).status().code(), 0) << again.results(i).status().message();
+    EXPECT_EQ(again.results(i).token(), first.results(i).token());
+  }
+  PutStartRequest one;
+  one.set_key("z");
+  one.set_size(5);
+  one.set_attempt(99);
+  uint64_t tokens[2];
+  for (uint64_t& token : tokens) {
+    grpc::ClientContext ctx;
+    PutStartResponse resp;
+    ASSERT_TRUE(stub->PutStart(&ctx, one, &resp).ok());
+    ASSERT_EQ(resp.status().code(), 0) << resp.status().message();
+    token = resp.token();
+  }
+  EXPECT_EQ(tokens[0], tokens[1]);
+
+  ASSERT_TRUE(client_->PutStart("w", 5, {}).ok());
+  EXPECT_EQ(client_->PutStart("w", 5, {}).status().code(), ErrorCode::kObjectAlreadyExists);
+  const std::vector<std::string> v = {"v"};
+  ASSERT_TRUE(client_->BatchPutStart(v, std::vector<uint64_t>{5}, {}, false)[0].ok());
+  EXPECT_EQ(client_->BatchPutStart(v, std::vector<uint64_t>{5}, {}, false)[0].status().code(),
+            ErrorCode::kObjectAlreadyExists);
 }
 
 TEST_F(RpcServerTest, ValidationRefusesBeforeTheEngine) {

@@ -113,7 +113,7 @@ void MasterHandlers::PutStart(PutStartRequest& req, PutStartResponse* resp) cons
       !s.ok()) {
     return ToProto(s, resp->mutable_status());
   }
-  auto grant = master_.PutStart(req.key(), req.size(), FromProto(req.config()));
+  auto grant = master_.PutStart(req.key(), req.size(), FromProto(req.config()), req.attempt());
   ToProto(grant.status(), resp->mutable_status());
   if (grant.ok()) FillPut(*grant, resp);
 }
@@ -133,6 +133,11 @@ void MasterHandlers::BatchPutStart(BatchPutStartRequest& req, BatchPutStartRespo
                          std::to_string(req.keys_size()) + " keys but " +
                              std::to_string(req.sizes_size()) + " sizes");
   }
+  if (s.ok() && req.attempts_size() != 0 && req.attempts_size() != req.keys_size()) {
+    s = crescent::Status(ErrorCode::kInvalidArgument,
+                         std::to_string(req.keys_size()) + " keys but " +
+                             std::to_string(req.attempts_size()) + " put attempts");
+  }
   if (s.ok()) {
     s = CheckPutConfig(req.config(), options_.max_replicas, master_.config().max_key_length);
   }
@@ -143,7 +148,8 @@ void MasterHandlers::BatchPutStart(BatchPutStartRequest& req, BatchPutStartRespo
   }
   std::vector<std::string> keys = TakeKeys(req.mutable_keys());
   std::vector<uint64_t> sizes(req.sizes().begin(), req.sizes().end());
-  auto results = master_.BatchPutStart(keys, sizes, FromProto(req.config()), req.chain());
+  auto results = master_.BatchPutStart(keys, sizes, FromProto(req.config()), req.chain(),
+                                       {req.attempts().data(), size_t(req.attempts_size())});
   for (const auto& r : results) {
     PutStartResponse* out = resp->add_results();
     ToProto(r.status(), out->mutable_status());
