@@ -80,6 +80,10 @@ struct ClientCounters {
   // replaced or removed, or the call failed); those objects were read again,
   // or reported with the call's error.
   uint64_t copy_ahead_discarded = 0;
+  // Transfers that same-host shared memory could not carry (the node's socket
+  // unreachable, its segment not mappable in this process) and that were sent
+  // again over TCP to the same replica.
+  uint64_t shm_fallbacks = 0;
 };
 
 class Client {
@@ -92,6 +96,8 @@ class Client {
   // ---- Copying API ----
   Status Put(const std::string& key, std::span<const std::byte> value,
              const PutOptions& options = {});
+  // A value larger than the client's memory can hold is NO_SPACE (use GetInto
+  // with a buffer of your own for large values).
   StatusOr<std::vector<std::byte>> Get(const std::string& key);
   StatusOr<bool> Exists(const std::string& key);
   // A leased object is refused (OBJECT_LEASED) unless `force`; a forced one is

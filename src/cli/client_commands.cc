@@ -33,12 +33,18 @@ struct Common {
     app.add_option("--timeout-ms", timeout_ms, "Per-call timeout")->capture_default_str();
   }
 
-  StatusOr<std::unique_ptr<Client>> Connect() const {
+  // The client is never destroyed: a verb makes its calls and the process
+  // exits. Tearing gRPC down instead can hang after the work is done when one
+  // of gRPC's threads could not be started (seen under a tight `ulimit -v`:
+  // its event engine waits forever for a timer thread that does not exist).
+  StatusOr<Client*> Connect() const {
     ClientConfig c;
     c.master_address = master;
     c.rpc_timeout_ms = timeout_ms;
     c.transfer_timeout_ms = timeout_ms;
-    return Client::Connect(c);
+    StatusOr<std::unique_ptr<Client>> client = Client::Connect(c);
+    if (!client.ok()) return client.status();
+    return client.value().release();
   }
 };
 

@@ -5,6 +5,8 @@
 #include <atomic>
 #include <functional>
 #include <optional>
+#include <stdexcept>
+#include <string>
 
 #include "client/buffer_registry.h"
 #include "client/placement_hints.h"
@@ -248,11 +250,27 @@ Status Client::Put(const std::string& key, std::span<const std::byte> value,
   return std::move(impl_->PutMany({&key, 1}, {&data, 1}, {&size, 1}, options, false)[0]);
 }
 
+namespace {
+
+// Sizes `value` to hold `size` bytes of `key`'s value. A value the client's
+// memory cannot hold is NO_SPACE, never an exception across the library
+// boundary (the caller may retry with GetInto and a buffer of its own).
+StatusOr<std::byte*> SizeFor(std::vector<std::byte>& value, uint64_t size, const std::string& key) {
+  try {
+    value.resize(size);
+  } catch (const std::exception&) {  // bad_alloc, or length_error past max_size()
+    return Status(ErrorCode::kNoSpace, "cannot allocate " + std::to_string(size) +
+                                           " bytes in the client for the value of '" + key + "'");
+  }
+  return value.data();
+}
+
+}  // namespace
+
 StatusOr<std::vector<std::byte>> Client::Get(const std::string& key) {
   std::vector<std::byte> value;
   auto r = impl_->GetMany({&key, 1}, false, [&](size_t, uint64_t size) -> StatusOr<std::byte*> {
-    value.resize(size);
-    return value.data();
+    return SizeFor(value, size, key);
   });
   if (!r[0].ok()) return r[0].status();
   return value;
@@ -284,8 +302,7 @@ std::vector<Status> Client::BatchPut(std::span<const std::string> keys,
 std::vector<StatusOr<std::vector<std::byte>>> Client::BatchGet(std::span<const std::string> keys) {
   std::vector<std::vector<std::byte>> values(keys.size());
   auto r = impl_->GetMany(keys, false, [&](size_t i, uint64_t size) -> StatusOr<std::byte*> {
-    values[i].resize(size);
-    return values[i].data();
+    return SizeFor(values[i], size, keys[i]);
   });
   std::vector<StatusOr<std::vector<std::byte>>> out;
   out.reserve(keys.size());
@@ -435,6 +452,7 @@ ClientCounters Client::Counters() const {
   ClientCounters c;
   c.copy_ahead_kept = impl_->copy_ahead_kept.load(std::memory_order_relaxed);
   c.copy_ahead_discarded = impl_->copy_ahead_discarded.load(std::memory_order_relaxed);
+  c.shm_fallbacks = impl_->io->shm_fallbacks();
   return c;
 }
 

@@ -15,14 +15,27 @@ std::vector<Status> ReplicaIo::Run(const std::vector<transfer::TransferOp>& ops)
   for (size_t i = 0; i < ops.size(); ++i) {
     (&Pick(ops[i].endpoint) == &tcp_ ? via_tcp : via_shm).push_back(i);
   }
-  for (auto [transport, idx] : {std::pair{shm_, &via_shm}, std::pair{&tcp_, &via_tcp}}) {
-    if (idx->empty()) continue;
+  auto execute = [&](transfer::Transport& transport, const std::vector<size_t>& idx) {
     std::vector<transfer::TransferOp> group;
-    group.reserve(idx->size());
-    for (size_t i : *idx) group.push_back(ops[i]);
-    std::vector<Status> res = transport->Execute(group, timeout_ms_);
-    for (size_t k = 0; k < idx->size(); ++k) out[(*idx)[k]] = std::move(res[k]);
+    group.reserve(idx.size());
+    for (size_t i : idx) group.push_back(ops[i]);
+    std::vector<Status> res = transport.Execute(group, timeout_ms_);
+    for (size_t k = 0; k < idx.size(); ++k) out[idx[k]] = std::move(res[k]);
+  };
+  if (!via_shm.empty()) {
+    execute(*shm_, via_shm);
+    // Failures of the shared-memory path itself, not of the op: TCP to the
+    // same replica may still carry it. (A lease, capability or range error
+    // would fail there too, and a timeout has used the op's time.)
+    for (size_t i : via_shm) {
+      const ErrorCode c = out[i].code();
+      if (c == ErrorCode::kUnavailable || c == ErrorCode::kIoError || c == ErrorCode::kInternal) {
+        via_tcp.push_back(i);
+        shm_fallbacks_.fetch_add(1, std::memory_order_relaxed);
+      }
+    }
   }
+  if (!via_tcp.empty()) execute(tcp_, via_tcp);
   return out;
 }
 

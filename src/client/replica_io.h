@@ -8,8 +8,13 @@
 //  - ReadAny: each object is read from its first reachable replica; a failed
 //    replica is retried on the next, round by round, until one succeeds or none
 //    is left. The reported error is the last replica's.
+//  - An op that shared memory could not carry (the node's socket unreachable,
+//    its segment not mappable: UNAVAILABLE, IO_ERROR, INTERNAL) is sent again
+//    over TCP to the same replica; the shm transport then avoids that endpoint
+//    for a while (its CanReach says no), so later ops go straight to TCP.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <span>
 #include <vector>
@@ -37,6 +42,8 @@ class ReplicaIo {
   // Copies a hinted same-host range into `buffer` ahead of its capability
   // (transport.h, CopyAhead); false when it could not.
   bool CopyAhead(const PlacementHint& hint, std::byte* buffer);
+  // Ops sent again over TCP after shared memory could not carry them.
+  uint64_t shm_fallbacks() const { return shm_fallbacks_.load(std::memory_order_relaxed); }
 
  private:
   transfer::Transport& Pick(const std::string& endpoint);
@@ -48,6 +55,7 @@ class ReplicaIo {
   transfer::Transport& tcp_;
   transfer::Transport* shm_;
   int64_t timeout_ms_;
+  std::atomic<uint64_t> shm_fallbacks_{0};
 };
 
 }  // namespace crescent::client

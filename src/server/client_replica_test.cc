@@ -8,7 +8,9 @@
 // data servers while staying mounted, and this is the same situation as seen
 // from the client.
 #include <gtest/gtest.h>
+#include <sys/resource.h>
 
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -118,6 +120,94 @@ TEST(ClientReplicaFallbackTest, ReadFallsBackWhenFirstReplicaIsUnreachable) {
 
 // The only segment's data plane is unreachable: the put fails, is revoked, and
 // leaves no object, no pending put and no allocated bytes.
+// VmSize of this process, bytes (0 if unknown).
+uint64_t AddressSpaceInUse() {
+  std::ifstream f("/proc/self/status");
+  std::string line;
+  while (std::getline(f, line)) {
+    if (line.rfind("VmSize:", 0) == 0) return std::stoull(line.substr(7)) * 1024;
+  }
+  return 0;
+}
+
+// A same-host segment this process cannot map (here: an address-space limit
+// smaller than the segment) is not an error: the get goes to the same replica
+// over TCP, and later gets go there directly instead of trying shm again.
+TEST(ClientShmFallbackTest, AnUnmappableSegmentIsReadOverTcp) {
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+  GTEST_SKIP() << "an address-space limit starves the sanitizers' shadow memory";
+#endif
+  server::LocalClusterOptions o = SmallCluster(1, /*shared_memory=*/true);
+  o.segment_size = uint64_t{256} << 20;
+  auto cluster = StartCluster(o);
+  ASSERT_TRUE(cluster);
+  auto writer = ConnectTo(*cluster, /*use_shared_memory=*/false);
+  auto reader = ConnectTo(*cluster, /*use_shared_memory=*/true);
+  ASSERT_TRUE(writer && reader);
+  const std::vector<std::byte> v = Pattern(1 << 20, 31);
+  ASSERT_TRUE(writer->Put("k", Bytes(v)).ok());
+  ASSERT_TRUE(reader->Exists("k").ok());  // the reader's channel and threads exist
+
+  rlimit old{};
+  ASSERT_EQ(getrlimit(RLIMIT_AS, &old), 0);
+  const uint64_t in_use = AddressSpaceInUse();
+  ASSERT_GT(in_use, 0u);
+  rlimit tight = old;
+  tight.rlim_cur = in_use + (uint64_t{96} << 20);  // room for the value, not the 256 MiB segment
+  ASSERT_EQ(setrlimit(RLIMIT_AS, &tight), 0);
+  StatusOr<std::vector<std::byte>> first = reader->Get("k");
+  const uint64_t after_first = reader->Counters().shm_fallbacks;
+  StatusOr<std::vector<std::byte>> second = reader->Get("k");
+  ASSERT_EQ(setrlimit(RLIMIT_AS, &old), 0);
+
+  ASSERT_TRUE(first.ok()) << first.status().ToString();
+  EXPECT_TRUE(*first == v);
+  EXPECT_EQ(after_first, 1u);
+  ASSERT_TRUE(second.ok()) << second.status().ToString();
+  EXPECT_TRUE(*second == v);
+  EXPECT_EQ(reader->Counters().shm_fallbacks, 1u);  // straight to TCP the second time
+}
+
+// A value larger than the client's memory can hold: Get and BatchGet say
+// NO_SPACE with the size (no bad_alloc across the library boundary), and the
+// other keys of the batch are still read.
+TEST(ClientShmFallbackTest, AValueTheClientCannotHoldIsNoSpace) {
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+  GTEST_SKIP() << "an address-space limit starves the sanitizers' shadow memory";
+#endif
+  server::LocalClusterOptions o = SmallCluster(1, /*shared_memory=*/false);
+  o.segment_size = uint64_t{192} << 20;
+  auto cluster = StartCluster(o);
+  ASSERT_TRUE(cluster);
+  auto client = ConnectTo(*cluster, /*use_shared_memory=*/false);
+  ASSERT_TRUE(client);
+  const std::vector<std::byte> small = Pattern(4096, 5);
+  ASSERT_TRUE(client->Put("small", Bytes(small)).ok());
+  {
+    const std::vector<std::byte> big(uint64_t{160} << 20, std::byte{7});
+    ASSERT_TRUE(client->Put("big", Bytes(big)).ok());
+  }
+  ASSERT_TRUE(client->Get("small").ok());  // channels, lanes and threads exist
+
+  rlimit old{};
+  ASSERT_EQ(getrlimit(RLIMIT_AS, &old), 0);
+  rlimit tight = old;
+  tight.rlim_cur = AddressSpaceInUse() + (uint64_t{96} << 20);
+  ASSERT_EQ(setrlimit(RLIMIT_AS, &tight), 0);
+  StatusOr<std::vector<std::byte>> one = client->Get("big");
+  const std::vector<std::string> keys = {"small", "big"};
+  std::vector<StatusOr<std::vector<std::byte>>> batch = client->BatchGet(keys);
+  ASSERT_EQ(setrlimit(RLIMIT_AS, &old), 0);
+
+  EXPECT_EQ(one.status().code(), ErrorCode::kNoSpace) << one.status().ToString();
+  EXPECT_NE(one.status().message().find("cannot allocate 167772160 bytes"), std::string::npos)
+      << one.status().ToString();
+  ASSERT_EQ(batch.size(), 2u);
+  ASSERT_TRUE(batch[0].ok()) << batch[0].status().ToString();
+  EXPECT_TRUE(*batch[0] == small);
+  EXPECT_EQ(batch[1].status().code(), ErrorCode::kNoSpace);
+}
+
 TEST(ClientFailedWriteTest, FailedPutLeavesNothingVisible) {
   auto cluster = StartCluster(SmallCluster(0));
   ASSERT_NE(cluster, nullptr);

@@ -289,7 +289,17 @@ StatusOr<std::shared_ptr<Mapping>> ShmTransport::MappingFor(const TransferOp& op
       std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
   if (left <= 0) return Status(ErrorCode::kTimeout, "shm handshake: deadline passed");
   StatusOr<std::shared_ptr<Mapping>> fresh = Handshake(state.shm_name, op.cap, left);
-  if (!fresh.ok()) return fresh.status();
+  if (!fresh.ok()) {
+    const ErrorCode c = fresh.status().code();
+    if (c == ErrorCode::kUnavailable || c == ErrorCode::kIoError || c == ErrorCode::kInternal) {
+      // The path, not the capability, failed (socket gone, segment not
+      // mappable here): CanReach says no until the negative reach expires, so
+      // callers use TCP meanwhile instead of failing here op after op.
+      std::lock_guard<std::mutex> reach_lock(mu_);  // after state.mu: never the reverse
+      reach_[op.endpoint] = Reach{false, Clock::now()};
+    }
+    return fresh.status();
+  }
   state.mapping = *fresh;
   return state.mapping;
 }

@@ -229,6 +229,22 @@ TEST_F(CliTest, PutThatRunsOutOfMemoryStoresNothing) {
   EXPECT_EQ(exists.out, "cli/oom-file\tno\ncli/oom-pipe\tno\n");
 }
 
+// Under an address-space limit some of gRPC's threads may not start; the
+// verb must still finish and exit. (Tearing the client down used to wait
+// forever for such a thread: `get` under `ulimit -v 262144` hung after
+// writing its output.)
+TEST_F(CliTest, VerbsFinishUnderATightAddressSpaceLimit) {
+  ASSERT_EQ(Cli({"put", "cli/tiny", "-"}, "tiny value").exit_code, 0);
+  for (const char* kib : {"262144", "524288"}) {
+    CommandResult r =
+        RunCommand({"/bin/sh", "-c", "ulimit -v $0 && exec \"$1\" get cli/tiny - --master \"$2\"",
+                    kib, CrescentBin(), master_},
+                   "", dir_.path(), milliseconds(30000));
+    EXPECT_EQ(r.exit_code, 0) << kib << " KiB: " << r.err;
+    EXPECT_EQ(r.out, "tiny value") << kib << " KiB";
+  }
+}
+
 TEST_F(CliTest, BadOrUnreachableMasterExitsTwo) {
   const std::string closed = "127.0.0.1:" + std::to_string(PickFreePort());
   CommandResult r =
