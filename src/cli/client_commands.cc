@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <cstdint>
 #include <cstdio>
+#include <fstream>
 #include <iomanip>
 #include <iostream>
 #include <new>
@@ -140,34 +141,51 @@ Status WriteAndClose(int fd, const std::vector<std::byte>& data, const std::stri
   return s;
 }
 
+// The process's umask, read without changing it (umask(2) can only set it,
+// and gRPC threads are running); 022 if /proc cannot say.
+mode_t CurrentUmask() {
+  std::ifstream f("/proc/self/status");
+  std::string line;
+  while (std::getline(f, line)) {
+    if (line.rfind("Umask:", 0) == 0)
+      return static_cast<mode_t>(std::stoul(line.substr(6), nullptr, 8));
+  }
+  return 022;
+}
+
+// Whether FILE can be replaced by renaming a new file over it without changing
+// what a write in place would have done: it is missing, or a regular file of
+// ours with one link that we may write (so no permission, owner, hard link or
+// sticky-directory rule is bypassed or newly in the way).
+bool ReplaceableByRename(const std::string& file, const struct stat& st, bool exists) {
+  if (!exists) return true;
+  return S_ISREG(st.st_mode) && st.st_uid == ::geteuid() && st.st_nlink == 1 &&
+         ::faccessat(AT_FDCWD, file.c_str(), W_OK, AT_EACCESS) == 0;
+}
+
 // Plain write(2)s, not a stream: a small value sits in a stream's buffer until
 // close, whose failure (ENOSPC, EIO) a stream destructor would swallow.
 //
-// A regular file, or a new one, is written under a temporary name in its
-// directory and renamed over FILE once every byte is in, so a get that fails
-// half way (a full disk, a file size limit) leaves FILE as it was and no
-// partial value behind. Anything else (a device, a FIFO, a symbolic link),
-// and a directory where no temporary file can be made, is written in place.
+// A new file, or a regular file of ours (ReplaceableByRename), is written under
+// a temporary name in its directory, synced, and renamed over FILE once every
+// byte is in, so a get that fails half way (a full disk, a file size limit:
+// main() ignores SIGXFSZ so that one is an error too) leaves FILE as it was
+// and no partial value behind. Anything else (a device, a FIFO, a symbolic
+// link, another user's file, a hard-linked one), and a directory where no
+// temporary file can be made, is written in place.
 Status WriteOutput(const std::string& file, const std::vector<std::byte>& data) {
   if (file.empty() || file == "-") return WriteAll(STDOUT_FILENO, data, "to stdout");
   struct stat st {};
   const bool exists = ::lstat(file.c_str(), &st) == 0;
-  if (!exists || S_ISREG(st.st_mode)) {
+  if (ReplaceableByRename(file, st, exists)) {
     std::string tmp = file + ".crescent-XXXXXX";
     int fd = ::mkostemp(tmp.data(), O_CLOEXEC);
     if (fd >= 0) {
-      mode_t mode = st.st_mode & 07777;
-      if (!exists) {
-        mode_t mask = ::umask(0);  // only a read: put back at once
-        ::umask(mask);
-        mode = 0666 & ~mask;
-      }
-      Status s = ::fchmod(fd, mode) == 0 ? Status::Ok() : IoError("cannot write " + file, errno);
-      if (s.ok()) {
-        s = WriteAndClose(fd, data, file);
-      } else {
-        ::close(fd);
-      }
+      const mode_t mode = exists ? st.st_mode & 07777 : 0666 & ~CurrentUmask();
+      Status s = ::fchmod(fd, mode) == 0 ? WriteAll(fd, data, file)
+                                         : IoError("cannot write " + file, errno);
+      if (s.ok() && ::fsync(fd) != 0) s = IoError("cannot write " + file, errno);
+      if (::close(fd) != 0 && s.ok()) s = IoError("cannot write " + file, errno);
       if (s.ok() && ::rename(tmp.c_str(), file.c_str()) != 0) {
         s = IoError("cannot write " + file, errno);
       }
@@ -272,15 +290,19 @@ void AddRm(CLI::App& root) {
       if (f->force) return SetExitCode(0);
       // Without --force, keys a reader holds a lease on stay; say so rather
       // than let "removed N" read as "the namespace is empty".
-      StatusOr<std::vector<std::string>> left = client.value()->List(f->key, 0);
+      constexpr size_t kCount = 1000;  // counted exactly up to here
+      StatusOr<std::vector<std::string>> left = client.value()->List(f->key, kCount + 1);
       if (!left.ok()) return SetExitCode(Report("rm", left.status()));
-      if (left.value().empty()) return SetExitCode(0);
-      return SetExitCode(Report(
-          "rm", Status(ErrorCode::kObjectLeased,
-                       std::to_string(left.value().size()) +
-                           (left.value().size() == 1 ? " key under '" : " keys under '") + f->key +
-                           "' left (leased by readers, or stored meanwhile); retry when the "
-                           "leases end, or --force")));
+      const size_t still = left.value().size();
+      if (still == 0) return SetExitCode(0);
+      const std::string count = still > kCount ? "more than " + std::to_string(kCount) + " keys"
+                                : still == 1   ? "1 key"
+                                               : std::to_string(still) + " keys";
+      return SetExitCode(
+          Report("rm", Status(ErrorCode::kObjectLeased,
+                              count + " under '" + f->key +
+                                  "' left (leased by readers, or stored meanwhile); retry when the "
+                                  "leases end, or --force")));
     }
     Status s = client.value()->Remove(f->key, f->force);
     if (s.code() == ErrorCode::kObjectLeased) {

@@ -1,11 +1,15 @@
 // crescent: the one command-line binary. Each subcommand lives in its own
 // *_command.cc and registers itself through RegisterCommand().
 #include <CLI/CLI.hpp>
+#include <csignal>
 #include <iostream>
 
 #include "cli/command.h"
 
 int main(int argc, char** argv) {
+  // Past a file size limit (ulimit -f), write(2) then fails with EFBIG and the
+  // command reports it and cleans up, instead of being killed half way.
+  std::signal(SIGXFSZ, SIG_IGN);
   CLI::App app{"Crescent: a prefix-aware distributed KV-cache store for LLM serving"};
   app.require_subcommand(1);
   app.set_version_flag("--version", "crescent 0.1.0");

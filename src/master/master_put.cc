@@ -72,7 +72,6 @@ StatusOr<PutGrant> MasterService::PutStart(std::string_view key, uint64_t size,
   if (config.soft_pin_ttl_ms < 0) {
     return fail(Status(ErrorCode::kInvalidArgument, "soft pin TTL is negative"));
   }
-  if (Status s = CheckUnderWatermark(size, config); !s.ok()) return fail(s);
   Located loc = Locate(key);
   auto exists_error = [&] {
     return Status(ErrorCode::kObjectAlreadyExists, "key '" + std::string(key) + "' exists");
@@ -88,6 +87,9 @@ StatusOr<PutGrant> MasterService::PutStart(std::string_view key, uint64_t size,
       return fail(exists_error());
     }
   }
+  // After the repeat check: a retry must get its own put back even if the
+  // segments changed since its first try.
+  if (Status s = CheckUnderWatermark(size, config); !s.ok()) return fail(s);
   std::vector<ReplicaSlot> slots = AllocateWithEviction(size, config);
   if (slots.empty()) {
     return fail(Status(ErrorCode::kNoSpace, "no space for " + std::to_string(size) +

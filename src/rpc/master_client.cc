@@ -236,8 +236,10 @@ struct MasterClient::Impl {
   }
 
   // Calls `method` with a fresh deadline per try, retrying UNAVAILABLE with
-  // exponential backoff. A retried non-idempotent call (a put start whose reply
-  // was lost) may answer kObjectAlreadyExists; callers treat that as a conflict.
+  // exponential backoff. Every try sends the same request, so a PutStart's put
+  // attempts repeat and a try after a lost reply gets that put back (PutEnd
+  // with its token is idempotent too); other retried calls are reads, or
+  // removes whose repeat answers OBJECT_NOT_FOUND.
   // `meanwhile` runs during the first try only.
   template <typename Req, typename Resp>
   crescent::Status Invoke(const char* rpc, AsyncMethod<Req, Resp> method, const Req& req,

@@ -285,6 +285,17 @@ StatusOr<std::shared_ptr<Mapping>> ShmTransport::MappingFor(const TransferOp& op
   // successful handshake replaces the mapping, so a stale capability cannot
   // evict a good one.
   if (state.mapping && state.mapping->segment == op.cap.segment) return state.mapping;
+  {
+    // A handshake with this endpoint failed a moment ago (below): do not pay
+    // for another within the same batch; the caller goes over TCP.
+    std::lock_guard<std::mutex> reach_lock(mu_);  // after state.mu: never the reverse
+    auto it = reach_.find(op.endpoint);
+    if (it != reach_.end() && !it->second.ok &&
+        Clock::now() - it->second.checked < kNegativeReachTtl) {
+      return Status(ErrorCode::kUnavailable, "shared memory of " + op.endpoint +
+                                                 " is unavailable (a recent handshake failed)");
+    }
+  }
   int64_t left =
       std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
   if (left <= 0) return Status(ErrorCode::kTimeout, "shm handshake: deadline passed");
