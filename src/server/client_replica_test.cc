@@ -130,13 +130,39 @@ uint64_t AddressSpaceInUse() {
   return 0;
 }
 
+// While alive, the process may grow its address space by `headroom` bytes
+// only (RLIMIT_AS); the old limit comes back on destruction. Sanitizer builds
+// skip such tests: their shadow memory cannot live under the limit.
+class AddressSpaceLimit {
+ public:
+  explicit AddressSpaceLimit(uint64_t headroom) {
+    if (getrlimit(RLIMIT_AS, &old_) != 0 || AddressSpaceInUse() == 0) return;
+    rlimit tight = old_;
+    tight.rlim_cur = AddressSpaceInUse() + headroom;
+    set_ = setrlimit(RLIMIT_AS, &tight) == 0;
+  }
+  ~AddressSpaceLimit() {
+    if (set_) setrlimit(RLIMIT_AS, &old_);
+  }
+  bool set() const { return set_; }
+
+ private:
+  rlimit old_{};
+  bool set_ = false;
+};
+
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define SKIP_UNDER_SANITIZERS() \
+  GTEST_SKIP() << "an address-space limit starves the sanitizers' shadow memory"
+#else
+#define SKIP_UNDER_SANITIZERS() (void)0
+#endif
+
 // A same-host segment this process cannot map (here: an address-space limit
 // smaller than the segment) is not an error: the get goes to the same replica
 // over TCP, and later gets go there directly instead of trying shm again.
 TEST(ClientShmFallbackTest, AnUnmappableSegmentIsReadOverTcp) {
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-  GTEST_SKIP() << "an address-space limit starves the sanitizers' shadow memory";
-#endif
+  SKIP_UNDER_SANITIZERS();
   server::LocalClusterOptions o = SmallCluster(1, /*shared_memory=*/true);
   o.segment_size = uint64_t{256} << 20;
   auto cluster = StartCluster(o);
@@ -148,17 +174,15 @@ TEST(ClientShmFallbackTest, AnUnmappableSegmentIsReadOverTcp) {
   ASSERT_TRUE(writer->Put("k", Bytes(v)).ok());
   ASSERT_TRUE(reader->Exists("k").ok());  // the reader's channel and threads exist
 
-  rlimit old{};
-  ASSERT_EQ(getrlimit(RLIMIT_AS, &old), 0);
-  const uint64_t in_use = AddressSpaceInUse();
-  ASSERT_GT(in_use, 0u);
-  rlimit tight = old;
-  tight.rlim_cur = in_use + (uint64_t{96} << 20);  // room for the value, not the 256 MiB segment
-  ASSERT_EQ(setrlimit(RLIMIT_AS, &tight), 0);
-  StatusOr<std::vector<std::byte>> first = reader->Get("k");
-  const uint64_t after_first = reader->Counters().shm_fallbacks;
-  StatusOr<std::vector<std::byte>> second = reader->Get("k");
-  ASSERT_EQ(setrlimit(RLIMIT_AS, &old), 0);
+  StatusOr<std::vector<std::byte>> first = Status(), second = Status();
+  uint64_t after_first = 0;
+  {
+    AddressSpaceLimit limit(uint64_t{96} << 20);  // room for the value, not the 256 MiB segment
+    ASSERT_TRUE(limit.set());
+    first = reader->Get("k");
+    after_first = reader->Counters().shm_fallbacks;
+    second = reader->Get("k");
+  }
 
   ASSERT_TRUE(first.ok()) << first.status().ToString();
   EXPECT_TRUE(*first == v);
@@ -172,9 +196,7 @@ TEST(ClientShmFallbackTest, AnUnmappableSegmentIsReadOverTcp) {
 // NO_SPACE with the size (no bad_alloc across the library boundary), and the
 // other keys of the batch are still read.
 TEST(ClientShmFallbackTest, AValueTheClientCannotHoldIsNoSpace) {
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-  GTEST_SKIP() << "an address-space limit starves the sanitizers' shadow memory";
-#endif
+  SKIP_UNDER_SANITIZERS();
   server::LocalClusterOptions o = SmallCluster(1, /*shared_memory=*/false);
   o.segment_size = uint64_t{192} << 20;
   auto cluster = StartCluster(o);
@@ -189,15 +211,14 @@ TEST(ClientShmFallbackTest, AValueTheClientCannotHoldIsNoSpace) {
   }
   ASSERT_TRUE(client->Get("small").ok());  // channels, lanes and threads exist
 
-  rlimit old{};
-  ASSERT_EQ(getrlimit(RLIMIT_AS, &old), 0);
-  rlimit tight = old;
-  tight.rlim_cur = AddressSpaceInUse() + (uint64_t{96} << 20);
-  ASSERT_EQ(setrlimit(RLIMIT_AS, &tight), 0);
-  StatusOr<std::vector<std::byte>> one = client->Get("big");
-  const std::vector<std::string> keys = {"small", "big"};
-  std::vector<StatusOr<std::vector<std::byte>>> batch = client->BatchGet(keys);
-  ASSERT_EQ(setrlimit(RLIMIT_AS, &old), 0);
+  StatusOr<std::vector<std::byte>> one = Status();
+  std::vector<StatusOr<std::vector<std::byte>>> batch;
+  {
+    AddressSpaceLimit limit(uint64_t{96} << 20);  // less than the 160 MiB value
+    ASSERT_TRUE(limit.set());
+    one = client->Get("big");
+    batch = client->BatchGet(std::vector<std::string>{"small", "big"});
+  }
 
   EXPECT_EQ(one.status().code(), ErrorCode::kNoSpace) << one.status().ToString();
   EXPECT_NE(one.status().message().find("cannot allocate 167772160 bytes"), std::string::npos)
