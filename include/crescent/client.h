@@ -32,8 +32,8 @@ struct ClientConfig {
   int64_t transfer_timeout_ms = 10000;  // per data-plane batch
   int tcp_lanes = 4;                    // TCP connections per store node
   // TCP congestion control of this client's data connections (e.g. "cubic",
-  // "reno"); "" keeps the system default. Connect refuses a name the kernel
-  // does not offer or allow.
+  // "reno"). Empty: $CRESCENT_TCP_CONGESTION, else the system default.
+  // Connect refuses a name the kernel does not offer or allow.
   std::string tcp_congestion;
   bool use_shared_memory = true;  // same-host transfers by memcpy
   // Same-host objects whose place this client remembers (from its puts and

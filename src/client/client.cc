@@ -3,6 +3,7 @@
 #include "crescent/client.h"
 
 #include <atomic>
+#include <cstdlib>
 #include <functional>
 #include <optional>
 #include <stdexcept>
@@ -215,7 +216,15 @@ struct Client::Impl {
 Client::Client(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Client::~Client() = default;
 
-StatusOr<std::unique_ptr<Client>> Client::Connect(const ClientConfig& config) {
+StatusOr<std::unique_ptr<Client>> Client::Connect(const ClientConfig& given) {
+  ClientConfig config = given;
+  if (config.tcp_congestion.empty()) {
+    // The environment reaches clients made by programs that do not set it
+    // themselves (the CLI verbs, the Python binding, the HiCache adapter).
+    if (const char* env = std::getenv("CRESCENT_TCP_CONGESTION"); env != nullptr) {
+      config.tcp_congestion = env;
+    }
+  }
   if (Status s = transfer::CheckCongestionControl(config.tcp_congestion); !s.ok()) {
     return Status(s.code(), "tcp_congestion: " + s.message());
   }

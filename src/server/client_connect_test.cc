@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -27,6 +28,30 @@ TEST(ClientConnectTest, UnknownCongestionControlIsRefusedUpFront) {
   auto ok = Client::Connect(cc);
   if (!ok.ok())
     EXPECT_NE(ok.status().code(), ErrorCode::kInvalidArgument) << ok.status().ToString();
+}
+
+// $CRESCENT_TCP_CONGESTION applies when the config names none (the CLI, the
+// Python binding), and is checked like the field; the field wins over it.
+TEST(ClientConnectTest, CongestionControlFromTheEnvironment) {
+  ClientConfig cc;
+  cc.master_address = "127.0.0.1:1";
+  setenv("CRESCENT_TCP_CONGESTION", "no-such-cc-env", 1);
+  auto refused = Client::Connect(cc);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().code(), ErrorCode::kInvalidArgument);
+  EXPECT_NE(refused.status().message().find("no-such-cc-env"), std::string::npos);
+  cc.tcp_congestion = "reno";  // the field wins
+  auto ok = Client::Connect(cc);
+  if (!ok.ok())
+    EXPECT_NE(ok.status().code(), ErrorCode::kInvalidArgument) << ok.status().ToString();
+  setenv("CRESCENT_TCP_CONGESTION", "reno", 1);
+  cc.tcp_congestion.clear();
+  auto from_env = Client::Connect(cc);
+  if (!from_env.ok()) {
+    EXPECT_NE(from_env.status().code(), ErrorCode::kInvalidArgument)
+        << from_env.status().ToString();
+  }
+  unsetenv("CRESCENT_TCP_CONGESTION");
 }
 
 TEST(ClientConnectTest, UnreachableMasterIsUnavailableAndNamesTheAddress) {

@@ -11,6 +11,7 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <optional>
 
 #include "integration/cluster.h"
 #include "integration/raw_socket.h"
@@ -24,14 +25,23 @@ using testing::Not;
 class CliTest : public testing::Test {
  protected:
   void SetUp() override {
-    http_port_ = PickFreePort();
-    ASSERT_NE(http_port_, 0);
-    serve_ = std::make_unique<Process>(
-        std::vector<std::string>{CrescentBin(), "serve", "--port", "0", "--http-port",
-                                 std::to_string(http_port_), "--segment-size", "64MiB"},
-        dir_.File("serve.log"));
-    ASSERT_TRUE(serve_->started());
-    auto m = serve_->WaitForMatch(std::regex(R"(listening on ([0-9.]+:[0-9]+))"), kStartTimeout);
+    // The admin port is picked here, so another process may take it before
+    // serve binds it (seen while another test run shared the machine): then
+    // serve exits saying so, and a fresh port is tried.
+    std::optional<std::vector<std::string>> m;
+    for (int attempt = 0; attempt < 5; ++attempt) {
+      http_port_ = PickFreePort();
+      ASSERT_NE(http_port_, 0);
+      serve_ = std::make_unique<Process>(
+          std::vector<std::string>{CrescentBin(), "serve", "--port", "0", "--http-port",
+                                   std::to_string(http_port_), "--segment-size", "64MiB"},
+          dir_.File("serve.log"));
+      ASSERT_TRUE(serve_->started());
+      m = serve_->WaitForMatch(std::regex(R"(listening on ([0-9.]+:[0-9]+))"), kStartTimeout);
+      if (serve_->WaitForLine("ready", kStartTimeout)) break;
+      if (serve_->Output().find("admin HTTP cannot listen") == std::string::npos) break;
+      m.reset();
+    }
     ASSERT_TRUE(m.has_value() && serve_->WaitForLine("ready", kStartTimeout)) << serve_->Output();
     master_ = (*m)[1];
   }
