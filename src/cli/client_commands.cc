@@ -130,10 +130,12 @@ Status WriteAll(int fd, const std::vector<std::byte>& data, const std::string& n
   return Status::Ok();
 }
 
-// Writes `data` to the open `fd` and closes it; close can report a deferred
-// write error (NFS, quota), so it is checked too.
-Status WriteAndClose(int fd, const std::vector<std::byte>& data, const std::string& name) {
+// Writes `data` to the open `fd` (then fsyncs it, with `sync`) and closes it;
+// close can report a deferred write error (NFS, quota), so it is checked too.
+Status WriteAndClose(int fd, const std::vector<std::byte>& data, const std::string& name,
+                     bool sync = false) {
   Status s = WriteAll(fd, data, name);
+  if (s.ok() && sync && ::fsync(fd) != 0) s = IoError("cannot write " + name, errno);
   if (::close(fd) != 0) {
     int err = errno;
     if (s.ok()) s = IoError("cannot write " + name, err);
@@ -182,10 +184,13 @@ Status WriteOutput(const std::string& file, const std::vector<std::byte>& data) 
     int fd = ::mkostemp(tmp.data(), O_CLOEXEC);
     if (fd >= 0) {
       const mode_t mode = exists ? st.st_mode & 07777 : 0666 & ~CurrentUmask();
-      Status s = ::fchmod(fd, mode) == 0 ? WriteAll(fd, data, file)
-                                         : IoError("cannot write " + file, errno);
-      if (s.ok() && ::fsync(fd) != 0) s = IoError("cannot write " + file, errno);
-      if (::close(fd) != 0 && s.ok()) s = IoError("cannot write " + file, errno);
+      Status s;
+      if (::fchmod(fd, mode) == 0) {
+        s = WriteAndClose(fd, data, file, /*sync=*/true);
+      } else {
+        s = IoError("cannot write " + file, errno);
+        ::close(fd);
+      }
       if (s.ok() && ::rename(tmp.c_str(), file.c_str()) != 0) {
         s = IoError("cannot write " + file, errno);
       }

@@ -24,12 +24,8 @@ std::vector<Status> ReplicaIo::Run(const std::vector<transfer::TransferOp>& ops)
   };
   if (!via_shm.empty()) {
     execute(*shm_, via_shm);
-    // Failures of the shared-memory path itself, not of the op: TCP to the
-    // same replica may still carry it. (A lease, capability or range error
-    // would fail there too, and a timeout has used the op's time.)
     for (size_t i : via_shm) {
-      const ErrorCode c = out[i].code();
-      if (c == ErrorCode::kUnavailable || c == ErrorCode::kIoError || c == ErrorCode::kInternal) {
+      if (transfer::IsShmPathFailure(out[i].code())) {
         via_tcp.push_back(i);
         shm_fallbacks_.fetch_add(1, std::memory_order_relaxed);
       }

@@ -301,8 +301,7 @@ StatusOr<std::shared_ptr<Mapping>> ShmTransport::MappingFor(const TransferOp& op
   if (left <= 0) return Status(ErrorCode::kTimeout, "shm handshake: deadline passed");
   StatusOr<std::shared_ptr<Mapping>> fresh = Handshake(state.shm_name, op.cap, left);
   if (!fresh.ok()) {
-    const ErrorCode c = fresh.status().code();
-    if (c == ErrorCode::kUnavailable || c == ErrorCode::kIoError || c == ErrorCode::kInternal) {
+    if (IsShmPathFailure(fresh.status().code())) {
       // The path, not the capability, failed (socket gone, segment not
       // mappable here): CanReach says no until the negative reach expires, so
       // callers use TCP meanwhile instead of failing here op after op.

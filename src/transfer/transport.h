@@ -53,4 +53,12 @@ class Transport {
   }
 };
 
+// Whether a shared-memory failure is one of the path itself (the node's
+// socket unreachable, its segment not mappable here) rather than of the op:
+// then TCP to the same replica may still carry it. A lease, capability or
+// range error would fail there too, and a timeout has used the op's time.
+inline bool IsShmPathFailure(ErrorCode c) {
+  return c == ErrorCode::kUnavailable || c == ErrorCode::kIoError || c == ErrorCode::kInternal;
+}
+
 }  // namespace crescent::transfer
