@@ -22,8 +22,8 @@
 //   BatchQueryPrefix(128 keys): p50/p99 with 1 client, keys/s with 4 threads;
 //   and one Exists round trip next to a raw loopback ping-pong (the floor).
 // It then prints the targets as ✓/✗ lines, for one object per call and for
-// batches of 8, with the raw one-object shape next to one-object calls. Figures only: the exit status is 0
-// unless something failed outright (a put, a get, a wrong byte).
+// batches of 8, with the raw one-object shape next to one-object calls. Figures only: the exit
+// status is 0 unless something failed outright (a put, a get, a wrong byte).
 #include <atomic>
 #include <cinttypes>
 #include <memory>
@@ -219,6 +219,7 @@ int main(int argc, char** argv) {
   if (f.rpc_threads > 0) lo.master.rpc.threads = f.rpc_threads;
   auto cluster = server::LocalCluster::Start(lo);
   if (!cluster.ok()) Die("cluster: " + cluster.status().ToString());
+  (*cluster)->WaitPagesWarm();  // its warmer would compete with every figure
   const std::string master = (*cluster)->master_address();
   auto tcp = Connect(master, /*shm=*/false);
   auto shm = Connect(master, /*shm=*/true);

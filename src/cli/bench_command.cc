@@ -224,6 +224,7 @@ int RunBench(Mode mode, const BenchFlags& f) {
                             ? std::max<uint64_t>(256ull << 20, need + need / 2 + (64ull << 20))
                             : Must(ParseByteSize(f.segment_size), "--segment-size");
       cluster = Must(server::LocalCluster::Start(lo), "starting the embedded cluster");
+      cluster->WaitPagesWarm();  // untimed: the warmer would compete with the phases
       master = cluster->master_address();
       doc["cluster"] = {{"kind", "embedded"},
                         {"store_nodes", f.nodes},

@@ -63,9 +63,9 @@ StatusOr<uint64_t> ParsePages(const std::string& spec, uint64_t distinct) {
   uint64_t n = 0;
   auto [end, ec] = std::from_chars(spec.data(), spec.data() + spec.size(), n);
   if (ec != std::errc() || end != spec.data() + spec.size() || n == 0) {
-    return Status(ErrorCode::kInvalidArgument,
-                  "--capacity-pages must be a positive page count or a percentage, not '" +
-                      spec + "'");
+    return Status(
+        ErrorCode::kInvalidArgument,
+        "--capacity-pages must be a positive page count or a percentage, not '" + spec + "'");
   }
   return n;
 }
@@ -140,8 +140,9 @@ int RunReplayCommand(const ReplayFlags& f, const std::vector<std::string>& embed
     c.eviction_policy = f.eviction_policy;
     c.high_watermark = f.high_watermark;
     // Default: one page per background round, so the cache stays within one page of full.
-    c.evict_ratio = f.evict_ratio > 0 ? f.evict_ratio
-                                      : static_cast<double>(*page_size) / static_cast<double>(segment);
+    c.evict_ratio = f.evict_ratio > 0
+                        ? f.evict_ratio
+                        : static_cast<double>(*page_size) / static_cast<double>(segment);
     c.lease_ms = f.lease_ms;
     c.heartbeat_ttl_ms = std::max<int64_t>(c.heartbeat_ttl_ms, 10'000);
     // Pages are allocated back to back with no rounding, so the segment holds
@@ -153,6 +154,7 @@ int RunReplayCommand(const ReplayFlags& f, const std::vector<std::string>& embed
     auto started = server::LocalCluster::Start(o);
     if (!started.ok()) return Fail("embedded cluster: " + started.status().ToString());
     cluster = std::move(started.value());
+    cluster->WaitPagesWarm();  // untimed: the warmer would compete with the replay
     address = cluster->master_address();
     cluster_desc = "embedded: 1 store node, " + FormatBytes(segment) + " segment (" +
                    std::to_string(segment / *page_size) + " pages), " + f.eviction_policy +
@@ -176,8 +178,8 @@ int RunReplayCommand(const ReplayFlags& f, const std::vector<std::string>& embed
   replay::ReplayOptions ro;
   ro.page_size = *page_size;
   ro.streams = f.streams;
-  ro.beyond_prefix = f.beyond_prefix == "skip" ? replay::BeyondPrefix::kSkip
-                                               : replay::BeyondPrefix::kRead;
+  ro.beyond_prefix =
+      f.beyond_prefix == "skip" ? replay::BeyondPrefix::kSkip : replay::BeyondPrefix::kRead;
   ro.progress = [&bar](uint64_t done, uint64_t total) { bar.Update(done, total, "replaying"); };
   auto result = replay::RunReplay(*client.value(), *plan, ro);
   bar.Clear();
@@ -217,17 +219,18 @@ const Registrar kRegistrar([](CLI::App& app) {
                   "is started in this process");
   cmd->add_option("--page-size", f->page_size, "Bytes per page (one page per hash id)")
       ->capture_default_str();
-  auto* speed = cmd->add_option("--speed", f->speed,
-                                "Replay at X times the trace's timestamps")
+  auto* speed = cmd->add_option("--speed", f->speed, "Replay at X times the trace's timestamps")
                     ->capture_default_str()
                     ->check(CLI::PositiveNumber);
-  cmd->add_flag("--max-rate", f->max_rate, "Ignore timestamps; send requests as fast as the "
-                                           "streams go")
+  cmd->add_flag("--max-rate", f->max_rate,
+                "Ignore timestamps; send requests as fast as the "
+                "streams go")
       ->excludes(speed);
   cmd->add_option("--limit", f->limit, "Replay only the first N requests (0: all)")
       ->capture_default_str();
-  cmd->add_option("--json", f->json, "Also write the report as JSON to this file ('-': stdout "
-                                     "instead of the table)");
+  cmd->add_option("--json", f->json,
+                  "Also write the report as JSON to this file ('-': stdout "
+                  "instead of the table)");
   cmd->add_option("--streams", f->streams,
                   "Concurrent request streams; lookups stay in arrival order")
       ->capture_default_str()
@@ -246,10 +249,10 @@ const Registrar kRegistrar([](CLI::App& app) {
   auto* cap = cmd->add_option("--capacity-pages", f->capacity_pages,
                               "Embedded cluster: segment of exactly N pages (or P% of the "
                               "trace's distinct pages)");
-  auto* pol = cmd->add_option("--eviction-policy", f->eviction_policy,
-                              "Embedded cluster: eviction policy")
-                  ->capture_default_str()
-                  ->check(CLI::IsMember(cache::PolicyNames()));
+  auto* pol =
+      cmd->add_option("--eviction-policy", f->eviction_policy, "Embedded cluster: eviction policy")
+          ->capture_default_str()
+          ->check(CLI::IsMember(cache::PolicyNames()));
   auto* hw = cmd->add_option("--high-watermark", f->high_watermark,
                              "Embedded cluster: background eviction starts at this fill")
                  ->capture_default_str()

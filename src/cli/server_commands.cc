@@ -19,6 +19,7 @@ struct StoreFlags {
   store::StoreNodeOptions node;
   std::string segment_size = "1GiB";
   bool no_shm = false;
+  bool no_warm_pages = false;
 
   void Add(CLI::App& app, bool standalone) {
     app.add_option("--segment-size", segment_size, "DRAM segment size (e.g. 512MiB, 4GiB)")
@@ -35,6 +36,9 @@ struct StoreFlags {
                    "TCP congestion control of accepted data connections (e.g. cubic, reno; "
                    "default: the system's)");
     app.add_flag("--no-shm", no_shm, "Do not offer shared memory to same-host clients");
+    app.add_flag("--no-warm-pages", no_warm_pages,
+                 "Do not touch the segment's pages in the background after start (on VMs "
+                 "with shadow paging, the first transfers then pay a trap per page)");
     if (standalone) {
       app.add_option("--host", node.host, "Address to listen on and advertise for data")
           ->capture_default_str();
@@ -50,6 +54,7 @@ struct StoreFlags {
     if (!size.ok()) return size.status();
     node.segment_size = size.value();
     node.shared_memory = !no_shm;
+    node.warm_pages = !no_warm_pages;
     if (Status s = transfer::CheckCongestionControl(node.tcp_congestion); !s.ok()) {
       return Status(s.code(), "--tcp-congestion: " + s.message());
     }

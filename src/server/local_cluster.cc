@@ -21,6 +21,7 @@ StatusOr<std::unique_ptr<LocalCluster>> LocalCluster::Start(const LocalClusterOp
     no.shared_memory = options.shared_memory;
     no.heartbeat_interval_ms = options.heartbeat_interval_ms;
     no.tcp_congestion = options.tcp_congestion;
+    no.warm_pages = options.warm_pages;
     no.master.address = c->address_;
     auto node = store::StoreNode::Start(no, secret);
     if (!node.ok()) return node.status();

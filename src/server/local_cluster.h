@@ -20,6 +20,7 @@ struct LocalClusterOptions {
   bool shared_memory = true;
   int64_t heartbeat_interval_ms = 200;
   std::string tcp_congestion;  // the store nodes' data connections; "" = system default
+  bool warm_pages = true;      // StoreNodeOptions::warm_pages
 
   LocalClusterOptions() {
     master.rpc.listen_address = "127.0.0.1:0";
@@ -36,6 +37,11 @@ class LocalCluster {
   master::MasterService& master() { return host_->master(); }
   store::StoreNode& node(size_t i) { return *nodes_[i]; }
   size_t node_count() const { return nodes_.size(); }
+  // Blocks until every node's page warmer is done (benchmarks: it competes
+  // for the CPU while it runs).
+  void WaitPagesWarm() {
+    for (auto& n : nodes_) n->WaitPagesWarm();
+  }
   // Stops node i as a clean shutdown would (unmounts it).
   void StopNode(size_t i) { nodes_[i]->Stop(); }
 

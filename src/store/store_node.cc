@@ -33,6 +33,10 @@ StatusOr<std::unique_ptr<StoreNode>> StoreNode::Start(const StoreNodeOptions& op
   auto segment = transfer::SegmentMemory::Create(opt.segment_name, opt.segment_size);
   if (!segment.ok()) return segment.status();
   node->segment_ = std::move(segment.value());
+  if (opt.warm_pages) {
+    node->warmer_ =
+        std::make_unique<transfer::PageWarmer>(node->segment_->data(), opt.segment_size);
+  }
 
   transfer::TcpServerOptions tcp_options;
   tcp_options.host = opt.host;
@@ -118,6 +122,7 @@ void StoreNode::Stop() {
     stop_ = true;
   }
   cv_.notify_all();
+  if (warmer_) warmer_->Stop();
   if (heartbeat_.joinable()) heartbeat_.join();
   if (master_ && segment_ && segment_->id() != 0) {
     Status s = master_->UnmountSegment(options_.segment_name, options_.node_id);

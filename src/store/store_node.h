@@ -19,6 +19,7 @@
 #include "crescent/status.h"
 #include "rpc/master_client.h"
 #include "transfer/capability.h"
+#include "transfer/page_warmer.h"
 #include "transfer/segment_memory.h"
 #include "transfer/shm_server.h"
 #include "transfer/tcp_server.h"
@@ -34,6 +35,9 @@ struct StoreNodeOptions {
   int io_threads = 2;
   std::string tcp_congestion;  // TCP_CONGESTION of data connections; "" = system default
   bool shared_memory = true;   // offer the memfd to same-host clients
+  // Touch every page of the segment once in the background after start, so the
+  // first transfers into it do not pay first-access traps (page_warmer.h).
+  bool warm_pages = true;
   int64_t heartbeat_interval_ms = 1000;
   rpc::MasterClientOptions master;
 };
@@ -52,6 +56,12 @@ class StoreNode {
   uint32_t segment_id() const { return segment_->id(); }
   uint64_t remounts() const;
   uint64_t segment_size() const { return options_.segment_size; }
+  // Bytes of the segment whose pages the warmer touched (0 without warming).
+  uint64_t warmed_bytes() const { return warmer_ ? warmer_->warmed_bytes() : 0; }
+  // Blocks until the warmer finished or was stopped; returns at once without one.
+  void WaitPagesWarm() {
+    if (warmer_) warmer_->Wait();
+  }
 
  private:
   StoreNode(StoreNodeOptions options, transfer::CapabilitySigner signer)
@@ -62,6 +72,7 @@ class StoreNode {
   StoreNodeOptions options_;
   transfer::CapabilitySigner signer_;
   std::unique_ptr<transfer::SegmentMemory> segment_;
+  std::unique_ptr<transfer::PageWarmer> warmer_;  // after segment_: destroyed first
   std::unique_ptr<transfer::TcpDataServer> tcp_;
   std::unique_ptr<transfer::ShmServer> shm_;
   std::unique_ptr<rpc::MasterClient> master_;
