@@ -3,13 +3,11 @@
 // against a master plus two store nodes. The assertions are about structure and
 // sanity (bytes moved == bytes requested, counts match, ratios positive), never
 // about time.
-#include <arpa/inet.h>
 #include <fcntl.h>
-#include <netinet/in.h>
+#include <gtest/gtest.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/prctl.h>
-#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -20,11 +18,10 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <regex>
 #include <string>
 #include <thread>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 namespace {
 
@@ -59,8 +56,7 @@ BenchRun Bench(const std::string& args) {
   const fs::path out_file = TempDir() / ("run" + std::to_string(n) + ".out");
   const fs::path err_file = TempDir() / ("run" + std::to_string(n) + ".err");
   const std::string cmd = std::string(CRESCENT_BIN) + " bench " + args + " --json " +
-                          json_file.string() + " >" + out_file.string() + " 2>" +
-                          err_file.string();
+                          json_file.string() + " >" + out_file.string() + " 2>" + err_file.string();
   BenchRun r;
   const int status = std::system(cmd.c_str());
   r.rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
@@ -126,6 +122,13 @@ class Child {
     return false;
   }
   const std::string& text() const { return text_; }
+  // HOST:PORT from the "listening on HOST:PORT" line a master prints ("" when
+  // absent): the servers bind port 0, so no port is picked here and raced.
+  std::string ListenAddress() const {
+    std::smatch m;
+    if (!std::regex_search(text_, m, std::regex(R"(listening on ([0-9.]+:[0-9]+))"))) return "";
+    return m[1];
+  }
 
  private:
   pid_t pid_ = -1;
@@ -133,26 +136,13 @@ class Child {
   std::string text_;
 };
 
-int FreePort() {
-  // The kernel's next ephemeral ports are unlikely to be taken; bind 0 and read.
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof(a);
-  bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a));
-  getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-  close(fd);
-  return ntohs(a.sin_port);
-}
-
 bool HaveRedis() { return std::system("command -v redis-server >/dev/null 2>&1") == 0; }
 
 // The fields every row carries, and the sanity of a data-moving row.
 void CheckRow(const json& row) {
-  for (const char* k : {"system", "op", "size", "clients", "batch", "reps", "calls", "items",
-                        "bytes_requested", "bytes_moved", "errors", "seconds", "gb_per_s",
-                        "items_per_s", "p50_us", "p99_us"}) {
+  for (const char* k :
+       {"system", "op", "size", "clients", "batch", "reps", "calls", "items", "bytes_requested",
+        "bytes_moved", "errors", "seconds", "gb_per_s", "items_per_s", "p50_us", "p99_us"}) {
     ASSERT_TRUE(row.contains(k)) << k << " missing in " << row.dump();
   }
   EXPECT_EQ(row["errors"].get<uint64_t>(), 0u) << row.dump();
@@ -162,8 +152,8 @@ void CheckRow(const json& row) {
   EXPECT_LE(row["p50_us"].get<double>(), row["p99_us"].get<double>()) << row.dump();
 }
 
-void CheckPutGetRows(const json& rows, const std::vector<uint64_t>& sizes, int clients,
-                     int batch, const std::string& system) {
+void CheckPutGetRows(const json& rows, const std::vector<uint64_t>& sizes, int clients, int batch,
+                     const std::string& system) {
   ASSERT_TRUE(rows.is_array());
   ASSERT_EQ(rows.size(), sizes.size() * 4) << rows.dump();
   size_t i = 0;
@@ -227,7 +217,8 @@ TEST(BenchCli, PutGetTcpEmbedded) {
 }
 
 TEST(BenchCli, PutGetShmTwoEmbeddedNodes) {
-  BenchRun r = Bench("put-get --quick --size 64KiB,1MiB --batch 3 --transport shm --nodes 2 --reps 2");
+  BenchRun r =
+      Bench("put-get --quick --size 64KiB,1MiB --batch 3 --transport shm --nodes 2 --reps 2");
   ASSERT_EQ(r.rc, 0) << r.out << r.err;
   EXPECT_EQ(r.doc["cluster"]["store_nodes"].get<int>(), 2);
   CheckPutGetRows(r.doc["put_get"], {65536, 1 << 20}, 1, 3, "crescent-shm");
@@ -254,9 +245,9 @@ TEST(BenchCli, Baseline) {
   for (const json& row : rows) {
     CheckRow(row);
     EXPECT_EQ(row["bytes_moved"].get<uint64_t>(), row["bytes_requested"].get<uint64_t>());
-    EXPECT_EQ(row["bytes_requested"].get<uint64_t>(),
-              row["reps"].get<uint64_t>() * row["items"].get<uint64_t>() *
-                  row["size"].get<uint64_t>());
+    EXPECT_EQ(
+        row["bytes_requested"].get<uint64_t>(),
+        row["reps"].get<uint64_t>() * row["items"].get<uint64_t>() * row["size"].get<uint64_t>());
     EXPECT_GT(row["gb_per_s"].get<double>(), 0);
     tcp += row["system"] == "tcp";
     copy += row["system"] == "memcpy";
@@ -268,7 +259,8 @@ TEST(BenchCli, Baseline) {
 
 TEST(BenchCli, VsRedis) {
   if (!HaveRedis()) GTEST_SKIP() << "redis-server is not installed";
-  BenchRun r = Bench("vs-redis --quick --size 64KiB,1MiB --batch 2 --exists-batch 4,128 --miss 0.5");
+  BenchRun r =
+      Bench("vs-redis --quick --size 64KiB,1MiB --batch 2 --exists-batch 4,128 --miss 0.5");
   ASSERT_EQ(r.rc, 0) << r.out << r.err;
   EXPECT_NE(r.out.find("crescent vs redis"), std::string::npos) << r.out;
   // put-get over tcp then shm, 2 sizes × 4 ops each.
@@ -323,11 +315,11 @@ TEST(BenchCli, UsageErrors) {
 }
 
 TEST(BenchCli, AgainstCrescentServe) {
-  const int port = FreePort();
-  Child serve({CRESCENT_BIN, "serve", "--port", std::to_string(port), "--http-port", "0",
-               "--segment-size", "256MiB"});
+  Child serve(
+      {CRESCENT_BIN, "serve", "--port", "0", "--http-port", "0", "--segment-size", "256MiB"});
   ASSERT_TRUE(serve.WaitReady()) << serve.text();
-  const std::string master = " --master 127.0.0.1:" + std::to_string(port);
+  ASSERT_FALSE(serve.ListenAddress().empty()) << serve.text();
+  const std::string master = " --master " + serve.ListenAddress();
   BenchRun pg = Bench("put-get --quick --size 64KiB,1MiB --batch 2 --transport shm" + master);
   ASSERT_EQ(pg.rc, 0) << pg.out << pg.err;
   EXPECT_EQ(pg.doc["cluster"]["kind"], "external");
@@ -339,14 +331,12 @@ TEST(BenchCli, AgainstCrescentServe) {
 
 TEST(BenchCli, AgainstMasterAndTwoStores) {
   const fs::path secret = TempDir() / "secret";
-  {
-    std::ofstream(secret) << "bench-cli-test-secret-0123456789abcdef\n";
-  }
-  const int port = FreePort();
-  const std::string addr = "127.0.0.1:" + std::to_string(port);
-  Child master({CRESCENT_BIN, "master", "--port", std::to_string(port), "--http-port", "0",
-                "--secret-file", secret.string()});
+  { std::ofstream(secret) << "bench-cli-test-secret-0123456789abcdef\n"; }
+  Child master({CRESCENT_BIN, "master", "--port", "0", "--http-port", "0", "--secret-file",
+                secret.string()});
   ASSERT_TRUE(master.WaitReady()) << master.text();
+  const std::string addr = master.ListenAddress();
+  ASSERT_FALSE(addr.empty()) << master.text();
   Child s1({CRESCENT_BIN, "store", "--master", addr, "--segment-size", "128MiB", "--node-id",
             "bench-a", "--secret-file", secret.string()});
   Child s2({CRESCENT_BIN, "store", "--master", addr, "--segment-size", "128MiB", "--node-id",
@@ -355,7 +345,7 @@ TEST(BenchCli, AgainstMasterAndTwoStores) {
   ASSERT_TRUE(s2.WaitReady()) << s2.text();
   for (const char* transport : {"tcp", "shm"}) {
     BenchRun pg = Bench(std::string("put-get --quick --size 64KiB,1MiB --batch 4 --clients 2 ") +
-                   "--transport " + transport + " --master " + addr);
+                        "--transport " + transport + " --master " + addr);
     ASSERT_EQ(pg.rc, 0) << pg.out << pg.err;
     CheckPutGetRows(pg.doc["put_get"], {65536, 1 << 20}, 2, 4,
                     std::string("crescent-") + transport);

@@ -1,9 +1,7 @@
 // `crescent replay` end to end at tiny sizes: the embedded cluster and a real
 // `crescent serve` process. Each test writes its own trace; none reads ../shared.
 #include <gtest/gtest.h>
-#include <netinet/in.h>
 #include <signal.h>
-#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -12,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <regex>
 #include <set>
 #include <sstream>
 #include <string>
@@ -56,8 +55,8 @@ class ReplayCli : public ::testing::Test {
   // Runs `crescent ARGS` with stdout and stderr captured.
   CliResult Run(const std::string& args) {
     const fs::path out = dir_ / "stdout", err = dir_ / "stderr";
-    const std::string cmd = std::string(CRESCENT_BIN) + " " + args + " >" + out.string() +
-                            " 2>" + err.string() + " </dev/null";
+    const std::string cmd = std::string(CRESCENT_BIN) + " " + args + " >" + out.string() + " 2>" +
+                            err.string() + " </dev/null";
     const int status = std::system(cmd.c_str());
     CliResult r;
     r.rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
@@ -257,28 +256,13 @@ TEST_F(ReplayCli, TraceLargerThanTheClusterRunsAndCountsPutErrors) {
 
 TEST_F(ReplayCli, EmbeddedFlagsAreRefusedWithMaster) {
   fs::path trace = WriteTrace("t.jsonl", PrefixWorkload(2, 1));
-  CliResult r = Run("replay --trace " + trace.string() +
-                    " --master 127.0.0.1:1 --capacity-pages 10");
+  CliResult r =
+      Run("replay --trace " + trace.string() + " --master 127.0.0.1:1 --capacity-pages 10");
   EXPECT_EQ(r.rc, 2);
   EXPECT_NE(r.err.find("--capacity-pages"), std::string::npos) << r.err;
 }
 
-int FreePort() {
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  a.sin_port = 0;
-  ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
-  socklen_t len = sizeof a;
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-  const int port = ntohs(a.sin_port);
-  ::close(fd);
-  return port;
-}
-
 TEST_F(ReplayCli, AgainstCrescentServe) {
-  const int port = FreePort();
   const fs::path log = dir_ / "serve.log";
   serve_pid_ = ::fork();
   ASSERT_GE(serve_pid_, 0);
@@ -286,8 +270,8 @@ TEST_F(ReplayCli, AgainstCrescentServe) {
     FILE* f = std::freopen(log.c_str(), "w", stdout);
     (void)f;
     ::dup2(::fileno(stdout), 2);
-    const std::string p = std::to_string(port);
-    ::execl(CRESCENT_BIN, CRESCENT_BIN, "serve", "--port", p.c_str(), "--http-port", "0",
+    // Port 0: the address is read back from the log, so no port is raced.
+    ::execl(CRESCENT_BIN, CRESCENT_BIN, "serve", "--port", "0", "--http-port", "0",
             "--segment-size", "128KiB", "--lease-ms", "100", "--high-watermark", "1.0",
             "--evict-ratio", "0.001", static_cast<char*>(nullptr));
     ::_exit(127);
@@ -298,17 +282,21 @@ TEST_F(ReplayCli, AgainstCrescentServe) {
     ready = Slurp(log).find("ready") != std::string::npos;
   }
   ASSERT_TRUE(ready) << Slurp(log);
+  std::smatch m;
+  const std::string text = Slurp(log);
+  ASSERT_TRUE(std::regex_search(text, m, std::regex(R"(listening on ([0-9.]+:[0-9]+))"))) << text;
+  const std::string master = m[1];
 
   auto reqs = PrefixWorkload(30, 4);  // 130+ distinct pages on a 32-page segment
   uint64_t refs = 0, distinct = 0;
   UnboundedHitRatio(reqs, &refs, &distinct);
   fs::path trace = WriteTrace("t.jsonl", reqs);
-  json j = RunJson("replay --trace " + trace.string() + " --master 127.0.0.1:" +
-                   std::to_string(port) + " --page-size 4096 --max-rate --streams 2");
+  json j = RunJson("replay --trace " + trace.string() + " --master " + master +
+                   " --page-size 4096 --max-rate --streams 2");
   ExpectSaneReport(j, reqs.size(), refs, 4096);
   EXPECT_GT(j["pages_put"].get<uint64_t>(), 32u);  // eviction made room
   EXPECT_GT(j["hit_pages"].get<uint64_t>(), 0u);   // the shared prefixes were found
-  EXPECT_EQ(j["master"].get<std::string>(), "127.0.0.1:" + std::to_string(port));
+  EXPECT_EQ(j["master"].get<std::string>(), master);
 }
 
 }  // namespace
