@@ -16,6 +16,8 @@
 
 #include <array>
 #include <cstdint>
+#include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -43,16 +45,18 @@ class CapabilitySigner {
   static constexpr size_t kMinSecretBytes = 16;
   static StatusOr<CapabilitySigner> Create(std::string secret);
 
-  Capability Sign(std::string_view binding, uint32_t segment, uint64_t offset,
-                  uint64_t length, AccessOp op, int64_t expiry_unix_ms) const;
+  Capability Sign(std::string_view binding, uint32_t segment, uint64_t offset, uint64_t length,
+                  AccessOp op, int64_t expiry_unix_ms) const;
   // kCapabilityInvalid for a bad tag or op mismatch, kLeaseExpired when expired.
   Status Verify(std::string_view binding, const Capability& cap, AccessOp wanted,
                 int64_t now_unix_ms) const;
 
  private:
-  explicit CapabilitySigner(std::string secret) : secret_(std::move(secret)) {}
-  std::array<uint8_t, 32> Tag(std::string_view binding, const Capability& cap) const;
-  std::string secret_;
+  struct Key;  // the secret and its process-unique id (capability.cc)
+  explicit CapabilitySigner(std::shared_ptr<const Key> key) : key_(std::move(key)) {}
+  // HMAC-SHA256 over the capability's encoding; nullopt when OpenSSL fails.
+  std::optional<std::array<uint8_t, 32>> Tag(std::string_view binding, const Capability& cap) const;
+  std::shared_ptr<const Key> key_;  // shared by copies; immutable
 };
 
 // The cluster secret: the contents of `path` if non-empty, else of the file named

@@ -1,10 +1,15 @@
 #include "transfer/capability.h"
 
 #include <gtest/gtest.h>
+#include <openssl/evp.h>
 #include <stdlib.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <fstream>
+#include <string_view>
+#include <thread>
+#include <vector>
 
 #include "transfer/segment_memory.h"
 
@@ -79,6 +84,89 @@ TEST(CapabilityTest, DifferentBindingIsRefused) {
   Capability cap = signer.Sign(kBinding, 7, 0, 100, AccessOp::kRead, 2000);
   EXPECT_EQ(signer.Verify("10.0.0.2:7000", cap, AccessOp::kRead, 1000).code(),
             ErrorCode::kCapabilityInvalid);
+}
+
+// The tag is HMAC-SHA256 under the secret over: the binding's length (4 bytes
+// LE), the binding, then segment (4), offset (8), length (8), op (1) and expiry
+// (8), all little-endian. Store nodes of another build must agree on it.
+std::array<uint8_t, 32> ReferenceTag(const std::string& secret, std::string_view binding,
+                                     const Capability& c) {
+  std::string msg;
+  auto le = [&msg](uint64_t v, int n) {
+    for (int i = 0; i < n; ++i) msg.push_back(static_cast<char>(v >> (8 * i)));
+  };
+  le(binding.size(), 4);
+  msg.append(binding);
+  le(c.segment, 4);
+  le(c.offset, 8);
+  le(c.length, 8);
+  le(static_cast<uint8_t>(c.op), 1);
+  le(static_cast<uint64_t>(c.expiry_unix_ms), 8);
+  std::array<uint8_t, 32> out{};
+  size_t len = 0;
+  EXPECT_NE(EVP_Q_mac(nullptr, "HMAC", nullptr, "SHA256", nullptr, secret.data(), secret.size(),
+                      reinterpret_cast<const unsigned char*>(msg.data()), msg.size(), out.data(),
+                      out.size(), &len),
+            nullptr);
+  EXPECT_EQ(len, out.size());
+  return out;
+}
+
+TEST(CapabilityTest, TagIsHmacSha256OfTheDocumentedEncoding) {
+  const std::string secret = "0123456789abcdef-secret";
+  CapabilitySigner signer = Signer(secret);
+  // Several tags in a row on one thread: each restarts the same keyed state.
+  for (uint64_t i = 0; i < 5; ++i) {
+    const std::string binding = std::string(kBinding) + std::string(i * 40, 'b');
+    Capability cap = signer.Sign(binding, 7 + uint32_t(i), i << 40, 100 + i,
+                                 i % 2 ? AccessOp::kWrite : AccessOp::kRead, 2000 + int64_t(i));
+    EXPECT_EQ(cap.tag, ReferenceTag(secret, binding, cap)) << "capability " << i;
+  }
+}
+
+TEST(CapabilityTest, ManySignersInterleavedOnOneThread) {
+  // More signers than a thread keeps keyed states for: each one's tags stay its own.
+  std::vector<CapabilitySigner> signers;
+  std::vector<std::string> secrets;
+  for (int i = 0; i < 11; ++i) {
+    secrets.push_back("secret-number-" + std::to_string(i) + "-0123456789");
+    signers.push_back(Signer(secrets.back()));
+  }
+  for (int round = 0; round < 3; ++round) {
+    for (size_t i = 0; i < signers.size(); ++i) {
+      Capability cap = signers[i].Sign(kBinding, 1, 64 * i, 64, AccessOp::kRead, 5000 + round);
+      EXPECT_EQ(cap.tag, ReferenceTag(secrets[i], kBinding, cap)) << i;
+      EXPECT_TRUE(signers[i].Verify(kBinding, cap, AccessOp::kRead, 1000).ok()) << i;
+      const size_t j = (i + 1) % signers.size();
+      EXPECT_EQ(signers[j].Verify(kBinding, cap, AccessOp::kRead, 1000).code(),
+                ErrorCode::kCapabilityInvalid)
+          << i << " checked by " << j;
+    }
+  }
+  // A copy shares its original's key.
+  CapabilitySigner copy = signers[3];
+  Capability cap = signers[3].Sign(kBinding, 2, 0, 8, AccessOp::kWrite, 9000);
+  EXPECT_TRUE(copy.Verify(kBinding, cap, AccessOp::kWrite, 1000).ok());
+}
+
+TEST(CapabilityTest, ThreadsSignAndVerifyConcurrently) {
+  const std::string secret = "0123456789abcdef-secret";
+  CapabilitySigner signer = Signer(secret);
+  std::atomic<int> wrong{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      for (uint64_t i = 0; i < 500; ++i) {
+        Capability cap = signer.Sign(kBinding, uint32_t(t), i * 4096, 4096, AccessOp::kRead, 3000);
+        if (!signer.Verify(kBinding, cap, AccessOp::kRead, 1000).ok()) ++wrong;
+        if (i % 50 == 0 && cap.tag != ReferenceTag(secret, kBinding, cap)) ++wrong;
+        cap.offset += 1;
+        if (signer.Verify(kBinding, cap, AccessOp::kRead, 1000).ok()) ++wrong;
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(wrong.load(), 0);
 }
 
 TEST(CapabilityTest, ShortSecretIsRejected) {
