@@ -149,7 +149,11 @@ class Client {
                                  std::span<const size_t> capacities);
 
   // ---- Namespace and cluster ----
-  StatusOr<std::vector<std::string>> List(const std::string& prefix, size_t limit = 0);
+  // Keys starting with `prefix`, in key order: at most `limit` (0: the
+  // master's maximum per reply, 1M by default). `truncated`, when given, is
+  // set to whether more keys matched than were returned.
+  StatusOr<std::vector<std::string>> List(const std::string& prefix, size_t limit = 0,
+                                          bool* truncated = nullptr);
   StatusOr<size_t> RemoveByPrefix(const std::string& prefix, bool force = false);
   StatusOr<size_t> RemoveAll(bool force = false);
   StatusOr<uint64_t> GetSize(const std::string& key);

@@ -296,13 +296,14 @@ void AddRm(CLI::App& root) {
       // Without --force, keys a reader holds a lease on stay; say so rather
       // than let "removed N" read as "the namespace is empty".
       constexpr size_t kCount = 1000;  // counted exactly up to here
-      StatusOr<std::vector<std::string>> left = client.value()->List(f->key, kCount + 1);
+      bool more = false;
+      StatusOr<std::vector<std::string>> left = client.value()->List(f->key, kCount, &more);
       if (!left.ok()) return SetExitCode(Report("rm", left.status()));
       const size_t still = left.value().size();
       if (still == 0) return SetExitCode(0);
-      const std::string count = still > kCount ? "more than " + std::to_string(kCount) + " keys"
-                                : still == 1   ? "1 key"
-                                               : std::to_string(still) + " keys";
+      const std::string count = more         ? "more than " + std::to_string(still) + " keys"
+                                : still == 1 ? "1 key"
+                                             : std::to_string(still) + " keys";
       return SetExitCode(
           Report("rm", Status(ErrorCode::kObjectLeased,
                               count + " under '" + f->key +
@@ -334,17 +335,16 @@ void AddLs(CLI::App& root) {
   app->callback([f] {
     auto client = f->Connect();
     if (!client.ok()) return SetExitCode(Report("ls", client.status()));
-    // One key more than asked for tells whether the list was cut short.
-    const bool cap = f->limit > 0 && f->limit < SIZE_MAX;
-    auto keys = client.value()->List(f->prefix, cap ? f->limit + 1 : f->limit);
+    bool more = false;
+    auto keys = client.value()->List(f->prefix, f->limit, &more);
     if (!keys.ok()) return SetExitCode(Report("ls", keys.status()));
-    const bool more = cap && keys.value().size() > f->limit;
-    if (more) keys.value().resize(f->limit);
     for (const std::string& k : keys.value()) std::cout << k << "\n";
     std::cout.flush();
     if (more) {
-      std::cerr << "ls: showing the first " << f->limit
-                << " keys; more are stored (--limit N for more, 0 for the server's maximum)\n";
+      std::cerr << "ls: showing the first " << keys.value().size() << " keys; more are stored ("
+                << (f->limit == 0 ? "the server's maximum per reply"
+                                  : "--limit N for more, 0 for the server's maximum")
+                << ")\n";
     }
     SetExitCode(0);
   });

@@ -437,8 +437,9 @@ StatusOr<size_t> Client::GetPrefixInto(std::span<const std::string> keys,
   return leading;
 }
 
-StatusOr<std::vector<std::string>> Client::List(const std::string& prefix, size_t limit) {
-  return impl_->master->List(prefix, limit);
+StatusOr<std::vector<std::string>> Client::List(const std::string& prefix, size_t limit,
+                                                bool* truncated) {
+  return impl_->master->List(prefix, limit, truncated);
 }
 
 StatusOr<size_t> Client::RemoveByPrefix(const std::string& prefix, bool force) {

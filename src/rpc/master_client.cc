@@ -563,13 +563,15 @@ StatusOr<size_t> MasterClient::RemoveAll(bool force) {
   return static_cast<size_t>(resp.count());
 }
 
-StatusOr<std::vector<std::string>> MasterClient::List(const std::string& prefix, size_t limit) {
+StatusOr<std::vector<std::string>> MasterClient::List(const std::string& prefix, size_t limit,
+                                                      bool* truncated) {
   ListRequest req;
   req.set_prefix(prefix);
   req.set_limit(limit);
   ListResponse resp;
   if (auto s = impl_->Invoke("List", &Stub::AsyncList, req, &resp); !s.ok()) return s;
   if (auto s = FromProto(resp.status()); !s.ok()) return s;
+  if (truncated != nullptr) *truncated = resp.truncated();
   return std::vector<std::string>(resp.keys().begin(), resp.keys().end());
 }
 

@@ -114,7 +114,9 @@ class MasterClient {
   std::vector<crescent::Status> BatchRemove(std::span<const std::string> keys, bool force);
   StatusOr<size_t> RemoveByPrefix(const std::string& prefix, bool force);
   StatusOr<size_t> RemoveAll(bool force);
-  StatusOr<std::vector<std::string>> List(const std::string& prefix, size_t limit);
+  // `truncated`, when given, is set to whether more keys matched than returned.
+  StatusOr<std::vector<std::string>> List(const std::string& prefix, size_t limit,
+                                          bool* truncated = nullptr);
   StatusOr<ClusterStats> Stats();
 
  private:

@@ -106,10 +106,15 @@ TEST_F(RpcServerTest, BatchFormsChainAndPrefixQueries) {
   ASSERT_EQ(all.size(), 5u);
   EXPECT_EQ(all[3].status().code(), ErrorCode::kObjectNotFound);
 
-  auto listed = client_->List("page", 2);
+  bool truncated = false;
+  auto listed = client_->List("page", 2, &truncated);
   ASSERT_TRUE(listed.ok());
   EXPECT_EQ(*listed, (std::vector<std::string>{"page0", "page1"}));
-  EXPECT_EQ(client_->List("page", 0)->size(), 5u);
+  EXPECT_TRUE(truncated);
+  EXPECT_EQ(client_->List("page", 0, &truncated)->size(), 5u);
+  EXPECT_FALSE(truncated);
+  EXPECT_EQ(client_->List("page", 5, &truncated)->size(), 5u);  // exactly the limit: all of it
+  EXPECT_FALSE(truncated);
 
   auto removed = client_->BatchRemove({keys.data(), 2}, /*force=*/true);
   ASSERT_EQ(removed.size(), 2u);
@@ -224,6 +229,25 @@ TEST_F(RpcServerTest, PutAttemptsTravelAndARetriedRequestGetsItsGrantBack) {
   ASSERT_TRUE(client_->BatchPutStart(v, std::vector<uint64_t>{5}, {}, false)[0].ok());
   EXPECT_EQ(client_->BatchPutStart(v, std::vector<uint64_t>{5}, {}, false)[0].status().code(),
             ErrorCode::kObjectAlreadyExists);
+}
+
+TEST_F(RpcServerTest, ListSaysWhenTheServersCapCutItShort) {
+  MasterServerOptions options = DefaultServerOptions();
+  options.max_list = 3;
+  Start(options);
+  Mount();
+  for (const std::string& k : Keys("n", 4)) ASSERT_TRUE(Put(k).ok());
+  bool truncated = false;
+  // 0 and a limit above the cap both get the cap, and say that more are stored.
+  for (size_t limit : {size_t{0}, size_t{10}}) {
+    auto listed = client_->List("n", limit, &truncated);
+    ASSERT_TRUE(listed.ok()) << listed.status().ToString();
+    EXPECT_EQ(*listed, (std::vector<std::string>{"n0", "n1", "n2"})) << limit;
+    EXPECT_TRUE(truncated) << limit;
+  }
+  ASSERT_TRUE(client_->Remove("n3", true).ok());
+  EXPECT_EQ(client_->List("n", 0, &truncated)->size(), 3u);
+  EXPECT_FALSE(truncated);
 }
 
 TEST_F(RpcServerTest, ValidationRefusesBeforeTheEngine) {

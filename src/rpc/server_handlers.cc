@@ -263,7 +263,12 @@ void MasterHandlers::List(ListRequest& req, ListResponse* resp) const {
   // must stay bounded whatever the client asks for.
   uint64_t limit =
       req.limit() == 0 ? options_.max_list : std::min<uint64_t>(req.limit(), options_.max_list);
-  std::vector<std::string> keys = master_.List(req.prefix(), limit);
+  // One key more than the reply holds tells whether it is cut short.
+  std::vector<std::string> keys = master_.List(req.prefix(), limit + 1);
+  if (keys.size() > limit) {
+    keys.resize(limit);
+    resp->set_truncated(true);
+  }
   for (std::string& k : keys) resp->add_keys(std::move(k));
   ToProto(crescent::Status::Ok(), resp->mutable_status());
 }
