@@ -29,7 +29,10 @@ struct ClientConfig {
   std::string master_address;
   int64_t rpc_timeout_ms = 5000;        // per control-plane call
   int rpc_attempts = 4;                 // tries while the master is unreachable
-  int64_t transfer_timeout_ms = 10000;  // per data-plane batch
+  // Per data-plane attempt on a batch. A read that fails on one replica tries
+  // the next (one attempt per replica), and a same-host op that shared memory
+  // cannot carry is retried over TCP, each with this timeout again.
+  int64_t transfer_timeout_ms = 10000;
   int tcp_lanes = 4;                    // TCP connections per store node
   // TCP congestion control of this client's data connections (e.g. "cubic",
   // "reno"). Empty: $CRESCENT_TCP_CONGESTION, else the system default.
