@@ -139,6 +139,30 @@ class Progress {
   uint64_t done_ = 0;
 };
 
+// An external cluster with less free space than the put-get phases hold at
+// once evicts objects before they are read back: the gets then fail with
+// OBJECT_NOT_FOUND. Say so before the run (the run still goes ahead: eviction
+// may be what is being measured). Silent when the master cannot be asked; the
+// phases report that themselves.
+void WarnIfTooSmall(const std::string& master, uint64_t need) {
+  ClientConfig cc;
+  cc.master_address = master;
+  cc.rpc_attempts = 1;
+  auto client = Client::Connect(cc);
+  if (!client.ok()) return;
+  StatusOr<ClusterStat> st = client.value()->Stat();
+  if (!st.ok()) return;
+  const uint64_t free =
+      st->capacity_bytes > st->used_bytes ? st->capacity_bytes - st->used_bytes : 0;
+  // Eviction starts near the high watermark (0.95 by default): keep a margin.
+  if (need + need / 16 <= free) return;
+  std::cerr << "crescent bench: warning: the put-get phases hold up to " << FormatBytes(need)
+            << " at once, but the cluster has " << FormatBytes(free) << " free of "
+            << FormatBytes(st->capacity_bytes)
+            << "; eviction will remove objects before they are read back (their gets fail). "
+               "Use a smaller --bytes-per-client or --size, or a larger cluster.\n";
+}
+
 int RunBench(Mode mode, const BenchFlags& f) {
   using namespace crescent::bench;
   nlohmann::json doc;
@@ -206,6 +230,14 @@ int RunBench(Mode mode, const BenchFlags& f) {
     std::unique_ptr<server::LocalCluster> cluster;
     std::string master = f.master;
     const bool need_cluster = want_putget || want_exists;
+    // Bytes the put-get phases hold at once: each size's single and batched
+    // objects, for every client, until the rep's cleanup.
+    uint64_t need = 0;
+    for (uint64_t s : o.sizes) {
+      const uint64_t n = o.OpsFor(s);
+      const uint64_t nb = std::max<uint64_t>(kMinBatchCalls, n / uint64_t(std::max(1, o.batch())));
+      need = std::max(need, uint64_t(o.clients) * (n + nb * uint64_t(o.batch())) * s);
+    }
     if (need_cluster && master.empty()) {
       server::LocalClusterOptions lo;
       lo.store_nodes = f.nodes;
@@ -213,13 +245,6 @@ int RunBench(Mode mode, const BenchFlags& f) {
       // master holds until the reads' leases end: a short lease keeps that
       // wait short. Every get still finishes far inside it.
       lo.master.config.lease_ms = 1000;
-      uint64_t need = 0;
-      for (uint64_t s : o.sizes) {
-        const uint64_t n = o.OpsFor(s);
-        const uint64_t nb =
-            std::max<uint64_t>(kMinBatchCalls, n / uint64_t(std::max(1, o.batch())));
-        need = std::max(need, uint64_t(o.clients) * (n + nb * uint64_t(o.batch())) * s);
-      }
       lo.segment_size = f.segment_size.empty()
                             ? std::max<uint64_t>(256ull << 20, need + need / 2 + (64ull << 20))
                             : Must(ParseByteSize(f.segment_size), "--segment-size");
@@ -235,6 +260,7 @@ int RunBench(Mode mode, const BenchFlags& f) {
     } else if (need_cluster) {
       doc["cluster"] = {{"kind", "external"}, {"master", master}};
       std::cout << "cluster: " << master << "\n";
+      if (want_putget) WarnIfTooSmall(master, need);
     }
     std::cout << MachineLine(doc["machine"]) << std::flush;
 

@@ -324,9 +324,16 @@ TEST(BenchCli, AgainstCrescentServe) {
   ASSERT_EQ(pg.rc, 0) << pg.out << pg.err;
   EXPECT_EQ(pg.doc["cluster"]["kind"], "external");
   CheckPutGetRows(pg.doc["put_get"], {65536, 1 << 20}, 1, 2, "crescent-shm");
+  EXPECT_EQ(pg.err.find("warning"), std::string::npos) << pg.err;
   BenchRun ex = Bench("exists --quick --batch 16 --miss 0.5 --clients 2" + master);
   ASSERT_EQ(ex.rc, 0) << ex.out << ex.err;
   CheckExistsRows(ex.doc["exists"], {16}, {0.5}, 2, "crescent");
+  // More than the cluster holds (160 MiB of single puts, then at least that in
+  // batches, on 256 MiB): said up front, before the evictions make gets fail.
+  BenchRun big = Bench("put-get --reps 1 --size 4MiB --bytes-per-client 160MiB" + master);
+  EXPECT_NE(big.err.find("warning: the put-get phases hold up to "), std::string::npos) << big.err;
+  EXPECT_NE(big.err.find(" free of 256.0 MiB; eviction will remove objects"), std::string::npos)
+      << big.err;
 }
 
 TEST(BenchCli, AgainstMasterAndTwoStores) {
