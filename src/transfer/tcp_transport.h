@@ -14,7 +14,7 @@ namespace crescent::transfer {
 struct TcpTransportOptions {
   int lanes = 4;  // connections per endpoint
   int64_t connect_timeout_ms = 2000;
-  std::string congestion;  // TCP_CONGESTION for new connections; "" = system default
+  std::string congestion{};  // TCP_CONGESTION for new connections; "" = system default
 };
 
 std::unique_ptr<Transport> MakeTcpTransport(const TcpTransportOptions& options = {});
