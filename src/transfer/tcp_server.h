@@ -21,8 +21,8 @@ namespace crescent::transfer {
 
 struct TcpServerOptions {
   std::string host = "127.0.0.1";
-  uint16_t port = 0;       // 0: pick a free port
-  int threads = 2;         // io_context threads
+  uint16_t port = 0;         // 0: pick a free port
+  int threads = 2;           // io_context threads
   std::string congestion{};  // TCP_CONGESTION for accepted connections; "" = system default
 };
 
