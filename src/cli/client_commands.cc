@@ -341,9 +341,11 @@ void AddLs(CLI::App& root) {
     for (const std::string& k : keys.value()) std::cout << k << "\n";
     std::cout.flush();
     if (more) {
+      // Fewer keys than --limit asked for: the master's cap per reply cut it.
+      const bool capped = f->limit == 0 || keys.value().size() < f->limit;
       std::cerr << "ls: showing the first " << keys.value().size() << " keys; more are stored ("
-                << (f->limit == 0 ? "the server's maximum per reply"
-                                  : "--limit N for more, 0 for the server's maximum")
+                << (capped ? "the master's maximum per reply; list narrower prefixes"
+                           : "--limit N for more, 0 for the server's maximum")
                 << ")\n";
     }
     SetExitCode(0);

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstdint>
 #include <cstdlib>
 #include <memory>
 #include <mutex>
@@ -565,14 +566,24 @@ StatusOr<size_t> MasterClient::RemoveAll(bool force) {
 
 StatusOr<std::vector<std::string>> MasterClient::List(const std::string& prefix, size_t limit,
                                                       bool* truncated) {
+  // Asking for one key more tells a cut at `limit` apart from an exact fit on
+  // masters that predate ListResponse.truncated too; the flag adds the cut at
+  // the master's own cap (and at any limit with `limit` 0).
+  const bool probe = truncated != nullptr && limit > 0 && limit < SIZE_MAX;
   ListRequest req;
   req.set_prefix(prefix);
-  req.set_limit(limit);
+  req.set_limit(probe ? limit + 1 : limit);
   ListResponse resp;
   if (auto s = impl_->Invoke("List", &Stub::AsyncList, req, &resp); !s.ok()) return s;
   if (auto s = FromProto(resp.status()); !s.ok()) return s;
-  if (truncated != nullptr) *truncated = resp.truncated();
-  return std::vector<std::string>(resp.keys().begin(), resp.keys().end());
+  std::vector<std::string> keys(resp.keys().begin(), resp.keys().end());
+  bool cut = resp.truncated();
+  if (probe && keys.size() > limit) {
+    keys.resize(limit);
+    cut = true;
+  }
+  if (truncated != nullptr) *truncated = cut;
+  return keys;
 }
 
 StatusOr<ClusterStats> MasterClient::Stats() {

@@ -122,7 +122,9 @@ void StoreNode::Stop() {
     stop_ = true;
   }
   cv_.notify_all();
-  if (warmer_) warmer_->Stop();
+  // Joined after the unmount: a call of the warmer in flight (slow on a busy
+  // machine, at nice 19) must not delay hiding this node's replicas.
+  if (warmer_) warmer_->RequestStop();
   if (heartbeat_.joinable()) heartbeat_.join();
   if (master_ && segment_ && segment_->id() != 0) {
     Status s = master_->UnmountSegment(options_.segment_name, options_.node_id);
@@ -133,6 +135,7 @@ void StoreNode::Stop() {
                    s.ToString().c_str());
     }
   }
+  if (warmer_) warmer_->Stop();
   if (shm_) shm_->Stop();
   if (tcp_) tcp_->Stop();
 }

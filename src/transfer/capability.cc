@@ -45,12 +45,14 @@ namespace {
 std::atomic<uint64_t> g_next_key_id{1};
 
 // HMAC-SHA256 states keyed with a signer's secret, one per key per thread.
-// Keying is most of the cost of a one-shot HMAC() (a digest lookup and the key
-// blocks); a keyed state restarts for a fraction of it (measured here: 2.0 us
-// per one-shot tag, 0.34 us per restart). A master signs one capability per
-// replica it returns and a store node checks one per transfer, so batches of
-// small pages paid this per page. A few keys per thread: a process has one
-// signer (tests make more); the oldest state is dropped beyond that.
+// A one-shot HMAC() looks the digest up and sets up a new state every call; a
+// kept state is re-keyed in place for about half of that (capability_bench).
+// The key is passed again on every restart: EVP_MAC_init without a key would
+// be cheaper still, but OpenSSL before 3.0.3 does not reset an HMAC state that
+// way (openssl#17811) and would return wrong tags. A master signs one
+// capability per replica it returns and a store node checks one per transfer,
+// so batches of small pages paid the setup per page. A few keys per thread,
+// least recently used dropped first: a process has one signer (tests make more).
 class ThreadMacs {
  public:
   ThreadMacs() = default;
@@ -58,22 +60,27 @@ class ThreadMacs {
   ThreadMacs& operator=(const ThreadMacs&) = delete;
   ~ThreadMacs() {
     for (const Entry& e : entries_) EVP_MAC_CTX_free(e.ctx);
+    EVP_MAC_free(mac_);
   }
 
   // A state keyed with `key`, restarted; null when OpenSSL fails (no memory).
   EVP_MAC_CTX* Restarted(uint64_t id, const std::string& key) {
-    for (const Entry& e : entries_) {
-      if (e.id == id) return EVP_MAC_init(e.ctx, nullptr, 0, nullptr) == 1 ? e.ctx : nullptr;
+    const auto* k = reinterpret_cast<const unsigned char*>(key.data());
+    for (size_t i = 0; i < entries_.size(); ++i) {
+      if (entries_[i].id != id) continue;
+      Entry e = entries_[i];
+      entries_.erase(entries_.begin() + static_cast<std::ptrdiff_t>(i));
+      entries_.push_back(e);  // most recently used last
+      return EVP_MAC_init(e.ctx, k, key.size(), nullptr) == 1 ? e.ctx : nullptr;
     }
-    static EVP_MAC* const mac = EVP_MAC_fetch(nullptr, "HMAC", nullptr);
-    if (mac == nullptr) return nullptr;
-    EVP_MAC_CTX* ctx = EVP_MAC_CTX_new(mac);
+    if (mac_ == nullptr) mac_ = EVP_MAC_fetch(nullptr, "HMAC", nullptr);
+    if (mac_ == nullptr) return nullptr;
+    EVP_MAC_CTX* ctx = EVP_MAC_CTX_new(mac_);
     if (ctx == nullptr) return nullptr;
     char digest[] = "SHA256";
     const OSSL_PARAM params[] = {OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST, digest, 0),
                                  OSSL_PARAM_construct_end()};
-    if (EVP_MAC_init(ctx, reinterpret_cast<const unsigned char*>(key.data()), key.size(), params) !=
-        1) {
+    if (EVP_MAC_init(ctx, k, key.size(), params) != 1) {
       EVP_MAC_CTX_free(ctx);
       return nullptr;
     }
@@ -91,6 +98,7 @@ class ThreadMacs {
     uint64_t id;
     EVP_MAC_CTX* ctx;
   };
+  EVP_MAC* mac_ = nullptr;
   std::vector<Entry> entries_;
 };
 
@@ -121,6 +129,7 @@ std::optional<std::array<uint8_t, 32>> CapabilitySigner::Tag(std::string_view bi
   AppendLe(fields, cap.length, 8);
   AppendLe(fields, static_cast<uint8_t>(cap.op), 1);
   AppendLe(fields, static_cast<uint64_t>(cap.expiry_unix_ms), 8);
+  if (!key_) return std::nullopt;  // a moved-from signer signs nothing
   EVP_MAC_CTX* ctx = t_macs.Restarted(key_->id, key_->secret);
   if (ctx == nullptr) return std::nullopt;
   auto feed = [ctx](std::string_view part) {

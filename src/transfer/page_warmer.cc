@@ -8,6 +8,8 @@
 #include <algorithm>
 #include <array>
 #include <cerrno>
+#include <cstdio>
+#include <cstring>
 
 namespace crescent::transfer {
 namespace {
@@ -47,7 +49,7 @@ PageWarmer::PageWarmer(const std::byte* data, uint64_t size) : data_(data), size
 PageWarmer::~PageWarmer() { Stop(); }
 
 void PageWarmer::Stop() {
-  stop_.store(true, std::memory_order_relaxed);
+  RequestStop();
   if (thread_.joinable()) thread_.join();
 }
 
@@ -65,11 +67,18 @@ void PageWarmer::Run() {
   const uint64_t page = sys_page > 0 ? static_cast<uint64_t>(sys_page) : 4096;
   const uint64_t step = page * kPagesPerCall;
   int fds[2];
-  if (pipe2(fds, O_CLOEXEC) == 0) {
+  if (pipe2(fds, O_CLOEXEC) != 0) {
+    std::fprintf(stderr, "crescent: segment pages not warmed (pipe: %s)\n", std::strerror(errno));
+  } else {
     uint64_t off = 0;
     while (off < size_ && !stop_.load(std::memory_order_relaxed)) {
       const uint64_t n = std::min(step, size_ - off);
-      if (!KernelReadPages(data_ + off, n, page, fds[0], fds[1])) break;
+      if (!KernelReadPages(data_ + off, n, page, fds[0], fds[1])) {
+        std::fprintf(stderr, "crescent: segment page warming stopped at %llu of %llu bytes (%s)\n",
+                     static_cast<unsigned long long>(off), static_cast<unsigned long long>(size_),
+                     std::strerror(errno));
+        break;
+      }
       off += n;
       warmed_.store(off, std::memory_order_release);
     }

@@ -42,6 +42,8 @@ class PageWarmer {
   // Blocks until every page was read, or the warmer stopped (Stop(), or no
   // pipe could be made: then done() stays false).
   void Wait();
+  // Asks the thread to stop before its next call; returns at once.
+  void RequestStop() { stop_.store(true, std::memory_order_relaxed); }
   // Stops between calls and joins; warmed_bytes() is final afterwards. Not
   // concurrently with itself or the destructor.
   void Stop();

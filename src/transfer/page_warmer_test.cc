@@ -4,6 +4,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstring>
 #include <thread>
 #include <vector>
@@ -79,15 +80,19 @@ TEST(PageWarmerTest, NeverChangesAByteWhileWritersRun) {
   const uint64_t size = uint64_t{8} << 20;
   SparseMapping m(size);
   std::memset(m.data(), 0x5A, size);
-  // A writer overwrites the second half while the warmer runs over all of it.
-  std::thread writer([&] {
-    for (int round = 0; round < 4; ++round) {
-      std::memset(m.data() + size / 2, 0xC3, size / 2);
-    }
-  });
+  // A writer overwrites the second half, again and again, until the warmer has
+  // been over all of it.
   PageWarmer w(m.data(), size);
-  writer.join();
+  std::atomic<bool> warmed{false};
+  std::thread writer([&] {
+    do {
+      std::memset(m.data() + size / 2, 0xC3, size / 2);
+    } while (!warmed.load());
+  });
   w.Wait();
+  warmed = true;
+  writer.join();
+  EXPECT_TRUE(w.done());
   for (uint64_t i = 0; i < size; ++i) {
     const auto want = static_cast<std::byte>(i < size / 2 ? 0x5A : 0xC3);
     ASSERT_EQ(m.data()[i], want) << "byte " << i;
