@@ -21,6 +21,8 @@
 #ifdef CRESCENT_TSAN
 extern "C" void __tsan_acquire(void* addr);
 extern "C" void __tsan_release(void* addr);
+extern "C" void __tsan_ignore_thread_begin();
+extern "C" void __tsan_ignore_thread_end();
 #endif
 
 namespace crescent {
@@ -34,6 +36,20 @@ inline void TsanRelease([[maybe_unused]] const void* addr) {
 inline void TsanAcquire([[maybe_unused]] const void* addr) {
 #ifdef CRESCENT_TSAN
   __tsan_acquire(const_cast<void*>(addr));
+#endif
+}
+
+// Between these, TSan ignores this thread's memory accesses: for reads whose
+// value is discarded and that may overlap any write (the page warmer's).
+inline void TsanIgnoreBegin() {
+#ifdef CRESCENT_TSAN
+  __tsan_ignore_thread_begin();
+#endif
+}
+
+inline void TsanIgnoreEnd() {
+#ifdef CRESCENT_TSAN
+  __tsan_ignore_thread_end();
 #endif
 }
 
