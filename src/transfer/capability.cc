@@ -17,8 +17,10 @@
 namespace crescent::transfer {
 namespace {
 
-void AppendLe(std::string& out, uint64_t v, int bytes) {
-  for (int i = 0; i < bytes; ++i) out.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
+// Writes the low `bytes` bytes of `v` little-endian at `out`; returns the end.
+unsigned char* PutLe(unsigned char* out, uint64_t v, int bytes) {
+  for (int i = 0; i < bytes; ++i) *out++ = static_cast<unsigned char>((v >> (8 * i)) & 0xff);
+  return out;
 }
 
 std::string Trim(std::string s) {
@@ -122,14 +124,15 @@ StatusOr<CapabilitySigner> CapabilitySigner::Create(std::string secret) {
 // so no two distinct capabilities share an encoding.
 std::optional<std::array<uint8_t, 32>> CapabilitySigner::Tag(std::string_view binding,
                                                              const Capability& cap) const {
-  std::string head, fields;
-  AppendLe(head, binding.size(), 4);
-  AppendLe(fields, cap.segment, 4);
-  AppendLe(fields, cap.offset, 8);
-  AppendLe(fields, cap.length, 8);
-  AppendLe(fields, static_cast<uint8_t>(cap.op), 1);
-  AppendLe(fields, static_cast<uint64_t>(cap.expiry_unix_ms), 8);
   if (!key_) return std::nullopt;  // a moved-from signer signs nothing
+  unsigned char head[4];
+  PutLe(head, binding.size(), 4);
+  unsigned char fields[29];
+  unsigned char* f = PutLe(fields, cap.segment, 4);
+  f = PutLe(f, cap.offset, 8);
+  f = PutLe(f, cap.length, 8);
+  f = PutLe(f, static_cast<uint8_t>(cap.op), 1);
+  PutLe(f, static_cast<uint64_t>(cap.expiry_unix_ms), 8);
   EVP_MAC_CTX* ctx = t_macs.Restarted(key_->id, key_->secret);
   if (ctx == nullptr) return std::nullopt;
   auto feed = [ctx](std::string_view part) {
@@ -138,7 +141,8 @@ std::optional<std::array<uint8_t, 32>> CapabilitySigner::Tag(std::string_view bi
   };
   std::array<uint8_t, 32> tag{};
   size_t len = 0;
-  if (!feed(head) || !feed(binding) || !feed(fields) ||
+  if (!feed({reinterpret_cast<const char*>(head), sizeof head}) || !feed(binding) ||
+      !feed({reinterpret_cast<const char*>(fields), sizeof fields}) ||
       EVP_MAC_final(ctx, tag.data(), &len, tag.size()) != 1 || len != tag.size()) {
     return std::nullopt;
   }
