@@ -254,9 +254,18 @@ inline double RawRequestResponseGBs(const std::vector<char>& src, size_t chunk, 
   return RawObjectsGBs(src, chunk, total, RawShape{});
 }
 
+// Spins on the clock for `us` microseconds: CPU work before a timed call.
+inline void SpinUs(double us) {
+  const double until = Now() + us * 1e-6;
+  while (Now() < until) {
+  }
+}
+
 // Loopback TCP ping-pong: 64 bytes out, 64 back, one outstanding; `n` round
 // trips. Returns per-trip microseconds. The floor under any control-plane call.
-inline std::vector<double> RawPingPongUs(int n) {
+// With `busy_us_before`, the caller spins that long before each (untimed) trip,
+// as a one-object put does while it sends the bytes between its control calls.
+inline std::vector<double> RawPingPongUs(int n, double busy_us_before = 0) {
   auto [c, s] = LoopbackPair();
   std::thread server([&, s = s] {
     char b[64];
@@ -267,6 +276,7 @@ inline std::vector<double> RawPingPongUs(int n) {
   std::vector<double> us(n);
   char b[64] = {};
   for (int i = 0; i < n; ++i) {
+    if (busy_us_before > 0) SpinUs(busy_us_before);
     double a = Now();
     if (!WriteAll(c, b, sizeof(b)) || !ReadAll(c, b, sizeof(b))) Die("raw ping-pong failed");
     us[i] = (Now() - a) * 1e6;
