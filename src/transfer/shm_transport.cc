@@ -3,14 +3,25 @@
 // caller still copying keeps it alive while another thread replaces it after the
 // node remounted; the last reference unmaps it.
 //
+// A store node that exits leaves our mapping of its memory behind, and a copy
+// into it still "succeeds". So every mapping knows the process that handed it
+// out (a pidfd, or the node's socket name where its pid is not visible here),
+// and after each batch of copies the transport checks that process once per
+// mapping used: if it has exited, the batch's ops on it fail with kUnavailable
+// (a put is then revoked instead of publishing bytes nobody can serve) and the
+// mapping is dropped. Mappings of nodes that exited while unused are dropped by
+// a sweep at most once per kSweepInterval, so their memory is freed.
+//
 // Locking: mu_ guards the endpoint and reachability tables; each endpoint's own
 // mutex serialises its handshakes, so concurrent first callers wait for one
 // handshake instead of racing several.
 #include "transfer/shm_transport.h"
 
+#include <poll.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -32,6 +43,8 @@ using Clock = std::chrono::steady_clock;
 
 // A failed CanReach is retried after this long (the node may have started).
 constexpr auto kNegativeReachTtl = std::chrono::seconds(5);
+// How often Execute looks for mappings whose node has exited.
+constexpr auto kSweepInterval = std::chrono::seconds(1);
 
 void CloseFd(int fd) {
   if (fd >= 0) close(fd);  // not retried on EINTR: Linux releases the fd anyway
@@ -55,17 +68,34 @@ struct Mapping {
   std::byte* data = nullptr;
   uint64_t size = 0;
   uint32_t segment = 0;
+  int owner_pidfd = -1;  // the store node's process; -1: not known here
+  std::string shm_name;  // its socket, the liveness probe without a pidfd
   // [offset, offset + length) lies inside the mapping (written so it cannot wrap).
   bool Holds(uint64_t offset, uint64_t length) const {
     return offset <= size && length <= size - offset;
   }
   ~Mapping() {
     if (data) munmap(data, size);
+    CloseFd(owner_pidfd);
   }
 };
 
 Status Errno(ErrorCode code, const std::string& what, int err) {
   return Status(code, what + ": " + std::strerror(err));
+}
+
+// A pidfd for the process at the other end of connected Unix socket `fd`, or
+// -1 when its pid is not visible here (another pid namespace) or the kernel
+// has no pidfd_open.
+int PeerPidfd(int fd) {
+  ucred cred{};
+  socklen_t len = sizeof cred;
+  if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0 || cred.pid <= 0) return -1;
+#ifdef SYS_pidfd_open
+  return static_cast<int>(syscall(SYS_pidfd_open, cred.pid, 0));  // O_CLOEXEC is implied
+#else
+  return -1;
+#endif
 }
 
 // A connected socket to abstract socket `name`, with send/receive timeouts.
@@ -97,6 +127,24 @@ StatusOr<int> Connect(const std::string& name, int64_t timeout_ms) {
 
 bool IsTimeout(int err) { return err == EAGAIN || err == EWOULDBLOCK; }
 
+// Whether the store node that handed out `m` still runs. A pidfd turns readable
+// when its process exits. Without one, the node's abstract socket name stands
+// in: it disappears with the process, so a refused connect means exited (a
+// full backlog or a slow accept does not).
+bool OwnerAlive(const Mapping& m) {
+  if (m.owner_pidfd >= 0) {
+    pollfd p{m.owner_pidfd, POLLIN, 0};
+    int rc;
+    do {
+      rc = poll(&p, 1, 0);
+    } while (rc < 0 && errno == EINTR);
+    return rc <= 0;  // a poll error tells nothing: keep the mapping
+  }
+  StatusOr<int> fd = Connect(m.shm_name, 1000);
+  if (fd.ok()) CloseFd(*fd);
+  return fd.ok() || fd.status().code() != ErrorCode::kUnavailable;
+}
+
 // Closes every fd carried by `msg`'s control data except the first SCM_RIGHTS
 // one, which it returns (-1 if none).
 int TakeFirstFd(msghdr& msg) {
@@ -123,6 +171,9 @@ StatusOr<std::shared_ptr<Mapping>> Handshake(const std::string& name, const Capa
   StatusOr<int> conn_or = Connect(name, timeout_ms);
   if (!conn_or.ok()) return conn_or.status();
   Fd conn(*conn_or);
+  // Taken before the request goes out: a reply then proves the pid was still
+  // the node's when the pidfd was opened (not reused by another process).
+  Fd owner(PeerPidfd(conn.fd));
 
   uint8_t req[shm::kRequestBytes];
   shm::EncodeRequest(cap, req);
@@ -200,6 +251,8 @@ StatusOr<std::shared_ptr<Mapping>> Handshake(const std::string& name, const Capa
   mapping->data = static_cast<std::byte*>(p);
   mapping->size = reply.size;
   mapping->segment = reply.segment;
+  mapping->owner_pidfd = owner.release();
+  mapping->shm_name = name;
   return mapping;  // memfd closes here: the mapping keeps the pages
 }
 
@@ -224,11 +277,18 @@ class ShmTransport final : public Transport {
 
   StatusOr<std::shared_ptr<EndpointState>> State(const std::string& endpoint);
   StatusOr<std::shared_ptr<Mapping>> MappingFor(const TransferOp& op, Clock::time_point deadline);
-  Status ExecuteOne(const TransferOp& op, Clock::time_point deadline);
+  // `used` is set to the mapping the op copied through, if it got one.
+  Status ExecuteOne(const TransferOp& op, Clock::time_point deadline,
+                    std::shared_ptr<Mapping>& used);
+  // Drops `m` from `endpoint` unless a newer mapping has replaced it there.
+  void Drop(const std::string& endpoint, const std::shared_ptr<Mapping>& m);
+  // Drops the mappings of nodes that have exited; at most once per kSweepInterval.
+  void SweepExited();
 
   std::mutex mu_;
   std::unordered_map<std::string, std::shared_ptr<EndpointState>> endpoints_;
   std::unordered_map<std::string, Reach> reach_;
+  Clock::time_point last_sweep_{};  // guarded by mu_
 };
 
 StatusOr<std::shared_ptr<ShmTransport::EndpointState>> ShmTransport::State(
@@ -314,7 +374,8 @@ StatusOr<std::shared_ptr<Mapping>> ShmTransport::MappingFor(const TransferOp& op
   return state.mapping;
 }
 
-Status ShmTransport::ExecuteOne(const TransferOp& op, Clock::time_point deadline) {
+Status ShmTransport::ExecuteOne(const TransferOp& op, Clock::time_point deadline,
+                                std::shared_ptr<Mapping>& used) {
   const Capability& cap = op.cap;
   if (op.buffer == nullptr) return Status(ErrorCode::kInvalidArgument, "null transfer buffer");
   if (cap.op != AccessOp::kRead && cap.op != AccessOp::kWrite) {
@@ -332,6 +393,7 @@ Status ShmTransport::ExecuteOne(const TransferOp& op, Clock::time_point deadline
                   "range [" + std::to_string(cap.offset) + ", +" + std::to_string(cap.length) +
                       ") is outside the shm segment of " + std::to_string(m.size) + " bytes");
   }
+  used = *mapping_or;
   std::byte* remote = m.data + cap.offset;
   if (cap.op == AccessOp::kRead) {
     BulkCopy(op.buffer, remote, cap.length);
@@ -370,11 +432,68 @@ bool ShmTransport::CopyAhead(const std::string& endpoint, uint32_t segment, uint
   return true;
 }
 
+void ShmTransport::Drop(const std::string& endpoint, const std::shared_ptr<Mapping>& m) {
+  std::shared_ptr<EndpointState> state;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = endpoints_.find(endpoint);
+    if (it == endpoints_.end()) return;
+    state = it->second;
+  }
+  std::lock_guard<std::mutex> lock(state->mu);
+  if (state->mapping == m) state->mapping.reset();
+}
+
+void ShmTransport::SweepExited() {
+  std::vector<std::pair<std::string, std::shared_ptr<EndpointState>>> states;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto now = Clock::now();
+    if (now - last_sweep_ < kSweepInterval) return;
+    last_sweep_ = now;
+    states.assign(endpoints_.begin(), endpoints_.end());
+  }
+  for (auto& [endpoint, state] : states) {
+    std::shared_ptr<Mapping> m;
+    {
+      // A handshake in progress holds the lock: its mapping is checked next time.
+      std::unique_lock<std::mutex> lock(state->mu, std::try_to_lock);
+      if (!lock.owns_lock()) continue;
+      m = state->mapping;
+    }
+    if (m && !OwnerAlive(*m)) Drop(endpoint, m);
+  }
+}
+
 std::vector<Status> ShmTransport::Execute(std::span<const TransferOp> ops, int64_t timeout_ms) {
   auto deadline = Clock::now() + std::chrono::milliseconds(timeout_ms);
   std::vector<Status> out;
   out.reserve(ops.size());
-  for (const TransferOp& op : ops) out.push_back(ExecuteOne(op, deadline));
+  std::vector<std::shared_ptr<Mapping>> used(ops.size());
+  for (size_t i = 0; i < ops.size(); ++i) out.push_back(ExecuteOne(ops[i], deadline, used[i]));
+  // Once per mapping, after its last copy: bytes copied into (or out of) the
+  // memory of a node that has exited are nobody's.
+  for (size_t i = 0; i < ops.size(); ++i) {
+    if (!used[i]) continue;
+    std::shared_ptr<Mapping> m = std::move(used[i]);
+    if (!OwnerAlive(*m)) {
+      Drop(ops[i].endpoint, m);
+      for (size_t k = i; k < ops.size(); ++k) {
+        if (k != i && used[k] != m) continue;
+        used[k].reset();
+        if (out[k].ok()) {
+          out[k] =
+              Status(ErrorCode::kUnavailable, "store node " + ops[k].endpoint +
+                                                  " has exited: its shared memory serves nobody");
+        }
+      }
+    } else {
+      for (size_t k = i + 1; k < ops.size(); ++k) {
+        if (used[k] == m) used[k].reset();
+      }
+    }
+  }
+  SweepExited();
   return out;
 }
 

@@ -1,12 +1,16 @@
 #include "transfer/shm_transport.h"
 
 #include <gtest/gtest.h>
+#include <signal.h>
+#include <spawn.h>
 #include <sys/socket.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -18,10 +22,14 @@
 #include "transfer/shm_protocol.h"
 #include "transfer/shm_server.h"
 
+extern char** environ;
+
 namespace crescent::transfer {
 namespace {
 
 constexpr uint64_t kSegmentBytes = 8 << 20;
+constexpr const char* kSecret = "0123456789abcdef-secret";
+constexpr const char* kChildEnv = "CRESCENT_SHM_TEST_CHILD";
 // Longer than the server's 2 s handshake cut-off (SilentClientDoesNotBlockOthersForever).
 constexpr int64_t kTimeoutMs = 5000;
 
@@ -60,7 +68,7 @@ class ShmTransportTest : public ::testing::Test {
     segment_ = std::move(*seg);
     segment_->SetBinding(endpoint_);
     segment_->SetId(3);
-    auto signer = CapabilitySigner::Create("0123456789abcdef-secret");
+    auto signer = CapabilitySigner::Create(kSecret);
     ASSERT_TRUE(signer.ok());
     signer_.emplace(std::move(*signer));
     auto server = ShmServer::Start(name_, *segment_, *signer_);
@@ -246,6 +254,74 @@ TEST_F(ShmTransportTest, DeadServerYieldsTimeoutNotAHang) {
   EXPECT_LT(took, std::chrono::milliseconds(1500));
 }
 
+// A store node's shared-memory side in a process of its own: this binary run
+// again with only ShmChild.DISABLED_Serve and $CRESCENT_SHM_TEST_CHILD naming
+// the socket. It prints READY once it serves, then waits to be killed.
+class ChildNode {
+ public:
+  explicit ChildNode(std::string name) : name_(std::move(name)) {
+    int out[2];
+    if (pipe(out) != 0) return;
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_adddup2(&actions, out[1], STDOUT_FILENO);
+    posix_spawn_file_actions_addclose(&actions, out[0]);
+    std::string env_entry = std::string(kChildEnv) + "=" + name_;
+    std::vector<char*> env;
+    for (char** e = environ; *e != nullptr; ++e) env.push_back(*e);
+    env.push_back(env_entry.data());
+    env.push_back(nullptr);
+    std::string self = std::filesystem::read_symlink("/proc/self/exe");
+    std::string also = "--gtest_also_run_disabled_tests";
+    std::string filter = "--gtest_filter=ShmChild.DISABLED_Serve";
+    char* argv[] = {self.data(), also.data(), filter.data(), nullptr};
+    if (posix_spawn(&pid_, self.c_str(), &actions, nullptr, argv, env.data()) != 0) pid_ = -1;
+    posix_spawn_file_actions_destroy(&actions);
+    close(out[1]);
+    // Read its output until READY (the child dies with the test's timeout at worst).
+    std::string seen;
+    char buf[256];
+    ssize_t n;
+    while (pid_ > 0 && seen.find("READY") == std::string::npos &&
+           (n = read(out[0], buf, sizeof buf)) > 0) {
+      seen.append(buf, static_cast<size_t>(n));
+    }
+    close(out[0]);
+    ready_ = seen.find("READY") != std::string::npos;
+  }
+  ~ChildNode() { Kill(); }
+  bool ready() const { return ready_; }
+  std::string endpoint() const { return "127.0.0.1:1;shm=" + name_; }
+  // SIGKILL, then reaps it: its memory now lives on only in our mappings.
+  void Kill() {
+    if (pid_ <= 0) return;
+    kill(pid_, SIGKILL);
+    waitpid(pid_, nullptr, 0);
+    pid_ = -1;
+  }
+
+ private:
+  std::string name_;
+  pid_t pid_ = -1;
+  bool ready_ = false;
+};
+
+TEST(ShmChild, DISABLED_Serve) {
+  const char* name = std::getenv(kChildEnv);
+  if (name == nullptr) GTEST_SKIP() << "runs only as ShmTransportTest's child node";
+  auto seg = SegmentMemory::Create("shm-child", kSegmentBytes);
+  ASSERT_TRUE(seg.ok()) << seg.status().ToString();
+  (*seg)->SetBinding(std::string("127.0.0.1:1;shm=") + name);
+  (*seg)->SetId(3);
+  auto signer = CapabilitySigner::Create(kSecret);
+  ASSERT_TRUE(signer.ok());
+  auto server = ShmServer::Start(name, **seg, *signer);
+  ASSERT_TRUE(server.ok()) << server.status().ToString();
+  std::printf("READY\n");
+  std::fflush(stdout);
+  std::this_thread::sleep_for(std::chrono::seconds(60));
+}
+
 size_t OpenFds() {
   size_t n = 0;
   for ([[maybe_unused]] const auto& e : std::filesystem::directory_iterator("/proc/self/fd")) ++n;
@@ -260,6 +336,48 @@ size_t SegmentMappings() {
     if (line.find("memfd:shm-test") != std::string::npos) ++n;
   }
   return n;
+}
+
+// Mappings in this process of a memfd named `name`.
+size_t MappingsOf(const std::string& name) {
+  std::ifstream maps("/proc/self/maps");
+  size_t n = 0;
+  for (std::string line; std::getline(maps, line);) {
+    if (line.find("memfd:" + name + " ") != std::string::npos) ++n;
+  }
+  return n;
+}
+
+// A copy into the mapping of a node that has exited "succeeds" in memory nobody
+// serves: the op must fail instead, and the mapping (the dead node's memory)
+// must go, also when nothing touches that node again.
+TEST_F(ShmTransportTest, CopiesThroughTheMappingOfAnExitedNodeFail) {
+  ChildNode a(UniqueName()), b(UniqueName());
+  ASSERT_TRUE(a.ready() && b.ready());
+  std::vector<std::byte> data = Pattern(4096, 20), back(4096);
+  auto op = [&](const ChildNode& node, AccessOp access, std::byte* buf) {
+    Capability cap = signer_->Sign(node.endpoint(), 3, 0, 4096, access, UnixNowMs() + 60'000);
+    TransferOp one{node.endpoint(), cap, buf};
+    return transport_->Execute({&one, 1}, kTimeoutMs).at(0);
+  };
+  ASSERT_TRUE(op(a, AccessOp::kWrite, data.data()).ok());
+  ASSERT_TRUE(op(b, AccessOp::kWrite, data.data()).ok());
+  ASSERT_TRUE(op(a, AccessOp::kRead, back.data()).ok());
+  EXPECT_EQ(back, data);
+  EXPECT_EQ(MappingsOf("shm-child"), 2u);
+
+  a.Kill();
+  b.Kill();
+  Status write = op(a, AccessOp::kWrite, data.data());
+  EXPECT_EQ(write.code(), ErrorCode::kUnavailable) << write.ToString();
+  EXPECT_NE(write.message().find("exited"), std::string::npos) << write.ToString();
+  // Its mapping is gone, so a retry handshakes with nobody and fails as well.
+  EXPECT_EQ(op(a, AccessOp::kRead, back.data()).code(), ErrorCode::kUnavailable);
+
+  // b is never touched again; the sweep of a later batch elsewhere drops it.
+  std::this_thread::sleep_for(std::chrono::milliseconds(1100));
+  WriteReadBack(0, 64, 21);
+  EXPECT_EQ(MappingsOf("shm-child"), 0u);
 }
 
 TEST_F(ShmTransportTest, NoFdOrMappingOutlivesItsUse) {
