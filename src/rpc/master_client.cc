@@ -24,8 +24,10 @@ namespace {
 
 constexpr const char* kDefaultMasterAddress = "127.0.0.1:50051";
 
-// Transport errors other than UNAVAILABLE (retried) and DEADLINE_EXCEEDED.
-crescent::Status FromGrpc(const grpc::Status& s, const char* rpc) {
+// A failed call to the master at `address` (UNAVAILABLE is retried before it
+// gets here), naming the address and, for a deadline, the time it waited.
+crescent::Status FromGrpc(const grpc::Status& s, const char* rpc, const std::string& address,
+                          int64_t timeout_ms) {
   ErrorCode code = ErrorCode::kInternal;
   switch (s.error_code()) {
     case grpc::StatusCode::DEADLINE_EXCEEDED: code = ErrorCode::kTimeout; break;
@@ -39,9 +41,14 @@ crescent::Status FromGrpc(const grpc::Status& s, const char* rpc) {
     case grpc::StatusCode::UNIMPLEMENTED: code = ErrorCode::kUnsupported; break;
     default: break;
   }
-  return crescent::Status(code, std::string("master RPC ") + rpc + " failed (grpc code " +
+  std::string waited;
+  if (code == ErrorCode::kTimeout) {
+    waited = " (no answer within " + std::to_string(timeout_ms) + " ms)";
+  }
+  return crescent::Status(code, std::string("master RPC ") + rpc + " to " + address +
+                                    " failed (grpc code " +
                                     std::to_string(static_cast<int>(s.error_code())) +
-                                    "): " + s.error_message());
+                                    "): " + s.error_message() + waited);
 }
 
 StatusOr<std::vector<RemoteReplica>> ReplicasFromProto(
@@ -254,7 +261,9 @@ struct MasterClient::Impl {
       resp->Clear();
       last = CallOnce(method, ctx, req, resp, attempt == 1 ? meanwhile : nullptr);
       if (last.ok()) return crescent::Status::Ok();
-      if (last.error_code() != grpc::StatusCode::UNAVAILABLE) return FromGrpc(last, rpc);
+      if (last.error_code() != grpc::StatusCode::UNAVAILABLE) {
+        return FromGrpc(last, rpc, address, options.rpc_timeout_ms);
+      }
       if (attempt < options.attempts) {
         std::this_thread::sleep_for(std::chrono::milliseconds(backoff_ms));
         backoff_ms = std::min(backoff_ms * 2, options.backoff_max_ms);

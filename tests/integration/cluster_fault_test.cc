@@ -1,8 +1,13 @@
 // Faults with real processes: a replica's node killed mid-read, a node frozen
-// mid-put, the master gone or restarted, and a clean node shutdown.
+// mid-put, a node killed under a shared-memory client, the master gone or
+// restarted, and a clean node shutdown.
+#include <arpa/inet.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
 #include <signal.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <thread>
@@ -18,9 +23,9 @@ using testing::HasSubstr;
 constexpr size_t kMiB = 1024 * 1024;
 constexpr milliseconds kDropTimeout{20000};  // >> the 1 s heartbeat TTL
 
-// Param: the client's use_shared_memory. Over shared memory the client keeps
-// its mapping of the dead node's memfd, over TCP it must fail over; either
-// way every read must return the right bytes.
+// Param: the client's use_shared_memory. Either way the client must fail over
+// to the live replica (over shared memory it notices that the node behind its
+// mapping has exited), and every read must return the right bytes.
 class ReplicaFailoverTest : public testing::TestWithParam<bool> {};
 
 TEST_P(ReplicaFailoverTest, ReadsSurviveKill9OfOneReplicaNode) {
@@ -137,6 +142,33 @@ TEST(MasterUnreachableTest, ClientCallsFailPromptlyNamingTheAddress) {
   EXPECT_TRUE(cli.out.empty()) << cli.out;
 }
 
+// A "master" whose port accepts connections (the kernel completes them) but
+// never answers: each call times out, saying where and after how long.
+TEST(MasterUnreachableTest, SilentMasterTimesOutNamingTheAddress) {
+  int listener = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  ASSERT_GE(listener, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof addr;
+  ASSERT_EQ(bind(listener, reinterpret_cast<sockaddr*>(&addr), len), 0);
+  ASSERT_EQ(listen(listener, 16), 0);
+  ASSERT_EQ(getsockname(listener, reinterpret_cast<sockaddr*>(&addr), &len), 0);
+  const std::string address = "127.0.0.1:" + std::to_string(ntohs(addr.sin_port));
+  ClientConfig config;
+  config.master_address = address;
+  config.rpc_timeout_ms = 300;
+  StatusOr<std::unique_ptr<Client>> client = Client::Connect(config);
+  ASSERT_TRUE(client.ok()) << client.status().ToString();
+  StatusOr<ClusterStat> st = client.value()->Stat();
+  EXPECT_EQ(st.status().code(), ErrorCode::kTimeout) << st.status().ToString();
+  EXPECT_THAT(st.status().message(), HasSubstr(address));
+  EXPECT_THAT(st.status().message(), HasSubstr("no answer within 300 ms"));
+  Status put = client.value()->Put("k", RandomBytes(100, 1));
+  EXPECT_EQ(put.code(), ErrorCode::kTimeout) << put.ToString();
+  close(listener);
+}
+
 TEST(MasterUnreachableTest, MalformedAddressIsRefusedAtConnect) {
   for (const char* address : {"127.0.0.1", "127.0.0.1:99999", "127.0.0.1:0", "host:port"}) {
     ClientConfig config;
@@ -188,6 +220,38 @@ TEST(StoreFaultTest, PutToAFrozenNodeTimesOutAndLeavesNothingBehind) {
   StatusOr<std::vector<std::byte>> got = client.Get("frozen/k");
   ASSERT_TRUE(got.ok()) << got.status().ToString();
   EXPECT_TRUE(got.value() == value);
+}
+
+// Over shared memory a put is a memcpy into the client's own mapping of the
+// node's memfd, which outlives the node: the client must notice that the node
+// has exited rather than publish bytes that nobody can serve.
+TEST(StoreFaultTest, SharedMemoryPutToAKilledNodeFailsAndLeavesNothingBehind) {
+  ClusterOptions options;
+  options.stores = 1;
+  options.heartbeat_ttl_ms = 60000;  // the master still lists the dead node meanwhile
+  Cluster cluster(options);
+  ASSERT_TRUE(cluster.Start());
+  std::unique_ptr<Client> client = cluster.Connect(/*use_shm=*/true);
+  ASSERT_NE(client, nullptr);
+  std::vector<std::byte> before = RandomBytes(1 * kMiB, 1);
+  ASSERT_TRUE(client->Put("dead/before", before).ok());  // maps the node's segment
+  StatusOr<std::vector<std::byte>> got = client->Get("dead/before");
+  ASSERT_TRUE(got.ok()) << got.status().ToString();
+
+  cluster.store(0).proc->Kill(SIGKILL);
+  ASSERT_TRUE(cluster.store(0).proc->Wait(kExitTimeout).has_value());
+  Status put = client->Put("dead/k", RandomBytes(4 * kMiB, 2));
+  EXPECT_EQ(put.code(), ErrorCode::kUnavailable) << put.ToString();
+  StatusOr<bool> exists = client->Exists("dead/k");
+  ASSERT_TRUE(exists.ok()) << exists.status().ToString();
+  EXPECT_FALSE(exists.value());
+  StatusOr<ClusterStat> st = client->Stat();
+  ASSERT_TRUE(st.ok()) << st.status().ToString();
+  EXPECT_EQ(st.value().pending_puts, 0u);
+  EXPECT_EQ(st.value().segments.size(), 1u) << "the master must not have noticed yet";
+  // The object stored before is listed but its only node is gone: an error,
+  // not bytes read out of a dead node's memory.
+  EXPECT_EQ(client->Get("dead/before").status().code(), ErrorCode::kUnavailable);
 }
 
 TEST(MasterRestartTest, StoreNodeRemountsOnARestartedMaster) {
