@@ -143,6 +143,9 @@ void AddServe(CLI::App& root) {
     int sig = WaitForShutdownSignal();
     std::cout << "crescent serve: signal " << sig << ", shutting down\n" << std::flush;
     node.value()->Stop();
+    // The node's connection to the master goes first: an open channel would
+    // hold the master server's shutdown for its whole grace period.
+    node.value().reset();
     host.value().reset();
     SetExitCode(0);
   });

@@ -409,5 +409,14 @@ TEST_F(CliTest, ServeExitsZeroOnSigterm) {
   EXPECT_THAT(serve_->Output(), HasSubstr("shutting down"));
 }
 
+TEST_F(CliTest, ServeExitsZeroOnCtrlC) {
+  ASSERT_EQ(Cli({"put", "cli/before-ctrl-c", "-"}, "x").exit_code, 0);
+  serve_->Kill(SIGINT);
+  std::optional<ExitStatus> exit = serve_->Wait(kExitTimeout);
+  ASSERT_TRUE(exit.has_value());
+  EXPECT_TRUE(exit->exited && exit->code == 0) << exit->ToString();
+  EXPECT_THAT(serve_->Output(), HasSubstr("signal 2, shutting down"));
+}
+
 }  // namespace
 }  // namespace crescent::itest
