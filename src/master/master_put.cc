@@ -137,19 +137,27 @@ StatusOr<PutGrant> MasterService::PutStart(std::string_view key, uint64_t size,
   return out;
 }
 
+namespace {
+
+Status NoPendingPut(std::string_view key) {
+  return Status(ErrorCode::kPutNotStarted,
+                "no pending put for key '" + std::string(key) +
+                    "' (never started, already ended, or dropped by the master: the put timed "
+                    "out, or a node holding one of its replicas was dropped)");
+}
+
+}  // namespace
+
 StatusOr<uint32_t> MasterService::FindPutLocked(const Located& loc, std::string_view key,
                                                 uint64_t token) const {
   const uint32_t slot = loc.shard->Find(key, loc.hash);
-  if (slot == kNoSlot) {
-    return Status(ErrorCode::kPutNotStarted, "no pending put for key '" + std::string(key) + "'");
-  }
+  if (slot == kNoSlot) return NoPendingPut(key);
   if (PutToken(loc.shard->IdOf(slot)) != token) {
-    const bool pending = loc.shard->entry(slot).state == EntryState::kPending;
+    if (loc.shard->entry(slot).state != EntryState::kPending) return NoPendingPut(key);
     return Status(ErrorCode::kPutNotStarted,
-                  pending ? "the pending put of key '" + std::string(key) +
-                                "' is not the one this token names (for example, that put "
-                                "timed out and the key was started again)"
-                          : "no pending put for key '" + std::string(key) + "'");
+                  "the pending put of key '" + std::string(key) +
+                      "' is not the one this token names (for example, that put timed out and "
+                      "the key was started again)");
   }
   return slot;
 }
