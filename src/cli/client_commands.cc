@@ -31,7 +31,9 @@ struct Common {
     app.add_option("--master", master,
                    "Master address host:port or unix:PATH (default $CRESCENT_MASTER or "
                    "127.0.0.1:50051)");
-    app.add_option("--timeout-ms", timeout_ms, "Per-call timeout")->capture_default_str();
+    app.add_option("--timeout-ms", timeout_ms, "Per-call timeout")
+        ->capture_default_str()
+        ->check(CLI::Range(int64_t{1}, int64_t{24} * 3600 * 1000));
   }
 
   // The client is never destroyed: a verb makes its calls and the process

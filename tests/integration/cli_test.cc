@@ -151,6 +151,28 @@ TEST_F(CliTest, GetReportsAFailedWriteOfASmallValue) {
   EXPECT_THAT(r.err, HasSubstr("cannot write to stdout"));
 }
 
+TEST_F(CliTest, UnknownCommandBadTimeoutAndAClosedPipeExitTwo) {
+  CommandResult r = RunCrescent({"frob", "k"}, dir_.path());
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("unknown command 'frob'"));
+  EXPECT_THAT(r.err, HasSubstr("put, get"));
+  r = RunCrescent({"get", "k", "--master", master_, "--timeout-ms", "0"}, dir_.path());
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("--timeout-ms"));
+
+  // A reader that stops early (head) closes the pipe: an error exit, not death
+  // by SIGPIPE. The value is far larger than a pipe's buffer.
+  std::string value(8 << 20, 'p');
+  ASSERT_EQ(Cli({"put", "cli/piped", "-"}, value).exit_code, 0);
+  r = RunCommand({"/bin/bash", "-c",
+                  "set -o pipefail; \"$0\" get cli/piped - --master \"$1\" | head -c 10 "
+                  ">/dev/null",
+                  CrescentBin(), master_},
+                 "", dir_.path(), milliseconds(60000));
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("Broken pipe"));
+}
+
 // A get into a file that fails half way (here a file size limit: the CLI
 // ignores SIGXFSZ, so write() reports EFBIG) leaves the file as it was and no
 // partial or temporary file behind; a later get replaces it whole, keeping its
