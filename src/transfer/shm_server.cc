@@ -129,14 +129,15 @@ void ShmServer::Impl::Serve(int conn) {
   setsockopt(conn, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
 
   // The uid check is the real gate: after the handshake the client touches the
-  // whole segment without further capability checks by us.
+  // whole segment without further capability checks by us. A client of another
+  // uid is refused as UNAVAILABLE, a failure of the path, so it uses TCP.
   ucred cred{};
   socklen_t cred_len = sizeof cred;
   if (getsockopt(conn, SOL_SOCKET, SO_PEERCRED, &cred, &cred_len) != 0 || cred.uid != geteuid()) {
     shm::Reply reply;
-    reply.code = ErrorCode::kCapabilityInvalid;
-    reply.message = "shm peer uid " + std::to_string(cred.uid) + " is not the node's uid " +
-                    std::to_string(geteuid());
+    reply.code = ErrorCode::kUnavailable;
+    reply.message = "shared memory is only for the node's uid " + std::to_string(geteuid()) +
+                    ", not uid " + std::to_string(cred.uid) + " (use TCP)";
     SendReply(conn, reply, false);
     return;
   }

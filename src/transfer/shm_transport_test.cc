@@ -30,6 +30,7 @@ namespace {
 constexpr uint64_t kSegmentBytes = 8 << 20;
 constexpr const char* kSecret = "0123456789abcdef-secret";
 constexpr const char* kChildEnv = "CRESCENT_SHM_TEST_CHILD";
+constexpr const char* kChildUidEnv = "CRESCENT_SHM_TEST_CHILD_UID";
 // Longer than the server's 2 s handshake cut-off (SilentClientDoesNotBlockOthersForever).
 constexpr int64_t kTimeoutMs = 5000;
 
@@ -256,10 +257,11 @@ TEST_F(ShmTransportTest, DeadServerYieldsTimeoutNotAHang) {
 
 // A store node's shared-memory side in a process of its own: this binary run
 // again with only ShmChild.DISABLED_Serve and $CRESCENT_SHM_TEST_CHILD naming
-// the socket. It prints READY once it serves, then waits to be killed.
+// the socket. With `uid`, it first switches to that uid (root only). It prints
+// READY once it serves (NOUID if it could not switch), then waits to be killed.
 class ChildNode {
  public:
-  explicit ChildNode(std::string name) : name_(std::move(name)) {
+  explicit ChildNode(std::string name, int uid = -1) : name_(std::move(name)) {
     int out[2];
     if (pipe(out) != 0) return;
     posix_spawn_file_actions_t actions;
@@ -267,9 +269,11 @@ class ChildNode {
     posix_spawn_file_actions_adddup2(&actions, out[1], STDOUT_FILENO);
     posix_spawn_file_actions_addclose(&actions, out[0]);
     std::string env_entry = std::string(kChildEnv) + "=" + name_;
+    std::string uid_entry = std::string(kChildUidEnv) + "=" + std::to_string(uid);
     std::vector<char*> env;
     for (char** e = environ; *e != nullptr; ++e) env.push_back(*e);
     env.push_back(env_entry.data());
+    if (uid >= 0) env.push_back(uid_entry.data());
     env.push_back(nullptr);
     std::string self = std::filesystem::read_symlink("/proc/self/exe");
     std::string also = "--gtest_also_run_disabled_tests";
@@ -283,14 +287,16 @@ class ChildNode {
     char buf[256];
     ssize_t n;
     while (pid_ > 0 && seen.find("READY") == std::string::npos &&
-           (n = read(out[0], buf, sizeof buf)) > 0) {
+           seen.find("NOUID") == std::string::npos && (n = read(out[0], buf, sizeof buf)) > 0) {
       seen.append(buf, static_cast<size_t>(n));
     }
     close(out[0]);
     ready_ = seen.find("READY") != std::string::npos;
+    no_uid_ = seen.find("NOUID") != std::string::npos;
   }
   ~ChildNode() { Kill(); }
   bool ready() const { return ready_; }
+  bool could_not_switch_uid() const { return no_uid_; }
   std::string endpoint() const { return "127.0.0.1:1;shm=" + name_; }
   // SIGKILL, then reaps it: its memory now lives on only in our mappings.
   void Kill() {
@@ -304,11 +310,20 @@ class ChildNode {
   std::string name_;
   pid_t pid_ = -1;
   bool ready_ = false;
+  bool no_uid_ = false;
 };
 
 TEST(ShmChild, DISABLED_Serve) {
   const char* name = std::getenv(kChildEnv);
   if (name == nullptr) GTEST_SKIP() << "runs only as ShmTransportTest's child node";
+  if (const char* uid_text = std::getenv(kChildUidEnv); uid_text != nullptr) {
+    const auto uid = static_cast<uid_t>(std::atoi(uid_text));
+    if (setresgid(uid, uid, uid) != 0 || setresuid(uid, uid, uid) != 0) {
+      std::printf("NOUID\n");
+      std::fflush(stdout);
+      return;
+    }
+  }
   auto seg = SegmentMemory::Create("shm-child", kSegmentBytes);
   ASSERT_TRUE(seg.ok()) << seg.status().ToString();
   (*seg)->SetBinding(std::string("127.0.0.1:1;shm=") + name);
@@ -377,6 +392,24 @@ TEST_F(ShmTransportTest, CopiesThroughTheMappingOfAnExitedNodeFail) {
   // b is never touched again; the sweep of a later batch elsewhere drops it.
   std::this_thread::sleep_for(std::chrono::milliseconds(1100));
   WriteReadBack(0, 64, 21);
+  EXPECT_EQ(MappingsOf("shm-child"), 0u);
+}
+
+// The node hands its memory only to processes of its own uid. Another uid is
+// refused as a failure of the path (UNAVAILABLE), so the client goes over TCP.
+TEST_F(ShmTransportTest, ANodeOfAnotherUidRefusesTheHandshakeAsUnavailable) {
+  if (geteuid() == 65534) GTEST_SKIP() << "this test runs the node as uid 65534";
+  ChildNode other(UniqueName(), 65534);
+  if (other.could_not_switch_uid()) GTEST_SKIP() << "switching uid needs root";
+  ASSERT_TRUE(other.ready());
+  std::vector<std::byte> data = Pattern(64, 22);
+  Capability cap =
+      signer_->Sign(other.endpoint(), 3, 0, 64, AccessOp::kWrite, UnixNowMs() + 60'000);
+  TransferOp op{other.endpoint(), cap, data.data()};
+  Status s = transport_->Execute({&op, 1}, kTimeoutMs).at(0);
+  EXPECT_EQ(s.code(), ErrorCode::kUnavailable) << s.ToString();
+  EXPECT_TRUE(IsShmPathFailure(s.code()));
+  EXPECT_NE(s.message().find("uid 65534"), std::string::npos) << s.ToString();
   EXPECT_EQ(MappingsOf("shm-child"), 0u);
 }
 
