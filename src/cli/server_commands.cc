@@ -39,6 +39,9 @@ struct StoreFlags {
     app.add_flag("--no-warm-pages", no_warm_pages,
                  "Do not touch the segment's pages in the background after start (on VMs "
                  "with shadow paging, the first transfers then pay a trap per page)");
+    app.add_option("--advertise-host", node.advertise_host,
+                   "Address clients are told to reach the data port at (default: --host; "
+                   "required when --host is 0.0.0.0 or ::)");
     if (standalone) {
       app.add_option("--host", node.host, "Address to listen on and advertise for data")
           ->capture_default_str();

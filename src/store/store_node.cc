@@ -27,6 +27,15 @@ StatusOr<std::unique_ptr<StoreNode>> StoreNode::Start(const StoreNodeOptions& op
   if (o.segment_size == 0) {
     return Status(ErrorCode::kInvalidSize, "segment size must be greater than 0");
   }
+  if (o.advertise_host.empty()) {
+    if (o.host.empty() || o.host == "0.0.0.0" || o.host == "::" || o.host == "[::]") {
+      return Status(ErrorCode::kInvalidArgument,
+                    "data host '" + o.host +
+                        "' listens on every address, but clients need one to connect to: "
+                        "give it as the advertise host (--advertise-host)");
+    }
+    o.advertise_host = o.host;
+  }
   std::unique_ptr<StoreNode> node(new StoreNode(std::move(o), std::move(signer.value())));
   const StoreNodeOptions& opt = node->options_;
 
@@ -47,7 +56,7 @@ StatusOr<std::unique_ptr<StoreNode>> StoreNode::Start(const StoreNodeOptions& op
   if (!tcp.ok()) return tcp.status();
   node->tcp_ = std::move(tcp.value());
 
-  transfer::Endpoint ep{opt.host, node->tcp_->port(), ""};
+  transfer::Endpoint ep{opt.advertise_host, node->tcp_->port(), ""};
   if (opt.shared_memory) {
     // Unique per process and start, so a restarted node never inherits the
     // previous incarnation's capabilities (they are bound to the endpoint).

@@ -30,8 +30,11 @@ struct StoreNodeOptions {
   std::string node_id;       // default: HOSTNAME-PID
   std::string segment_name;  // default: NODE_ID/dram0
   uint64_t segment_size = uint64_t{1} << 30;
-  std::string host = "127.0.0.1";  // data plane: bind and advertise
-  uint16_t port = 0;               // 0: any free port
+  std::string host = "127.0.0.1";  // data plane: bind (and advertise, unless advertise_host)
+  // The address clients are told to connect to; empty: `host`. Required when
+  // `host` is a wildcard (0.0.0.0, ::), which no client can connect to.
+  std::string advertise_host;
+  uint16_t port = 0;  // 0: any free port
   int io_threads = 2;
   std::string tcp_congestion;  // TCP_CONGESTION of data connections; "" = system default
   bool shared_memory = true;   // offer the memfd to same-host clients

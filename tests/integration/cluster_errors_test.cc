@@ -46,6 +46,30 @@ class ClusterErrorsTest : public testing::Test {
   std::unique_ptr<Client> client_;
 };
 
+// A node listening on every address (0.0.0.0) must be told which one clients
+// can reach; it refuses to start without, instead of advertising 0.0.0.0.
+TEST_F(ClusterErrorsTest, WildcardDataHostNeedsAnAdvertisedAddress) {
+  TempDir dir;
+  CommandResult r =
+      RunCrescent({"store", "--master", cluster_.master_address(), "--secret-file",
+                   cluster_.secret_file(), "--segment-size", "8MiB", "--host", "0.0.0.0"},
+                  dir.path());
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("--advertise-host"));
+
+  ASSERT_TRUE(cluster_.AddStore({"--host", "0.0.0.0", "--advertise-host", "127.0.0.1"}));
+  EXPECT_EQ(cluster_.store(1).host, "127.0.0.1");
+  ASSERT_TRUE(cluster_.WaitForSegments(*client_, 2, std::chrono::milliseconds(20000)));
+  std::vector<std::byte> value = RandomBytes(64 * 1024, 8);
+  PutOptions two;
+  two.replica_count = 2;  // one copy on the wildcard node
+  Status put = client_->Put("advertised/k", value, two);
+  ASSERT_TRUE(put.ok()) << put.ToString();
+  StatusOr<std::vector<std::byte>> got = client_->Get("advertised/k");
+  ASSERT_TRUE(got.ok()) << got.status().ToString();
+  EXPECT_TRUE(got.value() == value);
+}
+
 TEST_F(ClusterErrorsTest, GetIntoTooSmallBufferNamesTheSizeNeeded) {
   constexpr size_t kSize = 3000;
   ASSERT_TRUE(client_->Put("small/k", RandomBytes(kSize, 1)).ok());
