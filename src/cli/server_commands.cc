@@ -43,7 +43,8 @@ struct StoreFlags {
                    "Address clients are told to reach the data port at (default: --host; "
                    "required when --host is 0.0.0.0 or ::)");
     if (standalone) {
-      app.add_option("--host", node.host, "Address to listen on and advertise for data")
+      app.add_option("--host", node.host,
+                     "Address the data port listens on (advertised too, unless --advertise-host)")
           ->capture_default_str();
       app.add_option("--heartbeat-interval-ms", node.heartbeat_interval_ms,
                      "Heartbeat period (keep it well below the master's TTL)")

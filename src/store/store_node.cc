@@ -27,14 +27,20 @@ StatusOr<std::unique_ptr<StoreNode>> StoreNode::Start(const StoreNodeOptions& op
   if (o.segment_size == 0) {
     return Status(ErrorCode::kInvalidSize, "segment size must be greater than 0");
   }
+  auto wildcard = [](const std::string& h) {
+    return h.empty() || h == "0.0.0.0" || h == "::" || h == "[::]";
+  };
   if (o.advertise_host.empty()) {
-    if (o.host.empty() || o.host == "0.0.0.0" || o.host == "::" || o.host == "[::]") {
+    if (wildcard(o.host)) {
       return Status(ErrorCode::kInvalidArgument,
                     "data host '" + o.host +
                         "' listens on every address, but clients need one to connect to: "
                         "give it as the advertise host (--advertise-host)");
     }
     o.advertise_host = o.host;
+  } else if (wildcard(o.advertise_host)) {
+    return Status(ErrorCode::kInvalidArgument, "advertise host '" + o.advertise_host +
+                                                   "' is not an address clients can connect to");
   }
   std::unique_ptr<StoreNode> node(new StoreNode(std::move(o), std::move(signer.value())));
   const StoreNodeOptions& opt = node->options_;

@@ -3,6 +3,13 @@
 // serving it inline is cheap; a client that stalls is cut off after
 // kHandshakeTimeoutMs, and Stop() interrupts even that wait through the eventfd
 // every blocking poll in this file also watches.
+//
+// After a successful handshake the connection stays open, idle, until the
+// client closes it or the server stops: it is how the client tells that the
+// memory it maps still belongs to a running node (shm_transport.cc). The same
+// thread polls these connections with the listener and closes each one whose
+// client went away. At most kMaxClients are held; past that a handshake is
+// refused as UNAVAILABLE and the client uses TCP.
 #include "transfer/shm_server.h"
 
 #include <poll.h>
@@ -16,6 +23,7 @@
 #include <cstring>
 #include <mutex>
 #include <thread>
+#include <vector>
 
 #include "transfer/shm_protocol.h"
 
@@ -23,6 +31,7 @@ namespace crescent::transfer {
 namespace {
 
 constexpr int kHandshakeTimeoutMs = 2000;
+constexpr size_t kMaxClients = 1024;
 
 Status Errno(const char* what, int err) {
   return Status(ErrorCode::kIoError, std::string(what) + ": " + std::strerror(err));
@@ -52,8 +61,11 @@ struct ShmServer::Impl {
   std::mutex stop_mu;
   bool stopped = false;
 
+  std::vector<int> clients;  // handshaken connections, held open (server thread only)
+
   void Run();
-  void Serve(int conn);
+  // True when the handshake succeeded: the caller then holds `conn` open.
+  bool Serve(int conn);
   // Waits until `fd` is readable, the deadline passes or Stop() is called.
   bool WaitReadable(int fd, int64_t deadline_ms);
   // Reads exactly n bytes before the deadline; false on EOF, error, timeout, stop.
@@ -122,55 +134,72 @@ void ShmServer::Impl::SendReply(int conn, const shm::Reply& reply, bool attach_f
   }
 }
 
-void ShmServer::Impl::Serve(int conn) {
+bool ShmServer::Impl::Serve(int conn) {
   // Belt and braces under the poll deadline: no blocking call may outlast it.
   timeval tv{kHandshakeTimeoutMs / 1000, 0};
   setsockopt(conn, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
   setsockopt(conn, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
 
+  // The request is read before any refusal: a socket closed with unread data
+  // would reset the client's end, and the client could lose the reply.
+  uint8_t req[shm::kRequestBytes];
+  // A client that only probes reachability (CanReach) closes without a request.
+  if (!ReadFull(conn, req, sizeof req, SteadyMs() + kHandshakeTimeoutMs)) return false;
+  shm::Reply reply;
   // The uid check is the real gate: after the handshake the client touches the
   // whole segment without further capability checks by us. A client of another
   // uid is refused as UNAVAILABLE, a failure of the path, so it uses TCP.
   ucred cred{};
   socklen_t cred_len = sizeof cred;
   if (getsockopt(conn, SOL_SOCKET, SO_PEERCRED, &cred, &cred_len) != 0 || cred.uid != geteuid()) {
-    shm::Reply reply;
     reply.code = ErrorCode::kUnavailable;
     reply.message = "shared memory is only for the node's uid " + std::to_string(geteuid()) +
                     ", not uid " + std::to_string(cred.uid) + " (use TCP)";
     SendReply(conn, reply, false);
-    return;
+    return false;
   }
-
-  uint8_t req[shm::kRequestBytes];
-  // A client that only probes reachability (CanReach) closes without a request.
-  if (!ReadFull(conn, req, sizeof req, SteadyMs() + kHandshakeTimeoutMs)) return;
   Capability cap;
-  shm::Reply reply;
   if (!shm::DecodeRequest(req, cap)) {
     reply.code = ErrorCode::kInvalidArgument;
     reply.message = "malformed shm handshake request";
     SendReply(conn, reply, false);
-    return;
+    return false;
   }
   StatusOr<std::byte*> range = segment.Resolve(cap, cap.op, signer, UnixNowMs());
   if (!range.ok()) {
     reply.code = range.status().code();
     reply.message = range.status().message();
     SendReply(conn, reply, false);
-    return;
+    return false;
+  }
+  if (clients.size() >= kMaxClients) {
+    reply.code = ErrorCode::kUnavailable;
+    reply.message = "the node already serves " + std::to_string(clients.size()) +
+                    " shared-memory clients (use TCP)";
+    SendReply(conn, reply, false);
+    return false;
   }
   reply.segment = segment.id();
   reply.size = segment.size();
   SendReply(conn, reply, true);
+  return true;
 }
 
 void ShmServer::Impl::Run() {
   for (;;) {
-    pollfd fds[2] = {{listen_fd, POLLIN, 0}, {wake_fd, POLLIN, 0}};
-    int rc = poll(fds, 2, -1);
+    std::vector<pollfd> fds = {{listen_fd, POLLIN, 0}, {wake_fd, POLLIN, 0}};
+    for (int c : clients) fds.push_back({c, POLLIN, 0});
+    int rc = poll(fds.data(), fds.size(), -1);
     if (rc < 0 && errno == EINTR) continue;
     if (rc < 0 || fds[1].revents != 0) return;
+    // A held connection only ever turns readable when its client closed it (or
+    // sent what the protocol never sends): either way it is done.
+    for (size_t i = fds.size(); i-- > 2;) {
+      if (fds[i].revents == 0) continue;
+      CloseFd(fds[i].fd);
+      clients.erase(clients.begin() + static_cast<std::ptrdiff_t>(i - 2));
+    }
+    if (fds[0].revents == 0) continue;
     int conn = accept4(listen_fd, nullptr, nullptr, SOCK_CLOEXEC);
     if (conn < 0) {
       if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
@@ -180,8 +209,11 @@ void ShmServer::Impl::Run() {
       }
       continue;  // EINTR, EAGAIN (client gone), ECONNABORTED, ...
     }
-    Serve(conn);
-    CloseFd(conn);
+    if (Serve(conn)) {
+      clients.push_back(conn);
+    } else {
+      CloseFd(conn);
+    }
   }
 }
 
@@ -232,6 +264,10 @@ void ShmServer::Stop() {
     r = write(impl_->wake_fd, &one, sizeof one);
   } while (r < 0 && errno == EINTR);
   if (impl_->thread.joinable()) impl_->thread.join();
+  // Closing the held connections tells their clients this memory is no longer
+  // served.
+  for (int c : impl_->clients) CloseFd(c);
+  impl_->clients.clear();
   CloseFd(impl_->listen_fd);
   CloseFd(impl_->wake_fd);
   impl_->listen_fd = impl_->wake_fd = -1;

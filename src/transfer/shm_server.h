@@ -6,7 +6,9 @@
 // the capability (SegmentMemory::Resolve, any op), then replies with the segment
 // id and size and passes the memfd with SCM_RIGHTS. After that the client reads
 // and writes the mapping directly; capabilities then bound only the client's own
-// checks (shm_transport.h), which is why the uid check is the gate.
+// checks (shm_transport.h), which is why the uid check is the gate. The server
+// keeps each handshake's connection open until the client closes it or Stop():
+// a client whose connection hangs up knows the memory is no longer served.
 #pragma once
 
 #include <memory>

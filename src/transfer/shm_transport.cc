@@ -4,13 +4,14 @@
 // node remounted; the last reference unmaps it.
 //
 // A store node that exits leaves our mapping of its memory behind, and a copy
-// into it still "succeeds". So every mapping knows the process that handed it
-// out (a pidfd, or the node's socket name where its pid is not visible here),
-// and after each batch of copies the transport checks that process once per
-// mapping used: if it has exited, the batch's ops on it fail with kUnavailable
-// (a put is then revoked instead of publishing bytes nobody can serve) and the
-// mapping is dropped. Mappings of nodes that exited while unused are dropped by
-// a sweep at most once per kSweepInterval, so their memory is freed.
+// into it still "succeeds". So every mapping keeps its handshake connection
+// open; the node holds its end until it stops or exits (shm_server.cc), and
+// after each batch of copies the transport polls it once per mapping used: if
+// the node is gone, the batch's ops on it fail with kUnavailable (a put is then
+// revoked instead of publishing bytes nobody can serve) and the mapping is
+// dropped. Mappings of nodes that went away while unused are dropped by a sweep
+// at most once per kSweepInterval (from Execute and CanReach), which frees
+// their memory.
 //
 // Locking: mu_ guards the endpoint and reachability tables; each endpoint's own
 // mutex serialises its handshakes, so concurrent first callers wait for one
@@ -21,7 +22,6 @@
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -43,7 +43,7 @@ using Clock = std::chrono::steady_clock;
 
 // A failed CanReach is retried after this long (the node may have started).
 constexpr auto kNegativeReachTtl = std::chrono::seconds(5);
-// How often Execute looks for mappings whose node has exited.
+// How often Execute and CanReach look for mappings whose node stopped serving.
 constexpr auto kSweepInterval = std::chrono::seconds(1);
 
 void CloseFd(int fd) {
@@ -68,34 +68,19 @@ struct Mapping {
   std::byte* data = nullptr;
   uint64_t size = 0;
   uint32_t segment = 0;
-  int owner_pidfd = -1;  // the store node's process; -1: not known here
-  std::string shm_name;  // its socket, the liveness probe without a pidfd
+  int conn = -1;  // the handshake connection, held open while the node serves
   // [offset, offset + length) lies inside the mapping (written so it cannot wrap).
   bool Holds(uint64_t offset, uint64_t length) const {
     return offset <= size && length <= size - offset;
   }
   ~Mapping() {
     if (data) munmap(data, size);
-    CloseFd(owner_pidfd);
+    CloseFd(conn);
   }
 };
 
 Status Errno(ErrorCode code, const std::string& what, int err) {
   return Status(code, what + ": " + std::strerror(err));
-}
-
-// A pidfd for the process at the other end of connected Unix socket `fd`, or
-// -1 when its pid is not visible here (another pid namespace) or the kernel
-// has no pidfd_open.
-int PeerPidfd(int fd) {
-  ucred cred{};
-  socklen_t len = sizeof cred;
-  if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0 || cred.pid <= 0) return -1;
-#ifdef SYS_pidfd_open
-  return static_cast<int>(syscall(SYS_pidfd_open, cred.pid, 0));  // O_CLOEXEC is implied
-#else
-  return -1;
-#endif
 }
 
 // A connected socket to abstract socket `name`, with send/receive timeouts.
@@ -127,22 +112,16 @@ StatusOr<int> Connect(const std::string& name, int64_t timeout_ms) {
 
 bool IsTimeout(int err) { return err == EAGAIN || err == EWOULDBLOCK; }
 
-// Whether the store node that handed out `m` still runs. A pidfd turns readable
-// when its process exits. Without one, the node's abstract socket name stands
-// in: it disappears with the process, so a refused connect means exited (a
-// full backlog or a slow accept does not).
-bool OwnerAlive(const Mapping& m) {
-  if (m.owner_pidfd >= 0) {
-    pollfd p{m.owner_pidfd, POLLIN, 0};
-    int rc;
-    do {
-      rc = poll(&p, 1, 0);
-    } while (rc < 0 && errno == EINTR);
-    return rc <= 0;  // a poll error tells nothing: keep the mapping
-  }
-  StatusOr<int> fd = Connect(m.shm_name, 1000);
-  if (fd.ok()) CloseFd(*fd);
-  return fd.ok() || fd.status().code() != ErrorCode::kUnavailable;
+// Whether the node that handed out `m` still serves it: its end of the held
+// handshake connection is open. The node never sends on it, so readable or
+// hung up means it closed (stopped, or exited and the kernel closed it).
+bool NodeServes(const Mapping& m) {
+  pollfd p{m.conn, POLLIN | POLLRDHUP, 0};
+  int rc;
+  do {
+    rc = poll(&p, 1, 0);
+  } while (rc < 0 && errno == EINTR);
+  return rc <= 0;  // a poll error tells nothing: keep the mapping
 }
 
 // Closes every fd carried by `msg`'s control data except the first SCM_RIGHTS
@@ -171,20 +150,22 @@ StatusOr<std::shared_ptr<Mapping>> Handshake(const std::string& name, const Capa
   StatusOr<int> conn_or = Connect(name, timeout_ms);
   if (!conn_or.ok()) return conn_or.status();
   Fd conn(*conn_or);
-  // Taken before the request goes out: a reply then proves the pid was still
-  // the node's when the pidfd was opened (not reused by another process).
-  Fd owner(PeerPidfd(conn.fd));
 
   uint8_t req[shm::kRequestBytes];
   shm::EncodeRequest(cap, req);
   size_t sent = 0;
+  Status send_failure;
   while (sent < sizeof req) {
     ssize_t w = send(conn.fd, req + sent, sizeof req - sent, MSG_NOSIGNAL);
     if (w < 0 && errno == EINTR) continue;
     if (w < 0) {
       int err = errno;
-      return Errno(IsTimeout(err) ? ErrorCode::kTimeout : ErrorCode::kUnavailable,
-                   "shm handshake send", err);
+      send_failure = Errno(IsTimeout(err) ? ErrorCode::kTimeout : ErrorCode::kUnavailable,
+                           "shm handshake send", err);
+      // A server that refused us may have replied and closed already: its
+      // reply, still queued for us, says why better than EPIPE does.
+      if (err != EPIPE && err != ECONNRESET) return send_failure;
+      break;
     }
     sent += static_cast<size_t>(w);
   }
@@ -204,6 +185,7 @@ StatusOr<std::shared_ptr<Mapping>> Handshake(const std::string& name, const Capa
     if (r < 0 && errno == EINTR) continue;
     if (r < 0) {
       int err = errno;
+      if (!send_failure.ok()) return send_failure;
       return Errno(IsTimeout(err) ? ErrorCode::kTimeout : ErrorCode::kUnavailable,
                    "shm handshake receive", err);
     }
@@ -215,7 +197,10 @@ StatusOr<std::shared_ptr<Mapping>> Handshake(const std::string& name, const Capa
         memfd.fd = fd;
       }
     }
-    if (r == 0) return Status(ErrorCode::kUnavailable, "shm server closed during handshake");
+    if (r == 0) {
+      if (!send_failure.ok()) return send_failure;
+      return Status(ErrorCode::kUnavailable, "shm server closed during handshake");
+    }
     if (msg.msg_flags & MSG_CTRUNC) {
       return Status(ErrorCode::kInternal, "shm handshake: control data truncated");
     }
@@ -229,6 +214,7 @@ StatusOr<std::shared_ptr<Mapping>> Handshake(const std::string& name, const Capa
   if (reply.code != ErrorCode::kOk) {
     return Status(reply.code, "shm handshake refused: " + reply.message);
   }
+  if (!send_failure.ok()) return send_failure;  // an OK reply to a request it never got
   if (memfd.fd < 0) return Status(ErrorCode::kInternal, "shm handshake reply carried no fd");
   if (reply.segment != cap.segment) {
     return Status(ErrorCode::kSegmentNotFound,
@@ -251,8 +237,7 @@ StatusOr<std::shared_ptr<Mapping>> Handshake(const std::string& name, const Capa
   mapping->data = static_cast<std::byte*>(p);
   mapping->size = reply.size;
   mapping->segment = reply.segment;
-  mapping->owner_pidfd = owner.release();
-  mapping->shm_name = name;
+  mapping->conn = conn.release();
   return mapping;  // memfd closes here: the mapping keeps the pages
 }
 
@@ -282,8 +267,8 @@ class ShmTransport final : public Transport {
                     std::shared_ptr<Mapping>& used);
   // Drops `m` from `endpoint` unless a newer mapping has replaced it there.
   void Drop(const std::string& endpoint, const std::shared_ptr<Mapping>& m);
-  // Drops the mappings of nodes that have exited; at most once per kSweepInterval.
-  void SweepExited();
+  // Drops the mappings of nodes that no longer serve; at most once per kSweepInterval.
+  void SweepGone();
 
   std::mutex mu_;
   std::unordered_map<std::string, std::shared_ptr<EndpointState>> endpoints_;
@@ -312,6 +297,7 @@ StatusOr<std::shared_ptr<ShmTransport::EndpointState>> ShmTransport::State(
 }
 
 bool ShmTransport::CanReach(const std::string& endpoint) {
+  SweepGone();
   auto now = Clock::now();
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -429,6 +415,10 @@ bool ShmTransport::CopyAhead(const std::string& endpoint, uint32_t segment, uint
     return false;
   }
   BulkCopy(buffer, m->data + offset, length);
+  if (!NodeServes(*m)) {  // the bytes may be right, but a live replica should serve them
+    Drop(endpoint, m);
+    return false;
+  }
   return true;
 }
 
@@ -440,11 +430,21 @@ void ShmTransport::Drop(const std::string& endpoint, const std::shared_ptr<Mappi
     if (it == endpoints_.end()) return;
     state = it->second;
   }
-  std::lock_guard<std::mutex> lock(state->mu);
-  if (state->mapping == m) state->mapping.reset();
+  {
+    std::lock_guard<std::mutex> lock(state->mu);
+    if (state->mapping != m) return;  // replaced by a newer handshake meanwhile
+    state->mapping.reset();
+  }
+  // The node is gone: use TCP (which will fail over) instead of handshaking
+  // with it op after op, and forget its entry (each node start is a new one).
+  std::lock_guard<std::mutex> lock(mu_);
+  reach_[endpoint] = Reach{false, Clock::now()};
+  if (auto it = endpoints_.find(endpoint); it != endpoints_.end() && it->second == state) {
+    endpoints_.erase(it);
+  }
 }
 
-void ShmTransport::SweepExited() {
+void ShmTransport::SweepGone() {
   std::vector<std::pair<std::string, std::shared_ptr<EndpointState>>> states;
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -461,7 +461,7 @@ void ShmTransport::SweepExited() {
       if (!lock.owns_lock()) continue;
       m = state->mapping;
     }
-    if (m && !OwnerAlive(*m)) Drop(endpoint, m);
+    if (m && !NodeServes(*m)) Drop(endpoint, m);
   }
 }
 
@@ -472,19 +472,19 @@ std::vector<Status> ShmTransport::Execute(std::span<const TransferOp> ops, int64
   std::vector<std::shared_ptr<Mapping>> used(ops.size());
   for (size_t i = 0; i < ops.size(); ++i) out.push_back(ExecuteOne(ops[i], deadline, used[i]));
   // Once per mapping, after its last copy: bytes copied into (or out of) the
-  // memory of a node that has exited are nobody's.
+  // memory of a node that no longer serves it are nobody's.
   for (size_t i = 0; i < ops.size(); ++i) {
     if (!used[i]) continue;
     std::shared_ptr<Mapping> m = std::move(used[i]);
-    if (!OwnerAlive(*m)) {
+    if (!NodeServes(*m)) {
       Drop(ops[i].endpoint, m);
       for (size_t k = i; k < ops.size(); ++k) {
         if (k != i && used[k] != m) continue;
         used[k].reset();
         if (out[k].ok()) {
-          out[k] =
-              Status(ErrorCode::kUnavailable, "store node " + ops[k].endpoint +
-                                                  " has exited: its shared memory serves nobody");
+          out[k] = Status(ErrorCode::kUnavailable,
+                          "store node " + ops[k].endpoint +
+                              " no longer serves its shared memory (it exited or shut down)");
         }
       }
     } else {
@@ -493,7 +493,7 @@ std::vector<Status> ShmTransport::Execute(std::span<const TransferOp> ops, int64
       }
     }
   }
-  SweepExited();
+  SweepGone();
   return out;
 }
 

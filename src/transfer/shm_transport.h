@@ -6,6 +6,9 @@
 // the mapped segment, the capability's segment id is the mapping's, and its
 // expiry has not passed, both before the copy and, for reads, after it (a read
 // that finishes after expiry fails with kLeaseExpired: the range may be reused).
+// It also checks that the node still serves the mapping (its handshake
+// connection is open) after each batch: copies through the mapping of a node
+// that exited or stopped fail with kUnavailable.
 #pragma once
 
 #include <memory>

@@ -56,6 +56,11 @@ TEST_F(ClusterErrorsTest, WildcardDataHostNeedsAnAdvertisedAddress) {
                   dir.path());
   EXPECT_EQ(r.exit_code, 2) << r.err;
   EXPECT_THAT(r.err, HasSubstr("--advertise-host"));
+  r = RunCrescent({"store", "--master", cluster_.master_address(), "--secret-file",
+                   cluster_.secret_file(), "--segment-size", "8MiB", "--advertise-host", "0.0.0.0"},
+                  dir.path());
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("not an address clients can connect to"));
 
   ASSERT_TRUE(cluster_.AddStore({"--host", "0.0.0.0", "--advertise-host", "127.0.0.1"}));
   EXPECT_EQ(cluster_.store(1).host, "127.0.0.1");

@@ -237,11 +237,16 @@ TEST(StoreFaultTest, SharedMemoryPutToAKilledNodeFailsAndLeavesNothingBehind) {
   ASSERT_TRUE(client->Put("dead/before", before).ok());  // maps the node's segment
   StatusOr<std::vector<std::byte>> got = client->Get("dead/before");
   ASSERT_TRUE(got.ok()) << got.status().ToString();
+  // Read through the mapping (copied ahead from where the put left it).
+  ASSERT_GE(client->Counters().copy_ahead_kept, 1u);
+  const uint64_t fallbacks = client->Counters().shm_fallbacks;
 
   cluster.store(0).proc->Kill(SIGKILL);
   ASSERT_TRUE(cluster.store(0).proc->Wait(kExitTimeout).has_value());
   Status put = client->Put("dead/k", RandomBytes(4 * kMiB, 2));
   EXPECT_EQ(put.code(), ErrorCode::kUnavailable) << put.ToString();
+  // The copy into the mapping was refused, then TCP found nobody either.
+  EXPECT_GT(client->Counters().shm_fallbacks, fallbacks);
   StatusOr<bool> exists = client->Exists("dead/k");
   ASSERT_TRUE(exists.ok()) << exists.status().ToString();
   EXPECT_FALSE(exists.value());
