@@ -325,44 +325,32 @@ int main(int argc, char** argv) {
     }
   };
   if (prefix) {
-    // The floor: what one round trip costs here before gRPC adds anything.
-    std::vector<double> raw, one;
-    for (int r = -1; r < f.reps; ++r) {
-      std::vector<double> ping = RawPingPongUs(f.calls), ex(f.calls);
-      for (int i = 0; i < f.calls; ++i) {
-        double a = Now();
-        auto got = tcp->Exists(chain[0]);
-        ex[i] = (Now() - a) * 1e6;
-        if (!got.ok() || !*got) Die("Exists of a stored key failed");
+    // The floor: what one round trip costs here before gRPC adds anything;
+    // `calls` trips per rep, each after `busy_us` of CPU work by the caller.
+    auto round_trips = [&](int calls, double busy_us, const std::string& after) {
+      std::vector<double> raw, one;
+      for (int r = -1; r < f.reps; ++r) {
+        std::vector<double> ping = RawPingPongUs(calls, busy_us), ex(calls);
+        for (int i = 0; i < calls; ++i) {
+          if (busy_us > 0) SpinUs(busy_us);
+          double a = Now();
+          auto got = tcp->Exists(chain[0]);
+          ex[i] = (Now() - a) * 1e6;
+          if (!got.ok() || !*got) Die("Exists of a stored key failed");
+        }
+        if (r < 0) continue;
+        raw.push_back(Percentile(ping, 0.5));
+        one.push_back(Percentile(ex, 0.5));
       }
-      if (r < 0) continue;
-      raw.push_back(Percentile(ping, 0.5));
-      one.push_back(Percentile(ex, 0.5));
-    }
-    t.Add("raw TCP ping-pong, 64 B: p50", "us", raw);
-    t.Add("Exists (one gRPC round trip): p50", "us", one);
-    // The same two after the caller kept its CPU busy for 300 us, as a
-    // one-object put does between PutStart and PutEnd while it sends the bytes.
-    // On a VM, waking the peer's idle vCPU can then cost far more (see
-    // docs/performance.md).
-    const int busy_calls = std::max(10, f.calls / 4);
-    const double kBusyUs = 300;
-    std::vector<double> raw_busy, one_busy;
-    for (int r = -1; r < f.reps; ++r) {
-      std::vector<double> ping = RawPingPongUs(busy_calls, kBusyUs), ex(busy_calls);
-      for (int i = 0; i < busy_calls; ++i) {
-        SpinUs(kBusyUs);
-        double a = Now();
-        auto got = tcp->Exists(chain[0]);
-        ex[i] = (Now() - a) * 1e6;
-        if (!got.ok() || !*got) Die("Exists of a stored key failed");
-      }
-      if (r < 0) continue;
-      raw_busy.push_back(Percentile(ping, 0.5));
-      one_busy.push_back(Percentile(ex, 0.5));
-    }
-    t.Add("raw TCP ping-pong after 300 us of caller CPU work: p50", "us", raw_busy);
-    t.Add("Exists after 300 us of caller CPU work: p50", "us", one_busy);
+      t.Add("raw TCP ping-pong" + (after.empty() ? ", 64 B" : after) + ": p50", "us", raw);
+      t.Add((after.empty() ? "Exists (one gRPC round trip)" : "Exists" + after) + ": p50", "us",
+            one);
+    };
+    round_trips(f.calls, 0, "");
+    // The same after the caller kept its CPU busy for 300 us, as a one-object
+    // put does between PutStart and PutEnd while it sends the bytes. On a VM,
+    // waking the peer's idle vCPU can then cost far more (docs/performance.md).
+    round_trips(std::max(10, f.calls / 4), 300, " after 300 us of caller CPU work");
     std::vector<double> p50, p99, m50, m99;
     latency(*tcp, chain, kPages, p50, p99);
     t.Add("prefix 128 keys, 1 client: p50", "us", p50);
