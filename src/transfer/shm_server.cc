@@ -8,16 +8,19 @@
 // client closes it or the server stops: it is how the client tells that the
 // memory it maps still belongs to a running node (shm_transport.cc). The same
 // thread polls these connections with the listener and closes each one whose
-// client went away. At most kMaxClients are held; past that a handshake is
-// refused as UNAVAILABLE and the client uses TCP.
+// client went away. At most MaxClients() are held (a quarter of the process's
+// fd limit, at most 1024: the data port's connections need fds too); past that
+// a handshake is refused as UNAVAILABLE and the client uses TCP.
 #include "transfer/shm_server.h"
 
 #include <poll.h>
 #include <sys/eventfd.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -31,7 +34,13 @@ namespace crescent::transfer {
 namespace {
 
 constexpr int kHandshakeTimeoutMs = 2000;
-constexpr size_t kMaxClients = 1024;
+
+// How many handshake connections a server holds open at most.
+size_t MaxClients() {
+  rlimit lim{};
+  if (getrlimit(RLIMIT_NOFILE, &lim) != 0 || lim.rlim_cur == RLIM_INFINITY) return 1024;
+  return std::clamp<size_t>(static_cast<size_t>(lim.rlim_cur / 4), 16, 1024);
+}
 
 Status Errno(const char* what, int err) {
   return Status(ErrorCode::kIoError, std::string(what) + ": " + std::strerror(err));
@@ -62,6 +71,7 @@ struct ShmServer::Impl {
   bool stopped = false;
 
   std::vector<int> clients;  // handshaken connections, held open (server thread only)
+  const size_t max_clients = MaxClients();
 
   void Run();
   // True when the handshake succeeded: the caller then holds `conn` open.
@@ -172,7 +182,7 @@ bool ShmServer::Impl::Serve(int conn) {
     SendReply(conn, reply, false);
     return false;
   }
-  if (clients.size() >= kMaxClients) {
+  if (clients.size() >= max_clients) {
     reply.code = ErrorCode::kUnavailable;
     reply.message = "the node already serves " + std::to_string(clients.size()) +
                     " shared-memory clients (use TCP)";

@@ -5,6 +5,7 @@
 #include <signal.h>
 #include <spawn.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <sys/wait.h>
@@ -33,6 +34,7 @@ constexpr uint64_t kSegmentBytes = 8 << 20;
 constexpr const char* kSecret = "0123456789abcdef-secret";
 constexpr const char* kChildEnv = "CRESCENT_SHM_TEST_CHILD";
 constexpr const char* kChildUidEnv = "CRESCENT_SHM_TEST_CHILD_UID";
+constexpr const char* kChildNofileEnv = "CRESCENT_SHM_TEST_CHILD_NOFILE";
 // Longer than the server's 2 s handshake cut-off (SilentClientDoesNotBlockOthersForever).
 constexpr int64_t kTimeoutMs = 5000;
 
@@ -269,7 +271,7 @@ TEST_F(ShmTransportTest, DeadServerYieldsTimeoutNotAHang) {
 // READY once it serves (NOUID if it could not switch), then waits to be killed.
 class ChildNode {
  public:
-  explicit ChildNode(std::string name, int uid = -1) : name_(std::move(name)) {
+  explicit ChildNode(std::string name, int uid = -1, int nofile = -1) : name_(std::move(name)) {
     int out[2];
     if (pipe2(out, O_CLOEXEC) != 0) return;
     posix_spawn_file_actions_t actions;
@@ -278,6 +280,7 @@ class ChildNode {
     posix_spawn_file_actions_addclose(&actions, out[0]);
     std::string env_entry = std::string(kChildEnv) + "=" + name_;
     std::string uid_entry = std::string(kChildUidEnv) + "=" + std::to_string(uid);
+    std::string nofile_entry = std::string(kChildNofileEnv) + "=" + std::to_string(nofile);
     std::vector<char*> env;
     for (char** e = environ; *e != nullptr; ++e) {
       // A sharding or filtering runner's GTEST_* settings could skip the child's test.
@@ -285,6 +288,7 @@ class ChildNode {
     }
     env.push_back(env_entry.data());
     if (uid >= 0) env.push_back(uid_entry.data());
+    if (nofile >= 0) env.push_back(nofile_entry.data());
     env.push_back(nullptr);
     std::string self = std::filesystem::read_symlink("/proc/self/exe");
     std::string also = "--gtest_also_run_disabled_tests";
@@ -328,6 +332,12 @@ TEST(ShmChild, DISABLED_Serve) {
   const char* name = std::getenv(kChildEnv);
   if (name == nullptr) GTEST_SKIP() << "runs only as ShmTransportTest's child node";
   prctl(PR_SET_PDEATHSIG, SIGKILL);  // never outlive a parent that crashed
+  if (const char* nofile = std::getenv(kChildNofileEnv); nofile != nullptr) {
+    rlimit lim{};
+    ASSERT_EQ(getrlimit(RLIMIT_NOFILE, &lim), 0);
+    lim.rlim_cur = static_cast<rlim_t>(std::atoi(nofile));
+    ASSERT_EQ(setrlimit(RLIMIT_NOFILE, &lim), 0);
+  }
   if (const char* uid_text = std::getenv(kChildUidEnv); uid_text != nullptr) {
     const auto uid = static_cast<uid_t>(std::atoi(uid_text));
     if (setresgid(uid, uid, uid) != 0 || setresuid(uid, uid, uid) != 0) {
@@ -424,6 +434,40 @@ TEST_F(ShmTransportTest, ANodeOfAnotherUidRefusesTheHandshakeAsUnavailable) {
   EXPECT_TRUE(IsShmPathFailure(s.code()));
   EXPECT_NE(s.message().find("uid 65534"), std::string::npos) << s.ToString();
   EXPECT_EQ(MappingsOf("shm-child"), 0u);
+}
+
+// A node holds each handshake's connection open, so it caps how many it holds
+// (a quarter of its fd limit): past that, clients are sent to TCP.
+TEST_F(ShmTransportTest, ANodeHoldsAtMostAQuarterOfItsFdLimitInClients) {
+  ChildNode node(UniqueName(), -1, /*nofile=*/80);  // room for 20 clients
+  ASSERT_TRUE(node.ready());
+  std::vector<std::unique_ptr<Transport>> clients;
+  std::vector<std::byte> data = Pattern(64, 23);
+  auto write = [&](Transport& t) {
+    Capability cap =
+        signer_->Sign(node.endpoint(), 3, 0, 64, AccessOp::kWrite, UnixNowMs() + 60'000);
+    TransferOp op{node.endpoint(), cap, data.data()};
+    return t.Execute({&op, 1}, kTimeoutMs).at(0);
+  };
+  for (int i = 0; i < 20; ++i) {
+    clients.push_back(MakeShmTransport());
+    Status s = write(*clients.back());
+    ASSERT_TRUE(s.ok()) << "client " << i << ": " << s.ToString();
+  }
+  auto extra = MakeShmTransport();
+  Status refused = write(*extra);
+  EXPECT_EQ(refused.code(), ErrorCode::kUnavailable) << refused.ToString();
+  EXPECT_NE(refused.message().find("already serves 20"), std::string::npos) << refused.ToString();
+  // A client that leaves frees its place (the node notices the closed connection).
+  clients.pop_back();
+  auto late = MakeShmTransport();
+  Status s;
+  for (int i = 0; i < 100; ++i) {
+    if ((s = write(*late)).ok()) break;
+    late = MakeShmTransport();  // a fresh one: the refusal is remembered for a while
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_TRUE(s.ok()) << s.ToString();
 }
 
 TEST_F(ShmTransportTest, NoFdOrMappingOutlivesItsUse) {
