@@ -267,8 +267,9 @@ TEST_F(ShmTransportTest, DeadServerYieldsTimeoutNotAHang) {
 
 // A store node's shared-memory side in a process of its own: this binary run
 // again with only ShmChild.DISABLED_Serve and $CRESCENT_SHM_TEST_CHILD naming
-// the socket. With `uid`, it first switches to that uid (root only). It prints
-// READY once it serves (NOUID if it could not switch), then waits to be killed.
+// the socket. With `uid`, it first switches to that uid (root only); with
+// `nofile`, it lowers its fd limit to that. It prints READY once it serves
+// (NOUID if it could not switch uid), then waits to be killed.
 class ChildNode {
  public:
   explicit ChildNode(std::string name, int uid = -1, int nofile = -1) : name_(std::move(name)) {
