@@ -5,6 +5,7 @@
 
 #include <chrono>
 
+#include "common/listen_check.h"
 #include "metrics/master_metrics.h"
 
 namespace crescent::metrics {
@@ -67,6 +68,10 @@ StatusOr<std::unique_ptr<AdminHttpServer>> AdminHttpServer::Start(
     int yes = 1;
     setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
   });
+  // httplib only says that it failed; ask first, to say why.
+  if (auto st = CheckCanListen("admin HTTP", host, static_cast<uint16_t>(port)); !st.ok()) {
+    return st;
+  }
   if (port == 0) {
     s->port_ = s->server_->bind_to_any_port(host);
   } else {

@@ -21,6 +21,7 @@
 #include <thread>
 #include <vector>
 
+#include "common/listen_check.h"
 #include "rpc/grpc_setup.h"
 #include "rpc/master.grpc.pb.h"
 #include "rpc/server_handlers.h"
@@ -167,6 +168,8 @@ StatusOr<std::unique_ptr<MasterServer>> MasterServer::Start(
     return crescent::Status(ErrorCode::kInvalidArgument,
                             "max_batch, max_list, max_replicas and max_message_bytes must be > 0");
   }
+  // gRPC would only log why it cannot bind; ask first, to say it in the error.
+  if (auto s = CheckCanListen("master server", options.listen_address); !s.ok()) return s;
   auto impl = std::make_unique<Impl>(options, master, signer);
 
   PrepareGrpcProcess();

@@ -367,6 +367,9 @@ TEST_F(RpcServerTest, BusyPortIsAnError) {
   auto second = MasterServer::Start(options, *master_, *signer_);
   EXPECT_EQ(second.status().code(), ErrorCode::kUnavailable);
   EXPECT_NE(second.status().message().find(options.listen_address), std::string::npos);
+  // ...and says why (gRPC itself would only have logged it).
+  EXPECT_NE(second.status().message().find("Address already in use"), std::string::npos)
+      << second.status().ToString();
 }
 
 TEST_F(RpcServerTest, UnreachableMasterReturnsUnavailableNamingTheAddress) {

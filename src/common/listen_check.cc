@@ -1,0 +1,62 @@
+#include "common/listen_check.h"
+
+#include <netdb.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+namespace crescent {
+
+Status CheckCanListen(const std::string& what, const std::string& host, uint16_t port) {
+  if (port == 0) return Status::Ok();
+  const std::string where = host + ":" + std::to_string(port);
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
+  addrinfo* res = nullptr;
+  const std::string bare = host.size() > 2 && host.front() == '[' && host.back() == ']'
+                               ? host.substr(1, host.size() - 2)
+                               : host;
+  int rc = getaddrinfo(bare.empty() ? nullptr : bare.c_str(), std::to_string(port).c_str(), &hints,
+                       &res);
+  if (rc != 0) {
+    return Status(ErrorCode::kInvalidArgument,
+                  what + " cannot listen on " + where + ": " + gai_strerror(rc));
+  }
+  int err = 0;
+  for (addrinfo* a = res; a != nullptr; a = a->ai_next) {
+    int fd = socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol);
+    if (fd < 0) {
+      err = errno;
+      continue;
+    }
+    int yes = 1;
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
+    const bool bound = bind(fd, a->ai_addr, a->ai_addrlen) == 0;
+    err = bound ? 0 : errno;
+    close(fd);
+    if (bound) break;
+  }
+  freeaddrinfo(res);
+  if (err == 0) return Status::Ok();
+  return Status(ErrorCode::kUnavailable,
+                what + " cannot listen on " + where + ": " + std::strerror(err));
+}
+
+Status CheckCanListen(const std::string& what, const std::string& host_port) {
+  const size_t colon = host_port.rfind(':');
+  if (colon == std::string::npos) return Status::Ok();
+  const std::string port_text = host_port.substr(colon + 1);
+  if (port_text.empty() || port_text.size() > 5 ||
+      port_text.find_first_not_of("0123456789") != std::string::npos) {
+    return Status::Ok();
+  }
+  const unsigned long port = std::stoul(port_text);
+  if (port > 65535) return Status::Ok();
+  return CheckCanListen(what, host_port.substr(0, colon), static_cast<uint16_t>(port));
+}
+
+}  // namespace crescent

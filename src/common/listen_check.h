@@ -1,0 +1,24 @@
+// Why a TCP listener could not be opened. Servers whose libraries report a
+// failed bind without its reason (gRPC logs it to stderr, httplib returns
+// false) call this first, so the user reads "Address already in use" in our
+// error instead of a bare "cannot listen".
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "crescent/status.h"
+
+namespace crescent {
+
+// Binds (and at once closes) a socket on host:port the way a server would,
+// with SO_REUSEADDR. OK when that works or when port is 0; otherwise
+// kUnavailable (kInvalidArgument for a host that does not resolve) saying
+// "cannot listen on HOST:PORT: <reason>". `what` names the server.
+Status CheckCanListen(const std::string& what, const std::string& host, uint16_t port);
+
+// The same for a "host:port" listen address ("[v6]:port" too). An address
+// without a numeric port is left to the server to refuse.
+Status CheckCanListen(const std::string& what, const std::string& host_port);
+
+}  // namespace crescent

@@ -1,0 +1,74 @@
+#include "common/listen_check.h"
+
+#include <arpa/inet.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+namespace crescent {
+namespace {
+
+// A listening IPv4 loopback socket on a port the kernel picks.
+class Listener {
+ public:
+  Listener() {
+    fd_ = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof a;
+    if (fd_ < 0 || bind(fd_, reinterpret_cast<sockaddr*>(&a), len) != 0 || listen(fd_, 4) != 0 ||
+        getsockname(fd_, reinterpret_cast<sockaddr*>(&a), &len) != 0) {
+      return;
+    }
+    port_ = ntohs(a.sin_port);
+  }
+  ~Listener() {
+    if (fd_ >= 0) close(fd_);
+  }
+  uint16_t port() const { return port_; }
+
+ private:
+  int fd_ = -1;
+  uint16_t port_ = 0;
+};
+
+TEST(ListenCheckTest, ABusyPortSaysWhy) {
+  Listener busy;
+  ASSERT_NE(busy.port(), 0);
+  Status s = CheckCanListen("test server", "127.0.0.1", busy.port());
+  EXPECT_EQ(s.code(), ErrorCode::kUnavailable) << s.ToString();
+  const std::string where = "127.0.0.1:" + std::to_string(busy.port());
+  EXPECT_EQ(s.message(), "test server cannot listen on " + where + ": Address already in use");
+  EXPECT_EQ(CheckCanListen("test server", where).code(), ErrorCode::kUnavailable);
+  // Every address, the port included.
+  EXPECT_EQ(CheckCanListen("test server", "0.0.0.0", busy.port()).code(),
+            ErrorCode::kUnavailable);
+}
+
+TEST(ListenCheckTest, AFreeOrAnyPortPasses) {
+  uint16_t port;
+  {
+    Listener was;
+    port = was.port();
+    ASSERT_NE(port, 0);
+  }  // closed: free again (no connection ever made, so no TIME_WAIT either)
+  EXPECT_TRUE(CheckCanListen("s", "127.0.0.1", port).ok());
+  EXPECT_TRUE(CheckCanListen("s", "127.0.0.1:" + std::to_string(port)).ok());
+  EXPECT_TRUE(CheckCanListen("s", "127.0.0.1", 0).ok());
+  EXPECT_TRUE(CheckCanListen("s", "localhost:0").ok());
+}
+
+TEST(ListenCheckTest, AnAddressItCannotUseIsLeftOrRefused) {
+  Status s = CheckCanListen("s", "no-such-host.invalid", 4000);
+  EXPECT_EQ(s.code(), ErrorCode::kInvalidArgument) << s.ToString();
+  EXPECT_NE(s.message().find("no-such-host.invalid:4000"), std::string::npos) << s.ToString();
+  // No numeric port: the server itself refuses such an address.
+  EXPECT_TRUE(CheckCanListen("s", "127.0.0.1").ok());
+  EXPECT_TRUE(CheckCanListen("s", "127.0.0.1:http").ok());
+  EXPECT_TRUE(CheckCanListen("s", "127.0.0.1:99999").ok());
+}
+
+}  // namespace
+}  // namespace crescent
