@@ -17,10 +17,7 @@ Status CheckCanListen(const std::string& what, const std::string& host, uint16_t
   hints.ai_socktype = SOCK_STREAM;
   hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
   addrinfo* res = nullptr;
-  const std::string bare = host.size() > 2 && host.front() == '[' && host.back() == ']'
-                               ? host.substr(1, host.size() - 2)
-                               : host;
-  int rc = getaddrinfo(bare.empty() ? nullptr : bare.c_str(), std::to_string(port).c_str(), &hints,
+  int rc = getaddrinfo(host.empty() ? nullptr : host.c_str(), std::to_string(port).c_str(), &hints,
                        &res);
   if (rc != 0) {
     return Status(ErrorCode::kInvalidArgument,
@@ -44,19 +41,6 @@ Status CheckCanListen(const std::string& what, const std::string& host, uint16_t
   if (err == 0) return Status::Ok();
   return Status(ErrorCode::kUnavailable,
                 what + " cannot listen on " + where + ": " + std::strerror(err));
-}
-
-Status CheckCanListen(const std::string& what, const std::string& host_port) {
-  const size_t colon = host_port.rfind(':');
-  if (colon == std::string::npos) return Status::Ok();
-  const std::string port_text = host_port.substr(colon + 1);
-  if (port_text.empty() || port_text.size() > 5 ||
-      port_text.find_first_not_of("0123456789") != std::string::npos) {
-    return Status::Ok();
-  }
-  const unsigned long port = std::stoul(port_text);
-  if (port > 65535) return Status::Ok();
-  return CheckCanListen(what, host_port.substr(0, colon), static_cast<uint16_t>(port));
 }
 
 }  // namespace crescent

@@ -17,8 +17,4 @@ namespace crescent {
 // "cannot listen on HOST:PORT: <reason>". `what` names the server.
 Status CheckCanListen(const std::string& what, const std::string& host, uint16_t port);
 
-// The same for a "host:port" listen address ("[v6]:port" too). An address
-// without a numeric port is left to the server to refuse.
-Status CheckCanListen(const std::string& what, const std::string& host_port);
-
 }  // namespace crescent

@@ -41,10 +41,8 @@ TEST(ListenCheckTest, ABusyPortSaysWhy) {
   EXPECT_EQ(s.code(), ErrorCode::kUnavailable) << s.ToString();
   const std::string where = "127.0.0.1:" + std::to_string(busy.port());
   EXPECT_EQ(s.message(), "test server cannot listen on " + where + ": Address already in use");
-  EXPECT_EQ(CheckCanListen("test server", where).code(), ErrorCode::kUnavailable);
   // Every address, the port included.
-  EXPECT_EQ(CheckCanListen("test server", "0.0.0.0", busy.port()).code(),
-            ErrorCode::kUnavailable);
+  EXPECT_EQ(CheckCanListen("test server", "0.0.0.0", busy.port()).code(), ErrorCode::kUnavailable);
 }
 
 TEST(ListenCheckTest, AFreeOrAnyPortPasses) {
@@ -55,19 +53,13 @@ TEST(ListenCheckTest, AFreeOrAnyPortPasses) {
     ASSERT_NE(port, 0);
   }  // closed: free again (no connection ever made, so no TIME_WAIT either)
   EXPECT_TRUE(CheckCanListen("s", "127.0.0.1", port).ok());
-  EXPECT_TRUE(CheckCanListen("s", "127.0.0.1:" + std::to_string(port)).ok());
   EXPECT_TRUE(CheckCanListen("s", "127.0.0.1", 0).ok());
-  EXPECT_TRUE(CheckCanListen("s", "localhost:0").ok());
 }
 
-TEST(ListenCheckTest, AnAddressItCannotUseIsLeftOrRefused) {
+TEST(ListenCheckTest, AHostThatDoesNotResolveIsRefused) {
   Status s = CheckCanListen("s", "no-such-host.invalid", 4000);
   EXPECT_EQ(s.code(), ErrorCode::kInvalidArgument) << s.ToString();
   EXPECT_NE(s.message().find("no-such-host.invalid:4000"), std::string::npos) << s.ToString();
-  // No numeric port: the server itself refuses such an address.
-  EXPECT_TRUE(CheckCanListen("s", "127.0.0.1").ok());
-  EXPECT_TRUE(CheckCanListen("s", "127.0.0.1:http").ok());
-  EXPECT_TRUE(CheckCanListen("s", "127.0.0.1:99999").ok());
 }
 
 }  // namespace

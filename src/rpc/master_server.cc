@@ -25,6 +25,7 @@
 #include "rpc/grpc_setup.h"
 #include "rpc/master.grpc.pb.h"
 #include "rpc/server_handlers.h"
+#include "transfer/endpoint.h"
 
 namespace crescent::rpc {
 namespace {
@@ -169,7 +170,10 @@ StatusOr<std::unique_ptr<MasterServer>> MasterServer::Start(
                             "max_batch, max_list, max_replicas and max_message_bytes must be > 0");
   }
   // gRPC would only log why it cannot bind; ask first, to say it in the error.
-  if (auto s = CheckCanListen("master server", options.listen_address); !s.ok()) return s;
+  // (An address ParseEndpoint refuses, or port 0, is left to gRPC.)
+  if (auto ep = transfer::ParseEndpoint(options.listen_address); ep.ok()) {
+    if (auto s = CheckCanListen("master server", ep->host, ep->port); !s.ok()) return s;
+  }
   auto impl = std::make_unique<Impl>(options, master, signer);
 
   PrepareGrpcProcess();

@@ -25,6 +25,8 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -273,7 +275,7 @@ class ShmTransport final : public Transport {
   std::mutex mu_;
   std::unordered_map<std::string, std::shared_ptr<EndpointState>> endpoints_;
   std::unordered_map<std::string, Reach> reach_;
-  Clock::time_point last_sweep_{};  // guarded by mu_
+  std::atomic<int64_t> next_sweep_{0};  // Clock ticks; SweepGone's next due time
 };
 
 StatusOr<std::shared_ptr<ShmTransport::EndpointState>> ShmTransport::State(
@@ -445,12 +447,17 @@ void ShmTransport::Drop(const std::string& endpoint, const std::shared_ptr<Mappi
 }
 
 void ShmTransport::SweepGone() {
+  // Every transfer and replica choice passes here: only a due sweep takes a lock.
+  const int64_t now = Clock::now().time_since_epoch().count();
+  int64_t due = next_sweep_.load(std::memory_order_relaxed);
+  if (now < due ||
+      !next_sweep_.compare_exchange_strong(due, now + Clock::duration(kSweepInterval).count(),
+                                           std::memory_order_relaxed)) {
+    return;  // not due, or another caller took this one
+  }
   std::vector<std::pair<std::string, std::shared_ptr<EndpointState>>> states;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    auto now = Clock::now();
-    if (now - last_sweep_ < kSweepInterval) return;
-    last_sweep_ = now;
     states.assign(endpoints_.begin(), endpoints_.end());
   }
   for (auto& [endpoint, state] : states) {
@@ -473,24 +480,20 @@ std::vector<Status> ShmTransport::Execute(std::span<const TransferOp> ops, int64
   for (size_t i = 0; i < ops.size(); ++i) out.push_back(ExecuteOne(ops[i], deadline, used[i]));
   // Once per mapping, after its last copy: bytes copied into (or out of) the
   // memory of a node that no longer serves it are nobody's.
+  std::vector<const Mapping*> checked, gone;
   for (size_t i = 0; i < ops.size(); ++i) {
-    if (!used[i]) continue;
-    std::shared_ptr<Mapping> m = std::move(used[i]);
-    if (!NodeServes(*m)) {
-      Drop(ops[i].endpoint, m);
-      for (size_t k = i; k < ops.size(); ++k) {
-        if (k != i && used[k] != m) continue;
-        used[k].reset();
-        if (out[k].ok()) {
-          out[k] = Status(ErrorCode::kUnavailable,
-                          "store node " + ops[k].endpoint +
-                              " no longer serves its shared memory (it exited or shut down)");
-        }
-      }
-    } else {
-      for (size_t k = i + 1; k < ops.size(); ++k) {
-        if (used[k] == m) used[k].reset();
-      }
+    const Mapping* m = used[i].get();
+    if (m == nullptr || std::find(checked.begin(), checked.end(), m) != checked.end()) continue;
+    checked.push_back(m);
+    if (NodeServes(*m)) continue;
+    gone.push_back(m);
+    Drop(ops[i].endpoint, used[i]);
+  }
+  for (size_t k = 0; k < ops.size() && !gone.empty(); ++k) {
+    if (out[k].ok() && std::find(gone.begin(), gone.end(), used[k].get()) != gone.end()) {
+      out[k] = Status(ErrorCode::kUnavailable,
+                      "store node " + ops[k].endpoint +
+                          " no longer serves its shared memory (it exited or shut down)");
     }
   }
   SweepGone();
