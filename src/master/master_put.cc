@@ -1,5 +1,5 @@
 // The put lifecycle: PutStart allocates replicas for a pending entry, PutEnd
-// publishes it (index, radix, Bloom, policy), PutRevoke discards it, and the
+// publishes it (hash index, KeyIndex, Bloom, policy), PutRevoke discards it, and the
 // maintenance pass discards puts that were never ended.
 #include <mutex>
 #include <optional>

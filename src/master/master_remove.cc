@@ -1,4 +1,4 @@
-// Removal: by key, batch, key prefix (through each shard's radix tree) and all;
+// Removal: by key, batch, key prefix (through each shard's KeyIndex) and all;
 // listing by prefix; and dropping the replicas of unmounted segments. A leased
 // object is skipped unless the caller forces it; the lease is read only after
 // the deferred touch has been flushed into it.

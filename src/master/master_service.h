@@ -55,7 +55,7 @@ struct MasterStats {
   // used_bytes): out of the namespace, but not reusable until the lease runs
   // out, as a reader may still be copying it.
   uint64_t held_bytes = 0;
-  uint64_t metadata_bytes = 0;  // index, slabs, radix, bloom, policy estimate
+  uint64_t metadata_bytes = 0;  // indexes, slabs, bloom, policy estimate
   uint64_t bloom_design_keys = 0;
   double bloom_estimated_fpr = 0;
   size_t segments = 0;

@@ -64,7 +64,7 @@ class ObjectShard {
   void VisitAll(const std::function<void(uint32_t slot)>& fn) const;
 
   size_t size() const { return index_set_.size(); }
-  // Bytes of metadata held by this shard (slab, index, radix, keys).
+  // Bytes of metadata held by this shard (slab, hash index, KeyIndex, keys).
   size_t MemoryBytes() const;
 
  private:
