@@ -7,7 +7,7 @@ set -euo pipefail
 PACKAGES=(
   # toolchain
   build-essential cmake pkg-config git
-  # libraries (see docs/dependencies in DESIGN.md)
+  # libraries: hashing, Abseil, JSON, command-line parsing
   libxxhash-dev libabsl-dev nlohmann-json3-dev libcli11-dev
   # networking: gRPC control plane, Asio data plane, HMAC capabilities, admin HTTP
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler

@@ -4,7 +4,7 @@
 // Counting rules (docs/replay.md):
 //  - hit_pages: the sum over requests of BatchQueryPrefix's answer (the leading
 //    pages present when the request was looked up); hit_ratio = hit_pages /
-//    page_refs, the DESIGN.md definition.
+//    page_refs, the hit ratio as README.md ("The hit ratio") defines it.
 //  - prefix_pages_got: pages GetPrefixInto actually loaded (≤ hit_pages: a page
 //    evicted or unreadable between lookup and get shortens the prefix).
 //  - beyond_pages_read: cached pages after the first miss, read to touch them as

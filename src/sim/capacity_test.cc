@@ -18,7 +18,7 @@ TEST(CapacityTest, BlockCounts) {
 }
 
 TEST(CapacityTest, PercentagesFloorExactly) {
-  // The reference figures of DESIGN.md: 43924 distinct blocks.
+  // The Mooncake synthetic trace's 43924 distinct blocks (README.md, "The hit ratio").
   EXPECT_EQ(Blocks("5%", 43924), 2196u);   // 2196.2
   EXPECT_EQ(Blocks("10%", 43924), 4392u);  // 4392.4
   EXPECT_EQ(Blocks("100%", 43924), 43924u);

@@ -1,5 +1,5 @@
 // `crescent replay` end to end at tiny sizes: the embedded cluster and a real
-// `crescent serve` process. Each test writes its own trace; none reads ../shared.
+// `crescent serve` process. Each test writes its own trace and reads no other.
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -114,7 +114,7 @@ std::vector<std::vector<int>> PrefixWorkload(int requests, int private_pages) {
   return out;
 }
 
-// The DESIGN.md hit ratio of an unbounded cache.
+// The hit ratio (README.md, "The hit ratio") of an unbounded cache.
 double UnboundedHitRatio(const std::vector<std::vector<int>>& reqs, uint64_t* refs,
                          uint64_t* distinct) {
   std::set<int> cached;
