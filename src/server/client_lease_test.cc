@@ -14,37 +14,36 @@ namespace crescent {
 namespace {
 
 using client_test::Bytes;
-using client_test::ConnectTo;
+using client_test::ClientClusterTest;
 using client_test::Pattern;
 using client_test::SmallCluster;
-using client_test::StartCluster;
 
-class ClientLeaseTest : public ::testing::TestWithParam<bool> {};
+class ClientLeaseTest : public ClientClusterTest {
+ protected:
+  server::LocalClusterOptions Options() override {
+    server::LocalClusterOptions o = SmallCluster(1, GetParam());
+    o.master.config.lease_ms = 400;
+    return o;
+  }
+};
 
 TEST_P(ClientLeaseTest, GetWorksUnderShortLeaseAndLeaseExpires) {
-  server::LocalClusterOptions o = SmallCluster(1, GetParam());
-  o.master.config.lease_ms = 400;
-  auto cluster = StartCluster(o);
-  ASSERT_NE(cluster, nullptr);
-  auto client = ConnectTo(*cluster, GetParam());
-  ASSERT_NE(client, nullptr);
-
   std::vector<std::byte> value = Pattern(size_t{1} << 20, 41);
-  ASSERT_TRUE(client->Put("short", Bytes(value)).ok());
-  StatusOr<std::vector<std::byte>> got = client->Get("short");
+  ASSERT_TRUE(client_->Put("short", Bytes(value)).ok());
+  StatusOr<std::vector<std::byte>> got = client_->Get("short");
   ASSERT_TRUE(got.ok()) << got.status().ToString();
   EXPECT_TRUE(*got == value);
-  EXPECT_EQ(client->Remove("short").code(), ErrorCode::kObjectLeased);
+  EXPECT_EQ(client_->Remove("short").code(), ErrorCode::kObjectLeased);
 
   // Each get takes a fresh lease: repeated reads keep working past the first
   // lease's end.
   std::this_thread::sleep_for(std::chrono::milliseconds(500));
-  got = client->Get("short");
+  got = client_->Get("short");
   ASSERT_TRUE(got.ok()) << got.status().ToString();
   EXPECT_TRUE(*got == value);
 
   std::this_thread::sleep_for(std::chrono::milliseconds(500));
-  EXPECT_TRUE(client->Remove("short").ok());
+  EXPECT_TRUE(client_->Remove("short").ok());
 }
 
 INSTANTIATE_TEST_SUITE_P(Transports, ClientLeaseTest, ::testing::Bool(),

@@ -22,6 +22,8 @@ namespace crescent {
 namespace {
 
 using client_test::Bytes;
+using client_test::ClientClusterTest;
+using client_test::ClusterTest;
 using client_test::ConnectTo;
 using client_test::Pattern;
 using client_test::SmallCluster;
@@ -38,34 +40,33 @@ void MountGhost(server::LocalCluster& cluster) {
   ASSERT_TRUE(cluster.master().MountSegment(spec).ok());
 }
 
-class ClientReplicaTest : public ::testing::TestWithParam<bool> {};
+class ClientReplicaTest : public ClientClusterTest {
+ protected:
+  server::LocalClusterOptions Options() override { return SmallCluster(2, GetParam()); }
+};
 
 // Two replicas on two nodes; a clean stop of node 0 unmounts its segment, the
 // master drops that replica, and reads go to node 1's copy.
 TEST_P(ClientReplicaTest, ReadSurvivesCleanStopOfOneReplicaNode) {
-  auto cluster = StartCluster(SmallCluster(2, GetParam()));
-  ASSERT_NE(cluster, nullptr);
-  auto client = ConnectTo(*cluster, GetParam());
-  ASSERT_NE(client, nullptr);
   std::vector<std::byte> value = Pattern(100000, 31);
   PutOptions two;
   two.replica_count = 2;
-  ASSERT_TRUE(client->Put("r", Bytes(value), two).ok());
-  StatusOr<ClusterStat> st = client->Stat();
+  ASSERT_TRUE(client_->Put("r", Bytes(value), two).ok());
+  StatusOr<ClusterStat> st = client_->Stat();
   ASSERT_TRUE(st.ok());
   ASSERT_EQ(st->segments.size(), 2u);
   for (const SegmentUsage& seg : st->segments) EXPECT_GE(seg.used, value.size()) << seg.name;
 
-  cluster->StopNode(0);
-  StatusOr<std::vector<std::byte>> got = client->Get("r");
+  cluster_->StopNode(0);
+  StatusOr<std::vector<std::byte>> got = client_->Get("r");
   ASSERT_TRUE(got.ok()) << got.status().ToString();
   EXPECT_TRUE(*got == value);
-  EXPECT_TRUE(*client->Exists("r"));
+  EXPECT_TRUE(*client_->Exists("r"));
 
   // With its last replica gone the object is no longer visible or readable.
-  cluster->StopNode(1);
-  EXPECT_FALSE(*client->Exists("r"));
-  EXPECT_FALSE(client->Get("r").ok());
+  cluster_->StopNode(1);
+  EXPECT_FALSE(*client_->Exists("r"));
+  EXPECT_FALSE(client_->Get("r").ok());
 }
 
 INSTANTIATE_TEST_SUITE_P(Transports, ClientReplicaTest, ::testing::Bool(),
@@ -161,27 +162,28 @@ class AddressSpaceLimit {
 // A same-host segment this process cannot map (here: an address-space limit
 // smaller than the segment) is not an error: the get goes to the same replica
 // over TCP, and later gets go there directly instead of trying shm again.
-TEST(ClientShmFallbackTest, AnUnmappableSegmentIsReadOverTcp) {
+class ClientShmFallbackTest : public ClusterTest {};
+
+TEST_F(ClientShmFallbackTest, AnUnmappableSegmentIsReadOverTcp) {
   SKIP_UNDER_SANITIZERS();
   server::LocalClusterOptions o = SmallCluster(1, /*shared_memory=*/true);
   o.segment_size = uint64_t{256} << 20;
-  auto cluster = StartCluster(o);
-  ASSERT_TRUE(cluster);
-  auto writer = ConnectTo(*cluster, /*use_shared_memory=*/false);
-  auto reader = ConnectTo(*cluster, /*use_shared_memory=*/true);
-  ASSERT_TRUE(writer && reader);
+  ASSERT_NO_FATAL_FAILURE(StartAndConnect(o, /*use_shared_memory=*/true));
+  Client& reader = *client_;
+  auto writer = ConnectTo(*cluster_, /*use_shared_memory=*/false);
+  ASSERT_NE(writer, nullptr);
   const std::vector<std::byte> v = Pattern(1 << 20, 31);
   ASSERT_TRUE(writer->Put("k", Bytes(v)).ok());
-  ASSERT_TRUE(reader->Exists("k").ok());  // the reader's channel and threads exist
+  ASSERT_TRUE(reader.Exists("k").ok());  // the reader's channel and threads exist
 
   StatusOr<std::vector<std::byte>> first = Status(), second = Status();
   uint64_t after_first = 0;
   {
     AddressSpaceLimit limit(uint64_t{96} << 20);  // room for the value, not the 256 MiB segment
     ASSERT_TRUE(limit.set());
-    first = reader->Get("k");
-    after_first = reader->Counters().shm_fallbacks;
-    second = reader->Get("k");
+    first = reader.Get("k");
+    after_first = reader.Counters().shm_fallbacks;
+    second = reader.Get("k");
   }
 
   ASSERT_TRUE(first.ok()) << first.status().ToString();
@@ -189,35 +191,32 @@ TEST(ClientShmFallbackTest, AnUnmappableSegmentIsReadOverTcp) {
   EXPECT_EQ(after_first, 1u);
   ASSERT_TRUE(second.ok()) << second.status().ToString();
   EXPECT_TRUE(*second == v);
-  EXPECT_EQ(reader->Counters().shm_fallbacks, 1u);  // straight to TCP the second time
+  EXPECT_EQ(reader.Counters().shm_fallbacks, 1u);  // straight to TCP the second time
 }
 
 // A value larger than the client's memory can hold: Get and BatchGet say
 // NO_SPACE with the size (no bad_alloc across the library boundary), and the
 // other keys of the batch are still read.
-TEST(ClientShmFallbackTest, AValueTheClientCannotHoldIsNoSpace) {
+TEST_F(ClientShmFallbackTest, AValueTheClientCannotHoldIsNoSpace) {
   SKIP_UNDER_SANITIZERS();
   server::LocalClusterOptions o = SmallCluster(1, /*shared_memory=*/false);
   o.segment_size = uint64_t{192} << 20;
-  auto cluster = StartCluster(o);
-  ASSERT_TRUE(cluster);
-  auto client = ConnectTo(*cluster, /*use_shared_memory=*/false);
-  ASSERT_TRUE(client);
+  ASSERT_NO_FATAL_FAILURE(StartAndConnect(o, /*use_shared_memory=*/false));
   const std::vector<std::byte> small = Pattern(4096, 5);
-  ASSERT_TRUE(client->Put("small", Bytes(small)).ok());
+  ASSERT_TRUE(client_->Put("small", Bytes(small)).ok());
   {
     const std::vector<std::byte> big(uint64_t{160} << 20, std::byte{7});
-    ASSERT_TRUE(client->Put("big", Bytes(big)).ok());
+    ASSERT_TRUE(client_->Put("big", Bytes(big)).ok());
   }
-  ASSERT_TRUE(client->Get("small").ok());  // channels, lanes and threads exist
+  ASSERT_TRUE(client_->Get("small").ok());  // channels, lanes and threads exist
 
   StatusOr<std::vector<std::byte>> one = Status();
   std::vector<StatusOr<std::vector<std::byte>>> batch;
   {
     AddressSpaceLimit limit(uint64_t{96} << 20);  // less than the 160 MiB value
     ASSERT_TRUE(limit.set());
-    one = client->Get("big");
-    batch = client->BatchGet(std::vector<std::string>{"small", "big"});
+    one = client_->Get("big");
+    batch = client_->BatchGet(std::vector<std::string>{"small", "big"});
   }
 
   EXPECT_EQ(one.status().code(), ErrorCode::kNoSpace) << one.status().ToString();
@@ -229,55 +228,51 @@ TEST(ClientShmFallbackTest, AValueTheClientCannotHoldIsNoSpace) {
   EXPECT_EQ(batch[1].status().code(), ErrorCode::kNoSpace);
 }
 
-TEST(ClientFailedWriteTest, FailedPutLeavesNothingVisible) {
-  auto cluster = StartCluster(SmallCluster(0));
-  ASSERT_NE(cluster, nullptr);
-  MountGhost(*cluster);
-  auto client = ConnectTo(*cluster);
-  ASSERT_NE(client, nullptr);
+class ClientFailedWriteTest : public ClusterTest {};
 
-  Status s = client->Put("lost", Bytes(Pattern(4096, 33)));
+TEST_F(ClientFailedWriteTest, FailedPutLeavesNothingVisible) {
+  ASSERT_NO_FATAL_FAILURE(StartAndConnect(SmallCluster(0)));
+  MountGhost(*cluster_);
+
+  Status s = client_->Put("lost", Bytes(Pattern(4096, 33)));
   EXPECT_FALSE(s.ok());
-  EXPECT_FALSE(*client->Exists("lost"));
-  EXPECT_EQ(client->Get("lost").status().code(), ErrorCode::kObjectNotFound);
-  StatusOr<ClusterStat> st = client->Stat();
+  EXPECT_FALSE(*client_->Exists("lost"));
+  EXPECT_EQ(client_->Get("lost").status().code(), ErrorCode::kObjectNotFound);
+  StatusOr<ClusterStat> st = client_->Stat();
   ASSERT_TRUE(st.ok());
   EXPECT_EQ(st->pending_puts, 0u);
   EXPECT_EQ(st->objects, 0u);
   EXPECT_EQ(st->used_bytes, 0u);
 
   // Revoked means gone: the key can be put again (and fails the same way).
-  EXPECT_NE(client->Put("lost", Bytes(Pattern(10, 34))).code(), ErrorCode::kObjectAlreadyExists);
+  EXPECT_NE(client_->Put("lost", Bytes(Pattern(10, 34))).code(), ErrorCode::kObjectAlreadyExists);
 }
 
 // One replica written, the other unreachable: the object is not made visible
 // with fewer copies than asked for; the good node's space is freed again.
-TEST(ClientFailedWriteTest, PartiallyWrittenReplicasAreRevoked) {
-  auto cluster = StartCluster(SmallCluster(1));
-  ASSERT_NE(cluster, nullptr);
-  MountGhost(*cluster);
-  auto client = ConnectTo(*cluster);
-  ASSERT_NE(client, nullptr);
+TEST_F(ClientFailedWriteTest, PartiallyWrittenReplicasAreRevoked) {
+  ASSERT_NO_FATAL_FAILURE(StartAndConnect(SmallCluster(1)));
+  MountGhost(*cluster_);
 
   PutOptions two;
   two.replica_count = 2;
   std::vector<std::string> keys = {"half0", "half1"};
   std::vector<std::byte> v = Pattern(8192, 35);
   std::vector<std::span<const std::byte>> spans = {Bytes(v), Bytes(v)};
-  for (const Status& s : client->BatchPut(keys, spans, two)) EXPECT_FALSE(s.ok());
-  StatusOr<std::vector<bool>> ex = client->BatchExists(keys);
+  for (const Status& s : client_->BatchPut(keys, spans, two)) EXPECT_FALSE(s.ok());
+  StatusOr<std::vector<bool>> ex = client_->BatchExists(keys);
   ASSERT_TRUE(ex.ok());
   EXPECT_EQ(*ex, (std::vector<bool>{false, false}));
-  StatusOr<ClusterStat> st = client->Stat();
+  StatusOr<ClusterStat> st = client_->Stat();
   ASSERT_TRUE(st.ok());
   EXPECT_EQ(st->pending_puts, 0u);
   EXPECT_EQ(st->used_bytes, 0u);
 
   // Placed on the real node only, the same put succeeds.
   PutOptions real;
-  real.preferred_segment = cluster->node(0).segment_name();
-  ASSERT_TRUE(client->Put("half0", Bytes(v), real).ok());
-  StatusOr<std::vector<std::byte>> got = client->Get("half0");
+  real.preferred_segment = cluster_->node(0).segment_name();
+  ASSERT_TRUE(client_->Put("half0", Bytes(v), real).ok());
+  StatusOr<std::vector<std::byte>> got = client_->Get("half0");
   ASSERT_TRUE(got.ok());
   EXPECT_TRUE(*got == v);
 }

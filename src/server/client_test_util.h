@@ -48,28 +48,40 @@ inline std::unique_ptr<server::LocalCluster> StartCluster(const server::LocalClu
   return c.ok() ? std::move(c.value()) : nullptr;
 }
 
-inline std::unique_ptr<Client> ConnectTo(const server::LocalCluster& cluster,
-                                         bool use_shared_memory = true) {
+// The config ConnectTo uses: `cluster`'s master, and timeouts short enough that
+// a hung call fails the test quickly. Tests that need another setting change
+// it and connect with ConnectWith.
+inline ClientConfig ConfigFor(const server::LocalCluster& cluster, bool use_shared_memory = true) {
   ClientConfig cc;
   cc.master_address = cluster.master_address();
   cc.use_shared_memory = use_shared_memory;
   cc.rpc_timeout_ms = 3000;
   cc.transfer_timeout_ms = 3000;
+  return cc;
+}
+
+inline std::unique_ptr<Client> ConnectWith(const ClientConfig& cc) {
   auto c = Client::Connect(cc);
   EXPECT_TRUE(c.ok()) << c.status().ToString();
   return c.ok() ? std::move(c.value()) : nullptr;
 }
 
-// One cluster and one client per test, the transport chosen by the parameter:
-// true = shared memory on both sides (same-host memcpy), false = TCP only.
-class ClientClusterTest : public ::testing::TestWithParam<bool> {
- protected:
-  virtual server::LocalClusterOptions Options() { return SmallCluster(1, GetParam()); }
+inline std::unique_ptr<Client> ConnectTo(const server::LocalCluster& cluster,
+                                         bool use_shared_memory = true) {
+  return ConnectWith(ConfigFor(cluster, use_shared_memory));
+}
 
-  void SetUp() override {
-    cluster_ = StartCluster(Options());
+// A test with a cluster and a client of its own. Base is ::testing::Test or a
+// ::testing::TestWithParam.
+template <typename Base>
+class WithCluster : public Base {
+ protected:
+  // Starts cluster_ from `options` and connects client_ to it; a fatal failure
+  // when either fails. In a test body: ASSERT_NO_FATAL_FAILURE(StartAndConnect(...)).
+  void StartAndConnect(const server::LocalClusterOptions& options, bool use_shared_memory = true) {
+    cluster_ = StartCluster(options);
     ASSERT_NE(cluster_, nullptr);
-    client_ = ConnectTo(*cluster_, GetParam());
+    client_ = ConnectTo(*cluster_, use_shared_memory);
     ASSERT_NE(client_, nullptr);
   }
   void TearDown() override {
@@ -79,6 +91,19 @@ class ClientClusterTest : public ::testing::TestWithParam<bool> {
 
   std::unique_ptr<server::LocalCluster> cluster_;
   std::unique_ptr<Client> client_;
+};
+
+// Each test starts the cluster it needs with StartAndConnect.
+using ClusterTest = WithCluster<::testing::Test>;
+
+// One cluster (Options()) and one client per test, started before the test,
+// the transport chosen by the parameter: true = shared memory on both sides
+// (same-host memcpy), false = TCP only.
+class ClientClusterTest : public WithCluster<::testing::TestWithParam<bool>> {
+ protected:
+  virtual server::LocalClusterOptions Options() { return SmallCluster(1, GetParam()); }
+
+  void SetUp() override { StartAndConnect(Options(), GetParam()); }
 };
 
 inline std::string TransportName(const ::testing::TestParamInfo<bool>& info) {

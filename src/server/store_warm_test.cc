@@ -8,44 +8,40 @@
 namespace crescent::client_test {
 namespace {
 
-TEST(StoreWarmTest, EveryNodeWarmsItsWholeSegmentWhileServing) {
+class StoreWarmTest : public ClusterTest {};
+
+TEST_F(StoreWarmTest, EveryNodeWarmsItsWholeSegmentWhileServing) {
   server::LocalClusterOptions o = SmallCluster(2, /*shared_memory=*/false);
   o.segment_size = uint64_t{24} << 20;
-  auto cluster = StartCluster(o);
-  ASSERT_NE(cluster, nullptr);
-  auto client = ConnectTo(*cluster, /*use_shared_memory=*/false);
-  ASSERT_NE(client, nullptr);
+  ASSERT_NO_FATAL_FAILURE(StartAndConnect(o, /*use_shared_memory=*/false));
   // Transfers run while the warmers may still be reading the same pages.
   std::vector<std::vector<std::byte>> values;
   for (uint32_t i = 0; i < 8; ++i) {
     values.push_back(Pattern((uint64_t{1} << 20) + i, i + 1));
     PutOptions po;
     po.replica_count = 2;
-    ASSERT_TRUE(client->Put("warm/" + std::to_string(i), Bytes(values.back()), po).ok());
+    ASSERT_TRUE(client_->Put("warm/" + std::to_string(i), Bytes(values.back()), po).ok());
   }
-  cluster->WaitPagesWarm();
-  for (size_t n = 0; n < cluster->node_count(); ++n) {
-    EXPECT_EQ(cluster->node(n).warmed_bytes(), o.segment_size) << "node " << n;
+  cluster_->WaitPagesWarm();
+  for (size_t n = 0; n < cluster_->node_count(); ++n) {
+    EXPECT_EQ(cluster_->node(n).warmed_bytes(), o.segment_size) << "node " << n;
   }
   for (uint32_t i = 0; i < 8; ++i) {
-    auto got = client->Get("warm/" + std::to_string(i));
+    auto got = client_->Get("warm/" + std::to_string(i));
     ASSERT_TRUE(got.ok()) << got.status().ToString();
     EXPECT_EQ(*got, values[i]) << "key " << i;
   }
 }
 
-TEST(StoreWarmTest, NoWarmingWhenTurnedOff) {
+TEST_F(StoreWarmTest, NoWarmingWhenTurnedOff) {
   server::LocalClusterOptions o = SmallCluster(1, /*shared_memory=*/false);
   o.warm_pages = false;
-  auto cluster = StartCluster(o);
-  ASSERT_NE(cluster, nullptr);
-  cluster->WaitPagesWarm();  // returns at once: there is no warmer
-  EXPECT_EQ(cluster->node(0).warmed_bytes(), 0u);
-  auto client = ConnectTo(*cluster, false);
-  ASSERT_NE(client, nullptr);
+  ASSERT_NO_FATAL_FAILURE(StartAndConnect(o, /*use_shared_memory=*/false));
+  cluster_->WaitPagesWarm();  // returns at once: there is no warmer
+  EXPECT_EQ(cluster_->node(0).warmed_bytes(), 0u);
   const std::vector<std::byte> v = Pattern(4096, 9);
-  ASSERT_TRUE(client->Put("cold/0", Bytes(v)).ok());
-  auto got = client->Get("cold/0");
+  ASSERT_TRUE(client_->Put("cold/0", Bytes(v)).ok());
+  auto got = client_->Get("cold/0");
   ASSERT_TRUE(got.ok()) << got.status().ToString();
   EXPECT_EQ(*got, v);
 }
