@@ -15,21 +15,23 @@ namespace crescent {
 namespace {
 
 using client_test::Bytes;
+using client_test::ClusterTest;
+using client_test::ConfigFor;
 using client_test::ConnectTo;
+using client_test::ConnectWith;
 using client_test::Pattern;
 using client_test::SmallCluster;
-using client_test::StartCluster;
 
 constexpr size_t kSize = size_t{256} << 10;
 
-class CopyAheadTest : public ::testing::Test {
+// reader_ is the client whose copies ahead are checked; other_ moves objects
+// behind its back.
+class CopyAheadTest : public ClusterTest {
  protected:
   void SetUp() override {
-    cluster_ = StartCluster(SmallCluster(1, /*shared_memory=*/true));
-    ASSERT_NE(cluster_, nullptr);
-    reader_ = ConnectTo(*cluster_);
+    ASSERT_NO_FATAL_FAILURE(StartAndConnect(SmallCluster(1, /*shared_memory=*/true)));
+    reader_ = client_.get();
     other_ = ConnectTo(*cluster_);
-    ASSERT_NE(reader_, nullptr);
     ASSERT_NE(other_, nullptr);
     buf_.assign(kSize, std::byte{0});
     ASSERT_TRUE(reader_->RegisterBuffer(buf_.data(), buf_.size()).ok());
@@ -38,6 +40,8 @@ class CopyAheadTest : public ::testing::Test {
     if (reader_) {
       EXPECT_TRUE(reader_->UnregisterBuffer(buf_.data()).ok());
     }
+    other_.reset();
+    ClusterTest::TearDown();
   }
 
   // GetInto the reader's buffer; the bytes it returned.
@@ -49,8 +53,8 @@ class CopyAheadTest : public ::testing::Test {
     return {buf_.begin(), buf_.begin() + static_cast<std::ptrdiff_t>(*n)};
   }
 
-  std::unique_ptr<server::LocalCluster> cluster_;
-  std::unique_ptr<Client> reader_, other_;
+  Client* reader_ = nullptr;  // client_, under its role here
+  std::unique_ptr<Client> other_;
   std::vector<std::byte> buf_;
 };
 
@@ -124,17 +128,16 @@ TEST_F(CopyAheadTest, TooSmallBufferIsStillRefusedWithTheNeededSize) {
 }
 
 TEST_F(CopyAheadTest, OffByConfigReadsNormally) {
-  ClientConfig cc;
-  cc.master_address = cluster_->master_address();
+  ClientConfig cc = ConfigFor(*cluster_);
   cc.placement_hints = 0;
-  auto plain = Client::Connect(cc);
-  ASSERT_TRUE(plain.ok());
+  std::unique_ptr<Client> plain = ConnectWith(cc);
+  ASSERT_NE(plain, nullptr);
   std::vector<std::byte> v = Pattern(kSize, 8);
-  ASSERT_TRUE((*plain)->Put("k", Bytes(v)).ok());
-  StatusOr<std::vector<std::byte>> got = (*plain)->Get("k");
+  ASSERT_TRUE(plain->Put("k", Bytes(v)).ok());
+  StatusOr<std::vector<std::byte>> got = plain->Get("k");
   ASSERT_TRUE(got.ok());
   EXPECT_EQ(*got, v);
-  EXPECT_EQ((*plain)->Counters().copy_ahead_kept, 0u);
+  EXPECT_EQ(plain->Counters().copy_ahead_kept, 0u);
 }
 
 // Prefix fetches never copy ahead: pages past the prefix must stay untouched.
