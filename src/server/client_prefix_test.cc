@@ -54,6 +54,16 @@ class ClientPrefixTest : public ClientClusterTest {
     return true;
   }
 
+  // GetPrefixInto over the whole chain fetches the first `k` pages into their
+  // buffers and leaves the buffers past them untouched.
+  void ExpectPrefixFetched(size_t k) {
+    StatusOr<size_t> got = client_->GetPrefixInto(keys_, ptrs_, caps_);
+    ASSERT_TRUE(got.ok()) << got.status().ToString();
+    EXPECT_EQ(*got, k);
+    for (size_t i = 0; i < k; ++i) EXPECT_TRUE(PageFetched(i)) << i;
+    for (size_t i = k; i < kPages; ++i) EXPECT_TRUE(PageUntouched(i)) << i;
+  }
+
   std::vector<std::string> keys_;
   std::vector<std::vector<std::byte>> pages_;
   std::vector<std::byte> arena_;
@@ -66,10 +76,7 @@ TEST_P(ClientPrefixTest, WholeChainIsThePrefix) {
   StatusOr<size_t> n = client_->BatchQueryPrefix(keys_);
   ASSERT_TRUE(n.ok()) << n.status().ToString();
   EXPECT_EQ(*n, kPages);
-  StatusOr<size_t> got = client_->GetPrefixInto(keys_, ptrs_, caps_);
-  ASSERT_TRUE(got.ok()) << got.status().ToString();
-  EXPECT_EQ(*got, kPages);
-  for (size_t i = 0; i < kPages; ++i) EXPECT_TRUE(PageFetched(i)) << i;
+  ExpectPrefixFetched(kPages);
 }
 
 // Removing page k cuts the prefix at k even though later pages still exist.
@@ -80,21 +87,14 @@ TEST_P(ClientPrefixTest, MissingPageEndsThePrefix) {
   StatusOr<size_t> n = client_->BatchQueryPrefix(keys_);
   ASSERT_TRUE(n.ok());
   EXPECT_EQ(*n, k);
-  StatusOr<size_t> got = client_->GetPrefixInto(keys_, ptrs_, caps_);
-  ASSERT_TRUE(got.ok()) << got.status().ToString();
-  EXPECT_EQ(*got, k);
-  for (size_t i = 0; i < k; ++i) EXPECT_TRUE(PageFetched(i)) << i;
-  for (size_t i = k; i < kPages; ++i) EXPECT_TRUE(PageUntouched(i)) << i;
+  ExpectPrefixFetched(k);
 }
 
 TEST_P(ClientPrefixTest, NoFirstPageMeansEmptyPrefix) {
   PutChain();
   ASSERT_TRUE(client_->Remove(keys_[0]).ok());
   EXPECT_EQ(*client_->BatchQueryPrefix(keys_), 0u);
-  StatusOr<size_t> got = client_->GetPrefixInto(keys_, ptrs_, caps_);
-  ASSERT_TRUE(got.ok()) << got.status().ToString();
-  EXPECT_EQ(*got, 0u);
-  for (size_t i = 0; i < kPages; ++i) EXPECT_TRUE(PageUntouched(i)) << i;
+  ExpectPrefixFetched(0);
 }
 
 // A page whose buffer is too small cannot be read, so it ends the prefix; the
@@ -104,11 +104,7 @@ TEST_P(ClientPrefixTest, TooSmallBufferEndsThePrefixAndLeavesLaterBuffersAlone) 
   PutChain();
   constexpr size_t k = 5;
   caps_[k] = kPageSize - 1;
-  StatusOr<size_t> got = client_->GetPrefixInto(keys_, ptrs_, caps_);
-  ASSERT_TRUE(got.ok()) << got.status().ToString();
-  EXPECT_EQ(*got, k);
-  for (size_t i = 0; i < k; ++i) EXPECT_TRUE(PageFetched(i)) << i;
-  for (size_t i = k; i < kPages; ++i) EXPECT_TRUE(PageUntouched(i)) << i;
+  ExpectPrefixFetched(k);
 }
 
 // The first page's buffer being unusable is the caller's error, not a miss.
@@ -140,10 +136,7 @@ TEST_P(ClientPrefixTest, ZeroCopyChainPut) {
     ASSERT_TRUE(s.ok()) << s.ToString();
   }
   std::fill(arena_.begin(), arena_.end(), kSentinel);
-  StatusOr<size_t> got = client_->GetPrefixInto(keys_, ptrs_, caps_);
-  ASSERT_TRUE(got.ok());
-  EXPECT_EQ(*got, kPages);
-  for (size_t i = 0; i < kPages; ++i) EXPECT_TRUE(PageFetched(i)) << i;
+  ExpectPrefixFetched(kPages);
 }
 
 INSTANTIATE_TEST_SUITE_P(Transports, ClientPrefixTest, ::testing::Bool(),
