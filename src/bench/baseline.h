@@ -10,6 +10,7 @@
 
 #include "bench/results.h"
 #include "bench/workloads.h"
+#include "crescent/status.h"
 
 namespace crescent::bench {
 

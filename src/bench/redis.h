@@ -1,18 +1,16 @@
-// A real redis-server child process on a free loopback port, and the Redis side
-// of the workloads through hiredis: SET/GET of the put-get sizes (one command
-// per call; batches as pipelines of `batch` SET/GET), and pipelined EXISTS of
-// the exists batches. Every GET reply is copied into the client's buffer, as a
-// Crescent get lands in the caller's buffer.
+// A real redis-server child process on a free loopback port, for the Redis
+// side of `crescent bench` (redis_backend.h), and hiredis connections to it.
 #pragma once
 
 #include <sys/types.h>
 
 #include <memory>
 #include <string>
-#include <vector>
 
-#include "bench/results.h"
-#include "bench/workloads.h"
+#include "crescent/status.h"
+
+struct redisContext;
+struct redisReply;
 
 namespace crescent::bench {
 
@@ -37,23 +35,12 @@ class RedisServer {
 // A free TCP port on 127.0.0.1 (bound to port 0, read, closed).
 StatusOr<int> FreeLoopbackPort();
 
-class RedisWorkload {
- public:
-  static StatusOr<std::unique_ptr<RedisWorkload>> Connect(int port,
-                                                          const WorkloadOptions& options);
-  ~RedisWorkload();
-  // put (SET), get (GET), batch_put, batch_get (pipelined) for every size.
-  StatusOr<std::vector<PhaseResult>> RunPutGet();
-  // Pipelined EXISTS for every batch × miss.
-  StatusOr<std::vector<PhaseResult>> RunExists();
+// A hiredis connection to 127.0.0.1:port with a 5 s timeout (check ->err).
+redisContext* ConnectRedis(int port);
 
- private:
-  RedisWorkload() = default;
-  struct Conn;
-  WorkloadOptions o_;
-  std::string prefix_;
-  std::vector<std::unique_ptr<Conn>> conns_;
-  std::vector<std::unique_ptr<Buffer>> buffers_;
+struct RedisReplyDeleter {
+  void operator()(redisReply* r) const;
 };
+using RedisReply = std::unique_ptr<redisReply, RedisReplyDeleter>;
 
 }  // namespace crescent::bench

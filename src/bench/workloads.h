@@ -1,24 +1,16 @@
-// Workload drivers for `crescent bench`: the same shapes run against Crescent
-// (here) and Redis (redis.h), so both sides move the same object sizes with the
-// same client counts and batch sizes.
-//
-// put-get, per object size and repetition, on `clients` threads started
-// together: put (one object per call), get, batch put (`batch` objects per
-// call), batch get; then the keys are removed, untimed. Every get checks a stamp
-// written into the object by its put, so moved bytes are verified bytes.
-//
-// exists, per batch size and miss ratio: each call asks `batch` keys of which
-// round(batch × miss) were never stored; every call checks the present count.
+// The workload shapes `crescent bench` runs (driver.h) against every system:
+// options, key layouts, payload stamps, buffers and the parallel start, built
+// here once so Crescent and Redis see the same keys and sizes.
 #pragma once
 
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
 #include "bench/results.h"
-#include "crescent/client.h"
 
 namespace crescent::bench {
 
@@ -46,11 +38,6 @@ struct WorkloadOptions {
 // Phases the drivers report, for progress totals.
 inline constexpr int kPutGetPhases = 4;  // put, get, batch_put, batch_get
 
-// Appends one summarized row per put/get phase of one object size (shared by the
-// Crescent and Redis workloads so both label their rows the same way).
-void AppendPutGetRows(const std::string& system, uint64_t size, int clients, int batch,
-                      const std::vector<RepSample> (&reps)[kPutGetPhases],
-                      std::vector<PhaseResult>& out);
 // Batch phases make at least this many calls per client, so their p50/p99 mean
 // something even when few objects fill the byte budget.
 inline constexpr uint64_t kMinBatchCalls = 4;
@@ -73,12 +60,16 @@ struct Buffer {
   Buffer(const Buffer&) = delete;
   Buffer& operator=(const Buffer&) = delete;
   std::byte* data() { return data_; }
+  const std::byte* data() const { return data_; }
   size_t size() const { return size_; }
+  std::span<const std::byte> bytes() const { return {data_, size_}; }
 
  private:
   std::byte* data_;
   size_t size_;
 };
+// Bytes of one client's buffer: a batch of the largest size (0: no sizes).
+size_t ClientBufferSize(const WorkloadOptions& o);
 
 // The keys one exists call asks: `hits` from the stored pool, the rest absent.
 // Deterministic in (client, call) so Crescent and Redis ask the same keys.
@@ -100,29 +91,5 @@ std::vector<std::vector<std::vector<std::string>>> ExistsPlans(const std::string
 std::string ExistsPoolKey(const std::string& prefix, uint64_t i);
 uint64_t ExistsPoolSize(const WorkloadOptions& o);
 int ExistsHits(int batch, double miss);
-
-// Crescent: `clients` connected clients, each with a registered buffer.
-class CrescentWorkload {
- public:
-  // shm: use same-host shared memory when the store node offers it.
-  static StatusOr<std::unique_ptr<CrescentWorkload>> Connect(const std::string& master,
-                                                             const WorkloadOptions& options,
-                                                             bool shm, int tcp_lanes);
-  ~CrescentWorkload();
-  std::string system() const { return shm_ ? "crescent-shm" : "crescent-tcp"; }
-
-  // put, get, batch_put, batch_get for every size (4 results per size).
-  StatusOr<std::vector<PhaseResult>> RunPutGet();
-  // exists for every batch × miss.
-  StatusOr<std::vector<PhaseResult>> RunExists();
-
- private:
-  CrescentWorkload() = default;
-  WorkloadOptions o_;
-  bool shm_ = false;
-  std::string prefix_;
-  std::vector<std::unique_ptr<Client>> clients_;
-  std::vector<std::unique_ptr<Buffer>> buffers_;
-};
 
 }  // namespace crescent::bench

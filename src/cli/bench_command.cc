@@ -19,9 +19,10 @@
 #include <vector>
 
 #include "bench/baseline.h"
-#include "bench/redis.h"
+#include "bench/crescent_backend.h"
+#include "bench/driver.h"
+#include "bench/redis_backend.h"
 #include "bench/suite.h"
-#include "bench/workloads.h"
 #include "cli/cli_util.h"
 #include "cli/command.h"
 #include "server/local_cluster.h"
@@ -283,8 +284,8 @@ int RunBench(Mode mode, const BenchFlags& f) {
     if (want_putget) {
       doc["put_get"] = nlohmann::json::array();
       for (const std::string& t : transports) {
-        auto w = Must(CrescentWorkload::Connect(master, o, t == "shm", f.lanes), "connect");
-        std::vector<PhaseResult> rows = Must(w->RunPutGet(), "put-get");
+        auto w = Must(CrescentBackend::Connect(master, o, t == "shm", f.lanes), "connect");
+        std::vector<PhaseResult> rows = Must(RunPutGet(*w, o), "put-get");
         count_failed(rows);
         for (const auto& r : rows) doc["put_get"].push_back(ToJson(r));
         text << "\n== put-get: crescent over " << t << " ==\n" << RenderPutGet(rows);
@@ -292,8 +293,8 @@ int RunBench(Mode mode, const BenchFlags& f) {
       }
     }
     if (want_exists) {
-      auto w = Must(CrescentWorkload::Connect(master, eo, false, f.lanes), "connect");
-      std::vector<PhaseResult> rows = Must(w->RunExists(), "exists");
+      auto w = Must(CrescentBackend::Connect(master, eo, false, f.lanes), "connect");
+      std::vector<PhaseResult> rows = Must(RunExists(*w, eo), "exists");
       count_failed(rows);
       doc["exists"] = nlohmann::json::array();
       for (const auto& r : rows) doc["exists"].push_back(ToJson(r));
@@ -304,10 +305,10 @@ int RunBench(Mode mode, const BenchFlags& f) {
 
     if (want_redis) {
       std::unique_ptr<RedisServer> redis = Must(RedisServer::Start(f.redis_server), "redis-server");
-      auto rw = Must(RedisWorkload::Connect(redis->port(), o), "redis");
-      std::vector<PhaseResult> rows = Must(rw->RunPutGet(), "redis put-get");
-      auto rwe = Must(RedisWorkload::Connect(redis->port(), eo), "redis");
-      std::vector<PhaseResult> ex_rows = Must(rwe->RunExists(), "redis exists");
+      auto rw = Must(RedisBackend::Connect(redis->port(), o), "redis");
+      std::vector<PhaseResult> rows = Must(RunPutGet(*rw, o), "redis put-get");
+      auto rwe = Must(RedisBackend::Connect(redis->port(), eo), "redis");
+      std::vector<PhaseResult> ex_rows = Must(RunExists(*rwe, eo), "redis exists");
       rows.insert(rows.end(), ex_rows.begin(), ex_rows.end());
       count_failed(rows);
       doc["redis"] = {{"version", redis->version()},

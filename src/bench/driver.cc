@@ -1,0 +1,209 @@
+#include "bench/driver.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+
+namespace crescent::bench {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double Micros(Clock::time_point a, Clock::time_point b) {
+  return std::chrono::duration<double, std::micro>(b - a).count();
+}
+
+void NoteError(RepSample& s, const Status& st) {
+  ++s.errors;
+  if (s.first_error.empty()) s.first_error = st.ToString();
+}
+
+// Client c's share of one put-get phase: `calls` calls of `per_call`
+// consecutive keys each. Stamps are written and checked outside the timing.
+void RunCalls(Backend& b, int c, Op op, uint64_t size, int rep,
+              const std::vector<std::string>& keys, uint64_t calls, int per_call, RepSample& s) {
+  const bool is_put = op == Op::kPut || op == Op::kBatchPut;
+  const bool is_batch = op == Op::kBatchPut || op == Op::kBatchGet;
+  const bool stamp = size >= 8;
+  std::vector<void*> ptrs(static_cast<size_t>(per_call));
+  for (int j = 0; j < per_call; ++j) ptrs[size_t(j)] = b.buffer(c) + size_t(j) * size;
+  auto want = [&](uint64_t index) { return Stamp(size, rep, c, index, is_batch ? 1 : 0); };
+  s.latency.Reserve(calls);
+  for (uint64_t call = 0; call < calls; ++call) {
+    const uint64_t first = call * uint64_t(per_call);
+    std::span<const std::string> k(keys.data() + first, size_t(per_call));
+    if (is_put && stamp) {
+      for (int j = 0; j < per_call; ++j) {
+        const uint64_t w = want(first + uint64_t(j));
+        std::memcpy(ptrs[size_t(j)], &w, 8);
+      }
+    }
+    const auto t0 = Clock::now();
+    if (is_put) {
+      std::vector<Status> st = b.Put(c, k, ptrs, size, is_batch);
+      s.latency.Add(Micros(t0, Clock::now()));
+      b.Release(c);
+      for (const Status& x : st) {
+        if (x.ok())
+          s.bytes_moved += size;
+        else
+          NoteError(s, x);
+      }
+      continue;
+    }
+    std::vector<StatusOr<size_t>> got = b.Get(c, k, ptrs, size, is_batch);
+    s.latency.Add(Micros(t0, Clock::now()));
+    b.Release(c);
+    for (size_t j = 0; j < got.size(); ++j) {
+      if (!got[j].ok()) {
+        NoteError(s, got[j].status());
+        continue;
+      }
+      const uint64_t w = want(first + j);
+      uint64_t seen = w;
+      if (stamp) std::memcpy(&seen, ptrs[j], 8);
+      if (got[j].value() == size && seen == w)
+        s.bytes_moved += size;
+      else
+        NoteError(s, Status(ErrorCode::kCorruptData, "payload mismatch"));
+    }
+  }
+  s.calls += calls;
+  s.items += calls * uint64_t(per_call);
+  s.bytes_requested += calls * uint64_t(per_call) * size;
+}
+
+void AppendPutGetRows(const std::string& system, uint64_t size, int clients, int batch,
+                      const std::vector<RepSample> (&reps)[kPutGetPhases],
+                      std::vector<PhaseResult>& out) {
+  static const char* kOps[] = {"put", "get", "batch_put", "batch_get"};
+  for (int phase = 0; phase < kPutGetPhases; ++phase) {
+    PhaseResult r;
+    r.system = system;
+    r.op = kOps[phase];
+    r.size = size;
+    r.clients = clients;
+    r.batch = phase >= 2 ? batch : 1;
+    out.push_back(Summarize(r, reps[phase]));
+  }
+}
+
+// Client c's exists calls: call k asks plans[k % plans.size()].
+void RunExistsCalls(Backend& b, int c, const std::vector<std::vector<std::string>>& plans,
+                    uint64_t calls, int hits, RepSample& s) {
+  std::vector<bool> present;
+  s.latency.Reserve(calls);
+  for (uint64_t k = 0; k < calls; ++k) {
+    const auto& keys = plans[k % plans.size()];
+    const auto t0 = Clock::now();
+    Status st = b.Exists(c, keys, present);
+    s.latency.Add(Micros(t0, Clock::now()));
+    s.items_expected += uint64_t(hits);
+    if (!st.ok()) {
+      NoteError(s, st);
+      continue;
+    }
+    bool right = present.size() == keys.size();
+    for (size_t i = 0; i < present.size(); ++i) {
+      s.items_found += present[i];
+      right = right && present[i] == (static_cast<int>(i) < hits);
+    }
+    if (!right) NoteError(s, Status(ErrorCode::kInternal, "wrong exists answer"));
+  }
+  s.calls += calls;
+  s.items += calls * plans[0].size();
+}
+
+RepSample Merged(const std::vector<RepSample>& per, double seconds) {
+  RepSample total;
+  for (const RepSample& s : per) total.Merge(s);
+  total.seconds = seconds;
+  return total;
+}
+
+}  // namespace
+
+StatusOr<std::vector<PhaseResult>> RunPutGet(Backend& b, const WorkloadOptions& o) {
+  std::vector<PhaseResult> out;
+  const std::string prefix = RunPrefix();
+  const int batch = std::max(1, o.batch());
+  for (uint64_t size : o.sizes) {
+    const uint64_t n = o.OpsFor(size);
+    const uint64_t nb = std::max<uint64_t>(kMinBatchCalls, n / uint64_t(batch));
+    std::vector<RepSample> reps[kPutGetPhases];
+    for (int rep = 0; rep < o.reps; ++rep) {
+      const std::string base = prefix + "/s" + std::to_string(size) + "/r" + std::to_string(rep);
+      // Keys are built before timing; the timed loops only call the backend.
+      const PutGetKeys keys = MakePutGetKeys(base, o.clients, n, nb * uint64_t(batch));
+      for (int phase = 0; phase < kPutGetPhases; ++phase) {
+        const Op op = static_cast<Op>(phase);
+        const bool is_batch = phase >= 2;
+        std::vector<RepSample> per(static_cast<size_t>(o.clients));
+        const double secs = RunParallel(o.clients, [&](int c) {
+          const auto& k = is_batch ? keys.batched[size_t(c)] : keys.single[size_t(c)];
+          RunCalls(b, c, op, size, rep, k, is_batch ? nb : n, is_batch ? batch : 1, per[size_t(c)]);
+        });
+        RepSample total = Merged(per, secs);
+        if (total.errors > 0 && total.bytes_moved == 0) {
+          // Nothing got through (no cluster, no space): stop rather than time errors.
+          return Status(ErrorCode::kUnavailable, b.system() + " " + std::to_string(size) +
+                                                     "-byte phase failed: " + total.first_error);
+        }
+        reps[phase].push_back(std::move(total));
+        if (o.on_phase)
+          o.on_phase(b.Label(op) + " " + SizeLabel(size) + " rep " + std::to_string(rep + 1));
+      }
+      // Untimed cleanup, so the next repetition finds an empty store.
+      for (int c = 0; c < o.clients; ++c) {
+        b.Remove(c, keys.single[size_t(c)]);
+        b.Remove(c, keys.batched[size_t(c)]);
+      }
+      if (rep + 1 < o.reps) b.Settle();
+    }
+    AppendPutGetRows(b.system(), size, o.clients, batch, reps, out);
+  }
+  return out;
+}
+
+StatusOr<std::vector<PhaseResult>> RunExists(Backend& b, const WorkloadOptions& o) {
+  std::vector<PhaseResult> out;
+  const std::string prefix = RunPrefix();
+  const uint64_t pool = ExistsPoolSize(o);
+  std::vector<std::string> pool_keys;
+  for (uint64_t i = 0; i < pool; ++i) pool_keys.push_back(ExistsPoolKey(prefix, i));
+  if (Status s = b.Store(pool_keys, o.exists_value_size); !s.ok()) return s;
+  for (int batch : o.batches) {
+    for (double miss : o.misses) {
+      const int hits = ExistsHits(batch, miss);
+      const uint64_t calls = o.CallsFor(uint64_t(batch));
+      const auto plans = ExistsPlans(prefix, pool, batch, hits, o.clients, calls);
+      std::vector<RepSample> reps;
+      for (int rep = 0; rep < o.reps; ++rep) {
+        std::vector<RepSample> per(static_cast<size_t>(o.clients));
+        const double secs = RunParallel(o.clients, [&](int c) {
+          RunExistsCalls(b, c, plans[size_t(c)], calls, hits, per[size_t(c)]);
+        });
+        RepSample total = Merged(per, secs);
+        if (total.errors == total.calls) {
+          return Status(ErrorCode::kUnavailable, "every exists call failed: " + total.first_error);
+        }
+        reps.push_back(std::move(total));
+        if (o.on_phase)
+          o.on_phase(b.Label(Op::kExists) + " batch " + std::to_string(batch) + " miss " +
+                     Fixed(miss, 2) + " rep " + std::to_string(rep + 1));
+      }
+      PhaseResult r;
+      r.system = b.exists_system();
+      r.op = "exists";
+      r.clients = o.clients;
+      r.batch = batch;
+      r.miss = miss;
+      out.push_back(Summarize(r, reps));
+    }
+  }
+  b.Remove(0, pool_keys);
+  return out;
+}
+
+}  // namespace crescent::bench

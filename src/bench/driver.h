@@ -1,0 +1,28 @@
+// The two workload skeletons of `crescent bench`, run against any Backend, so
+// Crescent and Redis move the same object sizes with the same client counts,
+// batch sizes and keys.
+//
+// put-get, per object size and repetition, on `clients` threads started
+// together: put (one object per call), get, batch put (`batch` objects per
+// call), batch get; then the keys are removed, untimed. Every get checks a stamp
+// written into the object by its put, so moved bytes are verified bytes.
+//
+// exists, per batch size and miss ratio: each call asks `batch` keys of which
+// round(batch × miss) were never stored; every call checks the present count.
+#pragma once
+
+#include <vector>
+
+#include "bench/backend.h"
+#include "bench/results.h"
+#include "bench/workloads.h"
+
+namespace crescent::bench {
+
+// put, get, batch_put, batch_get for every size (kPutGetPhases rows per size).
+// The backend needs options.clients connections with buffers.
+StatusOr<std::vector<PhaseResult>> RunPutGet(Backend& backend, const WorkloadOptions& options);
+// exists for every batch × miss.
+StatusOr<std::vector<PhaseResult>> RunExists(Backend& backend, const WorkloadOptions& options);
+
+}  // namespace crescent::bench
