@@ -86,6 +86,28 @@ class Cluster {
   std::vector<StoreProcess> stores_;
 };
 
+// A test with a cluster and a client of its own. Base is testing::Test or a
+// testing::TestWithParam.
+template <typename Base>
+class WithCluster : public Base {
+ protected:
+  // Starts cluster_ from `options`; a fatal failure when it cannot. In a test
+  // body: ASSERT_NO_FATAL_FAILURE(StartCluster(...)).
+  void StartCluster(ClusterOptions options) {
+    cluster_ = std::make_unique<Cluster>(std::move(options));
+    ASSERT_TRUE(cluster_->Start());
+  }
+  // StartCluster, then connects client_ to it; use_shm chooses the transport.
+  void StartAndConnect(ClusterOptions options, bool use_shm) {
+    ASSERT_NO_FATAL_FAILURE(StartCluster(std::move(options)));
+    client_ = cluster_->Connect(use_shm);
+    ASSERT_NE(client_, nullptr);
+  }
+
+  std::unique_ptr<Cluster> cluster_;
+  std::unique_ptr<Client> client_;  // declared after cluster_, so destroyed before it
+};
+
 // Runs `crescent ARGS...` to completion (stdin from `stdin_data`), capturing
 // stdout, stderr and the exit code; scratch files go to `scratch_dir`.
 CommandResult RunCrescent(const std::vector<std::string>& args, const std::string& scratch_dir,

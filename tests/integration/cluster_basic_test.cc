@@ -15,7 +15,7 @@ constexpr size_t kMiB = 1024 * 1024;
 const std::vector<size_t> kSizes = {1, 64 * kKiB, 1 * kMiB, 4 * kMiB};
 
 // Param: true = shared memory (nodes offer it, client uses it); false = TCP only.
-class ClusterBasicTest : public testing::TestWithParam<bool> {
+class ClusterBasicTest : public WithCluster<testing::TestWithParam<bool>> {
  protected:
   static ClusterOptions Options(bool shm) {
     ClusterOptions o;
@@ -25,22 +25,13 @@ class ClusterBasicTest : public testing::TestWithParam<bool> {
     if (!shm) o.store_flags = {"--data-threads", "1"};
     return o;
   }
-  ClusterBasicTest() : cluster_(Options(GetParam())) {}
-
-  void SetUp() override {
-    ASSERT_TRUE(cluster_.Start());
-    client_ = cluster_.Connect(GetParam());
-    ASSERT_NE(client_, nullptr);
-  }
-
-  Cluster cluster_;
-  std::unique_ptr<Client> client_;
+  void SetUp() override { StartAndConnect(Options(GetParam()), GetParam()); }
 };
 
 TEST_P(ClusterBasicTest, EndpointsOfferTheChosenTransport) {
-  for (size_t i = 0; i < cluster_.store_count(); ++i) {
-    bool offers_shm = cluster_.store(i).endpoint.find(";shm=") != std::string::npos;
-    EXPECT_EQ(offers_shm, GetParam()) << cluster_.store(i).endpoint;
+  for (size_t i = 0; i < cluster_->store_count(); ++i) {
+    bool offers_shm = cluster_->store(i).endpoint.find(";shm=") != std::string::npos;
+    EXPECT_EQ(offers_shm, GetParam()) << cluster_->store(i).endpoint;
   }
 }
 
@@ -208,7 +199,7 @@ TEST_P(ClusterBasicTest, ListAndStat) {
   EXPECT_EQ(st.value().capacity_bytes, 2 * 64 * kMiB);
   std::vector<std::string> endpoints, expected;
   for (const SegmentUsage& seg : st.value().segments) endpoints.push_back(seg.endpoint);
-  for (size_t i = 0; i < 2; ++i) expected.push_back(cluster_.store(i).endpoint);
+  for (size_t i = 0; i < 2; ++i) expected.push_back(cluster_->store(i).endpoint);
   std::sort(endpoints.begin(), endpoints.end());
   std::sort(expected.begin(), expected.end());
   EXPECT_EQ(endpoints, expected);

@@ -26,13 +26,10 @@ constexpr milliseconds kDropTimeout{20000};  // >> the 1 s heartbeat TTL
 // Param: the client's use_shared_memory. Either way the client must fail over
 // to the live replica (over shared memory it notices that the node behind its
 // mapping has exited), and every read must return the right bytes.
-class ReplicaFailoverTest : public testing::TestWithParam<bool> {};
+class ReplicaFailoverTest : public WithCluster<testing::TestWithParam<bool>> {};
 
 TEST_P(ReplicaFailoverTest, ReadsSurviveKill9OfOneReplicaNode) {
-  Cluster cluster;  // 2 nodes, TTL 1 s
-  ASSERT_TRUE(cluster.Start());
-  std::unique_ptr<Client> client = cluster.Connect(GetParam());
-  ASSERT_NE(client, nullptr);
+  ASSERT_NO_FATAL_FAILURE(StartAndConnect({}, GetParam()));  // 2 nodes, TTL 1 s
 
   constexpr size_t kObjects = 4;
   std::vector<std::string> keys;
@@ -42,10 +39,10 @@ TEST_P(ReplicaFailoverTest, ReadsSurviveKill9OfOneReplicaNode) {
   for (size_t i = 0; i < kObjects; ++i) {
     keys.push_back("replicated/" + std::to_string(i));
     values.push_back(RandomBytes(1 * kMiB + i, 10 + static_cast<uint32_t>(i)));
-    Status put = client->Put(keys[i], values[i], two);
+    Status put = client_->Put(keys[i], values[i], two);
     ASSERT_TRUE(put.ok()) << put.ToString();
   }
-  StatusOr<ClusterStat> st = client->Stat();
+  StatusOr<ClusterStat> st = client_->Stat();
   ASSERT_TRUE(st.ok());
   ASSERT_EQ(st.value().segments.size(), 2u);
   for (const SegmentUsage& seg : st.value().segments) {
@@ -53,7 +50,7 @@ TEST_P(ReplicaFailoverTest, ReadsSurviveKill9OfOneReplicaNode) {
   }
 
   std::vector<std::byte> buf(2 * kMiB);
-  ASSERT_TRUE(client->RegisterBuffer(buf.data(), buf.size()).ok());
+  ASSERT_TRUE(client_->RegisterBuffer(buf.data(), buf.size()).ok());
   std::atomic<bool> killed{false}, stop{false};
   std::atomic<int> reads{0}, reads_after_kill{0};
   std::vector<std::string> failures;  // reader thread only until joined
@@ -65,12 +62,12 @@ TEST_P(ReplicaFailoverTest, ReadsSurviveKill9OfOneReplicaNode) {
       bool ok = false;
       std::string why;
       if (n % 2 == 0) {
-        StatusOr<size_t> got = client->GetInto(keys[i], buf.data(), buf.size());
+        StatusOr<size_t> got = client_->GetInto(keys[i], buf.data(), buf.size());
         ok = got.ok() && got.value() == values[i].size() &&
              std::equal(values[i].begin(), values[i].end(), buf.begin());
         why = got.ok() ? "wrong bytes" : got.status().ToString();
       } else {
-        StatusOr<std::vector<std::byte>> got = client->Get(keys[i]);
+        StatusOr<std::vector<std::byte>> got = client_->Get(keys[i]);
         ok = got.ok() && got.value() == values[i];
         why = got.ok() ? "wrong bytes" : got.status().ToString();
       }
@@ -87,9 +84,9 @@ TEST_P(ReplicaFailoverTest, ReadsSurviveKill9OfOneReplicaNode) {
     return pred();
   };
   bool warmed = wait_until([&] { return reads.load() >= 20; });
-  cluster.store(0).proc->Kill(SIGKILL);
+  cluster_->store(0).proc->Kill(SIGKILL);
   killed.store(true);
-  std::optional<ExitStatus> dead = cluster.store(0).proc->Wait(kExitTimeout);
+  std::optional<ExitStatus> dead = cluster_->store(0).proc->Wait(kExitTimeout);
   // Keep reading through the window where the master still lists the dead replica.
   bool read_on = wait_until([&] { return reads_after_kill.load() >= 40; });
   stop.store(true);
@@ -102,9 +99,9 @@ TEST_P(ReplicaFailoverTest, ReadsSurviveKill9OfOneReplicaNode) {
 
   // After the TTL the master drops the dead node's segment; the surviving
   // replicas still serve every object.
-  ASSERT_TRUE(cluster.WaitForSegments(*client, 1, kDropTimeout));
+  ASSERT_TRUE(cluster_->WaitForSegments(*client_, 1, kDropTimeout));
   for (size_t i = 0; i < kObjects; ++i) {
-    StatusOr<std::vector<std::byte>> got = client->Get(keys[i]);
+    StatusOr<std::vector<std::byte>> got = client_->Get(keys[i]);
     ASSERT_TRUE(got.ok()) << keys[i] << ": " << got.status().ToString();
     EXPECT_TRUE(got.value() == values[i]) << keys[i];
   }
@@ -179,12 +176,11 @@ TEST(MasterUnreachableTest, MalformedAddressIsRefusedAtConnect) {
   }
 }
 
-TEST(StoreFaultTest, PutToAFrozenNodeTimesOutAndLeavesNothingBehind) {
-  ClusterOptions options;
-  options.stores = 1;
-  Cluster cluster(options);
-  ASSERT_TRUE(cluster.Start());
-  ClientConfig config = cluster.ClientConfigFor(/*use_shm=*/false);
+class StoreFaultTest : public WithCluster<testing::Test> {};
+
+TEST_F(StoreFaultTest, PutToAFrozenNodeTimesOutAndLeavesNothingBehind) {
+  ASSERT_NO_FATAL_FAILURE(StartCluster({.stores = 1}));
+  ClientConfig config = cluster_->ClientConfigFor(/*use_shm=*/false);
   config.transfer_timeout_ms = 500;
   StatusOr<std::unique_ptr<Client>> connected = Client::Connect(config);
   ASSERT_TRUE(connected.ok());
@@ -193,13 +189,13 @@ TEST(StoreFaultTest, PutToAFrozenNodeTimesOutAndLeavesNothingBehind) {
 
   // SIGSTOP: the node's sockets still accept (the kernel does that) but nobody
   // answers, which is a node dying mid-put, made deterministic.
-  cluster.store(0).proc->Kill(SIGSTOP);
+  cluster_->store(0).proc->Kill(SIGSTOP);
   Status put = client.Put("frozen/k", RandomBytes(4 * kMiB, 2));
   EXPECT_THAT(put.code(), testing::AnyOf(ErrorCode::kTimeout, ErrorCode::kUnavailable))
       << put.ToString();
   EXPECT_FALSE(put.message().empty());
-  cluster.store(0).proc->Kill(SIGKILL);
-  ASSERT_TRUE(cluster.store(0).proc->Wait(kExitTimeout).has_value());
+  cluster_->store(0).proc->Kill(SIGKILL);
+  ASSERT_TRUE(cluster_->store(0).proc->Wait(kExitTimeout).has_value());
 
   // The failed put was revoked: not visible, not pending.
   StatusOr<bool> exists = client.Exists("frozen/k");
@@ -211,9 +207,9 @@ TEST(StoreFaultTest, PutToAFrozenNodeTimesOutAndLeavesNothingBehind) {
   EXPECT_EQ(st.value().pending_puts, 0u);
 
   // Once the master has dropped the dead node, a fresh node serves again.
-  ASSERT_TRUE(cluster.WaitForSegments(client, 0, kDropTimeout));
-  ASSERT_TRUE(cluster.AddStore());
-  ASSERT_TRUE(cluster.WaitForSegments(client, 1, kDropTimeout));
+  ASSERT_TRUE(cluster_->WaitForSegments(client, 0, kDropTimeout));
+  ASSERT_TRUE(cluster_->AddStore());
+  ASSERT_TRUE(cluster_->WaitForSegments(client, 1, kDropTimeout));
   std::vector<std::byte> value = RandomBytes(2 * kMiB, 3);
   Status again = client.Put("frozen/k", value);
   ASSERT_TRUE(again.ok()) << again.ToString();
@@ -225,66 +221,59 @@ TEST(StoreFaultTest, PutToAFrozenNodeTimesOutAndLeavesNothingBehind) {
 // Over shared memory a put is a memcpy into the client's own mapping of the
 // node's memfd, which outlives the node: the client must notice that the node
 // has exited rather than publish bytes that nobody can serve.
-TEST(StoreFaultTest, SharedMemoryPutToAKilledNodeFailsAndLeavesNothingBehind) {
-  ClusterOptions options;
-  options.stores = 1;
-  options.heartbeat_ttl_ms = 60000;  // the master still lists the dead node meanwhile
-  Cluster cluster(options);
-  ASSERT_TRUE(cluster.Start());
-  std::unique_ptr<Client> client = cluster.Connect(/*use_shm=*/true);
-  ASSERT_NE(client, nullptr);
+TEST_F(StoreFaultTest, SharedMemoryPutToAKilledNodeFailsAndLeavesNothingBehind) {
+  // A long TTL: the master still lists the dead node meanwhile.
+  ASSERT_NO_FATAL_FAILURE(
+      StartAndConnect({.stores = 1, .heartbeat_ttl_ms = 60000}, /*use_shm=*/true));
   std::vector<std::byte> before = RandomBytes(1 * kMiB, 1);
-  ASSERT_TRUE(client->Put("dead/before", before).ok());  // maps the node's segment
-  StatusOr<std::vector<std::byte>> got = client->Get("dead/before");
+  ASSERT_TRUE(client_->Put("dead/before", before).ok());  // maps the node's segment
+  StatusOr<std::vector<std::byte>> got = client_->Get("dead/before");
   ASSERT_TRUE(got.ok()) << got.status().ToString();
   // Read through the mapping (copied ahead from where the put left it).
-  ASSERT_GE(client->Counters().copy_ahead_kept, 1u);
-  const uint64_t fallbacks = client->Counters().shm_fallbacks;
+  ASSERT_GE(client_->Counters().copy_ahead_kept, 1u);
+  const uint64_t fallbacks = client_->Counters().shm_fallbacks;
 
-  cluster.store(0).proc->Kill(SIGKILL);
-  ASSERT_TRUE(cluster.store(0).proc->Wait(kExitTimeout).has_value());
-  Status put = client->Put("dead/k", RandomBytes(4 * kMiB, 2));
+  cluster_->store(0).proc->Kill(SIGKILL);
+  ASSERT_TRUE(cluster_->store(0).proc->Wait(kExitTimeout).has_value());
+  Status put = client_->Put("dead/k", RandomBytes(4 * kMiB, 2));
   EXPECT_EQ(put.code(), ErrorCode::kUnavailable) << put.ToString();
   // The copy into the mapping was refused, then TCP found nobody either.
-  EXPECT_GT(client->Counters().shm_fallbacks, fallbacks);
-  StatusOr<bool> exists = client->Exists("dead/k");
+  EXPECT_GT(client_->Counters().shm_fallbacks, fallbacks);
+  StatusOr<bool> exists = client_->Exists("dead/k");
   ASSERT_TRUE(exists.ok()) << exists.status().ToString();
   EXPECT_FALSE(exists.value());
-  StatusOr<ClusterStat> st = client->Stat();
+  StatusOr<ClusterStat> st = client_->Stat();
   ASSERT_TRUE(st.ok()) << st.status().ToString();
   EXPECT_EQ(st.value().pending_puts, 0u);
   EXPECT_EQ(st.value().segments.size(), 1u) << "the master must not have noticed yet";
   // The object stored before is listed but its only node is gone: an error,
   // not bytes read out of a dead node's memory.
-  EXPECT_EQ(client->Get("dead/before").status().code(), ErrorCode::kUnavailable);
+  EXPECT_EQ(client_->Get("dead/before").status().code(), ErrorCode::kUnavailable);
 }
 
-TEST(MasterRestartTest, StoreNodeRemountsOnARestartedMaster) {
-  ClusterOptions options;
-  options.stores = 1;
-  Cluster cluster(options);
-  ASSERT_TRUE(cluster.Start());
-  std::unique_ptr<Client> client = cluster.Connect(/*use_shm=*/true);
-  ASSERT_NE(client, nullptr);
-  ASSERT_TRUE(client->Put("restart/before", RandomBytes(1000, 1)).ok());
+class MasterRestartTest : public WithCluster<testing::Test> {};
 
-  const uint16_t port = cluster.master_port();
-  cluster.master().Kill(SIGKILL);
-  ASSERT_TRUE(cluster.master().Wait(kExitTimeout).has_value());
-  ASSERT_TRUE(cluster.StartMaster(port));
-  ASSERT_EQ(cluster.master_port(), port);
+TEST_F(MasterRestartTest, StoreNodeRemountsOnARestartedMaster) {
+  ASSERT_NO_FATAL_FAILURE(StartAndConnect({.stores = 1}, /*use_shm=*/true));
+  ASSERT_TRUE(client_->Put("restart/before", RandomBytes(1000, 1)).ok());
+
+  const uint16_t port = cluster_->master_port();
+  cluster_->master().Kill(SIGKILL);
+  ASSERT_TRUE(cluster_->master().Wait(kExitTimeout).has_value());
+  ASSERT_TRUE(cluster_->StartMaster(port));
+  ASSERT_EQ(cluster_->master_port(), port);
 
   // The same client reconnects; the running node notices the new master
   // (NODE_UNKNOWN on its heartbeat) and mounts its segment again.
-  ASSERT_TRUE(cluster.WaitForSegments(*client, 1, kDropTimeout));
-  EXPECT_TRUE(cluster.store(0).proc->Running());
+  ASSERT_TRUE(cluster_->WaitForSegments(*client_, 1, kDropTimeout));
+  EXPECT_TRUE(cluster_->store(0).proc->Running());
   // The new master knows no objects: the old one's metadata died with it.
-  StatusOr<bool> before = client->Exists("restart/before");
+  StatusOr<bool> before = client_->Exists("restart/before");
   ASSERT_TRUE(before.ok()) << before.status().ToString();
   EXPECT_FALSE(before.value());
 
   for (bool shm : {true, false}) {
-    std::unique_ptr<Client> c = shm ? std::move(client) : cluster.Connect(false);
+    std::unique_ptr<Client> c = shm ? std::move(client_) : cluster_->Connect(false);
     std::string key = std::string("restart/after-") + (shm ? "shm" : "tcp");
     std::vector<std::byte> value = RandomBytes(1 * kMiB, shm ? 2 : 3);
     Status put = c->Put(key, value);
@@ -295,36 +284,34 @@ TEST(MasterRestartTest, StoreNodeRemountsOnARestartedMaster) {
   }
 }
 
-TEST(StoreShutdownTest, SigtermUnmountsAtOnceAndExitsZero) {
-  ClusterOptions options;
-  options.stores = 2;
-  options.heartbeat_ttl_ms = 60000;  // a drop by TTL would take a minute
-  Cluster cluster(options);
-  ASSERT_TRUE(cluster.Start());
-  std::unique_ptr<Client> client = cluster.Connect(/*use_shm=*/false);
-  ASSERT_NE(client, nullptr);
-  ASSERT_TRUE(cluster.WaitForSegments(*client, 2, kDropTimeout));
+class StoreShutdownTest : public WithCluster<testing::Test> {};
 
-  cluster.store(0).proc->Kill(SIGTERM);
-  std::optional<ExitStatus> exit = cluster.store(0).proc->Wait(kExitTimeout);
+TEST_F(StoreShutdownTest, SigtermUnmountsAtOnceAndExitsZero) {
+  // A long TTL: a drop by TTL would take a minute.
+  ASSERT_NO_FATAL_FAILURE(
+      StartAndConnect({.stores = 2, .heartbeat_ttl_ms = 60000}, /*use_shm=*/false));
+  ASSERT_TRUE(cluster_->WaitForSegments(*client_, 2, kDropTimeout));
+
+  cluster_->store(0).proc->Kill(SIGTERM);
+  std::optional<ExitStatus> exit = cluster_->store(0).proc->Wait(kExitTimeout);
   ASSERT_TRUE(exit.has_value()) << "the node did not exit on SIGTERM";
   EXPECT_TRUE(exit->exited && exit->code == 0) << exit->ToString();
   // The node unmounted before exiting, so the master forgot it already.
-  StatusOr<ClusterStat> st = client->Stat();
+  StatusOr<ClusterStat> st = client_->Stat();
   ASSERT_TRUE(st.ok()) << st.status().ToString();
   ASSERT_EQ(st.value().segments.size(), 1u);
-  EXPECT_EQ(st.value().segments[0].name, cluster.store(1).segment);
+  EXPECT_EQ(st.value().segments[0].name, cluster_->store(1).segment);
 
   // Puts now land on the remaining node.
   std::vector<std::byte> value = RandomBytes(64 * 1024, 5);
-  ASSERT_TRUE(client->Put("shutdown/after", value).ok());
-  StatusOr<std::vector<std::byte>> got = client->Get("shutdown/after");
+  ASSERT_TRUE(client_->Put("shutdown/after", value).ok());
+  StatusOr<std::vector<std::byte>> got = client_->Get("shutdown/after");
   ASSERT_TRUE(got.ok()) << got.status().ToString();
   EXPECT_TRUE(got.value() == value);
 
   // The master shuts down cleanly too.
-  cluster.master().Kill(SIGTERM);
-  exit = cluster.master().Wait(kExitTimeout);
+  cluster_->master().Kill(SIGTERM);
+  exit = cluster_->master().Wait(kExitTimeout);
   ASSERT_TRUE(exit.has_value()) << "the master did not exit on SIGTERM";
   EXPECT_TRUE(exit->exited && exit->code == 0) << exit->ToString();
 }
