@@ -16,7 +16,7 @@ using testing::HasSubstr;
 
 constexpr size_t kMiB = 1024 * 1024;
 
-class ClusterErrorsTest : public testing::Test {
+class ClusterErrorsTest : public WithCluster<testing::Test> {
  protected:
   static ClusterOptions Options() {
     ClusterOptions o;
@@ -24,13 +24,7 @@ class ClusterErrorsTest : public testing::Test {
     o.segment_size = "8MiB";
     return o;
   }
-  ClusterErrorsTest() : cluster_(Options()) {}
-
-  void SetUp() override {
-    ASSERT_TRUE(cluster_.Start());
-    client_ = cluster_.Connect(/*use_shm=*/false);
-    ASSERT_NE(client_, nullptr);
-  }
+  void SetUp() override { StartAndConnect(Options(), /*use_shm=*/false); }
 
   // A normal round trip still works.
   void ExpectServing(const std::string& key) {
@@ -41,9 +35,6 @@ class ClusterErrorsTest : public testing::Test {
     ASSERT_TRUE(got.ok()) << got.status().ToString();
     EXPECT_TRUE(got.value() == value);
   }
-
-  Cluster cluster_;
-  std::unique_ptr<Client> client_;
 };
 
 // A node listening on every address (0.0.0.0) must be told which one clients
@@ -51,20 +42,21 @@ class ClusterErrorsTest : public testing::Test {
 TEST_F(ClusterErrorsTest, WildcardDataHostNeedsAnAdvertisedAddress) {
   TempDir dir;
   CommandResult r =
-      RunCrescent({"store", "--master", cluster_.master_address(), "--secret-file",
-                   cluster_.secret_file(), "--segment-size", "8MiB", "--host", "0.0.0.0"},
+      RunCrescent({"store", "--master", cluster_->master_address(), "--secret-file",
+                   cluster_->secret_file(), "--segment-size", "8MiB", "--host", "0.0.0.0"},
                   dir.path());
   EXPECT_EQ(r.exit_code, 2) << r.err;
   EXPECT_THAT(r.err, HasSubstr("--advertise-host"));
-  r = RunCrescent({"store", "--master", cluster_.master_address(), "--secret-file",
-                   cluster_.secret_file(), "--segment-size", "8MiB", "--advertise-host", "0.0.0.0"},
-                  dir.path());
+  r = RunCrescent(
+      {"store", "--master", cluster_->master_address(), "--secret-file", cluster_->secret_file(),
+       "--segment-size", "8MiB", "--advertise-host", "0.0.0.0"},
+      dir.path());
   EXPECT_EQ(r.exit_code, 2) << r.err;
   EXPECT_THAT(r.err, HasSubstr("not an address clients can connect to"));
 
-  ASSERT_TRUE(cluster_.AddStore({"--host", "0.0.0.0", "--advertise-host", "127.0.0.1"}));
-  EXPECT_EQ(cluster_.store(1).host, "127.0.0.1");
-  ASSERT_TRUE(cluster_.WaitForSegments(*client_, 2, std::chrono::milliseconds(20000)));
+  ASSERT_TRUE(cluster_->AddStore({"--host", "0.0.0.0", "--advertise-host", "127.0.0.1"}));
+  EXPECT_EQ(cluster_->store(1).host, "127.0.0.1");
+  ASSERT_TRUE(cluster_->WaitForSegments(*client_, 2, std::chrono::milliseconds(20000)));
   std::vector<std::byte> value = RandomBytes(64 * 1024, 8);
   PutOptions two;
   two.replica_count = 2;  // one copy on the wildcard node
@@ -135,7 +127,7 @@ TEST_F(ClusterErrorsTest, InvalidKeysAreRefused) {
 }
 
 TEST_F(ClusterErrorsTest, GarbageOnTheDataPortIsRejectedAndTheNodeKeepsServing) {
-  const StoreProcess& node = cluster_.store(0);
+  const StoreProcess& node = cluster_->store(0);
   ASSERT_TRUE(client_->Put("garbage/before", RandomBytes(5000, 4)).ok());
 
   // Random bytes: the first 88 are not a request header; the node says why,
@@ -197,13 +189,13 @@ TEST_F(ClusterErrorsTest, GarbageOnTheMasterPortIsRejectedAndTheMasterKeepsServi
        {RandomString(4096, 8), std::string("GET / HTTP/1.1\r\nHost: x\r\n\r\n"),
         std::string("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n") + RandomString(1000, 9)}) {
     RawSocket s;
-    ASSERT_TRUE(s.Connect("127.0.0.1", cluster_.master_port())) << std::strerror(errno);
+    ASSERT_TRUE(s.Connect("127.0.0.1", cluster_->master_port())) << std::strerror(errno);
     s.Send(junk);
     std::string reply;
     EXPECT_TRUE(s.ReadUntilClosed(milliseconds(15000), &reply)) << "the master kept a junk "
                                                                    "connection open";
   }
-  EXPECT_TRUE(cluster_.master().Running());
+  EXPECT_TRUE(cluster_->master().Running());
   ExpectServing("master-garbage/after");
   StatusOr<ClusterStat> st = client_->Stat();
   ASSERT_TRUE(st.ok());
