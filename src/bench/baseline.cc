@@ -1,16 +1,13 @@
 #include "bench/baseline.h"
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <chrono>
 #include <cstring>
 #include <thread>
+
+#include "bench/loopback.h"
 
 namespace crescent::bench {
 
@@ -52,110 +49,61 @@ PhaseResult Reference(const char* system, const char* op, uint64_t size, int n,
   return Summarize(r, reps);
 }
 
-struct SocketPair {
-  int send_fd = -1;
-  int recv_fd = -1;
-  ~SocketPair() {
-    if (send_fd >= 0) close(send_fd);
-    if (recv_fd >= 0) close(recv_fd);
-  }
-};
-
-Status Errno(const char* what) {
-  return Status(ErrorCode::kInternal, std::string(what) + ": " + std::strerror(errno));
-}
-
-// `n` loopback TCP connections through one listener on an ephemeral port.
-Status Connect(int n, std::vector<std::unique_ptr<SocketPair>>* out) {
-  int lfd = socket(AF_INET, SOCK_STREAM, 0);
-  if (lfd < 0) return Errno("socket");
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof(addr);
-  if (bind(lfd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 || listen(lfd, 64) != 0 ||
-      getsockname(lfd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
-    Status s = Errno("listen");
-    close(lfd);
-    return s;
-  }
-  for (int i = 0; i < n; ++i) {
-    auto p = std::make_unique<SocketPair>();
-    p->send_fd = socket(AF_INET, SOCK_STREAM, 0);
-    if (p->send_fd < 0 ||
-        connect(p->send_fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
-      Status s = Errno("connect");
-      close(lfd);
-      return s;
-    }
-    p->recv_fd = accept(lfd, nullptr, nullptr);
-    if (p->recv_fd < 0) {
-      Status s = Errno("accept");
-      close(lfd);
-      return s;
-    }
-    int one = 1;
-    setsockopt(p->send_fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-    out->push_back(std::move(p));
-  }
-  close(lfd);
-  return Status::Ok();
-}
-
 }  // namespace
+
+StatusOr<RepSample> TcpStreamsOnce(int streams, uint64_t size, uint64_t objects,
+                                   std::span<const std::byte> source,
+                                   const std::string& congestion) {
+  StatusOr<std::vector<std::unique_ptr<SocketPair>>> pairs = LoopbackPairs(streams, congestion);
+  if (!pairs.ok()) return pairs.status();
+  const uint64_t per_stream = objects * size;
+  std::vector<std::unique_ptr<Buffer>> recv_bufs;
+  for (int i = 0; i < streams; ++i) recv_bufs.push_back(std::make_unique<Buffer>(size));
+  std::vector<uint64_t> received(size_t(streams), 0);
+  // Receivers run on their own threads; the timed senders are the "clients".
+  std::vector<std::thread> receivers;
+  std::vector<Clock::time_point> done(static_cast<size_t>(streams));
+  for (int i = 0; i < streams; ++i) {
+    receivers.emplace_back([&, i] {
+      const int fd = (*pairs)[size_t(i)]->server;
+      while (received[size_t(i)] < per_stream) {
+        ssize_t r = read(fd, recv_bufs[size_t(i)]->data(),
+                         std::min<uint64_t>(size, per_stream - received[size_t(i)]));
+        if (r <= 0) break;
+        received[size_t(i)] += uint64_t(r);
+      }
+      done[size_t(i)] = Clock::now();
+    });
+  }
+  const auto start = Clock::now();
+  RunParallel(streams, [&](int i) {
+    for (uint64_t k = 0; k < objects; ++k) {
+      if (!WriteAll((*pairs)[size_t(i)]->client, Chunk(source, size, k), size)) {
+        (*pairs)[size_t(i)]->Shutdown();  // its receiver stops short
+        return;
+      }
+    }
+  });
+  for (auto& t : receivers) t.join();
+  auto last = start;
+  for (auto d : done) last = std::max(last, d);
+  uint64_t moved = 0;
+  for (uint64_t r : received) moved += r;
+  return CopySample(std::chrono::duration<double>(last - start).count(),
+                    objects * uint64_t(streams), per_stream * uint64_t(streams), moved);
+}
 
 StatusOr<std::vector<PhaseResult>> MeasureTcpStreams(const WorkloadOptions& o) {
   std::vector<PhaseResult> out;
   for (uint64_t size : o.sizes) {
     const uint64_t objects = std::max<uint64_t>(8, o.OpsFor(size));
-    const uint64_t per_stream = objects * size;
+    const Buffer source(size);
     for (int streams : StreamCounts(o.clients)) {
       std::vector<RepSample> reps;
       for (int rep = 0; rep < o.reps; ++rep) {
-        std::vector<std::unique_ptr<SocketPair>> pairs;
-        if (Status s = Connect(streams, &pairs); !s.ok()) return s;
-        std::vector<std::unique_ptr<Buffer>> send_bufs, recv_bufs;
-        for (int i = 0; i < streams; ++i) {
-          send_bufs.push_back(std::make_unique<Buffer>(size));
-          recv_bufs.push_back(std::make_unique<Buffer>(size));
-        }
-        std::vector<uint64_t> received(size_t(streams), 0);
-        // Receivers run on their own threads; the timed senders are the
-        // "clients". The clock stops when the last receiver has every byte.
-        std::vector<std::thread> receivers;
-        std::vector<Clock::time_point> done(static_cast<size_t>(streams));
-        for (int i = 0; i < streams; ++i) {
-          receivers.emplace_back([&, i] {
-            while (received[size_t(i)] < per_stream) {
-              ssize_t r = read(pairs[size_t(i)]->recv_fd, recv_bufs[size_t(i)]->data(),
-                               std::min<uint64_t>(size, per_stream - received[size_t(i)]));
-              if (r <= 0) break;
-              received[size_t(i)] += uint64_t(r);
-            }
-            done[size_t(i)] = Clock::now();
-          });
-        }
-        const auto start = Clock::now();
-        RunParallel(streams, [&](int i) {
-          for (uint64_t k = 0; k < objects; ++k) {
-            const std::byte* p = send_bufs[size_t(i)]->data();
-            uint64_t left = size;
-            while (left > 0) {
-              ssize_t w = write(pairs[size_t(i)]->send_fd, p, left);
-              if (w <= 0) return;
-              p += w;
-              left -= uint64_t(w);
-            }
-          }
-        });
-        for (auto& t : receivers) t.join();
-        auto last = start;
-        for (auto d : done) last = std::max(last, d);
-        uint64_t moved = 0;
-        for (uint64_t r : received) moved += r;
-        reps.push_back(CopySample(std::chrono::duration<double>(last - start).count(),
-                                  objects * uint64_t(streams), per_stream * uint64_t(streams),
-                                  moved));
+        StatusOr<RepSample> s = TcpStreamsOnce(streams, size, objects, source.bytes());
+        if (!s.ok()) return s.status();
+        reps.push_back(std::move(s.value()));
         Progress(o, "raw tcp", size, streams, rep);
       }
       out.push_back(Reference("tcp", "stream", size, streams, reps));

@@ -6,6 +6,8 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
+#include <string>
 #include <vector>
 
 #include "bench/results.h"
@@ -17,6 +19,12 @@ namespace crescent::bench {
 // One "stream" result per (size, stream count) for streams in {1, clients}:
 // bytes per stream follow options.bytes_per_client (at least 8 objects).
 StatusOr<std::vector<PhaseResult>> MeasureTcpStreams(const WorkloadOptions& options);
+// One repetition of `streams` streams at once: each writes `objects` objects of
+// `size` bytes, cycling through `source`, to a receiver thread of its own;
+// timed until the last receiver has every byte.
+StatusOr<RepSample> TcpStreamsOnce(int streams, uint64_t size, uint64_t objects,
+                                   std::span<const std::byte> source,
+                                   const std::string& congestion = "");
 // One "copy" result per (size, thread count) for threads in {1, clients}.
 std::vector<PhaseResult> MeasureMemcpy(const WorkloadOptions& options);
 

@@ -45,26 +45,28 @@ void RepSample::Merge(const RepSample& o) {
 }
 
 nlohmann::json ToJson(const PhaseResult& r) {
-  return {{"system", r.system},
-          {"op", r.op},
-          {"size", r.size},
-          {"clients", r.clients},
-          {"batch", r.batch},
-          {"miss", r.miss},
-          {"reps", r.reps},
-          {"calls", r.calls},
-          {"items", r.items},
-          {"bytes_requested", r.bytes_requested},
-          {"bytes_moved", r.bytes_moved},
-          {"items_found", r.items_found},
-          {"items_expected", r.items_expected},
-          {"errors", r.errors},
-          {"seconds", r.seconds},
-          {"gb_per_s", r.gb_per_s},
-          {"items_per_s", r.items_per_s},
-          {"p50_us", r.p50_us},
-          {"p99_us", r.p99_us},
-          {"first_error", r.first_error}};
+  nlohmann::json j = {{"system", r.system},
+                      {"op", r.op},
+                      {"size", r.size},
+                      {"clients", r.clients},
+                      {"batch", r.batch},
+                      {"miss", r.miss},
+                      {"reps", r.reps},
+                      {"calls", r.calls},
+                      {"items", r.items},
+                      {"bytes_requested", r.bytes_requested},
+                      {"bytes_moved", r.bytes_moved},
+                      {"items_found", r.items_found},
+                      {"items_expected", r.items_expected},
+                      {"errors", r.errors},
+                      {"seconds", r.seconds},
+                      {"gb_per_s", r.gb_per_s},
+                      {"items_per_s", r.items_per_s},
+                      {"p50_us", r.p50_us},
+                      {"p99_us", r.p99_us},
+                      {"first_error", r.first_error}};
+  if (r.busy_us > 0) j["busy_us"] = r.busy_us;  // only round trips have it
+  return j;
 }
 
 std::string Table::Render() const {

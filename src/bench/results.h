@@ -16,12 +16,13 @@ namespace crescent::bench {
 // `reps` repetitions. Byte and item counts are totals over all repetitions, so
 // bytes_moved == bytes_requested means every requested byte was moved.
 struct PhaseResult {
-  std::string system;  // "crescent-tcp", "crescent-shm", "redis", "tcp", "memcpy"
-  std::string op;      // put, get, batch_put, batch_get, exists, stream, copy
+  std::string system;  // "crescent-tcp", "crescent-shm", "crescent", "redis", "tcp", "memcpy", ...
+  std::string op;      // put, get, batch_put, batch_get, exists, stream, copy, ping_pong, ...
   uint64_t size = 0;   // object size in bytes (0 for exists)
   int clients = 1;     // client threads (streams, copy threads)
   int batch = 1;       // items per call
   double miss = 0;     // exists: fraction of keys absent
+  double busy_us = 0;  // round trips: untimed caller CPU work before each call
   int reps = 0;
   uint64_t calls = 0;            // calls per repetition
   uint64_t items = 0;            // objects or keys per repetition

@@ -77,6 +77,26 @@ std::string RenderBaseline(const std::vector<PhaseResult>& rows) {
   return t.Render();
 }
 
+std::string RenderRawShapes(const std::vector<PhaseResult>& rows) {
+  Table t({"shape", "size", "GB/s", "objects/s", "p50 µs", "p99 µs", "errors"});
+  for (const PhaseResult& r : rows) {
+    t.AddRow({r.op == "put" ? "put: ctl, data, ctl" : "get: ctl, data", SizeLabel(r.size),
+              Fixed(r.gb_per_s, 2), Count(r.items_per_s), Fixed(r.p50_us, 0), Fixed(r.p99_us, 0),
+              ErrorsCell(r)});
+  }
+  return t.Render();
+}
+
+std::string RenderRoundTrips(const std::vector<PhaseResult>& rows) {
+  Table t({"call", "CPU before µs", "calls", "p50 µs", "p99 µs", "errors"});
+  for (const PhaseResult& r : rows) {
+    t.AddRow({r.op == "ping_pong" ? "raw TCP ping-pong, 64 B" : "crescent Exists, 1 key",
+              Fixed(r.busy_us, 0), std::to_string(r.calls), Fixed(r.p50_us, 1), Fixed(r.p99_us, 1),
+              ErrorsCell(r)});
+  }
+  return t.Render();
+}
+
 const PhaseResult* Find(const std::vector<PhaseResult>& rows, const std::string& system,
                         const std::string& op, uint64_t size, int clients, int batch,
                         double miss) {

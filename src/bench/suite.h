@@ -18,6 +18,9 @@ std::string MachineLine(const nlohmann::json& machine);
 std::string RenderPutGet(const std::vector<PhaseResult>& rows);
 std::string RenderExists(const std::vector<PhaseResult>& rows);
 std::string RenderBaseline(const std::vector<PhaseResult>& rows);
+// The floors: raw one-object shapes (raw_shapes.h), round trips (round_trips.h).
+std::string RenderRawShapes(const std::vector<PhaseResult>& rows);
+std::string RenderRoundTrips(const std::vector<PhaseResult>& rows);
 // Crescent rows beside the Redis row of the same op, size/batch, miss and clients.
 std::string RenderVersus(const std::vector<PhaseResult>& crescent,
                          const std::vector<PhaseResult>& redis);

@@ -4,6 +4,7 @@
 //   crescent bench put-get   --size 64KiB,1MiB,4MiB --batch 16 --clients 1 --transport tcp|shm
 //   crescent bench exists    --batch 1,16,128,1024 --miss 0,0.5,0.9 --clients 1
 //   crescent bench baseline  --size ... --clients N
+//   crescent bench floors    --size ...  (raw one-object put/get shapes, round trips)
 //   crescent bench vs-redis  (put-get over tcp and shm, exists, and the same through Redis)
 //   crescent bench [all]     (every one of the above, then the target checks)
 //
@@ -21,7 +22,9 @@
 #include "bench/baseline.h"
 #include "bench/crescent_backend.h"
 #include "bench/driver.h"
+#include "bench/raw_shapes.h"
 #include "bench/redis_backend.h"
+#include "bench/round_trips.h"
 #include "bench/suite.h"
 #include "cli/cli_util.h"
 #include "cli/command.h"
@@ -49,7 +52,7 @@ struct BenchFlags {
   std::string redis_server = "redis-server";
 };
 
-enum class Mode { kPutGet, kExists, kBaseline, kVsRedis, kAll };
+enum class Mode { kPutGet, kExists, kBaseline, kFloors, kVsRedis, kAll };
 
 class BenchError {
  public:
@@ -172,9 +175,11 @@ int RunBench(Mode mode, const BenchFlags& f) {
   std::vector<PhaseResult> all;  // every row, for the target checks
   uint64_t failed = 0;
   try {
-    const bool want_putget = mode != Mode::kExists && mode != Mode::kBaseline;
+    const bool want_putget =
+        mode != Mode::kExists && mode != Mode::kBaseline && mode != Mode::kFloors;
     const bool want_exists = mode == Mode::kExists || mode == Mode::kVsRedis || mode == Mode::kAll;
     const bool want_baseline = mode == Mode::kBaseline || mode == Mode::kAll;
+    const bool want_floors = mode == Mode::kFloors || mode == Mode::kAll;
     const bool want_redis = mode == Mode::kVsRedis || mode == Mode::kAll;
     std::vector<std::string> transports;
     if (mode == Mode::kPutGet) transports = {f.transport};
@@ -212,6 +217,7 @@ int RunBench(Mode mode, const BenchFlags& f) {
     if (want_putget) total += pg * transports.size();
     if (want_exists) total += ex;
     if (want_baseline) total += 2 * nsizes * streams * reps;
+    if (want_floors) total += 2 * nsizes * reps + 2 * reps;
     if (want_redis) total += pg + ex;
     Progress progress(total);
     o.on_phase = eo.on_phase = [&progress](const std::string& l) { progress.Step(l); };
@@ -230,11 +236,11 @@ int RunBench(Mode mode, const BenchFlags& f) {
     // The cluster: the one at --master, or an embedded one.
     std::unique_ptr<server::LocalCluster> cluster;
     std::string master = f.master;
-    const bool need_cluster = want_putget || want_exists;
+    const bool need_cluster = want_putget || want_exists || want_floors;
     // Bytes the put-get phases hold at once: each size's single and batched
     // objects, for every client, until the rep's cleanup.
     uint64_t need = 0;
-    for (uint64_t s : o.sizes) {
+    for (uint64_t s : want_putget ? o.sizes : std::vector<uint64_t>{}) {
       const uint64_t n = o.OpsFor(s);
       const uint64_t nb = std::max<uint64_t>(kMinBatchCalls, n / uint64_t(std::max(1, o.batch())));
       need = std::max(need, uint64_t(o.clients) * (n + nb * uint64_t(o.batch())) * s);
@@ -278,6 +284,20 @@ int RunBench(Mode mode, const BenchFlags& f) {
       for (const auto& r : rows) doc["baseline"].push_back(ToJson(r));
       text << "\n== baseline: the physical references ==\n" << RenderBaseline(rows);
       all.insert(all.end(), rows.begin(), rows.end());
+    }
+
+    if (want_floors) {
+      std::vector<PhaseResult> shapes = Must(MeasureRawShapes(o), "raw one-object shapes");
+      std::vector<PhaseResult> trips = Must(MeasureRoundTrips(master, o), "round trips");
+      count_failed(shapes);
+      count_failed(trips);
+      doc["floors"] = nlohmann::json::array();
+      for (const auto& r : shapes) doc["floors"].push_back(ToJson(r));
+      for (const auto& r : trips) doc["floors"].push_back(ToJson(r));
+      text << "\n== floors: one object per call over raw loopback sockets (no gRPC) ==\n"
+           << RenderRawShapes(shapes) << "\n== floors: one round trip, tight and after "
+           << Fixed(kCallerBusyUs, 0) << " µs of caller CPU work ==\n"
+           << RenderRoundTrips(trips);
     }
 
     std::vector<PhaseResult> crescent_rows;
@@ -352,7 +372,9 @@ int RunBench(Mode mode, const BenchFlags& f) {
   return 0;
 }
 
-void AddCommon(CLI::App* cmd, BenchFlags& f) {
+// clients: whether the workload runs several clients over Crescent's data plane
+// (floors times one call at a time).
+void AddCommon(CLI::App* cmd, BenchFlags& f, bool clients = true) {
   cmd->add_option("--json", f.json, "Also write every figure as JSON to this file");
   cmd->add_option("--master", f.master,
                   "Benchmark the cluster at this master (default: start an embedded one)");
@@ -364,15 +386,19 @@ void AddCommon(CLI::App* cmd, BenchFlags& f) {
   cmd->add_option("--reps", f.reps, "Repetitions; medians are reported")
       ->check(CLI::Range(1, 100))
       ->capture_default_str();
-  cmd->add_option("--clients", f.clients, "Concurrent clients (threads, connections)")
-      ->check(CLI::Range(1, 256))
-      ->capture_default_str();
+  if (clients) {
+    cmd->add_option("--clients", f.clients, "Concurrent clients (threads, connections)")
+        ->check(CLI::Range(1, 256))
+        ->capture_default_str();
+  }
   cmd->add_option("--bytes-per-client", f.bytes_per_client,
                   "Bytes each client moves per phase (objects: 4..4096)")
       ->capture_default_str();
-  cmd->add_option("--lanes", f.lanes, "Crescent TCP connections per store node")
-      ->check(CLI::Range(1, 64))
-      ->capture_default_str();
+  if (clients) {
+    cmd->add_option("--lanes", f.lanes, "Crescent TCP connections per store node")
+        ->check(CLI::Range(1, 64))
+        ->capture_default_str();
+  }
   cmd->add_flag("--quick", f.quick, "Tiny run (a few objects and calls, one repetition)");
 }
 
@@ -416,6 +442,15 @@ const Registrar kRegistrar([](CLI::App& app) {
   AddSizes(bl, *f);
   bl->callback([f] { SetExitCode(RunBench(Mode::kBaseline, *f)); });
 
+  CLI::App* fl = bench->add_subcommand(
+      "floors",
+      "The floor under one-object calls: put (ctl, data, ctl) and get (ctl, data) over raw "
+      "loopback sockets, and one round trip (raw ping-pong, Exists) tight and after 300 µs of "
+      "caller CPU work");
+  AddCommon(fl, *f, /*clients=*/false);
+  AddSizes(fl, *f);
+  fl->callback([f] { SetExitCode(RunBench(Mode::kFloors, *f)); });
+
   auto add_vs = [&](CLI::App* cmd) {
     AddCommon(cmd, *f);
     AddSizes(cmd, *f);
@@ -432,7 +467,8 @@ const Registrar kRegistrar([](CLI::App& app) {
   vs->callback([f] { SetExitCode(RunBench(Mode::kVsRedis, *f)); });
 
   CLI::App* all = bench->add_subcommand(
-      "all", "baseline, put-get (tcp and shm), exists and vs-redis, then the target checks");
+      "all",
+      "baseline, floors, put-get (tcp and shm), exists and vs-redis, then the target checks");
   add_vs(all);
   all->callback([f] { SetExitCode(RunBench(Mode::kAll, *f)); });
 

@@ -257,6 +257,40 @@ TEST(BenchCli, Baseline) {
   EXPECT_FALSE(r.doc.contains("cluster"));  // no cluster needed
 }
 
+TEST(BenchCli, Floors) {
+  BenchRun r = Bench("floors --quick --size 64KiB,1MiB");
+  ASSERT_EQ(r.rc, 0) << r.out << r.err;
+  for (const char* text :
+       {"floors: one object per call", "put: ctl, data, ctl", "get: ctl, data",
+        "floors: one round trip", "raw TCP ping-pong, 64 B", "crescent Exists, 1 key"}) {
+    EXPECT_NE(r.out.find(text), std::string::npos) << text << " missing in " << r.out;
+  }
+  const json& rows = r.doc["floors"];
+  ASSERT_EQ(rows.size(), 2u * 2u + 4u) << rows.dump();  // {put, get} × 2 sizes, 4 round trips
+  for (const json& row : rows) CheckRow(row);
+  size_t i = 0;
+  for (uint64_t size : {65536u, 1u << 20}) {
+    for (const char* op : {"put", "get"}) {
+      const json& row = rows[i++];
+      EXPECT_EQ(row["system"], "raw-tcp");
+      EXPECT_EQ(row["op"], op);
+      EXPECT_EQ(row["size"].get<uint64_t>(), size);
+      EXPECT_EQ(row["bytes_moved"].get<uint64_t>(), row["bytes_requested"].get<uint64_t>());
+      EXPECT_EQ(row["bytes_requested"].get<uint64_t>(),
+                row["reps"].get<uint64_t>() * row["items"].get<uint64_t>() * size);
+    }
+  }
+  for (double busy : {0.0, 300.0}) {
+    for (const char* op : {"ping_pong", "exists_one"}) {
+      const json& row = rows[i++];
+      EXPECT_EQ(row["op"], op);
+      EXPECT_EQ(row.value("busy_us", 0.0), busy) << row.dump();
+    }
+  }
+  EXPECT_EQ(r.doc["cluster"]["kind"], "embedded");  // Exists needs one
+  EXPECT_FALSE(r.doc.contains("put_get"));
+}
+
 TEST(BenchCli, VsRedis) {
   if (!HaveRedis()) GTEST_SKIP() << "redis-server is not installed";
   BenchRun r =
@@ -297,7 +331,8 @@ TEST(BenchCli, AllQuick) {
   BenchRun r = Bench("all --quick --size 1MiB --batch 2 --exists-batch 128 --miss 0");
   ASSERT_EQ(r.rc, 0) << r.out << r.err;
   EXPECT_NE(r.out.find("== targets"), std::string::npos) << r.out;
-  EXPECT_EQ(r.doc["baseline"].size(), 2u);  // tcp 1 stream, memcpy 1 thread
+  EXPECT_EQ(r.doc["baseline"].size(), 2u);     // tcp 1 stream, memcpy 1 thread
+  EXPECT_EQ(r.doc["floors"].size(), 2u + 4u);  // raw put and get of 1MiB, 4 round trips
   // tcp {put,get,batch_put,batch_get} × {raw, redis} + shm {get,batch_get} × {memcpy, redis}
   // + exists.
   EXPECT_EQ(r.doc["targets"].size(), 8u + 4u + 1u) << r.doc["targets"].dump();

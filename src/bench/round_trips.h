@@ -1,0 +1,26 @@
+// One round trip, the floor under every control-plane call: a raw loopback
+// ping-pong (64 bytes each way, one outstanding) and one Crescent Exists of a
+// stored key (one gRPC call), both tight and after the caller spent
+// kCallerBusyUs on CPU work before each call, as a one-object put does while it
+// sends the bytes between PutStart and PutEnd. On a VM, waking the peer's idle
+// vCPU can then cost far more than the tight figure says.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "bench/results.h"
+#include "bench/workloads.h"
+#include "crescent/status.h"
+
+namespace crescent::bench {
+
+inline constexpr double kCallerBusyUs = 300;
+
+// Rows, tight then after kCallerBusyUs (PhaseResult::busy_us): "raw-tcp
+// ping_pong", "crescent exists_one". options.CallsFor(1) calls per repetition,
+// a quarter of that after CPU work; ping-pong and Exists alternate rep by rep.
+StatusOr<std::vector<PhaseResult>> MeasureRoundTrips(const std::string& master,
+                                                     const WorkloadOptions& options);
+
+}  // namespace crescent::bench
