@@ -23,7 +23,6 @@ number of cached pages reuses all but its last page.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
 import statistics
@@ -35,27 +34,13 @@ from dataclasses import dataclass, field
 from types import SimpleNamespace
 from typing import Dict, List, Optional
 
-import numpy as np
 import torch
 
 from .host_pool import MHAHostPool
 from .model import PAGE_SIZE, TinyGQAModel
-from .workload import Request
+from .workload import Request, chain_hashes
 
 DEFAULT_TOLERANCE = 1e-4
-
-
-def chain_hashes(tokens: List[int], page_size: int = PAGE_SIZE) -> List[str]:
-    """SHA-256 chain over the full pages of `tokens` (hex strings)."""
-    out: List[str] = []
-    prev = b""
-    arr = np.asarray(tokens, dtype="<u4")
-    for i in range(len(tokens) // page_size):
-        h = hashlib.sha256(prev)
-        h.update(arr[i * page_size:(i + 1) * page_size].tobytes())
-        prev = h.digest()
-        out.append(h.hexdigest())
-    return out
 
 
 class CorrectnessError(AssertionError):

@@ -10,15 +10,20 @@
   (``input_length``, ``hash_ids``; one hash id = one 512-token block). Each hash
   id expands to 512 tokens drawn from a generator seeded with the id, so equal
   hash ids give equal tokens and shared prefixes stay shared.
+* ``chain_hashes(tokens)``: the page names a request's prompt gets in the
+  store, a SHA-256 chain over its full pages.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 from dataclasses import dataclass
 from typing import List, Optional
 
 import numpy as np
+
+from .model import PAGE_SIZE
 
 TRACE_BLOCK_TOKENS = 512
 
@@ -48,6 +53,19 @@ def conversations(n_conversations: int = 8, turns: int = 4, vocab: int = 4096,
             answer = _tokens(rng, int(rng.integers(answer_tokens[0], answer_tokens[1] + 1)),
                              vocab)
             histories[c] = prompt + answer
+    return out
+
+
+def chain_hashes(tokens: List[int], page_size: int = PAGE_SIZE) -> List[str]:
+    """SHA-256 chain over the full pages of `tokens` (hex strings)."""
+    out: List[str] = []
+    prev = b""
+    arr = np.asarray(tokens, dtype="<u4")
+    for i in range(len(tokens) // page_size):
+        h = hashlib.sha256(prev)
+        h.update(arr[i * page_size:(i + 1) * page_size].tobytes())
+        prev = h.digest()
+        out.append(h.hexdigest())
     return out
 
 
@@ -90,8 +108,6 @@ def mooncake_trace(path: str, vocab: int = 4096, max_requests: Optional[int] = N
 def prefix_reuse_upper_bound(requests: List[Request], page_size: int = 64) -> float:
     """Fraction of full prompt pages whose chained prefix appeared earlier (an
     infinite cache's hit ratio, in pages)."""
-    from .harness import chain_hashes
-
     seen = set()
     hit = total = 0
     for r in requests:

@@ -64,11 +64,11 @@ def test_mismatch_fails_loudly():
 def test_chain_hashes_are_prefix_chained():
     a = list(range(200))
     b = list(range(128)) + [7] * 72
-    ha, hb = harness.chain_hashes(a), harness.chain_hashes(b)
+    ha, hb = workload.chain_hashes(a), workload.chain_hashes(b)
     assert len(ha) == 3 and len(hb) == 3
     assert ha[:2] == hb[:2] and ha[2] != hb[2]
     # Same page content after a different prefix: a different hash.
-    assert harness.chain_hashes([1] * 64 + a[:64])[1] != ha[0]
+    assert workload.chain_hashes([1] * 64 + a[:64])[1] != ha[0]
 
 
 def test_mooncake_trace_expands_hash_ids_deterministically():
