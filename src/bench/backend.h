@@ -15,7 +15,7 @@
 namespace crescent::bench {
 
 // The timed operations, in the order the put-get phases run them.
-enum class Op { kPut = 0, kGet = 1, kBatchPut = 2, kBatchGet = 3, kExists = 4 };
+enum class Op { kPut = 0, kGet = 1, kBatchPut = 2, kBatchGet = 3, kExists = 4, kPrefix = 5 };
 
 class Backend {
  public:
@@ -41,6 +41,10 @@ class Backend {
                                             bool batch) = 0;
   // One call asking all `keys`: present[i] says whether keys[i] is stored.
   virtual Status Exists(int c, std::span<const std::string> keys, std::vector<bool>& present) = 0;
+  // One call: how many leading keys are stored (Crescent's BatchQueryPrefix).
+  virtual StatusOr<size_t> QueryPrefix(int /*c*/, std::span<const std::string> /*keys*/) {
+    return Status(ErrorCode::kUnsupported, system() + " has no prefix query");
+  }
   // Untimed, after each put or get: frees what the call kept for its results
   // (as the skeleton frees the returned vectors after the clock stops).
   virtual void Release(int /*c*/) {}

@@ -41,7 +41,7 @@ CrescentBackend::~CrescentBackend() {
 }
 
 std::string CrescentBackend::Label(Op op) const {
-  static const char* kNames[] = {"put", "get", "batch put", "batch get", "exists"};
+  static const char* kNames[] = {"put", "get", "batch put", "batch get", "exists", "prefix"};
   return system() + " " + kNames[static_cast<int>(op)];
 }
 
@@ -72,6 +72,10 @@ Status CrescentBackend::Exists(int c, std::span<const std::string> keys,
   if (!r.ok()) return r.status();
   present = std::move(r.value());
   return Status::Ok();
+}
+
+StatusOr<size_t> CrescentBackend::QueryPrefix(int c, std::span<const std::string> keys) {
+  return clients_[size_t(c)]->BatchQueryPrefix(keys);
 }
 
 Status CrescentBackend::Store(std::span<const std::string> keys, uint64_t value_size) {

@@ -33,6 +33,7 @@ class CrescentBackend : public Backend {
                                     std::span<void* const> bufs, uint64_t size,
                                     bool batch) override;
   Status Exists(int c, std::span<const std::string> keys, std::vector<bool>& present) override;
+  StatusOr<size_t> QueryPrefix(int c, std::span<const std::string> keys) override;
 
   Status Store(std::span<const std::string> keys, uint64_t value_size) override;
   void Remove(int c, std::span<const std::string> keys) override;

@@ -89,17 +89,32 @@ void AppendPutGetRows(const std::string& system, uint64_t size, int clients, int
   }
 }
 
-// Client c's exists calls: call k asks plans[k % plans.size()].
-void RunExistsCalls(Backend& b, int c, const std::vector<std::vector<std::string>>& plans,
+// Client c's exists (or prefix) calls: call k asks plans[k % plans.size()].
+void RunExistsCalls(Backend& b, int c, Op op, const std::vector<std::vector<std::string>>& plans,
                     uint64_t calls, int hits, RepSample& s) {
   std::vector<bool> present;
   s.latency.Reserve(calls);
   for (uint64_t k = 0; k < calls; ++k) {
     const auto& keys = plans[k % plans.size()];
     const auto t0 = Clock::now();
-    Status st = b.Exists(c, keys, present);
+    Status st = Status::Ok();
+    StatusOr<size_t> lead = size_t{0};
+    if (op == Op::kPrefix)
+      lead = b.QueryPrefix(c, keys);
+    else
+      st = b.Exists(c, keys, present);
     s.latency.Add(Micros(t0, Clock::now()));
     s.items_expected += uint64_t(hits);
+    if (op == Op::kPrefix) {
+      if (!lead.ok()) {
+        NoteError(s, lead.status());
+      } else {
+        s.items_found += lead.value();
+        if (lead.value() != size_t(hits))
+          NoteError(s, Status(ErrorCode::kInternal, "wrong prefix answer"));
+      }
+      continue;
+    }
     if (!st.ok()) {
       NoteError(s, st);
       continue;
@@ -166,8 +181,9 @@ StatusOr<std::vector<PhaseResult>> RunPutGet(Backend& b, const WorkloadOptions& 
   return out;
 }
 
-StatusOr<std::vector<PhaseResult>> RunExists(Backend& b, const WorkloadOptions& o) {
+StatusOr<std::vector<PhaseResult>> RunExists(Backend& b, const WorkloadOptions& o, Op op) {
   std::vector<PhaseResult> out;
+  const char* name = op == Op::kPrefix ? "prefix" : "exists";
   const std::string prefix = RunPrefix();
   const uint64_t pool = ExistsPoolSize(o);
   std::vector<std::string> pool_keys;
@@ -182,20 +198,21 @@ StatusOr<std::vector<PhaseResult>> RunExists(Backend& b, const WorkloadOptions& 
       for (int rep = 0; rep < o.reps; ++rep) {
         std::vector<RepSample> per(static_cast<size_t>(o.clients));
         const double secs = RunParallel(o.clients, [&](int c) {
-          RunExistsCalls(b, c, plans[size_t(c)], calls, hits, per[size_t(c)]);
+          RunExistsCalls(b, c, op, plans[size_t(c)], calls, hits, per[size_t(c)]);
         });
         RepSample total = Merged(per, secs);
         if (total.errors == total.calls) {
-          return Status(ErrorCode::kUnavailable, "every exists call failed: " + total.first_error);
+          return Status(ErrorCode::kUnavailable,
+                        std::string("every ") + name + " call failed: " + total.first_error);
         }
         reps.push_back(std::move(total));
         if (o.on_phase)
-          o.on_phase(b.Label(Op::kExists) + " batch " + std::to_string(batch) + " miss " +
-                     Fixed(miss, 2) + " rep " + std::to_string(rep + 1));
+          o.on_phase(b.Label(op) + " batch " + std::to_string(batch) + " miss " + Fixed(miss, 2) +
+                     " rep " + std::to_string(rep + 1));
       }
       PhaseResult r;
       r.system = b.exists_system();
-      r.op = "exists";
+      r.op = name;
       r.clients = o.clients;
       r.batch = batch;
       r.miss = miss;

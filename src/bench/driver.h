@@ -9,6 +9,8 @@
 //
 // exists, per batch size and miss ratio: each call asks `batch` keys of which
 // round(batch × miss) were never stored; every call checks the present count.
+// prefix: the same calls as one prefix query each; the stored keys lead, so
+// the answer must be their count.
 #pragma once
 
 #include <vector>
@@ -22,7 +24,8 @@ namespace crescent::bench {
 // put, get, batch_put, batch_get for every size (kPutGetPhases rows per size).
 // The backend needs options.clients connections with buffers.
 StatusOr<std::vector<PhaseResult>> RunPutGet(Backend& backend, const WorkloadOptions& options);
-// exists for every batch × miss.
-StatusOr<std::vector<PhaseResult>> RunExists(Backend& backend, const WorkloadOptions& options);
+// exists (op kExists) or prefix (kPrefix) for every batch × miss.
+StatusOr<std::vector<PhaseResult>> RunExists(Backend& backend, const WorkloadOptions& options,
+                                             Op op = Op::kExists);
 
 }  // namespace crescent::bench

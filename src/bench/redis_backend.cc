@@ -53,7 +53,8 @@ StatusOr<std::unique_ptr<RedisBackend>> RedisBackend::Connect(int port,
 RedisBackend::~RedisBackend() = default;
 
 std::string RedisBackend::Label(Op op) const {
-  static const char* kNames[] = {"SET", "GET", "pipelined SET", "pipelined GET", "EXISTS"};
+  // No prefix query: QueryPrefix is never asked of Redis.
+  static const char* kNames[] = {"SET", "GET", "pipelined SET", "pipelined GET", "EXISTS", "-"};
   return std::string("redis ") + kNames[static_cast<int>(op)];
 }
 

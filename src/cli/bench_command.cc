@@ -3,6 +3,7 @@
 //
 //   crescent bench put-get   --size 64KiB,1MiB,4MiB --batch 16 --clients 1 --transport tcp|shm
 //   crescent bench exists    --batch 1,16,128,1024 --miss 0,0.5,0.9 --clients 1
+//   crescent bench prefix    (the exists calls as BatchQueryPrefix; same flags)
 //   crescent bench baseline  --size ... --clients N
 //   crescent bench floors    --size ...  (raw one-object put/get shapes, round trips)
 //   crescent bench vs-redis  (put-get over tcp and shm, exists, and the same through Redis)
@@ -52,7 +53,7 @@ struct BenchFlags {
   std::string redis_server = "redis-server";
 };
 
-enum class Mode { kPutGet, kExists, kBaseline, kFloors, kVsRedis, kAll };
+enum class Mode { kPutGet, kExists, kPrefix, kBaseline, kFloors, kVsRedis, kAll };
 
 class BenchError {
  public:
@@ -175,9 +176,9 @@ int RunBench(Mode mode, const BenchFlags& f) {
   std::vector<PhaseResult> all;  // every row, for the target checks
   uint64_t failed = 0;
   try {
-    const bool want_putget =
-        mode != Mode::kExists && mode != Mode::kBaseline && mode != Mode::kFloors;
+    const bool want_putget = mode == Mode::kPutGet || mode == Mode::kVsRedis || mode == Mode::kAll;
     const bool want_exists = mode == Mode::kExists || mode == Mode::kVsRedis || mode == Mode::kAll;
+    const bool want_prefix = mode == Mode::kPrefix || mode == Mode::kAll;
     const bool want_baseline = mode == Mode::kBaseline || mode == Mode::kAll;
     const bool want_floors = mode == Mode::kFloors || mode == Mode::kAll;
     const bool want_redis = mode == Mode::kVsRedis || mode == Mode::kAll;
@@ -188,10 +189,10 @@ int RunBench(Mode mode, const BenchFlags& f) {
     WorkloadOptions o;
     o.clients = f.clients;
     o.reps = f.reps;
-    if (mode != Mode::kExists) o.sizes = ParseSizes(f.sizes);
+    if (mode != Mode::kExists && mode != Mode::kPrefix) o.sizes = ParseSizes(f.sizes);
     o.batches = {f.batch};
     std::vector<int> exists_batches;
-    if (want_exists) {
+    if (want_exists || want_prefix) {
       exists_batches = ParseInts(f.exists_batches);
       o.misses = ParseMisses(f.misses);
     }
@@ -216,6 +217,7 @@ int RunBench(Mode mode, const BenchFlags& f) {
     uint64_t total = 0;
     if (want_putget) total += pg * transports.size();
     if (want_exists) total += ex;
+    if (want_prefix) total += ex;
     if (want_baseline) total += 2 * nsizes * streams * reps;
     if (want_floors) total += 2 * nsizes * reps + 2 * reps;
     if (want_redis) total += pg + ex;
@@ -236,7 +238,7 @@ int RunBench(Mode mode, const BenchFlags& f) {
     // The cluster: the one at --master, or an embedded one.
     std::unique_ptr<server::LocalCluster> cluster;
     std::string master = f.master;
-    const bool need_cluster = want_putget || want_exists || want_floors;
+    const bool need_cluster = want_putget || want_exists || want_prefix || want_floors;
     // Bytes the put-get phases hold at once: each size's single and batched
     // objects, for every client, until the rep's cleanup.
     uint64_t need = 0;
@@ -322,6 +324,15 @@ int RunBench(Mode mode, const BenchFlags& f) {
       crescent_rows.insert(crescent_rows.end(), rows.begin(), rows.end());
     }
     all.insert(all.end(), crescent_rows.begin(), crescent_rows.end());
+    if (want_prefix) {
+      auto w = Must(CrescentBackend::Connect(master, eo, false, f.lanes), "connect");
+      std::vector<PhaseResult> rows = Must(RunExists(*w, eo, Op::kPrefix), "prefix");
+      count_failed(rows);
+      doc["prefix"] = nlohmann::json::array();
+      for (const auto& r : rows) doc["prefix"].push_back(ToJson(r));
+      text << "\n== prefix: crescent BatchQueryPrefix (stored keys first; a miss ends the run) ==\n"
+           << RenderExists(rows);
+    }
 
     if (want_redis) {
       std::unique_ptr<RedisServer> redis = Must(RedisServer::Start(f.redis_server), "redis-server");
@@ -407,7 +418,7 @@ void AddSizes(CLI::App* cmd, BenchFlags& f) {
 }
 
 void AddExistsFlags(CLI::App* cmd, BenchFlags& f, const char* batch_flag) {
-  cmd->add_option(batch_flag, f.exists_batches, "Comma-separated keys per exists call")
+  cmd->add_option(batch_flag, f.exists_batches, "Comma-separated keys per call")
       ->capture_default_str();
   cmd->add_option("--miss", f.misses, "Comma-separated fractions of absent keys")
       ->capture_default_str();
@@ -435,6 +446,12 @@ const Registrar kRegistrar([](CLI::App& app) {
   AddCommon(ex, *f);
   AddExistsFlags(ex, *f, "--batch");
   ex->callback([f] { SetExitCode(RunBench(Mode::kExists, *f)); });
+
+  CLI::App* pr = bench->add_subcommand(
+      "prefix", "keys/s and p50/p99 per BatchQueryPrefix call, over the exists workload's keys");
+  AddCommon(pr, *f);
+  AddExistsFlags(pr, *f, "--batch");
+  pr->callback([f] { SetExitCode(RunBench(Mode::kPrefix, *f)); });
 
   CLI::App* bl = bench->add_subcommand(
       "baseline", "Loopback TCP (1 and N streams) and memcpy bandwidth on this machine");
@@ -468,7 +485,8 @@ const Registrar kRegistrar([](CLI::App& app) {
 
   CLI::App* all = bench->add_subcommand(
       "all",
-      "baseline, floors, put-get (tcp and shm), exists and vs-redis, then the target checks");
+      "baseline, floors, put-get (tcp and shm), exists, prefix and vs-redis, then the target "
+      "checks");
   add_vs(all);
   all->callback([f] { SetExitCode(RunBench(Mode::kAll, *f)); });
 

@@ -178,8 +178,11 @@ void CheckPutGetRows(const json& rows, const std::vector<uint64_t>& sizes, int c
   }
 }
 
+// Rows of the exists workload, or of the prefix one (op "prefix"): its answer,
+// the stored keys leading each call, counts as found.
 void CheckExistsRows(const json& rows, const std::vector<int>& batches,
-                     const std::vector<double>& misses, int clients, const std::string& system) {
+                     const std::vector<double>& misses, int clients, const std::string& system,
+                     const std::string& op = "exists") {
   ASSERT_TRUE(rows.is_array());
   ASSERT_EQ(rows.size(), batches.size() * misses.size()) << rows.dump();
   size_t i = 0;
@@ -188,7 +191,7 @@ void CheckExistsRows(const json& rows, const std::vector<int>& batches,
       const json& r = rows[i++];
       CheckRow(r);
       EXPECT_EQ(r["system"], system);
-      EXPECT_EQ(r["op"], "exists");
+      EXPECT_EQ(r["op"], op);
       EXPECT_EQ(r["batch"].get<int>(), b);
       EXPECT_DOUBLE_EQ(r["miss"].get<double>(), m);
       EXPECT_EQ(r["clients"].get<int>(), clients);
@@ -232,6 +235,14 @@ TEST(BenchCli, ExistsEmbedded) {
   EXPECT_NE(r.out.find("keys/s"), std::string::npos) << r.out;
   CheckExistsRows(r.doc["exists"], {1, 8, 128}, {0, 0.5}, 2, "crescent");
   EXPECT_FALSE(r.doc.contains("put_get"));
+}
+
+TEST(BenchCli, PrefixEmbedded) {
+  BenchRun r = Bench("prefix --quick --batch 1,128 --miss 0,0.9 --clients 2");
+  ASSERT_EQ(r.rc, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("prefix: crescent BatchQueryPrefix"), std::string::npos) << r.out;
+  CheckExistsRows(r.doc["prefix"], {1, 128}, {0, 0.9}, 2, "crescent", "prefix");
+  EXPECT_FALSE(r.doc.contains("exists"));
 }
 
 TEST(BenchCli, Baseline) {
@@ -333,6 +344,7 @@ TEST(BenchCli, AllQuick) {
   EXPECT_NE(r.out.find("== targets"), std::string::npos) << r.out;
   EXPECT_EQ(r.doc["baseline"].size(), 2u);     // tcp 1 stream, memcpy 1 thread
   EXPECT_EQ(r.doc["floors"].size(), 2u + 4u);  // raw put and get of 1MiB, 4 round trips
+  EXPECT_EQ(r.doc["prefix"].size(), 1u);       // batch 128, miss 0
   // tcp {put,get,batch_put,batch_get} × {raw, redis} + shm {get,batch_get} × {memcpy, redis}
   // + exists.
   EXPECT_EQ(r.doc["targets"].size(), 8u + 4u + 1u) << r.doc["targets"].dump();
