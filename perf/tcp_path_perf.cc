@@ -1,8 +1,9 @@
 // tcp_path_perf: the TCP data plane alone (TcpDataServer on a segment, the TCP
 // transport client, capabilities signed locally; no master) against raw
 // loopback TCP, in one run. It separates the data path's own cost from the
-// control round trip that every Crescent put and get also pays (net_perf
-// measures the two together).
+// control round trip that every Crescent put and get also pays (`crescent
+// bench floors` measures the raw shape with its round trips, `crescent bench
+// put-get` the two together).
 //
 //   tcp_path_perf [--reps N] [--mib-per-phase M] [--batch B] [--tcp-congestion NAME]
 //
@@ -14,15 +15,21 @@
 // against the raw stream. Then the first pass of puts into a fresh segment,
 // with its pages untouched and warmed (page_warmer.h). Figures only: the exit status is 0 unless a
 // transfer failed or a byte read back differs.
+#include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <functional>
 #include <memory>
 #include <string>
 #include <vector>
 
-#include "net_perf_util.h"
+#include "bench/baseline.h"
+#include "bench/raw_shapes.h"
+#include "bench/suite.h"
+#include "transfer/congestion.h"
 #include "transfer/page_warmer.h"
 #include "transfer/segment_memory.h"
 #include "transfer/tcp_server.h"
@@ -30,9 +37,69 @@
 
 using namespace crescent;
 using namespace crescent::transfer;
-using namespace netperf;
+using crescent::bench::Buffer;
+using crescent::bench::Fixed;
 
 namespace {
+
+[[noreturn]] void Die(const std::string& what) {
+  std::fprintf(stderr, "tcp_path_perf: %s\n", what.c_str());
+  std::exit(2);
+}
+
+double Now() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+// GB/s of one raw repetition.
+double GBs(StatusOr<bench::RepSample> s) {
+  if (!s.ok()) Die("raw reference: " + s.status().ToString());
+  if (s->errors > 0) Die("raw reference: " + s->first_error);
+  return double(s->bytes_moved) / s->seconds / 1e9;
+}
+
+std::string CongestionLine(const std::string& name) {
+  if (!name.empty()) return "TCP congestion control: " + name;
+  std::ifstream f("/proc/sys/net/ipv4/tcp_congestion_control");
+  std::string def = "unknown";
+  f >> def;
+  return "TCP congestion control: " + def + " (the system default)";
+}
+
+// Rows of GB/s figures over reps: median [min .. max], and against a baseline
+// row the median of the per-rep ratios (rows measured side by side).
+class Rows {
+ public:
+  void Add(const std::string& name, const std::vector<double>& reps, const std::string& base = "") {
+    reps_.emplace_back(name, reps);
+    std::string ratio;
+    if (!base.empty()) {
+      for (const auto& [n, b] : reps_) {
+        if (n != base || b.size() != reps.size()) continue;
+        std::vector<double> q;
+        for (size_t i = 0; i < reps.size(); ++i) {
+          if (b[i] > 0) q.push_back(reps[i] / b[i]);
+        }
+        ratio = Fixed(bench::Median(q), 2) + "× " + base;
+      }
+    }
+    std::string range;
+    if (!reps.empty()) {
+      const auto [lo, hi] = std::minmax_element(reps.begin(), reps.end());
+      range = Fixed(*lo, 3) + " .. " + Fixed(*hi, 3);
+    }
+    table_.AddRow({name, Fixed(bench::Median(reps), 3), range, ratio});
+  }
+  // Prints the rows added since the last Print.
+  void Print() {
+    std::printf("%s", table_.Render().c_str());
+    table_ = bench::Table({"phase", "GB/s", "min .. max", "ratio"});
+  }
+
+ private:
+  bench::Table table_{{"phase", "GB/s", "min .. max", "ratio"}};
+  std::vector<std::pair<std::string, std::vector<double>>> reps_;
+};
 
 struct Flags {
   int reps = 7;
@@ -77,7 +144,7 @@ int main(int argc, char** argv) {
   const size_t phase = f.mib << 20;
   auto signer = Must(CapabilitySigner::Create("tcp-path-perf-secret"), "signer");
   auto segment = Must(SegmentMemory::Create("tcp-path-perf", phase), "segment");
-  RawCongestion() = f.congestion;
+  if (Status s = CheckCongestionControl(f.congestion); !s.ok()) Die(s.ToString());
   auto server =
       Must(TcpDataServer::Start({.congestion = f.congestion}, *segment, signer), "server");
   const std::string endpoint = "127.0.0.1:" + std::to_string(server->port());
@@ -85,8 +152,8 @@ int main(int argc, char** argv) {
   segment->SetId(1);
   std::unique_ptr<Transport> tcp = MakeTcpTransport({.congestion = f.congestion});
 
-  std::vector<char> src = Touched(phase, 0), dst = Touched(phase, 1);
-  for (size_t i = 0; i < phase; i += 64) src[i] = static_cast<char>(i * 131 + (i >> 20));
+  Buffer src(phase), dst(phase);  // pre-faulted
+  for (size_t i = 0; i < phase; i += 64) src.data()[i] = std::byte(i * 131 + (i >> 20));
 
   // `n` objects of `size` bytes, `batch` per Execute: puts from src into the
   // segment, or gets from the segment into dst. GB/s.
@@ -95,9 +162,9 @@ int main(int argc, char** argv) {
     std::vector<TransferOp> ops;
     double t0 = Now();
     for (size_t i = 0; i < n; ++i) {
-      char* buf = (op == AccessOp::kRead ? dst : src).data() + i * size;
-      ops.push_back({endpoint, signer.Sign(endpoint, 1, i * size, size, op, UnixNowMs() + 60000),
-                     reinterpret_cast<std::byte*>(buf)});
+      std::byte* buf = (op == AccessOp::kRead ? dst : src).data() + i * size;
+      ops.push_back(
+          {endpoint, signer.Sign(endpoint, 1, i * size, size, op, UnixNowMs() + 60000), buf});
       if (ops.size() < batch && i + 1 < n) continue;
       for (const Status& s : tcp->Execute(ops, 10000)) {
         if (!s.ok()) Die("transfer failed: " + s.ToString());
@@ -112,15 +179,15 @@ int main(int argc, char** argv) {
     return gbs;
   };
 
-  std::printf("tcp_path_perf: %u x %s\n  load average at start: %s\n  %s\n",
-              std::thread::hardware_concurrency(), CpuModel().c_str(), LoadAvg().c_str(),
-              CongestionLine().c_str());
+  std::printf("tcp_path_perf: %s  %s\n", bench::MachineLine(bench::DescribeMachine()).c_str(),
+              CongestionLine(f.congestion).c_str());
   std::printf("  reps %d (median shown, [min .. max]), %zu MiB per phase, batches of %zu\n", f.reps,
               f.mib, f.batch);
-  Table t;
+  Rows t;
   const std::string b = std::to_string(f.batch);
   for (size_t size : {size_t{1} << 20, size_t{4} << 20}) {
     const std::string m = std::to_string(size >> 20) + " MiB";
+    const uint64_t n = phase / size;
     struct Phase {
       std::string name;
       std::function<double()> run;
@@ -129,9 +196,11 @@ int main(int argc, char** argv) {
     // Puts come before gets within a rep (gets read what the puts wrote), so
     // put and get each form one phase; the four phases rotate.
     std::vector<Phase> phases = {
-        {"raw TCP stream, " + m + " writes", [&] { return RawStreamGBs(src, size, phase); }, {}},
+        {"raw TCP stream, " + m + " writes",
+         [&] { return GBs(bench::TcpStreamsOnce(1, size, n, src.bytes(), f.congestion)); },
+         {}},
         {"raw TCP request/response, " + m,
-         [&] { return RawRequestResponseGBs(src, size, phase); },
+         [&] { return GBs(bench::RawShapeOnce({}, size, n, src.bytes(), f.congestion)); },
          {}},
         {"transport put+get, 1 per call", nullptr, {}},
         {"transport put+get, " + b + " per call", nullptr, {}}};
@@ -156,12 +225,13 @@ int main(int argc, char** argv) {
     }
     std::printf("\nObjects of %s\n", m.c_str());
     const std::string& base = phases[0].name;
-    t.Add(base, "GB/s", phases[0].got);
-    t.Add(phases[1].name, "GB/s", phases[1].got, base);
-    t.Add("TCP transport put, " + m, "GB/s", put1, base);
-    t.Add("TCP transport get, " + m, "GB/s", get1, base);
-    t.Add("TCP transport put batch " + b + ", " + m, "GB/s", putb, base);
-    t.Add("TCP transport get batch " + b + ", " + m, "GB/s", getb, base);
+    t.Add(base, phases[0].got);
+    t.Add(phases[1].name, phases[1].got, base);
+    t.Add("TCP transport put, " + m, put1, base);
+    t.Add("TCP transport get, " + m, get1, base);
+    t.Add("TCP transport put batch " + b + ", " + m, putb, base);
+    t.Add("TCP transport get batch " + b + ", " + m, getb, base);
+    t.Print();
   }
   // The first pass of 1 MiB puts into a fresh segment, as a new store node
   // sees it: with its pages untouched, and after a PageWarmer touched them
@@ -179,7 +249,7 @@ int main(int argc, char** argv) {
       double t0 = Now();
       for (size_t off = 0; off + first <= phase; off += first) {
         TransferOp op{ep, signer.Sign(ep, 1, off, first, AccessOp::kWrite, UnixNowMs() + 60000),
-                      reinterpret_cast<std::byte*>(src.data() + off)};
+                      src.data() + off};
         for (const Status& st : tcp->Execute({&op, 1}, 10000)) {
           if (!st.ok()) Die("fresh-segment put failed: " + st.ToString());
         }
@@ -190,9 +260,10 @@ int main(int argc, char** argv) {
   }
   std::printf("\nFirst pass into a fresh segment, 1 MiB puts, 1 per call\n");
   const std::string cold_row = "fresh segment, pages untouched";
-  t.Add(cold_row, "GB/s", cold);
-  t.Add("fresh segment, pages warmed first (PageWarmer)", "GB/s", warmed, cold_row);
+  t.Add(cold_row, cold);
+  t.Add("fresh segment, pages warmed first (PageWarmer)", warmed, cold_row);
+  t.Print();
 
-  std::printf("\n  load average at end: %s\n", LoadAvg().c_str());
+  std::printf("\nat end: %s", bench::MachineLine(bench::DescribeMachine()).c_str());
   return 0;
 }
