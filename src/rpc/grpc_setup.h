@@ -13,8 +13,9 @@ namespace crescent::rpc {
 //    before any channel or server exists. With the default "epoll1" poller a
 //    unary call hands work between threads (one designated poller, condition
 //    variables, kicks): about ten futex calls per round trip. On a VM where a
-//    wake-up costs tens of microseconds that doubled the round trip (net_perf:
-//    Exists p50 87 -> 42 us, BatchQueryPrefix(128) p50 122 -> 78 us).
+//    wake-up costs tens of microseconds that doubled the round trip (Exists
+//    p50 87 -> 42 us in `crescent bench floors`, BatchQueryPrefix(128) p50
+//    122 -> 78 us in `crescent bench prefix --batch 128 --miss 0`).
 //    Set GRPC_POLL_STRATEGY=epoll1 to get gRPC's default back.
 void PrepareGrpcProcess();
 
