@@ -101,7 +101,8 @@ StatusOr<std::vector<PhaseResult>> MeasureTcpStreams(const WorkloadOptions& o) {
     for (int streams : StreamCounts(o.clients)) {
       std::vector<RepSample> reps;
       for (int rep = 0; rep < o.reps; ++rep) {
-        StatusOr<RepSample> s = TcpStreamsOnce(streams, size, objects, source.bytes());
+        StatusOr<RepSample> s =
+            TcpStreamsOnce(streams, size, objects, source.bytes(), o.tcp_congestion);
         if (!s.ok()) return s.status();
         reps.push_back(std::move(s.value()));
         Progress(o, "raw tcp", size, streams, rep);

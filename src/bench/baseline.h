@@ -17,7 +17,8 @@
 namespace crescent::bench {
 
 // One "stream" result per (size, stream count) for streams in {1, clients}:
-// bytes per stream follow options.bytes_per_client (at least 8 objects).
+// bytes per stream follow options.bytes_per_client (at least 8 objects); under
+// options.tcp_congestion.
 StatusOr<std::vector<PhaseResult>> MeasureTcpStreams(const WorkloadOptions& options);
 // One repetition of `streams` streams at once: each writes `objects` objects of
 // `size` bytes, cycling through `source`, to a receiver thread of its own;

@@ -96,7 +96,8 @@ StatusOr<std::vector<PhaseResult>> MeasureRawShapes(const WorkloadOptions& o) {
       const char* op = shape.get ? "get" : "put";
       std::vector<RepSample> reps;
       for (int rep = 0; rep < o.reps; ++rep) {
-        StatusOr<RepSample> s = RawShapeOnce(shape, size, objects, source.bytes());
+        StatusOr<RepSample> s =
+            RawShapeOnce(shape, size, objects, source.bytes(), o.tcp_congestion);
         if (!s.ok()) return s.status();
         reps.push_back(std::move(s.value()));
         if (o.on_phase)

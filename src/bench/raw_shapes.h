@@ -34,7 +34,8 @@ StatusOr<RepSample> RawShapeOnce(RawShape shape, uint64_t size, uint64_t objects
                                  const std::string& congestion = "");
 
 // Per size: rows "raw-tcp put" (kRawPut) and "raw-tcp get" (kRawGet), one
-// client, as many objects as a put-get phase moves (at least 8).
+// client, as many objects as a put-get phase moves (at least 8), under
+// options.tcp_congestion.
 StatusOr<std::vector<PhaseResult>> MeasureRawShapes(const WorkloadOptions& options);
 
 }  // namespace crescent::bench

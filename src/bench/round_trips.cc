@@ -41,8 +41,8 @@ RepSample TimeCalls(uint64_t calls, double busy_us, Call call) {
   return s;
 }
 
-StatusOr<RepSample> PingPong(uint64_t calls, double busy_us) {
-  auto pairs = LoopbackPairs(1);
+StatusOr<RepSample> PingPong(uint64_t calls, double busy_us, const std::string& congestion) {
+  auto pairs = LoopbackPairs(1, congestion);
   if (!pairs.ok()) return pairs.status();
   SocketPair& p = *(*pairs)[0];
   std::thread echo([&] {
@@ -93,7 +93,7 @@ StatusOr<std::vector<PhaseResult>> MeasureRoundTrips(const std::string& master,
     const uint64_t calls = busy > 0 ? std::max(o.min_calls, tight / 4) : tight;
     std::vector<RepSample> ping, one;
     for (int rep = 0; rep < o.reps; ++rep) {
-      StatusOr<RepSample> p = PingPong(calls, busy);
+      StatusOr<RepSample> p = PingPong(calls, busy, o.tcp_congestion);
       if (!p.ok()) return p.status();
       ping.push_back(std::move(p.value()));
       one.push_back(TimeCalls(calls, busy, exists));

@@ -27,6 +27,9 @@ struct WorkloadOptions {
   uint64_t min_calls = 20;                  // exists: calls per client, at least
   uint64_t max_calls = 2000;                // ... and at most
   uint64_t exists_value_size = 64;          // exists: value size of the stored keys
+  // TCP congestion control of Crescent's data connections and of the raw
+  // references alike, so their ratios compare like with like ("": the system's).
+  std::string tcp_congestion;
   // Called after each measured phase with a label, for a progress bar.
   std::function<void(const std::string&)> on_phase;
 

@@ -13,6 +13,7 @@
 // `--nodes` store nodes in this process, over real gRPC/TCP/shm). Tables go to
 // stdout, `--json FILE` writes every figure, and a progress bar is drawn on
 // stderr when it is a terminal. All the logic lives in src/bench.
+#include <cstdlib>
 #include <fstream>
 #include <iostream>
 #include <memory>
@@ -31,6 +32,7 @@
 #include "cli/command.h"
 #include "server/local_cluster.h"
 #include "sim/progress.h"
+#include "transfer/congestion.h"
 
 namespace crescent::cli {
 namespace {
@@ -50,6 +52,7 @@ struct BenchFlags {
   std::string misses = "0,0.5,0.9";
   std::string transport = "tcp";
   int lanes = 4;
+  std::string tcp_congestion;  // "": $CRESCENT_TCP_CONGESTION, else the system's
   std::string redis_server = "redis-server";
 };
 
@@ -197,6 +200,11 @@ int RunBench(Mode mode, const BenchFlags& f) {
       o.misses = ParseMisses(f.misses);
     }
     o.bytes_per_client = Must(ParseByteSize(f.bytes_per_client), "--bytes-per-client");
+    o.tcp_congestion = f.tcp_congestion;
+    if (const char* env = std::getenv("CRESCENT_TCP_CONGESTION"); o.tcp_congestion.empty() && env)
+      o.tcp_congestion = env;  // as the client would, so the references follow it too
+    if (Status s = transfer::CheckCongestionControl(o.tcp_congestion); !s.ok())
+      throw BenchError("--tcp-congestion: " + s.message());
     if (f.quick) {
       o.reps = 1;
       o.bytes_per_client = 0;
@@ -232,7 +240,8 @@ int RunBench(Mode mode, const BenchFlags& f) {
                            {"misses", o.misses},
                            {"bytes_per_client", o.bytes_per_client},
                            {"quick", f.quick},
-                           {"lanes", f.lanes}};
+                           {"lanes", f.lanes},
+                           {"tcp_congestion", o.tcp_congestion}};
     doc["options"] = opts;
 
     // The cluster: the one at --master, or an embedded one.
@@ -250,6 +259,7 @@ int RunBench(Mode mode, const BenchFlags& f) {
     if (need_cluster && master.empty()) {
       server::LocalClusterOptions lo;
       lo.store_nodes = f.nodes;
+      lo.tcp_congestion = o.tcp_congestion;
       // Between repetitions the bench removes what it read, whose space the
       // master holds until the reads' leases end: a short lease keeps that
       // wait short. Every get still finishes far inside it.
@@ -410,6 +420,10 @@ void AddCommon(CLI::App* cmd, BenchFlags& f, bool clients = true) {
         ->check(CLI::Range(1, 64))
         ->capture_default_str();
   }
+  cmd->add_option("--tcp-congestion", f.tcp_congestion,
+                  "TCP congestion control of Crescent's data connections (the embedded store "
+                  "nodes' too) and of the raw references (default: $CRESCENT_TCP_CONGESTION, "
+                  "else the system's; not Redis)");
   cmd->add_flag("--quick", f.quick, "Tiny run (a few objects and calls, one repetition)");
 }
 
