@@ -159,7 +159,7 @@ struct Client::Impl {
       const bool copied = !ahead.empty() && ahead[i] && ahead[i]->copied;
       const RemoteReplica* confirmed =
           copied && reads[i].ok() ? client::Confirming(ahead[i]->hint, reads[i]->size,
-                                                       reads[i]->replicas, transfer::UnixNowMs())
+                                                       reads[i]->replicas, UnixNowMs())
                                   : nullptr;
       if (confirmed != nullptr) {
         copy_ahead_kept.fetch_add(1, std::memory_order_relaxed);

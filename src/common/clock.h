@@ -12,6 +12,14 @@ namespace crescent {
 // Milliseconds on a monotonic clock with an arbitrary epoch.
 using TimeMs = int64_t;
 
+// Wall-clock milliseconds since the Unix epoch: the time that crosses hosts
+// (capability expiries), since a steady clock's epoch is private to its host.
+inline int64_t UnixNowMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
 class Clock {
  public:
   virtual ~Clock() = default;
@@ -42,5 +50,11 @@ class ManualClock final : public Clock {
  private:
   std::atomic<TimeMs> now_;
 };
+
+// The Unix time of instant `at` on `clock`, carried over as the distance from
+// now (the two clocks share no epoch, only the passage of time).
+inline int64_t ToUnixMs(TimeMs at, const Clock& clock) {
+  return UnixNowMs() + (at - clock.NowMs());
+}
 
 }  // namespace crescent

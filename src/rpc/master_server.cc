@@ -21,11 +21,11 @@
 #include <thread>
 #include <vector>
 
+#include "common/endpoint.h"
 #include "common/listen_check.h"
 #include "rpc/grpc_setup.h"
 #include "rpc/master.grpc.pb.h"
 #include "rpc/server_handlers.h"
-#include "transfer/endpoint.h"
 
 namespace crescent::rpc {
 namespace {
@@ -171,7 +171,7 @@ StatusOr<std::unique_ptr<MasterServer>> MasterServer::Start(
   }
   // gRPC would only log why it cannot bind; ask first, to say it in the error.
   // (An address ParseEndpoint refuses, or port 0, is left to gRPC.)
-  if (auto ep = transfer::ParseEndpoint(options.listen_address); ep.ok()) {
+  if (auto ep = ParseEndpoint(options.listen_address); ep.ok()) {
     if (auto s = CheckCanListen("master server", ep->host, ep->port); !s.ok()) return s;
   }
   auto impl = std::make_unique<Impl>(options, master, signer);

@@ -305,7 +305,7 @@ TEST_F(RpcServerTest, CapabilitiesVerifyAgainstTheReplicaEndpoint) {
   auto put = client_->PutStart("cap", 256, {});
   ASSERT_TRUE(put.ok());
   const RemoteReplica& w = put->replicas[0];
-  int64_t now = transfer::UnixNowMs();
+  int64_t now = UnixNowMs();
   EXPECT_TRUE(verifier.Verify(w.endpoint, w.cap, transfer::AccessOp::kWrite, now).ok());
   EXPECT_FALSE(verifier.Verify(w.endpoint, w.cap, transfer::AccessOp::kRead, now).ok());
   EXPECT_FALSE(verifier.Verify("127.0.0.1:9999", w.cap, transfer::AccessOp::kWrite, now).ok());
@@ -316,7 +316,7 @@ TEST_F(RpcServerTest, CapabilitiesVerifyAgainstTheReplicaEndpoint) {
   auto read = client_->GetReplicaList("cap");
   ASSERT_TRUE(read.ok());
   const RemoteReplica& r = read->replicas[0];
-  now = transfer::UnixNowMs();
+  now = UnixNowMs();
   EXPECT_TRUE(verifier.Verify(r.endpoint, r.cap, transfer::AccessOp::kRead, now).ok());
   EXPECT_FALSE(verifier.Verify(r.endpoint, r.cap, transfer::AccessOp::kWrite, now).ok());
   EXPECT_NEAR(r.cap.expiry_unix_ms, now + config_.lease_ms, 1000);
@@ -332,7 +332,7 @@ TEST_F(RpcServerTest, CapabilitiesVerifyAgainstTheReplicaEndpoint) {
   ASSERT_TRUE(batch[0].ok());
   EXPECT_TRUE(verifier
                   .Verify(batch[0]->replicas[0].endpoint, batch[0]->replicas[0].cap,
-                          transfer::AccessOp::kRead, transfer::UnixNowMs())
+                          transfer::AccessOp::kRead, UnixNowMs())
                   .ok());
 }
 

@@ -42,7 +42,7 @@ crescent::Status MasterHandlers::CheckBatch(
 }
 
 void MasterHandlers::FillPut(const master::PutGrant& grant, PutStartResponse* out) const {
-  const int64_t expiry = transfer::UnixNowMs() + master_.config().put_timeout_ms;
+  const int64_t expiry = UnixNowMs() + master_.config().put_timeout_ms;
   out->set_token(grant.token);
   for (const master::ReplicaDescriptor& d : grant.replicas) {
     Replica* r = out->add_replicas();
@@ -57,8 +57,7 @@ void MasterHandlers::FillPut(const master::PutGrant& grant, PutStartResponse* ou
 void MasterHandlers::FillRead(const master::ReadResult& read, ReadResult* out) const {
   // The lease end is on the engine's clock (SteadyClock in production); the
   // capability needs Unix time, so carry over the remaining lease duration.
-  const int64_t expiry =
-      transfer::UnixNowMs() + (read.lease_expiry - SteadyClock::Instance().NowMs());
+  const int64_t expiry = ToUnixMs(read.lease_expiry, SteadyClock::Instance());
   out->set_size(read.size);
   out->set_lease_expiry_unix_ms(expiry);
   for (const master::ReplicaDescriptor& d : read.replicas) {
@@ -81,7 +80,7 @@ void MasterHandlers::MountSegment(MountSegmentRequest& req, MountSegmentResponse
   if (!id.ok()) return;
   resp->set_segment_id(*id);
   ToProto(signer_.Sign(req.spec().endpoint(), *id, 0, 0, transfer::AccessOp::kRead,
-                       transfer::UnixNowMs() + kMountProofMs),
+                       UnixNowMs() + kMountProofMs),
           resp->mutable_proof());
 }
 

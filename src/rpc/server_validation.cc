@@ -1,6 +1,6 @@
 #include "rpc/server_validation.h"
 
-#include "transfer/endpoint.h"
+#include "common/endpoint.h"
 
 namespace crescent::rpc {
 namespace {
@@ -32,7 +32,7 @@ crescent::Status CheckSegmentSpec(const SegmentSpec& spec) {
     return Invalid("tier " + std::to_string(spec.tier()) + " is neither 0 (DRAM) nor 1 (PMEM)");
   }
   // ParseEndpoint's message already names the endpoint and what is wrong with it.
-  if (auto ep = transfer::ParseEndpoint(spec.endpoint()); !ep.ok()) return ep.status();
+  if (auto ep = ParseEndpoint(spec.endpoint()); !ep.ok()) return ep.status();
   return crescent::Status::Ok();
 }
 

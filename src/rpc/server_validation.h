@@ -23,7 +23,7 @@ crescent::Status CheckName(std::string_view field, std::string_view value);
 // Empty allowed; otherwise as CheckName.
 crescent::Status CheckOptionalName(std::string_view field, std::string_view value);
 
-// Name, owner, endpoint (transfer::ParseEndpoint), capacity > 0, tier 0 or 1.
+// Name, owner, endpoint (ParseEndpoint), capacity > 0, tier 0 or 1.
 crescent::Status CheckSegmentSpec(const SegmentSpec& spec);
 
 // At most max_batch keys (and at least one when !allow_empty), each at most

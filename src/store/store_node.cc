@@ -4,7 +4,7 @@
 
 #include <cstdio>
 
-#include "transfer/endpoint.h"
+#include "common/endpoint.h"
 
 namespace crescent::store {
 namespace {
@@ -62,7 +62,7 @@ StatusOr<std::unique_ptr<StoreNode>> StoreNode::Start(const StoreNodeOptions& op
   if (!tcp.ok()) return tcp.status();
   node->tcp_ = std::move(tcp.value());
 
-  transfer::Endpoint ep{opt.advertise_host, node->tcp_->port(), ""};
+  Endpoint ep{opt.advertise_host, node->tcp_->port(), ""};
   if (opt.shared_memory) {
     // Unique per process and start, so a restarted node never inherits the
     // previous incarnation's capabilities (they are bound to the endpoint).

@@ -7,7 +7,6 @@
 #include <openssl/rand.h>
 
 #include <atomic>
-#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -30,12 +29,6 @@ std::string Trim(std::string s) {
 }
 
 }  // namespace
-
-int64_t UnixNowMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
 
 struct CapabilitySigner::Key {
   std::string secret;

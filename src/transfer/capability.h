@@ -21,6 +21,7 @@
 #include <string>
 #include <string_view>
 
+#include "common/clock.h"  // UnixNowMs: expiries are wall-clock times
 #include "crescent/status.h"
 
 namespace crescent::transfer {
@@ -35,9 +36,6 @@ struct Capability {
   int64_t expiry_unix_ms = 0;
   std::array<uint8_t, 32> tag{};
 };
-
-// Wall-clock milliseconds since the Unix epoch.
-int64_t UnixNowMs();
 
 class CapabilitySigner {
  public:

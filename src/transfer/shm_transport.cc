@@ -34,8 +34,8 @@
 #include <string>
 #include <unordered_map>
 
+#include "common/endpoint.h"
 #include "transfer/bulk_copy.h"
-#include "transfer/endpoint.h"
 #include "transfer/shm_protocol.h"
 
 namespace crescent::transfer {

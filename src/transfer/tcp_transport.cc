@@ -52,8 +52,8 @@
 #include <utility>
 #include <vector>
 
+#include "common/endpoint.h"
 #include "transfer/congestion.h"
-#include "transfer/endpoint.h"
 #include "transfer/wire.h"
 
 namespace crescent::transfer {

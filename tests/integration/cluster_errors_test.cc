@@ -153,7 +153,7 @@ TEST_F(ClusterErrorsTest, GarbageOnTheDataPortIsRejectedAndTheNodeKeepsServing) 
     h.cap.offset = 0;
     h.cap.length = 1000;
     h.cap.op = transfer::AccessOp::kWrite;
-    h.cap.expiry_unix_ms = transfer::UnixNowMs() + 60000;
+    h.cap.expiry_unix_ms = UnixNowMs() + 60000;
     h.cap.tag.fill(0xAB);
     h.payload_length = h.cap.length;
     transfer::wire::RequestBytes bytes;

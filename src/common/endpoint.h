@@ -11,7 +11,7 @@
 
 #include "crescent/status.h"
 
-namespace crescent::transfer {
+namespace crescent {
 
 struct Endpoint {
   std::string host;
@@ -23,4 +23,4 @@ struct Endpoint {
 
 StatusOr<Endpoint> ParseEndpoint(std::string_view text);
 
-}  // namespace crescent::transfer
+}  // namespace crescent

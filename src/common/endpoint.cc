@@ -1,8 +1,8 @@
-#include "transfer/endpoint.h"
+#include "common/endpoint.h"
 
 #include <charconv>
 
-namespace crescent::transfer {
+namespace crescent {
 
 std::string Endpoint::ToString() const {
   std::string out = host + ":" + std::to_string(port);
@@ -41,4 +41,4 @@ StatusOr<Endpoint> ParseEndpoint(std::string_view text) {
   return ep;
 }
 
-}  // namespace crescent::transfer
+}  // namespace crescent
