@@ -7,6 +7,8 @@ set -euo pipefail
 PACKAGES=(
   # toolchain
   build-essential cmake pkg-config git
+  # build speed, each used only when present (cmake/BuildSpeed.cmake)
+  ccache mold
   # libraries: hashing, Abseil, JSON, command-line parsing
   libxxhash-dev libabsl-dev nlohmann-json3-dev libcli11-dev
   # networking: gRPC control plane, Asio data plane, HMAC capabilities, admin HTTP

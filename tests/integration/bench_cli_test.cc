@@ -23,6 +23,8 @@
 #include <thread>
 #include <vector>
 
+#include "integration/process.h"
+
 namespace {
 
 namespace fs = std::filesystem;
@@ -55,7 +57,7 @@ BenchRun Bench(const std::string& args) {
   const fs::path json_file = TempDir() / ("run" + std::to_string(++n) + ".json");
   const fs::path out_file = TempDir() / ("run" + std::to_string(n) + ".out");
   const fs::path err_file = TempDir() / ("run" + std::to_string(n) + ".err");
-  const std::string cmd = std::string(CRESCENT_BIN) + " bench " + args + " --json " +
+  const std::string cmd = crescent::itest::CrescentBin() + " bench " + args + " --json " +
                           json_file.string() + " >" + out_file.string() + " 2>" + err_file.string();
   BenchRun r;
   const int status = std::system(cmd.c_str());
@@ -365,8 +367,8 @@ TEST(BenchCli, UsageErrors) {
 }
 
 TEST(BenchCli, AgainstCrescentServe) {
-  Child serve(
-      {CRESCENT_BIN, "serve", "--port", "0", "--http-port", "0", "--segment-size", "256MiB"});
+  Child serve({crescent::itest::CrescentBin(), "serve", "--port", "0", "--http-port", "0",
+               "--segment-size", "256MiB"});
   ASSERT_TRUE(serve.WaitReady()) << serve.text();
   ASSERT_FALSE(serve.ListenAddress().empty()) << serve.text();
   const std::string master = " --master " + serve.ListenAddress();
@@ -389,15 +391,15 @@ TEST(BenchCli, AgainstCrescentServe) {
 TEST(BenchCli, AgainstMasterAndTwoStores) {
   const fs::path secret = TempDir() / "secret";
   { std::ofstream(secret) << "bench-cli-test-secret-0123456789abcdef\n"; }
-  Child master({CRESCENT_BIN, "master", "--port", "0", "--http-port", "0", "--secret-file",
-                secret.string()});
+  Child master({crescent::itest::CrescentBin(), "master", "--port", "0", "--http-port", "0",
+                "--secret-file", secret.string()});
   ASSERT_TRUE(master.WaitReady()) << master.text();
   const std::string addr = master.ListenAddress();
   ASSERT_FALSE(addr.empty()) << master.text();
-  Child s1({CRESCENT_BIN, "store", "--master", addr, "--segment-size", "128MiB", "--node-id",
-            "bench-a", "--secret-file", secret.string()});
-  Child s2({CRESCENT_BIN, "store", "--master", addr, "--segment-size", "128MiB", "--node-id",
-            "bench-b", "--secret-file", secret.string()});
+  Child s1({crescent::itest::CrescentBin(), "store", "--master", addr, "--segment-size", "128MiB",
+            "--node-id", "bench-a", "--secret-file", secret.string()});
+  Child s2({crescent::itest::CrescentBin(), "store", "--master", addr, "--segment-size", "128MiB",
+            "--node-id", "bench-b", "--secret-file", secret.string()});
   ASSERT_TRUE(s1.WaitReady()) << s1.text();
   ASSERT_TRUE(s2.WaitReady()) << s2.text();
   for (const char* transport : {"tcp", "shm"}) {

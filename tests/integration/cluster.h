@@ -23,9 +23,6 @@ namespace crescent::itest {
 inline constexpr milliseconds kStartTimeout{20000};
 inline constexpr milliseconds kExitTimeout{10000};
 
-// The crescent binary under test.
-inline std::string CrescentBin() { return CRESCENT_BIN; }
-
 struct ClusterOptions {
   int stores = 2;
   std::string segment_size = "64MiB";

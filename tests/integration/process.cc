@@ -15,6 +15,13 @@
 #include <thread>
 
 namespace crescent::itest {
+
+const std::string& CrescentBin() {
+  static const std::string path =
+      (std::filesystem::read_symlink("/proc/self/exe").parent_path() / "crescent").string();
+  return path;
+}
+
 namespace {
 
 constexpr milliseconds kPoll{10};

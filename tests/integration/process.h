@@ -19,6 +19,12 @@ namespace crescent::itest {
 
 using std::chrono::milliseconds;
 
+// The `crescent` binary under test: the one beside this test binary (CMake
+// puts both in build/bin). Looked up at run time rather than compiled in, so
+// that no object file names the clone's path (ccache then serves the same
+// objects to every clone on the machine).
+const std::string& CrescentBin();
+
 // How a child ended.
 struct ExitStatus {
   bool exited = false;  // true: exit(code); false: killed by `signal`

@@ -17,6 +17,8 @@
 #include <thread>
 #include <vector>
 
+#include "integration/process.h"
+
 namespace {
 
 namespace fs = std::filesystem;
@@ -55,8 +57,8 @@ class ReplayCli : public ::testing::Test {
   // Runs `crescent ARGS` with stdout and stderr captured.
   CliResult Run(const std::string& args) {
     const fs::path out = dir_ / "stdout", err = dir_ / "stderr";
-    const std::string cmd = std::string(CRESCENT_BIN) + " " + args + " >" + out.string() + " 2>" +
-                            err.string() + " </dev/null";
+    const std::string cmd = crescent::itest::CrescentBin() + " " + args + " >" + out.string() +
+                            " 2>" + err.string() + " </dev/null";
     const int status = std::system(cmd.c_str());
     CliResult r;
     r.rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
@@ -264,6 +266,7 @@ TEST_F(ReplayCli, EmbeddedFlagsAreRefusedWithMaster) {
 
 TEST_F(ReplayCli, AgainstCrescentServe) {
   const fs::path log = dir_ / "serve.log";
+  const char* bin = crescent::itest::CrescentBin().c_str();  // before fork: no allocation after it
   serve_pid_ = ::fork();
   ASSERT_GE(serve_pid_, 0);
   if (serve_pid_ == 0) {
@@ -271,9 +274,9 @@ TEST_F(ReplayCli, AgainstCrescentServe) {
     (void)f;
     ::dup2(::fileno(stdout), 2);
     // Port 0: the address is read back from the log, so no port is raced.
-    ::execl(CRESCENT_BIN, CRESCENT_BIN, "serve", "--port", "0", "--http-port", "0",
-            "--segment-size", "128KiB", "--lease-ms", "100", "--high-watermark", "1.0",
-            "--evict-ratio", "0.001", static_cast<char*>(nullptr));
+    ::execl(bin, bin, "serve", "--port", "0", "--http-port", "0", "--segment-size", "128KiB",
+            "--lease-ms", "100", "--high-watermark", "1.0", "--evict-ratio", "0.001",
+            static_cast<char*>(nullptr));
     ::_exit(127);
   }
   bool ready = false;
