@@ -8,7 +8,7 @@ CRESCENT   := $(BUILD)/bin/crescent
 # or pybind11) may come first on PATH. The module is built for this one.
 PYTHON     := /usr/bin/python3
 
-.PHONY: all deps build test test-unit test-python e2e test-asan test-tsan bench run format tidy clean
+.PHONY: all deps build test test-unit test-integration test-python e2e test-asan test-tsan bench run format tidy clean
 
 all: build
 
@@ -19,14 +19,22 @@ build: deps
 	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release -DCRESCENT_PYTHON=$(PYTHON) $(CMAKE_ARGS) >/dev/null
 	@cmake --build $(BUILD) -j $(JOBS)
 
-# The whole suite: the release build's unit and integration tests, the Python
-# tests (binding, HiCache adapter, tiny E2E run), then ASan+UBSan over the unit
-# tests (all but the "race" ones), then TSan over the concurrent ones (labels:
-# see crescent_add_tests in CMakeLists.txt).
-test: test-unit test-python test-asan test-tsan
+# The whole suite, each test built and run once where it checks the most:
+# the integration tests (real crescent processes) and the Python tests on the
+# release build that users run; the unit tests under ASan+UBSan (all but the
+# "race" ones); the concurrent tests under TSan (labels: see crescent_add_tests
+# in CMakeLists.txt).
+test: test-integration test-python test-asan test-tsan
 
+# Every unit and integration test on the release build (a quick check while
+# working; `make test` runs the unit tests under the sanitizers instead).
 test-unit: build
+	@cmake --build $(BUILD) -j $(JOBS) --target unit_tests integration_tests
 	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
+
+test-integration: build
+	@cmake --build $(BUILD) -j $(JOBS) --target integration_tests
+	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS) -L integration
 
 # pytest over the `crescent` module in $(BUILD)/python (the binding, the SGLang
 # HiCache adapter crescent.hicache, a tiny E2E run), against real
