@@ -27,13 +27,13 @@ namespace crescent {
 struct ClientConfig {
   // host:port or unix:/path. Empty: $CRESCENT_MASTER, else 127.0.0.1:50051.
   std::string master_address;
-  int64_t rpc_timeout_ms = 5000;        // per control-plane call
-  int rpc_attempts = 4;                 // tries while the master is unreachable
+  int64_t rpc_timeout_ms = 5000;  // per control-plane call
+  int rpc_attempts = 4;           // tries while the master is unreachable
   // Per data-plane attempt on a batch. A read that fails on one replica tries
   // the next (one attempt per replica), and a same-host op that shared memory
   // cannot carry is retried over TCP, each with this timeout again.
   int64_t transfer_timeout_ms = 10000;
-  int tcp_lanes = 4;                    // TCP connections per store node
+  int tcp_lanes = 4;  // TCP connections per store node
   // TCP congestion control of this client's data connections (e.g. "cubic",
   // "reno"). Empty: $CRESCENT_TCP_CONGESTION, else the system default.
   // Connect refuses a name the kernel does not offer or allow.
@@ -67,8 +67,9 @@ struct ClusterStat {
   uint64_t pending_puts = 0;
   uint64_t capacity_bytes = 0;
   uint64_t used_bytes = 0;
-  // Part of used_bytes: objects removed by force while a reader held a lease,
-  // whose space is freed when the lease ends.
+  // Part of used_bytes: space of objects gone from the namespace (removed,
+  // evicted, revoked or timed-out puts) that a capability may still reach; it
+  // is freed once that capability has expired, plus a grace (fencing).
   uint64_t held_bytes = 0;
   std::vector<SegmentUsage> segments;
   std::map<std::string, uint64_t> counters;  // Prometheus sample name -> value

@@ -18,6 +18,11 @@ struct MasterConfig {
   bool exists_grants_lease = false;
   // A put not ended or revoked within this time is discarded and its space freed.
   int64_t put_timeout_ms = 30'000;
+  // Fencing: space that a capability may still reach (a write capability until
+  // its put's deadline, a read capability until its lease ends) is not handed
+  // to another object before that expiry plus this margin, the clock skew and
+  // in-flight time allowed between the master and a store node.
+  int64_t capability_grace_ms = 1'000;
   // A store node silent for this long is declared dead; its segments unmount.
   int64_t heartbeat_ttl_ms = 10'000;
 

@@ -76,7 +76,7 @@ TEST_F(EvictionTest, NoSpaceOnlyWhenEverythingIsLeased) {
   EXPECT_EQ(Present(master(), keys), keys);
   EXPECT_EQ(master().counters().evictions.load(), 0u);
 
-  clock_.Advance(1001);  // every lease has run out
+  clock_.Advance(1000 + config_.capability_grace_ms);  // every lease, and its grace, has run out
   ASSERT_TRUE(Put("new", kPage).ok());
   EXPECT_EQ(master().counters().evictions.load(), 1u);
   EXPECT_EQ(Present(master(), keys).size(), 3u);
@@ -164,7 +164,7 @@ TEST_F(EvictionTest, WatermarkRoundSparesLeasedObjects) {
   EXPECT_EQ(master().counters().evictions.load(), 0u);
   EXPECT_EQ(Present(master(), keys), keys);
 
-  clock_.Advance(config_.lease_ms + 1);
+  clock_.Advance(config_.lease_ms + config_.capability_grace_ms);  // leases and their grace
   master().RunMaintenance();
   EXPECT_EQ(master().counters().eviction_rounds.load(), 2u);
   EXPECT_EQ(master().counters().evictions.load(), 4u);
@@ -179,7 +179,7 @@ TEST_F(EvictionTest, LruOrderIsObservable) {
   ASSERT_TRUE(Readable("k0"));
   ASSERT_TRUE(Readable("k1"));
   // Past the leases: only recency protects k0 and k1 now.
-  clock_.Advance(config_.lease_ms + 1);
+  clock_.Advance(config_.lease_ms + config_.capability_grace_ms);
   ASSERT_TRUE(Put("n0", kPage).ok());
   EXPECT_FALSE(*master().Exists("k2")) << "the coldest object goes first";
   EXPECT_TRUE(*master().Exists("k0"));

@@ -96,8 +96,8 @@ TEST_F(PinTest, HardPinnedObjectsCanStillBeRemoved) {
   EXPECT_TRUE(master().Remove("pin1", /*force=*/true).ok());
   EXPECT_EQ(*master().RemoveByPrefix("pin"), 2u);
   EXPECT_EQ(master().List(""), std::vector<std::string>{"new"});
-  EXPECT_EQ(master().Stats().used_bytes, 2 * kPage);  // pin1's until its lease ends
-  clock_.Advance(config_.lease_ms + config_.lease_ms / 10);  // lease + grace
+  EXPECT_EQ(master().Stats().used_bytes, 2 * kPage);               // pin1's until its lease ends
+  clock_.Advance(config_.lease_ms + config_.capability_grace_ms);  // lease + grace
   master().RunMaintenance();
   EXPECT_EQ(master().Stats().used_bytes, kPage);
 }

@@ -40,12 +40,13 @@ std::optional<PutGrant> MasterService::RepeatedPutLocked(const Located& loc, uin
   const ObjectEntry& e = loc.shard->entry(slot);
   if (attempt == 0 || e.state != EntryState::kPending || e.size != size) return std::nullopt;
   const ObjectId id = loc.shard->IdOf(slot);
+  PutGrant out;
   {
     std::lock_guard plock(pending_mu_);  // leaf lock
     auto it = pending_live_.find(id);
     if (it == pending_live_.end() || it->second.attempt != attempt) return std::nullopt;
+    out.deadline = it->second.deadline;
   }
-  PutGrant out;
   for (size_t i = 0; i < e.num_replicas; ++i) {
     const ReplicaSlot r = e.replica(i);
     if (segments_.IsMounted(r.segment)) out.replicas.push_back(DescribeSlot(r, size));
@@ -127,10 +128,11 @@ StatusOr<PutGrant> MasterService::PutStart(std::string_view key, uint64_t size,
     id = loc.shard->IdOf(slot);
     for (const ReplicaSlot& r : slots) out.replicas.push_back(DescribeSlot(r, size));
     out.token = PutToken(id);
+    out.deadline = now + config_.put_timeout_ms;
     // Under the shard lock, so a PutEnd of this key always finds the record.
     std::lock_guard plock(pending_mu_);  // leaf lock
-    pending_.push_back({id, now + config_.put_timeout_ms});
-    pending_live_.emplace(id, LivePut{config.parent_key, attempt});
+    pending_.push_back({id, out.deadline});
+    pending_live_.emplace(id, LivePut{config.parent_key, attempt, out.deadline});
   }
   pending_count_.fetch_add(1, std::memory_order_relaxed);
   counters_.put_start.Record(1, 0);

@@ -34,8 +34,8 @@ TEST_F(PutTest, ReusedRangeGetsANewPlacement) {
   ASSERT_TRUE(read.ok());
   EXPECT_EQ(read->replicas[0].placement, first->replicas[0].placement);
   ASSERT_TRUE(master().Remove("k", true).ok());
-  clock_.Advance(config_.lease_ms +
-                 config_.lease_ms / 10);  // the read's lease (+ grace) holds the range
+  // The read's lease (+ the capability grace) holds the range.
+  clock_.Advance(config_.lease_ms + config_.capability_grace_ms);
   master().RunMaintenance();
 
   auto second = master().PutStart("k", 4096, {});
@@ -98,15 +98,34 @@ TEST_F(PutTest, DuplicatePutFailsAndChangesNothing) {
   EXPECT_EQ(master().GetReplicaList("k")->size, 100u);
 }
 
-TEST_F(PutTest, PutRevokeFreesSpaceAndForgetsKey) {
+// A revoked put forgets its key at once, but its space is fenced: the
+// writer's capability stays valid until the put's deadline (another lane of
+// that writer may still be copying), so the range waits that long plus the
+// grace before another object may have it.
+TEST_F(PutTest, PutRevokeForgetsTheKeyAndFencesTheSpaceUntilTheDeadline) {
+  config_.put_timeout_ms = 1000;
   Mount("seg-a", 1 << 20);
   auto start = master().PutStart("k", 4096, {});
   ASSERT_TRUE(start.ok());
-  EXPECT_GT(master().Stats().used_bytes, 0u);
+  EXPECT_EQ(start->deadline, clock_.NowMs() + config_.put_timeout_ms);
   ASSERT_TRUE(master().PutRevoke("k", start->token).ok());
-  EXPECT_EQ(master().Stats().used_bytes, 0u);
   EXPECT_EQ(master().Stats().pending_puts, 0u);
-  EXPECT_TRUE(Put("k", 10).ok());
+  EXPECT_EQ(master().Stats().held_bytes, 4096u);
+  auto again = master().PutStart("k", 4096, {});  // the key is free again...
+  ASSERT_TRUE(again.ok());
+  EXPECT_NE(again->replicas[0].offset, start->replicas[0].offset);  // ...its range is not
+  ASSERT_TRUE(master().PutRevoke("k", again->token).ok());
+
+  clock_.Advance(config_.put_timeout_ms + config_.capability_grace_ms - 1);
+  master().RunMaintenance();
+  EXPECT_EQ(master().Stats().held_bytes, 2u * 4096);
+  clock_.Advance(1);
+  master().RunMaintenance();
+  EXPECT_EQ(master().Stats().held_bytes, 0u);
+  EXPECT_EQ(master().Stats().used_bytes, 0u);
+  auto later = master().PutStart("k", 4096, {});
+  ASSERT_TRUE(later.ok());
+  EXPECT_EQ(later->replicas[0].offset, start->replicas[0].offset);  // now it is reused
 }
 
 TEST_F(PutTest, PutEndWithoutPutStartFails) {
@@ -149,9 +168,27 @@ TEST_F(PutTest, TimedOutPutIsDiscardedAndSpaceReclaimed) {
   clock_.Advance(2);
   master().RunMaintenance();
   EXPECT_EQ(master().Stats().pending_puts, 0u);
-  EXPECT_EQ(master().Stats().used_bytes, 0u);
   EXPECT_EQ(master().PutEnd("k", start->token).code(), ErrorCode::kPutNotStarted);
   EXPECT_EQ(master().counters().expired_puts.load(), 1u);
+  // A writer stalled with a capability that expired at the deadline may still
+  // deliver bytes on a node whose clock runs behind: fenced for the grace.
+  EXPECT_EQ(master().Stats().held_bytes, 4096u);
+  clock_.Advance(config_.capability_grace_ms);
+  master().RunMaintenance();
+  EXPECT_EQ(master().Stats().used_bytes, 0u);
+}
+
+// A retried PutStart (same attempt) gets the first try's deadline back, not a
+// fresh one: the capabilities it carries must not outlive the put.
+TEST_F(PutTest, ARepeatedAttemptKeepsTheFirstDeadline) {
+  Mount("seg-a", 1 << 20);
+  auto first = master().PutStart("k", 1000, {}, 7);
+  ASSERT_TRUE(first.ok());
+  clock_.Advance(500);
+  auto retry = master().PutStart("k", 1000, {}, 7);
+  ASSERT_TRUE(retry.ok());
+  EXPECT_EQ(retry->token, first->token);
+  EXPECT_EQ(retry->deadline, first->deadline);
 }
 
 // A writer stalled past the put timeout must not end, or revoke, the put that

@@ -13,22 +13,29 @@ namespace crescent::master {
 ObjectId MasterService::RemoveLocked(ObjectShard& shard, uint32_t slot) {
   ObjectEntry& e = shard.entry(slot);
   ObjectId id = shard.IdOf(slot);
-  TimeMs held_until = 0;
+  // Fencing: until when a capability may still reach this object's space (a
+  // read capability expires with the lease, a write capability at the put's
+  // deadline). The space waits that long plus the grace, which covers the
+  // store node's clock running behind the master's; only then may another
+  // object have it.
+  TimeMs reachable_until = 0;
   if (e.state == EntryState::kComplete) {
     bloom_.Remove(shard.index(), e.Hash());
     live_objects_.fetch_sub(1, std::memory_order_relaxed);
     e.FlushTouch(config_.lease_ms);
-    if (e.Leased(clock_.NowMs())) {
-      // A grace past the lease: a read the store node accepted just before
-      // the capability expired may still be copying, and the store node's
-      // clock may run a little behind the master's.
-      held_until = e.lease_until.load(std::memory_order_relaxed) + config_.lease_ms / 10;
-    }
+    reachable_until = e.lease_until.load(std::memory_order_relaxed);
   } else {
     pending_count_.fetch_sub(1, std::memory_order_relaxed);
     std::lock_guard plock(pending_mu_);  // leaf lock
-    pending_live_.erase(id);
+    if (auto it = pending_live_.find(id); it != pending_live_.end()) {
+      reachable_until = it->second.deadline;
+      pending_live_.erase(it);
+    }
     TrimPendingLocked();
+  }
+  TimeMs held_until = 0;
+  if (reachable_until != 0 && reachable_until + config_.capability_grace_ms > clock_.NowMs()) {
+    held_until = reachable_until + config_.capability_grace_ms;
   }
   if (held_until != 0) {
     Hold(e, held_until);

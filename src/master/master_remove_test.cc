@@ -12,7 +12,7 @@ class RemoveTest : public MasterTest {
   RemoveTest() { config_.heartbeat_ttl_ms = int64_t{1} << 40; }
   // How long a forced remove holds a just-read object's space: its lease and
   // a tenth of it as grace.
-  int64_t HoldMs() const { return config_.lease_ms + config_.lease_ms / 10; }
+  int64_t HoldMs() const { return config_.lease_ms + config_.capability_grace_ms; }
 
   void SetUp() override { Mount("seg-a", 1 << 20); }
 
@@ -113,7 +113,7 @@ TEST_F(RemoveTest, ForcedRemoveOfALeasedObjectHoldsItsSpaceUntilTheLeaseEnds) {
   auto other = master().PutStart("other", 4096, {});
   ASSERT_TRUE(other.ok());
   EXPECT_NE(other->replicas[0].offset, offset) << "a held range was handed out";
-  clock_.Advance(config_.lease_ms + config_.lease_ms / 10 - 1);  // the lease and its grace
+  clock_.Advance(HoldMs() - 1);  // the lease and its grace
   master().RunMaintenance();
   EXPECT_EQ(master().Stats().held_bytes, 4096u) << "released before the lease ended";
 

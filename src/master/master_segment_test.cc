@@ -329,6 +329,7 @@ TEST_F(SegmentTest, UnmountDropsPendingPutsWithoutLiveReplica) {
 }
 
 TEST_F(SegmentTest, UsedBytesReturnToZeroAfterRemoves) {
+  config_.put_timeout_ms = 1000;  // the revoked put's fence ends well within the heartbeat TTL
   Mount("seg-a", 1 << 20, "node-a");
   Mount("seg-b", 1 << 20, "node-b");
   PutConfig two;
@@ -346,6 +347,11 @@ TEST_F(SegmentTest, UsedBytesReturnToZeroAfterRemoves) {
 
   for (const Status& s : master().BatchRemove(keys)) EXPECT_TRUE(s.ok()) << s.ToString();
   ASSERT_TRUE(master().PutRevoke("pending", pending->token).ok());
+  // The revoked put's space is fenced until its write capability is over.
+  EXPECT_GT(master().Stats().held_bytes, 0u);
+  clock_.Advance(config_.put_timeout_ms + config_.capability_grace_ms);
+  master().RunMaintenance();
+  ASSERT_EQ(master().ListSegments().size(), 2u);
   for (const SegmentInfo& s : master().ListSegments()) {
     EXPECT_EQ(s.used_bytes, 0u) << s.spec.name;
     EXPECT_EQ(s.allocations, 0u) << s.spec.name;

@@ -51,9 +51,10 @@ struct MasterStats {
   uint64_t pending_puts = 0;
   uint64_t capacity_bytes = 0;  // mounted segments
   uint64_t used_bytes = 0;      // allocated (complete + pending + held)
-  // Allocated space of objects removed by force while leased (part of
-  // used_bytes): out of the namespace, but not reusable until the lease runs
-  // out, as a reader may still be copying it.
+  // Allocated space that left the namespace (removed, evicted, revoked or
+  // timed-out puts) while a capability may still reach it (part of
+  // used_bytes): not reusable until the last such capability has expired plus
+  // capability_grace_ms (fencing, docs/network.md).
   uint64_t held_bytes = 0;
   uint64_t metadata_bytes = 0;  // indexes, slabs, bloom, policy estimate
   uint64_t bloom_design_keys = 0;
@@ -141,6 +142,8 @@ class MasterService {
   const MasterCounters& counters() const { return counters_; }
   MasterStats Stats() const;
   const MasterConfig& config() const { return config_; }
+  // The clock that deadlines and lease ends in results are on.
+  const Clock& clock() const { return clock_; }
 
  private:
   struct PendingPut {
@@ -265,6 +268,7 @@ class MasterService {
   struct LivePut {
     std::string parent_key;
     uint64_t attempt = 0;
+    TimeMs deadline = 0;  // its PendingPut's: when its write capabilities expire
   };
   absl::flat_hash_map<ObjectId, LivePut> pending_live_;
 

@@ -243,8 +243,9 @@ TEST_F(StressTest, RandomOperationsKeepInvariants) {
   ExpectSpaceAccountedFor();
   master().RemoveAll(/*force=*/true);
   // ExpectSpaceAccountedFor read every survivor, so the forced removes hold
-  // their space until those leases (and their grace) are over.
-  clock_.Advance(config_.lease_ms + config_.lease_ms / 10);
+  // their space until those leases (and their grace) are over; revoked and
+  // timed-out puts hold theirs until their deadlines (and the grace).
+  clock_.Advance(std::max(config_.lease_ms, config_.put_timeout_ms) + config_.capability_grace_ms);
   master().RunMaintenance();
   EXPECT_EQ(master().Stats().objects, 0u);
   EXPECT_EQ(master().Stats().held_bytes, 0u);
@@ -321,12 +322,13 @@ TEST_F(StressTest, ConcurrentReadAndRemoveNeverRemoveALeasedObject) {
   EXPECT_GT(read, 0u);
   EXPECT_GT(gone, 0u);
   // Once the leases run out, everything left is removable.
-  clock_.Advance(config_.lease_ms + 1);
+  clock_.Advance(config_.lease_ms + config_.capability_grace_ms);
   for (int i = 0; i < kN; ++i) {
     if (!removed[i]) {
       EXPECT_TRUE(master().Remove(keys[i]).ok()) << keys[i];
     }
   }
+  master().RunMaintenance();  // fenced space of the removes made under leases
   EXPECT_EQ(master().Stats().used_bytes, 0u);
 }
 

@@ -57,6 +57,9 @@ struct ReplicaDescriptor {
 struct PutGrant {
   std::vector<ReplicaDescriptor> replicas;
   uint64_t token = 0;
+  // When the put is discarded if not ended, on the engine's clock: the write
+  // capabilities must expire by then (a retried PutStart keeps the first one).
+  TimeMs deadline = 0;
 };
 
 struct PutConfig {

@@ -42,7 +42,9 @@ crescent::Status MasterHandlers::CheckBatch(
 }
 
 void MasterHandlers::FillPut(const master::PutGrant& grant, PutStartResponse* out) const {
-  const int64_t expiry = UnixNowMs() + master_.config().put_timeout_ms;
+  // The put's own deadline, not now + the timeout: a retried PutStart, or one
+  // late in a batch, must not outlive the space the master keeps for it.
+  const int64_t expiry = ToUnixMs(grant.deadline, master_.clock());
   out->set_token(grant.token);
   for (const master::ReplicaDescriptor& d : grant.replicas) {
     Replica* r = out->add_replicas();
@@ -55,9 +57,9 @@ void MasterHandlers::FillPut(const master::PutGrant& grant, PutStartResponse* ou
 }
 
 void MasterHandlers::FillRead(const master::ReadResult& read, ReadResult* out) const {
-  // The lease end is on the engine's clock (SteadyClock in production); the
-  // capability needs Unix time, so carry over the remaining lease duration.
-  const int64_t expiry = ToUnixMs(read.lease_expiry, SteadyClock::Instance());
+  // The lease end is on the engine's clock; the capability needs Unix time,
+  // so carry over the remaining lease duration.
+  const int64_t expiry = ToUnixMs(read.lease_expiry, master_.clock());
   out->set_size(read.size);
   out->set_lease_expiry_unix_ms(expiry);
   for (const master::ReplicaDescriptor& d : read.replicas) {

@@ -21,6 +21,9 @@ StatusOr<SimStats> ReplayThroughMaster(const Trace& trace, uint64_t capacity_blo
   config.s3fifo_move_threshold = s3fifo_threshold;
   config.high_watermark = 1.0;
   config.lease_ms = 1;
+  // No capability leaves this process and no clock is skewed: freed space is
+  // reusable as soon as the last lease on it ends, as in the simulator.
+  config.capability_grace_ms = 0;
   config.allocation_alignment = kBlockBytes;
   config.bloom_expected_keys = trace.distinct_blocks() + 1;
   ManualClock clock;

@@ -13,6 +13,18 @@
 // succeed. A refused write larger than that bound gets its reply and the
 // connection is closed, so nobody can make the server drain unbounded traffic.
 //
+// Fencing: a capability is checked again right before each chunk of a
+// transfer touches the segment, not only when the request starts. The master
+// hands a range to another object once every capability that reaches it has
+// expired (plus a grace, docs/network.md), so a peer that stalls mid-transfer
+// (a frozen writer, a reader that stops reading) must not move segment bytes
+// after its capability's expiry. Each chunk is moved by a non-blocking call made
+// right after the check; waiting for the socket happens before the check, never
+// between it and the copy. A write that expires mid-payload gets its error
+// reply and the rest of its payload is read and dropped, as for a refused
+// write; a read that expires after part of its payload was sent cannot say so
+// in-stream, so its connection is closed and the client sees the op fail.
+//
 // Stop(): every io_context.stop() + join, then the acceptor and every live
 // connection socket are closed from the stopping thread (no handler can run any
 // more, so that is race-free); the suspended coroutine frames are destroyed with
@@ -49,14 +61,72 @@ constexpr uint64_t kMaxDiscardBytes = 64ull << 20;
 constexpr size_t kDiscardChunk = 64 << 10;
 using Lowat = asio::socket_base::receive_low_watermark;
 
-// asio's default completion condition (transfer_all) hands the kernel at most
-// 64 KiB per system call; a 4 MiB payload then took 64+ sendmsg/recvmsg calls
-// (and as many trips through the reactor) instead of a few. This one lets each
-// call move everything that is left.
-struct Everything {
-  size_t total;
-  size_t operator()(const asio::error_code& ec, size_t done) const { return ec ? 0 : total - done; }
-};
+// The outcome of a fenced transfer: done, stopped because the capability
+// expired first, or a socket error (in the caller's error code).
+enum class Fenced { kDone, kExpired, kSocketError };
+
+bool WouldBlock(const asio::error_code& ec) {
+  return ec == asio::error::would_block || ec == asio::error::try_again;
+}
+
+// Receives `length` bytes into `dst` (the segment), `*received` of them before
+// an expiry or error. SO_RCVLOWAT
+// (wire::PayloadLowat): the reactor reports the socket readable only once the
+// rest of the payload (up to 1 MiB of it) has arrived (TCP put 4 MiB 0.6-0.8x
+// -> 0.9-1.1x of the raw stream, `crescent bench all --size 4MiB`), lowered as
+// the payload shrinks, and back to 1 for the next header.
+asio::awaitable<Fenced> ReceiveFenced(tcp::socket& socket, std::byte* dst, size_t length,
+                                      int64_t expiry_unix_ms, size_t* received,
+                                      asio::error_code& ec) {
+  auto use = asio::redirect_error(asio::use_awaitable, ec);
+  Fenced out = Fenced::kDone;
+  int lowat = 1;
+  for (size_t done = 0; done < length;) {
+    const size_t left = length - done;
+    if (int want = wire::PayloadLowat(left); want != lowat) {
+      socket.set_option(Lowat(want), ec);
+      lowat = want;
+      if (ec) co_return Fenced::kSocketError;
+    }
+    if (UnixNowMs() >= expiry_unix_ms) {
+      out = Fenced::kExpired;
+      break;
+    }
+    done += socket.read_some(asio::buffer(dst + done, left), ec);  // non-blocking socket
+    *received = done;
+    if (WouldBlock(ec)) {
+      co_await socket.async_wait(tcp::socket::wait_read, use);
+    }
+    if (ec) co_return Fenced::kSocketError;
+  }
+  if (lowat != 1) socket.set_option(Lowat(1), ec);
+  co_return ec ? Fenced::kSocketError : out;
+}
+
+// Sends `header` then `length` bytes from `src` (the segment), as gather
+// writes of everything left (asio's own composed write hands the kernel 64 KiB
+// per call).
+asio::awaitable<Fenced> SendFenced(tcp::socket& socket, asio::const_buffer header,
+                                   const std::byte* src, size_t length, int64_t expiry_unix_ms,
+                                   asio::error_code& ec) {
+  auto use = asio::redirect_error(asio::use_awaitable, ec);
+  const size_t total = header.size() + length;
+  for (size_t sent = 0; sent < total;) {
+    if (UnixNowMs() >= expiry_unix_ms) co_return Fenced::kExpired;
+    std::array<asio::const_buffer, 2> out;
+    if (sent < header.size()) {
+      out = {header + sent, asio::buffer(src, length)};
+    } else {
+      out = {asio::buffer(src + (sent - header.size()), total - sent), asio::const_buffer()};
+    }
+    sent += socket.write_some(out, ec);  // non-blocking socket
+    if (WouldBlock(ec)) {
+      co_await socket.async_wait(tcp::socket::wait_write, use);
+    }
+    if (ec) co_return Fenced::kSocketError;
+  }
+  co_return Fenced::kDone;
+}
 
 // Exceptions (only bad_alloc is plausible: all I/O uses error codes) end the
 // coroutine and so the connection; they never reach the io_context thread.
@@ -128,6 +198,9 @@ asio::awaitable<void> TcpDataServer::Impl::Serve(tcp::socket socket) {
   ConnectionGuard guard(mu, connections, &socket);
   asio::error_code ec;
   socket.set_option(tcp::no_delay(true), ec);
+  // Fenced transfers move bytes with non-blocking calls only (asio's async
+  // operations are unaffected by this flag).
+  socket.non_blocking(true, ec);
   (void)SetCongestionControl(socket.native_handle(), congestion);  // checked in Start()
   wire::RequestBytes request;
   wire::ResponseBytes response;
@@ -146,58 +219,48 @@ asio::awaitable<void> TcpDataServer::Impl::Serve(tcp::socket socket) {
     }
     const wire::RequestHeader& h = *header;
     StatusOr<std::byte*> range = segment.Resolve(h.cap, h.cap.op, signer, UnixNowMs());
+    Status refused;       // the reply's error, if the request is refused
+    uint64_t unread = 0;  // payload bytes of a refused write still on the stream
     if (!range.ok()) {
-      size_t n = wire::EncodeResponse(range.status().code(), h.request_id, 0,
-                                      range.status().message(), response);
-      co_await asio::async_write(socket, asio::buffer(response.data(), n), use);
-      if (ec || h.payload_length == 0) {
-        if (ec) break;
-        continue;
-      }
-      if (h.payload_length > kMaxDiscardBytes) {
-        socket.shutdown(tcp::socket::shutdown_send, ec);
-        break;
-      }
-      if (!discard) discard = std::make_unique<std::byte[]>(kDiscardChunk);
-      for (uint64_t left = h.payload_length; left > 0 && !ec;) {
-        size_t chunk = static_cast<size_t>(std::min<uint64_t>(left, kDiscardChunk));
-        co_await asio::async_read(socket, asio::buffer(discard.get(), chunk), use);
-        left -= chunk;
-      }
-      if (ec) break;
-      continue;
-    }
-    size_t length = static_cast<size_t>(h.cap.length);
-    if (h.cap.op == AccessOp::kRead) {
+      refused = range.status();
+      unread = h.payload_length;
+    } else if (h.cap.op == AccessOp::kRead) {
       TsanAcquire(&segment);
-      // Header and segment bytes in one gather write, straight from the segment.
+      // Header and segment bytes in gather writes, straight from the segment.
       size_t n = wire::EncodeResponse(ErrorCode::kOk, h.request_id, h.cap.length, {}, response);
-      std::array<asio::const_buffer, 2> out{asio::buffer(response.data(), n),
-                                            asio::buffer(*range, length)};
-      co_await asio::async_write(socket, out, Everything{n + length}, use);
+      Fenced fenced =
+          co_await SendFenced(socket, asio::buffer(response.data(), n), *range,
+                              static_cast<size_t>(h.cap.length), h.cap.expiry_unix_ms, ec);
       TsanRelease(&segment);
+      if (fenced != Fenced::kDone) break;  // expired mid-payload: the stream cannot say so
+      continue;
     } else {
-      // SO_RCVLOWAT (wire::PayloadLowat): the reactor is told the socket is
-      // readable only once the rest of the payload (up to 1 MiB of it) has
-      // arrived (TCP put 4 MiB 0.6-0.8x -> 0.9-1.1x of the raw stream, as
-      // `crescent bench all --size 4MiB` checks it). Lowered as the payload
-      // shrinks, and back to 1 for the header.
+      size_t received = 0;
       TsanAcquire(&segment);
-      int lowat = 1;
-      for (size_t done = 0; done < length && !ec;) {
-        size_t left = length - done;
-        int want = wire::PayloadLowat(left);
-        if (want != lowat) {
-          socket.set_option(Lowat(want), ec);
-          lowat = want;
-        }
-        done += co_await socket.async_read_some(asio::buffer(*range + done, left), use);
-      }
-      if (ec) break;
+      Fenced fenced = co_await ReceiveFenced(socket, *range, static_cast<size_t>(h.cap.length),
+                                             h.cap.expiry_unix_ms, &received, ec);
       TsanRelease(&segment);
-      if (lowat != 1) socket.set_option(Lowat(1), ec);
-      size_t n = wire::EncodeResponse(ErrorCode::kOk, h.request_id, 0, {}, response);
-      co_await asio::async_write(socket, asio::buffer(response.data(), n), use);
+      if (fenced == Fenced::kSocketError) break;
+      if (fenced == Fenced::kExpired) {
+        refused = Status(ErrorCode::kLeaseExpired,
+                         "capability expired after " + std::to_string(received) + " of " +
+                             std::to_string(h.cap.length) + " bytes were written");
+        unread = h.cap.length - received;
+      }
+    }
+    size_t n = wire::EncodeResponse(refused.code(), h.request_id, 0, refused.message(), response);
+    co_await asio::async_write(socket, asio::buffer(response.data(), n), use);
+    if (ec) break;
+    if (unread == 0) continue;
+    if (unread > kMaxDiscardBytes) {
+      socket.shutdown(tcp::socket::shutdown_send, ec);
+      break;
+    }
+    if (!discard) discard = std::make_unique<std::byte[]>(kDiscardChunk);
+    for (uint64_t left = unread; left > 0 && !ec;) {
+      size_t chunk = static_cast<size_t>(std::min<uint64_t>(left, kDiscardChunk));
+      co_await asio::async_read(socket, asio::buffer(discard.get(), chunk), use);
+      left -= chunk;
     }
     if (ec) break;
   }

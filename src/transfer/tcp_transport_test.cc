@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 #include <pthread.h>
+#include <sys/socket.h>
+#include <sys/time.h>
 
 #include <array>
 #include <asio/io_context.hpp>
@@ -70,6 +72,14 @@ class TcpTransportTest : public ::testing::Test {
   }
   Status Get(uint64_t offset, std::vector<std::byte>& out) {
     return One(Op(Cap(offset, out.size(), AccessOp::kRead), out.data()));
+  }
+  // A connection of the test's own, below the transport, for raw frames.
+  tcp::socket RawConnect(asio::io_context& io) {
+    tcp::socket raw(io);
+    asio::error_code ec;
+    raw.connect(tcp::endpoint(asio::ip::make_address("127.0.0.1"), server_->port()), ec);
+    EXPECT_FALSE(ec) << ec.message();
+    return raw;
   }
   // A valid write and read-back still work: the server survived the last refusal.
   void ExpectStillServes() {
@@ -505,6 +515,82 @@ TEST_F(TcpTransportTest, ConcurrentExecuteFromFourThreads) {
   }
   for (std::thread& t : threads) t.join();
   EXPECT_EQ(failures.load(), 0);
+}
+
+// Fencing (tcp_server.cc): the master reuses a range once every capability
+// that reaches it has expired, so a writer that stalls mid-payload (a frozen
+// client) must not land bytes in the segment after its capability's expiry.
+// The server answers LEASE_EXPIRED, drops the rest of the payload, and the
+// connection and the server stay usable.
+TEST_F(TcpTransportTest, AWriteStalledPastItsCapabilityLandsNothingAfterTheExpiry) {
+  constexpr size_t kLen = 1 << 20;
+  const std::vector<std::byte> data = Pattern(kLen, 21);
+  asio::io_context io;
+  tcp::socket raw = RawConnect(io);
+  asio::error_code ec;
+  wire::RequestBytes request;
+  wire::EncodeRequest({1, Cap(0, kLen, AccessOp::kWrite, /*ttl_ms=*/300), kLen}, request);
+  asio::write(raw, asio::buffer(request), ec);
+  asio::write(raw, asio::buffer(data.data(), kLen / 2), ec);
+  ASSERT_FALSE(ec) << ec.message();
+  std::this_thread::sleep_for(std::chrono::milliseconds(700));  // stalled past the expiry
+  asio::write(raw, asio::buffer(data.data() + kLen / 2, kLen / 2), ec);
+  ASSERT_FALSE(ec) << ec.message();
+
+  wire::ResponseBytes response;
+  asio::read(raw, asio::buffer(response.data(), wire::kResponseHeaderSize), ec);
+  ASSERT_FALSE(ec) << ec.message();
+  StatusOr<wire::ResponseHeader> h = wire::DecodeResponse(response.data());
+  ASSERT_TRUE(h.ok()) << h.status().ToString();
+  EXPECT_EQ(h->code, ErrorCode::kLeaseExpired);
+  asio::read(raw, asio::buffer(response.data(), h->message_length), ec);  // the error text
+  ASSERT_FALSE(ec) << ec.message();
+  const std::vector<std::byte> zeros(kLen / 2);
+  EXPECT_EQ(std::memcmp(segment_->data() + kLen / 2, zeros.data(), zeros.size()), 0)
+      << "bytes sent after the capability expired reached the segment";
+
+  // The same connection is in sync: the next request on it is served.
+  const std::vector<std::byte> small = Pattern(100, 22);
+  wire::EncodeRequest({2, Cap(4 << 20, small.size(), AccessOp::kWrite), small.size()}, request);
+  asio::write(raw, asio::buffer(request), ec);
+  asio::write(raw, asio::buffer(small.data(), small.size()), ec);
+  asio::read(raw, asio::buffer(response.data(), wire::kResponseHeaderSize), ec);
+  ASSERT_FALSE(ec) << ec.message();
+  h = wire::DecodeResponse(response.data());
+  ASSERT_TRUE(h.ok());
+  EXPECT_EQ(h->code, ErrorCode::kOk);
+  EXPECT_EQ(h->request_id, 2u);
+  EXPECT_EQ(std::memcmp(segment_->data() + (4 << 20), small.data(), small.size()), 0);
+  ExpectStillServes();
+}
+
+// The same for a reader that stops reading: the server sends segment bytes
+// only while the capability lives, then abandons the request (closing the
+// connection, since the header already promised the full length).
+TEST_F(TcpTransportTest, AReadStalledPastItsCapabilitySendsNothingAfterTheExpiry) {
+  constexpr size_t kLen = 24 << 20;  // far more than the loopback socket buffers hold
+  asio::io_context io;
+  tcp::socket raw = RawConnect(io);
+  asio::error_code ec;
+  wire::RequestBytes request;
+  wire::EncodeRequest({1, Cap(0, kLen, AccessOp::kRead, /*ttl_ms=*/300), 0}, request);
+  asio::write(raw, asio::buffer(request), ec);
+  ASSERT_FALSE(ec) << ec.message();
+  std::this_thread::sleep_for(std::chrono::milliseconds(700));  // not reading past the expiry
+
+  // A server that kept sending would leave the connection open: bound the wait.
+  timeval patience{.tv_sec = 5, .tv_usec = 0};
+  ASSERT_EQ(::setsockopt(raw.native_handle(), SOL_SOCKET, SO_RCVTIMEO, &patience, sizeof patience),
+            0);
+  std::vector<uint8_t> buffer(1 << 20);
+  size_t total = 0;
+  for (;;) {
+    size_t n = raw.read_some(asio::buffer(buffer), ec);
+    total += n;
+    if (ec) break;
+  }
+  EXPECT_LT(total, wire::kResponseHeaderSize + kLen) << "the whole range was sent after expiry";
+  ExpectStillServes();
 }
 
 }  // namespace

@@ -26,11 +26,11 @@ inline constexpr milliseconds kExitTimeout{10000};
 struct ClusterOptions {
   int stores = 2;
   std::string segment_size = "64MiB";
-  bool store_shm = true;                  // false: stores run with --no-shm
-  int64_t heartbeat_ttl_ms = 1000;        // master: drop a silent node after this
-  int64_t heartbeat_interval_ms = 100;    // store nodes
-  std::vector<std::string> master_flags;  // extra flags for `crescent master`
-  std::vector<std::string> store_flags;   // extra flags for every `crescent store`
+  bool store_shm = true;                    // false: stores run with --no-shm
+  int64_t heartbeat_ttl_ms = 1000;          // master: drop a silent node after this
+  int64_t heartbeat_interval_ms = 100;      // store nodes
+  std::vector<std::string> master_flags{};  // extra flags for `crescent master`
+  std::vector<std::string> store_flags{};   // extra flags for every `crescent store`
 };
 
 struct StoreProcess {

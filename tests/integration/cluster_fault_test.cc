@@ -1,6 +1,6 @@
-// Faults with real processes: a replica's node killed mid-read, a node frozen
-// mid-put, a node killed under a shared-memory client, the master gone or
-// restarted, and a clean node shutdown.
+// Faults with real processes: a writer frozen mid-put while its space is
+// reused, a replica's node killed mid-read, a node frozen mid-put, a node killed under a
+// shared-memory client, the master gone or restarted, and a clean node shutdown.
 #include <arpa/inet.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -14,6 +14,8 @@
 
 #include "integration/cluster.h"
 #include "integration/raw_socket.h"
+#include "rpc/master_client.h"
+#include "transfer/wire.h"
 
 namespace crescent::itest {
 namespace {
@@ -177,6 +179,64 @@ TEST(MasterUnreachableTest, MalformedAddressIsRefusedAtConnect) {
 }
 
 class StoreFaultTest : public WithCluster<testing::Test> {};
+
+// The integrity defect a frozen writer caused: its put was discarded, the
+// space went to another key at once, and the writer, let go, kept writing into
+// it (a get of the other key returned the frozen writer's bytes). Here the
+// frozen writer is a raw connection holding the write capability the master
+// issued for keyA, with part of the payload sent. The master must not hand
+// keyA's range to keyB until that capability has expired (plus the grace), and
+// the store node must not land bytes that arrive after the expiry.
+TEST_F(StoreFaultTest, AFrozenWritersLateBytesNeverReachAnotherKey) {
+  ClusterOptions options;
+  options.stores = 1;
+  options.segment_size = "8MiB";  // room for one 6 MiB object, not two
+  options.store_shm = false;
+  options.heartbeat_ttl_ms = 60000;
+  options.master_flags = {"--put-timeout-ms", "1500"};
+  ASSERT_NO_FATAL_FAILURE(StartAndConnect(options, /*use_shm=*/false));
+  constexpr size_t kSize = 6 * kMiB;
+  const std::vector<std::byte> a = RandomBytes(kSize, 31), b = RandomBytes(kSize, 32);
+
+  auto master = rpc::MasterClient::Create({.address = cluster_->master_address()});
+  ASSERT_TRUE(master.ok()) << master.status().ToString();
+  auto put_a = (*master)->PutStart("keyA", kSize, {});
+  ASSERT_TRUE(put_a.ok()) << put_a.status().ToString();
+  const rpc::RemoteReplica& replica = put_a->replicas.at(0);
+  transfer::wire::RequestHeader h{1, replica.cap, kSize};
+  transfer::wire::RequestBytes header;
+  transfer::wire::EncodeRequest(h, header);
+  const std::string payload(reinterpret_cast<const char*>(a.data()), a.size());
+  RawSocket writer;
+  ASSERT_TRUE(writer.Connect(cluster_->store(0).host, cluster_->store(0).data_port));
+  ASSERT_TRUE(writer.Send(std::string(reinterpret_cast<const char*>(header.data()), header.size()) +
+                          payload.substr(0, kMiB)));
+
+  // The writer is frozen; the master discards keyA's put at its deadline. keyB
+  // gets its space only once keyA's capability is over: until then NO_SPACE.
+  Status put_b;
+  for (int i = 0; i < 200; ++i) {
+    put_b = client_->Put("keyB", b);
+    if (put_b.code() != ErrorCode::kNoSpace) break;
+    std::this_thread::sleep_for(milliseconds(50));
+  }
+  ASSERT_TRUE(put_b.ok()) << put_b.ToString();
+
+  // The writer wakes up and sends the rest of keyA's bytes.
+  ASSERT_TRUE(writer.Send(payload.substr(kMiB)));
+  std::string reply;
+  writer.ReadUntilClosed(milliseconds(2000), &reply);
+  if (reply.size() >= transfer::wire::kResponseHeaderSize) {
+    auto r = transfer::wire::DecodeResponse(reinterpret_cast<const uint8_t*>(reply.data()));
+    ASSERT_TRUE(r.ok());
+    EXPECT_EQ(r->code, ErrorCode::kLeaseExpired);
+  }
+  EXPECT_EQ((*master)->PutEnd("keyA", put_a->token).code(), ErrorCode::kPutNotStarted);
+
+  StatusOr<std::vector<std::byte>> got = client_->Get("keyB");
+  ASSERT_TRUE(got.ok()) << got.status().ToString();
+  EXPECT_TRUE(*got == b) << "keyB returned bytes that were not put under keyB";
+}
 
 TEST_F(StoreFaultTest, PutToAFrozenNodeTimesOutAndLeavesNothingBehind) {
   ASSERT_NO_FATAL_FAILURE(StartCluster({.stores = 1}));
