@@ -133,8 +133,10 @@ StatusOr<PutGrant> MasterService::PutStart(std::string_view key, uint64_t size,
     std::lock_guard plock(pending_mu_);  // leaf lock
     pending_.push_back({id, out.deadline});
     pending_live_.emplace(id, LivePut{config.parent_key, attempt, out.deadline});
+    // Counted under the shard lock, as RemoveLocked uncounts under it: a revoke
+    // racing this put cannot take the count below zero (it is unsigned).
+    pending_count_.fetch_add(1, std::memory_order_relaxed);
   }
-  pending_count_.fetch_add(1, std::memory_order_relaxed);
   counters_.put_start.Record(1, 0);
   return out;
 }
@@ -189,14 +191,17 @@ Status MasterService::PutEnd(std::string_view key, uint64_t token) {
       return Status::Ok();
     }
     loc.shard->Publish(slot);
+    // Under the shard lock, like RemoveLocked's decrement: a remove racing
+    // this PutEnd must not take live_objects_ below zero, or the Bloom filter's
+    // rebuild would size itself for ~2^64 keys.
+    live_objects_.fetch_add(1, std::memory_order_relaxed);
+    pending_count_.fetch_sub(1, std::memory_order_relaxed);
     bloom_.Add(loc.shard->index(), loc.hash);
     id = loc.shard->IdOf(slot);
     size = e.size * e.num_replicas;
     hard_pin = e.hard_pin;
     soft_until = e.soft_pin_until();
   }
-  live_objects_.fetch_add(1, std::memory_order_relaxed);
-  pending_count_.fetch_sub(1, std::memory_order_relaxed);
   std::string parent_key;
   {
     std::lock_guard lock(pending_mu_);
