@@ -2,6 +2,8 @@
 // soft-pinned one is evicted only after every unpinned candidate, in LRU order
 // among soft pins, until its TTL runs out, after which it competes like any
 // other object.
+#include <limits>
+
 #include "master/master_test_util.h"
 
 namespace crescent::master::testing {
@@ -246,6 +248,20 @@ TEST_F(PinTest, RemovedSoftPinnedObjectStaysGoneAfterItsExpiry) {
   EXPECT_EQ(master().EvictBytes(uint64_t{1} << 40), kPage);
   EXPECT_EQ(master().Stats().objects, 0u);
   EXPECT_EQ(master().EvictBytes(uint64_t{1} << 40), 0u);
+}
+
+// The longest TTL a client can send (INT64_MAX ms) must not wrap the pin's end
+// into the past (signed overflow: the object would lose its pin at once).
+TEST_F(PinTest, TheLongestSoftPinDoesNotOverflow) {
+  config_.eviction_policy = "lru";
+  Mount("seg-a", 4 * kPage);
+  ASSERT_TRUE(Put("soft", kPage, Soft(std::numeric_limits<int64_t>::max())).ok());
+  clock_.Advance(1001);
+  master().RunMaintenance();
+  for (const auto& k : Keys("later", 3)) ASSERT_TRUE(Put(k, kPage).ok());
+  ASSERT_TRUE(Put("new", kPage).ok());
+  EXPECT_TRUE(Present("soft"));
+  EXPECT_FALSE(Present("later0"));
 }
 
 TEST_F(PinTest, NegativeSoftPinIsRejected) {

@@ -1,6 +1,7 @@
 // The put lifecycle: PutStart allocates replicas for a pending entry, PutEnd
 // publishes it (hash index, KeyIndex, Bloom, policy), PutRevoke discards it, and the
 // maintenance pass discards puts that were never ended.
+#include <limits>
 #include <mutex>
 #include <optional>
 #include <shared_mutex>
@@ -120,8 +121,14 @@ StatusOr<PutGrant> MasterService::PutStart(std::string_view key, uint64_t size,
       return fail(Status(ErrorCode::kUnavailable,
                          "the segment chosen for '" + std::string(key) + "' was unmounted"));
     }
-    uint32_t slot = loc.shard->Create(
-        key, loc.hash, slots, config.soft_pin_ttl_ms > 0 ? now + config.soft_pin_ttl_ms : 0);
+    // Saturating: a TTL up to INT64_MAX ms means "pinned for good", not a
+    // wrapped (already expired, and undefined) end.
+    const int64_t ttl = config.soft_pin_ttl_ms;
+    const TimeMs soft_until = ttl <= 0 ? 0
+                                       : (now > std::numeric_limits<TimeMs>::max() - ttl
+                                              ? std::numeric_limits<TimeMs>::max()
+                                              : now + ttl);
+    uint32_t slot = loc.shard->Create(key, loc.hash, slots, soft_until);
     ObjectEntry& e = loc.shard->entry(slot);
     e.size = size;
     e.hard_pin = config.hard_pin ? 1 : 0;
