@@ -179,6 +179,30 @@ TEST_F(LeaseTest, LeaseIsHonouredWhenTouchQueueOverflows) {
   EXPECT_EQ(master().Stats().objects, keys.size());
 }
 
+// A read that finds the touch queue full must not leave the object's touch
+// flag set: only a read that sets the flag queues the object, so every later
+// read would bypass the policy, and a hot object would be evicted as cold.
+TEST_F(LeaseTest, AReadThatOverflowsTheTouchQueueDoesNotHideLaterReads) {
+  config_.touch_queue_capacity = 2;
+  config_.eviction_policy = "lru";
+  config_.high_watermark = 1.0;  // no eviction but the one asked for below
+  Mount("seg-a", 5 * kObject);   // maintenance never finds it full
+  std::vector<std::string> keys = Keys("k", 4);
+  for (const std::string& k : keys) ASSERT_TRUE(Put(k, kObject).ok());  // LRU: k0 .. k3
+  ASSERT_TRUE(Readable(keys[1]));
+  ASSERT_TRUE(Readable(keys[2]));  // the queue is full
+  ASSERT_TRUE(Readable(keys[0]));  // overflows: the policy misses this one
+  master().RunMaintenance();       // LRU: k0, k3, k1, k2
+  clock_.Advance(kLease + config_.capability_grace_ms);
+  ASSERT_TRUE(Readable(keys[0]));  // k0 is hot again: LRU k3, k1, k2, k0
+  master().RunMaintenance();
+  clock_.Advance(kLease + config_.capability_grace_ms);
+  ASSERT_TRUE(Put("new", kObject).ok());   // the last free space
+  ASSERT_TRUE(Put("new2", kObject).ok());  // evicts the coldest
+  EXPECT_FALSE(*master().Exists(keys[3])) << "the coldest object should have gone";
+  EXPECT_TRUE(*master().Exists(keys[0])) << "the object read last was evicted";
+}
+
 TEST_F(LeaseTest, LeaseDoesNotPassToANewObjectInTheSameSlot) {
   Mount("seg-a", 1 << 20, "node-a");
   ASSERT_TRUE(Put("k", 100).ok());

@@ -9,10 +9,14 @@ namespace crescent::master {
 
 void MasterService::Touch(ObjectShard& shard, uint32_t slot, TimeMs now) {
   ObjectEntry& e = shard.entry(slot);
-  if (e.Touch(now)) {
-    // When the queue is full the flag stays set: the lease is still honoured by
-    // every decision (they flush the flag), only the policy misses this access.
-    (void)touch_queue_.Push(shard.IdOf(slot));
+  if (e.Touch(now) && !touch_queue_.Push(shard.IdOf(slot))) {
+    // The queue is full: fold the touch into the lease here (a decider's step,
+    // safe under the shared lock), so the lease holds and the flag is clear. A
+    // flag left set would make every later read of the object skip the queue
+    // (only a read that sets the flag queues it), hiding a hot object from the
+    // policy until an eviction found its lease over. The policy misses only
+    // this one access.
+    e.FlushTouch(config_.lease_ms);
   }
 }
 

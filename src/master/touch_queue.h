@@ -11,9 +11,9 @@
 // sequence equals p, writes the value, then publishes it by storing sequence p+1
 // (release). The consumer reads a cell when its sequence is p+1 (acquire), then
 // frees it for the producer one lap later by storing p+capacity (release). When
-// the ring is full, Push() fails instead of waiting: the caller leaves its flag
-// set (clearing it would lose the lease), so the lease still holds and only the
-// policy misses this one access.
+// the ring is full, Push() fails instead of waiting: the caller folds the touch
+// into the lease at once and clears its flag, so the lease still holds, the
+// next read queues again, and only the policy misses this one access.
 #pragma once
 
 #include <atomic>
