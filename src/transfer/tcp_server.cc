@@ -70,11 +70,11 @@ bool WouldBlock(const asio::error_code& ec) {
 }
 
 // Receives `length` bytes into `dst` (the segment), `*received` of them before
-// an expiry or error. SO_RCVLOWAT
-// (wire::PayloadLowat): the reactor reports the socket readable only once the
-// rest of the payload (up to 1 MiB of it) has arrived (TCP put 4 MiB 0.6-0.8x
-// -> 0.9-1.1x of the raw stream, `crescent bench all --size 4MiB`), lowered as
-// the payload shrinks, and back to 1 for the next header.
+// an expiry or error. SO_RCVLOWAT (wire::PayloadLowat): the reactor reports the
+// socket readable only once the rest of the payload (up to 1 MiB of it) has
+// arrived (TCP put 4 MiB 0.6-0.8x -> 0.9-1.1x of the raw stream, `crescent
+// bench all --size 4MiB`), lowered as the payload shrinks, and back to 1 for
+// the next header.
 asio::awaitable<Fenced> ReceiveFenced(tcp::socket& socket, std::byte* dst, size_t length,
                                       int64_t expiry_unix_ms, size_t* received,
                                       asio::error_code& ec) {
