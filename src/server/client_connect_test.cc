@@ -26,8 +26,9 @@ TEST(ClientConnectTest, UnknownCongestionControlIsRefusedUpFront) {
   // absent master, but not because of the option).
   cc.tcp_congestion = "reno";
   auto ok = Client::Connect(cc);
-  if (!ok.ok())
+  if (!ok.ok()) {
     EXPECT_NE(ok.status().code(), ErrorCode::kInvalidArgument) << ok.status().ToString();
+  }
 }
 
 // $CRESCENT_TCP_CONGESTION applies when the config names none (the CLI, the
@@ -42,8 +43,9 @@ TEST(ClientConnectTest, CongestionControlFromTheEnvironment) {
   EXPECT_NE(refused.status().message().find("no-such-cc-env"), std::string::npos);
   cc.tcp_congestion = "reno";  // the field wins
   auto ok = Client::Connect(cc);
-  if (!ok.ok())
+  if (!ok.ok()) {
     EXPECT_NE(ok.status().code(), ErrorCode::kInvalidArgument) << ok.status().ToString();
+  }
   setenv("CRESCENT_TCP_CONGESTION", "reno", 1);
   cc.tcp_congestion.clear();
   auto from_env = Client::Connect(cc);
