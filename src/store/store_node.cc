@@ -1,8 +1,10 @@
 #include "store/store_node.h"
 
+#include <sys/random.h>
 #include <unistd.h>
 
 #include <cstdio>
+#include <random>
 
 #include "common/endpoint.h"
 
@@ -13,6 +15,18 @@ std::string DefaultNodeId() {
   char host[256] = {};
   if (gethostname(host, sizeof host - 1) != 0) std::snprintf(host, sizeof host, "node");
   return std::string(host) + "-" + std::to_string(getpid());
+}
+
+// A random non-zero epoch for one mount.
+uint64_t NewEpoch() {
+  uint64_t epoch = 0;
+  while (epoch == 0) {
+    if (getrandom(&epoch, sizeof epoch, 0) != static_cast<ssize_t>(sizeof epoch)) {
+      std::random_device rd;  // getrandom is missing only before Linux 3.17
+      epoch = (uint64_t{rd()} << 32) ^ rd();
+    }
+  }
+  return epoch;
 }
 
 }  // namespace
@@ -64,16 +78,14 @@ StatusOr<std::unique_ptr<StoreNode>> StoreNode::Start(const StoreNodeOptions& op
 
   Endpoint ep{opt.advertise_host, node->tcp_->port(), ""};
   if (opt.shared_memory) {
-    // Unique per process and start, so a restarted node never inherits the
-    // previous incarnation's capabilities (they are bound to the endpoint).
+    // Unique per process and start (the abstract socket namespace is per host).
     ep.shm_name =
         "crescent-" + std::to_string(getpid()) + "-" + transfer::RandomSecret().substr(0, 16);
     auto shm = transfer::ShmServer::Start(ep.shm_name, *node->segment_, node->signer_);
     if (!shm.ok()) return shm.status();
     node->shm_ = std::move(shm.value());
   }
-  node->endpoint_ = ep.ToString();
-  node->segment_->SetBinding(node->endpoint_);
+  node->base_endpoint_ = ep;
 
   auto master = rpc::MasterClient::Create(opt.master);
   if (!master.ok()) return master.status();
@@ -84,19 +96,32 @@ StatusOr<std::unique_ptr<StoreNode>> StoreNode::Start(const StoreNodeOptions& op
 }
 
 Status StoreNode::Mount() {
+  // Refuse every capability, and cut off the same-host clients that map the
+  // memory, before the master can hand the space to anything new.
+  segment_->SetId(0);
+  if (shm_) shm_->DropMappings();
+  Endpoint ep = base_endpoint_;
+  ep.epoch = NewEpoch();
   master::SegmentSpec spec;
   spec.name = options_.segment_name;
   spec.capacity = options_.segment_size;
   spec.owner_node = options_.node_id;
-  spec.endpoint = endpoint_;
+  spec.endpoint = ep.ToString();
   spec.tier = master::Tier::kDram;
   StatusOr<master::SegmentId> id = master_->MountSegment(spec, &signer_);
   if (!id.ok()) {
     return Status(id.status().code(), "mounting segment " + spec.name + " on master " +
                                           master_->address() + ": " + id.status().message());
   }
-  segment_->SetId(id.value());
+  segment_->SetMount(id.value(), spec.endpoint);
+  std::lock_guard g(mu_);
+  endpoint_ = spec.endpoint;
   return Status::Ok();
+}
+
+std::string StoreNode::endpoint() const {
+  std::lock_guard g(mu_);
+  return endpoint_;
 }
 
 void StoreNode::HeartbeatLoop() {
@@ -109,8 +134,6 @@ void StoreNode::HeartbeatLoop() {
     // Also while unmounted after a refused remount (another cluster secret):
     // the master may be restarted with the right one.
     if (s.code() == ErrorCode::kNodeUnknown || (s.ok() && segment_->id() == 0)) {
-      // Until the remount lands, capabilities for the old id are refused.
-      segment_->SetId(0);
       Status m = Mount();
       if (m.ok()) {
         std::lock_guard g(mu_);

@@ -3,9 +3,16 @@
 //
 //  - Start() binds the data servers first, so the endpoint it mounts with (and
 //    that capabilities are bound to) is final before any client can learn it.
+//  - Every mount draws a new random epoch, carried in the endpoint string the
+//    node mounts with (endpoint.h); capabilities are bound to that string, so
+//    the node refuses every capability of an earlier mount, or of another
+//    process on the same port, on TCP and on shared memory alike.
 //  - The heartbeat thread remounts when the master answers NODE_UNKNOWN: the
 //    master restarted, or it declared us dead after a silence. The segment's
 //    memory is reused as empty space; the new master knows no objects in it.
+//    Before it remounts, the node refuses every capability (id 0) and closes
+//    the connections of same-host clients that map its memory, so that none
+//    of them returns bytes it read after the space changed hands.
 //  - Stop() unmounts (best effort: the master may be gone), then stops serving.
 #pragma once
 
@@ -16,6 +23,7 @@
 #include <string>
 #include <thread>
 
+#include "common/endpoint.h"
 #include "crescent/status.h"
 #include "rpc/master_client.h"
 #include "transfer/capability.h"
@@ -54,7 +62,8 @@ class StoreNode {
 
   const std::string& node_id() const { return options_.node_id; }
   const std::string& segment_name() const { return options_.segment_name; }
-  const std::string& endpoint() const { return endpoint_; }
+  // The endpoint of the current mount (it changes at each remount).
+  std::string endpoint() const;
   uint16_t port() const { return tcp_->port(); }
   uint32_t segment_id() const { return segment_->id(); }
   uint64_t remounts() const;
@@ -79,9 +88,10 @@ class StoreNode {
   std::unique_ptr<transfer::TcpDataServer> tcp_;
   std::unique_ptr<transfer::ShmServer> shm_;
   std::unique_ptr<rpc::MasterClient> master_;
-  std::string endpoint_;
+  Endpoint base_endpoint_;  // host, port and shm name; the epoch is per mount
 
-  mutable std::mutex mu_;  // guards stop_, remounts_; cv_ wakes the heartbeat thread
+  mutable std::mutex mu_;  // guards stop_, remounts_, endpoint_; cv_ wakes the heartbeat thread
+  std::string endpoint_;
   std::condition_variable cv_;
   bool stop_ = false;
   uint64_t remounts_ = 0;

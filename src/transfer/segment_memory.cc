@@ -148,7 +148,7 @@ StatusOr<std::unique_ptr<SegmentMemory>> SegmentMemory::Create(const std::string
                                            " is available (" + available->detail +
                                            "); choose a smaller segment size");
   }
-  int fd = memfd_create(name.c_str(), MFD_CLOEXEC);
+  int fd = memfd_create(name.c_str(), MFD_CLOEXEC | MFD_ALLOW_SEALING);
   if (fd < 0) {
     return Status(ErrorCode::kIoError,
                   "memfd_create(" + name + ") failed: " + std::strerror(errno));
@@ -182,8 +182,42 @@ StatusOr<std::unique_ptr<SegmentMemory>> SegmentMemory::Create(const std::string
     return Status(ErrorCode::kNoSpace, "mmap of segment " + name + " (" + std::to_string(size) +
                                            " bytes) failed: " + std::strerror(err));
   }
+  // Seal the memfd against every writable mapping made from now on: the fd that
+  // same-host clients receive (shm_server.h) then maps read-only, and only this
+  // process, through the mapping made above, writes the segment. That is what
+  // lets the node fence shared-memory writes (it performs them itself,
+  // checking the capability as it copies). The size is sealed too: a client
+  // cannot shrink the file under the node's mapping (SIGBUS).
+  if (fcntl(fd, F_ADD_SEALS, F_SEAL_FUTURE_WRITE | F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) !=
+      0) {
+    int err = errno;
+    munmap(p, size);
+    close(fd);
+    return Status(ErrorCode::kIoError, "sealing segment " + name +
+                                           " against writable mappings failed (Linux 5.1 or "
+                                           "later is needed): " +
+                                           std::strerror(err));
+  }
   return std::unique_ptr<SegmentMemory>(new SegmentMemory(fd, static_cast<std::byte*>(p), size));
 }
+
+void SegmentMemory::SetMount(uint32_t id, std::string binding) {
+  auto next = std::make_shared<const Identity>(Identity{id, std::move(binding)});
+  std::lock_guard lock(identity_mu_);
+  identity_ = std::move(next);
+  id_.store(id, std::memory_order_relaxed);
+}
+
+void SegmentMemory::SetBinding(std::string binding) { SetMount(id(), std::move(binding)); }
+
+void SegmentMemory::SetId(uint32_t id) { SetMount(id, binding()); }
+
+std::shared_ptr<const SegmentMemory::Identity> SegmentMemory::identity() const {
+  std::lock_guard lock(identity_mu_);
+  return identity_;
+}
+
+std::string SegmentMemory::binding() const { return identity()->binding; }
 
 SegmentMemory::~SegmentMemory() {
   munmap(data_, size_);
@@ -192,8 +226,9 @@ SegmentMemory::~SegmentMemory() {
 
 StatusOr<std::byte*> SegmentMemory::Resolve(const Capability& cap, AccessOp op,
                                             const CapabilitySigner& signer,
-                                            int64_t now_unix_ms) const {
-  uint32_t current = id();
+                                            int64_t now_unix_ms, Fence* fence) const {
+  std::shared_ptr<const Identity> mount = identity();
+  uint32_t current = mount->id;
   if (current == 0) {
     return Status(ErrorCode::kSegmentNotFound, "segment is not mounted (no id yet)");
   }
@@ -209,7 +244,12 @@ StatusOr<std::byte*> SegmentMemory::Resolve(const Capability& cap, AccessOp op,
                       ") is empty or outside segment " + std::to_string(current) + " of " +
                       std::to_string(size_) + " bytes");
   }
-  if (Status s = signer.Verify(binding_, cap, op, now_unix_ms); !s.ok()) return s;
+  if (Status s = signer.Verify(mount->binding, cap, op, now_unix_ms); !s.ok()) return s;
+  if (fence != nullptr) {
+    fence->segment_ = this;
+    fence->mount_ = std::move(mount);
+    fence->expiry_unix_ms_ = cap.expiry_unix_ms;
+  }
   return data_ + cap.offset;
 }
 

@@ -7,14 +7,15 @@
 // Resolve() is the single gate every server-side access goes through: it checks
 // that the capability names this segment's current id, that [offset, offset +
 // length) lies inside the segment, and the HMAC/op/expiry (CapabilitySigner).
-// The id is 0 until the node mounts, and changes when it remounts after a master
-// restart, so it is an atomic (relaxed: it orders nothing else).
+// The id is 0 until the node mounts; the id and the binding change together when
+// it remounts (SetMount).
 #pragma once
 
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -63,26 +64,53 @@ class SegmentMemory {
   uint64_t size() const { return size_; }
   int fd() const { return fd_; }
 
-  // The capability binding (the node's endpoint string, capability.h). Set once,
-  // after the servers have bound their ports and before they accept anything.
-  void SetBinding(std::string binding) { binding_ = std::move(binding); }
-  const std::string& binding() const { return binding_; }
-  // The segment id the master assigned (0: not mounted; Resolve refuses all).
-  void SetId(uint32_t id) { id_.store(id, std::memory_order_relaxed); }
+  // The mount identity: the segment id the master assigned (0: not mounted;
+  // Resolve refuses all) and the capability binding, the endpoint string the
+  // node mounted with (capability.h), which carries the mount's epoch
+  // (endpoint.h). Both change together at each remount, so a capability
+  // minted for an earlier mount fails Resolve from the moment SetMount returns.
+  struct Identity {
+    uint32_t id = 0;
+    std::string binding;
+  };
+  void SetMount(uint32_t id, std::string binding);
+  void SetBinding(std::string binding);  // keeps the id
+  void SetId(uint32_t id);               // keeps the binding
   uint32_t id() const { return id_.load(std::memory_order_relaxed); }
+  std::string binding() const;
+  std::shared_ptr<const Identity> identity() const;
+  // What a transfer checks again before each chunk it moves: its capability
+  // has not expired and the segment is still the mount that capability was
+  // resolved against (Resolve fills it in).
+  class Fence {
+   public:
+    bool Holds() const {
+      return UnixNowMs() < expiry_unix_ms_ && segment_ != nullptr &&
+             segment_->identity() == mount_;
+    }
+    int64_t expiry_unix_ms() const { return expiry_unix_ms_; }
+
+   private:
+    friend class SegmentMemory;
+    const SegmentMemory* segment_ = nullptr;
+    std::shared_ptr<const Identity> mount_;
+    int64_t expiry_unix_ms_ = 0;
+  };
 
   // The checked range for `cap`, or kCapabilityInvalid / kLeaseExpired /
   // kSegmentNotFound (wrong id) / kInvalidArgument (out of bounds).
+  // With `fence`, also fills it in for the transfer that follows.
   StatusOr<std::byte*> Resolve(const Capability& cap, AccessOp op, const CapabilitySigner& signer,
-                               int64_t now_unix_ms) const;
+                               int64_t now_unix_ms, Fence* fence = nullptr) const;
 
  private:
   SegmentMemory(int fd, std::byte* data, uint64_t size) : fd_(fd), data_(data), size_(size) {}
   int fd_;
   std::byte* data_;
   uint64_t size_;
-  std::atomic<uint32_t> id_{0};
-  std::string binding_;
+  mutable std::mutex identity_mu_;  // guards identity_ (the pointer; the Identity is immutable)
+  std::shared_ptr<const Identity> identity_ = std::make_shared<const Identity>();
+  std::atomic<uint32_t> id_{0};  // identity_->id, for lock-free reads of the id alone
 };
 
 }  // namespace crescent::transfer

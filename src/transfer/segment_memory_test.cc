@@ -1,6 +1,7 @@
 #include "transfer/segment_memory.h"
 
 #include <gtest/gtest.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -45,6 +46,38 @@ TEST_F(SegmentMemoryTest, CreateMapsZeroedMemoryOfTheRequestedSize) {
   EXPECT_EQ(segment_->size(), 4096u);
   EXPECT_GE(segment_->fd(), 0);
   for (uint64_t i = 0; i < segment_->size(); ++i) ASSERT_EQ(segment_->data()[i], std::byte{0});
+}
+
+// The memfd that same-host clients receive maps only read-only, and cannot be
+// resized under the node's own mapping.
+TEST_F(SegmentMemoryTest, TheFdIsSealedAgainstWritableMappingsAndResizing) {
+  void* w = mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, segment_->fd(), 0);
+  EXPECT_EQ(w, MAP_FAILED);
+  if (w != MAP_FAILED) munmap(w, 4096);
+  void* r = mmap(nullptr, 4096, PROT_READ, MAP_SHARED, segment_->fd(), 0);
+  ASSERT_NE(r, MAP_FAILED);
+  segment_->data()[5] = std::byte{42};  // the node's own mapping stays writable
+  EXPECT_EQ(static_cast<const std::byte*>(r)[5], std::byte{42});
+  EXPECT_NE(mprotect(r, 4096, PROT_READ | PROT_WRITE), 0);
+  munmap(r, 4096);
+  EXPECT_NE(ftruncate(segment_->fd(), 0), 0);
+}
+
+// Capabilities are bound to the mount: a remount under the same id with a new
+// binding (a new epoch) refuses the earlier mount's capabilities.
+TEST_F(SegmentMemoryTest, ARemountRefusesCapabilitiesOfTheEarlierMount) {
+  Capability old = Sign(7, 0, 64);
+  SegmentMemory::Fence fence;
+  ASSERT_TRUE(segment_->Resolve(old, AccessOp::kRead, *signer_, UnixNowMs(), &fence).ok());
+  EXPECT_TRUE(fence.Holds());
+  segment_->SetMount(7, std::string(kBinding) + ";epoch=9");
+  EXPECT_FALSE(fence.Holds()) << "a transfer in flight must stop at the next chunk";
+  EXPECT_EQ(Resolve(old).code(), ErrorCode::kCapabilityInvalid);
+  Capability fresh =
+      signer_->Sign(segment_->binding(), 7, 0, 64, AccessOp::kRead, UnixNowMs() + 60'000);
+  EXPECT_TRUE(Resolve(fresh).ok());
+  segment_->SetMount(0, segment_->binding());
+  EXPECT_EQ(Resolve(fresh).code(), ErrorCode::kSegmentNotFound);
 }
 
 TEST_F(SegmentMemoryTest, ZeroSizeIsRefused) {

@@ -1,12 +1,22 @@
-// The shm handshake (shm_server.h, shm_transport.h): one fixed-size request, one
-// fixed-size reply, then the connection closes. Both ends are on one host, so
-// fields are in host byte order at fixed offsets (no padding, no struct packing).
+// The shared-memory protocol (shm_server.h, shm_transport.h). A client sends
+// fixed-size requests and receives one fixed-size reply to each. Both ends are
+// on one host, so fields are in host byte order at fixed offsets (no padding,
+// no struct packing).
 //
-// Request (kRequestBytes = 69):
+// Request (kRequestBytes = 78):
 //   u32 magic | u32 segment | u64 offset | u64 length | u8 op | i64 expiry_unix_ms
-//   | u8[32] tag
-// Reply (kReplyBytes = 222), with the segment memfd attached (SCM_RIGHTS) to
-// the reply's first byte when and only when status == 0:
+//   | u8[32] tag | u8 kind | u64 address
+// Two kinds:
+//  - kMap: the first and only request on its connection. The reply carries the
+//    segment's memfd (SCM_RIGHTS, attached to the reply's first byte when and
+//    only when status == 0), sealed against writable mappings: the client maps
+//    it read-only and reads with plain copies. The connection then stays open,
+//    idle, as long as the node serves that memory. `address` is 0.
+//  - kWrite: the node copies `length` bytes from the client's memory at
+//    `address` into (segment, offset) itself (process_vm_readv), checking the
+//    write capability before each chunk, and replies when done. Any number of
+//    write requests may follow on the same connection, one at a time.
+// Reply (kReplyBytes = 222):
 //   u32 magic | i32 status (ErrorCode) | u32 segment id | u64 segment size
 //   | u16 message length (<= kMaxMessage) | u8[kMaxMessage] message
 #pragma once
@@ -28,7 +38,15 @@ namespace crescent::transfer::shm {
 
 inline constexpr uint32_t kRequestMagic = 0x4d485343;  // "CSHM"
 inline constexpr uint32_t kReplyMagic = 0x52485343;    // "CSHR"
-inline constexpr size_t kRequestBytes = 4 + 4 + 8 + 8 + 1 + 8 + 32;
+inline constexpr size_t kRequestBytes = 4 + 4 + 8 + 8 + 1 + 8 + 32 + 1 + 8;
+
+enum class Kind : uint8_t { kMap = 1, kWrite = 2 };
+
+struct Request {
+  Capability cap;
+  Kind kind = Kind::kMap;
+  uint64_t address = 0;  // kWrite: where the bytes are in the client's memory
+};
 inline constexpr size_t kMaxMessage = 200;
 inline constexpr size_t kReplyBytes = 4 + 4 + 4 + 8 + 2 + kMaxMessage;
 
@@ -47,21 +65,27 @@ inline T Get(const uint8_t*& p) {
 }
 }  // namespace detail
 
-inline void EncodeRequest(const Capability& cap, uint8_t (&out)[kRequestBytes]) {
+inline void EncodeRequest(const Request& r, uint8_t (&out)[kRequestBytes]) {
   uint8_t* p = out;
   detail::Put(p, kRequestMagic);
-  detail::Put(p, cap.segment);
-  detail::Put(p, cap.offset);
-  detail::Put(p, cap.length);
-  detail::Put(p, static_cast<uint8_t>(cap.op));
-  detail::Put(p, cap.expiry_unix_ms);
-  std::memcpy(p, cap.tag.data(), cap.tag.size());
+  detail::Put(p, r.cap.segment);
+  detail::Put(p, r.cap.offset);
+  detail::Put(p, r.cap.length);
+  detail::Put(p, static_cast<uint8_t>(r.cap.op));
+  detail::Put(p, r.cap.expiry_unix_ms);
+  std::memcpy(p, r.cap.tag.data(), r.cap.tag.size());
+  p += r.cap.tag.size();
+  detail::Put(p, static_cast<uint8_t>(r.kind));
+  detail::Put(p, r.address);
 }
 
-// False for a wrong magic or an op that is neither read nor write.
-inline bool DecodeRequest(const uint8_t (&in)[kRequestBytes], Capability& cap) {
+// False for a wrong magic, an op that is neither read nor write, an unknown
+// kind, a write request without a write capability or an address, and a map
+// request with an address.
+inline bool DecodeRequest(const uint8_t (&in)[kRequestBytes], Request& r) {
   const uint8_t* p = in;
   if (detail::Get<uint32_t>(p) != kRequestMagic) return false;
+  Capability& cap = r.cap;
   cap.segment = detail::Get<uint32_t>(p);
   cap.offset = detail::Get<uint64_t>(p);
   cap.length = detail::Get<uint64_t>(p);
@@ -72,7 +96,18 @@ inline bool DecodeRequest(const uint8_t (&in)[kRequestBytes], Capability& cap) {
   cap.op = static_cast<AccessOp>(op);
   cap.expiry_unix_ms = detail::Get<int64_t>(p);
   std::memcpy(cap.tag.data(), p, cap.tag.size());
-  return true;
+  p += cap.tag.size();
+  uint8_t kind = detail::Get<uint8_t>(p);
+  r.address = detail::Get<uint64_t>(p);
+  if (kind == static_cast<uint8_t>(Kind::kMap)) {
+    r.kind = Kind::kMap;
+    return r.address == 0;
+  }
+  if (kind == static_cast<uint8_t>(Kind::kWrite)) {
+    r.kind = Kind::kWrite;
+    return cap.op == AccessOp::kWrite && r.address != 0;
+  }
+  return false;
 }
 
 struct Reply {

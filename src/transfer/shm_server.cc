@@ -1,26 +1,36 @@
-// ShmServer: one accept thread serves handshakes inline, one at a time. A
-// handshake is a 69-byte request and a 222-byte reply (shm_protocol.h), so
+// ShmServer: one accept thread serves map handshakes inline, one at a time. A
+// handshake is a 78-byte request and a 222-byte reply (shm_protocol.h), so
 // serving it inline is cheap; a client that stalls is cut off after
 // kHandshakeTimeoutMs, and Stop() interrupts even that wait through the eventfd
 // every blocking poll in this file also watches.
 //
-// After a successful handshake the connection stays open, idle, until the
-// client closes it or the server stops: it is how the client tells that the
-// memory it maps still belongs to a running node (shm_transport.cc). The same
+// After a successful map handshake the connection stays open, idle, until the
+// client closes it, the server stops, or the node remounts (DropMappings): it
+// is how the client tells that the memory it maps still belongs to a running
+// node and to the mount its capabilities name (shm_transport.cc). The accept
 // thread polls these connections with the listener and closes each one whose
-// client went away. At most MaxClients() are held (a quarter of the process's
+// client went away.
+//
+// A connection whose first request is a write gets a thread of its own, which
+// performs that write and every later one on the connection (WriteLoop): a
+// write copies up to the whole object, too long to serve inline. At most
+// MaxClients() connections of both kinds are held (a quarter of the process's
 // fd limit, at most 1024: the data port's connections need fds too); past that
-// a handshake is refused as UNAVAILABLE and the client uses TCP.
+// a request is refused as UNAVAILABLE and the client uses TCP.
 #include "transfer/shm_server.h"
 
 #include <poll.h>
 #include <sys/eventfd.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 #include <sys/un.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <list>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -34,6 +44,8 @@ namespace crescent::transfer {
 namespace {
 
 constexpr int kHandshakeTimeoutMs = 2000;
+// A write is copied, and its capability checked again, in chunks of this size.
+constexpr uint64_t kWriteChunk = 256 << 10;
 
 // How many handshake connections a server holds open at most.
 size_t MaxClients() {
@@ -66,16 +78,38 @@ struct ShmServer::Impl {
   CapabilitySigner signer;  // a copy: the caller's may not outlive us
   int listen_fd = -1;
   int wake_fd = -1;  // eventfd; readable once Stop() has been called
+  int drop_fd = -1;  // eventfd; readable while a DropMappings() waits
   std::thread thread;
   std::mutex stop_mu;
   bool stopped = false;
 
-  std::vector<int> clients;  // handshaken connections, held open (server thread only)
+  std::vector<int> clients;  // map connections, held open (the accept thread's; Stop's after)
   const size_t max_clients = MaxClients();
 
+  // DropMappings() handshake with the accept thread.
+  std::mutex drop_mu;
+  std::condition_variable drop_cv;
+  uint64_t drops_asked = 0, drops_done = 0;
+  bool thread_exited = false;
+
+  struct Writer {
+    std::thread thread;
+    std::atomic<bool> done{false};
+  };
+  std::mutex writers_mu;
+  std::list<Writer> writers;  // guarded by writers_mu; finished ones are reaped by Run
+
   void Run();
-  // True when the handshake succeeded: the caller then holds `conn` open.
-  bool Serve(int conn);
+  // What became of a connection after its first request.
+  enum class Outcome { kClose, kHeld, kHandedOff };
+  Outcome Serve(int conn);
+  // Serves `first` and every later write request on `conn`, then closes it.
+  void WriteLoop(int conn, pid_t pid, shm::Request first, std::atomic<bool>* done);
+  // Copies the write's bytes out of process `pid`, chunk by chunk.
+  Status Write(const shm::Request& req, pid_t pid);
+  size_t HeldCount();
+  void ReapWriters(bool all);
+  void CloseMappings();
   // Waits until `fd` is readable, the deadline passes or Stop() is called.
   bool WaitReadable(int fd, int64_t deadline_ms);
   // Reads exactly n bytes before the deadline; false on EOF, error, timeout, stop.
@@ -88,7 +122,7 @@ bool ShmServer::Impl::WaitReadable(int fd, int64_t deadline_ms) {
     int64_t left = deadline_ms - SteadyMs();
     if (left <= 0) return false;
     pollfd fds[2] = {{fd, POLLIN, 0}, {wake_fd, POLLIN, 0}};
-    int rc = poll(fds, 2, static_cast<int>(left));
+    int rc = poll(fds, 2, static_cast<int>(std::min<int64_t>(left, 60'000)));
     if (rc < 0 && errno == EINTR) continue;
     if (rc < 0) return false;
     if (fds[1].revents != 0) return false;  // stopping
@@ -144,7 +178,7 @@ void ShmServer::Impl::SendReply(int conn, const shm::Reply& reply, bool attach_f
   }
 }
 
-bool ShmServer::Impl::Serve(int conn) {
+ShmServer::Impl::Outcome ShmServer::Impl::Serve(int conn) {
   // Belt and braces under the poll deadline: no blocking call may outlast it.
   timeval tv{kHandshakeTimeoutMs / 1000, 0};
   setsockopt(conn, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
@@ -152,13 +186,13 @@ bool ShmServer::Impl::Serve(int conn) {
 
   // The request is read before any refusal: a socket closed with unread data
   // would reset the client's end, and the client could lose the reply.
-  uint8_t req[shm::kRequestBytes];
+  uint8_t buf[shm::kRequestBytes];
   // A client that only probes reachability (CanReach) closes without a request.
-  if (!ReadFull(conn, req, sizeof req, SteadyMs() + kHandshakeTimeoutMs)) return false;
+  if (!ReadFull(conn, buf, sizeof buf, SteadyMs() + kHandshakeTimeoutMs)) return Outcome::kClose;
   shm::Reply reply;
-  // The uid check is the real gate: after the handshake the client touches the
-  // whole segment without further capability checks by us. A client of another
-  // uid is refused as UNAVAILABLE, a failure of the path, so it uses TCP.
+  // Only the node's own uid may map its memory (read-only) or have the node
+  // read its memory (a write). Another uid is refused as UNAVAILABLE, a
+  // failure of the path, so that client uses TCP.
   ucred cred{};
   socklen_t cred_len = sizeof cred;
   if (getsockopt(conn, SOL_SOCKET, SO_PEERCRED, &cred, &cred_len) != 0 || cred.uid != geteuid()) {
@@ -166,48 +200,170 @@ bool ShmServer::Impl::Serve(int conn) {
     reply.message = "shared memory is only for the node's uid " + std::to_string(geteuid()) +
                     ", not uid " + std::to_string(cred.uid) + " (use TCP)";
     SendReply(conn, reply, false);
-    return false;
+    return Outcome::kClose;
   }
-  Capability cap;
-  if (!shm::DecodeRequest(req, cap)) {
+  shm::Request req;
+  if (!shm::DecodeRequest(buf, req)) {
     reply.code = ErrorCode::kInvalidArgument;
-    reply.message = "malformed shm handshake request";
+    reply.message = "malformed shm request";
     SendReply(conn, reply, false);
-    return false;
+    return Outcome::kClose;
   }
-  StatusOr<std::byte*> range = segment.Resolve(cap, cap.op, signer, UnixNowMs());
+  if (size_t held = HeldCount(); held >= max_clients) {
+    reply.code = ErrorCode::kUnavailable;
+    reply.message = "the node already serves " + std::to_string(held) +
+                    " shared-memory connections (use TCP)";
+    SendReply(conn, reply, false);
+    return Outcome::kClose;
+  }
+  if (req.kind == shm::Kind::kWrite) {
+    std::lock_guard lock(writers_mu);
+    Writer& w = writers.emplace_back();
+    w.thread = std::thread([this, conn, pid = cred.pid, req, done = &w.done] {
+      WriteLoop(conn, pid, req, done);
+    });
+    return Outcome::kHandedOff;
+  }
+  StatusOr<std::byte*> range = segment.Resolve(req.cap, req.cap.op, signer, UnixNowMs());
   if (!range.ok()) {
     reply.code = range.status().code();
     reply.message = range.status().message();
     SendReply(conn, reply, false);
-    return false;
-  }
-  if (clients.size() >= max_clients) {
-    reply.code = ErrorCode::kUnavailable;
-    reply.message = "the node already serves " + std::to_string(clients.size()) +
-                    " shared-memory clients (use TCP)";
-    SendReply(conn, reply, false);
-    return false;
+    return Outcome::kClose;
   }
   reply.segment = segment.id();
   reply.size = segment.size();
   SendReply(conn, reply, true);
-  return true;
+  return Outcome::kHeld;
+}
+
+Status ShmServer::Impl::Write(const shm::Request& req, pid_t pid) {
+  const Capability& cap = req.cap;
+  SegmentMemory::Fence fence;
+  StatusOr<std::byte*> range =
+      segment.Resolve(cap, AccessOp::kWrite, signer, UnixNowMs(), &fence);
+  if (!range.ok()) return range.status();
+  // Fencing: the space is the put's only until its capability expires (or the
+  // node remounts); the master may give it to another object after that. So
+  // the capability is checked again before every chunk, and the rest of the
+  // write is abandoned once it fails. The client cannot write late itself:
+  // its mapping is read-only.
+  uint64_t done = 0;
+  while (done < cap.length) {
+    if (!fence.Holds()) {
+      return Status(ErrorCode::kLeaseExpired,
+                    "write capability expired (or the segment was remounted) after " +
+                        std::to_string(done) + " of " + std::to_string(cap.length) + " bytes");
+    }
+    uint64_t n = std::min(kWriteChunk, cap.length - done);
+    iovec local{*range + done, n};
+    iovec remote{reinterpret_cast<void*>(static_cast<uintptr_t>(req.address + done)), n};
+    ssize_t r = process_vm_readv(pid, &local, 1, &remote, 1, 0);
+    if (r < 0 && errno == EINTR) continue;
+    if (r < 0 && errno == EFAULT) {
+      return Status(ErrorCode::kInvalidArgument,
+                    "the client's buffer is not readable at byte " + std::to_string(done));
+    }
+    if (r < 0) {
+      // EPERM (a ptrace policy or seccomp forbids it), ESRCH (client gone),
+      // ENOSYS: a failure of the path; the client then writes over TCP.
+      return Status(ErrorCode::kUnavailable,
+                    std::string("process_vm_readv from the client failed: ") + std::strerror(errno) +
+                        " (use TCP)");
+    }
+    if (r == 0) {
+      return Status(ErrorCode::kInvalidArgument,
+                    "the client's buffer ends at byte " + std::to_string(done));
+    }
+    done += static_cast<uint64_t>(r);
+  }
+  return Status::Ok();
+}
+
+void ShmServer::Impl::WriteLoop(int conn, pid_t pid, shm::Request req,
+                                std::atomic<bool>* done) {
+  for (;;) {
+    Status s = Write(req, pid);
+    shm::Reply reply;
+    reply.code = s.code();
+    reply.message = s.message();
+    SendReply(conn, reply, false);
+    // Idle until the client's next request, its hang-up, or Stop().
+    if (!WaitReadable(conn, INT64_MAX)) break;
+    uint8_t buf[shm::kRequestBytes];
+    if (!ReadFull(conn, buf, sizeof buf, SteadyMs() + kHandshakeTimeoutMs)) break;
+    if (!shm::DecodeRequest(buf, req) || req.kind != shm::Kind::kWrite) {
+      reply = shm::Reply{};
+      reply.code = ErrorCode::kInvalidArgument;
+      reply.message = "malformed shm write request";
+      SendReply(conn, reply, false);
+      break;
+    }
+  }
+  CloseFd(conn);
+  done->store(true, std::memory_order_release);
+}
+
+size_t ShmServer::Impl::HeldCount() {
+  std::lock_guard lock(writers_mu);
+  return clients.size() + writers.size();
+}
+
+void ShmServer::Impl::ReapWriters(bool all) {
+  std::list<Writer> finished;
+  {
+    std::lock_guard lock(writers_mu);
+    for (auto it = writers.begin(); it != writers.end();) {
+      auto next = std::next(it);
+      if (all || it->done.load(std::memory_order_acquire)) {
+        finished.splice(finished.end(), writers, it);
+      }
+      it = next;
+    }
+  }
+  for (Writer& w : finished) w.thread.join();
+}
+
+void ShmServer::Impl::CloseMappings() {
+  std::lock_guard lock(writers_mu);  // HeldCount reads clients.size() under it
+  for (int c : clients) CloseFd(c);
+  clients.clear();
 }
 
 void ShmServer::Impl::Run() {
   for (;;) {
-    std::vector<pollfd> fds = {{listen_fd, POLLIN, 0}, {wake_fd, POLLIN, 0}};
+    ReapWriters(false);
+    std::vector<pollfd> fds = {{listen_fd, POLLIN, 0}, {wake_fd, POLLIN, 0}, {drop_fd, POLLIN, 0}};
     for (int c : clients) fds.push_back({c, POLLIN, 0});
-    int rc = poll(fds.data(), fds.size(), -1);
+    // Finished writers are reaped at the next wake-up; a second's timeout
+    // bounds how long their threads linger when nothing else happens.
+    int rc = poll(fds.data(), fds.size(), 1000);
     if (rc < 0 && errno == EINTR) continue;
-    if (rc < 0 || fds[1].revents != 0) return;
+    if (rc < 0 || fds[1].revents != 0) break;
+    if (fds[2].revents != 0) {
+      uint64_t n;
+      ssize_t r = read(drop_fd, &n, sizeof n);
+      (void)r;
+      uint64_t asked;
+      {
+        std::lock_guard lock(drop_mu);
+        asked = drops_asked;
+      }
+      CloseMappings();
+      {
+        std::lock_guard lock(drop_mu);
+        drops_done = asked;
+      }
+      drop_cv.notify_all();
+      continue;  // the held fds in `fds` are closed now
+    }
     // A held connection only ever turns readable when its client closed it (or
     // sent what the protocol never sends): either way it is done.
-    for (size_t i = fds.size(); i-- > 2;) {
+    for (size_t i = fds.size(); i-- > 3;) {
       if (fds[i].revents == 0) continue;
+      std::lock_guard lock(writers_mu);
       CloseFd(fds[i].fd);
-      clients.erase(clients.begin() + static_cast<std::ptrdiff_t>(i - 2));
+      clients.erase(clients.begin() + static_cast<std::ptrdiff_t>(i - 3));
     }
     if (fds[0].revents == 0) continue;
     int conn = accept4(listen_fd, nullptr, nullptr, SOCK_CLOEXEC);
@@ -215,16 +371,26 @@ void ShmServer::Impl::Run() {
       if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
         // Out of resources: back off instead of spinning on a ready listener.
         pollfd wake{wake_fd, POLLIN, 0};
-        if (poll(&wake, 1, 100) > 0) return;
+        if (poll(&wake, 1, 100) > 0) break;
       }
       continue;  // EINTR, EAGAIN (client gone), ECONNABORTED, ...
     }
-    if (Serve(conn)) {
-      clients.push_back(conn);
-    } else {
-      CloseFd(conn);
+    switch (Serve(conn)) {
+      case Outcome::kHeld: {
+        std::lock_guard lock(writers_mu);
+        clients.push_back(conn);
+        break;
+      }
+      case Outcome::kHandedOff:
+        break;
+      case Outcome::kClose:
+        CloseFd(conn);
+        break;
     }
   }
+  std::lock_guard lock(drop_mu);
+  thread_exited = true;
+  drop_cv.notify_all();
 }
 
 ShmServer::ShmServer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -250,6 +416,7 @@ StatusOr<std::unique_ptr<ShmServer>> ShmServer::Start(const std::string& name,
     Status s = Errno(what, errno);
     CloseFd(impl->listen_fd);
     CloseFd(impl->wake_fd);
+    CloseFd(impl->drop_fd);
     return s;
   };
   if (bind(impl->listen_fd, reinterpret_cast<sockaddr*>(&addr), addr_len) != 0) {
@@ -259,6 +426,8 @@ StatusOr<std::unique_ptr<ShmServer>> ShmServer::Start(const std::string& name,
   if (listen(impl->listen_fd, 64) != 0) return fail("shm listen");
   impl->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   if (impl->wake_fd < 0) return fail("shm eventfd");
+  impl->drop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  if (impl->drop_fd < 0) return fail("shm eventfd");
   Impl* raw = impl.get();
   impl->thread = std::thread([raw] { raw->Run(); });
   return std::unique_ptr<ShmServer>(new ShmServer(std::move(impl)));
@@ -274,13 +443,27 @@ void ShmServer::Stop() {
     r = write(impl_->wake_fd, &one, sizeof one);
   } while (r < 0 && errno == EINTR);
   if (impl_->thread.joinable()) impl_->thread.join();
+  // Writers see the eventfd too: each finishes its chunk, replies, and exits.
+  impl_->ReapWriters(true);
   // Closing the held connections tells their clients this memory is no longer
   // served.
-  for (int c : impl_->clients) CloseFd(c);
-  impl_->clients.clear();
+  impl_->CloseMappings();
   CloseFd(impl_->listen_fd);
   CloseFd(impl_->wake_fd);
-  impl_->listen_fd = impl_->wake_fd = -1;
+  CloseFd(impl_->drop_fd);
+  impl_->listen_fd = impl_->wake_fd = impl_->drop_fd = -1;
+}
+
+void ShmServer::DropMappings() {
+  std::unique_lock lock(impl_->drop_mu);
+  if (impl_->thread_exited) return;
+  uint64_t ticket = ++impl_->drops_asked;
+  uint64_t one = 1;
+  ssize_t r;
+  do {
+    r = write(impl_->drop_fd, &one, sizeof one);
+  } while (r < 0 && errno == EINTR);
+  impl_->drop_cv.wait(lock, [&] { return impl_->drops_done >= ticket || impl_->thread_exited; });
 }
 
 }  // namespace crescent::transfer

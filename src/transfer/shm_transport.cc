@@ -13,9 +13,16 @@
 // at most once per kSweepInterval (from Execute and CanReach), which frees
 // their memory.
 //
+// Reads copy from the mapping, which is read-only (the node seals its memfd).
+// Writes are performed by the node (shm_server.h): the transport sends a write
+// request naming its buffer over one of a small pool of kept connections per
+// endpoint and waits for the reply; the node copies from our memory, checking
+// the capability as it goes.
+//
 // Locking: mu_ guards the endpoint and reachability tables; each endpoint's own
 // mutex serialises its handshakes, so concurrent first callers wait for one
-// handshake instead of racing several.
+// handshake instead of racing several; its write_mu guards the idle write
+// connections.
 #include "transfer/shm_transport.h"
 
 #include <poll.h>
@@ -43,6 +50,8 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+// Idle write connections kept per endpoint; more concurrent writers connect anew.
+constexpr size_t kIdleWriteConnections = 8;
 // A failed CanReach is retried after this long (the node may have started).
 constexpr auto kNegativeReachTtl = std::chrono::seconds(5);
 // How often Execute and CanReach look for mappings whose node stopped serving.
@@ -154,7 +163,7 @@ StatusOr<std::shared_ptr<Mapping>> Handshake(const std::string& name, const Capa
   Fd conn(*conn_or);
 
   uint8_t req[shm::kRequestBytes];
-  shm::EncodeRequest(cap, req);
+  shm::EncodeRequest(shm::Request{cap, shm::Kind::kMap, 0}, req);
   size_t sent = 0;
   Status send_failure;
   while (sent < sizeof req) {
@@ -231,9 +240,9 @@ StatusOr<std::shared_ptr<Mapping>> Handshake(const std::string& name, const Capa
                                             std::to_string(reply.size));
   }
   // MAP_POPULATE: the node reserved the pages; mapping them all now, once per
-  // endpoint, keeps page faults out of every later copy.
-  void* p =
-      mmap(nullptr, reply.size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, memfd.fd, 0);
+  // endpoint, keeps page faults out of every later copy. Read-only: the memfd
+  // is sealed against writable mappings, and writes go through the node.
+  void* p = mmap(nullptr, reply.size, PROT_READ, MAP_SHARED | MAP_POPULATE, memfd.fd, 0);
   if (p == MAP_FAILED) return Errno(ErrorCode::kIoError, "mmap shm segment", errno);
   auto mapping = std::make_shared<Mapping>();
   mapping->data = static_cast<std::byte*>(p);
@@ -256,6 +265,11 @@ class ShmTransport final : public Transport {
     std::string shm_name;
     std::mutex mu;  // serialises handshakes; guards mapping
     std::shared_ptr<Mapping> mapping;
+    std::mutex write_mu;  // guards idle_writers
+    std::vector<int> idle_writers;  // kept write connections, not in use
+    ~EndpointState() {
+      for (int fd : idle_writers) CloseFd(fd);
+    }
   };
   struct Reach {
     bool ok = false;
@@ -264,6 +278,8 @@ class ShmTransport final : public Transport {
 
   StatusOr<std::shared_ptr<EndpointState>> State(const std::string& endpoint);
   StatusOr<std::shared_ptr<Mapping>> MappingFor(const TransferOp& op, Clock::time_point deadline);
+  // Has the node perform `op`, a write (shm_server.h).
+  Status WriteThroughNode(const TransferOp& op, Clock::time_point deadline);
   // `used` is set to the mapping the op copied through, if it got one.
   Status ExecuteOne(const TransferOp& op, Clock::time_point deadline,
                     std::shared_ptr<Mapping>& used);
@@ -370,6 +386,7 @@ Status ShmTransport::ExecuteOne(const TransferOp& op, Clock::time_point deadline
     return Status(ErrorCode::kInvalidArgument, "unknown transfer op");
   }
   if (cap.length == 0) return Status(ErrorCode::kInvalidArgument, "empty transfer range");
+  if (cap.op == AccessOp::kWrite) return WriteThroughNode(op, deadline);
   StatusOr<std::shared_ptr<Mapping>> mapping_or = MappingFor(op, deadline);
   if (!mapping_or.ok()) return mapping_or.status();
   const Mapping& m = **mapping_or;
@@ -382,16 +399,86 @@ Status ShmTransport::ExecuteOne(const TransferOp& op, Clock::time_point deadline
                       ") is outside the shm segment of " + std::to_string(m.size) + " bytes");
   }
   used = *mapping_or;
-  std::byte* remote = m.data + cap.offset;
-  if (cap.op == AccessOp::kRead) {
-    BulkCopy(op.buffer, remote, cap.length);
-    // The range may have been reused after expiry: bytes copied late are junk.
-    if (cap.expiry_unix_ms <= UnixNowMs()) {
-      return Status(ErrorCode::kLeaseExpired, "capability expired during the shm read");
-    }
-  } else {
-    BulkCopy(remote, op.buffer, cap.length);
+  BulkCopy(op.buffer, m.data + cap.offset, cap.length);
+  // The range may have been reused after expiry: bytes copied late are junk.
+  // (The node's hang-up, checked after the batch, covers a remount.)
+  if (cap.expiry_unix_ms <= UnixNowMs()) {
+    return Status(ErrorCode::kLeaseExpired, "capability expired during the shm read");
   }
+  return Status::Ok();
+}
+
+Status ShmTransport::WriteThroughNode(const TransferOp& op, Clock::time_point deadline) {
+  StatusOr<std::shared_ptr<EndpointState>> state_or = State(op.endpoint);
+  if (!state_or.ok()) return state_or.status();
+  EndpointState& state = **state_or;
+  auto left_ms = [&] {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+  };
+  Fd conn;
+  {
+    std::lock_guard lock(state.write_mu);
+    if (!state.idle_writers.empty()) {
+      conn.fd = state.idle_writers.back();
+      state.idle_writers.pop_back();
+    }
+  }
+  if (conn.fd < 0) {
+    if (left_ms() <= 0) return Status(ErrorCode::kTimeout, "shm write: deadline passed");
+    StatusOr<int> fresh = Connect(state.shm_name, left_ms());
+    if (!fresh.ok()) return fresh.status();
+    conn.fd = *fresh;
+  }
+  uint8_t req[shm::kRequestBytes];
+  shm::EncodeRequest(
+      shm::Request{op.cap, shm::Kind::kWrite, reinterpret_cast<uintptr_t>(op.buffer)}, req);
+  size_t sent = 0;
+  while (sent < sizeof req) {
+    ssize_t w = send(conn.fd, req + sent, sizeof req - sent, MSG_NOSIGNAL);
+    if (w < 0 && errno == EINTR) continue;
+    // A kept connection the node closed (it restarted its server): a path failure.
+    if (w < 0) {
+      return Errno(ErrorCode::kUnavailable,
+                   "shm write request to " + op.endpoint + " (the node exited or stopped?)",
+                   errno);
+    }
+    sent += static_cast<size_t>(w);
+  }
+  // The reply comes once the node has copied everything (or given up): wait
+  // for it up to the op's deadline. Our buffer must stay untouched until then,
+  // and it does: the caller waits for Execute.
+  uint8_t buf[shm::kReplyBytes];
+  size_t got = 0;
+  while (got < sizeof buf) {
+    int64_t left = left_ms();
+    if (left <= 0) {
+      // The node may still be copying; the connection is dropped (never reused
+      // mid-request), and the put will be revoked. Its capability fences the rest.
+      return Status(ErrorCode::kTimeout, "shm write: no reply from the node before the deadline");
+    }
+    pollfd p{conn.fd, POLLIN, 0};
+    int rc = poll(&p, 1, static_cast<int>(std::min<int64_t>(left, 60'000)));
+    if (rc < 0 && errno == EINTR) continue;
+    if (rc <= 0) continue;
+    ssize_t r = recv(conn.fd, buf + got, sizeof buf - got, MSG_DONTWAIT);
+    if (r < 0 && (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK)) continue;
+    if (r <= 0) {
+      return Status(ErrorCode::kUnavailable, "store node " + op.endpoint +
+                                                 " closed the shm connection during a write");
+    }
+    got += static_cast<size_t>(r);
+  }
+  shm::Reply reply;
+  if (!shm::DecodeReply(buf, reply)) {
+    return Status(ErrorCode::kInternal, "malformed shm write reply");
+  }
+  {
+    std::lock_guard lock(state.write_mu);
+    if (state.idle_writers.size() < kIdleWriteConnections) {
+      state.idle_writers.push_back(conn.release());
+    }
+  }
+  if (reply.code != ErrorCode::kOk) return Status(reply.code, "shm write: " + reply.message);
   return Status::Ok();
 }
 

@@ -14,7 +14,9 @@
 // connection is closed, so nobody can make the server drain unbounded traffic.
 //
 // Fencing: a capability is checked again right before each chunk of a
-// transfer touches the segment, not only when the request starts. The master
+// transfer touches the segment, not only when the request starts: its expiry,
+// and that the segment is still the mount it was resolved against
+// (SegmentMemory::Fence: a remount in between stops the transfer). The master
 // hands a range to another object once every capability that reaches it has
 // expired (plus a grace, docs/network.md), so a peer that stalls mid-transfer
 // (a frozen writer, a reader that stops reading) must not move segment bytes
@@ -76,7 +78,7 @@ bool WouldBlock(const asio::error_code& ec) {
 // bench all --size 4MiB`), lowered as the payload shrinks, and back to 1 for
 // the next header.
 asio::awaitable<Fenced> ReceiveFenced(tcp::socket& socket, std::byte* dst, size_t length,
-                                      int64_t expiry_unix_ms, size_t* received,
+                                      const SegmentMemory::Fence& fence, size_t* received,
                                       asio::error_code& ec) {
   auto use = asio::redirect_error(asio::use_awaitable, ec);
   Fenced out = Fenced::kDone;
@@ -88,7 +90,7 @@ asio::awaitable<Fenced> ReceiveFenced(tcp::socket& socket, std::byte* dst, size_
       lowat = want;
       if (ec) co_return Fenced::kSocketError;
     }
-    if (UnixNowMs() >= expiry_unix_ms) {
+    if (!fence.Holds()) {
       out = Fenced::kExpired;
       break;
     }
@@ -107,12 +109,12 @@ asio::awaitable<Fenced> ReceiveFenced(tcp::socket& socket, std::byte* dst, size_
 // writes of everything left (asio's own composed write hands the kernel 64 KiB
 // per call).
 asio::awaitable<Fenced> SendFenced(tcp::socket& socket, asio::const_buffer header,
-                                   const std::byte* src, size_t length, int64_t expiry_unix_ms,
-                                   asio::error_code& ec) {
+                                   const std::byte* src, size_t length,
+                                   const SegmentMemory::Fence& fence, asio::error_code& ec) {
   auto use = asio::redirect_error(asio::use_awaitable, ec);
   const size_t total = header.size() + length;
   for (size_t sent = 0; sent < total;) {
-    if (UnixNowMs() >= expiry_unix_ms) co_return Fenced::kExpired;
+    if (!fence.Holds()) co_return Fenced::kExpired;
     std::array<asio::const_buffer, 2> out;
     if (sent < header.size()) {
       out = {header + sent, asio::buffer(src, length)};
@@ -218,7 +220,8 @@ asio::awaitable<void> TcpDataServer::Impl::Serve(tcp::socket socket) {
       break;
     }
     const wire::RequestHeader& h = *header;
-    StatusOr<std::byte*> range = segment.Resolve(h.cap, h.cap.op, signer, UnixNowMs());
+    SegmentMemory::Fence fence;
+    StatusOr<std::byte*> range = segment.Resolve(h.cap, h.cap.op, signer, UnixNowMs(), &fence);
     Status refused;       // the reply's error, if the request is refused
     uint64_t unread = 0;  // payload bytes of a refused write still on the stream
     if (!range.ok()) {
@@ -230,7 +233,7 @@ asio::awaitable<void> TcpDataServer::Impl::Serve(tcp::socket socket) {
       size_t n = wire::EncodeResponse(ErrorCode::kOk, h.request_id, h.cap.length, {}, response);
       Fenced fenced =
           co_await SendFenced(socket, asio::buffer(response.data(), n), *range,
-                              static_cast<size_t>(h.cap.length), h.cap.expiry_unix_ms, ec);
+                              static_cast<size_t>(h.cap.length), fence, ec);
       TsanRelease(&segment);
       if (fenced != Fenced::kDone) break;  // expired mid-payload: the stream cannot say so
       continue;
@@ -238,12 +241,13 @@ asio::awaitable<void> TcpDataServer::Impl::Serve(tcp::socket socket) {
       size_t received = 0;
       TsanAcquire(&segment);
       Fenced fenced = co_await ReceiveFenced(socket, *range, static_cast<size_t>(h.cap.length),
-                                             h.cap.expiry_unix_ms, &received, ec);
+                                             fence, &received, ec);
       TsanRelease(&segment);
       if (fenced == Fenced::kSocketError) break;
       if (fenced == Fenced::kExpired) {
         refused = Status(ErrorCode::kLeaseExpired,
-                         "capability expired after " + std::to_string(received) + " of " +
+                         "capability expired (or the segment was remounted) after " +
+                             std::to_string(received) + " of " +
                              std::to_string(h.cap.length) + " bytes were written");
         unread = h.cap.length - received;
       }

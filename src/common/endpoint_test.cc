@@ -1,0 +1,44 @@
+#include "common/endpoint.h"
+
+#include <gtest/gtest.h>
+
+namespace crescent {
+namespace {
+
+TEST(Endpoint, RoundTripsEveryOption) {
+  Endpoint ep{"10.0.0.7", 9100, "crescent-42-ab", 0xdeadbeefcafe0001};
+  std::string text = ep.ToString();
+  EXPECT_EQ(text, "10.0.0.7:9100;shm=crescent-42-ab;epoch=deadbeefcafe0001");
+  StatusOr<Endpoint> back = ParseEndpoint(text);
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(back->host, "10.0.0.7");
+  EXPECT_EQ(back->port, 9100);
+  EXPECT_EQ(back->shm_name, "crescent-42-ab");
+  EXPECT_EQ(back->epoch, 0xdeadbeefcafe0001u);
+}
+
+TEST(Endpoint, OptionsInAnyOrderAndEachOptional) {
+  StatusOr<Endpoint> a = ParseEndpoint("h:1;epoch=ff;shm=s");
+  ASSERT_TRUE(a.ok());
+  EXPECT_EQ(a->epoch, 0xffu);
+  EXPECT_EQ(a->shm_name, "s");
+  StatusOr<Endpoint> b = ParseEndpoint("[::1]:2");
+  ASSERT_TRUE(b.ok());
+  EXPECT_EQ(b->host, "::1");
+  EXPECT_EQ(b->epoch, 0u);
+  EXPECT_TRUE(b->shm_name.empty());
+  EXPECT_EQ(Endpoint({"h", 3, "", 0}).ToString(), "h:3");
+}
+
+TEST(Endpoint, RefusesMalformedOptions) {
+  for (const char* text : {"h:1;", "h:1;shm=", "h:1;epoch=", "h:1;epoch=0", "h:1;epoch=xyz",
+                           "h:1;epoch=1ffffffffffffffff", "h:1;shm=a;shm=b", "h:1;epoch=1;epoch=2",
+                           "h:1;other=1", "h:0", "h", ":5", "h:1;shm=a;"}) {
+    StatusOr<Endpoint> ep = ParseEndpoint(text);
+    EXPECT_FALSE(ep.ok()) << text;
+    if (!ep.ok()) EXPECT_EQ(ep.status().code(), ErrorCode::kInvalidArgument) << text;
+  }
+}
+
+}  // namespace
+}  // namespace crescent
