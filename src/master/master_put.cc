@@ -14,18 +14,19 @@ std::vector<ReplicaDescriptor> MasterService::Describe(const ObjectEntry& e) con
   std::vector<ReplicaDescriptor> out;
   out.reserve(e.num_replicas);
   for (size_t i = 0; i < e.num_replicas; ++i) {
-    const ReplicaSlot r = e.replica(i);
-    if (!segments_.IsMounted(r.segment)) continue;
-    out.push_back(DescribeSlot(r, e.size));
+    if (auto d = DescribeSlot(e.replica(i), e.size)) out.push_back(std::move(*d));
   }
   return out;
 }
 
-ReplicaDescriptor MasterService::DescribeSlot(const ReplicaSlot& r, uint64_t size) const {
+std::optional<ReplicaDescriptor> MasterService::DescribeSlot(const ReplicaSlot& r,
+                                                             uint64_t size) const {
+  const std::string* endpoint = segments_.MountedEndpoint(r.segment);
+  if (endpoint == nullptr) return std::nullopt;  // its segment is gone
   // XOR with the incarnation's random value is one-to-one, so placements stay
-  // distinct within an incarnation.
+  // distinct within an incarnation (segment ids carry their slot's mount count).
   const uint64_t placement = incarnation_ ^ (uint64_t{r.segment} << 32 | r.alloc_generation);
-  return {r.segment, segments_.Endpoint(r.segment), r.offset, size, placement};
+  return ReplicaDescriptor{r.segment, *endpoint, r.offset, size, placement};
 }
 
 void MasterService::FreeReplicas(const ObjectEntry& e) {
@@ -49,8 +50,7 @@ std::optional<PutGrant> MasterService::RepeatedPutLocked(const Located& loc, uin
     out.deadline = it->second.deadline;
   }
   for (size_t i = 0; i < e.num_replicas; ++i) {
-    const ReplicaSlot r = e.replica(i);
-    if (segments_.IsMounted(r.segment)) out.replicas.push_back(DescribeSlot(r, size));
+    if (auto d = DescribeSlot(e.replica(i), size)) out.replicas.push_back(std::move(*d));
   }
   if (out.replicas.empty()) return std::nullopt;  // its segments went: not repeatable
   out.token = PutToken(id);
@@ -133,7 +133,9 @@ StatusOr<PutGrant> MasterService::PutStart(std::string_view key, uint64_t size,
     e.size = size;
     e.hard_pin = config.hard_pin ? 1 : 0;
     id = loc.shard->IdOf(slot);
-    for (const ReplicaSlot& r : slots) out.replicas.push_back(DescribeSlot(r, size));
+    for (const ReplicaSlot& r : slots) {
+      if (auto d = DescribeSlot(r, size)) out.replicas.push_back(std::move(*d));
+    }
     out.token = PutToken(id);
     out.deadline = now + config_.put_timeout_ms;
     // Under the shard lock, so a PutEnd of this key always finds the record.

@@ -102,13 +102,46 @@ TEST_F(SegmentTest, UnmountUnknownSegmentIsNotFound) {
   EXPECT_TRUE(master().ListSegments().empty());
 }
 
+// Ids are reused by slot: a master whose nodes remount again and again (each
+// liveness drop is a remount) never runs out of them (it refused the 65536th
+// mount before), and the slot's incarnation keeps an id from repeating before
+// that slot has been mounted 2^16 times.
+TEST_F(SegmentTest, MoreMountsThanIdSlotsSucceed) {
+  std::set<SegmentId> seen;
+  for (int i = 0; i < 70'000; ++i) {
+    SegmentId id = Mount("flap", 1 << 20, "node-a");
+    ASSERT_NE(id, kNoSegment) << "mount " << i;
+    if (i < (1 << 16)) ASSERT_TRUE(seen.insert(id).second) << "id " << id << " repeated at " << i;
+    ASSERT_TRUE(master().UnmountSegment("flap", "node-a").ok());
+  }
+}
+
+// Space quarantined for a replica of an earlier incarnation of a slot is
+// released into nothing: it must not be freed into the allocator of the
+// segment that took the slot since.
+TEST_F(SegmentTest, AStaleReplicaIsNeverFreedIntoTheSlotsNextSegment) {
+  config_.heartbeat_ttl_ms = 1'000'000;  // no node expires while the clock jumps
+  Mount("seg-a", 1 << 20, "node-a");
+  ASSERT_TRUE(Put("k", 4096).ok());
+  ASSERT_TRUE(master().GetReplicaList("k").ok());  // a read lease: removal quarantines
+  ASSERT_TRUE(master().Remove("k", /*force=*/true).ok());
+  ASSERT_TRUE(master().UnmountSegment("seg-a", "node-a").ok());
+  Mount("seg-b", 1 << 20, "node-b");  // takes the slot
+  ASSERT_TRUE(Put("fresh", 4096).ok());
+  int64_t used = UsedOf("seg-b");
+  clock_.Advance(config_.lease_ms + config_.capability_grace_ms + 10);
+  master().RunMaintenance();
+  EXPECT_EQ(UsedOf("seg-b"), used) << "the stale slot was freed into the new segment";
+  EXPECT_TRUE(Readable("fresh"));
+}
+
 TEST_F(SegmentTest, RemountAfterUnmountGetsAFreshId) {
   SegmentId first = Mount("seg-a", 1 << 20, "node-a");
   ASSERT_TRUE(Put("k", 100).ok());
   ASSERT_TRUE(master().UnmountSegment("seg-a", "node-a").ok());
   SegmentId second = Mount("seg-a", 1 << 20, "node-a");
   EXPECT_NE(second, kNoSegment);
-  EXPECT_NE(second, first);  // ids are never reused, so old replicas stay dead
+  EXPECT_NE(second, first);  // the slot's next incarnation: old replicas stay dead
   EXPECT_FALSE(Readable("k"));
   EXPECT_EQ(UsedOf("seg-a"), 0);
 }

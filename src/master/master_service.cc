@@ -126,8 +126,9 @@ StatusOr<SegmentId> MasterService::MountSegment(const SegmentSpec& spec) {
   return id;
 }
 
-Status MasterService::UnmountSegment(std::string_view name, std::string_view owner_node) {
-  auto id = segments_.Unmount(name, owner_node);
+Status MasterService::UnmountSegment(std::string_view name, std::string_view owner_node,
+                                     uint64_t owner_token) {
+  auto id = segments_.Unmount(name, owner_node, owner_token);
   counters_.unmount.Record(1, id.ok() ? 0 : 1);
   if (!id.ok()) return id.status();
   SegmentId gone[] = {*id};

@@ -73,7 +73,8 @@ class MasterService {
   // ---- Segments and store-node liveness ----
   StatusOr<SegmentId> MountSegment(const SegmentSpec& spec);
   // Hides the segment's replicas at once and drops objects left without one.
-  Status UnmountSegment(std::string_view name, std::string_view owner_node);
+  Status UnmountSegment(std::string_view name, std::string_view owner_node,
+                        uint64_t owner_token = 0);
   Status Heartbeat(std::string_view node);
   std::vector<SegmentInfo> ListSegments() const;
 
@@ -176,7 +177,8 @@ class MasterService {
   ObjectShard& ShardOf(ObjectId id) const { return *shards_[IdShard(id)]; }
 
   std::vector<ReplicaDescriptor> Describe(const ObjectEntry& e) const;
-  ReplicaDescriptor DescribeSlot(const ReplicaSlot& r, uint64_t size) const;
+  // Nullopt when the replica's segment is no longer mounted.
+  std::optional<ReplicaDescriptor> DescribeSlot(const ReplicaSlot& r, uint64_t size) const;
   uint64_t PutToken(ObjectId id) const { return id ^ incarnation_; }
   // The slot of the put of `key` that `token` names, pending or ended, under
   // the caller's shard lock; else kPutNotStarted, saying whether another put of

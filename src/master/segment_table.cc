@@ -13,9 +13,16 @@ SegmentTable::~SegmentTable() {
   for (uint32_t i = 0; i < kMaxSegments; ++i) delete by_id_[i].load(std::memory_order_relaxed);
 }
 
+namespace {
+constexpr uint32_t kSlotBits = 16;
+uint32_t SlotOf(SegmentId id) { return id & ((1u << kSlotBits) - 1); }
+}  // namespace
+
 SegmentTable::Segment* SegmentTable::Get(SegmentId id) const {
-  if (id == kNoSegment || id >= kMaxSegments) return nullptr;
-  return by_id_[id].load(std::memory_order_acquire);
+  uint32_t slot = SlotOf(id);
+  if (slot == 0) return nullptr;
+  Segment* seg = by_id_[slot].load(std::memory_order_acquire);
+  return seg != nullptr && seg->id == id ? seg : nullptr;
 }
 
 StatusOr<SegmentId> SegmentTable::Mount(const SegmentSpec& spec) {
@@ -29,12 +36,25 @@ StatusOr<SegmentId> SegmentTable::Mount(const SegmentSpec& spec) {
   if (by_name_.contains(spec.name)) {
     return Status(ErrorCode::kSegmentAlreadyExists, "segment '" + spec.name + "' is mounted");
   }
-  if (next_id_ >= kMaxSegments) return Status(ErrorCode::kNoSpace, "segment id space exhausted");
-  auto seg = std::make_unique<Segment>();
-  seg->id = next_id_++;
-  seg->spec = spec;
   auto alloc = cache::OffsetAllocator::Create(spec.capacity, {config_.allocation_alignment});
   if (!alloc.ok()) return alloc.status();
+  uint32_t slot;
+  uint32_t incarnation = 0;
+  if (!free_slots_.empty()) {
+    slot = free_slots_.front();
+    free_slots_.pop_front();
+    Segment* old = by_id_[slot].load(std::memory_order_relaxed);
+    incarnation = (old->id >> kSlotBits) + 1;  // wraps after 2^16 mounts of this slot
+    retired_.emplace_back(old);
+  } else if (next_slot_ < kMaxSegments) {
+    slot = next_slot_++;
+  } else {
+    return Status(ErrorCode::kNoSpace, "already " + std::to_string(kMaxSegments - 1) +
+                                           " segments are mounted; unmount one first");
+  }
+  auto seg = std::make_unique<Segment>();
+  seg->id = (incarnation << kSlotBits) | slot;
+  seg->spec = spec;
   seg->allocator = std::make_unique<cache::OffsetAllocator>(std::move(alloc).value());
   SegmentId id = seg->id;
   by_name_.emplace(spec.name, id);
@@ -42,7 +62,7 @@ StatusOr<SegmentId> SegmentTable::Mount(const SegmentSpec& spec) {
   node.last_heartbeat = clock_.NowMs();
   node.segments.push_back(id);
   capacity_.fetch_add(spec.capacity, std::memory_order_relaxed);
-  by_id_[id].store(seg.release(), std::memory_order_release);
+  by_id_[slot].store(seg.release(), std::memory_order_release);
   return id;
 }
 
@@ -57,9 +77,11 @@ void SegmentTable::UnmountLocked(Segment* seg) {
     auto& segs = it->second.segments;
     segs.erase(std::remove(segs.begin(), segs.end(), seg->id), segs.end());
   }
+  free_slots_.push_back(SlotOf(seg->id));
 }
 
-StatusOr<SegmentId> SegmentTable::Unmount(std::string_view name, std::string_view owner) {
+StatusOr<SegmentId> SegmentTable::Unmount(std::string_view name, std::string_view owner,
+                                          uint64_t token) {
   std::lock_guard lock(mu_);
   auto it = by_name_.find(std::string(name));
   if (it == by_name_.end()) {
@@ -70,6 +92,11 @@ StatusOr<SegmentId> SegmentTable::Unmount(std::string_view name, std::string_vie
   if (seg->spec.owner_node != owner) {
     return Status(ErrorCode::kNotOwner,
                   "segment '" + std::string(name) + "' is owned by '" + seg->spec.owner_node + "'");
+  }
+  if (seg->spec.owner_token != 0 && seg->spec.owner_token != token) {
+    return Status(ErrorCode::kNotOwner, "segment '" + std::string(name) +
+                                            "' was mounted by another incarnation of node '" +
+                                            seg->spec.owner_node + "' (owner token mismatch)");
   }
   UnmountLocked(seg);
   return seg->id;
@@ -157,7 +184,11 @@ bool SegmentTable::IsMounted(SegmentId id) const {
   return seg != nullptr && seg->mounted.load(std::memory_order_acquire);
 }
 
-const std::string& SegmentTable::Endpoint(SegmentId id) const { return Get(id)->spec.endpoint; }
+const std::string* SegmentTable::MountedEndpoint(SegmentId id) const {
+  Segment* seg = Get(id);
+  if (seg == nullptr || !seg->mounted.load(std::memory_order_acquire)) return nullptr;
+  return &seg->spec.endpoint;
+}
 
 uint64_t SegmentTable::largest_segment() const {
   std::lock_guard lock(mu_);

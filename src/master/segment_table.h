@@ -1,10 +1,14 @@
 // SegmentTable: the memory segments store nodes have mounted, their offset
 // allocators, and store-node liveness.
 //
-// Segments are never freed while the table lives: an unmounted segment stays as
-// a tombstone (mounted == false, allocator released) so that a lock-free reader
-// holding a SegmentId can always ask IsMounted() and Endpoint() safely. Ids are
-// never reused, so a replica that names an unmounted segment is recognisably dead.
+// A SegmentId is (incarnation << 16 | slot): the slot indexes the table, and the
+// incarnation counts the slot's mounts. An unmounted segment's slot is reused by
+// a later mount (least recently freed first) under the next incarnation, so a
+// replica or a quarantined slot that names the earlier id is recognisably dead:
+// Get() finds another id in the slot. An id repeats only after its slot has been
+// mounted 2^16 more times. Segment objects are never freed while the table
+// lives: a replaced one is kept (allocator released) so that a lock-free reader
+// that loaded it can still read its immutable fields.
 //
 // Locking: mu_ guards the allocators, the name map and the node table. The
 // per-segment `mounted` flag is atomic (release on unmount, acquire on read) and
@@ -15,6 +19,7 @@
 #include <absl/container/flat_hash_map.h>
 
 #include <atomic>
+#include <deque>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -33,6 +38,7 @@ namespace crescent::master {
 
 class SegmentTable {
  public:
+  // Slots: at most this many segments are mounted at once (slot 0 is unused).
   static constexpr uint32_t kMaxSegments = 1 << 16;
 
   SegmentTable(const MasterConfig& config, const Clock& clock);
@@ -40,7 +46,9 @@ class SegmentTable {
 
   StatusOr<SegmentId> Mount(const SegmentSpec& spec);
   // Marks the segment unmounted at once; the caller then drops its replicas.
-  StatusOr<SegmentId> Unmount(std::string_view name, std::string_view owner);
+  // kNotOwner unless `owner` and `token` are the mount's (a segment mounted
+  // without a token takes any).
+  StatusOr<SegmentId> Unmount(std::string_view name, std::string_view owner, uint64_t token = 0);
   // kNodeUnknown tells a node (e.g. after a master restart) to mount again.
   Status Heartbeat(std::string_view node);
   // Unmounts every segment of nodes silent for longer than the TTL.
@@ -54,8 +62,9 @@ class SegmentTable {
   void Free(const ReplicaSlot& replica);
 
   bool IsMounted(SegmentId id) const;
-  // Immutable after mount; valid for any id ever returned by Mount.
-  const std::string& Endpoint(SegmentId id) const;
+  // The endpoint of mounted segment `id`; null once it is unmounted. Immutable
+  // for the segment's life, and valid as long as the table.
+  const std::string* MountedEndpoint(SegmentId id) const;
 
   uint64_t capacity() const { return capacity_.load(std::memory_order_relaxed); }
   uint64_t used() const { return used_.load(std::memory_order_relaxed); }
@@ -81,8 +90,10 @@ class SegmentTable {
   const MasterConfig& config_;
   const Clock& clock_;
   mutable std::mutex mu_;
-  std::unique_ptr<std::atomic<Segment*>[]> by_id_;  // index = SegmentId
-  SegmentId next_id_ = 1;
+  std::unique_ptr<std::atomic<Segment*>[]> by_id_;  // index = slot (id & 0xffff)
+  uint32_t next_slot_ = 1;                         // slots never used yet start here
+  std::deque<uint32_t> free_slots_;                // unmounted slots, oldest first
+  std::vector<std::unique_ptr<Segment>> retired_;  // replaced segments, kept for readers
   absl::flat_hash_map<std::string, SegmentId> by_name_;  // mounted only
   absl::flat_hash_map<std::string, Node> nodes_;
   std::atomic<uint64_t> capacity_{0};  // sum over mounted segments

@@ -21,6 +21,9 @@ struct SegmentSpec {
   std::string owner_node;  // store node id; must heartbeat
   std::string endpoint;    // where clients reach the node's data plane
   Tier tier = Tier::kDram;
+  // The mounting node's proof of ownership: Unmount must present it when it is
+  // non-zero (the RPC layer requires it). Never shown to anyone else.
+  uint64_t owner_token = 0;
 };
 
 struct SegmentInfo {
@@ -38,12 +41,13 @@ struct ReplicaDescriptor {
   uint64_t offset = 0;
   uint64_t length = 0;
   // Names this allocation. Within one master incarnation it repeats only after
-  // its segment has handed out 2^32 allocations (segment ids are never reused;
-  // the allocator's generation is an allocator-wide 32-bit counter); another
-  // incarnation mixes in another random value. A client that saw the same
-  // placement for a key twice, within a span far shorter than 2^32
-  // allocations, knows the bytes did not change in between (values are
-  // immutable once the put ends). client/placement_hints.h bounds that span.
+  // its segment has handed out 2^32 allocations (the allocator's generation is
+  // an allocator-wide 32-bit counter) or its segment id has come round again
+  // (after 2^16 mounts of the id's slot, segment_table.h); another incarnation
+  // mixes in another random value. A client that saw the same placement for a
+  // key twice, within a span far shorter than either, knows the bytes did not
+  // change in between (values are immutable once the put ends).
+  // client/placement_hints.h bounds that span.
   uint64_t placement = 0;
 };
 

@@ -27,6 +27,7 @@ void ToProto(const master::SegmentSpec& spec, SegmentSpec* out) {
   out->set_owner_node(spec.owner_node);
   out->set_endpoint(spec.endpoint);
   out->set_tier(static_cast<uint32_t>(spec.tier));
+  out->set_owner_token(spec.owner_token);
 }
 
 master::SegmentSpec FromProto(const SegmentSpec& spec) {
@@ -35,6 +36,7 @@ master::SegmentSpec FromProto(const SegmentSpec& spec) {
   out.capacity = spec.capacity();
   out.owner_node = spec.owner_node();
   out.endpoint = spec.endpoint();
+  out.owner_token = spec.owner_token();
   out.tier = spec.tier() == static_cast<uint32_t>(master::Tier::kPmem) ? master::Tier::kPmem
                                                                        : master::Tier::kDram;
   return out;
@@ -43,6 +45,7 @@ master::SegmentSpec FromProto(const SegmentSpec& spec) {
 void ToProto(const master::SegmentInfo& info, SegmentInfo* out) {
   out->set_id(info.id);
   ToProto(info.spec, out->mutable_spec());
+  out->mutable_spec()->clear_owner_token();  // the owner's secret
   out->set_used_bytes(info.used_bytes);
   out->set_allocations(info.allocations);
   out->set_largest_free(info.largest_free);

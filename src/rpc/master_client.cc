@@ -344,17 +344,19 @@ StatusOr<master::SegmentId> MasterClient::MountSegment(
   if (secret_check == nullptr) return resp.segment_id();
   std::string refused = MountProofProblem(resp, spec.endpoint, *secret_check);
   if (refused.empty()) return resp.segment_id();
-  (void)UnmountSegment(spec.name, spec.owner_node);
+  (void)UnmountSegment(spec.name, spec.owner_node, spec.owner_token);
   return crescent::Status(
       ErrorCode::kCapabilityInvalid,
       "the master at " + address() + refused + "; segment " + spec.name + " unmounted again");
 }
 
 crescent::Status MasterClient::UnmountSegment(const std::string& name,
-                                              const std::string& owner_node) {
+                                              const std::string& owner_node,
+                                              uint64_t owner_token) {
   UnmountSegmentRequest req;
   req.set_name(name);
   req.set_owner_node(owner_node);
+  req.set_owner_token(owner_token);
   StatusResponse resp;
   if (auto s = impl_->Invoke("UnmountSegment", &Stub::AsyncUnmountSegment, req, &resp); !s.ok()) {
     return s;

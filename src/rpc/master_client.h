@@ -81,7 +81,9 @@ class MasterClient {
   // pass on this node.
   StatusOr<master::SegmentId> MountSegment(
       const master::SegmentSpec& spec, const transfer::CapabilitySigner* secret_check = nullptr);
-  crescent::Status UnmountSegment(const std::string& name, const std::string& owner_node);
+  // `owner_token`: the SegmentSpec::owner_token the segment was mounted with.
+  crescent::Status UnmountSegment(const std::string& name, const std::string& owner_node,
+                                  uint64_t owner_token);
   crescent::Status Heartbeat(const std::string& node);  // kNodeUnknown: remount
   StatusOr<std::vector<master::SegmentInfo>> ListSegments();
 

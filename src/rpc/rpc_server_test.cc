@@ -36,11 +36,27 @@ TEST_F(RpcServerTest, MountListHeartbeatUnmount) {
   EXPECT_EQ((*segs)[0].spec.owner_node, "node-a");
   EXPECT_EQ((*segs)[0].spec.endpoint, kEndpointA);
   EXPECT_EQ((*segs)[0].spec.capacity, 1u << 20);
+  EXPECT_EQ((*segs)[0].spec.owner_token, 0u) << "the owner token is the owner's secret";
 
   EXPECT_TRUE(client_->Heartbeat("node-a").ok());
   EXPECT_EQ(client_->MountSegment(Spec("seg-a")).status().code(), ErrorCode::kSegmentAlreadyExists);
-  EXPECT_TRUE(client_->UnmountSegment("seg-a", "node-a").ok());
+  EXPECT_TRUE(client_->UnmountSegment("seg-a", "node-a", kOwnerToken).ok());
   EXPECT_TRUE(client_->ListSegments()->empty());
+}
+
+// Only the incarnation that mounted a segment can unmount it: another client
+// naming the owner, or an earlier process of the same node stopping late,
+// does not know the mount's token.
+TEST_F(RpcServerTest, UnmountNeedsTheMountsOwnerToken) {
+  ASSERT_TRUE(client_->MountSegment(Spec("seg-a")).ok());
+  EXPECT_EQ(client_->UnmountSegment("seg-a", "node-a", 0).code(), ErrorCode::kNotOwner);
+  EXPECT_EQ(client_->UnmountSegment("seg-a", "node-a", kOwnerToken + 1).code(),
+            ErrorCode::kNotOwner);
+  EXPECT_EQ(client_->ListSegments()->size(), 1u);
+  EXPECT_TRUE(client_->UnmountSegment("seg-a", "node-a", kOwnerToken).ok());
+  master::SegmentSpec tokenless = Spec("seg-b");
+  tokenless.owner_token = 0;
+  EXPECT_EQ(client_->MountSegment(tokenless).status().code(), ErrorCode::kInvalidArgument);
 }
 
 TEST_F(RpcServerTest, HeartbeatOfUnknownNodeAsksForRemount) {

@@ -62,8 +62,9 @@ class RpcTest : public ::testing::Test {
 
   master::SegmentSpec Spec(const std::string& name, const std::string& node = "node-a",
                            const std::string& endpoint = kEndpointA) {
-    return {name, 1 << 20, node, endpoint, master::Tier::kDram};
+    return {name, 1 << 20, node, endpoint, master::Tier::kDram, kOwnerToken};
   }
+  static constexpr uint64_t kOwnerToken = 0x5eed'0000'0000'0001;
 
   void Mount(const std::string& name = "seg-a") {
     auto id = client_->MountSegment(Spec(name));

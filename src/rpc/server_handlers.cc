@@ -89,7 +89,7 @@ void MasterHandlers::MountSegment(MountSegmentRequest& req, MountSegmentResponse
 void MasterHandlers::UnmountSegment(UnmountSegmentRequest& req, StatusResponse* resp) const {
   crescent::Status s = CheckName("segment name", req.name());
   if (s.ok()) s = CheckName("owner node", req.owner_node());
-  if (s.ok()) s = master_.UnmountSegment(req.name(), req.owner_node());
+  if (s.ok()) s = master_.UnmountSegment(req.name(), req.owner_node(), req.owner_token());
   ToProto(s, resp->mutable_status());
 }
 

@@ -28,6 +28,9 @@ crescent::Status CheckSegmentSpec(const SegmentSpec& spec) {
   if (auto s = CheckName("segment name", spec.name()); !s.ok()) return s;
   if (auto s = CheckName("owner node", spec.owner_node()); !s.ok()) return s;
   if (spec.capacity() == 0) return Invalid("segment capacity is 0");
+  if (spec.owner_token() == 0) {
+    return Invalid("segment has no owner token (UnmountSegment needs it as proof of ownership)");
+  }
   if (spec.tier() > 1) {
     return Invalid("tier " + std::to_string(spec.tier()) + " is neither 0 (DRAM) nor 1 (PMEM)");
   }

@@ -108,6 +108,7 @@ Status StoreNode::Mount() {
   spec.owner_node = options_.node_id;
   spec.endpoint = ep.ToString();
   spec.tier = master::Tier::kDram;
+  spec.owner_token = NewEpoch();  // as random, and as secret: never leaves master and node
   StatusOr<master::SegmentId> id = master_->MountSegment(spec, &signer_);
   if (!id.ok()) {
     return Status(id.status().code(), "mounting segment " + spec.name + " on master " +
@@ -116,6 +117,7 @@ Status StoreNode::Mount() {
   segment_->SetMount(id.value(), spec.endpoint);
   std::lock_guard g(mu_);
   endpoint_ = spec.endpoint;
+  owner_token_ = spec.owner_token;
   return Status::Ok();
 }
 
@@ -165,7 +167,12 @@ void StoreNode::Stop() {
   if (warmer_) warmer_->RequestStop();
   if (heartbeat_.joinable()) heartbeat_.join();
   if (master_ && segment_ && segment_->id() != 0) {
-    Status s = master_->UnmountSegment(options_.segment_name, options_.node_id);
+    uint64_t token;
+    {
+      std::lock_guard g(mu_);
+      token = owner_token_;
+    }
+    Status s = master_->UnmountSegment(options_.segment_name, options_.node_id, token);
     if (!s.ok()) {
       std::fprintf(stderr,
                    "crescent store: unmount failed (the master drops the segment "

@@ -92,6 +92,7 @@ class StoreNode {
 
   mutable std::mutex mu_;  // guards stop_, remounts_, endpoint_; cv_ wakes the heartbeat thread
   std::string endpoint_;
+  uint64_t owner_token_ = 0;  // of the current mount (master.proto SegmentSpec)
   std::condition_variable cv_;
   bool stop_ = false;
   uint64_t remounts_ = 0;
