@@ -5,6 +5,10 @@ Properties (each breach is one violation, with the records that show it):
      that began before the get ended and did not fail. A put that returned an
      error fails unless the error leaves its outcome unknown (TIMEOUT,
      UNAVAILABLE, INTERNAL: the PutEnd may have landed) or it never ended.
+     Nor a stale one: the read must not begin after a later put of the key
+     succeeded or a remove of it succeeded, where that put or remove began
+     after the read's put had returned (values are immutable, so the key then
+     no longer held that put, and never would again).
   2. No operation took longer than oplog.HANG_S, not counting the time its
      process was frozen by the injector; none was left unfinished.
   3. After the faults stopped and the cluster settled, every key the master
@@ -60,11 +64,14 @@ def check(ops, faults, run_end, worker_names):
             freezes[f["target"]].append((f["begin"], f["end"]))
 
     puts = {}
+    barriers = collections.defaultdict(list)  # key -> successful puts and removes
     for op in ops:
         if op["op"] in PUTS:
             code = op.get("code")
             ok = code is None or code == 0 or code in UNKNOWN_CODES
             puts[(op["key"], op["put_id"])] = (op, ok)
+        if op.get("code") == 0 and op["op"] not in READS:
+            barriers[op["key"]].append(op)
 
     for op in ops:
         t1 = op.get("t1", run_end)
@@ -91,6 +98,12 @@ def check(ops, faults, run_end, worker_names):
         elif source[0]["t"] > t1:
             violations.append("bytes of a put that began after the read ended: read %s; put %s"
                               % (_show(op), _show(source[0])))
+        elif "t1" in source[0]:
+            for b in barriers[op["key"]]:
+                if b["t"] > source[0]["t1"] and b["t1"] < op["t"]:
+                    violations.append("stale read: %s; its put %s; then %s" % (
+                        _show(op), _show(source[0]), _show(b)))
+                    break
     return violations, counts
 
 
