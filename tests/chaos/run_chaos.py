@@ -14,6 +14,7 @@ Hosts:  m: master    a: store0 (shared memory) + workers w0, w1
 
 import argparse
 import collections
+import json
 import os
 import signal
 import subprocess
@@ -124,6 +125,8 @@ def run(seconds, seed, mode="auto", kinds=None, out_dir=None, keys=300,
                 proc.wait()
         cl.stop()
         topo.teardown()
+    with open(os.path.join(out_dir, "faults.json"), "w") as f:
+        json.dump(sorted(injector.records, key=lambda r: r["begin"]), f, indent=1)
     names = {i: name for i, name in enumerate(WORKERS)}
     ops = checker.load(sorted(os.path.join(out_dir, f) for f in os.listdir(out_dir)
                               if f.endswith(".ops")))
@@ -154,13 +157,17 @@ def main():
     p.add_argument("--faults", default=",".join(faults_mod.KINDS),
                    help="comma-separated fault kinds (default: all)")
     p.add_argument("--out", help="directory for logs and op records (default: a new temp dir)")
+    p.add_argument("--max-size", type=int, default=4 << 20, help="largest value in bytes")
+    p.add_argument("--segment-size", default="64MiB", help="each store node's segment")
+    p.add_argument("--mean-gap", type=float, default=2.0, help="mean seconds between faults")
     a = p.parse_args()
     kinds = [k for k in a.faults.split(",") if k]
     unknown = set(kinds) - set(faults_mod.KINDS)
     if unknown:
         p.error("unknown fault kinds: %s" % ", ".join(sorted(unknown)))
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # unwinds through run()'s finally
-    result = run(a.seconds, a.seed, a.mode, kinds, a.out)
+    result = run(a.seconds, a.seed, a.mode, kinds, a.out, max_size=a.max_size,
+                 segment_size=a.segment_size, mean_gap=a.mean_gap)
     print(result.table())
     return 1 if result.violations else 0
 
