@@ -71,10 +71,11 @@ def run(seconds, seed, mode="auto", kinds=None, out_dir=None, keys=300,
         f.write("chaos-%d-%s\n" % (seed, os.urandom(16).hex()))
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([HERE, env.get("PYTHONPATH", "")])
-    cl = cluster_mod.Cluster(topo, "m", STORES, out_dir, secret, segment_size)
+    cl = None
     workers = {}
     violations = []
     try:
+        cl = cluster_mod.Cluster(topo, "m", STORES, out_dir, secret, segment_size)
         cl.start()
         stop_file = os.path.join(out_dir, "stop")
         for i, (name, host) in enumerate(WORKERS.items()):
@@ -123,7 +124,8 @@ def run(seconds, seed, mode="auto", kinds=None, out_dir=None, keys=300,
             if proc.poll() is None:
                 proc.kill()
                 proc.wait()
-        cl.stop()
+        if cl is not None:
+            cl.stop()
         topo.teardown()
     with open(os.path.join(out_dir, "faults.json"), "w") as f:
         json.dump(sorted(injector.records, key=lambda r: r["begin"]), f, indent=1)
