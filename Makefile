@@ -8,7 +8,7 @@ CRESCENT   := $(BUILD)/bin/crescent
 # or pybind11) may come first on PATH. The module is built for this one.
 PYTHON     := /usr/bin/python3
 
-.PHONY: all deps build test test-unit test-integration test-python e2e test-asan test-tsan bench run format tidy clean
+.PHONY: all deps build test test-unit test-integration test-python test-chaos chaos e2e test-asan test-tsan bench run format tidy clean
 
 all: build
 
@@ -24,7 +24,7 @@ build: deps
 # release build that users run; the unit tests under ASan+UBSan (all but the
 # "race" ones); the concurrent tests under TSan (labels: see crescent_add_tests
 # in CMakeLists.txt).
-test: test-integration test-python test-asan test-tsan
+test: test-integration test-python test-chaos test-asan test-tsan
 
 # Every unit and integration test on the release build (a quick check while
 # working; `make test` runs the unit tests under the sanitizers instead).
@@ -41,6 +41,23 @@ test-integration: build
 # `crescent serve` / `crescent master` processes from $(BUILD)/bin.
 test-python: build
 	PYTHONPATH=$(BUILD)/python CRESCENT_BUILD=$(abspath $(BUILD)) $(PYTHON) -m pytest -q -p no:cacheprovider tests/python
+
+# The chaos checker (tests/chaos, docs/testing.md): a master, three store nodes
+# and four client workers as real processes, on network-namespace hosts when
+# run as root (loopback otherwise), under seeded faults. `test-chaos` is the
+# one-minute run of `make test`; `chaos` runs for CHAOS_SECONDS with CHAOS_SEED
+# and prints faults, operations and violations (exit 1 on any). CHAOS_FAULTS
+# (comma-separated kinds) narrows the fault mix of either.
+CHAOS_SECONDS ?= 300
+CHAOS_SEED    ?= 1
+CHAOS_FAULTS  ?=
+test-chaos: build
+	PYTHONPATH=$(BUILD)/python CRESCENT_BUILD=$(abspath $(BUILD)) CHAOS_FAULTS=$(CHAOS_FAULTS) \
+	    $(PYTHON) -m pytest -q -s -p no:cacheprovider tests/chaos
+
+chaos: build
+	PYTHONPATH=$(BUILD)/python CRESCENT_BIN=$(abspath $(CRESCENT)) $(PYTHON) tests/chaos/run_chaos.py \
+	    --seconds $(CHAOS_SECONDS) --seed $(CHAOS_SEED) $(if $(CHAOS_FAULTS),--faults $(CHAOS_FAULTS))
 
 # The end-to-end harness (python/crescent_e2e): a small GQA model (CPU, float32)
 # serving a multi-turn workload with prefix reuse through crescent.hicache,

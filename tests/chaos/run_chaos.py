@@ -1,0 +1,178 @@
+"""The chaos checker: a real cluster (master, three store nodes, four client
+workers, on network-namespace hosts when it can), a seeded fault schedule for
+`--seconds`, then a settle-and-verify pass and the checker's verdict.
+
+    PYTHONPATH=build/python CRESCENT_BIN=build/bin/crescent \
+        /usr/bin/python3 tests/chaos/run_chaos.py --seconds 300 --seed 1
+
+Prints faults injected by kind, operations by kind and outcome, and every
+violation; exits 1 when there is one. `run()` is the same for the pytest test.
+
+Hosts:  m: master    a: store0 (shared memory) + workers w0, w1
+        b: store1    c: store2 (--no-shm) + workers w2, w3
+"""
+
+import argparse
+import collections
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+import checker
+import cluster as cluster_mod
+import faults as faults_mod
+import oplog
+import topology as topology_mod
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+HOSTS = ["m", "a", "b", "c"]
+STORES = [("a", True), ("b", True), ("c", False)]
+WORKERS = {"w0": "a", "w1": "a", "w2": "c", "w3": "c"}
+
+
+class Result:
+    def __init__(self, note, faults, counts, violations, out_dir):
+        self.note = note
+        self.faults = faults
+        self.counts = counts
+        self.violations = violations
+        self.out_dir = out_dir
+
+    def table(self):
+        lines = ["cluster: " + self.note, "run files: " + self.out_dir, "",
+                 "%-14s %6s %6s" % ("fault", "count", "failed")]
+        by_kind = collections.Counter(f["kind"] for f in self.faults)
+        failed = collections.Counter(f["kind"] for f in self.faults if not f["ok"])
+        for kind in faults_mod.KINDS:
+            if by_kind[kind]:
+                lines.append("%-14s %6d %6d" % (kind, by_kind[kind], failed[kind]))
+        lines += ["", "%-14s %-24s %7s" % ("operation", "outcome", "count")]
+        for (op, result), n in sorted(self.counts.items()):
+            lines.append("%-14s %-24s %7d" % (op, result, n))
+        lines += ["", "violations: %d" % len(self.violations)]
+        lines += ["  " + v for v in self.violations]
+        return "\n".join(lines)
+
+
+def run(seconds, seed, mode="auto", kinds=None, out_dir=None, keys=300,
+        max_size=4 << 20, segment_size="64MiB", mean_gap=2.0, calm_s=5.0):
+    out_dir = out_dir or tempfile.mkdtemp(prefix="crescent-chaos-")
+    os.makedirs(out_dir, exist_ok=True)
+    topo, note = topology_mod.make(HOSTS, mode)
+    kinds = [k for k in (kinds or faults_mod.KINDS) if k != "partition" or topo.can_partition]
+    if not topo.can_partition:
+        note += "; no partitions"
+    secret = os.path.join(out_dir, "cluster.secret")
+    with open(secret, "w") as f:
+        f.write("chaos-%d-%s\n" % (seed, os.urandom(16).hex()))
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([HERE, env.get("PYTHONPATH", "")])
+    cl = None
+    workers = {}
+    violations = []
+    try:
+        cl = cluster_mod.Cluster(topo, "m", STORES, out_dir, secret, segment_size)
+        cl.start()
+        stop_file = os.path.join(out_dir, "stop")
+        for i, (name, host) in enumerate(WORKERS.items()):
+            argv = [sys.executable, os.path.join(HERE, "worker.py"), "--id", str(i),
+                    "--master", cl.master_address, "--seed", str(seed), "--keys", str(keys),
+                    "--max-size", str(max_size), "--log", os.path.join(out_dir, name + ".ops"),
+                    "--stop-file", stop_file]
+            open(os.path.join(out_dir, name + ".ops"), "w").close()
+            with open(os.path.join(out_dir, name + ".log"), "w") as log:
+                workers[name] = subprocess.Popen(topo.hosts[host].command(argv), env=env,
+                                                 stdout=log, stderr=subprocess.STDOUT)
+        injector = faults_mod.Injector(
+            cl, topo, workers, {n: os.path.join(out_dir, n + ".ops") for n in WORKERS})
+        plan = faults_mod.schedule(seed, seconds, kinds, injector.targets(), mean_gap)
+        t0 = time.monotonic()
+        injector.play(plan, t0)
+        injector.stop.wait(max(0.0, t0 + seconds - time.monotonic()))
+        injector.finish()
+        for name in topo.hosts if topo.can_partition else []:
+            topo.partition(name, False)
+        cl.heal()
+        for proc in workers.values():
+            if proc.poll() is None:
+                proc.send_signal(signal.SIGCONT)
+        # A calm spell, so the verify pass finds objects put after the last master restart.
+        time.sleep(calm_s)
+        open(stop_file, "w").close()
+        for name, proc in workers.items():
+            try:
+                rc = proc.wait(oplog.HANG_S + 30)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+                violations.append("worker %s did not stop within %.0f s; killed" % (
+                    name, oplog.HANG_S + 30))
+                continue
+            if rc != 0:
+                violations.append("worker %s exited with %d; see %s.log" % (name, rc, name))
+        run_end = time.monotonic()
+        violations += ["fault %s on %s: restart failed" % (f["kind"], f["target"])
+                       for f in injector.records if not f["ok"]]
+        for i, host in enumerate(sorted(set(WORKERS.values()))):
+            violations += _verify(topo.hosts[host], cl, out_dir, 100 + i, env)
+    finally:
+        for proc in workers.values():
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+        if cl is not None:
+            cl.stop()
+        topo.teardown()
+    with open(os.path.join(out_dir, "faults.json"), "w") as f:
+        json.dump(sorted(injector.records, key=lambda r: r["begin"]), f, indent=1)
+    names = {i: name for i, name in enumerate(WORKERS)}
+    ops = checker.load(sorted(os.path.join(out_dir, f) for f in os.listdir(out_dir)
+                              if f.endswith(".ops")))
+    found, counts = checker.check(ops, injector.records, run_end, names)
+    return Result(note, injector.records, counts, violations + found, out_dir)
+
+
+def _verify(host, cl, out_dir, vid, env):
+    argv = [sys.executable, os.path.join(HERE, "verify.py"), "--id", str(vid),
+            "--master", cl.master_address, "--segments", str(len(cl.stores)),
+            "--log", os.path.join(out_dir, "verify-%s.ops" % host.name)]
+    try:
+        done = subprocess.run(host.command(argv), env=env, capture_output=True, text=True,
+                              timeout=300)
+    except subprocess.TimeoutExpired:
+        return ["verify on host %s did not finish in 300 s" % host.name]
+    if done.returncode != 0:
+        return ["verify on host %s failed (%d): %s" % (host.name, done.returncode,
+                                                       (done.stdout + done.stderr).strip())]
+    return []
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--seconds", type=float, default=300)
+    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--mode", choices=["auto", "netns", "loopback"], default="auto")
+    p.add_argument("--faults", default=",".join(faults_mod.KINDS),
+                   help="comma-separated fault kinds (default: all)")
+    p.add_argument("--out", help="directory for logs and op records (default: a new temp dir)")
+    p.add_argument("--max-size", type=int, default=4 << 20, help="largest value in bytes")
+    p.add_argument("--segment-size", default="64MiB", help="each store node's segment")
+    p.add_argument("--mean-gap", type=float, default=2.0, help="mean seconds between faults")
+    a = p.parse_args()
+    kinds = [k for k in a.faults.split(",") if k]
+    unknown = set(kinds) - set(faults_mod.KINDS)
+    if unknown:
+        p.error("unknown fault kinds: %s" % ", ".join(sorted(unknown)))
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # unwinds through run()'s finally
+    result = run(a.seconds, a.seed, a.mode, kinds, a.out, max_size=a.max_size,
+                 segment_size=a.segment_size, mean_gap=a.mean_gap)
+    print(result.table())
+    return 1 if result.violations else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

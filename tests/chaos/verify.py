@@ -1,0 +1,54 @@
+"""After the faults: waits until every store node is mounted again and no put
+can still be pending, then reads back every key the master lists, logging each
+read as a "verify" operation. The checker requires each to succeed with the
+bytes of an allowed put.
+"""
+
+import argparse
+import os
+import subprocess
+import time
+
+import oplog
+import values
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--id", type=int, required=True)
+    p.add_argument("--master", required=True)
+    p.add_argument("--segments", type=int, required=True)
+    p.add_argument("--log", required=True)
+    p.add_argument("--settle-s", type=float, default=60.0)
+    a = p.parse_args()
+
+    deadline = time.monotonic() + a.settle_s
+    store = oplog.connect(a.master, deadline)
+    while len(store.get_stats()["segments"]) < a.segments:
+        if time.monotonic() > deadline:
+            raise SystemExit("verify: only %d of %d segments mounted after %.0f s" % (
+                len(store.get_stats()["segments"]), a.segments, a.settle_s))
+        time.sleep(0.5)
+    # The master discards an unfinished put after its put timeout (2 s).
+    while store.get_stats()["pending_puts"] > 0 and time.monotonic() < deadline:
+        time.sleep(0.5)
+
+    listing = subprocess.run([os.environ["CRESCENT_BIN"], "ls", "--limit", "0", "--master",
+                              a.master], capture_output=True, text=True, timeout=60)
+    if listing.returncode != 0 or listing.stderr.strip():
+        raise SystemExit("verify: crescent ls failed (%d): %s" % (listing.returncode,
+                                                                  listing.stderr))
+    log = oplog.OpLog(a.log, a.id)
+    for key in listing.stdout.split():
+        n = log.begin("verify", key)
+        code, data = store.get_with_code(key)
+        if code == 0:
+            put_id, bad = values.identify(key, data)
+            log.end(n, code, put_id, bad)
+        else:
+            log.end(n, code)
+    store.close()
+
+
+if __name__ == "__main__":
+    main()
