@@ -427,5 +427,7 @@ def test_error_names():
     assert crescent.error_name(0) == "OK"
     assert crescent.error_name(crescent.OBJECT_NOT_FOUND) == "OBJECT_NOT_FOUND"
     assert crescent.error_name(crescent.CLOSED) == "CLOSED"
+    assert crescent.CHECKSUM_MISMATCH == -26
+    assert crescent.error_name(crescent.CHECKSUM_MISMATCH) == "CHECKSUM_MISMATCH"
     assert crescent.error_name(-999).startswith("UNKNOWN")
     assert crescent.MooncakeDistributedStore is crescent.Store
