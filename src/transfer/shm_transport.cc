@@ -114,6 +114,15 @@ StatusOr<int> Connect(const std::string& name, int64_t timeout_ms) {
 
 bool IsTimeout(int err) { return err == EAGAIN || err == EWOULDBLOCK; }
 
+// A read's copy out of the segment; with `checksum_out`, hashed chunk by chunk
+// as it lands (bulk_copy.h, CopyHashing).
+void CopyOut(std::byte* dst, const std::byte* src, uint64_t length, uint64_t* checksum_out) {
+  if (checksum_out == nullptr) return BulkCopy(dst, src, length);
+  ValueHasher hasher;
+  CopyHashing(dst, src, length, hasher);
+  *checksum_out = hasher.Digest();
+}
+
 // Whether the node that handed out `m` still serves it: its end of the held
 // handshake connection is open. The node never sends on it, so readable or
 // hung up means it closed (stopped, or exited and the kernel closed it).
@@ -249,7 +258,7 @@ class ShmTransport final : public Transport {
   std::vector<Status> Execute(std::span<const TransferOp> ops, int64_t timeout_ms) override;
   const char* Name() const override { return "shm"; }
   bool CopyAhead(const std::string& endpoint, uint32_t segment, uint64_t offset, uint64_t length,
-                 std::byte* buffer) override;
+                 std::byte* buffer, uint64_t* checksum_out) override;
 
  private:
   struct EndpointState {
@@ -384,7 +393,7 @@ Status ShmTransport::ExecuteOne(const TransferOp& op, Clock::time_point deadline
   used = *mapping_or;
   std::byte* remote = m.data + cap.offset;
   if (cap.op == AccessOp::kRead) {
-    BulkCopy(op.buffer, remote, cap.length);
+    CopyOut(op.buffer, remote, cap.length, op.checksum_out);
     // The range may have been reused after expiry: bytes copied late are junk.
     if (cap.expiry_unix_ms <= UnixNowMs()) {
       return Status(ErrorCode::kLeaseExpired, "capability expired during the shm read");
@@ -396,7 +405,7 @@ Status ShmTransport::ExecuteOne(const TransferOp& op, Clock::time_point deadline
 }
 
 bool ShmTransport::CopyAhead(const std::string& endpoint, uint32_t segment, uint64_t offset,
-                             uint64_t length, std::byte* buffer) {
+                             uint64_t length, std::byte* buffer, uint64_t* checksum_out) {
   std::shared_ptr<EndpointState> state;
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -416,7 +425,7 @@ bool ShmTransport::CopyAhead(const std::string& endpoint, uint32_t segment, uint
       !m->Holds(offset, length)) {
     return false;
   }
-  BulkCopy(buffer, m->data + offset, length);
+  CopyOut(buffer, m->data + offset, length, checksum_out);
   if (!NodeServes(*m)) {  // the bytes may be right, but a live replica should serve them
     Drop(endpoint, m);
     return false;
