@@ -2,6 +2,11 @@
 
 #define XXH_STATIC_LINKING_ONLY  // XXH3_state_t's definition
 #include <xxhash.h>
+#if defined(CRESCENT_XXH_DISPATCH)
+// XXH3_64bits and XXH3_64bits_update become their _dispatch forms, which pick
+// the widest vector code the CPU runs (CMakeLists.txt). Same results.
+#include <xxh_x86dispatch.h>
+#endif
 
 namespace crescent {
 namespace {

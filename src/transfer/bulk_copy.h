@@ -26,9 +26,9 @@ void BulkCopy(void* dst, const void* src, size_t n);
 // plain stores and then fed to `hasher` from the destination while it is
 // still in cache, so the checksum covers exactly the bytes delivered. Plain
 // stores, not streaming ones: a streamed chunk would leave the cache and the
-// hash would read it back from memory. Measured on the 2-vCPU VM (1 MiB
-// values, docs/network.md): as fast as BulkCopy alone, within the noise,
-// whether the source was in cache or not.
+// hash would read it back from memory. It costs more than BulkCopy alone
+// (docs/performance.md, "Checksum cost"): the plain stores read each
+// destination line before writing it.
 inline constexpr size_t kHashChunk = 64 << 10;
 void CopyHashing(void* dst, const void* src, size_t n, ValueHasher& hasher);
 
