@@ -6,6 +6,11 @@
 // asks for the replica list (which grants a read lease), reads one replica —
 // same-host shared memory first, then TCP, then the next replica on failure —
 // and never returns bytes read after the lease and its capability expired.
+// Every value carries an end-to-end checksum: a put records the XXH3-64 of its
+// bytes with the object, and a get hashes what it reads, as it copies, and
+// returns it only if the two match; a replica that does not is reported to the
+// master (which drops it) and the next replica is read. When none matches the
+// get fails with CHECKSUM_MISMATCH: it never returns other bytes.
 //
 // Thread-safe: one Client may be shared by any number of threads. Every call is
 // bounded by the configured timeouts; nothing hangs on a dead master or node.
@@ -45,6 +50,10 @@ struct ClientConfig {
   size_t placement_hints = 16384;
   // The store node id of this host, for local-first placement ("" = none).
   std::string local_node;
+  // Gets check the bytes they read against the value's checksum. Off only to
+  // measure what the check costs: an unverified get may return bytes that a
+  // fault corrupted. Puts record the checksum either way.
+  bool verify_checksums = true;
 };
 
 struct PutOptions {
@@ -88,6 +97,9 @@ struct ClientCounters {
   // unreachable, its segment not mappable in this process) and that were sent
   // again over TCP to the same replica.
   uint64_t shm_fallbacks = 0;
+  // Replicas whose bytes did not match their value's checksum on a get (each
+  // was reported to the master, and another replica read if there was one).
+  uint64_t checksum_mismatches = 0;
 };
 
 class Client {

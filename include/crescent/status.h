@@ -41,7 +41,11 @@ enum class ErrorCode : int32_t {
   kBufferNotRegistered = 23,
   kParseError = 24,
   kClosed = 25,
+  kChecksumMismatch = 26,
 };
+
+// The highest number in use (codes run 0..kLastErrorCode without gaps).
+inline constexpr ErrorCode kLastErrorCode = ErrorCode::kChecksumMismatch;
 
 // Stable upper-snake name, e.g. "OBJECT_NOT_FOUND".
 std::string_view ErrorCodeName(ErrorCode code);

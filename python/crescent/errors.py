@@ -13,7 +13,8 @@ from . import _crescent
 ERROR_NAMES = dict(_crescent.ERROR_NAMES)
 
 # Every code as a module constant: OK = 0, INVALID_ARGUMENT = -1, ...,
-# OBJECT_NOT_FOUND = -4, ..., BUFFER_NOT_REGISTERED = -23, CLOSED = -25.
+# OBJECT_NOT_FOUND = -4, ..., BUFFER_NOT_REGISTERED = -23, CLOSED = -25,
+# CHECKSUM_MISMATCH = -26.
 CODE_NAMES = sorted(ERROR_NAMES.values())
 globals().update({name: code for code, name in ERROR_NAMES.items()})
 

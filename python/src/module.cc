@@ -11,7 +11,7 @@ namespace {
 void BindErrors(py::module_& m) {
   // code (negative, as methods return it) -> stable name, e.g. -4 -> "OBJECT_NOT_FOUND".
   py::dict names;
-  for (int32_t c = 0; c <= static_cast<int32_t>(ErrorCode::kClosed); ++c) {
+  for (int32_t c = 0; c <= static_cast<int32_t>(kLastErrorCode); ++c) {
     names[py::int_(-c)] = std::string(ErrorCodeName(static_cast<ErrorCode>(c)));
   }
   m.attr("ERROR_NAMES") = names;

@@ -30,6 +30,8 @@ struct WorkloadOptions {
   // TCP congestion control of Crescent's data connections and of the raw
   // references alike, so their ratios compare like with like ("": the system's).
   std::string tcp_congestion;
+  // Crescent gets verify end-to-end checksums (ClientConfig::verify_checksums).
+  bool verify_checksums = true;
   // Called after each measured phase with a label, for a progress bar.
   std::function<void(const std::string&)> on_phase;
 

@@ -53,6 +53,7 @@ struct BenchFlags {
   std::string transport = "tcp";
   int lanes = 4;
   std::string tcp_congestion;  // "": $CRESCENT_TCP_CONGESTION, else the system's
+  bool no_verify = false;      // gets skip the checksum check (ClientConfig::verify_checksums)
   std::string redis_server = "redis-server";
 };
 
@@ -201,6 +202,7 @@ int RunBench(Mode mode, const BenchFlags& f) {
     }
     o.bytes_per_client = Must(ParseByteSize(f.bytes_per_client), "--bytes-per-client");
     o.tcp_congestion = f.tcp_congestion;
+    o.verify_checksums = !f.no_verify;
     if (const char* env = std::getenv("CRESCENT_TCP_CONGESTION"); o.tcp_congestion.empty() && env)
       o.tcp_congestion = env;  // as the client would, so the references follow it too
     if (Status s = transfer::CheckCongestionControl(o.tcp_congestion); !s.ok())
@@ -241,7 +243,8 @@ int RunBench(Mode mode, const BenchFlags& f) {
                            {"bytes_per_client", o.bytes_per_client},
                            {"quick", f.quick},
                            {"lanes", f.lanes},
-                           {"tcp_congestion", o.tcp_congestion}};
+                           {"tcp_congestion", o.tcp_congestion},
+                           {"verify_checksums", o.verify_checksums}};
     doc["options"] = opts;
 
     // The cluster: the one at --master, or an embedded one.
@@ -425,6 +428,11 @@ void AddCommon(CLI::App* cmd, BenchFlags& f, bool clients = true) {
                   "nodes' too) and of the raw references (default: $CRESCENT_TCP_CONGESTION, "
                   "else the system's; not Redis)");
   cmd->add_flag("--quick", f.quick, "Tiny run (a few objects and calls, one repetition)");
+  if (clients) {
+    cmd->add_flag("--no-verify", f.no_verify,
+                  "Crescent gets skip the end-to-end checksum check (to measure its cost; "
+                  "puts still record checksums)");
+  }
 }
 
 void AddSizes(CLI::App* cmd, BenchFlags& f) {

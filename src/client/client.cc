@@ -13,6 +13,7 @@
 #include "client/placement_hints.h"
 #include "client/replica_io.h"
 #include "common/clock.h"
+#include "common/value_hash.h"
 #include "rpc/master_client.h"
 #include "transfer/congestion.h"
 #include "transfer/shm_transport.h"
@@ -38,6 +39,7 @@ struct Client::Impl {
   std::unique_ptr<client::PlacementHints> hints;  // null without shared memory
   std::atomic<uint64_t> copy_ahead_kept{0};
   std::atomic<uint64_t> copy_ahead_discarded{0};
+  std::atomic<uint64_t> checksum_mismatches{0};
   client::BufferRegistry buffers;
 
   master::PutConfig ToPutConfig(const PutOptions& o) const {
@@ -62,6 +64,7 @@ struct Client::Impl {
     std::vector<size_t> writing;
     std::vector<const std::vector<RemoteReplica>*> replicas;
     std::vector<const std::byte*> buffers;
+    std::vector<uint64_t> checksums;
     for (size_t i = 0; i < keys.size(); ++i) {
       if (!started[i].ok()) {
         out[i] = started[i].status();
@@ -70,17 +73,21 @@ struct Client::Impl {
       writing.push_back(i);
       replicas.push_back(&started[i]->replicas);
       buffers.push_back(data[i]);
+      // Once per value, from the caller's buffer, before any replica is
+      // written: every replica must hold exactly these bytes.
+      checksums.push_back(HashValue(data[i], sizes[i]));
     }
     if (writing.empty()) return out;
     std::vector<Status> written = io->WriteAll(replicas, buffers);
     std::vector<std::string> end_keys, revoke_keys;
-    std::vector<uint64_t> end_tokens, revoke_tokens;
+    std::vector<uint64_t> end_tokens, end_checksums, revoke_tokens;
     std::vector<size_t> end_idx;
     for (size_t k = 0; k < writing.size(); ++k) {
       const uint64_t token = started[writing[k]]->token;
       if (written[k].ok()) {
         end_keys.push_back(keys[writing[k]]);
         end_tokens.push_back(token);
+        end_checksums.push_back(checksums[k]);
         end_idx.push_back(writing[k]);
       } else {
         out[writing[k]] = std::move(written[k]);
@@ -93,7 +100,7 @@ struct Client::Impl {
     // tokens keep a late end or revoke off a later put of the same key.
     if (!revoke_keys.empty()) (void)master->BatchPutRevoke(revoke_keys, revoke_tokens);
     if (!end_keys.empty()) {
-      std::vector<Status> ended = master->BatchPutEnd(end_keys, end_tokens);
+      std::vector<Status> ended = master->BatchPutEnd(end_keys, end_tokens, end_checksums);
       for (size_t k = 0; k < end_idx.size(); ++k) {
         if (ended[k].ok()) Remember(end_keys[k], started[end_idx[k]]->replicas);
         out[end_idx[k]] = std::move(ended[k]);
@@ -118,6 +125,10 @@ struct Client::Impl {
   // Keys with a placement hint are copied ahead, during the lease round trip
   // (placement_hints.h); not in prefix mode, where buffers past the prefix must
   // stay untouched.
+  //
+  // With config.verify_checksums every read, copies ahead included, is hashed
+  // as it is copied and kept only if it matches the value's checksum. A replica
+  // that does not is reported to the master and the next one is read.
   template <typename Dest>
   std::vector<StatusOr<size_t>> GetMany(std::span<const std::string> keys, bool prefix_mode,
                                         Dest&& dest) {
@@ -125,7 +136,9 @@ struct Client::Impl {
       client::PlacementHint hint;
       std::byte* buffer = nullptr;
       bool copied = false;
+      uint64_t checksum = 0;  // of the bytes copied, when verifying
     };
+    const bool verify = config.verify_checksums;
     std::vector<std::optional<Ahead>> ahead;
     std::function<void()> copy_ahead;
     if (hints && !prefix_mode) {
@@ -143,7 +156,7 @@ struct Client::Impl {
       if (budget < kMaxCopyAheadBytes) {  // something to copy
         copy_ahead = [&] {
           for (auto& a : ahead) {
-            if (a) a->copied = io->CopyAhead(a->hint, a->buffer);
+            if (a) a->copied = io->CopyAhead(a->hint, a->buffer, verify ? &a->checksum : nullptr);
           }
         };
       }
@@ -155,12 +168,29 @@ struct Client::Impl {
     std::vector<size_t> reading;
     std::vector<const std::vector<RemoteReplica>*> replicas;
     std::vector<std::byte*> buffers;
+    std::vector<uint64_t> checksums;
     for (size_t i = 0; i < reads.size(); ++i) {
       const bool copied = !ahead.empty() && ahead[i] && ahead[i]->copied;
       const RemoteReplica* confirmed =
           copied && reads[i].ok() ? client::Confirming(ahead[i]->hint, reads[i]->size,
                                                        reads[i]->replicas, UnixNowMs())
                                   : nullptr;
+      if (confirmed != nullptr && verify && ahead[i]->checksum != reads[i]->checksum) {
+        // The very replica granted holds other bytes: report it and read the
+        // others (not it again) below.
+        ReportCorrupt(keys[i], *reads[i], *confirmed);
+        hints->Forget(keys[i]);
+        std::vector<RemoteReplica>& list = reads[i].value().replicas;
+        list.erase(list.begin() + (confirmed - list.data()));
+        confirmed = nullptr;
+        if (list.empty()) {
+          copy_ahead_discarded.fetch_add(1, std::memory_order_relaxed);
+          out.emplace_back(Status(ErrorCode::kChecksumMismatch,
+                                  "the bytes of '" + keys[i] +
+                                      "' do not match the checksum recorded when it was put"));
+          continue;
+        }
+      }
       if (confirmed != nullptr) {
         copy_ahead_kept.fetch_add(1, std::memory_order_relaxed);
         // Confirmed now: good for longer.
@@ -188,9 +218,17 @@ struct Client::Impl {
       reading.push_back(i);
       replicas.push_back(&reads[i].value().replicas);
       buffers.push_back(buf.value());
+      checksums.push_back(reads[i].value().checksum);
     }
     if (!reading.empty()) {
-      std::vector<Status> res = io->ReadAny(replicas, buffers);
+      std::vector<client::ReplicaIo::CorruptRead> corrupt;
+      std::vector<Status> res = io->ReadAny(
+          replicas, buffers, verify ? std::span<const uint64_t>(checksums) : std::span<const uint64_t>(),
+          &corrupt);
+      for (const client::ReplicaIo::CorruptRead& c : corrupt) {
+        ReportCorrupt(keys[reading[c.object]], *reads[reading[c.object]],
+                      (*replicas[c.object])[c.replica]);
+      }
       for (size_t k = 0; k < reading.size(); ++k) {
         if (res[k].ok()) {
           Remember(keys[reading[k]], *replicas[k]);
@@ -200,6 +238,15 @@ struct Client::Impl {
       }
     }
     return out;
+  }
+
+  // Counts a replica that failed its checksum and tells the master, which
+  // drops it if it is still that version's. A report that fails (master
+  // unreachable) changes nothing: the next reader finds and reports it again.
+  void ReportCorrupt(const std::string& key, const RemoteRead& read, const RemoteReplica& replica) {
+    checksum_mismatches.fetch_add(1, std::memory_order_relaxed);
+    (void)master->ReportCorruptReplica(key, replica.cap.segment, replica.cap.offset,
+                                       read.checksum);
   }
 
   Status CheckBatch(size_t keys, size_t a, size_t b) const {
@@ -463,6 +510,7 @@ ClientCounters Client::Counters() const {
   c.copy_ahead_kept = impl_->copy_ahead_kept.load(std::memory_order_relaxed);
   c.copy_ahead_discarded = impl_->copy_ahead_discarded.load(std::memory_order_relaxed);
   c.shm_fallbacks = impl_->io->shm_fallbacks();
+  c.checksum_mismatches = impl_->checksum_mismatches.load(std::memory_order_relaxed);
   return c;
 }
 

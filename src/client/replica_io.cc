@@ -53,9 +53,9 @@ const rpc::RemoteReplica* ReplicaIo::SameHost(const std::vector<rpc::RemoteRepli
   return nullptr;
 }
 
-bool ReplicaIo::CopyAhead(const PlacementHint& hint, std::byte* buffer) {
-  return shm_ != nullptr &&
-         shm_->CopyAhead(hint.endpoint, hint.segment, hint.offset, hint.length, buffer);
+bool ReplicaIo::CopyAhead(const PlacementHint& hint, std::byte* buffer, uint64_t* checksum_out) {
+  return shm_ != nullptr && shm_->CopyAhead(hint.endpoint, hint.segment, hint.offset, hint.length,
+                                            buffer, checksum_out);
 }
 
 std::vector<Status> ReplicaIo::WriteAll(
@@ -84,7 +84,9 @@ std::vector<Status> ReplicaIo::WriteAll(
 
 std::vector<Status> ReplicaIo::ReadAny(
     std::span<const std::vector<rpc::RemoteReplica>* const> replicas,
-    std::span<std::byte* const> buffers) {
+    std::span<std::byte* const> buffers, std::span<const uint64_t> checksums,
+    std::vector<CorruptRead>* corrupt) {
+  const bool verify = !checksums.empty();
   std::vector<Status> out(replicas.size(),
                           Status(ErrorCode::kObjectNotFound, "object has no readable replica"));
   std::vector<std::vector<size_t>> order(replicas.size());
@@ -98,15 +100,27 @@ std::vector<Status> ReplicaIo::ReadAny(
   for (size_t round = 0; round < rounds && !pending.empty(); ++round) {
     std::vector<transfer::TransferOp> ops;
     std::vector<size_t> owner;
+    std::vector<uint64_t> sums(pending.size(), 0);
     for (size_t i : pending) {
       if (round >= order[i].size()) continue;
       const rpc::RemoteReplica& r = (*replicas[i])[order[i][round]];
-      ops.push_back({r.endpoint, r.cap, buffers[i]});
+      ops.push_back({r.endpoint, r.cap, buffers[i], verify ? &sums[ops.size()] : nullptr});
       owner.push_back(i);
     }
     std::vector<Status> res = Run(ops);
     std::vector<size_t> still;
     for (size_t k = 0; k < ops.size(); ++k) {
+      const size_t i = owner[k];
+      if (verify && res[k].ok() && sums[k] != checksums[i]) {
+        const size_t replica = order[i][round];
+        const transfer::Capability& cap = (*replicas[i])[replica].cap;
+        res[k] = Status(ErrorCode::kChecksumMismatch,
+                        "the bytes read from " + ops[k].endpoint + " (segment " +
+                            std::to_string(cap.segment) + ", offset " +
+                            std::to_string(cap.offset) +
+                            ") do not match the checksum recorded when the value was put");
+        if (corrupt != nullptr) corrupt->push_back({i, replica});
+      }
       out[owner[k]] = std::move(res[k]);
       // An expired lease will not improve on another replica of the same grant.
       if (!out[owner[k]].ok() && out[owner[k]].code() != ErrorCode::kLeaseExpired) {

@@ -7,7 +7,10 @@
 //    (the caller then ends the put; otherwise it revokes it).
 //  - ReadAny: each object is read from its first reachable replica; a failed
 //    replica is retried on the next, round by round, until one succeeds or none
-//    is left. The reported error is the last replica's.
+//    is left. The reported error is the last replica's. With checksums, a read
+//    whose bytes (hashed by the transport as they land) do not match its
+//    object's checksum is a failed replica too (kChecksumMismatch), and is
+//    named in `corrupt` so that the caller can report it.
 //  - An op that shared memory could not carry (the node's socket unreachable,
 //    its segment not mappable: UNAVAILABLE, IO_ERROR, INTERNAL) is sent again
 //    over TCP to the same replica; the shm transport then avoids that endpoint
@@ -34,14 +37,23 @@ class ReplicaIo {
 
   std::vector<Status> WriteAll(std::span<const std::vector<rpc::RemoteReplica>* const> replicas,
                                std::span<const std::byte* const> buffers);
+  // A replica whose bytes failed their checksum: (*replicas[object])[replica].
+  struct CorruptRead {
+    size_t object;
+    size_t replica;
+  };
+  // `checksums`: none (no verification), or one per object.
   std::vector<Status> ReadAny(std::span<const std::vector<rpc::RemoteReplica>* const> replicas,
-                              std::span<std::byte* const> buffers);
+                              std::span<std::byte* const> buffers,
+                              std::span<const uint64_t> checksums = {},
+                              std::vector<CorruptRead>* corrupt = nullptr);
 
   // The first replica of `list` reachable over shared memory, or null.
   const rpc::RemoteReplica* SameHost(const std::vector<rpc::RemoteReplica>& list);
   // Copies a hinted same-host range into `buffer` ahead of its capability
-  // (transport.h, CopyAhead); false when it could not.
-  bool CopyAhead(const PlacementHint& hint, std::byte* buffer);
+  // (transport.h, CopyAhead); false when it could not. `checksum_out`, when
+  // set, receives the copied bytes' XXH3-64.
+  bool CopyAhead(const PlacementHint& hint, std::byte* buffer, uint64_t* checksum_out = nullptr);
   // Ops sent again over TCP after shared memory could not carry them.
   uint64_t shm_fallbacks() const { return shm_fallbacks_.load(std::memory_order_relaxed); }
 

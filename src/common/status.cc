@@ -30,6 +30,7 @@ std::string_view ErrorCodeName(ErrorCode code) {
     case ErrorCode::kBufferNotRegistered: return "BUFFER_NOT_REGISTERED";
     case ErrorCode::kParseError: return "PARSE_ERROR";
     case ErrorCode::kClosed: return "CLOSED";
+    case ErrorCode::kChecksumMismatch: return "CHECKSUM_MISMATCH";
   }
   return "UNKNOWN";
 }

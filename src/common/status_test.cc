@@ -23,6 +23,8 @@ TEST(StatusTest, CodeNumbersAreStable) {
   EXPECT_EQ(static_cast<int>(ErrorCode::kObjectAlreadyExists), 5);
   EXPECT_EQ(static_cast<int>(ErrorCode::kNoSpace), 8);
   EXPECT_EQ(static_cast<int>(ErrorCode::kClosed), 25);
+  EXPECT_EQ(static_cast<int>(ErrorCode::kChecksumMismatch), 26);
+  EXPECT_EQ(ErrorCodeName(ErrorCode::kChecksumMismatch), "CHECKSUM_MISMATCH");
 }
 
 TEST(StatusOrTest, HoldsValueOrStatus) {

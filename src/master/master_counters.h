@@ -31,6 +31,7 @@ struct MasterCounters {
   OpCounter put_start, put_end, put_revoke;
   OpCounter get_replica_list, exists, query_prefix;
   OpCounter remove;
+  OpCounter report_corrupt;  // ReportCorruptReplica; a failure is a stale report
 
   std::atomic<uint64_t> exact_hits{0};  // GetReplicaList/Exists found a complete object
   std::atomic<uint64_t> exact_misses{0};
@@ -43,6 +44,10 @@ struct MasterCounters {
   std::atomic<uint64_t> eviction_rounds{0};
   std::atomic<uint64_t> expired_puts{0};
   std::atomic<uint64_t> dropped_objects{0};  // lost their last replica to an unmount
+  // Replicas dropped because a reader's checksum did not match, and objects
+  // removed because that was their last replica (ReportCorruptReplica).
+  std::atomic<uint64_t> corrupt_replicas{0};
+  std::atomic<uint64_t> corrupt_objects{0};
   std::array<std::atomic<uint64_t>, kPrefixBuckets> prefix_length{};
 
   void RecordPrefix(size_t length) {

@@ -175,7 +175,7 @@ StatusOr<uint32_t> MasterService::FindPutLocked(const Located& loc, std::string_
   return slot;
 }
 
-Status MasterService::PutEnd(std::string_view key, uint64_t token) {
+Status MasterService::PutEnd(std::string_view key, uint64_t token, uint64_t checksum) {
   if (Status s = ValidateKey(key); !s.ok()) {
     counters_.put_end.Record(1, 1);
     return s;
@@ -199,6 +199,7 @@ Status MasterService::PutEnd(std::string_view key, uint64_t token) {
       counters_.put_end.Record(1, 0);
       return Status::Ok();
     }
+    e.checksum = checksum;
     loc.shard->Publish(slot);
     // Under the shard lock, like RemoveLocked's decrement: a remove racing
     // this PutEnd must not take live_objects_ below zero, or the Bloom filter's
@@ -316,8 +317,21 @@ std::vector<Status> ForEachPut(std::span<const std::string> keys, std::span<cons
 }  // namespace
 
 std::vector<Status> MasterService::BatchPutEnd(std::span<const std::string> keys,
-                                               std::span<const uint64_t> tokens) {
-  return ForEachPut(keys, tokens, [&](const std::string& k, uint64_t t) { return PutEnd(k, t); });
+                                               std::span<const uint64_t> tokens,
+                                               std::span<const uint64_t> checksums) {
+  if (!checksums.empty() && checksums.size() != keys.size()) {
+    counters_.put_end.Record(keys.size(), keys.size());
+    return std::vector<Status>(
+        keys.size(),
+        Status(ErrorCode::kInvalidArgument, std::to_string(keys.size()) + " keys but " +
+                                                std::to_string(checksums.size()) + " checksums"));
+  }
+  size_t i = 0;
+  return ForEachPut(keys, tokens, [&](const std::string& k, uint64_t t) {
+    const uint64_t checksum = checksums.empty() ? 0 : checksums[i];
+    ++i;
+    return PutEnd(k, t, checksum);
+  });
 }
 
 std::vector<Status> MasterService::BatchPutRevoke(std::span<const std::string> keys,

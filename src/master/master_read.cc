@@ -24,6 +24,7 @@ StatusOr<ReadResult> MasterService::ReadLocked(ObjectShard& shard, uint32_t slot
   const ObjectEntry& e = shard.entry(slot);
   ReadResult r;
   r.size = e.size;
+  r.checksum = e.checksum;
   r.replicas = Describe(e);
   if (r.replicas.empty()) {
     return Status(ErrorCode::kObjectNotFound,

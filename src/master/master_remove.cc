@@ -50,11 +50,15 @@ void MasterService::Hold(const ObjectEntry& e, TimeMs until) {
   // Counted as the allocator counts it (sizes rounded up to the alignment), so
   // used_bytes stays the live replicas' space plus held_bytes. A replica on an
   // unmounted segment has no space left to hold.
-  HeldSpace h{until, {}, AllocatedBytes(e.size)};
-  for (size_t i = 0; i < e.num_replicas; ++i) {
-    if (segments_.IsMounted(e.replica(i).segment)) h.slots.push_back(e.replica(i));
-  }
-  if (h.slots.empty()) return;
+  std::vector<ReplicaSlot> slots;
+  for (size_t i = 0; i < e.num_replicas; ++i) slots.push_back(e.replica(i));
+  HoldSlots(std::move(slots), e.size, until);
+}
+
+void MasterService::HoldSlots(std::vector<ReplicaSlot> slots, uint64_t size, TimeMs until) {
+  std::erase_if(slots, [&](const ReplicaSlot& r) { return !segments_.IsMounted(r.segment); });
+  if (slots.empty()) return;
+  HeldSpace h{until, std::move(slots), AllocatedBytes(size)};
   std::lock_guard lock(held_mu_);  // leaf lock
   held_bytes_ += h.slot_bytes * h.slots.size();
   held_.push(std::move(h));

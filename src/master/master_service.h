@@ -90,7 +90,10 @@ class MasterService {
   // `token` is PutStart's (PutGrant); kPutNotStarted unless that very put of
   // the key is still pending. Ending a put that this token has already ended
   // succeeds again (a retry whose reply was lost); revoking it does not.
-  Status PutEnd(std::string_view key, uint64_t token);
+  // `checksum` is the value's XXH3-64 as the writer computed it: stored with
+  // the object and returned with its replica lists, so that every reader can
+  // verify the bytes (a client always sends it; engine tests may leave it 0).
+  Status PutEnd(std::string_view key, uint64_t token, uint64_t checksum = 0);
   Status PutRevoke(std::string_view key, uint64_t token);
   // Batch forms, results in input order. With `chain`, key i's parent is key i-1
   // (overriding config.parent_key for i > 0). `attempts`: none, or keys[i]'s
@@ -100,8 +103,11 @@ class MasterService {
                                                 const PutConfig& config, bool chain = false,
                                                 std::span<const uint64_t> attempts = {});
   // tokens[i] is keys[i]'s; a count that differs fails every key, applying none.
+  // `checksums`: none (all 0), or keys[i]'s at i, as PutEnd's; another count
+  // fails every key too.
   std::vector<Status> BatchPutEnd(std::span<const std::string> keys,
-                                  std::span<const uint64_t> tokens);
+                                  std::span<const uint64_t> tokens,
+                                  std::span<const uint64_t> checksums = {});
   std::vector<Status> BatchPutRevoke(std::span<const std::string> keys,
                                      std::span<const uint64_t> tokens);
 
@@ -117,6 +123,17 @@ class MasterService {
   // Number of leading keys that are complete; stops at the first miss. The Bloom
   // filter answers definite misses without touching the index.
   StatusOr<size_t> BatchQueryPrefix(std::span<const std::string> keys);
+
+  // ---- Integrity ----
+  // A reader's bytes from `key`'s replica at (segment, offset) did not hash to
+  // `checksum`, the object's recorded value. Drops that replica, if it still
+  // belongs to that version of the object (complete, the same checksum, a
+  // replica at that place); the object goes with its last replica. Its space is
+  // held like a removed object's while read capabilities may reach it. A
+  // report that no longer applies (the replica already dropped, the key
+  // removed or put again) changes nothing: kObjectNotFound.
+  Status ReportCorruptReplica(std::string_view key, SegmentId segment, uint64_t offset,
+                              uint64_t checksum);
 
   // ---- Remove and list ----
   // Leased objects are refused (kObjectLeased) unless `force`. A forced one
@@ -203,6 +220,9 @@ class MasterService {
   // complete entry whose lease has not ended keeps its space held (Hold).
   ObjectId RemoveLocked(ObjectShard& shard, uint32_t slot);
   void Hold(const ObjectEntry& e, TimeMs until);
+  // Holds those of `slots` (replicas of `size` bytes) that are on mounted
+  // segments until `until`.
+  void HoldSlots(std::vector<ReplicaSlot> slots, uint64_t size, TimeMs until);
   // Frees held space whose lease has ended.
   void ReleaseHeld(TimeMs now);
   // Drops held slots of unmounted segments (their space went with them).

@@ -1,8 +1,9 @@
 // ObjectEntry: the compact per-object record of the master, and the deferred
 // lease touch that lives in it.
 //
-// Layout (56 bytes). The entry keeps what every object needs inline: its heap
-// block, size, first replica, generation, pins, state and the two lease atomics. The heap block holds the key's bytes and,
+// Layout (64 bytes). The entry keeps what every object needs inline: its heap
+// block, size, first replica, generation, pins, state, the value's checksum and
+// the two lease atomics. The heap block holds the key's bytes and,
 // only for the objects that have them, the rarely used fields: a soft-pin
 // deadline and replicas 1..n-1 (block layout below). The key's hash is not
 // stored: it is recomputed from the key where it is needed (the shard's hash set
@@ -72,6 +73,9 @@ struct ObjectEntry {
   uint32_t hard_pin : 1 = 0;
   uint32_t soft_pinned : 1 = 0;  // the block holds a soft-pin deadline
   EntryState state : 2 = EntryState::kFree;
+  // XXH3-64 of the value, as its writer recorded it at PutEnd (0 while pending).
+  // Returned with every replica list; readers verify the bytes against it.
+  uint64_t checksum = 0;
   std::atomic<TimeMs> lease_until{0};
   std::atomic<TimeMs> touch{0};  // latest unflushed read time + 1; 0 when none
 
@@ -162,6 +166,6 @@ struct ObjectEntry {
     return ReplicasAt(key_len, soft) + (replicas - 1) * sizeof(ReplicaSlot);
   }
 };
-static_assert(sizeof(ObjectEntry) == 56);
+static_assert(sizeof(ObjectEntry) == 64);
 
 }  // namespace crescent::master

@@ -32,6 +32,7 @@ uint32_t ObjectShard::Create(std::string_view key, uint64_t hash,
   ObjectEntry& e = slab_[slot];
   e.Assign(key, soft_pin_until, replicas);
   e.state = EntryState::kPending;
+  e.checksum = 0;
   e.lease_until.store(0, std::memory_order_relaxed);
   e.touch.store(0, std::memory_order_relaxed);
   index_set_.insert(slot);

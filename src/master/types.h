@@ -82,6 +82,7 @@ struct PutConfig {
 
 struct ReadResult {
   uint64_t size = 0;
+  uint64_t checksum = 0;  // the value's XXH3-64, recorded at PutEnd
   std::vector<ReplicaDescriptor> replicas;
   TimeMs lease_expiry = 0;  // the read is valid only until then
 };

@@ -26,6 +26,10 @@ constexpr Family kFamilies[] = {
     {"crescent_eviction_rounds_total", "counter", "Eviction rounds."},
     {"crescent_expired_puts_total", "counter", "Puts discarded after the put timeout."},
     {"crescent_dropped_objects_total", "counter", "Objects that lost their last replica."},
+    {"crescent_corrupt_replicas_total", "counter",
+     "Replicas dropped because a reader's end-to-end checksum did not match."},
+    {"crescent_corrupt_objects_total", "counter",
+     "Objects removed because their last replica failed its checksum."},
     {"crescent_objects", "gauge", "Complete objects."},
     {"crescent_pending_puts", "gauge", "Puts started and not yet ended."},
     {"crescent_capacity_bytes", "gauge", "Capacity of the mounted segments."},
@@ -73,6 +77,7 @@ std::vector<Sample> CollectMasterSamples(const master::MasterService& master) {
       {"exists", &c.exists},
       {"query_prefix", &c.query_prefix},
       {"remove", &c.remove},
+      {"report_corrupt", &c.report_corrupt},
   };
   for (const auto& [op, counter] : ops) {
     out.push_back({Label("crescent_requests_total", "op", op), Load(counter->requests)});
@@ -102,6 +107,8 @@ std::vector<Sample> CollectMasterSamples(const master::MasterService& master) {
   out.push_back({"crescent_eviction_rounds_total", Load(c.eviction_rounds)});
   out.push_back({"crescent_expired_puts_total", Load(c.expired_puts)});
   out.push_back({"crescent_dropped_objects_total", Load(c.dropped_objects)});
+  out.push_back({"crescent_corrupt_replicas_total", Load(c.corrupt_replicas)});
+  out.push_back({"crescent_corrupt_objects_total", Load(c.corrupt_objects)});
 
   master::MasterStats s = master.Stats();
   out.push_back({"crescent_objects", s.objects});

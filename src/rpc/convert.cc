@@ -13,8 +13,8 @@ void ToProto(const crescent::Status& status, Status* out) {
 crescent::Status FromProto(const Status& status) {
   int32_t code = status.code();
   if (code == 0) return crescent::Status::Ok();
-  // Known range: kOk..kClosed. Unknown numbers must not be read as success.
-  if (code < 0 || code > static_cast<int32_t>(ErrorCode::kClosed)) {
+  // Known range: kOk..kLastErrorCode. Unknown numbers must not be read as success.
+  if (code < 0 || code > static_cast<int32_t>(kLastErrorCode)) {
     return crescent::Status(ErrorCode::kInternal,
                             "unknown error code " + std::to_string(code) + ": " + status.message());
   }

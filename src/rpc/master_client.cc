@@ -74,7 +74,7 @@ StatusOr<RemoteRead> ReadFromProto(const ReadResult& r) {
   if (auto s = FromProto(r.status()); !s.ok()) return s;
   auto replicas = ReplicasFromProto(r.replicas());
   if (!replicas.ok()) return replicas.status();
-  return RemoteRead{r.size(), std::move(replicas).value(), r.lease_expiry_unix_ms()};
+  return RemoteRead{r.size(), r.checksum(), std::move(replicas).value(), r.lease_expiry_unix_ms()};
 }
 
 KeysRequest MakeKeys(std::span<const std::string> keys) {
@@ -83,10 +83,11 @@ KeysRequest MakeKeys(std::span<const std::string> keys) {
   return req;
 }
 
-PutTokenRequest MakeToken(const std::string& key, uint64_t token) {
+PutTokenRequest MakeToken(const std::string& key, uint64_t token, uint64_t checksum = 0) {
   PutTokenRequest req;
   req.set_key(key);
   req.set_token(token);
+  req.set_checksum(checksum);
   return req;
 }
 
@@ -247,7 +248,7 @@ struct MasterClient::Impl {
   // exponential backoff. Every try sends the same request, so a PutStart's put
   // attempts repeat and a try after a lost reply gets that put back (PutEnd
   // with its token is idempotent too); other retried calls are reads, or
-  // removes whose repeat answers OBJECT_NOT_FOUND.
+  // removes and corrupt-replica reports whose repeat answers OBJECT_NOT_FOUND.
   // `meanwhile` runs during the first try only.
   template <typename Req, typename Resp>
   crescent::Status Invoke(const char* rpc, AsyncMethod<Req, Resp> method, const Req& req,
@@ -397,9 +398,11 @@ StatusOr<RemotePut> MasterClient::PutStart(const std::string& key, uint64_t size
   return PutFromProto(resp);
 }
 
-crescent::Status MasterClient::PutEnd(const std::string& key, uint64_t token) {
+crescent::Status MasterClient::PutEnd(const std::string& key, uint64_t token, uint64_t checksum) {
   StatusResponse resp;
-  if (auto s = impl_->Invoke("PutEnd", &Stub::AsyncPutEnd, MakeToken(key, token), &resp); !s.ok()) {
+  if (auto s =
+          impl_->Invoke("PutEnd", &Stub::AsyncPutEnd, MakeToken(key, token, checksum), &resp);
+      !s.ok()) {
     return s;
   }
   return FromProto(resp.status());
@@ -439,11 +442,16 @@ std::vector<StatusOr<RemotePut>> MasterClient::BatchPutStart(std::span<const std
 }
 
 std::vector<crescent::Status> MasterClient::BatchPutEnd(std::span<const std::string> keys,
-                                                        std::span<const uint64_t> tokens) {
+                                                        std::span<const uint64_t> tokens,
+                                                        std::span<const uint64_t> checksums) {
+  BatchPutTokenRequest req = MakeTokens(keys, tokens);
+  if (checksums.empty()) {
+    req.mutable_checksums()->Resize(static_cast<int>(keys.size()), 0);
+  } else {
+    req.mutable_checksums()->Assign(checksums.begin(), checksums.end());
+  }
   StatusesResponse resp;
-  if (auto s =
-          impl_->Invoke("BatchPutEnd", &Stub::AsyncBatchPutEnd, MakeTokens(keys, tokens), &resp);
-      !s.ok()) {
+  if (auto s = impl_->Invoke("BatchPutEnd", &Stub::AsyncBatchPutEnd, req, &resp); !s.ok()) {
     return Every<crescent::Status>(keys.size(), s);
   }
   return StatusesFromProto(resp, keys.size());
@@ -529,6 +537,23 @@ StatusOr<size_t> MasterClient::BatchQueryPrefix(std::span<const std::string> key
   }
   if (auto s = FromProto(resp.status()); !s.ok()) return s;
   return static_cast<size_t>(resp.leading());
+}
+
+// ---- Integrity ----
+
+crescent::Status MasterClient::ReportCorruptReplica(const std::string& key, uint32_t segment,
+                                                    uint64_t offset, uint64_t checksum) {
+  ReportCorruptReplicaRequest req;
+  req.set_key(key);
+  req.set_segment(segment);
+  req.set_offset(offset);
+  req.set_checksum(checksum);
+  StatusResponse resp;
+  if (auto s = impl_->Invoke("ReportCorruptReplica", &Stub::AsyncReportCorruptReplica, req, &resp);
+      !s.ok()) {
+    return s;
+  }
+  return FromProto(resp.status());
 }
 
 // ---- Remove and list ----

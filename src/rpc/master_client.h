@@ -54,6 +54,7 @@ struct RemotePut {
 
 struct RemoteRead {
   uint64_t size = 0;
+  uint64_t checksum = 0;  // the value's XXH3-64: the bytes read must hash to it
   std::vector<RemoteReplica> replicas;
   int64_t lease_expiry_unix_ms = 0;
 };
@@ -89,15 +90,20 @@ class MasterClient {
 
   StatusOr<RemotePut> PutStart(const std::string& key, uint64_t size,
                                const master::PutConfig& config);
-  crescent::Status PutEnd(const std::string& key, uint64_t token);
+  // `checksum`: the value's XXH3-64 (common/hash.h, HashBytes), which every
+  // reader verifies. crescent::Client always sends it; 0 suits only callers
+  // whose bytes no verifying client reads (tests of the control plane).
+  crescent::Status PutEnd(const std::string& key, uint64_t token, uint64_t checksum = 0);
   crescent::Status PutRevoke(const std::string& key, uint64_t token);
   // Per-key results in input order; an RPC-level failure fills every slot with it.
   std::vector<StatusOr<RemotePut>> BatchPutStart(std::span<const std::string> keys,
                                                  std::span<const uint64_t> sizes,
                                                  const master::PutConfig& config, bool chain);
-  // tokens[i] is keys[i]'s RemotePut::token.
+  // tokens[i] is keys[i]'s RemotePut::token; checksums[i] its checksum (as
+  // PutEnd's), or none for all 0.
   std::vector<crescent::Status> BatchPutEnd(std::span<const std::string> keys,
-                                            std::span<const uint64_t> tokens);
+                                            std::span<const uint64_t> tokens,
+                                            std::span<const uint64_t> checksums = {});
   std::vector<crescent::Status> BatchPutRevoke(std::span<const std::string> keys,
                                                std::span<const uint64_t> tokens);
 
@@ -111,6 +117,12 @@ class MasterClient {
   StatusOr<bool> Exists(const std::string& key);
   StatusOr<master::BatchExistsResult> BatchExists(std::span<const std::string> keys);
   StatusOr<size_t> BatchQueryPrefix(std::span<const std::string> keys);
+
+  // The bytes read from `key`'s replica at (segment, offset) did not hash to
+  // `checksum`, the RemoteRead's: the master drops that replica if it still
+  // belongs to that version (master::MasterService::ReportCorruptReplica).
+  crescent::Status ReportCorruptReplica(const std::string& key, uint32_t segment, uint64_t offset,
+                                        uint64_t checksum);
 
   crescent::Status Remove(const std::string& key, bool force);
   std::vector<crescent::Status> BatchRemove(std::span<const std::string> keys, bool force);

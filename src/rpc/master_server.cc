@@ -113,6 +113,7 @@ void ArmAll(const CallEnv& env, grpc::ServerCompletionQueue* cq) {
   Arm(env, cq, &S::RequestExists, &H::Exists);
   Arm(env, cq, &S::RequestBatchExists, &H::BatchExists);
   Arm(env, cq, &S::RequestBatchQueryPrefix, &H::BatchQueryPrefix);
+  Arm(env, cq, &S::RequestReportCorruptReplica, &H::ReportCorruptReplica);
   Arm(env, cq, &S::RequestRemove, &H::Remove);
   Arm(env, cq, &S::RequestBatchRemove, &H::BatchRemove);
   Arm(env, cq, &S::RequestRemoveByPrefix, &H::RemoveByPrefix);

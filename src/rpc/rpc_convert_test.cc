@@ -15,6 +15,10 @@ TEST(RpcConvertTest, StatusRoundTripsItsCode) {
   EXPECT_EQ(back.message(), "held");
   ToProto(crescent::Status::Ok(), &wire);
   EXPECT_TRUE(FromProto(wire).ok());
+  // The newest code travels too, not only those below it.
+  ToProto(crescent::Status(ErrorCode::kChecksumMismatch, "bad"), &wire);
+  EXPECT_EQ(wire.code(), 26);
+  EXPECT_EQ(FromProto(wire).code(), ErrorCode::kChecksumMismatch);
 }
 
 TEST(RpcConvertTest, UnknownCodeIsNeverOk) {

@@ -189,6 +189,55 @@ TEST_F(RpcServerTest, PutTokensTravelAndStaleOnesAreRefused) {
   EXPECT_TRUE(*client_->Exists("k"));
 }
 
+// End-to-end checksums cross the wire both ways, and a corrupt-replica report
+// is validated before the engine sees it.
+TEST_F(RpcServerTest, ChecksumsTravelAndCorruptReportsAreChecked) {
+  Mount();
+  auto put = client_->PutStart("k", 100, {});
+  ASSERT_TRUE(put.ok()) << put.status().ToString();
+  ASSERT_TRUE(client_->PutEnd("k", put->token, 0x1234567890abcdefULL).ok());
+  auto read = client_->GetReplicaList("k");
+  ASSERT_TRUE(read.ok()) << read.status().ToString();
+  EXPECT_EQ(read->checksum, 0x1234567890abcdefULL);
+
+  const std::vector<std::string> keys = {"b0", "b1"};
+  const std::vector<uint64_t> sizes = {10, 10};
+  auto started = client_->BatchPutStart(keys, sizes, {}, false);
+  ASSERT_TRUE(started[0].ok() && started[1].ok());
+  const std::vector<uint64_t> tokens = {started[0]->token, started[1]->token};
+  for (const Status& s : client_->BatchPutEnd(keys, tokens, std::vector<uint64_t>{5})) {
+    EXPECT_EQ(s.code(), ErrorCode::kInvalidArgument);
+    EXPECT_NE(s.message().find("2 keys but 1 checksums"), std::string::npos) << s.ToString();
+  }
+  for (const Status& s : client_->BatchPutEnd(keys, tokens, std::vector<uint64_t>{5, 6})) {
+    EXPECT_TRUE(s.ok()) << s.ToString();
+  }
+  auto both = client_->BatchGetReplicaList(keys, false);
+  ASSERT_TRUE(both[0].ok() && both[1].ok());
+  EXPECT_EQ(both[0]->checksum, 5u);
+  EXPECT_EQ(both[1]->checksum, 6u);
+
+  const transfer::Capability& cap = read->replicas[0].cap;
+  EXPECT_EQ(client_->ReportCorruptReplica("", cap.segment, cap.offset, read->checksum).code(),
+            ErrorCode::kInvalidKey);
+  EXPECT_EQ(client_->ReportCorruptReplica(std::string(config_.max_key_length + 1, 'k'),
+                                          cap.segment, cap.offset, read->checksum)
+                .code(),
+            ErrorCode::kInvalidKey);
+  EXPECT_EQ(client_->ReportCorruptReplica("k", 0, cap.offset, read->checksum).code(),
+            ErrorCode::kInvalidArgument);
+  EXPECT_TRUE(*client_->Exists("k")) << "a refused report changed the engine";
+  EXPECT_EQ(client_->ReportCorruptReplica("k", cap.segment, cap.offset, read->checksum + 1).code(),
+            ErrorCode::kObjectNotFound);
+
+  ASSERT_TRUE(client_->ReportCorruptReplica("k", cap.segment, cap.offset, read->checksum).ok());
+  EXPECT_FALSE(*client_->Exists("k")) << "its only replica was dropped";
+  auto stats = client_->Stats();
+  ASSERT_TRUE(stats.ok());
+  EXPECT_EQ(stats->counters["crescent_corrupt_replicas_total"], 1u);
+  EXPECT_EQ(stats->counters["crescent_corrupt_objects_total"], 1u);
+}
+
 // Put attempts cross the wire: the same request sent twice (a retry after a
 // lost reply) gets the same tokens; the server refuses a count that is
 // neither zero nor one per key before the engine; and MasterClient names each

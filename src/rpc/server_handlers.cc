@@ -61,6 +61,7 @@ void MasterHandlers::FillRead(const master::ReadResult& read, ReadResult* out) c
   // so carry over the remaining lease duration.
   const int64_t expiry = ToUnixMs(read.lease_expiry, master_.clock());
   out->set_size(read.size);
+  out->set_checksum(read.checksum);
   out->set_lease_expiry_unix_ms(expiry);
   for (const master::ReplicaDescriptor& d : read.replicas) {
     Replica* r = out->add_replicas();
@@ -120,7 +121,7 @@ void MasterHandlers::PutStart(PutStartRequest& req, PutStartResponse* resp) cons
 }
 
 void MasterHandlers::PutEnd(PutTokenRequest& req, StatusResponse* resp) const {
-  ToProto(master_.PutEnd(req.key(), req.token()), resp->mutable_status());
+  ToProto(master_.PutEnd(req.key(), req.token(), req.checksum()), resp->mutable_status());
 }
 
 void MasterHandlers::PutRevoke(PutTokenRequest& req, StatusResponse* resp) const {
@@ -158,25 +159,36 @@ void MasterHandlers::BatchPutStart(BatchPutStartRequest& req, BatchPutStartRespo
   }
 }
 
-void MasterHandlers::ApplyTokens(BatchPutTokenRequest& req, StatusesResponse* resp,
-                                 BatchPutFn apply) const {
+crescent::Status MasterHandlers::CheckTokens(const BatchPutTokenRequest& req, bool end) const {
   crescent::Status s = CheckBatch(req.keys(), /*allow_empty=*/false);
   if (s.ok() && req.tokens_size() != req.keys_size()) {
     s = crescent::Status(ErrorCode::kInvalidArgument,
                          std::to_string(req.keys_size()) + " keys but " +
                              std::to_string(req.tokens_size()) + " put tokens");
   }
-  if (!s.ok()) return FailEverySlot(req.keys_size(), s, resp->mutable_statuses(), &FillStatusSlot);
-  const std::span<const uint64_t> tokens(req.tokens().data(), req.tokens().size());
-  FillStatuses((master_.*apply)(TakeKeys(req.mutable_keys()), tokens), resp);
+  if (s.ok() && end && req.checksums_size() != req.keys_size()) {
+    s = crescent::Status(ErrorCode::kInvalidArgument,
+                         std::to_string(req.keys_size()) + " keys but " +
+                             std::to_string(req.checksums_size()) + " checksums");
+  }
+  return s;
 }
 
 void MasterHandlers::BatchPutEnd(BatchPutTokenRequest& req, StatusesResponse* resp) const {
-  ApplyTokens(req, resp, &master::MasterService::BatchPutEnd);
+  if (auto s = CheckTokens(req, /*end=*/true); !s.ok()) {
+    return FailEverySlot(req.keys_size(), s, resp->mutable_statuses(), &FillStatusSlot);
+  }
+  const std::span<const uint64_t> tokens(req.tokens().data(), req.tokens().size());
+  const std::span<const uint64_t> checksums(req.checksums().data(), req.checksums().size());
+  FillStatuses(master_.BatchPutEnd(TakeKeys(req.mutable_keys()), tokens, checksums), resp);
 }
 
 void MasterHandlers::BatchPutRevoke(BatchPutTokenRequest& req, StatusesResponse* resp) const {
-  ApplyTokens(req, resp, &master::MasterService::BatchPutRevoke);
+  if (auto s = CheckTokens(req, /*end=*/false); !s.ok()) {
+    return FailEverySlot(req.keys_size(), s, resp->mutable_statuses(), &FillStatusSlot);
+  }
+  const std::span<const uint64_t> tokens(req.tokens().data(), req.tokens().size());
+  FillStatuses(master_.BatchPutRevoke(TakeKeys(req.mutable_keys()), tokens), resp);
 }
 
 // ---- Reads ----
@@ -229,6 +241,13 @@ void MasterHandlers::BatchQueryPrefix(KeysRequest& req, BatchQueryPrefixResponse
   auto leading = master_.BatchQueryPrefix(TakeKeys(req.mutable_keys()));
   ToProto(leading.status(), resp->mutable_status());
   if (leading.ok()) resp->set_leading(*leading);
+}
+
+void MasterHandlers::ReportCorruptReplica(ReportCorruptReplicaRequest& req,
+                                          StatusResponse* resp) const {
+  crescent::Status s = CheckCorruptReport(req, master_.config().max_key_length);
+  if (s.ok()) s = master_.ReportCorruptReplica(req.key(), req.segment(), req.offset(), req.checksum());
+  ToProto(s, resp->mutable_status());
 }
 
 // ---- Remove and list ----

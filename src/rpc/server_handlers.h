@@ -44,6 +44,7 @@ class MasterHandlers {
   void Exists(KeyRequest& req, ExistsResponse* resp) const;
   void BatchExists(KeysRequest& req, BatchExistsResponse* resp) const;
   void BatchQueryPrefix(KeysRequest& req, BatchQueryPrefixResponse* resp) const;
+  void ReportCorruptReplica(ReportCorruptReplicaRequest& req, StatusResponse* resp) const;
 
   void Remove(RemoveRequest& req, StatusResponse* resp) const;
   void BatchRemove(BatchRemoveRequest& req, StatusesResponse* resp) const;
@@ -56,10 +57,9 @@ class MasterHandlers {
  private:
   // A started put: its token, and its replicas, each with a WRITE capability.
   void FillPut(const master::PutGrant& grant, PutStartResponse* out) const;
-  // BatchPutEnd and BatchPutRevoke: one token per key, then `apply` to them.
-  using BatchPutFn = std::vector<crescent::Status> (master::MasterService::*)(
-      std::span<const std::string>, std::span<const uint64_t>);
-  void ApplyTokens(BatchPutTokenRequest& req, StatusesResponse* resp, BatchPutFn apply) const;
+  // BatchPutEnd and BatchPutRevoke: a valid batch with one token per key (and
+  // for an end, one checksum per key).
+  crescent::Status CheckTokens(const BatchPutTokenRequest& req, bool end) const;
   // A read result with READ capabilities expiring at the lease end.
   void FillRead(const master::ReadResult& read, ReadResult* out) const;
   crescent::Status CheckBatch(const google::protobuf::RepeatedPtrField<std::string>& keys,

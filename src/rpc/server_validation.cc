@@ -57,6 +57,17 @@ crescent::Status CheckKeys(const google::protobuf::RepeatedPtrField<std::string>
   return crescent::Status::Ok();
 }
 
+crescent::Status CheckCorruptReport(const ReportCorruptReplicaRequest& req,
+                                    uint32_t max_key_length) {
+  if (req.key().empty() || req.key().size() > max_key_length) {
+    return crescent::Status(ErrorCode::kInvalidKey,
+                            "key is " + std::to_string(req.key().size()) +
+                                " bytes; it must be 1 to " + std::to_string(max_key_length));
+  }
+  if (req.segment() == 0) return Invalid("segment 0 names no segment");
+  return crescent::Status::Ok();
+}
+
 crescent::Status CheckPutConfig(const PutConfig& config, uint32_t max_replicas,
                                 uint32_t max_key_length) {
   if (config.replica_count() > max_replicas) {

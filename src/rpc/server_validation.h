@@ -31,6 +31,10 @@ crescent::Status CheckSegmentSpec(const SegmentSpec& spec);
 crescent::Status CheckKeys(const google::protobuf::RepeatedPtrField<std::string>& keys,
                            uint32_t max_batch, uint32_t max_key_length, bool allow_empty);
 
+// A key (non-empty, at most max_key_length bytes) and a segment id (ids start at 1).
+crescent::Status CheckCorruptReport(const ReportCorruptReplicaRequest& req,
+                                    uint32_t max_key_length);
+
 // replica_count <= max_replicas, soft_pin_ttl_ms >= 0, name fields bounded,
 // parent_key at most max_key_length.
 crescent::Status CheckPutConfig(const PutConfig& config, uint32_t max_replicas,

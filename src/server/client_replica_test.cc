@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "common/value_hash.h"
 #include "rpc/master_client.h"
 #include "server/client_test_util.h"
 #include "transfer/tcp_transport.h"
@@ -97,7 +98,7 @@ TEST(ClientReplicaFallbackTest, ReadFallsBackWhenFirstReplicaIsUnreachable) {
   transfer::TransferOp op{replicas->replicas[1].endpoint, replicas->replicas[1].cap, value.data()};
   std::vector<Status> w = tcp->Execute({&op, 1}, 3000);
   ASSERT_TRUE(w[0].ok()) << w[0].ToString();
-  ASSERT_TRUE((*mc)->PutEnd("fb", replicas->token).ok());
+  ASSERT_TRUE((*mc)->PutEnd("fb", replicas->token, HashValue(value.data(), value.size())).ok());
 
   auto read = (*mc)->GetReplicaList("fb");
   ASSERT_TRUE(read.ok());

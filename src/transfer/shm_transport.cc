@@ -123,6 +123,15 @@ StatusOr<int> Connect(const std::string& name, int64_t timeout_ms) {
 
 bool IsTimeout(int err) { return err == EAGAIN || err == EWOULDBLOCK; }
 
+// A read's copy out of the segment; with `checksum_out`, hashed chunk by chunk
+// as it lands (bulk_copy.h, CopyHashing).
+void CopyOut(std::byte* dst, const std::byte* src, uint64_t length, uint64_t* checksum_out) {
+  if (checksum_out == nullptr) return BulkCopy(dst, src, length);
+  ValueHasher hasher;
+  CopyHashing(dst, src, length, hasher);
+  *checksum_out = hasher.Digest();
+}
+
 // Whether the node that handed out `m` still serves it: its end of the held
 // handshake connection is open. The node never sends on it, so readable or
 // hung up means it closed (stopped, or exited and the kernel closed it).
@@ -258,7 +267,7 @@ class ShmTransport final : public Transport {
   std::vector<Status> Execute(std::span<const TransferOp> ops, int64_t timeout_ms) override;
   const char* Name() const override { return "shm"; }
   bool CopyAhead(const std::string& endpoint, uint32_t segment, uint64_t offset, uint64_t length,
-                 std::byte* buffer) override;
+                 std::byte* buffer, uint64_t* checksum_out) override;
 
  private:
   struct EndpointState {
@@ -399,7 +408,7 @@ Status ShmTransport::ExecuteOne(const TransferOp& op, Clock::time_point deadline
                       ") is outside the shm segment of " + std::to_string(m.size) + " bytes");
   }
   used = *mapping_or;
-  BulkCopy(op.buffer, m.data + cap.offset, cap.length);
+  CopyOut(op.buffer, m.data + cap.offset, cap.length, op.checksum_out);
   // The range may have been reused after expiry: bytes copied late are junk.
   // (The node's hang-up, checked after the batch, covers a remount.)
   if (cap.expiry_unix_ms <= UnixNowMs()) {
@@ -483,7 +492,7 @@ Status ShmTransport::WriteThroughNode(const TransferOp& op, Clock::time_point de
 }
 
 bool ShmTransport::CopyAhead(const std::string& endpoint, uint32_t segment, uint64_t offset,
-                             uint64_t length, std::byte* buffer) {
+                             uint64_t length, std::byte* buffer, uint64_t* checksum_out) {
   std::shared_ptr<EndpointState> state;
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -503,7 +512,7 @@ bool ShmTransport::CopyAhead(const std::string& endpoint, uint32_t segment, uint
       !m->Holds(offset, length)) {
     return false;
   }
-  BulkCopy(buffer, m->data + offset, length);
+  CopyOut(buffer, m->data + offset, length, checksum_out);
   if (!NodeServes(*m)) {  // the bytes may be right, but a live replica should serve them
     Drop(endpoint, m);
     return false;

@@ -21,6 +21,7 @@
 #include <thread>
 #include <vector>
 
+#include "common/value_hash.h"
 #include "transfer/segment_memory.h"
 #include "transfer/shm_protocol.h"
 #include "transfer/shm_server.h"
@@ -132,6 +133,34 @@ TEST_F(ShmTransportTest, NodeWritesAreVisibleToTheClient) {
   Status r = Run(Cap(10, 5, AccessOp::kRead), reinterpret_cast<std::byte*>(out));
   ASSERT_TRUE(r.ok()) << r.ToString();
   EXPECT_EQ(std::memcmp(out, "hello", 5), 0);
+}
+
+// A verified read hashes what it copies, chunk by chunk; so does a copy
+// ahead. The hash is of the bytes delivered: after the node's memory changes,
+// the same read reports another checksum.
+TEST_F(ShmTransportTest, ReadsAndCopiesAheadHashTheBytesTheyDeliver) {
+  const size_t n = (size_t{3} << 20) + 11;
+  std::vector<std::byte> data = Pattern(n, 9);
+  ASSERT_TRUE(Run(Cap(0, n, AccessOp::kWrite), data.data()).ok());
+  const uint64_t want = HashValue(data.data(), n);
+  std::vector<std::byte> back(n);
+  uint64_t sum = 0;
+  TransferOp read{endpoint_, Cap(0, n, AccessOp::kRead), back.data()};
+  read.checksum_out = &sum;
+  ASSERT_TRUE(transport_->Execute({&read, 1}, kTimeoutMs)[0].ok());
+  EXPECT_EQ(back, data);
+  EXPECT_EQ(sum, want);
+
+  std::vector<std::byte> ahead(n);
+  uint64_t ahead_sum = 0;
+  ASSERT_TRUE(transport_->CopyAhead(endpoint_, 3, 0, n, ahead.data(), &ahead_sum));
+  EXPECT_EQ(ahead, data);
+  EXPECT_EQ(ahead_sum, want);
+
+  segment_->data()[n / 2] ^= std::byte{0x40};
+  ASSERT_TRUE(transport_->Execute({&read, 1}, kTimeoutMs)[0].ok());
+  EXPECT_EQ(sum, HashValue(back.data(), n));
+  EXPECT_NE(sum, want);
 }
 
 TEST_F(ShmTransportTest, BatchReturnsOneStatusPerOpInOrder) {

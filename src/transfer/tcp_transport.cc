@@ -53,6 +53,7 @@
 #include <vector>
 
 #include "common/endpoint.h"
+#include "common/value_hash.h"
 #include "transfer/congestion.h"
 #include "transfer/wire.h"
 
@@ -107,6 +108,8 @@ struct Lane {
   size_t in_got = 0;
   wire::ResponseBytes response{};
   wire::ResponseHeader header;
+  // The payload being read, hashed as each receive lands (op.checksum_out set).
+  ValueHasher hasher;
   Status failure;  // first failure; the status of every unanswered op
 
   bool Writing() const { return out_next < out.size(); }
@@ -212,6 +215,8 @@ void ReadSome(Lane& lane, const Batch& batch, bool shared) {
       if (!SetLowat(lane, batch, wire::PayloadLowat(left, step))) return;
       size_t n = Receive(lane, batch, op.buffer + lane.in_got, left);
       if (n == 0) return;
+      // Right after the copy from the socket, while those bytes are in cache.
+      if (op.checksum_out != nullptr) lane.hasher.Update(op.buffer + lane.in_got, n);
       lane.in_got += n;
       if (lane.in_got < op.cap.length) continue;
       // Back to 1 for the next header, here or on the pooled connection.
@@ -222,6 +227,8 @@ void ReadSome(Lane& lane, const Batch& batch, bool shared) {
       if (UnixNowMs() >= op.cap.expiry_unix_ms) {
         result = Status(ErrorCode::kLeaseExpired, "read lease expired before the transfer from " +
                                                       lane.endpoint + " finished");
+      } else if (op.checksum_out != nullptr) {
+        *op.checksum_out = lane.hasher.Digest();
       }
       Answer(lane, batch, std::move(result));
       continue;
@@ -267,6 +274,7 @@ void ReadSome(Lane& lane, const Batch& batch, bool shared) {
       }
       lane.in_payload = true;
       lane.in_got = 0;
+      if (op.checksum_out != nullptr) lane.hasher.Reset();
     } else if (h.payload_length != 0) {
       return Fail(lane, batch,
                   Status(ErrorCode::kCorruptData, lane.endpoint + " sent a payload for a write"));

@@ -20,6 +20,7 @@
 #include <thread>
 #include <vector>
 
+#include "common/value_hash.h"
 #include "transfer/segment_memory.h"
 #include "transfer/tcp_server.h"
 #include "transfer/wire.h"
@@ -159,6 +160,40 @@ TEST_F(TcpTransportTest, BatchOf64OpsOver4Lanes) {
   for (size_t i = 0; i < kOps; ++i) EXPECT_EQ(data[i], back[i]) << i;
   // The lanes went back to the pool and are reused.
   for (const Status& s : transport_->Execute(reads, 5000)) ASSERT_TRUE(s.ok()) << s.ToString();
+}
+
+// A verified read hashes the payload as it arrives: over pipelined lanes,
+// several payloads per lane, each its own checksum (the lane's hash restarts
+// per payload), equal to the one-shot hash of the bytes delivered.
+TEST_F(TcpTransportTest, ReadsHashTheBytesTheyDeliver) {
+  constexpr size_t kOps = 12;
+  std::vector<std::vector<std::byte>> data, back;
+  std::vector<TransferOp> writes, reads;
+  std::vector<uint64_t> sums(kOps, 0);
+  uint64_t offset = 0;
+  for (size_t i = 0; i < kOps; ++i) {
+    const size_t size = i % 3 == 0 ? (size_t{3} << 20) + i : (size_t{40} << 10) * (i + 1) + 7;
+    data.push_back(Pattern(size, static_cast<uint32_t>(i) + 50));
+    back.emplace_back(size);
+    writes.push_back(Op(Cap(offset, size, AccessOp::kWrite), data[i].data()));
+    reads.push_back(Op(Cap(offset, size, AccessOp::kRead), back[i].data()));
+    reads.back().checksum_out = &sums[i];
+    offset += size + 4096;
+  }
+  ASSERT_LT(offset, kSegmentSize);
+  for (const Status& s : transport_->Execute(writes, 10000)) ASSERT_TRUE(s.ok()) << s.ToString();
+  for (const Status& s : transport_->Execute(reads, 10000)) ASSERT_TRUE(s.ok()) << s.ToString();
+  for (size_t i = 0; i < kOps; ++i) {
+    EXPECT_EQ(data[i], back[i]) << i;
+    EXPECT_EQ(sums[i], HashValue(data[i].data(), data[i].size())) << i;
+  }
+  // One op alone (the lone lane's smaller steps) too.
+  uint64_t one = 0;
+  std::vector<std::byte> again(data[0].size());
+  TransferOp read = Op(Cap(0, again.size(), AccessOp::kRead), again.data());
+  read.checksum_out = &one;
+  ASSERT_TRUE(One(read).ok());
+  EXPECT_EQ(one, HashValue(data[0].data(), data[0].size()));
 }
 
 TEST_F(TcpTransportTest, RefusedRequestsAreAnsweredAndTheServerKeepsServing) {

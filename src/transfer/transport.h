@@ -8,6 +8,10 @@
 //    client's memory; for a read it must hold at least cap.length bytes.
 //  - A read never returns bytes read after cap.expiry_unix_ms: the op fails with
 //    kLeaseExpired instead, because the space may have been reused.
+//  - A read with checksum_out set hashes the bytes (common/value_hash.h) chunk
+//    by chunk as they land in `buffer`, while each chunk is still in cache, and
+//    stores the XXH3-64 there when the op succeeds. The caller compares it with
+//    the object's checksum.
 //  - Batch ops return one Status per op in input order; they may run in parallel
 //    (TCP: across lanes, pipelined). Every call finishes within `timeout_ms`; a dead
 //    peer yields kTimeout or kUnavailable, never a hang.
@@ -29,6 +33,7 @@ struct TransferOp {
   std::string endpoint;  // as the master returned it (endpoint.h)
   Capability cap;        // op kRead: segment -> buffer; kWrite: buffer -> segment
   std::byte* buffer = nullptr;
+  uint64_t* checksum_out = nullptr;  // kRead only, optional: the delivered bytes' XXH3-64
 };
 
 class Transport {
@@ -46,9 +51,10 @@ class Transport {
   // against what it asked for here; on a mismatch it reads again normally.
   // False, with nothing copied, when this transport cannot: another host, no
   // mapping of that segment yet (only Execute makes one), or a range outside it.
+  // `checksum_out`, when set, receives the copied bytes' XXH3-64 (as a read's).
   virtual bool CopyAhead(const std::string& endpoint, uint32_t segment, uint64_t offset,
-                         uint64_t length, std::byte* buffer) {
-    (void)endpoint, (void)segment, (void)offset, (void)length, (void)buffer;
+                         uint64_t length, std::byte* buffer, uint64_t* checksum_out = nullptr) {
+    (void)endpoint, (void)segment, (void)offset, (void)length, (void)buffer, (void)checksum_out;
     return false;
   }
 };

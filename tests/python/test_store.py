@@ -287,6 +287,47 @@ def test_prefix_errors(store, buf):
 
 # ---- stats and lifecycle ----
 
+def corrupt_in_node(pid, value):
+    """Flips bytes of every copy of `value` in the memory (memfd) of store process `pid`:
+    a stray write the data plane never sees. Returns how many copies it changed."""
+    import mmap
+    import os
+    changed = 0
+    for fd_name in os.listdir("/proc/%d/fd" % pid):
+        path = "/proc/%d/fd/%s" % (pid, fd_name)
+        try:
+            if not os.readlink(path).startswith("/memfd:"):
+                continue
+            fd = os.open(path, os.O_RDWR)
+        except OSError:
+            continue
+        try:
+            with mmap.mmap(fd, os.fstat(fd).st_size) as m:
+                at = m.find(value)
+                while at >= 0:
+                    m[at + len(value) // 2] ^= 0xFF
+                    changed += 1
+                    at = m.find(value, at + 1)
+        finally:
+            os.close(fd)
+    return changed
+
+
+def test_corrupt_value_is_checksum_mismatch_never_wrong_bytes(store, serve):
+    k = key("corrupt")
+    value = np.random.default_rng(7).integers(0, 256, 200_000, dtype=np.uint8).tobytes()
+    assert store.put(k, value) == 0
+    assert store.get(k) == value
+    assert corrupt_in_node(serve.proc.pid, value) == 1
+    code, got = store.get_with_code(k)
+    assert code == crescent.CHECKSUM_MISMATCH
+    assert crescent.error_name(code) == "CHECKSUM_MISMATCH"
+    assert got == b""
+    # Its only replica was bad: the master dropped the object.
+    assert store.is_exist(k) == 0
+    assert store.get_with_code(k)[0] == crescent.OBJECT_NOT_FOUND
+
+
 def test_get_stats(store, serve):
     k = key()
     store.put(k, b"x" * 1000)
@@ -427,5 +468,7 @@ def test_error_names():
     assert crescent.error_name(0) == "OK"
     assert crescent.error_name(crescent.OBJECT_NOT_FOUND) == "OBJECT_NOT_FOUND"
     assert crescent.error_name(crescent.CLOSED) == "CLOSED"
+    assert crescent.CHECKSUM_MISMATCH == -26
+    assert crescent.error_name(crescent.CHECKSUM_MISMATCH) == "CHECKSUM_MISMATCH"
     assert crescent.error_name(-999).startswith("UNKNOWN")
     assert crescent.MooncakeDistributedStore is crescent.Store
