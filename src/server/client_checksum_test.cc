@@ -5,14 +5,9 @@
 // (where the put's placement hint also makes the first get a copy ahead).
 //
 // The corruption is a stray write into the node's memory, as a fault or a
-// process with access to it would make: through a second descriptor of the
-// node's memfd (found in /proc/self/fd: the cluster runs in this process), at
-// the replica's offset. Nothing in the data plane sees it.
-#include <fcntl.h>
-#include <unistd.h>
-
-#include <filesystem>
-
+// process with access to it would make: through the node's own mapping of its
+// segment (the cluster runs in this process), at the replica's offset. Nothing
+// in the data plane sees it.
 #include "server/client_test_util.h"
 
 namespace crescent::client_test {
@@ -30,27 +25,16 @@ class ChecksumTest : public WithCluster<::testing::TestWithParam<bool>> {
 
   // Flips bytes of replica `r` in its node's memory (see the top).
   void Corrupt(const master::ReplicaDescriptor& r) {
-    std::string name;
-    for (const master::SegmentInfo& s : cluster_->master().ListSegments()) {
-      if (s.id == r.segment) name = s.spec.name;
-    }
-    ASSERT_FALSE(name.empty()) << "no segment " << r.segment;
-    const std::string target = "/memfd:" + name + " (deleted)";
-    for (const auto& entry : std::filesystem::directory_iterator("/proc/self/fd")) {
-      std::error_code ec;
-      if (std::filesystem::read_symlink(entry.path(), ec).string() != target) continue;
-      const int fd = ::open(entry.path().c_str(), O_RDWR | O_CLOEXEC);
-      ASSERT_GE(fd, 0) << entry.path();
-      std::vector<std::byte> bytes(r.length);
-      ASSERT_EQ(::pread(fd, bytes.data(), bytes.size(), static_cast<off_t>(r.offset)),
-                static_cast<ssize_t>(bytes.size()));
-      for (size_t i = 0; i < bytes.size(); i += 4099) bytes[i] ^= std::byte{0x5a};
-      ASSERT_EQ(::pwrite(fd, bytes.data(), bytes.size(), static_cast<off_t>(r.offset)),
-                static_cast<ssize_t>(bytes.size()));
-      ::close(fd);
+    for (size_t i = 0; i < cluster_->node_count(); ++i) {
+      store::StoreNode& node = cluster_->node(i);
+      if (node.segment_id() != r.segment) continue;
+      transfer::SegmentMemory& memory = node.segment_memory();
+      ASSERT_LE(r.offset + r.length, memory.size());
+      std::byte* bytes = memory.data() + r.offset;
+      for (size_t j = 0; j < r.length; j += 4099) bytes[j] ^= std::byte{0x5a};
       return;
     }
-    FAIL() << "no descriptor of " << target;
+    FAIL() << "no node serves segment " << r.segment;
   }
 
   PutOptions Copies(uint32_t n) {

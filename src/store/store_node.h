@@ -68,6 +68,9 @@ class StoreNode {
   uint32_t segment_id() const { return segment_->id(); }
   uint64_t remounts() const;
   uint64_t segment_size() const { return options_.segment_size; }
+  // The segment's memory, writable: for tests that model a stray write the
+  // data plane never sees (client_checksum_test).
+  transfer::SegmentMemory& segment_memory() { return *segment_; }
   // Bytes of the segment whose pages the warmer touched (0 without warming).
   uint64_t warmed_bytes() const { return warmer_ ? warmer_->warmed_bytes() : 0; }
   // Blocks until the warmer finished or was stopped; returns at once without one.

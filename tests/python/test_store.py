@@ -288,28 +288,26 @@ def test_prefix_errors(store, buf):
 # ---- stats and lifecycle ----
 
 def corrupt_in_node(pid, value):
-    """Flips bytes of every copy of `value` in the memory (memfd) of store process `pid`:
-    a stray write the data plane never sees. Returns how many copies it changed."""
-    import mmap
-    import os
+    """Flips a byte of every copy of `value` in the segment memory of store process
+    `pid`: a stray write the data plane never sees. The node's memfd is sealed against
+    writable mappings, so this writes through /proc/PID/mem at the node's own (writable)
+    mapping. Returns how many copies it changed."""
     changed = 0
-    for fd_name in os.listdir("/proc/%d/fd" % pid):
-        path = "/proc/%d/fd/%s" % (pid, fd_name)
-        try:
-            if not os.readlink(path).startswith("/memfd:"):
+    with open("/proc/%d/maps" % pid) as maps:
+        regions = [line.split() for line in maps if "/memfd:" in line]
+    with open("/proc/%d/mem" % pid, "r+b", buffering=0) as mem:
+        for fields in regions:
+            if fields[1] != "rw-s":
                 continue
-            fd = os.open(path, os.O_RDWR)
-        except OSError:
-            continue
-        try:
-            with mmap.mmap(fd, os.fstat(fd).st_size) as m:
-                at = m.find(value)
-                while at >= 0:
-                    m[at + len(value) // 2] ^= 0xFF
-                    changed += 1
-                    at = m.find(value, at + 1)
-        finally:
-            os.close(fd)
+            start, end = (int(x, 16) for x in fields[0].split("-"))
+            mem.seek(start)
+            data = mem.read(end - start)
+            at = data.find(value)
+            while at >= 0:
+                mem.seek(start + at + len(value) // 2)
+                mem.write(bytes([data[at + len(value) // 2] ^ 0xFF]))
+                changed += 1
+                at = data.find(value, at + 1)
     return changed
 
 
