@@ -1,6 +1,7 @@
 #include "rpc/grpc_setup.h"
 
 #include <absl/synchronization/mutex.h>
+#include <grpcpp/support/status.h>
 
 #include <cstdlib>
 #include <mutex>
@@ -13,6 +14,27 @@ void PrepareGrpcProcess() {
     absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
     setenv("GRPC_POLL_STRATEGY", "poll", /*overwrite=*/0);
   });
+}
+
+ErrorCode ErrorCodeOfGrpc(int grpc_code) {
+  switch (static_cast<grpc::StatusCode>(grpc_code)) {
+    case grpc::StatusCode::DEADLINE_EXCEEDED:
+      return ErrorCode::kTimeout;
+    case grpc::StatusCode::UNAVAILABLE:
+    case grpc::StatusCode::CANCELLED:
+    case grpc::StatusCode::ABORTED:
+    case grpc::StatusCode::UNKNOWN:
+      return ErrorCode::kUnavailable;
+    case grpc::StatusCode::INVALID_ARGUMENT:
+    case grpc::StatusCode::OUT_OF_RANGE:
+    case grpc::StatusCode::FAILED_PRECONDITION:
+    case grpc::StatusCode::RESOURCE_EXHAUSTED:  // e.g. a message over the size limit
+      return ErrorCode::kInvalidArgument;
+    case grpc::StatusCode::UNIMPLEMENTED:
+      return ErrorCode::kUnsupported;
+    default:
+      return ErrorCode::kInternal;
+  }
 }
 
 }  // namespace crescent::rpc

@@ -3,6 +3,8 @@
 // PrepareGrpcProcess() before they touch gRPC; it is idempotent and cheap.
 #pragma once
 
+#include "crescent/status.h"
+
 namespace crescent::rpc {
 
 // 1. Turns off abseil's lock-order deadlock detector (Debian's abseil is built
@@ -18,5 +20,10 @@ namespace crescent::rpc {
 //    122 -> 78 us in `crescent bench prefix --batch 128 --miss 0`).
 //    Set GRPC_POLL_STRATEGY=epoll1 to get gRPC's default back.
 void PrepareGrpcProcess();
+
+// The Crescent code for a failed call's gRPC status code (grpc::StatusCode).
+// A master that shuts down or dies mid-call cancels or aborts the calls in
+// flight (CANCELLED, ABORTED, UNKNOWN): that is UNAVAILABLE, not INTERNAL.
+ErrorCode ErrorCodeOfGrpc(int grpc_code);
 
 }  // namespace crescent::rpc

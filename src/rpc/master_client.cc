@@ -28,19 +28,7 @@ constexpr const char* kDefaultMasterAddress = "127.0.0.1:50051";
 // gets here), naming the address and, for a deadline, the time it waited.
 crescent::Status FromGrpc(const grpc::Status& s, const char* rpc, const std::string& address,
                           int64_t timeout_ms) {
-  ErrorCode code = ErrorCode::kInternal;
-  switch (s.error_code()) {
-    case grpc::StatusCode::DEADLINE_EXCEEDED: code = ErrorCode::kTimeout; break;
-    case grpc::StatusCode::UNAVAILABLE: code = ErrorCode::kUnavailable; break;
-    case grpc::StatusCode::INVALID_ARGUMENT:
-    case grpc::StatusCode::OUT_OF_RANGE:
-    case grpc::StatusCode::FAILED_PRECONDITION:
-    case grpc::StatusCode::RESOURCE_EXHAUSTED:  // e.g. a message over the size limit
-      code = ErrorCode::kInvalidArgument;
-      break;
-    case grpc::StatusCode::UNIMPLEMENTED: code = ErrorCode::kUnsupported; break;
-    default: break;
-  }
+  const ErrorCode code = ErrorCodeOfGrpc(static_cast<int>(s.error_code()));
   std::string waited;
   if (code == ErrorCode::kTimeout) {
     waited = " (no answer within " + std::to_string(timeout_ms) + " ms)";

@@ -1,7 +1,9 @@
 // Wire conversions: statuses keep their codes, capabilities need a 32-byte tag.
+#include <grpcpp/support/status.h>
 #include <gtest/gtest.h>
 
 #include "rpc/convert.h"
+#include "rpc/grpc_setup.h"
 
 namespace crescent::rpc {
 namespace {
@@ -75,6 +77,20 @@ TEST(RpcConvertTest, SegmentAndPutConfig) {
   EXPECT_EQ(c.replica_count, 1u);  // 0 on the wire means 1
   EXPECT_EQ(c.soft_pin_ttl_ms, 50);
   EXPECT_EQ(c.parent_key, "p");
+}
+
+// A master that dies or shuts down mid-call cancels the call: the client must
+// see UNAVAILABLE (retry elsewhere, or later), not INTERNAL ("a bug, report
+// it"). The chaos checker found INTERNAL there.
+TEST(GrpcCodes, AMasterGoingAwayMidCallIsUnavailable) {
+  EXPECT_EQ(ErrorCodeOfGrpc(grpc::StatusCode::CANCELLED), ErrorCode::kUnavailable);
+  EXPECT_EQ(ErrorCodeOfGrpc(grpc::StatusCode::UNKNOWN), ErrorCode::kUnavailable);
+  EXPECT_EQ(ErrorCodeOfGrpc(grpc::StatusCode::ABORTED), ErrorCode::kUnavailable);
+  EXPECT_EQ(ErrorCodeOfGrpc(grpc::StatusCode::UNAVAILABLE), ErrorCode::kUnavailable);
+  EXPECT_EQ(ErrorCodeOfGrpc(grpc::StatusCode::DEADLINE_EXCEEDED), ErrorCode::kTimeout);
+  EXPECT_EQ(ErrorCodeOfGrpc(grpc::StatusCode::RESOURCE_EXHAUSTED), ErrorCode::kInvalidArgument);
+  EXPECT_EQ(ErrorCodeOfGrpc(grpc::StatusCode::UNIMPLEMENTED), ErrorCode::kUnsupported);
+  EXPECT_EQ(ErrorCodeOfGrpc(grpc::StatusCode::DATA_LOSS), ErrorCode::kInternal);
 }
 
 }  // namespace
