@@ -10,8 +10,10 @@
 //  - Reads touch objects lock-free (object_entry.h); the first touch since the last
 //    flush enqueues the id on touch_queue_ so the policy later sees the access.
 //  - policy_mu_ guards the eviction policies, the soft-pin expiry heap and the
-//    consumer side of touch_queue_. Lock order: policy_mu_ → shard (shared) →
-//    segments. No thread takes policy_mu_ while holding a shard lock.
+//    consumer side of touch_queue_. Lock order: policy_mu_ → shard → segments
+//    (eviction takes a candidate's shard lock, shared to flush touches,
+//    exclusive to decide on a victim). No thread takes policy_mu_ while holding
+//    a shard lock.
 //  - Ids in the policy may go stale (an object removed between its shard update
 //    and the policy update); every victim is re-resolved by generation.
 //  - Errors are returned as Status, never thrown; a failed call changes nothing.
@@ -27,6 +29,7 @@
 #include <mutex>
 #include <optional>
 #include <queue>
+#include <shared_mutex>
 #include <span>
 #include <string>
 #include <string_view>
@@ -208,13 +211,19 @@ class MasterService {
   void ForgetInPolicy(std::span<const ObjectId> ids);
   Status RemoveOne(std::string_view key, bool force, ObjectId* removed);
 
+  // A victim's shard, locked exclusively from the eviction decision to the removal.
+  using VictimLock = std::unique_lock<std::shared_mutex>;
   // policy_mu_ must be held.
   void FlushTouchesLocked();
   void ExpireSoftPinsLocked(TimeMs now);
-  std::optional<ObjectId> PickVictimLocked(TimeMs now);
-  bool Evictable(ObjectId id, TimeMs now);
-  // Removes a chosen victim if it is still evictable; returns bytes freed (0 if not).
-  uint64_t EvictVictim(ObjectId id, TimeMs now, bool* requeue);
+  // The policy's victim, if any, with its shard locked in *victim.
+  std::optional<ObjectId> PickVictimLocked(TimeMs now, VictimLock* victim);
+  // The spare test for a candidate: true (keep) when leased or hard-pinned;
+  // otherwise false, and its shard's exclusive lock is left in *victim.
+  bool SpareLocked(ObjectId id, TimeMs now, VictimLock* victim);
+  // Removes a chosen victim (its shard locked by `lock`); returns bytes freed
+  // (0 for a stale id).
+  uint64_t EvictVictim(ObjectId id, VictimLock lock);
 
   struct HeldSpace {
     TimeMs until;
