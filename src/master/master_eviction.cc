@@ -28,7 +28,7 @@ void MasterService::FlushTouchesLocked() {
       std::shared_lock lock(shard.mutex());
       ObjectEntry* e = shard.Resolve(id);
       if (e == nullptr || e->state != EntryState::kComplete) continue;
-      e->FlushTouch(config_.lease_ms);
+      e->FlushTouch(LeaseMs(e->size));
     }
     // Access on an id a policy does not hold is a no-op, so both can be told.
     policy_->Access(id);
@@ -61,7 +61,7 @@ bool MasterService::SpareLocked(ObjectId id, TimeMs now, VictimLock* victim) {
   VictimLock lock(shard.mutex());
   ObjectEntry* e = shard.Resolve(id);
   if (e != nullptr && e->state == EntryState::kComplete) {
-    e->FlushTouch(config_.lease_ms);
+    e->FlushTouch(LeaseMs(e->size));
     if (e->hard_pin || e->Leased(now)) return true;
   }
   // Evict it (a stale id is let go): the lock goes with the decision, so no

@@ -22,7 +22,7 @@ ObjectId MasterService::RemoveLocked(ObjectShard& shard, uint32_t slot) {
   if (e.state == EntryState::kComplete) {
     bloom_.Remove(shard.index(), e.Hash());
     live_objects_.fetch_sub(1, std::memory_order_relaxed);
-    e.FlushTouch(config_.lease_ms);
+    e.FlushTouch(LeaseMs(e.size));
     reachable_until = e.lease_until.load(std::memory_order_relaxed);
   } else {
     pending_count_.fetch_sub(1, std::memory_order_relaxed);
@@ -113,7 +113,7 @@ Status MasterService::RemoveOne(std::string_view key, bool force, ObjectId* remo
   if (e.state != EntryState::kComplete) {
     return Status(ErrorCode::kObjectNotReady, "key '" + std::string(key) + "' is being written");
   }
-  e.FlushTouch(config_.lease_ms);
+  e.FlushTouch(LeaseMs(e.size));
   if (!force && e.Leased(clock_.NowMs())) {
     return Status(ErrorCode::kObjectLeased, "key '" + std::string(key) + "' has a read lease");
   }
@@ -166,7 +166,7 @@ StatusOr<size_t> MasterService::RemoveByPrefix(std::string_view prefix, bool for
       });
       for (uint32_t slot : slots) {
         ObjectEntry& e = shard->entry(slot);
-        e.FlushTouch(config_.lease_ms);
+        e.FlushTouch(LeaseMs(e.size));
         if (!force && e.Leased(now)) continue;
         removed.push_back(RemoveLocked(*shard, slot));
       }

@@ -108,7 +108,7 @@ class MasterService {
                                      std::span<const uint64_t> tokens);
 
   // ---- Reads ----
-  // Grants a read lease of config.lease_ms.
+  // Grants a read lease of LeaseMs(size).
   StatusOr<ReadResult> GetReplicaList(std::string_view key);
   // In prefix mode the result stops at the first key that is not readable.
   std::vector<StatusOr<ReadResult>> BatchGetReplicaList(std::span<const std::string> keys,
@@ -145,6 +145,12 @@ class MasterService {
   const MasterCounters& counters() const { return counters_; }
   MasterStats Stats() const;
   const MasterConfig& config() const { return config_; }
+  // The read lease of an object of `size` bytes (MasterConfig::lease_ms).
+  int64_t LeaseMs(uint64_t size) const {
+    return config_.lease_ms + static_cast<int64_t>(config_.lease_bytes_per_ms == 0
+                                                       ? 0
+                                                       : size / config_.lease_bytes_per_ms);
+  }
   // The clock that deadlines and lease ends in results are on.
   const Clock& clock() const { return clock_; }
 
