@@ -65,6 +65,10 @@ struct MasterStats {
   size_t segments = 0;
 };
 
+// What List() counts for each key beyond its bytes: a reply's framing of one
+// key (a protobuf tag and a length of up to 3 bytes, as keys are below 2^21).
+inline constexpr uint64_t kListKeyFramingBytes = 4;
+
 class MasterService {
  public:
   static StatusOr<std::unique_ptr<MasterService>> Create(
@@ -130,8 +134,12 @@ class MasterService {
   // Returns how many objects were removed; leased ones are skipped unless forced.
   StatusOr<size_t> RemoveByPrefix(std::string_view prefix, bool force = false);
   size_t RemoveAll(bool force = false);
-  // Complete keys under `prefix` in key order, at most `limit` (0: no limit).
-  std::vector<std::string> List(std::string_view prefix, size_t limit = 0) const;
+  // Complete keys under `prefix` in key order: the first ones, at most `limit`
+  // of them (0: no limit) whose sizes plus kListKeyFramingBytes each add up to
+  // at most `max_bytes` (0: no limit). *truncated says whether more match. The
+  // call holds at most its answer (plus one key), whatever the shard count.
+  std::vector<std::string> List(std::string_view prefix, size_t limit = 0, uint64_t max_bytes = 0,
+                                bool* truncated = nullptr) const;
 
   // ---- Maintenance ----
   // One maintenance pass: node expiry, put timeouts, soft-pin expiry, touch

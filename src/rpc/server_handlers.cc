@@ -261,15 +261,15 @@ void MasterHandlers::List(ListRequest& req, ListResponse* resp) const {
                    resp->mutable_status());
   }
   // 0 and anything above the server's ceiling both mean "the ceiling": a reply
-  // must stay bounded whatever the client asks for.
+  // must stay bounded whatever the client asks for, in keys and in bytes (the
+  // message limit, less room for the status).
   uint64_t limit =
       req.limit() == 0 ? options_.max_list : std::min<uint64_t>(req.limit(), options_.max_list);
-  // One key more than the reply holds tells whether it is cut short.
-  std::vector<std::string> keys = master_.List(req.prefix(), limit + 1);
-  if (keys.size() > limit) {
-    keys.resize(limit);
-    resp->set_truncated(true);
-  }
+  const uint64_t max_bytes =
+      static_cast<uint64_t>(options_.max_message_bytes) - kReplyHeadroomBytes;
+  bool truncated = false;
+  std::vector<std::string> keys = master_.List(req.prefix(), limit, max_bytes, &truncated);
+  resp->set_truncated(truncated);
   for (std::string& k : keys) resp->add_keys(std::move(k));
   ToProto(crescent::Status::Ok(), resp->mutable_status());
 }

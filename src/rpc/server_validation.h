@@ -31,6 +31,9 @@ crescent::Status CheckSegmentSpec(const SegmentSpec& spec);
 crescent::Status CheckKeys(const google::protobuf::RepeatedPtrField<std::string>& keys,
                            uint32_t max_batch, uint32_t max_key_length, bool allow_empty);
 
+// Room a reply keeps for what is not counted per key or per result.
+inline constexpr uint64_t kReplyHeadroomBytes = 4096;
+
 // replica_count <= max_replicas, soft_pin_ttl_ms >= 0, name fields bounded,
 // parent_key at most max_key_length.
 crescent::Status CheckPutConfig(const PutConfig& config, uint32_t max_replicas,
