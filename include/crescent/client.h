@@ -165,9 +165,11 @@ class Client {
                                  std::span<const size_t> capacities);
 
   // ---- Namespace and cluster ----
-  // Keys starting with `prefix`, in key order: at most `limit` (0: the
-  // master's maximum per reply, 1M by default). `truncated`, when given, is
-  // set to whether more keys matched than were returned.
+  // Keys starting with `prefix`, in key order: the first ones, at most `limit`
+  // (0: the master's maximum per reply, 1M keys by default), and never more
+  // than one reply can carry (the gRPC message limit, 64 MiB by default).
+  // `truncated`, when given, is set to whether more keys matched than were
+  // returned.
   StatusOr<std::vector<std::string>> List(const std::string& prefix, size_t limit = 0,
                                           bool* truncated = nullptr);
   StatusOr<size_t> RemoveByPrefix(const std::string& prefix, bool force = false);

@@ -17,7 +17,9 @@
 //    or returns nullopt when nothing is tracked or every candidate was spared.
 //    `spare`, if given, is asked about each candidate before it is evicted;
 //    returning true keeps it, and the policy treats it as just accessed (a leased
-//    object has just been read). After Count() consecutive spares Evict() gives up
+//    object has just been read); returning false is final: that candidate is the
+//    one Evict() evicts and returns (the master holds the victim's lock from
+//    that answer to its removal). After Count() consecutive spares Evict() gives up
 //    and returns nullopt, so a round over unevictable objects always terminates.
 //  - Policies are not thread-safe; the owner serialises calls.
 #pragma once

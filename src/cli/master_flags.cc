@@ -18,9 +18,17 @@ void MasterFlags::Add(CLI::App& app) {
   app.add_option("--eviction-policy", config.eviction_policy, "Eviction policy")
       ->capture_default_str()
       ->check(CLI::IsMember(cache::PolicyNames()));
-  app.add_option("--lease-ms", config.lease_ms, "Read lease granted by a get")
+  app.add_option("--lease-ms", config.lease_ms,
+                 "Read lease granted by a get, plus the size term below: the read capability "
+                 "lives as long, and a leased object is neither evicted nor removed without "
+                 "--force. It need only cover one transfer; longer pins objects readers already "
+                 "have and starves writers of space")
       ->capture_default_str()
       ->check(CLI::Range(int64_t{1}, int64_t{86'400'000}));
+  app.add_option("--lease-bytes-per-ms", config.lease_bytes_per_ms,
+                 "A get's lease grows by 1 ms per this many bytes of the object (the slowest "
+                 "transfer rate it covers; 0: no size term)")
+      ->capture_default_str();
   app.add_option("--put-timeout-ms", config.put_timeout_ms,
                  "An unfinished put is discarded after this long")
       ->capture_default_str()

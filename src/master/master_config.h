@@ -13,8 +13,15 @@ struct MasterConfig {
   // Largest accepted object; 0 means "no limit beyond the largest segment".
   uint64_t max_object_size = 0;
 
-  // Read lease granted by GetReplicaList (and by Exists when exists_grants_lease).
-  int64_t lease_ms = 10'000;
+  // Read lease granted by GetReplicaList (and by Exists when exists_grants_lease):
+  // lease_ms plus one ms per lease_bytes_per_ms bytes of the object (0: none).
+  // The read capability expires with it, so it must cover one transfer, and no
+  // more: a leased object cannot be evicted or removed without force, so a
+  // longer lease only pins what readers have already fetched (fencing, not
+  // the lease, keeps a late read from meeting another object's bytes). The
+  // floor is 32 MiB/s: a 4 MiB page gets 628 ms, 300 MiB about 10 s.
+  int64_t lease_ms = 500;
+  uint64_t lease_bytes_per_ms = 32 << 10;
   bool exists_grants_lease = false;
   // A put not ended or revoked within this time is discarded and its space freed.
   int64_t put_timeout_ms = 30'000;

@@ -3,11 +3,16 @@
 // and the watermark round.
 //
 // A round never holds a global lock: each victim is chosen under policy_mu_
-// (briefly), then removed under its own shard's exclusive lock. Candidates are
-// judged by Evictable(), which flushes the object's deferred touch before reading
-// its lease, so an object read a moment ago is spared, never evicted. Hard-pinned
+// (briefly) and removed under its own shard's exclusive lock, which is taken
+// when the policy offers the candidate and held from that decision to the
+// removal. SpareLocked() flushes the object's deferred touch before reading its
+// lease, so an object read a moment ago is spared, never evicted; and since a
+// reader touches under the shard lock, no read slips between the decision and
+// the removal. A spared candidate simply stays in the policy, with its state
+// (queue, frequency, chain parent) as the policy keeps it. Hard-pinned
 // objects are never in a policy; soft-pinned ones sit in soft_policy_, which is
 // consulted only when the main policy has nothing evictable left.
+#include <cassert>
 #include <mutex>
 #include <shared_mutex>
 
@@ -23,7 +28,7 @@ void MasterService::FlushTouchesLocked() {
       std::shared_lock lock(shard.mutex());
       ObjectEntry* e = shard.Resolve(id);
       if (e == nullptr || e->state != EntryState::kComplete) continue;
-      e->FlushTouch(config_.lease_ms);
+      e->FlushTouch(LeaseMs(e->size));
     }
     // Access on an id a policy does not hold is a no-op, so both can be told.
     policy_->Access(id);
@@ -51,36 +56,34 @@ void MasterService::ExpireSoftPinsLocked(TimeMs now) {
   }
 }
 
-bool MasterService::Evictable(ObjectId id, TimeMs now) {
+bool MasterService::SpareLocked(ObjectId id, TimeMs now, VictimLock* victim) {
   ObjectShard& shard = ShardOf(id);
-  std::shared_lock lock(shard.mutex());
+  VictimLock lock(shard.mutex());
   ObjectEntry* e = shard.Resolve(id);
-  if (e == nullptr || e->state != EntryState::kComplete) return true;  // stale: let it go
-  e->FlushTouch(config_.lease_ms);
-  return !e->hard_pin && !e->Leased(now);
-}
-
-std::optional<ObjectId> MasterService::PickVictimLocked(TimeMs now) {
-  cache::SpareFn spare = [&](ObjectId id) { return !Evictable(id, now); };
-  if (auto v = policy_->Evict(spare)) return v;
-  if (config_.allow_evict_soft_pinned) {
-    if (auto v = soft_policy_->Evict(spare)) return v;
+  if (e != nullptr && e->state == EntryState::kComplete) {
+    e->FlushTouch(LeaseMs(e->size));
+    if (e->hard_pin || e->Leased(now)) return true;
   }
-  return std::nullopt;
+  // Evict it (a stale id is let go): the lock goes with the decision, so no
+  // read can lease the object before EvictVictim removes it.
+  *victim = std::move(lock);
+  return false;
 }
 
-uint64_t MasterService::EvictVictim(ObjectId id, TimeMs now, bool* requeue) {
-  *requeue = false;
+std::optional<ObjectId> MasterService::PickVictimLocked(TimeMs now, VictimLock* victim) {
+  cache::SpareFn spare = [&](ObjectId id) { return SpareLocked(id, now, victim); };
+  std::optional<ObjectId> v = policy_->Evict(spare);
+  if (!v && config_.allow_evict_soft_pinned) v = soft_policy_->Evict(spare);
+  // Every policy evicts the candidate that `spare` declined to keep, and only it.
+  assert(v.has_value() == victim->owns_lock());
+  assert(!v || victim->mutex() == &ShardOf(*v).mutex());
+  return v;
+}
+
+uint64_t MasterService::EvictVictim(ObjectId id, VictimLock lock) {
   ObjectShard& shard = ShardOf(id);
-  std::unique_lock lock(shard.mutex());
   ObjectEntry* e = shard.Resolve(id);
   if (e == nullptr || e->state != EntryState::kComplete) return 0;
-  e->FlushTouch(config_.lease_ms);
-  if (e->hard_pin || e->Leased(now)) {
-    // Read between the choice and now: keep it.
-    *requeue = true;
-    return 0;
-  }
   uint64_t bytes = e->size * e->num_replicas;
   RemoveLocked(shard, IdSlot(id));
   counters_.evictions.fetch_add(1, std::memory_order_relaxed);
@@ -92,11 +95,12 @@ uint64_t MasterService::EvictBytes(uint64_t bytes) {
   uint64_t freed = 0;
   TimeMs now = clock_.NowMs();
   bool first = true;
-  // Bounded: every iteration either frees an object, drops a stale id, or
-  // requeues one that was read in between; the policy's own spare limit makes
-  // PickVictimLocked return nothing once only unevictable objects remain.
-  for (size_t guard = 0; freed < bytes && guard < (1u << 20); ++guard) {
+  // Bounded: every iteration frees an object or drops a stale id from the
+  // policy; the policy's own spare limit makes PickVictimLocked return nothing
+  // once only unevictable objects remain.
+  while (freed < bytes) {
     std::optional<ObjectId> victim;
+    VictimLock victim_lock;
     {
       std::lock_guard lock(policy_mu_);
       if (first) {
@@ -104,27 +108,10 @@ uint64_t MasterService::EvictBytes(uint64_t bytes) {
         ExpireSoftPinsLocked(now);
         first = false;
       }
-      victim = PickVictimLocked(now);
+      victim = PickVictimLocked(now, &victim_lock);
     }
     if (!victim) break;
-    bool requeue = false;
-    freed += EvictVictim(*victim, now, &requeue);
-    if (requeue) {
-      ObjectShard& shard = ShardOf(*victim);
-      uint64_t size = 0;
-      uint64_t hash = 0;
-      bool soft = false;
-      {
-        std::shared_lock lock(shard.mutex());
-        ObjectEntry* e = shard.Resolve(*victim);
-        if (e == nullptr || e->hard_pin) continue;
-        size = e->size * e->num_replicas;
-        hash = e->Hash();
-        soft = e->soft_pin_until() > now;
-      }
-      std::lock_guard lock(policy_mu_);
-      (soft ? soft_policy_ : policy_)->Insert(*victim, size, cache::kNoParent, hash);
-    }
+    freed += EvictVictim(*victim, std::move(victim_lock));
   }
   return freed;
 }

@@ -1,10 +1,17 @@
 // Eviction through the master: synchronous eviction in PutStart, NO_SPACE only
 // when nothing is evictable, watermark rounds in RunMaintenance, the five
 // policies behind config.eviction_policy, LRU order and leaf-first chains.
+#include <sys/syscall.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <atomic>
+#include <fstream>
 #include <set>
+#include <thread>
 
 #include "master/master_test_util.h"
+#include "master/pausing_clock_for_test.h"
 
 namespace crescent::master::testing {
 namespace {
@@ -401,6 +408,66 @@ TEST_F(ChainEvictionTest, PlainLruBreaksTheChainAtItsHead) {
   EXPECT_FALSE(*master().Exists(a[0]));
   EXPECT_EQ(*master().BatchQueryPrefix(a), 0u);
   EXPECT_TRUE(*master().Exists(a[7]));
+}
+
+// Blocks until thread `tid` of this process sleeps (its state in /proc is S):
+// the threads it is used on sleep only when they wait for a lock.
+void WaitUntilSleeping(pid_t tid) {
+  for (;;) {
+    std::ifstream stat("/proc/self/task/" + std::to_string(tid) + "/stat");
+    std::string line;
+    std::getline(stat, line);
+    // The state follows the command name, which is in parentheses.
+    auto close = line.rfind(')');
+    if (close != std::string::npos && close + 2 < line.size() && line[close + 2] == 'S') return;
+    std::this_thread::yield();
+  }
+}
+
+// A victim the policy offers while a read of it is in flight: the reader has
+// found the object (shard lock held) but not yet touched it, so the policy's
+// check sees no lease; the read then completes before the eviction can remove
+// the object. The read must win, and the victim must keep its place in the
+// policy with its chain parent link; re-admitting it as a new, parentless page
+// made its parent a leaf that was evicted next, leaving a gap in the chain.
+class ChainEvictionRaceTest : public ChainEvictionTest {
+ protected:
+  void SetUp() override {
+    config_.eviction_policy = "prefix-lru";
+    auto created = MasterService::Create(config_, pausing_);
+    ASSERT_TRUE(created.ok());
+    m_ = std::move(created).value();
+  }
+
+  PausingClock pausing_{clock_};
+};
+
+TEST_F(ChainEvictionRaceTest, VictimReadDuringEvictionKeepsItsChainParent) {
+  Mount("seg-a", 4 * kPage);
+  auto a = Keys("a/", 4);
+  PutChain(a);  // full: the next put must evict, and a/3 is the only leaf
+
+  pausing_.Arm();
+  StatusOr<ReadResult> read = Status(ErrorCode::kInternal, "not run");
+  std::thread reader([&] { read = master().GetReplicaList(a[3]); });
+  pausing_.WaitUntilPaused();  // found a/3 under its shard lock, not touched yet
+
+  std::atomic<pid_t> evictor_tid{0};
+  StatusOr<PutGrant> put = Status(ErrorCode::kInternal, "not run");
+  std::thread evictor([&] {
+    evictor_tid = static_cast<pid_t>(syscall(SYS_gettid));
+    put = master().PutStart("x", kPage, {});
+  });
+  while (evictor_tid.load() == 0) std::this_thread::yield();
+  WaitUntilSleeping(evictor_tid.load());  // waits for the reader's shard lock
+  pausing_.Resume();
+  reader.join();
+  evictor.join();
+
+  ASSERT_TRUE(read.ok()) << read.status().ToString();
+  EXPECT_EQ(ExpectPrefixOnly(a), 4u) << "the leased a/3 stays, and so does every page before it";
+  // Nothing else was evictable: the put found no space.
+  EXPECT_EQ(put.status().code(), ErrorCode::kNoSpace);
 }
 
 }  // namespace

@@ -35,6 +35,19 @@ TEST_F(LeaseTest, GetReplicaListGrantsLeaseOfConfiguredLength) {
   EXPECT_EQ(read->lease_expiry, clock_.NowMs() + kLease);
 }
 
+TEST_F(LeaseTest, LeaseGrowsWithTheObjectsSize) {
+  config_.lease_bytes_per_ms = 1000;
+  Mount("seg-a", 1 << 20);
+  ASSERT_TRUE(Put("big", 250'000).ok());
+  auto read = master().GetReplicaList("big");
+  ASSERT_TRUE(read.ok());
+  EXPECT_EQ(read->lease_expiry, clock_.NowMs() + kLease + 250);
+  clock_.Advance(kLease + 249);
+  EXPECT_EQ(master().Remove("big").code(), ErrorCode::kObjectLeased);
+  clock_.Advance(1);
+  EXPECT_TRUE(master().Remove("big").ok());
+}
+
 TEST_F(LeaseTest, LeasedObjectIsNotRemovedUntilLeaseExpires) {
   Mount("seg-a", 1 << 20);
   ASSERT_TRUE(Put("k", 100).ok());
@@ -322,6 +335,45 @@ TEST_P(LeaseEvictionTest, JustReadObjectSurvivesWatermarkEviction) {
 
 INSTANTIATE_TEST_SUITE_P(Policies, LeaseEvictionTest,
                          ::testing::Values("lru", "fifo", "sieve", "s3fifo", "prefix-lru"));
+
+// Readers must not starve writers. Two readers poll the newest keys while one
+// writer puts new ones into a segment of 64 objects, on the shipped defaults,
+// at the pace of a user's `crescent put` (one put per 50 ms; the clock is
+// simulated, so the test is exact). Every object is read right after its put,
+// so the read lease (plus the fencing grace) decides how many objects stay
+// unevictable at once. With 10 s leases all 64 were always leased and most puts
+// failed with NO_SPACE; a lease as long as a transfer leaves the writer free.
+TEST(ReadersAndWriterTest, TwoReadersPollingNewKeysDoNotStarveAWriter) {
+  constexpr uint64_t kObject = 64 << 10;
+  constexpr int64_t kStepMs = 50;
+  constexpr int kPuts = 1000;
+  ManualClock clock;
+  auto created = MasterService::Create(MasterConfig{}, clock);
+  ASSERT_TRUE(created.ok());
+  MasterService& m = **created;
+  ASSERT_TRUE(m.MountSegment({"seg-a", 64 * kObject, "node-a", "node-a:7000", Tier::kDram}).ok());
+  int no_space = 0;
+  int reads = 0;
+  for (int i = 0; i < kPuts; ++i) {
+    ASSERT_TRUE(m.Heartbeat("node-a").ok());
+    const std::string key = "k" + std::to_string(i);
+    auto start = m.PutStart(key, kObject, {});
+    if (start.ok()) {
+      ASSERT_TRUE(m.PutEnd(key, start->token).ok());
+    } else {
+      ASSERT_EQ(start.status().code(), ErrorCode::kNoSpace) << start.status().ToString();
+      ++no_space;
+    }
+    // Reader one polls the two newest keys, reader two the two before them.
+    for (int back = 0; back < 4; ++back) {
+      if (i - back >= 0 && m.GetReplicaList("k" + std::to_string(i - back)).ok()) ++reads;
+    }
+    m.RunMaintenance();
+    clock.Advance(kStepMs);
+  }
+  EXPECT_GT(reads, kPuts) << "the readers did read";
+  EXPECT_EQ(no_space, 0) << no_space << " of " << kPuts << " puts failed with NO_SPACE";
+}
 
 }  // namespace
 }  // namespace crescent::master::testing

@@ -199,6 +199,7 @@ TEST_F(PinTest, UnexpiredSoftPinOutlivesNewerUnpinnedObjects) {
 TEST_F(PinTest, SoftPinExpiresDuringSynchronousEvictionToo) {
   // No RunMaintenance: the PutStart that needs space notices the expiry itself.
   config_.allow_evict_soft_pinned = false;
+  config_.lease_ms = 5000;  // loose's lease outlives soft's pin
   Mount("seg-a", 2 * kPage);
   ASSERT_TRUE(Put("soft", kPage, Soft(1000)).ok());
   ASSERT_TRUE(Put("loose", kPage).ok());

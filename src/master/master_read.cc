@@ -16,7 +16,7 @@ void MasterService::Touch(ObjectShard& shard, uint32_t slot, TimeMs now) {
     // (only a read that sets the flag queues it), hiding a hot object from the
     // policy until an eviction found its lease over. The policy misses only
     // this one access.
-    e.FlushTouch(config_.lease_ms);
+    e.FlushTouch(LeaseMs(e.size));
   }
 }
 
@@ -31,7 +31,7 @@ StatusOr<ReadResult> MasterService::ReadLocked(ObjectShard& shard, uint32_t slot
                   "no live replica of '" + std::string(e.key_view()) + "'");
   }
   Touch(shard, slot, now);
-  r.lease_expiry = now + config_.lease_ms;
+  r.lease_expiry = now + LeaseMs(e.size);
   return r;
 }
 

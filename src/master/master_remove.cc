@@ -3,6 +3,7 @@
 // object is skipped unless the caller forces it; the lease is read only after
 // the deferred touch has been flushed into it.
 #include <algorithm>
+#include <cstdint>
 #include <mutex>
 #include <shared_mutex>
 
@@ -22,7 +23,7 @@ ObjectId MasterService::RemoveLocked(ObjectShard& shard, uint32_t slot) {
   if (e.state == EntryState::kComplete) {
     bloom_.Remove(shard.index(), e.Hash());
     live_objects_.fetch_sub(1, std::memory_order_relaxed);
-    e.FlushTouch(config_.lease_ms);
+    e.FlushTouch(LeaseMs(e.size));
     reachable_until = e.lease_until.load(std::memory_order_relaxed);
   } else {
     pending_count_.fetch_sub(1, std::memory_order_relaxed);
@@ -117,7 +118,7 @@ Status MasterService::RemoveOne(std::string_view key, bool force, ObjectId* remo
   if (e.state != EntryState::kComplete) {
     return Status(ErrorCode::kObjectNotReady, "key '" + std::string(key) + "' is being written");
   }
-  e.FlushTouch(config_.lease_ms);
+  e.FlushTouch(LeaseMs(e.size));
   if (!force && e.Leased(clock_.NowMs())) {
     return Status(ErrorCode::kObjectLeased, "key '" + std::string(key) + "' has a read lease");
   }
@@ -170,7 +171,7 @@ StatusOr<size_t> MasterService::RemoveByPrefix(std::string_view prefix, bool for
       });
       for (uint32_t slot : slots) {
         ObjectEntry& e = shard->entry(slot);
-        e.FlushTouch(config_.lease_ms);
+        e.FlushTouch(LeaseMs(e.size));
         if (!force && e.Leased(now)) continue;
         removed.push_back(RemoveLocked(*shard, slot));
       }
@@ -187,19 +188,44 @@ size_t MasterService::RemoveAll(bool force) {
   return n.ok() ? *n : 0;
 }
 
-std::vector<std::string> MasterService::List(std::string_view prefix, size_t limit) const {
-  std::vector<std::string> out;
+std::vector<std::string> MasterService::List(std::string_view prefix, size_t limit,
+                                             uint64_t max_bytes, bool* truncated) const {
+  // The answer is the longest run of matching keys, in key order, that fits
+  // both bounds. It is gathered in a max-heap that never holds more than the
+  // answer plus one key: each shard is walked in key order and left at its
+  // first key that could not be part of the answer (it is past everything
+  // kept, and there is no room for it), so no shard contributes `limit` keys
+  // of its own.
+  const size_t max_keys = limit == 0 ? SIZE_MAX : limit;
+  const uint64_t budget = max_bytes == 0 ? UINT64_MAX : max_bytes;
+  std::vector<std::string> heap;
+  uint64_t bytes = 0;
+  bool cut = false;
   for (const auto& shard : shards_) {
     std::shared_lock lock(shard->mutex());
-    size_t taken = 0;
     shard->VisitPrefix(prefix, [&](uint32_t slot) {
-      out.emplace_back(shard->entry(slot).key_view());
-      return limit == 0 || ++taken < limit;
+      const std::string_view key = shard->entry(slot).key_view();
+      const uint64_t cost = key.size() + kListKeyFramingBytes;
+      const bool room = heap.size() < max_keys && bytes + cost <= budget;
+      if (!room && (heap.empty() || key >= heap.front())) {
+        cut = true;
+        return false;
+      }
+      heap.emplace_back(key);
+      std::push_heap(heap.begin(), heap.end());
+      bytes += cost;
+      while (heap.size() > max_keys || bytes > budget) {
+        std::pop_heap(heap.begin(), heap.end());
+        bytes -= heap.back().size() + kListKeyFramingBytes;
+        heap.pop_back();
+        cut = true;
+      }
+      return true;
     });
   }
-  std::sort(out.begin(), out.end());
-  if (limit != 0 && out.size() > limit) out.resize(limit);
-  return out;
+  std::sort_heap(heap.begin(), heap.end());
+  if (truncated != nullptr) *truncated = cut;
+  return heap;
 }
 
 void MasterService::DropSegmentReplicas(std::span<const SegmentId> segments) {

@@ -295,5 +295,40 @@ TEST_F(RemoveTest, RemovedSpaceIsReusedWithoutEviction) {
   EXPECT_EQ(master().List(""), (std::vector<std::string>{"again", "k0", "k1", "k3"}));
 }
 
+// List answers with the first keys in key order that fit both its key and its
+// byte bound, from every shard, and says whether more match.
+TEST_F(RemoveTest, ListIsTheLongestInOrderRunThatFitsItsBounds) {
+  std::vector<std::string> keys;
+  for (int i = 0; i < 300; ++i) {
+    // Keys of varying length, spread over all shards.
+    keys.push_back("l/" + std::to_string(i * 7919 % 1000) + std::string(i % 13, 'x'));
+  }
+  PutAll(keys, 64);
+  ASSERT_TRUE(Put("other", 64).ok());
+  std::vector<std::string> sorted = keys;
+  std::sort(sorted.begin(), sorted.end());
+  for (size_t limit : {size_t{0}, size_t{1}, size_t{17}, size_t{299}, size_t{300}, size_t{301}}) {
+    for (uint64_t max_bytes :
+         {uint64_t{0}, uint64_t{3}, uint64_t{100}, uint64_t{1000}, uint64_t{1} << 20}) {
+      // The oracle: take keys in order while both bounds hold.
+      std::vector<std::string> want;
+      uint64_t bytes = 0;
+      for (const std::string& k : sorted) {
+        const uint64_t cost = k.size() + kListKeyFramingBytes;
+        if ((limit != 0 && want.size() == limit) || (max_bytes != 0 && bytes + cost > max_bytes)) {
+          break;
+        }
+        want.push_back(k);
+        bytes += cost;
+      }
+      bool truncated = false;
+      EXPECT_EQ(master().List("l/", limit, max_bytes, &truncated), want)
+          << "limit " << limit << ", max_bytes " << max_bytes;
+      EXPECT_EQ(truncated, want.size() < sorted.size())
+          << "limit " << limit << ", max_bytes " << max_bytes;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace crescent::master::testing

@@ -10,8 +10,10 @@
 //  - Reads touch objects lock-free (object_entry.h); the first touch since the last
 //    flush enqueues the id on touch_queue_ so the policy later sees the access.
 //  - policy_mu_ guards the eviction policies, the soft-pin expiry heap and the
-//    consumer side of touch_queue_. Lock order: policy_mu_ → shard (shared) →
-//    segments. No thread takes policy_mu_ while holding a shard lock.
+//    consumer side of touch_queue_. Lock order: policy_mu_ → shard → segments
+//    (eviction takes a candidate's shard lock, shared to flush touches,
+//    exclusive to decide on a victim). No thread takes policy_mu_ while holding
+//    a shard lock.
 //  - Ids in the policy may go stale (an object removed between its shard update
 //    and the policy update); every victim is re-resolved by generation.
 //  - Errors are returned as Status, never thrown; a failed call changes nothing.
@@ -27,6 +29,7 @@
 #include <mutex>
 #include <optional>
 #include <queue>
+#include <shared_mutex>
 #include <span>
 #include <string>
 #include <string_view>
@@ -61,6 +64,10 @@ struct MasterStats {
   double bloom_estimated_fpr = 0;
   size_t segments = 0;
 };
+
+// What List() counts for each key beyond its bytes: a reply's framing of one
+// key (a protobuf tag and a length of up to 3 bytes, as keys are below 2^21).
+inline constexpr uint64_t kListKeyFramingBytes = 4;
 
 class MasterService {
  public:
@@ -112,7 +119,7 @@ class MasterService {
                                      std::span<const uint64_t> tokens);
 
   // ---- Reads ----
-  // Grants a read lease of config.lease_ms.
+  // Grants a read lease of LeaseMs(size).
   StatusOr<ReadResult> GetReplicaList(std::string_view key);
   // In prefix mode the result stops at the first key that is not readable.
   std::vector<StatusOr<ReadResult>> BatchGetReplicaList(std::span<const std::string> keys,
@@ -145,8 +152,12 @@ class MasterService {
   // Returns how many objects were removed; leased ones are skipped unless forced.
   StatusOr<size_t> RemoveByPrefix(std::string_view prefix, bool force = false);
   size_t RemoveAll(bool force = false);
-  // Complete keys under `prefix` in key order, at most `limit` (0: no limit).
-  std::vector<std::string> List(std::string_view prefix, size_t limit = 0) const;
+  // Complete keys under `prefix` in key order: the first ones, at most `limit`
+  // of them (0: no limit) whose sizes plus kListKeyFramingBytes each add up to
+  // at most `max_bytes` (0: no limit). *truncated says whether more match. The
+  // call holds at most its answer (plus one key), whatever the shard count.
+  std::vector<std::string> List(std::string_view prefix, size_t limit = 0, uint64_t max_bytes = 0,
+                                bool* truncated = nullptr) const;
 
   // ---- Maintenance ----
   // One maintenance pass: node expiry, put timeouts, soft-pin expiry, touch
@@ -160,6 +171,12 @@ class MasterService {
   const MasterCounters& counters() const { return counters_; }
   MasterStats Stats() const;
   const MasterConfig& config() const { return config_; }
+  // The read lease of an object of `size` bytes (MasterConfig::lease_ms).
+  int64_t LeaseMs(uint64_t size) const {
+    return config_.lease_ms + static_cast<int64_t>(config_.lease_bytes_per_ms == 0
+                                                       ? 0
+                                                       : size / config_.lease_bytes_per_ms);
+  }
   // The clock that deadlines and lease ends in results are on.
   const Clock& clock() const { return clock_; }
 
@@ -230,13 +247,19 @@ class MasterService {
   void ForgetInPolicy(std::span<const ObjectId> ids);
   Status RemoveOne(std::string_view key, bool force, ObjectId* removed);
 
+  // A victim's shard, locked exclusively from the eviction decision to the removal.
+  using VictimLock = std::unique_lock<std::shared_mutex>;
   // policy_mu_ must be held.
   void FlushTouchesLocked();
   void ExpireSoftPinsLocked(TimeMs now);
-  std::optional<ObjectId> PickVictimLocked(TimeMs now);
-  bool Evictable(ObjectId id, TimeMs now);
-  // Removes a chosen victim if it is still evictable; returns bytes freed (0 if not).
-  uint64_t EvictVictim(ObjectId id, TimeMs now, bool* requeue);
+  // The policy's victim, if any, with its shard locked in *victim.
+  std::optional<ObjectId> PickVictimLocked(TimeMs now, VictimLock* victim);
+  // The spare test for a candidate: true (keep) when leased or hard-pinned;
+  // otherwise false, and its shard's exclusive lock is left in *victim.
+  bool SpareLocked(ObjectId id, TimeMs now, VictimLock* victim);
+  // Removes a chosen victim (its shard locked by `lock`); returns bytes freed
+  // (0 for a stale id).
+  uint64_t EvictVictim(ObjectId id, VictimLock lock);
 
   struct HeldSpace {
     TimeMs until;

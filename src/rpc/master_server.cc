@@ -26,6 +26,7 @@
 #include "rpc/grpc_setup.h"
 #include "rpc/master.grpc.pb.h"
 #include "rpc/server_handlers.h"
+#include "rpc/server_validation.h"
 
 namespace crescent::rpc {
 namespace {
@@ -166,9 +167,11 @@ StatusOr<std::unique_ptr<MasterServer>> MasterServer::Start(
     return crescent::Status(ErrorCode::kInvalidArgument, "threads must be at least 1");
   }
   if (options.max_batch == 0 || options.max_list == 0 || options.max_replicas == 0 ||
-      options.max_message_bytes <= 0) {
-    return crescent::Status(ErrorCode::kInvalidArgument,
-                            "max_batch, max_list, max_replicas and max_message_bytes must be > 0");
+      options.max_message_bytes <= static_cast<int>(kReplyHeadroomBytes)) {
+    return crescent::Status(
+        ErrorCode::kInvalidArgument,
+        "max_batch, max_list and max_replicas must be > 0, max_message_bytes > " +
+            std::to_string(kReplyHeadroomBytes));
   }
   // gRPC would only log why it cannot bind; ask first, to say it in the error.
   // (An address ParseEndpoint refuses, or port 0, is left to gRPC.)

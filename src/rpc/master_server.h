@@ -28,7 +28,7 @@ struct MasterServerOptions {
   // `crescent bench prefix --batch 128 --miss 0 --clients 4`).
   int threads = 1;
   uint32_t max_batch = 1 << 16;       // keys per batch call
-  uint32_t max_list = 1 << 20;        // keys per List reply
+  uint32_t max_list = 1 << 20;        // keys per List reply (and what fits the message limit)
   uint32_t max_replicas = 16;         // PutConfig.replica_count ceiling
   int max_message_bytes = 64 << 20;   // gRPC receive/send limit
 };

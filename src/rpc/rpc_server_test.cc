@@ -263,8 +263,9 @@ TEST_F(RpcServerTest, PutAttemptsTravelAndARetriedRequestGetsItsGrantBack) {
   ASSERT_EQ(short_count.results_size(), 2);
   for (const auto& r : short_count.results()) {
     EXPECT_EQ(r.status().code(), static_cast<int>(ErrorCode::kInvalidArgument));
-    EXPECT_NE(r.status().message().find("2 keys but 1 put attempts"), std::string::npos);
   }
+  EXPECT_NE(short_count.results(0).status().message().find("2 keys but 1 put attempts"),
+            std::string::npos);
   req.add_attempts(0x5678);
   BatchPutStartResponse first = call(req), again = call(req);
   ASSERT_EQ(first.results_size(), 2);
@@ -315,6 +316,87 @@ TEST_F(RpcServerTest, ListSaysWhenTheServersCapCutItShort) {
   EXPECT_FALSE(truncated);
 }
 
+// Replies that grow with what is stored or asked stay under the gRPC message
+// limit (64 KiB here): List cuts its reply to fit and says so; a batch whose
+// reply could exceed it is refused before the engine starts anything.
+class RpcReplyLimitTest : public RpcServerTest {
+ protected:
+  static constexpr int kMessageBytes = 64 << 10;
+  void SetUp() override {
+    MasterServerOptions options = DefaultServerOptions();
+    options.max_message_bytes = kMessageBytes;
+    Start(options);
+    Mount();
+  }
+
+  // Puts `keys` (64 bytes each) in batches of `batch`, small enough to fit.
+  void PutInBatches(const std::vector<std::string>& keys, size_t batch) {
+    for (size_t i = 0; i < keys.size(); i += batch) {
+      std::vector<std::string> part(keys.begin() + i,
+                                    keys.begin() + std::min(keys.size(), i + batch));
+      std::vector<uint64_t> tokens;
+      for (const auto& r :
+           client_->BatchPutStart(part, std::vector<uint64_t>(part.size(), 64), {}, false)) {
+        ASSERT_TRUE(r.ok()) << r.status().ToString();
+        tokens.push_back(r->token);
+      }
+      for (const Status& s : client_->BatchPutEnd(part, tokens))
+        ASSERT_TRUE(s.ok()) << s.ToString();
+    }
+  }
+};
+
+TEST_F(RpcReplyLimitTest, ListCutsALongReplyToTheMessageLimit) {
+  // 200 keys of 1000 bytes: 200 KB of keys, more than one reply may carry.
+  std::vector<std::string> keys;
+  for (int i = 0; i < 200; ++i) {
+    std::string k = "long/" + std::to_string(1000 + i);
+    keys.push_back(k + std::string(1000 - k.size(), 'x'));
+  }
+  PutInBatches(keys, 20);
+  bool truncated = false;
+  auto listed = client_->List("long/", 0, &truncated);
+  ASSERT_TRUE(listed.ok()) << listed.status().ToString();
+  EXPECT_TRUE(truncated);
+  ASSERT_GT(listed->size(), 30u);
+  ASSERT_LT(listed->size(), 66u);
+  // The first keys in key order, none skipped.
+  EXPECT_TRUE(std::equal(listed->begin(), listed->end(), keys.begin()));
+}
+
+TEST_F(RpcReplyLimitTest, BatchPutStartWhoseReplyCouldNotFitStartsNothing) {
+  // Each started put answers with a write capability (~150 bytes with its
+  // endpoint): 1000 of them do not fit in 64 KiB.
+  std::vector<std::string> keys = Keys("p", 1000);
+  auto results = client_->BatchPutStart(keys, std::vector<uint64_t>(keys.size(), 64), {}, false);
+  ASSERT_EQ(results.size(), keys.size());
+  for (const auto& r : results) {
+    ASSERT_EQ(r.status().code(), ErrorCode::kInvalidArgument) << r.status().ToString();
+  }
+  EXPECT_NE(results[0].status().message().find("message limit"), std::string::npos)
+      << results[0].status().message();
+  EXPECT_EQ(master_->Stats().pending_puts, 0u) << "nothing was started";
+  EXPECT_EQ(master_->Stats().used_bytes, 0u) << "nothing was allocated";
+  // A batch that fits still goes.
+  std::vector<std::string> few = Keys("p", 100);
+  for (const auto& r :
+       client_->BatchPutStart(few, std::vector<uint64_t>(few.size(), 64), {}, false))
+    EXPECT_TRUE(r.ok()) << r.status().ToString();
+}
+
+TEST_F(RpcReplyLimitTest, BatchGetReplicaListWhoseReplyCouldNotFitIsRefused) {
+  std::vector<std::string> keys = Keys("g", 1000);
+  PutInBatches(keys, 100);
+  auto reads = client_->BatchGetReplicaList(keys, false);
+  ASSERT_EQ(reads.size(), keys.size());
+  for (const auto& r : reads) {
+    ASSERT_EQ(r.status().code(), ErrorCode::kInvalidArgument) << r.status().ToString();
+  }
+  EXPECT_NE(reads[0].status().message().find("message limit"), std::string::npos)
+      << reads[0].status().message();
+  EXPECT_TRUE(client_->BatchGetReplicaList(Keys("g", 100), false)[99].ok());
+}
+
 TEST_F(RpcServerTest, ValidationRefusesBeforeTheEngine) {
   MasterServerOptions options = DefaultServerOptions();
   options.max_batch = 4;
@@ -323,10 +405,10 @@ TEST_F(RpcServerTest, ValidationRefusesBeforeTheEngine) {
 
   std::vector<std::string> keys = Keys("k", 3);
   std::vector<uint64_t> two_sizes = {1, 2};
-  for (const auto& r : client_->BatchPutStart(keys, two_sizes, {}, false)) {
-    EXPECT_EQ(r.status().code(), ErrorCode::kInvalidArgument);
-    EXPECT_NE(r.status().message().find("3 keys but 2 sizes"), std::string::npos);
-  }
+  auto refused = client_->BatchPutStart(keys, two_sizes, {}, false);
+  ASSERT_EQ(refused.size(), keys.size());
+  EXPECT_NE(refused[0].status().message().find("3 keys but 2 sizes"), std::string::npos);
+  for (const auto& r : refused) EXPECT_EQ(r.status().code(), ErrorCode::kInvalidArgument);
   std::vector<std::string> five = Keys("k", 5);
   for (const Status& s : client_->BatchPutEnd(five, std::vector<uint64_t>(five.size(), 0)))
     EXPECT_EQ(s.code(), ErrorCode::kInvalidArgument);

@@ -22,10 +22,13 @@ std::vector<std::string> TakeKeys(google::protobuf::RepeatedPtrField<std::string
   return {std::make_move_iterator(keys->begin()), std::make_move_iterator(keys->end())};
 }
 
-// One status per slot, for batch replies that carry no top-level status.
+// One status per slot, for batch replies that carry no top-level status. The
+// first slot says why; the others only point at it, so that the refusal of a
+// batch too large to answer is itself small (a few bytes per key).
 template <typename Slots, typename Fill>
 void FailEverySlot(int n, const crescent::Status& status, Slots* slots, Fill fill) {
-  for (int i = 0; i < n; ++i) fill(slots->Add(), status);
+  const crescent::Status brief(status.code(), "the batch was refused (see the first result)");
+  for (int i = 0; i < n; ++i) fill(slots->Add(), i == 0 ? status : brief);
 }
 
 void FillStatusSlot(Status* slot, const crescent::Status& status) { ToProto(status, slot); }
@@ -39,6 +42,21 @@ void FillStatuses(const std::vector<crescent::Status>& statuses, StatusesRespons
 crescent::Status MasterHandlers::CheckBatch(
     const google::protobuf::RepeatedPtrField<std::string>& keys, bool allow_empty) const {
   return CheckKeys(keys, options_.max_batch, master_.config().max_key_length, allow_empty);
+}
+
+crescent::Status MasterHandlers::CheckReplicaReply(
+    std::string_view rpc, const google::protobuf::RepeatedPtrField<std::string>& keys,
+    uint64_t replicas) const {
+  // An object's replicas are on distinct segments.
+  std::vector<master::SegmentInfo> segments = master_.ListSegments();
+  uint64_t endpoint_bytes = 0;
+  for (const master::SegmentInfo& s : segments) {
+    endpoint_bytes = std::max<uint64_t>(endpoint_bytes, s.spec.endpoint.size());
+  }
+  replicas = std::min<uint64_t>(std::max<uint64_t>(replicas, 1), segments.size());
+  return CheckReplyFits(rpc, static_cast<size_t>(keys.size()),
+                        BatchReplyBound(keys, replicas, endpoint_bytes),
+                        static_cast<uint64_t>(options_.max_message_bytes));
 }
 
 void MasterHandlers::FillPut(const master::PutGrant& grant, PutStartResponse* out) const {
@@ -143,6 +161,7 @@ void MasterHandlers::BatchPutStart(BatchPutStartRequest& req, BatchPutStartRespo
   if (s.ok()) {
     s = CheckPutConfig(req.config(), options_.max_replicas, master_.config().max_key_length);
   }
+  if (s.ok()) s = CheckReplicaReply("BatchPutStart", req.keys(), req.config().replica_count());
   if (!s.ok()) {
     return FailEverySlot(
         req.keys_size(), s, resp->mutable_results(),
@@ -201,7 +220,9 @@ void MasterHandlers::GetReplicaList(KeyRequest& req, ReadResult* resp) const {
 
 void MasterHandlers::BatchGetReplicaList(BatchGetReplicaListRequest& req,
                                          BatchGetReplicaListResponse* resp) const {
-  if (auto s = CheckBatch(req.keys(), /*allow_empty=*/false); !s.ok()) {
+  crescent::Status s = CheckBatch(req.keys(), /*allow_empty=*/false);
+  if (s.ok()) s = CheckReplicaReply("BatchGetReplicaList", req.keys(), options_.max_replicas);
+  if (!s.ok()) {
     return FailEverySlot(
         req.keys_size(), s, resp->mutable_results(),
         [](ReadResult* r, const crescent::Status& st) { ToProto(st, r->mutable_status()); });
@@ -280,15 +301,15 @@ void MasterHandlers::List(ListRequest& req, ListResponse* resp) const {
                    resp->mutable_status());
   }
   // 0 and anything above the server's ceiling both mean "the ceiling": a reply
-  // must stay bounded whatever the client asks for.
+  // must stay bounded whatever the client asks for, in keys and in bytes (the
+  // message limit, less room for the status).
   uint64_t limit =
       req.limit() == 0 ? options_.max_list : std::min<uint64_t>(req.limit(), options_.max_list);
-  // One key more than the reply holds tells whether it is cut short.
-  std::vector<std::string> keys = master_.List(req.prefix(), limit + 1);
-  if (keys.size() > limit) {
-    keys.resize(limit);
-    resp->set_truncated(true);
-  }
+  const uint64_t max_bytes =
+      static_cast<uint64_t>(options_.max_message_bytes) - kReplyHeadroomBytes;
+  bool truncated = false;
+  std::vector<std::string> keys = master_.List(req.prefix(), limit, max_bytes, &truncated);
+  resp->set_truncated(truncated);
   for (std::string& k : keys) resp->add_keys(std::move(k));
   ToProto(crescent::Status::Ok(), resp->mutable_status());
 }

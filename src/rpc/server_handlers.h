@@ -64,6 +64,11 @@ class MasterHandlers {
   void FillRead(const master::ReadResult& read, ReadResult* out) const;
   crescent::Status CheckBatch(const google::protobuf::RepeatedPtrField<std::string>& keys,
                               bool allow_empty) const;
+  // Refuses a batch whose reply, with up to `replicas` replicas per key (no
+  // more than there are segments), could exceed the message limit.
+  crescent::Status CheckReplicaReply(std::string_view rpc,
+                                     const google::protobuf::RepeatedPtrField<std::string>& keys,
+                                     uint64_t replicas) const;
 
   const MasterServerOptions& options_;
   master::MasterService& master_;

@@ -68,6 +68,23 @@ crescent::Status CheckCorruptReport(const ReportCorruptReplicaRequest& req,
   return crescent::Status::Ok();
 }
 
+uint64_t BatchReplyBound(const google::protobuf::RepeatedPtrField<std::string>& keys,
+                         uint64_t replicas_per_key, uint64_t endpoint_bytes) {
+  uint64_t key_bytes = 0;
+  for (const std::string& k : keys) key_bytes += k.size();
+  const uint64_t per_result =
+      kResultReplyBytes + replicas_per_key * (endpoint_bytes + kReplicaReplyBytes);
+  return key_bytes + static_cast<uint64_t>(keys.size()) * per_result;
+}
+
+crescent::Status CheckReplyFits(std::string_view rpc, size_t keys, uint64_t bound,
+                                uint64_t max_message_bytes) {
+  if (bound + kReplyHeadroomBytes <= max_message_bytes) return crescent::Status::Ok();
+  return Invalid(std::string(rpc) + " of " + std::to_string(keys) +
+                 " keys could answer with up to " + std::to_string(bound) + " bytes, over the " +
+                 std::to_string(max_message_bytes) + "-byte message limit; split the batch");
+}
+
 crescent::Status CheckPutConfig(const PutConfig& config, uint32_t max_replicas,
                                 uint32_t max_key_length) {
   if (config.replica_count() > max_replicas) {

@@ -35,6 +35,27 @@ crescent::Status CheckKeys(const google::protobuf::RepeatedPtrField<std::string>
 crescent::Status CheckCorruptReport(const ReportCorruptReplicaRequest& req,
                                     uint32_t max_key_length);
 
+// Replies that grow with the request. A batch reply whose every result may
+// carry replicas (BatchPutStart, BatchGetReplicaList) is bounded before the
+// engine runs, so that a reply the gRPC limit would refuse is never built,
+// and no put is started or space allocated for it. The bound per replica is
+// its endpoint plus kReplicaReplyBytes (capability, placement, framing, with
+// room for a few more fields); per result, kResultReplyBytes plus its key (an
+// error message quotes the key).
+inline constexpr uint64_t kReplicaReplyBytes = 160;
+inline constexpr uint64_t kResultReplyBytes = 256;
+// Room a reply keeps for what is not counted per key or per result.
+inline constexpr uint64_t kReplyHeadroomBytes = 4096;
+
+// The largest reply a batch over `keys` may get when each result carries up to
+// `replicas_per_key` replicas whose endpoints are at most `endpoint_bytes` long.
+uint64_t BatchReplyBound(const google::protobuf::RepeatedPtrField<std::string>& keys,
+                         uint64_t replicas_per_key, uint64_t endpoint_bytes);
+// kInvalidArgument naming `rpc`, the bound and the limit when `bound` (plus
+// kReplyHeadroomBytes) exceeds `max_message_bytes`.
+crescent::Status CheckReplyFits(std::string_view rpc, size_t keys, uint64_t bound,
+                                uint64_t max_message_bytes);
+
 // replica_count <= max_replicas, soft_pin_ttl_ms >= 0, name fields bounded,
 // parent_key at most max_key_length.
 crescent::Status CheckPutConfig(const PutConfig& config, uint32_t max_replicas,

@@ -91,8 +91,8 @@ TEST_P(ClientPutGetTest, MissingKey) {
   EXPECT_EQ(client_->GetSize("nope").status().code(), ErrorCode::kObjectNotFound);
 }
 
-// A Get grants a read lease (10 s by default): a plain remove must wait for it,
-// a forced one may not.
+// A Get grants a read lease (0.5 s + 1 ms per 32 KiB by default): a plain
+// remove must wait for it, a forced one may not.
 TEST_P(ClientPutGetTest, RemoveRespectsReadLeaseUnlessForced) {
   std::vector<std::byte> v = Pattern(100, 3);
   ASSERT_TRUE(client_->Put("leased", Bytes(v)).ok());

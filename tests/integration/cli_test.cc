@@ -33,8 +33,12 @@ class CliTest : public testing::Test {
       http_port_ = PickFreePort();
       ASSERT_NE(http_port_, 0);
       serve_ = std::make_unique<Process>(
+          // 10 s leases: a get and the rm run right after it (two process
+          // starts, slow on a busy machine) fall inside one lease, which the
+          // tests of rm on a leased key rely on.
           std::vector<std::string>{CrescentBin(), "serve", "--port", "0", "--http-port",
-                                   std::to_string(http_port_), "--segment-size", "64MiB"},
+                                   std::to_string(http_port_), "--segment-size", "64MiB",
+                                   "--lease-ms", "10000"},
           dir_.File("serve.log"));
       ASSERT_TRUE(serve_->started());
       m = serve_->WaitForMatch(std::regex(R"(listening on ([0-9.]+:[0-9]+))"), kStartTimeout);
