@@ -48,8 +48,9 @@ std::optional<std::string> ParseLine(std::string_view text, ParsedLine* out) {
   Json obj;
   try {
     obj = Json::parse(text.begin(), text.end());
-  } catch (const Json::parse_error& e) {
-    // e.what() is "[json.exception.parse_error.101] parse error at ...".
+  } catch (const Json::exception& e) {
+    // Syntax errors are parse_error; a number too large for a double is
+    // out_of_range. e.what() is "[json.exception.parse_error.101] parse error at ...".
     std::string_view what = e.what();
     if (auto pos = what.find("] "); pos != std::string_view::npos) what.remove_prefix(pos + 2);
     return "invalid JSON: " + std::string(what);

@@ -88,7 +88,9 @@ INSTANTIATE_TEST_SUITE_P(
         BadLine{"{\"hash_ids\": [null]}", "hash_ids[0] is not an integer"},
         BadLine{"{\"hash_ids\": [4, -1]}", "hash_ids[1] is negative"},
         BadLine{"{\"timestamp\": \"now\", \"hash_ids\": [1]}", "'timestamp' is not a number"},
-        BadLine{"{\"input_length\": [], \"hash_ids\": [1]}", "'input_length' is not a number"}));
+        BadLine{"{\"input_length\": [], \"hash_ids\": [1]}", "'input_length' is not a number"},
+        // Beyond a double: nlohmann throws out_of_range, not parse_error.
+        BadLine{"{\"hash_ids\": [1], \"timestamp\": 1e999}", "number overflow"}));
 
 TEST(TraceReaderTest, SkipBadCountsSkipsAndReportsMalformedLines) {
   const std::string text =
