@@ -8,7 +8,7 @@ CRESCENT   := $(BUILD)/bin/crescent
 # or pybind11) may come first on PATH. The module is built for this one.
 PYTHON     := /usr/bin/python3
 
-.PHONY: all deps build test test-unit test-integration test-python test-chaos chaos e2e test-asan test-tsan bench run format tidy clean
+.PHONY: all deps build test test-unit test-integration test-python test-chaos chaos e2e test-asan test-tsan fuzz bench run format tidy clean
 
 all: build
 
@@ -82,6 +82,16 @@ test-tsan: deps
 	@cmake --build $(BUILD)-tsan -j $(JOBS) --target concurrent_tests
 	ctest --test-dir $(BUILD)-tsan --output-on-failure -j $(JOBS) -L concurrent
 
+# The libFuzzer targets of tests/fuzz (docs/building.md, "Fuzzing"), built with
+# clang in $(BUILD)-fuzz and run one after another, FUZZ_SECONDS each (or
+# FUZZ_RUNS inputs each; FUZZ_TARGETS="wire trace" picks some); prints the
+# inputs run per target. `make test` replays their checked-in corpus (the
+# *_fuzz_replay unit tests).
+FUZZ_SECONDS ?= 60
+fuzz: deps
+	FUZZ_BUILD=$(BUILD)-fuzz FUZZ_SECONDS=$(FUZZ_SECONDS) FUZZ_RUNS=$(FUZZ_RUNS) \
+	    FUZZ_TARGETS="$(FUZZ_TARGETS)" JOBS=$(JOBS) bash scripts/fuzz.sh
+
 # Micro-benchmarks, the in-process master load test, the simulator on the
 # bundled trace, then `crescent bench all` (baseline, put-get over TCP and shared
 # memory, exists, and the same workloads through a real redis-server) at a size
@@ -105,4 +115,4 @@ tidy: build
 	@git ls-files 'src/*.cc' | grep -v _test.cc | xargs clang-tidy -p $(BUILD) --quiet
 
 clean:
-	rm -rf $(BUILD) $(BUILD)-asan $(BUILD)-tsan
+	rm -rf $(BUILD) $(BUILD)-asan $(BUILD)-tsan $(BUILD)-fuzz

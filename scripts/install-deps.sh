@@ -22,6 +22,8 @@ PACKAGES=(
   libgtest-dev libgmock-dev libbenchmark-dev librapidcheck-dev
   # style
   clang-format clang-tidy
+  # fuzzing (make fuzz): clang and its runtimes, libFuzzer among them
+  clang libclang-rt-14-dev
 )
 
 missing=()

@@ -28,15 +28,24 @@ struct ParsedLine {
   std::vector<uint64_t> keys;
 };
 
-// Reads an optional numeric field. Absent means 0; present but not a number is
-// an error.
+// Reads an optional numeric field. Absent means 0; present but not a number,
+// or outside int64_t (a fraction is dropped), is an error.
 std::optional<std::string> ReadOptionalNumber(const Json& obj, const char* key, int64_t* out) {
   auto it = obj.find(key);
   if (it == obj.end()) return std::nullopt;
-  if (it->is_number_integer()) {
+  auto out_of_range = [key] { return std::string("'") + key + "' is out of range"; };
+  if (it->is_number_unsigned()) {  // also is_number_integer(): test it first
+    const uint64_t v = it->get<uint64_t>();
+    if (v > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) return out_of_range();
+    *out = static_cast<int64_t>(v);
+  } else if (it->is_number_integer()) {
     *out = it->get<int64_t>();
   } else if (it->is_number_float()) {
-    *out = static_cast<int64_t>(it->get<double>());
+    // Converting a double outside [-2^63, 2^63) to int64_t is undefined.
+    constexpr double kTwo63 = 9223372036854775808.0;
+    const double v = it->get<double>();
+    if (!(v >= -kTwo63 && v < kTwo63)) return out_of_range();
+    *out = static_cast<int64_t>(v);
   } else {
     return std::string("'") + key + "' is not a number";
   }
@@ -48,8 +57,9 @@ std::optional<std::string> ParseLine(std::string_view text, ParsedLine* out) {
   Json obj;
   try {
     obj = Json::parse(text.begin(), text.end());
-  } catch (const Json::parse_error& e) {
-    // e.what() is "[json.exception.parse_error.101] parse error at ...".
+  } catch (const Json::exception& e) {
+    // Syntax errors are parse_error; a number too large for a double is
+    // out_of_range. e.what() is "[json.exception.parse_error.101] parse error at ...".
     std::string_view what = e.what();
     if (auto pos = what.find("] "); pos != std::string_view::npos) what.remove_prefix(pos + 2);
     return "invalid JSON: " + std::string(what);

@@ -3,7 +3,8 @@
 //
 // Each non-empty line is one JSON object: `hash_ids` (required; an array of
 // non-negative integers, one per 512-token block, equal ids are the same block),
-// and optionally `timestamp` (ms), `input_length` and `output_length` (numbers).
+// and optionally `timestamp` (ms), `input_length` and `output_length` (numbers
+// within int64_t; a fraction is dropped).
 // Empty and whitespace-only lines are ignored. A malformed line is an error that
 // names its 1-based line number, unless `skip_bad` is set: then it is counted in
 // `skipped_lines` and left out.

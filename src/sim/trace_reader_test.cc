@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 
 namespace crescent::sim {
 namespace {
@@ -88,7 +89,25 @@ INSTANTIATE_TEST_SUITE_P(
         BadLine{"{\"hash_ids\": [null]}", "hash_ids[0] is not an integer"},
         BadLine{"{\"hash_ids\": [4, -1]}", "hash_ids[1] is negative"},
         BadLine{"{\"timestamp\": \"now\", \"hash_ids\": [1]}", "'timestamp' is not a number"},
-        BadLine{"{\"input_length\": [], \"hash_ids\": [1]}", "'input_length' is not a number"}));
+        BadLine{"{\"input_length\": [], \"hash_ids\": [1]}", "'input_length' is not a number"},
+        // Beyond a double: nlohmann throws out_of_range, not parse_error.
+        BadLine{"{\"hash_ids\": [1], \"timestamp\": 1e999}", "number overflow"},
+        // Numbers JSON holds but int64_t does not.
+        BadLine{"{\"hash_ids\": [1], \"timestamp\": 1e300}", "'timestamp' is out of range"},
+        BadLine{"{\"hash_ids\": [1], \"input_length\": -9.3e18}", "'input_length' is out of range"},
+        BadLine{"{\"hash_ids\": [1], \"output_length\": 9223372036854775808}",
+                "'output_length' is out of range"}));
+
+TEST(TraceReaderTest, NumbersAtTheEdgesOfInt64AreKept) {
+  auto trace = ParseTrace(
+      "{\"hash_ids\": [], \"timestamp\": 9223372036854775807, \"input_length\": "
+      "-9223372036854775808, \"output_length\": -9.2e18}\n",
+      "t");
+  ASSERT_TRUE(trace.ok()) << trace.status().ToString();
+  EXPECT_EQ(trace->requests[0].timestamp_ms, std::numeric_limits<int64_t>::max());
+  EXPECT_EQ(trace->requests[0].input_length, std::numeric_limits<int64_t>::min());
+  EXPECT_EQ(trace->requests[0].output_length, -9200000000000000000);
+}
 
 TEST(TraceReaderTest, SkipBadCountsSkipsAndReportsMalformedLines) {
   const std::string text =

@@ -167,9 +167,11 @@ Status CapabilitySigner::Verify(std::string_view binding, const Capability& cap,
     return Status(ErrorCode::kCapabilityInvalid, "capability does not grant this operation");
   }
   if (cap.expiry_unix_ms <= now_unix_ms) {
-    return Status(
-        ErrorCode::kLeaseExpired,
-        "capability expired " + std::to_string(now_unix_ms - cap.expiry_unix_ms) + " ms ago");
+    // In unsigned arithmetic: the age can exceed INT64_MAX (an expiry far in
+    // the past), and it fits uint64_t exactly since expiry <= now.
+    uint64_t age = static_cast<uint64_t>(now_unix_ms) - static_cast<uint64_t>(cap.expiry_unix_ms);
+    return Status(ErrorCode::kLeaseExpired,
+                  "capability expired " + std::to_string(age) + " ms ago");
   }
   return Status::Ok();
 }

@@ -7,6 +7,7 @@
 
 #include <atomic>
 #include <fstream>
+#include <limits>
 #include <string_view>
 #include <thread>
 #include <vector>
@@ -77,6 +78,18 @@ TEST(CapabilityTest, ExpiredIsRefused) {
   EXPECT_EQ(signer.Verify(kBinding, cap, AccessOp::kWrite, 2000).code(), ErrorCode::kLeaseExpired);
   EXPECT_EQ(signer.Verify(kBinding, cap, AccessOp::kWrite, 5000).code(), ErrorCode::kLeaseExpired);
   EXPECT_TRUE(signer.Verify(kBinding, cap, AccessOp::kWrite, 1999).ok());
+}
+
+// The refusal says how long ago the capability expired: a difference of up to
+// 2^64 - 1 ms, which int64_t cannot hold (found by tests/fuzz/capability_fuzz).
+TEST(CapabilityTest, ExpiredLongAgoReportsTheExactAge) {
+  CapabilitySigner signer = Signer();
+  Capability cap =
+      signer.Sign(kBinding, 7, 0, 100, AccessOp::kRead, std::numeric_limits<int64_t>::min());
+  Status s = signer.Verify(kBinding, cap, AccessOp::kRead, 1000);
+  EXPECT_EQ(s.code(), ErrorCode::kLeaseExpired);
+  EXPECT_NE(s.message().find("expired 9223372036854776808 ms ago"), std::string::npos)
+      << s.message();
 }
 
 TEST(CapabilityTest, DifferentBindingIsRefused) {

@@ -3,7 +3,7 @@
 // on one host, so fields are in host byte order at fixed offsets (no padding,
 // no struct packing).
 //
-// Request (kRequestBytes = 78):
+// Request (kRequestBytes = 74):
 //   u32 magic | u32 segment | u64 offset | u64 length | u8 op | i64 expiry_unix_ms
 //   | u8[32] tag | u8 kind | u64 address
 // Two kinds:
@@ -39,6 +39,7 @@ namespace crescent::transfer::shm {
 inline constexpr uint32_t kRequestMagic = 0x4d485343;  // "CSHM"
 inline constexpr uint32_t kReplyMagic = 0x52485343;    // "CSHR"
 inline constexpr size_t kRequestBytes = 4 + 4 + 8 + 8 + 1 + 8 + 32 + 1 + 8;
+static_assert(kRequestBytes == 74);
 
 enum class Kind : uint8_t { kMap = 1, kWrite = 2 };
 

@@ -1,5 +1,5 @@
 // ShmServer: one accept thread serves map handshakes inline, one at a time. A
-// handshake is a 78-byte request and a 222-byte reply (shm_protocol.h), so
+// handshake is a 74-byte request and a 222-byte reply (shm_protocol.h), so
 // serving it inline is cheap; a client that stalls is cut off after
 // kHandshakeTimeoutMs, and Stop() interrupts even that wait through the eventfd
 // every blocking poll in this file also watches.

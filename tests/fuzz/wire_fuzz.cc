@@ -1,0 +1,128 @@
+// Fuzzes the TCP data plane's frame decoder (transfer/wire.h).
+//
+// Invariants checked on every input:
+//  - Decoding never reads past the fixed header, never crashes.
+//  - An accepted frame is canonical: encoding what was decoded gives back the
+//    very same bytes (the decoder drops nothing, and rejects every byte it
+//    cannot represent, such as nonzero reserved bytes).
+//  - Encoding a header built from fuzzed fields and decoding it gives back the
+//    same fields, and the decoder accepts it exactly when the fields are legal.
+#include <algorithm>
+#include <cstring>
+
+#include "fuzz_support.h"
+#include "transfer/wire.h"
+
+namespace w = crescent::transfer::wire;
+using crescent::ErrorCode;
+using crescent::fuzz::FuzzInput;
+using crescent::transfer::AccessOp;
+
+namespace {
+
+void CheckSameRequest(const w::RequestHeader& a, const w::RequestHeader& b) {
+  FUZZ_CHECK(a.request_id == b.request_id);
+  FUZZ_CHECK(a.payload_length == b.payload_length);
+  FUZZ_CHECK(a.cap.segment == b.cap.segment);
+  FUZZ_CHECK(a.cap.offset == b.cap.offset);
+  FUZZ_CHECK(a.cap.length == b.cap.length);
+  FUZZ_CHECK(a.cap.op == b.cap.op);
+  FUZZ_CHECK(a.cap.expiry_unix_ms == b.cap.expiry_unix_ms);
+  FUZZ_CHECK(a.cap.tag == b.cap.tag);
+  // Fields this list does not name still have to survive the trip.
+  w::RequestBytes ea, eb;
+  w::EncodeRequest(a, ea);
+  w::EncodeRequest(b, eb);
+  FUZZ_CHECK(ea == eb);
+}
+
+// Raw bytes as a request header: accepted ones re-encode to themselves.
+void DecodeRawRequest(const uint8_t* data, size_t size) {
+  if (size < w::kRequestHeaderSize) return;
+  auto h = w::DecodeRequest(data);
+  if (!h.ok()) {
+    FUZZ_CHECK(h.status().code() == ErrorCode::kParseError);
+    return;
+  }
+  FUZZ_CHECK(h->cap.op == AccessOp::kRead || h->cap.op == AccessOp::kWrite);
+  FUZZ_CHECK(h->payload_length == (h->cap.op == AccessOp::kWrite ? h->cap.length : 0));
+  w::RequestBytes again;
+  w::EncodeRequest(*h, again);
+  FUZZ_CHECK(std::memcmp(again.data(), data, w::kRequestHeaderSize) == 0);
+}
+
+// Raw bytes as a response header (and the error text after it).
+void DecodeRawResponse(const uint8_t* data, size_t size) {
+  if (size < w::kResponseHeaderSize) return;
+  auto h = w::DecodeResponse(data);
+  if (!h.ok()) {
+    FUZZ_CHECK(h.status().code() == ErrorCode::kParseError);
+    return;
+  }
+  FUZZ_CHECK(h->message_length <= w::kMaxErrorMessage);
+  FUZZ_CHECK(h->code == ErrorCode::kOk ? h->message_length == 0 : h->payload_length == 0);
+  // The text is the bytes after the header; a short input stands in zeros.
+  std::string message(h->message_length, '\0');
+  size_t have = std::min<size_t>(h->message_length, size - w::kResponseHeaderSize);
+  std::memcpy(message.data(), data + w::kResponseHeaderSize, have);
+  w::ResponseBytes again;
+  size_t n = w::EncodeResponse(h->code, h->request_id, h->payload_length, message, again);
+  FUZZ_CHECK(n == w::kResponseHeaderSize + h->message_length);
+  FUZZ_CHECK(std::memcmp(again.data(), data, w::kResponseHeaderSize) == 0);
+}
+
+// Fuzzed fields through EncodeRequest and back.
+void RoundTripRequest(FuzzInput& in) {
+  w::RequestHeader h;
+  h.request_id = in.Take<uint64_t>();
+  uint8_t op = in.Take<uint8_t>();
+  h.cap.op = static_cast<AccessOp>(op);
+  h.cap.segment = in.Take<uint32_t>();
+  h.cap.offset = in.Take<uint64_t>();
+  h.cap.length = in.Take<uint64_t>();
+  h.cap.expiry_unix_ms = in.Take<int64_t>();
+  in.TakeBytes(h.cap.tag.data(), h.cap.tag.size());
+  bool legal_op = h.cap.op == AccessOp::kRead || h.cap.op == AccessOp::kWrite;
+  // Mostly the legal payload length; sometimes a fuzzed one, which must be refused.
+  bool fuzz_payload = in.Take<uint8_t>() & 1;
+  uint64_t legal_payload = h.cap.op == AccessOp::kWrite ? h.cap.length : 0;
+  h.payload_length = fuzz_payload ? in.Take<uint64_t>() : legal_payload;
+  w::RequestBytes bytes;
+  w::EncodeRequest(h, bytes);
+  auto back = w::DecodeRequest(bytes.data());
+  FUZZ_CHECK(back.ok() == (legal_op && h.payload_length == legal_payload));
+  if (back.ok()) CheckSameRequest(h, *back);
+}
+
+void RoundTripResponse(FuzzInput& in) {
+  auto code = static_cast<ErrorCode>(in.Take<int32_t>());
+  uint64_t request_id = in.Take<uint64_t>();
+  uint64_t payload_length = in.Take<uint64_t>();
+  std::string message = in.TakeString(255);
+  if (in.Take<uint8_t>() == 0xff) message.resize(w::kMaxErrorMessage + 40, 'x');  // truncated
+  w::ResponseBytes bytes;
+  size_t n = w::EncodeResponse(code, request_id, payload_length, message, bytes);
+  size_t kept = std::min(message.size(), w::kMaxErrorMessage);
+  FUZZ_CHECK(n == w::kResponseHeaderSize + kept);
+  FUZZ_CHECK(std::memcmp(bytes.data() + w::kResponseHeaderSize, message.data(), kept) == 0);
+  auto back = w::DecodeResponse(bytes.data());
+  bool legal =
+      static_cast<int32_t>(code) >= 0 && (code == ErrorCode::kOk ? kept == 0 : payload_length == 0);
+  FUZZ_CHECK(back.ok() == legal);
+  if (!back.ok()) return;
+  FUZZ_CHECK(back->code == code);
+  FUZZ_CHECK(back->request_id == request_id);
+  FUZZ_CHECK(back->payload_length == payload_length);
+  FUZZ_CHECK(back->message_length == kept);
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  DecodeRawRequest(data, size);
+  DecodeRawResponse(data, size);
+  FuzzInput in(data, size);
+  RoundTripRequest(in);
+  RoundTripResponse(in);
+  return 0;
+}
