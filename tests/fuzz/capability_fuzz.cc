@@ -63,11 +63,11 @@ void CheckWireCodecs(std::string_view binding, const Capability& cap, int64_t no
   CheckGenuine(binding, tcp->cap, now);
 
   uint8_t shm_bytes[shm::kRequestBytes];
-  shm::EncodeRequest(cap, shm_bytes);
-  Capability via_shm;
+  shm::EncodeRequest(shm::Request{cap, shm::Kind::kMap, 0}, shm_bytes);
+  shm::Request via_shm;
   FUZZ_CHECK(shm::DecodeRequest(shm_bytes, via_shm));
-  FUZZ_CHECK(via_shm.tag == cap.tag);
-  CheckGenuine(binding, via_shm, now);
+  FUZZ_CHECK(via_shm.cap.tag == cap.tag);
+  CheckGenuine(binding, via_shm.cap, now);
 }
 
 }  // namespace

@@ -61,7 +61,8 @@ Status Spec(const rpc::MountSegmentRequest& req, const Limits&) {
   const rpc::SegmentSpec& spec = req.spec();
   Status s = rpc::CheckSegmentSpec(spec);
   bool admissible = NameOk(spec.name()) && NameOk(spec.owner_node()) && spec.capacity() > 0 &&
-                    spec.tier() <= 1 && crescent::ParseEndpoint(spec.endpoint()).ok();
+                    spec.tier() <= 1 && spec.owner_token() != 0 &&
+                    crescent::ParseEndpoint(spec.endpoint()).ok();
   CheckVerdict(s, admissible, ErrorCode::kInvalidArgument);
   return s;
 }
