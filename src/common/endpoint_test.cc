@@ -36,7 +36,9 @@ TEST(Endpoint, RefusesMalformedOptions) {
                            "h:1;other=1", "h:0", "h", ":5", "h:1;shm=a;"}) {
     StatusOr<Endpoint> ep = ParseEndpoint(text);
     EXPECT_FALSE(ep.ok()) << text;
-    if (!ep.ok()) EXPECT_EQ(ep.status().code(), ErrorCode::kInvalidArgument) << text;
+    if (!ep.ok()) {
+      EXPECT_EQ(ep.status().code(), ErrorCode::kInvalidArgument) << text;
+    }
   }
 }
 
