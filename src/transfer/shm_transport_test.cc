@@ -527,7 +527,9 @@ TEST_F(ShmTransportTest, ANodeOfAnotherUidRefusesTheHandshakeAsUnavailable) {
 }
 
 // A node holds each handshake's connection open, so it caps how many it holds
-// (a quarter of its fd limit): past that, clients are sent to TCP.
+// (a quarter of its fd limit): past that, clients are sent to TCP. (Reads: a
+// client that reads holds one map connection; one that writes holds a write
+// connection and maps too.)
 TEST_F(ShmTransportTest, ANodeHoldsAtMostAQuarterOfItsFdLimitInClients) {
   ChildNode node(UniqueName(), -1, /*nofile=*/80);  // room for 20 clients
   ASSERT_TRUE(node.ready());
@@ -535,7 +537,7 @@ TEST_F(ShmTransportTest, ANodeHoldsAtMostAQuarterOfItsFdLimitInClients) {
   std::vector<std::byte> data = Pattern(64, 23);
   auto write = [&](Transport& t) {
     Capability cap =
-        signer_->Sign(node.endpoint(), 3, 0, 64, AccessOp::kWrite, UnixNowMs() + 60'000);
+        signer_->Sign(node.endpoint(), 3, 0, 64, AccessOp::kRead, UnixNowMs() + 60'000);
     TransferOp op{node.endpoint(), cap, data.data()};
     return t.Execute({&op, 1}, kTimeoutMs).at(0);
   };
