@@ -59,7 +59,13 @@ StatusOr<std::unique_ptr<AdminHttpServer>> AdminHttpServer::Start(
   s->server_->Get("/metrics", [&master](const httplib::Request&, httplib::Response& res) {
     res.set_content(RenderPrometheus(master), "text/plain; version=0.0.4; charset=utf-8");
   });
-  s->server_->Get("/health", [](const httplib::Request&, httplib::Response& res) {
+  s->server_->Get("/health", [&master](const httplib::Request&, httplib::Response& res) {
+    if (master.ListSegments().empty()) {
+      res.status = 503;
+      res.set_content("not ready: no segment is mounted (no store node has mounted one yet)\n",
+                      "text/plain");
+      return;
+    }
     res.set_content("ok\n", "text/plain");
   });
   // httplib's default also sets SO_REUSEPORT, which would let a second server

@@ -1,6 +1,9 @@
 // AdminHttpServer: the admin endpoint of a master process (cpp-httplib).
 //   GET /metrics  Prometheus text (master_metrics.h)
-//   GET /health   "ok" with 200 while the server runs
+//   GET /health   "ok" with 200 once the master can store (a segment is
+//                 mounted); 503 with the reason until then, so that nothing
+//                 waiting for readiness puts into a master with no space
+//                 at all (a node not mounted yet, or refused: another secret)
 // Anything else is 404. It binds in Start() (so a busy port is an error there),
 // then serves on its own thread until Stop(). Short timeouts and a larger worker
 // pool keep idle or slow clients from starving it; admin_http.cc says how far.

@@ -23,6 +23,34 @@
 namespace crescent::metrics {
 namespace {
 
+// /health says ready only once the master can store: a master with no segment
+// (its node not mounted yet, or refused for another secret) answers 503 with
+// the reason, and goes back to 503 when its last segment goes.
+TEST(AdminHttp, HealthIsNotReadyWithoutASegment) {
+  master::MasterConfig config;
+  auto master = master::MasterService::Create(config);
+  ASSERT_TRUE(master.ok());
+  auto server = AdminHttpServer::Start("127.0.0.1", 0, *master.value());
+  ASSERT_TRUE(server.ok()) << server.status().ToString();
+  httplib::Client http("127.0.0.1", server.value()->port());
+  auto before = http.Get("/health");
+  ASSERT_TRUE(before);
+  EXPECT_EQ(before->status, 503);
+  EXPECT_NE(before->body.find("no segment is mounted"), std::string::npos) << before->body;
+
+  master::SegmentSpec spec{"seg-a", 1 << 20, "node-a", "127.0.0.1:9", master::Tier::kDram};
+  ASSERT_TRUE(master.value()->MountSegment(spec).ok());
+  auto ready = http.Get("/health");
+  ASSERT_TRUE(ready);
+  EXPECT_EQ(ready->status, 200);
+  EXPECT_EQ(ready->body, "ok\n");
+
+  ASSERT_TRUE(master.value()->UnmountSegment("seg-a", "node-a").ok());
+  auto after = http.Get("/health");
+  ASSERT_TRUE(after);
+  EXPECT_EQ(after->status, 503);
+}
+
 TEST(AdminHttp, ServesHealthAndMetrics) {
   master::MasterConfig config;
   auto master = master::MasterService::Create(config);
@@ -108,6 +136,8 @@ class AdminHttpLoad : public ::testing::Test {
     auto master = master::MasterService::Create(config);
     ASSERT_TRUE(master.ok());
     master_ = std::move(master.value());
+    master::SegmentSpec spec{"seg-a", 1 << 20, "node-a", "127.0.0.1:9", master::Tier::kDram};
+    ASSERT_TRUE(master_->MountSegment(spec).ok());  // ready: /health answers 200
     auto server = AdminHttpServer::Start("127.0.0.1", 0, *master_);
     ASSERT_TRUE(server.ok()) << server.status().ToString();
     server_ = std::move(server.value());
