@@ -24,6 +24,8 @@ PACKAGES=(
   clang-format clang-tidy
   # fuzzing (make fuzz): clang and its runtimes, libFuzzer among them
   clang libclang-rt-14-dev
+  # the chaos checker's multi-host cluster: `ip netns`, veth pairs, a bridge
+  iproute2
 )
 
 missing=()
