@@ -17,8 +17,8 @@ std::string DefaultNodeId() {
   return std::string(host) + "-" + std::to_string(getpid());
 }
 
-// A random non-zero epoch for one mount.
-uint64_t NewEpoch() {
+// A random non-zero 64-bit value: a mount's epoch, its owner token.
+uint64_t RandomNonZero() {
   uint64_t epoch = 0;
   while (epoch == 0) {
     if (getrandom(&epoch, sizeof epoch, 0) != static_cast<ssize_t>(sizeof epoch)) {
@@ -101,14 +101,14 @@ Status StoreNode::Mount() {
   segment_->SetId(0);
   if (shm_) shm_->DropMappings();
   Endpoint ep = base_endpoint_;
-  ep.epoch = NewEpoch();
+  ep.epoch = RandomNonZero();
   master::SegmentSpec spec;
   spec.name = options_.segment_name;
   spec.capacity = options_.segment_size;
   spec.owner_node = options_.node_id;
   spec.endpoint = ep.ToString();
   spec.tier = master::Tier::kDram;
-  spec.owner_token = NewEpoch();  // as random, and as secret: never leaves master and node
+  spec.owner_token = RandomNonZero();  // as random, and as secret: never leaves master and node
   StatusOr<master::SegmentId> id = master_->MountSegment(spec, &signer_);
   if (!id.ok()) {
     return Status(id.status().code(), "mounting segment " + spec.name + " on master " +

@@ -205,7 +205,6 @@ void SegmentMemory::SetMount(uint32_t id, std::string binding) {
   auto next = std::make_shared<const Identity>(Identity{id, std::move(binding)});
   std::lock_guard lock(identity_mu_);
   identity_ = std::move(next);
-  id_.store(id, std::memory_order_relaxed);
 }
 
 void SegmentMemory::SetBinding(std::string binding) { SetMount(id(), std::move(binding)); }

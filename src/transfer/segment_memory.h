@@ -11,7 +11,6 @@
 // it remounts (SetMount).
 #pragma once
 
-#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -76,7 +75,7 @@ class SegmentMemory {
   void SetMount(uint32_t id, std::string binding);
   void SetBinding(std::string binding);  // keeps the id
   void SetId(uint32_t id);               // keeps the binding
-  uint32_t id() const { return id_.load(std::memory_order_relaxed); }
+  uint32_t id() const { return identity()->id; }
   std::string binding() const;
   std::shared_ptr<const Identity> identity() const;
   // What a transfer checks again before each chunk it moves: its capability
@@ -110,7 +109,6 @@ class SegmentMemory {
   uint64_t size_;
   mutable std::mutex identity_mu_;  // guards identity_ (the pointer; the Identity is immutable)
   std::shared_ptr<const Identity> identity_ = std::make_shared<const Identity>();
-  std::atomic<uint32_t> id_{0};  // identity_->id, for lock-free reads of the id alone
 };
 
 }  // namespace crescent::transfer

@@ -306,7 +306,7 @@ void ShmServer::Impl::WriteLoop(int conn, pid_t pid, shm::Request req,
 
 size_t ShmServer::Impl::HeldCount() {
   std::lock_guard lock(writers_mu);
-  return clients.size() + writers.size();
+  return clients.size() + writers.size();  // clients: the accept thread's own
 }
 
 void ShmServer::Impl::ReapWriters(bool all) {
@@ -325,7 +325,6 @@ void ShmServer::Impl::ReapWriters(bool all) {
 }
 
 void ShmServer::Impl::CloseMappings() {
-  std::lock_guard lock(writers_mu);  // HeldCount reads clients.size() under it
   for (int c : clients) CloseFd(c);
   clients.clear();
 }
@@ -361,7 +360,6 @@ void ShmServer::Impl::Run() {
     // sent what the protocol never sends): either way it is done.
     for (size_t i = fds.size(); i-- > 3;) {
       if (fds[i].revents == 0) continue;
-      std::lock_guard lock(writers_mu);
       CloseFd(fds[i].fd);
       clients.erase(clients.begin() + static_cast<std::ptrdiff_t>(i - 3));
     }
@@ -376,11 +374,9 @@ void ShmServer::Impl::Run() {
       continue;  // EINTR, EAGAIN (client gone), ECONNABORTED, ...
     }
     switch (Serve(conn)) {
-      case Outcome::kHeld: {
-        std::lock_guard lock(writers_mu);
+      case Outcome::kHeld:
         clients.push_back(conn);
         break;
-      }
       case Outcome::kHandedOff:
         break;
       case Outcome::kClose:

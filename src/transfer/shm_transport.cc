@@ -488,15 +488,10 @@ Status ShmTransport::WriteThroughNode(const TransferOp& op, Clock::time_point de
     }
   }
   if (reply.code != ErrorCode::kOk) return Status(reply.code, "shm write: " + reply.message);
-  // Map the segment now if we have not (once per endpoint and mount): a get of
-  // what we just put can then be copied ahead (CopyAhead needs a mapping). A
-  // failed handshake changes nothing for the write, which is done.
-  bool mapped;
-  {
-    std::lock_guard lock(state.mu);
-    mapped = state.mapping && state.mapping->segment == op.cap.segment;
-  }
-  if (!mapped) (void)MappingFor(op, deadline);
+  // Map the segment if we have not (MappingFor returns at once when we have):
+  // a get of what we just put can then be copied ahead (CopyAhead needs a
+  // mapping). A failed handshake changes nothing for the write, which is done.
+  (void)MappingFor(op, deadline);
   return Status::Ok();
 }
 
