@@ -38,6 +38,13 @@ struct ClientConfig {
   // the next (one attempt per replica), and a same-host op that shared memory
   // cannot carry is retried over TCP, each with this timeout again.
   int64_t transfer_timeout_ms = 10000;
+  // A put that fails for a reason a moment may cure is tried again, with a
+  // short backoff, until this long after it began: no segment mounted yet (a
+  // cluster starting, or nodes remounting on a restarted master), the master
+  // unreachable, a replica's node unreachable (reported to the master, which
+  // then places elsewhere), or the master no longer knowing the put at its end
+  // (it restarted, or the replica's segment was unmounted). 0: no retry.
+  int64_t put_retry_ms = 5000;
   int tcp_lanes = 4;  // TCP connections per store node
   // TCP congestion control of this client's data connections (e.g. "cubic",
   // "reno"). Empty: $CRESCENT_TCP_CONGESTION, else the system default.
@@ -100,6 +107,9 @@ struct ClientCounters {
   // Replicas whose bytes did not match their value's checksum on a get (each
   // was reported to the master, and another replica read if there was one).
   uint64_t checksum_mismatches = 0;
+  // Keys of puts tried again after a failure a moment may cure
+  // (ClientConfig::put_retry_ms), counted once per key and round.
+  uint64_t put_retries = 0;
 };
 
 class Client {

@@ -146,6 +146,9 @@ void AddServe(CLI::App& root) {
               << std::flush;
     int sig = WaitForShutdownSignal();
     std::cout << "crescent serve: signal " << sig << ", shutting down\n" << std::flush;
+    // Clients first: from here on they get UNAVAILABLE (retryable), never the
+    // teardown below (the segment unmounting, its pending puts dropped).
+    host.value()->BeginDrain();
     node.value()->Stop();
     // The node's connection to the master goes first: an open channel would
     // hold the master server's shutdown for its whole grace period.

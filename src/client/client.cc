@@ -8,6 +8,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <thread>
 
 #include "client/buffer_registry.h"
 #include "client/placement_hints.h"
@@ -28,6 +29,9 @@ namespace {
 // At most this many bytes per call are copied ahead: the copies run before the
 // reply is collected, and must stay far inside the call's deadline.
 constexpr uint64_t kMaxCopyAheadBytes = uint64_t{64} << 20;
+// A put's retries (ClientConfig::put_retry_ms) wait this long, doubling to the max.
+constexpr int64_t kPutRetryBackoffMs = 10;
+constexpr int64_t kPutRetryBackoffMaxMs = 200;
 }  // namespace
 
 struct Client::Impl {
@@ -40,6 +44,7 @@ struct Client::Impl {
   std::atomic<uint64_t> copy_ahead_kept{0};
   std::atomic<uint64_t> copy_ahead_discarded{0};
   std::atomic<uint64_t> checksum_mismatches{0};
+  std::atomic<uint64_t> put_retries{0};
   client::BufferRegistry buffers;
 
   master::PutConfig ToPutConfig(const PutOptions& o) const {
@@ -52,15 +57,20 @@ struct Client::Impl {
     return c;
   }
 
-  // PutStart for every key, write every replica, then PutEnd what was fully
-  // written and PutRevoke the rest. Results in input order.
-  std::vector<Status> PutMany(std::span<const std::string> keys,
-                              std::span<const std::byte* const> data, std::span<const size_t> sizes,
-                              const PutOptions& options, bool chain) {
+  // One round of a put: PutStart for every key, write every replica, then
+  // PutEnd what was fully written and PutRevoke the rest. Results in input
+  // order; retry[i] says whether key i failed for a reason a moment may cure
+  // (Retryable). Segments whose node could not be reached are reported to the
+  // master before the revoke, so that a retry is placed elsewhere.
+  std::vector<Status> PutOnce(std::span<const std::string> keys,
+                              std::span<const std::byte* const> data,
+                              std::span<const size_t> sizes, const master::PutConfig& config,
+                              bool chain, std::vector<bool>& retry) {
     std::vector<uint64_t> sizes64(sizes.begin(), sizes.end());
     std::vector<StatusOr<rpc::RemotePut>> started =
-        master->BatchPutStart(keys, sizes64, ToPutConfig(options), chain);
+        master->BatchPutStart(keys, sizes64, config, chain);
     std::vector<Status> out(keys.size());
+    retry.assign(keys.size(), false);
     std::vector<size_t> writing;
     std::vector<const std::vector<RemoteReplica>*> replicas;
     std::vector<const std::byte*> buffers;
@@ -68,6 +78,9 @@ struct Client::Impl {
     for (size_t i = 0; i < keys.size(); ++i) {
       if (!started[i].ok()) {
         out[i] = started[i].status();
+        // UNAVAILABLE: the master unreachable, or no segment to place on yet.
+        // Not a TIMEOUT: the put may have started, and a retry would meet it.
+        retry[i] = out[i].code() == ErrorCode::kUnavailable;
         continue;
       }
       writing.push_back(i);
@@ -78,7 +91,9 @@ struct Client::Impl {
       checksums.push_back(HashValue(data[i], sizes[i]));
     }
     if (writing.empty()) return out;
-    std::vector<Status> written = io->WriteAll(replicas, buffers);
+    std::vector<uint32_t> unreachable;
+    std::vector<Status> written = io->WriteAll(replicas, buffers, &unreachable);
+    if (!unreachable.empty()) (void)master->ReportUnreachable(unreachable);
     std::vector<std::string> end_keys, revoke_keys;
     std::vector<uint64_t> end_tokens, end_checksums, revoke_tokens;
     std::vector<size_t> end_idx;
@@ -90,6 +105,8 @@ struct Client::Impl {
         end_checksums.push_back(checksums[k]);
         end_idx.push_back(writing[k]);
       } else {
+        // Revoked below, so a retry meets no pending put of its own.
+        retry[writing[k]] = transfer::IsNodeFailure(written[k].code());
         out[writing[k]] = std::move(written[k]);
         revoke_keys.push_back(keys[writing[k]]);
         revoke_tokens.push_back(token);
@@ -102,9 +119,75 @@ struct Client::Impl {
     if (!end_keys.empty()) {
       std::vector<Status> ended = master->BatchPutEnd(end_keys, end_tokens, end_checksums);
       for (size_t k = 0; k < end_idx.size(); ++k) {
-        if (ended[k].ok()) Remember(end_keys[k], started[end_idx[k]]->replicas);
+        if (ended[k].ok()) {
+          Remember(end_keys[k], started[end_idx[k]]->replicas);
+        } else if (ended[k].code() == ErrorCode::kPutNotStarted) {
+          // The master dropped the put after granting it: it restarted, or a
+          // replica's segment was unmounted (its node stopped), or the put
+          // outlived the master's put timeout. Nothing of it is visible; the
+          // put as a whole may be tried again.
+          ended[k] = Status(ErrorCode::kUnavailable,
+                            "the master no longer knows this put of '" + end_keys[k] +
+                                "' (it restarted, or the replica's store node unmounted, or the "
+                                "put outlived the put timeout): " + ended[k].message());
+          retry[end_idx[k]] = true;
+        } else {
+          retry[end_idx[k]] = ended[k].code() == ErrorCode::kUnavailable;
+        }
         out[end_idx[k]] = std::move(ended[k]);
       }
+    }
+    return out;
+  }
+
+  // Puts every key, retrying the keys that failed for a reason a moment may
+  // cure until config.put_retry_ms after the start (ClientConfig), with a
+  // backoff. A chain is retried in runs of consecutive keys, each run's first
+  // page linked to the page before it, so that parents stay right.
+  std::vector<Status> PutMany(std::span<const std::string> keys,
+                              std::span<const std::byte* const> data, std::span<const size_t> sizes,
+                              const PutOptions& options, bool chain) {
+    const int64_t deadline = SteadyClock::Instance().NowMs() + config.put_retry_ms;
+    std::vector<Status> out(keys.size());
+    std::vector<size_t> pending(keys.size());
+    for (size_t i = 0; i < keys.size(); ++i) pending[i] = i;
+    int64_t backoff_ms = kPutRetryBackoffMs;
+    for (;;) {
+      std::vector<size_t> again;
+      // One round of every pending key; a chain's in runs of consecutive keys.
+      for (size_t a = 0; a < pending.size();) {
+        size_t b = a + 1;
+        while (b < pending.size() && (!chain || pending[b] == pending[b - 1] + 1)) ++b;
+        master::PutConfig cfg = ToPutConfig(options);
+        if (chain && pending[a] > 0) cfg.parent_key = keys[pending[a] - 1];
+        std::vector<bool> retry;
+        std::vector<Status> r;
+        if (b - a == keys.size()) {  // every key (a first round): no copies
+          r = PutOnce(keys, data, sizes, cfg, chain, retry);
+        } else {
+          std::vector<std::string> k;
+          std::vector<const std::byte*> d;
+          std::vector<size_t> z;
+          for (size_t j = a; j < b; ++j) {
+            k.push_back(keys[pending[j]]);
+            d.push_back(data[pending[j]]);
+            z.push_back(sizes[pending[j]]);
+          }
+          r = PutOnce(k, d, z, cfg, chain, retry);
+        }
+        for (size_t j = a; j < b; ++j) {
+          out[pending[j]] = std::move(r[j - a]);
+          if (retry[j - a]) again.push_back(pending[j]);
+        }
+        a = b;
+      }
+      if (again.empty()) break;
+      const int64_t now = SteadyClock::Instance().NowMs();
+      if (now + backoff_ms > deadline) break;
+      put_retries.fetch_add(again.size(), std::memory_order_relaxed);
+      std::this_thread::sleep_for(std::chrono::milliseconds(backoff_ms));
+      backoff_ms = std::min(backoff_ms * 2, kPutRetryBackoffMaxMs);
+      pending = std::move(again);
     }
     return out;
   }
@@ -222,9 +305,11 @@ struct Client::Impl {
     }
     if (!reading.empty()) {
       std::vector<client::ReplicaIo::CorruptRead> corrupt;
+      std::vector<uint32_t> unreachable;
       std::vector<Status> res = io->ReadAny(
           replicas, buffers, verify ? std::span<const uint64_t>(checksums) : std::span<const uint64_t>(),
-          &corrupt);
+          &corrupt, &unreachable);
+      if (!unreachable.empty()) (void)master->ReportUnreachable(unreachable);
       for (const client::ReplicaIo::CorruptRead& c : corrupt) {
         ReportCorrupt(keys[reading[c.object]], *reads[reading[c.object]],
                       (*replicas[c.object])[c.replica]);
@@ -271,6 +356,11 @@ StatusOr<std::unique_ptr<Client>> Client::Connect(const ClientConfig& given) {
     if (const char* env = std::getenv("CRESCENT_TCP_CONGESTION"); env != nullptr) {
       config.tcp_congestion = env;
     }
+  }
+  if (config.put_retry_ms < 0) {
+    return Status(ErrorCode::kInvalidArgument,
+                  "put_retry_ms is " + std::to_string(config.put_retry_ms) +
+                      "; it must be 0 (no retry) or more");
   }
   if (Status s = transfer::CheckCongestionControl(config.tcp_congestion); !s.ok()) {
     return Status(s.code(), "tcp_congestion: " + s.message());
@@ -511,6 +601,7 @@ ClientCounters Client::Counters() const {
   c.copy_ahead_discarded = impl_->copy_ahead_discarded.load(std::memory_order_relaxed);
   c.shm_fallbacks = impl_->io->shm_fallbacks();
   c.checksum_mismatches = impl_->checksum_mismatches.load(std::memory_order_relaxed);
+  c.put_retries = impl_->put_retries.load(std::memory_order_relaxed);
   return c;
 }
 

@@ -2,6 +2,7 @@
 
 #include <netdb.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -41,6 +42,19 @@ Status CheckCanListen(const std::string& what, const std::string& host, uint16_t
   if (err == 0) return Status::Ok();
   return Status(ErrorCode::kUnavailable,
                 what + " cannot listen on " + where + ": " + std::strerror(err));
+}
+
+size_t MaxUnixSocketPath() { return sizeof(sockaddr_un{}.sun_path) - 1; }
+
+Status CheckUnixSocketPath(const std::string& what, const std::string& path) {
+  if (path.empty()) return Status(ErrorCode::kInvalidArgument, what + " is empty");
+  if (path.size() > MaxUnixSocketPath()) {
+    return Status(ErrorCode::kInvalidArgument,
+                  what + " is " + std::to_string(path.size()) + " bytes long; a Unix socket path " +
+                      "can have at most " + std::to_string(MaxUnixSocketPath()) +
+                      " (choose a shorter one, e.g. under /run or /tmp)");
+  }
+  return Status::Ok();
 }
 
 }  // namespace crescent

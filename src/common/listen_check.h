@@ -17,4 +17,11 @@ namespace crescent {
 // "cannot listen on HOST:PORT: <reason>". `what` names the server.
 Status CheckCanListen(const std::string& what, const std::string& host, uint16_t port);
 
+// The longest path a Unix socket can have (sockaddr_un.sun_path, less its NUL).
+size_t MaxUnixSocketPath();
+// kInvalidArgument, naming `what` and the limit, when `path` is empty or longer
+// than MaxUnixSocketPath() (the kernel would refuse it, and gRPC says only
+// "internal error").
+Status CheckUnixSocketPath(const std::string& what, const std::string& path);
+
 }  // namespace crescent

@@ -32,6 +32,7 @@ struct MasterCounters {
   OpCounter get_replica_list, exists, query_prefix;
   OpCounter remove;
   OpCounter report_corrupt;  // ReportCorruptReplica; a failure is a stale report
+  OpCounter report_unreachable;  // ReportUnreachable, per segment; a failure is a stale one
 
   std::atomic<uint64_t> exact_hits{0};  // GetReplicaList/Exists found a complete object
   std::atomic<uint64_t> exact_misses{0};

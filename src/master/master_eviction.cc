@@ -119,6 +119,8 @@ uint64_t MasterService::EvictBytes(uint64_t bytes) {
 std::vector<ReplicaSlot> MasterService::AllocateWithEviction(uint64_t size,
                                                              const PutConfig& config) {
   std::vector<ReplicaSlot> slots = segments_.Allocate(size, config.replica_count, config);
+  // Nowhere to place (every node suspect): evicting would free nothing usable.
+  if (slots.empty() && segments_.placeable_count() == 0) return slots;
   if (slots.empty()) {
     // Space held for a forced remove may have come due since the last pass.
     ReleaseHeld(clock_.NowMs());

@@ -93,6 +93,11 @@ StatusOr<PutGrant> MasterService::PutStart(std::string_view key, uint64_t size,
   // segments changed since its first try.
   if (Status s = CheckUnderWatermark(size, config); !s.ok()) return fail(s);
   std::vector<ReplicaSlot> slots = AllocateWithEviction(size, config);
+  if (slots.empty() && segments_.placeable_count() == 0) {
+    return fail(Status(ErrorCode::kUnavailable,
+                       "every mounted segment's store node is suspect (a client could not reach "
+                       "it); placement resumes when it heartbeats or mounts again"));
+  }
   if (slots.empty()) {
     return fail(Status(ErrorCode::kNoSpace, "no space for " + std::to_string(size) +
                                                 " bytes and nothing evictable is left"));

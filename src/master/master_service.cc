@@ -77,7 +77,12 @@ Status MasterService::ValidateSize(uint64_t size) const {
                                                std::to_string(config_.max_object_size));
   }
   uint64_t largest = segments_.largest_segment();
-  if (largest == 0) return Status(ErrorCode::kNoSpace, "no segment is mounted");
+  // Retryable: a cluster that is starting, or whose nodes remount after a
+  // master restart, mounts one within moments (clients retry UNAVAILABLE).
+  if (largest == 0) {
+    return Status(ErrorCode::kUnavailable, "no segment is mounted (yet): no store node has "
+                                           "mounted one on this master");
+  }
   // An allocator manages whole granules only and rounds requests up; a size that
   // no allocator can ever hold must fail here, not after evicting everything.
   if (uint64_t align = config_.allocation_alignment; align > 1) largest = largest / align * align;
@@ -142,6 +147,13 @@ Status MasterService::Heartbeat(std::string_view node) {
   Status s = segments_.Heartbeat(node);
   counters_.heartbeat.Record(1, s.ok() ? 0 : 1);
   return s;
+}
+
+size_t MasterService::ReportUnreachable(std::span<const SegmentId> segments) {
+  size_t marked = 0;
+  for (SegmentId id : segments) marked += segments_.MarkUnreachable(id) ? 1 : 0;
+  counters_.report_unreachable.Record(segments.size(), segments.size() - marked);
+  return marked;
 }
 
 std::vector<SegmentInfo> MasterService::ListSegments() const { return segments_.List(); }

@@ -83,6 +83,11 @@ class MasterService {
   Status UnmountSegment(std::string_view name, std::string_view owner_node,
                         uint64_t owner_token = 0);
   Status Heartbeat(std::string_view node);
+  // Clients could not reach these segments' nodes (a transfer failed with a
+  // connection error or a timeout): placement skips those nodes until they
+  // prove alive (SegmentTable::MarkUnreachable). Returns how many of the
+  // segments were mounted; ids of unmounted ones are stale and ignored.
+  size_t ReportUnreachable(std::span<const SegmentId> segments);
   std::vector<SegmentInfo> ListSegments() const;
 
   // ---- Put lifecycle ----

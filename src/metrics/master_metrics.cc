@@ -78,6 +78,7 @@ std::vector<Sample> CollectMasterSamples(const master::MasterService& master) {
       {"query_prefix", &c.query_prefix},
       {"remove", &c.remove},
       {"report_corrupt", &c.report_corrupt},
+      {"report_unreachable", &c.report_unreachable},
   };
   for (const auto& [op, counter] : ops) {
     out.push_back({Label("crescent_requests_total", "op", op), Load(counter->requests)});

@@ -15,6 +15,7 @@
 #include <random>
 #include <thread>
 
+#include "common/listen_check.h"
 #include "rpc/convert.h"
 #include "rpc/grpc_setup.h"
 #include "rpc/master.grpc.pb.h"
@@ -23,6 +24,8 @@ namespace crescent::rpc {
 namespace {
 
 constexpr const char* kDefaultMasterAddress = "127.0.0.1:50051";
+constexpr int kReconnectInitialMs = 50;
+constexpr int kReconnectMaxMs = 250;
 
 // A failed call to the master at `address` (UNAVAILABLE is retried before it
 // gets here), naming the address and, for a deadline, the time it waited.
@@ -113,7 +116,13 @@ std::vector<crescent::Status> StatusesFromProto(const StatusesResponse& resp, si
 // HOST:PORT is refused here, naming what is expected. gRPC URIs
 // (dns:///..., ipv4:..., unix:...) pass through to gRPC.
 crescent::Status CheckAddress(const std::string& address) {
-  for (const char* scheme : {"unix:", "unix-abstract:", "dns:", "ipv4:", "ipv6:", "vsock:"}) {
+  if (address.rfind("unix:", 0) == 0) {
+    // unix:PATH or unix:///PATH (gRPC's forms).
+    std::string path = address.substr(5);
+    if (path.rfind("//", 0) == 0) path = path.substr(2);
+    return CheckUnixSocketPath("master address " + address + ": the socket path", path);
+  }
+  for (const char* scheme : {"unix-abstract:", "dns:", "ipv4:", "ipv6:", "vsock:"}) {
     if (address.rfind(scheme, 0) == 0) return crescent::Status::Ok();
   }
   size_t colon = address.rfind(':');
@@ -198,19 +207,54 @@ struct MasterClient::Impl {
         attempt_base + attempts.fetch_add(1, std::memory_order_relaxed) * 0xD1B54A32D192ED03ull;
     return v != 0 ? v : 1;
   }
-  std::shared_ptr<grpc::Channel> channel;
-  std::unique_ptr<Master::Stub> stub;
-  mutable QueuePool queues;  // after stub: destroyed first, when no call is running
+  // The channel and its stub, replaced as a whole by Renew; a call holds the
+  // one it started on.
+  struct Connection {
+    std::shared_ptr<grpc::Channel> channel;
+    std::unique_ptr<Master::Stub> stub;
+  };
+  grpc::ChannelArguments channel_args;
+  mutable std::mutex connection_mu;  // guards `connection` (the pointer, not what it points to)
+  mutable std::shared_ptr<const Connection> connection;
+  mutable QueuePool queues;  // after connection: destroyed first, when no call is running
+
+  std::shared_ptr<const Connection> Connect() const {
+    auto c = std::make_shared<Connection>();
+    c->channel = grpc::CreateCustomChannel(address, grpc::InsecureChannelCredentials(),
+                                           channel_args);
+    if (c->channel) c->stub = Master::NewStub(c->channel);
+    return c;
+  }
+  std::shared_ptr<const Connection> Current() const {
+    std::lock_guard lock(connection_mu);
+    return connection;
+  }
+  // After a call on `used` found the master unreachable: when that channel has
+  // given up on its connection (TRANSIENT_FAILURE), replaces it by a new one,
+  // which connects on its first call. gRPC 1.51 leaves a failed connection
+  // idle once its backoff has passed and fails every call at once with the
+  // old error until something else makes it connect: a restarted master
+  // stayed unreachable to a running client or node for about 5 s.
+  void Renew(const std::shared_ptr<const Connection>& used) const {
+    if (used->channel->GetState(/*try_to_connect=*/false) != GRPC_CHANNEL_TRANSIENT_FAILURE) {
+      return;
+    }
+    std::shared_ptr<const Connection> fresh = Connect();
+    if (!fresh->stub) return;
+    std::lock_guard lock(connection_mu);
+    if (connection == used) connection.swap(fresh);  // another thread may have renewed it
+  }
 
   // One unary call on a pooled queue; returns when it completed (the deadline
   // bounds that).
   template <typename Req, typename Resp>
-  grpc::Status CallOnce(AsyncMethod<Req, Resp> method, grpc::ClientContext& ctx, const Req& req,
-                        Resp* resp, const std::function<void()>* meanwhile) const {
+  grpc::Status CallOnce(const Connection& conn, AsyncMethod<Req, Resp> method,
+                        grpc::ClientContext& ctx, const Req& req, Resp* resp,
+                        const std::function<void()>* meanwhile) const {
     std::unique_ptr<grpc::CompletionQueue> cq = queues.Take();
     grpc::Status status;
     std::unique_ptr<grpc::ClientAsyncResponseReader<Resp>> call =
-        (stub.get()->*method)(&ctx, req, cq.get());
+        (conn.stub.get()->*method)(&ctx, req, cq.get());
     call->Finish(resp, &status, &ctx);
     void* tag = nullptr;
     bool ok = false;
@@ -248,11 +292,13 @@ struct MasterClient::Impl {
       ctx.set_deadline(std::chrono::system_clock::now() +
                        std::chrono::milliseconds(options.rpc_timeout_ms));
       resp->Clear();
-      last = CallOnce(method, ctx, req, resp, attempt == 1 ? meanwhile : nullptr);
+      std::shared_ptr<const Connection> conn = Current();
+      last = CallOnce(*conn, method, ctx, req, resp, attempt == 1 ? meanwhile : nullptr);
       if (last.ok()) return crescent::Status::Ok();
       if (last.error_code() != grpc::StatusCode::UNAVAILABLE) {
         return FromGrpc(last, rpc, address, options.rpc_timeout_ms);
       }
+      Renew(conn);
       if (attempt < options.attempts) {
         std::this_thread::sleep_for(std::chrono::milliseconds(backoff_ms));
         backoff_ms = std::min(backoff_ms * 2, options.backoff_max_ms);
@@ -277,16 +323,24 @@ StatusOr<std::unique_ptr<MasterClient>> MasterClient::Create(const MasterClientO
   impl->address = ResolveMasterAddress(options.address);
   if (auto s = CheckAddress(impl->address); !s.ok()) return s;
   PrepareGrpcProcess();
-  grpc::ChannelArguments args;
+  grpc::ChannelArguments& args = impl->channel_args;
   args.SetMaxReceiveMessageSize(options.max_message_bytes);
   args.SetMaxSendMessageSize(options.max_message_bytes);
-  impl->channel =
-      grpc::CreateCustomChannel(impl->address, grpc::InsecureChannelCredentials(), args);
-  if (!impl->channel) {
+  // gRPC waits 1 s, then up to 120 s (x1.6 each time), before it tries a lost
+  // connection again, and fails calls at once meanwhile. Reconnect within
+  // kReconnectMaxMs instead; a master is one host, not a fleet.
+  // (GRPC_ARG_MIN_RECONNECT_BACKOFF_MS stays: in gRPC it is the connect
+  // timeout too, and a short one cut off handshakes with a busy master.)
+  args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, kReconnectInitialMs);
+  args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, kReconnectMaxMs);
+  // Each channel its own connection: a renewed channel (Impl::Renew) must not
+  // inherit the failed one's from gRPC's process-wide pool.
+  args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
+  impl->connection = impl->Connect();
+  if (!impl->connection->stub) {
     return crescent::Status(ErrorCode::kInvalidArgument,
                             "cannot create a channel to " + impl->address);
   }
-  impl->stub = Master::NewStub(impl->channel);
   return std::unique_ptr<MasterClient>(new MasterClient(std::move(impl)));
 }
 
@@ -538,6 +592,17 @@ crescent::Status MasterClient::ReportCorruptReplica(const std::string& key, uint
   req.set_checksum(checksum);
   StatusResponse resp;
   if (auto s = impl_->Invoke("ReportCorruptReplica", &Stub::AsyncReportCorruptReplica, req, &resp);
+      !s.ok()) {
+    return s;
+  }
+  return FromProto(resp.status());
+}
+
+crescent::Status MasterClient::ReportUnreachable(std::span<const uint32_t> segments) {
+  ReportUnreachableRequest req;
+  req.mutable_segments()->Assign(segments.begin(), segments.end());
+  StatusResponse resp;
+  if (auto s = impl_->Invoke("ReportUnreachable", &Stub::AsyncReportUnreachable, req, &resp);
       !s.ok()) {
     return s;
   }

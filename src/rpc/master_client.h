@@ -124,6 +124,10 @@ class MasterClient {
   crescent::Status ReportCorruptReplica(const std::string& key, uint32_t segment, uint64_t offset,
                                         uint64_t checksum);
 
+  // Transfers to these segments' nodes failed with a connection error or a
+  // timeout (master::MasterService::ReportUnreachable).
+  crescent::Status ReportUnreachable(std::span<const uint32_t> segments);
+
   crescent::Status Remove(const std::string& key, bool force);
   std::vector<crescent::Status> BatchRemove(std::span<const std::string> keys, bool force);
   StatusOr<size_t> RemoveByPrefix(const std::string& prefix, bool force);

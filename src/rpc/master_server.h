@@ -42,7 +42,14 @@ class MasterServer {
   ~MasterServer();  // Shutdown()s
   // The bound TCP port (useful with port 0).
   int port() const;
-  // Stops accepting, finishes in-flight calls, joins the threads. Idempotent.
+  // From now on, answers every client call with gRPC UNAVAILABLE ("the master
+  // is shutting down"), which clients retry; a store node's unmount and
+  // heartbeats, ListSegments and Stats are still served. Called first when a
+  // process that hosts the master stops, so that clients of a stopping server
+  // never read its teardown (segments unmounting, puts dropped) as answers.
+  void BeginDrain();
+  // Drains, stops accepting, finishes in-flight calls, joins the threads.
+  // Idempotent.
   void Shutdown();
 
  private:

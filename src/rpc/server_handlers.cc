@@ -118,6 +118,22 @@ void MasterHandlers::Heartbeat(HeartbeatRequest& req, StatusResponse* resp) cons
   ToProto(s, resp->mutable_status());
 }
 
+void MasterHandlers::ReportUnreachable(ReportUnreachableRequest& req,
+                                       StatusResponse* resp) const {
+  crescent::Status s;
+  if (req.segments().empty()) {
+    s = crescent::Status(ErrorCode::kInvalidArgument, "report names no segment");
+  } else if (static_cast<uint64_t>(req.segments_size()) > options_.max_batch) {
+    s = crescent::Status(ErrorCode::kInvalidArgument,
+                         "report of " + std::to_string(req.segments_size()) +
+                             " segments exceeds the limit of " + std::to_string(options_.max_batch));
+  } else {
+    const std::vector<master::SegmentId> ids(req.segments().begin(), req.segments().end());
+    (void)master_.ReportUnreachable(ids);  // stale ids (unmounted since) change nothing
+  }
+  ToProto(s, resp->mutable_status());
+}
+
 void MasterHandlers::ListSegments(Empty&, ListSegmentsResponse* resp) const {
   for (const master::SegmentInfo& info : master_.ListSegments()) {
     ToProto(info, resp->add_segments());

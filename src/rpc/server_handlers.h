@@ -45,6 +45,7 @@ class MasterHandlers {
   void BatchExists(KeysRequest& req, BatchExistsResponse* resp) const;
   void BatchQueryPrefix(KeysRequest& req, BatchQueryPrefixResponse* resp) const;
   void ReportCorruptReplica(ReportCorruptReplicaRequest& req, StatusResponse* resp) const;
+  void ReportUnreachable(ReportUnreachableRequest& req, StatusResponse* resp) const;
 
   void Remove(RemoveRequest& req, StatusResponse* resp) const;
   void BatchRemove(BatchRemoveRequest& req, StatusesResponse* resp) const;

@@ -41,6 +41,10 @@ std::string MasterHost::Describe() const {
   return out;
 }
 
+void MasterHost::BeginDrain() {
+  if (rpc_) rpc_->BeginDrain();
+}
+
 MasterHost::~MasterHost() {
   http_.reset();
   if (rpc_) rpc_->Shutdown();

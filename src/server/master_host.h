@@ -34,6 +34,9 @@ class MasterHost {
   std::string address() const;
   // Human-readable lines saying where everything listens.
   std::string Describe() const;
+  // Clients' calls are answered UNAVAILABLE from now on (rpc::MasterServer::
+  // BeginDrain); the first step of a shutdown. The destructor drains too.
+  void BeginDrain();
 
  private:
   explicit MasterHost(transfer::CapabilitySigner signer) : signer_(std::move(signer)) {}
