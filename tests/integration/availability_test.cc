@@ -7,8 +7,12 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <map>
+#include <mutex>
+#include <regex>
 #include <thread>
 
 #include "integration/cluster.h"
@@ -154,6 +158,69 @@ TEST_F(MasterRecoveryTest, APutRightAfterAMasterRestartSucceeds) {
   std::printf("[availability] first put after the master restarted: %.1f ms after it was ready\n",
               first_ok_ms);
 }
+
+class StoppingServerTest : public testing::TestWithParam<bool> {};
+
+// SIGTERM to `crescent serve` while clients put and get: every call that
+// fails says UNAVAILABLE (retryable), never the teardown as an answer (no
+// segment: NO_SPACE; a put dropped with its segment: PUT_NOT_STARTED) nor
+// INTERNAL. Retries are off, to see each call's own answer.
+TEST_P(StoppingServerTest, ClientsOfAStoppingServerSeeOnlyUnavailable) {
+  TempDir dir;
+  Process serve({CrescentBin(), "serve", "--port", "0", "--http-port", "0", "--segment-size",
+                 "64MiB"},
+                dir.File("serve.log"));
+  ASSERT_TRUE(serve.started());
+  auto m = serve.WaitForMatch(std::regex(R"(listening on ([0-9.]+:[0-9]+))"), kStartTimeout);
+  ASSERT_TRUE(m.has_value() && serve.WaitForLine("ready", kStartTimeout)) << serve.Output();
+  ClientConfig config;
+  config.master_address = (*m)[1];
+  config.use_shared_memory = GetParam();
+  config.put_retry_ms = 0;
+  config.rpc_attempts = 1;
+  config.rpc_timeout_ms = 5000;
+  StatusOr<std::unique_ptr<Client>> client = Client::Connect(config);
+  ASSERT_TRUE(client.ok()) << client.status().ToString();
+  std::atomic<bool> stop{false};
+  std::atomic<int> ok{0};
+  std::mutex mu;
+  std::map<std::string, int> failures;  // code name -> count, under mu
+  std::string example;                  // one message per code, under mu
+  auto work = [&](int id) {
+    std::vector<std::byte> value = RandomBytes(64 * kKiB, 50 + id);
+    for (int i = 0; !stop.load(); ++i) {
+      const std::string key = "stop/" + std::to_string(id) + "/" + std::to_string(i);
+      Status s = (*client)->Put(key, value);
+      if (s.ok()) s = (*client)->Get(key).status();
+      if (s.ok()) {
+        ok.fetch_add(1);
+        continue;
+      }
+      std::lock_guard lock(mu);
+      if (failures[std::string(ErrorCodeName(s.code()))]++ == 0) example += "\n  " + s.ToString();
+    }
+  };
+  std::thread a(work, 1), b(work, 2);
+  while (ok.load() < 20) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  serve.Kill(SIGTERM);
+  std::optional<ExitStatus> exit = serve.Wait(kExitTimeout);
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // calls to a gone server too
+  stop.store(true);
+  a.join();
+  b.join();
+  ASSERT_TRUE(exit.has_value() && exit->exited && exit->code == 0) << serve.Output();
+  std::lock_guard lock(mu);
+  for (const auto& [code, n] : failures) {
+    EXPECT_EQ(code, std::string(ErrorCodeName(ErrorCode::kUnavailable))) << n << " calls failed with " << code
+                                                            << "; first of each:" << example;
+  }
+  EXPECT_FALSE(failures.empty()) << "no call met the stopping server";
+}
+
+INSTANTIATE_TEST_SUITE_P(Transports, StoppingServerTest, testing::Values(true, false),
+                         [](const testing::TestParamInfo<bool>& p) {
+                           return p.param ? "SharedMemory" : "Tcp";
+                         });
 
 }  // namespace
 }  // namespace crescent::itest
