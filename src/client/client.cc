@@ -31,7 +31,7 @@ namespace {
 constexpr uint64_t kMaxCopyAheadBytes = uint64_t{64} << 20;
 // A put's retries (ClientConfig::put_retry_ms) wait this long, doubling to the max.
 constexpr int64_t kPutRetryBackoffMs = 10;
-constexpr int64_t kPutRetryBackoffMaxMs = 200;
+constexpr int64_t kPutRetryBackoffMaxMs = 100;
 }  // namespace
 
 struct Client::Impl {

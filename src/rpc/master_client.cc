@@ -281,13 +281,16 @@ struct MasterClient::Impl {
   // attempts repeat and a try after a lost reply gets that put back (PutEnd
   // with its token is idempotent too); other retried calls are reads, or
   // removes and corrupt-replica reports whose repeat answers OBJECT_NOT_FOUND.
-  // `meanwhile` runs during the first try only.
+  // `meanwhile` runs during the first try only. `tries` (0: options.attempts)
+  // bounds the tries of a call whose caller retries on its own.
   template <typename Req, typename Resp>
   crescent::Status Invoke(const char* rpc, AsyncMethod<Req, Resp> method, const Req& req,
-                          Resp* resp, const std::function<void()>* meanwhile = nullptr) const {
+                          Resp* resp, const std::function<void()>* meanwhile = nullptr,
+                          int tries = 0) const {
+    const int attempts = tries > 0 ? tries : options.attempts;
     int64_t backoff_ms = options.backoff_initial_ms;
     grpc::Status last;
-    for (int attempt = 1; attempt <= options.attempts; ++attempt) {
+    for (int attempt = 1; attempt <= attempts; ++attempt) {
       grpc::ClientContext ctx;
       ctx.set_deadline(std::chrono::system_clock::now() +
                        std::chrono::milliseconds(options.rpc_timeout_ms));
@@ -299,15 +302,16 @@ struct MasterClient::Impl {
         return FromGrpc(last, rpc, address, options.rpc_timeout_ms);
       }
       Renew(conn);
-      if (attempt < options.attempts) {
+      if (attempt < attempts) {
         std::this_thread::sleep_for(std::chrono::milliseconds(backoff_ms));
         backoff_ms = std::min(backoff_ms * 2, options.backoff_max_ms);
       }
     }
     return crescent::Status(ErrorCode::kUnavailable, "master at " + address +
                                                          " unreachable after " +
-                                                         std::to_string(options.attempts) +
-                                                         " attempts: " + last.error_message());
+                                                         std::to_string(attempts) +
+                                                         (attempts == 1 ? " attempt: " : " attempts: ") +
+                                                         last.error_message());
   }
 };
 
@@ -411,7 +415,11 @@ crescent::Status MasterClient::Heartbeat(const std::string& node) {
   HeartbeatRequest req;
   req.set_node(node);
   StatusResponse resp;
-  if (auto s = impl_->Invoke("Heartbeat", &Stub::AsyncHeartbeat, req, &resp); !s.ok()) return s;
+  // One try: the node's heartbeat loop asks again in 100 ms while the master
+  // is unreachable, and must not sit in this call's backoff when it is back.
+  if (auto s = impl_->Invoke("Heartbeat", &Stub::AsyncHeartbeat, req, &resp, nullptr, 1); !s.ok()) {
+    return s;
+  }
   return FromProto(resp.status());
 }
 
