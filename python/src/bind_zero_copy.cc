@@ -126,7 +126,7 @@ void BindZeroCopy(StoreClass& cls) {
           [](StoreCore& self, uintptr_t ptr, size_t size) -> int64_t {
             auto c = self.Acquire();
             if (!c) return kClosedCode;
-            py::gil_scoped_release nogil;
+            ReleaseGil nogil;
             if (!IsMapped(ptr, size)) return kInvalidCode;  // null, empty or unmapped
             return PyCode(c->RegisterBuffer(reinterpret_cast<void*>(ptr), size));
           })
@@ -134,7 +134,7 @@ void BindZeroCopy(StoreClass& cls) {
            [](StoreCore& self, uintptr_t ptr) -> int64_t {
              auto c = self.Acquire();
              if (!c) return kClosedCode;
-             py::gil_scoped_release nogil;
+             ReleaseGil nogil;
              return PyCode(c->UnregisterBuffer(reinterpret_cast<void*>(ptr)));
            })
       // chain=True is batch_put_chain_from: key i records key i-1 as its parent.
@@ -144,7 +144,7 @@ void BindZeroCopy(StoreClass& cls) {
              std::vector<int64_t> out(keys.size(), kClosedCode);
              auto c = self.Acquire();
              if (!c) return out;
-             py::gil_scoped_release nogil;
+             ReleaseGil nogil;
              std::vector<void*> p = AsPointers(ptrs);
              std::vector<Status> r = c->BatchPutFrom(keys, p, sizes, opts, chain);
              for (size_t i = 0; i < out.size(); ++i) out[i] = PyCode(r[i]);
@@ -156,7 +156,7 @@ void BindZeroCopy(StoreClass& cls) {
              std::vector<int64_t> out(keys.size(), kClosedCode);
              auto c = self.Acquire();
              if (!c) return out;
-             py::gil_scoped_release nogil;
+             ReleaseGil nogil;
              std::vector<void*> p = AsPointers(ptrs);
              std::vector<StatusOr<size_t>> r = c->BatchGetInto(keys, p, sizes);
              for (size_t i = 0; i < out.size(); ++i) {
@@ -169,7 +169,7 @@ void BindZeroCopy(StoreClass& cls) {
               const std::vector<Sizes>& sizes, const PutOptions& opts) {
              auto c = self.Acquire();
              if (!c) return std::vector<int64_t>(keys.size(), kClosedCode);
-             py::gil_scoped_release nogil;
+             ReleaseGil nogil;
              return PutMulti(*c, keys, ptrs, sizes, opts);
            })
       .def("batch_get_into_multi_buffers",
@@ -177,14 +177,14 @@ void BindZeroCopy(StoreClass& cls) {
               const std::vector<Sizes>& sizes) {
              auto c = self.Acquire();
              if (!c) return std::vector<int64_t>(keys.size(), kClosedCode);
-             py::gil_scoped_release nogil;
+             ReleaseGil nogil;
              return GetMulti(*c, keys, ptrs, sizes);
            })
       .def("batch_query_prefix",
            [](StoreCore& self, const std::vector<std::string>& keys) -> int64_t {
              auto c = self.Acquire();
              if (!c) return kClosedCode;
-             py::gil_scoped_release nogil;
+             ReleaseGil nogil;
              StatusOr<size_t> r = c->BatchQueryPrefix(keys);
              return r.ok() ? static_cast<int64_t>(r.value()) : PyCode(r.status());
            })
@@ -193,7 +193,7 @@ void BindZeroCopy(StoreClass& cls) {
               const Sizes& sizes) -> int64_t {
              auto c = self.Acquire();
              if (!c) return kClosedCode;
-             py::gil_scoped_release nogil;
+             ReleaseGil nogil;
              std::vector<void*> p = AsPointers(ptrs);
              StatusOr<size_t> r = c->GetPrefixInto(keys, p, sizes);
              return r.ok() ? static_cast<int64_t>(r.value()) : PyCode(r.status());
