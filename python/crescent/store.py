@@ -12,6 +12,7 @@ Return conventions (docs/python.md has the full table):
 The GIL is released inside every call that talks to the cluster.
 """
 
+import operator
 import threading
 import warnings
 import weakref
@@ -22,6 +23,26 @@ from .config import put_options
 from .errors import CLOSED, INVALID_ARGUMENT, CrescentError
 
 _live_stores = weakref.WeakSet()
+
+# Bounds of setup's numeric arguments. A timeout of 0 or less, or no attempt at
+# all, would be accepted and then fail every call; a timeout past about 24 days
+# (2**31 - 1 ms) is no bound at all and risks overflow in deadline arithmetic.
+_U64_MAX = 2**64 - 1
+_MAX_TIMEOUT_MS = 2**31 - 1
+_MAX_ATTEMPTS = 2**31 - 1
+
+
+def _int_in(name, value, low, high):
+    """`value` as an int in [low, high]; TypeError / ValueError naming `name` otherwise."""
+    if isinstance(value, bool):
+        raise TypeError("%s must be an int, not a bool" % name)
+    try:
+        value = operator.index(value)
+    except TypeError:
+        raise TypeError("%s must be an int, not %s" % (name, type(value).__name__)) from None
+    if not low <= value <= high:
+        raise ValueError("%s must be in [%d, %d], got %d" % (name, low, high, value))
+    return value
 
 
 def _close_all_at_exit():
@@ -57,11 +78,15 @@ class Store:
         if protocol not in ("tcp", ""):
             warnings.warn("crescent transfers over TCP and same-host shared memory; "
                           "protocol %r is treated as tcp" % (protocol,), stacklevel=2)
-        if int(global_segment_size) < 0:
-            raise ValueError("global_segment_size cannot be negative")
+        global_segment_size = _int_in("global_segment_size", global_segment_size, 0, _U64_MAX)
+        _int_in("local_buffer_size", local_buffer_size, 0, _U64_MAX)
+        rpc_timeout_ms = _int_in("rpc_timeout_ms", rpc_timeout_ms, 1, _MAX_TIMEOUT_MS)
+        rpc_attempts = _int_in("rpc_attempts", rpc_attempts, 1, _MAX_ATTEMPTS)
+        transfer_timeout_ms = _int_in("transfer_timeout_ms", transfer_timeout_ms, 1,
+                                      _MAX_TIMEOUT_MS)
         code, message = self._core.setup(str(local_hostname), str(master_server_addr or ""),
-                                         int(global_segment_size), int(rpc_timeout_ms),
-                                         int(rpc_attempts), int(transfer_timeout_ms))
+                                         global_segment_size, rpc_timeout_ms, rpc_attempts,
+                                         transfer_timeout_ms)
         if code != 0:
             raise CrescentError(code, message)
         return 0

@@ -272,6 +272,13 @@ StatusOr<std::unique_ptr<Client>> Client::Connect(const ClientConfig& given) {
       config.tcp_congestion = env;
     }
   }
+  // Accepted, these would fail every transfer later (a timeout of 0 expires at once).
+  if (config.transfer_timeout_ms <= 0 || config.tcp_lanes < 1) {
+    return Status(ErrorCode::kInvalidArgument,
+                  "client config: need transfer_timeout_ms > 0 and tcp_lanes >= 1 (got " +
+                      std::to_string(config.transfer_timeout_ms) + " and " +
+                      std::to_string(config.tcp_lanes) + ")");
+  }
   if (Status s = transfer::CheckCongestionControl(config.tcp_congestion); !s.ok()) {
     return Status(s.code(), "tcp_congestion: " + s.message());
   }

@@ -9,6 +9,8 @@ import textwrap
 
 import pytest
 
+import crescent
+
 # A put loop on a daemon thread, then the script ends while a put is in flight.
 _EXIT_SCRIPT = textwrap.dedent("""
     import sys, threading
@@ -35,3 +37,51 @@ def test_exit_with_a_call_in_flight_ends_cleanly(serve):
                            capture_output=True, text=True, timeout=120)
         assert r.returncode == 0, r.stderr
         assert "terminate called" not in r.stderr
+
+
+@pytest.mark.parametrize("name, value", [
+    ("transfer_timeout_ms", 0), ("transfer_timeout_ms", -1), ("rpc_timeout_ms", 0),
+    ("rpc_timeout_ms", -5), ("rpc_attempts", 0), ("transfer_timeout_ms", 2**40),
+])
+def test_setup_refuses_numbers_that_would_fail_every_call(serve, name, value):
+    # transfer_timeout_ms=0 used to be accepted, and then every put timed out.
+    store = crescent.Store()
+    with pytest.raises(ValueError, match=name):
+        store.setup("localhost", "", 0, 0, "tcp", "", serve.address, **{name: value})
+    assert store.closed
+
+
+@pytest.mark.parametrize("position, value", [(2, -1), (3, -1)])
+def test_setup_refuses_negative_sizes(serve, position, value):
+    args = ["localhost", "", 0, 0, "tcp", "", serve.address]
+    args[position] = value
+    with pytest.raises(ValueError, match="global_segment_size|local_buffer_size"):
+        crescent.Store().setup(*args)
+
+
+def test_setup_refuses_non_integers(serve):
+    with pytest.raises(TypeError, match="transfer_timeout_ms"):
+        crescent.Store().setup("localhost", "", 0, 0, "tcp", "", serve.address,
+                               transfer_timeout_ms="soon")
+
+
+@pytest.mark.parametrize("host", ["0.0.0.0", "0.0.0.0:7000", "::"])
+def test_setup_names_its_own_argument_not_a_cli_flag(bare_master, secret_file, monkeypatch,
+                                                     host):
+    # Used to say "give it as the advertise host (--advertise-host)", a flag
+    # that does not exist in Python.
+    monkeypatch.setenv("CRESCENT_SECRET_FILE", str(secret_file))
+    store = crescent.Store()
+    with pytest.raises(crescent.CrescentError) as e:
+        store.setup(host, "", 16 << 20, 0, "tcp", "", bare_master.address)
+    assert e.value.code == crescent.INVALID_ARGUMENT
+    assert "local_hostname" in str(e.value) and "--" not in str(e.value)
+    assert store.closed
+
+
+def test_missing_secret_is_explained_without_cli_flags(bare_master, monkeypatch):
+    monkeypatch.delenv("CRESCENT_SECRET_FILE", raising=False)
+    monkeypatch.delenv("CRESCENT_SECRET", raising=False)
+    with pytest.raises(crescent.CrescentError) as e:
+        crescent.Store().setup("localhost", "", 16 << 20, 0, "tcp", "", bare_master.address)
+    assert "CRESCENT_SECRET_FILE" in str(e.value) and "--" not in str(e.value)
