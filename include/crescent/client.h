@@ -63,6 +63,12 @@ struct PutOptions {
   bool hard_pin = false;          // never evicted (still removable)
 };
 
+// What a registered buffer may serve as (Client::RegisterBuffer).
+enum class BufferAccess {
+  kReadWrite,  // a put's source and a get's destination
+  kReadOnly,   // a put's source only: memory this process cannot or must not write
+};
+
 struct SegmentUsage {
   std::string name;
   std::string owner_node;
@@ -132,13 +138,22 @@ class Client {
   // PutFrom/GetInto require [ptr, ptr+size) inside one registered buffer
   // (kBufferNotRegistered otherwise); bytes then move straight between that
   // memory and the store node (TCP socket or shared-memory memcpy).
-  Status RegisterBuffer(void* ptr, size_t size);
-  Status UnregisterBuffer(void* ptr);
-  // OK when [ptr, ptr+size) lies inside one registered buffer, else
-  // kBufferNotRegistered (kInvalidArgument for null). For callers, such as the
-  // Python binding's scatter/gather forms, that stage bytes themselves but must
-  // honour the same registration contract as PutFrom/GetInto.
-  Status CheckBuffer(const void* ptr, size_t size) const;
+  //
+  // Registration asks the kernel how the range is mapped: memory that is not
+  // mapped readable, or (with kReadWrite) not writable, such as a PROT_READ
+  // mapping of a file, is refused with kInvalidArgument. A buffer registered
+  // kReadOnly is a put's source only: a get into it is kInvalidArgument.
+  Status RegisterBuffer(const void* ptr, size_t size,
+                        BufferAccess access = BufferAccess::kReadWrite);
+  Status UnregisterBuffer(const void* ptr);
+  // OK when [ptr, ptr+size) lies inside one registered buffer that allows
+  // `need` (kReadOnly: to be read, as a put's source; kReadWrite: to be
+  // written, as a get's destination), else kBufferNotRegistered
+  // (kInvalidArgument for null, or for writing a read-only buffer). For
+  // callers, such as the Python binding's scatter/gather forms, that stage
+  // bytes themselves but must honour the same contract as PutFrom/GetInto.
+  Status CheckBuffer(const void* ptr, size_t size,
+                     BufferAccess need = BufferAccess::kReadOnly) const;
   Status PutFrom(const std::string& key, const void* ptr, size_t size,
                  const PutOptions& options = {});
   // Returns the object's size; kBufferTooSmall (naming the size needed) when

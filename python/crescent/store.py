@@ -18,7 +18,8 @@ import warnings
 import weakref
 
 from . import _crescent
-from ._buffers import address_and_size, address_of, addresses_and_sizes, byte_view
+from ._buffers import (address_and_size, address_of, addresses_and_sizes, byte_view,
+                       is_read_only, refuse_read_only)
 from .config import put_options
 from .errors import CLOSED, INVALID_ARGUMENT, CrescentError
 
@@ -153,15 +154,20 @@ class Store:
 
     # ---- registered buffers ----
 
-    def register_buffer(self, buffer_ptr, size=None):
+    def register_buffer(self, buffer_ptr, size=None, read_only=False):
         """Registers memory for the zero-copy calls; 0 or a negative code.
 
         buffer_ptr is an int address (size required) or a numpy array / CPU
         tensor (size defaults to its nbytes); the object is kept alive until
-        unregister_buffer or close.
+        unregister_buffer or close. Memory that cannot be written (a read-only
+        memmap, an array over bytes) raises ValueError unless read_only=True,
+        which registers it as a put source only: a get into it raises ValueError.
         """
         addr, size = address_and_size(buffer_ptr, size)
-        rc = self._core.register_buffer(addr, size)
+        if is_read_only(buffer_ptr) and not read_only:
+            raise ValueError("the array is read-only (writeable=False), and a get cannot write "
+                             "into it; pass read_only=True to register it as a put source only")
+        rc = self._core.register_buffer(addr, size, bool(read_only))
         if rc == 0 and not isinstance(buffer_ptr, int):
             with self._lock:
                 self._registered[addr] = buffer_ptr
@@ -199,7 +205,8 @@ class Store:
 
     def batch_get_into(self, keys, buffer_ptrs, sizes=None):
         """Reads keys[i] into registered memory; per key the bytes read or a negative code."""
-        keys = list(keys)
+        keys, buffer_ptrs = list(keys), list(buffer_ptrs)
+        refuse_read_only(buffer_ptrs)
         ptrs, sizes = addresses_and_sizes(buffer_ptrs, sizes)
         if len(ptrs) != len(keys):
             return [INVALID_ARGUMENT] * len(keys)
@@ -219,6 +226,9 @@ class Store:
     def batch_get_into_multi_buffers(self, keys, all_buffer_ptrs, all_sizes=None,
                                      prefer_alloc_in_same_node=False):
         """Each value is spread over its key's buffers in order; per key bytes read or a code."""
+        all_buffer_ptrs = [list(bufs) for bufs in all_buffer_ptrs]
+        for bufs in all_buffer_ptrs:
+            refuse_read_only(bufs)
         keys, ptrs, sizes = self._multi(keys, all_buffer_ptrs, all_sizes)
         if ptrs is None:
             return [INVALID_ARGUMENT] * len(keys)
@@ -248,7 +258,8 @@ class Store:
 
     def batch_get_prefix_into(self, keys, buffer_ptrs, sizes=None):
         """Reads the longest stored prefix, page i into buffer i; its length or a negative code."""
-        keys = list(keys)
+        keys, buffer_ptrs = list(keys), list(buffer_ptrs)
+        refuse_read_only(buffer_ptrs)
         ptrs, sizes = addresses_and_sizes(buffer_ptrs, sizes)
         if len(ptrs) != len(keys):
             return INVALID_ARGUMENT

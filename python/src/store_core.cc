@@ -35,13 +35,14 @@ bool IsWildcard(const std::string& host) {
 std::string SecretProblem(const Status& loaded) {
   const char* file = std::getenv("CRESCENT_SECRET_FILE");
   const char* inline_secret = std::getenv("CRESCENT_SECRET");
-  const bool given = (file != nullptr && *file != '\0') ||
-                     (inline_secret != nullptr && *inline_secret != '\0');
-  std::string why = "global_segment_size > 0 contributes a segment, which needs the cluster "
-                    "secret of the master: ";
+  const bool given =
+      (file != nullptr && *file != '\0') || (inline_secret != nullptr && *inline_secret != '\0');
+  std::string why =
+      "global_segment_size > 0 contributes a segment, which needs the cluster "
+      "secret of the master: ";
   if (!given) return why + "set CRESCENT_SECRET_FILE (or CRESCENT_SECRET)";
-  return why + "the one in CRESCENT_SECRET_FILE (or CRESCENT_SECRET) cannot be used: " +
-         loaded.message();
+  return why +
+         "the one in CRESCENT_SECRET_FILE (or CRESCENT_SECRET) cannot be used: " + loaded.message();
 }
 
 }  // namespace

@@ -392,10 +392,12 @@ std::vector<Status> Client::BatchRemove(std::span<const std::string> keys, bool 
   return impl_->master->BatchRemove(keys, force);
 }
 
-Status Client::RegisterBuffer(void* ptr, size_t size) { return impl_->buffers.Register(ptr, size); }
-Status Client::UnregisterBuffer(void* ptr) { return impl_->buffers.Unregister(ptr); }
-Status Client::CheckBuffer(const void* ptr, size_t size) const {
-  return impl_->buffers.Check(ptr, size);
+Status Client::RegisterBuffer(const void* ptr, size_t size, BufferAccess access) {
+  return impl_->buffers.Register(ptr, size, access);
+}
+Status Client::UnregisterBuffer(const void* ptr) { return impl_->buffers.Unregister(ptr); }
+Status Client::CheckBuffer(const void* ptr, size_t size, BufferAccess need) const {
+  return impl_->buffers.Check(ptr, size, need);
 }
 
 Status Client::PutFrom(const std::string& key, const void* ptr, size_t size,
@@ -420,7 +422,7 @@ std::vector<Status> Client::BatchPutFrom(std::span<const std::string> keys,
   std::vector<const std::byte*> ok_ptrs;
   std::vector<size_t> ok_sizes, ok_idx;
   for (size_t i = 0; i < keys.size(); ++i) {
-    if (Status s = impl_->buffers.Check(ptrs[i], sizes[i]); !s.ok()) {
+    if (Status s = impl_->buffers.Check(ptrs[i], sizes[i], BufferAccess::kReadOnly); !s.ok()) {
       out[i] = std::move(s);
       continue;
     }
@@ -453,7 +455,9 @@ std::vector<StatusOr<size_t>> Client::BatchGetInto(std::span<const std::string> 
                                                     " bytes is too small: '" + keys[i] +
                                                     "' needs " + std::to_string(size) + " bytes");
     }
-    if (Status s = impl_->buffers.Check(ptrs[i], size); !s.ok()) return s;
+    if (Status s = impl_->buffers.Check(ptrs[i], size, BufferAccess::kReadWrite); !s.ok()) {
+      return s;
+    }
     return static_cast<std::byte*>(ptrs[i]);
   });
 }
@@ -475,18 +479,19 @@ StatusOr<size_t> Client::GetPrefixInto(std::span<const std::string> keys,
                         "page " + std::to_string(i) + " needs " + std::to_string(size) +
                             " bytes, buffer has " + std::to_string(capacities[i]));
         }
-        if (Status s = impl_->buffers.Check(ptrs[i], size); !s.ok()) return s;
+        if (Status s = impl_->buffers.Check(ptrs[i], size, BufferAccess::kReadWrite); !s.ok()) {
+          return s;
+        }
         return static_cast<std::byte*>(ptrs[i]);
       });
   size_t leading = 0;
   while (leading < r.size() && r[leading].ok()) ++leading;
-  // A control-plane failure on the first page is an error, not an empty prefix.
+  // A first page that is not stored makes an empty prefix; one that fails for
+  // any other reason (a bad key or buffer, an unreachable master or node) is
+  // an error, not an empty prefix.
   if (leading == 0 && !r.empty()) {
     ErrorCode c = r[0].status().code();
-    if (c == ErrorCode::kUnavailable || c == ErrorCode::kTimeout ||
-        c == ErrorCode::kBufferNotRegistered || c == ErrorCode::kBufferTooSmall) {
-      return r[0].status();
-    }
+    if (c != ErrorCode::kObjectNotFound && c != ErrorCode::kObjectNotReady) return r[0].status();
   }
   return leading;
 }

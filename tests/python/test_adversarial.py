@@ -6,7 +6,9 @@ accepted setting that breaks every later call) and checks the clear answer.
 import subprocess
 import sys
 import textwrap
+import uuid
 
+import numpy as np
 import pytest
 
 import crescent
@@ -85,3 +87,62 @@ def test_missing_secret_is_explained_without_cli_flags(bare_master, monkeypatch)
     with pytest.raises(crescent.CrescentError) as e:
         crescent.Store().setup("localhost", "", 16 << 20, 0, "tcp", "", bare_master.address)
     assert "CRESCENT_SECRET_FILE" in str(e.value) and "--" not in str(e.value)
+
+
+# ---- read-only destinations ----
+# A get used to write into memory it could not (a read-only memmap: SIGSEGV on
+# the shared-memory path, UNAVAILABLE over TCP) or must not (an array over an
+# immutable bytes object: silently changed).
+
+def _key(tag):
+    return "adv-%s-%s" % (tag, uuid.uuid4().hex[:12])
+
+
+@pytest.fixture
+def readonly_map(tmp_path):
+    path = tmp_path / "pages.bin"
+    path.write_bytes(b"\x07" * 8192)
+    return np.memmap(path, dtype=np.uint8, mode="r")
+
+
+def test_read_only_memmap_is_refused_as_a_destination(store, readonly_map):
+    with pytest.raises(ValueError, match="read_only"):
+        store.register_buffer(readonly_map)
+    # By address the kernel's mapping tells: the same refusal.
+    with pytest.raises(ValueError, match="read_only"):
+        store.register_buffer(readonly_map.ctypes.data, readonly_map.nbytes)
+
+
+def test_read_only_registration_is_a_put_source_only(store, readonly_map):
+    k = _key("ro")
+    assert store.register_buffer(readonly_map, read_only=True) == 0
+    assert store.batch_put_from([k], [readonly_map[:4096]]) == [0]
+    assert store.get(k) == b"\x07" * 4096
+    for dest in (readonly_map[:4096], readonly_map.ctypes.data):
+        with pytest.raises(ValueError, match="read"):
+            store.batch_get_into([k], [dest], [4096])
+        with pytest.raises(ValueError, match="read"):
+            store.batch_get_prefix_into([k], [dest], [4096])
+        with pytest.raises(ValueError, match="read"):
+            store.batch_get_into_multi_buffers([k], [[dest]], [[4096]])
+    assert bytes(readonly_map[:8]) == b"\x07" * 8
+    assert store.unregister_buffer(readonly_map) == 0
+
+
+def test_array_over_immutable_bytes_is_never_written(store):
+    k = _key("bytes")
+    assert store.put(k, b"new!" * 1024) == 0
+    frozen = np.frombuffer(b"\x00" * 4096, dtype=np.uint8)
+    with pytest.raises(ValueError, match="read_only"):
+        store.register_buffer(frozen)
+    # A read-only view of a writable, registered arena is no destination either.
+    arena = np.zeros(8192, dtype=np.uint8)
+    assert store.register_buffer(arena) == 0
+    view = arena[:4096]
+    view.flags.writeable = False
+    with pytest.raises(ValueError, match="read-only"):
+        store.batch_get_into([k], [view])
+    assert not arena.any()
+    assert store.batch_get_into([k], [arena[:4096]]) == [4096]
+    assert bytes(arena[:8]) == b"new!new!"
+    assert store.unregister_buffer(arena) == 0
