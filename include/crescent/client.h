@@ -131,7 +131,9 @@ class Client {
                                std::span<const std::span<const std::byte>> values,
                                const PutOptions& options = {}, bool chain = false);
   std::vector<StatusOr<std::vector<std::byte>>> BatchGet(std::span<const std::string> keys);
-  StatusOr<std::vector<bool>> BatchExists(std::span<const std::string> keys);
+  // Whether each key is stored; an invalid key (empty, too long) gets its own
+  // kInvalidKey, and a failed call its error in every slot.
+  std::vector<StatusOr<bool>> BatchExists(std::span<const std::string> keys);
   std::vector<Status> BatchRemove(std::span<const std::string> keys, bool force = false);
 
   // ---- Zero-copy API on registered buffers ----

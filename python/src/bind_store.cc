@@ -153,13 +153,9 @@ void BindStore(StoreClass& cls) {
              auto c = self.Acquire();
              if (!c) return out;
              ReleaseGil nogil;
-             StatusOr<std::vector<bool>> r = c->BatchExists(keys);
+             std::vector<StatusOr<bool>> r = c->BatchExists(keys);
              for (size_t i = 0; i < out.size(); ++i) {
-               if (!r.ok()) {
-                 out[i] = PyCode(r.status());
-               } else {
-                 out[i] = i < r.value().size() && r.value()[i] ? 1 : 0;
-               }
+               out[i] = r[i].ok() ? int64_t{r[i].value() ? 1 : 0} : PyCode(r[i].status());
              }
              return out;
            })

@@ -379,10 +379,19 @@ std::vector<StatusOr<std::vector<std::byte>>> Client::BatchGet(std::span<const s
   return out;
 }
 
-StatusOr<std::vector<bool>> Client::BatchExists(std::span<const std::string> keys) {
+std::vector<StatusOr<bool>> Client::BatchExists(std::span<const std::string> keys) {
   StatusOr<master::BatchExistsResult> r = impl_->master->BatchExists(keys);
-  if (!r.ok()) return r.status();
-  return std::move(r.value().present);
+  if (!r.ok()) return std::vector<StatusOr<bool>>(keys.size(), r.status());
+  std::vector<StatusOr<bool>> out;
+  out.reserve(keys.size());
+  for (size_t i = 0; i < keys.size(); ++i) {
+    if (!r->statuses.empty() && !r->statuses[i].ok()) {
+      out.emplace_back(std::move(r->statuses[i]));
+    } else {
+      out.emplace_back(bool{r->present[i]});
+    }
+  }
+  return out;
 }
 
 std::vector<Status> Client::BatchRemove(std::span<const std::string> keys, bool force) {

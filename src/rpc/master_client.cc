@@ -510,9 +510,13 @@ StatusOr<master::BatchExistsResult> MasterClient::BatchExists(std::span<const st
   if (static_cast<size_t>(resp.present_size()) != keys.size()) {
     return ShortReply(resp.present_size(), keys.size());
   }
+  if (resp.statuses_size() != 0 && static_cast<size_t>(resp.statuses_size()) != keys.size()) {
+    return ShortReply(resp.statuses_size(), keys.size());
+  }
   master::BatchExistsResult out;
   out.present.assign(resp.present().begin(), resp.present().end());
   out.leading = resp.leading();
+  for (const Status& s : resp.statuses()) out.statuses.push_back(FromProto(s));
   return out;
 }
 

@@ -146,3 +146,45 @@ def test_array_over_immutable_bytes_is_never_written(store):
     assert store.batch_get_into([k], [arena[:4096]]) == [4096]
     assert bytes(arena[:8]) == b"new!new!"
     assert store.unregister_buffer(arena) == 0
+
+
+# ---- one bad key in a batch ----
+# An empty or over-long key used to spoil a whole batch, but not always:
+# batch_is_exist(["", k]) gave [-2, -2], get_batch([k, "x" * 1025]) gave
+# [b"", b""]. Every batch answers per key.
+
+_BAD_KEYS = ["", "x" * 1025]
+
+
+@pytest.mark.parametrize("bad", _BAD_KEYS, ids=["empty", "too-long"])
+def test_one_bad_key_gets_its_own_error_in_every_batch(store, bad):
+    good, fresh = _key("good"), _key("fresh")
+    assert store.put(good, b"hello") == 0
+    assert store.batch_is_exist([bad, good]) == [crescent.INVALID_KEY, 1]
+    assert store.batch_is_exist([good, bad]) == [1, crescent.INVALID_KEY]
+    assert store.get_batch([good, bad]) == [b"hello", b""]
+    assert store.get_batch([bad, good]) == [b"", b"hello"]
+
+    arena = np.zeros(4096, dtype=np.uint8)
+    assert store.register_buffer(arena) == 0
+    assert store.batch_put_from([bad, fresh], [arena[:64], arena[64:128]]) == \
+        [crescent.INVALID_KEY, 0]
+    assert store.batch_get_into([good, bad], [arena[:1024], arena[1024:2048]]) == \
+        [5, crescent.INVALID_KEY]
+    assert store.batch_get_into_multi_buffers([bad, good], [[arena[:64]], [arena[64:128]]]) == \
+        [crescent.INVALID_KEY, 5]
+    assert store.unregister_buffer(arena) == 0
+
+
+@pytest.mark.parametrize("bad", _BAD_KEYS, ids=["empty", "too-long"])
+def test_a_bad_key_ends_a_prefix_and_fails_it_only_when_first(store, bad):
+    a, b = _key("pa"), _key("pb")
+    assert store.put(a, b"aa") == 0 and store.put(b, b"bb") == 0
+    assert store.batch_query_prefix([a, bad, b]) == 1
+    assert store.batch_query_prefix([bad, a]) == crescent.INVALID_KEY
+    arena = np.zeros(4096, dtype=np.uint8)
+    assert store.register_buffer(arena) == 0
+    pages = [arena[:1024], arena[1024:2048], arena[2048:3072]]
+    assert store.batch_get_prefix_into([a, bad, b], pages) == 1
+    assert store.batch_get_prefix_into([bad, a], pages[:2]) == crescent.INVALID_KEY
+    assert store.unregister_buffer(arena) == 0
