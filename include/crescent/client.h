@@ -15,6 +15,11 @@
 // Thread-safe: one Client may be shared by any number of threads. Every call is
 // bounded by the configured timeouts; nothing hangs on a dead master or node.
 // Errors are returned as Status, never thrown.
+//
+// Batch calls take any number of keys and answer per key: an invalid key gets
+// its own kInvalidKey. A batch is sent to the master in requests of at most
+// 4096 keys (rpc::MasterClientOptions::max_batch_keys), and a get batch is
+// read part by part, so that no read lease lapses before its bytes are read.
 #pragma once
 
 #include <cstddef>

@@ -5,6 +5,7 @@
 #include <atomic>
 #include <cstdlib>
 #include <functional>
+#include <iterator>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -122,6 +123,30 @@ struct Client::Impl {
   // the first key the master cannot serve. Results in input order, possibly
   // shorter than keys in prefix mode.
   //
+  // A batch of more keys than one request carries is read part by part, each
+  // part's leases granted and its bytes read before the next part is asked
+  // for: read leases are short (0.5 s by default), and asking for every part
+  // first would let the first parts' leases lapse before their reads.
+  template <typename Dest>
+  std::vector<StatusOr<size_t>> GetMany(std::span<const std::string> keys, bool prefix_mode,
+                                        Dest&& dest) {
+    const size_t part_keys = master->max_batch_keys();
+    std::vector<StatusOr<size_t>> out;
+    out.reserve(keys.size());
+    for (size_t at = 0; at < keys.size(); at += part_keys) {
+      const std::span<const std::string> part =
+          keys.subspan(at, std::min(part_keys, keys.size() - at));
+      std::vector<StatusOr<size_t>> r =
+          GetPart(part, prefix_mode, [&](size_t i, uint64_t size) { return dest(at + i, size); });
+      const bool whole = r.size() == part.size() && (r.empty() || r.back().ok());
+      std::move(r.begin(), r.end(), std::back_inserter(out));
+      if (prefix_mode && !whole) break;  // the prefix ended in this part
+    }
+    return out;
+  }
+
+  // GetMany of one part.
+  //
   // Keys with a placement hint are copied ahead, during the lease round trip
   // (placement_hints.h); not in prefix mode, where buffers past the prefix must
   // stay untouched.
@@ -130,7 +155,7 @@ struct Client::Impl {
   // as it is copied and kept only if it matches the value's checksum. A replica
   // that does not is reported to the master and the next one is read.
   template <typename Dest>
-  std::vector<StatusOr<size_t>> GetMany(std::span<const std::string> keys, bool prefix_mode,
+  std::vector<StatusOr<size_t>> GetPart(std::span<const std::string> keys, bool prefix_mode,
                                         Dest&& dest) {
     struct Ahead {
       client::PlacementHint hint;

@@ -450,6 +450,77 @@ TEST_F(RpcServerTest, OneBadKeyNeverSpoilsABatch) {
   }
 }
 
+// A batch over more keys than a request may carry is split by the client into
+// requests of at most max_batch_keys: every key is answered, and a prefix
+// query stops at the first part that is not all present. Batches over 65,536
+// keys used to fail with -1 for every key (the master's limit).
+TEST_F(RpcServerTest, BatchesOverTheRequestLimitAreSplit) {
+  MasterServerOptions options = DefaultServerOptions();
+  options.max_batch = 4;
+  MasterClientOptions client_options;
+  client_options.max_batch_keys = 4;
+  Start(options, client_options);
+  Mount();
+
+  std::vector<std::string> keys = Keys("s", 10);
+  auto started = client_->BatchPutStart(keys, std::vector<uint64_t>(10, 64), {}, /*chain=*/true);
+  ASSERT_EQ(started.size(), 10u);
+  std::vector<uint64_t> tokens;
+  for (const auto& r : started) {
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    tokens.push_back(r->token);
+  }
+  for (const Status& s : client_->BatchPutEnd(keys, tokens)) ASSERT_TRUE(s.ok()) << s.ToString();
+
+  EXPECT_EQ(client_->BatchQueryPrefix(keys).value(), 10u);
+  auto exists = client_->BatchExists(keys);
+  ASSERT_TRUE(exists.ok()) << exists.status().ToString();
+  EXPECT_EQ(exists->present, std::vector<bool>(10, true));
+  EXPECT_EQ(exists->leading, 10u);
+  EXPECT_TRUE(exists->statuses.empty());
+  auto reads = client_->BatchGetReplicaList(keys, false);
+  ASSERT_EQ(reads.size(), 10u);
+  for (const auto& r : reads) EXPECT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(client_->BatchGetReplicaList(keys, true).size(), 10u);
+
+  // A miss in the second part ends the prefix there; the answers before it
+  // and the per-key answers after it are kept.
+  std::vector<std::string> holed = keys;
+  holed[6] = "missing";
+  EXPECT_EQ(client_->BatchQueryPrefix(holed).value(), 6u);
+  exists = client_->BatchExists(holed);
+  ASSERT_TRUE(exists.ok());
+  EXPECT_EQ(exists->leading, 6u);
+  EXPECT_FALSE(exists->present[6]);
+  EXPECT_TRUE(exists->present[9]);
+  auto prefix = client_->BatchGetReplicaList(holed, true);
+  ASSERT_EQ(prefix.size(), 7u);
+  EXPECT_EQ(prefix[6].status().code(), ErrorCode::kObjectNotFound);
+
+  // A bad key first in a later part ends the prefix; its refusal lands in its slot.
+  std::vector<std::string> bad = keys;
+  bad[4] = "";
+  EXPECT_EQ(client_->BatchQueryPrefix(bad).value(), 4u);
+  exists = client_->BatchExists(bad);
+  ASSERT_TRUE(exists.ok());
+  ASSERT_EQ(exists->statuses.size(), 10u);
+  EXPECT_EQ(exists->statuses[4].code(), ErrorCode::kInvalidKey);
+  EXPECT_TRUE(exists->statuses[9].ok());
+  EXPECT_TRUE(exists->present[9]);
+
+  for (const Status& s : client_->BatchRemove(keys, true)) EXPECT_TRUE(s.ok()) << s.ToString();
+  EXPECT_EQ(client_->BatchQueryPrefix(keys).value(), 0u);
+
+  // A client whose requests are larger than the master accepts gets the
+  // master's refusal, naming its limit; it never reads as a result.
+  client_options.max_batch_keys = 8;
+  Start(options, client_options);
+  auto refused = client_->BatchQueryPrefix(keys);
+  ASSERT_EQ(refused.status().code(), ErrorCode::kInvalidArgument);
+  EXPECT_NE(refused.status().message().find("limit of 4"), std::string::npos)
+      << refused.status().message();
+}
+
 TEST_F(RpcServerTest, ValidationRefusesBeforeTheEngine) {
   MasterServerOptions options = DefaultServerOptions();
   options.max_batch = 4;

@@ -188,3 +188,24 @@ def test_a_bad_key_ends_a_prefix_and_fails_it_only_when_first(store, bad):
     assert store.batch_get_prefix_into([a, bad, b], pages) == 1
     assert store.batch_get_prefix_into([bad, a], pages[:2]) == crescent.INVALID_KEY
     assert store.unregister_buffer(arena) == 0
+
+
+# ---- batches larger than one request ----
+
+def test_batches_over_the_masters_limit_are_split(store):
+    # Batches over 65,536 keys used to fail with -1 for every key, and
+    # batch_get_prefix_into returned 0, which reads as "nothing cached".
+    n = (1 << 16) + 500
+    tag = uuid.uuid4().hex[:8]
+    keys = ["big-%s-%d" % (tag, i) for i in range(n)]
+    absent = ["big-%s-absent-%d" % (tag, i) for i in range(1000)]
+    assert store.put_batch(keys, [b"x"] * n) == 0
+    assert store.batch_is_exist(keys + absent) == [1] * n + [0] * len(absent)
+    assert store.batch_query_prefix(keys + absent) == n
+    arena = np.zeros(n + len(absent), dtype=np.uint8)
+    assert store.register_buffer(arena) == 0
+    pages = [arena[i:i + 1] for i in range(n + len(absent))]
+    assert store.batch_get_prefix_into(keys + absent, pages) == n
+    assert arena[:n].all() and not arena[n:].any()
+    assert store.get_batch(keys) == [b"x"] * n
+    assert store.unregister_buffer(arena) == 0
