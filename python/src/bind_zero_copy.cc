@@ -145,9 +145,9 @@ void BindZeroCopy(StoreClass& cls) {
             if (!c) return kClosedCode;
             ReleaseGil nogil;
             const void* at = reinterpret_cast<const void*>(ptr);
-            const client::Mapping mapping = client::MappingOf(at, size);
-            if (mapping == client::Mapping::kUnmapped) return kInvalidCode;  // null, empty too
-            if (mapping == client::Mapping::kReadOnly && !read_only) {
+            // Read-only memory registered for gets is a ValueError; the client
+            // refuses the rest (null, empty, unmapped, overlapping) with a code.
+            if (!read_only && client::MappingOf(at, size) == client::Mapping::kReadOnly) {
               throw py::value_error(
                   "the buffer is read-only memory, which a get cannot write into; pass "
                   "read_only=True to register it as a put source only");

@@ -6,6 +6,7 @@ accepted setting that breaks every later call) and checks the clear answer.
 import subprocess
 import sys
 import textwrap
+import threading
 import uuid
 
 import numpy as np
@@ -209,3 +210,26 @@ def test_batches_over_the_masters_limit_are_split(store):
     assert arena[:n].all() and not arena[n:].any()
     assert store.get_batch(keys) == [b"x"] * n
     assert store.unregister_buffer(arena) == 0
+
+
+# ---- the words behind a code ----
+
+def test_last_error_says_why_a_code_was_returned(store):
+    # Int-returning methods keep Mooncake's codes; last_error() adds the message.
+    assert store.put("", b"x") == crescent.INVALID_KEY
+    code, message = crescent.last_error()
+    assert code == crescent.INVALID_KEY and "empty" in message
+    assert store.batch_is_exist(["x" * 1025]) == [crescent.INVALID_KEY]
+    assert "1024" in crescent.last_error()[1]
+    missing = _key("missing")
+    assert store.get_size(missing) == crescent.OBJECT_NOT_FOUND
+    code, message = crescent.last_error()
+    assert code == crescent.OBJECT_NOT_FOUND and missing in message
+    assert store.register_buffer(8, 4096) == crescent.INVALID_ARGUMENT
+    assert "not mapped" in crescent.last_error()[1]
+    # Per thread: another thread has seen no failure.
+    seen = []
+    worker = threading.Thread(target=lambda: seen.append(crescent.last_error()))
+    worker.start()
+    worker.join()
+    assert seen == [(0, "")]
