@@ -75,6 +75,8 @@ class Store:
         local_hostname. metadata_server, local_buffer_size and device_name are
         accepted for Mooncake compatibility and unused: the master holds all
         metadata, and transfers go straight to and from registered memory.
+        The numbers are checked first: one out of range (a timeout or attempt
+        count below 1, a negative size) raises ValueError naming it.
         """
         if protocol not in ("tcp", ""):
             warnings.warn("crescent transfers over TCP and same-host shared memory; "
