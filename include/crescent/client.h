@@ -15,6 +15,11 @@
 // Thread-safe: one Client may be shared by any number of threads. Every call is
 // bounded by the configured timeouts; nothing hangs on a dead master or node.
 // Errors are returned as Status, never thrown.
+//
+// Batch calls take any number of keys and answer per key: an invalid key gets
+// its own kInvalidKey. A batch is sent to the master in requests of at most
+// 4096 keys (rpc::MasterClientOptions::max_batch_keys), and a get batch is
+// read part by part, so that no read lease lapses before its bytes are read.
 #pragma once
 
 #include <cstddef>
@@ -68,6 +73,12 @@ struct PutOptions {
   std::string preferred_segment;  // place here first when it has room
   int64_t soft_pin_ttl_ms = 0;    // evicted only after unpinned objects, for this long
   bool hard_pin = false;          // never evicted (still removable)
+};
+
+// What a registered buffer may serve as (Client::RegisterBuffer).
+enum class BufferAccess {
+  kReadWrite,  // a put's source and a get's destination
+  kReadOnly,   // a put's source only: memory this process cannot or must not write
 };
 
 struct SegmentUsage {
@@ -135,20 +146,31 @@ class Client {
                                std::span<const std::span<const std::byte>> values,
                                const PutOptions& options = {}, bool chain = false);
   std::vector<StatusOr<std::vector<std::byte>>> BatchGet(std::span<const std::string> keys);
-  StatusOr<std::vector<bool>> BatchExists(std::span<const std::string> keys);
+  // Whether each key is stored; an invalid key (empty, too long) gets its own
+  // kInvalidKey, and a failed call its error in every slot.
+  std::vector<StatusOr<bool>> BatchExists(std::span<const std::string> keys);
   std::vector<Status> BatchRemove(std::span<const std::string> keys, bool force = false);
 
   // ---- Zero-copy API on registered buffers ----
   // PutFrom/GetInto require [ptr, ptr+size) inside one registered buffer
   // (kBufferNotRegistered otherwise); bytes then move straight between that
   // memory and the store node (TCP socket or shared-memory memcpy).
-  Status RegisterBuffer(void* ptr, size_t size);
-  Status UnregisterBuffer(void* ptr);
-  // OK when [ptr, ptr+size) lies inside one registered buffer, else
-  // kBufferNotRegistered (kInvalidArgument for null). For callers, such as the
-  // Python binding's scatter/gather forms, that stage bytes themselves but must
-  // honour the same registration contract as PutFrom/GetInto.
-  Status CheckBuffer(const void* ptr, size_t size) const;
+  //
+  // Registration asks the kernel how the range is mapped: memory that is not
+  // mapped readable, or (with kReadWrite) not writable, such as a PROT_READ
+  // mapping of a file, is refused with kInvalidArgument. A buffer registered
+  // kReadOnly is a put's source only: a get into it is kInvalidArgument.
+  Status RegisterBuffer(const void* ptr, size_t size,
+                        BufferAccess access = BufferAccess::kReadWrite);
+  Status UnregisterBuffer(const void* ptr);
+  // OK when [ptr, ptr+size) lies inside one registered buffer that allows
+  // `need` (kReadOnly: to be read, as a put's source; kReadWrite: to be
+  // written, as a get's destination), else kBufferNotRegistered
+  // (kInvalidArgument for null, or for writing a read-only buffer). For
+  // callers, such as the Python binding's scatter/gather forms, that stage
+  // bytes themselves but must honour the same contract as PutFrom/GetInto.
+  Status CheckBuffer(const void* ptr, size_t size,
+                     BufferAccess need = BufferAccess::kReadOnly) const;
   Status PutFrom(const std::string& key, const void* ptr, size_t size,
                  const PutOptions& options = {});
   // Returns the object's size; kBufferTooSmall (naming the size needed) when

@@ -264,12 +264,14 @@ void AddExists(CLI::App& root) {
   app->callback([f] {
     auto client = f->Connect();
     if (!client.ok()) return SetExitCode(Report("exists", client.status()));
-    StatusOr<std::vector<bool>> present = client.value()->BatchExists(f->keys);
-    if (!present.ok()) return SetExitCode(Report("exists", present.status()));
+    std::vector<StatusOr<bool>> present = client.value()->BatchExists(f->keys);
+    for (const StatusOr<bool>& p : present) {
+      if (!p.ok()) return SetExitCode(Report("exists", p.status()));
+    }
     bool all = true;
     for (size_t i = 0; i < f->keys.size(); ++i) {
-      std::cout << f->keys[i] << "\t" << (present.value()[i] ? "yes" : "no") << "\n";
-      all = all && present.value()[i];
+      std::cout << f->keys[i] << "\t" << (*present[i] ? "yes" : "no") << "\n";
+      all = all && *present[i];
     }
     SetExitCode(all ? 0 : 1);
   });

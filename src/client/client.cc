@@ -5,6 +5,7 @@
 #include <atomic>
 #include <cstdlib>
 #include <functional>
+#include <iterator>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -205,6 +206,30 @@ struct Client::Impl {
   // the first key the master cannot serve. Results in input order, possibly
   // shorter than keys in prefix mode.
   //
+  // A batch of more keys than one request carries is read part by part, each
+  // part's leases granted and its bytes read before the next part is asked
+  // for: read leases are short (0.5 s by default), and asking for every part
+  // first would let the first parts' leases lapse before their reads.
+  template <typename Dest>
+  std::vector<StatusOr<size_t>> GetMany(std::span<const std::string> keys, bool prefix_mode,
+                                        Dest&& dest) {
+    const size_t part_keys = master->max_batch_keys();
+    std::vector<StatusOr<size_t>> out;
+    out.reserve(keys.size());
+    for (size_t at = 0; at < keys.size(); at += part_keys) {
+      const std::span<const std::string> part =
+          keys.subspan(at, std::min(part_keys, keys.size() - at));
+      std::vector<StatusOr<size_t>> r =
+          GetPart(part, prefix_mode, [&](size_t i, uint64_t size) { return dest(at + i, size); });
+      const bool whole = r.size() == part.size() && (r.empty() || r.back().ok());
+      std::move(r.begin(), r.end(), std::back_inserter(out));
+      if (prefix_mode && !whole) break;  // the prefix ended in this part
+    }
+    return out;
+  }
+
+  // GetMany of one part.
+  //
   // Keys with a placement hint are copied ahead, during the lease round trip
   // (placement_hints.h); not in prefix mode, where buffers past the prefix must
   // stay untouched.
@@ -213,7 +238,7 @@ struct Client::Impl {
   // as it is copied and kept only if it matches the value's checksum. A replica
   // that does not is reported to the master and the next one is read.
   template <typename Dest>
-  std::vector<StatusOr<size_t>> GetMany(std::span<const std::string> keys, bool prefix_mode,
+  std::vector<StatusOr<size_t>> GetPart(std::span<const std::string> keys, bool prefix_mode,
                                         Dest&& dest) {
     struct Ahead {
       client::PlacementHint hint;
@@ -362,6 +387,13 @@ StatusOr<std::unique_ptr<Client>> Client::Connect(const ClientConfig& given) {
                   "put_retry_ms is " + std::to_string(config.put_retry_ms) +
                       "; it must be 0 (no retry) or more");
   }
+  // Accepted, these would fail every transfer later (a timeout of 0 expires at once).
+  if (config.transfer_timeout_ms <= 0 || config.tcp_lanes < 1) {
+    return Status(ErrorCode::kInvalidArgument,
+                  "client config: need transfer_timeout_ms > 0 and tcp_lanes >= 1 (got " +
+                      std::to_string(config.transfer_timeout_ms) + " and " +
+                      std::to_string(config.tcp_lanes) + ")");
+  }
   if (Status s = transfer::CheckCongestionControl(config.tcp_congestion); !s.ok()) {
     return Status(s.code(), "tcp_congestion: " + s.message());
   }
@@ -462,10 +494,19 @@ std::vector<StatusOr<std::vector<std::byte>>> Client::BatchGet(std::span<const s
   return out;
 }
 
-StatusOr<std::vector<bool>> Client::BatchExists(std::span<const std::string> keys) {
+std::vector<StatusOr<bool>> Client::BatchExists(std::span<const std::string> keys) {
   StatusOr<master::BatchExistsResult> r = impl_->master->BatchExists(keys);
-  if (!r.ok()) return r.status();
-  return std::move(r.value().present);
+  if (!r.ok()) return std::vector<StatusOr<bool>>(keys.size(), r.status());
+  std::vector<StatusOr<bool>> out;
+  out.reserve(keys.size());
+  for (size_t i = 0; i < keys.size(); ++i) {
+    if (!r->statuses.empty() && !r->statuses[i].ok()) {
+      out.emplace_back(std::move(r->statuses[i]));
+    } else {
+      out.emplace_back(bool{r->present[i]});
+    }
+  }
+  return out;
 }
 
 std::vector<Status> Client::BatchRemove(std::span<const std::string> keys, bool force) {
@@ -475,10 +516,12 @@ std::vector<Status> Client::BatchRemove(std::span<const std::string> keys, bool 
   return impl_->master->BatchRemove(keys, force);
 }
 
-Status Client::RegisterBuffer(void* ptr, size_t size) { return impl_->buffers.Register(ptr, size); }
-Status Client::UnregisterBuffer(void* ptr) { return impl_->buffers.Unregister(ptr); }
-Status Client::CheckBuffer(const void* ptr, size_t size) const {
-  return impl_->buffers.Check(ptr, size);
+Status Client::RegisterBuffer(const void* ptr, size_t size, BufferAccess access) {
+  return impl_->buffers.Register(ptr, size, access);
+}
+Status Client::UnregisterBuffer(const void* ptr) { return impl_->buffers.Unregister(ptr); }
+Status Client::CheckBuffer(const void* ptr, size_t size, BufferAccess need) const {
+  return impl_->buffers.Check(ptr, size, need);
 }
 
 Status Client::PutFrom(const std::string& key, const void* ptr, size_t size,
@@ -503,7 +546,7 @@ std::vector<Status> Client::BatchPutFrom(std::span<const std::string> keys,
   std::vector<const std::byte*> ok_ptrs;
   std::vector<size_t> ok_sizes, ok_idx;
   for (size_t i = 0; i < keys.size(); ++i) {
-    if (Status s = impl_->buffers.Check(ptrs[i], sizes[i]); !s.ok()) {
+    if (Status s = impl_->buffers.Check(ptrs[i], sizes[i], BufferAccess::kReadOnly); !s.ok()) {
       out[i] = std::move(s);
       continue;
     }
@@ -536,7 +579,9 @@ std::vector<StatusOr<size_t>> Client::BatchGetInto(std::span<const std::string> 
                                                     " bytes is too small: '" + keys[i] +
                                                     "' needs " + std::to_string(size) + " bytes");
     }
-    if (Status s = impl_->buffers.Check(ptrs[i], size); !s.ok()) return s;
+    if (Status s = impl_->buffers.Check(ptrs[i], size, BufferAccess::kReadWrite); !s.ok()) {
+      return s;
+    }
     return static_cast<std::byte*>(ptrs[i]);
   });
 }
@@ -558,18 +603,19 @@ StatusOr<size_t> Client::GetPrefixInto(std::span<const std::string> keys,
                         "page " + std::to_string(i) + " needs " + std::to_string(size) +
                             " bytes, buffer has " + std::to_string(capacities[i]));
         }
-        if (Status s = impl_->buffers.Check(ptrs[i], size); !s.ok()) return s;
+        if (Status s = impl_->buffers.Check(ptrs[i], size, BufferAccess::kReadWrite); !s.ok()) {
+          return s;
+        }
         return static_cast<std::byte*>(ptrs[i]);
       });
   size_t leading = 0;
   while (leading < r.size() && r[leading].ok()) ++leading;
-  // A control-plane failure on the first page is an error, not an empty prefix.
+  // A first page that is not stored makes an empty prefix; one that fails for
+  // any other reason (a bad key or buffer, an unreachable master or node) is
+  // an error, not an empty prefix.
   if (leading == 0 && !r.empty()) {
     ErrorCode c = r[0].status().code();
-    if (c == ErrorCode::kUnavailable || c == ErrorCode::kTimeout ||
-        c == ErrorCode::kBufferNotRegistered || c == ErrorCode::kBufferTooSmall) {
-      return r[0].status();
-    }
+    if (c != ErrorCode::kObjectNotFound && c != ErrorCode::kObjectNotReady) return r[0].status();
   }
   return leading;
 }

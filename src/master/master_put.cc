@@ -294,7 +294,8 @@ std::vector<StatusOr<PutGrant>> MasterService::BatchPutStart(std::span<const std
       out.emplace_back(Status(ErrorCode::kInvalidArgument, "fewer sizes than keys"));
       continue;
     }
-    if (chain && i > 0) cfg.parent_key = keys[i - 1];
+    // A page after an invalid one (refused, a hole in the chain) has no parent.
+    if (chain && i > 0) cfg.parent_key = ValidateKey(keys[i - 1]).ok() ? keys[i - 1] : "";
     out.push_back(PutStart(keys[i], sizes[i], cfg, attempts.empty() ? 0 : attempts[i]));
   }
   return out;

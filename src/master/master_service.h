@@ -108,8 +108,10 @@ class MasterService {
   Status PutEnd(std::string_view key, uint64_t token, uint64_t checksum = 0);
   Status PutRevoke(std::string_view key, uint64_t token);
   // Batch forms, results in input order. With `chain`, key i's parent is key i-1
-  // (overriding config.parent_key for i > 0). `attempts`: none, or keys[i]'s
-  // attempt (as PutStart's) at i; another count fails every key, starting none.
+  // (overriding config.parent_key for i > 0), unless key i-1 is invalid: it is
+  // refused, and key i starts without a parent, as after any hole in a chain.
+  // `attempts`: none, or keys[i]'s attempt (as PutStart's) at i; another count
+  // fails every key, starting none.
   std::vector<StatusOr<PutGrant>> BatchPutStart(std::span<const std::string> keys,
                                                 std::span<const uint64_t> sizes,
                                                 const PutConfig& config, bool chain = false,
@@ -126,14 +128,20 @@ class MasterService {
   // ---- Reads ----
   // Grants a read lease of LeaseMs(size).
   StatusOr<ReadResult> GetReplicaList(std::string_view key);
-  // In prefix mode the result stops at the first key that is not readable.
+  // A result per key, an invalid key's its own error. In prefix mode the
+  // result stops at the first key that is not readable, with that key's error
+  // as its last entry (so a caller learns why the prefix ended).
   std::vector<StatusOr<ReadResult>> BatchGetReplicaList(std::span<const std::string> keys,
                                                         bool prefix_mode = false);
   // True when a complete object exists. No lease unless exists_grants_lease.
   StatusOr<bool> Exists(std::string_view key);
-  StatusOr<BatchExistsResult> BatchExists(std::span<const std::string> keys);
+  // Exists per key; an invalid key is refused alone (BatchExistsResult::statuses).
+  BatchExistsResult BatchExists(std::span<const std::string> keys);
   // Number of leading keys that are complete; stops at the first miss. The Bloom
-  // filter answers definite misses without touching the index.
+  // filter answers definite misses without touching the index. An invalid key
+  // ends the prefix like a miss (it cannot be stored); when it is the first
+  // key, the call fails with its INVALID_KEY instead, so that a caller whose
+  // keys are malformed learns it rather than seeing a permanent miss.
   StatusOr<size_t> BatchQueryPrefix(std::span<const std::string> keys);
 
   // ---- Integrity ----

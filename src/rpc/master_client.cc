@@ -90,6 +90,20 @@ BatchPutTokenRequest MakeTokens(std::span<const std::string> keys,
   return req;
 }
 
+// Elements [at, at + n) of `s`, as many of them as there are.
+template <typename T>
+std::span<const T> Part(std::span<const T> s, size_t at, size_t n) {
+  if (at >= s.size()) return {};
+  return s.subspan(at, std::min(n, s.size() - at));
+}
+
+// The share of `values` (one per key of `keys` keys) of the keys [at, at + n).
+// Values of another count are sent whole, for the master to refuse the shape.
+template <typename T>
+std::span<const T> PartOf(std::span<const T> values, size_t keys, size_t at, size_t n) {
+  return values.size() == keys ? values.subspan(at, n) : values;
+}
+
 template <typename T>
 std::vector<T> Every(size_t n, const crescent::Status& s) {
   return std::vector<T>(n, T(s));
@@ -276,6 +290,25 @@ struct MasterClient::Impl {
     return status;
   }
 
+  // A batch RPC answered by a StatusesResponse, sent in parts of at most
+  // max_batch_keys keys: `call(at, part, resp)` sends keys [at, at + part.size()).
+  // A part that fails as a whole gives its status to its keys and all later ones.
+  template <typename Call>
+  std::vector<crescent::Status> Statuses(std::span<const std::string> keys, Call call) const {
+    std::vector<crescent::Status> out;
+    out.reserve(keys.size());
+    for (size_t at = 0; at < keys.size(); at += options.max_batch_keys) {
+      const std::span<const std::string> part = Part(keys, at, options.max_batch_keys);
+      StatusesResponse resp;
+      if (crescent::Status s = call(at, part, &resp); !s.ok()) {
+        out.resize(keys.size(), s);
+        break;
+      }
+      for (crescent::Status& s : StatusesFromProto(resp, part.size())) out.push_back(std::move(s));
+    }
+    return out;
+  }
+
   // Calls `method` with a fresh deadline per try, retrying UNAVAILABLE with
   // exponential backoff. Every try sends the same request, so a PutStart's put
   // attempts repeat and a try after a lost reply gets that put back (PutEnd
@@ -317,10 +350,12 @@ struct MasterClient::Impl {
 
 StatusOr<std::unique_ptr<MasterClient>> MasterClient::Create(const MasterClientOptions& options) {
   if (options.attempts < 1 || options.rpc_timeout_ms <= 0 || options.backoff_initial_ms < 0 ||
-      options.backoff_max_ms < options.backoff_initial_ms || options.max_message_bytes <= 0) {
+      options.backoff_max_ms < options.backoff_initial_ms || options.max_message_bytes <= 0 ||
+      options.max_batch_keys < 1) {
     return crescent::Status(ErrorCode::kInvalidArgument,
                             "client options: need attempts >= 1, rpc_timeout_ms > 0, "
-                            "0 <= backoff_initial_ms <= backoff_max_ms, max_message_bytes > 0");
+                            "0 <= backoff_initial_ms <= backoff_max_ms, max_message_bytes > 0, "
+                            "max_batch_keys >= 1");
   }
   auto impl = std::make_unique<Impl>();
   impl->options = options;
@@ -351,6 +386,7 @@ StatusOr<std::unique_ptr<MasterClient>> MasterClient::Create(const MasterClientO
 MasterClient::MasterClient(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 MasterClient::~MasterClient() = default;
 const std::string& MasterClient::address() const { return impl_->address; }
+size_t MasterClient::max_batch_keys() const { return impl_->options.max_batch_keys; }
 
 using Stub = Master::Stub;
 
@@ -472,50 +508,61 @@ std::vector<StatusOr<RemotePut>> MasterClient::BatchPutStart(std::span<const std
                                                              const master::PutConfig& config,
                                                              bool chain) {
   using Result = StatusOr<RemotePut>;
-  BatchPutStartRequest req;
-  req.mutable_keys()->Assign(keys.begin(), keys.end());
-  req.mutable_sizes()->Assign(sizes.begin(), sizes.end());
-  ToProto(config, req.mutable_config());
-  req.set_chain(chain);
-  for (size_t i = 0; i < keys.size(); ++i) req.add_attempts(impl_->NextAttempt());
-  BatchPutStartResponse resp;
-  if (auto s = impl_->Invoke("BatchPutStart", &Stub::AsyncBatchPutStart, req, &resp); !s.ok()) {
-    return Every<Result>(keys.size(), s);
-  }
-  if (static_cast<size_t>(resp.results_size()) != keys.size()) {
-    return Every<Result>(keys.size(), ShortReply(resp.results_size(), keys.size()));
-  }
   std::vector<Result> out;
   out.reserve(keys.size());
-  for (const PutStartResponse& r : resp.results()) out.push_back(PutFromProto(r));
+  master::PutConfig part_config = config;
+  for (size_t at = 0; at < keys.size(); at += impl_->options.max_batch_keys) {
+    const std::span<const std::string> part = Part(keys, at, impl_->options.max_batch_keys);
+    if (chain && at > 0) {
+      // The part's first page is linked to the page before it, as the master
+      // links pages within one request; an invalid one (refused) links none.
+      part_config.parent_key =
+          out.back().status().code() == ErrorCode::kInvalidKey ? "" : keys[at - 1];
+    }
+    BatchPutStartRequest req;
+    req.mutable_keys()->Assign(part.begin(), part.end());
+    const std::span<const uint64_t> part_sizes = PartOf(sizes, keys.size(), at, part.size());
+    req.mutable_sizes()->Assign(part_sizes.begin(), part_sizes.end());
+    ToProto(part_config, req.mutable_config());
+    req.set_chain(chain);
+    for (size_t i = 0; i < part.size(); ++i) req.add_attempts(impl_->NextAttempt());
+    BatchPutStartResponse resp;
+    crescent::Status s = impl_->Invoke("BatchPutStart", &Stub::AsyncBatchPutStart, req, &resp);
+    if (s.ok() && static_cast<size_t>(resp.results_size()) != part.size()) {
+      s = ShortReply(resp.results_size(), part.size());
+    }
+    if (!s.ok()) {
+      out.resize(keys.size(), Result(s));
+      break;
+    }
+    for (const PutStartResponse& r : resp.results()) out.push_back(PutFromProto(r));
+  }
   return out;
 }
 
 std::vector<crescent::Status> MasterClient::BatchPutEnd(std::span<const std::string> keys,
                                                         std::span<const uint64_t> tokens,
                                                         std::span<const uint64_t> checksums) {
-  BatchPutTokenRequest req = MakeTokens(keys, tokens);
-  if (checksums.empty()) {
-    req.mutable_checksums()->Resize(static_cast<int>(keys.size()), 0);
-  } else {
-    req.mutable_checksums()->Assign(checksums.begin(), checksums.end());
-  }
-  StatusesResponse resp;
-  if (auto s = impl_->Invoke("BatchPutEnd", &Stub::AsyncBatchPutEnd, req, &resp); !s.ok()) {
-    return Every<crescent::Status>(keys.size(), s);
-  }
-  return StatusesFromProto(resp, keys.size());
+  return impl_->Statuses(
+      keys, [&](size_t at, std::span<const std::string> part, StatusesResponse* resp) {
+        BatchPutTokenRequest req = MakeTokens(part, PartOf(tokens, keys.size(), at, part.size()));
+        if (checksums.empty()) {
+          req.mutable_checksums()->Resize(static_cast<int>(part.size()), 0);
+        } else {
+          const std::span<const uint64_t> mine = PartOf(checksums, keys.size(), at, part.size());
+          req.mutable_checksums()->Assign(mine.begin(), mine.end());
+        }
+        return impl_->Invoke("BatchPutEnd", &Stub::AsyncBatchPutEnd, req, resp);
+      });
 }
 
 std::vector<crescent::Status> MasterClient::BatchPutRevoke(std::span<const std::string> keys,
                                                            std::span<const uint64_t> tokens) {
-  StatusesResponse resp;
-  if (auto s = impl_->Invoke("BatchPutRevoke", &Stub::AsyncBatchPutRevoke, MakeTokens(keys, tokens),
-                             &resp);
-      !s.ok()) {
-    return Every<crescent::Status>(keys.size(), s);
-  }
-  return StatusesFromProto(resp, keys.size());
+  return impl_->Statuses(
+      keys, [&](size_t at, std::span<const std::string> part, StatusesResponse* resp) {
+        return impl_->Invoke("BatchPutRevoke", &Stub::AsyncBatchPutRevoke,
+                             MakeTokens(part, PartOf(tokens, keys.size(), at, part.size())), resp);
+      });
 }
 
 // ---- Reads ----
@@ -533,23 +580,30 @@ StatusOr<RemoteRead> MasterClient::GetReplicaList(const std::string& key) {
 std::vector<StatusOr<RemoteRead>> MasterClient::BatchGetReplicaList(
     std::span<const std::string> keys, bool prefix_mode, const std::function<void()>& meanwhile) {
   using Result = StatusOr<RemoteRead>;
-  BatchGetReplicaListRequest req;
-  req.mutable_keys()->Assign(keys.begin(), keys.end());
-  req.set_prefix_mode(prefix_mode);
-  BatchGetReplicaListResponse resp;
-  if (auto s = impl_->Invoke("BatchGetReplicaList", &Stub::AsyncBatchGetReplicaList, req, &resp,
-                             &meanwhile);
-      !s.ok()) {
-    return Every<Result>(keys.size(), s);
-  }
-  // Prefix mode stops at the first unreadable key, so the reply may be shorter.
-  size_t got = resp.results_size();
-  if (prefix_mode ? got > keys.size() : got != keys.size()) {
-    return Every<Result>(keys.size(), ShortReply(got, keys.size()));
-  }
   std::vector<Result> out;
-  out.reserve(got);
-  for (const ReadResult& r : resp.results()) out.push_back(ReadFromProto(r));
+  out.reserve(keys.size());
+  for (size_t at = 0; at < keys.size(); at += impl_->options.max_batch_keys) {
+    const std::span<const std::string> part = Part(keys, at, impl_->options.max_batch_keys);
+    BatchGetReplicaListRequest req;
+    req.mutable_keys()->Assign(part.begin(), part.end());
+    req.set_prefix_mode(prefix_mode);
+    BatchGetReplicaListResponse resp;
+    // `meanwhile` runs once, during the first request.
+    crescent::Status s = impl_->Invoke("BatchGetReplicaList", &Stub::AsyncBatchGetReplicaList, req,
+                                       &resp, at == 0 ? &meanwhile : nullptr);
+    // Prefix mode stops at the first unreadable key, so the reply may be shorter.
+    const size_t got = resp.results_size();
+    if (s.ok() && (prefix_mode ? got > part.size() : got != part.size())) {
+      s = ShortReply(got, part.size());
+    }
+    if (!s.ok()) {
+      out.resize(keys.size(), Result(s));
+      break;
+    }
+    for (const ReadResult& r : resp.results()) out.push_back(ReadFromProto(r));
+    // A prefix that ended in this part ends the whole prefix.
+    if (prefix_mode && (got < part.size() || !out.back().ok())) break;
+  }
   return out;
 }
 
@@ -563,30 +617,53 @@ StatusOr<bool> MasterClient::Exists(const std::string& key) {
 }
 
 StatusOr<master::BatchExistsResult> MasterClient::BatchExists(std::span<const std::string> keys) {
-  BatchExistsResponse resp;
-  if (auto s = impl_->Invoke("BatchExists", &Stub::AsyncBatchExists, MakeKeys(keys), &resp);
-      !s.ok()) {
-    return s;
-  }
-  if (auto s = FromProto(resp.status()); !s.ok()) return s;
-  if (static_cast<size_t>(resp.present_size()) != keys.size()) {
-    return ShortReply(resp.present_size(), keys.size());
-  }
   master::BatchExistsResult out;
-  out.present.assign(resp.present().begin(), resp.present().end());
-  out.leading = resp.leading();
+  out.present.reserve(keys.size());
+  bool leading = true;  // every key so far is present
+  for (size_t at = 0; at < keys.size(); at += impl_->options.max_batch_keys) {
+    const std::span<const std::string> part = Part(keys, at, impl_->options.max_batch_keys);
+    BatchExistsResponse resp;
+    if (auto s = impl_->Invoke("BatchExists", &Stub::AsyncBatchExists, MakeKeys(part), &resp);
+        !s.ok()) {
+      return s;
+    }
+    if (auto s = FromProto(resp.status()); !s.ok()) return s;
+    const size_t got = resp.present_size();
+    if (got != part.size()) return ShortReply(got, part.size());
+    // out.statuses stays empty until a part refuses a key; from then on it
+    // has one per key (OK for the keys answered).
+    if (resp.statuses_size() != 0) {
+      if (static_cast<size_t>(resp.statuses_size()) != got) {
+        return ShortReply(resp.statuses_size(), got);
+      }
+      out.statuses.resize(at);
+      for (const Status& st : resp.statuses()) out.statuses.push_back(FromProto(st));
+    } else if (!out.statuses.empty()) {
+      out.statuses.resize(at + got);
+    }
+    out.present.insert(out.present.end(), resp.present().begin(), resp.present().end());
+    if (leading) out.leading += resp.leading();
+    leading = leading && resp.leading() == got;
+  }
   return out;
 }
 
 StatusOr<size_t> MasterClient::BatchQueryPrefix(std::span<const std::string> keys) {
-  BatchQueryPrefixResponse resp;
-  if (auto s =
-          impl_->Invoke("BatchQueryPrefix", &Stub::AsyncBatchQueryPrefix, MakeKeys(keys), &resp);
-      !s.ok()) {
-    return s;
+  size_t leading = 0;
+  for (size_t at = 0; at < keys.size(); at += impl_->options.max_batch_keys) {
+    const std::span<const std::string> part = Part(keys, at, impl_->options.max_batch_keys);
+    BatchQueryPrefixResponse resp;
+    crescent::Status s =
+        impl_->Invoke("BatchQueryPrefix", &Stub::AsyncBatchQueryPrefix, MakeKeys(part), &resp);
+    if (s.ok()) s = FromProto(resp.status());
+    // A part that starts with an invalid key: the prefix ends there, and only
+    // as the very first key is that an error.
+    if (!s.ok() && at > 0 && s.code() == ErrorCode::kInvalidKey) return leading;
+    if (!s.ok()) return s;
+    leading += resp.leading();
+    if (resp.leading() < part.size()) break;
   }
-  if (auto s = FromProto(resp.status()); !s.ok()) return s;
-  return static_cast<size_t>(resp.leading());
+  return leading;
 }
 
 // ---- Integrity ----
@@ -630,14 +707,13 @@ crescent::Status MasterClient::Remove(const std::string& key, bool force) {
 
 std::vector<crescent::Status> MasterClient::BatchRemove(std::span<const std::string> keys,
                                                         bool force) {
-  BatchRemoveRequest req;
-  req.mutable_keys()->Assign(keys.begin(), keys.end());
-  req.set_force(force);
-  StatusesResponse resp;
-  if (auto s = impl_->Invoke("BatchRemove", &Stub::AsyncBatchRemove, req, &resp); !s.ok()) {
-    return Every<crescent::Status>(keys.size(), s);
-  }
-  return StatusesFromProto(resp, keys.size());
+  return impl_->Statuses(keys,
+                         [&](size_t, std::span<const std::string> part, StatusesResponse* resp) {
+                           BatchRemoveRequest req;
+                           req.mutable_keys()->Assign(part.begin(), part.end());
+                           req.set_force(force);
+                           return impl_->Invoke("BatchRemove", &Stub::AsyncBatchRemove, req, resp);
+                         });
 }
 
 StatusOr<size_t> MasterClient::RemoveByPrefix(const std::string& prefix, bool force) {

@@ -41,7 +41,7 @@ void FillStatuses(const std::vector<crescent::Status>& statuses, StatusesRespons
 
 crescent::Status MasterHandlers::CheckBatch(
     const google::protobuf::RepeatedPtrField<std::string>& keys, bool allow_empty) const {
-  return CheckKeys(keys, options_.max_batch, master_.config().max_key_length, allow_empty);
+  return CheckKeys(keys, options_.max_batch, allow_empty);
 }
 
 crescent::Status MasterHandlers::CheckReplicaReply(
@@ -264,11 +264,11 @@ void MasterHandlers::BatchExists(KeysRequest& req, BatchExistsResponse* resp) co
   if (auto s = CheckBatch(req.keys(), /*allow_empty=*/false); !s.ok()) {
     return ToProto(s, resp->mutable_status());
   }
-  auto r = master_.BatchExists(TakeKeys(req.mutable_keys()));
-  ToProto(r.status(), resp->mutable_status());
-  if (!r.ok()) return;
-  for (bool present : r->present) resp->add_present(present);
-  resp->set_leading(r->leading);
+  master::BatchExistsResult r = master_.BatchExists(TakeKeys(req.mutable_keys()));
+  ToProto(crescent::Status::Ok(), resp->mutable_status());
+  for (bool present : r.present) resp->add_present(present);
+  resp->set_leading(r.leading);
+  for (const crescent::Status& s : r.statuses) ToProto(s, resp->add_statuses());
 }
 
 void MasterHandlers::BatchQueryPrefix(KeysRequest& req, BatchQueryPrefixResponse* resp) const {
