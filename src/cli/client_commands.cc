@@ -48,10 +48,10 @@ Status CheckSegment(const ClusterStat& st, const std::string& name) {
 }
 
 void AddPut(CLI::App& root) {
-  auto* app = root.add_subcommand(
-      "put",
-      "Store FILE (or stdin) under KEY. A value larger than the cluster's largest segment is "
-      "refused before it is read (a file, by its size) or once that much has come (stdin)");
+  auto* app = root.add_subcommand("put", "Store FILE (or stdin) under KEY");
+  app->footer(
+      "A value larger than the cluster takes (its largest segment) is refused before it is read "
+      "(a file, by its size) or once that much has come (stdin, a pipe, a device).");
   struct Flags : ClientFlags {
     std::string key, file;
     PutOptions options;
@@ -105,10 +105,9 @@ void AddGet(CLI::App& root) {
 }
 
 void AddExists(CLI::App& root) {
-  auto* app = root.add_subcommand(
-      "exists",
-      "Print whether each KEY is stored (exit 1 if any is not); keys are escaped as ls escapes "
-      "them");
+  auto* app =
+      root.add_subcommand("exists", "Print whether each KEY is stored (exit 1 if any is not)");
+  app->footer("Keys are printed escaped as `crescent ls` prints them (see its --help).");
   struct Flags : ClientFlags {
     std::vector<std::string> keys;
   };

@@ -21,11 +21,11 @@ namespace {
 constexpr size_t kPageKeys = 4096;
 
 void AddLs(CLI::App& root) {
-  auto* app = root.add_subcommand(
-      "ls",
-      "List stored keys under PREFIX, in key order, one per line. Bytes outside printable ASCII "
-      "are written \\xHH and a backslash \\\\, so every key prints as one line (-0: raw keys, "
-      "each ended by a NUL byte)");
+  auto* app = root.add_subcommand("ls", "List stored keys under PREFIX, in key order");
+  app->footer(
+      "One key per line; keys are byte strings, so a backslash is written \\\\ and every byte "
+      "outside printable ASCII \\xHH (a newline: \\x0a), and one key is always one line. With "
+      "-0 keys are printed as they are, each followed by a NUL byte.");
   struct Flags : ClientFlags {
     std::string prefix;
     size_t limit = 1000;
