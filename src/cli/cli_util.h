@@ -1,5 +1,5 @@
-// Helpers shared by the crescent subcommands: byte sizes with units, exit codes
-// from a Status, and waiting for Ctrl-C / SIGTERM.
+// Helpers shared by the crescent subcommands: byte sizes with units, the checks
+// of flag values, exit codes from a Status, and waiting for Ctrl-C / SIGTERM.
 #pragma once
 
 #include <CLI/CLI.hpp>
