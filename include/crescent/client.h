@@ -98,6 +98,9 @@ struct ClusterStat {
   // evicted, revoked or timed-out puts) that a capability may still reach; it
   // is freed once that capability has expired, plus a grace (fencing).
   uint64_t held_bytes = 0;
+  // The largest value a put is accepted for now: the largest segment, within
+  // the master's limits (0 while no segment is mounted).
+  uint64_t largest_object = 0;
   std::vector<SegmentUsage> segments;
   std::map<std::string, uint64_t> counters;  // Prometheus sample name -> value
 };
@@ -201,9 +204,12 @@ class Client {
   // (0: the master's maximum per reply, 1M keys by default), and never more
   // than one reply can carry (the gRPC message limit, 64 MiB by default).
   // `truncated`, when given, is set to whether more keys matched than were
-  // returned.
+  // returned. With `after`, only keys after it: to page through any number of
+  // keys, call again with the last key returned while *truncated. Pages so
+  // chained never repeat a key and list once every key that stays stored
+  // while they are fetched, whatever else is put or removed meanwhile.
   StatusOr<std::vector<std::string>> List(const std::string& prefix, size_t limit = 0,
-                                          bool* truncated = nullptr);
+                                          bool* truncated = nullptr, const std::string& after = "");
   StatusOr<size_t> RemoveByPrefix(const std::string& prefix, bool force = false);
   StatusOr<size_t> RemoveAll(bool force = false);
   StatusOr<uint64_t> GetSize(const std::string& key);

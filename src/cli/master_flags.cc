@@ -1,6 +1,7 @@
 #include "cli/master_flags.h"
 
 #include "cache/eviction_policy.h"
+#include "cli/cli_util.h"
 
 namespace crescent::cli {
 
@@ -28,7 +29,8 @@ void MasterFlags::Add(CLI::App& app) {
   app.add_option("--lease-bytes-per-ms", config.lease_bytes_per_ms,
                  "A get's lease grows by 1 ms per this many bytes of the object (the slowest "
                  "transfer rate it covers; 0: no size term)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(CountCheck());
   app.add_option("--put-timeout-ms", config.put_timeout_ms,
                  "An unfinished put is discarded after this long")
       ->capture_default_str()
@@ -53,7 +55,8 @@ void MasterFlags::Add(CLI::App& app) {
       ->check(CLI::Range(1u, 1u << 20));
   app.add_option("--bloom-expected-keys", config.bloom_expected_keys,
                  "Design load of the negative-lookup filter (it grows when outgrown)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(CountCheck());
 }
 
 }  // namespace crescent::cli

@@ -23,7 +23,10 @@ struct MasterFlags {
     server::MasterHostOptions o;
     o.config = config;
     o.rpc = server;
-    o.rpc.listen_address = host + ":" + std::to_string(port);
+    // An IPv6 address goes in brackets: gRPC would read "::1:50051" as an
+    // address without a port.
+    const bool v6 = host.find(':') != std::string::npos && host.front() != '[';
+    o.rpc.listen_address = (v6 ? "[" + host + "]" : host) + ":" + std::to_string(port);
     o.http_host = host;
     o.http_port = http_port;
     return o;

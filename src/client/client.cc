@@ -621,8 +621,8 @@ StatusOr<size_t> Client::GetPrefixInto(std::span<const std::string> keys,
 }
 
 StatusOr<std::vector<std::string>> Client::List(const std::string& prefix, size_t limit,
-                                                bool* truncated) {
-  return impl_->master->List(prefix, limit, truncated);
+                                                bool* truncated, const std::string& after) {
+  return impl_->master->List(prefix, limit, truncated, after);
 }
 
 StatusOr<size_t> Client::RemoveByPrefix(const std::string& prefix, bool force) {
@@ -660,6 +660,7 @@ StatusOr<ClusterStat> Client::Stat() {
   out.capacity_bytes = s.value().capacity_bytes;
   out.used_bytes = s.value().used_bytes;
   out.held_bytes = s.value().held_bytes;
+  out.largest_object = s.value().largest_object;
   out.counters = s.value().counters;
   for (const master::SegmentInfo& seg : s.value().segments) {
     out.segments.push_back(

@@ -189,7 +189,8 @@ size_t MasterService::RemoveAll(bool force) {
 }
 
 std::vector<std::string> MasterService::List(std::string_view prefix, size_t limit,
-                                             uint64_t max_bytes, bool* truncated) const {
+                                             uint64_t max_bytes, bool* truncated,
+                                             std::string_view after) const {
   // The answer is the longest run of matching keys, in key order, that fits
   // both bounds. It is gathered in a max-heap that never holds more than the
   // answer plus one key: each shard is walked in key order and left at its
@@ -203,7 +204,7 @@ std::vector<std::string> MasterService::List(std::string_view prefix, size_t lim
   bool cut = false;
   for (const auto& shard : shards_) {
     std::shared_lock lock(shard->mutex());
-    shard->VisitPrefix(prefix, [&](uint32_t slot) {
+    auto take = [&](uint32_t slot) {
       const std::string_view key = shard->entry(slot).key_view();
       const uint64_t cost = key.size() + kListKeyFramingBytes;
       const bool room = heap.size() < max_keys && bytes + cost <= budget;
@@ -221,7 +222,12 @@ std::vector<std::string> MasterService::List(std::string_view prefix, size_t lim
         cut = true;
       }
       return true;
-    });
+    };
+    if (after.empty()) {
+      shard->VisitPrefix(prefix, take);
+    } else {
+      shard->VisitPrefixAfter(prefix, after, take);
+    }
   }
   std::sort_heap(heap.begin(), heap.end());
   if (truncated != nullptr) *truncated = cut;

@@ -64,6 +64,19 @@ Status MasterService::ValidateKey(std::string_view key) const {
   return Status::Ok();
 }
 
+uint64_t MasterService::LargestSegmentObject() const {
+  // An allocator manages whole granules only and rounds requests up.
+  const uint64_t largest = segments_.largest_segment();
+  const uint64_t align = std::max<uint64_t>(1, config_.allocation_alignment);
+  return largest / align * align;
+}
+
+uint64_t MasterService::LargestObject() const {
+  uint64_t largest = std::min(LargestSegmentObject(), kMaxObjectSize);
+  if (config_.max_object_size != 0) largest = std::min(largest, config_.max_object_size);
+  return largest;
+}
+
 Status MasterService::ValidateSize(uint64_t size) const {
   if (size == 0) return Status(ErrorCode::kInvalidSize, "object size is 0");
   if (size > kMaxObjectSize) {
@@ -76,16 +89,15 @@ Status MasterService::ValidateSize(uint64_t size) const {
                                                " exceeds the limit of " +
                                                std::to_string(config_.max_object_size));
   }
-  uint64_t largest = segments_.largest_segment();
   // Retryable: a cluster that is starting, or whose nodes remount after a
   // master restart, mounts one within moments (clients retry UNAVAILABLE).
-  if (largest == 0) {
+  if (segments_.largest_segment() == 0) {
     return Status(ErrorCode::kUnavailable, "no segment is mounted (yet): no store node has "
                                            "mounted one on this master");
   }
-  // An allocator manages whole granules only and rounds requests up; a size that
-  // no allocator can ever hold must fail here, not after evicting everything.
-  if (uint64_t align = config_.allocation_alignment; align > 1) largest = largest / align * align;
+  // A size that no allocator can ever hold must fail here, not after evicting
+  // everything.
+  const uint64_t largest = LargestSegmentObject();
   if (size > largest) {
     return Status(ErrorCode::kInvalidSize, "object size " + std::to_string(size) +
                                                " exceeds the largest segment (" +
@@ -171,6 +183,7 @@ MasterStats MasterService::Stats() const {
   s.bloom_design_keys = bloom_.design_keys();
   s.bloom_estimated_fpr = bloom_.EstimatedFalsePositiveRate();
   s.segments = segments_.mounted_count();
+  s.largest_object = LargestObject();
   uint64_t meta = bloom_.MemoryBytes();
   for (const auto& shard : shards_) {
     std::shared_lock lock(shard->mutex());

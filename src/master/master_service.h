@@ -63,6 +63,9 @@ struct MasterStats {
   uint64_t bloom_design_keys = 0;
   double bloom_estimated_fpr = 0;
   size_t segments = 0;
+  // The largest object a put is accepted for now (ValidateSize): the largest
+  // segment, within the configured limits; 0 while no segment is mounted.
+  uint64_t largest_object = 0;
 };
 
 // What List() counts for each key beyond its bytes: a reply's framing of one
@@ -169,8 +172,12 @@ class MasterService {
   // of them (0: no limit) whose sizes plus kListKeyFramingBytes each add up to
   // at most `max_bytes` (0: no limit). *truncated says whether more match. The
   // call holds at most its answer (plus one key), whatever the shard count.
+  // With `after` (non-empty), only keys after it in key order: the next page
+  // after a page ending at `after`. Pages chained so never repeat a key, and
+  // list every key stored throughout the paging, whatever is put or removed
+  // meanwhile.
   std::vector<std::string> List(std::string_view prefix, size_t limit = 0, uint64_t max_bytes = 0,
-                                bool* truncated = nullptr) const;
+                                bool* truncated = nullptr, std::string_view after = {}) const;
 
   // ---- Maintenance ----
   // One maintenance pass: node expiry, put timeouts, soft-pin expiry, touch
@@ -213,6 +220,10 @@ class MasterService {
 
   Status ValidateKey(std::string_view key) const;
   Status ValidateSize(uint64_t size) const;
+  // The largest segment's capacity in whole allocation granules; and that
+  // within kMaxObjectSize and config_.max_object_size (MasterStats).
+  uint64_t LargestSegmentObject() const;
+  uint64_t LargestObject() const;
   Status CheckUnderWatermark(uint64_t size, const PutConfig& config) const;
   // What one replica of `size` bytes takes in a segment's allocator (sizes are
   // rounded up to the allocation alignment).

@@ -134,7 +134,7 @@ crescent::Status CheckAddress(const std::string& address) {
     // unix:PATH or unix:///PATH (gRPC's forms).
     std::string path = address.substr(5);
     if (path.rfind("//", 0) == 0) path = path.substr(2);
-    return CheckUnixSocketPath("master address " + address + ": the socket path", path);
+    return CheckUnixSocketPath("invalid master address " + address, path);
   }
   for (const char* scheme : {"unix-abstract:", "dns:", "ipv4:", "ipv6:", "vsock:"}) {
     if (address.rfind(scheme, 0) == 0) return crescent::Status::Ok();
@@ -738,7 +738,7 @@ StatusOr<size_t> MasterClient::RemoveAll(bool force) {
 }
 
 StatusOr<std::vector<std::string>> MasterClient::List(const std::string& prefix, size_t limit,
-                                                      bool* truncated) {
+                                                      bool* truncated, const std::string& after) {
   // Asking for one key more tells a cut at `limit` apart from an exact fit on
   // masters that predate ListResponse.truncated too; the flag adds the cut at
   // the master's own cap (and at any limit with `limit` 0).
@@ -746,6 +746,7 @@ StatusOr<std::vector<std::string>> MasterClient::List(const std::string& prefix,
   ListRequest req;
   req.set_prefix(prefix);
   req.set_limit(probe ? limit + 1 : limit);
+  req.set_after(after);
   ListResponse resp;
   if (auto s = impl_->Invoke("List", &Stub::AsyncList, req, &resp); !s.ok()) return s;
   if (auto s = FromProto(resp.status()); !s.ok()) return s;
@@ -770,6 +771,7 @@ StatusOr<ClusterStats> MasterClient::Stats() {
   out.used_bytes = resp.used_bytes();
   out.held_bytes = resp.held_bytes();
   out.metadata_bytes = resp.metadata_bytes();
+  out.largest_object = resp.largest_object();
   for (const SegmentInfo& info : resp.segments()) out.segments.push_back(FromProto(info));
   out.counters.insert(resp.counters().begin(), resp.counters().end());
   return out;

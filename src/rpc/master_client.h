@@ -74,6 +74,7 @@ struct ClusterStats {
   uint64_t used_bytes = 0;
   uint64_t held_bytes = 0;  // part of used_bytes (master::MasterStats)
   uint64_t metadata_bytes = 0;
+  uint64_t largest_object = 0;  // master::MasterStats
   std::vector<master::SegmentInfo> segments;
   std::map<std::string, uint64_t> counters;
 };
@@ -142,8 +143,9 @@ class MasterClient {
   StatusOr<size_t> RemoveByPrefix(const std::string& prefix, bool force);
   StatusOr<size_t> RemoveAll(bool force);
   // `truncated`, when given, is set to whether more keys matched than returned.
+  // `after`: only keys after it (the last key of the page before).
   StatusOr<std::vector<std::string>> List(const std::string& prefix, size_t limit,
-                                          bool* truncated = nullptr);
+                                          bool* truncated = nullptr, const std::string& after = "");
   StatusOr<ClusterStats> Stats();
 
  private:

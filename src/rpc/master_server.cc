@@ -21,7 +21,6 @@
 #include <thread>
 #include <vector>
 
-#include "common/endpoint.h"
 #include "common/listen_check.h"
 #include "rpc/grpc_setup.h"
 #include "rpc/master.grpc.pb.h"
@@ -196,11 +195,8 @@ StatusOr<std::unique_ptr<MasterServer>> MasterServer::Start(
         "max_batch, max_list and max_replicas must be > 0, max_message_bytes > " +
             std::to_string(kReplyHeadroomBytes));
   }
-  // gRPC would only log why it cannot bind; ask first, to say it in the error.
-  // (An address ParseEndpoint refuses, or port 0, is left to gRPC.)
-  if (auto ep = ParseEndpoint(options.listen_address); ep.ok()) {
-    if (auto s = CheckCanListen("master server", ep->host, ep->port); !s.ok()) return s;
-  }
+  // gRPC would only log why it cannot listen; ask first, to say it in the error.
+  if (auto s = CheckCanListenOn("master server", options.listen_address); !s.ok()) return s;
   auto impl = std::make_unique<Impl>(options, master, signer);
 
   PrepareGrpcProcess();
@@ -213,10 +209,13 @@ StatusOr<std::unique_ptr<MasterServer>> MasterServer::Start(
   builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
   builder.AddListeningPort(options.listen_address, grpc::InsecureServerCredentials(), &impl->port);
   if (!options.unix_socket.empty()) {
-    if (auto s = CheckUnixSocketPath("master unix socket path", options.unix_socket); !s.ok()) {
+    if (auto s = CheckUnixSocketPath("master server cannot listen on unix:" + options.unix_socket,
+                                     options.unix_socket);
+        !s.ok()) {
       return s;
     }
     if (auto s = RemoveStaleSocket(options.unix_socket); !s.ok()) return s;
+    if (auto s = CheckCanListenUnix("master server", options.unix_socket); !s.ok()) return s;
     builder.AddListeningPort("unix:" + options.unix_socket, grpc::InsecureServerCredentials());
   }
   builder.RegisterService(&impl->service);

@@ -367,6 +367,32 @@ TEST_F(RpcReplyLimitTest, ListCutsALongReplyToTheMessageLimit) {
   EXPECT_TRUE(std::equal(listed->begin(), listed->end(), keys.begin()));
 }
 
+// Pages chained by their last key (ListRequest.after) list every key once,
+// however many replies that takes.
+TEST_F(RpcReplyLimitTest, ListPagesThroughEveryKeyAfterTheLastOne) {
+  std::vector<std::string> keys;
+  for (int i = 0; i < 200; ++i) {
+    std::string k = "long/" + std::to_string(1000 + i);
+    keys.push_back(k + std::string(1000 - k.size(), 'x'));
+  }
+  PutInBatches(keys, 20);
+  std::vector<std::string> listed;
+  bool truncated = true;
+  int pages = 0;
+  while (truncated) {
+    auto page = client_->List("long/", 0, &truncated, listed.empty() ? "" : listed.back());
+    ASSERT_TRUE(page.ok()) << page.status().ToString();
+    ASSERT_FALSE(page->empty());
+    listed.insert(listed.end(), page->begin(), page->end());
+    ASSERT_LT(++pages, 20);
+  }
+  EXPECT_GT(pages, 2);
+  EXPECT_EQ(listed, keys);
+  // A cursor is a key: one longer than the key limit is refused.
+  auto bad = client_->List("long/", 0, nullptr, std::string(1025, 'k'));
+  EXPECT_EQ(bad.status().code(), ErrorCode::kInvalidKey);
+}
+
 TEST_F(RpcReplyLimitTest, BatchPutStartWhoseReplyCouldNotFitStartsNothing) {
   // Each started put answers with a write capability (~150 bytes with its
   // endpoint): 1000 of them do not fit in 64 KiB.

@@ -316,6 +316,10 @@ void MasterHandlers::List(ListRequest& req, ListResponse* resp) const {
     return ToProto(crescent::Status(ErrorCode::kInvalidKey, "prefix longer than the key limit"),
                    resp->mutable_status());
   }
+  if (req.after().size() > master_.config().max_key_length) {
+    return ToProto(crescent::Status(ErrorCode::kInvalidKey, "'after' longer than the key limit"),
+                   resp->mutable_status());
+  }
   // 0 and anything above the server's ceiling both mean "the ceiling": a reply
   // must stay bounded whatever the client asks for, in keys and in bytes (the
   // message limit, less room for the status).
@@ -324,7 +328,8 @@ void MasterHandlers::List(ListRequest& req, ListResponse* resp) const {
   const uint64_t max_bytes =
       static_cast<uint64_t>(options_.max_message_bytes) - kReplyHeadroomBytes;
   bool truncated = false;
-  std::vector<std::string> keys = master_.List(req.prefix(), limit, max_bytes, &truncated);
+  std::vector<std::string> keys =
+      master_.List(req.prefix(), limit, max_bytes, &truncated, req.after());
   resp->set_truncated(truncated);
   for (std::string& k : keys) resp->add_keys(std::move(k));
   ToProto(crescent::Status::Ok(), resp->mutable_status());
@@ -339,6 +344,7 @@ void MasterHandlers::Stats(Empty&, StatsResponse* resp) const {
   resp->set_capacity_bytes(s.capacity_bytes);
   resp->set_used_bytes(s.used_bytes);
   resp->set_held_bytes(s.held_bytes);
+  resp->set_largest_object(s.largest_object);
   resp->set_metadata_bytes(s.metadata_bytes);
   for (const master::SegmentInfo& info : master_.ListSegments()) {
     ToProto(info, resp->add_segments());
