@@ -124,8 +124,7 @@ void AddExists(CLI::App& root) {
     bool all = true;
     std::string out;
     for (size_t i = 0; i < f->keys.size(); ++i) {
-      out += EscapeKey(f->keys[i]) + "	" + (*present[i] ? "yes" : "no") + "
-";
+      out += EscapeKey(f->keys[i]) + "\t" + (*present[i] ? "yes" : "no") + "\n";
       all = all && *present[i];
     }
     if (Status s = WriteStdout(out); !s.ok()) return SetExitCode(Report("exists", s));
