@@ -66,7 +66,7 @@ class Store:
     def setup(self, local_hostname="localhost", metadata_server="", global_segment_size=0,
               local_buffer_size=0, protocol="tcp", device_name="",
               master_server_addr="127.0.0.1:50051", *, rpc_timeout_ms=5000, rpc_attempts=4,
-              transfer_timeout_ms=10000):
+              transfer_timeout_ms=10000, put_retry_ms=5000):
         """Connects to the master at master_server_addr; returns 0 or raises CrescentError.
 
         global_segment_size > 0 makes this process contribute a DRAM segment of
@@ -75,8 +75,11 @@ class Store:
         local_hostname. metadata_server, local_buffer_size and device_name are
         accepted for Mooncake compatibility and unused: the master holds all
         metadata, and transfers go straight to and from registered memory.
+        put_retry_ms bounds how long a put keeps retrying a failure a moment
+        may cure (no segment mounted yet, the master restarting, a store node
+        that died under it; docs/network.md); 0 turns retries off.
         The numbers are checked first: one out of range (a timeout or attempt
-        count below 1, a negative size) raises ValueError naming it.
+        count below 1, a negative size or retry time) raises ValueError naming it.
         """
         if protocol not in ("tcp", ""):
             warnings.warn("crescent transfers over TCP and same-host shared memory; "
@@ -87,9 +90,10 @@ class Store:
         rpc_attempts = _int_in("rpc_attempts", rpc_attempts, 1, _MAX_ATTEMPTS)
         transfer_timeout_ms = _int_in("transfer_timeout_ms", transfer_timeout_ms, 1,
                                       _MAX_TIMEOUT_MS)
+        put_retry_ms = _int_in("put_retry_ms", put_retry_ms, 0, _MAX_TIMEOUT_MS)
         code, message = self._core.setup(str(local_hostname), str(master_server_addr or ""),
                                          global_segment_size, rpc_timeout_ms, rpc_attempts,
-                                         transfer_timeout_ms)
+                                         transfer_timeout_ms, put_retry_ms)
         if code != 0:
             raise CrescentError(code, message)
         return 0

@@ -57,9 +57,9 @@ void BindStore(StoreClass& cls) {
          "setup",
          [](StoreCore& self, const std::string& local_hostname, const std::string& master,
             uint64_t segment_size, int64_t rpc_timeout_ms, int rpc_attempts,
-            int64_t transfer_timeout_ms) {
-           SetupArgs a{local_hostname, master,       segment_size,
-                       rpc_timeout_ms, rpc_attempts, transfer_timeout_ms};
+            int64_t transfer_timeout_ms, int64_t put_retry_ms) {
+           SetupArgs a{local_hostname, master,       segment_size,        rpc_timeout_ms,
+                       rpc_attempts,   transfer_timeout_ms, put_retry_ms};
            Status s;
            {
              ReleaseGil nogil;
@@ -68,7 +68,8 @@ void BindStore(StoreClass& cls) {
            return py::make_tuple(PyCode(s), s.message());
          },
          py::arg("local_hostname"), py::arg("master_address"), py::arg("segment_size"),
-         py::arg("rpc_timeout_ms"), py::arg("rpc_attempts"), py::arg("transfer_timeout_ms"))
+         py::arg("rpc_timeout_ms"), py::arg("rpc_attempts"), py::arg("transfer_timeout_ms"),
+         py::arg("put_retry_ms"))
       .def("close",
            [](StoreCore& self) {
              ReleaseGil nogil;

@@ -88,6 +88,7 @@ Status StoreCore::Setup(const SetupArgs& args) {
   cc.rpc_timeout_ms = args.rpc_timeout_ms;
   cc.rpc_attempts = args.rpc_attempts;
   cc.transfer_timeout_ms = args.transfer_timeout_ms;
+  cc.put_retry_ms = args.put_retry_ms;
 
   std::shared_ptr<store::StoreNode> node;
   if (args.segment_size > 0) {

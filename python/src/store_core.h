@@ -29,6 +29,7 @@ struct SetupArgs {
   int64_t rpc_timeout_ms = 5000;
   int rpc_attempts = 4;
   int64_t transfer_timeout_ms = 10000;
+  int64_t put_retry_ms = 5000;  // ClientConfig::put_retry_ms
 };
 
 // The last failure a call returned to Python on this thread, with its message:

@@ -45,6 +45,7 @@ def test_exit_with_a_call_in_flight_ends_cleanly(serve):
 @pytest.mark.parametrize("name, value", [
     ("transfer_timeout_ms", 0), ("transfer_timeout_ms", -1), ("rpc_timeout_ms", 0),
     ("rpc_timeout_ms", -5), ("rpc_attempts", 0), ("transfer_timeout_ms", 2**40),
+    ("put_retry_ms", -1),
 ])
 def test_setup_refuses_numbers_that_would_fail_every_call(serve, name, value):
     # transfer_timeout_ms=0 used to be accepted, and then every put timed out.
