@@ -17,6 +17,11 @@
 //  - Ids in the policy may go stale (an object removed between its shard update
 //    and the policy update); every victim is re-resolved by generation.
 //  - Errors are returned as Status, never thrown; a failed call changes nothing.
+//  - With an OperationLog attached, every change a snapshot would see is
+//    appended (log_record.h) under the lock that orders it (the key's shard
+//    lock; the segment table's for a mount), and a call that acknowledges a
+//    change (PutEnd, removes, mounts, unmounts) first waits, with no lock
+//    held, until the log says it is durable (group commit).
 #pragma once
 
 #include <absl/container/flat_hash_map.h>
@@ -40,9 +45,11 @@
 #include "common/clock.h"
 #include "crescent/status.h"
 #include "master/bloom_index.h"
+#include "master/log_record.h"
 #include "master/master_config.h"
 #include "master/master_counters.h"
 #include "master/object_shard.h"
+#include "master/operation_log.h"
 #include "master/segment_table.h"
 #include "master/touch_queue.h"
 #include "master/types.h"
@@ -71,8 +78,11 @@ inline constexpr uint64_t kListKeyFramingBytes = 4;
 
 class MasterService {
  public:
+  // `log`, when given, receives every state change (it must outlive the
+  // service); none: nothing is logged.
   static StatusOr<std::unique_ptr<MasterService>> Create(
-      const MasterConfig& config, const Clock& clock = SteadyClock::Instance());
+      const MasterConfig& config, const Clock& clock = SteadyClock::Instance(),
+      OperationLog* log = nullptr);
   ~MasterService();
   MasterService(const MasterService&) = delete;
   MasterService& operator=(const MasterService&) = delete;
@@ -203,6 +213,22 @@ class MasterService {
 
   MasterService(const MasterConfig& config, const Clock& clock);
 
+  // ---- Operation log ----
+  // Appends `record` if a log is attached, under the lock that orders the
+  // change; returns the position to wait for before acknowledging it (0:
+  // none; kLogFailed when the append failed).
+  uint64_t LogChange(const LogRecord& record);
+  // Waits until `position` is durable; the log's error if it has failed.
+  Status AwaitLogged(uint64_t position);
+  static constexpr uint64_t kLogFailed = UINT64_MAX;
+  // The record of `e`'s removal (kObjectRemoved), for LogChange.
+  static LogRecord RemovalRecord(const ObjectEntry& e, RemovalReason reason);
+  // Logs the unmount of each of `segments` (which drops their replicas, so
+  // the drops themselves are not logged); returns the last position.
+  uint64_t LogUnmounts(std::span<const SegmentId> segments);
+  // The record of pending put `id` (entry `e`) ending; under its shard lock.
+  LogRecord PutEndedRecordLocked(ObjectId id, const ObjectEntry& e);
+
   Status ValidateKey(std::string_view key) const;
   Status ValidateSize(uint64_t size) const;
   Status CheckUnderWatermark(uint64_t size, const PutConfig& config) const;
@@ -250,7 +276,8 @@ class MasterService {
   // Drops held slots of unmounted segments (their space went with them).
   void ForgetHeldOn(std::span<const SegmentId> segments);
   void ForgetInPolicy(std::span<const ObjectId> ids);
-  Status RemoveOne(std::string_view key, bool force, ObjectId* removed);
+  // *logged: the log position of its record (0: none).
+  Status RemoveOne(std::string_view key, bool force, ObjectId* removed, uint64_t* logged);
 
   // A victim's shard, locked exclusively from the eviction decision to the removal.
   using VictimLock = std::unique_lock<std::shared_mutex>;
@@ -283,6 +310,7 @@ class MasterService {
   // Random per MasterService, mixed into every ReplicaDescriptor::placement and
   // PutGrant::token.
   const uint64_t incarnation_;
+  OperationLog* log_ = nullptr;  // set once by Create; thread-safe itself
   MasterCounters counters_;
   SegmentTable segments_;
   std::vector<std::unique_ptr<ObjectShard>> shards_;
