@@ -387,6 +387,13 @@ void AddStat(CLI::App& root) {
               << "prefix keys  " << phit << " hits, " << pmiss << " misses\n"
               << "evictions    " << Counter(s, "crescent_evictions_total") << " ("
               << FormatBytes(Counter(s, "crescent_evicted_bytes_total")) << ")\n";
+    if (const uint64_t at = Counter(s, "crescent_last_snapshot_unix_ms"); at != 0) {
+      std::cout << "snapshot     " << Counter(s, "crescent_last_snapshot_objects") << " objects, "
+                << FormatBytes(Counter(s, "crescent_last_snapshot_bytes")) << ", taken at unix ms "
+                << at
+                << "; log since: " << FormatBytes(Counter(s, "crescent_log_bytes_since_snapshot"))
+                << "\n";
+    }
     SetExitCode(0);
   });
 }

@@ -37,7 +37,8 @@ uint64_t GetLE(const char* p, int bytes) {
 
 // Seeded with the length, so a length that changed fails the check too.
 uint32_t FrameCheck(std::string_view payload) {
-  return static_cast<uint32_t>(XXH3_64bits_withSeed(payload.data(), payload.size(), payload.size()));
+  return static_cast<uint32_t>(
+      XXH3_64bits_withSeed(payload.data(), payload.size(), payload.size()));
 }
 
 Status IoError(const std::string& what, const std::string& path) {
@@ -143,9 +144,9 @@ Status FileOperationLog::OpenTail(std::vector<std::string>* warnings) {
   StatusOr<uint64_t> start = HeaderStart(data, tail.path);
   if (!start.ok()) return start.status();
   if (*start != tail.start) {
-    return Status(ErrorCode::kCorruptData, "log file '" + tail.path +
-                                               "': its header names start position " +
-                                               std::to_string(*start));
+    return Status(
+        ErrorCode::kCorruptData,
+        "log file '" + tail.path + "': its header names start position " + std::to_string(*start));
   }
   const uint64_t good = ScanFrames(data, [](uint64_t, std::string_view) {});
   if (good < data.size()) {
@@ -202,8 +203,8 @@ FileOperationLog::~FileOperationLog() {
 
 StatusOr<uint64_t> FileOperationLog::Append(std::string_view record) {
   if (record.size() > kMaxRecordBytes) {
-    return Status(ErrorCode::kInvalidArgument, "log record of " + std::to_string(record.size()) +
-                                                   " bytes is over the limit");
+    return Status(ErrorCode::kInvalidArgument,
+                  "log record of " + std::to_string(record.size()) + " bytes is over the limit");
   }
   std::string frame;
   frame.reserve(kFrameBytes + record.size());
@@ -313,9 +314,9 @@ Status FileOperationLog::ReadFrom(uint64_t position, const RecordFn& fn) {
     files = files_;
   }
   if (position < files.front().start) {
-    return Status(ErrorCode::kCorruptData,
-                  "the operation log starts at position " + std::to_string(files.front().start) +
-                      ", after the requested " + std::to_string(position));
+    return Status(ErrorCode::kCorruptData, "the operation log starts at position " +
+                                               std::to_string(files.front().start) +
+                                               ", after the requested " + std::to_string(position));
   }
   uint64_t expect = 0;  // where the next file must start (0: not known yet)
   for (size_t i = 0; i < files.size(); ++i) {
@@ -348,8 +349,8 @@ Status FileOperationLog::ReadFrom(uint64_t position, const RecordFn& fn) {
     // there would be a write in progress, which ReadFrom never sees (it wrote
     // the buffer above under io_mu_). Elsewhere it is damage.
     if (good < data.size()) {
-      return Status(ErrorCode::kCorruptData, "log file '" + f.path + "': bad record at byte " +
-                                                 std::to_string(good));
+      return Status(ErrorCode::kCorruptData,
+                    "log file '" + f.path + "': bad record at byte " + std::to_string(good));
     }
     expect = end;
   }

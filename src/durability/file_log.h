@@ -105,8 +105,8 @@ class FileOperationLog final : public master::OperationLog {
   uint64_t syncs_ = 0;
   int waiters_ = 0;
   bool stop_ = false;
-  Status error_;                       // the first write/sync failure, sticky
-  std::vector<File> files_;            // by start; the last is appended to
+  Status error_;             // the first write/sync failure, sticky
+  std::vector<File> files_;  // by start; the last is appended to
   int fd_ = -1;
   std::thread flusher_;
 };

@@ -77,9 +77,9 @@ TEST_F(FileLogTest, RecordsSurviveAReopenInOrder) {
   ASSERT_EQ(tail.size(), 50u);
   EXPECT_EQ(tail.front(), "record-50");
   // A position inside a record is refused.
-  EXPECT_EQ(log->ReadFrom(ends[49] + 1, [](uint64_t, std::string_view) { return Status::Ok(); })
-                .code(),
-            ErrorCode::kInvalidArgument);
+  EXPECT_EQ(
+      log->ReadFrom(ends[49] + 1, [](uint64_t, std::string_view) { return Status::Ok(); }).code(),
+      ErrorCode::kInvalidArgument);
   // Appends continue after the reopen.
   auto more = log->Append("after");
   ASSERT_TRUE(more.ok());

@@ -75,6 +75,18 @@ Status Corrupt(std::string_view what) {
 
 }  // namespace
 
+LogRecord PutEndedRecord(const ObjectEntry& e) {
+  LogRecord r;
+  r.type = LogRecordType::kPutEnded;
+  r.key = e.key_view();
+  r.size = e.size;
+  r.checksum = e.checksum;
+  for (size_t i = 0; i < e.num_replicas; ++i) r.replicas.push_back(e.replica(i));
+  r.hard_pin = e.hard_pin != 0;
+  r.soft_pin_until = e.soft_pin_until();
+  return r;
+}
+
 std::string EncodeLogRecord(const LogRecord& r) {
   std::string out;
   out.push_back(static_cast<char>(r.type));
@@ -88,9 +100,7 @@ std::string EncodeLogRecord(const LogRecord& r) {
       out.push_back(static_cast<char>(r.spec.tier));
       PutVarint(out, r.spec.owner_token);
       break;
-    case LogRecordType::kSegmentUnmounted:
-      PutVarint(out, r.segment);
-      break;
+    case LogRecordType::kSegmentUnmounted: PutVarint(out, r.segment); break;
     case LogRecordType::kPutEnded:
       PutString(out, r.key);
       PutVarint(out, r.size);
@@ -182,8 +192,7 @@ StatusOr<LogRecord> DecodeLogRecord(std::string_view bytes) {
         return Corrupt("truncated replica drop");
       }
       break;
-    default:
-      return Corrupt("unknown type " + std::to_string(type));
+    default: return Corrupt("unknown type " + std::to_string(type));
   }
   if (!in.done()) return Corrupt("trailing bytes");
   if ((r.type == LogRecordType::kPutEnded || r.type == LogRecordType::kObjectRemoved ||

@@ -51,12 +51,16 @@ struct LogRecord {
   std::vector<ReplicaSlot> replicas;
   std::string parent_key;
   bool hard_pin = false;
-  TimeMs soft_pin_until = 0;  // on the master's clock; 0: none
+  TimeMs soft_pin_until = 0;                       // on the master's clock; 0: none
   RemovalReason reason = RemovalReason::kRemoved;  // kObjectRemoved
   uint64_t offset = 0;                             // kReplicaDropped
 
   bool operator==(const LogRecord&) const = default;
 };
+
+// The kPutEnded record of complete (or ending) entry `e`, without its chain
+// parent (the entry does not keep it); under its shard lock.
+LogRecord PutEndedRecord(const ObjectEntry& e);
 
 std::string EncodeLogRecord(const LogRecord& record);
 StatusOr<LogRecord> DecodeLogRecord(std::string_view bytes);

@@ -257,14 +257,7 @@ Status MasterService::PutEnd(std::string_view key, uint64_t token, uint64_t chec
 }
 
 LogRecord MasterService::PutEndedRecordLocked(ObjectId id, const ObjectEntry& e) {
-  LogRecord r;
-  r.type = LogRecordType::kPutEnded;
-  r.key = e.key_view();
-  r.size = e.size;
-  r.checksum = e.checksum;
-  for (size_t i = 0; i < e.num_replicas; ++i) r.replicas.push_back(e.replica(i));
-  r.hard_pin = e.hard_pin != 0;
-  r.soft_pin_until = e.soft_pin_until();
+  LogRecord r = PutEndedRecord(e);
   std::lock_guard plock(pending_mu_);  // leaf lock
   if (auto it = pending_live_.find(id); it != pending_live_.end()) {
     r.parent_key = it->second.parent_key;

@@ -30,6 +30,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -183,7 +184,32 @@ class MasterService {
   // Frees at least `bytes` by eviction if possible; returns bytes freed.
   uint64_t EvictBytes(uint64_t bytes);
 
+  // ---- Durability ----
+  // Hands `sink` the records that rebuild this state when applied in order to
+  // an empty engine (segments, then objects from the next victim on), after
+  // setting *log_position to the log position they cover: a restore applies
+  // them and then the log from there (master_snapshot.cc says why that is
+  // exact though the engine keeps serving meanwhile). Pending puts are left
+  // out. *longest_lock_ms: the longest any one lock was held for it.
+  struct CaptureStats {
+    uint64_t objects = 0;
+    uint64_t segments = 0;
+    double longest_lock_ms = 0;  // the longest any one lock was held
+  };
+  Status Capture(uint64_t* log_position, const std::function<Status(const LogRecord&)>& sink,
+                 CaptureStats* stats = nullptr);
+
   const MasterCounters& counters() const { return counters_; }
+  // The durability figures in counters() are set from outside the engine.
+  MasterCounters& mutable_counters() { return counters_; }
+  // Bytes appended to the operation log since the last snapshot's position
+  // (0 without a log).
+  uint64_t LogBytesSinceSnapshot() const {
+    if (log_ == nullptr) return 0;
+    const uint64_t end = log_->end_position();
+    const uint64_t at = counters_.last_snapshot_log_position.load(std::memory_order_relaxed);
+    return end > at ? end - at : 0;
+  }
   MasterStats Stats() const;
   const MasterConfig& config() const { return config_; }
   // The read lease of an object of `size` bytes (MasterConfig::lease_ms).
