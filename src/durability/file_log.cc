@@ -183,6 +183,7 @@ Status FileOperationLog::StartFile(uint64_t start) {
   if (fd_ >= 0) ::close(fd_);
   fd_ = fd;
   file_written_bytes_ = kHeaderBytes;
+  std::lock_guard lock(mu_);  // Stats() reads files_ under mu_ alone
   files_.push_back({start, path});
   return Status::Ok();
 }

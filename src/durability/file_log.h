@@ -101,13 +101,16 @@ class FileOperationLog final : public master::OperationLog {
   uint64_t end_ = 0;                   // position after the last Append
   uint64_t written_ = 0;               // position written to the file
   uint64_t synced_ = 0;                // position synced
-  uint64_t file_written_bytes_ = 0;    // size of the current file
   uint64_t syncs_ = 0;
   int waiters_ = 0;
   bool stop_ = false;
-  Status error_;             // the first write/sync failure, sticky
-  std::vector<File> files_;  // by start; the last is appended to
+  Status error_;  // the first write/sync failure, sticky
+  // By start; the last is appended to. Changed under both locks (io_mu_
+  // first), so either one suffices to read it.
+  std::vector<File> files_;
+  // io_mu_ alone: the file appended to and its size.
   int fd_ = -1;
+  uint64_t file_written_bytes_ = 0;
   std::thread flusher_;
 };
 

@@ -59,6 +59,7 @@ StatusOr<SnapshotInfo> Snapshotter::TakeNow() {
   stats_.last_duration_ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   stats_.last_longest_lock_ms = cs.longest_lock_ms;
+  stats_.last_order_lock_ms = cs.order_lock_ms;
   auto us = [](double ms) { return static_cast<uint64_t>(ms * 1000); };
   c.last_snapshot_unix_ms.store(stats_.last_unix_ms, std::memory_order_relaxed);
   c.last_snapshot_bytes.store(stats_.last_bytes, std::memory_order_relaxed);

@@ -37,6 +37,7 @@ struct SnapshotStats {
   uint64_t last_log_position = 0;
   double last_duration_ms = 0;
   double last_longest_lock_ms = 0;  // the longest engine lock held for it
+  double last_order_lock_ms = 0;    // of which: the policy lock, to copy the order
 };
 
 class Snapshotter {

@@ -53,6 +53,8 @@ Status MasterService::Capture(uint64_t* log_position,
     policy_->VisitInEvictionOrder(add);
     soft_policy_->VisitInEvictionOrder(add);
     held(since);
+    st.order_lock_ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - since).count();
   }
   auto emit = [&](ObjectId id) -> Status {
     LogRecord r;
@@ -77,15 +79,16 @@ Status MasterService::Capture(uint64_t* log_position,
   for (const auto& shard : shards_) {
     rest.clear();
     {
+      // Only the ids are collected under the lock; the search is done after.
       const auto since = held_since();
       std::shared_lock lock(shard->mutex());
       shard->VisitAll([&](uint32_t slot) {
-        if (shard->entry(slot).state != EntryState::kComplete) return;
-        const ObjectId id = shard->IdOf(slot);
-        if (!std::binary_search(order.begin(), order.end(), id)) rest.push_back(id);
+        if (shard->entry(slot).state == EntryState::kComplete) rest.push_back(shard->IdOf(slot));
       });
       held(since);
     }
+    std::erase_if(rest,
+                  [&](ObjectId id) { return std::binary_search(order.begin(), order.end(), id); });
     for (ObjectId id : rest) {
       if (Status s = emit(id); !s.ok()) return s;
     }
