@@ -164,6 +164,12 @@ std::string FormatStat(const ClusterStat& s, const std::string& master) {
       << "prefix keys  " << phit << " hits, " << pmiss << " misses\n"
       << "evictions    " << Counter(s, "crescent_evictions_total") << " ("
       << FormatBytes(Counter(s, "crescent_evicted_bytes_total")) << ")\n";
+  if (const uint64_t at = Counter(s, "crescent_last_snapshot_unix_ms"); at != 0) {
+    out << "snapshot     " << Counter(s, "crescent_last_snapshot_objects") << " objects, "
+        << FormatBytes(Counter(s, "crescent_last_snapshot_bytes")) << ", taken at unix ms " << at
+        << "; log since: " << FormatBytes(Counter(s, "crescent_log_bytes_since_snapshot"))
+        << "\n";
+  }
   return out.str();
 }
 

@@ -85,6 +85,9 @@ uint64_t MasterService::EvictVictim(ObjectId id, VictimLock lock) {
   ObjectEntry* e = shard.Resolve(id);
   if (e == nullptr || e->state != EntryState::kComplete) return 0;
   uint64_t bytes = e->size * e->num_replicas;
+  // Nothing is acknowledged, so nothing waits: a put that reuses the space
+  // is logged after this record, and its PutEnd waits for both.
+  LogChange(RemovalRecord(*e, RemovalReason::kEvicted));
   RemoveLocked(shard, IdSlot(id));
   counters_.evictions.fetch_add(1, std::memory_order_relaxed);
   counters_.evicted_bytes.fetch_add(bytes, std::memory_order_relaxed);

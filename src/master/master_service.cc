@@ -11,7 +11,8 @@
 namespace crescent::master {
 
 StatusOr<std::unique_ptr<MasterService>> MasterService::Create(const MasterConfig& config,
-                                                               const Clock& clock) {
+                                                               const Clock& clock,
+                                                               OperationLog* log) {
   if (config.num_shards == 0 || config.num_shards > 256 ||
       !std::has_single_bit(config.num_shards)) {
     return Status(ErrorCode::kInvalidArgument, "num_shards must be a power of two in [1, 256]");
@@ -36,6 +37,7 @@ StatusOr<std::unique_ptr<MasterService>> MasterService::Create(const MasterConfi
   std::unique_ptr<MasterService> m(new MasterService(config, clock));
   m->policy_ = std::move(policy).value();
   m->soft_policy_ = std::move(soft).value();
+  m->log_ = log;
   return m;
 }
 
@@ -131,15 +133,61 @@ MasterService::Located MasterService::Locate(std::string_view key) const {
   return {shards_[(h >> 56) & shard_mask_].get(), h};
 }
 
+// ---- Operation log ----
+
+uint64_t MasterService::LogChange(const LogRecord& record) {
+  if (log_ == nullptr) return 0;
+  StatusOr<uint64_t> at = log_->Append(EncodeLogRecord(record));
+  return at.ok() ? *at : kLogFailed;
+}
+
+Status MasterService::AwaitLogged(uint64_t position) {
+  if (log_ == nullptr || position == 0) return Status::Ok();
+  Status s = log_->WaitDurable(position);
+  if (!s.ok()) {
+    return Status(ErrorCode::kIoError,
+                  "the change is made but the operation log could not record it: " +
+                      s.ToString());
+  }
+  return s;
+}
+
+LogRecord MasterService::RemovalRecord(const ObjectEntry& e, RemovalReason reason) {
+  LogRecord r;
+  r.type = LogRecordType::kObjectRemoved;
+  r.key = e.key_view();
+  r.reason = reason;
+  return r;
+}
+
+uint64_t MasterService::LogUnmounts(std::span<const SegmentId> segments) {
+  uint64_t at = 0;
+  for (SegmentId id : segments) {
+    LogRecord r;
+    r.type = LogRecordType::kSegmentUnmounted;
+    r.segment = id;
+    at = LogChange(r);
+  }
+  return at;
+}
+
 // ---- Segments ----
 
 StatusOr<SegmentId> MasterService::MountSegment(const SegmentSpec& spec) {
-  auto id = segments_.Mount(spec);
+  uint64_t logged = 0;
+  auto id = segments_.Mount(spec, [&](SegmentId id) {
+    LogRecord r;
+    r.type = LogRecordType::kSegmentMounted;
+    r.segment = id;
+    r.spec = spec;
+    logged = LogChange(r);
+  });
   counters_.mount.Record(1, id.ok() ? 0 : 1);
   if (id.ok()) {
     std::lock_guard lock(policy_mu_);
     policy_->SetCapacity(segments_.capacity());
   }
+  if (Status s = AwaitLogged(logged); !s.ok()) return s;
   return id;
 }
 
@@ -148,11 +196,14 @@ Status MasterService::UnmountSegment(std::string_view name, std::string_view own
   auto id = segments_.Unmount(name, owner_node, owner_token);
   counters_.unmount.Record(1, id.ok() ? 0 : 1);
   if (!id.ok()) return id.status();
+  const uint64_t logged = LogUnmounts({&*id, 1});
   SegmentId gone[] = {*id};
   DropSegmentReplicas(gone);
-  std::lock_guard lock(policy_mu_);
-  policy_->SetCapacity(segments_.capacity());
-  return Status::Ok();
+  {
+    std::lock_guard lock(policy_mu_);
+    policy_->SetCapacity(segments_.capacity());
+  }
+  return AwaitLogged(logged);
 }
 
 Status MasterService::Heartbeat(std::string_view node) {
@@ -199,6 +250,7 @@ void MasterService::RunMaintenance() {
   TimeMs now = clock_.NowMs();
   std::vector<SegmentId> dead = segments_.ExpireNodes();
   if (!dead.empty()) {
+    LogUnmounts(dead);
     DropSegmentReplicas(dead);
     std::lock_guard lock(policy_mu_);
     policy_->SetCapacity(segments_.capacity());

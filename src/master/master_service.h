@@ -17,6 +17,11 @@
 //  - Ids in the policy may go stale (an object removed between its shard update
 //    and the policy update); every victim is re-resolved by generation.
 //  - Errors are returned as Status, never thrown; a failed call changes nothing.
+//  - With an OperationLog attached, every change a snapshot would see is
+//    appended (log_record.h) under the lock that orders it (the key's shard
+//    lock; the segment table's for a mount), and a call that acknowledges a
+//    change (PutEnd, removes, mounts, unmounts) first waits, with no lock
+//    held, until the log says it is durable (group commit).
 #pragma once
 
 #include <absl/container/flat_hash_map.h>
@@ -25,6 +30,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -40,9 +46,11 @@
 #include "common/clock.h"
 #include "crescent/status.h"
 #include "master/bloom_index.h"
+#include "master/log_record.h"
 #include "master/master_config.h"
 #include "master/master_counters.h"
 #include "master/object_shard.h"
+#include "master/operation_log.h"
 #include "master/segment_table.h"
 #include "master/touch_queue.h"
 #include "master/types.h"
@@ -74,8 +82,11 @@ inline constexpr uint64_t kListKeyFramingBytes = 4;
 
 class MasterService {
  public:
+  // `log`, when given, receives every state change (it must outlive the
+  // service); none: nothing is logged.
   static StatusOr<std::unique_ptr<MasterService>> Create(
-      const MasterConfig& config, const Clock& clock = SteadyClock::Instance());
+      const MasterConfig& config, const Clock& clock = SteadyClock::Instance(),
+      OperationLog* log = nullptr);
   ~MasterService();
   MasterService(const MasterService&) = delete;
   MasterService& operator=(const MasterService&) = delete;
@@ -188,7 +199,33 @@ class MasterService {
   // Frees at least `bytes` by eviction if possible; returns bytes freed.
   uint64_t EvictBytes(uint64_t bytes);
 
+  // ---- Durability ----
+  // Hands `sink` the records that rebuild this state when applied in order to
+  // an empty engine (segments, then objects from the next victim on), after
+  // setting *log_position to the log position they cover: a restore applies
+  // them and then the log from there (master_snapshot.cc says why that is
+  // exact though the engine keeps serving meanwhile). Pending puts are left
+  // out. *longest_lock_ms: the longest any one lock was held for it.
+  struct CaptureStats {
+    uint64_t objects = 0;
+    uint64_t segments = 0;
+    double longest_lock_ms = 0;  // the longest any one lock was held
+    double order_lock_ms = 0;    // policy_mu_, held to copy the eviction order
+  };
+  Status Capture(uint64_t* log_position, const std::function<Status(const LogRecord&)>& sink,
+                 CaptureStats* stats = nullptr);
+
   const MasterCounters& counters() const { return counters_; }
+  // The durability figures in counters() are set from outside the engine.
+  MasterCounters& mutable_counters() { return counters_; }
+  // Bytes appended to the operation log since the last snapshot's position
+  // (0 without a log).
+  uint64_t LogBytesSinceSnapshot() const {
+    if (log_ == nullptr) return 0;
+    const uint64_t end = log_->end_position();
+    const uint64_t at = counters_.last_snapshot_log_position.load(std::memory_order_relaxed);
+    return end > at ? end - at : 0;
+  }
   MasterStats Stats() const;
   const MasterConfig& config() const { return config_; }
   // The read lease of an object of `size` bytes (MasterConfig::lease_ms).
@@ -217,6 +254,22 @@ class MasterService {
   };
 
   MasterService(const MasterConfig& config, const Clock& clock);
+
+  // ---- Operation log ----
+  // Appends `record` if a log is attached, under the lock that orders the
+  // change; returns the position to wait for before acknowledging it (0:
+  // none; kLogFailed when the append failed).
+  uint64_t LogChange(const LogRecord& record);
+  // Waits until `position` is durable; the log's error if it has failed.
+  Status AwaitLogged(uint64_t position);
+  static constexpr uint64_t kLogFailed = UINT64_MAX;
+  // The record of `e`'s removal (kObjectRemoved), for LogChange.
+  static LogRecord RemovalRecord(const ObjectEntry& e, RemovalReason reason);
+  // Logs the unmount of each of `segments` (which drops their replicas, so
+  // the drops themselves are not logged); returns the last position.
+  uint64_t LogUnmounts(std::span<const SegmentId> segments);
+  // The record of pending put `id` (entry `e`) ending; under its shard lock.
+  LogRecord PutEndedRecordLocked(ObjectId id, const ObjectEntry& e);
 
   Status ValidateKey(std::string_view key) const;
   Status ValidateSize(uint64_t size) const;
@@ -269,7 +322,8 @@ class MasterService {
   // Drops held slots of unmounted segments (their space went with them).
   void ForgetHeldOn(std::span<const SegmentId> segments);
   void ForgetInPolicy(std::span<const ObjectId> ids);
-  Status RemoveOne(std::string_view key, bool force, ObjectId* removed);
+  // *logged: the log position of its record (0: none).
+  Status RemoveOne(std::string_view key, bool force, ObjectId* removed, uint64_t* logged);
 
   // A victim's shard, locked exclusively from the eviction decision to the removal.
   using VictimLock = std::unique_lock<std::shared_mutex>;
@@ -302,6 +356,7 @@ class MasterService {
   // Random per MasterService, mixed into every ReplicaDescriptor::placement and
   // PutGrant::token.
   const uint64_t incarnation_;
+  OperationLog* log_ = nullptr;  // set once by Create; thread-safe itself
   MasterCounters counters_;
   SegmentTable segments_;
   std::vector<std::unique_ptr<ObjectShard>> shards_;

@@ -25,7 +25,8 @@ SegmentTable::Segment* SegmentTable::Get(SegmentId id) const {
   return seg != nullptr && seg->id == id ? seg : nullptr;
 }
 
-StatusOr<SegmentId> SegmentTable::Mount(const SegmentSpec& spec) {
+StatusOr<SegmentId> SegmentTable::Mount(const SegmentSpec& spec,
+                                        const std::function<void(SegmentId)>& before_visible) {
   if (spec.name.empty()) return Status(ErrorCode::kInvalidArgument, "segment name is empty");
   if (spec.owner_node.empty()) return Status(ErrorCode::kInvalidArgument, "segment owner is empty");
   if (spec.capacity < config_.allocation_alignment) {
@@ -63,6 +64,7 @@ StatusOr<SegmentId> SegmentTable::Mount(const SegmentSpec& spec) {
   node.suspect_since.reset();  // a node that mounts is alive and reachable again
   node.segments.push_back(id);
   capacity_.fetch_add(spec.capacity, std::memory_order_relaxed);
+  if (before_visible) before_visible(id);
   by_id_[slot].store(seg.release(), std::memory_order_release);
   return id;
 }

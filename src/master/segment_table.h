@@ -20,6 +20,7 @@
 
 #include <atomic>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -44,7 +45,11 @@ class SegmentTable {
   SegmentTable(const MasterConfig& config, const Clock& clock);
   ~SegmentTable();
 
-  StatusOr<SegmentId> Mount(const SegmentSpec& spec);
+  // `before_visible`, when given, is called with the new id under the table's
+  // lock, before any allocation can land on the segment (the operation log
+  // records the mount there, so that it precedes every put placed on it).
+  StatusOr<SegmentId> Mount(const SegmentSpec& spec,
+                            const std::function<void(SegmentId)>& before_visible = nullptr);
   // Marks the segment unmounted at once; the caller then drops its replicas.
   // kNotOwner unless `owner` and `token` are the mount's (a segment mounted
   // without a token takes any).

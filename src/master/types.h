@@ -25,6 +25,8 @@ struct SegmentSpec {
   // The mounting node's proof of ownership: Unmount must present it when it is
   // non-zero (the RPC layer requires it). Never shown to anyone else.
   uint64_t owner_token = 0;
+
+  bool operator==(const SegmentSpec&) const = default;
 };
 
 struct SegmentInfo {

@@ -760,6 +760,13 @@ StatusOr<std::vector<std::string>> MasterClient::List(const std::string& prefix,
   return keys;
 }
 
+StatusOr<uint64_t> MasterClient::RequestSnapshot() {
+  SnapshotResponse resp;
+  if (auto s = impl_->Invoke("Snapshot", &Stub::AsyncSnapshot, Empty(), &resp); !s.ok()) return s;
+  if (auto s = FromProto(resp.status()); !s.ok()) return s;
+  return resp.snapshots_before();
+}
+
 StatusOr<ClusterStats> MasterClient::Stats() {
   StatsResponse resp;
   if (auto s = impl_->Invoke("Stats", &Stub::AsyncStats, Empty(), &resp); !s.ok()) return s;

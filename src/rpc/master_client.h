@@ -147,6 +147,9 @@ class MasterClient {
   StatusOr<std::vector<std::string>> List(const std::string& prefix, size_t limit,
                                           bool* truncated = nullptr, const std::string& after = "");
   StatusOr<ClusterStats> Stats();
+  // Asks for a snapshot (master.proto, Snapshot); returns the snapshot count
+  // before it, which Stats' crescent_snapshots_total passes once it is written.
+  StatusOr<uint64_t> RequestSnapshot();
 
  private:
   struct Impl;

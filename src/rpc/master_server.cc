@@ -142,6 +142,7 @@ void ArmAll(const CallEnv& env, grpc::ServerCompletionQueue* cq) {
   Arm(env, cq, &S::RequestRemoveAll, &H::RemoveAll);
   Arm(env, cq, &S::RequestList, &H::List);
   Arm(env, cq, &S::RequestStats, &H::Stats, WhileDraining::kServe);
+  Arm(env, cq, &S::RequestSnapshot, &H::Snapshot);
 }
 
 // A leftover socket file from a dead server would make bind fail; anything that

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -31,6 +32,9 @@ struct MasterServerOptions {
   uint32_t max_list = 1 << 20;        // keys per List reply (and what fits the message limit)
   uint32_t max_replicas = 16;         // PutConfig.replica_count ceiling
   int max_message_bytes = 64 << 20;   // gRPC receive/send limit
+  // Asks for a snapshot and returns at once (the Snapshot RPC); empty: the
+  // master keeps none (no --data-dir), and the RPC answers UNSUPPORTED.
+  std::function<void()> request_snapshot;
 };
 
 class MasterServer {

@@ -356,4 +356,18 @@ void MasterHandlers::Stats(Empty&, StatsResponse* resp) const {
   ToProto(crescent::Status::Ok(), resp->mutable_status());
 }
 
+// ---- Snapshot ----
+
+void MasterHandlers::Snapshot(Empty&, SnapshotResponse* resp) const {
+  if (!options_.request_snapshot) {
+    ToProto(crescent::Status(ErrorCode::kUnsupported,
+                             "this master keeps no snapshots (it was started without --data-dir)"),
+            resp->mutable_status());
+    return;
+  }
+  resp->set_snapshots_before(master_.counters().snapshots.load(std::memory_order_relaxed));
+  options_.request_snapshot();
+  ToProto(crescent::Status::Ok(), resp->mutable_status());
+}
+
 }  // namespace crescent::rpc

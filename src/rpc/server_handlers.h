@@ -54,6 +54,7 @@ class MasterHandlers {
   void List(ListRequest& req, ListResponse* resp) const;
 
   void Stats(Empty& req, StatsResponse* resp) const;
+  void Snapshot(Empty& req, SnapshotResponse* resp) const;
 
  private:
   // A started put: its token, and its replicas, each with a WRITE capability.
