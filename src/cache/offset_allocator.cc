@@ -190,6 +190,109 @@ OffsetAllocatorStats OffsetAllocator::Stats() const {
   return s;
 }
 
+StatusOr<OffsetAllocator> OffsetAllocator::Rebuild(uint64_t size, OffsetAllocatorOptions options,
+                                                   std::vector<UsedRegion> used) {
+  auto Bad = [](const std::string& what) {
+    return Status(ErrorCode::kCorruptData, "offset allocator rebuild: " + what);
+  };
+  StatusOr<OffsetAllocator> created = Create(size, options);
+  if (!created.ok()) return created.status();
+  OffsetAllocator a = std::move(created).value();
+  if (used.empty()) return a;
+  std::sort(used.begin(), used.end(), [](const UsedRegion& x, const UsedRegion& y) {
+    return x.allocation.offset < y.allocation.offset;
+  });
+  const uint64_t gmask = a.granularity() - 1;
+  uint64_t slots = 0;
+  for (const UsedRegion& u : used) {
+    const Allocation& h = u.allocation;
+    const std::string what = "allocation at offset " + std::to_string(h.offset) + " (node " +
+                             std::to_string(h.node) + ")";
+    if (u.bytes == 0 || h.generation == 0 || (h.offset & gmask) != 0 || h.node >= kNone - 1) {
+      return Bad(what + ": no bytes, generation 0, off the granularity or a bad node");
+    }
+    slots = std::max<uint64_t>(slots, uint64_t{h.node} + 1);
+  }
+  // Used regions keep their slots; free gaps take the unused slots, lowest
+  // first, then new ones past the highest; the slots left over are spares.
+  std::vector<uint8_t> taken(slots, 0);
+  for (const UsedRegion& u : used) {
+    if (taken[u.allocation.node] != 0) {
+      return Bad("two allocations share node " + std::to_string(u.allocation.node));
+    }
+    taken[u.allocation.node] = 1;
+  }
+  a.nodes_.assign(slots, Node{});
+  uint32_t next_unused = 0;
+  auto gap_slot = [&]() -> uint32_t {
+    while (next_unused < slots && taken[next_unused] != 0) ++next_unused;
+    if (next_unused < slots) {
+      taken[next_unused] = 1;
+      return next_unused++;
+    }
+    a.nodes_.emplace_back();
+    return static_cast<uint32_t>(a.nodes_.size() - 1);
+  };
+  uint32_t prev = kNone;
+  uint64_t at = 0;  // units: where the next region starts
+  std::vector<uint32_t> free_regions;
+  auto append = [&](uint32_t n, uint64_t offset_units) {
+    Node& x = a.nodes_[n];
+    x.set_offset(offset_units);
+    x.prev = prev;
+    x.next = kNone;
+    if (prev == kNone) {
+      a.first_region_ = n;
+    } else {
+      a.nodes_[prev].next = n;
+    }
+    prev = n;
+  };
+  for (const UsedRegion& u : used) {
+    const uint64_t offset = u.allocation.offset >> a.shift_;
+    const uint64_t units = (u.bytes >> a.shift_) + ((u.bytes & gmask) != 0 ? 1 : 0);
+    if (offset < at) {
+      return Bad("allocation at offset " + std::to_string(u.allocation.offset) +
+                     " overlaps the one before it");
+    }
+    if (offset > a.capacity_units_ || units > a.capacity_units_ - offset) {
+      return Bad("allocation at offset " + std::to_string(u.allocation.offset) + " of " +
+                     std::to_string(u.bytes) + " bytes ends past the segment");
+    }
+    if (offset > at) {
+      const uint32_t g = gap_slot();
+      append(g, at);
+      free_regions.push_back(g);
+    }
+    append(u.allocation.node, offset);
+    Node& x = a.nodes_[u.allocation.node];
+    x.set_state(State::kUsed);
+    x.bin_prev = u.allocation.generation;
+    a.last_generation_ = std::max(a.last_generation_, u.allocation.generation);
+    a.used_units_ += units;
+    ++a.allocations_;
+    at = offset + units;
+  }
+  if (at < a.capacity_units_) {
+    const uint32_t g = gap_slot();
+    append(g, at);
+    free_regions.push_back(g);
+  }
+  a.free_regions_ = 0;
+  a.level_map_ = 0;
+  a.bin_maps_.fill(0);
+  a.bin_heads_.fill(kNone);
+  // Sizes come from the next region's offset: file the free ones once every
+  // region is linked.
+  for (uint32_t n : free_regions) a.InsertFree(n);
+  a.spare_head_ = kNone;
+  for (uint32_t n = static_cast<uint32_t>(slots); n-- > 0;) {
+    if (taken[n] == 0) a.ReleaseSlot(n);
+  }
+  if (Status s = a.Validate(); !s.ok()) return Bad("rebuilt state: " + s.message());
+  return a;
+}
+
 uint32_t OffsetAllocator::FindFit(uint64_t units) const {
   const uint32_t want = CeilBin(units);
   if (want < kNumBins) {

@@ -165,6 +165,22 @@ class OffsetAllocator {
   // with per-slot generations, is not read).
   static StatusOr<OffsetAllocator> Restore(std::string_view blob);
 
+  // One live allocation for Rebuild(): its handle, and the bytes it was
+  // requested for (rounded up to the granularity as Allocate() does).
+  struct UsedRegion {
+    Allocation allocation;
+    uint64_t bytes = 0;
+  };
+  // An allocator of `size` bytes in which exactly `used` are live, with those
+  // very handles (node slots, generations, offsets), and everything else free:
+  // what a restarted master rebuilds from the replicas it restored. Later
+  // allocations hand out generations above the highest one given. The order of
+  // `used` does not matter. kCorruptData (naming the first culprit) if two
+  // overlap or share a node slot, one lies outside the range or off the
+  // granularity, has no bytes, or has generation 0.
+  static StatusOr<OffsetAllocator> Rebuild(uint64_t size, OffsetAllocatorOptions options,
+                                           std::vector<UsedRegion> used);
+
   // Checks every invariant above in O(slots); kInternal naming the first
   // broken one. For tests and for Restore().
   Status Validate() const;

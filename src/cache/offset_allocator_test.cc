@@ -558,5 +558,83 @@ TEST(OffsetAllocatorTest, RandomisedAgainstIntervalModel) {
   EXPECT_TRUE(a.Validate().ok());
 }
 
+// Rebuild: the state a restarted master derives from its restored replicas.
+TEST(OffsetAllocatorRebuildTest, KeepsHandlesAndContinues) {
+  auto orig = OffsetAllocator::Create(1 << 20, {64});
+  ASSERT_TRUE(orig.ok());
+  std::vector<Allocation> live;
+  std::vector<OffsetAllocator::UsedRegion> used;
+  for (int i = 0; i < 40; ++i) {
+    auto a = orig->Allocate(1000 + i * 37);
+    ASSERT_TRUE(a.ok());
+    live.push_back(*a);
+  }
+  // Free every third, so the rebuilt state has gaps between used regions.
+  for (size_t i = 0; i < live.size(); i += 3) ASSERT_TRUE(orig->Free(live[i]).ok());
+  for (size_t i = 0; i < live.size(); ++i) {
+    if (i % 3 == 0) continue;
+    used.push_back({live[i], 1000 + i * 37});
+  }
+  std::reverse(used.begin(), used.end());  // order does not matter
+  auto rebuilt = OffsetAllocator::Rebuild(1 << 20, {64}, used);
+  ASSERT_TRUE(rebuilt.ok()) << rebuilt.status().ToString();
+  EXPECT_TRUE(rebuilt->Validate().ok());
+  EXPECT_EQ(rebuilt->used_bytes(), orig->used_bytes());
+  EXPECT_EQ(rebuilt->allocation_count(), orig->allocation_count());
+  EXPECT_EQ(rebuilt->Stats().free_regions, orig->Stats().free_regions);
+  // Every restored handle frees exactly its region; a freed one is not live.
+  for (const auto& u : used) {
+    auto size = rebuilt->SizeOf(u.allocation);
+    ASSERT_TRUE(size.ok());
+    EXPECT_EQ(*size, (u.bytes + 63) / 64 * 64);
+  }
+  EXPECT_FALSE(rebuilt->SizeOf(live[0]).ok());
+  // New allocations never overlap restored ones, and their generations are new.
+  std::vector<Allocation> fresh;
+  for (;;) {
+    auto a = rebuilt->Allocate(4096);
+    if (!a.ok()) break;
+    for (const auto& u : used) {
+      EXPECT_NE(a->generation, u.allocation.generation);
+      const uint64_t end = u.allocation.offset + (u.bytes + 63) / 64 * 64;
+      EXPECT_TRUE(a->offset + 4096 <= u.allocation.offset || a->offset >= end);
+    }
+    fresh.push_back(*a);
+  }
+  EXPECT_FALSE(fresh.empty());
+  for (const auto& u : used) ASSERT_TRUE(rebuilt->Free(u.allocation).ok());
+  for (const auto& a : fresh) ASSERT_TRUE(rebuilt->Free(a).ok());
+  EXPECT_EQ(rebuilt->used_bytes(), 0u);
+  EXPECT_EQ(rebuilt->Stats().free_regions, 1u);
+  EXPECT_TRUE(rebuilt->Validate().ok());
+}
+
+TEST(OffsetAllocatorRebuildTest, EmptyAndFull) {
+  auto empty = OffsetAllocator::Rebuild(4096, {64}, {});
+  ASSERT_TRUE(empty.ok());
+  EXPECT_EQ(empty->free_bytes(), 4096u);
+  auto full = OffsetAllocator::Rebuild(4096, {64}, {{{0, 5, 9}, 4096}});
+  ASSERT_TRUE(full.ok()) << full.status().ToString();
+  EXPECT_EQ(full->free_bytes(), 0u);
+  EXPECT_FALSE(full->Allocate(64).ok());
+  ASSERT_TRUE(full->Free({0, 5, 9}).ok());
+  EXPECT_TRUE(full->Validate().ok());
+}
+
+TEST(OffsetAllocatorRebuildTest, RefusesInconsistentRegions) {
+  auto refused = [](std::vector<OffsetAllocator::UsedRegion> used) {
+    auto r = OffsetAllocator::Rebuild(4096, {64}, std::move(used));
+    return !r.ok() && r.status().code() == ErrorCode::kCorruptData;
+  };
+  EXPECT_TRUE(refused({{{0, 1, 1}, 128}, {{64, 2, 2}, 64}}));    // overlap
+  EXPECT_TRUE(refused({{{0, 1, 1}, 64}, {{128, 1, 2}, 64}}));    // one node twice
+  EXPECT_TRUE(refused({{{4032, 1, 1}, 128}}));                   // past the end
+  EXPECT_TRUE(refused({{{8192, 1, 1}, 64}}));                    // outside
+  EXPECT_TRUE(refused({{{32, 1, 1}, 64}}));                      // off the granularity
+  EXPECT_TRUE(refused({{{0, 1, 0}, 64}}));                       // generation 0
+  EXPECT_TRUE(refused({{{0, 1, 1}, 0}}));                        // no bytes
+  EXPECT_TRUE(refused({{{0, ~uint32_t{0}, 1}, 64}}));            // no such node
+}
+
 }  // namespace
 }  // namespace crescent::cache

@@ -55,8 +55,10 @@ void MasterFlags::Add(CLI::App& app) {
       ->check(CLI::Range(1u, 1u << 20));
   app.add_option("--data-dir", data_dir,
                  "Keep the operation log and snapshots of the metadata here: every put ended, "
-                 "remove, eviction, mount and unmount is logged before it is acknowledged. A "
-                 "restart does not load them yet (docs/durability.md)");
+                 "remove, eviction, mount and unmount is logged before it is acknowledged. At "
+                 "start the newest valid snapshot and the log after it are restored; store nodes "
+                 "that kept their memory take their segments back with the objects in them "
+                 "(docs/durability.md)");
   app.add_option("--log-sync", log_sync,
                  "When the operation log reaches stable storage: 'always' (fdatasync before "
                  "each acknowledgement, group-committed) or every N ms (an acknowledged change "
@@ -79,6 +81,13 @@ void MasterFlags::Add(CLI::App& app) {
   app.add_option("--snapshot-keep", snapshot_keep, "With --data-dir: snapshots kept, newest first")
       ->capture_default_str()
       ->check(CLI::Range(size_t{1}, size_t{1000}));
+  app.add_flag("--allow-empty-restore", allow_empty_restore,
+               "With --data-dir: when no snapshot reads back whole and the log does not reach "
+               "back far enough (or is damaged), start empty instead of refusing to start");
+  app.add_option("--restore-grace", restore_grace_ms,
+                 "With --data-dir: ms a restored segment waits for its store node to take it "
+                 "over before it is dropped with its objects (default: --heartbeat-ttl-ms)")
+      ->check(CLI::Range(int64_t{0}, int64_t{86'400'000}));
   app.add_option("--bloom-expected-keys", config.bloom_expected_keys,
                  "Design load of the negative-lookup filter (it grows when outgrown)")
       ->capture_default_str()

@@ -21,6 +21,8 @@ struct MasterFlags {
   std::string log_sync = "10";  // "always" or a period in ms
   int64_t snapshot_interval_s = 300;
   size_t snapshot_keep = 2;
+  bool allow_empty_restore = false;
+  int64_t restore_grace_ms = -1;  // -1: the heartbeat TTL
 
   void Add(CLI::App& app);
   server::MasterHostOptions ToOptions() const {
@@ -36,6 +38,8 @@ struct MasterFlags {
     o.data_dir = data_dir;
     o.snapshot_interval_ms = snapshot_interval_s * 1000;
     o.snapshot_keep = snapshot_keep;
+    o.allow_empty_restore = allow_empty_restore;
+    o.restore_grace_ms = restore_grace_ms < 0 ? config.heartbeat_ttl_ms : restore_grace_ms;
     o.log_sync_ms = log_sync == "always" ? 0 : std::stoll(log_sync);  // checked by Add()
     return o;
   }

@@ -202,6 +202,11 @@ std::vector<std::string> ListSnapshots(const std::string& dir) {
   return out;
 }
 
+uint64_t SnapshotNamePosition(const std::string& path) {
+  uint64_t position = 0;
+  return ParseName(fs::path(path).filename().string(), &position) ? position : 0;
+}
+
 StatusOr<SnapshotInfo> DecodeSnapshot(std::string_view data, const std::string& name,
                                       const std::function<Status(master::LogRecord)>& fn) {
   auto corrupt = [&](const std::string& what) {

@@ -64,6 +64,8 @@ class SnapshotWriter {
 
 // Snapshot files in `dir`, newest (highest log position) first.
 std::vector<std::string> ListSnapshots(const std::string& dir);
+// The log position a snapshot file's name gives (0 for another name).
+uint64_t SnapshotNamePosition(const std::string& path);
 
 // Reads and checks the whole file, handing each record to `fn` in order
 // (stopping at the first error `fn` returns). Nothing is handed over unless

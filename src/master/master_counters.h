@@ -62,6 +62,21 @@ struct MasterCounters {
   std::atomic<uint64_t> last_snapshot_longest_lock_us{0};
   std::atomic<uint64_t> last_snapshot_log_position{0};
 
+  // Restore (docs/durability.md). Figures of the start-up restore (gauges),
+  // then what came of the restored segments (counters): taken over by their
+  // node, and objects dropped by reason.
+  std::atomic<uint64_t> restore_duration_us{0};
+  std::atomic<uint64_t> restored_objects{0};
+  std::atomic<uint64_t> restored_segments{0};
+  std::atomic<uint64_t> restore_adopted_segments{0};
+  // Objects dropped because their segments: were unmounted or unknown in the
+  // records (at restore); came back as new memory (the node restarted); never
+  // came back within the restore grace; held allocations that conflict.
+  std::atomic<uint64_t> restore_dropped_unmounted{0};
+  std::atomic<uint64_t> restore_dropped_new_memory{0};
+  std::atomic<uint64_t> restore_dropped_expired{0};
+  std::atomic<uint64_t> restore_dropped_conflict{0};
+
   void RecordPrefix(size_t length) {
     size_t b = length == 0 ? 0 : std::bit_width(length);
     if (b >= kPrefixBuckets) b = kPrefixBuckets - 1;

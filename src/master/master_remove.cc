@@ -249,7 +249,8 @@ std::vector<std::string> MasterService::List(std::string_view prefix, size_t lim
   return heap;
 }
 
-void MasterService::DropSegmentReplicas(std::span<const SegmentId> segments) {
+size_t MasterService::DropSegmentReplicas(std::span<const SegmentId> segments) {
+  size_t total = 0;
   auto dead = [&](SegmentId s) {
     return std::find(segments.begin(), segments.end(), s) != segments.end();
   };
@@ -276,10 +277,12 @@ void MasterService::DropSegmentReplicas(std::span<const SegmentId> segments) {
       }
     }
     counters_.dropped_objects.fetch_add(dropped.size(), std::memory_order_relaxed);
+    total += dropped.size();
     ForgetInPolicy(dropped);
   }
   // The dead segments' allocators are gone, and their used bytes with them.
   ForgetHeldOn(segments);
+  return total;
 }
 
 }  // namespace crescent::master

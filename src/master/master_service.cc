@@ -173,22 +173,40 @@ uint64_t MasterService::LogUnmounts(std::span<const SegmentId> segments) {
 
 // ---- Segments ----
 
-StatusOr<SegmentId> MasterService::MountSegment(const SegmentSpec& spec) {
+StatusOr<SegmentId> MasterService::MountSegment(const SegmentSpec& spec,
+                                                const PreviousMount* previous,
+                                                bool* adopted) {
   uint64_t logged = 0;
-  auto id = segments_.Mount(spec, [&](SegmentId id) {
-    LogRecord r;
-    r.type = LogRecordType::kSegmentMounted;
-    r.segment = id;
-    r.spec = spec;
-    logged = LogChange(r);
-  });
-  counters_.mount.Record(1, id.ok() ? 0 : 1);
-  if (id.ok()) {
+  auto mounted = segments_.Mount(
+      spec,
+      [&](SegmentId id) {
+        // A taken-over segment is logged as a mount of its id again: a
+        // restore replaces that id's spec (the new endpoint and token).
+        LogRecord r;
+        r.type = LogRecordType::kSegmentMounted;
+        r.segment = id;
+        r.spec = spec;
+        logged = LogChange(r);
+      },
+      previous);
+  counters_.mount.Record(1, mounted.ok() ? 0 : 1);
+  if (!mounted.ok()) return mounted.status();
+  if (mounted->replaced != kNoSegment) {
+    // The node came back with new memory: what the restore kept there is gone.
+    logged = std::max(logged, LogUnmounts({&mounted->replaced, 1}));
+    const size_t dropped = DropSegmentReplicas({&mounted->replaced, 1});
+    counters_.restore_dropped_new_memory.fetch_add(dropped, std::memory_order_relaxed);
+  }
+  if (mounted->adopted) {
+    counters_.restore_adopted_segments.fetch_add(1, std::memory_order_relaxed);
+  }
+  if (adopted != nullptr) *adopted = mounted->adopted;
+  {
     std::lock_guard lock(policy_mu_);
     policy_->SetCapacity(segments_.capacity());
   }
   if (Status s = AwaitLogged(logged); !s.ok()) return s;
-  return id;
+  return mounted->id;
 }
 
 Status MasterService::UnmountSegment(std::string_view name, std::string_view owner_node,
@@ -248,6 +266,7 @@ MasterStats MasterService::Stats() const {
 
 void MasterService::RunMaintenance() {
   TimeMs now = clock_.NowMs();
+  ExpireRestoredSegments();
   std::vector<SegmentId> dead = segments_.ExpireNodes();
   if (!dead.empty()) {
     LogUnmounts(dead);

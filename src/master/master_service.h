@@ -92,7 +92,13 @@ class MasterService {
   MasterService& operator=(const MasterService&) = delete;
 
   // ---- Segments and store-node liveness ----
-  StatusOr<SegmentId> MountSegment(const SegmentSpec& spec);
+  // With `previous` (the node's earlier mount, after a master restart), a
+  // restored segment of the same name is taken over, its objects readable
+  // again (*adopted); otherwise the mount starts empty, and a restored segment
+  // of that name is dropped with its objects (its node restarted).
+  StatusOr<SegmentId> MountSegment(const SegmentSpec& spec,
+                                   const PreviousMount* previous = nullptr,
+                                   bool* adopted = nullptr);
   // Hides the segment's replicas at once and drops objects left without one.
   Status UnmountSegment(std::string_view name, std::string_view owner_node,
                         uint64_t owner_token = 0);
@@ -214,6 +220,31 @@ class MasterService {
   };
   Status Capture(uint64_t* log_position, const std::function<Status(const LogRecord&)>& sink,
                  CaptureStats* stats = nullptr);
+
+  // ---- Restore (master_restore.cc; docs/durability.md) ----
+  // Before the engine serves anything, a restore hands it a snapshot's
+  // records and then the log's after it, in order. Each record sets a key's or
+  // a segment's whole state (a repeat changes nothing). Nothing is logged.
+  // Restored objects keep no lease; the policy sees them in record order (a
+  // snapshot lists them from the next victim on). A record that cannot apply
+  // (a put with no replica) is skipped and counted in *skipped.
+  void ApplyRestored(const LogRecord& record);
+  struct RestoreSummary {
+    uint64_t records = 0;
+    uint64_t skipped = 0;  // records that could not apply
+    uint64_t objects = 0;  // restored, waiting for their segments' nodes
+    uint64_t segments = 0;
+    uint64_t dropped_unmounted = 0;  // their segments were unmounted or unknown
+    uint64_t dropped_conflict = 0;   // overlapping allocations in one segment
+  };
+  // Ends the restore: drops the replicas of segments the records unmounted,
+  // rebuilds each restored segment's allocator from its replicas, and makes
+  // the restored segments wait, unmounted, until `grace_ms` from now for their
+  // nodes to take them over (MountSegment with `previous`); then they are
+  // dropped with their objects. A restored object is readable once one of its
+  // segments is taken over.
+  RestoreSummary FinishRestore(int64_t grace_ms);
+  size_t restored_segments_waiting() const { return segments_.restored_count(); }
 
   const MasterCounters& counters() const { return counters_; }
   // The durability figures in counters() are set from outside the engine.
@@ -347,7 +378,14 @@ class MasterService {
   };
 
   void DiscardExpiredPuts(TimeMs now);
-  void DropSegmentReplicas(std::span<const SegmentId> segments);
+  // Returns how many objects went with their last replica.
+  size_t DropSegmentReplicas(std::span<const SegmentId> segments);
+  // Inserts a complete object as restored (no lease); under no lock.
+  void RestoreObject(const LogRecord& r);
+  // Removes `key`'s entry, if any, as a restore does (no log, no hold).
+  void RestoreRemove(std::string_view key);
+  // Drops restored segments that never came back (RunMaintenance).
+  void ExpireRestoredSegments();
   void MaybeRebuildBloom();
   void WatermarkEvict();
 
@@ -395,6 +433,10 @@ class MasterService {
     TimeMs deadline = 0;  // its PendingPut's: when its write capabilities expire
   };
   absl::flat_hash_map<ObjectId, LivePut> pending_live_;
+
+  // Restore: the records applied, and those skipped.
+  uint64_t restore_skipped_ = 0;
+  uint64_t restore_records_ = 0;
 
   std::mutex bg_mu_;
   std::condition_variable bg_cv_;

@@ -25,8 +25,9 @@ SegmentTable::Segment* SegmentTable::Get(SegmentId id) const {
   return seg != nullptr && seg->id == id ? seg : nullptr;
 }
 
-StatusOr<SegmentId> SegmentTable::Mount(const SegmentSpec& spec,
-                                        const std::function<void(SegmentId)>& before_visible) {
+StatusOr<SegmentTable::MountResult> SegmentTable::Mount(
+    const SegmentSpec& spec, const std::function<void(SegmentId)>& before_visible,
+    const PreviousMount* previous) {
   if (spec.name.empty()) return Status(ErrorCode::kInvalidArgument, "segment name is empty");
   if (spec.owner_node.empty()) return Status(ErrorCode::kInvalidArgument, "segment owner is empty");
   if (spec.capacity < config_.allocation_alignment) {
@@ -37,36 +38,166 @@ StatusOr<SegmentId> SegmentTable::Mount(const SegmentSpec& spec,
   if (by_name_.contains(spec.name)) {
     return Status(ErrorCode::kSegmentAlreadyExists, "segment '" + spec.name + "' is mounted");
   }
-  auto alloc = cache::OffsetAllocator::Create(spec.capacity, {config_.allocation_alignment});
-  if (!alloc.ok()) return alloc.status();
-  uint32_t slot;
-  uint32_t incarnation = 0;
-  if (!free_slots_.empty()) {
-    slot = free_slots_.front();
-    free_slots_.pop_front();
-    Segment* old = by_id_[slot].load(std::memory_order_relaxed);
-    incarnation = (old->id >> kSlotBits) + 1;  // wraps after 2^16 mounts of this slot
-    retired_.emplace_back(old);
-  } else if (next_slot_ < kMaxSegments) {
-    slot = next_slot_++;
-  } else {
-    return Status(ErrorCode::kNoSpace, "already " + std::to_string(kMaxSegments - 1) +
-                                           " segments are mounted; unmount one first");
+  MountResult result;
+  std::unique_ptr<cache::OffsetAllocator> allocator;
+  SegmentId id = kNoSegment;
+  if (auto r = restored_.find(spec.name); r != restored_.end()) {
+    Segment* old = Get(r->second);
+    const bool same = previous != nullptr && old != nullptr && old->allocator != nullptr &&
+                      previous->endpoint == old->spec.endpoint &&
+                      previous->owner_token != 0 && previous->owner_token == old->spec.owner_token &&
+                      old->spec.owner_node == spec.owner_node &&
+                      old->spec.capacity == spec.capacity;
+    if (same) {
+      id = old->id;
+      allocator = std::move(old->allocator);
+      restored_.erase(r);
+      result.adopted = true;
+    } else {
+      result.replaced = r->second;
+      DropRestoredLocked(r->second);
+    }
+  }
+  if (!result.adopted) {
+    auto alloc = cache::OffsetAllocator::Create(spec.capacity, {config_.allocation_alignment});
+    if (!alloc.ok()) return alloc.status();
+    uint32_t slot;
+    if (!free_slots_.empty()) {
+      slot = free_slots_.front();
+      free_slots_.pop_front();
+    } else if (next_slot_ < kMaxSegments) {
+      slot = next_slot_++;
+    } else {
+      return Status(ErrorCode::kNoSpace, "already " + std::to_string(kMaxSegments - 1) +
+                                             " segments are mounted; unmount one first");
+    }
+    // The next incarnation of the slot (wrapping after 2^16 mounts of it); a
+    // slot no segment of this table has used starts at 0.
+    const Segment* old = by_id_[slot].load(std::memory_order_relaxed);
+    const uint32_t incarnation = old == nullptr ? 0 : (old->id >> kSlotBits) + 1;
+    id = (incarnation << kSlotBits) | slot;
+    allocator = std::make_unique<cache::OffsetAllocator>(std::move(alloc).value());
   }
   auto seg = std::make_unique<Segment>();
-  seg->id = (incarnation << kSlotBits) | slot;
+  seg->id = id;
   seg->spec = spec;
-  seg->allocator = std::make_unique<cache::OffsetAllocator>(std::move(alloc).value());
-  SegmentId id = seg->id;
+  seg->allocator = std::move(allocator);
   by_name_.emplace(spec.name, id);
   Node& node = nodes_[spec.owner_node];
   node.last_heartbeat = clock_.NowMs();
   node.suspect_since.reset();  // a node that mounts is alive and reachable again
   node.segments.push_back(id);
   capacity_.fetch_add(spec.capacity, std::memory_order_relaxed);
+  used_.fetch_add(seg->allocator->used_bytes(), std::memory_order_relaxed);
   if (before_visible) before_visible(id);
+  InstallLocked(std::move(seg));
+  result.id = id;
+  return result;
+}
+
+void SegmentTable::InstallLocked(std::unique_ptr<Segment> seg) {
+  const uint32_t slot = SlotOf(seg->id);
+  if (Segment* old = by_id_[slot].load(std::memory_order_relaxed)) retired_.emplace_back(old);
   by_id_[slot].store(seg.release(), std::memory_order_release);
-  return id;
+}
+
+void SegmentTable::DropRestoredLocked(SegmentId id) {
+  Segment* seg = Get(id);
+  if (seg == nullptr) return;
+  if (auto it = restored_.find(seg->spec.name); it != restored_.end() && it->second == id) {
+    restored_.erase(it);
+  }
+  seg->allocator.reset();
+  if (restore_finished_) free_slots_.push_back(SlotOf(id));
+}
+
+SegmentId SegmentTable::Restore(SegmentId id, const SegmentSpec& spec) {
+  std::lock_guard lock(mu_);
+  const uint32_t slot = SlotOf(id);
+  if (slot == 0) return kNoSegment;
+  restore_finished_ = false;
+  SegmentId replaced = kNoSegment;
+  if (auto it = restored_.find(spec.name); it != restored_.end() && it->second != id) {
+    replaced = it->second;
+    DropRestoredLocked(replaced);
+  }
+  // Another segment in the slot (an id the records did not unmount) is gone.
+  if (Segment* old = by_id_[slot].load(std::memory_order_relaxed);
+      old != nullptr && old->id != id && IsRestoredLocked(old->id)) {
+    DropRestoredLocked(old->id);
+  }
+  auto seg = std::make_unique<Segment>();
+  seg->id = id;
+  seg->spec = spec;
+  seg->mounted.store(false, std::memory_order_relaxed);
+  restored_[spec.name] = id;
+  InstallLocked(std::move(seg));
+  next_slot_ = std::max(next_slot_, slot + 1);
+  return replaced;
+}
+
+void SegmentTable::ForgetRestored(SegmentId id) {
+  std::lock_guard lock(mu_);
+  DropRestoredLocked(id);
+}
+
+bool SegmentTable::IsRestoredLocked(SegmentId id) const {
+  const Segment* seg = Get(id);
+  if (seg == nullptr || seg->mounted.load(std::memory_order_relaxed)) return false;
+  auto it = restored_.find(seg->spec.name);
+  return it != restored_.end() && it->second == id;
+}
+
+bool SegmentTable::IsRestored(SegmentId id) const {
+  std::lock_guard lock(mu_);
+  return IsRestoredLocked(id);
+}
+
+Status SegmentTable::RebuildAllocator(SegmentId id,
+                                      std::vector<cache::OffsetAllocator::UsedRegion> used) {
+  std::lock_guard lock(mu_);
+  if (!IsRestoredLocked(id)) {
+    return Status(ErrorCode::kSegmentNotFound, "segment " + std::to_string(id) + " is not restored");
+  }
+  Segment* seg = Get(id);
+  auto alloc = cache::OffsetAllocator::Rebuild(seg->spec.capacity,
+                                               {config_.allocation_alignment}, std::move(used));
+  if (!alloc.ok()) return alloc.status();
+  seg->allocator = std::make_unique<cache::OffsetAllocator>(std::move(alloc).value());
+  return Status::Ok();
+}
+
+void SegmentTable::FinishRestore(TimeMs deadline) {
+  std::lock_guard lock(mu_);
+  restore_deadline_ = deadline;
+  restore_finished_ = true;
+  free_slots_.clear();
+  for (uint32_t slot = 1; slot < next_slot_; ++slot) {
+    const Segment* seg = by_id_[slot].load(std::memory_order_relaxed);
+    if (seg == nullptr || !IsRestoredLocked(seg->id)) free_slots_.push_back(slot);
+  }
+}
+
+std::vector<SegmentId> SegmentTable::RestoredIds() const {
+  std::lock_guard lock(mu_);
+  std::vector<SegmentId> out;
+  for (const auto& [name, id] : restored_) out.push_back(id);
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+std::vector<SegmentId> SegmentTable::ExpireRestored() {
+  std::lock_guard lock(mu_);
+  if (restored_.empty() || clock_.NowMs() < restore_deadline_) return {};
+  std::vector<SegmentId> gone;
+  for (const auto& [name, id] : restored_) gone.push_back(id);
+  for (SegmentId id : gone) DropRestoredLocked(id);
+  return gone;
+}
+
+size_t SegmentTable::restored_count() const {
+  std::lock_guard lock(mu_);
+  return restored_.size();
 }
 
 void SegmentTable::UnmountLocked(Segment* seg) {
@@ -201,7 +332,10 @@ void SegmentTable::Free(const ReplicaSlot& replica) {
   uint64_t before = seg->allocator->used_bytes();
   (void)seg->allocator->Free(
       cache::Allocation{replica.offset, replica.alloc_node, replica.alloc_generation});
-  used_.fetch_sub(before - seg->allocator->used_bytes(), std::memory_order_relaxed);
+  // A restored segment waiting for its node is not counted in used_ yet.
+  if (seg->mounted.load(std::memory_order_relaxed)) {
+    used_.fetch_sub(before - seg->allocator->used_bytes(), std::memory_order_relaxed);
+  }
 }
 
 bool SegmentTable::IsMounted(SegmentId id) const {

@@ -45,11 +45,26 @@ class SegmentTable {
   SegmentTable(const MasterConfig& config, const Clock& clock);
   ~SegmentTable();
 
+  struct MountResult {
+    SegmentId id = kNoSegment;
+    // The mount took over a restored segment (same id, its objects readable
+    // again), rather than starting an empty one.
+    bool adopted = false;
+    // A restored segment of the same name that this mount did not take over
+    // (the node restarted, so its memory is new): gone from the table; the
+    // caller drops its replicas.
+    SegmentId replaced = kNoSegment;
+  };
   // `before_visible`, when given, is called with the new id under the table's
   // lock, before any allocation can land on the segment (the operation log
   // records the mount there, so that it precedes every put placed on it).
-  StatusOr<SegmentId> Mount(const SegmentSpec& spec,
-                            const std::function<void(SegmentId)>& before_visible = nullptr);
+  // A restored segment of the same name is taken over when `previous` matches
+  // its endpoint and token and the owner and capacity are the same; the
+  // segment keeps its id and replicas, and gets `spec` (the new endpoint,
+  // whose new epoch refuses every capability of the previous master).
+  StatusOr<MountResult> Mount(const SegmentSpec& spec,
+                              const std::function<void(SegmentId)>& before_visible = nullptr,
+                              const PreviousMount* previous = nullptr);
   // Marks the segment unmounted at once; the caller then drops its replicas.
   // kNotOwner unless `owner` and `token` are the mount's (a segment mounted
   // without a token takes any).
@@ -70,6 +85,26 @@ class SegmentTable {
   std::vector<ReplicaSlot> Allocate(uint64_t size, uint32_t count, const PutConfig& config);
   // Returns a replica's space. A replica on an unmounted segment is ignored.
   void Free(const ReplicaSlot& replica);
+
+  // ---- Restore (before the engine serves; master_restore.cc) ----
+  // A segment of the restored state: it keeps its id and waits, unmounted and
+  // unplaceable, for its node to take it over (Mount with `previous`). A
+  // second one of the same name replaces the first, whose id is returned (its
+  // replicas are dead); kNoSegment otherwise.
+  SegmentId Restore(SegmentId id, const SegmentSpec& spec);
+  // The log says `id` was unmounted: it is no longer restored.
+  void ForgetRestored(SegmentId id);
+  bool IsRestored(SegmentId id) const;  // waiting for its node
+  // Gives restored segment `id` its allocator, rebuilt from its replicas'
+  // allocations; kCorruptData when they conflict (the caller drops them).
+  Status RebuildAllocator(SegmentId id, std::vector<cache::OffsetAllocator::UsedRegion> used);
+  // The restore is over: segments never used since slot reuse starts, and
+  // restored ones wait until `deadline` (then ExpireRestored drops them).
+  void FinishRestore(TimeMs deadline);
+  std::vector<SegmentId> RestoredIds() const;
+  // Restored segments still waiting at their deadline: dropped from the table.
+  std::vector<SegmentId> ExpireRestored();
+  size_t restored_count() const;
 
   bool IsMounted(SegmentId id) const;
   // The endpoint of mounted segment `id`; null once it is unmounted. Immutable
@@ -97,6 +132,11 @@ class SegmentTable {
     std::optional<TimeMs> suspect_since;  // set by MarkUnreachable
   };
   bool SuspectLocked(const Segment& seg) const;
+  // Puts `seg` in its slot, retiring whatever was there.
+  void InstallLocked(std::unique_ptr<Segment> seg);
+  // Drops restored segment `id` from the table (no replica of it is valid).
+  void DropRestoredLocked(SegmentId id);
+  bool IsRestoredLocked(SegmentId id) const;
 
   Segment* Get(SegmentId id) const;
   void UnmountLocked(Segment* seg);
@@ -110,6 +150,12 @@ class SegmentTable {
   std::vector<std::unique_ptr<Segment>> retired_;  // replaced segments, kept for readers
   absl::flat_hash_map<std::string, SegmentId> by_name_;  // mounted only
   absl::flat_hash_map<std::string, Node> nodes_;
+  // Restored segments waiting for their node, by name; and until when.
+  absl::flat_hash_map<std::string, SegmentId> restored_;
+  TimeMs restore_deadline_ = 0;
+  // Set by FinishRestore (or never restoring): from then on a dropped restored
+  // segment's slot is free for reuse at once.
+  bool restore_finished_ = true;
   std::atomic<uint64_t> capacity_{0};  // sum over mounted segments
   std::atomic<uint64_t> used_{0};      // allocator bytes in use, mounted segments
 };

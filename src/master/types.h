@@ -29,6 +29,15 @@ struct SegmentSpec {
   bool operator==(const SegmentSpec&) const = default;
 };
 
+// What a store node presents of its previous mount when it mounts again after
+// a master restart: the endpoint (with its epoch) and owner token it mounted
+// with. Together they prove the node is the same process with the same memory:
+// the token never leaves master and node (and the master's data dir).
+struct PreviousMount {
+  std::string endpoint;
+  uint64_t owner_token = 0;
+};
+
 struct SegmentInfo {
   SegmentId id = kNoSegment;
   SegmentSpec spec;

@@ -417,13 +417,19 @@ std::string MountProofProblem(const MountSegmentResponse& resp, const std::strin
 }  // namespace
 
 StatusOr<master::SegmentId> MasterClient::MountSegment(
-    const master::SegmentSpec& spec, const transfer::CapabilitySigner* secret_check) {
+    const master::SegmentSpec& spec, const transfer::CapabilitySigner* secret_check,
+    const master::PreviousMount* previous, bool* adopted) {
   MountSegmentRequest req;
   ToProto(spec, req.mutable_spec());
+  if (previous != nullptr) {
+    req.set_previous_endpoint(previous->endpoint);
+    req.set_previous_owner_token(previous->owner_token);
+  }
   MountSegmentResponse resp;
   if (auto s = impl_->Invoke("MountSegment", &Stub::AsyncMountSegment, req, &resp); !s.ok())
     return s;
   if (auto s = FromProto(resp.status()); !s.ok()) return s;
+  if (adopted != nullptr) *adopted = resp.adopted();
   if (secret_check == nullptr) return resp.segment_id();
   std::string refused = MountProofProblem(resp, spec.endpoint, *secret_check);
   if (refused.empty()) return resp.segment_id();

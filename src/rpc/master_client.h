@@ -90,8 +90,11 @@ class MasterClient {
   // must verify under it: on a mismatch the segment is unmounted again and the
   // call fails with kCapabilityInvalid, as no capability the master signs would
   // pass on this node.
+  // `previous`: the node's earlier mount, offered for a restored master to
+  // take over (*adopted says whether it did).
   StatusOr<master::SegmentId> MountSegment(
-      const master::SegmentSpec& spec, const transfer::CapabilitySigner* secret_check = nullptr);
+      const master::SegmentSpec& spec, const transfer::CapabilitySigner* secret_check = nullptr,
+      const master::PreviousMount* previous = nullptr, bool* adopted = nullptr);
   // `owner_token`: the SegmentSpec::owner_token the segment was mounted with.
   crescent::Status UnmountSegment(const std::string& name, const std::string& owner_node,
                                   uint64_t owner_token);

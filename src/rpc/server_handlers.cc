@@ -96,10 +96,20 @@ void MasterHandlers::FillRead(const master::ReadResult& read, ReadResult* out) c
 
 void MasterHandlers::MountSegment(MountSegmentRequest& req, MountSegmentResponse* resp) const {
   if (auto s = CheckSegmentSpec(req.spec()); !s.ok()) return ToProto(s, resp->mutable_status());
-  auto id = master_.MountSegment(FromProto(req.spec()));
+  // Only compared with the restored segment's; bounded like any string.
+  constexpr size_t kMaxPreviousEndpoint = 4096;
+  if (req.previous_endpoint().size() > kMaxPreviousEndpoint) {
+    return ToProto(crescent::Status(ErrorCode::kInvalidArgument, "previous endpoint is too long"),
+                   resp->mutable_status());
+  }
+  master::PreviousMount previous{req.previous_endpoint(), req.previous_owner_token()};
+  bool adopted = false;
+  auto id = master_.MountSegment(FromProto(req.spec()),
+                                 previous.endpoint.empty() ? nullptr : &previous, &adopted);
   ToProto(id.status(), resp->mutable_status());
   if (!id.ok()) return;
   resp->set_segment_id(*id);
+  resp->set_adopted(adopted);
   ToProto(signer_.Sign(req.spec().endpoint(), *id, 0, 0, transfer::AccessOp::kRead,
                        UnixNowMs() + kMountProofMs),
           resp->mutable_proof());

@@ -2,6 +2,8 @@
 
 #include <iostream>
 
+#include "durability/restore.h"
+
 namespace crescent::server {
 
 StatusOr<std::unique_ptr<MasterHost>> MasterHost::Start(const MasterHostOptions& options,
@@ -10,23 +12,42 @@ StatusOr<std::unique_ptr<MasterHost>> MasterHost::Start(const MasterHostOptions&
   if (!signer.ok()) return signer.status();
   std::unique_ptr<MasterHost> host(new MasterHost(std::move(signer.value())));
   host->options_ = options;
+  auto make = [&] {
+    return master::MasterService::Create(options.config, SteadyClock::Instance(),
+                                         host->log_.get());
+  };
+  bool started_empty = false;
   if (!options.data_dir.empty()) {
     durability::FileLogOptions lo;
     lo.dir = options.data_dir;
     lo.sync_interval_ms = options.log_sync_ms;
+    lo.start_position = durability::LogStartForDir(options.data_dir);
     auto log = durability::FileOperationLog::Open(lo, &host->warnings_);
     if (!log.ok()) return log.status();
     host->log_ = std::move(log.value());
+    durability::RestoreOptions ro{options.data_dir, options.allow_empty_restore,
+                                  options.restore_grace_ms};
+    auto restored = durability::RestoreMaster(ro, *host->log_, make);
+    if (!restored.ok()) return restored.status();
+    for (std::string& w : restored->warnings) host->warnings_.push_back(std::move(w));
+    host->restored_ = durability::DescribeRestore(*restored);
+    started_empty = restored->started_empty;
+    host->master_ = std::move(restored->master);
+  } else {
+    auto master = make();
+    if (!master.ok()) return master.status();
+    host->master_ = std::move(master.value());
   }
-  auto master =
-      master::MasterService::Create(options.config, SteadyClock::Instance(), host->log_.get());
-  if (!master.ok()) return master.status();
-  host->master_ = std::move(master.value());
   host->master_->StartBackground();
   if (host->log_) {
     host->snapshotter_ = std::make_unique<durability::Snapshotter>(
         *host->master_, host->log_.get(),
         durability::SnapshotterOptions{options.data_dir, options.snapshot_keep});
+    // A start that gave up on damaged files writes a snapshot at once, so
+    // that the next start begins from it rather than from those files.
+    if (started_empty) {
+      if (auto info = host->snapshotter_->TakeNow(); !info.ok()) return info.status();
+    }
     host->snapshotter_->Start(options.snapshot_interval_ms);
   }
 
@@ -66,6 +87,7 @@ std::string MasterHost::Describe() const {
                 ? std::string("at shutdown")
                 : "every " + std::to_string(options_.snapshot_interval_ms / 1000) + " s") +
            "\n";
+    out += restored_ + "\n";
   }
   if (http_) {
     std::string base = "http://" + options_.http_host + ":" + std::to_string(http_->port());

@@ -32,6 +32,10 @@ struct MasterHostOptions {
   // at shutdown and those asked for), keeping the newest `snapshot_keep`.
   int64_t snapshot_interval_ms = 300'000;
   size_t snapshot_keep = 2;
+  // With a data dir: start empty when nothing restorable is there (else the
+  // start fails), and how long restored segments wait for their nodes.
+  bool allow_empty_restore = false;
+  int64_t restore_grace_ms = 10'000;
 };
 
 class MasterHost {
@@ -57,6 +61,7 @@ class MasterHost {
   std::string address_;
   transfer::CapabilitySigner signer_;
   std::vector<std::string> warnings_;  // from opening the data dir; shown by Describe()
+  std::string restored_;               // what the restore brought back; shown by Describe()
   // Declared before master_, so that it outlives it.
   std::unique_ptr<durability::FileOperationLog> log_;
   std::unique_ptr<master::MasterService> master_;

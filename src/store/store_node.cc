@@ -101,6 +101,14 @@ Status StoreNode::Mount() {
   // memory, before the master can hand the space to anything new.
   segment_->SetId(0);
   if (shm_) shm_->DropMappings();
+  // Offered back so that a master restored from its data dir can take the
+  // segment over with its objects (the memory is the same): the new epoch
+  // still refuses every capability of the previous mount.
+  master::PreviousMount previous;
+  {
+    std::lock_guard g(mu_);
+    previous = {endpoint_, owner_token_};
+  }
   Endpoint ep = base_endpoint_;
   ep.epoch = RandomNonZero();
   master::SegmentSpec spec;
@@ -110,7 +118,9 @@ Status StoreNode::Mount() {
   spec.endpoint = ep.ToString();
   spec.tier = master::Tier::kDram;
   spec.owner_token = RandomNonZero();  // as random, and as secret: never leaves master and node
-  StatusOr<master::SegmentId> id = master_->MountSegment(spec, &signer_);
+  bool adopted = false;
+  StatusOr<master::SegmentId> id = master_->MountSegment(
+      spec, &signer_, previous.endpoint.empty() ? nullptr : &previous, &adopted);
   if (!id.ok()) {
     return Status(id.status().code(), "mounting segment " + spec.name + " on master " +
                                           master_->address() + ": " + id.status().message());
@@ -119,6 +129,7 @@ Status StoreNode::Mount() {
   std::lock_guard g(mu_);
   endpoint_ = spec.endpoint;
   owner_token_ = spec.owner_token;
+  last_mount_adopted_ = adopted;
   return Status::Ok();
 }
 
@@ -150,8 +161,10 @@ void StoreNode::HeartbeatLoop() {
       if (m.ok()) {
         std::lock_guard g(mu_);
         ++remounts_;
-        std::fprintf(stderr, "crescent store: remounted %s (segment id %u)\n",
-                     options_.segment_name.c_str(), segment_->id());
+        const bool adopted = last_mount_adopted_;
+        std::fprintf(stderr, "crescent store: remounted %s (segment id %u)%s\n",
+                     options_.segment_name.c_str(), segment_->id(),
+                     adopted ? ": the master took it over with its objects" : "");
       } else {
         std::fprintf(stderr, "crescent store: remount failed: %s\n", m.ToString().c_str());
       }

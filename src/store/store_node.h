@@ -8,8 +8,10 @@
 //    the node refuses every capability of an earlier mount, or of another
 //    process on the same port, on TCP and on shared memory alike.
 //  - The heartbeat thread remounts when the master answers NODE_UNKNOWN: the
-//    master restarted, or it declared us dead after a silence. The segment's
-//    memory is reused as empty space; the new master knows no objects in it.
+//    master restarted, or it declared us dead after a silence. The node offers
+//    its previous mount (endpoint and owner token): a master restored from its
+//    data dir takes the segment over with the objects it knew in it
+//    (docs/durability.md); any other master mounts it as empty space.
 //    Before it remounts, the node refuses every capability (id 0) and closes
 //    the connections of same-host clients that map its memory, so that none
 //    of them returns bytes it read after the space changed hands.
@@ -96,6 +98,7 @@ class StoreNode {
   mutable std::mutex mu_;  // guards stop_, remounts_, endpoint_; cv_ wakes the heartbeat thread
   std::string endpoint_;
   uint64_t owner_token_ = 0;  // of the current mount (master.proto SegmentSpec)
+  bool last_mount_adopted_ = false;  // the master took the segment over (mu_)
   std::condition_variable cv_;
   bool stop_ = false;
   uint64_t remounts_ = 0;

@@ -1,0 +1,123 @@
+#include "durability/restore.h"
+
+#include <chrono>
+
+#include "durability/snapshot_file.h"
+
+namespace crescent::durability {
+
+uint64_t LogStartForDir(const std::string& dir) {
+  const std::vector<std::string> snaps = ListSnapshots(dir);
+  return snaps.empty() ? 0 : SnapshotNamePosition(snaps.front());
+}
+
+namespace {
+
+// Applies the log from `position` on; counts the records.
+Status ApplyLog(FileOperationLog& log, uint64_t position, master::MasterService& m,
+                uint64_t* records) {
+  return log.ReadFrom(position, [&](uint64_t at, std::string_view bytes) -> Status {
+    auto r = master::DecodeLogRecord(bytes);
+    if (!r.ok()) {
+      return Status(ErrorCode::kCorruptData, "operation log record at position " +
+                                                 std::to_string(at) + ": " + r.status().message());
+    }
+    m.ApplyRestored(*r);
+    ++*records;
+    return Status::Ok();
+  });
+}
+
+}  // namespace
+
+StatusOr<RestoreResult> RestoreMaster(const RestoreOptions& options, FileOperationLog& log,
+                                      const MakeMaster& make) {
+  const auto start = std::chrono::steady_clock::now();
+  RestoreResult out;
+  const uint64_t log_first = log.Stats().first_position;
+  auto finish = [&](std::unique_ptr<master::MasterService> m) -> StatusOr<RestoreResult> {
+    out.summary = m->FinishRestore(options.grace_ms);
+    out.duration_ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+            .count();
+    m->mutable_counters().restore_duration_us.store(
+        static_cast<uint64_t>(out.duration_ms * 1000), std::memory_order_relaxed);
+    out.master = std::move(m);
+    return std::move(out);
+  };
+  // Nothing usable: fail with `why`, or start empty when allowed.
+  auto empty_or_fail = [&](const Status& why) -> StatusOr<RestoreResult> {
+    if (!options.allow_empty) {
+      return Status(why.code(), why.message() +
+                                    ". Give --allow-empty-restore to start empty instead, losing "
+                                    "the stored metadata");
+    }
+    out.warnings.push_back("starting empty (--allow-empty-restore): " + why.message());
+    out.started_empty = true;
+    out.snapshot.clear();
+    out.snapshot_records = 0;
+    out.log_records = 0;
+    auto fresh = make();
+    if (!fresh.ok()) return fresh.status();
+    return finish(std::move(fresh).value());
+  };
+  for (const std::string& path : ListSnapshots(options.dir)) {
+    const uint64_t position = SnapshotNamePosition(path);
+    if (position < log_first) {
+      out.warnings.push_back("snapshot " + path + " skipped: the operation log after it (from " +
+                             std::to_string(position) + ") was deleted; it begins at " +
+                             std::to_string(log_first));
+      continue;
+    }
+    auto m = make();
+    if (!m.ok()) return m.status();
+    uint64_t records = 0;
+    auto info = ReadSnapshot(path, [&](master::LogRecord r) {
+      (*m)->ApplyRestored(r);
+      ++records;
+      return Status::Ok();
+    });
+    if (!info.ok()) {
+      // Nothing of it was applied (ReadSnapshot checks every block first).
+      out.warnings.push_back("snapshot refused, trying an older one: " + info.status().message());
+      continue;
+    }
+    out.snapshot = path;
+    out.snapshot_records = records;
+    if (Status s = ApplyLog(log, info->log_position, **m, &out.log_records); !s.ok()) {
+      return empty_or_fail(Status(s.code(), "restoring from " + path + ": " + s.message()));
+    }
+    return finish(std::move(m).value());
+  }
+  if (log_first == 0) {
+    // No snapshot (or none usable) but the whole log: replay it all.
+    auto m = make();
+    if (!m.ok()) return m.status();
+    if (Status s = ApplyLog(log, 0, **m, &out.log_records); !s.ok()) return empty_or_fail(s);
+    return finish(std::move(m).value());
+  }
+  std::string why = "no usable snapshot in " + options.dir +
+                    ", and the operation log begins at position " + std::to_string(log_first) +
+                    " (what came before is only in snapshots)";
+  for (const std::string& w : out.warnings) why += "; " + w;
+  return empty_or_fail(Status(ErrorCode::kCorruptData, why));
+}
+
+std::string DescribeRestore(const RestoreResult& r) {
+  const auto& s = r.summary;
+  std::string out = "restored " + std::to_string(s.objects) + " objects on " +
+                    std::to_string(s.segments) + " segments in " +
+                    std::to_string(static_cast<int64_t>(r.duration_ms)) + " ms from ";
+  out += r.snapshot.empty() ? std::string("no snapshot")
+                            : r.snapshot + " (" + std::to_string(r.snapshot_records) + " records)";
+  out += " and " + std::to_string(r.log_records) + " log records";
+  if (s.dropped_unmounted + s.dropped_conflict + s.skipped != 0) {
+    out += "; dropped " + std::to_string(s.dropped_unmounted) + " on unmounted segments, " +
+           std::to_string(s.dropped_conflict) + " with conflicting allocations, skipped " +
+           std::to_string(s.skipped) + " records";
+  }
+  out += "; segments wait for their nodes to take them over";
+  return out;
+}
+
+}  // namespace crescent::durability

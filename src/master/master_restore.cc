@@ -1,0 +1,185 @@
+// Restore: rebuilding the engine from a snapshot's records and the log after
+// it (docs/durability.md), before it serves anything.
+//
+// Records are applied as they come, each setting a key's or a segment's whole
+// state, so a record the snapshot already reflects changes nothing. Segments
+// are restored unmounted (SegmentTable::Restore): their replicas are kept but
+// not readable until the node takes the segment over. Replicas of segments
+// that are not restored at the end (the records unmounted them, or never
+// mounted them) are dropped once, at FinishRestore: a put can end with a
+// replica on a segment after that segment's unmount record (its end was
+// logged before the unmount's sweep reached its shard), so a drop at the
+// unmount record would miss it. Segment ids are never reused across this:
+// the table remembers each slot's last id, and a mount after the restore
+// takes the next one.
+#include <algorithm>
+#include <chrono>
+#include <mutex>
+#include <shared_mutex>
+
+#include "master/master_service.h"
+
+namespace crescent::master {
+
+void MasterService::RestoreRemove(std::string_view key) {
+  Located loc = Locate(key);
+  ObjectId id;
+  {
+    std::unique_lock lock(loc.shard->mutex());
+    const uint32_t slot = loc.shard->Find(key, loc.hash);
+    if (slot == kNoSlot) return;
+    id = RemoveLocked(*loc.shard, slot);
+  }
+  ForgetInPolicy({&id, 1});
+}
+
+void MasterService::RestoreObject(const LogRecord& r) {
+  if (!ValidateKey(r.key).ok() || r.replicas.empty() || r.replicas.size() > 255 ||
+      r.size == 0 || r.size > kMaxObjectSize) {
+    ++restore_skipped_;
+    return;
+  }
+  RestoreRemove(r.key);  // a later put of the key replaces the earlier one
+  // Soft-pin ends are on the old process's steady clock, which runs on across
+  // a restart of the process (not of the host): one already past is dropped.
+  const TimeMs now = clock_.NowMs();
+  const TimeMs soft_until = r.soft_pin_until > now ? r.soft_pin_until : 0;
+  Located loc = Locate(r.key);
+  ObjectId id;
+  {
+    std::unique_lock lock(loc.shard->mutex());
+    const uint32_t slot = loc.shard->Create(r.key, loc.hash, r.replicas, soft_until);
+    ObjectEntry& e = loc.shard->entry(slot);
+    e.size = r.size;
+    e.hard_pin = r.hard_pin ? 1 : 0;
+    e.checksum = r.checksum;
+    loc.shard->Publish(slot);
+    live_objects_.fetch_add(1, std::memory_order_relaxed);
+    bloom_.Add(loc.shard->index(), loc.hash);
+    id = loc.shard->IdOf(slot);
+  }
+  if (r.hard_pin) return;
+  ObjectId parent = cache::kNoParent;
+  if (!r.parent_key.empty()) {
+    Located p = Locate(r.parent_key);
+    std::shared_lock lock(p.shard->mutex());
+    const uint32_t slot = p.shard->Find(r.parent_key, p.hash);
+    if (slot != kNoSlot) parent = p.shard->IdOf(slot);
+  }
+  const uint64_t bytes = r.size * r.replicas.size();
+  std::lock_guard lock(policy_mu_);
+  if (soft_until != 0) {
+    soft_policy_->Insert(id, bytes, parent, loc.hash);
+    soft_expiry_.push({soft_until, id});
+  } else {
+    policy_->Insert(id, bytes, parent, loc.hash);
+  }
+}
+
+void MasterService::ApplyRestored(const LogRecord& r) {
+  ++restore_records_;
+  switch (r.type) {
+    case LogRecordType::kSegmentMounted: {
+      // A segment of the same name it replaces is no longer restored.
+      segments_.Restore(r.segment, r.spec);
+      return;
+    }
+    case LogRecordType::kSegmentUnmounted:
+      segments_.ForgetRestored(r.segment);
+      return;
+    case LogRecordType::kPutEnded:
+      RestoreObject(r);
+      return;
+    case LogRecordType::kObjectRemoved:
+      RestoreRemove(r.key);
+      return;
+    case LogRecordType::kReplicaDropped: {
+      Located loc = Locate(r.key);
+      ObjectId gone = cache::kNoParent;
+      {
+        std::unique_lock lock(loc.shard->mutex());
+        const uint32_t slot = loc.shard->Find(r.key, loc.hash);
+        if (slot == kNoSlot) return;
+        const ObjectEntry& e = loc.shard->entry(slot);
+        std::vector<ReplicaSlot> keep;
+        for (size_t i = 0; i < e.num_replicas; ++i) {
+          const ReplicaSlot rep = e.replica(i);
+          if (rep.segment != r.segment || rep.offset != r.offset) keep.push_back(rep);
+        }
+        if (keep.size() == e.num_replicas) return;
+        if (keep.empty()) {
+          gone = RemoveLocked(*loc.shard, slot);
+        } else {
+          loc.shard->SetReplicas(slot, keep);
+        }
+      }
+      if (gone != cache::kNoParent) ForgetInPolicy({&gone, 1});
+      return;
+    }
+  }
+  ++restore_skipped_;
+}
+
+MasterService::RestoreSummary MasterService::FinishRestore(int64_t grace_ms) {
+  RestoreSummary out;
+  out.records = restore_records_;
+  // One sweep: drop replicas on segments that are not restored (unmounted, or
+  // never named by a record), and gather each restored segment's allocations.
+  absl::flat_hash_map<SegmentId, std::vector<cache::OffsetAllocator::UsedRegion>> regions;
+  for (SegmentId id : segments_.RestoredIds()) regions[id];
+  auto restored = [&](SegmentId s) { return regions.contains(s); };
+  for (const auto& shard : shards_) {
+    std::vector<ObjectId> dropped;
+    {
+      std::unique_lock lock(shard->mutex());
+      std::vector<uint32_t> slots;
+      shard->VisitAll([&](uint32_t slot) { slots.push_back(slot); });
+      for (uint32_t slot : slots) {
+        ObjectEntry& e = shard->entry(slot);
+        std::vector<ReplicaSlot> keep;
+        for (size_t i = 0; i < e.num_replicas; ++i) {
+          if (restored(e.replica(i).segment)) keep.push_back(e.replica(i));
+        }
+        if (keep.empty()) {
+          dropped.push_back(RemoveLocked(*shard, slot));
+          continue;
+        }
+        if (keep.size() != e.num_replicas) shard->SetReplicas(slot, keep);
+        for (const ReplicaSlot& k : keep) {
+          regions[k.segment].push_back(
+              {cache::Allocation{k.offset, k.alloc_node, k.alloc_generation}, e.size});
+        }
+      }
+    }
+    out.dropped_unmounted += dropped.size();
+    ForgetInPolicy(dropped);
+  }
+  // A segment whose allocations conflict (two replicas in one range) was not
+  // written by this engine: none of its replicas is trusted.
+  std::vector<SegmentId> conflicting;
+  for (auto& [id, used] : regions) {
+    if (!segments_.RebuildAllocator(id, std::move(used)).ok()) conflicting.push_back(id);
+  }
+  for (SegmentId id : conflicting) segments_.ForgetRestored(id);
+  if (!conflicting.empty()) out.dropped_conflict = DropSegmentReplicas(conflicting);
+  segments_.FinishRestore(clock_.NowMs() + grace_ms);
+  MaybeRebuildBloom();
+  out.objects = live_objects_.load(std::memory_order_relaxed);
+  out.segments = segments_.restored_count();
+  out.skipped = restore_skipped_;
+  counters_.restored_objects.store(out.objects, std::memory_order_relaxed);
+  counters_.restored_segments.store(out.segments, std::memory_order_relaxed);
+  counters_.restore_dropped_unmounted.fetch_add(out.dropped_unmounted, std::memory_order_relaxed);
+  counters_.restore_dropped_conflict.fetch_add(out.dropped_conflict, std::memory_order_relaxed);
+  return out;
+}
+
+void MasterService::ExpireRestoredSegments() {
+  std::vector<SegmentId> gone = segments_.ExpireRestored();
+  if (gone.empty()) return;
+  LogUnmounts(gone);
+  const size_t dropped = DropSegmentReplicas(gone);
+  counters_.restore_dropped_expired.fetch_add(dropped, std::memory_order_relaxed);
+}
+
+}  // namespace crescent::master

@@ -1,0 +1,308 @@
+// Restore: an engine rebuilt from another's records (a snapshot's Capture and
+// its operation log) holds the same objects, shows none of them until their
+// segment's node takes it over, drops what came back as new memory or never
+// came back, and evicts in the order the first engine would have.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "master/master_test_util.h"
+#include "master/memory_log_for_test.h"
+
+namespace crescent::master {
+namespace {
+
+using testing::MemoryLog;
+
+constexpr uint64_t kSegBytes = 1 << 20;
+
+SegmentSpec Spec(const std::string& name, const std::string& node, const std::string& endpoint,
+                 uint64_t token, uint64_t capacity = kSegBytes) {
+  return {name, capacity, node, endpoint, Tier::kDram, token};
+}
+
+class MasterRestoreTest : public testing::MasterTest {
+ protected:
+  void SetUp() override {
+    oplog_ = &log_;
+    config_.heartbeat_ttl_ms = 1'000'000;  // nodes stay alive while the clock moves
+  }
+
+  // The first engine's segments: node-a and node-b, one segment each.
+  void MountBoth() {
+    auto a = master().MountSegment(Spec("seg-a", "node-a", "a:1#e1", 11));
+    auto b = master().MountSegment(Spec("seg-b", "node-b", "b:1#e1", 22));
+    ASSERT_TRUE(a.ok() && b.ok());
+    seg_a_ = *a;
+    seg_b_ = *b;
+  }
+
+  Status PutSum(const std::string& key, uint64_t size, uint64_t checksum,
+                const PutConfig& pc = {}) {
+    auto g = master().PutStart(key, size, pc);
+    if (!g.ok()) return g.status();
+    return master().PutEnd(key, g->token, checksum);
+  }
+
+  // A second engine (on the same clock) given `records`, restore finished.
+  std::unique_ptr<MasterService> Restored(const std::vector<LogRecord>& records,
+                                          int64_t grace_ms = 5'000,
+                                          MasterService::RestoreSummary* summary = nullptr) {
+    auto m = MasterService::Create(config_, clock_, &log2_);
+    EXPECT_TRUE(m.ok());
+    for (const LogRecord& r : records) (*m)->ApplyRestored(r);
+    auto s = (*m)->FinishRestore(grace_ms);
+    if (summary != nullptr) *summary = s;
+    return std::move(m).value();
+  }
+
+  // What Capture() hands a snapshot, and the log position it covers.
+  std::vector<LogRecord> Captured(uint64_t* position = nullptr) {
+    std::vector<LogRecord> out;
+    uint64_t at = 0;
+    EXPECT_TRUE(master()
+                    .Capture(&at,
+                             [&](const LogRecord& r) {
+                               out.push_back(r);
+                               return Status::Ok();
+                             })
+                    .ok());
+    if (position != nullptr) *position = at;
+    return out;
+  }
+
+  MemoryLog log_;
+  MemoryLog log2_;  // the restored engine's own
+  SegmentId seg_a_ = kNoSegment;
+  SegmentId seg_b_ = kNoSegment;
+};
+
+TEST_F(MasterRestoreTest, ObjectsComeBackWhenTheirNodeTakesTheSegmentOver) {
+  MountBoth();
+  PutConfig on_a;
+  on_a.preferred_segment = "seg-a";
+  ASSERT_TRUE(PutSum("x", 1000, 0x1111, on_a).ok());
+  ASSERT_TRUE(PutSum("y", 5000, 0x2222, on_a).ok());
+  ASSERT_TRUE(PutSum("gone", 10, 0x3333, on_a).ok());
+  ASSERT_TRUE(master().Remove("gone").ok());
+  auto before = master().GetReplicaList("y");
+  ASSERT_TRUE(before.ok());
+  const uint64_t used_before = master().Stats().used_bytes;
+
+  MasterService::RestoreSummary summary;
+  auto m = Restored(log_.Decoded(), 5'000, &summary);
+  EXPECT_EQ(summary.objects, 2u);
+  EXPECT_EQ(summary.segments, 2u);
+  EXPECT_EQ(m->restored_segments_waiting(), 2u);
+  // Nothing is visible before the node is back; the segment takes no puts.
+  EXPECT_FALSE(m->GetReplicaList("y").ok());
+  EXPECT_FALSE(*m->Exists("y"));
+  EXPECT_EQ(*m->BatchQueryPrefix(std::vector<std::string>{"x"}), 0u);
+  EXPECT_EQ(m->PutStart("new", 10, {}).status().code(), ErrorCode::kUnavailable);
+
+  PreviousMount prev{"a:1#e1", 11};
+  bool adopted = false;
+  auto id = m->MountSegment(Spec("seg-a", "node-a", "a:1#e2", 33), &prev, &adopted);
+  ASSERT_TRUE(id.ok()) << id.status().ToString();
+  EXPECT_TRUE(adopted);
+  EXPECT_EQ(*id, seg_a_) << "the segment keeps its id";
+  auto after = m->GetReplicaList("y");
+  ASSERT_TRUE(after.ok()) << after.status().ToString();
+  EXPECT_EQ(after->size, 5000u);
+  EXPECT_EQ(after->checksum, 0x2222u);
+  ASSERT_EQ(after->replicas.size(), 1u);
+  EXPECT_EQ(after->replicas[0].offset, before->replicas[0].offset);
+  EXPECT_EQ(after->replicas[0].endpoint, "a:1#e2") << "the new mount's endpoint (new epoch)";
+  EXPECT_TRUE(m->GetReplicaList("x").ok());
+  EXPECT_FALSE(m->GetReplicaList("gone").ok());
+  EXPECT_EQ(m->Stats().used_bytes, used_before) << "the allocator was rebuilt from the replicas";
+  EXPECT_EQ(m->counters().restore_adopted_segments.load(), 1u);
+  // The taking over was logged as a mount of the same id with the new spec.
+  const std::vector<LogRecord> own = log2_.Decoded();
+  ASSERT_FALSE(own.empty());
+  EXPECT_EQ(own.back().type, LogRecordType::kSegmentMounted);
+  EXPECT_EQ(own.back().segment, seg_a_);
+  EXPECT_EQ(own.back().spec.endpoint, "a:1#e2");
+}
+
+TEST_F(MasterRestoreTest, NewPutsNeverOverlapRestoredReplicas) {
+  MountBoth();
+  PutConfig on_a;
+  on_a.preferred_segment = "seg-a";
+  std::vector<std::pair<uint64_t, uint64_t>> kept;  // offset, size
+  for (int i = 0; i < 50; ++i) ASSERT_TRUE(PutSum("k" + std::to_string(i), 3000, i, on_a).ok());
+  for (int i = 0; i < 50; i += 2) ASSERT_TRUE(master().Remove("k" + std::to_string(i)).ok());
+  auto m = Restored(log_.Decoded());
+  PreviousMount prev{"a:1#e1", 11};
+  ASSERT_TRUE(m->MountSegment(Spec("seg-a", "node-a", "a:1#e2", 33), &prev).ok());
+  for (int i = 1; i < 50; i += 2) {
+    auto r = m->GetReplicaList("k" + std::to_string(i));
+    ASSERT_TRUE(r.ok());
+    kept.emplace_back(r->replicas[0].offset, 3000);
+  }
+  // Fill the segment with new objects: none lands on a restored one.
+  int fresh = 0;
+  for (;; ++fresh) {
+    auto g = m->PutStart("n" + std::to_string(fresh), 3000, on_a);
+    if (!g.ok()) break;
+    ASSERT_EQ(g->replicas.size(), 1u);
+    const uint64_t off = g->replicas[0].offset;
+    for (auto [o, n] : kept) EXPECT_TRUE(off + 3000 <= o || off >= o + n) << off << " vs " << o;
+    ASSERT_TRUE(m->PutEnd("n" + std::to_string(fresh), g->token).ok());
+    if (fresh > 400) break;
+  }
+  EXPECT_GT(fresh, 100);
+  for (int i = 1; i < 50; i += 2) EXPECT_TRUE(m->GetReplicaList("k" + std::to_string(i)).ok());
+}
+
+TEST_F(MasterRestoreTest, ANodeThatComesBackWithNewMemoryLosesItsObjects) {
+  MountBoth();
+  PutConfig both;
+  both.replica_count = 2;
+  PutConfig on_b;
+  on_b.preferred_segment = "seg-b";
+  ASSERT_TRUE(PutSum("twice", 100, 1, both).ok());
+  ASSERT_TRUE(PutSum("only-b", 100, 2, on_b).ok());
+  auto m = Restored(log_.Decoded());
+  // node-b restarted: no previous mount (or a wrong token) means new memory.
+  PreviousMount wrong{"b:1#e1", 999};
+  bool adopted = true;
+  ASSERT_TRUE(m->MountSegment(Spec("seg-b", "node-b", "b:1#e9", 44), &wrong, &adopted).ok());
+  EXPECT_FALSE(adopted);
+  EXPECT_FALSE(m->GetReplicaList("only-b").ok());
+  EXPECT_EQ(m->counters().restore_dropped_new_memory.load(), 1u);
+  // "twice" keeps its replica on seg-a, readable once node-a is back.
+  PreviousMount prev{"a:1#e1", 11};
+  ASSERT_TRUE(m->MountSegment(Spec("seg-a", "node-a", "a:1#e2", 33), &prev).ok());
+  auto r = m->GetReplicaList("twice");
+  ASSERT_TRUE(r.ok());
+  ASSERT_EQ(r->replicas.size(), 1u);
+  EXPECT_EQ(r->replicas[0].segment, seg_a_);
+  // A fresh segment never reuses an id the records knew.
+  std::set<SegmentId> ids;
+  for (const SegmentInfo& s : m->ListSegments()) ids.insert(s.id);
+  EXPECT_EQ(ids.size(), 2u);
+  EXPECT_FALSE(ids.contains(seg_b_));
+}
+
+TEST_F(MasterRestoreTest, SegmentsThatNeverComeBackAreDroppedAfterTheGrace) {
+  MountBoth();
+  ASSERT_TRUE(PutSum("x", 100, 1).ok());
+  auto m = Restored(log_.Decoded(), 2'000);
+  clock_.Advance(1'999);
+  m->RunMaintenance();
+  EXPECT_EQ(m->restored_segments_waiting(), 2u);
+  clock_.Advance(2);
+  m->RunMaintenance();
+  EXPECT_EQ(m->restored_segments_waiting(), 0u);
+  EXPECT_EQ(m->Stats().objects, 0u);
+  EXPECT_EQ(m->counters().restore_dropped_expired.load(), 1u);
+  // Too late: the node's offer is refused as a restore, and it mounts empty.
+  PreviousMount prev{"a:1#e1", 11};
+  bool adopted = true;
+  ASSERT_TRUE(m->MountSegment(Spec("seg-a", "node-a", "a:1#e2", 33), &prev, &adopted).ok());
+  EXPECT_FALSE(adopted);
+  EXPECT_FALSE(m->GetReplicaList("x").ok());
+  // The drops were logged: a restore from this engine's log agrees.
+  const std::vector<LogRecord> own = log2_.Decoded();
+  EXPECT_TRUE(std::any_of(own.begin(), own.end(), [](const LogRecord& r) {
+    return r.type == LogRecordType::kSegmentUnmounted;
+  }));
+}
+
+TEST_F(MasterRestoreTest, SnapshotPlusTheLogAfterItEqualsTheWholeLog) {
+  MountBoth();
+  for (int i = 0; i < 20; ++i) ASSERT_TRUE(PutSum("s" + std::to_string(i), 200, i).ok());
+  uint64_t position = 0;
+  std::vector<LogRecord> records = Captured(&position);
+  // Changes after the snapshot: in the log from `position` on.
+  for (int i = 0; i < 5; ++i) ASSERT_TRUE(master().Remove("s" + std::to_string(i)).ok());
+  for (int i = 20; i < 30; ++i) ASSERT_TRUE(PutSum("s" + std::to_string(i), 200, i).ok());
+  ASSERT_TRUE(master().UnmountSegment("seg-b", "node-b", 22).ok());
+  const std::vector<LogRecord> all = log_.Decoded();
+  records.insert(records.end(), all.begin() + static_cast<ptrdiff_t>(position), all.end());
+  auto m = Restored(records);
+  PreviousMount prev{"a:1#e1", 11};
+  ASSERT_TRUE(m->MountSegment(Spec("seg-a", "node-a", "a:1#e2", 33), &prev).ok());
+  for (int i = 0; i < 30; ++i) {
+    const std::string k = "s" + std::to_string(i);
+    auto want = master().GetReplicaList(k);
+    auto got = m->GetReplicaList(k);
+    EXPECT_EQ(want.ok(), got.ok()) << k;
+    if (want.ok() && got.ok()) {
+      EXPECT_EQ(got->checksum, want->checksum);
+      EXPECT_EQ(got->replicas[0].offset, want->replicas[0].offset);
+    }
+  }
+  EXPECT_EQ(m->Stats().objects, master().Stats().objects);
+  // seg-b was unmounted after the snapshot: it is not waiting for its node.
+  EXPECT_EQ(m->restored_segments_waiting(), 0u);
+}
+
+TEST_F(MasterRestoreTest, ASegmentMountedWithoutATokenIsNeverTakenOver) {
+  Mount("seg-a", kSegBytes);  // no owner token: nothing can prove the node is the same
+  ASSERT_TRUE(Put("o", 4096).ok());
+  auto m = Restored(log_.Decoded());
+  PreviousMount prev{"node-a:7000", 0};
+  bool adopted = true;
+  ASSERT_TRUE(m->MountSegment(Spec("seg-a", "node-a", "node-a:7001", 0), &prev, &adopted).ok());
+  EXPECT_FALSE(adopted);
+  EXPECT_FALSE(m->GetReplicaList("o").ok());
+}
+
+TEST_F(MasterRestoreTest, EvictionFollowsTheRestoredOrder) {
+  config_.lease_ms = 100'000;
+  auto seg = master().MountSegment(Spec("seg-a", "node-a", "a:1#e1", 11, 64 * 1024));
+  ASSERT_TRUE(seg.ok());
+  for (int i = 0; i < 10; ++i) ASSERT_TRUE(Put("o" + std::to_string(i), 4096).ok());
+  ASSERT_TRUE(master().GetReplicaList("o0").ok());
+  master().RunMaintenance();  // the policy sees the read: o0 is the most recent
+  auto m = Restored(Captured());
+  PreviousMount prev{"a:1#e1", 11};
+  ASSERT_TRUE(m->MountSegment(Spec("seg-a", "node-a", "a:1#e2", 33, 64 * 1024), &prev).ok());
+  // Leases were not restored: the first victims are the oldest, o1 and o2.
+  EXPECT_GE(m->EvictBytes(2 * 4096), 2u * 4096);
+  EXPECT_FALSE(m->GetReplicaList("o1").ok());
+  EXPECT_FALSE(m->GetReplicaList("o2").ok());
+  EXPECT_TRUE(m->GetReplicaList("o0").ok());
+  EXPECT_TRUE(m->GetReplicaList("o3").ok());
+}
+
+TEST_F(MasterRestoreTest, ConflictingAllocationsDropTheirSegment) {
+  MountBoth();
+  PutConfig on_a;
+  on_a.preferred_segment = "seg-a";
+  ASSERT_TRUE(PutSum("p", 100, 1, on_a).ok());
+  std::vector<LogRecord> records = log_.Decoded();
+  // A forged record: another key in the very same place.
+  LogRecord forged = records.back();
+  ASSERT_EQ(forged.type, LogRecordType::kPutEnded);
+  forged.key = "q";
+  forged.replicas[0].alloc_node += 1;
+  records.push_back(forged);
+  MasterService::RestoreSummary summary;
+  auto m = Restored(records, 5'000, &summary);
+  EXPECT_EQ(summary.dropped_conflict, 2u);
+  EXPECT_EQ(summary.objects, 0u);
+  EXPECT_EQ(m->restored_segments_waiting(), 1u) << "seg-b is still restored";
+}
+
+TEST_F(MasterRestoreTest, RecordsThatCannotApplyAreSkipped) {
+  MountBoth();
+  LogRecord bad;
+  bad.type = LogRecordType::kPutEnded;
+  bad.key = "no-replica";
+  bad.size = 10;
+  std::vector<LogRecord> records = log_.Decoded();
+  records.push_back(bad);
+  MasterService::RestoreSummary summary;
+  auto m = Restored(records, 5'000, &summary);
+  EXPECT_EQ(summary.skipped, 1u);
+  EXPECT_EQ(summary.objects, 0u);
+}
+
+}  // namespace
+}  // namespace crescent::master

@@ -1,0 +1,63 @@
+// MemoryLog: an OperationLog in memory, for the engine's tests: records are
+// kept as appended, and WaitDurable() remembers the highest position asked.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "master/log_record.h"
+#include "master/operation_log.h"
+
+namespace crescent::master::testing {
+
+class MemoryLog final : public OperationLog {
+ public:
+  StatusOr<uint64_t> Append(std::string_view record) override {
+    std::lock_guard lock(mu_);
+    if (fail) return Status(ErrorCode::kIoError, "disk gone");
+    records_.emplace_back(record);
+    return records_.size();
+  }
+  Status WaitDurable(uint64_t position) override {
+    std::lock_guard lock(mu_);
+    waited = std::max(waited, position);
+    if (fail) return Status(ErrorCode::kIoError, "disk gone");
+    return Status::Ok();
+  }
+  Status ReadFrom(uint64_t position, const RecordFn& fn) override {
+    std::lock_guard lock(mu_);
+    for (uint64_t i = position; i < records_.size(); ++i) {
+      if (Status s = fn(i, records_[i]); !s.ok()) return s;
+    }
+    return Status::Ok();
+  }
+  Status TruncateBefore(uint64_t) override { return Status::Ok(); }
+  uint64_t end_position() const override {
+    std::lock_guard lock(mu_);
+    return records_.size();
+  }
+
+  std::vector<LogRecord> Decoded() {
+    std::lock_guard lock(mu_);
+    std::vector<LogRecord> out;
+    for (const std::string& r : records_) {
+      auto d = DecodeLogRecord(r);
+      EXPECT_TRUE(d.ok()) << d.status().ToString();
+      if (d.ok()) out.push_back(*d);
+    }
+    return out;
+  }
+
+  bool fail = false;
+  uint64_t waited = 0;
+
+ private:
+  mutable std::mutex mu_;
+  std::vector<std::string> records_;
+};
+
+}  // namespace crescent::master::testing
