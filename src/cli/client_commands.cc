@@ -170,6 +170,18 @@ std::string FormatStat(const ClusterStat& s, const std::string& master) {
         << "; log since: " << FormatBytes(Counter(s, "crescent_log_bytes_since_snapshot"))
         << "\n";
   }
+  if (const uint64_t us = Counter(s, "crescent_restore_duration_us"); us != 0) {
+    auto dropped = [&](const char* reason) {
+      return Counter(s, std::string("crescent_restore_dropped_objects_total{reason=\"") + reason +
+                            "\"}");
+    };
+    out << "restore      " << Counter(s, "crescent_restored_objects") << " objects on "
+        << Counter(s, "crescent_restored_segments") << " segments in " << us / 1000 << " ms; "
+        << Counter(s, "crescent_restore_adopted_segments_total") << " taken back, "
+        << Counter(s, "crescent_restored_segments_waiting") << " waiting; dropped "
+        << dropped("unmounted") << " unmounted, " << dropped("new_memory") << " new memory, "
+        << dropped("expired") << " expired, " << dropped("conflict") << " conflicting\n";
+  }
   return out.str();
 }
 

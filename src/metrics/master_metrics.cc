@@ -50,6 +50,17 @@ constexpr Family kFamilies[] = {
      "Longest engine lock held for the last snapshot (the serving pause it caused)."},
     {"crescent_log_bytes_since_snapshot", "gauge",
      "Operation log bytes appended since the last snapshot's position."},
+    {"crescent_restore_duration_us", "gauge", "Time the start-up restore took (--data-dir)."},
+    {"crescent_restored_objects", "gauge", "Objects the start-up restore rebuilt."},
+    {"crescent_restored_segments", "gauge", "Segments the start-up restore rebuilt."},
+    {"crescent_restored_segments_waiting", "gauge",
+     "Restored segments still waiting for their store node to take them over."},
+    {"crescent_restore_adopted_segments_total", "counter",
+     "Restored segments taken over by their store node, objects and all."},
+    {"crescent_restore_dropped_objects_total", "counter",
+     "Restored objects dropped, by reason: unmounted (their segments were not restored), "
+     "new_memory (the node restarted), expired (the node did not return within the restore "
+     "grace), conflict (overlapping allocations)."},
 };
 
 uint64_t Load(const std::atomic<uint64_t>& a) { return a.load(std::memory_order_relaxed); }
@@ -129,6 +140,19 @@ std::vector<Sample> CollectMasterSamples(const master::MasterService& master) {
   out.push_back({"crescent_last_snapshot_duration_us", Load(c.last_snapshot_duration_us)});
   out.push_back({"crescent_last_snapshot_longest_lock_us", Load(c.last_snapshot_longest_lock_us)});
   out.push_back({"crescent_log_bytes_since_snapshot", master.LogBytesSinceSnapshot()});
+  out.push_back({"crescent_restore_duration_us", Load(c.restore_duration_us)});
+  out.push_back({"crescent_restored_objects", Load(c.restored_objects)});
+  out.push_back({"crescent_restored_segments", Load(c.restored_segments)});
+  out.push_back({"crescent_restored_segments_waiting", master.restored_segments_waiting()});
+  out.push_back({"crescent_restore_adopted_segments_total", Load(c.restore_adopted_segments)});
+  const std::pair<std::string_view, const std::atomic<uint64_t>*> dropped[] = {
+      {"unmounted", &c.restore_dropped_unmounted},
+      {"new_memory", &c.restore_dropped_new_memory},
+      {"expired", &c.restore_dropped_expired},
+      {"conflict", &c.restore_dropped_conflict}};
+  for (const auto& [reason, n] : dropped) {
+    out.push_back({Label("crescent_restore_dropped_objects_total", "reason", reason), Load(*n)});
+  }
 
   master::MasterStats s = master.Stats();
   out.push_back({"crescent_objects", s.objects});
