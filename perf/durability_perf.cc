@@ -1,7 +1,8 @@
 // durability_perf: what the operation log and snapshots cost the master engine
 // (in-process, docs/durability.md). Figures only; it asserts nothing.
 //
-//   durability_perf [--objects N] [--threads T] [--seconds S] [--dir DIR]
+//   durability_perf [--objects N] [--threads T] [--seconds S] [--dir DIR] [--keep 1]
+//   durability_perf --restore-only 1 --dir DIR [--objects N]   (N: a key to read back)
 //
 // 1. PutStart+PutEnd throughput from T threads for S seconds with the log
 //    off, with --log-sync 10 and with always, each on a fresh engine; ratios
@@ -28,6 +29,7 @@
 #include <vector>
 
 #include "durability/file_log.h"
+#include "durability/restore.h"
 #include "durability/snapshot_file.h"
 #include "durability/snapshotter.h"
 #include "master/master_service.h"
@@ -47,6 +49,8 @@ std::string KeyOf(uint64_t i) {
 double Now() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
+
+constexpr uint64_t kOwnerToken = 7;
 
 struct Engine {
   std::unique_ptr<durability::FileOperationLog> log;
@@ -75,7 +79,7 @@ Engine MakeEngine(const std::string& dir, int64_t sync_ms) {
   auto m = master::MasterService::Create(config, SteadyClock::Instance(), e.log.get());
   e.master = std::move(m).value();
   (void)e.master->MountSegment(
-      {"seg", uint64_t{1} << 42, "node", "127.0.0.1:7000", master::Tier::kDram});
+      {"seg", uint64_t{1} << 42, "node", "127.0.0.1:7000", master::Tier::kDram, kOwnerToken});
   return e;
 }
 
@@ -123,6 +127,45 @@ double SlowestOpMs(master::MasterService& m, uint64_t base, const std::function<
   return worst;
 }
 
+// Restore: a new engine from the snapshot in `dir` and the log after it, as
+// a restarted master does before it serves; then the node takes its segment
+// back and the objects are readable.
+int MeasureRestore(const std::string& dir, uint64_t objects) {
+  const double t0 = Now();
+  std::vector<std::string> warnings;
+  durability::FileLogOptions lo;
+  lo.dir = dir;
+  lo.start_position = durability::LogStartForDir(dir);
+  auto log = durability::FileOperationLog::Open(lo, &warnings);
+  if (!log.ok()) {
+    std::fprintf(stderr, "restore: %s\n", log.status().ToString().c_str());
+    return 1;
+  }
+  master::MasterConfig config;
+  config.heartbeat_ttl_ms = 1'000'000'000;
+  auto restored = durability::RestoreMaster({dir, false, 1'000'000}, **log, [&] {
+    return master::MasterService::Create(config, SteadyClock::Instance(), log->get());
+  });
+  if (!restored.ok()) {
+    std::fprintf(stderr, "restore: %s\n", restored.status().ToString().c_str());
+    return 1;
+  }
+  const double restore_s = Now() - t0;
+  master::PreviousMount prev{"127.0.0.1:7000", kOwnerToken};
+  bool adopted = false;
+  const double a0 = Now();
+  (void)restored->master->MountSegment(
+      {"seg", uint64_t{1} << 42, "node", "127.0.0.1:7000", master::Tier::kDram, kOwnerToken}, &prev,
+      &adopted);
+  const double adopt_ms = (Now() - a0) * 1000;
+  const bool readable = restored->master->GetReplicaList(KeyOf(objects / 2)).ok();
+  std::printf("restore: %" PRIu64 " objects in %.2f s to serve (%s); node took the segment "
+              "back in %.2f ms%s\n",
+              restored->summary.objects, restore_s, durability::DescribeRestore(*restored).c_str(),
+              adopt_ms, adopted && readable ? "" : " FAILED: not adopted or not readable");
+  return adopted && readable ? 0 : 1;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -130,12 +173,17 @@ int main(int argc, char** argv) {
   int threads = 2;
   double seconds = 3;
   std::string dir = "/tmp/crescent_durability_perf_" + std::to_string(::getpid());
+  bool keep = false;          // --keep 1: leave the data dir for --restore-only
+  bool restore_only = false;  // --restore-only 1: only restore from --dir
   for (int i = 1; i + 1 < argc; i += 2) {
     if (!std::strcmp(argv[i], "--objects")) objects = std::stoull(argv[i + 1]);
     if (!std::strcmp(argv[i], "--threads")) threads = std::stoi(argv[i + 1]);
     if (!std::strcmp(argv[i], "--seconds")) seconds = std::stod(argv[i + 1]);
     if (!std::strcmp(argv[i], "--dir")) dir = argv[i + 1];
+    if (!std::strcmp(argv[i], "--keep")) keep = std::strcmp(argv[i + 1], "0") != 0;
+    if (!std::strcmp(argv[i], "--restore-only")) restore_only = std::strcmp(argv[i + 1], "0") != 0;
   }
+  if (restore_only) return MeasureRestore(dir, objects);
 
   std::printf("PutStart+PutEnd, %d threads, %.0f s each\n", threads, seconds);
   double off = 0;
@@ -195,6 +243,7 @@ int main(int argc, char** argv) {
               read.ok() ? "" : (" FAILED: " + read.status().ToString()).c_str());
   e.master.reset();
   e.log.reset();
-  fs::remove_all(dir);
-  return 0;
+  const int rc = MeasureRestore(dir, objects);
+  if (!keep) fs::remove_all(dir);
+  return rc;
 }

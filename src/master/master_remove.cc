@@ -21,7 +21,7 @@ ObjectId MasterService::RemoveLocked(ObjectShard& shard, uint32_t slot) {
   // object have it.
   TimeMs reachable_until = 0;
   if (e.state == EntryState::kComplete) {
-    bloom_.Remove(shard.index(), e.Hash());
+    if (!restoring_) bloom_.Remove(shard.index(), e.Hash());
     live_objects_.fetch_sub(1, std::memory_order_relaxed);
     e.FlushTouch(LeaseMs(e.size));
     reachable_until = e.lease_until.load(std::memory_order_relaxed);

@@ -55,7 +55,6 @@ void MasterService::RestoreObject(const LogRecord& r) {
     e.checksum = r.checksum;
     loc.shard->Publish(slot);
     live_objects_.fetch_add(1, std::memory_order_relaxed);
-    bloom_.Add(loc.shard->index(), loc.hash);
     id = loc.shard->IdOf(slot);
   }
   if (r.hard_pin) return;
@@ -77,6 +76,7 @@ void MasterService::RestoreObject(const LogRecord& r) {
 }
 
 void MasterService::ApplyRestored(const LogRecord& r) {
+  restoring_ = true;
   ++restore_records_;
   switch (r.type) {
     case LogRecordType::kSegmentMounted: {
@@ -163,7 +163,12 @@ MasterService::RestoreSummary MasterService::FinishRestore(int64_t grace_ms) {
   for (SegmentId id : conflicting) segments_.ForgetRestored(id);
   if (!conflicting.empty()) out.dropped_conflict = DropSegmentReplicas(conflicting);
   segments_.FinishRestore(clock_.NowMs() + grace_ms);
-  MaybeRebuildBloom();
+  if (restoring_) {
+    restoring_ = false;
+    std::lock_guard rebuild(rebuild_mu_);
+    RebuildBloomLocked(std::max<uint64_t>(2 * live_objects_.load(std::memory_order_relaxed),
+                                          bloom_.design_keys()));
+  }
   out.objects = live_objects_.load(std::memory_order_relaxed);
   out.segments = segments_.restored_count();
   out.skipped = restore_skipped_;

@@ -317,7 +317,11 @@ void MasterService::MaybeRebuildBloom() {
   if (!rebuild.owns_lock()) return;
   live = live_objects_.load(std::memory_order_relaxed);
   if (live <= bloom_.design_keys()) return;  // rebuilt since the first look
-  bloom_.BeginRebuild(std::max<uint64_t>(2 * live, 2 * bloom_.design_keys()));
+  RebuildBloomLocked(std::max<uint64_t>(2 * live, 2 * bloom_.design_keys()));
+}
+
+void MasterService::RebuildBloomLocked(uint64_t design_keys) {
+  bloom_.BeginRebuild(design_keys);
   for (const auto& shard : shards_) {
     // Shared lock: readers continue; this shard's writers wait for the scan.
     std::shared_lock lock(shard->mutex());

@@ -387,6 +387,9 @@ class MasterService {
   // Drops restored segments that never came back (RunMaintenance).
   void ExpireRestoredSegments();
   void MaybeRebuildBloom();
+  // Rebuilds the filter for `design_keys` from every complete object;
+  // rebuild_mu_ must be held.
+  void RebuildBloomLocked(uint64_t design_keys);
   void WatermarkEvict();
 
   const MasterConfig config_;
@@ -434,7 +437,10 @@ class MasterService {
   };
   absl::flat_hash_map<ObjectId, LivePut> pending_live_;
 
-  // Restore: the records applied, and those skipped.
+  // Restore: the records applied, and those skipped. While restoring_, the
+  // Bloom filter is left alone (FinishRestore builds it once, for the
+  // restored count); set and cleared before the engine serves.
+  bool restoring_ = false;
   uint64_t restore_skipped_ = 0;
   uint64_t restore_records_ = 0;
 
