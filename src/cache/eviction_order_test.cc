@@ -3,6 +3,7 @@
 // take them; a policy without such a sequence says so and lists nothing.
 #include <gtest/gtest.h>
 
+#include <memory>
 #include <vector>
 
 #include "cache/eviction_policy.h"
@@ -32,6 +33,39 @@ TEST_P(EvictionOrderTest, ListsWhatEvictWouldTakeInOrder) {
   ASSERT_TRUE(listed);
   EXPECT_EQ(order.size(), policy.Count());
   EXPECT_EQ(order, DrainVictims(policy));
+}
+
+// CopyEvictionOrder: the copy lists what VisitInEvictionOrder listed when it
+// was taken, whatever happens to the policy afterwards.
+TEST_P(EvictionOrderTest, ACopyKeepsTheOrderOfItsMoment) {
+  auto p = MakePolicy(GetParam());
+  ASSERT_TRUE(p.ok());
+  EvictionPolicy& policy = **p;
+  for (ObjectId id = 1; id <= 50; ++id) policy.Insert(id, 1);
+  for (ObjectId id : {7, 3, 44, 7}) policy.Access(id);
+  policy.Remove(10);
+  const std::vector<ObjectId> expected = Order(policy);
+  std::unique_ptr<EvictionOrder> copy = policy.NewEvictionOrder();
+  copy->Reserve(4);  // too small: the copy grows
+  policy.CopyEvictionOrder(*copy);
+  for (ObjectId id = 100; id <= 200; ++id) policy.Insert(id, 1);
+  policy.Remove(3);
+  policy.Access(1);
+  std::vector<ObjectId> got;
+  ASSERT_TRUE(copy->Visit([&](ObjectId id) { got.push_back(id); }));
+  EXPECT_EQ(got, expected);
+}
+
+TEST(EvictionOrderTest, TheDefaultCopyOfAPolicyWithoutASequenceListsNothing) {
+  auto p = MakePolicy("s3fifo");
+  ASSERT_TRUE(p.ok());
+  (*p)->Insert(1, 1);
+  std::unique_ptr<EvictionOrder> copy = (*p)->NewEvictionOrder();
+  copy->Reserve(10);
+  (*p)->CopyEvictionOrder(*copy);
+  bool called = false;
+  EXPECT_FALSE(copy->Visit([&](ObjectId) { called = true; }));
+  EXPECT_FALSE(called);
 }
 
 INSTANTIATE_TEST_SUITE_P(ListPolicies, EvictionOrderTest,

@@ -55,6 +55,21 @@ struct PolicyOptions {
   int s3fifo_move_threshold = 1;
 };
 
+// A copy of a policy's eviction order, for the master's snapshots: taken
+// under the owner's lock at the cost of copying memory, and walked after the
+// lock is released (docs/durability.md).
+class EvictionOrder {
+ public:
+  virtual ~EvictionOrder() = default;
+  // Makes room for the order of a policy tracking about `count` ids: the
+  // memory is allocated and touched here, outside the owner's lock, so that
+  // the copy under it faults in no page.
+  virtual void Reserve(size_t count) = 0;
+  // Calls fn(id) from the next victim on, as the policy stood when copied;
+  // false, calling nothing, when the policy keeps no such sequence.
+  virtual bool Visit(const std::function<void(ObjectId)>& fn) const = 0;
+};
+
 class EvictionPolicy {
  public:
   virtual ~EvictionPolicy() = default;
@@ -84,6 +99,12 @@ class EvictionPolicy {
   virtual bool VisitInEvictionOrder(const std::function<void(ObjectId)>& /*fn*/) const {
     return false;
   }
+  // An empty order of the kind CopyEvictionOrder() fills; no lock needed.
+  virtual std::unique_ptr<EvictionOrder> NewEvictionOrder() const;
+  // Copies the order into `into` (made by this policy's NewEvictionOrder()),
+  // under the owner's lock. The default copies the ids VisitInEvictionOrder()
+  // gives, one at a time; list policies copy their node array at once.
+  virtual void CopyEvictionOrder(EvictionOrder& into) const;
 };
 
 // The registry: one line per policy. Names: "fifo", "lru", "sieve", "s3fifo",

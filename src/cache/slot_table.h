@@ -81,6 +81,9 @@ class SlotTable {
 
   Node& at(Slot slot) { return nodes_[slot]; }
   const Node& at(Slot slot) const { return nodes_[slot]; }
+  // Every node slot, free ones included (their fields are stale): what a
+  // copy of a list policy's order takes at once (list_policy.h).
+  const std::vector<Node>& raw_nodes() const { return nodes_; }
 
  private:
   struct IdKey {

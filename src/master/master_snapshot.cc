@@ -2,8 +2,9 @@
 // for a snapshot (durability/snapshot_file.h), taken while the engine serves.
 //
 // No lock is held for long. The log position is read first; then segments
-// (the table's lock, once), the policy's order (policy_mu_, one pass copying
-// ids), and each object under its shard's shared lock on its own. So the
+// (the table's lock, once), the policy's order (policy_mu_, for one copy of
+// memory made ready outside it), and each object under its shard's shared
+// lock on its own. So the
 // objects are not one instant's state: an object changed after the position
 // was read may appear before or after its change. That is what a restore
 // expects: it applies the snapshot and then the log from that position, and
@@ -42,20 +43,35 @@ Status MasterService::Capture(uint64_t* log_position,
     if (Status e = sink(r); !e.ok()) return e;
   }
   // The order: the unpinned objects' policy from its next victim on, then the
-  // soft-pinned ones' (evicted only after every unpinned one).
-  std::vector<ObjectId> order;
+  // soft-pinned ones' (evicted only after every unpinned one). It is copied
+  // under policy_mu_ into memory made ready before (a list policy's copy is
+  // one memcpy of its node array), and walked after the lock is released.
+  std::unique_ptr<cache::EvictionOrder> main_order = policy_->NewEvictionOrder();
+  std::unique_ptr<cache::EvictionOrder> soft_order = soft_policy_->NewEvictionOrder();
+  size_t counted = 0;
+  {
+    std::lock_guard lock(policy_mu_);
+    counted = policy_->Count() + soft_policy_->Count();
+  }
+  main_order->Reserve(counted);
+  soft_order->Reserve(counted / 8);
   {
     const auto since = held_since();
     std::lock_guard lock(policy_mu_);
     FlushTouchesLocked();
-    order.reserve(policy_->Count() + soft_policy_->Count());
-    auto add = [&](ObjectId id) { order.push_back(id); };
-    policy_->VisitInEvictionOrder(add);
-    soft_policy_->VisitInEvictionOrder(add);
+    policy_->CopyEvictionOrder(*main_order);
+    soft_policy_->CopyEvictionOrder(*soft_order);
     held(since);
     st.order_lock_ms =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - since).count();
   }
+  std::vector<ObjectId> order;
+  order.reserve(counted);
+  auto add = [&](ObjectId id) { order.push_back(id); };
+  main_order->Visit(add);
+  soft_order->Visit(add);
+  main_order.reset();
+  soft_order.reset();
   auto emit = [&](ObjectId id) -> Status {
     LogRecord r;
     {
