@@ -92,13 +92,16 @@ Status MasterService::Capture(uint64_t* log_position,
   // had not reached the policy yet.
   std::sort(order.begin(), order.end());
   std::vector<ObjectId> rest;
+  // A shard is walked in steps of kSlotsPerStep slots, its shared lock taken
+  // for each step alone, so that its writers wait one step at most.
+  constexpr uint32_t kSlotsPerStep = 4096;
   for (const auto& shard : shards_) {
     rest.clear();
-    {
-      // Only the ids are collected under the lock; the search is done after.
+    for (uint32_t begin = 0;; begin += kSlotsPerStep) {
       const auto since = held_since();
       std::shared_lock lock(shard->mutex());
-      shard->VisitAll([&](uint32_t slot) {
+      if (begin >= shard->slot_count()) break;
+      shard->VisitSlots(begin, begin + kSlotsPerStep, [&](uint32_t slot) {
         if (shard->entry(slot).state == EntryState::kComplete) rest.push_back(shard->IdOf(slot));
       });
       held(since);

@@ -1,5 +1,7 @@
 #include "master/object_shard.h"
 
+#include <algorithm>
+
 
 namespace crescent::master {
 
@@ -84,6 +86,14 @@ void ObjectShard::VisitPrefixAfter(std::string_view prefix, std::string_view aft
 
 void ObjectShard::VisitAll(const std::function<void(uint32_t slot)>& fn) const {
   for (uint32_t slot : index_set_) fn(slot);
+}
+
+void ObjectShard::VisitSlots(uint32_t begin, uint32_t end,
+                             const std::function<void(uint32_t slot)>& fn) const {
+  end = std::min<uint32_t>(end, static_cast<uint32_t>(slab_.size()));
+  for (uint32_t slot = begin; slot < end; ++slot) {
+    if (slab_[slot].state != EntryState::kFree) fn(slot);
+  }
 }
 
 size_t ObjectShard::MemoryBytes() const {

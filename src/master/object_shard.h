@@ -65,6 +65,11 @@ class ObjectShard {
                         const std::function<bool(uint32_t slot)>& fn) const;
   // Every live slot (pending and complete), in no particular order.
   void VisitAll(const std::function<void(uint32_t slot)>& fn) const;
+  // The live slots among [begin, end), in slot order: a walk in bounded steps
+  // (the lock released between them) sees every slot that stays live
+  // throughout. slot_count() bounds the slots.
+  void VisitSlots(uint32_t begin, uint32_t end, const std::function<void(uint32_t slot)>& fn) const;
+  uint32_t slot_count() const { return static_cast<uint32_t>(slab_.size()); }
 
   size_t size() const { return index_set_.size(); }
   // Bytes of metadata held by this shard (slab, hash index, KeyIndex, keys).
