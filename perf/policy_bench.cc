@@ -37,7 +37,7 @@ ObjectId ParentAt(size_t i) { return i % kChain == 0 ? kNoParent : Stream()[i - 
 
 std::unique_ptr<EvictionPolicy> Filled(const std::string& name, size_t objects) {
   auto policy = std::move(MakePolicy(name, {.capacity = objects}).value());
-  for (size_t i = 0; i < objects; ++i) policy->Insert(Stream()[i], 1, ParentAt(i));
+  for (size_t i = 0; i < objects; ++i) policy->Insert(Stream()[i], 1, {.parent = ParentAt(i)});
   return policy;
 }
 
@@ -61,7 +61,7 @@ void BM_InsertEvict(benchmark::State& state, const std::string& name) {
   size_t i = objects;
   for (auto _ : state) {
     benchmark::DoNotOptimize(policy->Evict());
-    policy->Insert(stream[i], 1, ParentAt(i));
+    policy->Insert(stream[i], 1, {.parent = ParentAt(i)});
     if (++i == stream.size()) i = 0;
   }
   state.SetItemsProcessed(state.iterations());

@@ -97,7 +97,7 @@ class RecordingPolicy final : public cache::EvictionPolicy {
     log += '/';
     log += std::to_string(size);
     log += ' ';
-    inner_->Insert(id, size, parent);
+    inner_->Insert(id, size, {.parent = parent});
   }
   void Access(cache::ObjectId id) override {
     Log('A', id);
