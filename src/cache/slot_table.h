@@ -82,6 +82,13 @@ class SlotTable {
   Node& at(Slot slot) { return nodes_[slot]; }
   const Node& at(Slot slot) const { return nodes_[slot]; }
 
+  // Calls fn(slot, node) for every node, in no particular order. fn must not
+  // add or erase nodes.
+  template <typename Fn>
+  void ForEach(Fn&& fn) {
+    for (Slot slot : index_) fn(slot, nodes_[slot]);
+  }
+
  private:
   struct IdKey {
     ObjectId id;

@@ -1,0 +1,152 @@
+// AdaptivePolicy: the adaptive cache scheduler ("adaptive"). It runs
+// miniature simulations of several candidate policies beside the live cache
+// and moves the live cache towards the one that is winning.
+//
+//  - Candidates (AdaptiveCandidates()): the learned policy with its default
+//    classes and with every page feature, lru, prefix-lru, sieve, fifo, s3fifo
+//    at three small-queue sizes and slru at two protected fractions.
+//  - Sampling: a reference is simulated when its key's mixed hash is below a
+//    threshold (SHARDS spatial sampling: Waldspurger et al., FAST'15), so
+//    every reference of a sampled key is seen and none of the others. The
+//    simulations start with the policy, at rate 1 (every key). Whenever the
+//    live cache holds more than 2 × kMiniObjects sampled objects, the rate
+//    drops to kMiniObjects / its object count and the simulations start over
+//    at that rate (SHARDS' fixed-size idea, restarting instead of pruning);
+//    so a cache of up to 2 × kMiniObjects objects is simulated in full, and a
+//    larger one settles at about kMiniObjects sampled objects. Each
+//    simulation's capacity is the live capacity times the rate (the capacity
+//    the owner evicts against; before any is known, what is cached when the
+//    cache first evicts). A sampled page's parent in the simulations is its
+//    nearest sampled ancestor (its anchor), found when it is written (or, for
+//    pages cached when the rate changes, then) and kept, so a parent evicted
+//    later does not cut the chain in the simulations.
+//  - Scoring: every window of W sampled references (W = max(kMinWindow, the
+//    sampled objects cached: about one turnover of the cache)) the
+//    CandidateSelector updates each
+//    candidate's score from its prefix hit ratio in that window and decides
+//    whether to move (candidate_selector.h: margin, confirmation, warm-up).
+//  - Moving: PolicyHandover switches the live cache to a fresh instance of the
+//    winner and lets the previous policy drain, without flushing anything.
+//
+// The live cache starts as the learned policy. The simulations run inside
+// Insert() and Access(), that is, on the master's eviction thread when it
+// flushes deferred touches and inside PutEnd, never on a read.
+//
+// Invariants: `table_` holds exactly the ids the handover tracks; each entry
+// keeps what a move needs to re-admit the object (size, parent link, history,
+// write end). Timeline() keeps at most kMaxTimeline points: when it fills up,
+// every other point is dropped and points are then recorded half as often.
+//
+// Memory per live object: a 40-byte entry plus its index slot (~8 bytes), and
+// the live policy's own (30-70 bytes). In total: the simulations hold about
+// kMiniObjects objects each (~1 MiB for all 11), plus a learned policy's
+// fixed model (<2 MiB) per learned instance. Not thread-safe.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cache/candidate_selector.h"
+#include "cache/eviction_policy.h"
+#include "cache/mini_simulation.h"
+#include "cache/policy_handover.h"
+#include "cache/slot_table.h"
+
+namespace crescent::cache {
+
+struct AdaptiveCandidate {
+  std::string label;      // how reports and the timeline name it
+  std::string policy;     // a registry name
+  PolicyOptions options;  // capacity and seed are filled in per instance
+};
+
+// The candidates, in the order scores and timelines list them; the first is
+// the one the live cache starts with.
+const std::vector<AdaptiveCandidate>& AdaptiveCandidates();
+
+class AdaptivePolicy final : public EvictionPolicy {
+ public:
+  static constexpr uint64_t kMiniObjects = 8192;
+  static constexpr uint64_t kMinWindow = 256;
+  static constexpr size_t kMaxTimeline = 4096;
+
+  explicit AdaptivePolicy(const PolicyOptions& options = {});
+
+  void Insert(ObjectId id, uint64_t size, const InsertInfo& info = {}) override;
+  void Access(ObjectId id) override;
+  void Remove(ObjectId id) override;
+  std::optional<ObjectId> Evict(const SpareFn& spare = nullptr) override;
+
+  bool Contains(ObjectId id) const override { return table_.Contains(id); }
+  size_t Count() const override { return table_.size(); }
+  uint64_t UsedSize() const override { return handover_.UsedSize(); }
+  void SetCapacity(uint64_t capacity) override;
+  std::string_view Name() const override { return "adaptive"; }
+
+  // What the scheduler is doing, for `crescent sim` and tests.
+  struct TimelinePoint {
+    uint64_t refs;              // live references (inserts + accesses) so far
+    std::vector<float> ratios;  // each candidate's window hit ratio
+    uint32_t followed;          // the candidate the live cache followed
+  };
+  const std::vector<TimelinePoint>& Timeline() const { return timeline_; }
+  size_t Followed() const { return selector_.followed(); }
+  // The fraction of keys simulated.
+  double SampleRate() const;
+  bool Moving() const { return handover_.Draining(); }
+  const EvictionPolicy& Live() const { return handover_.live(); }
+
+ private:
+  using Slot = uint32_t;
+  struct Node {
+    uint32_t id_low = 0;
+    uint32_t id_high = 0;
+    uint64_t history = 0;  // the key identity the caller passed (or the id)
+    uint64_t anchor = 0;   // its nearest sampled ancestor's history, or kNoParent
+    uint64_t size = 0;
+    uint32_t parent = 0;  // slot of the parent, or kNil
+    uint32_t parent_generation = 0;
+    uint32_t generation = 0;
+    bool ends_write = false;
+
+    ObjectId Id() const { return (uint64_t{id_high} << 32) | id_low; }
+    void SetId(ObjectId id) {
+      id_low = static_cast<uint32_t>(id);
+      id_high = static_cast<uint32_t>(id >> 32);
+    }
+  };
+  using Table = SlotTable<Node>;
+
+  std::unique_ptr<EvictionPolicy> MakeCandidate(size_t i, uint64_t capacity) const;
+  Slot LiveParent(const Node& node) const;
+  InsertInfo InfoOf(const Node& node) const;
+  bool Sampled(uint64_t history) const;
+  // What a child of `slot` takes as its anchor.
+  uint64_t AnchorBelow(Slot slot) const;
+  void ComputeAnchors();
+  void Simulate(Slot slot);
+  // (Re)starts the simulations, empty, at `rate`.
+  void StartSimulations(double rate);
+  uint64_t MiniCapacity() const;
+  void EndWindow();
+  void Record(const std::vector<double>& ratios);
+
+  PolicyOptions options_;
+  uint64_t capacity_;
+  Table table_;
+  PolicyHandover handover_;
+  CandidateSelector selector_;
+  std::vector<MiniSimulation> minis_;
+  double rate_ = 1;
+  uint64_t threshold_ = ~0ull;  // sampled: Mix(history) <= threshold_
+  bool evicted_ = false;        // the live cache has evicted (so it was full)
+  uint64_t window_ = kMinWindow;
+  uint64_t window_refs_ = 0;
+  uint64_t refs_ = 0;
+  std::vector<TimelinePoint> timeline_;
+  uint64_t record_every_ = 1;  // windows per timeline point
+  uint64_t windows_ = 0;
+};
+
+}  // namespace crescent::cache
