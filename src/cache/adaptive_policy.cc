@@ -212,6 +212,7 @@ void AdaptivePolicy::EndWindow() {
     auto* taught = dynamic_cast<const LearnedPolicy*>(&minis_[selector_.followed()].policy());
     if (learned != nullptr && taught != nullptr) learned->AdoptLearning(*taught, rate_ >= 1.0);
     handover_.Switch(std::move(next));
+    ++moves_;
   }
   Record(ratios);
 }

@@ -92,6 +92,8 @@ class AdaptivePolicy final : public EvictionPolicy {
   };
   const std::vector<TimelinePoint>& Timeline() const { return timeline_; }
   size_t Followed() const { return selector_.followed(); }
+  // How many times the live cache has moved to another candidate.
+  size_t Moves() const { return moves_; }
   // The fraction of keys simulated.
   double SampleRate() const;
   bool Moving() const { return handover_.Draining(); }
@@ -147,6 +149,7 @@ class AdaptivePolicy final : public EvictionPolicy {
   std::vector<TimelinePoint> timeline_;
   uint64_t record_every_ = 1;  // windows per timeline point
   uint64_t windows_ = 0;
+  size_t moves_ = 0;
 };
 
 }  // namespace crescent::cache
