@@ -33,16 +33,18 @@ const std::vector<AdaptiveCandidate>& AdaptiveCandidates() {
   return candidates;
 }
 
-AdaptivePolicy::AdaptivePolicy(const PolicyOptions& options)
+AdaptivePolicy::AdaptivePolicy(const PolicyOptions& options,
+                               std::vector<AdaptiveCandidate> candidates)
     : options_(options),
+      candidates_(std::move(candidates)),
       capacity_(options.capacity),
       handover_(MakeCandidate(0, options.capacity)),
-      selector_(AdaptiveCandidates().size(), 0) {
+      selector_(candidates_.size(), 0) {
   StartSimulations(1.0);
 }
 
 std::unique_ptr<EvictionPolicy> AdaptivePolicy::MakeCandidate(size_t i, uint64_t capacity) const {
-  const AdaptiveCandidate& c = AdaptiveCandidates()[i];
+  const AdaptiveCandidate& c = candidates_[i];
   PolicyOptions options = c.options;
   options.capacity = capacity;
   options.seed = options_.seed + i;
@@ -174,10 +176,10 @@ void AdaptivePolicy::StartSimulations(double rate) {
   ComputeAnchors();
   minis_.clear();
   const uint64_t capacity = MiniCapacity();
-  for (size_t i = 0; i < AdaptiveCandidates().size(); ++i) {
+  for (size_t i = 0; i < candidates_.size(); ++i) {
     minis_.emplace_back(MakeCandidate(i, capacity), capacity);
   }
-  selector_ = CandidateSelector(AdaptiveCandidates().size(), selector_.followed());
+  selector_ = CandidateSelector(candidates_.size(), selector_.followed());
 }
 
 void AdaptivePolicy::Simulate(Slot slot) {

@@ -71,7 +71,10 @@ class AdaptivePolicy final : public EvictionPolicy {
   static constexpr uint64_t kMinWindow = 256;
   static constexpr size_t kMaxTimeline = 4096;
 
-  explicit AdaptivePolicy(const PolicyOptions& options = {});
+  // `candidates` (for tests; the registry passes AdaptiveCandidates()): the
+  // live cache starts with the first.
+  explicit AdaptivePolicy(const PolicyOptions& options = {},
+                          std::vector<AdaptiveCandidate> candidates = AdaptiveCandidates());
 
   void Insert(ObjectId id, uint64_t size, const InsertInfo& info = {}) override;
   void Access(ObjectId id) override;
@@ -91,6 +94,7 @@ class AdaptivePolicy final : public EvictionPolicy {
     uint32_t followed;          // the candidate the live cache followed
   };
   const std::vector<TimelinePoint>& Timeline() const { return timeline_; }
+  const std::vector<AdaptiveCandidate>& Candidates() const { return candidates_; }
   size_t Followed() const { return selector_.followed(); }
   // How many times the live cache has moved to another candidate.
   size_t Moves() const { return moves_; }
@@ -135,6 +139,7 @@ class AdaptivePolicy final : public EvictionPolicy {
   void Record(const std::vector<double>& ratios);
 
   PolicyOptions options_;
+  std::vector<AdaptiveCandidate> candidates_;
   uint64_t capacity_;
   Table table_;
   PolicyHandover handover_;

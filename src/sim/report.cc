@@ -33,7 +33,7 @@ std::string PadRight(const std::string& s, size_t width) {
 
 ScheduleTrace TraceOf(const cache::AdaptivePolicy& policy) {
   ScheduleTrace trace;
-  for (const cache::AdaptiveCandidate& c : cache::AdaptiveCandidates()) {
+  for (const cache::AdaptiveCandidate& c : policy.Candidates()) {
     trace.labels.push_back(c.label);
   }
   trace.points = policy.Timeline();
