@@ -56,86 +56,94 @@ std::unique_ptr<EvictionPolicy> AdaptivePolicy::MakeCandidate(size_t i, uint64_t
 
 double AdaptivePolicy::SampleRate() const { return rate_; }
 
-AdaptivePolicy::Slot AdaptivePolicy::LiveParent(const Node& node) const {
-  if (node.parent == Table::kNil) return Table::kNil;
-  const Node& p = table_.at(node.parent);
-  // A stale link: the parent left (and its slot may hold another object).
-  return p.generation == node.parent_generation ? node.parent : Table::kNil;
+const AdaptivePolicy::Entry* AdaptivePolicy::LiveParent(const Entry& entry) const {
+  if (entry.parent == kNoParent) return nullptr;
+  auto it = table_.find(entry.parent);
+  return it == table_.end() ? nullptr : &it->second;
 }
 
-InsertInfo AdaptivePolicy::InfoOf(const Node& node) const {
-  const Slot parent = LiveParent(node);
-  return {.parent = parent == Table::kNil ? kNoParent : table_.at(parent).Id(),
-          .history = node.history,
-          .ends_write = node.ends_write};
+InsertInfo AdaptivePolicy::InfoOf(const Entry& entry) const {
+  return {.parent = LiveParent(entry) != nullptr ? entry.parent : kNoParent,
+          .history = entry.history,
+          .ends_write = entry.ends_write};
 }
 
 bool AdaptivePolicy::Sampled(uint64_t history) const { return MixBits(history) <= threshold_; }
 
-uint64_t AdaptivePolicy::AnchorBelow(Slot slot) const {
-  const Node& node = table_.at(slot);
-  return Sampled(node.history) ? node.history : node.anchor;
+uint64_t AdaptivePolicy::AnchorBelow(const Entry& entry) const {
+  return Sampled(entry.history) ? entry.history : entry.anchor;
 }
 
 void AdaptivePolicy::ComputeAnchors() {
   // Parents before children: walk up from each page to the first ancestor
   // whose anchor is settled (or to a root), then settle the path downwards.
-  std::vector<bool> settled;
-  std::vector<Slot> path;
-  auto is_settled = [&](Slot s) { return s < settled.size() && settled[s]; };
-  auto settle = [&](Slot s) {
-    if (s >= settled.size()) settled.resize(s + 1);
-    settled[s] = true;
-  };
-  table_.ForEach([&](Slot slot, Node&) {
+  absl::flat_hash_set<ObjectId> settled;
+  std::vector<ObjectId> path;
+  for (const auto& [id, unused] : table_) {
     path.clear();
-    for (Slot s = slot; s != Table::kNil && !is_settled(s); s = LiveParent(table_.at(s))) {
-      path.push_back(s);
+    for (ObjectId at = id; at != kNoParent && !settled.contains(at);) {
+      path.push_back(at);
+      const Entry* parent = LiveParent(table_.at(at));
+      at = parent != nullptr ? table_.at(at).parent : kNoParent;
     }
     for (auto it = path.rbegin(); it != path.rend(); ++it) {
-      const Slot parent = LiveParent(table_.at(*it));
-      table_.at(*it).anchor = parent == Table::kNil ? kNoParent : AnchorBelow(parent);
-      settle(*it);
+      Entry& entry = table_.at(*it);
+      const Entry* parent = LiveParent(entry);
+      entry.anchor = parent != nullptr ? AnchorBelow(*parent) : kNoParent;
+      settled.insert(*it);
     }
-  });
+  }
 }
 
 void AdaptivePolicy::Insert(ObjectId id, uint64_t size, const InsertInfo& info) {
-  const Slot parent = info.parent == kNoParent ? Table::kNil : table_.Find(info.parent);
-  const Slot slot = table_.Add(id);
-  assert(slot != Table::kNil && "Insert() of an id that is already tracked");
-  if (slot == Table::kNil) return;
-  Node& node = table_.at(slot);
-  node.history = info.history == kSameAsId ? id : info.history;
-  node.size = size;
-  node.ends_write = info.ends_write;
-  node.anchor = kNoParent;
-  if (parent != Table::kNil) {
-    node.parent = parent;
-    node.parent_generation = table_.at(parent).generation;
-    node.anchor = AnchorBelow(parent);
+  Entry entry{.history = info.history == kSameAsId ? id : info.history,
+              .anchor = kNoParent,
+              .parent = kNoParent,
+              .size = size,
+              .ends_write = info.ends_write};
+  if (info.parent != kNoParent) {
+    if (auto parent = table_.find(info.parent); parent != table_.end()) {
+      entry.parent = info.parent;
+      entry.anchor = AnchorBelow(parent->second);
+    }
   }
+  auto [it, added] = table_.try_emplace(id, entry);
+  assert(added && "Insert() of an id that is already tracked");
+  if (!added) return;
   handover_.Insert(id, size, info);
-  Simulate(slot);
+  // Too many objects sampled for bounded simulations: a lower rate.
+  if (rate_ * static_cast<double>(table_.size()) > 2.0 * kMiniObjects) {
+    StartSimulations(static_cast<double>(kMiniObjects) / static_cast<double>(table_.size()));
+  }
+  const Entry& stored = table_.at(id);  // `it` may be stale: StartSimulations reads the table
+  if (Sampled(stored.history)) sampled_ids_.insert(id);
+  Simulate(stored);
 }
 
 void AdaptivePolicy::Access(ObjectId id) {
-  const Slot slot = table_.Find(id);
-  if (slot == Table::kNil) return;
-  const Node& node = table_.at(slot);
+  // The common case costs a probe of a small table that stays in cache: no
+  // move in progress, and the object is not simulated.
+  if (!handover_.Draining() && !sampled_ids_.contains(id)) {
+    ++refs_;
+    handover_.Access(id);
+    return;
+  }
+  auto it = table_.find(id);
+  if (it == table_.end()) return;
   if (handover_.NeedsReadmit(id)) {
-    handover_.Readmit(id, node.size, InfoOf(node));
+    handover_.Readmit(id, it->second.size, InfoOf(it->second));
   } else {
     handover_.Access(id);
   }
-  Simulate(slot);
+  Simulate(it->second);
 }
 
 void AdaptivePolicy::Remove(ObjectId id) {
-  const Slot slot = table_.Find(id);
-  if (slot == Table::kNil) return;
+  auto it = table_.find(id);
+  if (it == table_.end()) return;
+  sampled_ids_.erase(id);
   handover_.Remove(id);
-  table_.Erase(slot);
+  table_.erase(it);
 }
 
 std::optional<ObjectId> AdaptivePolicy::Evict(const SpareFn& spare) {
@@ -148,9 +156,10 @@ std::optional<ObjectId> AdaptivePolicy::Evict(const SpareFn& spare) {
   }
   std::optional<ObjectId> victim = handover_.Evict(spare);
   if (victim) {
-    const Slot slot = table_.Find(*victim);
-    assert(slot != Table::kNil);
-    if (slot != Table::kNil) table_.Erase(slot);
+    const size_t erased = table_.erase(*victim);
+    assert(erased == 1);
+    (void)erased;
+    sampled_ids_.erase(*victim);
   }
   return victim;
 }
@@ -174,6 +183,10 @@ void AdaptivePolicy::StartSimulations(double rate) {
   threshold_ = rate_ >= 1.0 ? ~0ull : static_cast<uint64_t>(rate_ * static_cast<double>(~0ull));
   window_refs_ = 0;
   ComputeAnchors();
+  sampled_ids_.clear();
+  for (const auto& [id, entry] : table_) {
+    if (Sampled(entry.history)) sampled_ids_.insert(id);
+  }
   minis_.clear();
   const uint64_t capacity = MiniCapacity();
   for (size_t i = 0; i < candidates_.size(); ++i) {
@@ -182,17 +195,11 @@ void AdaptivePolicy::StartSimulations(double rate) {
   selector_ = CandidateSelector(candidates_.size(), selector_.followed());
 }
 
-void AdaptivePolicy::Simulate(Slot slot) {
+void AdaptivePolicy::Simulate(const Entry& entry) {
   ++refs_;
-  // Too many objects sampled for bounded simulations: a lower rate.
-  const double sampled = rate_ * static_cast<double>(table_.size());
-  if (sampled > 2.0 * kMiniObjects) {
-    StartSimulations(static_cast<double>(kMiniObjects) / static_cast<double>(table_.size()));
-  }
-  const Node& node = table_.at(slot);
-  if (!Sampled(node.history)) return;
+  if (!Sampled(entry.history)) return;
   for (MiniSimulation& mini : minis_) {
-    mini.Reference(node.history, node.anchor, node.size, node.ends_write);
+    mini.Reference(entry.history, entry.anchor, entry.size, entry.ends_write);
   }
   if (++window_refs_ >= window_) EndWindow();
 }

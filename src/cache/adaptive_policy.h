@@ -34,14 +34,18 @@
 //
 // Invariants: `table_` holds exactly the ids the handover tracks; each entry
 // keeps what a move needs to re-admit the object (size, parent link, history,
-// write end). Timeline() keeps at most kMaxTimeline points: when it fills up,
+// write end). `sampled_ids_` holds exactly those of its ids whose history is
+// sampled at the current rate. Timeline() keeps at most kMaxTimeline points: when it fills up,
 // every other point is dropped and points are then recorded half as often.
 //
-// Memory per live object: a 40-byte entry plus its index slot (~8 bytes), and
-// the live policy's own (30-70 bytes). In total: the simulations hold about
-// kMiniObjects objects each (~1 MiB for all 11), plus a learned policy's
+// Memory per live object: a 41-byte entry in an open-addressing table kept
+// 44-87% full (so about 64 bytes), and the live policy's own (30-70 bytes). In total: the
+// simulations hold about kMiniObjects objects each (~1 MiB for all 11), plus a learned policy's
 // fixed model (<2 MiB) per learned instance. Not thread-safe.
 #pragma once
+
+#include <absl/container/flat_hash_map.h>
+#include <absl/container/flat_hash_set.h>
 
 #include <memory>
 #include <string>
@@ -51,7 +55,6 @@
 #include "cache/eviction_policy.h"
 #include "cache/mini_simulation.h"
 #include "cache/policy_handover.h"
-#include "cache/slot_table.h"
 
 namespace crescent::cache {
 
@@ -81,7 +84,7 @@ class AdaptivePolicy final : public EvictionPolicy {
   void Remove(ObjectId id) override;
   std::optional<ObjectId> Evict(const SpareFn& spare = nullptr) override;
 
-  bool Contains(ObjectId id) const override { return table_.Contains(id); }
+  bool Contains(ObjectId id) const override { return table_.contains(id); }
   size_t Count() const override { return table_.size(); }
   uint64_t UsedSize() const override { return handover_.UsedSize(); }
   void SetCapacity(uint64_t capacity) override;
@@ -104,34 +107,24 @@ class AdaptivePolicy final : public EvictionPolicy {
   const EvictionPolicy& Live() const { return handover_.live(); }
 
  private:
-  using Slot = uint32_t;
-  struct Node {
-    uint32_t id_low = 0;
-    uint32_t id_high = 0;
-    uint64_t history = 0;  // the key identity the caller passed (or the id)
-    uint64_t anchor = 0;   // its nearest sampled ancestor's history, or kNoParent
-    uint64_t size = 0;
-    uint32_t parent = 0;  // slot of the parent, or kNil
-    uint32_t parent_generation = 0;
-    uint32_t generation = 0;
-    bool ends_write = false;
-
-    ObjectId Id() const { return (uint64_t{id_high} << 32) | id_low; }
-    void SetId(ObjectId id) {
-      id_low = static_cast<uint32_t>(id);
-      id_high = static_cast<uint32_t>(id >> 32);
-    }
+  // What a move and the simulations need of a live object.
+  struct Entry {
+    uint64_t history;  // the key identity the caller passed (or the id)
+    uint64_t anchor;   // its nearest sampled ancestor's history, or kNoParent
+    ObjectId parent;   // its parent's id when written (it may have left since)
+    uint64_t size;
+    bool ends_write;
   };
-  using Table = SlotTable<Node>;
 
   std::unique_ptr<EvictionPolicy> MakeCandidate(size_t i, uint64_t capacity) const;
-  Slot LiveParent(const Node& node) const;
-  InsertInfo InfoOf(const Node& node) const;
+  // The parent's entry, or nullptr when it is no longer cached.
+  const Entry* LiveParent(const Entry& entry) const;
+  InsertInfo InfoOf(const Entry& entry) const;
   bool Sampled(uint64_t history) const;
-  // What a child of `slot` takes as its anchor.
-  uint64_t AnchorBelow(Slot slot) const;
+  // What a child of `entry` takes as its anchor.
+  uint64_t AnchorBelow(const Entry& entry) const;
   void ComputeAnchors();
-  void Simulate(Slot slot);
+  void Simulate(const Entry& entry);
   // (Re)starts the simulations, empty, at `rate`.
   void StartSimulations(double rate);
   uint64_t MiniCapacity() const;
@@ -141,7 +134,11 @@ class AdaptivePolicy final : public EvictionPolicy {
   PolicyOptions options_;
   std::vector<AdaptiveCandidate> candidates_;
   uint64_t capacity_;
-  Table table_;
+  // One entry per live object, inline (one probe, no separate node array).
+  absl::flat_hash_map<ObjectId, Entry> table_;
+  // The ids in table_ whose key is sampled: small (about kMiniObjects), so an
+  // Access of any other id is settled without touching table_.
+  absl::flat_hash_set<ObjectId> sampled_ids_;
   PolicyHandover handover_;
   CandidateSelector selector_;
   std::vector<MiniSimulation> minis_;

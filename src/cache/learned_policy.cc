@@ -56,7 +56,6 @@ void LearnedPolicy::Reference(Slot slot) {
   Node& node = table_.at(slot);
   node.stamp = static_cast<uint32_t>(now_);
   Reclassify(node);
-  recent_.Add(node.history);
   model_.Observe(node.history, node.cls, now_);
   ++now_;
   if (now_ >= next_epoch_) {
@@ -79,6 +78,7 @@ void LearnedPolicy::Insert(ObjectId id, uint64_t size, const InsertInfo& info) {
   node.size = size;
   used_ += size;
   node.facts.seen_before = recent_.Contains(history);
+  recent_.Add(history);
   node.facts.ends_write = info.ends_write;
   if (parent != Table::kNil) {
     Node& p = table_.at(parent);
@@ -108,6 +108,8 @@ void LearnedPolicy::Remove(ObjectId id) {
 ObjectId LearnedPolicy::Forget(Slot slot) {
   DropLeaf(slot);
   const Node& node = table_.at(slot);
+  // Remembered from its last use: written, or leaving now.
+  recent_.Add(node.history);
   if (node.parent != Table::kNil) {
     Node& p = table_.at(node.parent);
     // A stale link means the parent was removed (and its slot maybe reused).
@@ -135,27 +137,35 @@ std::optional<ObjectId> LearnedPolicy::Evict(const SpareFn& spare) {
   std::optional<ObjectId> victim;
   while (!leaves_.empty()) {
     // Drop pool entries that are gone, spared in this call, or no longer leaves.
-    std::erase_if(pool_, [&](Handle h) { return !IsLeafCandidate(h); });
-    for (int i = 0; i < kSamples; ++i) {
-      const Slot slot = leaves_[NextRandom() % leaves_.size()];
+    std::erase_if(pool_, [&](const Candidate& c) { return !IsLeafCandidate(c.handle); });
+    // Draw the samples; their nodes are far apart, so start loading them all
+    // before reading any.
+    Slot drawn[kSamples];
+    for (Slot& slot : drawn) {
+      // Lemire's multiply-shift: a uniform index below the size, no division.
+      const uint64_t index = ((NextRandom() >> 32) * leaves_.size()) >> 32;
+      slot = leaves_[index];
       table_.Prefetch(slot);
-      if (std::none_of(pool_.begin(), pool_.end(), [&](Handle h) { return h.slot == slot; })) {
-        pool_.push_back({slot, table_.at(slot).generation});
+    }
+    for (Slot slot : drawn) {
+      if (std::none_of(pool_.begin(), pool_.end(),
+                       [&](const Candidate& c) { return c.handle.slot == slot; })) {
+        pool_.push_back({{slot, table_.at(slot).generation}, 0.0});
       }
     }
-    // Least density first; among equals the oldest.
+    // Rank each candidate once; least density first, among equals the oldest.
     size_t best = 0;
-    double best_rank = Rank(pool_[0].slot);
-    for (size_t i = 1; i < pool_.size(); ++i) {
-      const double rank = Rank(pool_[i].slot);
-      const Node& a = table_.at(pool_[i].slot);
-      const Node& b = table_.at(pool_[best].slot);
-      if (rank < best_rank || (rank == best_rank && AgeOf(a) > AgeOf(b))) {
+    for (size_t i = 0; i < pool_.size(); ++i) {
+      pool_[i].rank = Rank(pool_[i].handle.slot);
+      if (i == 0) continue;
+      const double rank = pool_[i].rank, best_rank = pool_[best].rank;
+      if (rank < best_rank ||
+          (rank == best_rank &&
+           AgeOf(table_.at(pool_[i].handle.slot)) > AgeOf(table_.at(pool_[best].handle.slot)))) {
         best = i;
-        best_rank = rank;
       }
     }
-    const Slot slot = pool_[best].slot;
+    const Slot slot = pool_[best].handle.slot;
     pool_[best] = pool_.back();
     pool_.pop_back();
     if (spare && spare(table_.at(slot).Id())) {
@@ -167,20 +177,17 @@ std::optional<ObjectId> LearnedPolicy::Evict(const SpareFn& spare) {
     }
     // Its parent, if this was its last child, is a leaf now, and as old as
     // this page was at least: a candidate for the next call.
-    const Slot parent = table_.at(slot).parent;
-    const uint32_t parent_generation = table_.at(slot).parent_generation;
+    const Handle parent{table_.at(slot).parent, table_.at(slot).parent_generation};
     victim = Forget(slot);
-    if (parent != Table::kNil && IsLeafCandidate({parent, parent_generation})) {
-      pool_.push_back({parent, parent_generation});
-    }
+    if (parent.slot != Table::kNil && IsLeafCandidate(parent)) pool_.push_back({parent, 0.0});
     break;
   }
   for (Slot slot : spared_) AddLeaf(slot);
   spared_.clear();
-  // Keep the best of the rest for the next call.
-  if (pool_.size() > kPool) {
+  // Keep the best of the rest for the next call (ranked as of this call).
+  if (pool_.size() > static_cast<size_t>(kPool)) {
     std::nth_element(pool_.begin(), pool_.begin() + kPool, pool_.end(),
-                     [&](Handle a, Handle b) { return Rank(a.slot) < Rank(b.slot); });
+                     [](const Candidate& a, const Candidate& b) { return a.rank < b.rank; });
     pool_.resize(kPool);
   }
   return victim;

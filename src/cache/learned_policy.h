@@ -50,8 +50,8 @@ namespace crescent::cache {
 
 class LearnedPolicy final : public EvictionPolicy {
  public:
-  static constexpr int kSamples = 8;
-  static constexpr int kPool = 24;
+  static constexpr int kSamples = 4;
+  static constexpr int kPool = 28;
 
   explicit LearnedPolicy(const PolicyOptions& options = {});
 
@@ -107,6 +107,10 @@ class LearnedPolicy final : public EvictionPolicy {
     Slot slot;
     uint32_t generation;
   };
+  struct Candidate {
+    Handle handle;
+    double rank;  // as of the Evict() call that ranked it last
+  };
 
   uint64_t AgeOf(const Node& node) const { return static_cast<uint32_t>(now_) - node.stamp; }
   double Rank(Slot slot) const;
@@ -122,8 +126,8 @@ class LearnedPolicy final : public EvictionPolicy {
   Table table_;
   uint64_t used_ = 0;
   std::vector<Slot> leaves_;
-  std::vector<Slot> spared_;  // taken out of leaves_ by the current Evict()
-  std::vector<Handle> pool_;  // candidates kept between Evict() calls
+  std::vector<Slot> spared_;     // taken out of leaves_ by the current Evict()
+  std::vector<Candidate> pool_;  // candidates kept between Evict() calls
   uint64_t now_ = 0;
   uint64_t next_epoch_ = 0;
   uint64_t rng_;

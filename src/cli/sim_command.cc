@@ -40,6 +40,7 @@ struct SimFlags {
   std::string timeline;
   bool skip_bad = false;
   int s3fifo_threshold = 1;
+  uint64_t seed = 1;
   std::string engine = "policy";
 };
 
@@ -135,6 +136,7 @@ int RunSim(const SimFlags& flags) {
       cache::PolicyOptions options;
       options.capacity = cap.blocks;
       options.s3fifo_move_threshold = flags.s3fifo_threshold;
+      options.seed = flags.seed;
       auto policy = sim::MakeSimPolicy(trace, name, options);
       if (!policy.ok()) return Fail(policy.status().message());
       sim::RunResult run;
@@ -196,6 +198,10 @@ const Registrar kRegistrar([](CLI::App& app) {
   cmd->add_option("--s3fifo-threshold", flags->s3fifo_threshold,
                   "s3fifo: frequency at which an object leaving the small FIFO moves to main")
       ->check(CLI::Range(1, 2))
+      ->capture_default_str();
+  cmd->add_option("--seed", flags->seed,
+                  "Seed of the randomised policies (learned's eviction sampler, and adaptive's "
+                  "candidates); the policy engine only")
       ->capture_default_str();
   cmd->add_option("--engine", flags->engine,
                   "policy: drive the bare policy (the simulator); master: replay through the "
