@@ -18,13 +18,6 @@ LearnedPolicy::LearnedPolicy(const PolicyOptions& options)
       rng_(MixBits(options.seed) | 1),
       model_(features_) {}
 
-uint64_t LearnedPolicy::MemoryBytes() const {
-  // Nodes (with the free list's share) and the index at its usual load.
-  const uint64_t per_node = sizeof(Node) + sizeof(Slot) * 3;
-  return table_.size() * per_node + leaves_.capacity() * sizeof(Slot) + recent_.MemoryBytes() +
-         model_.MemoryBytes();
-}
-
 void LearnedPolicy::AdoptLearning(const LearnedPolicy& other, bool recent_keys) {
   model_.AdoptStatistics(other.model_);
   if (recent_keys) recent_ = other.recent_;

@@ -32,9 +32,9 @@
 // references as there are pages), inside an Insert or Access.
 //
 // Memory: a 56-byte node per page plus its 4-byte index slot (at 30-60% load)
-// and 4 bytes in `leaves_`; RecentKeys at 2 bytes per page of its window (4 ×
-// the page count, so 8 bytes per page); the ReuseModel's fixed ~1.8 MiB at
-// most. About 70 bytes per page in all.
+// and 4 bytes in `leaves_`; RecentKeys at 4 bytes per key of its window (4 ×
+// the page count, so 16 bytes per page); the ReuseModel's fixed ~2.5 MiB at
+// most. 87 bytes per page in all at 1M pages (policy_bench Memory/learned).
 #pragma once
 
 #include <cstdint>
@@ -76,7 +76,6 @@ class LearnedPolicy final : public EvictionPolicy {
   // For tests and reports.
   const ReuseModel& model() const { return model_; }
   size_t LeafCount() const { return leaves_.size(); }
-  uint64_t MemoryBytes() const;
 
  private:
   using Slot = uint32_t;

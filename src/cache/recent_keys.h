@@ -34,9 +34,6 @@ class RecentKeys {
   void Add(uint64_t hash);
   void Resize(uint64_t window);
 
-  uint64_t window() const { return window_; }
-  uint64_t MemoryBytes() const { return (current_.size() + previous_.size()) * sizeof(uint64_t); }
-
  private:
   static bool Test(const std::vector<uint64_t>& bits, uint64_t hash);
   static void Set(std::vector<uint64_t>& bits, uint64_t hash);

@@ -10,11 +10,6 @@ double ReuseModel::sample_rate() const {
   return static_cast<double>(threshold_) / static_cast<double>(~0ull);
 }
 
-uint64_t ReuseModel::MemoryBytes() const {
-  return sizeof(*this) + tracked_.capacity() * (sizeof(uint64_t) + sizeof(Track) + 1) +
-         expiry_.size() * sizeof(Expiry);
-}
-
 void ReuseModel::Observe(uint64_t key, uint8_t cls, uint64_t now) {
   ExpireBefore(now);
   if (!Sampled(key)) return;

@@ -31,7 +31,7 @@
 // the object count, and the histograms are re-binned when it changes.
 //
 // Memory: the tracked sample (at most kMaxTracked keys, about 48 bytes each)
-// and 3 tables of kPageClasses × kAges doubles (about 220 KiB), independent of
+// and 2 tables of kPageClasses × kAges doubles (about 300 KiB), independent of
 // the cache's size. Not thread-safe.
 #pragma once
 
@@ -80,7 +80,6 @@ class ReuseModel {
   size_t tracked() const { return tracked_.size(); }
   // The fraction of keys followed (1, 1/2, 1/4, ...).
   double sample_rate() const;
-  uint64_t MemoryBytes() const;
 
  private:
   using Histogram = std::array<double, kAges>;
