@@ -32,14 +32,16 @@ void SlruPolicy::PushHead(List& list, Slot slot) {
 
 void SlruPolicy::Unlink(List& list, Slot slot) {
   Node& node = table_.at(slot);
-  if (node.newer != kNil)
+  if (node.newer != kNil) {
     table_.at(node.newer).older = node.older;
-  else
+  } else {
     list.head = node.older;
-  if (node.older != kNil)
+  }
+  if (node.older != kNil) {
     table_.at(node.older).newer = node.newer;
-  else
+  } else {
     list.tail = node.newer;
+  }
   node.newer = node.older = kNil;
   list.used -= node.size;
 }
