@@ -15,6 +15,11 @@
 // Thread-safe: one Client may be shared by any number of threads. Every call is
 // bounded by the configured timeouts; nothing hangs on a dead master or node.
 // Errors are returned as Status, never thrown.
+//
+// Batch calls take any number of keys and answer per key: an invalid key gets
+// its own kInvalidKey. A batch is sent to the master in requests of at most
+// 4096 keys (rpc::MasterClientOptions::max_batch_keys), and a get batch is
+// read part by part, so that no read lease lapses before its bytes are read.
 #pragma once
 
 #include <cstddef>
@@ -38,6 +43,13 @@ struct ClientConfig {
   // the next (one attempt per replica), and a same-host op that shared memory
   // cannot carry is retried over TCP, each with this timeout again.
   int64_t transfer_timeout_ms = 10000;
+  // A put that fails for a reason a moment may cure is tried again, with a
+  // short backoff, until this long after it began: no segment mounted yet (a
+  // cluster starting, or nodes remounting on a restarted master), the master
+  // unreachable, a replica's node unreachable (reported to the master, which
+  // then places elsewhere), or the master no longer knowing the put at its end
+  // (it restarted, or the replica's segment was unmounted). 0: no retry.
+  int64_t put_retry_ms = 5000;
   int tcp_lanes = 4;  // TCP connections per store node
   // TCP congestion control of this client's data connections (e.g. "cubic",
   // "reno"). Empty: $CRESCENT_TCP_CONGESTION, else the system default.
@@ -63,6 +75,12 @@ struct PutOptions {
   bool hard_pin = false;          // never evicted (still removable)
 };
 
+// What a registered buffer may serve as (Client::RegisterBuffer).
+enum class BufferAccess {
+  kReadWrite,  // a put's source and a get's destination
+  kReadOnly,   // a put's source only: memory this process cannot or must not write
+};
+
 struct SegmentUsage {
   std::string name;
   std::string owner_node;
@@ -80,6 +98,9 @@ struct ClusterStat {
   // evicted, revoked or timed-out puts) that a capability may still reach; it
   // is freed once that capability has expired, plus a grace (fencing).
   uint64_t held_bytes = 0;
+  // The largest value a put is accepted for now: the largest segment, within
+  // the master's limits (0 while no segment is mounted).
+  uint64_t largest_object = 0;
   std::vector<SegmentUsage> segments;
   std::map<std::string, uint64_t> counters;  // Prometheus sample name -> value
 };
@@ -100,6 +121,9 @@ struct ClientCounters {
   // Replicas whose bytes did not match their value's checksum on a get (each
   // was reported to the master, and another replica read if there was one).
   uint64_t checksum_mismatches = 0;
+  // Keys of puts tried again after a failure a moment may cure
+  // (ClientConfig::put_retry_ms), counted once per key and round.
+  uint64_t put_retries = 0;
 };
 
 class Client {
@@ -125,20 +149,31 @@ class Client {
                                std::span<const std::span<const std::byte>> values,
                                const PutOptions& options = {}, bool chain = false);
   std::vector<StatusOr<std::vector<std::byte>>> BatchGet(std::span<const std::string> keys);
-  StatusOr<std::vector<bool>> BatchExists(std::span<const std::string> keys);
+  // Whether each key is stored; an invalid key (empty, too long) gets its own
+  // kInvalidKey, and a failed call its error in every slot.
+  std::vector<StatusOr<bool>> BatchExists(std::span<const std::string> keys);
   std::vector<Status> BatchRemove(std::span<const std::string> keys, bool force = false);
 
   // ---- Zero-copy API on registered buffers ----
   // PutFrom/GetInto require [ptr, ptr+size) inside one registered buffer
   // (kBufferNotRegistered otherwise); bytes then move straight between that
   // memory and the store node (TCP socket or shared-memory memcpy).
-  Status RegisterBuffer(void* ptr, size_t size);
-  Status UnregisterBuffer(void* ptr);
-  // OK when [ptr, ptr+size) lies inside one registered buffer, else
-  // kBufferNotRegistered (kInvalidArgument for null). For callers, such as the
-  // Python binding's scatter/gather forms, that stage bytes themselves but must
-  // honour the same registration contract as PutFrom/GetInto.
-  Status CheckBuffer(const void* ptr, size_t size) const;
+  //
+  // Registration asks the kernel how the range is mapped: memory that is not
+  // mapped readable, or (with kReadWrite) not writable, such as a PROT_READ
+  // mapping of a file, is refused with kInvalidArgument. A buffer registered
+  // kReadOnly is a put's source only: a get into it is kInvalidArgument.
+  Status RegisterBuffer(const void* ptr, size_t size,
+                        BufferAccess access = BufferAccess::kReadWrite);
+  Status UnregisterBuffer(const void* ptr);
+  // OK when [ptr, ptr+size) lies inside one registered buffer that allows
+  // `need` (kReadOnly: to be read, as a put's source; kReadWrite: to be
+  // written, as a get's destination), else kBufferNotRegistered
+  // (kInvalidArgument for null, or for writing a read-only buffer). For
+  // callers, such as the Python binding's scatter/gather forms, that stage
+  // bytes themselves but must honour the same contract as PutFrom/GetInto.
+  Status CheckBuffer(const void* ptr, size_t size,
+                     BufferAccess need = BufferAccess::kReadOnly) const;
   Status PutFrom(const std::string& key, const void* ptr, size_t size,
                  const PutOptions& options = {});
   // Returns the object's size; kBufferTooSmall (naming the size needed) when
@@ -169,9 +204,12 @@ class Client {
   // (0: the master's maximum per reply, 1M keys by default), and never more
   // than one reply can carry (the gRPC message limit, 64 MiB by default).
   // `truncated`, when given, is set to whether more keys matched than were
-  // returned.
+  // returned. With `after`, only keys after it: to page through any number of
+  // keys, call again with the last key returned while *truncated. Pages so
+  // chained never repeat a key and list once every key that stays stored
+  // while they are fetched, whatever else is put or removed meanwhile.
   StatusOr<std::vector<std::string>> List(const std::string& prefix, size_t limit = 0,
-                                          bool* truncated = nullptr);
+                                          bool* truncated = nullptr, const std::string& after = "");
   StatusOr<size_t> RemoveByPrefix(const std::string& prefix, bool force = false);
   StatusOr<size_t> RemoveAll(bool force = false);
   StatusOr<uint64_t> GetSize(const std::string& key);

@@ -14,7 +14,7 @@ import atexit
 
 from .config import DEFAULT_SOFT_PIN_TTL_MS, ReplicateConfig
 from . import errors as _errors
-from .errors import ERROR_NAMES, CrescentError, error_name
+from .errors import ERROR_NAMES, CrescentError, error_name, last_error
 from .store import Store, _close_all_at_exit
 
 # Alias for code written against Mooncake.
@@ -27,5 +27,6 @@ globals().update({name: getattr(_errors, name) for name in _errors.CODE_NAMES})
 
 __all__ = [
     "Store", "MooncakeDistributedStore", "ReplicateConfig", "CrescentError", "error_name",
+    "last_error",
     "ERROR_NAMES", "DEFAULT_SOFT_PIN_TTL_MS", *_errors.CODE_NAMES,
 ]

@@ -41,6 +41,23 @@ def address_of(obj):
                     "got %s" % type(obj).__name__)
 
 
+def is_read_only(obj):
+    """True when Python marks `obj` as not to be written (a numpy array with
+    writeable=False: a read-only memmap, or an array over an immutable bytes).
+    An int address says nothing; the kernel's mapping is checked in C++."""
+    flags = getattr(obj, "flags", None)
+    return getattr(obj, "__array_interface__", None) is not None and \
+        flags is not None and not flags.writeable
+
+
+def refuse_read_only(objs):
+    """ValueError when a get would write into an object marked read-only."""
+    for obj in objs:
+        if is_read_only(obj):
+            raise ValueError("a get cannot write into a read-only array (writeable=False); "
+                             "pass a writable destination")
+
+
 def address_and_size(obj, size=None):
     """(address, size): `size` defaults to the object's nbytes and may not exceed it."""
     addr, nbytes = address_of(obj)

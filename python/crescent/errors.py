@@ -18,6 +18,13 @@ ERROR_NAMES = dict(_crescent.ERROR_NAMES)
 CODE_NAMES = sorted(ERROR_NAMES.values())
 globals().update({name: code for code, name in ERROR_NAMES.items()})
 
+def last_error():
+    """(code, message) of the last failure a Store call returned on this thread
+    (by any Store), or (0, "") if none has: the words behind a returned code,
+    e.g. (-2, "key of 1025 bytes exceeds the limit of 1024")."""
+    return tuple(_crescent.last_error())
+
+
 def error_name(code):
     """The stable name of a returned code, e.g. error_name(-4) == "OBJECT_NOT_FOUND"."""
     if code >= 0:

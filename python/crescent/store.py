@@ -12,16 +12,38 @@ Return conventions (docs/python.md has the full table):
 The GIL is released inside every call that talks to the cluster.
 """
 
+import operator
 import threading
 import warnings
 import weakref
 
 from . import _crescent
-from ._buffers import address_and_size, address_of, addresses_and_sizes, byte_view
+from ._buffers import (address_and_size, address_of, addresses_and_sizes, byte_view,
+                       is_read_only, refuse_read_only)
 from .config import put_options
 from .errors import CLOSED, INVALID_ARGUMENT, CrescentError
 
 _live_stores = weakref.WeakSet()
+
+# Bounds of setup's numeric arguments. A timeout of 0 or less, or no attempt at
+# all, would be accepted and then fail every call; a timeout past about 24 days
+# (2**31 - 1 ms) is no bound at all and risks overflow in deadline arithmetic.
+_U64_MAX = 2**64 - 1
+_MAX_TIMEOUT_MS = 2**31 - 1
+_MAX_ATTEMPTS = 2**31 - 1
+
+
+def _int_in(name, value, low, high):
+    """`value` as an int in [low, high]; TypeError / ValueError naming `name` otherwise."""
+    if isinstance(value, bool):
+        raise TypeError("%s must be an int, not a bool" % name)
+    try:
+        value = operator.index(value)
+    except TypeError:
+        raise TypeError("%s must be an int, not %s" % (name, type(value).__name__)) from None
+    if not low <= value <= high:
+        raise ValueError("%s must be in [%d, %d], got %d" % (name, low, high, value))
+    return value
 
 
 def _close_all_at_exit():
@@ -44,7 +66,7 @@ class Store:
     def setup(self, local_hostname="localhost", metadata_server="", global_segment_size=0,
               local_buffer_size=0, protocol="tcp", device_name="",
               master_server_addr="127.0.0.1:50051", *, rpc_timeout_ms=5000, rpc_attempts=4,
-              transfer_timeout_ms=10000):
+              transfer_timeout_ms=10000, put_retry_ms=5000):
         """Connects to the master at master_server_addr; returns 0 or raises CrescentError.
 
         global_segment_size > 0 makes this process contribute a DRAM segment of
@@ -53,15 +75,25 @@ class Store:
         local_hostname. metadata_server, local_buffer_size and device_name are
         accepted for Mooncake compatibility and unused: the master holds all
         metadata, and transfers go straight to and from registered memory.
+        put_retry_ms bounds how long a put keeps retrying a failure a moment
+        may cure (no segment mounted yet, the master restarting, a store node
+        that died under it; docs/network.md); 0 turns retries off.
+        The numbers are checked first: one out of range (a timeout or attempt
+        count below 1, a negative size or retry time) raises ValueError naming it.
         """
         if protocol not in ("tcp", ""):
             warnings.warn("crescent transfers over TCP and same-host shared memory; "
                           "protocol %r is treated as tcp" % (protocol,), stacklevel=2)
-        if int(global_segment_size) < 0:
-            raise ValueError("global_segment_size cannot be negative")
+        global_segment_size = _int_in("global_segment_size", global_segment_size, 0, _U64_MAX)
+        _int_in("local_buffer_size", local_buffer_size, 0, _U64_MAX)
+        rpc_timeout_ms = _int_in("rpc_timeout_ms", rpc_timeout_ms, 1, _MAX_TIMEOUT_MS)
+        rpc_attempts = _int_in("rpc_attempts", rpc_attempts, 1, _MAX_ATTEMPTS)
+        transfer_timeout_ms = _int_in("transfer_timeout_ms", transfer_timeout_ms, 1,
+                                      _MAX_TIMEOUT_MS)
+        put_retry_ms = _int_in("put_retry_ms", put_retry_ms, 0, _MAX_TIMEOUT_MS)
         code, message = self._core.setup(str(local_hostname), str(master_server_addr or ""),
-                                         int(global_segment_size), int(rpc_timeout_ms),
-                                         int(rpc_attempts), int(transfer_timeout_ms))
+                                         global_segment_size, rpc_timeout_ms, rpc_attempts,
+                                         transfer_timeout_ms, put_retry_ms)
         if code != 0:
             raise CrescentError(code, message)
         return 0
@@ -128,15 +160,20 @@ class Store:
 
     # ---- registered buffers ----
 
-    def register_buffer(self, buffer_ptr, size=None):
+    def register_buffer(self, buffer_ptr, size=None, read_only=False):
         """Registers memory for the zero-copy calls; 0 or a negative code.
 
         buffer_ptr is an int address (size required) or a numpy array / CPU
         tensor (size defaults to its nbytes); the object is kept alive until
-        unregister_buffer or close.
+        unregister_buffer or close. Memory that cannot be written (a read-only
+        memmap, an array over bytes) raises ValueError unless read_only=True,
+        which registers it as a put source only: a get into it raises ValueError.
         """
         addr, size = address_and_size(buffer_ptr, size)
-        rc = self._core.register_buffer(addr, size)
+        if is_read_only(buffer_ptr) and not read_only:
+            raise ValueError("the array is read-only (writeable=False), and a get cannot write "
+                             "into it; pass read_only=True to register it as a put source only")
+        rc = self._core.register_buffer(addr, size, bool(read_only))
         if rc == 0 and not isinstance(buffer_ptr, int):
             with self._lock:
                 self._registered[addr] = buffer_ptr
@@ -174,7 +211,8 @@ class Store:
 
     def batch_get_into(self, keys, buffer_ptrs, sizes=None):
         """Reads keys[i] into registered memory; per key the bytes read or a negative code."""
-        keys = list(keys)
+        keys, buffer_ptrs = list(keys), list(buffer_ptrs)
+        refuse_read_only(buffer_ptrs)
         ptrs, sizes = addresses_and_sizes(buffer_ptrs, sizes)
         if len(ptrs) != len(keys):
             return [INVALID_ARGUMENT] * len(keys)
@@ -194,6 +232,9 @@ class Store:
     def batch_get_into_multi_buffers(self, keys, all_buffer_ptrs, all_sizes=None,
                                      prefer_alloc_in_same_node=False):
         """Each value is spread over its key's buffers in order; per key bytes read or a code."""
+        all_buffer_ptrs = [list(bufs) for bufs in all_buffer_ptrs]
+        for bufs in all_buffer_ptrs:
+            refuse_read_only(bufs)
         keys, ptrs, sizes = self._multi(keys, all_buffer_ptrs, all_sizes)
         if ptrs is None:
             return [INVALID_ARGUMENT] * len(keys)
@@ -223,7 +264,8 @@ class Store:
 
     def batch_get_prefix_into(self, keys, buffer_ptrs, sizes=None):
         """Reads the longest stored prefix, page i into buffer i; its length or a negative code."""
-        keys = list(keys)
+        keys, buffer_ptrs = list(keys), list(buffer_ptrs)
+        refuse_read_only(buffer_ptrs)
         ptrs, sizes = addresses_and_sizes(buffer_ptrs, sizes)
         if len(ptrs) != len(keys):
             return INVALID_ARGUMENT

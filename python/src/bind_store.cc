@@ -57,21 +57,22 @@ void BindStore(StoreClass& cls) {
          "setup",
          [](StoreCore& self, const std::string& local_hostname, const std::string& master,
             uint64_t segment_size, int64_t rpc_timeout_ms, int rpc_attempts,
-            int64_t transfer_timeout_ms) {
-           SetupArgs a{local_hostname, master,       segment_size,
-                       rpc_timeout_ms, rpc_attempts, transfer_timeout_ms};
+            int64_t transfer_timeout_ms, int64_t put_retry_ms) {
+           SetupArgs a{local_hostname, master,       segment_size,        rpc_timeout_ms,
+                       rpc_attempts,   transfer_timeout_ms, put_retry_ms};
            Status s;
            {
-             py::gil_scoped_release nogil;
+             ReleaseGil nogil;
              s = self.Setup(a);
            }
            return py::make_tuple(PyCode(s), s.message());
          },
          py::arg("local_hostname"), py::arg("master_address"), py::arg("segment_size"),
-         py::arg("rpc_timeout_ms"), py::arg("rpc_attempts"), py::arg("transfer_timeout_ms"))
+         py::arg("rpc_timeout_ms"), py::arg("rpc_attempts"), py::arg("transfer_timeout_ms"),
+         py::arg("put_retry_ms"))
       .def("close",
            [](StoreCore& self) {
-             py::gil_scoped_release nogil;
+             ReleaseGil nogil;
              self.Close();
            })
       .def("is_open", [](const StoreCore& self) { return self.Acquire() != nullptr; })
@@ -83,7 +84,7 @@ void BindStore(StoreClass& cls) {
              std::span<const std::byte> bytes = Bytes(info);
              auto c = self.Acquire();
              if (!c) return kClosedCode;
-             py::gil_scoped_release nogil;
+             ReleaseGil nogil;
              return PyCode(c->Put(key, bytes, opts));
            })
       .def("put_batch",
@@ -98,7 +99,7 @@ void BindStore(StoreClass& cls) {
              std::vector<int64_t> out(keys.size(), kClosedCode);
              auto c = self.Acquire();
              if (!c) return out;
-             py::gil_scoped_release nogil;
+             ReleaseGil nogil;
              std::vector<Status> r = c->BatchPut(keys, spans, opts);
              for (size_t i = 0; i < r.size() && i < out.size(); ++i) out[i] = PyCode(r[i]);
              return out;
@@ -111,7 +112,7 @@ void BindStore(StoreClass& cls) {
              if (!c) return py::make_tuple(kClosedCode, py::bytes());
              StatusOr<std::vector<std::byte>> r = Status();
              {
-               py::gil_scoped_release nogil;
+               ReleaseGil nogil;
                r = c->Get(key);
              }
              if (!r.ok()) return py::make_tuple(PyCode(r.status()), py::bytes());
@@ -129,7 +130,7 @@ void BindStore(StoreClass& cls) {
              }
              std::vector<StatusOr<std::vector<std::byte>>> r;
              {
-               py::gil_scoped_release nogil;
+               ReleaseGil nogil;
                r = c->BatchGet(keys);
              }
              for (auto& v : r) {
@@ -142,7 +143,7 @@ void BindStore(StoreClass& cls) {
            [](StoreCore& self, const std::string& key) -> int64_t {
              auto c = self.Acquire();
              if (!c) return kClosedCode;
-             py::gil_scoped_release nogil;
+             ReleaseGil nogil;
              StatusOr<bool> r = c->Exists(key);
              if (!r.ok()) return PyCode(r.status());
              return r.value() ? 1 : 0;
@@ -152,14 +153,10 @@ void BindStore(StoreClass& cls) {
              std::vector<int64_t> out(keys.size(), kClosedCode);
              auto c = self.Acquire();
              if (!c) return out;
-             py::gil_scoped_release nogil;
-             StatusOr<std::vector<bool>> r = c->BatchExists(keys);
+             ReleaseGil nogil;
+             std::vector<StatusOr<bool>> r = c->BatchExists(keys);
              for (size_t i = 0; i < out.size(); ++i) {
-               if (!r.ok()) {
-                 out[i] = PyCode(r.status());
-               } else {
-                 out[i] = i < r.value().size() && r.value()[i] ? 1 : 0;
-               }
+               out[i] = r[i].ok() ? int64_t{r[i].value() ? 1 : 0} : PyCode(r[i].status());
              }
              return out;
            })
@@ -167,14 +164,14 @@ void BindStore(StoreClass& cls) {
            [](StoreCore& self, const std::string& key, bool force) -> int64_t {
              auto c = self.Acquire();
              if (!c) return kClosedCode;
-             py::gil_scoped_release nogil;
+             ReleaseGil nogil;
              return PyCode(c->Remove(key, force));
            })
       .def("remove_all",
            [](StoreCore& self, bool force) -> int64_t {
              auto c = self.Acquire();
              if (!c) return kClosedCode;
-             py::gil_scoped_release nogil;
+             ReleaseGil nogil;
              StatusOr<size_t> r = c->RemoveAll(force);
              return r.ok() ? static_cast<int64_t>(r.value()) : PyCode(r.status());
            })
@@ -182,7 +179,7 @@ void BindStore(StoreClass& cls) {
            [](StoreCore& self, const std::string& key) -> int64_t {
              auto c = self.Acquire();
              if (!c) return kClosedCode;
-             py::gil_scoped_release nogil;
+             ReleaseGil nogil;
              StatusOr<uint64_t> r = c->GetSize(key);
              return r.ok() ? static_cast<int64_t>(r.value()) : PyCode(r.status());
            })
@@ -191,7 +188,7 @@ void BindStore(StoreClass& cls) {
         if (!c) return py::make_tuple(kClosedCode, "store is closed");
         StatusOr<ClusterStat> r = Status();
         {
-          py::gil_scoped_release nogil;
+          ReleaseGil nogil;
           r = c->Stat();
         }
         if (!r.ok()) return py::make_tuple(PyCode(r.status()), r.status().message());

@@ -6,14 +6,16 @@
 // Crash safety: register_buffer refuses ranges the kernel says are unmapped,
 // and the client refuses any transfer outside a registered range
 // (BUFFER_NOT_REGISTERED) or a null pointer (INVALID_ARGUMENT), so a bad integer
-// becomes a negative code rather than a fault inside a transfer.
+// becomes a negative code rather than a fault inside a transfer. Memory that
+// cannot be written (a read-only mapping, or an object the caller registered
+// read_only) is never a get's destination: ValueError before any I/O.
 #include <pybind11/stl.h>
 
 #include <cstring>
 #include <span>
 
 #include "bindings.h"
-#include "memory_check.h"
+#include "client/memory_map.h"
 
 namespace crescent::python {
 namespace {
@@ -31,16 +33,31 @@ std::vector<void*> AsPointers(const Ptrs& ptrs) {
   return out;
 }
 
+// Raises ValueError when a destination lies in a buffer registered read-only
+// (registered to be read, not to be written): no call could write there. Other
+// pointers are left to the call, which answers per key.
+void RefuseReadOnly(const Client& c, const Ptrs& ptrs) {
+  for (uintptr_t p : ptrs) {
+    const auto* at = reinterpret_cast<const void*>(p);
+    if (p != 0 && c.CheckBuffer(at, 0).ok() &&
+        !c.CheckBuffer(at, 0, BufferAccess::kReadWrite).ok()) {
+      throw py::value_error("destination address " + std::to_string(p) +
+                            " lies in a buffer registered with read_only=True, which a get "
+                            "cannot write into");
+    }
+  }
+}
+
 // Slices of one key for the _multi_buffers forms: OK when every slice is
-// non-empty and inside a registered buffer.
-Status CheckSlices(const Client& c, const Ptrs& ptrs, const Sizes& sizes) {
+// non-empty and inside a registered buffer that allows `need`.
+Status CheckSlices(const Client& c, const Ptrs& ptrs, const Sizes& sizes, BufferAccess need) {
   if (ptrs.empty() || ptrs.size() != sizes.size()) {
     return Status(ErrorCode::kInvalidArgument,
                   "each key needs one size per buffer, and at least one buffer");
   }
   for (size_t j = 0; j < ptrs.size(); ++j) {
     if (sizes[j] == 0) return Status(ErrorCode::kInvalidSize, "empty buffer slice");
-    if (Status s = c.CheckBuffer(reinterpret_cast<const void*>(ptrs[j]), sizes[j]); !s.ok()) {
+    if (Status s = c.CheckBuffer(reinterpret_cast<const void*>(ptrs[j]), sizes[j], need); !s.ok()) {
       return s;
     }
   }
@@ -57,7 +74,7 @@ std::vector<int64_t> PutMulti(Client& c, const std::vector<std::string>& keys,
   std::vector<std::vector<std::byte>> staged;
   std::vector<size_t> ok_idx;
   for (size_t i = 0; i < keys.size(); ++i) {
-    if (Status s = CheckSlices(c, ptrs[i], sizes[i]); !s.ok()) {
+    if (Status s = CheckSlices(c, ptrs[i], sizes[i], BufferAccess::kReadOnly); !s.ok()) {
       out[i] = PyCode(s);
       continue;
     }
@@ -86,7 +103,7 @@ std::vector<int64_t> GetMulti(Client& c, const std::vector<std::string>& keys,
   std::vector<std::string> ok_keys;
   std::vector<size_t> ok_idx;
   for (size_t i = 0; i < keys.size(); ++i) {
-    if (Status s = CheckSlices(c, ptrs[i], sizes[i]); !s.ok()) {
+    if (Status s = CheckSlices(c, ptrs[i], sizes[i], BufferAccess::kReadWrite); !s.ok()) {
       out[i] = PyCode(s);
       continue;
     }
@@ -123,18 +140,26 @@ std::vector<int64_t> GetMulti(Client& c, const std::vector<std::string>& keys,
 
 void BindZeroCopy(StoreClass& cls) {
   cls.def("register_buffer",
-          [](StoreCore& self, uintptr_t ptr, size_t size) -> int64_t {
+          [](StoreCore& self, uintptr_t ptr, size_t size, bool read_only) -> int64_t {
             auto c = self.Acquire();
             if (!c) return kClosedCode;
-            py::gil_scoped_release nogil;
-            if (!IsMapped(ptr, size)) return kInvalidCode;  // null, empty or unmapped
-            return PyCode(c->RegisterBuffer(reinterpret_cast<void*>(ptr), size));
+            ReleaseGil nogil;
+            const void* at = reinterpret_cast<const void*>(ptr);
+            // Read-only memory registered for gets is a ValueError; the client
+            // refuses the rest (null, empty, unmapped, overlapping) with a code.
+            if (!read_only && client::MappingOf(at, size) == client::Mapping::kReadOnly) {
+              throw py::value_error(
+                  "the buffer is read-only memory, which a get cannot write into; pass "
+                  "read_only=True to register it as a put source only");
+            }
+            return PyCode(c->RegisterBuffer(
+                at, size, read_only ? BufferAccess::kReadOnly : BufferAccess::kReadWrite));
           })
       .def("unregister_buffer",
            [](StoreCore& self, uintptr_t ptr) -> int64_t {
              auto c = self.Acquire();
              if (!c) return kClosedCode;
-             py::gil_scoped_release nogil;
+             ReleaseGil nogil;
              return PyCode(c->UnregisterBuffer(reinterpret_cast<void*>(ptr)));
            })
       // chain=True is batch_put_chain_from: key i records key i-1 as its parent.
@@ -144,7 +169,7 @@ void BindZeroCopy(StoreClass& cls) {
              std::vector<int64_t> out(keys.size(), kClosedCode);
              auto c = self.Acquire();
              if (!c) return out;
-             py::gil_scoped_release nogil;
+             ReleaseGil nogil;
              std::vector<void*> p = AsPointers(ptrs);
              std::vector<Status> r = c->BatchPutFrom(keys, p, sizes, opts, chain);
              for (size_t i = 0; i < out.size(); ++i) out[i] = PyCode(r[i]);
@@ -156,7 +181,8 @@ void BindZeroCopy(StoreClass& cls) {
              std::vector<int64_t> out(keys.size(), kClosedCode);
              auto c = self.Acquire();
              if (!c) return out;
-             py::gil_scoped_release nogil;
+             RefuseReadOnly(*c, ptrs);
+             ReleaseGil nogil;
              std::vector<void*> p = AsPointers(ptrs);
              std::vector<StatusOr<size_t>> r = c->BatchGetInto(keys, p, sizes);
              for (size_t i = 0; i < out.size(); ++i) {
@@ -169,7 +195,7 @@ void BindZeroCopy(StoreClass& cls) {
               const std::vector<Sizes>& sizes, const PutOptions& opts) {
              auto c = self.Acquire();
              if (!c) return std::vector<int64_t>(keys.size(), kClosedCode);
-             py::gil_scoped_release nogil;
+             ReleaseGil nogil;
              return PutMulti(*c, keys, ptrs, sizes, opts);
            })
       .def("batch_get_into_multi_buffers",
@@ -177,14 +203,15 @@ void BindZeroCopy(StoreClass& cls) {
               const std::vector<Sizes>& sizes) {
              auto c = self.Acquire();
              if (!c) return std::vector<int64_t>(keys.size(), kClosedCode);
-             py::gil_scoped_release nogil;
+             for (const Ptrs& slices : ptrs) RefuseReadOnly(*c, slices);
+             ReleaseGil nogil;
              return GetMulti(*c, keys, ptrs, sizes);
            })
       .def("batch_query_prefix",
            [](StoreCore& self, const std::vector<std::string>& keys) -> int64_t {
              auto c = self.Acquire();
              if (!c) return kClosedCode;
-             py::gil_scoped_release nogil;
+             ReleaseGil nogil;
              StatusOr<size_t> r = c->BatchQueryPrefix(keys);
              return r.ok() ? static_cast<int64_t>(r.value()) : PyCode(r.status());
            })
@@ -193,7 +220,8 @@ void BindZeroCopy(StoreClass& cls) {
               const Sizes& sizes) -> int64_t {
              auto c = self.Acquire();
              if (!c) return kClosedCode;
-             py::gil_scoped_release nogil;
+             RefuseReadOnly(*c, ptrs);
+             ReleaseGil nogil;
              std::vector<void*> p = AsPointers(ptrs);
              StatusOr<size_t> r = c->GetPrefixInto(keys, p, sizes);
              return r.ok() ? static_cast<int64_t>(r.value()) : PyCode(r.status());

@@ -31,6 +31,7 @@ void BindPutOptions(py::module_& m) {
 PYBIND11_MODULE(_crescent, m) {
   m.doc() = "Crescent client core; use the `crescent` package, not this module";
   BindErrors(m);
+  m.def("last_error", [] { return py::make_tuple(PyCode(last_error), last_error.message()); });
   BindPutOptions(m);
   StoreClass cls(m, "StoreCore");
   cls.def(py::init<>());

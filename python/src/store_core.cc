@@ -1,6 +1,7 @@
 #include "store_core.h"
 
 #include <cctype>
+#include <cstdlib>
 
 #include "store/store_node.h"
 #include "transfer/capability.h"
@@ -22,6 +23,26 @@ std::string DataHost(const std::string& local_hostname) {
   }
   if (host.empty() || host == "localhost") return "127.0.0.1";
   return host;
+}
+
+// A host that binds every address: other clients cannot connect to it.
+bool IsWildcard(const std::string& host) {
+  return host == "0.0.0.0" || host == "::" || host == "[::]";
+}
+
+// Why setup cannot load the cluster secret, in the terms of a Python caller:
+// LoadClusterSecret's own message for a missing secret names the CLI flag.
+std::string SecretProblem(const Status& loaded) {
+  const char* file = std::getenv("CRESCENT_SECRET_FILE");
+  const char* inline_secret = std::getenv("CRESCENT_SECRET");
+  const bool given =
+      (file != nullptr && *file != '\0') || (inline_secret != nullptr && *inline_secret != '\0');
+  std::string why =
+      "global_segment_size > 0 contributes a segment, which needs the cluster "
+      "secret of the master: ";
+  if (!given) return why + "set CRESCENT_SECRET_FILE (or CRESCENT_SECRET)";
+  return why +
+         "the one in CRESCENT_SECRET_FILE (or CRESCENT_SECRET) cannot be used: " + loaded.message();
 }
 
 }  // namespace
@@ -50,13 +71,16 @@ Status StoreCore::Setup(const SetupArgs& args) {
   std::string secret;
   if (args.segment_size > 0) {
     StatusOr<std::string> s = transfer::LoadClusterSecret("");
-    if (!s.ok()) {
-      return Status(ErrorCode::kInvalidArgument,
-                    "global_segment_size > 0 contributes a segment, which needs the cluster "
-                    "secret of the master: set CRESCENT_SECRET_FILE (or CRESCENT_SECRET) (" +
-                        s.status().message() + ")");
-    }
+    if (!s.ok()) return Status(ErrorCode::kInvalidArgument, SecretProblem(s.status()));
     secret = std::move(s.value());
+    // The store node would name its CLI flag (--advertise-host); say it in
+    // setup's terms, and before any network work.
+    if (IsWildcard(DataHost(args.local_hostname))) {
+      return Status(ErrorCode::kInvalidArgument,
+                    "local_hostname '" + args.local_hostname +
+                        "' listens on every address, but other clients need one to connect "
+                        "to: give this host's address (or \"localhost\" for this host only)");
+    }
   }
 
   ClientConfig cc;
@@ -64,6 +88,7 @@ Status StoreCore::Setup(const SetupArgs& args) {
   cc.rpc_timeout_ms = args.rpc_timeout_ms;
   cc.rpc_attempts = args.rpc_attempts;
   cc.transfer_timeout_ms = args.transfer_timeout_ms;
+  cc.put_retry_ms = args.put_retry_ms;
 
   std::shared_ptr<store::StoreNode> node;
   if (args.segment_size > 0) {

@@ -29,10 +29,20 @@ struct SetupArgs {
   int64_t rpc_timeout_ms = 5000;
   int rpc_attempts = 4;
   int64_t transfer_timeout_ms = 10000;
+  int64_t put_retry_ms = 5000;  // ClientConfig::put_retry_ms
 };
 
-// A Status as Python sees it: 0, or the ErrorCode negated.
-inline int64_t PyCode(const Status& s) { return -static_cast<int64_t>(s.code()); }
+// The last failure a call returned to Python on this thread, with its message:
+// the int-returning methods (Mooncake's convention) carry only the code, and
+// crescent.last_error() gives the words behind it.
+inline thread_local Status last_error;
+
+// A Status as Python sees it: 0, or the ErrorCode negated (and kept as the
+// thread's last_error).
+inline int64_t PyCode(const Status& s) {
+  if (!s.ok()) last_error = s;
+  return -static_cast<int64_t>(s.code());
+}
 inline int64_t PyCode(ErrorCode c) { return -static_cast<int64_t>(c); }
 
 class StoreCore {

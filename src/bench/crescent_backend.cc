@@ -70,9 +70,11 @@ std::vector<StatusOr<size_t>> CrescentBackend::Get(int c, std::span<const std::s
 
 Status CrescentBackend::Exists(int c, std::span<const std::string> keys,
                                std::vector<bool>& present) {
-  StatusOr<std::vector<bool>> r = clients_[size_t(c)]->BatchExists(keys);
-  if (!r.ok()) return r.status();
-  present = std::move(r.value());
+  present.clear();
+  for (const StatusOr<bool>& r : clients_[size_t(c)]->BatchExists(keys)) {
+    if (!r.ok()) return r.status();
+    present.push_back(*r);
+  }
   return Status::Ok();
 }
 

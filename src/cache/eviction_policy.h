@@ -94,6 +94,13 @@ class EvictionPolicy {
   // Capacity changes when segments mount or unmount.
   virtual void SetCapacity(uint64_t capacity) = 0;
   virtual std::string_view Name() const = 0;
+  // Calls fn(id) for tracked ids, from the next victim on, and returns true;
+  // returns false, calling nothing, when the policy keeps no such sequence.
+  // Ids the policy set aside (prefix-lru's parked pages) may be left out.
+  // The master's snapshots use it to restore the order (docs/durability.md).
+  virtual bool VisitInEvictionOrder(const std::function<void(ObjectId)>& /*fn*/) const {
+    return false;
+  }
 };
 
 // The registry: one line per policy. Names: "fifo", "lru", "sieve", "s3fifo",

@@ -152,6 +152,14 @@ class ListPolicy : public EvictionPolicy {
   uint64_t UsedSize() const override { return list_.UsedSize(); }
   // The owner evicts against the capacity; a list keeps nothing sized by it.
   void SetCapacity(uint64_t /*capacity*/) override {}
+  // Oldest first: the order fifo, lru and prefix-lru evict in (sieve's hand
+  // may skip ahead of it), without prefix-lru's parked pages.
+  bool VisitInEvictionOrder(const std::function<void(ObjectId)>& fn) const override {
+    for (auto slot = list_.Oldest(); slot != List::kNil; slot = list_.Newer(slot)) {
+      fn(list_.at(slot).Id());
+    }
+    return true;
+  }
 
  protected:
   using List = IndexedList<Extra>;

@@ -83,7 +83,8 @@ std::vector<uint64_t> ParseSizes(const std::string& list) {
   std::vector<uint64_t> out;
   for (const std::string& s : SplitList(list)) {
     StatusOr<uint64_t> v = ParseByteSize(s);
-    if (!v.ok() || v.value() == 0) throw BenchError("bad size '" + s + "'");
+    if (!v.ok()) throw BenchError("--size: " + v.status().message());
+    if (v.value() == 0) throw BenchError("--size: objects of 0 bytes cannot be stored");
     out.push_back(v.value());
   }
   return out;
@@ -406,7 +407,10 @@ void AddCommon(CLI::App* cmd, BenchFlags& f, bool clients = true) {
       ->check(CLI::Range(1, 16))
       ->capture_default_str();
   cmd->add_option("--segment-size", f.segment_size,
-                  "Embedded cluster: segment per node (default: sized to the workload)");
+                  std::string("Embedded cluster: segment per node (default: sized to the "
+                              "workload)") +
+                      kSizeHelp)
+      ->check(ByteSizeCheck());
   cmd->add_option("--reps", f.reps, "Repetitions; medians are reported")
       ->check(CLI::Range(1, 100))
       ->capture_default_str();
@@ -416,8 +420,9 @@ void AddCommon(CLI::App* cmd, BenchFlags& f, bool clients = true) {
         ->capture_default_str();
   }
   cmd->add_option("--bytes-per-client", f.bytes_per_client,
-                  "Bytes each client moves per phase (objects: 4..4096)")
-      ->capture_default_str();
+                  std::string("Bytes each client moves per phase (objects: 4..4096)") + kSizeHelp)
+      ->capture_default_str()
+      ->check(ByteSizeCheck());
   if (clients) {
     cmd->add_option("--lanes", f.lanes, "Crescent TCP connections per store node")
         ->check(CLI::Range(1, 64))
@@ -436,7 +441,8 @@ void AddCommon(CLI::App* cmd, BenchFlags& f, bool clients = true) {
 }
 
 void AddSizes(CLI::App* cmd, BenchFlags& f) {
-  cmd->add_option("--size", f.sizes, "Comma-separated object sizes")->capture_default_str();
+  cmd->add_option("--size", f.sizes, std::string("Comma-separated object sizes") + kSizeHelp)
+      ->capture_default_str();
 }
 
 void AddExistsFlags(CLI::App* cmd, BenchFlags& f, const char* batch_flag) {

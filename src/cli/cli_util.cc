@@ -1,47 +1,80 @@
 #include "cli/cli_util.h"
 
+#include <cctype>
+#include <charconv>
+#include <cmath>
 #include <csignal>
 #include <cstdio>
 #include <iostream>
+#include <string_view>
 
 namespace crescent::cli {
 
 StatusOr<uint64_t> ParseByteSize(const std::string& text) {
-  size_t pos = 0;
-  while (pos < text.size() && text[pos] >= '0' && text[pos] <= '9') ++pos;
-  if (pos == 0) return Status(ErrorCode::kInvalidArgument, "bad size '" + text + "'");
-  uint64_t value = 0;
-  for (size_t i = 0; i < pos; ++i) {
-    uint64_t next = value * 10 + static_cast<uint64_t>(text[i] - '0');
-    if (next / 10 != value) return Status(ErrorCode::kInvalidArgument, "size too large");
-    value = next;
-  }
-  std::string unit = text.substr(pos);
-  struct Unit {
-    const char* name;
-    uint64_t factor;
+  auto bad = [&text] {
+    return Status(ErrorCode::kInvalidArgument,
+                  "'" + text +
+                      "' is not a size: give bytes, or a number with a unit: K, M, G or T, also "
+                      "written KB/KiB, MB/MiB, GB/GiB, TB/TiB (all powers of 1024), e.g. 512MiB");
   };
-  static constexpr Unit kUnits[] = {{"", 1},
-                                    {"B", 1},
-                                    {"K", 1024},
-                                    {"KiB", 1024},
-                                    {"KB", 1000},
-                                    {"M", 1024 * 1024},
-                                    {"MiB", 1024 * 1024},
-                                    {"MB", 1000 * 1000},
-                                    {"G", uint64_t{1} << 30},
-                                    {"GiB", uint64_t{1} << 30},
-                                    {"GB", 1000 * 1000 * 1000}};
-  for (const Unit& u : kUnits) {
-    if (unit == u.name) {
-      if (value > UINT64_MAX / u.factor) {
-        return Status(ErrorCode::kInvalidArgument, "size too large");
-      }
-      return value * u.factor;
+  uint64_t value = 0;
+  const char* end = text.data() + text.size();
+  auto [rest, ec] = std::from_chars(text.data(), end, value);
+  if (ec == std::errc::result_out_of_range) {
+    return Status(ErrorCode::kInvalidArgument, "size '" + text + "' is too large");
+  }
+  if (ec != std::errc()) return bad();
+  std::string unit(rest, end);
+  if (!unit.empty() && unit.front() == ' ') unit.erase(0, 1);  // "64 MiB"
+  for (char& c : unit) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  int shift = -1;
+  if (unit.empty() || unit == "b") {
+    shift = 0;
+  } else if (unit.size() <= 3) {
+    const std::string_view tail = std::string_view(unit).substr(1);
+    const size_t power = std::string_view("kmgt").find(unit.front());
+    if (power != std::string_view::npos && (tail.empty() || tail == "b" || tail == "ib")) {
+      shift = 10 * static_cast<int>(power + 1);
     }
   }
-  return Status(ErrorCode::kInvalidArgument,
-                "bad size unit in '" + text + "' (use B, KiB, MiB, GiB, KB, MB, GB)");
+  if (shift < 0) return bad();
+  if (value > (UINT64_MAX >> shift)) {
+    return Status(ErrorCode::kInvalidArgument, "size '" + text + "' is too large");
+  }
+  return value << shift;
+}
+
+CLI::Validator ByteSizeCheck() {
+  return CLI::Validator(
+      [](std::string& text) {
+        StatusOr<uint64_t> size = ParseByteSize(text);
+        return size.ok() ? std::string() : size.status().message();
+      },
+      "SIZE");
+}
+
+CLI::Validator CountCheck() {
+  return CLI::Validator(
+      [](std::string& text) {
+        uint64_t n = 0;
+        auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
+        if (ec == std::errc() && end == text.data() + text.size()) return std::string();
+        return "must be a whole number, 0 or more, not '" + text + "'";
+      },
+      "COUNT");
+}
+
+CLI::Validator PositiveCheck(const std::string& hint) {
+  return CLI::Validator(
+      [hint](std::string& text) {
+        double v = 0;
+        auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+        if (ec == std::errc() && end == text.data() + text.size() && v > 0 && std::isfinite(v)) {
+          return std::string();
+        }
+        return "must be a number greater than 0, not '" + text + "'" + hint;
+      },
+      "POSITIVE");
 }
 
 std::string FormatBytes(uint64_t bytes) {

@@ -1,7 +1,8 @@
-// Helpers shared by the crescent subcommands: byte sizes with units, exit codes
-// from a Status, and waiting for Ctrl-C / SIGTERM.
+// Helpers shared by the crescent subcommands: byte sizes with units, the checks
+// of flag values, exit codes from a Status, and waiting for Ctrl-C / SIGTERM.
 #pragma once
 
+#include <CLI/CLI.hpp>
 #include <cstdint>
 #include <string>
 
@@ -9,9 +10,23 @@
 
 namespace crescent::cli {
 
-// "4096", "64KiB", "1MiB", "1GiB", "2GB" (decimal units are powers of 1000).
+// A byte count: digits, then optionally a unit, in any case: B; K, KB or KiB;
+// M, MB or MiB; G, GB or GiB; T, TB or TiB. Every unit is a power of 1024
+// (1G = 1GB = 1GiB = 2^30 bytes): sizes here are of memory, and FormatBytes
+// prints them so. Every size flag is read by this one parser.
 StatusOr<uint64_t> ParseByteSize(const std::string& text);
 std::string FormatBytes(uint64_t bytes);  // "1.0 GiB"
+// What every size flag's --help adds after its own text.
+inline constexpr const char* kSizeHelp =
+    " (bytes, or with a unit: K, M, G, T, also written KB/KiB, MB/MiB, ...; all are powers of "
+    "1024)";
+
+// CLI11 checks whose messages say what is wrong in the user's terms (CLI11's
+// own Range and PositiveNumber write out the largest double). Negative counts
+// must be refused here: CLI11 reads "-1" into an unsigned option as 2^64 - 1.
+CLI::Validator ByteSizeCheck();                         // what ParseByteSize accepts
+CLI::Validator CountCheck();                            // a whole number, 0 or more
+CLI::Validator PositiveCheck(const std::string& hint);  // a number above 0; `hint` follows
 
 // 0 ok, 1 not found, 2 anything else; prints "crescent VERB: STATUS" to stderr
 // when not ok.

@@ -1,7 +1,10 @@
 // crescent: the one command-line binary. Each subcommand lives in its own
 // *_command.cc and registers itself through RegisterCommand().
+#include <grpc/support/log.h>
+
 #include <CLI/CLI.hpp>
 #include <csignal>
+#include <cstdlib>
 #include <iostream>
 
 #include "cli/command.h"
@@ -14,6 +17,13 @@ int main(int argc, char** argv) {
   // write fails with EPIPE and the command exits 2 with a message, instead of
   // dying of SIGPIPE outside the 0/1/2 exit codes.
   std::signal(SIGPIPE, SIG_IGN);
+  // gRPC's own log lines ("E1201 ... chttp2_server.cc:1045] UNKNOWN:...") are
+  // not for the user: every failure they describe comes back to the command,
+  // which says it in its own message. GRPC_VERBOSITY or GRPC_TRACE in the
+  // environment keep them, for debugging gRPC itself.
+  if (std::getenv("GRPC_VERBOSITY") == nullptr && std::getenv("GRPC_TRACE") == nullptr) {
+    gpr_set_log_function([](gpr_log_func_args*) {});
+  }
   CLI::App app{"Crescent: a prefix-aware distributed KV-cache store for LLM serving"};
   app.require_subcommand(1);
   app.set_version_flag("--version", "crescent 0.1.0");

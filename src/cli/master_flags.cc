@@ -1,6 +1,7 @@
 #include "cli/master_flags.h"
 
 #include "cache/eviction_policy.h"
+#include "cli/cli_util.h"
 
 namespace crescent::cli {
 
@@ -28,7 +29,8 @@ void MasterFlags::Add(CLI::App& app) {
   app.add_option("--lease-bytes-per-ms", config.lease_bytes_per_ms,
                  "A get's lease grows by 1 ms per this many bytes of the object (the slowest "
                  "transfer rate it covers; 0: no size term)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(CountCheck());
   app.add_option("--put-timeout-ms", config.put_timeout_ms,
                  "An unfinished put is discarded after this long")
       ->capture_default_str()
@@ -51,9 +53,36 @@ void MasterFlags::Add(CLI::App& app) {
   app.add_option("--max-key-length", config.max_key_length, "Longest accepted key in bytes")
       ->capture_default_str()
       ->check(CLI::Range(1u, 1u << 20));
+  app.add_option("--data-dir", data_dir,
+                 "Keep the operation log and snapshots of the metadata here: every put ended, "
+                 "remove, eviction, mount and unmount is logged before it is acknowledged. A "
+                 "restart does not load them yet (docs/durability.md)");
+  app.add_option("--log-sync", log_sync,
+                 "When the operation log reaches stable storage: 'always' (fdatasync before "
+                 "each acknowledgement, group-committed) or every N ms (an acknowledged change "
+                 "may be lost if the host fails within N ms)")
+      ->capture_default_str()
+      ->check([](const std::string& v) -> std::string {
+        if (v == "always") return {};
+        if (!v.empty() && v.size() <= 7 && v.find_first_not_of("0123456789") == std::string::npos &&
+            std::stoll(v) > 0) {
+          return {};
+        }
+        return "must be 'always' or a period in ms (1..9999999)";
+      });
+  app.add_option("--snapshot-interval", snapshot_interval_s,
+                 "With --data-dir: a snapshot of the metadata every this many seconds (0: only "
+                 "at shutdown), taken while serving; the log before the oldest kept one is "
+                 "dropped")
+      ->capture_default_str()
+      ->check(CLI::Range(int64_t{0}, int64_t{86'400 * 365}));
+  app.add_option("--snapshot-keep", snapshot_keep, "With --data-dir: snapshots kept, newest first")
+      ->capture_default_str()
+      ->check(CLI::Range(size_t{1}, size_t{1000}));
   app.add_option("--bloom-expected-keys", config.bloom_expected_keys,
                  "Design load of the negative-lookup filter (it grows when outgrown)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(CountCheck());
 }
 
 }  // namespace crescent::cli

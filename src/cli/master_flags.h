@@ -17,15 +17,26 @@ struct MasterFlags {
   std::string host = "127.0.0.1";
   int port = 50051;
   int http_port = 9003;  // 0: none
+  std::string data_dir;  // empty: no operation log
+  std::string log_sync = "10";  // "always" or a period in ms
+  int64_t snapshot_interval_s = 300;
+  size_t snapshot_keep = 2;
 
   void Add(CLI::App& app);
   server::MasterHostOptions ToOptions() const {
     server::MasterHostOptions o;
     o.config = config;
     o.rpc = server;
-    o.rpc.listen_address = host + ":" + std::to_string(port);
+    // An IPv6 address goes in brackets: gRPC would read "::1:50051" as an
+    // address without a port.
+    const bool v6 = host.find(':') != std::string::npos && host.front() != '[';
+    o.rpc.listen_address = (v6 ? "[" + host + "]" : host) + ":" + std::to_string(port);
     o.http_host = host;
     o.http_port = http_port;
+    o.data_dir = data_dir;
+    o.snapshot_interval_ms = snapshot_interval_s * 1000;
+    o.snapshot_keep = snapshot_keep;
+    o.log_sync_ms = log_sync == "always" ? 0 : std::stoll(log_sync);  // checked by Add()
     return o;
   }
 };

@@ -217,17 +217,21 @@ const Registrar kRegistrar([](CLI::App& app) {
   cmd->add_option("--master", f->master,
                   "Master address (host:port or unix:PATH); without it an embedded cluster "
                   "is started in this process");
-  cmd->add_option("--page-size", f->page_size, "Bytes per page (one page per hash id)")
-      ->capture_default_str();
-  auto* speed = cmd->add_option("--speed", f->speed, "Replay at X times the trace's timestamps")
-                    ->capture_default_str()
-                    ->check(CLI::PositiveNumber);
+  cmd->add_option("--page-size", f->page_size,
+                  std::string("Bytes per page (one page per hash id)") + kSizeHelp)
+      ->capture_default_str()
+      ->check(ByteSizeCheck());
+  auto* speed =
+      cmd->add_option("--speed", f->speed, "Replay at X times the trace's timestamps")
+          ->capture_default_str()
+          ->check(PositiveCheck(" (to send requests as fast as they go, use --max-rate)"));
   cmd->add_flag("--max-rate", f->max_rate,
                 "Ignore timestamps; send requests as fast as the "
                 "streams go")
       ->excludes(speed);
   cmd->add_option("--limit", f->limit, "Replay only the first N requests (0: all)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(CountCheck());
   cmd->add_option("--json", f->json,
                   "Also write the report as JSON to this file ('-': stdout "
                   "instead of the table)");
@@ -244,8 +248,10 @@ const Registrar kRegistrar([](CLI::App& app) {
       ->check(CLI::IsMember({"read", "skip"}))
       ->capture_default_str();
   // Embedded cluster.
-  auto* seg = cmd->add_option("--segment-size", f->segment_size,
-                              "Embedded cluster: DRAM segment size (default 1GiB)");
+  auto* seg =
+      cmd->add_option("--segment-size", f->segment_size,
+                      std::string("Embedded cluster: DRAM segment size (default 1GiB)") + kSizeHelp)
+          ->check(ByteSizeCheck());
   auto* cap = cmd->add_option("--capacity-pages", f->capacity_pages,
                               "Embedded cluster: segment of exactly N pages (or P% of the "
                               "trace's distinct pages)");

@@ -22,8 +22,10 @@ struct StoreFlags {
   bool no_warm_pages = false;
 
   void Add(CLI::App& app, bool standalone) {
-    app.add_option("--segment-size", segment_size, "DRAM segment size (e.g. 512MiB, 4GiB)")
-        ->capture_default_str();
+    app.add_option("--segment-size", segment_size,
+                   std::string("DRAM segment size, e.g. 512MiB or 4G") + kSizeHelp)
+        ->capture_default_str()
+        ->check(ByteSizeCheck());
     app.add_option("--node-id", node.node_id, "Store node id (default HOSTNAME-PID)");
     app.add_option("--segment-name", node.segment_name, "Segment name (default NODE_ID/dram0)");
     app.add_option("--data-port", node.port, "TCP data port (0: any free port)")
@@ -146,6 +148,9 @@ void AddServe(CLI::App& root) {
               << std::flush;
     int sig = WaitForShutdownSignal();
     std::cout << "crescent serve: signal " << sig << ", shutting down\n" << std::flush;
+    // Clients first: from here on they get UNAVAILABLE (retryable), never the
+    // teardown below (the segment unmounting, its pending puts dropped).
+    host.value()->BeginDrain();
     node.value()->Stop();
     // The node's connection to the master goes first: an open channel would
     // hold the master server's shutdown for its whole grace period.

@@ -3,6 +3,8 @@
 #include "client/buffer_registry.h"
 
 #include <gtest/gtest.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include <cstddef>
 #include <cstdint>
@@ -11,22 +13,25 @@
 namespace crescent::client {
 namespace {
 
+constexpr BufferAccess kRW = BufferAccess::kReadWrite;
+constexpr BufferAccess kRead = BufferAccess::kReadOnly;
+
 TEST(BufferRegistryTest, CheckAcceptsOnlyRangesInsideOneRegion) {
   std::vector<std::byte> mem(1000);
   std::byte* p = mem.data();
   BufferRegistry r;
-  EXPECT_EQ(r.Check(p, 1).code(), ErrorCode::kBufferNotRegistered);
-  ASSERT_TRUE(r.Register(p + 100, 100).ok());
-  EXPECT_TRUE(r.Check(p + 100, 100).ok());
-  EXPECT_TRUE(r.Check(p + 150, 50).ok());
-  EXPECT_TRUE(r.Check(p + 199, 1).ok());
-  EXPECT_TRUE(r.Check(p + 120, 0).ok());
+  EXPECT_EQ(r.Check(p, 1, kRead).code(), ErrorCode::kBufferNotRegistered);
+  ASSERT_TRUE(r.Register(p + 100, 100, kRW).ok());
+  EXPECT_TRUE(r.Check(p + 100, 100, kRead).ok());
+  EXPECT_TRUE(r.Check(p + 150, 50, kRead).ok());
+  EXPECT_TRUE(r.Check(p + 199, 1, kRead).ok());
+  EXPECT_TRUE(r.Check(p + 120, 0, kRead).ok());
   // A size that wraps the address space is malformed, not merely unregistered.
-  EXPECT_EQ(r.Check(p + 150, SIZE_MAX).code(), ErrorCode::kInvalidArgument);
-  EXPECT_EQ(r.Check(p + 99, 2).code(), ErrorCode::kBufferNotRegistered);    // starts before
-  EXPECT_EQ(r.Check(p + 150, 51).code(), ErrorCode::kBufferNotRegistered);  // runs past end
-  EXPECT_EQ(r.Check(p + 200, 1).code(), ErrorCode::kBufferNotRegistered);   // just after
-  EXPECT_EQ(r.Check(nullptr, 1).code(), ErrorCode::kInvalidArgument);
+  EXPECT_EQ(r.Check(p + 150, SIZE_MAX, kRead).code(), ErrorCode::kInvalidArgument);
+  EXPECT_EQ(r.Check(p + 99, 2, kRead).code(), ErrorCode::kBufferNotRegistered);    // starts before
+  EXPECT_EQ(r.Check(p + 150, 51, kRead).code(), ErrorCode::kBufferNotRegistered);  // runs past end
+  EXPECT_EQ(r.Check(p + 200, 1, kRead).code(), ErrorCode::kBufferNotRegistered);   // just after
+  EXPECT_EQ(r.Check(nullptr, 1, kRead).code(), ErrorCode::kInvalidArgument);
 }
 
 // Two adjacent regions are two regions: a range spanning both is refused,
@@ -34,45 +39,91 @@ TEST(BufferRegistryTest, CheckAcceptsOnlyRangesInsideOneRegion) {
 TEST(BufferRegistryTest, RangeSpanningTwoAdjacentRegionsIsRefused) {
   std::vector<std::byte> mem(256);
   BufferRegistry r;
-  ASSERT_TRUE(r.Register(mem.data(), 128).ok());
-  ASSERT_TRUE(r.Register(mem.data() + 128, 128).ok());
-  EXPECT_TRUE(r.Check(mem.data() + 100, 28).ok());
-  EXPECT_TRUE(r.Check(mem.data() + 128, 28).ok());
-  EXPECT_EQ(r.Check(mem.data() + 100, 56).code(), ErrorCode::kBufferNotRegistered);
+  ASSERT_TRUE(r.Register(mem.data(), 128, kRW).ok());
+  ASSERT_TRUE(r.Register(mem.data() + 128, 128, kRW).ok());
+  EXPECT_TRUE(r.Check(mem.data() + 100, 28, kRead).ok());
+  EXPECT_TRUE(r.Check(mem.data() + 128, 28, kRead).ok());
+  EXPECT_EQ(r.Check(mem.data() + 100, 56, kRead).code(), ErrorCode::kBufferNotRegistered);
 }
 
 TEST(BufferRegistryTest, OverlapsAreRefusedInEveryPosition) {
   std::vector<std::byte> mem(1000);
   std::byte* p = mem.data();
   BufferRegistry r;
-  ASSERT_TRUE(r.Register(p + 100, 100).ok());
-  EXPECT_EQ(r.Register(p + 100, 100).code(), ErrorCode::kInvalidArgument);  // same
-  EXPECT_EQ(r.Register(p + 50, 51).code(), ErrorCode::kInvalidArgument);    // tail overlaps
-  EXPECT_EQ(r.Register(p + 199, 10).code(), ErrorCode::kInvalidArgument);   // head overlaps
-  EXPECT_EQ(r.Register(p + 120, 10).code(), ErrorCode::kInvalidArgument);   // inside
-  EXPECT_EQ(r.Register(p, 500).code(), ErrorCode::kInvalidArgument);        // covers
-  EXPECT_TRUE(r.Register(p + 50, 50).ok());                                 // touches before
-  EXPECT_TRUE(r.Register(p + 200, 50).ok());                                // touches after
+  ASSERT_TRUE(r.Register(p + 100, 100, kRW).ok());
+  EXPECT_EQ(r.Register(p + 100, 100, kRW).code(), ErrorCode::kInvalidArgument);  // same
+  EXPECT_EQ(r.Register(p + 50, 51, kRW).code(), ErrorCode::kInvalidArgument);    // tail overlaps
+  EXPECT_EQ(r.Register(p + 199, 10, kRW).code(), ErrorCode::kInvalidArgument);   // head overlaps
+  EXPECT_EQ(r.Register(p + 120, 10, kRW).code(), ErrorCode::kInvalidArgument);   // inside
+  EXPECT_EQ(r.Register(p, 500, kRW).code(), ErrorCode::kInvalidArgument);        // covers
+  EXPECT_TRUE(r.Register(p + 50, 50, kRW).ok());                                 // touches before
+  EXPECT_TRUE(r.Register(p + 200, 50, kRW).ok());                                // touches after
 }
 
 TEST(BufferRegistryTest, RegisterRejectsNullAndEmpty) {
   std::vector<std::byte> mem(8);
   BufferRegistry r;
-  EXPECT_EQ(r.Register(nullptr, 8).code(), ErrorCode::kInvalidArgument);
-  EXPECT_EQ(r.Register(mem.data(), 0).code(), ErrorCode::kInvalidArgument);
+  EXPECT_EQ(r.Register(nullptr, 8, kRW).code(), ErrorCode::kInvalidArgument);
+  EXPECT_EQ(r.Register(mem.data(), 0, kRW).code(), ErrorCode::kInvalidArgument);
 }
 
 TEST(BufferRegistryTest, UnregisterByStartAddressOnly) {
   std::vector<std::byte> mem(100);
   BufferRegistry r;
-  ASSERT_TRUE(r.Register(mem.data(), 100).ok());
+  ASSERT_TRUE(r.Register(mem.data(), 100, kRW).ok());
   EXPECT_EQ(r.Unregister(mem.data() + 1).code(), ErrorCode::kBufferNotRegistered);
-  EXPECT_TRUE(r.Check(mem.data(), 100).ok());
+  EXPECT_TRUE(r.Check(mem.data(), 100, kRead).ok());
   EXPECT_TRUE(r.Unregister(mem.data()).ok());
-  EXPECT_EQ(r.Check(mem.data(), 100).code(), ErrorCode::kBufferNotRegistered);
+  EXPECT_EQ(r.Check(mem.data(), 100, kRead).code(), ErrorCode::kBufferNotRegistered);
   EXPECT_EQ(r.Unregister(mem.data()).code(), ErrorCode::kBufferNotRegistered);
   // The space is free again.
-  EXPECT_TRUE(r.Register(mem.data() + 10, 20).ok());
+  EXPECT_TRUE(r.Register(mem.data() + 10, 20, kRW).ok());
+}
+
+// Memory the kernel maps read-only (a PROT_READ mapping, as numpy's read-only
+// memmap) is a put's source at most: registering it for gets is refused, and
+// a get into it is refused too, instead of faulting (shared memory) or failing
+// as UNAVAILABLE (EFAULT from recv over TCP).
+TEST(BufferRegistryTest, ReadOnlyMemoryIsNeverADestination) {
+  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  void* ro = mmap(nullptr, 2 * page, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  ASSERT_NE(ro, MAP_FAILED);
+  BufferRegistry r;
+  Status refused = r.Register(ro, 2 * page, kRW);
+  EXPECT_EQ(refused.code(), ErrorCode::kInvalidArgument);
+  EXPECT_NE(refused.message().find("read-only"), std::string::npos) << refused.message();
+  ASSERT_TRUE(r.Register(ro, 2 * page, kRead).ok());
+  EXPECT_TRUE(r.Check(ro, page, kRead).ok());
+  Status write = r.Check(ro, page, kRW);
+  EXPECT_EQ(write.code(), ErrorCode::kInvalidArgument);
+  EXPECT_NE(write.message().find("read-only"), std::string::npos) << write.message();
+  munmap(ro, 2 * page);
+}
+
+// Writable memory may be registered either way; registered read-only (the
+// caller's word that it must not be written), it is no destination either.
+TEST(BufferRegistryTest, WritableMemoryRegisteredReadOnlyIsNoDestination) {
+  std::vector<std::byte> mem(64);
+  BufferRegistry r;
+  ASSERT_TRUE(r.Register(mem.data(), mem.size(), kRead).ok());
+  EXPECT_TRUE(r.Check(mem.data(), 8, kRead).ok());
+  EXPECT_EQ(r.Check(mem.data(), 8, kRW).code(), ErrorCode::kInvalidArgument);
+}
+
+// Unmapped and unreadable memory is refused at registration, in every part of
+// the range: a range that starts mapped and runs into a hole is refused too.
+TEST(BufferRegistryTest, UnmappedOrUnreadableMemoryIsRefused) {
+  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  auto* mem = static_cast<std::byte*>(
+      mmap(nullptr, 3 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+  ASSERT_NE(static_cast<void*>(mem), MAP_FAILED);
+  ASSERT_EQ(munmap(mem + 2 * page, page), 0);           // a hole after two pages
+  ASSERT_EQ(mprotect(mem + page, page, PROT_NONE), 0);  // an unreadable page
+  BufferRegistry r;
+  EXPECT_EQ(r.Register(mem, 2 * page, kRead).code(), ErrorCode::kInvalidArgument);
+  EXPECT_EQ(r.Register(mem + 2 * page, page, kRead).code(), ErrorCode::kInvalidArgument);
+  EXPECT_TRUE(r.Register(mem, page, kRW).ok());
+  munmap(mem, 2 * page);
 }
 
 }  // namespace

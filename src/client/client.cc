@@ -5,9 +5,11 @@
 #include <atomic>
 #include <cstdlib>
 #include <functional>
+#include <iterator>
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <thread>
 
 #include "client/buffer_registry.h"
 #include "client/placement_hints.h"
@@ -28,6 +30,9 @@ namespace {
 // At most this many bytes per call are copied ahead: the copies run before the
 // reply is collected, and must stay far inside the call's deadline.
 constexpr uint64_t kMaxCopyAheadBytes = uint64_t{64} << 20;
+// A put's retries (ClientConfig::put_retry_ms) wait this long, doubling to the max.
+constexpr int64_t kPutRetryBackoffMs = 10;
+constexpr int64_t kPutRetryBackoffMaxMs = 100;
 }  // namespace
 
 struct Client::Impl {
@@ -40,6 +45,7 @@ struct Client::Impl {
   std::atomic<uint64_t> copy_ahead_kept{0};
   std::atomic<uint64_t> copy_ahead_discarded{0};
   std::atomic<uint64_t> checksum_mismatches{0};
+  std::atomic<uint64_t> put_retries{0};
   client::BufferRegistry buffers;
 
   master::PutConfig ToPutConfig(const PutOptions& o) const {
@@ -52,15 +58,20 @@ struct Client::Impl {
     return c;
   }
 
-  // PutStart for every key, write every replica, then PutEnd what was fully
-  // written and PutRevoke the rest. Results in input order.
-  std::vector<Status> PutMany(std::span<const std::string> keys,
-                              std::span<const std::byte* const> data, std::span<const size_t> sizes,
-                              const PutOptions& options, bool chain) {
+  // One round of a put: PutStart for every key, write every replica, then
+  // PutEnd what was fully written and PutRevoke the rest. Results in input
+  // order; retry[i] says whether key i failed for a reason a moment may cure
+  // (Retryable). Segments whose node could not be reached are reported to the
+  // master before the revoke, so that a retry is placed elsewhere.
+  std::vector<Status> PutOnce(std::span<const std::string> keys,
+                              std::span<const std::byte* const> data,
+                              std::span<const size_t> sizes, const master::PutConfig& config,
+                              bool chain, std::vector<bool>& retry) {
     std::vector<uint64_t> sizes64(sizes.begin(), sizes.end());
     std::vector<StatusOr<rpc::RemotePut>> started =
-        master->BatchPutStart(keys, sizes64, ToPutConfig(options), chain);
+        master->BatchPutStart(keys, sizes64, config, chain);
     std::vector<Status> out(keys.size());
+    retry.assign(keys.size(), false);
     std::vector<size_t> writing;
     std::vector<const std::vector<RemoteReplica>*> replicas;
     std::vector<const std::byte*> buffers;
@@ -68,6 +79,9 @@ struct Client::Impl {
     for (size_t i = 0; i < keys.size(); ++i) {
       if (!started[i].ok()) {
         out[i] = started[i].status();
+        // UNAVAILABLE: the master unreachable, or no segment to place on yet.
+        // Not a TIMEOUT: the put may have started, and a retry would meet it.
+        retry[i] = out[i].code() == ErrorCode::kUnavailable;
         continue;
       }
       writing.push_back(i);
@@ -78,7 +92,9 @@ struct Client::Impl {
       checksums.push_back(HashValue(data[i], sizes[i]));
     }
     if (writing.empty()) return out;
-    std::vector<Status> written = io->WriteAll(replicas, buffers);
+    std::vector<uint32_t> unreachable;
+    std::vector<Status> written = io->WriteAll(replicas, buffers, &unreachable);
+    if (!unreachable.empty()) (void)master->ReportUnreachable(unreachable);
     std::vector<std::string> end_keys, revoke_keys;
     std::vector<uint64_t> end_tokens, end_checksums, revoke_tokens;
     std::vector<size_t> end_idx;
@@ -90,6 +106,8 @@ struct Client::Impl {
         end_checksums.push_back(checksums[k]);
         end_idx.push_back(writing[k]);
       } else {
+        // Revoked below, so a retry meets no pending put of its own.
+        retry[writing[k]] = transfer::IsNodeFailure(written[k].code());
         out[writing[k]] = std::move(written[k]);
         revoke_keys.push_back(keys[writing[k]]);
         revoke_tokens.push_back(token);
@@ -102,9 +120,75 @@ struct Client::Impl {
     if (!end_keys.empty()) {
       std::vector<Status> ended = master->BatchPutEnd(end_keys, end_tokens, end_checksums);
       for (size_t k = 0; k < end_idx.size(); ++k) {
-        if (ended[k].ok()) Remember(end_keys[k], started[end_idx[k]]->replicas);
+        if (ended[k].ok()) {
+          Remember(end_keys[k], started[end_idx[k]]->replicas);
+        } else if (ended[k].code() == ErrorCode::kPutNotStarted) {
+          // The master dropped the put after granting it: it restarted, or a
+          // replica's segment was unmounted (its node stopped), or the put
+          // outlived the master's put timeout. Nothing of it is visible; the
+          // put as a whole may be tried again.
+          ended[k] = Status(ErrorCode::kUnavailable,
+                            "the master no longer knows this put of '" + end_keys[k] +
+                                "' (it restarted, or the replica's store node unmounted, or the "
+                                "put outlived the put timeout): " + ended[k].message());
+          retry[end_idx[k]] = true;
+        } else {
+          retry[end_idx[k]] = ended[k].code() == ErrorCode::kUnavailable;
+        }
         out[end_idx[k]] = std::move(ended[k]);
       }
+    }
+    return out;
+  }
+
+  // Puts every key, retrying the keys that failed for a reason a moment may
+  // cure until config.put_retry_ms after the start (ClientConfig), with a
+  // backoff. A chain is retried in runs of consecutive keys, each run's first
+  // page linked to the page before it, so that parents stay right.
+  std::vector<Status> PutMany(std::span<const std::string> keys,
+                              std::span<const std::byte* const> data, std::span<const size_t> sizes,
+                              const PutOptions& options, bool chain) {
+    const int64_t deadline = SteadyClock::Instance().NowMs() + config.put_retry_ms;
+    std::vector<Status> out(keys.size());
+    std::vector<size_t> pending(keys.size());
+    for (size_t i = 0; i < keys.size(); ++i) pending[i] = i;
+    int64_t backoff_ms = kPutRetryBackoffMs;
+    for (;;) {
+      std::vector<size_t> again;
+      // One round of every pending key; a chain's in runs of consecutive keys.
+      for (size_t a = 0; a < pending.size();) {
+        size_t b = a + 1;
+        while (b < pending.size() && (!chain || pending[b] == pending[b - 1] + 1)) ++b;
+        master::PutConfig cfg = ToPutConfig(options);
+        if (chain && pending[a] > 0) cfg.parent_key = keys[pending[a] - 1];
+        std::vector<bool> retry;
+        std::vector<Status> r;
+        if (b - a == keys.size()) {  // every key (a first round): no copies
+          r = PutOnce(keys, data, sizes, cfg, chain, retry);
+        } else {
+          std::vector<std::string> k;
+          std::vector<const std::byte*> d;
+          std::vector<size_t> z;
+          for (size_t j = a; j < b; ++j) {
+            k.push_back(keys[pending[j]]);
+            d.push_back(data[pending[j]]);
+            z.push_back(sizes[pending[j]]);
+          }
+          r = PutOnce(k, d, z, cfg, chain, retry);
+        }
+        for (size_t j = a; j < b; ++j) {
+          out[pending[j]] = std::move(r[j - a]);
+          if (retry[j - a]) again.push_back(pending[j]);
+        }
+        a = b;
+      }
+      if (again.empty()) break;
+      const int64_t now = SteadyClock::Instance().NowMs();
+      if (now + backoff_ms > deadline) break;
+      put_retries.fetch_add(again.size(), std::memory_order_relaxed);
+      std::this_thread::sleep_for(std::chrono::milliseconds(backoff_ms));
+      backoff_ms = std::min(backoff_ms * 2, kPutRetryBackoffMaxMs);
+      pending = std::move(again);
     }
     return out;
   }
@@ -122,6 +206,30 @@ struct Client::Impl {
   // the first key the master cannot serve. Results in input order, possibly
   // shorter than keys in prefix mode.
   //
+  // A batch of more keys than one request carries is read part by part, each
+  // part's leases granted and its bytes read before the next part is asked
+  // for: read leases are short (0.5 s by default), and asking for every part
+  // first would let the first parts' leases lapse before their reads.
+  template <typename Dest>
+  std::vector<StatusOr<size_t>> GetMany(std::span<const std::string> keys, bool prefix_mode,
+                                        Dest&& dest) {
+    const size_t part_keys = master->max_batch_keys();
+    std::vector<StatusOr<size_t>> out;
+    out.reserve(keys.size());
+    for (size_t at = 0; at < keys.size(); at += part_keys) {
+      const std::span<const std::string> part =
+          keys.subspan(at, std::min(part_keys, keys.size() - at));
+      std::vector<StatusOr<size_t>> r =
+          GetPart(part, prefix_mode, [&](size_t i, uint64_t size) { return dest(at + i, size); });
+      const bool whole = r.size() == part.size() && (r.empty() || r.back().ok());
+      std::move(r.begin(), r.end(), std::back_inserter(out));
+      if (prefix_mode && !whole) break;  // the prefix ended in this part
+    }
+    return out;
+  }
+
+  // GetMany of one part.
+  //
   // Keys with a placement hint are copied ahead, during the lease round trip
   // (placement_hints.h); not in prefix mode, where buffers past the prefix must
   // stay untouched.
@@ -130,7 +238,7 @@ struct Client::Impl {
   // as it is copied and kept only if it matches the value's checksum. A replica
   // that does not is reported to the master and the next one is read.
   template <typename Dest>
-  std::vector<StatusOr<size_t>> GetMany(std::span<const std::string> keys, bool prefix_mode,
+  std::vector<StatusOr<size_t>> GetPart(std::span<const std::string> keys, bool prefix_mode,
                                         Dest&& dest) {
     struct Ahead {
       client::PlacementHint hint;
@@ -222,9 +330,11 @@ struct Client::Impl {
     }
     if (!reading.empty()) {
       std::vector<client::ReplicaIo::CorruptRead> corrupt;
+      std::vector<uint32_t> unreachable;
       std::vector<Status> res = io->ReadAny(
           replicas, buffers, verify ? std::span<const uint64_t>(checksums) : std::span<const uint64_t>(),
-          &corrupt);
+          &corrupt, &unreachable);
+      if (!unreachable.empty()) (void)master->ReportUnreachable(unreachable);
       for (const client::ReplicaIo::CorruptRead& c : corrupt) {
         ReportCorrupt(keys[reading[c.object]], *reads[reading[c.object]],
                       (*replicas[c.object])[c.replica]);
@@ -271,6 +381,18 @@ StatusOr<std::unique_ptr<Client>> Client::Connect(const ClientConfig& given) {
     if (const char* env = std::getenv("CRESCENT_TCP_CONGESTION"); env != nullptr) {
       config.tcp_congestion = env;
     }
+  }
+  if (config.put_retry_ms < 0) {
+    return Status(ErrorCode::kInvalidArgument,
+                  "put_retry_ms is " + std::to_string(config.put_retry_ms) +
+                      "; it must be 0 (no retry) or more");
+  }
+  // Accepted, these would fail every transfer later (a timeout of 0 expires at once).
+  if (config.transfer_timeout_ms <= 0 || config.tcp_lanes < 1) {
+    return Status(ErrorCode::kInvalidArgument,
+                  "client config: need transfer_timeout_ms > 0 and tcp_lanes >= 1 (got " +
+                      std::to_string(config.transfer_timeout_ms) + " and " +
+                      std::to_string(config.tcp_lanes) + ")");
   }
   if (Status s = transfer::CheckCongestionControl(config.tcp_congestion); !s.ok()) {
     return Status(s.code(), "tcp_congestion: " + s.message());
@@ -372,10 +494,19 @@ std::vector<StatusOr<std::vector<std::byte>>> Client::BatchGet(std::span<const s
   return out;
 }
 
-StatusOr<std::vector<bool>> Client::BatchExists(std::span<const std::string> keys) {
+std::vector<StatusOr<bool>> Client::BatchExists(std::span<const std::string> keys) {
   StatusOr<master::BatchExistsResult> r = impl_->master->BatchExists(keys);
-  if (!r.ok()) return r.status();
-  return std::move(r.value().present);
+  if (!r.ok()) return std::vector<StatusOr<bool>>(keys.size(), r.status());
+  std::vector<StatusOr<bool>> out;
+  out.reserve(keys.size());
+  for (size_t i = 0; i < keys.size(); ++i) {
+    if (!r->statuses.empty() && !r->statuses[i].ok()) {
+      out.emplace_back(std::move(r->statuses[i]));
+    } else {
+      out.emplace_back(bool{r->present[i]});
+    }
+  }
+  return out;
 }
 
 std::vector<Status> Client::BatchRemove(std::span<const std::string> keys, bool force) {
@@ -385,10 +516,12 @@ std::vector<Status> Client::BatchRemove(std::span<const std::string> keys, bool 
   return impl_->master->BatchRemove(keys, force);
 }
 
-Status Client::RegisterBuffer(void* ptr, size_t size) { return impl_->buffers.Register(ptr, size); }
-Status Client::UnregisterBuffer(void* ptr) { return impl_->buffers.Unregister(ptr); }
-Status Client::CheckBuffer(const void* ptr, size_t size) const {
-  return impl_->buffers.Check(ptr, size);
+Status Client::RegisterBuffer(const void* ptr, size_t size, BufferAccess access) {
+  return impl_->buffers.Register(ptr, size, access);
+}
+Status Client::UnregisterBuffer(const void* ptr) { return impl_->buffers.Unregister(ptr); }
+Status Client::CheckBuffer(const void* ptr, size_t size, BufferAccess need) const {
+  return impl_->buffers.Check(ptr, size, need);
 }
 
 Status Client::PutFrom(const std::string& key, const void* ptr, size_t size,
@@ -413,7 +546,7 @@ std::vector<Status> Client::BatchPutFrom(std::span<const std::string> keys,
   std::vector<const std::byte*> ok_ptrs;
   std::vector<size_t> ok_sizes, ok_idx;
   for (size_t i = 0; i < keys.size(); ++i) {
-    if (Status s = impl_->buffers.Check(ptrs[i], sizes[i]); !s.ok()) {
+    if (Status s = impl_->buffers.Check(ptrs[i], sizes[i], BufferAccess::kReadOnly); !s.ok()) {
       out[i] = std::move(s);
       continue;
     }
@@ -446,7 +579,9 @@ std::vector<StatusOr<size_t>> Client::BatchGetInto(std::span<const std::string> 
                                                     " bytes is too small: '" + keys[i] +
                                                     "' needs " + std::to_string(size) + " bytes");
     }
-    if (Status s = impl_->buffers.Check(ptrs[i], size); !s.ok()) return s;
+    if (Status s = impl_->buffers.Check(ptrs[i], size, BufferAccess::kReadWrite); !s.ok()) {
+      return s;
+    }
     return static_cast<std::byte*>(ptrs[i]);
   });
 }
@@ -468,25 +603,26 @@ StatusOr<size_t> Client::GetPrefixInto(std::span<const std::string> keys,
                         "page " + std::to_string(i) + " needs " + std::to_string(size) +
                             " bytes, buffer has " + std::to_string(capacities[i]));
         }
-        if (Status s = impl_->buffers.Check(ptrs[i], size); !s.ok()) return s;
+        if (Status s = impl_->buffers.Check(ptrs[i], size, BufferAccess::kReadWrite); !s.ok()) {
+          return s;
+        }
         return static_cast<std::byte*>(ptrs[i]);
       });
   size_t leading = 0;
   while (leading < r.size() && r[leading].ok()) ++leading;
-  // A control-plane failure on the first page is an error, not an empty prefix.
+  // A first page that is not stored makes an empty prefix; one that fails for
+  // any other reason (a bad key or buffer, an unreachable master or node) is
+  // an error, not an empty prefix.
   if (leading == 0 && !r.empty()) {
     ErrorCode c = r[0].status().code();
-    if (c == ErrorCode::kUnavailable || c == ErrorCode::kTimeout ||
-        c == ErrorCode::kBufferNotRegistered || c == ErrorCode::kBufferTooSmall) {
-      return r[0].status();
-    }
+    if (c != ErrorCode::kObjectNotFound && c != ErrorCode::kObjectNotReady) return r[0].status();
   }
   return leading;
 }
 
 StatusOr<std::vector<std::string>> Client::List(const std::string& prefix, size_t limit,
-                                                bool* truncated) {
-  return impl_->master->List(prefix, limit, truncated);
+                                                bool* truncated, const std::string& after) {
+  return impl_->master->List(prefix, limit, truncated, after);
 }
 
 StatusOr<size_t> Client::RemoveByPrefix(const std::string& prefix, bool force) {
@@ -511,6 +647,7 @@ ClientCounters Client::Counters() const {
   c.copy_ahead_discarded = impl_->copy_ahead_discarded.load(std::memory_order_relaxed);
   c.shm_fallbacks = impl_->io->shm_fallbacks();
   c.checksum_mismatches = impl_->checksum_mismatches.load(std::memory_order_relaxed);
+  c.put_retries = impl_->put_retries.load(std::memory_order_relaxed);
   return c;
 }
 
@@ -523,6 +660,7 @@ StatusOr<ClusterStat> Client::Stat() {
   out.capacity_bytes = s.value().capacity_bytes;
   out.used_bytes = s.value().used_bytes;
   out.held_bytes = s.value().held_bytes;
+  out.largest_object = s.value().largest_object;
   out.counters = s.value().counters;
   for (const master::SegmentInfo& seg : s.value().segments) {
     out.segments.push_back(

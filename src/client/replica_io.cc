@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "common/clock.h"
+
 namespace crescent::client {
 
 transfer::Transport& ReplicaIo::Pick(const std::string& endpoint) {
@@ -9,7 +11,8 @@ transfer::Transport& ReplicaIo::Pick(const std::string& endpoint) {
   return tcp_;
 }
 
-std::vector<Status> ReplicaIo::Run(const std::vector<transfer::TransferOp>& ops) {
+std::vector<Status> ReplicaIo::Run(const std::vector<transfer::TransferOp>& ops,
+                                   std::vector<uint32_t>* unreachable) {
   std::vector<Status> out(ops.size());
   std::vector<size_t> via_shm, via_tcp;
   for (size_t i = 0; i < ops.size(); ++i) {
@@ -32,6 +35,16 @@ std::vector<Status> ReplicaIo::Run(const std::vector<transfer::TransferOp>& ops)
     }
   }
   if (!via_tcp.empty()) execute(tcp_, via_tcp);
+  const int64_t now = SteadyClock::Instance().NowMs();
+  for (size_t i = 0; i < ops.size(); ++i) {
+    if (!transfer::IsNodeFailure(out[i].code())) continue;
+    suspects_.Mark(ops[i].endpoint, now);
+    if (unreachable != nullptr &&
+        std::find(unreachable->begin(), unreachable->end(), ops[i].cap.segment) ==
+            unreachable->end()) {
+      unreachable->push_back(ops[i].cap.segment);
+    }
+  }
   return out;
 }
 
@@ -41,6 +54,11 @@ std::vector<size_t> ReplicaIo::PreferenceOrder(const std::vector<rpc::RemoteRepl
   if (shm_ != nullptr) {
     std::stable_partition(order.begin(), order.end(),
                           [&](size_t i) { return shm_->CanReach(list[i].endpoint); });
+  }
+  if (list.size() > 1) {
+    const int64_t now = SteadyClock::Instance().NowMs();
+    std::stable_partition(order.begin(), order.end(),
+                          [&](size_t i) { return !suspects_.IsSuspect(list[i].endpoint, now); });
   }
   return order;
 }
@@ -60,7 +78,7 @@ bool ReplicaIo::CopyAhead(const PlacementHint& hint, std::byte* buffer, uint64_t
 
 std::vector<Status> ReplicaIo::WriteAll(
     std::span<const std::vector<rpc::RemoteReplica>* const> replicas,
-    std::span<const std::byte* const> buffers) {
+    std::span<const std::byte* const> buffers, std::vector<uint32_t>* unreachable) {
   std::vector<Status> out(replicas.size());
   std::vector<transfer::TransferOp> ops;
   std::vector<size_t> owner;
@@ -75,7 +93,7 @@ std::vector<Status> ReplicaIo::WriteAll(
       owner.push_back(i);
     }
   }
-  std::vector<Status> res = Run(ops);
+  std::vector<Status> res = Run(ops, unreachable);
   for (size_t k = 0; k < ops.size(); ++k) {
     if (!res[k].ok() && out[owner[k]].ok()) out[owner[k]] = std::move(res[k]);
   }
@@ -85,7 +103,7 @@ std::vector<Status> ReplicaIo::WriteAll(
 std::vector<Status> ReplicaIo::ReadAny(
     std::span<const std::vector<rpc::RemoteReplica>* const> replicas,
     std::span<std::byte* const> buffers, std::span<const uint64_t> checksums,
-    std::vector<CorruptRead>* corrupt) {
+    std::vector<CorruptRead>* corrupt, std::vector<uint32_t>* unreachable) {
   const bool verify = !checksums.empty();
   std::vector<Status> out(replicas.size(),
                           Status(ErrorCode::kObjectNotFound, "object has no readable replica"));
@@ -107,7 +125,7 @@ std::vector<Status> ReplicaIo::ReadAny(
       ops.push_back({r.endpoint, r.cap, buffers[i], verify ? &sums[ops.size()] : nullptr});
       owner.push_back(i);
     }
-    std::vector<Status> res = Run(ops);
+    std::vector<Status> res = Run(ops, unreachable);
     std::vector<size_t> still;
     for (size_t k = 0; k < ops.size(); ++k) {
       const size_t i = owner[k];

@@ -11,6 +11,10 @@
 //    whose bytes (hashed by the transport as they land) do not match its
 //    object's checksum is a failed replica too (kChecksumMismatch), and is
 //    named in `corrupt` so that the caller can report it.
+//  - A replica whose node could not be reached (a connection error or a
+//    timeout: transfer::IsNodeFailure) makes its node suspect (SuspectNodes):
+//    reads try its replicas last for a while, and WriteAll / ReadAny name its
+//    segment in `unreachable` for the caller to report to the master.
 //  - An op that shared memory could not carry (the node's socket unreachable,
 //    its segment not mappable: UNAVAILABLE, IO_ERROR, INTERNAL) is sent again
 //    over TCP to the same replica; the shm transport then avoids that endpoint
@@ -23,6 +27,7 @@
 #include <vector>
 
 #include "client/placement_hints.h"
+#include "client/suspect_nodes.h"
 #include "crescent/status.h"
 #include "rpc/master_client.h"
 #include "transfer/transport.h"
@@ -35,8 +40,11 @@ class ReplicaIo {
   ReplicaIo(transfer::Transport& tcp, transfer::Transport* shm, int64_t timeout_ms)
       : tcp_(tcp), shm_(shm), timeout_ms_(timeout_ms) {}
 
+  // `unreachable`, when set, receives the segments of replicas whose node could
+  // not be reached (each at most once per call), as does ReadAny's.
   std::vector<Status> WriteAll(std::span<const std::vector<rpc::RemoteReplica>* const> replicas,
-                               std::span<const std::byte* const> buffers);
+                               std::span<const std::byte* const> buffers,
+                               std::vector<uint32_t>* unreachable = nullptr);
   // A replica whose bytes failed their checksum: (*replicas[object])[replica].
   struct CorruptRead {
     size_t object;
@@ -46,7 +54,8 @@ class ReplicaIo {
   std::vector<Status> ReadAny(std::span<const std::vector<rpc::RemoteReplica>* const> replicas,
                               std::span<std::byte* const> buffers,
                               std::span<const uint64_t> checksums = {},
-                              std::vector<CorruptRead>* corrupt = nullptr);
+                              std::vector<CorruptRead>* corrupt = nullptr,
+                              std::vector<uint32_t>* unreachable = nullptr);
 
   // The first replica of `list` reachable over shared memory, or null.
   const rpc::RemoteReplica* SameHost(const std::vector<rpc::RemoteReplica>& list);
@@ -56,18 +65,26 @@ class ReplicaIo {
   bool CopyAhead(const PlacementHint& hint, std::byte* buffer, uint64_t* checksum_out = nullptr);
   // Ops sent again over TCP after shared memory could not carry them.
   uint64_t shm_fallbacks() const { return shm_fallbacks_.load(std::memory_order_relaxed); }
+  const SuspectNodes& suspects() const { return suspects_; }
+  // How long a node stays suspect to this client after a failed transfer.
+  static constexpr int64_t kSuspectHoldMs = 2000;
 
  private:
   transfer::Transport& Pick(const std::string& endpoint);
-  // Runs ops (grouped by transport) and returns their statuses in order.
-  std::vector<Status> Run(const std::vector<transfer::TransferOp>& ops);
-  // Replica indices of `list`, same-host ones first.
+  // Runs ops (grouped by transport) and returns their statuses in order. Ops
+  // whose node could not be reached mark it suspect and add their segment to
+  // `unreachable` (when set, without repeats).
+  std::vector<Status> Run(const std::vector<transfer::TransferOp>& ops,
+                          std::vector<uint32_t>* unreachable);
+  // Replica indices of `list`: reachable before suspect, and among those,
+  // same-host ones first.
   std::vector<size_t> PreferenceOrder(const std::vector<rpc::RemoteReplica>& list);
 
   transfer::Transport& tcp_;
   transfer::Transport* shm_;
   int64_t timeout_ms_;
   std::atomic<uint64_t> shm_fallbacks_{0};
+  SuspectNodes suspects_{kSuspectHoldMs};
 };
 
 }  // namespace crescent::client

@@ -2,15 +2,17 @@
 
 #include <netdb.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <charconv>
 #include <cstring>
+#include <string_view>
 
 namespace crescent {
 
 Status CheckCanListen(const std::string& what, const std::string& host, uint16_t port) {
-  if (port == 0) return Status::Ok();
   const std::string where = host + ":" + std::to_string(port);
   addrinfo hints{};
   hints.ai_family = AF_UNSPEC;
@@ -41,6 +43,57 @@ Status CheckCanListen(const std::string& what, const std::string& host, uint16_t
   if (err == 0) return Status::Ok();
   return Status(ErrorCode::kUnavailable,
                 what + " cannot listen on " + where + ": " + std::strerror(err));
+}
+
+size_t MaxUnixSocketPath() { return sizeof(sockaddr_un{}.sun_path) - 1; }
+
+Status CheckUnixSocketPath(const std::string& what, const std::string& path) {
+  if (path.empty() || path.size() > MaxUnixSocketPath()) {
+    return Status(ErrorCode::kInvalidArgument,
+                  what + ": the path is " + std::to_string(path.size()) +
+                      " bytes; a Unix socket path takes 1 to " +
+                      std::to_string(MaxUnixSocketPath()));
+  }
+  return Status::Ok();
+}
+
+Status CheckCanListenOn(const std::string& what, const std::string& address) {
+  const size_t colon = address.rfind(':');
+  if (colon == std::string::npos || colon == 0) return Status::Ok();
+  std::string_view host(address.data(), colon);
+  if (host.size() > 2 && host.front() == '[' && host.back() == ']') {
+    host = host.substr(1, host.size() - 2);
+  } else if (host.find(':') != std::string_view::npos) {
+    return Status::Ok();  // an IPv6 address without brackets: not HOST:PORT
+  }
+  const std::string_view port(address.data() + colon + 1, address.size() - colon - 1);
+  unsigned value = 0;
+  auto [end, ec] = std::from_chars(port.data(), port.data() + port.size(), value);
+  if (ec != std::errc() || end != port.data() + port.size() || value > 65535) return Status::Ok();
+  return CheckCanListen(what, std::string(host), static_cast<uint16_t>(value));
+}
+
+Status CheckCanListenUnix(const std::string& what, const std::string& path) {
+  if (Status s = CheckUnixSocketPath(what + " cannot listen on unix:" + path, path); !s.ok()) {
+    return s;
+  }
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  std::memcpy(addr.sun_path, path.data(), path.size());
+  const int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) {
+    return Status(ErrorCode::kUnavailable,
+                  what + " cannot listen on unix:" + path + ": " + std::strerror(errno));
+  }
+  const bool bound = bind(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) == 0;
+  const int err = bound ? 0 : errno;
+  close(fd);
+  if (bound) {
+    unlink(path.c_str());
+    return Status::Ok();
+  }
+  return Status(ErrorCode::kUnavailable,
+                what + " cannot listen on unix:" + path + ": " + std::strerror(err));
 }
 
 }  // namespace crescent

@@ -12,9 +12,26 @@
 namespace crescent {
 
 // Binds (and at once closes) a socket on host:port the way a server would,
-// with SO_REUSEADDR. OK when that works or when port is 0; otherwise
-// kUnavailable (kInvalidArgument for a host that does not resolve) saying
-// "cannot listen on HOST:PORT: <reason>". `what` names the server.
+// with SO_REUSEADDR (port 0: any port, which still checks the address). OK
+// when that works; otherwise kUnavailable (kInvalidArgument for a host that
+// does not resolve) saying "cannot listen on HOST:PORT: <reason>". `what`
+// names the server.
 Status CheckCanListen(const std::string& what, const std::string& host, uint16_t port);
+
+// The longest path a Unix socket can have (sockaddr_un.sun_path, less its NUL).
+size_t MaxUnixSocketPath();
+// kInvalidArgument, "WHAT: the path is N bytes; a Unix socket path takes 1 to
+// MAX", when `path` is empty or longer than MaxUnixSocketPath() (the kernel
+// would refuse it, and gRPC says only "internal error").
+Status CheckUnixSocketPath(const std::string& what, const std::string& path);
+
+// The same for "HOST:PORT" or "[V6]:PORT". An address of another form is left
+// to the server (OK).
+Status CheckCanListenOn(const std::string& what, const std::string& address);
+
+// The same for a Unix socket at `path`, which must not exist (remove a stale
+// one first): binds one there and removes it again. kInvalidArgument naming
+// the limit for a path too long for a socket address.
+Status CheckCanListenUnix(const std::string& what, const std::string& path);
 
 }  // namespace crescent

@@ -62,5 +62,42 @@ TEST(ListenCheckTest, AHostThatDoesNotResolveIsRefused) {
   EXPECT_NE(s.message().find("no-such-host.invalid:4000"), std::string::npos) << s.ToString();
 }
 
+// Port 0 (any port) still checks the address: gRPC would only log why it
+// cannot listen there.
+TEST(ListenCheckTest, AnyPortStillChecksTheAddress) {
+  Status s = CheckCanListen("s", "no-such-host.invalid", 0);
+  EXPECT_EQ(s.code(), ErrorCode::kInvalidArgument) << s.ToString();
+  s = CheckCanListen("s", "192.0.2.1", 0);  // TEST-NET-1: no local interface has it
+  EXPECT_EQ(s.code(), ErrorCode::kUnavailable) << s.ToString();
+  EXPECT_NE(s.message().find("Cannot assign requested address"), std::string::npos);
+}
+
+TEST(ListenCheckTest, HostPortStringsAreSplitAndOtherFormsLeftAlone) {
+  Listener busy;
+  ASSERT_NE(busy.port(), 0);
+  const std::string where = "127.0.0.1:" + std::to_string(busy.port());
+  Status s = CheckCanListenOn("s", where);
+  EXPECT_EQ(s.message(), "s cannot listen on " + where + ": Address already in use");
+  EXPECT_EQ(CheckCanListenOn("s", "no-such-host.invalid:0").code(), ErrorCode::kInvalidArgument);
+  EXPECT_TRUE(CheckCanListenOn("s", "127.0.0.1:0").ok());
+  EXPECT_TRUE(CheckCanListenOn("s", "unix:/some/path").ok());  // not HOST:PORT: gRPC's
+  EXPECT_TRUE(CheckCanListenOn("s", "::1").ok());
+}
+
+TEST(ListenCheckTest, UnixSocketPathsSayWhy) {
+  const std::string dir = ::testing::TempDir();
+  const std::string path = dir + "crescent_listen_check_" + std::to_string(getpid());
+  EXPECT_TRUE(CheckCanListenUnix("s", path).ok());
+  EXPECT_NE(access(path.c_str(), F_OK), 0);  // removed again
+  Status s = CheckCanListenUnix("s", "/nonexistent-dir/sock");
+  EXPECT_EQ(s.code(), ErrorCode::kUnavailable);
+  EXPECT_NE(s.message().find("No such file or directory"), std::string::npos) << s.ToString();
+  s = CheckCanListenUnix("s", "/tmp/" + std::string(120, 'x'));
+  EXPECT_EQ(s.code(), ErrorCode::kInvalidArgument);
+  EXPECT_NE(s.message().find("the path is 125 bytes; a Unix socket path takes 1 to 107"),
+            std::string::npos)
+      << s.ToString();
+}
+
 }  // namespace
 }  // namespace crescent

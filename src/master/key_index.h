@@ -5,7 +5,8 @@
 // position and bit at which the keys below it differ; a leaf is a slot. The
 // tree stores no key bytes at all: it reads a key through `key_of(slot)` once
 // per Insert (the nearest stored key, to find where the new one differs) and
-// once per VisitPrefix (to check the subtree found). n keys take n - 1 nodes of
+// once per VisitPrefix (to check the subtree found; VisitPrefixAfter reads one
+// more, to place its start). n keys take n - 1 nodes of
 // 12 bytes, in one vector with 32-bit links and an intrusive free list.
 //
 // Keys are compared as symbol strings with a terminator: symbol i of key k is
@@ -105,27 +106,47 @@ class KeyIndex {
   // fn returns false.
   template <typename KeyOf, typename Fn>
   void VisitPrefix(std::string_view prefix, const KeyOf& key_of, Fn&& fn) const {
-    if (size_ == 0) return;
-    uint32_t top = root_;
-    while (!IsLeaf(top) && nodes_[top].pos < prefix.size()) {
-      top = nodes_[top].child[Dir(nodes_[top], prefix)];
-    }
-    // Every key below `top` agrees on the first prefix.size() symbols; one
-    // tells whether they all match the prefix.
-    uint32_t any = top;
-    while (!IsLeaf(any)) any = nodes_[any].child[0];
-    if (!key_of(any & ~kLeaf).starts_with(prefix)) return;
+    uint32_t top = 0;
+    if (!PrefixTop(prefix, key_of, &top)) return;
     std::vector<uint32_t> stack{top};
-    while (!stack.empty()) {
-      const uint32_t ref = stack.back();
-      stack.pop_back();
-      if (IsLeaf(ref)) {
-        if (!fn(ref & ~kLeaf)) return;
-      } else {
-        stack.push_back(nodes_[ref].child[1]);
-        stack.push_back(nodes_[ref].child[0]);
-      }
+    Walk(stack, fn);
+  }
+
+  // As VisitPrefix, but only for the keys after `after` in key order (a page's
+  // last key: the next page). The walk starts at the first such key, so a page
+  // costs its own length plus one root-to-leaf path, wherever it starts.
+  template <typename KeyOf, typename Fn>
+  void VisitPrefixAfter(std::string_view prefix, std::string_view after, const KeyOf& key_of,
+                        Fn&& fn) const {
+    uint32_t top = 0;
+    if (!PrefixTop(prefix, key_of, &top)) return;
+    // Where `after` first differs from the key of the leaf it leads to: that
+    // critical bit places it among all the keys below `top` (as in Insert).
+    uint32_t leaf = top;
+    while (!IsLeaf(leaf)) leaf = nodes_[leaf].child[Dir(nodes_[leaf], after)];
+    const std::string_view near = key_of(leaf & ~kLeaf);
+    const size_t common = std::min(after.size(), near.size());
+    size_t pos = 0;
+    while (pos < common && after[pos] == near[pos]) ++pos;
+    const bool stored = pos == common && after.size() == near.size();
+    const uint32_t a = stored ? 0 : Sym(after, pos);
+    const uint32_t mask = stored ? 0 : std::bit_floor(a ^ Sym(near, pos));
+    // Down `after`'s path to where it branches off (or to its own leaf). Each
+    // time the path goes left, the right subtree holds only later keys; they
+    // are stacked nearest last, so the walk pops them in key order.
+    std::vector<uint32_t> stack;
+    uint32_t ref = top;
+    while (!IsLeaf(ref)) {
+      const Node& n = nodes_[ref];
+      if (!stored && (n.pos > pos || (n.pos == pos && n.mask < mask))) break;
+      const uint32_t dir = Dir(n, after);
+      if (dir == 0) stack.push_back(n.child[1]);
+      ref = n.child[dir];
     }
+    // `after` branches off above `ref`: every key below it is later when
+    // after's bit there is clear (the smaller side).
+    if (!stored && (a & mask) == 0) stack.push_back(ref);
+    Walk(stack, fn);
   }
 
   // Heap bytes of the node vector.
@@ -143,6 +164,40 @@ class KeyIndex {
   static_assert(sizeof(Node) == 12);
 
   static bool IsLeaf(uint32_t ref) { return (ref & kLeaf) != 0; }
+
+  // The root of the subtree holding exactly the keys that start with
+  // `prefix`; false when there are none.
+  template <typename KeyOf>
+  bool PrefixTop(std::string_view prefix, const KeyOf& key_of, uint32_t* out) const {
+    if (size_ == 0) return false;
+    uint32_t top = root_;
+    while (!IsLeaf(top) && nodes_[top].pos < prefix.size()) {
+      top = nodes_[top].child[Dir(nodes_[top], prefix)];
+    }
+    // Every key below `top` agrees on the first prefix.size() symbols; one
+    // tells whether they all match the prefix.
+    uint32_t any = top;
+    while (!IsLeaf(any)) any = nodes_[any].child[0];
+    if (!key_of(any & ~kLeaf).starts_with(prefix)) return false;
+    *out = top;
+    return true;
+  }
+
+  // In-order walk of the subtrees on `stack` (the next one on top) until fn
+  // returns false.
+  template <typename Fn>
+  void Walk(std::vector<uint32_t>& stack, Fn&& fn) const {
+    while (!stack.empty()) {
+      const uint32_t ref = stack.back();
+      stack.pop_back();
+      if (IsLeaf(ref)) {
+        if (!fn(ref & ~kLeaf)) return;
+      } else {
+        stack.push_back(nodes_[ref].child[1]);
+        stack.push_back(nodes_[ref].child[0]);
+      }
+    }
+  }
   static uint32_t Sym(std::string_view key, size_t i) {
     return i < key.size() ? static_cast<uint32_t>(static_cast<unsigned char>(key[i])) + 1 : 0;
   }

@@ -32,6 +32,11 @@ struct MasterConfig {
   int64_t capability_grace_ms = 1'000;
   // A store node silent for this long is declared dead; its segments unmount.
   int64_t heartbeat_ttl_ms = 10'000;
+  // A node a client could not reach (ReportUnreachable) is suspect: placement
+  // skips its segments until a heartbeat arrives at least this long after the
+  // report (a dead node sends none, and is dropped after the TTL), or it mounts
+  // again. Reads still list its replicas; clients try them last.
+  int64_t suspect_hold_ms = 1'000;
 
   // Background eviction starts at high_watermark × capacity and frees
   // evict_ratio × capacity bytes per round.

@@ -32,6 +32,7 @@ struct MasterCounters {
   OpCounter get_replica_list, exists, query_prefix;
   OpCounter remove;
   OpCounter report_corrupt;  // ReportCorruptReplica; a failure is a stale report
+  OpCounter report_unreachable;  // ReportUnreachable, per segment; a failure is a stale one
 
   std::atomic<uint64_t> exact_hits{0};  // GetReplicaList/Exists found a complete object
   std::atomic<uint64_t> exact_misses{0};
@@ -49,6 +50,17 @@ struct MasterCounters {
   std::atomic<uint64_t> corrupt_replicas{0};
   std::atomic<uint64_t> corrupt_objects{0};
   std::array<std::atomic<uint64_t>, kPrefixBuckets> prefix_length{};
+
+  // Durability (docs/durability.md), set by the snapshotter: how many
+  // snapshots were taken or failed, and figures of the last one (gauges).
+  std::atomic<uint64_t> snapshots{0};
+  std::atomic<uint64_t> snapshot_failures{0};
+  std::atomic<uint64_t> last_snapshot_unix_ms{0};
+  std::atomic<uint64_t> last_snapshot_bytes{0};
+  std::atomic<uint64_t> last_snapshot_objects{0};
+  std::atomic<uint64_t> last_snapshot_duration_us{0};
+  std::atomic<uint64_t> last_snapshot_longest_lock_us{0};
+  std::atomic<uint64_t> last_snapshot_log_position{0};
 
   void RecordPrefix(size_t length) {
     size_t b = length == 0 ? 0 : std::bit_width(length);

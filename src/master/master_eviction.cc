@@ -85,6 +85,9 @@ uint64_t MasterService::EvictVictim(ObjectId id, VictimLock lock) {
   ObjectEntry* e = shard.Resolve(id);
   if (e == nullptr || e->state != EntryState::kComplete) return 0;
   uint64_t bytes = e->size * e->num_replicas;
+  // Nothing is acknowledged, so nothing waits: a put that reuses the space
+  // is logged after this record, and its PutEnd waits for both.
+  LogChange(RemovalRecord(*e, RemovalReason::kEvicted));
   RemoveLocked(shard, IdSlot(id));
   counters_.evictions.fetch_add(1, std::memory_order_relaxed);
   counters_.evicted_bytes.fetch_add(bytes, std::memory_order_relaxed);
@@ -119,6 +122,8 @@ uint64_t MasterService::EvictBytes(uint64_t bytes) {
 std::vector<ReplicaSlot> MasterService::AllocateWithEviction(uint64_t size,
                                                              const PutConfig& config) {
   std::vector<ReplicaSlot> slots = segments_.Allocate(size, config.replica_count, config);
+  // Nowhere to place (every node suspect): evicting would free nothing usable.
+  if (slots.empty() && segments_.placeable_count() == 0) return slots;
   if (slots.empty()) {
     // Space held for a forced remove may have come due since the last pass.
     ReleaseHeld(clock_.NowMs());

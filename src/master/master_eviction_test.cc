@@ -375,7 +375,9 @@ TEST_F(ChainEvictionTest, PrefixLruNeverLeavesAGapUnderRandomPressure) {
     if (c >= 2) {
       const auto& again = chains[c / 2];
       auto reads = master().BatchGetReplicaList(again, /*prefix_mode=*/true);
-      EXPECT_EQ(reads.size(), *master().BatchQueryPrefix(again));
+      size_t readable = 0;
+      while (readable < reads.size() && reads[readable].ok()) ++readable;
+      EXPECT_EQ(readable, *master().BatchQueryPrefix(again));
       clock_.Advance(config_.lease_ms + 1);
     }
     for (const auto& chain : chains) ExpectPrefixOnly(chain);

@@ -26,6 +26,7 @@ Status MasterService::ReportCorruptReplica(std::string_view key, SegmentId segme
   Located loc = Locate(key);
   ObjectId removed = 0;
   bool last = false;
+  uint64_t logged = 0;
   {
     std::unique_lock lock(loc.shard->mutex());
     const uint32_t slot = loc.shard->Find(key, loc.hash);
@@ -44,6 +45,7 @@ Status MasterService::ReportCorruptReplica(std::string_view key, SegmentId segme
     }
     if (!bad) return stale();
     if (keep.empty()) {
+      logged = LogChange(RemovalRecord(e, RemovalReason::kCorrupt));
       // Nothing good is left to read: the object goes, as a removed one does
       // (its space held while capabilities may reach it).
       removed = RemoveLocked(*loc.shard, slot);
@@ -59,6 +61,12 @@ Status MasterService::ReportCorruptReplica(std::string_view key, SegmentId segme
       } else {
         segments_.Free(*bad);
       }
+      LogRecord r;
+      r.type = LogRecordType::kReplicaDropped;
+      r.key = key;
+      r.segment = segment;
+      r.offset = offset;
+      logged = LogChange(r);
       loc.shard->SetReplicas(slot, keep);
     }
   }
@@ -68,7 +76,7 @@ Status MasterService::ReportCorruptReplica(std::string_view key, SegmentId segme
     ForgetInPolicy({&removed, 1});
   }
   counters_.report_corrupt.Record(1, 0);
-  return Status::Ok();
+  return AwaitLogged(logged);
 }
 
 }  // namespace crescent::master

@@ -28,11 +28,29 @@ struct Fixture {
     });
     return out;
   }
+  std::vector<uint32_t> VisitAfter(std::string_view prefix, std::string_view after,
+                                   size_t limit = ~size_t{0}) const {
+    std::vector<uint32_t> out;
+    index.VisitPrefixAfter(prefix, after, KeyOf(), [&](uint32_t slot) {
+      out.push_back(slot);
+      return out.size() < limit;
+    });
+    return out;
+  }
   std::vector<uint32_t> Expected(std::string_view prefix, size_t limit = ~size_t{0}) const {
     std::vector<uint32_t> out;
     for (auto it = oracle.lower_bound(std::string(prefix));
          it != oracle.end() && it->first.starts_with(prefix) && out.size() < limit; ++it) {
       out.push_back(it->second);
+    }
+    return out;
+  }
+  std::vector<uint32_t> ExpectedAfter(std::string_view prefix, std::string_view after,
+                                      size_t limit = ~size_t{0}) const {
+    std::vector<uint32_t> out;
+    for (auto it = oracle.upper_bound(std::string(after)); it != oracle.end() && out.size() < limit;
+         ++it) {
+      if (it->first.starts_with(prefix)) out.push_back(it->second);
     }
     return out;
   }
@@ -69,20 +87,55 @@ TEST(KeyIndexTest, MatchesOrderedOracle) {
       p.resize(std::min<size_t>(p.size(), rng() % 4));
       ASSERT_EQ(f.Visit(p), f.Expected(p)) << "prefix of " << p.size() << " bytes";
       ASSERT_EQ(f.Visit(p, 3), f.Expected(p, 3));
+      // Pages after a stored key and after keys that are not stored, inside,
+      // before and past the prefix's range.
+      for (int i = 0; i < 4; ++i) {
+        std::string after = i == 0 && !f.oracle.empty() ? f.oracle.begin()->first : RandomKey(rng);
+        if (i == 1) after = p + after;
+        ASSERT_EQ(f.VisitAfter(p, after), f.ExpectedAfter(p, after))
+            << "prefix of " << p.size() << " bytes, after " << after.size() << " bytes";
+        ASSERT_EQ(f.VisitAfter(p, after, 2), f.ExpectedAfter(p, after, 2));
+      }
     }
   }
   EXPECT_EQ(f.Visit(""), f.Expected(""));
 }
 
+// Paging by the last key of each page visits every key once, in order.
+TEST(KeyIndexTest, PagesAfterTheLastKeyCoverEveryKeyOnce) {
+  std::mt19937 rng(11);
+  Fixture f;
+  for (int i = 0; i < 3000; ++i) {
+    std::string k = RandomKey(rng) + RandomKey(rng) + RandomKey(rng);
+    if (f.oracle.contains(k)) continue;
+    f.oracle[k] = static_cast<uint32_t>(f.keys.size());
+    f.keys.push_back(k);
+    ASSERT_TRUE(f.index.Insert(f.oracle[k], k, f.KeyOf()));
+  }
+  for (const std::string prefix : {"", "a", "b\xff"}) {
+    std::vector<uint32_t> all = f.Visit(prefix), paged = f.Visit(prefix, 7);
+    while (!paged.empty()) {
+      std::vector<uint32_t> page = f.VisitAfter(prefix, f.keys[paged.back()], 7);
+      if (page.empty()) break;
+      paged.insert(paged.end(), page.begin(), page.end());
+    }
+    EXPECT_EQ(paged, all) << "prefix '" << prefix << "'";
+  }
+}
+
 TEST(KeyIndexTest, EmptyAndSingle) {
   Fixture f;
   EXPECT_TRUE(f.Visit("").empty());
+  EXPECT_TRUE(f.VisitAfter("", "").empty());
   EXPECT_FALSE(f.index.Erase(0, "x"));
   f.keys = {"abc"};
   EXPECT_TRUE(f.index.Insert(0, "abc", f.KeyOf()));
   EXPECT_EQ(f.Visit("ab"), std::vector<uint32_t>{0});
   EXPECT_TRUE(f.Visit("abd").empty());
   EXPECT_TRUE(f.Visit("abcd").empty());
+  EXPECT_EQ(f.VisitAfter("", "ab"), std::vector<uint32_t>{0});
+  EXPECT_TRUE(f.VisitAfter("", "abc").empty());
+  EXPECT_TRUE(f.VisitAfter("a", "b").empty());
   EXPECT_FALSE(f.index.Erase(1, "abc"));  // another slot
   EXPECT_TRUE(f.index.Erase(0, "abc"));
   EXPECT_TRUE(f.index.empty());

@@ -61,10 +61,12 @@ TEST_F(PrefixTest, PendingKeyCountsAsAMiss) {
   }
   EXPECT_EQ(QueryPrefix(keys), 3u);
   auto exists = master().BatchExists(keys);
-  ASSERT_TRUE(exists.ok());
-  EXPECT_EQ(exists->leading, 3u);
-  EXPECT_FALSE(exists->present[3]);
-  EXPECT_EQ(master().BatchGetReplicaList(keys, /*prefix_mode=*/true).size(), 3u);
+  EXPECT_TRUE(exists.statuses.empty());
+  EXPECT_EQ(exists.leading, 3u);
+  EXPECT_FALSE(exists.present[3]);
+  auto reads = master().BatchGetReplicaList(keys, /*prefix_mode=*/true);
+  ASSERT_EQ(reads.size(), 4u);  // the prefix, and the pending key that ended it
+  EXPECT_EQ(reads[3].status().code(), ErrorCode::kObjectNotFound);  // not yet published
   ASSERT_TRUE(master().PutEnd(keys[3], token).ok());
   EXPECT_EQ(QueryPrefix(keys), 6u);
 }
@@ -81,29 +83,31 @@ TEST_F(PrefixTest, KeysOnAnUnmountedSegmentAreMisses) {
   EXPECT_EQ(QueryPrefix(keys), 6u);
   ASSERT_TRUE(master().UnmountSegment("seg-b", "node-b").ok());
   EXPECT_EQ(QueryPrefix(keys), 2u);
-  EXPECT_EQ(master().BatchExists(keys)->leading, 2u);
-  EXPECT_EQ(master().BatchGetReplicaList(keys, /*prefix_mode=*/true).size(), 2u);
+  EXPECT_EQ(master().BatchExists(keys).leading, 2u);
+  auto reads = master().BatchGetReplicaList(keys, /*prefix_mode=*/true);
+  ASSERT_EQ(reads.size(), 3u);
+  EXPECT_FALSE(reads[2].ok());
 }
 
 TEST_F(PrefixTest, BatchExistsReportsEachKeyAndTheLeadingCount) {
   Mount("seg-a", 1 << 20);
   PutAll({"a", "b", "d"});
   auto r = master().BatchExists(std::vector<std::string>{"a", "b", "c", "d", "e"});
-  ASSERT_TRUE(r.ok());
-  EXPECT_EQ(r->present, (std::vector<bool>{true, true, false, true, false}));
-  EXPECT_EQ(r->leading, 2u);
+  EXPECT_TRUE(r.statuses.empty());
+  EXPECT_EQ(r.present, (std::vector<bool>{true, true, false, true, false}));
+  EXPECT_EQ(r.leading, 2u);
   auto none = master().BatchExists(std::vector<std::string>{"zz", "a"});
-  EXPECT_EQ(none->present, (std::vector<bool>{false, true}));
-  EXPECT_EQ(none->leading, 0u);
+  EXPECT_EQ(none.present, (std::vector<bool>{false, true}));
+  EXPECT_EQ(none.leading, 0u);
   auto empty = master().BatchExists(std::vector<std::string>{});
-  EXPECT_TRUE(empty->present.empty());
-  EXPECT_EQ(empty->leading, 0u);
+  EXPECT_TRUE(empty.present.empty());
+  EXPECT_EQ(empty.leading, 0u);
 }
 
 TEST_F(PrefixTest, ExistenceProbesGrantNoLeaseByDefault) {
   Mount("seg-a", 1 << 20);
   PutAll({"a", "b"});
-  ASSERT_EQ(master().BatchExists(std::vector<std::string>{"a", "b"})->leading, 2u);
+  ASSERT_EQ(master().BatchExists(std::vector<std::string>{"a", "b"}).leading, 2u);
   ASSERT_EQ(QueryPrefix({"a", "b"}), 2u);
   EXPECT_TRUE(master().Remove("a").ok()) << "a probe must not block removal";
   EXPECT_TRUE(master().Remove("b").ok());
@@ -113,7 +117,7 @@ TEST_F(PrefixTest, ExistsGrantsLeaseWhenConfigured) {
   config_.exists_grants_lease = true;
   Mount("seg-a", 1 << 20);
   PutAll({"a", "b"});
-  ASSERT_EQ(master().BatchExists(std::vector<std::string>{"a"})->leading, 1u);
+  ASSERT_EQ(master().BatchExists(std::vector<std::string>{"a"}).leading, 1u);
   EXPECT_EQ(master().Remove("a").code(), ErrorCode::kObjectLeased);
   EXPECT_TRUE(master().Remove("b").ok());
   clock_.Advance(config_.lease_ms + 1);
@@ -125,7 +129,9 @@ TEST_F(PrefixTest, BatchGetReplicaListPrefixModeStopsAtFirstMiss) {
   PutAll({"k0", "k1", "k2"}, 100);
   std::vector<std::string> keys = {"k0", "k1", "missing", "k2"};
   auto prefix = master().BatchGetReplicaList(keys, /*prefix_mode=*/true);
-  ASSERT_EQ(prefix.size(), 2u);
+  ASSERT_EQ(prefix.size(), 3u);
+  EXPECT_EQ(prefix[2].status().code(), ErrorCode::kObjectNotFound);  // why it ended
+  prefix.pop_back();
   for (const auto& r : prefix) {
     ASSERT_TRUE(r.ok());
     EXPECT_EQ(r->size, 100u);
@@ -143,22 +149,46 @@ TEST_F(PrefixTest, BatchGetReplicaListPrefixModeStopsAtFirstMiss) {
   EXPECT_EQ(all[3].status().code(), ErrorCode::kObjectNotFound);  // removed above
 }
 
-TEST_F(PrefixTest, InvalidKeysAreRejected) {
+// One bad key never spoils a batch: it gets its own INVALID_KEY and the other
+// keys their answers. In a prefix it ends the prefix like a miss (it cannot be
+// stored); only as the first key does it fail the prefix query as a whole.
+TEST_F(PrefixTest, InvalidKeysAreRefusedOneByOne) {
   config_.max_key_length = 8;
   Mount("seg-a", 1 << 20);
   PutAll({"a", "b"});
   std::vector<std::string> empty_key = {"a", "", "b"};
   std::vector<std::string> long_key = {"a", "b", "123456789"};
-  EXPECT_EQ(master().BatchQueryPrefix(empty_key).status().code(), ErrorCode::kInvalidKey);
-  EXPECT_EQ(master().BatchQueryPrefix(long_key).status().code(), ErrorCode::kInvalidKey);
-  EXPECT_EQ(master().BatchExists(empty_key).status().code(), ErrorCode::kInvalidKey);
-  EXPECT_EQ(master().BatchExists(long_key).status().code(), ErrorCode::kInvalidKey);
-  // Replica lists answer per key; prefix mode stops at the bad one.
-  EXPECT_EQ(master().BatchGetReplicaList(empty_key, /*prefix_mode=*/true).size(), 1u);
+  EXPECT_EQ(QueryPrefix(empty_key), 1u);
+  EXPECT_EQ(QueryPrefix(long_key), 2u);
+  EXPECT_EQ(master().BatchQueryPrefix(std::vector<std::string>{"", "a"}).status().code(),
+            ErrorCode::kInvalidKey);
+  BatchExistsResult exists = master().BatchExists(empty_key);
+  EXPECT_EQ(exists.present, (std::vector<bool>{true, false, true}));
+  EXPECT_EQ(exists.leading, 1u);
+  ASSERT_EQ(exists.statuses.size(), 3u);
+  EXPECT_TRUE(exists.statuses[0].ok());
+  EXPECT_EQ(exists.statuses[1].code(), ErrorCode::kInvalidKey);
+  EXPECT_TRUE(exists.statuses[2].ok());
+  exists = master().BatchExists(long_key);
+  EXPECT_EQ(exists.present, (std::vector<bool>{true, true, false}));
+  EXPECT_EQ(exists.statuses[2].code(), ErrorCode::kInvalidKey);
+  // Replica lists answer per key; prefix mode stops at the bad one, with its error.
+  auto prefix = master().BatchGetReplicaList(empty_key, /*prefix_mode=*/true);
+  ASSERT_EQ(prefix.size(), 2u);
+  EXPECT_TRUE(prefix[0].ok());
+  EXPECT_EQ(prefix[1].status().code(), ErrorCode::kInvalidKey);
   auto per_key = master().BatchGetReplicaList(long_key);
   ASSERT_EQ(per_key.size(), 3u);
+  EXPECT_TRUE(per_key[0].ok() && per_key[1].ok());
   EXPECT_EQ(per_key[2].status().code(), ErrorCode::kInvalidKey);
-  EXPECT_EQ(master().counters().query_prefix.failures.load(), 2u);
+  EXPECT_EQ(master().counters().query_prefix.failures.load(), 1u);
+  // A chain over a bad key: it is refused, the page after it starts unlinked.
+  auto chain = master().BatchPutStart(std::vector<std::string>{"c0", "123456789", "c2"},
+                                      std::vector<uint64_t>{64, 64, 64}, {}, /*chain=*/true);
+  ASSERT_EQ(chain.size(), 3u);
+  EXPECT_TRUE(chain[0].ok());
+  EXPECT_EQ(chain[1].status().code(), ErrorCode::kInvalidKey);
+  EXPECT_TRUE(chain[2].ok()) << chain[2].status().ToString();
   // A key of exactly the limit is fine.
   ASSERT_TRUE(Put("12345678", 64).ok());
   EXPECT_EQ(QueryPrefix({"a", "b", "12345678"}), 3u);
@@ -237,7 +267,7 @@ TEST_F(PrefixTest, BloomFalsePositivesStillAnswerExactly) {
     if (!replica.MayContain(k)) continue;
     std::vector<std::string> q = {present[0], present[1], k, present[2]};
     EXPECT_EQ(QueryPrefix(q), 2u);
-    EXPECT_EQ(master().BatchExists(q)->present, (std::vector<bool>{true, true, false, true}));
+    EXPECT_EQ(master().BatchExists(q).present, (std::vector<bool>{true, true, false, true}));
     break;
   }
 }

@@ -93,6 +93,11 @@ StatusOr<PutGrant> MasterService::PutStart(std::string_view key, uint64_t size,
   // segments changed since its first try.
   if (Status s = CheckUnderWatermark(size, config); !s.ok()) return fail(s);
   std::vector<ReplicaSlot> slots = AllocateWithEviction(size, config);
+  if (slots.empty() && segments_.placeable_count() == 0) {
+    return fail(Status(ErrorCode::kUnavailable,
+                       "every mounted segment's store node is suspect (a client could not reach "
+                       "it); placement resumes when it heartbeats or mounts again"));
+  }
   if (slots.empty()) {
     return fail(Status(ErrorCode::kNoSpace, "no space for " + std::to_string(size) +
                                                 " bytes and nothing evictable is left"));
@@ -185,6 +190,7 @@ Status MasterService::PutEnd(std::string_view key, uint64_t token, uint64_t chec
   uint64_t size;
   bool hard_pin;
   TimeMs soft_until;
+  uint64_t logged = 0;
   {
     std::unique_lock lock(loc.shard->mutex());
     StatusOr<uint32_t> found = FindPutLocked(loc, key, token);
@@ -196,10 +202,13 @@ Status MasterService::PutEnd(std::string_view key, uint64_t token, uint64_t chec
     ObjectEntry& e = loc.shard->entry(slot);
     if (e.state == EntryState::kComplete) {
       // This very put has ended: a retry whose first try's reply was lost.
+      // Its record is somewhere before the log's end.
+      lock.unlock();
       counters_.put_end.Record(1, 0);
-      return Status::Ok();
+      return AwaitLogged(log_ == nullptr ? 0 : log_->end_position());
     }
     e.checksum = checksum;
+    if (log_ != nullptr) logged = LogChange(PutEndedRecordLocked(loc.shard->IdOf(slot), e));
     loc.shard->Publish(slot);
     // Under the shard lock, like RemoveLocked's decrement: a remove racing
     // this PutEnd must not take live_objects_ below zero, or the Bloom filter's
@@ -246,7 +255,16 @@ Status MasterService::PutEnd(std::string_view key, uint64_t token, uint64_t chec
     }
   }
   counters_.put_end.Record(1, 0);
-  return Status::Ok();
+  return AwaitLogged(logged);
+}
+
+LogRecord MasterService::PutEndedRecordLocked(ObjectId id, const ObjectEntry& e) {
+  LogRecord r = PutEndedRecord(e);
+  std::lock_guard plock(pending_mu_);  // leaf lock
+  if (auto it = pending_live_.find(id); it != pending_live_.end()) {
+    r.parent_key = it->second.parent_key;
+  }
+  return r;
 }
 
 Status MasterService::PutRevoke(std::string_view key, uint64_t token) {
@@ -291,7 +309,8 @@ std::vector<StatusOr<PutGrant>> MasterService::BatchPutStart(std::span<const std
       out.emplace_back(Status(ErrorCode::kInvalidArgument, "fewer sizes than keys"));
       continue;
     }
-    if (chain && i > 0) cfg.parent_key = keys[i - 1];
+    // A page after an invalid one (refused, a hole in the chain) has no parent.
+    if (chain && i > 0) cfg.parent_key = ValidateKey(keys[i - 1]).ok() ? keys[i - 1] : "";
     cfg.ends_write = chain && i + 1 == keys.size();
     out.push_back(PutStart(keys[i], sizes[i], cfg, attempts.empty() ? 0 : attempts[i]));
   }

@@ -67,12 +67,13 @@ std::vector<StatusOr<ReadResult>> MasterService::BatchGetReplicaList(
     std::span<const std::string> keys, bool prefix_mode) {
   std::vector<StatusOr<ReadResult>> out;
   out.reserve(keys.size());
+  size_t readable = 0;
   for (const std::string& k : keys) {
-    auto r = GetReplicaList(k);
-    if (prefix_mode && !r.ok()) break;
-    out.push_back(std::move(r));
+    out.push_back(GetReplicaList(k));
+    if (!out.back().ok() && prefix_mode) break;
+    ++readable;
   }
-  if (prefix_mode) counters_.RecordPrefix(out.size());
+  if (prefix_mode) counters_.RecordPrefix(readable);
   return out;
 }
 
@@ -104,19 +105,15 @@ bool MasterService::HasLiveReplica(const ObjectEntry& e) const {
   return false;
 }
 
-StatusOr<BatchExistsResult> MasterService::BatchExists(std::span<const std::string> keys) {
-  for (const std::string& k : keys) {
-    if (Status s = ValidateKey(k); !s.ok()) {
-      counters_.exists.Record(keys.size(), keys.size());
-      return s;
-    }
-  }
+BatchExistsResult MasterService::BatchExists(std::span<const std::string> keys) {
   BatchExistsResult r;
   r.present.reserve(keys.size());
   bool leading = true;
-  for (const std::string& k : keys) {
-    auto e = Exists(k);
-    bool p = e.ok() && *e;
+  for (size_t i = 0; i < keys.size(); ++i) {
+    StatusOr<bool> e = Exists(keys[i]);
+    if (!e.ok() && r.statuses.empty()) r.statuses.resize(keys.size());
+    if (!e.ok()) r.statuses[i] = e.status();
+    const bool p = e.ok() && *e;
     r.present.push_back(p);
     if (leading && p) {
       ++r.leading;
@@ -128,14 +125,15 @@ StatusOr<BatchExistsResult> MasterService::BatchExists(std::span<const std::stri
 }
 
 StatusOr<size_t> MasterService::BatchQueryPrefix(std::span<const std::string> keys) {
-  for (const std::string& k : keys) {
-    if (Status s = ValidateKey(k); !s.ok()) {
+  if (!keys.empty()) {
+    if (Status s = ValidateKey(keys[0]); !s.ok()) {
       counters_.query_prefix.Record(keys.size(), 1);
       return s;
     }
   }
   size_t n = 0;
   for (; n < keys.size(); ++n) {
+    if (!ValidateKey(keys[n]).ok()) break;  // cannot be stored: the prefix ends here
     Located loc = Locate(keys[n]);
     if (!bloom_.MayContain(loc.hash)) {
       counters_.bloom_negatives.fetch_add(1, std::memory_order_relaxed);

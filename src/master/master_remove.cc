@@ -106,7 +106,8 @@ void MasterService::ForgetInPolicy(std::span<const ObjectId> ids) {
   }
 }
 
-Status MasterService::RemoveOne(std::string_view key, bool force, ObjectId* removed) {
+Status MasterService::RemoveOne(std::string_view key, bool force, ObjectId* removed,
+                                uint64_t* logged) {
   if (Status s = ValidateKey(key); !s.ok()) return s;
   Located loc = Locate(key);
   std::unique_lock lock(loc.shard->mutex());
@@ -122,15 +123,18 @@ Status MasterService::RemoveOne(std::string_view key, bool force, ObjectId* remo
   if (!force && e.Leased(clock_.NowMs())) {
     return Status(ErrorCode::kObjectLeased, "key '" + std::string(key) + "' has a read lease");
   }
+  *logged = LogChange(RemovalRecord(e, RemovalReason::kRemoved));
   *removed = RemoveLocked(*loc.shard, slot);
   return Status::Ok();
 }
 
 Status MasterService::Remove(std::string_view key, bool force) {
   ObjectId id;
-  Status s = RemoveOne(key, force, &id);
+  uint64_t logged = 0;
+  Status s = RemoveOne(key, force, &id, &logged);
   counters_.remove.Record(1, s.ok() ? 0 : 1);
   if (s.ok()) ForgetInPolicy({&id, 1});
+  if (s.ok()) return AwaitLogged(logged);
   return s;
 }
 
@@ -139,9 +143,12 @@ std::vector<Status> MasterService::BatchRemove(std::span<const std::string> keys
   out.reserve(keys.size());
   std::vector<ObjectId> removed;
   size_t failures = 0;
+  uint64_t logged = 0;
   for (const std::string& k : keys) {
     ObjectId id;
-    out.push_back(RemoveOne(k, force, &id));
+    uint64_t at = 0;
+    out.push_back(RemoveOne(k, force, &id, &at));
+    logged = std::max(logged, at);
     if (out.back().ok()) {
       removed.push_back(id);
     } else {
@@ -150,6 +157,11 @@ std::vector<Status> MasterService::BatchRemove(std::span<const std::string> keys
   }
   counters_.remove.Record(keys.size(), failures);
   ForgetInPolicy(removed);
+  if (Status s = AwaitLogged(logged); !s.ok()) {
+    for (Status& r : out) {
+      if (r.ok()) r = s;
+    }
+  }
   return out;
 }
 
@@ -159,6 +171,7 @@ StatusOr<size_t> MasterService::RemoveByPrefix(std::string_view prefix, bool for
     return Status(ErrorCode::kInvalidKey, "prefix longer than the key limit");
   }
   size_t count = 0;
+  uint64_t logged = 0;
   TimeMs now = clock_.NowMs();
   for (const auto& shard : shards_) {
     std::vector<ObjectId> removed;
@@ -173,6 +186,7 @@ StatusOr<size_t> MasterService::RemoveByPrefix(std::string_view prefix, bool for
         ObjectEntry& e = shard->entry(slot);
         e.FlushTouch(LeaseMs(e.size));
         if (!force && e.Leased(now)) continue;
+        logged = std::max(logged, LogChange(RemovalRecord(e, RemovalReason::kRemoved)));
         removed.push_back(RemoveLocked(*shard, slot));
       }
     }
@@ -180,6 +194,7 @@ StatusOr<size_t> MasterService::RemoveByPrefix(std::string_view prefix, bool for
     ForgetInPolicy(removed);
   }
   counters_.remove.Record(count, 0);
+  if (Status s = AwaitLogged(logged); !s.ok()) return s;
   return count;
 }
 
@@ -189,7 +204,8 @@ size_t MasterService::RemoveAll(bool force) {
 }
 
 std::vector<std::string> MasterService::List(std::string_view prefix, size_t limit,
-                                             uint64_t max_bytes, bool* truncated) const {
+                                             uint64_t max_bytes, bool* truncated,
+                                             std::string_view after) const {
   // The answer is the longest run of matching keys, in key order, that fits
   // both bounds. It is gathered in a max-heap that never holds more than the
   // answer plus one key: each shard is walked in key order and left at its
@@ -203,7 +219,7 @@ std::vector<std::string> MasterService::List(std::string_view prefix, size_t lim
   bool cut = false;
   for (const auto& shard : shards_) {
     std::shared_lock lock(shard->mutex());
-    shard->VisitPrefix(prefix, [&](uint32_t slot) {
+    auto take = [&](uint32_t slot) {
       const std::string_view key = shard->entry(slot).key_view();
       const uint64_t cost = key.size() + kListKeyFramingBytes;
       const bool room = heap.size() < max_keys && bytes + cost <= budget;
@@ -221,7 +237,12 @@ std::vector<std::string> MasterService::List(std::string_view prefix, size_t lim
         cut = true;
       }
       return true;
-    });
+    };
+    if (after.empty()) {
+      shard->VisitPrefix(prefix, take);
+    } else {
+      shard->VisitPrefixAfter(prefix, after, take);
+    }
   }
   std::sort_heap(heap.begin(), heap.end());
   if (truncated != nullptr) *truncated = cut;

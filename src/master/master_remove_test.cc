@@ -1,5 +1,6 @@
 // Removal and listing: Remove, BatchRemove, RemoveByPrefix, RemoveAll and List.
 #include <algorithm>
+#include <set>
 
 #include "master/master_test_util.h"
 
@@ -328,6 +329,47 @@ TEST_F(RemoveTest, ListIsTheLongestInOrderRunThatFitsItsBounds) {
           << "limit " << limit << ", max_bytes " << max_bytes;
     }
   }
+}
+
+// Paging by the last key listed (List's `after`) while keys are put and
+// removed between pages: no key comes twice, keys come in order, and every key
+// stored throughout comes once.
+TEST_F(RemoveTest, ListPagesAfterTheLastKeyUnderPutsAndRemoves) {
+  std::vector<std::string> keys;
+  for (int i = 0; i < 400; ++i) keys.push_back("p/" + std::to_string(i * 7919 % 1000));
+  PutAll(keys, 64);
+  std::set<std::string> throughout(keys.begin(), keys.end());
+  std::vector<std::string> listed;
+  bool truncated = true;
+  for (int page = 0; truncated; ++page) {
+    const std::string after = listed.empty() ? "" : listed.back();
+    std::vector<std::string> got = master().List("p/", 23, 0, &truncated, after);
+    listed.insert(listed.end(), got.begin(), got.end());
+    // Between pages: remove a key behind the cursor and one ahead of it, and
+    // put keys on both sides.
+    auto ahead = throughout.upper_bound(listed.back());
+    if (ahead != throughout.end()) {
+      ASSERT_TRUE(master().Remove(*ahead).ok());
+      throughout.erase(ahead);
+    }
+    if (throughout.erase(listed[listed.size() / 2]) == 1) {
+      ASSERT_TRUE(master().Remove(listed[listed.size() / 2]).ok());
+    }
+    ASSERT_TRUE(Put("p/" + std::to_string(page) + "-new", 64).ok());
+    ASSERT_TRUE(Put("p/0" + std::to_string(page) + "-new", 64).ok());
+    ASSERT_LT(page, 100);
+  }
+  EXPECT_TRUE(std::is_sorted(listed.begin(), listed.end()));
+  EXPECT_EQ(std::adjacent_find(listed.begin(), listed.end()), listed.end());
+  for (const std::string& k : throughout) {
+    EXPECT_EQ(std::count(listed.begin(), listed.end(), k), 1) << k;
+  }
+  // A page after the last key is empty and not truncated; a cursor outside
+  // the prefix pages from (or past) the prefix's keys.
+  EXPECT_TRUE(master().List("p/", 0, 0, &truncated, "p/~").empty());
+  EXPECT_FALSE(truncated);
+  EXPECT_EQ(master().List("p/", 1, 0, nullptr, "a"), master().List("p/", 1));
+  EXPECT_TRUE(master().List("p/", 0, 0, nullptr, "q").empty());
 }
 
 }  // namespace

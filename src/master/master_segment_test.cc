@@ -411,7 +411,7 @@ TEST_F(SegmentTest, StatsCapacityFollowsMountsAndUnmounts) {
   EXPECT_EQ(stats.capacity_bytes, 0u);
   EXPECT_EQ(stats.used_bytes, 0u);
   EXPECT_EQ(stats.segments, 0u);
-  EXPECT_EQ(master().PutStart("k2", 10, {}).status().code(), ErrorCode::kNoSpace);
+  EXPECT_EQ(master().PutStart("k2", 10, {}).status().code(), ErrorCode::kUnavailable);
 }
 
 TEST_F(SegmentTest, ObjectLargerThanEveryMountedSegmentIsRefused) {

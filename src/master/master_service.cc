@@ -11,7 +11,8 @@
 namespace crescent::master {
 
 StatusOr<std::unique_ptr<MasterService>> MasterService::Create(const MasterConfig& config,
-                                                               const Clock& clock) {
+                                                               const Clock& clock,
+                                                               OperationLog* log) {
   if (config.num_shards == 0 || config.num_shards > 256 ||
       !std::has_single_bit(config.num_shards)) {
     return Status(ErrorCode::kInvalidArgument, "num_shards must be a power of two in [1, 256]");
@@ -36,6 +37,7 @@ StatusOr<std::unique_ptr<MasterService>> MasterService::Create(const MasterConfi
   std::unique_ptr<MasterService> m(new MasterService(config, clock));
   m->policy_ = std::move(policy).value();
   m->soft_policy_ = std::move(soft).value();
+  m->log_ = log;
   return m;
 }
 
@@ -64,6 +66,19 @@ Status MasterService::ValidateKey(std::string_view key) const {
   return Status::Ok();
 }
 
+uint64_t MasterService::LargestSegmentObject() const {
+  // An allocator manages whole granules only and rounds requests up.
+  const uint64_t largest = segments_.largest_segment();
+  const uint64_t align = std::max<uint64_t>(1, config_.allocation_alignment);
+  return largest / align * align;
+}
+
+uint64_t MasterService::LargestObject() const {
+  uint64_t largest = std::min(LargestSegmentObject(), kMaxObjectSize);
+  if (config_.max_object_size != 0) largest = std::min(largest, config_.max_object_size);
+  return largest;
+}
+
 Status MasterService::ValidateSize(uint64_t size) const {
   if (size == 0) return Status(ErrorCode::kInvalidSize, "object size is 0");
   if (size > kMaxObjectSize) {
@@ -76,11 +91,15 @@ Status MasterService::ValidateSize(uint64_t size) const {
                                                " exceeds the limit of " +
                                                std::to_string(config_.max_object_size));
   }
-  uint64_t largest = segments_.largest_segment();
-  if (largest == 0) return Status(ErrorCode::kNoSpace, "no segment is mounted");
-  // An allocator manages whole granules only and rounds requests up; a size that
-  // no allocator can ever hold must fail here, not after evicting everything.
-  if (uint64_t align = config_.allocation_alignment; align > 1) largest = largest / align * align;
+  // Retryable: a cluster that is starting, or whose nodes remount after a
+  // master restart, mounts one within moments (clients retry UNAVAILABLE).
+  if (segments_.largest_segment() == 0) {
+    return Status(ErrorCode::kUnavailable, "no segment is mounted (yet): no store node has "
+                                           "mounted one on this master");
+  }
+  // A size that no allocator can ever hold must fail here, not after evicting
+  // everything.
+  const uint64_t largest = LargestSegmentObject();
   if (size > largest) {
     return Status(ErrorCode::kInvalidSize, "object size " + std::to_string(size) +
                                                " exceeds the largest segment (" +
@@ -114,15 +133,61 @@ MasterService::Located MasterService::Locate(std::string_view key) const {
   return {shards_[(h >> 56) & shard_mask_].get(), h};
 }
 
+// ---- Operation log ----
+
+uint64_t MasterService::LogChange(const LogRecord& record) {
+  if (log_ == nullptr) return 0;
+  StatusOr<uint64_t> at = log_->Append(EncodeLogRecord(record));
+  return at.ok() ? *at : kLogFailed;
+}
+
+Status MasterService::AwaitLogged(uint64_t position) {
+  if (log_ == nullptr || position == 0) return Status::Ok();
+  Status s = log_->WaitDurable(position);
+  if (!s.ok()) {
+    return Status(ErrorCode::kIoError,
+                  "the change is made but the operation log could not record it: " +
+                      s.ToString());
+  }
+  return s;
+}
+
+LogRecord MasterService::RemovalRecord(const ObjectEntry& e, RemovalReason reason) {
+  LogRecord r;
+  r.type = LogRecordType::kObjectRemoved;
+  r.key = e.key_view();
+  r.reason = reason;
+  return r;
+}
+
+uint64_t MasterService::LogUnmounts(std::span<const SegmentId> segments) {
+  uint64_t at = 0;
+  for (SegmentId id : segments) {
+    LogRecord r;
+    r.type = LogRecordType::kSegmentUnmounted;
+    r.segment = id;
+    at = LogChange(r);
+  }
+  return at;
+}
+
 // ---- Segments ----
 
 StatusOr<SegmentId> MasterService::MountSegment(const SegmentSpec& spec) {
-  auto id = segments_.Mount(spec);
+  uint64_t logged = 0;
+  auto id = segments_.Mount(spec, [&](SegmentId id) {
+    LogRecord r;
+    r.type = LogRecordType::kSegmentMounted;
+    r.segment = id;
+    r.spec = spec;
+    logged = LogChange(r);
+  });
   counters_.mount.Record(1, id.ok() ? 0 : 1);
   if (id.ok()) {
     std::lock_guard lock(policy_mu_);
     policy_->SetCapacity(segments_.capacity());
   }
+  if (Status s = AwaitLogged(logged); !s.ok()) return s;
   return id;
 }
 
@@ -131,17 +196,27 @@ Status MasterService::UnmountSegment(std::string_view name, std::string_view own
   auto id = segments_.Unmount(name, owner_node, owner_token);
   counters_.unmount.Record(1, id.ok() ? 0 : 1);
   if (!id.ok()) return id.status();
+  const uint64_t logged = LogUnmounts({&*id, 1});
   SegmentId gone[] = {*id};
   DropSegmentReplicas(gone);
-  std::lock_guard lock(policy_mu_);
-  policy_->SetCapacity(segments_.capacity());
-  return Status::Ok();
+  {
+    std::lock_guard lock(policy_mu_);
+    policy_->SetCapacity(segments_.capacity());
+  }
+  return AwaitLogged(logged);
 }
 
 Status MasterService::Heartbeat(std::string_view node) {
   Status s = segments_.Heartbeat(node);
   counters_.heartbeat.Record(1, s.ok() ? 0 : 1);
   return s;
+}
+
+size_t MasterService::ReportUnreachable(std::span<const SegmentId> segments) {
+  size_t marked = 0;
+  for (SegmentId id : segments) marked += segments_.MarkUnreachable(id) ? 1 : 0;
+  counters_.report_unreachable.Record(segments.size(), segments.size() - marked);
+  return marked;
 }
 
 std::vector<SegmentInfo> MasterService::ListSegments() const { return segments_.List(); }
@@ -159,6 +234,7 @@ MasterStats MasterService::Stats() const {
   s.bloom_design_keys = bloom_.design_keys();
   s.bloom_estimated_fpr = bloom_.EstimatedFalsePositiveRate();
   s.segments = segments_.mounted_count();
+  s.largest_object = LargestObject();
   uint64_t meta = bloom_.MemoryBytes();
   for (const auto& shard : shards_) {
     std::shared_lock lock(shard->mutex());
@@ -174,6 +250,7 @@ void MasterService::RunMaintenance() {
   TimeMs now = clock_.NowMs();
   std::vector<SegmentId> dead = segments_.ExpireNodes();
   if (!dead.empty()) {
+    LogUnmounts(dead);
     DropSegmentReplicas(dead);
     std::lock_guard lock(policy_mu_);
     policy_->SetCapacity(segments_.capacity());

@@ -17,6 +17,11 @@
 //  - Ids in the policy may go stale (an object removed between its shard update
 //    and the policy update); every victim is re-resolved by generation.
 //  - Errors are returned as Status, never thrown; a failed call changes nothing.
+//  - With an OperationLog attached, every change a snapshot would see is
+//    appended (log_record.h) under the lock that orders it (the key's shard
+//    lock; the segment table's for a mount), and a call that acknowledges a
+//    change (PutEnd, removes, mounts, unmounts) first waits, with no lock
+//    held, until the log says it is durable (group commit).
 #pragma once
 
 #include <absl/container/flat_hash_map.h>
@@ -25,6 +30,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -40,9 +46,11 @@
 #include "common/clock.h"
 #include "crescent/status.h"
 #include "master/bloom_index.h"
+#include "master/log_record.h"
 #include "master/master_config.h"
 #include "master/master_counters.h"
 #include "master/object_shard.h"
+#include "master/operation_log.h"
 #include "master/segment_table.h"
 #include "master/touch_queue.h"
 #include "master/types.h"
@@ -63,6 +71,9 @@ struct MasterStats {
   uint64_t bloom_design_keys = 0;
   double bloom_estimated_fpr = 0;
   size_t segments = 0;
+  // The largest object a put is accepted for now (ValidateSize): the largest
+  // segment, within the configured limits; 0 while no segment is mounted.
+  uint64_t largest_object = 0;
 };
 
 // What List() counts for each key beyond its bytes: a reply's framing of one
@@ -71,8 +82,11 @@ inline constexpr uint64_t kListKeyFramingBytes = 4;
 
 class MasterService {
  public:
+  // `log`, when given, receives every state change (it must outlive the
+  // service); none: nothing is logged.
   static StatusOr<std::unique_ptr<MasterService>> Create(
-      const MasterConfig& config, const Clock& clock = SteadyClock::Instance());
+      const MasterConfig& config, const Clock& clock = SteadyClock::Instance(),
+      OperationLog* log = nullptr);
   ~MasterService();
   MasterService(const MasterService&) = delete;
   MasterService& operator=(const MasterService&) = delete;
@@ -83,6 +97,11 @@ class MasterService {
   Status UnmountSegment(std::string_view name, std::string_view owner_node,
                         uint64_t owner_token = 0);
   Status Heartbeat(std::string_view node);
+  // Clients could not reach these segments' nodes (a transfer failed with a
+  // connection error or a timeout): placement skips those nodes until they
+  // prove alive (SegmentTable::MarkUnreachable). Returns how many of the
+  // segments were mounted; ids of unmounted ones are stale and ignored.
+  size_t ReportUnreachable(std::span<const SegmentId> segments);
   std::vector<SegmentInfo> ListSegments() const;
 
   // ---- Put lifecycle ----
@@ -103,8 +122,10 @@ class MasterService {
   Status PutEnd(std::string_view key, uint64_t token, uint64_t checksum = 0);
   Status PutRevoke(std::string_view key, uint64_t token);
   // Batch forms, results in input order. With `chain`, key i's parent is key i-1
-  // (overriding config.parent_key for i > 0). `attempts`: none, or keys[i]'s
-  // attempt (as PutStart's) at i; another count fails every key, starting none.
+  // (overriding config.parent_key for i > 0), unless key i-1 is invalid: it is
+  // refused, and key i starts without a parent, as after any hole in a chain.
+  // `attempts`: none, or keys[i]'s attempt (as PutStart's) at i; another count
+  // fails every key, starting none.
   std::vector<StatusOr<PutGrant>> BatchPutStart(std::span<const std::string> keys,
                                                 std::span<const uint64_t> sizes,
                                                 const PutConfig& config, bool chain = false,
@@ -121,14 +142,20 @@ class MasterService {
   // ---- Reads ----
   // Grants a read lease of LeaseMs(size).
   StatusOr<ReadResult> GetReplicaList(std::string_view key);
-  // In prefix mode the result stops at the first key that is not readable.
+  // A result per key, an invalid key's its own error. In prefix mode the
+  // result stops at the first key that is not readable, with that key's error
+  // as its last entry (so a caller learns why the prefix ended).
   std::vector<StatusOr<ReadResult>> BatchGetReplicaList(std::span<const std::string> keys,
                                                         bool prefix_mode = false);
   // True when a complete object exists. No lease unless exists_grants_lease.
   StatusOr<bool> Exists(std::string_view key);
-  StatusOr<BatchExistsResult> BatchExists(std::span<const std::string> keys);
+  // Exists per key; an invalid key is refused alone (BatchExistsResult::statuses).
+  BatchExistsResult BatchExists(std::span<const std::string> keys);
   // Number of leading keys that are complete; stops at the first miss. The Bloom
-  // filter answers definite misses without touching the index.
+  // filter answers definite misses without touching the index. An invalid key
+  // ends the prefix like a miss (it cannot be stored); when it is the first
+  // key, the call fails with its INVALID_KEY instead, so that a caller whose
+  // keys are malformed learns it rather than seeing a permanent miss.
   StatusOr<size_t> BatchQueryPrefix(std::span<const std::string> keys);
 
   // ---- Integrity ----
@@ -156,8 +183,12 @@ class MasterService {
   // of them (0: no limit) whose sizes plus kListKeyFramingBytes each add up to
   // at most `max_bytes` (0: no limit). *truncated says whether more match. The
   // call holds at most its answer (plus one key), whatever the shard count.
+  // With `after` (non-empty), only keys after it in key order: the next page
+  // after a page ending at `after`. Pages chained so never repeat a key, and
+  // list every key stored throughout the paging, whatever is put or removed
+  // meanwhile.
   std::vector<std::string> List(std::string_view prefix, size_t limit = 0, uint64_t max_bytes = 0,
-                                bool* truncated = nullptr) const;
+                                bool* truncated = nullptr, std::string_view after = {}) const;
 
   // ---- Maintenance ----
   // One maintenance pass: node expiry, put timeouts, soft-pin expiry, touch
@@ -168,7 +199,33 @@ class MasterService {
   // Frees at least `bytes` by eviction if possible; returns bytes freed.
   uint64_t EvictBytes(uint64_t bytes);
 
+  // ---- Durability ----
+  // Hands `sink` the records that rebuild this state when applied in order to
+  // an empty engine (segments, then objects from the next victim on), after
+  // setting *log_position to the log position they cover: a restore applies
+  // them and then the log from there (master_snapshot.cc says why that is
+  // exact though the engine keeps serving meanwhile). Pending puts are left
+  // out. *longest_lock_ms: the longest any one lock was held for it.
+  struct CaptureStats {
+    uint64_t objects = 0;
+    uint64_t segments = 0;
+    double longest_lock_ms = 0;  // the longest any one lock was held
+    double order_lock_ms = 0;    // policy_mu_, held to copy the eviction order
+  };
+  Status Capture(uint64_t* log_position, const std::function<Status(const LogRecord&)>& sink,
+                 CaptureStats* stats = nullptr);
+
   const MasterCounters& counters() const { return counters_; }
+  // The durability figures in counters() are set from outside the engine.
+  MasterCounters& mutable_counters() { return counters_; }
+  // Bytes appended to the operation log since the last snapshot's position
+  // (0 without a log).
+  uint64_t LogBytesSinceSnapshot() const {
+    if (log_ == nullptr) return 0;
+    const uint64_t end = log_->end_position();
+    const uint64_t at = counters_.last_snapshot_log_position.load(std::memory_order_relaxed);
+    return end > at ? end - at : 0;
+  }
   MasterStats Stats() const;
   const MasterConfig& config() const { return config_; }
   // The read lease of an object of `size` bytes (MasterConfig::lease_ms).
@@ -198,8 +255,28 @@ class MasterService {
 
   MasterService(const MasterConfig& config, const Clock& clock);
 
+  // ---- Operation log ----
+  // Appends `record` if a log is attached, under the lock that orders the
+  // change; returns the position to wait for before acknowledging it (0:
+  // none; kLogFailed when the append failed).
+  uint64_t LogChange(const LogRecord& record);
+  // Waits until `position` is durable; the log's error if it has failed.
+  Status AwaitLogged(uint64_t position);
+  static constexpr uint64_t kLogFailed = UINT64_MAX;
+  // The record of `e`'s removal (kObjectRemoved), for LogChange.
+  static LogRecord RemovalRecord(const ObjectEntry& e, RemovalReason reason);
+  // Logs the unmount of each of `segments` (which drops their replicas, so
+  // the drops themselves are not logged); returns the last position.
+  uint64_t LogUnmounts(std::span<const SegmentId> segments);
+  // The record of pending put `id` (entry `e`) ending; under its shard lock.
+  LogRecord PutEndedRecordLocked(ObjectId id, const ObjectEntry& e);
+
   Status ValidateKey(std::string_view key) const;
   Status ValidateSize(uint64_t size) const;
+  // The largest segment's capacity in whole allocation granules; and that
+  // within kMaxObjectSize and config_.max_object_size (MasterStats).
+  uint64_t LargestSegmentObject() const;
+  uint64_t LargestObject() const;
   Status CheckUnderWatermark(uint64_t size, const PutConfig& config) const;
   // What one replica of `size` bytes takes in a segment's allocator (sizes are
   // rounded up to the allocation alignment).
@@ -245,7 +322,8 @@ class MasterService {
   // Drops held slots of unmounted segments (their space went with them).
   void ForgetHeldOn(std::span<const SegmentId> segments);
   void ForgetInPolicy(std::span<const ObjectId> ids);
-  Status RemoveOne(std::string_view key, bool force, ObjectId* removed);
+  // *logged: the log position of its record (0: none).
+  Status RemoveOne(std::string_view key, bool force, ObjectId* removed, uint64_t* logged);
 
   // A victim's shard, locked exclusively from the eviction decision to the removal.
   using VictimLock = std::unique_lock<std::shared_mutex>;
@@ -278,6 +356,7 @@ class MasterService {
   // Random per MasterService, mixed into every ReplicaDescriptor::placement and
   // PutGrant::token.
   const uint64_t incarnation_;
+  OperationLog* log_ = nullptr;  // set once by Create; thread-safe itself
   MasterCounters counters_;
   SegmentTable segments_;
   std::vector<std::unique_ptr<ObjectShard>> shards_;

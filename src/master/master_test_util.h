@@ -18,6 +18,7 @@ class MasterTest : public ::testing::Test {
   MasterConfig config_;
   ManualClock clock_;
   std::unique_ptr<MasterService> m_;
+  OperationLog* oplog_ = nullptr;  // attached by Start() when set
 
   MasterService& master() {
     if (!m_) Start();
@@ -25,7 +26,7 @@ class MasterTest : public ::testing::Test {
   }
 
   void Start() {
-    auto m = MasterService::Create(config_, clock_);
+    auto m = MasterService::Create(config_, clock_, oplog_);
     ASSERT_TRUE(m.ok()) << m.status().ToString();
     m_ = std::move(m).value();
   }

@@ -47,6 +47,8 @@ struct ReplicaSlot {
   uint32_t alloc_node = 0;        // OffsetAllocator handle ...
   uint32_t alloc_generation = 0;  // ... and its generation
   uint64_t offset = 0;
+
+  bool operator==(const ReplicaSlot&) const = default;
 };
 
 enum class EntryState : uint8_t { kFree = 0, kPending = 1, kComplete = 2 };

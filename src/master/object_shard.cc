@@ -76,6 +76,12 @@ void ObjectShard::VisitPrefix(std::string_view prefix,
   keys_.VisitPrefix(prefix, [this](uint32_t s) { return slab_[s].key_view(); }, fn);
 }
 
+void ObjectShard::VisitPrefixAfter(std::string_view prefix, std::string_view after,
+                                   const std::function<bool(uint32_t slot)>& fn) const {
+  keys_.VisitPrefixAfter(
+      prefix, after, [this](uint32_t s) { return slab_[s].key_view(); }, fn);
+}
+
 void ObjectShard::VisitAll(const std::function<void(uint32_t slot)>& fn) const {
   for (uint32_t slot : index_set_) fn(slot);
 }

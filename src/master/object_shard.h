@@ -58,8 +58,11 @@ class ObjectShard {
   // The caller has already released the entry's space.
   void Free(uint32_t slot);
 
-  // Complete keys under `prefix`, in key order, until fn returns false.
+  // Complete keys under `prefix`, in key order, until fn returns false; with
+  // `after`, only the keys after it (KeyIndex::VisitPrefixAfter).
   void VisitPrefix(std::string_view prefix, const std::function<bool(uint32_t slot)>& fn) const;
+  void VisitPrefixAfter(std::string_view prefix, std::string_view after,
+                        const std::function<bool(uint32_t slot)>& fn) const;
   // Every live slot (pending and complete), in no particular order.
   void VisitAll(const std::function<void(uint32_t slot)>& fn) const;
 

@@ -25,7 +25,8 @@ SegmentTable::Segment* SegmentTable::Get(SegmentId id) const {
   return seg != nullptr && seg->id == id ? seg : nullptr;
 }
 
-StatusOr<SegmentId> SegmentTable::Mount(const SegmentSpec& spec) {
+StatusOr<SegmentId> SegmentTable::Mount(const SegmentSpec& spec,
+                                        const std::function<void(SegmentId)>& before_visible) {
   if (spec.name.empty()) return Status(ErrorCode::kInvalidArgument, "segment name is empty");
   if (spec.owner_node.empty()) return Status(ErrorCode::kInvalidArgument, "segment owner is empty");
   if (spec.capacity < config_.allocation_alignment) {
@@ -60,8 +61,10 @@ StatusOr<SegmentId> SegmentTable::Mount(const SegmentSpec& spec) {
   by_name_.emplace(spec.name, id);
   Node& node = nodes_[spec.owner_node];
   node.last_heartbeat = clock_.NowMs();
+  node.suspect_since.reset();  // a node that mounts is alive and reachable again
   node.segments.push_back(id);
   capacity_.fetch_add(spec.capacity, std::memory_order_relaxed);
+  if (before_visible) before_visible(id);
   by_id_[slot].store(seg.release(), std::memory_order_release);
   return id;
 }
@@ -108,8 +111,29 @@ Status SegmentTable::Heartbeat(std::string_view node) {
   if (it == nodes_.end()) {
     return Status(ErrorCode::kNodeUnknown, "node '" + std::string(node) + "' is unknown; remount");
   }
-  it->second.last_heartbeat = clock_.NowMs();
+  Node& n = it->second;
+  n.last_heartbeat = clock_.NowMs();
+  // A heartbeat sent before the report may arrive after it: only one that
+  // comes a hold time later clears the suspicion.
+  if (n.suspect_since && n.last_heartbeat - *n.suspect_since >= config_.suspect_hold_ms) {
+    n.suspect_since.reset();
+  }
   return Status::Ok();
+}
+
+bool SegmentTable::MarkUnreachable(SegmentId id) {
+  std::lock_guard lock(mu_);
+  Segment* seg = Get(id);
+  if (seg == nullptr || !seg->allocator) return false;
+  auto it = nodes_.find(seg->spec.owner_node);
+  if (it == nodes_.end()) return false;
+  if (!it->second.suspect_since) it->second.suspect_since = clock_.NowMs();
+  return true;
+}
+
+bool SegmentTable::SuspectLocked(const Segment& seg) const {
+  auto it = nodes_.find(seg.spec.owner_node);
+  return it != nodes_.end() && it->second.suspect_since.has_value();
 }
 
 std::vector<SegmentId> SegmentTable::ExpireNodes() {
@@ -145,6 +169,7 @@ std::vector<ReplicaSlot> SegmentTable::Allocate(uint64_t size, uint32_t count,
   cands.reserve(by_name_.size());
   for (const auto& [name, id] : by_name_) {
     Segment* seg = Get(id);
+    if (SuspectLocked(*seg)) continue;
     int rank = 2;
     if (!config.preferred_segment.empty() && name == config.preferred_segment) {
       rank = 0;
@@ -204,6 +229,13 @@ uint64_t SegmentTable::largest_segment() const {
 size_t SegmentTable::mounted_count() const {
   std::lock_guard lock(mu_);
   return by_name_.size();
+}
+
+size_t SegmentTable::placeable_count() const {
+  std::lock_guard lock(mu_);
+  size_t n = 0;
+  for (const auto& [name, id] : by_name_) n += SuspectLocked(*Get(id)) ? 0 : 1;
+  return n;
 }
 
 std::vector<SegmentInfo> SegmentTable::List() const {

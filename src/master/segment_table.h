@@ -20,6 +20,7 @@
 
 #include <atomic>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -44,19 +45,28 @@ class SegmentTable {
   SegmentTable(const MasterConfig& config, const Clock& clock);
   ~SegmentTable();
 
-  StatusOr<SegmentId> Mount(const SegmentSpec& spec);
+  // `before_visible`, when given, is called with the new id under the table's
+  // lock, before any allocation can land on the segment (the operation log
+  // records the mount there, so that it precedes every put placed on it).
+  StatusOr<SegmentId> Mount(const SegmentSpec& spec,
+                            const std::function<void(SegmentId)>& before_visible = nullptr);
   // Marks the segment unmounted at once; the caller then drops its replicas.
   // kNotOwner unless `owner` and `token` are the mount's (a segment mounted
   // without a token takes any).
   StatusOr<SegmentId> Unmount(std::string_view name, std::string_view owner, uint64_t token = 0);
   // kNodeUnknown tells a node (e.g. after a master restart) to mount again.
+  // Clears the node's suspicion once config.suspect_hold_ms has passed.
   Status Heartbeat(std::string_view node);
+  // A client could not reach segment `id`'s node: its segments take no new
+  // replicas until it proves alive (Heartbeat) or mounts again. False when
+  // `id` is not mounted (a stale report: nothing to do).
+  bool MarkUnreachable(SegmentId id);
   // Unmounts every segment of nodes silent for longer than the TTL.
   std::vector<SegmentId> ExpireNodes();
 
-  // Places up to `count` replicas of `size` bytes on distinct mounted segments:
-  // the preferred segment first, then the local node's, then the emptiest.
-  // Returns fewer (possibly none) when space is short.
+  // Places up to `count` replicas of `size` bytes on distinct mounted segments
+  // of nodes that are not suspect: the preferred segment first, then the local
+  // node's, then the emptiest. Returns fewer (possibly none) when space is short.
   std::vector<ReplicaSlot> Allocate(uint64_t size, uint32_t count, const PutConfig& config);
   // Returns a replica's space. A replica on an unmounted segment is ignored.
   void Free(const ReplicaSlot& replica);
@@ -70,6 +80,8 @@ class SegmentTable {
   uint64_t used() const { return used_.load(std::memory_order_relaxed); }
   uint64_t largest_segment() const;
   size_t mounted_count() const;
+  // Mounted segments whose node is not suspect: where Allocate may place.
+  size_t placeable_count() const;
   std::vector<SegmentInfo> List() const;
 
  private:
@@ -82,7 +94,9 @@ class SegmentTable {
   struct Node {
     TimeMs last_heartbeat = 0;
     std::vector<SegmentId> segments;
+    std::optional<TimeMs> suspect_since;  // set by MarkUnreachable
   };
+  bool SuspectLocked(const Segment& seg) const;
 
   Segment* Get(SegmentId id) const;
   void UnmountLocked(Segment* seg);

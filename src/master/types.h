@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "common/clock.h"
+#include "crescent/status.h"
 
 namespace crescent::master {
 
@@ -24,6 +25,8 @@ struct SegmentSpec {
   // The mounting node's proof of ownership: Unmount must present it when it is
   // non-zero (the RPC layer requires it). Never shown to anyone else.
   uint64_t owner_token = 0;
+
+  bool operator==(const SegmentSpec&) const = default;
 };
 
 struct SegmentInfo {
@@ -91,8 +94,11 @@ struct ReadResult {
 };
 
 struct BatchExistsResult {
-  std::vector<bool> present;  // one per key, in input order
+  std::vector<bool> present;  // one per key, in input order (false for a refused key)
   size_t leading = 0;         // number of leading keys present
+  // Empty when every key was valid; otherwise one per key: why that key was
+  // refused (INVALID_KEY), OK for the keys `present` answers.
+  std::vector<Status> statuses;
 };
 
 }  // namespace crescent::master

@@ -40,6 +40,16 @@ constexpr Family kFamilies[] = {
     {"crescent_segments", "gauge", "Mounted segments."},
     {"crescent_segment_used_bytes", "gauge", "Bytes allocated, by segment."},
     {"crescent_segment_capacity_bytes", "gauge", "Capacity, by segment."},
+    {"crescent_snapshots_total", "counter", "Snapshots of the metadata written (--data-dir)."},
+    {"crescent_snapshot_failures_total", "counter", "Snapshots that failed."},
+    {"crescent_last_snapshot_unix_ms", "gauge", "When the last snapshot was taken (0: none)."},
+    {"crescent_last_snapshot_bytes", "gauge", "Size of the last snapshot file."},
+    {"crescent_last_snapshot_objects", "gauge", "Objects in the last snapshot."},
+    {"crescent_last_snapshot_duration_us", "gauge", "Time taken by the last snapshot."},
+    {"crescent_last_snapshot_longest_lock_us", "gauge",
+     "Longest engine lock held for the last snapshot (the serving pause it caused)."},
+    {"crescent_log_bytes_since_snapshot", "gauge",
+     "Operation log bytes appended since the last snapshot's position."},
 };
 
 uint64_t Load(const std::atomic<uint64_t>& a) { return a.load(std::memory_order_relaxed); }
@@ -78,6 +88,7 @@ std::vector<Sample> CollectMasterSamples(const master::MasterService& master) {
       {"query_prefix", &c.query_prefix},
       {"remove", &c.remove},
       {"report_corrupt", &c.report_corrupt},
+      {"report_unreachable", &c.report_unreachable},
   };
   for (const auto& [op, counter] : ops) {
     out.push_back({Label("crescent_requests_total", "op", op), Load(counter->requests)});
@@ -109,6 +120,15 @@ std::vector<Sample> CollectMasterSamples(const master::MasterService& master) {
   out.push_back({"crescent_dropped_objects_total", Load(c.dropped_objects)});
   out.push_back({"crescent_corrupt_replicas_total", Load(c.corrupt_replicas)});
   out.push_back({"crescent_corrupt_objects_total", Load(c.corrupt_objects)});
+
+  out.push_back({"crescent_snapshots_total", Load(c.snapshots)});
+  out.push_back({"crescent_snapshot_failures_total", Load(c.snapshot_failures)});
+  out.push_back({"crescent_last_snapshot_unix_ms", Load(c.last_snapshot_unix_ms)});
+  out.push_back({"crescent_last_snapshot_bytes", Load(c.last_snapshot_bytes)});
+  out.push_back({"crescent_last_snapshot_objects", Load(c.last_snapshot_objects)});
+  out.push_back({"crescent_last_snapshot_duration_us", Load(c.last_snapshot_duration_us)});
+  out.push_back({"crescent_last_snapshot_longest_lock_us", Load(c.last_snapshot_longest_lock_us)});
+  out.push_back({"crescent_log_bytes_since_snapshot", master.LogBytesSinceSnapshot()});
 
   master::MasterStats s = master.Stats();
   out.push_back({"crescent_objects", s.objects});

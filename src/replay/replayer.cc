@@ -1,14 +1,18 @@
 #include "replay/replayer.h"
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
+#include <optional>
+#include <string>
 #include <thread>
 #include <vector>
 
 #include "replay/sequencer.h"
+#include "transfer/segment_memory.h"
 
 namespace crescent::replay {
 
@@ -54,7 +58,10 @@ class Stream {
   }
 
   Status Register() {
-    if (buffer_.data == nullptr) return Status(ErrorCode::kInternal, "out of memory for buffers");
+    if (buffer_.data == nullptr) {
+      return Status(ErrorCode::kNoSpace, "cannot allocate " + std::to_string(buffer_.size) +
+                                             " bytes for a stream's page buffer");
+    }
     Status s = client_.RegisterBuffer(buffer_.data, buffer_.size);
     registered_ = s.ok();
     return s;
@@ -181,6 +188,40 @@ void Append(std::vector<double>& to, const std::vector<double>& from) {
   to.insert(to.end(), from.begin(), from.end());
 }
 
+std::string Size(uint64_t bytes) {
+  return std::to_string(bytes) + " bytes (" + std::to_string(bytes >> 20) + " MiB)";
+}
+
+// Refuses, before anything is allocated, a page larger than any value the
+// cluster takes (every put of it would fail) and page buffers larger than the
+// memory this host can give (each stream holds its longest request's pages).
+Status CheckItFits(Client& client, const Plan& plan, const ReplayOptions& options) {
+  StatusOr<ClusterStat> st = client.Stat();
+  if (!st.ok()) return st.status();
+  if (options.page_size > st->largest_object) {
+    return Status(ErrorCode::kInvalidArgument,
+                  "a page of " + Size(options.page_size) +
+                      " is larger than the largest value the cluster takes, " +
+                      Size(st->largest_object) + ": use a smaller --page-size");
+  }
+  const uint64_t pages = std::max<uint64_t>(plan.max_request_pages, 1);
+  uint64_t need = 0;
+  if (__builtin_mul_overflow(uint64_t{options.page_size}, pages, &need) ||
+      __builtin_mul_overflow(need, static_cast<uint64_t>(options.streams), &need)) {
+    need = UINT64_MAX;
+  }
+  std::optional<transfer::AvailableMemory> avail = transfer::AvailableSegmentMemory();
+  if (avail && need > avail->bytes) {
+    return Status(
+        ErrorCode::kNoSpace,
+        "the page buffers need " + Size(need) + " (" + std::to_string(options.streams) +
+            " streams x " + std::to_string(pages) +
+            " pages of the longest request), more than this host can give: " + Size(avail->bytes) +
+            " (" + avail->detail + "); use a smaller --page-size or fewer --streams");
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 StatusOr<ReplayReport> RunReplay(Client& client, const Plan& plan, const ReplayOptions& options) {
@@ -188,6 +229,7 @@ StatusOr<ReplayReport> RunReplay(Client& client, const Plan& plan, const ReplayO
     return Status(ErrorCode::kInvalidArgument, "the page size must be at least 8 bytes");
   }
   if (options.streams < 1) return Status(ErrorCode::kInvalidArgument, "--streams must be >= 1");
+  if (Status s = CheckItFits(client, plan, options); !s.ok()) return s;
 
   std::vector<std::unique_ptr<Stream>> streams;
   for (int s = 0; s < options.streams; ++s) {

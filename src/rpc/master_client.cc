@@ -15,6 +15,7 @@
 #include <random>
 #include <thread>
 
+#include "common/listen_check.h"
 #include "rpc/convert.h"
 #include "rpc/grpc_setup.h"
 #include "rpc/master.grpc.pb.h"
@@ -23,6 +24,8 @@ namespace crescent::rpc {
 namespace {
 
 constexpr const char* kDefaultMasterAddress = "127.0.0.1:50051";
+constexpr int kReconnectInitialMs = 50;
+constexpr int kReconnectMaxMs = 250;
 
 // A failed call to the master at `address` (UNAVAILABLE is retried before it
 // gets here), naming the address and, for a deadline, the time it waited.
@@ -87,6 +90,20 @@ BatchPutTokenRequest MakeTokens(std::span<const std::string> keys,
   return req;
 }
 
+// Elements [at, at + n) of `s`, as many of them as there are.
+template <typename T>
+std::span<const T> Part(std::span<const T> s, size_t at, size_t n) {
+  if (at >= s.size()) return {};
+  return s.subspan(at, std::min(n, s.size() - at));
+}
+
+// The share of `values` (one per key of `keys` keys) of the keys [at, at + n).
+// Values of another count are sent whole, for the master to refuse the shape.
+template <typename T>
+std::span<const T> PartOf(std::span<const T> values, size_t keys, size_t at, size_t n) {
+  return values.size() == keys ? values.subspan(at, n) : values;
+}
+
 template <typename T>
 std::vector<T> Every(size_t n, const crescent::Status& s) {
   return std::vector<T>(n, T(s));
@@ -113,7 +130,13 @@ std::vector<crescent::Status> StatusesFromProto(const StatusesResponse& resp, si
 // HOST:PORT is refused here, naming what is expected. gRPC URIs
 // (dns:///..., ipv4:..., unix:...) pass through to gRPC.
 crescent::Status CheckAddress(const std::string& address) {
-  for (const char* scheme : {"unix:", "unix-abstract:", "dns:", "ipv4:", "ipv6:", "vsock:"}) {
+  if (address.rfind("unix:", 0) == 0) {
+    // unix:PATH or unix:///PATH (gRPC's forms).
+    std::string path = address.substr(5);
+    if (path.rfind("//", 0) == 0) path = path.substr(2);
+    return CheckUnixSocketPath("invalid master address " + address, path);
+  }
+  for (const char* scheme : {"unix-abstract:", "dns:", "ipv4:", "ipv6:", "vsock:"}) {
     if (address.rfind(scheme, 0) == 0) return crescent::Status::Ok();
   }
   size_t colon = address.rfind(':');
@@ -198,19 +221,54 @@ struct MasterClient::Impl {
         attempt_base + attempts.fetch_add(1, std::memory_order_relaxed) * 0xD1B54A32D192ED03ull;
     return v != 0 ? v : 1;
   }
-  std::shared_ptr<grpc::Channel> channel;
-  std::unique_ptr<Master::Stub> stub;
-  mutable QueuePool queues;  // after stub: destroyed first, when no call is running
+  // The channel and its stub, replaced as a whole by Renew; a call holds the
+  // one it started on.
+  struct Connection {
+    std::shared_ptr<grpc::Channel> channel;
+    std::unique_ptr<Master::Stub> stub;
+  };
+  grpc::ChannelArguments channel_args;
+  mutable std::mutex connection_mu;  // guards `connection` (the pointer, not what it points to)
+  mutable std::shared_ptr<const Connection> connection;
+  mutable QueuePool queues;  // after connection: destroyed first, when no call is running
+
+  std::shared_ptr<const Connection> Connect() const {
+    auto c = std::make_shared<Connection>();
+    c->channel = grpc::CreateCustomChannel(address, grpc::InsecureChannelCredentials(),
+                                           channel_args);
+    if (c->channel) c->stub = Master::NewStub(c->channel);
+    return c;
+  }
+  std::shared_ptr<const Connection> Current() const {
+    std::lock_guard lock(connection_mu);
+    return connection;
+  }
+  // After a call on `used` found the master unreachable: when that channel has
+  // given up on its connection (TRANSIENT_FAILURE), replaces it by a new one,
+  // which connects on its first call. gRPC 1.51 leaves a failed connection
+  // idle once its backoff has passed and fails every call at once with the
+  // old error until something else makes it connect: a restarted master
+  // stayed unreachable to a running client or node for about 5 s.
+  void Renew(const std::shared_ptr<const Connection>& used) const {
+    if (used->channel->GetState(/*try_to_connect=*/false) != GRPC_CHANNEL_TRANSIENT_FAILURE) {
+      return;
+    }
+    std::shared_ptr<const Connection> fresh = Connect();
+    if (!fresh->stub) return;
+    std::lock_guard lock(connection_mu);
+    if (connection == used) connection.swap(fresh);  // another thread may have renewed it
+  }
 
   // One unary call on a pooled queue; returns when it completed (the deadline
   // bounds that).
   template <typename Req, typename Resp>
-  grpc::Status CallOnce(AsyncMethod<Req, Resp> method, grpc::ClientContext& ctx, const Req& req,
-                        Resp* resp, const std::function<void()>* meanwhile) const {
+  grpc::Status CallOnce(const Connection& conn, AsyncMethod<Req, Resp> method,
+                        grpc::ClientContext& ctx, const Req& req, Resp* resp,
+                        const std::function<void()>* meanwhile) const {
     std::unique_ptr<grpc::CompletionQueue> cq = queues.Take();
     grpc::Status status;
     std::unique_ptr<grpc::ClientAsyncResponseReader<Resp>> call =
-        (stub.get()->*method)(&ctx, req, cq.get());
+        (conn.stub.get()->*method)(&ctx, req, cq.get());
     call->Finish(resp, &status, &ctx);
     void* tag = nullptr;
     bool ok = false;
@@ -232,67 +290,103 @@ struct MasterClient::Impl {
     return status;
   }
 
+  // A batch RPC answered by a StatusesResponse, sent in parts of at most
+  // max_batch_keys keys: `call(at, part, resp)` sends keys [at, at + part.size()).
+  // A part that fails as a whole gives its status to its keys and all later ones.
+  template <typename Call>
+  std::vector<crescent::Status> Statuses(std::span<const std::string> keys, Call call) const {
+    std::vector<crescent::Status> out;
+    out.reserve(keys.size());
+    for (size_t at = 0; at < keys.size(); at += options.max_batch_keys) {
+      const std::span<const std::string> part = Part(keys, at, options.max_batch_keys);
+      StatusesResponse resp;
+      if (crescent::Status s = call(at, part, &resp); !s.ok()) {
+        out.resize(keys.size(), s);
+        break;
+      }
+      for (crescent::Status& s : StatusesFromProto(resp, part.size())) out.push_back(std::move(s));
+    }
+    return out;
+  }
+
   // Calls `method` with a fresh deadline per try, retrying UNAVAILABLE with
   // exponential backoff. Every try sends the same request, so a PutStart's put
   // attempts repeat and a try after a lost reply gets that put back (PutEnd
   // with its token is idempotent too); other retried calls are reads, or
   // removes and corrupt-replica reports whose repeat answers OBJECT_NOT_FOUND.
-  // `meanwhile` runs during the first try only.
+  // `meanwhile` runs during the first try only. `tries` (0: options.attempts)
+  // bounds the tries of a call whose caller retries on its own.
   template <typename Req, typename Resp>
   crescent::Status Invoke(const char* rpc, AsyncMethod<Req, Resp> method, const Req& req,
-                          Resp* resp, const std::function<void()>* meanwhile = nullptr) const {
+                          Resp* resp, const std::function<void()>* meanwhile = nullptr,
+                          int tries = 0) const {
+    const int attempts = tries > 0 ? tries : options.attempts;
     int64_t backoff_ms = options.backoff_initial_ms;
     grpc::Status last;
-    for (int attempt = 1; attempt <= options.attempts; ++attempt) {
+    for (int attempt = 1; attempt <= attempts; ++attempt) {
       grpc::ClientContext ctx;
       ctx.set_deadline(std::chrono::system_clock::now() +
                        std::chrono::milliseconds(options.rpc_timeout_ms));
       resp->Clear();
-      last = CallOnce(method, ctx, req, resp, attempt == 1 ? meanwhile : nullptr);
+      std::shared_ptr<const Connection> conn = Current();
+      last = CallOnce(*conn, method, ctx, req, resp, attempt == 1 ? meanwhile : nullptr);
       if (last.ok()) return crescent::Status::Ok();
       if (last.error_code() != grpc::StatusCode::UNAVAILABLE) {
         return FromGrpc(last, rpc, address, options.rpc_timeout_ms);
       }
-      if (attempt < options.attempts) {
+      Renew(conn);
+      if (attempt < attempts) {
         std::this_thread::sleep_for(std::chrono::milliseconds(backoff_ms));
         backoff_ms = std::min(backoff_ms * 2, options.backoff_max_ms);
       }
     }
     return crescent::Status(ErrorCode::kUnavailable, "master at " + address +
                                                          " unreachable after " +
-                                                         std::to_string(options.attempts) +
-                                                         " attempts: " + last.error_message());
+                                                         std::to_string(attempts) +
+                                                         (attempts == 1 ? " attempt: " : " attempts: ") +
+                                                         last.error_message());
   }
 };
 
 StatusOr<std::unique_ptr<MasterClient>> MasterClient::Create(const MasterClientOptions& options) {
   if (options.attempts < 1 || options.rpc_timeout_ms <= 0 || options.backoff_initial_ms < 0 ||
-      options.backoff_max_ms < options.backoff_initial_ms || options.max_message_bytes <= 0) {
+      options.backoff_max_ms < options.backoff_initial_ms || options.max_message_bytes <= 0 ||
+      options.max_batch_keys < 1) {
     return crescent::Status(ErrorCode::kInvalidArgument,
                             "client options: need attempts >= 1, rpc_timeout_ms > 0, "
-                            "0 <= backoff_initial_ms <= backoff_max_ms, max_message_bytes > 0");
+                            "0 <= backoff_initial_ms <= backoff_max_ms, max_message_bytes > 0, "
+                            "max_batch_keys >= 1");
   }
   auto impl = std::make_unique<Impl>();
   impl->options = options;
   impl->address = ResolveMasterAddress(options.address);
   if (auto s = CheckAddress(impl->address); !s.ok()) return s;
   PrepareGrpcProcess();
-  grpc::ChannelArguments args;
+  grpc::ChannelArguments& args = impl->channel_args;
   args.SetMaxReceiveMessageSize(options.max_message_bytes);
   args.SetMaxSendMessageSize(options.max_message_bytes);
-  impl->channel =
-      grpc::CreateCustomChannel(impl->address, grpc::InsecureChannelCredentials(), args);
-  if (!impl->channel) {
+  // gRPC waits 1 s, then up to 120 s (x1.6 each time), before it tries a lost
+  // connection again, and fails calls at once meanwhile. Reconnect within
+  // kReconnectMaxMs instead; a master is one host, not a fleet.
+  // (GRPC_ARG_MIN_RECONNECT_BACKOFF_MS stays: in gRPC it is the connect
+  // timeout too, and a short one cut off handshakes with a busy master.)
+  args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, kReconnectInitialMs);
+  args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, kReconnectMaxMs);
+  // Each channel its own connection: a renewed channel (Impl::Renew) must not
+  // inherit the failed one's from gRPC's process-wide pool.
+  args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
+  impl->connection = impl->Connect();
+  if (!impl->connection->stub) {
     return crescent::Status(ErrorCode::kInvalidArgument,
                             "cannot create a channel to " + impl->address);
   }
-  impl->stub = Master::NewStub(impl->channel);
   return std::unique_ptr<MasterClient>(new MasterClient(std::move(impl)));
 }
 
 MasterClient::MasterClient(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 MasterClient::~MasterClient() = default;
 const std::string& MasterClient::address() const { return impl_->address; }
+size_t MasterClient::max_batch_keys() const { return impl_->options.max_batch_keys; }
 
 using Stub = Master::Stub;
 
@@ -357,7 +451,11 @@ crescent::Status MasterClient::Heartbeat(const std::string& node) {
   HeartbeatRequest req;
   req.set_node(node);
   StatusResponse resp;
-  if (auto s = impl_->Invoke("Heartbeat", &Stub::AsyncHeartbeat, req, &resp); !s.ok()) return s;
+  // One try: the node's heartbeat loop asks again in 100 ms while the master
+  // is unreachable, and must not sit in this call's backoff when it is back.
+  if (auto s = impl_->Invoke("Heartbeat", &Stub::AsyncHeartbeat, req, &resp, nullptr, 1); !s.ok()) {
+    return s;
+  }
   return FromProto(resp.status());
 }
 
@@ -410,50 +508,61 @@ std::vector<StatusOr<RemotePut>> MasterClient::BatchPutStart(std::span<const std
                                                              const master::PutConfig& config,
                                                              bool chain) {
   using Result = StatusOr<RemotePut>;
-  BatchPutStartRequest req;
-  req.mutable_keys()->Assign(keys.begin(), keys.end());
-  req.mutable_sizes()->Assign(sizes.begin(), sizes.end());
-  ToProto(config, req.mutable_config());
-  req.set_chain(chain);
-  for (size_t i = 0; i < keys.size(); ++i) req.add_attempts(impl_->NextAttempt());
-  BatchPutStartResponse resp;
-  if (auto s = impl_->Invoke("BatchPutStart", &Stub::AsyncBatchPutStart, req, &resp); !s.ok()) {
-    return Every<Result>(keys.size(), s);
-  }
-  if (static_cast<size_t>(resp.results_size()) != keys.size()) {
-    return Every<Result>(keys.size(), ShortReply(resp.results_size(), keys.size()));
-  }
   std::vector<Result> out;
   out.reserve(keys.size());
-  for (const PutStartResponse& r : resp.results()) out.push_back(PutFromProto(r));
+  master::PutConfig part_config = config;
+  for (size_t at = 0; at < keys.size(); at += impl_->options.max_batch_keys) {
+    const std::span<const std::string> part = Part(keys, at, impl_->options.max_batch_keys);
+    if (chain && at > 0) {
+      // The part's first page is linked to the page before it, as the master
+      // links pages within one request; an invalid one (refused) links none.
+      part_config.parent_key =
+          out.back().status().code() == ErrorCode::kInvalidKey ? "" : keys[at - 1];
+    }
+    BatchPutStartRequest req;
+    req.mutable_keys()->Assign(part.begin(), part.end());
+    const std::span<const uint64_t> part_sizes = PartOf(sizes, keys.size(), at, part.size());
+    req.mutable_sizes()->Assign(part_sizes.begin(), part_sizes.end());
+    ToProto(part_config, req.mutable_config());
+    req.set_chain(chain);
+    for (size_t i = 0; i < part.size(); ++i) req.add_attempts(impl_->NextAttempt());
+    BatchPutStartResponse resp;
+    crescent::Status s = impl_->Invoke("BatchPutStart", &Stub::AsyncBatchPutStart, req, &resp);
+    if (s.ok() && static_cast<size_t>(resp.results_size()) != part.size()) {
+      s = ShortReply(resp.results_size(), part.size());
+    }
+    if (!s.ok()) {
+      out.resize(keys.size(), Result(s));
+      break;
+    }
+    for (const PutStartResponse& r : resp.results()) out.push_back(PutFromProto(r));
+  }
   return out;
 }
 
 std::vector<crescent::Status> MasterClient::BatchPutEnd(std::span<const std::string> keys,
                                                         std::span<const uint64_t> tokens,
                                                         std::span<const uint64_t> checksums) {
-  BatchPutTokenRequest req = MakeTokens(keys, tokens);
-  if (checksums.empty()) {
-    req.mutable_checksums()->Resize(static_cast<int>(keys.size()), 0);
-  } else {
-    req.mutable_checksums()->Assign(checksums.begin(), checksums.end());
-  }
-  StatusesResponse resp;
-  if (auto s = impl_->Invoke("BatchPutEnd", &Stub::AsyncBatchPutEnd, req, &resp); !s.ok()) {
-    return Every<crescent::Status>(keys.size(), s);
-  }
-  return StatusesFromProto(resp, keys.size());
+  return impl_->Statuses(
+      keys, [&](size_t at, std::span<const std::string> part, StatusesResponse* resp) {
+        BatchPutTokenRequest req = MakeTokens(part, PartOf(tokens, keys.size(), at, part.size()));
+        if (checksums.empty()) {
+          req.mutable_checksums()->Resize(static_cast<int>(part.size()), 0);
+        } else {
+          const std::span<const uint64_t> mine = PartOf(checksums, keys.size(), at, part.size());
+          req.mutable_checksums()->Assign(mine.begin(), mine.end());
+        }
+        return impl_->Invoke("BatchPutEnd", &Stub::AsyncBatchPutEnd, req, resp);
+      });
 }
 
 std::vector<crescent::Status> MasterClient::BatchPutRevoke(std::span<const std::string> keys,
                                                            std::span<const uint64_t> tokens) {
-  StatusesResponse resp;
-  if (auto s = impl_->Invoke("BatchPutRevoke", &Stub::AsyncBatchPutRevoke, MakeTokens(keys, tokens),
-                             &resp);
-      !s.ok()) {
-    return Every<crescent::Status>(keys.size(), s);
-  }
-  return StatusesFromProto(resp, keys.size());
+  return impl_->Statuses(
+      keys, [&](size_t at, std::span<const std::string> part, StatusesResponse* resp) {
+        return impl_->Invoke("BatchPutRevoke", &Stub::AsyncBatchPutRevoke,
+                             MakeTokens(part, PartOf(tokens, keys.size(), at, part.size())), resp);
+      });
 }
 
 // ---- Reads ----
@@ -471,23 +580,30 @@ StatusOr<RemoteRead> MasterClient::GetReplicaList(const std::string& key) {
 std::vector<StatusOr<RemoteRead>> MasterClient::BatchGetReplicaList(
     std::span<const std::string> keys, bool prefix_mode, const std::function<void()>& meanwhile) {
   using Result = StatusOr<RemoteRead>;
-  BatchGetReplicaListRequest req;
-  req.mutable_keys()->Assign(keys.begin(), keys.end());
-  req.set_prefix_mode(prefix_mode);
-  BatchGetReplicaListResponse resp;
-  if (auto s = impl_->Invoke("BatchGetReplicaList", &Stub::AsyncBatchGetReplicaList, req, &resp,
-                             &meanwhile);
-      !s.ok()) {
-    return Every<Result>(keys.size(), s);
-  }
-  // Prefix mode stops at the first unreadable key, so the reply may be shorter.
-  size_t got = resp.results_size();
-  if (prefix_mode ? got > keys.size() : got != keys.size()) {
-    return Every<Result>(keys.size(), ShortReply(got, keys.size()));
-  }
   std::vector<Result> out;
-  out.reserve(got);
-  for (const ReadResult& r : resp.results()) out.push_back(ReadFromProto(r));
+  out.reserve(keys.size());
+  for (size_t at = 0; at < keys.size(); at += impl_->options.max_batch_keys) {
+    const std::span<const std::string> part = Part(keys, at, impl_->options.max_batch_keys);
+    BatchGetReplicaListRequest req;
+    req.mutable_keys()->Assign(part.begin(), part.end());
+    req.set_prefix_mode(prefix_mode);
+    BatchGetReplicaListResponse resp;
+    // `meanwhile` runs once, during the first request.
+    crescent::Status s = impl_->Invoke("BatchGetReplicaList", &Stub::AsyncBatchGetReplicaList, req,
+                                       &resp, at == 0 ? &meanwhile : nullptr);
+    // Prefix mode stops at the first unreadable key, so the reply may be shorter.
+    const size_t got = resp.results_size();
+    if (s.ok() && (prefix_mode ? got > part.size() : got != part.size())) {
+      s = ShortReply(got, part.size());
+    }
+    if (!s.ok()) {
+      out.resize(keys.size(), Result(s));
+      break;
+    }
+    for (const ReadResult& r : resp.results()) out.push_back(ReadFromProto(r));
+    // A prefix that ended in this part ends the whole prefix.
+    if (prefix_mode && (got < part.size() || !out.back().ok())) break;
+  }
   return out;
 }
 
@@ -501,30 +617,53 @@ StatusOr<bool> MasterClient::Exists(const std::string& key) {
 }
 
 StatusOr<master::BatchExistsResult> MasterClient::BatchExists(std::span<const std::string> keys) {
-  BatchExistsResponse resp;
-  if (auto s = impl_->Invoke("BatchExists", &Stub::AsyncBatchExists, MakeKeys(keys), &resp);
-      !s.ok()) {
-    return s;
-  }
-  if (auto s = FromProto(resp.status()); !s.ok()) return s;
-  if (static_cast<size_t>(resp.present_size()) != keys.size()) {
-    return ShortReply(resp.present_size(), keys.size());
-  }
   master::BatchExistsResult out;
-  out.present.assign(resp.present().begin(), resp.present().end());
-  out.leading = resp.leading();
+  out.present.reserve(keys.size());
+  bool leading = true;  // every key so far is present
+  for (size_t at = 0; at < keys.size(); at += impl_->options.max_batch_keys) {
+    const std::span<const std::string> part = Part(keys, at, impl_->options.max_batch_keys);
+    BatchExistsResponse resp;
+    if (auto s = impl_->Invoke("BatchExists", &Stub::AsyncBatchExists, MakeKeys(part), &resp);
+        !s.ok()) {
+      return s;
+    }
+    if (auto s = FromProto(resp.status()); !s.ok()) return s;
+    const size_t got = resp.present_size();
+    if (got != part.size()) return ShortReply(got, part.size());
+    // out.statuses stays empty until a part refuses a key; from then on it
+    // has one per key (OK for the keys answered).
+    if (resp.statuses_size() != 0) {
+      if (static_cast<size_t>(resp.statuses_size()) != got) {
+        return ShortReply(resp.statuses_size(), got);
+      }
+      out.statuses.resize(at);
+      for (const Status& st : resp.statuses()) out.statuses.push_back(FromProto(st));
+    } else if (!out.statuses.empty()) {
+      out.statuses.resize(at + got);
+    }
+    out.present.insert(out.present.end(), resp.present().begin(), resp.present().end());
+    if (leading) out.leading += resp.leading();
+    leading = leading && resp.leading() == got;
+  }
   return out;
 }
 
 StatusOr<size_t> MasterClient::BatchQueryPrefix(std::span<const std::string> keys) {
-  BatchQueryPrefixResponse resp;
-  if (auto s =
-          impl_->Invoke("BatchQueryPrefix", &Stub::AsyncBatchQueryPrefix, MakeKeys(keys), &resp);
-      !s.ok()) {
-    return s;
+  size_t leading = 0;
+  for (size_t at = 0; at < keys.size(); at += impl_->options.max_batch_keys) {
+    const std::span<const std::string> part = Part(keys, at, impl_->options.max_batch_keys);
+    BatchQueryPrefixResponse resp;
+    crescent::Status s =
+        impl_->Invoke("BatchQueryPrefix", &Stub::AsyncBatchQueryPrefix, MakeKeys(part), &resp);
+    if (s.ok()) s = FromProto(resp.status());
+    // A part that starts with an invalid key: the prefix ends there, and only
+    // as the very first key is that an error.
+    if (!s.ok() && at > 0 && s.code() == ErrorCode::kInvalidKey) return leading;
+    if (!s.ok()) return s;
+    leading += resp.leading();
+    if (resp.leading() < part.size()) break;
   }
-  if (auto s = FromProto(resp.status()); !s.ok()) return s;
-  return static_cast<size_t>(resp.leading());
+  return leading;
 }
 
 // ---- Integrity ----
@@ -544,6 +683,17 @@ crescent::Status MasterClient::ReportCorruptReplica(const std::string& key, uint
   return FromProto(resp.status());
 }
 
+crescent::Status MasterClient::ReportUnreachable(std::span<const uint32_t> segments) {
+  ReportUnreachableRequest req;
+  req.mutable_segments()->Assign(segments.begin(), segments.end());
+  StatusResponse resp;
+  if (auto s = impl_->Invoke("ReportUnreachable", &Stub::AsyncReportUnreachable, req, &resp);
+      !s.ok()) {
+    return s;
+  }
+  return FromProto(resp.status());
+}
+
 // ---- Remove and list ----
 
 crescent::Status MasterClient::Remove(const std::string& key, bool force) {
@@ -557,14 +707,13 @@ crescent::Status MasterClient::Remove(const std::string& key, bool force) {
 
 std::vector<crescent::Status> MasterClient::BatchRemove(std::span<const std::string> keys,
                                                         bool force) {
-  BatchRemoveRequest req;
-  req.mutable_keys()->Assign(keys.begin(), keys.end());
-  req.set_force(force);
-  StatusesResponse resp;
-  if (auto s = impl_->Invoke("BatchRemove", &Stub::AsyncBatchRemove, req, &resp); !s.ok()) {
-    return Every<crescent::Status>(keys.size(), s);
-  }
-  return StatusesFromProto(resp, keys.size());
+  return impl_->Statuses(keys,
+                         [&](size_t, std::span<const std::string> part, StatusesResponse* resp) {
+                           BatchRemoveRequest req;
+                           req.mutable_keys()->Assign(part.begin(), part.end());
+                           req.set_force(force);
+                           return impl_->Invoke("BatchRemove", &Stub::AsyncBatchRemove, req, resp);
+                         });
 }
 
 StatusOr<size_t> MasterClient::RemoveByPrefix(const std::string& prefix, bool force) {
@@ -589,7 +738,7 @@ StatusOr<size_t> MasterClient::RemoveAll(bool force) {
 }
 
 StatusOr<std::vector<std::string>> MasterClient::List(const std::string& prefix, size_t limit,
-                                                      bool* truncated) {
+                                                      bool* truncated, const std::string& after) {
   // Asking for one key more tells a cut at `limit` apart from an exact fit on
   // masters that predate ListResponse.truncated too; the flag adds the cut at
   // the master's own cap (and at any limit with `limit` 0).
@@ -597,6 +746,7 @@ StatusOr<std::vector<std::string>> MasterClient::List(const std::string& prefix,
   ListRequest req;
   req.set_prefix(prefix);
   req.set_limit(probe ? limit + 1 : limit);
+  req.set_after(after);
   ListResponse resp;
   if (auto s = impl_->Invoke("List", &Stub::AsyncList, req, &resp); !s.ok()) return s;
   if (auto s = FromProto(resp.status()); !s.ok()) return s;
@@ -610,6 +760,13 @@ StatusOr<std::vector<std::string>> MasterClient::List(const std::string& prefix,
   return keys;
 }
 
+StatusOr<uint64_t> MasterClient::RequestSnapshot() {
+  SnapshotResponse resp;
+  if (auto s = impl_->Invoke("Snapshot", &Stub::AsyncSnapshot, Empty(), &resp); !s.ok()) return s;
+  if (auto s = FromProto(resp.status()); !s.ok()) return s;
+  return resp.snapshots_before();
+}
+
 StatusOr<ClusterStats> MasterClient::Stats() {
   StatsResponse resp;
   if (auto s = impl_->Invoke("Stats", &Stub::AsyncStats, Empty(), &resp); !s.ok()) return s;
@@ -621,6 +778,7 @@ StatusOr<ClusterStats> MasterClient::Stats() {
   out.used_bytes = resp.used_bytes();
   out.held_bytes = resp.held_bytes();
   out.metadata_bytes = resp.metadata_bytes();
+  out.largest_object = resp.largest_object();
   for (const SegmentInfo& info : resp.segments()) out.segments.push_back(FromProto(info));
   out.counters.insert(resp.counters().begin(), resp.counters().end());
   return out;

@@ -1,7 +1,8 @@
 // MasterClient: the typed client of the control plane (master.proto). Thread-safe;
 // one gRPC channel shared by all callers.
 //
-// Every call has a deadline (rpc_timeout_ms). A call that fails because the master
+// Every call has a deadline (rpc_timeout_ms); a batch call of more keys than
+// max_batch_keys is split into consecutive requests, each with its own. A call that fails because the master
 // cannot be reached (gRPC UNAVAILABLE) is retried with exponential backoff up to
 // `attempts` times, then returns kUnavailable with a message naming the address;
 // a deadline returns kTimeout. Engine errors come back as the engine's Status.
@@ -33,6 +34,13 @@ struct MasterClientOptions {
   int64_t backoff_initial_ms = 50;
   int64_t backoff_max_ms = 1000;
   int max_message_bytes = 64 << 20;  // gRPC receive/send limit (match the server's)
+  // Keys per request. A batch call over more keys is sent as consecutive
+  // requests of at most this many, so that no batch is too large for the
+  // master: its limit (MasterServerOptions::max_batch, 65,536 by default) and
+  // the message limit, which 4096 results keep every reply under even with
+  // 1 KiB keys, 16 replicas each and 256-byte endpoints. A prefix query stops
+  // at the first request whose keys are not all present.
+  size_t max_batch_keys = 4096;
 };
 
 // The address MasterClient would use for `configured` (see above).
@@ -66,6 +74,7 @@ struct ClusterStats {
   uint64_t used_bytes = 0;
   uint64_t held_bytes = 0;  // part of used_bytes (master::MasterStats)
   uint64_t metadata_bytes = 0;
+  uint64_t largest_object = 0;  // master::MasterStats
   std::vector<master::SegmentInfo> segments;
   std::map<std::string, uint64_t> counters;
 };
@@ -75,6 +84,7 @@ class MasterClient {
   static StatusOr<std::unique_ptr<MasterClient>> Create(const MasterClientOptions& options);
   ~MasterClient();
   const std::string& address() const;
+  size_t max_batch_keys() const;  // MasterClientOptions::max_batch_keys
 
   // With `secret_check`, the mount's proof (master.proto, MountSegmentResponse)
   // must verify under it: on a mismatch the segment is unmounted again and the
@@ -124,14 +134,22 @@ class MasterClient {
   crescent::Status ReportCorruptReplica(const std::string& key, uint32_t segment, uint64_t offset,
                                         uint64_t checksum);
 
+  // Transfers to these segments' nodes failed with a connection error or a
+  // timeout (master::MasterService::ReportUnreachable).
+  crescent::Status ReportUnreachable(std::span<const uint32_t> segments);
+
   crescent::Status Remove(const std::string& key, bool force);
   std::vector<crescent::Status> BatchRemove(std::span<const std::string> keys, bool force);
   StatusOr<size_t> RemoveByPrefix(const std::string& prefix, bool force);
   StatusOr<size_t> RemoveAll(bool force);
   // `truncated`, when given, is set to whether more keys matched than returned.
+  // `after`: only keys after it (the last key of the page before).
   StatusOr<std::vector<std::string>> List(const std::string& prefix, size_t limit,
-                                          bool* truncated = nullptr);
+                                          bool* truncated = nullptr, const std::string& after = "");
   StatusOr<ClusterStats> Stats();
+  // Asks for a snapshot (master.proto, Snapshot); returns the snapshot count
+  // before it, which Stats' crescent_snapshots_total passes once it is written.
+  StatusOr<uint64_t> RequestSnapshot();
 
  private:
   struct Impl;

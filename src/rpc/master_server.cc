@@ -21,7 +21,6 @@
 #include <thread>
 #include <vector>
 
-#include "common/endpoint.h"
 #include "common/listen_check.h"
 #include "rpc/grpc_setup.h"
 #include "rpc/master.grpc.pb.h"
@@ -45,7 +44,12 @@ struct CallEnv {
   Master::AsyncService* service;
   const MasterHandlers* handlers;
   std::atomic<int>* running;
+  const std::atomic<bool>* draining;  // MasterServer::BeginDrain
 };
+
+// Which calls a draining server still serves: a store node's own (its unmount
+// and heartbeats, while the node shuts down with it) and the read-only views.
+enum class WhileDraining { kServe, kRefuse };
 
 // Svc is the generated base class that declares RequestX (AsyncService derives
 // from one per method), so the member pointer's class varies per RPC.
@@ -59,8 +63,13 @@ template <typename Svc, typename Req, typename Resp>
 class Call final : public CallBase {
  public:
   Call(const CallEnv& env, grpc::ServerCompletionQueue* cq, RequestFn<Svc, Req, Resp> request,
-       HandlerFn<Req, Resp> handler)
-      : env_(env), cq_(cq), request_(request), handler_(handler), responder_(&ctx_) {
+       HandlerFn<Req, Resp> handler, WhileDraining draining)
+      : env_(env),
+        cq_(cq),
+        request_(request),
+        handler_(handler),
+        while_draining_(draining),
+        responder_(&ctx_) {
     (env_.service->*request_)(&ctx_, &req_, &responder_, cq_, cq_, this);
   }
 
@@ -70,10 +79,20 @@ class Call final : public CallBase {
       return;
     }
     env_.running->fetch_add(1, std::memory_order_acq_rel);
-    new Call(env_, cq_, request_, handler_);  // serve the next request meanwhile
-    (env_.handlers->*handler_)(req_, &resp_);
+    // Serve the next request meanwhile.
+    new Call(env_, cq_, request_, handler_, while_draining_);
     finishing_ = true;
-    responder_.Finish(resp_, grpc::Status::OK, this);
+    if (while_draining_ == WhileDraining::kRefuse &&
+        env_.draining->load(std::memory_order_acquire)) {
+      // Retryable, so that clients wait for (or fail over to) the next master
+      // instead of reading the teardown (segments gone, puts dropped) as an
+      // answer.
+      responder_.FinishWithError(
+          grpc::Status(grpc::StatusCode::UNAVAILABLE, "the master is shutting down"), this);
+    } else {
+      (env_.handlers->*handler_)(req_, &resp_);
+      responder_.Finish(resp_, grpc::Status::OK, this);
+    }
     env_.running->fetch_sub(1, std::memory_order_acq_rel);
   }
 
@@ -82,6 +101,7 @@ class Call final : public CallBase {
   grpc::ServerCompletionQueue* cq_;
   RequestFn<Svc, Req, Resp> request_;
   HandlerFn<Req, Resp> handler_;
+  WhileDraining while_draining_;
   grpc::ServerContext ctx_;
   Req req_;
   Resp resp_;
@@ -91,8 +111,8 @@ class Call final : public CallBase {
 
 template <typename Svc, typename Req, typename Resp>
 void Arm(const CallEnv& env, grpc::ServerCompletionQueue* cq, RequestFn<Svc, Req, Resp> request,
-         HandlerFn<Req, Resp> handler) {
-  new Call<Svc, Req, Resp>(env, cq, request, handler);
+         HandlerFn<Req, Resp> handler, WhileDraining draining = WhileDraining::kRefuse) {
+  new Call<Svc, Req, Resp>(env, cq, request, handler, draining);
 }
 
 // One waiting Call per RPC on `cq`.
@@ -100,9 +120,10 @@ void ArmAll(const CallEnv& env, grpc::ServerCompletionQueue* cq) {
   using S = Master::AsyncService;
   using H = MasterHandlers;
   Arm(env, cq, &S::RequestMountSegment, &H::MountSegment);
-  Arm(env, cq, &S::RequestUnmountSegment, &H::UnmountSegment);
-  Arm(env, cq, &S::RequestHeartbeat, &H::Heartbeat);
-  Arm(env, cq, &S::RequestListSegments, &H::ListSegments);
+  Arm(env, cq, &S::RequestUnmountSegment, &H::UnmountSegment, WhileDraining::kServe);
+  Arm(env, cq, &S::RequestHeartbeat, &H::Heartbeat, WhileDraining::kServe);
+  Arm(env, cq, &S::RequestListSegments, &H::ListSegments, WhileDraining::kServe);
+  Arm(env, cq, &S::RequestReportUnreachable, &H::ReportUnreachable);
   Arm(env, cq, &S::RequestPutStart, &H::PutStart);
   Arm(env, cq, &S::RequestPutEnd, &H::PutEnd);
   Arm(env, cq, &S::RequestPutRevoke, &H::PutRevoke);
@@ -120,7 +141,8 @@ void ArmAll(const CallEnv& env, grpc::ServerCompletionQueue* cq) {
   Arm(env, cq, &S::RequestRemoveByPrefix, &H::RemoveByPrefix);
   Arm(env, cq, &S::RequestRemoveAll, &H::RemoveAll);
   Arm(env, cq, &S::RequestList, &H::List);
-  Arm(env, cq, &S::RequestStats, &H::Stats);
+  Arm(env, cq, &S::RequestStats, &H::Stats, WhileDraining::kServe);
+  Arm(env, cq, &S::RequestSnapshot, &H::Snapshot);
 }
 
 // A leftover socket file from a dead server would make bind fail; anything that
@@ -155,6 +177,7 @@ struct MasterServer::Impl {
   std::vector<std::unique_ptr<grpc::ServerCompletionQueue>> cqs;
   std::vector<std::thread> threads;
   std::atomic<int> running{0};
+  std::atomic<bool> draining{false};
   int port = 0;
   std::mutex shutdown_mu;
   bool shut_down = false;
@@ -173,11 +196,8 @@ StatusOr<std::unique_ptr<MasterServer>> MasterServer::Start(
         "max_batch, max_list and max_replicas must be > 0, max_message_bytes > " +
             std::to_string(kReplyHeadroomBytes));
   }
-  // gRPC would only log why it cannot bind; ask first, to say it in the error.
-  // (An address ParseEndpoint refuses, or port 0, is left to gRPC.)
-  if (auto ep = ParseEndpoint(options.listen_address); ep.ok()) {
-    if (auto s = CheckCanListen("master server", ep->host, ep->port); !s.ok()) return s;
-  }
+  // gRPC would only log why it cannot listen; ask first, to say it in the error.
+  if (auto s = CheckCanListenOn("master server", options.listen_address); !s.ok()) return s;
   auto impl = std::make_unique<Impl>(options, master, signer);
 
   PrepareGrpcProcess();
@@ -190,7 +210,13 @@ StatusOr<std::unique_ptr<MasterServer>> MasterServer::Start(
   builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
   builder.AddListeningPort(options.listen_address, grpc::InsecureServerCredentials(), &impl->port);
   if (!options.unix_socket.empty()) {
+    if (auto s = CheckUnixSocketPath("master server cannot listen on unix:" + options.unix_socket,
+                                     options.unix_socket);
+        !s.ok()) {
+      return s;
+    }
     if (auto s = RemoveStaleSocket(options.unix_socket); !s.ok()) return s;
+    if (auto s = CheckCanListenUnix("master server", options.unix_socket); !s.ok()) return s;
     builder.AddListeningPort("unix:" + options.unix_socket, grpc::InsecureServerCredentials());
   }
   builder.RegisterService(&impl->service);
@@ -210,7 +236,7 @@ StatusOr<std::unique_ptr<MasterServer>> MasterServer::Start(
     return crescent::Status(ErrorCode::kUnavailable, "master server cannot listen on " + where);
   }
 
-  CallEnv env{&impl->service, &impl->handlers, &impl->running};
+  CallEnv env{&impl->service, &impl->handlers, &impl->running, &impl->draining};
   for (auto& cq : impl->cqs) {
     ArmAll(env, cq.get());
     impl->threads.emplace_back([cq = cq.get()] {
@@ -228,7 +254,10 @@ MasterServer::~MasterServer() { Shutdown(); }
 
 int MasterServer::port() const { return impl_->port; }
 
+void MasterServer::BeginDrain() { impl_->draining.store(true, std::memory_order_release); }
+
 void MasterServer::Shutdown() {
+  BeginDrain();
   std::lock_guard lock(impl_->shutdown_mu);
   if (impl_->shut_down) return;
   impl_->shut_down = true;

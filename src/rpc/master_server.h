@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -31,6 +32,9 @@ struct MasterServerOptions {
   uint32_t max_list = 1 << 20;        // keys per List reply (and what fits the message limit)
   uint32_t max_replicas = 16;         // PutConfig.replica_count ceiling
   int max_message_bytes = 64 << 20;   // gRPC receive/send limit
+  // Asks for a snapshot and returns at once (the Snapshot RPC); empty: the
+  // master keeps none (no --data-dir), and the RPC answers UNSUPPORTED.
+  std::function<void()> request_snapshot;
 };
 
 class MasterServer {
@@ -42,7 +46,14 @@ class MasterServer {
   ~MasterServer();  // Shutdown()s
   // The bound TCP port (useful with port 0).
   int port() const;
-  // Stops accepting, finishes in-flight calls, joins the threads. Idempotent.
+  // From now on, answers every client call with gRPC UNAVAILABLE ("the master
+  // is shutting down"), which clients retry; a store node's unmount and
+  // heartbeats, ListSegments and Stats are still served. Called first when a
+  // process that hosts the master stops, so that clients of a stopping server
+  // never read its teardown (segments unmounting, puts dropped) as answers.
+  void BeginDrain();
+  // Drains, stops accepting, finishes in-flight calls, joins the threads.
+  // Idempotent.
   void Shutdown();
 
  private:

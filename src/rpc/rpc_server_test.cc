@@ -115,9 +115,10 @@ TEST_F(RpcServerTest, BatchFormsChainAndPrefixQueries) {
   EXPECT_EQ(exists->leading, 3u);
   EXPECT_EQ(client_->BatchQueryPrefix(probe).value(), 3u);
 
-  // Prefix mode stops at the first unreadable key.
+  // Prefix mode stops at the first unreadable key, with that key's error.
   auto prefix = client_->BatchGetReplicaList(probe, true);
-  EXPECT_EQ(prefix.size(), 3u);
+  ASSERT_EQ(prefix.size(), 4u);
+  EXPECT_EQ(prefix[3].status().code(), ErrorCode::kObjectNotFound);
   auto all = client_->BatchGetReplicaList(probe, false);
   ASSERT_EQ(all.size(), 5u);
   EXPECT_EQ(all[3].status().code(), ErrorCode::kObjectNotFound);
@@ -366,6 +367,32 @@ TEST_F(RpcReplyLimitTest, ListCutsALongReplyToTheMessageLimit) {
   EXPECT_TRUE(std::equal(listed->begin(), listed->end(), keys.begin()));
 }
 
+// Pages chained by their last key (ListRequest.after) list every key once,
+// however many replies that takes.
+TEST_F(RpcReplyLimitTest, ListPagesThroughEveryKeyAfterTheLastOne) {
+  std::vector<std::string> keys;
+  for (int i = 0; i < 200; ++i) {
+    std::string k = "long/" + std::to_string(1000 + i);
+    keys.push_back(k + std::string(1000 - k.size(), 'x'));
+  }
+  PutInBatches(keys, 20);
+  std::vector<std::string> listed;
+  bool truncated = true;
+  int pages = 0;
+  while (truncated) {
+    auto page = client_->List("long/", 0, &truncated, listed.empty() ? "" : listed.back());
+    ASSERT_TRUE(page.ok()) << page.status().ToString();
+    ASSERT_FALSE(page->empty());
+    listed.insert(listed.end(), page->begin(), page->end());
+    ASSERT_LT(++pages, 20);
+  }
+  EXPECT_GT(pages, 2);
+  EXPECT_EQ(listed, keys);
+  // A cursor is a key: one longer than the key limit is refused.
+  auto bad = client_->List("long/", 0, nullptr, std::string(1025, 'k'));
+  EXPECT_EQ(bad.status().code(), ErrorCode::kInvalidKey);
+}
+
 TEST_F(RpcReplyLimitTest, BatchPutStartWhoseReplyCouldNotFitStartsNothing) {
   // Each started put answers with a write capability (~150 bytes with its
   // endpoint): 1000 of them do not fit in 64 KiB.
@@ -399,6 +426,127 @@ TEST_F(RpcReplyLimitTest, BatchGetReplicaListWhoseReplyCouldNotFitIsRefused) {
   EXPECT_TRUE(client_->BatchGetReplicaList(Keys("g", 100), false)[99].ok());
 }
 
+// One bad key (empty, or over the key limit) gets its own INVALID_KEY in every
+// batch RPC, and the other keys their answers: the server used to refuse a
+// whole batch for one over-long key. Only what concerns the whole batch (the
+// count, the reply size) refuses it whole.
+TEST_F(RpcServerTest, OneBadKeyNeverSpoilsABatch) {
+  Mount();
+  ASSERT_TRUE(Put("a").ok());
+  ASSERT_TRUE(Put("b").ok());
+  const std::string too_long(config_.max_key_length + 1, 'x');
+  for (const std::string& bad : {std::string(), too_long}) {
+    SCOPED_TRACE(bad.empty() ? "empty key" : "key over the limit");
+    std::vector<std::string> keys = {"a", bad, "b"};
+    auto exists = client_->BatchExists(keys);
+    ASSERT_TRUE(exists.ok()) << exists.status().ToString();
+    EXPECT_EQ(exists->present, (std::vector<bool>{true, false, true}));
+    EXPECT_EQ(exists->leading, 1u);
+    ASSERT_EQ(exists->statuses.size(), 3u);
+    EXPECT_EQ(exists->statuses[1].code(), ErrorCode::kInvalidKey);
+    EXPECT_TRUE(exists->statuses[2].ok());
+
+    EXPECT_EQ(client_->BatchQueryPrefix(keys).value(), 1u);  // the bad key ends the prefix
+    std::vector<std::string> bad_first = {bad, "a"};
+    EXPECT_EQ(client_->BatchQueryPrefix(bad_first).status().code(), ErrorCode::kInvalidKey);
+
+    auto reads = client_->BatchGetReplicaList(keys, false);
+    ASSERT_EQ(reads.size(), 3u);
+    EXPECT_TRUE(reads[0].ok() && reads[2].ok());
+    EXPECT_EQ(reads[1].status().code(), ErrorCode::kInvalidKey);
+    auto prefix = client_->BatchGetReplicaList(keys, true);
+    ASSERT_EQ(prefix.size(), 2u);
+    EXPECT_EQ(prefix[1].status().code(), ErrorCode::kInvalidKey);
+
+    std::vector<std::string> fresh = {"c", bad, "d"};
+    auto started = client_->BatchPutStart(fresh, std::vector<uint64_t>(3, 64), {}, true);
+    ASSERT_EQ(started.size(), 3u);
+    ASSERT_TRUE(started[0].ok()) << started[0].status().ToString();
+    EXPECT_EQ(started[1].status().code(), ErrorCode::kInvalidKey);
+    ASSERT_TRUE(started[2].ok()) << started[2].status().ToString();
+    std::vector<std::string> end_keys = {"c", bad, "d"};
+    std::vector<uint64_t> tokens = {started[0]->token, 1, started[2]->token};
+    auto ended = client_->BatchPutEnd(end_keys, tokens);
+    EXPECT_TRUE(ended[0].ok() && ended[2].ok());
+    EXPECT_EQ(ended[1].code(), ErrorCode::kInvalidKey);
+
+    auto removed = client_->BatchRemove(end_keys, false);
+    EXPECT_TRUE(removed[0].ok() && removed[2].ok());
+    EXPECT_EQ(removed[1].code(), ErrorCode::kInvalidKey);
+  }
+}
+
+// A batch over more keys than a request may carry is split by the client into
+// requests of at most max_batch_keys: every key is answered, and a prefix
+// query stops at the first part that is not all present. Batches over 65,536
+// keys used to fail with -1 for every key (the master's limit).
+TEST_F(RpcServerTest, BatchesOverTheRequestLimitAreSplit) {
+  MasterServerOptions options = DefaultServerOptions();
+  options.max_batch = 4;
+  MasterClientOptions client_options;
+  client_options.max_batch_keys = 4;
+  Start(options, client_options);
+  Mount();
+
+  std::vector<std::string> keys = Keys("s", 10);
+  auto started = client_->BatchPutStart(keys, std::vector<uint64_t>(10, 64), {}, /*chain=*/true);
+  ASSERT_EQ(started.size(), 10u);
+  std::vector<uint64_t> tokens;
+  for (const auto& r : started) {
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    tokens.push_back(r->token);
+  }
+  for (const Status& s : client_->BatchPutEnd(keys, tokens)) ASSERT_TRUE(s.ok()) << s.ToString();
+
+  EXPECT_EQ(client_->BatchQueryPrefix(keys).value(), 10u);
+  auto exists = client_->BatchExists(keys);
+  ASSERT_TRUE(exists.ok()) << exists.status().ToString();
+  EXPECT_EQ(exists->present, std::vector<bool>(10, true));
+  EXPECT_EQ(exists->leading, 10u);
+  EXPECT_TRUE(exists->statuses.empty());
+  auto reads = client_->BatchGetReplicaList(keys, false);
+  ASSERT_EQ(reads.size(), 10u);
+  for (const auto& r : reads) EXPECT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(client_->BatchGetReplicaList(keys, true).size(), 10u);
+
+  // A miss in the second part ends the prefix there; the answers before it
+  // and the per-key answers after it are kept.
+  std::vector<std::string> holed = keys;
+  holed[6] = "missing";
+  EXPECT_EQ(client_->BatchQueryPrefix(holed).value(), 6u);
+  exists = client_->BatchExists(holed);
+  ASSERT_TRUE(exists.ok());
+  EXPECT_EQ(exists->leading, 6u);
+  EXPECT_FALSE(exists->present[6]);
+  EXPECT_TRUE(exists->present[9]);
+  auto prefix = client_->BatchGetReplicaList(holed, true);
+  ASSERT_EQ(prefix.size(), 7u);
+  EXPECT_EQ(prefix[6].status().code(), ErrorCode::kObjectNotFound);
+
+  // A bad key first in a later part ends the prefix; its refusal lands in its slot.
+  std::vector<std::string> bad = keys;
+  bad[4] = "";
+  EXPECT_EQ(client_->BatchQueryPrefix(bad).value(), 4u);
+  exists = client_->BatchExists(bad);
+  ASSERT_TRUE(exists.ok());
+  ASSERT_EQ(exists->statuses.size(), 10u);
+  EXPECT_EQ(exists->statuses[4].code(), ErrorCode::kInvalidKey);
+  EXPECT_TRUE(exists->statuses[9].ok());
+  EXPECT_TRUE(exists->present[9]);
+
+  for (const Status& s : client_->BatchRemove(keys, true)) EXPECT_TRUE(s.ok()) << s.ToString();
+  EXPECT_EQ(client_->BatchQueryPrefix(keys).value(), 0u);
+
+  // A client whose requests are larger than the master accepts gets the
+  // master's refusal, naming its limit; it never reads as a result.
+  client_options.max_batch_keys = 8;
+  Start(options, client_options);
+  auto refused = client_->BatchQueryPrefix(keys);
+  ASSERT_EQ(refused.status().code(), ErrorCode::kInvalidArgument);
+  EXPECT_NE(refused.status().message().find("limit of 4"), std::string::npos)
+      << refused.status().message();
+}
+
 TEST_F(RpcServerTest, ValidationRefusesBeforeTheEngine) {
   MasterServerOptions options = DefaultServerOptions();
   options.max_batch = 4;
@@ -419,8 +567,6 @@ TEST_F(RpcServerTest, ValidationRefusesBeforeTheEngine) {
   EXPECT_EQ(client_->BatchGetReplicaList(five, false)[4].status().code(),
             ErrorCode::kInvalidArgument);
 
-  std::vector<std::string> long_key = {"a", std::string(config_.max_key_length + 1, 'x')};
-  EXPECT_EQ(client_->BatchExists(long_key).status().code(), ErrorCode::kInvalidKey);
 
   PutConfig pin;
   pin.soft_pin_ttl_ms = -1;
@@ -533,10 +679,14 @@ TEST_F(RpcServerTest, UnreachableMasterReturnsUnavailableNamingTheAddress) {
   options.rpc_timeout_ms = 2000;
   auto client = MasterClient::Create(options);
   ASSERT_TRUE(client.ok());
-  Status s = (*client)->Heartbeat("node-a");
+  Status s = (*client)->Exists("k").status();
   EXPECT_EQ(s.code(), ErrorCode::kUnavailable) << s.ToString();
   EXPECT_NE(s.message().find(options.address), std::string::npos) << s.message();
   EXPECT_NE(s.message().find("3 attempts"), std::string::npos) << s.message();
+  // A heartbeat tries once: the node's loop asks again soon on its own.
+  Status beat = (*client)->Heartbeat("node-a");
+  EXPECT_EQ(beat.code(), ErrorCode::kUnavailable) << beat.ToString();
+  EXPECT_NE(beat.message().find("after 1 attempt:"), std::string::npos) << beat.message();
   auto batch = (*client)->BatchPutEnd(Keys("k", 2), std::vector<uint64_t>(2, 0));
   ASSERT_EQ(batch.size(), 2u);
   EXPECT_EQ(batch[1].code(), ErrorCode::kUnavailable);

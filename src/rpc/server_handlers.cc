@@ -41,7 +41,7 @@ void FillStatuses(const std::vector<crescent::Status>& statuses, StatusesRespons
 
 crescent::Status MasterHandlers::CheckBatch(
     const google::protobuf::RepeatedPtrField<std::string>& keys, bool allow_empty) const {
-  return CheckKeys(keys, options_.max_batch, master_.config().max_key_length, allow_empty);
+  return CheckKeys(keys, options_.max_batch, allow_empty);
 }
 
 crescent::Status MasterHandlers::CheckReplicaReply(
@@ -115,6 +115,22 @@ void MasterHandlers::UnmountSegment(UnmountSegmentRequest& req, StatusResponse* 
 void MasterHandlers::Heartbeat(HeartbeatRequest& req, StatusResponse* resp) const {
   crescent::Status s = CheckName("node", req.node());
   if (s.ok()) s = master_.Heartbeat(req.node());
+  ToProto(s, resp->mutable_status());
+}
+
+void MasterHandlers::ReportUnreachable(ReportUnreachableRequest& req,
+                                       StatusResponse* resp) const {
+  crescent::Status s;
+  if (req.segments().empty()) {
+    s = crescent::Status(ErrorCode::kInvalidArgument, "report names no segment");
+  } else if (static_cast<uint64_t>(req.segments_size()) > options_.max_batch) {
+    s = crescent::Status(ErrorCode::kInvalidArgument,
+                         "report of " + std::to_string(req.segments_size()) +
+                             " segments exceeds the limit of " + std::to_string(options_.max_batch));
+  } else {
+    const std::vector<master::SegmentId> ids(req.segments().begin(), req.segments().end());
+    (void)master_.ReportUnreachable(ids);  // stale ids (unmounted since) change nothing
+  }
   ToProto(s, resp->mutable_status());
 }
 
@@ -248,11 +264,11 @@ void MasterHandlers::BatchExists(KeysRequest& req, BatchExistsResponse* resp) co
   if (auto s = CheckBatch(req.keys(), /*allow_empty=*/false); !s.ok()) {
     return ToProto(s, resp->mutable_status());
   }
-  auto r = master_.BatchExists(TakeKeys(req.mutable_keys()));
-  ToProto(r.status(), resp->mutable_status());
-  if (!r.ok()) return;
-  for (bool present : r->present) resp->add_present(present);
-  resp->set_leading(r->leading);
+  master::BatchExistsResult r = master_.BatchExists(TakeKeys(req.mutable_keys()));
+  ToProto(crescent::Status::Ok(), resp->mutable_status());
+  for (bool present : r.present) resp->add_present(present);
+  resp->set_leading(r.leading);
+  for (const crescent::Status& s : r.statuses) ToProto(s, resp->add_statuses());
 }
 
 void MasterHandlers::BatchQueryPrefix(KeysRequest& req, BatchQueryPrefixResponse* resp) const {
@@ -300,6 +316,10 @@ void MasterHandlers::List(ListRequest& req, ListResponse* resp) const {
     return ToProto(crescent::Status(ErrorCode::kInvalidKey, "prefix longer than the key limit"),
                    resp->mutable_status());
   }
+  if (req.after().size() > master_.config().max_key_length) {
+    return ToProto(crescent::Status(ErrorCode::kInvalidKey, "'after' longer than the key limit"),
+                   resp->mutable_status());
+  }
   // 0 and anything above the server's ceiling both mean "the ceiling": a reply
   // must stay bounded whatever the client asks for, in keys and in bytes (the
   // message limit, less room for the status).
@@ -308,7 +328,8 @@ void MasterHandlers::List(ListRequest& req, ListResponse* resp) const {
   const uint64_t max_bytes =
       static_cast<uint64_t>(options_.max_message_bytes) - kReplyHeadroomBytes;
   bool truncated = false;
-  std::vector<std::string> keys = master_.List(req.prefix(), limit, max_bytes, &truncated);
+  std::vector<std::string> keys =
+      master_.List(req.prefix(), limit, max_bytes, &truncated, req.after());
   resp->set_truncated(truncated);
   for (std::string& k : keys) resp->add_keys(std::move(k));
   ToProto(crescent::Status::Ok(), resp->mutable_status());
@@ -323,6 +344,7 @@ void MasterHandlers::Stats(Empty&, StatsResponse* resp) const {
   resp->set_capacity_bytes(s.capacity_bytes);
   resp->set_used_bytes(s.used_bytes);
   resp->set_held_bytes(s.held_bytes);
+  resp->set_largest_object(s.largest_object);
   resp->set_metadata_bytes(s.metadata_bytes);
   for (const master::SegmentInfo& info : master_.ListSegments()) {
     ToProto(info, resp->add_segments());
@@ -331,6 +353,20 @@ void MasterHandlers::Stats(Empty&, StatsResponse* resp) const {
   for (const metrics::Sample& sample : metrics::CollectMasterSamples(master_)) {
     counters[sample.name] = sample.value;
   }
+  ToProto(crescent::Status::Ok(), resp->mutable_status());
+}
+
+// ---- Snapshot ----
+
+void MasterHandlers::Snapshot(Empty&, SnapshotResponse* resp) const {
+  if (!options_.request_snapshot) {
+    ToProto(crescent::Status(ErrorCode::kUnsupported,
+                             "this master keeps no snapshots (it was started without --data-dir)"),
+            resp->mutable_status());
+    return;
+  }
+  resp->set_snapshots_before(master_.counters().snapshots.load(std::memory_order_relaxed));
+  options_.request_snapshot();
   ToProto(crescent::Status::Ok(), resp->mutable_status());
 }
 

@@ -45,6 +45,7 @@ class MasterHandlers {
   void BatchExists(KeysRequest& req, BatchExistsResponse* resp) const;
   void BatchQueryPrefix(KeysRequest& req, BatchQueryPrefixResponse* resp) const;
   void ReportCorruptReplica(ReportCorruptReplicaRequest& req, StatusResponse* resp) const;
+  void ReportUnreachable(ReportUnreachableRequest& req, StatusResponse* resp) const;
 
   void Remove(RemoveRequest& req, StatusResponse* resp) const;
   void BatchRemove(BatchRemoveRequest& req, StatusesResponse* resp) const;
@@ -53,6 +54,7 @@ class MasterHandlers {
   void List(ListRequest& req, ListResponse* resp) const;
 
   void Stats(Empty& req, StatsResponse* resp) const;
+  void Snapshot(Empty& req, SnapshotResponse* resp) const;
 
  private:
   // A started put: its token, and its replicas, each with a WRITE capability.

@@ -40,19 +40,11 @@ crescent::Status CheckSegmentSpec(const SegmentSpec& spec) {
 }
 
 crescent::Status CheckKeys(const google::protobuf::RepeatedPtrField<std::string>& keys,
-                           uint32_t max_batch, uint32_t max_key_length, bool allow_empty) {
+                           uint32_t max_batch, bool allow_empty) {
   if (keys.empty() && !allow_empty) return Invalid("batch has no keys");
   if (static_cast<uint64_t>(keys.size()) > max_batch) {
     return Invalid("batch of " + std::to_string(keys.size()) + " keys exceeds the limit of " +
                    std::to_string(max_batch));
-  }
-  for (int i = 0; i < keys.size(); ++i) {
-    if (keys[i].size() > max_key_length) {
-      return crescent::Status(ErrorCode::kInvalidKey, "key #" + std::to_string(i) + " is " +
-                                                          std::to_string(keys[i].size()) +
-                                                          " bytes; the limit is " +
-                                                          std::to_string(max_key_length));
-    }
   }
   return crescent::Status::Ok();
 }

@@ -26,10 +26,11 @@ crescent::Status CheckOptionalName(std::string_view field, std::string_view valu
 // Name, owner, endpoint (ParseEndpoint), capacity > 0, tier 0 or 1.
 crescent::Status CheckSegmentSpec(const SegmentSpec& spec);
 
-// At most max_batch keys (and at least one when !allow_empty), each at most
-// max_key_length bytes.
+// At most max_batch keys (and at least one when !allow_empty). What concerns
+// one key (empty, too long) is not checked here: the engine refuses that key
+// alone, and the other keys of the batch still get their answers.
 crescent::Status CheckKeys(const google::protobuf::RepeatedPtrField<std::string>& keys,
-                           uint32_t max_batch, uint32_t max_key_length, bool allow_empty);
+                           uint32_t max_batch, bool allow_empty);
 
 // A key (non-empty, at most max_key_length bytes) and a segment id (ids start at 1).
 crescent::Status CheckCorruptReport(const ReportCorruptReplicaRequest& req,

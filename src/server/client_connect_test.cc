@@ -56,6 +56,24 @@ TEST(ClientConnectTest, CongestionControlFromTheEnvironment) {
   unsetenv("CRESCENT_TCP_CONGESTION");
 }
 
+// A transfer timeout of 0 (or less) would expire every put at once; no lane
+// would carry anything. Both are refused at Connect, naming the field.
+TEST(ClientConnectTest, SettingsThatFailEveryTransferAreRefused) {
+  for (int64_t timeout : {int64_t{0}, int64_t{-1}}) {
+    ClientConfig cc;
+    cc.master_address = "127.0.0.1:1";
+    cc.transfer_timeout_ms = timeout;
+    auto client = Client::Connect(cc);
+    ASSERT_FALSE(client.ok());
+    EXPECT_EQ(client.status().code(), ErrorCode::kInvalidArgument);
+    EXPECT_NE(client.status().message().find("transfer_timeout_ms"), std::string::npos);
+  }
+  ClientConfig cc;
+  cc.master_address = "127.0.0.1:1";
+  cc.tcp_lanes = 0;
+  EXPECT_EQ(Client::Connect(cc).status().code(), ErrorCode::kInvalidArgument);
+}
+
 TEST(ClientConnectTest, UnreachableMasterIsUnavailableAndNamesTheAddress) {
   ClientConfig cc;
   cc.master_address = "127.0.0.1:1";  // nothing listens on port 1

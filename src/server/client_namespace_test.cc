@@ -33,6 +33,10 @@ TEST_P(ClientNamespaceTest, StatCountsSegmentsObjectsAndBytes) {
   ASSERT_EQ(st->segments.size(), 2u);
   EXPECT_EQ(st->objects, 0u);
   EXPECT_EQ(st->capacity_bytes, 2 * (uint64_t{16} << 20));
+  // The largest value a put is accepted for: one segment's capacity.
+  EXPECT_EQ(st->largest_object, uint64_t{16} << 20);
+  EXPECT_TRUE(client_->Put("too-big", Bytes(Pattern((16 << 20) + 1, 1))).code() ==
+              ErrorCode::kInvalidSize);
   for (const SegmentUsage& seg : st->segments) {
     EXPECT_EQ(seg.capacity, uint64_t{16} << 20);
     EXPECT_FALSE(seg.endpoint.empty());
@@ -63,9 +67,16 @@ TEST_P(ClientNamespaceTest, ListByPrefixWithLimit) {
   sorted = *a;
   std::sort(sorted.begin(), sorted.end());
   EXPECT_EQ(sorted, (std::vector<std::string>{"a/1", "a/2", "a/3"}));
-  StatusOr<std::vector<std::string>> limited = client_->List("a/", 2);
+  bool truncated = false;
+  StatusOr<std::vector<std::string>> limited = client_->List("a/", 2, &truncated);
   ASSERT_TRUE(limited.ok());
-  EXPECT_EQ(limited->size(), 2u);
+  EXPECT_EQ(*limited, (std::vector<std::string>{"a/1", "a/2"}));
+  EXPECT_TRUE(truncated);
+  // The next page: the keys after the last one listed.
+  limited = client_->List("a/", 2, &truncated, limited->back());
+  ASSERT_TRUE(limited.ok());
+  EXPECT_EQ(*limited, std::vector<std::string>{"a/3"});
+  EXPECT_FALSE(truncated);
   EXPECT_TRUE(client_->List("zzz")->empty());
 }
 

@@ -27,6 +27,7 @@ using client_test::ClientClusterTest;
 using client_test::ClusterTest;
 using client_test::ConnectTo;
 using client_test::Pattern;
+using client_test::Present;
 using client_test::SmallCluster;
 using client_test::StartCluster;
 
@@ -253,10 +254,15 @@ TEST_F(ClientFailedWriteTest, FailedPutLeavesNothingVisible) {
 
 // One replica written, the other unreachable: the object is not made visible
 // with fewer copies than asked for; the good node's space is released (fenced
-// until the revoked puts' capabilities are over).
+// until the revoked puts' capabilities are over). Without retries: with them,
+// the put is placed again without the unreachable node (the next test).
 TEST_F(ClientFailedWriteTest, PartiallyWrittenReplicasAreRevoked) {
   ASSERT_NO_FATAL_FAILURE(StartAndConnect(SmallCluster(1)));
   MountGhost(*cluster_);
+  ClientConfig no_retry = client_test::ConfigFor(*cluster_);
+  no_retry.put_retry_ms = 0;
+  client_ = client_test::ConnectWith(no_retry);
+  ASSERT_NE(client_, nullptr);
 
   PutOptions two;
   two.replica_count = 2;
@@ -264,9 +270,7 @@ TEST_F(ClientFailedWriteTest, PartiallyWrittenReplicasAreRevoked) {
   std::vector<std::byte> v = Pattern(8192, 35);
   std::vector<std::span<const std::byte>> spans = {Bytes(v), Bytes(v)};
   for (const Status& s : client_->BatchPut(keys, spans, two)) EXPECT_FALSE(s.ok());
-  StatusOr<std::vector<bool>> ex = client_->BatchExists(keys);
-  ASSERT_TRUE(ex.ok());
-  EXPECT_EQ(*ex, (std::vector<bool>{false, false}));
+  EXPECT_EQ(Present(client_->BatchExists(keys)), (std::vector<int>{0, 0}));
   StatusOr<ClusterStat> st = client_->Stat();
   ASSERT_TRUE(st.ok());
   EXPECT_EQ(st->pending_puts, 0u);
@@ -279,6 +283,32 @@ TEST_F(ClientFailedWriteTest, PartiallyWrittenReplicasAreRevoked) {
   StatusOr<std::vector<std::byte>> got = client_->Get("half0");
   ASSERT_TRUE(got.ok());
   EXPECT_TRUE(*got == v);
+}
+
+// The same put with retries: the unreachable node was reported (the master
+// places nothing there until it heartbeats), the revoked put was tried again
+// on the live node alone, with the one replica it could have (best effort,
+// as PutOptions::replica_count promises), and nothing of the first try lingers.
+TEST_F(ClientFailedWriteTest, WithRetriesAPutLandsOnTheReachableNode) {
+  ASSERT_NO_FATAL_FAILURE(StartAndConnect(SmallCluster(1)));
+  MountGhost(*cluster_);
+  PutOptions two;
+  two.replica_count = 2;
+  std::vector<std::byte> v = Pattern(8192, 36);
+  Status put = client_->Put("retried", Bytes(v), two);
+  ASSERT_TRUE(put.ok()) << put.ToString();
+  EXPECT_GE(client_->Counters().put_retries, 1u);
+  StatusOr<std::vector<std::byte>> got = client_->Get("retried");
+  ASSERT_TRUE(got.ok()) << got.status().ToString();
+  EXPECT_TRUE(*got == v);
+  StatusOr<ClusterStat> st = client_->Stat();
+  ASSERT_TRUE(st.ok());
+  EXPECT_EQ(st->pending_puts, 0u);
+  EXPECT_EQ(st->objects, 1u);
+  // Later puts go to the reachable node at once.
+  const uint64_t retries = client_->Counters().put_retries;
+  ASSERT_TRUE(client_->Put("direct", Bytes(v), two).ok());
+  EXPECT_EQ(client_->Counters().put_retries, retries);
 }
 
 }  // namespace

@@ -33,6 +33,16 @@ inline std::vector<std::byte> Pattern(size_t size, uint32_t seed) {
 
 inline std::span<const std::byte> Bytes(const std::vector<std::byte>& v) { return {v}; }
 
+// Client::BatchExists as one answer per key: 1 stored, 0 not, or the negated
+// error code of a key that could not be answered.
+inline std::vector<int> Present(const std::vector<StatusOr<bool>>& r) {
+  std::vector<int> out;
+  for (const StatusOr<bool>& p : r) {
+    out.push_back(p.ok() ? int{*p} : -static_cast<int>(p.status().code()));
+  }
+  return out;
+}
+
 // Small segments: tests store little, and every node's memfd is zero-filled.
 inline server::LocalClusterOptions SmallCluster(int store_nodes = 1, bool shared_memory = true) {
   server::LocalClusterOptions o;

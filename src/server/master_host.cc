@@ -1,5 +1,7 @@
 #include "server/master_host.h"
 
+#include <iostream>
+
 namespace crescent::server {
 
 StatusOr<std::unique_ptr<MasterHost>> MasterHost::Start(const MasterHostOptions& options,
@@ -8,12 +10,31 @@ StatusOr<std::unique_ptr<MasterHost>> MasterHost::Start(const MasterHostOptions&
   if (!signer.ok()) return signer.status();
   std::unique_ptr<MasterHost> host(new MasterHost(std::move(signer.value())));
   host->options_ = options;
-  auto master = master::MasterService::Create(options.config);
+  if (!options.data_dir.empty()) {
+    durability::FileLogOptions lo;
+    lo.dir = options.data_dir;
+    lo.sync_interval_ms = options.log_sync_ms;
+    auto log = durability::FileOperationLog::Open(lo, &host->warnings_);
+    if (!log.ok()) return log.status();
+    host->log_ = std::move(log.value());
+  }
+  auto master =
+      master::MasterService::Create(options.config, SteadyClock::Instance(), host->log_.get());
   if (!master.ok()) return master.status();
   host->master_ = std::move(master.value());
   host->master_->StartBackground();
+  if (host->log_) {
+    host->snapshotter_ = std::make_unique<durability::Snapshotter>(
+        *host->master_, host->log_.get(),
+        durability::SnapshotterOptions{options.data_dir, options.snapshot_keep});
+    host->snapshotter_->Start(options.snapshot_interval_ms);
+  }
 
-  auto rpc = rpc::MasterServer::Start(options.rpc, *host->master_, host->signer_);
+  rpc::MasterServerOptions rpc_options = options.rpc;
+  if (host->snapshotter_) {
+    rpc_options.request_snapshot = [s = host->snapshotter_.get()] { s->Request(); };
+  }
+  auto rpc = rpc::MasterServer::Start(rpc_options, *host->master_, host->signer_);
   if (!rpc.ok()) return rpc.status();
   host->rpc_ = std::move(rpc.value());
   const std::string& listen = options.rpc.listen_address;
@@ -31,9 +52,21 @@ StatusOr<std::unique_ptr<MasterHost>> MasterHost::Start(const MasterHostOptions&
 std::string MasterHost::address() const { return address_; }
 
 std::string MasterHost::Describe() const {
-  std::string out = "master (gRPC) listening on " + address();
+  std::string out;
+  for (const std::string& w : warnings_) out += "warning: " + w + "\n";
+  out += "master (gRPC) listening on " + address();
   if (!options_.rpc.unix_socket.empty()) out += " and unix:" + options_.rpc.unix_socket;
   out += ", eviction policy " + options_.config.eviction_policy + "\n";
+  if (log_) {
+    out += "operation log and snapshots in " + options_.data_dir + ", log synced " +
+           (options_.log_sync_ms == 0 ? std::string("before every acknowledgement")
+                                      : "every " + std::to_string(options_.log_sync_ms) + " ms") +
+           ", snapshot " +
+           (options_.snapshot_interval_ms == 0
+                ? std::string("at shutdown")
+                : "every " + std::to_string(options_.snapshot_interval_ms / 1000) + " s") +
+           "\n";
+  }
   if (http_) {
     std::string base = "http://" + options_.http_host + ":" + std::to_string(http_->port());
     out += "metrics on " + base + "/metrics, health on " + base + "/health\n";
@@ -41,10 +74,27 @@ std::string MasterHost::Describe() const {
   return out;
 }
 
+void MasterHost::BeginDrain() {
+  if (rpc_) rpc_->BeginDrain();
+}
+
 MasterHost::~MasterHost() {
   http_.reset();
-  if (rpc_) rpc_->Shutdown();
+  // Maintenance stops first: the RPC server's shutdown may wait out its grace
+  // period for open channels, longer than the heartbeat TTL, and the nodes'
+  // heartbeats stop reaching it; node expiry would then unmount every segment
+  // (and log that), though the nodes are alive and keep their bytes.
   if (master_) master_->StopBackground();
+  if (rpc_) rpc_->Shutdown();
+  if (snapshotter_) {
+    // Nothing changes the engine any more: this snapshot is the whole state,
+    // and a restart replays no log after it.
+    snapshotter_->Stop();
+    if (auto info = snapshotter_->TakeNow(); !info.ok()) {
+      std::cerr << "crescent: the shutdown snapshot failed: " << info.status().ToString() << "\n";
+    }
+    snapshotter_.reset();
+  }
 }
 
 }  // namespace crescent::server

@@ -8,6 +8,8 @@
 #include <memory>
 #include <string>
 
+#include "durability/file_log.h"
+#include "durability/snapshotter.h"
 #include "master/master_config.h"
 #include "master/master_service.h"
 #include "metrics/admin_http.h"
@@ -21,6 +23,15 @@ struct MasterHostOptions {
   rpc::MasterServerOptions rpc;  // rpc.listen_address is host:port (port 0: any)
   std::string http_host = "127.0.0.1";
   int http_port = 9003;  // 0: no admin HTTP
+  // The operation log's directory (durability/file_log.h); empty: no log.
+  std::string data_dir;
+  // 0: fdatasync before each acknowledgement ("always"); else the period of
+  // the log's group commit in ms.
+  int64_t log_sync_ms = 10;
+  // With a data dir: a snapshot every this many ms (0: none but the final one
+  // at shutdown and those asked for), keeping the newest `snapshot_keep`.
+  int64_t snapshot_interval_ms = 300'000;
+  size_t snapshot_keep = 2;
 };
 
 class MasterHost {
@@ -34,13 +45,22 @@ class MasterHost {
   std::string address() const;
   // Human-readable lines saying where everything listens.
   std::string Describe() const;
+  // Clients' calls are answered UNAVAILABLE from now on (rpc::MasterServer::
+  // BeginDrain); the first step of a shutdown. The destructor drains too.
+  void BeginDrain();
+  // Null without a data dir.
+  durability::Snapshotter* snapshotter() { return snapshotter_.get(); }
 
  private:
   explicit MasterHost(transfer::CapabilitySigner signer) : signer_(std::move(signer)) {}
   MasterHostOptions options_;
   std::string address_;
   transfer::CapabilitySigner signer_;
+  std::vector<std::string> warnings_;  // from opening the data dir; shown by Describe()
+  // Declared before master_, so that it outlives it.
+  std::unique_ptr<durability::FileOperationLog> log_;
   std::unique_ptr<master::MasterService> master_;
+  std::unique_ptr<durability::Snapshotter> snapshotter_;
   std::unique_ptr<rpc::MasterServer> rpc_;
   std::unique_ptr<metrics::AdminHttpServer> http_;
 };

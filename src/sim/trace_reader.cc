@@ -1,11 +1,13 @@
 #include "sim/trace_reader.h"
 
 #include <absl/container/flat_hash_map.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
-#include <cstdio>
 #include <limits>
-#include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <system_error>
@@ -97,77 +99,144 @@ bool IsBlank(std::string_view line) {
   return true;
 }
 
+// Builds a Trace one line at a time, so a file is parsed as it is read and
+// never held whole.
+class TraceBuilder {
+ public:
+  TraceBuilder(std::string source, const TraceOptions& options) : options_(options) {
+    trace_.source = std::move(source);
+  }
+
+  // Adds the next line (without its newline).
+  Status Add(std::string_view line) {
+    if (line.size() > kMaxTraceLineBytes) return LineTooLong();
+    ++line_no_;
+    if (IsBlank(line)) return Status::Ok();
+    if (auto err = ParseLine(line, &parsed_)) {
+      std::string message = trace_.source + ":" + std::to_string(line_no_) + ": " + *err;
+      if (!options_.skip_bad) return Status(ErrorCode::kParseError, std::move(message));
+      ++trace_.skipped_lines;
+      if (trace_.skipped_examples.size() < kMaxSkippedExamples) {
+        trace_.skipped_examples.push_back(std::move(message));
+      }
+      return Status::Ok();
+    }
+    if (line_no_ > std::numeric_limits<uint32_t>::max() ||
+        dense_.size() + parsed_.keys.size() > std::numeric_limits<BlockId>::max()) {
+      return Status(ErrorCode::kInvalidArgument, trace_.source + ": trace too large");
+    }
+    TraceRequest req;
+    req.timestamp_ms = parsed_.timestamp_ms;
+    req.input_length = parsed_.input_length;
+    req.output_length = parsed_.output_length;
+    req.first_block = trace_.blocks.size();
+    req.num_blocks = static_cast<uint32_t>(parsed_.keys.size());
+    req.line = static_cast<uint32_t>(line_no_);
+    for (uint64_t key : parsed_.keys) {
+      auto [it, inserted] = dense_.try_emplace(key, static_cast<BlockId>(trace_.block_keys.size()));
+      if (inserted) trace_.block_keys.push_back(key);
+      trace_.blocks.push_back(it->second);
+    }
+    trace_.requests.push_back(req);
+    return Status::Ok();
+  }
+
+  // The error for the next line, longer than kMaxTraceLineBytes.
+  Status LineTooLong() const {
+    return Status(ErrorCode::kParseError,
+                  trace_.source + ":" + std::to_string(line_no_ + 1) + ": line longer than " +
+                      std::to_string(kMaxTraceLineBytes >> 20) +
+                      " MiB (a trace is JSON Lines: one request object per line)");
+  }
+
+  // Reports progress when another kProgressEveryBytes have been consumed.
+  void Progress(size_t done, size_t total) {
+    if (options_.progress && done >= next_progress_) {
+      options_.progress(done, total);
+      next_progress_ = done + kProgressEveryBytes;
+    }
+  }
+
+  Trace Finish(size_t total) {
+    if (options_.progress) options_.progress(total, total);
+    return std::move(trace_);
+  }
+
+ private:
+  const TraceOptions& options_;
+  Trace trace_;
+  absl::flat_hash_map<uint64_t, BlockId> dense_;
+  ParsedLine parsed_;
+  uint64_t line_no_ = 0;
+  size_t next_progress_ = kProgressEveryBytes;
+};
+
 }  // namespace
 
 StatusOr<Trace> ParseTrace(std::string_view text, std::string source, const TraceOptions& options) {
-  Trace trace;
-  trace.source = std::move(source);
-  absl::flat_hash_map<uint64_t, BlockId> dense;
-  ParsedLine parsed;
+  TraceBuilder builder(std::move(source), options);
   size_t pos = 0;
-  size_t next_progress = kProgressEveryBytes;
-  uint64_t line_no = 0;
   while (pos < text.size()) {
     size_t end = text.find('\n', pos);
     if (end == std::string_view::npos) end = text.size();
-    std::string_view line = text.substr(pos, end - pos);
+    if (Status s = builder.Add(text.substr(pos, end - pos)); !s.ok()) return s;
     pos = end + 1;
-    ++line_no;
-    if (options.progress && pos >= next_progress) {
-      options.progress(std::min(pos, text.size()), text.size());
-      next_progress = pos + kProgressEveryBytes;
-    }
-    if (IsBlank(line)) continue;
-
-    if (auto err = ParseLine(line, &parsed)) {
-      std::string message = trace.source + ":" + std::to_string(line_no) + ": " + *err;
-      if (!options.skip_bad) return Status(ErrorCode::kParseError, std::move(message));
-      ++trace.skipped_lines;
-      if (trace.skipped_examples.size() < kMaxSkippedExamples) {
-        trace.skipped_examples.push_back(std::move(message));
-      }
-      continue;
-    }
-    if (line_no > std::numeric_limits<uint32_t>::max() ||
-        dense.size() + parsed.keys.size() > std::numeric_limits<BlockId>::max()) {
-      return Status(ErrorCode::kInvalidArgument, trace.source + ": trace too large");
-    }
-
-    TraceRequest req;
-    req.timestamp_ms = parsed.timestamp_ms;
-    req.input_length = parsed.input_length;
-    req.output_length = parsed.output_length;
-    req.first_block = trace.blocks.size();
-    req.num_blocks = static_cast<uint32_t>(parsed.keys.size());
-    req.line = static_cast<uint32_t>(line_no);
-    for (uint64_t key : parsed.keys) {
-      auto [it, inserted] = dense.try_emplace(key, static_cast<BlockId>(trace.block_keys.size()));
-      if (inserted) trace.block_keys.push_back(key);
-      trace.blocks.push_back(it->second);
-    }
-    trace.requests.push_back(req);
+    builder.Progress(std::min(pos, text.size()), text.size());
   }
-  if (options.progress) options.progress(text.size(), text.size());
-  return trace;
+  return builder.Finish(text.size());
 }
 
 StatusOr<Trace> LoadTrace(const std::string& path, const TraceOptions& options) {
-  std::unique_ptr<FILE, int (*)(FILE*)> file(std::fopen(path.c_str(), "rb"), &std::fclose);
-  if (!file) {
-    const int err = errno;
-    return Status(ErrorCode::kIoError,
-                  "cannot open trace '" + path + "': " + std::generic_category().message(err));
+  auto io_error = [&path](const char* what, int err) {
+    return Status(ErrorCode::kIoError, std::string(what) + " trace '" + path +
+                                           "': " + std::generic_category().message(err));
+  };
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return io_error("cannot open", errno);
+  struct Closer {
+    int fd;
+    ~Closer() { ::close(fd); }
+  } closer{fd};
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) return io_error("cannot read", errno);
+  if (S_ISDIR(st.st_mode)) return io_error("cannot read", EISDIR);
+  // Progress against the size when there is one (not for a pipe or device).
+  const size_t size = S_ISREG(st.st_mode) ? static_cast<size_t>(st.st_size) : 0;
+
+  // Lines are parsed straight out of each chunk read; only a line that spans
+  // chunks is copied, into `partial`, which never exceeds the line bound.
+  TraceBuilder builder(path, options);
+  std::vector<char> chunk(size_t{1} << 20);
+  std::string partial;
+  size_t done = 0;
+  for (;;) {
+    const ssize_t n = ::read(fd, chunk.data(), chunk.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return io_error("cannot read", errno);
+    if (n == 0) break;
+    done += static_cast<size_t>(n);
+    std::string_view rest(chunk.data(), static_cast<size_t>(n));
+    for (size_t nl; (nl = rest.find('\n')) != std::string_view::npos; rest.remove_prefix(nl + 1)) {
+      Status s;
+      if (partial.empty()) {
+        s = builder.Add(rest.substr(0, nl));
+      } else if (partial.size() + nl > kMaxTraceLineBytes) {
+        s = builder.LineTooLong();
+      } else {
+        partial.append(rest.substr(0, nl));
+        s = builder.Add(partial);
+        partial.clear();
+      }
+      if (!s.ok()) return s;
+    }
+    if (partial.size() + rest.size() > kMaxTraceLineBytes) return builder.LineTooLong();
+    partial.append(rest);
+    builder.Progress(done, std::max(done, size));
   }
-  std::string text;
-  char buf[1 << 16];
-  size_t n;
-  while ((n = std::fread(buf, 1, sizeof(buf), file.get())) > 0) text.append(buf, n);
-  if (std::ferror(file.get())) {
-    const int err = errno;
-    return Status(ErrorCode::kIoError,
-                  "cannot read trace '" + path + "': " + std::generic_category().message(err));
+  if (!partial.empty()) {
+    if (Status s = builder.Add(partial); !s.ok()) return s;
   }
-  return ParseTrace(text, path, options);
+  return builder.Finish(done);
 }
 
 }  // namespace crescent::sim

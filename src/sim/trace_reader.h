@@ -7,7 +7,8 @@
 // within int64_t; a fraction is dropped).
 // Empty and whitespace-only lines are ignored. A malformed line is an error that
 // names its 1-based line number, unless `skip_bad` is set: then it is counted in
-// `skipped_lines` and left out.
+// `skipped_lines` and left out. A line longer than kMaxTraceLineBytes is always
+// an error.
 //
 // Invariants of a loaded Trace:
 //  - hash ids are remapped to dense block ids 0..distinct_blocks()-1 in order of
@@ -67,13 +68,19 @@ struct TraceOptions {
 // How many skipped-line errors a Trace keeps as examples.
 inline constexpr size_t kMaxSkippedExamples = 5;
 
+// The longest line read (about 800k hash ids). A longer one is an error even
+// with skip_bad: the input is no JSONL trace (e.g. /dev/zero), and neither
+// memory nor time may grow with it.
+inline constexpr size_t kMaxTraceLineBytes = size_t{16} << 20;
+
 // Parses trace text. `source` names it in error messages ("source:line: ...").
 // Errors: kParseError for a malformed line (without skip_bad).
 StatusOr<Trace> ParseTrace(std::string_view text, std::string source,
                            const TraceOptions& options = {});
 
-// Reads and parses the file at `path`. Errors: kIoError when it cannot be read,
-// otherwise as ParseTrace.
+// Reads and parses the file at `path` (any file: a pipe or device too) line by
+// line as it is read, holding one line at a time besides the Trace. Errors:
+// kIoError when it cannot be read, otherwise as ParseTrace.
 StatusOr<Trace> LoadTrace(const std::string& path, const TraceOptions& options = {});
 
 }  // namespace crescent::sim

@@ -1,6 +1,7 @@
 #include "sim/trace_reader.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <filesystem>
@@ -169,6 +170,60 @@ TEST(TraceReaderTest, LoadTraceReportsADirectory) {
   auto trace = LoadTrace(std::filesystem::temp_directory_path().string());
   ASSERT_FALSE(trace.ok());
   EXPECT_EQ(trace.status().code(), ErrorCode::kIoError);
+}
+
+// A file is parsed as it is read: lines that span the reader's chunks come
+// out whole, a last line without a newline counts, and so does a trace read
+// from something that is not a regular file.
+TEST(TraceReaderTest, LoadTraceReadsLinesAcrossChunksAndFromAPipe) {
+  const auto path = std::filesystem::temp_directory_path() /
+                    ("crescent_trace_chunks_test_" + std::to_string(::getpid()) + ".jsonl");
+  std::string text;
+  std::vector<uint64_t> keys;
+  for (uint64_t r = 0; text.size() < (size_t{5} << 20); ++r) {
+    std::string line = "{\"timestamp\": " + std::to_string(r) + ", \"hash_ids\": [";
+    for (uint64_t i = 0; i < 2000 + r % 7; ++i) line += std::to_string(r * 10000 + i) + ", ";
+    text += line + std::to_string(r) + "]}\n";
+  }
+  text += "{\"hash_ids\": [7]}";  // no newline at the end
+  {
+    std::ofstream out(path, std::ios::binary);
+    out << text;
+  }
+  auto from_file = LoadTrace(path.string());
+  std::filesystem::remove(path);
+  auto from_text = ParseTrace(text, path.string());
+  ASSERT_TRUE(from_file.ok()) << from_file.status().ToString();
+  ASSERT_TRUE(from_text.ok()) << from_text.status().ToString();
+  EXPECT_EQ(from_file->blocks, from_text->blocks);
+  EXPECT_EQ(from_file->block_keys, from_text->block_keys);
+  EXPECT_EQ(from_file->requests.size(), from_text->requests.size());
+
+  int fds[2];
+  ASSERT_EQ(::pipe(fds), 0);
+  ASSERT_EQ(::write(fds[1], "{\"hash_ids\": [1, 2]}\n", 21), 21);
+  ::close(fds[1]);
+  auto from_pipe = LoadTrace("/proc/self/fd/" + std::to_string(fds[0]));
+  ::close(fds[0]);
+  ASSERT_TRUE(from_pipe.ok()) << from_pipe.status().ToString();
+  EXPECT_EQ(from_pipe->block_refs(), 2u);
+}
+
+// No line is held past kMaxTraceLineBytes, even with skip_bad: an endless
+// input without newlines (/dev/zero) ends in an error, not in all of memory.
+TEST(TraceReaderTest, ALineLongerThanTheBoundIsAnError) {
+  TraceOptions skip;
+  skip.skip_bad = true;
+  auto zero = LoadTrace("/dev/zero", skip);
+  ASSERT_FALSE(zero.ok());
+  EXPECT_EQ(zero.status().code(), ErrorCode::kParseError);
+  EXPECT_NE(zero.status().message().find("/dev/zero:1: line longer than 16 MiB"), std::string::npos)
+      << zero.status().ToString();
+  const std::string text = "{\"hash_ids\": [1]}\n" + std::string(kMaxTraceLineBytes + 1, ' ');
+  auto parsed = ParseTrace(text, "t", skip);
+  ASSERT_FALSE(parsed.ok());
+  EXPECT_NE(parsed.status().message().find("t:2: line longer"), std::string::npos)
+      << parsed.status().ToString();
 }
 
 TEST(TraceReaderTest, ReportsProgressUpToTheTotal) {

@@ -3,6 +3,7 @@
 #include <sys/random.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <random>
 
@@ -127,12 +128,21 @@ std::string StoreNode::endpoint() const {
 }
 
 void StoreNode::HeartbeatLoop() {
+  // While the master cannot be reached, ask again after this long rather than
+  // a whole interval: a restarted master then hears from the node (and answers
+  // NODE_UNKNOWN, so it remounts) moments after it is back.
+  constexpr int64_t kUnreachableRetryMs = 100;
+  int64_t wait_ms = options_.heartbeat_interval_ms;
   std::unique_lock lock(mu_);
   while (!stop_) {
-    cv_.wait_for(lock, std::chrono::milliseconds(options_.heartbeat_interval_ms));
+    cv_.wait_for(lock, std::chrono::milliseconds(wait_ms));
     if (stop_) break;
     lock.unlock();
     Status s = master_->Heartbeat(options_.node_id);
+    const bool unreachable =
+        s.code() == ErrorCode::kUnavailable || s.code() == ErrorCode::kTimeout;
+    wait_ms = unreachable ? std::min(options_.heartbeat_interval_ms, kUnreachableRetryMs)
+                          : options_.heartbeat_interval_ms;
     // Also while unmounted after a refused remount (another cluster secret):
     // the master may be restarted with the right one.
     if (s.code() == ErrorCode::kNodeUnknown || (s.ok() && segment_->id() == 0)) {

@@ -1,16 +1,19 @@
 #include "transfer/capability.h"
 
+#include <fcntl.h>
 #include <openssl/core_names.h>
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
 #include <openssl/params.h>
 #include <openssl/rand.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
-#include <sstream>
+#include <system_error>
 #include <vector>
 
 namespace crescent::transfer {
@@ -176,6 +179,62 @@ Status CapabilitySigner::Verify(std::string_view binding, const Capability& cap,
   return Status::Ok();
 }
 
+namespace {
+
+// How to make a good secret, for the messages below.
+std::string SecretHowTo(const std::string& file) {
+  return " (make one with: head -c 32 /dev/urandom | base64 > " + (file.empty() ? "FILE" : file) +
+         ")";
+}
+
+// Reads the secret file `file`: a regular file (or a pipe, as from a shell's
+// <(...)) of at most kMaxSecretFileBytes, so that a wrong path (a directory,
+// /dev/zero) gets an error saying so rather than a misleading length or an
+// endless read.
+StatusOr<std::string> ReadSecretFile(const std::string& file) {
+  auto io_error = [&file](int err) {
+    return Status(ErrorCode::kIoError, "cannot read cluster secret file " + file + ": " +
+                                           std::generic_category().message(err));
+  };
+  const int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return io_error(errno);
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) {
+    const int err = errno;
+    ::close(fd);
+    return io_error(err);
+  }
+  if (S_ISDIR(st.st_mode)) {
+    ::close(fd);
+    return Status(ErrorCode::kInvalidArgument,
+                  "cluster secret file " + file + " is a directory, not a file" + SecretHowTo(""));
+  }
+  std::string text(kMaxSecretFileBytes + 1, '\0');
+  size_t done = 0;
+  while (done < text.size()) {
+    const ssize_t n = ::read(fd, text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      const int err = errno;
+      ::close(fd);
+      return io_error(err);
+    }
+    if (n == 0) break;
+    done += static_cast<size_t>(n);
+  }
+  ::close(fd);
+  if (done > kMaxSecretFileBytes) {
+    return Status(ErrorCode::kInvalidArgument, "cluster secret file " + file + " is larger than " +
+                                                   std::to_string(kMaxSecretFileBytes >> 10) +
+                                                   " KiB: a secret is one short line" +
+                                                   SecretHowTo(""));
+  }
+  text.resize(done);
+  return text;
+}
+
+}  // namespace
+
 StatusOr<std::string> LoadClusterSecret(const std::string& path) {
   std::string file = path;
   if (file.empty()) {
@@ -183,11 +242,9 @@ StatusOr<std::string> LoadClusterSecret(const std::string& path) {
   }
   std::string secret;
   if (!file.empty()) {
-    std::ifstream in(file, std::ios::binary);
-    if (!in) return Status(ErrorCode::kIoError, "cannot read cluster secret file " + file);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    secret = Trim(ss.str());
+    StatusOr<std::string> text = ReadSecretFile(file);
+    if (!text.ok()) return text.status();
+    secret = Trim(*text);
   } else if (const char* env = std::getenv("CRESCENT_SECRET"); env && *env) {
     secret = Trim(env);
   } else {
@@ -196,9 +253,12 @@ StatusOr<std::string> LoadClusterSecret(const std::string& path) {
                   "CRESCENT_SECRET (store nodes and master must share it)");
   }
   if (secret.size() < CapabilitySigner::kMinSecretBytes) {
+    const std::string where = file.empty() ? "$CRESCENT_SECRET" : "cluster secret file " + file;
     return Status(ErrorCode::kInvalidArgument,
-                  "cluster secret must be at least " +
-                      std::to_string(CapabilitySigner::kMinSecretBytes) + " bytes");
+                  where + " holds " + std::to_string(secret.size()) +
+                      " bytes (without surrounding whitespace); a cluster secret needs at least " +
+                      std::to_string(CapabilitySigner::kMinSecretBytes) + " bytes" +
+                      SecretHowTo(file));
   }
   return secret;
 }

@@ -59,7 +59,10 @@ class CapabilitySigner {
 
 // The cluster secret: the contents of `path` if non-empty, else of the file named
 // by $CRESCENT_SECRET_FILE, else the value of $CRESCENT_SECRET. Surrounding
-// whitespace is trimmed. kInvalidArgument when none is set or it is too short.
+// whitespace is trimmed. kInvalidArgument when none is set, it is too short, or
+// the file is a directory or larger than kMaxSecretFileBytes (never read past
+// that); kIoError when the file cannot be read.
+inline constexpr size_t kMaxSecretFileBytes = 64 << 10;
 StatusOr<std::string> LoadClusterSecret(const std::string& path);
 // A fresh random secret (for `crescent serve`, which holds both ends).
 std::string RandomSecret();

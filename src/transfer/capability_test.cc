@@ -229,6 +229,27 @@ TEST_F(SecretEnvTest, RejectsMissingShortAndUnreadable) {
   EXPECT_EQ(LoadClusterSecret("/nonexistent/crescent/secret").status().code(), ErrorCode::kIoError);
 }
 
+// A wrong path is named for what it is: a directory is not called "too short",
+// and /dev/zero is not read forever. A short secret says its length and how
+// to make a good one.
+TEST_F(SecretEnvTest, SaysWhatIsWrongWithTheFile) {
+  StatusOr<std::string> s = LoadClusterSecret(::testing::TempDir());
+  EXPECT_EQ(s.status().code(), ErrorCode::kInvalidArgument);
+  EXPECT_NE(s.status().message().find("is a directory, not a file"), std::string::npos)
+      << s.status().ToString();
+  s = LoadClusterSecret("/dev/zero");
+  EXPECT_EQ(s.status().code(), ErrorCode::kInvalidArgument);
+  EXPECT_NE(s.status().message().find("larger than 64 KiB"), std::string::npos)
+      << s.status().ToString();
+  std::string path = WriteFile(" tiny \n");
+  s = LoadClusterSecret(path);
+  unlink(path.c_str());
+  EXPECT_NE(s.status().message().find(path + " holds 4 bytes"), std::string::npos)
+      << s.status().ToString();
+  EXPECT_NE(s.status().message().find("at least 16 bytes"), std::string::npos);
+  EXPECT_NE(s.status().message().find("/dev/urandom"), std::string::npos);
+}
+
 TEST(CapabilityTest, RandomSecretsDiffer) {
   std::string a = RandomSecret(), b = RandomSecret();
   EXPECT_GE(a.size(), CapabilitySigner::kMinSecretBytes);

@@ -67,4 +67,11 @@ inline bool IsShmPathFailure(ErrorCode c) {
   return c == ErrorCode::kUnavailable || c == ErrorCode::kIoError || c == ErrorCode::kInternal;
 }
 
+// Whether a failed op says its node could not be reached at all (a refused or
+// broken connection, no answer in time), as opposed to an answer that refused
+// the op (capability, range, lease): the node is then suspect.
+inline bool IsNodeFailure(ErrorCode c) {
+  return c == ErrorCode::kUnavailable || c == ErrorCode::kTimeout;
+}
+
 }  // namespace crescent::transfer

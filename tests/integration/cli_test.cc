@@ -245,11 +245,12 @@ TEST_F(CliTest, PutOfADirectoryIsAnErrorAndStoresNothing) {
   EXPECT_EQ(exists.out, "cli/dir\tno\n");
 }
 
-// Under an address-space limit the value cannot be held in memory: put must
-// fail (exit 2) and store nothing, never store the part that fitted. Only the
-// CLI runs under the limit (it needs ~30 MiB to start); the file is sparse, and
-// the fixed CLI gives up on its one allocation before reading a byte.
-TEST_F(CliTest, PutThatRunsOutOfMemoryStoresNothing) {
+// A value larger than the cluster takes (its 64 MiB segment) is refused
+// without being held: a file by its size, before a byte is read (the sparse
+// 1 GiB file would not fit under the limit), a pipe once more than 64 MiB
+// have come. Put fails (exit 2) and stores nothing, never the part that was
+// read. Only the CLI runs under the address-space limit.
+TEST_F(CliTest, PutOfAValueLargerThanTheClusterTakesStoresNothing) {
   constexpr const char* kLimitKib = "262144";  // 256 MiB
   std::string big = dir_.File("sparse");
   ASSERT_TRUE(WriteFile(big, ""));
@@ -259,17 +260,17 @@ TEST_F(CliTest, PutThatRunsOutOfMemoryStoresNothing) {
        kLimitKib, CrescentBin(), big, master_},
       "", dir_.path(), milliseconds(60000));
   EXPECT_EQ(put.exit_code, 2) << put.err;
-  EXPECT_THAT(put.err, HasSubstr("IO_ERROR"));
-  EXPECT_THAT(put.err, HasSubstr("in memory"));
-  // The same from a pipe, read in chunks until the buffer cannot grow.
+  EXPECT_THAT(put.err, HasSubstr("INVALID_SIZE"));
+  EXPECT_THAT(put.err, HasSubstr(big + " is 1.0 GiB, 1073741824 bytes: larger than the largest "
+                                       "value the cluster accepts (64.0 MiB, 67108864 bytes)"));
   put = RunCommand({"/bin/sh", "-c",
                     "ulimit -v $0 && head -c 1073741824 /dev/zero | exec \"$1\" put cli/oom-pipe - "
                     "--master \"$2\"",
                     kLimitKib, CrescentBin(), master_},
                    "", dir_.path(), milliseconds(60000));
   EXPECT_EQ(put.exit_code, 2) << put.err;
-  EXPECT_THAT(put.err, HasSubstr("IO_ERROR"));
-  EXPECT_THAT(put.err, HasSubstr("in memory"));
+  EXPECT_THAT(put.err, HasSubstr("INVALID_SIZE"));
+  EXPECT_THAT(put.err, HasSubstr("stdin holds more than the largest value the cluster accepts"));
   CommandResult exists = Cli({"exists", "cli/oom-file", "cli/oom-pipe"});
   EXPECT_EQ(exists.exit_code, 1) << exists.err;
   EXPECT_EQ(exists.out, "cli/oom-file\tno\ncli/oom-pipe\tno\n");

@@ -96,16 +96,20 @@ TEST_P(ClusterBasicTest, BatchOperations) {
     ++v;
   }
 
-  StatusOr<std::vector<bool>> exists = client_->BatchExists(with_missing);
-  ASSERT_TRUE(exists.ok()) << exists.status().ToString();
-  for (size_t i = 0; i < with_missing.size(); ++i) EXPECT_EQ(exists.value()[i], i != 3) << i;
+  std::vector<StatusOr<bool>> exists = client_->BatchExists(with_missing);
+  ASSERT_EQ(exists.size(), with_missing.size());
+  for (size_t i = 0; i < with_missing.size(); ++i) {
+    ASSERT_TRUE(exists[i].ok()) << exists[i].status().ToString();
+    EXPECT_EQ(*exists[i], i != 3) << i;
+  }
 
   std::vector<Status> removed = client_->BatchRemove(keys, /*force=*/true);
   ASSERT_EQ(removed.size(), keys.size());
   for (size_t i = 0; i < keys.size(); ++i) EXPECT_TRUE(removed[i].ok()) << removed[i].ToString();
-  exists = client_->BatchExists(keys);
-  ASSERT_TRUE(exists.ok());
-  EXPECT_EQ(std::count(exists.value().begin(), exists.value().end(), true), 0);
+  for (const StatusOr<bool>& e : client_->BatchExists(keys)) {
+    ASSERT_TRUE(e.ok()) << e.status().ToString();
+    EXPECT_FALSE(*e);
+  }
 }
 
 TEST_P(ClusterBasicTest, PrefixChainQueryAndFetch) {

@@ -1,0 +1,200 @@
+// durability_perf: what the operation log and snapshots cost the master engine
+// (in-process, docs/durability.md). Figures only; it asserts nothing.
+//
+//   durability_perf [--objects N] [--threads T] [--seconds S] [--dir DIR]
+//
+// 1. PutStart+PutEnd throughput from T threads for S seconds with the log
+//    off, with --log-sync 10 and with always, each on a fresh engine; ratios
+//    against "off" from the same run.
+// 2. Fills an engine (log on, 10 ms) with N objects, then takes a snapshot
+//    while one thread keeps doing PutStart+PutEnd+GetReplicaList: snapshot
+//    time, file size, bytes per object, the longest engine lock it held, and
+//    that thread's slowest operation during the snapshot against its slowest
+//    in an equally long window without one.
+// 3. Reads the snapshot back (every block checked, every record decoded): the
+//    part of a restore that is built so far.
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cinttypes>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <functional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "durability/file_log.h"
+#include "durability/snapshot_file.h"
+#include "durability/snapshotter.h"
+#include "master/master_service.h"
+
+using namespace crescent;
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string KeyOf(uint64_t i) {
+  char buf[64];
+  uint64_t a = i * 0x9E3779B97F4A7C15ull, b = (i + 1) * 0xC2B2AE3D27D4EB4Full;
+  std::snprintf(buf, sizeof(buf), "%016" PRIx64 "%016" PRIx64 "_0_k", a, b);
+  return buf;
+}
+
+double Now() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+struct Engine {
+  std::unique_ptr<durability::FileOperationLog> log;
+  std::unique_ptr<master::MasterService> master;
+};
+
+// sync_ms < 0: no log.
+Engine MakeEngine(const std::string& dir, int64_t sync_ms) {
+  Engine e;
+  master::MasterConfig config;
+  config.heartbeat_ttl_ms = 1'000'000'000;
+  config.put_timeout_ms = 1'000'000'000;
+  if (sync_ms >= 0) {
+    fs::remove_all(dir);
+    std::vector<std::string> warnings;
+    durability::FileLogOptions o;
+    o.dir = dir;
+    o.sync_interval_ms = sync_ms;
+    auto log = durability::FileOperationLog::Open(o, &warnings);
+    if (!log.ok()) {
+      std::fprintf(stderr, "%s\n", log.status().ToString().c_str());
+      std::exit(1);
+    }
+    e.log = std::move(log).value();
+  }
+  auto m = master::MasterService::Create(config, SteadyClock::Instance(), e.log.get());
+  e.master = std::move(m).value();
+  (void)e.master->MountSegment(
+      {"seg", uint64_t{1} << 42, "node", "127.0.0.1:7000", master::Tier::kDram});
+  return e;
+}
+
+bool PutOne(master::MasterService& m, const std::string& key) {
+  auto g = m.PutStart(key, 4096, {});
+  return g.ok() && m.PutEnd(key, g->token, 1).ok();
+}
+
+double PutRate(master::MasterService& m, int threads, double seconds, uint64_t base) {
+  std::atomic<uint64_t> ops{0};
+  std::atomic<bool> stop{false};
+  std::vector<std::thread> ts;
+  const double t0 = Now();
+  for (int t = 0; t < threads; ++t) {
+    ts.emplace_back([&, t] {
+      uint64_t n = 0;
+      for (uint64_t i = 0; !stop.load(std::memory_order_relaxed); ++i) {
+        n += PutOne(m, KeyOf(base + i * threads + t)) ? 1 : 0;
+      }
+      ops.fetch_add(n);
+    });
+  }
+  std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
+  stop = true;
+  for (auto& th : ts) th.join();
+  return static_cast<double>(ops.load()) / (Now() - t0);
+}
+
+// The slowest PutStart+PutEnd+GetReplicaList of one thread while `during` runs.
+double SlowestOpMs(master::MasterService& m, uint64_t base, const std::function<void()>& during) {
+  std::atomic<bool> stop{false};
+  double worst = 0;
+  std::thread prober([&] {
+    for (uint64_t i = 0; !stop.load(std::memory_order_relaxed); ++i) {
+      const std::string key = KeyOf(base + i);
+      const double t = Now();
+      PutOne(m, key);
+      (void)m.GetReplicaList(key);
+      worst = std::max(worst, (Now() - t) * 1000);
+    }
+  });
+  during();
+  stop = true;
+  prober.join();
+  return worst;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  uint64_t objects = 1'000'000;
+  int threads = 2;
+  double seconds = 3;
+  std::string dir = "/tmp/crescent_durability_perf_" + std::to_string(::getpid());
+  for (int i = 1; i + 1 < argc; i += 2) {
+    if (!std::strcmp(argv[i], "--objects")) objects = std::stoull(argv[i + 1]);
+    if (!std::strcmp(argv[i], "--threads")) threads = std::stoi(argv[i + 1]);
+    if (!std::strcmp(argv[i], "--seconds")) seconds = std::stod(argv[i + 1]);
+    if (!std::strcmp(argv[i], "--dir")) dir = argv[i + 1];
+  }
+
+  std::printf("PutStart+PutEnd, %d threads, %.0f s each\n", threads, seconds);
+  double off = 0;
+  for (int64_t sync : {int64_t{-1}, int64_t{10}, int64_t{0}}) {
+    Engine e = MakeEngine(dir, sync);
+    const double rate = PutRate(*e.master, threads, seconds, 0);
+    if (sync < 0) off = rate;
+    const char* name = sync < 0 ? "log off" : sync == 0 ? "log always" : "log 10 ms";
+    std::printf("  %-11s %10.0f puts/s  %.2fx\n", name, rate, rate / off);
+  }
+
+  Engine e = MakeEngine(dir, 10);
+  double t0 = Now();
+  std::vector<std::thread> fill;
+  for (int t = 0; t < threads; ++t) {
+    fill.emplace_back([&, t] {
+      for (uint64_t i = t; i < objects; i += threads) PutOne(*e.master, KeyOf(i));
+    });
+  }
+  for (auto& th : fill) th.join();
+  std::printf("filled %" PRIu64 " objects in %.1f s\n", objects, Now() - t0);
+
+  durability::Snapshotter snap(*e.master, e.log.get(), {dir, 2});
+  StatusOr<durability::SnapshotInfo> info = Status::Ok();
+  double snap_s = 0;
+  const double during = SlowestOpMs(*e.master, objects, [&] {
+    const double s0 = Now();
+    info = snap.TakeNow();
+    snap_s = Now() - s0;
+  });
+  if (!info.ok()) {
+    std::fprintf(stderr, "snapshot: %s\n", info.status().ToString().c_str());
+    return 1;
+  }
+  const double quiet = SlowestOpMs(*e.master, objects * 2, [&] {
+    std::this_thread::sleep_for(std::chrono::duration<double>(snap_s));
+  });
+  const durability::SnapshotStats st = snap.Stats();
+  std::printf("snapshot: %" PRIu64 " objects in %.2f s, %" PRIu64
+              " bytes (%.1f B/object), "
+              "longest engine lock %.2f ms (policy lock to copy the order: %.2f ms)\n",
+              st.last_objects, snap_s, st.last_bytes,
+              static_cast<double>(st.last_bytes) / static_cast<double>(st.last_objects),
+              st.last_longest_lock_ms, st.last_order_lock_ms);
+  std::printf(
+      "slowest put+get of one thread: %.2f ms during the snapshot, %.2f ms in as long "
+      "without one (%.2fx)\n",
+      during, quiet, during / quiet);
+
+  t0 = Now();
+  uint64_t records = 0;
+  auto read = durability::ReadSnapshot(info->path, [&](master::LogRecord) {
+    ++records;
+    return Status::Ok();
+  });
+  std::printf("read back (check + decode): %" PRIu64 " records in %.2f s%s\n", records, Now() - t0,
+              read.ok() ? "" : (" FAILED: " + read.status().ToString()).c_str());
+  e.master.reset();
+  e.log.reset();
+  fs::remove_all(dir);
+  return 0;
+}

@@ -1,0 +1,147 @@
+// Snapshot files: records round-trip across blocks; every kind of damage is
+// refused naming the file and the block; the newest N are kept.
+#include "durability/snapshot_file.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+
+namespace crescent::durability {
+namespace {
+
+namespace fs = std::filesystem;
+
+class SnapshotFileTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = (fs::temp_directory_path() /
+            ("crescent_snapshot_file_test_" + std::to_string(::getpid()) + "_" +
+             ::testing::UnitTest::GetInstance()->current_test_info()->name()))
+               .string();
+    fs::remove_all(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  static master::LogRecord Object(uint64_t i) {
+    master::LogRecord r;
+    r.type = master::LogRecordType::kPutEnded;
+    r.key = "key-" + std::to_string(i);
+    r.size = 4096 + i;
+    r.checksum = i * 0x9e3779b97f4a7c15ull;
+    r.replicas = {{1, static_cast<uint32_t>(i), static_cast<uint32_t>(i + 1), i * 4096}};
+    return r;
+  }
+
+  // Writes `n` object records at `position`; returns the file's path.
+  std::string Write(uint64_t n, uint64_t position = 100) {
+    auto w = SnapshotWriter::Create(dir_, position);
+    EXPECT_TRUE(w.ok()) << w.status().ToString();
+    for (uint64_t i = 0; i < n; ++i) EXPECT_TRUE(w->Add(Object(i)).ok());
+    auto info = w->Finish();
+    EXPECT_TRUE(info.ok()) << info.status().ToString();
+    EXPECT_EQ(info->records, n);
+    return info->path;
+  }
+
+  static std::string Slurp(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  }
+  static void Spit(const std::string& path, const std::string& data) {
+    std::ofstream(path, std::ios::binary | std::ios::trunc) << data;
+  }
+
+  static Status Read(const std::string& path, uint64_t* count = nullptr) {
+    uint64_t n = 0;
+    auto info = ReadSnapshot(path, [&](master::LogRecord) {
+      ++n;
+      return Status::Ok();
+    });
+    if (count != nullptr) *count = n;
+    return info.status();
+  }
+
+  std::string dir_;
+};
+
+TEST_F(SnapshotFileTest, RecordsRoundTripAcrossBlocks) {
+  constexpr uint64_t kN = 60'000;  // several 1 MiB blocks
+  const std::string path = Write(kN, 0x1234);
+  EXPECT_EQ(fs::path(path).filename().string(), "snapshot-0000000000001234.crsnap");
+  uint64_t i = 0;
+  auto info = ReadSnapshot(path, [&](master::LogRecord r) {
+    EXPECT_EQ(r, Object(i));
+    ++i;
+    return Status::Ok();
+  });
+  ASSERT_TRUE(info.ok()) << info.status().ToString();
+  EXPECT_EQ(i, kN);
+  EXPECT_EQ(info->log_position, 0x1234u);
+  EXPECT_GT(info->blocks, 1u);
+  EXPECT_FALSE(fs::exists(path + ".tmp"));
+}
+
+TEST_F(SnapshotFileTest, AFlippedByteIsRefusedNamingTheBlock) {
+  const std::string path = Write(60'000);
+  const std::string good = Slurp(path);
+  // A byte inside the second block's data: find it by walking the first block.
+  const uint64_t first_comp = static_cast<uint8_t>(good[32]) | static_cast<uint8_t>(good[33]) << 8 |
+                              static_cast<uint8_t>(good[34]) << 16 |
+                              uint64_t{static_cast<uint8_t>(good[35])} << 24;
+  std::string bad = good;
+  bad[32 + 16 + first_comp + 16 + 5] ^= 0x40;
+  Spit(path, bad);
+  uint64_t handed = 0;
+  const Status s = Read(path, &handed);
+  EXPECT_EQ(s.code(), ErrorCode::kCorruptData);
+  EXPECT_NE(s.message().find("block 1"), std::string::npos) << s.ToString();
+  EXPECT_NE(s.message().find(path), std::string::npos) << s.ToString();
+  EXPECT_EQ(handed, 0u) << "nothing is handed over from a damaged file";
+}
+
+TEST_F(SnapshotFileTest, TruncatedFilesAndBadHeadersAreRefused) {
+  const std::string path = Write(1000);
+  const std::string good = Slurp(path);
+  for (size_t n : {size_t{0}, size_t{10}, size_t{40}, good.size() / 2, good.size() - 1}) {
+    Spit(path, good.substr(0, n));
+    EXPECT_EQ(Read(path).code(), ErrorCode::kCorruptData) << "cut to " << n;
+  }
+  std::string other_version = good;
+  other_version[8] = 9;
+  Spit(path, other_version);
+  EXPECT_EQ(Read(path).code(), ErrorCode::kUnsupported);
+}
+
+TEST_F(SnapshotFileTest, AnEmptySnapshotIsValid) {
+  uint64_t n = 1;
+  ASSERT_TRUE(Read(Write(0), &n).ok());
+  EXPECT_EQ(n, 0u);
+}
+
+TEST_F(SnapshotFileTest, PruneKeepsTheNewest) {
+  Write(1, 100);
+  Write(1, 300);
+  Write(1, 200);
+  ASSERT_EQ(ListSnapshots(dir_).size(), 3u);
+  auto oldest = PruneSnapshots(dir_, 2);
+  ASSERT_TRUE(oldest.ok());
+  EXPECT_EQ(*oldest, 200u);
+  const std::vector<std::string> kept = ListSnapshots(dir_);
+  ASSERT_EQ(kept.size(), 2u);
+  EXPECT_NE(kept[0].find("snapshot-000000000000012c"), std::string::npos);  // 300
+}
+
+TEST_F(SnapshotFileTest, AnUnfinishedWriterLeavesNothing) {
+  {
+    auto w = SnapshotWriter::Create(dir_, 7);
+    ASSERT_TRUE(w.ok());
+    ASSERT_TRUE(w->Add(Object(1)).ok());
+  }
+  EXPECT_TRUE(fs::is_empty(dir_));
+}
+
+}  // namespace
+}  // namespace crescent::durability

@@ -1,0 +1,122 @@
+#include "durability/snapshotter.h"
+
+#include <chrono>
+#include <optional>
+
+namespace crescent::durability {
+
+Snapshotter::Snapshotter(master::MasterService& master, FileOperationLog* log,
+                         SnapshotterOptions options)
+    : master_(master), log_(log), options_(std::move(options)) {}
+
+Snapshotter::~Snapshotter() { Stop(); }
+
+StatusOr<SnapshotInfo> Snapshotter::TakeNow() {
+  std::lock_guard take(take_mu_);
+  const auto start = std::chrono::steady_clock::now();
+  uint64_t position = 0;
+  std::optional<SnapshotWriter> writer;  // opened once the position is known
+  auto sink = [&](const master::LogRecord& r) -> Status {
+    if (!writer) {
+      auto w = SnapshotWriter::Create(options_.dir, position);
+      if (!w.ok()) return w.status();
+      writer.emplace(std::move(w).value());
+    }
+    return writer->Add(r);
+  };
+  master::MasterService::CaptureStats cs;
+  Status s = master_.Capture(&position, sink, &cs);
+  if (s.ok() && !writer) {  // nothing to hold: an empty snapshot
+    auto w = SnapshotWriter::Create(options_.dir, position);
+    if (w.ok()) {
+      writer.emplace(std::move(w).value());
+    } else {
+      s = w.status();
+    }
+  }
+  StatusOr<SnapshotInfo> info = s;
+  if (s.ok()) info = writer->Finish();
+  if (info.ok()) {
+    StatusOr<uint64_t> oldest = PruneSnapshots(options_.dir, std::max<size_t>(1, options_.keep));
+    if (!oldest.ok()) {
+      info = oldest.status();
+    } else if (log_ != nullptr && *oldest != UINT64_MAX) {
+      if (Status t = log_->TruncateBefore(*oldest); !t.ok()) info = t;
+    }
+  }
+  master::MasterCounters& c = master_.mutable_counters();
+  std::lock_guard lock(stats_mu_);
+  if (!info.ok()) {
+    ++stats_.failed;
+    c.snapshot_failures.fetch_add(1, std::memory_order_relaxed);
+    return info;
+  }
+  ++stats_.taken;
+  stats_.last_unix_ms = info->created_unix_ms;
+  stats_.last_bytes = info->file_bytes;
+  stats_.last_objects = cs.objects;
+  stats_.last_log_position = info->log_position;
+  stats_.last_duration_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  stats_.last_longest_lock_ms = cs.longest_lock_ms;
+  stats_.last_order_lock_ms = cs.order_lock_ms;
+  auto us = [](double ms) { return static_cast<uint64_t>(ms * 1000); };
+  c.last_snapshot_unix_ms.store(stats_.last_unix_ms, std::memory_order_relaxed);
+  c.last_snapshot_bytes.store(stats_.last_bytes, std::memory_order_relaxed);
+  c.last_snapshot_objects.store(stats_.last_objects, std::memory_order_relaxed);
+  c.last_snapshot_duration_us.store(us(stats_.last_duration_ms), std::memory_order_relaxed);
+  c.last_snapshot_longest_lock_us.store(us(stats_.last_longest_lock_ms), std::memory_order_relaxed);
+  c.last_snapshot_log_position.store(stats_.last_log_position, std::memory_order_relaxed);
+  c.snapshots.fetch_add(1, std::memory_order_relaxed);  // last: a poller sees the figures
+  return info;
+}
+
+void Snapshotter::Start(int64_t interval_ms) {
+  if (bg_.joinable()) return;
+  bg_ = std::thread([this, interval_ms] {
+    using Clock = std::chrono::steady_clock;
+    auto next = Clock::now() + std::chrono::milliseconds(interval_ms);
+    std::unique_lock lock(bg_mu_);
+    for (;;) {
+      auto due = [&] {
+        return bg_stop_ || bg_requested_ || (interval_ms > 0 && Clock::now() >= next);
+      };
+      if (interval_ms > 0) {
+        bg_cv_.wait_until(lock, next, due);
+      } else {
+        bg_cv_.wait(lock, due);
+      }
+      if (bg_stop_) return;
+      if (!due()) continue;
+      bg_requested_ = false;
+      lock.unlock();
+      (void)TakeNow();  // a failure is counted in Stats(); the next one tries again
+      next = Clock::now() + std::chrono::milliseconds(interval_ms);
+      lock.lock();
+    }
+  });
+}
+
+void Snapshotter::Request() {
+  {
+    std::lock_guard lock(bg_mu_);
+    bg_requested_ = true;
+  }
+  bg_cv_.notify_all();
+}
+
+void Snapshotter::Stop() {
+  {
+    std::lock_guard lock(bg_mu_);
+    bg_stop_ = true;
+  }
+  bg_cv_.notify_all();
+  if (bg_.joinable()) bg_.join();
+}
+
+SnapshotStats Snapshotter::Stats() const {
+  std::lock_guard lock(stats_mu_);
+  return stats_;
+}
+
+}  // namespace crescent::durability

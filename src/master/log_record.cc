@@ -1,0 +1,206 @@
+// Encoding of LogRecord (log_record.h). The decoder checks every length
+// against what is left before reading, and refuses trailing bytes.
+#include "master/log_record.h"
+
+namespace crescent::master {
+
+namespace {
+
+void PutVarint(std::string& out, uint64_t v) {
+  while (v >= 0x80) {
+    out.push_back(static_cast<char>(v | 0x80));
+    v >>= 7;
+  }
+  out.push_back(static_cast<char>(v));
+}
+
+void PutString(std::string& out, std::string_view s) {
+  PutVarint(out, s.size());
+  out.append(s);
+}
+
+class Reader {
+ public:
+  explicit Reader(std::string_view in) : in_(in) {}
+
+  bool Varint(uint64_t* v) {
+    uint64_t result = 0;
+    for (int shift = 0; shift < 64; shift += 7) {
+      if (in_.empty()) return false;
+      const auto byte = static_cast<uint8_t>(in_.front());
+      in_.remove_prefix(1);
+      // The tenth byte may carry only the top bit of a 64-bit value.
+      if (shift == 63 && byte > 1) return false;
+      result |= uint64_t{byte & 0x7fu} << shift;
+      if ((byte & 0x80) == 0) {
+        *v = result;
+        return true;
+      }
+    }
+    return false;
+  }
+  bool Varint32(uint32_t* v) {
+    uint64_t w;
+    if (!Varint(&w) || w > UINT32_MAX) return false;
+    *v = static_cast<uint32_t>(w);
+    return true;
+  }
+  bool String(std::string* s, uint64_t max_len) {
+    uint64_t n;
+    if (!Varint(&n) || n > max_len || n > in_.size()) return false;
+    s->assign(in_.data(), n);
+    in_.remove_prefix(n);
+    return true;
+  }
+  bool Byte(uint8_t* b) {
+    if (in_.empty()) return false;
+    *b = static_cast<uint8_t>(in_.front());
+    in_.remove_prefix(1);
+    return true;
+  }
+  bool done() const { return in_.empty(); }
+
+ private:
+  std::string_view in_;
+};
+
+// Keys are at most 65535 bytes (ObjectEntry::key_len); names and endpoints
+// are bounded alike, so a corrupt length never asks for a huge allocation.
+constexpr uint64_t kMaxStringBytes = 65535;
+constexpr uint64_t kMaxReplicas = 255;
+
+Status Corrupt(std::string_view what) {
+  return Status(ErrorCode::kCorruptData, "log record: " + std::string(what));
+}
+
+}  // namespace
+
+LogRecord PutEndedRecord(const ObjectEntry& e) {
+  LogRecord r;
+  r.type = LogRecordType::kPutEnded;
+  r.key = e.key_view();
+  r.size = e.size;
+  r.checksum = e.checksum;
+  for (size_t i = 0; i < e.num_replicas; ++i) r.replicas.push_back(e.replica(i));
+  r.hard_pin = e.hard_pin != 0;
+  r.soft_pin_until = e.soft_pin_until();
+  return r;
+}
+
+std::string EncodeLogRecord(const LogRecord& r) {
+  std::string out;
+  out.push_back(static_cast<char>(r.type));
+  switch (r.type) {
+    case LogRecordType::kSegmentMounted:
+      PutVarint(out, r.segment);
+      PutString(out, r.spec.name);
+      PutVarint(out, r.spec.capacity);
+      PutString(out, r.spec.owner_node);
+      PutString(out, r.spec.endpoint);
+      out.push_back(static_cast<char>(r.spec.tier));
+      PutVarint(out, r.spec.owner_token);
+      break;
+    case LogRecordType::kSegmentUnmounted: PutVarint(out, r.segment); break;
+    case LogRecordType::kPutEnded:
+      PutString(out, r.key);
+      PutVarint(out, r.size);
+      PutVarint(out, r.checksum);
+      PutVarint(out, r.replicas.size());
+      for (const ReplicaSlot& s : r.replicas) {
+        PutVarint(out, s.segment);
+        PutVarint(out, s.alloc_node);
+        PutVarint(out, s.alloc_generation);
+        PutVarint(out, s.offset);
+      }
+      PutString(out, r.parent_key);
+      out.push_back(r.hard_pin ? 1 : 0);
+      PutVarint(out, static_cast<uint64_t>(r.soft_pin_until));
+      break;
+    case LogRecordType::kObjectRemoved:
+      PutString(out, r.key);
+      out.push_back(static_cast<char>(r.reason));
+      break;
+    case LogRecordType::kReplicaDropped:
+      PutString(out, r.key);
+      PutVarint(out, r.segment);
+      PutVarint(out, r.offset);
+      break;
+  }
+  return out;
+}
+
+StatusOr<LogRecord> DecodeLogRecord(std::string_view bytes) {
+  Reader in(bytes);
+  LogRecord r;
+  uint8_t type;
+  if (!in.Byte(&type)) return Corrupt("empty");
+  r.type = static_cast<LogRecordType>(type);
+  switch (r.type) {
+    case LogRecordType::kSegmentMounted: {
+      uint8_t tier;
+      if (!in.Varint32(&r.segment) || !in.String(&r.spec.name, kMaxStringBytes) ||
+          !in.Varint(&r.spec.capacity) || !in.String(&r.spec.owner_node, kMaxStringBytes) ||
+          !in.String(&r.spec.endpoint, kMaxStringBytes) || !in.Byte(&tier) ||
+          !in.Varint(&r.spec.owner_token)) {
+        return Corrupt("truncated segment mount");
+      }
+      if (tier > static_cast<uint8_t>(Tier::kPmem)) return Corrupt("unknown tier");
+      r.spec.tier = static_cast<Tier>(tier);
+      break;
+    }
+    case LogRecordType::kSegmentUnmounted:
+      if (!in.Varint32(&r.segment)) return Corrupt("truncated segment unmount");
+      break;
+    case LogRecordType::kPutEnded: {
+      uint64_t n;
+      if (!in.String(&r.key, kMaxStringBytes) || !in.Varint(&r.size) || !in.Varint(&r.checksum) ||
+          !in.Varint(&n)) {
+        return Corrupt("truncated put");
+      }
+      if (n == 0 || n > kMaxReplicas) return Corrupt("replica count out of range");
+      if (r.size > kMaxObjectSize) return Corrupt("object size out of range");
+      r.replicas.resize(n);
+      for (ReplicaSlot& s : r.replicas) {
+        if (!in.Varint32(&s.segment) || !in.Varint32(&s.alloc_node) ||
+            !in.Varint32(&s.alloc_generation) || !in.Varint(&s.offset)) {
+          return Corrupt("truncated replica");
+        }
+      }
+      uint8_t hard;
+      uint64_t soft;
+      if (!in.String(&r.parent_key, kMaxStringBytes) || !in.Byte(&hard) || !in.Varint(&soft)) {
+        return Corrupt("truncated put");
+      }
+      if (hard > 1) return Corrupt("bad hard-pin flag");
+      if (soft > static_cast<uint64_t>(INT64_MAX)) return Corrupt("soft pin out of range");
+      r.hard_pin = hard == 1;
+      r.soft_pin_until = static_cast<TimeMs>(soft);
+      break;
+    }
+    case LogRecordType::kObjectRemoved: {
+      uint8_t reason;
+      if (!in.String(&r.key, kMaxStringBytes) || !in.Byte(&reason)) {
+        return Corrupt("truncated removal");
+      }
+      if (reason > static_cast<uint8_t>(RemovalReason::kCorrupt)) return Corrupt("unknown reason");
+      r.reason = static_cast<RemovalReason>(reason);
+      break;
+    }
+    case LogRecordType::kReplicaDropped:
+      if (!in.String(&r.key, kMaxStringBytes) || !in.Varint32(&r.segment) ||
+          !in.Varint(&r.offset)) {
+        return Corrupt("truncated replica drop");
+      }
+      break;
+    default: return Corrupt("unknown type " + std::to_string(type));
+  }
+  if (!in.done()) return Corrupt("trailing bytes");
+  if ((r.type == LogRecordType::kPutEnded || r.type == LogRecordType::kObjectRemoved ||
+       r.type == LogRecordType::kReplicaDropped) &&
+      r.key.empty()) {
+    return Corrupt("empty key");
+  }
+  return r;
+}
+
+}  // namespace crescent::master

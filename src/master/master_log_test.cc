@@ -1,0 +1,171 @@
+// The engine's side of the operation log: which changes it records, in what
+// order, and that an acknowledged change waited for its record.
+#include <gtest/gtest.h>
+
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "master/log_record.h"
+#include "master/master_test_util.h"
+
+namespace crescent::master {
+namespace {
+
+// Keeps records in memory; WaitDurable remembers the highest position asked.
+class MemoryLog final : public OperationLog {
+ public:
+  StatusOr<uint64_t> Append(std::string_view record) override {
+    std::lock_guard lock(mu_);
+    if (fail) return Status(ErrorCode::kIoError, "disk gone");
+    records_.emplace_back(record);
+    return records_.size();
+  }
+  Status WaitDurable(uint64_t position) override {
+    std::lock_guard lock(mu_);
+    waited = std::max(waited, position);
+    if (fail) return Status(ErrorCode::kIoError, "disk gone");
+    return Status::Ok();
+  }
+  Status ReadFrom(uint64_t position, const RecordFn& fn) override {
+    std::lock_guard lock(mu_);
+    for (uint64_t i = position; i < records_.size(); ++i) {
+      if (Status s = fn(i, records_[i]); !s.ok()) return s;
+    }
+    return Status::Ok();
+  }
+  Status TruncateBefore(uint64_t) override { return Status::Ok(); }
+  uint64_t end_position() const override {
+    std::lock_guard lock(mu_);
+    return records_.size();
+  }
+
+  std::vector<LogRecord> Decoded() {
+    std::lock_guard lock(mu_);
+    std::vector<LogRecord> out;
+    for (const std::string& r : records_) {
+      auto d = DecodeLogRecord(r);
+      EXPECT_TRUE(d.ok()) << d.status().ToString();
+      if (d.ok()) out.push_back(*d);
+    }
+    return out;
+  }
+
+  bool fail = false;
+  uint64_t waited = 0;
+
+ private:
+  mutable std::mutex mu_;
+  std::vector<std::string> records_;
+};
+
+class MasterLogTest : public testing::MasterTest {
+ protected:
+  void SetUp() override { oplog_ = &log_; }
+  MemoryLog log_;
+};
+
+TEST_F(MasterLogTest, MountPutRemoveAndUnmountAreRecordedInOrder) {
+  const SegmentId seg = Mount("seg-a", 1 << 20);
+  PutConfig pc;
+  pc.parent_key = "parent";
+  pc.hard_pin = true;
+  auto grant = master().PutStart("k", 100, pc);
+  ASSERT_TRUE(grant.ok());
+  EXPECT_EQ(log_.Decoded().size(), 1u) << "a pending put is not logged";
+  ASSERT_TRUE(master().PutEnd("k", grant->token, 0xabc).ok());
+  EXPECT_EQ(log_.waited, 2u) << "PutEnd waits for its own record";
+  ASSERT_TRUE(master().Remove("k").ok());
+  ASSERT_TRUE(master().UnmountSegment("seg-a", "node-a").ok());
+
+  const std::vector<LogRecord> r = log_.Decoded();
+  ASSERT_EQ(r.size(), 4u);
+  EXPECT_EQ(r[0].type, LogRecordType::kSegmentMounted);
+  EXPECT_EQ(r[0].segment, seg);
+  EXPECT_EQ(r[0].spec.name, "seg-a");
+  EXPECT_EQ(r[0].spec.endpoint, "node-a:7000");
+  EXPECT_EQ(r[1].type, LogRecordType::kPutEnded);
+  EXPECT_EQ(r[1].key, "k");
+  EXPECT_EQ(r[1].size, 100u);
+  EXPECT_EQ(r[1].checksum, 0xabcu);
+  ASSERT_EQ(r[1].replicas.size(), 1u);
+  EXPECT_EQ(r[1].replicas[0].segment, seg);
+  EXPECT_EQ(r[1].parent_key, "parent");
+  EXPECT_TRUE(r[1].hard_pin);
+  EXPECT_EQ(r[2].type, LogRecordType::kObjectRemoved);
+  EXPECT_EQ(r[2].reason, RemovalReason::kRemoved);
+  EXPECT_EQ(r[3].type, LogRecordType::kSegmentUnmounted);
+  EXPECT_EQ(r[3].segment, seg);
+  EXPECT_EQ(log_.waited, 4u);
+}
+
+TEST_F(MasterLogTest, RevokedAndExpiredPutsAreNotRecorded) {
+  config_.heartbeat_ttl_ms = config_.put_timeout_ms * 2;  // the node outlives the put
+  Mount("seg-a", 1 << 20);
+  auto a = master().PutStart("a", 100, {});
+  ASSERT_TRUE(a.ok());
+  ASSERT_TRUE(master().PutRevoke("a", a->token).ok());
+  ASSERT_TRUE(master().PutStart("b", 100, {}).ok());
+  clock_.Advance(config_.put_timeout_ms + 1);
+  master().RunMaintenance();
+  EXPECT_EQ(log_.Decoded().size(), 1u);  // the mount only
+}
+
+TEST_F(MasterLogTest, EvictionsAreRecordedWithTheirReason) {
+  config_.high_watermark = 0.5;
+  config_.evict_ratio = 0.5;
+  Mount("seg-a", 64 << 10);
+  for (const std::string& k : Keys("k", 8)) ASSERT_TRUE(Put(k, 4 << 10).ok());
+  master().RunMaintenance();
+  size_t evicted = 0;
+  for (const LogRecord& r : log_.Decoded()) {
+    if (r.type == LogRecordType::kObjectRemoved) {
+      EXPECT_EQ(r.reason, RemovalReason::kEvicted);
+      ++evicted;
+    }
+  }
+  EXPECT_GT(evicted, 0u);
+  EXPECT_EQ(evicted, master().counters().evictions.load());
+}
+
+TEST_F(MasterLogTest, CorruptReplicaDropsAreRecorded) {
+  Mount("seg-a", 1 << 20, "node-a");
+  Mount("seg-b", 1 << 20, "node-b");
+  PutConfig two;
+  two.replica_count = 2;
+  auto g = master().PutStart("k", 100, two);
+  ASSERT_TRUE(g.ok());
+  ASSERT_TRUE(master().PutEnd("k", g->token, 7).ok());
+  const ReplicaDescriptor first = g->replicas[0];
+  const ReplicaDescriptor second = g->replicas[1];
+  ASSERT_TRUE(master().ReportCorruptReplica("k", first.segment, first.offset, 7).ok());
+  ASSERT_TRUE(master().ReportCorruptReplica("k", second.segment, second.offset, 7).ok());
+  const std::vector<LogRecord> r = log_.Decoded();
+  ASSERT_EQ(r.size(), 5u);
+  EXPECT_EQ(r[3].type, LogRecordType::kReplicaDropped);
+  EXPECT_EQ(r[3].segment, first.segment);
+  EXPECT_EQ(r[3].offset, first.offset);
+  EXPECT_EQ(r[4].type, LogRecordType::kObjectRemoved);
+  EXPECT_EQ(r[4].reason, RemovalReason::kCorrupt);
+}
+
+TEST_F(MasterLogTest, ExpiredNodesAreRecordedAsUnmounts) {
+  const SegmentId seg = Mount("seg-a", 1 << 20);
+  clock_.Advance(config_.heartbeat_ttl_ms + 1);
+  master().RunMaintenance();
+  const std::vector<LogRecord> r = log_.Decoded();
+  ASSERT_EQ(r.size(), 2u);
+  EXPECT_EQ(r[1].type, LogRecordType::kSegmentUnmounted);
+  EXPECT_EQ(r[1].segment, seg);
+}
+
+TEST_F(MasterLogTest, AFailedLogFailsTheAcknowledgement) {
+  Mount("seg-a", 1 << 20);
+  auto g = master().PutStart("k", 100, {});
+  ASSERT_TRUE(g.ok());
+  log_.fail = true;
+  EXPECT_EQ(master().PutEnd("k", g->token).code(), ErrorCode::kIoError);
+}
+
+}  // namespace
+}  // namespace crescent::master
