@@ -90,6 +90,11 @@ class AdaptivePolicy final : public EvictionPolicy {
   uint64_t UsedSize() const override { return handover_.UsedSize(); }
   void SetCapacity(uint64_t capacity) override;
   std::string_view Name() const override { return "adaptive"; }
+  // The handover's order: only while the live policy (and, during a move, the
+  // draining one) keeps one; never while it follows learned or s3fifo.
+  bool VisitInEvictionOrder(const std::function<void(ObjectId)>& fn) const override {
+    return handover_.VisitInEvictionOrder(fn);
+  }
 
   // What the scheduler is doing, for `crescent sim` and tests.
   struct TimelinePoint {

@@ -34,6 +34,18 @@ void PolicyHandover::SetCapacity(uint64_t capacity) {
   if (draining_) draining_->SetCapacity(capacity);
 }
 
+bool PolicyHandover::VisitInEvictionOrder(const std::function<void(ObjectId)>& fn) const {
+  if (!draining_) return live_->VisitInEvictionOrder(fn);
+  // Whether a policy keeps an order shows only by asking it, so both are
+  // listed before fn sees any id (a transient copy, only during a move).
+  std::vector<ObjectId> order;
+  order.reserve(Count());
+  auto add = [&](ObjectId id) { order.push_back(id); };
+  if (!draining_->VisitInEvictionOrder(add) || !live_->VisitInEvictionOrder(add)) return false;
+  for (ObjectId id : order) fn(id);
+  return true;
+}
+
 void PolicyHandover::Switch(std::unique_ptr<EvictionPolicy> next) {
   assert(!draining_ && next->Count() == 0);
   draining_ = std::move(live_);

@@ -20,7 +20,9 @@
 // thread-safe.
 #pragma once
 
+#include <functional>
 #include <memory>
+#include <vector>
 
 #include "cache/eviction_policy.h"
 
@@ -46,6 +48,9 @@ class PolicyHandover {
   size_t Count() const { return live_->Count() + (draining_ ? draining_->Count() : 0); }
   uint64_t UsedSize() const { return live_->UsedSize() + (draining_ ? draining_->UsedSize() : 0); }
   void SetCapacity(uint64_t capacity);
+  // The draining policy's order, then the live one's (what Evict() takes
+  // without spares), when both keep one; otherwise false, calling nothing.
+  bool VisitInEvictionOrder(const std::function<void(ObjectId)>& fn) const;
 
   // Starts the move to `next`, which must be empty; no move may be in progress.
   void Switch(std::unique_ptr<EvictionPolicy> next);

@@ -85,6 +85,13 @@ void SlruPolicy::Remove(ObjectId id) {
   if (const Slot slot = table_.Find(id); slot != kNil) Erase(slot);
 }
 
+bool SlruPolicy::VisitInEvictionOrder(const std::function<void(ObjectId)>& fn) const {
+  for (const List* list : {&probation_, &protected_}) {
+    for (Slot slot = list->tail; slot != kNil; slot = table_.at(slot).newer) fn(table_.at(slot).id);
+  }
+  return true;
+}
+
 std::optional<ObjectId> SlruPolicy::Evict(const SpareFn& spare) {
   const size_t candidates = table_.size();
   size_t spared = 0;

@@ -35,6 +35,8 @@ class SlruPolicy final : public EvictionPolicy {
   uint64_t UsedSize() const override { return probation_.used + protected_.used; }
   void SetCapacity(uint64_t capacity) override;
   std::string_view Name() const override { return "slru"; }
+  // Probation, least recent first, then protected, least recent first.
+  bool VisitInEvictionOrder(const std::function<void(ObjectId)>& fn) const override;
 
   // For tests.
   uint64_t ProtectedSize() const { return protected_.used; }
