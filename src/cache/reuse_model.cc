@@ -32,6 +32,7 @@ void ReuseModel::ExpireBefore(uint64_t now) {
     auto it = tracked_.find(e.key);
     if (it == tracked_.end() || it->second.stamp != e.stamp) continue;
     ends_[it->second.cls] += 1;
+    whole_lifetime_ = true;
     tracked_.erase(it);
   }
 }
@@ -39,6 +40,7 @@ void ReuseModel::ExpireBefore(uint64_t now) {
 void ReuseModel::AdoptStatistics(const ReuseModel& other) {
   hits_ = other.hits_;
   ends_ = other.ends_;
+  whole_lifetime_ = other.whole_lifetime_;
   density_ = other.density_;
 }
 
@@ -72,10 +74,28 @@ void ReuseModel::Learn(uint64_t objects, uint64_t now) {
   std::array<Histogram, kPageClasses> coarse_hits{};
   std::array<double, kPageClasses> coarse_ends{};
   std::array<double, kPageClasses> coarse_total{};
+  // Until one lifetime has reached the horizon, a class would show only its
+  // reuses, never the pages that are not reused. The keys followed so far
+  // then count as lifetimes ending at their age now (what they have occupied
+  // at least), for this epoch's densities only.
+  std::array<Histogram, kPageClasses> censored{};
+  std::array<Histogram, kPageClasses> coarse_censored{};
+  std::array<double, kPageClasses> coarse_horizon_ends{};
+  if (!whole_lifetime_) {
+    for (const auto& [key, track] : tracked_) {
+      const uint64_t bucket = (now - track.stamp) / unit_;
+      censored[track.cls][std::min<uint64_t>(bucket, kAges - 1)] += 1;
+    }
+  }
   for (int c = 0; c < kPageClasses; ++c) {
     const uint8_t k = CoarseClassOf(static_cast<uint8_t>(c), features_);
-    for (int a = 0; a < kAges; ++a) coarse_hits[k][a] += hits_[c][a];
+    for (int a = 0; a < kAges; ++a) {
+      coarse_hits[k][a] += hits_[c][a];
+      coarse_censored[k][a] += censored[c][a];
+      coarse_ends[k] += censored[c][a];  // counted in the total, placed by age below
+    }
     coarse_ends[k] += ends_[c];
+    coarse_horizon_ends[k] += ends_[c];
   }
   for (int k = 0; k < kPageClasses; ++k) {
     double total = coarse_ends[k];
@@ -90,8 +110,8 @@ void ReuseModel::Learn(uint64_t objects, uint64_t now) {
     // over those events of the references they still occupy.
     double hits_beyond = 0, events_beyond = 0, lifetime = 0;
     for (int a = kAges; a-- > 0;) {
-      double ends = 0;
-      if (a == kAges - 1) ends = ends_[c] + w * coarse_ends[k];
+      double ends = censored[c][a] + w * coarse_censored[k][a];
+      if (a == kAges - 1) ends += ends_[c] + w * coarse_horizon_ends[k];
       const double h = hits_[c][a] + w * coarse_hits[k][a];
       hits_beyond += h;
       events_beyond += h + ends;

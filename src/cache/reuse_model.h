@@ -104,6 +104,7 @@ class ReuseModel {
   std::array<Histogram, kPageClasses> hits_{};
   std::array<double, kPageClasses> ends_{};  // lifetimes that reached the horizon
   std::array<Histogram, kPageClasses> density_{};
+  bool whole_lifetime_ = false;  // some lifetime has reached the horizon
   absl::flat_hash_map<uint64_t, Track> tracked_;
   std::deque<Expiry> expiry_;  // one per tracked reference, in time order
 };

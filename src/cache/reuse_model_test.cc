@@ -2,6 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <tuple>
+#include <vector>
+
 #include "cache/hash_mix.h"
 
 namespace crescent::cache {
@@ -30,6 +34,27 @@ TEST(ReuseModelTest, AReusedClassIsDenserThanANeverReusedOne) {
   // No class-1 key is ever older than 21 references when reused: past that age
   // there is nothing left to hit.
   EXPECT_EQ(model.Density(1, 40), 0.0);
+}
+
+// Before any lifetime has reached the horizon, the keys not reused yet count
+// as lifetimes that end at their age: a class of which one key in ten comes
+// back soon is not taken for denser than one whose every key comes back later.
+TEST(ReuseModelTest, BeforeTheHorizonTheKeysNotReusedYetCount) {
+  ReuseModel model(kReused);
+  model.Learn(kObjects, 0);  // horizon 256
+  std::vector<std::tuple<uint64_t, uint64_t, uint8_t>> refs;  // (time, key, class)
+  for (uint64_t i = 0; i < 100; ++i) {
+    refs.emplace_back(i, i, 0);
+    if (i % 10 == 0) refs.emplace_back(i + 4, i, 0);  // one in ten, 4 references later
+  }
+  for (uint64_t j = 0; j < 10; ++j) {
+    refs.emplace_back(110 + j, 1000 + j, 1);
+    refs.emplace_back(130 + j, 1000 + j, 1);  // every one, 20 references later
+  }
+  std::sort(refs.begin(), refs.end());
+  for (const auto& [time, key, cls] : refs) model.Observe(MixBits(key), cls, time);
+  model.Learn(kObjects, 200);
+  EXPECT_GT(model.Density(1, 0), model.Density(0, 0));
 }
 
 TEST(ReuseModelTest, AClassThatChangesIsRelearned) {
