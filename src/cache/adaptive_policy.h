@@ -26,7 +26,8 @@
 //    candidate's score from its prefix hit ratio in that window and decides
 //    whether to move (candidate_selector.h: margin, confirmation, warm-up).
 //  - Moving: PolicyHandover switches the live cache to a fresh instance of the
-//    winner and lets the previous policy drain, without flushing anything.
+//    winner and lets the previous policy drain (both give victims by their
+//    share of the cache), without flushing anything.
 //
 // The live cache starts as the learned policy. The simulations run inside
 // Insert() and Access(), that is, on the master's eviction thread when it
@@ -90,8 +91,8 @@ class AdaptivePolicy final : public EvictionPolicy {
   uint64_t UsedSize() const override { return handover_.UsedSize(); }
   void SetCapacity(uint64_t capacity) override;
   std::string_view Name() const override { return "adaptive"; }
-  // The handover's order: only while the live policy (and, during a move, the
-  // draining one) keeps one; never while it follows learned or s3fifo.
+  // The live policy's order, outside a move, when that policy keeps one
+  // (never while it follows learned or s3fifo).
   bool VisitInEvictionOrder(const std::function<void(ObjectId)>& fn) const override {
     return handover_.VisitInEvictionOrder(fn);
   }

@@ -1,6 +1,8 @@
 #include "cache/policy_handover.h"
 
+#include <algorithm>
 #include <cassert>
+#include <utility>
 
 namespace crescent::cache {
 
@@ -20,13 +22,21 @@ void PolicyHandover::Remove(ObjectId id) {
 }
 
 std::optional<ObjectId> PolicyHandover::Evict(const SpareFn& spare) {
-  if (draining_) {
-    std::optional<ObjectId> victim = draining_->Evict(spare);
-    DropDrainedPolicy();
-    // nullopt: everything left there was spared; the live policy may have more.
-    if (victim) return victim;
+  if (!draining_) return live_->Evict(spare);
+  // Each policy gives victims in proportion to its share of the cache.
+  const double used = static_cast<double>(UsedSize());
+  credit_ += used > 0 ? static_cast<double>(draining_->UsedSize()) / used : 1.0;
+  EvictionPolicy* first = live_.get();
+  EvictionPolicy* second = draining_.get();
+  if (credit_ >= 1.0 || live_->Count() == 0) {
+    credit_ = std::max(0.0, credit_ - 1.0);
+    std::swap(first, second);
   }
-  return live_->Evict(spare);
+  std::optional<ObjectId> victim = first->Evict(spare);
+  // nullopt: everything left there was spared; the other may have more.
+  if (!victim) victim = second->Evict(spare);
+  DropDrainedPolicy();
+  return victim;
 }
 
 void PolicyHandover::SetCapacity(uint64_t capacity) {
@@ -34,22 +44,11 @@ void PolicyHandover::SetCapacity(uint64_t capacity) {
   if (draining_) draining_->SetCapacity(capacity);
 }
 
-bool PolicyHandover::VisitInEvictionOrder(const std::function<void(ObjectId)>& fn) const {
-  if (!draining_) return live_->VisitInEvictionOrder(fn);
-  // Whether a policy keeps an order shows only by asking it, so both are
-  // listed before fn sees any id (a transient copy, only during a move).
-  std::vector<ObjectId> order;
-  order.reserve(Count());
-  auto add = [&](ObjectId id) { order.push_back(id); };
-  if (!draining_->VisitInEvictionOrder(add) || !live_->VisitInEvictionOrder(add)) return false;
-  for (ObjectId id : order) fn(id);
-  return true;
-}
-
 void PolicyHandover::Switch(std::unique_ptr<EvictionPolicy> next) {
   assert(!draining_ && next->Count() == 0);
   draining_ = std::move(live_);
   live_ = std::move(next);
+  credit_ = 0;
   DropDrainedPolicy();
 }
 

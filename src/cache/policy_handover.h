@@ -8,11 +8,16 @@
 //  - a hit on an object still in the draining policy moves it to the live one
 //    (Readmit), as the newest and just used, so what the workload still reads
 //    is ranked by the new policy;
-//  - Evict() takes victims from the draining policy first, in its own order,
-//    and only then from the live one: whatever was not read since the move is
-//    older than anything that was, by any policy's measure of recency.
+//  - Evict() takes victims from both, each policy in its own order, in
+//    proportion to the share of the cache each holds (a credit counts the
+//    draining policy's share of every call). So the new policy ranks what it
+//    admits from the start (s3fifo demotes a new one-off at once), and the old
+//    one gives up its least valuable objects first; taking every victim from
+//    the old policy first would keep every new object, even one-offs, for a
+//    whole turnover.
 // When the draining policy is empty the move is complete (Draining() is
-// false); that takes about one turnover of the cache.
+// false): its share falls by about a factor e per turnover, faster as the
+// workload re-reads its objects.
 //
 // Invariants: every tracked object is in exactly one of the two policies;
 // Count() and UsedSize() are the sums. Chain links between an object in one and
@@ -22,7 +27,6 @@
 
 #include <functional>
 #include <memory>
-#include <vector>
 
 #include "cache/eviction_policy.h"
 
@@ -48,9 +52,11 @@ class PolicyHandover {
   size_t Count() const { return live_->Count() + (draining_ ? draining_->Count() : 0); }
   uint64_t UsedSize() const { return live_->UsedSize() + (draining_ ? draining_->UsedSize() : 0); }
   void SetCapacity(uint64_t capacity);
-  // The draining policy's order, then the live one's (what Evict() takes
-  // without spares), when both keep one; otherwise false, calling nothing.
-  bool VisitInEvictionOrder(const std::function<void(ObjectId)>& fn) const;
+  // The live policy's order when no move is in progress (during one the two
+  // policies' victims interleave, so there is no single sequence: false).
+  bool VisitInEvictionOrder(const std::function<void(ObjectId)>& fn) const {
+    return !draining_ && live_->VisitInEvictionOrder(fn);
+  }
 
   // Starts the move to `next`, which must be empty; no move may be in progress.
   void Switch(std::unique_ptr<EvictionPolicy> next);
@@ -63,6 +69,7 @@ class PolicyHandover {
 
   std::unique_ptr<EvictionPolicy> live_;
   std::unique_ptr<EvictionPolicy> draining_;
+  double credit_ = 0;  // victims owed by the draining policy
 };
 
 }  // namespace crescent::cache

@@ -12,7 +12,7 @@ namespace {
 
 using ::testing::ElementsAre;
 
-TEST(PolicyHandoverTest, SwitchingDropsNothingAndDrainsTheOldPolicyFirst) {
+TEST(PolicyHandoverTest, SwitchingDropsNothingAndBothPoliciesGiveVictimsByShare) {
   PolicyHandover h(std::make_unique<FifoPolicy>());
   for (ObjectId id = 1; id <= 4; ++id) h.Insert(id, 1, {});
   h.Switch(std::make_unique<LruPolicy>());
@@ -24,23 +24,26 @@ TEST(PolicyHandoverTest, SwitchingDropsNothingAndDrainsTheOldPolicyFirst) {
   ASSERT_TRUE(h.NeedsReadmit(2));
   h.Readmit(2, 1, {});
   EXPECT_FALSE(h.NeedsReadmit(2));
-  // Victims: the draining policy's (in its FIFO order), then the live one's
-  // (LRU: 5 was inserted before 2 was re-admitted).
+  // The draining policy's credit grows by its share at each call (3/5: live
+  // gives 5; + 3/4: draining gives 1; + 2/3: draining gives 3; + 1/2: live
+  // gives 2; then only draining is left), each in its own order (FIFO there,
+  // LRU here: 5 was inserted before 2 was re-admitted).
   std::vector<ObjectId> victims;
   while (auto v = h.Evict(nullptr)) victims.push_back(*v);
-  EXPECT_THAT(victims, ElementsAre(1, 3, 4, 5, 2));
+  EXPECT_THAT(victims, ElementsAre(5, 1, 3, 2, 4));
   EXPECT_FALSE(h.Draining());  // emptied, so dropped
 }
 
-TEST(PolicyHandoverTest, SparedDrainingObjectsLeaveRoomForTheLivePolicy) {
+TEST(PolicyHandoverTest, WhenOnePolicySparesEverythingTheOtherGivesTheVictim) {
   PolicyHandover h(std::make_unique<FifoPolicy>());
   h.Insert(1, 1, {});
   h.Switch(std::make_unique<LruPolicy>());
   h.Insert(2, 1, {});
-  SpareRecorder spare{.keep = {1}};
-  EXPECT_EQ(h.Evict(spare.Fn()), 2u);  // 1 was offered and spared first
-  EXPECT_THAT(spare.asked, ElementsAre(1, 2));
-  EXPECT_TRUE(h.Contains(1));
+  SpareRecorder spare{.keep = {2}};
+  EXPECT_EQ(h.Evict(spare.Fn()), 1u);  // the live policy's turn, but 2 was spared
+  EXPECT_THAT(spare.asked, ElementsAre(2, 1));
+  EXPECT_TRUE(h.Contains(2));
+  EXPECT_FALSE(h.Draining());
 }
 
 TEST(PolicyHandoverTest, RemoveReachesEitherPolicy) {
