@@ -42,7 +42,8 @@ TEST(ReuseModelTest, AReusedClassIsDenserThanANeverReusedOne) {
 TEST(ReuseModelTest, BeforeTheHorizonTheKeysNotReusedYetCount) {
   ReuseModel model(kReused);
   model.Learn(kObjects, 0);  // horizon 256
-  std::vector<std::tuple<uint64_t, uint64_t, uint8_t>> refs;  // (time, key, class)
+  // (time, key, class) of each reference.
+  std::vector<std::tuple<uint64_t, uint64_t, uint8_t>> refs;
   for (uint64_t i = 0; i < 100; ++i) {
     refs.emplace_back(i, i, 0);
     if (i % 10 == 0) refs.emplace_back(i + 4, i, 0);  // one in ten, 4 references later
