@@ -1,6 +1,7 @@
 #include "cache/reuse_model.h"
 
 #include <algorithm>
+#include <vector>
 
 namespace crescent::cache {
 
@@ -78,8 +79,12 @@ void ReuseModel::Learn(uint64_t objects, uint64_t now) {
   // reuses, never the pages that are not reused. The keys followed so far
   // then count as lifetimes ending at their age now (what they have occupied
   // at least), for this epoch's densities only.
-  std::array<Histogram, kPageClasses> censored{};
-  std::array<Histogram, kPageClasses> coarse_censored{};
+  // (On the heap, and only then: the tables above already take 150 KiB of stack.)
+  std::vector<Histogram> censored(whole_lifetime_ ? 0 : kPageClasses, Histogram{});
+  std::vector<Histogram> coarse_censored(censored.size(), Histogram{});
+  auto censored_at = [](const std::vector<Histogram>& h, int c, int a) {
+    return h.empty() ? 0.0 : h[c][a];
+  };
   std::array<double, kPageClasses> coarse_horizon_ends{};
   if (!whole_lifetime_) {
     for (const auto& [key, track] : tracked_) {
@@ -89,8 +94,8 @@ void ReuseModel::Learn(uint64_t objects, uint64_t now) {
   }
   for (int c = 0; c < kPageClasses; ++c) {
     const uint8_t k = CoarseClassOf(static_cast<uint8_t>(c), features_);
-    for (int a = 0; a < kAges; ++a) {
-      coarse_hits[k][a] += hits_[c][a];
+    for (int a = 0; a < kAges; ++a) coarse_hits[k][a] += hits_[c][a];
+    for (int a = 0; !censored.empty() && a < kAges; ++a) {
       coarse_censored[k][a] += censored[c][a];
       coarse_ends[k] += censored[c][a];  // counted in the total, placed by age below
     }
@@ -110,7 +115,7 @@ void ReuseModel::Learn(uint64_t objects, uint64_t now) {
     // over those events of the references they still occupy.
     double hits_beyond = 0, events_beyond = 0, lifetime = 0;
     for (int a = kAges; a-- > 0;) {
-      double ends = censored[c][a] + w * coarse_censored[k][a];
+      double ends = censored_at(censored, c, a) + w * censored_at(coarse_censored, k, a);
       if (a == kAges - 1) ends += ends_[c] + w * coarse_horizon_ends[k];
       const double h = hits_[c][a] + w * coarse_hits[k][a];
       hits_beyond += h;
