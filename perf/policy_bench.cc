@@ -4,11 +4,18 @@
 //  - Access/<policy>/N: a hit on a random tracked id.
 //  - InsertEvict/<policy>/N: one Evict() then one Insert() of a fresh id, the
 //    steady state of a full cache; one iteration is the pair.
+//  - Memory/<policy>: the resident memory a policy holding 1M objects grows
+//    by, per object (counter bytes_per_object), after 2M hits and 2M
+//    evict+insert pairs so every structure has reached its steady size. Run
+//    it alone (--benchmark_filter=Memory/NAME): memory freed by an earlier
+//    benchmark of the same process is reused and not counted.
 // Ids are random 64-bit values, built before timing. Every 16 consecutive
 // inserts form a chain (parent = previous id), which only prefix-lru uses.
 #include <benchmark/benchmark.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <fstream>
 #include <random>
 #include <vector>
 
@@ -37,7 +44,7 @@ ObjectId ParentAt(size_t i) { return i % kChain == 0 ? kNoParent : Stream()[i - 
 
 std::unique_ptr<EvictionPolicy> Filled(const std::string& name, size_t objects) {
   auto policy = std::move(MakePolicy(name, {.capacity = objects}).value());
-  for (size_t i = 0; i < objects; ++i) policy->Insert(Stream()[i], 1, ParentAt(i));
+  for (size_t i = 0; i < objects; ++i) policy->Insert(Stream()[i], 1, {.parent = ParentAt(i)});
   return policy;
 }
 
@@ -61,10 +68,33 @@ void BM_InsertEvict(benchmark::State& state, const std::string& name) {
   size_t i = objects;
   for (auto _ : state) {
     benchmark::DoNotOptimize(policy->Evict());
-    policy->Insert(stream[i], 1, ParentAt(i));
+    policy->Insert(stream[i], 1, {.parent = ParentAt(i)});
     if (++i == stream.size()) i = 0;
   }
   state.SetItemsProcessed(state.iterations());
+}
+
+uint64_t ResidentBytes() {
+  std::ifstream statm("/proc/self/statm");
+  uint64_t pages = 0, resident = 0;
+  statm >> pages >> resident;
+  return resident * static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
+}
+
+void BM_Memory(benchmark::State& state, const std::string& name) {
+  constexpr size_t kObjects = 1'000'000;
+  const auto& stream = Stream();  // built before measuring: it is not the policy's
+  for (auto _ : state) {
+    const uint64_t before = ResidentBytes();
+    auto policy = Filled(name, kObjects);
+    for (size_t i = 0; i < 2 * kObjects; ++i) {
+      policy->Access(stream[(i * 7) % kObjects]);
+      if (policy->Evict())
+        policy->Insert(stream[kObjects + i], 1, {.parent = ParentAt(kObjects + i)});
+    }
+    state.counters["bytes_per_object"] =
+        static_cast<double>(ResidentBytes() - before) / static_cast<double>(policy->Count());
+  }
 }
 
 const bool registered = [] {
@@ -74,6 +104,9 @@ const bool registered = [] {
           benchmark::RegisterBenchmark(("InsertEvict/" + name).c_str(), BM_InsertEvict, name)}) {
       bench->Arg(1 << 16)->Arg(1'000'000);
     }
+    benchmark::RegisterBenchmark(("Memory/" + name).c_str(), BM_Memory, name)
+        ->Iterations(1)
+        ->Unit(benchmark::kMillisecond);
   }
   return true;
 }();

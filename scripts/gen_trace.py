@@ -15,6 +15,12 @@ Output is fully determined by --seed and --requests, so the bundled
 tests/data/small_trace.jsonl can be regenerated bit for bit:
 
     /usr/bin/python3 scripts/gen_trace.py > tests/data/small_trace.jsonl
+
+--shape picks another workload from scripts/trace_shapes.py instead (chat, prompts,
+agent, scan, phase; each is described there), in the same format and just as
+reproducible:
+
+    /usr/bin/python3 scripts/gen_trace.py --shape agent --requests 4000 --seed 1 > agent.jsonl
 """
 
 import argparse
@@ -22,19 +28,8 @@ import json
 import random
 import sys
 
-BLOCK_TOKENS = 512
-
-
-class IdSource:
-    """Hands out fresh hash ids, counting up from 0."""
-
-    def __init__(self):
-        self.next_id = 0
-
-    def take(self, n):
-        ids = list(range(self.next_id, self.next_id + n))
-        self.next_id += n
-        return ids
+from trace_shapes import BLOCK_TOKENS, SHAPES, IdSource
+from trace_shapes import generate as generate_shape
 
 
 def generate(num_requests, seed):
@@ -81,8 +76,14 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--requests", type=int, default=400)
     parser.add_argument("--seed", type=int, default=20250226)
+    parser.add_argument("--shape", choices=["mixed"] + sorted(SHAPES), default="mixed",
+                        help="mixed (the default, described above) or a shape of trace_shapes.py")
     args = parser.parse_args()
-    for request in generate(args.requests, args.seed):
+    if args.shape == "mixed":
+        requests = generate(args.requests, args.seed)
+    else:
+        requests = generate_shape(args.shape, args.requests, args.seed)
+    for request in requests:
         sys.stdout.write(json.dumps(request) + "\n")
 
 

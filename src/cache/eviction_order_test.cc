@@ -1,12 +1,15 @@
 // EvictionPolicy::VisitInEvictionOrder (what the master's snapshots record):
-// for the list policies it lists the tracked ids in the order Evict() would
-// take them; a policy without such a sequence says so and lists nothing.
+// for the list policies (and adaptive while it follows one, outside a move)
+// it lists the tracked ids in the order Evict() would take them; a policy
+// without such a sequence says so and lists nothing.
 #include <gtest/gtest.h>
 
 #include <memory>
 #include <vector>
 
+#include "cache/adaptive_policy.h"
 #include "cache/eviction_policy.h"
+#include "cache/policy_handover.h"
 #include "cache/policy_test_util.h"
 
 namespace crescent::cache {
@@ -69,15 +72,46 @@ TEST(EvictionOrderTest, TheDefaultCopyOfAPolicyWithoutASequenceListsNothing) {
 }
 
 INSTANTIATE_TEST_SUITE_P(ListPolicies, EvictionOrderTest,
-                         ::testing::Values("fifo", "lru", "prefix-lru"));
+                         ::testing::Values("fifo", "lru", "slru", "prefix-lru"));
 
-TEST(EvictionOrderTest, S3FifoKeepsNoSingleSequence) {
-  auto p = MakePolicy("s3fifo");
+class NoSequenceTest : public ::testing::TestWithParam<const char*> {};
+
+// s3fifo's two queues, learned's sampling (and adaptive, which starts as
+// learned) keep no single sequence.
+TEST_P(NoSequenceTest, SaysSoAndListsNothing) {
+  auto p = MakePolicy(GetParam(), {.capacity = 10});
   ASSERT_TRUE(p.ok());
   (*p)->Insert(1, 1);
+  (*p)->Insert(2, 1, {.parent = 1});
   bool listed = true;
   EXPECT_TRUE(Order(**p, &listed).empty());
   EXPECT_FALSE(listed);
+}
+
+INSTANTIATE_TEST_SUITE_P(SampledOrQueued, NoSequenceTest,
+                         ::testing::Values("s3fifo", "learned", "adaptive"));
+
+TEST(EvictionOrderTest, AdaptiveListsItsLivePolicysOrder) {
+  AdaptivePolicy policy({.capacity = 100}, {{"lru", "lru", {}}, {"fifo", "fifo", {}}});
+  for (ObjectId id = 1; id <= 20; ++id) policy.Insert(id, 1);
+  for (ObjectId id : {5, 2, 17}) policy.Access(id);
+  bool listed = false;
+  const std::vector<ObjectId> order = Order(policy, &listed);
+  ASSERT_TRUE(listed);
+  EXPECT_EQ(order, DrainVictims(policy));
+}
+
+TEST(EvictionOrderTest, DuringAMoveThereIsNoSingleSequence) {
+  PolicyHandover handover(MakePolicy("lru").value());
+  for (ObjectId id = 1; id <= 5; ++id) handover.Insert(id, 1, {});
+  handover.Switch(MakePolicy("fifo").value());
+  handover.Insert(6, 1, {});
+  std::vector<ObjectId> order;
+  EXPECT_FALSE(handover.VisitInEvictionOrder([&](ObjectId id) { order.push_back(id); }));
+  EXPECT_TRUE(order.empty());
+  // Once the old policy has drained, the live one's order is listed again.
+  while (handover.Draining()) ASSERT_TRUE(handover.Evict(nullptr).has_value());
+  EXPECT_TRUE(handover.VisitInEvictionOrder([&](ObjectId id) { order.push_back(id); }));
 }
 
 }  // namespace

@@ -1,6 +1,6 @@
 // EvictionPolicy: the one small interface behind which every eviction algorithm
-// lives (fifo, lru, sieve, s3fifo, prefix-lru). The same objects run in the
-// master and in `crescent sim`.
+// lives (fifo, lru, sieve, s3fifo, slru, prefix-lru, learned, adaptive). The same
+// objects run in the master and in `crescent sim`.
 //
 // A policy tracks a set of objects, each with an id and a size (in whatever unit
 // the owner uses: blocks in the simulator, bytes in the master). It never decides
@@ -44,15 +44,38 @@ inline constexpr uint64_t kSameAsId = ~uint64_t{0};
 // Returns true to keep (spare) a candidate that Evict() is about to evict.
 using SpareFn = std::function<bool(ObjectId)>;
 
+// What the owner knows about an object when it admits it, beyond its id and
+// size. Policies use what they need and ignore the rest.
+struct InsertInfo {
+  // The id of the page before it in a chain, or kNoParent (prefix-aware policies).
+  ObjectId parent = kNoParent;
+  // A stable identity of the object's *key* across evictions and re-inserts
+  // (the master gives each incarnation a new id but passes the key's hash here;
+  // the simulator's ids are already stable, so it passes kSameAsId). Policies
+  // that remember evicted objects (s3fifo's ghost, learned's history) key that
+  // memory by it.
+  uint64_t history = kSameAsId;
+  // It is the last page of the write that stored it (the simulator: the last
+  // page of its request; the master: the last key of a batch put). Such a page
+  // often ends in a partial block that no later request shares.
+  bool ends_write = false;
+};
+
 struct PolicyOptions {
-  // Total capacity in size units. Policies that partition the cache (s3fifo)
-  // size their queues from it; others ignore it.
+  // Total capacity in size units. Policies that partition the cache (s3fifo,
+  // slru) size their queues from it; others ignore it.
   uint64_t capacity = 0;
   // s3fifo: fraction of capacity given to the small FIFO.
   double s3fifo_small_ratio = 0.10;
   // s3fifo: an object leaving the small FIFO moves to main when its frequency
   // is at least this (1 or 2).
   int s3fifo_move_threshold = 1;
+  // slru: fraction of capacity the protected segment may hold.
+  double slru_protected_ratio = 0.80;
+  // learned: the page features its classes are made of (PageFeature bits,
+  // page_class.h), and the seed of its eviction sampler.
+  uint32_t learned_features = 0;  // 0: kDefaultPageFeatures
+  uint64_t seed = 1;
 };
 
 // A copy of a policy's eviction order, for the master's snapshots: taken
@@ -74,14 +97,8 @@ class EvictionPolicy {
  public:
   virtual ~EvictionPolicy() = default;
 
-  // Admits `id` (not tracked yet) of `size` units. `parent` is the id of the
-  // page before it in a chain, or kNoParent; only prefix-aware policies use it.
-  // `history` is a stable identity of the object's *key* across evictions and
-  // re-inserts (the master gives each incarnation a new id but passes the key's
-  // hash here; the simulator's ids are already stable, so it passes kSameAsId).
-  // Policies that remember evicted objects (s3fifo's ghost) key that memory by it.
-  virtual void Insert(ObjectId id, uint64_t size, ObjectId parent = kNoParent,
-                      uint64_t history = kSameAsId) = 0;
+  // Admits `id` (not tracked yet) of `size` units.
+  virtual void Insert(ObjectId id, uint64_t size, const InsertInfo& info = {}) = 0;
   virtual void Access(ObjectId id) = 0;
   virtual void Remove(ObjectId id) = 0;
   virtual std::optional<ObjectId> Evict(const SpareFn& spare = nullptr) = 0;
@@ -108,7 +125,7 @@ class EvictionPolicy {
 };
 
 // The registry: one line per policy. Names: "fifo", "lru", "sieve", "s3fifo",
-// "prefix-lru". Unknown names give kInvalidArgument.
+// "slru", "prefix-lru", "learned", "adaptive". Unknown names give kInvalidArgument.
 StatusOr<std::unique_ptr<EvictionPolicy>> MakePolicy(std::string_view name,
                                                      const PolicyOptions& options = {});
 const std::vector<std::string>& PolicyNames();

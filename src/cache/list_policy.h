@@ -142,8 +142,7 @@ struct NoExtra {};
 template <typename Extra>
 class ListPolicy : public EvictionPolicy {
  public:
-  void Insert(ObjectId id, uint64_t size, ObjectId /*parent*/ = kNoParent,
-              uint64_t /*history*/ = kSameAsId) override {
+  void Insert(ObjectId id, uint64_t size, const InsertInfo& /*info*/ = {}) override {
     if (auto slot = list_.Add(id, size); slot != List::kNil) list_.PushNewest(slot);
   }
   void Remove(ObjectId id) override {

@@ -1,12 +1,15 @@
 // The policy registry: one line per policy.
 #include <memory>
 
+#include "cache/adaptive_policy.h"
 #include "cache/eviction_policy.h"
 #include "cache/fifo_policy.h"
+#include "cache/learned_policy.h"
 #include "cache/lru_policy.h"
 #include "cache/prefix_lru_policy.h"
 #include "cache/s3fifo_policy.h"
 #include "cache/sieve_policy.h"
+#include "cache/slru_policy.h"
 
 namespace crescent::cache {
 namespace {
@@ -22,11 +25,10 @@ std::unique_ptr<EvictionPolicy> Make(const PolicyOptions& options) {
 }
 
 constexpr Registration kPolicies[] = {
-    {"fifo", &Make<FifoPolicy>},
-    {"lru", &Make<LruPolicy>},
-    {"sieve", &Make<SievePolicy>},
-    {"s3fifo", &Make<S3FifoPolicy>},
-    {"prefix-lru", &Make<PrefixLruPolicy>},
+    {"fifo", &Make<FifoPolicy>},       {"lru", &Make<LruPolicy>},
+    {"sieve", &Make<SievePolicy>},     {"s3fifo", &Make<S3FifoPolicy>},
+    {"slru", &Make<SlruPolicy>},       {"prefix-lru", &Make<PrefixLruPolicy>},
+    {"learned", &Make<LearnedPolicy>}, {"adaptive", &Make<AdaptivePolicy>},
 };
 
 }  // namespace

@@ -2,7 +2,8 @@
 
 namespace crescent::cache {
 
-void PrefixLruPolicy::Insert(ObjectId id, uint64_t size, ObjectId parent, uint64_t /*history*/) {
+void PrefixLruPolicy::Insert(ObjectId id, uint64_t size, const InsertInfo& info) {
+  const ObjectId parent = info.parent;
   // Look the parent up first: an untracked parent id is ignored, and the new
   // page cannot be its own parent because it is not tracked yet.
   const auto parent_slot = parent == kNoParent ? List::kNil : list_.Find(parent);

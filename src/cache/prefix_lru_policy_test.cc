@@ -16,8 +16,8 @@ using ::testing::ElementsAre;
 TEST(PrefixLruPolicyTest, ChainIsEvictedTailFirst) {
   PrefixLruPolicy p;
   p.Insert(1, 1);
-  p.Insert(2, 1, 1);
-  p.Insert(3, 1, 2);  // 1 -> 2 -> 3; list 1 2 3
+  p.Insert(2, 1, {.parent = 1});
+  p.Insert(3, 1, {.parent = 2});  // 1 -> 2 -> 3; list 1 2 3
   // 1 and 2 have children: parked. 3 goes; 2 is a leaf again, at the old end.
   EXPECT_EQ(p.Evict(), 3u);
   EXPECT_EQ(p.Count(), 2u);
@@ -27,9 +27,9 @@ TEST(PrefixLruPolicyTest, ChainIsEvictedTailFirst) {
 TEST(PrefixLruPolicyTest, LeavesGoInLruOrder) {
   PrefixLruPolicy p;
   p.Insert(1, 1);
-  p.Insert(2, 1, 1);
+  p.Insert(2, 1, {.parent = 1});
   p.Insert(3, 1);
-  p.Insert(4, 1, 3);
+  p.Insert(4, 1, {.parent = 3});
   p.Insert(5, 1);  // 1 -> 2, 3 -> 4; list 1 2 3 4 5
   p.Access(2);     // list 1 3 4 5 2
   // 1 and 3 parked; 4 goes and 3 comes back at the old end: 3 5 2 (1).
@@ -51,8 +51,8 @@ TEST(PrefixLruPolicyTest, PlainLruWithoutParents) {
 TEST(PrefixLruPolicyTest, AccessLeavesAParkedPageParked) {
   PrefixLruPolicy p;
   p.Insert(1, 1);
-  p.Insert(2, 1, 1);
-  p.Insert(3, 1, 1);
+  p.Insert(2, 1, {.parent = 1});
+  p.Insert(3, 1, {.parent = 1});
   p.Insert(4, 1);            // 1 -> 2, 1 -> 3; list 1 2 3 4
   EXPECT_EQ(p.Evict(), 2u);  // 1 parked, 2 goes: 3 4 (1)
   p.Access(1);               // still parked: 3 4 (1)
@@ -66,9 +66,9 @@ TEST(PrefixLruPolicyTest, AccessLeavesAParkedPageParked) {
 TEST(PrefixLruPolicyTest, RemovingAParentUnlinksItsChildren) {
   PrefixLruPolicy p;
   p.Insert(1, 1);
-  p.Insert(2, 1, 1);
-  p.Insert(3, 1, 2);  // 1 -> 2 -> 3
-  p.Remove(2);        // 3 loses its parent; 1 is a leaf now
+  p.Insert(2, 1, {.parent = 1});
+  p.Insert(3, 1, {.parent = 2});  // 1 -> 2 -> 3
+  p.Remove(2);                    // 3 loses its parent; 1 is a leaf now
   EXPECT_EQ(p.Count(), 2u);
   EXPECT_THAT(DrainVictims(p), ElementsAre(1, 3));
 }
@@ -76,10 +76,10 @@ TEST(PrefixLruPolicyTest, RemovingAParentUnlinksItsChildren) {
 TEST(PrefixLruPolicyTest, RemovingAParkedParent) {
   PrefixLruPolicy p;
   p.Insert(1, 1);
-  p.Insert(2, 1, 1);
-  p.Insert(3, 1, 1);         // 1 -> 2, 1 -> 3
-  EXPECT_EQ(p.Evict(), 2u);  // 3 (1)
-  p.Remove(1);               // parked: just forgotten
+  p.Insert(2, 1, {.parent = 1});
+  p.Insert(3, 1, {.parent = 1});  // 1 -> 2, 1 -> 3
+  EXPECT_EQ(p.Evict(), 2u);       // 3 (1)
+  p.Remove(1);                    // parked: just forgotten
   EXPECT_FALSE(p.Contains(1));
   EXPECT_EQ(p.UsedSize(), 1u);
   EXPECT_THAT(DrainVictims(p), ElementsAre(3));
@@ -88,10 +88,10 @@ TEST(PrefixLruPolicyTest, RemovingAParkedParent) {
 TEST(PrefixLruPolicyTest, StaleParentLinkIsIgnoredAfterSlotReuse) {
   PrefixLruPolicy p;
   p.Insert(1, 1);
-  p.Insert(2, 1, 1);  // 1 -> 2
-  p.Remove(1);        // 2's link goes stale
-  p.Insert(5, 1);     // may reuse 1's slot
-  p.Insert(6, 1, 5);  // 5 -> 6; list 2 5 6
+  p.Insert(2, 1, {.parent = 1});  // 1 -> 2
+  p.Remove(1);                    // 2's link goes stale
+  p.Insert(5, 1);                 // may reuse 1's slot
+  p.Insert(6, 1, {.parent = 5});  // 5 -> 6; list 2 5 6
   // Evicting 2 must not touch 5's child count through the stale link; if it
   // did, 5 would look like a leaf and go before 6.
   EXPECT_THAT(DrainVictims(p), ElementsAre(2, 6, 5));
@@ -99,10 +99,10 @@ TEST(PrefixLruPolicyTest, StaleParentLinkIsIgnoredAfterSlotReuse) {
 
 TEST(PrefixLruPolicyTest, UntrackedParentIsIgnored) {
   PrefixLruPolicy p;
-  p.Insert(1, 1, 99);
-  p.Insert(2, 1, 1);
+  p.Insert(1, 1, {.parent = 99});
+  p.Insert(2, 1, {.parent = 1});
   EXPECT_THAT(DrainVictims(p), ElementsAre(2, 1));
-  p.Insert(3, 1, 2);  // 2 was evicted: 3 is a plain leaf
+  p.Insert(3, 1, {.parent = 2});  // 2 was evicted: 3 is a plain leaf
   p.Insert(4, 1);
   EXPECT_THAT(DrainVictims(p), ElementsAre(3, 4));
 }
@@ -110,7 +110,7 @@ TEST(PrefixLruPolicyTest, UntrackedParentIsIgnored) {
 TEST(PrefixLruPolicyTest, SparesAskOnlyAboutLeaves) {
   PrefixLruPolicy p;
   p.Insert(1, 1);
-  p.Insert(2, 1, 1);
+  p.Insert(2, 1, {.parent = 1});
   p.Insert(3, 1);  // 1 -> 2; list 1 2 3
   SpareRecorder spare{.keep = {2}};
   // 1 parked unasked; 2 spared and becomes newest; 3 goes: 2 (1).
@@ -122,7 +122,7 @@ TEST(PrefixLruPolicyTest, SparesAskOnlyAboutLeaves) {
 TEST(PrefixLruPolicyTest, GivesUpAfterCountSpares) {
   PrefixLruPolicy p;
   p.Insert(1, 1);
-  p.Insert(2, 1, 1);
+  p.Insert(2, 1, {.parent = 1});
   SpareRecorder spare{.keep_all = true};
   EXPECT_EQ(p.Evict(spare.Fn()), std::nullopt);  // 2 is the only leaf
   EXPECT_THAT(spare.asked, ElementsAre(2, 2));   // Count() == 2 spares

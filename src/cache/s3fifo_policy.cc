@@ -30,8 +30,8 @@ bool S3FifoPolicy::Contains(ObjectId id) const {
   return slot != Table::kNil && table_.at(slot).where != Where::kGhost;
 }
 
-void S3FifoPolicy::Insert(ObjectId id, uint64_t size, ObjectId /*parent*/, uint64_t history) {
-  if (history == kSameAsId) history = id;
+void S3FifoPolicy::Insert(ObjectId id, uint64_t size, const InsertInfo& info) {
+  const uint64_t history = info.history == kSameAsId ? id : info.history;
   if (history == id) {
     // The ghost, if any, is filed under the id itself: one lookup adds a new
     // id, and a ghost hit reuses the ghost's node in place.

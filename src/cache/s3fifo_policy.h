@@ -7,7 +7,7 @@
 //  - M (main, the rest) holds objects that were hit while in S, or that come
 //    back soon after leaving S; it is a CLOCK with a 2-bit frequency;
 //  - G (ghost, ids only, as much size as M may hold) remembers what S evicted,
-//    filed under the object's history key (Insert's `history`), so that a key
+//    filed under the object's history key (InsertInfo::history), so that a key
 //    re-inserted under a new id (as the master does) is still recognised.
 // Every node of the table is on exactly one queue, named by `where`; a ghost
 // is not tracked (Contains() is false). Only S and M count towards UsedSize().
@@ -45,8 +45,7 @@ class S3FifoPolicy final : public EvictionPolicy {
  public:
   explicit S3FifoPolicy(const PolicyOptions& options = {});
 
-  void Insert(ObjectId id, uint64_t size, ObjectId parent = kNoParent,
-              uint64_t history = kSameAsId) override;
+  void Insert(ObjectId id, uint64_t size, const InsertInfo& info = {}) override;
   void Access(ObjectId id) override;
   void Remove(ObjectId id) override;
   std::optional<ObjectId> Evict(const SpareFn& spare = nullptr) override;

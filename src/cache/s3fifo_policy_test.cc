@@ -57,17 +57,17 @@ TEST(S3FifoPolicyTest, GhostHitGoesStraightToMain) {
 // hash as `history`: the ghost must recognise the key, not the old id.
 TEST(S3FifoPolicyTest, GhostRecognisesAKeyReinsertedUnderANewId) {
   S3FifoPolicy p(Options(10, 1));
-  p.Insert(/*id=*/100, 1, kNoParent, /*history=*/7);
+  p.Insert(/*id=*/100, 1, {.history = 7});
   EXPECT_EQ(p.Evict(), 100u);  // S → G, filed under history 7
   EXPECT_EQ(p.GhostCount(), 1u);
   EXPECT_FALSE(p.Contains(100));
   EXPECT_FALSE(p.Contains(7));  // a ghost is not tracked
-  p.Insert(/*id=*/200, 1, kNoParent, /*history=*/7);
+  p.Insert(/*id=*/200, 1, {.history = 7});
   EXPECT_EQ(p.MainSize(), 1u);  // ghost hit: straight to M
   EXPECT_EQ(p.GhostCount(), 0u);
   EXPECT_TRUE(p.Contains(200));
   // A different key with the old id's number is not a ghost hit.
-  p.Insert(/*id=*/300, 1, kNoParent, /*history=*/100);
+  p.Insert(/*id=*/300, 1, {.history = 100});
   EXPECT_EQ(p.SmallSize(), 1u);
   EXPECT_EQ(p.MainSize(), 1u);
 }

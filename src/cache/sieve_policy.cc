@@ -2,7 +2,7 @@
 
 namespace crescent::cache {
 
-void SievePolicy::Insert(ObjectId id, uint64_t size, ObjectId /*parent*/, uint64_t /*history*/) {
+void SievePolicy::Insert(ObjectId id, uint64_t size, const InsertInfo& /*info*/) {
   const auto slot = list_.Add(id, size);
   if (slot == List::kNil) return;
   if (slot >= visited_.size()) visited_.resize(slot + 1);

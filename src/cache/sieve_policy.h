@@ -24,8 +24,7 @@ class SievePolicy final : public ListPolicy<NoExtra> {
  public:
   explicit SievePolicy(const PolicyOptions& /*options*/ = {}) {}
 
-  void Insert(ObjectId id, uint64_t size, ObjectId parent = kNoParent,
-              uint64_t history = kSameAsId) override;
+  void Insert(ObjectId id, uint64_t size, const InsertInfo& info = {}) override;
   void Access(ObjectId id) override;
   void Remove(ObjectId id) override;
   std::optional<ObjectId> Evict(const SpareFn& spare = nullptr) override;

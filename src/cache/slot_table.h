@@ -85,6 +85,13 @@ class SlotTable {
   // copy of a list policy's order takes at once (list_policy.h).
   const std::vector<Node>& raw_nodes() const { return nodes_; }
 
+  // Calls fn(slot, node) for every node, in no particular order. fn must not
+  // add or erase nodes.
+  template <typename Fn>
+  void ForEach(Fn&& fn) {
+    for (Slot slot : index_) fn(slot, nodes_[slot]);
+  }
+
  private:
   struct IdKey {
     ObjectId id;

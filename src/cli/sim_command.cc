@@ -1,6 +1,7 @@
 // `crescent sim`: replays a Mooncake JSONL trace through eviction policies at
 // several capacities and prints prefix hit ratios (table or JSON lines), with an
-// optional SVG hit-ratio curve. The trace is loaded once and shared by every
+// optional SVG hit-ratio curve and, for the adaptive policy, an SVG timeline of
+// its candidates and of the one it followed. The trace is loaded once and shared by every
 // policy × capacity run; all the logic lives in src/sim, this file only wires
 // flags, timing and output together.
 #include <algorithm>
@@ -12,8 +13,11 @@
 #include <memory>
 #include <string>
 #include <system_error>
+#include <tuple>
+#include <utility>
 #include <vector>
 
+#include "cache/adaptive_policy.h"
 #include "cli/command.h"
 #include "sim/capacity.h"
 #include "sim/master_replay.h"
@@ -21,6 +25,7 @@
 #include "sim/progress.h"
 #include "sim/report.h"
 #include "sim/simulator.h"
+#include "sim/timeline_plot.h"
 #include "sim/trace_reader.h"
 
 namespace crescent::cli {
@@ -32,8 +37,10 @@ struct SimFlags {
   std::string policy = "lru";
   bool json = false;
   std::string plot;
+  std::string timeline;
   bool skip_bad = false;
   int s3fifo_threshold = 1;
+  uint64_t seed = 1;
   std::string engine = "policy";
 };
 
@@ -72,6 +79,13 @@ int RunSim(const SimFlags& flags) {
                                   std::string(sim::kBeladyName)) != report.policies.end()) {
     return Fail("belady is offline-only; it cannot run with --engine master");
   }
+  if (!flags.timeline.empty()) {
+    if (std::find(report.policies.begin(), report.policies.end(), "adaptive") ==
+        report.policies.end()) {
+      return Fail("--timeline plots the adaptive policy; add adaptive to --policy");
+    }
+    if (through_master) return Fail("--timeline needs --engine policy");
+  }
 
   sim::ProgressBar bar(stderr, sim::StderrIsTerminal());
   sim::TraceOptions trace_options;
@@ -90,14 +104,15 @@ int RunSim(const SimFlags& flags) {
   }
   if (trace.block_refs() == 0) return Fail("trace '" + flags.trace + "' has no block references");
 
-  // Open the plot file before the runs, so a bad path fails fast and prints nothing.
+  // Open the plot files before the runs, so a bad path fails fast and prints nothing.
   std::ofstream plot;
-  if (!flags.plot.empty()) {
-    plot.open(flags.plot, std::ios::binary | std::ios::trunc);
-    if (!plot) {
+  std::ofstream timeline;
+  for (auto [path, file] : {std::pair{&flags.plot, &plot}, std::pair{&flags.timeline, &timeline}}) {
+    if (path->empty()) continue;
+    file->open(*path, std::ios::binary | std::ios::trunc);
+    if (!*file) {
       const int err = errno;
-      return Fail("cannot write plot '" + flags.plot +
-                  "': " + std::generic_category().message(err));
+      return Fail("cannot write plot '" + *path + "': " + std::generic_category().message(err));
     }
   }
 
@@ -121,6 +136,7 @@ int RunSim(const SimFlags& flags) {
       cache::PolicyOptions options;
       options.capacity = cap.blocks;
       options.s3fifo_move_threshold = flags.s3fifo_threshold;
+      options.seed = flags.seed;
       auto policy = sim::MakeSimPolicy(trace, name, options);
       if (!policy.ok()) return Fail(policy.status().message());
       sim::RunResult run;
@@ -132,6 +148,9 @@ int RunSim(const SimFlags& flags) {
         run.stats = *replayed;
       } else {
         run.stats = sim::Simulate(trace, cap.blocks, **policy, progress);
+        if (const auto* adaptive = dynamic_cast<const cache::AdaptivePolicy*>(policy->get())) {
+          run.schedule = sim::TraceOf(*adaptive);
+        }
       }
       run.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       refs_before += trace.block_refs();
@@ -144,11 +163,13 @@ int RunSim(const SimFlags& flags) {
     std::cout << "engine: master (replayed through MasterService)\n";
   std::cout << (flags.json ? sim::FormatJsonLines(report) : sim::FormatTable(report));
   std::cout.flush();
-  if (plot.is_open()) {
-    plot << sim::RenderHitRatioSvg(report);
-    plot.close();
-    if (!plot) return Fail("cannot write plot '" + flags.plot + "'");
-    if (!flags.json) std::cout << "wrote " << flags.plot << "\n";
+  for (auto [path, file, svg] : {std::tuple{&flags.plot, &plot, &sim::RenderHitRatioSvg},
+                                 std::tuple{&flags.timeline, &timeline, &sim::RenderTimelineSvg}}) {
+    if (!file->is_open()) continue;
+    *file << svg(report);
+    file->close();
+    if (!*file) return Fail("cannot write plot '" + *path + "'");
+    if (!flags.json) std::cout << "wrote " << *path << "\n";
   }
   return 0;
 }
@@ -163,15 +184,24 @@ const Registrar kRegistrar([](CLI::App& app) {
                   "Comma-separated capacities: block counts or percentages of the trace's "
                   "distinct blocks (e.g. 5%,10%,4096)")
       ->capture_default_str();
-  cmd->add_option("--policy", flags->policy,
-                  "Comma-separated policies: fifo, lru, sieve, s3fifo, prefix-lru, belady")
+  std::string names;
+  for (const std::string& name : sim::SimPolicyNames()) names += (names.empty() ? "" : ", ") + name;
+  cmd->add_option("--policy", flags->policy, "Comma-separated policies: " + names)
       ->capture_default_str();
   cmd->add_flag("--json", flags->json, "Print one JSON object per policy x capacity run");
   cmd->add_option("--plot", flags->plot, "Write an SVG hit-ratio curve to this file");
+  cmd->add_option("--timeline", flags->timeline,
+                  "Write an SVG timeline of each adaptive run to this file: every candidate's "
+                  "windowed hit ratio in its miniature simulation, and the one the live cache "
+                  "followed");
   cmd->add_flag("--skip-bad", flags->skip_bad, "Skip (and count) malformed trace lines");
   cmd->add_option("--s3fifo-threshold", flags->s3fifo_threshold,
                   "s3fifo: frequency at which an object leaving the small FIFO moves to main")
       ->check(CLI::Range(1, 2))
+      ->capture_default_str();
+  cmd->add_option("--seed", flags->seed,
+                  "Seed of the randomised policies (learned's eviction sampler, and adaptive's "
+                  "candidates); the policy engine only")
       ->capture_default_str();
   cmd->add_option("--engine", flags->engine,
                   "policy: drive the bare policy (the simulator); master: replay through the "

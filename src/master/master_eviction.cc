@@ -52,7 +52,7 @@ void MasterService::ExpireSoftPinsLocked(TimeMs now) {
       size = e->size * e->num_replicas;
       hash = e->Hash();
     }
-    policy_->Insert(id, size, cache::kNoParent, hash);
+    policy_->Insert(id, size, {.history = hash});
   }
 }
 

@@ -146,7 +146,7 @@ StatusOr<PutGrant> MasterService::PutStart(std::string_view key, uint64_t size,
     // Under the shard lock, so a PutEnd of this key always finds the record.
     std::lock_guard plock(pending_mu_);  // leaf lock
     pending_.push_back({id, out.deadline});
-    pending_live_.emplace(id, LivePut{config.parent_key, attempt, out.deadline});
+    pending_live_.emplace(id, LivePut{config.parent_key, attempt, out.deadline, config.ends_write});
     // Counted under the shard lock, as RemoveLocked uncounts under it: a revoke
     // racing this put cannot take the count below zero (it is unsigned).
     pending_count_.fetch_add(1, std::memory_order_relaxed);
@@ -222,11 +222,13 @@ Status MasterService::PutEnd(std::string_view key, uint64_t token, uint64_t chec
     soft_until = e.soft_pin_until();
   }
   std::string parent_key;
+  bool ends_write = false;
   {
     std::lock_guard lock(pending_mu_);
     auto it = pending_live_.find(id);
     if (it != pending_live_.end()) {
       parent_key = std::move(it->second.parent_key);
+      ends_write = it->second.ends_write;
       pending_live_.erase(it);
     }
     TrimPendingLocked();
@@ -244,12 +246,12 @@ Status MasterService::PutEnd(std::string_view key, uint64_t token, uint64_t chec
     std::lock_guard lock(policy_mu_);
     FlushTouchesLocked();
     if (soft_until > clock_.NowMs()) {
-      soft_policy_->Insert(id, size, parent, loc.hash);
+      soft_policy_->Insert(id, size, {.parent = parent, .history = loc.hash});
       soft_expiry_.push({soft_until, id});
     } else {
       // The key hash is the object's history identity: a key that comes back
       // soon after its eviction is recognised (s3fifo's ghost).
-      policy_->Insert(id, size, parent, loc.hash);
+      policy_->Insert(id, size, {.parent = parent, .history = loc.hash, .ends_write = ends_write});
     }
   }
   counters_.put_end.Record(1, 0);
@@ -309,6 +311,7 @@ std::vector<StatusOr<PutGrant>> MasterService::BatchPutStart(std::span<const std
     }
     // A page after an invalid one (refused, a hole in the chain) has no parent.
     if (chain && i > 0) cfg.parent_key = ValidateKey(keys[i - 1]).ok() ? keys[i - 1] : "";
+    cfg.ends_write = chain && i + 1 == keys.size();
     out.push_back(PutStart(keys[i], sizes[i], cfg, attempts.empty() ? 0 : attempts[i]));
   }
   return out;

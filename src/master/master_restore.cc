@@ -68,10 +68,10 @@ void MasterService::RestoreObject(const LogRecord& r) {
   const uint64_t bytes = r.size * r.replicas.size();
   std::lock_guard lock(policy_mu_);
   if (soft_until != 0) {
-    soft_policy_->Insert(id, bytes, parent, loc.hash);
+    soft_policy_->Insert(id, bytes, {.parent = parent, .history = loc.hash});
     soft_expiry_.push({soft_until, id});
   } else {
-    policy_->Insert(id, bytes, parent, loc.hash);
+    policy_->Insert(id, bytes, {.parent = parent, .history = loc.hash});
   }
 }
 

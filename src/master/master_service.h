@@ -428,12 +428,13 @@ class MasterService {
   // front as soon as every older one has ended too, so it holds little more than
   // the puts in flight even when no maintenance pass runs.
   std::deque<PendingPut> pending_;
-  // Puts in flight (pending entries) → their chain parent key ("" for none) and
-  // the attempt that started them (0: none).
+  // Puts in flight (pending entries) → their chain parent key ("" for none),
+  // the attempt that started them (0: none) and whether they end their write.
   struct LivePut {
     std::string parent_key;
     uint64_t attempt = 0;
     TimeMs deadline = 0;  // its PendingPut's: when its write capabilities expire
+    bool ends_write = false;
   };
   absl::flat_hash_map<ObjectId, LivePut> pending_live_;
 

@@ -56,8 +56,8 @@ Status MasterService::Capture(uint64_t* log_position,
   main_order->Reserve(counted);
   soft_order->Reserve(counted / 8);
   {
-    const auto since = held_since();
     std::lock_guard lock(policy_mu_);
+    const auto since = held_since();  // held from here: waiting for it pauses no one
     FlushTouchesLocked();
     policy_->CopyEvictionOrder(*main_order);
     soft_policy_->CopyEvictionOrder(*soft_order);
@@ -98,8 +98,8 @@ Status MasterService::Capture(uint64_t* log_position,
   for (const auto& shard : shards_) {
     rest.clear();
     for (uint32_t begin = 0;; begin += kSlotsPerStep) {
-      const auto since = held_since();
       std::shared_lock lock(shard->mutex());
+      const auto since = held_since();
       if (begin >= shard->slot_count()) break;
       shard->VisitSlots(begin, begin + kSlotsPerStep, [&](uint32_t slot) {
         if (shard->entry(slot).state == EntryState::kComplete) rest.push_back(shard->IdOf(slot));

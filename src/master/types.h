@@ -90,6 +90,9 @@ struct PutConfig {
   bool hard_pin = false;
   // Chain parent (the previous page of a prefix), for prefix-aware eviction.
   std::string parent_key;
+  // The last page of its write (a chained BatchPutStart sets it on its last
+  // key): a feature of the learned eviction policy. Not sent on the wire.
+  bool ends_write = false;
 };
 
 struct ReadResult {

@@ -43,8 +43,7 @@ void BeladyPolicy::CompactHeap() {
   heap_ = std::priority_queue<Entry>(std::less<Entry>(), std::move(live));
 }
 
-void BeladyPolicy::Insert(cache::ObjectId id, uint64_t size, cache::ObjectId /*parent*/,
-                          uint64_t /*history*/) {
+void BeladyPolicy::Insert(cache::ObjectId id, uint64_t size, const cache::InsertInfo& /*info*/) {
   assert(id < next_use_.size() && next_use_[id] == kNotCached);
   uint64_t next = Advance(id);
   if (id >= next_use_.size() || next_use_[id] != kNotCached) return;

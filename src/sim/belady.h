@@ -34,8 +34,7 @@ class BeladyPolicy final : public cache::EvictionPolicy {
  public:
   explicit BeladyPolicy(const Trace& trace);
 
-  void Insert(cache::ObjectId id, uint64_t size, cache::ObjectId parent,
-              uint64_t history = cache::kSameAsId) override;
+  void Insert(cache::ObjectId id, uint64_t size, const cache::InsertInfo& info = {}) override;
   void Access(cache::ObjectId id) override;
   void Remove(cache::ObjectId id) override;
   std::optional<cache::ObjectId> Evict(const cache::SpareFn& spare = nullptr) override;

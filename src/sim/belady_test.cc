@@ -98,14 +98,14 @@ TEST(BeladyTest, AtLeastAsGoodAsEveryOtherPolicy) {
 TEST(BeladyTest, TracksCountSizeAndRemove) {
   Trace trace = MustParse("{\"hash_ids\": [1, 2, 3]}\n");
   BeladyPolicy policy(trace);
-  policy.Insert(0, 1, cache::kNoParent);
-  policy.Insert(1, 5, 0);
+  policy.Insert(0, 1);
+  policy.Insert(1, 5, {.parent = 0});
   EXPECT_EQ(policy.Count(), 2u);
   EXPECT_EQ(policy.UsedSize(), 6u);
   policy.Remove(1);
   EXPECT_FALSE(policy.Contains(1));
   EXPECT_EQ(policy.UsedSize(), 1u);
-  policy.Insert(2, 1, 1);
+  policy.Insert(2, 1, {.parent = 1});
   EXPECT_EQ(policy.Evict(), std::optional<cache::ObjectId>(2));  // removed ids never come back
   EXPECT_EQ(policy.Evict(), std::optional<cache::ObjectId>(0));
   EXPECT_EQ(policy.Evict(), std::nullopt);
@@ -114,8 +114,8 @@ TEST(BeladyTest, TracksCountSizeAndRemove) {
 TEST(BeladyTest, SpareKeepsCandidatesAndGivesUp) {
   Trace trace = MustParse("{\"hash_ids\": [1, 2]}\n");
   BeladyPolicy policy(trace);
-  policy.Insert(0, 1, cache::kNoParent);
-  policy.Insert(1, 1, 0);
+  policy.Insert(0, 1);
+  policy.Insert(1, 1, {.parent = 0});
   EXPECT_EQ(policy.Evict([](cache::ObjectId) { return true; }), std::nullopt);
   EXPECT_EQ(policy.Count(), 2u);
   EXPECT_EQ(policy.Evict([](cache::ObjectId id) { return id == 1; }),

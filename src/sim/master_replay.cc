@@ -56,6 +56,7 @@ StatusOr<SimStats> ReplayThroughMaster(const Trace& trace, uint64_t capacity_blo
       }
       master::PutConfig put;
       if (i > 0) put.parent_key = keys[i - 1];
+      put.ends_write = i + 1 == keys.size();  // as the simulator marks a request's last page
       auto start = m.PutStart(keys[i], kBlockBytes, put);
       if (!start.ok()) return start.status();
       if (Status s = m.PutEnd(keys[i], start->token); !s.ok()) return s;

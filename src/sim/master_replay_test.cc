@@ -34,7 +34,8 @@ TEST_P(MasterReplayTest, MatchesTheSimulatorWithinOneHundredth) {
 }
 
 INSTANTIATE_TEST_SUITE_P(AllPolicies, MasterReplayTest,
-                         ::testing::Values("fifo", "lru", "sieve", "s3fifo", "prefix-lru"));
+                         ::testing::Values("fifo", "lru", "sieve", "s3fifo", "slru", "prefix-lru",
+                                           "learned", "adaptive"));
 
 TEST(MasterReplayErrors, ZeroCapacityAndUnknownPolicyAreErrors) {
   auto trace = ParseTrace(testing::RandomTraceText(3, 20), "generated");

@@ -6,6 +6,8 @@
 #include <numeric>
 #include <sstream>
 
+#include "sim/svg_util.h"
+
 namespace crescent::sim {
 
 namespace {
@@ -15,66 +17,10 @@ constexpr double kWidth = 720, kHeight = 420;
 constexpr double kLeft = 70, kRight = 540, kTop = 40, kBottom = 360;
 constexpr double kLegendX = 560;
 
-constexpr const char* kColors[] = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e",
-                                   "#9467bd", "#8c564b", "#e377c2", "#17becf"};
-
-std::string Num(double v, int decimals) {
-  char buf[64];
-  std::snprintf(buf, sizeof(buf), "%.*f", decimals, v);
-  return buf;
-}
-
-// Coordinates are written with one decimal.
-std::string Coord(double v) { return Num(v, 1); }
-
-std::string XmlEscape(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      default: out += c;
-    }
-  }
-  return out;
-}
-
-std::string BaseName(const std::string& path) {
-  const size_t slash = path.find_last_of('/');
-  return slash == std::string::npos ? path : path.substr(slash + 1);
-}
-
-// A step of 1, 2 or 5 × 10^k that cuts `range` into about five ticks.
-double NiceStep(double range) {
-  const double raw = range / 5;
-  const double mag = std::pow(10.0, std::floor(std::log10(raw)));
-  const double norm = raw / mag;
-  return (norm <= 1 ? 1 : norm <= 2 ? 2 : norm <= 5 ? 5 : 10) * mag;
-}
-
-// Rounds `max` up to a whole number of steps (with a little slack for
-// floating-point noise such as 0.6 / 0.2 = 2.9999...).
-double NiceMax(double max, double step) { return std::ceil(max / step - 1e-9) * step; }
-
-int Decimals(double step) { return step >= 1 ? 0 : static_cast<int>(std::ceil(-std::log10(step))); }
-
-void Line(std::ostringstream& svg, double x1, double y1, double x2, double y2,
-          const std::string& stroke, const std::string& extra = "") {
-  svg << "<line x1=\"" << Coord(x1) << "\" y1=\"" << Coord(y1) << "\" x2=\"" << Coord(x2)
-      << "\" y2=\"" << Coord(y2) << "\" stroke=\"" << stroke << "\"" << extra << "/>\n";
-}
-
-void Text(std::ostringstream& svg, double x, double y, const std::string& anchor,
-          const std::string& text) {
-  svg << "<text x=\"" << Coord(x) << "\" y=\"" << Coord(y) << "\" text-anchor=\"" << anchor << "\">"
-      << XmlEscape(text) << "</text>\n";
-}
-
 }  // namespace
 
 std::string RenderHitRatioSvg(const SimReport& report) {
+  using namespace svg;
   uint64_t max_blocks = 1;
   for (const Capacity& c : report.capacities) max_blocks = std::max(max_blocks, c.blocks);
   double max_ratio = 0;
@@ -121,7 +67,7 @@ std::string RenderHitRatioSvg(const SimReport& report) {
     return report.capacities[a].blocks < report.capacities[b].blocks;
   });
   for (size_t p = 0; p < report.policies.size(); ++p) {
-    const std::string color = kColors[p % std::size(kColors)];
+    const std::string color = Color(p);
     const std::string dash =
         report.policies[p] == kBeladyName ? " stroke-dasharray=\"6 4\"" : std::string();
     svg << "<polyline fill=\"none\" stroke=\"" << color << "\" stroke-width=\"2\"" << dash

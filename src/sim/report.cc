@@ -31,9 +31,21 @@ std::string PadRight(const std::string& s, size_t width) {
 
 }  // namespace
 
+ScheduleTrace TraceOf(const cache::AdaptivePolicy& policy) {
+  ScheduleTrace trace;
+  for (const cache::AdaptiveCandidate& c : policy.Candidates()) {
+    trace.labels.push_back(c.label);
+  }
+  trace.points = policy.Timeline();
+  trace.followed = trace.labels[policy.Followed()];
+  trace.moves = policy.Moves();
+  trace.sample_rate = policy.SampleRate();
+  return trace;
+}
+
 nlohmann::ordered_json RunToJson(const SimReport& report, size_t p, size_t c) {
   const RunResult& run = report.At(p, c);
-  return nlohmann::ordered_json{
+  nlohmann::ordered_json json{
       {"trace", report.trace},
       {"policy", report.policies[p]},
       {"capacity", report.capacities[c].label},
@@ -47,6 +59,12 @@ nlohmann::ordered_json RunToJson(const SimReport& report, size_t p, size_t c) {
       {"refs_per_sec", run.refs_per_sec()},
       {"skipped_lines", report.skipped_lines},
   };
+  if (run.schedule) {
+    json["followed"] = run.schedule->followed;
+    json["moves"] = run.schedule->moves;
+    json["sample_rate"] = run.schedule->sample_rate;
+  }
+  return json;
 }
 
 std::string FormatJsonLines(const SimReport& report) {
@@ -109,6 +127,18 @@ std::string FormatTable(const SimReport& report) {
     total_refs += refs;
     total_seconds += seconds;
   }
+  std::string schedules;
+  for (size_t p = 0; p < report.policies.size(); ++p) {
+    for (size_t c = 0; c < report.capacities.size(); ++c) {
+      const std::optional<ScheduleTrace>& s = report.At(p, c).schedule;
+      if (!s) continue;
+      schedules += report.policies[p] + " @ " + report.capacities[c].label + ": followed " +
+                   s->followed + " at the end, " + std::to_string(s->moves) + " move" +
+                   (s->moves == 1 ? "" : "s") + ", sampling " + Fixed(100 * s->sample_rate, 1) +
+                   "% of keys\n";
+    }
+  }
+  if (!schedules.empty()) out += "\n" + schedules;
   out += "\nsimulated " + std::to_string(total_refs) + " block refs in " + Fixed(total_seconds, 3) +
          " s (" + (total_seconds > 0 ? Rate(total_refs / total_seconds) : std::string("-")) +
          " refs/s)\n";

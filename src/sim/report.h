@@ -6,17 +6,30 @@
 
 #include <cstdint>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "cache/adaptive_policy.h"
 #include "sim/capacity.h"
 #include "sim/simulator.h"
 
 namespace crescent::sim {
 
+// What the adaptive policy did during a run: its candidates, the timeline of
+// their windowed hit ratios and which one it followed, and its sampling rate.
+struct ScheduleTrace {
+  std::vector<std::string> labels;
+  std::vector<cache::AdaptivePolicy::TimelinePoint> points;
+  std::string followed;  // the candidate followed at the end
+  size_t moves = 0;      // times the followed candidate changed
+  double sample_rate = 0;
+};
+
 struct RunResult {
   SimStats stats;
-  double seconds = 0;  // wall time of this run (policy construction + replay)
+  double seconds = 0;                     // wall time of this run (policy construction + replay)
+  std::optional<ScheduleTrace> schedule;  // adaptive runs of the policy engine only
 
   double refs_per_sec() const { return seconds > 0 ? stats.block_refs / seconds : 0.0; }
 };
@@ -37,14 +50,19 @@ struct SimReport {
 
 // One JSON object for run (p, c), keys in this order: trace, policy, capacity (the spec),
 // capacity_blocks, distinct_blocks, requests, block_refs, hit_blocks, hit_ratio,
-// seconds, refs_per_sec, skipped_lines.
+// seconds, refs_per_sec, skipped_lines; for an adaptive run also followed (the
+// candidate followed at the end), moves and sample_rate.
 nlohmann::ordered_json RunToJson(const SimReport& report, size_t p, size_t c);
 
 // Every run as JSON, one object per line, policy-major.
 std::string FormatJsonLines(const SimReport& report);
 
 // The aligned table, with a header naming the trace and a per-policy
-// throughput column.
+// throughput column, then a line per adaptive run: what it followed at the
+// end, how often it moved, and its sampling rate.
 std::string FormatTable(const SimReport& report);
+
+// What an adaptive policy has done so far, for a RunResult.
+ScheduleTrace TraceOf(const cache::AdaptivePolicy& policy);
 
 }  // namespace crescent::sim

@@ -100,5 +100,24 @@ TEST(ReportTest, TableMentionsSkippedLines) {
   EXPECT_NE(FormatTable(report).find("3 malformed lines skipped"), std::string::npos);
 }
 
+// An adaptive run says what it followed, how often it moved and its sampling.
+TEST(ReportTest, AdaptiveRunsReportTheirSchedule) {
+  SimReport report = SampleReport();
+  report.policies[1] = "adaptive";
+  report.runs[2].schedule = ScheduleTrace{.labels = {"learned", "lru"},
+                                          .points = {},
+                                          .followed = "lru",
+                                          .moves = 1,
+                                          .sample_rate = 0.25};
+  nlohmann::ordered_json j = RunToJson(report, 1, 0);
+  EXPECT_EQ(j["followed"], "lru");
+  EXPECT_EQ(j["moves"], 1);
+  EXPECT_DOUBLE_EQ(j["sample_rate"].get<double>(), 0.25);
+  EXPECT_FALSE(RunToJson(report, 0, 0).contains("followed"));
+  EXPECT_NE(FormatTable(report).find(
+                "adaptive @ 5%: followed lru at the end, 1 move, sampling 25.0% of keys"),
+            std::string::npos);
+}
+
 }  // namespace
 }  // namespace crescent::sim

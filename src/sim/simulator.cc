@@ -33,7 +33,9 @@ SimStats Simulate(const Trace& trace, uint64_t capacity_blocks, cache::EvictionP
       // Evict() returns nullopt only when nothing is tracked; then insert anyway.
       while (policy.Count() >= capacity_blocks && policy.Evict()) {
       }
-      policy.Insert(ids[i], 1, i == 0 ? cache::kNoParent : cache::ObjectId{ids[i - 1]});
+      policy.Insert(ids[i], 1,
+                    {.parent = i == 0 ? cache::kNoParent : cache::ObjectId{ids[i - 1]},
+                     .ends_write = i + 1 == n});
     }
 
     stats.block_refs += n;

@@ -6,8 +6,9 @@
 //     (what BatchQueryPrefix would report; a cached block after a miss is
 //     useless, since its KV depends on the missing prefix);
 //  2. then every block of the request, in order, is accessed if cached, or else
-//     inserted with size 1 and parent = the request's previous block (kNoParent
-//     for the first), after Evict() has run while Count() >= capacity.
+//     inserted with size 1, parent = the request's previous block (kNoParent
+//     for the first) and ends_write on the request's last block, after Evict()
+//     has run while Count() >= capacity.
 // So exactly one Access() or Insert() happens per block reference, in the order
 // of Trace::blocks; the offline BeladyPolicy relies on that.
 //

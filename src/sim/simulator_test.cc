@@ -89,15 +89,15 @@ class RecordingPolicy final : public cache::EvictionPolicy {
     inner_ =
         std::move(cache::MakePolicy("lru", cache::PolicyOptions{.capacity = capacity}).value());
   }
-  void Insert(cache::ObjectId id, uint64_t size, cache::ObjectId parent,
-              uint64_t history = cache::kSameAsId) override {
+  void Insert(cache::ObjectId id, uint64_t size, const cache::InsertInfo& info = {}) override {
     Log('I', id);
     log += '/';
-    log += parent == cache::kNoParent ? std::string("-") : std::to_string(parent);
+    log += info.parent == cache::kNoParent ? std::string("-") : std::to_string(info.parent);
     log += '/';
     log += std::to_string(size);
+    if (info.ends_write) log += '$';
     log += ' ';
-    inner_->Insert(id, size, parent);
+    inner_->Insert(id, size, info);
   }
   void Access(cache::ObjectId id) override {
     Log('A', id);
@@ -136,8 +136,9 @@ TEST(SimulatorTest, OneAccessOrInsertPerReferenceWithChainParents) {
   SimStats stats = Simulate(trace, 2, policy);
   // R2: 0 hits (then touched); 2 misses: the cache is full, so evict the LRU
   // block (1) and insert 2 with parent 0; 1 then misses, evict 0, insert 1
-  // with parent 2 (the previous block of the request, cached or not).
-  EXPECT_EQ(policy.log, "I0/-/1 I1/0/1 A0 E1 I2/0/1 E0 I1/2/1 ");
+  // with parent 2 (the previous block of the request, cached or not). A
+  // request's last block ends its write ($).
+  EXPECT_EQ(policy.log, "I0/-/1 I1/0/1$ A0 E1 I2/0/1 E0 I1/2/1$ ");
   EXPECT_EQ(stats.hit_blocks, 1u);
   EXPECT_EQ(policy.Count(), 2u);
 }

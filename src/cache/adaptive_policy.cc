@@ -1,0 +1,240 @@
+#include "cache/adaptive_policy.h"
+
+#include <algorithm>
+#include <cassert>
+
+#include "cache/hash_mix.h"
+#include "cache/learned_policy.h"
+#include "cache/page_class.h"
+
+namespace crescent::cache {
+namespace {
+
+AdaptiveCandidate Candidate(std::string label, std::string policy, PolicyOptions options = {}) {
+  return {std::move(label), std::move(policy), options};
+}
+
+}  // namespace
+
+const std::vector<AdaptiveCandidate>& AdaptiveCandidates() {
+  static const std::vector<AdaptiveCandidate> candidates = {
+      Candidate("learned", "learned"),
+      Candidate("learned-all", "learned", {.learned_features = kAllPageFeatures}),
+      Candidate("lru", "lru"),
+      Candidate("prefix-lru", "prefix-lru"),
+      Candidate("s3fifo-5", "s3fifo", {.s3fifo_small_ratio = 0.05}),
+      Candidate("s3fifo-10", "s3fifo", {.s3fifo_small_ratio = 0.10}),
+      Candidate("s3fifo-25", "s3fifo", {.s3fifo_small_ratio = 0.25}),
+      Candidate("slru-50", "slru", {.slru_protected_ratio = 0.5}),
+      Candidate("slru-80", "slru", {.slru_protected_ratio = 0.8}),
+      Candidate("sieve", "sieve"),
+      Candidate("fifo", "fifo"),
+  };
+  return candidates;
+}
+
+AdaptivePolicy::AdaptivePolicy(const PolicyOptions& options,
+                               std::vector<AdaptiveCandidate> candidates)
+    : options_(options),
+      candidates_(std::move(candidates)),
+      capacity_(options.capacity),
+      handover_(MakeCandidate(0, options.capacity)),
+      selector_(candidates_.size(), 0) {
+  StartSimulations(1.0);
+}
+
+std::unique_ptr<EvictionPolicy> AdaptivePolicy::MakeCandidate(size_t i, uint64_t capacity) const {
+  const AdaptiveCandidate& c = candidates_[i];
+  PolicyOptions options = c.options;
+  options.capacity = capacity;
+  options.seed = options_.seed + i;
+  options.s3fifo_move_threshold = options_.s3fifo_move_threshold;
+  auto policy = MakePolicy(c.policy, options);
+  assert(policy.ok());
+  return std::move(policy).value();
+}
+
+double AdaptivePolicy::SampleRate() const { return rate_; }
+
+const AdaptivePolicy::Entry* AdaptivePolicy::LiveParent(const Entry& entry) const {
+  if (entry.parent == kNoParent) return nullptr;
+  auto it = table_.find(entry.parent);
+  return it == table_.end() ? nullptr : &it->second;
+}
+
+InsertInfo AdaptivePolicy::InfoOf(const Entry& entry) const {
+  return {.parent = LiveParent(entry) != nullptr ? entry.parent : kNoParent,
+          .history = entry.history,
+          .ends_write = entry.ends_write};
+}
+
+bool AdaptivePolicy::Sampled(uint64_t history) const { return MixBits(history) <= threshold_; }
+
+uint64_t AdaptivePolicy::AnchorBelow(const Entry& entry) const {
+  return Sampled(entry.history) ? entry.history : entry.anchor;
+}
+
+void AdaptivePolicy::ComputeAnchors() {
+  // Parents before children: walk up from each page to the first ancestor
+  // whose anchor is settled (or to a root), then settle the path downwards.
+  absl::flat_hash_set<ObjectId> settled;
+  std::vector<ObjectId> path;
+  for (const auto& [id, unused] : table_) {
+    path.clear();
+    for (ObjectId at = id; at != kNoParent && !settled.contains(at);) {
+      path.push_back(at);
+      const Entry* parent = LiveParent(table_.at(at));
+      at = parent != nullptr ? table_.at(at).parent : kNoParent;
+    }
+    for (auto it = path.rbegin(); it != path.rend(); ++it) {
+      Entry& entry = table_.at(*it);
+      const Entry* parent = LiveParent(entry);
+      entry.anchor = parent != nullptr ? AnchorBelow(*parent) : kNoParent;
+      settled.insert(*it);
+    }
+  }
+}
+
+void AdaptivePolicy::Insert(ObjectId id, uint64_t size, const InsertInfo& info) {
+  Entry entry{.history = info.history == kSameAsId ? id : info.history,
+              .anchor = kNoParent,
+              .parent = kNoParent,
+              .size = size,
+              .ends_write = info.ends_write};
+  if (info.parent != kNoParent) {
+    if (auto parent = table_.find(info.parent); parent != table_.end()) {
+      entry.parent = info.parent;
+      entry.anchor = AnchorBelow(parent->second);
+    }
+  }
+  auto [it, added] = table_.try_emplace(id, entry);
+  assert(added && "Insert() of an id that is already tracked");
+  if (!added) return;
+  handover_.Insert(id, size, info);
+  // Too many objects sampled for bounded simulations: a lower rate.
+  if (rate_ * static_cast<double>(table_.size()) > 2.0 * kMiniObjects) {
+    StartSimulations(static_cast<double>(kMiniObjects) / static_cast<double>(table_.size()));
+  }
+  const Entry& stored = table_.at(id);  // `it` may be stale: StartSimulations reads the table
+  if (Sampled(stored.history)) sampled_ids_.insert(id);
+  Simulate(stored);
+}
+
+void AdaptivePolicy::Access(ObjectId id) {
+  // The common case costs a probe of a small table that stays in cache: no
+  // move in progress, and the object is not simulated.
+  if (!handover_.Draining() && !sampled_ids_.contains(id)) {
+    ++refs_;
+    handover_.Access(id);
+    return;
+  }
+  auto it = table_.find(id);
+  if (it == table_.end()) return;
+  if (handover_.NeedsReadmit(id)) {
+    handover_.Readmit(id, it->second.size, InfoOf(it->second));
+  } else {
+    handover_.Access(id);
+  }
+  Simulate(it->second);
+}
+
+void AdaptivePolicy::Remove(ObjectId id) {
+  auto it = table_.find(id);
+  if (it == table_.end()) return;
+  sampled_ids_.erase(id);
+  handover_.Remove(id);
+  table_.erase(it);
+}
+
+std::optional<ObjectId> AdaptivePolicy::Evict(const SpareFn& spare) {
+  if (!evicted_) {
+    // Full for the first time: a capacity never given is what it holds now.
+    evicted_ = true;
+    if (capacity_ == 0) {
+      for (MiniSimulation& mini : minis_) mini.SetCapacity(MiniCapacity());
+    }
+  }
+  std::optional<ObjectId> victim = handover_.Evict(spare);
+  if (victim) {
+    const size_t erased = table_.erase(*victim);
+    assert(erased == 1);
+    (void)erased;
+    sampled_ids_.erase(*victim);
+  }
+  return victim;
+}
+
+void AdaptivePolicy::SetCapacity(uint64_t capacity) {
+  capacity_ = capacity;
+  handover_.SetCapacity(capacity);
+  for (MiniSimulation& mini : minis_) mini.SetCapacity(MiniCapacity());
+}
+
+uint64_t AdaptivePolicy::MiniCapacity() const {
+  // Before the owner names a capacity and before the cache is first full, the
+  // simulations hold whatever is sampled.
+  const uint64_t live = capacity_ != 0 ? capacity_ : evicted_ ? handover_.UsedSize() : ~0ull;
+  if (live == ~0ull) return live;
+  return std::max<uint64_t>(1, static_cast<uint64_t>(rate_ * static_cast<double>(live)));
+}
+
+void AdaptivePolicy::StartSimulations(double rate) {
+  rate_ = std::min(1.0, rate);
+  threshold_ = rate_ >= 1.0 ? ~0ull : static_cast<uint64_t>(rate_ * static_cast<double>(~0ull));
+  window_refs_ = 0;
+  ComputeAnchors();
+  sampled_ids_.clear();
+  for (const auto& [id, entry] : table_) {
+    if (Sampled(entry.history)) sampled_ids_.insert(id);
+  }
+  minis_.clear();
+  const uint64_t capacity = MiniCapacity();
+  for (size_t i = 0; i < candidates_.size(); ++i) {
+    minis_.emplace_back(MakeCandidate(i, capacity), capacity);
+  }
+  selector_ = CandidateSelector(candidates_.size(), selector_.followed());
+}
+
+void AdaptivePolicy::Simulate(const Entry& entry) {
+  ++refs_;
+  if (!Sampled(entry.history)) return;
+  for (MiniSimulation& mini : minis_) {
+    mini.Reference(entry.history, entry.anchor, entry.size, entry.ends_write);
+  }
+  if (++window_refs_ >= window_) EndWindow();
+}
+
+void AdaptivePolicy::EndWindow() {
+  window_refs_ = 0;
+  window_ = std::max<uint64_t>(kMinWindow,
+                               static_cast<uint64_t>(rate_ * static_cast<double>(table_.size())));
+  std::vector<double> ratios;
+  ratios.reserve(minis_.size());
+  for (MiniSimulation& mini : minis_) {
+    const MiniSimulation::Window w = mini.TakeWindow();
+    ratios.push_back(w.refs == 0 ? 0.0 : static_cast<double>(w.hits) / w.refs);
+  }
+  if (selector_.Update(ratios, !handover_.Draining())) {
+    std::unique_ptr<EvictionPolicy> next = MakeCandidate(selector_.followed(), capacity_);
+    // A learned policy starts from what its simulation has learned, not cold.
+    auto* learned = dynamic_cast<LearnedPolicy*>(next.get());
+    auto* taught = dynamic_cast<const LearnedPolicy*>(&minis_[selector_.followed()].policy());
+    if (learned != nullptr && taught != nullptr) learned->AdoptLearning(*taught, rate_ >= 1.0);
+    handover_.Switch(std::move(next));
+    ++moves_;
+  }
+  Record(ratios);
+}
+
+void AdaptivePolicy::Record(const std::vector<double>& ratios) {
+  if (windows_++ % record_every_ != 0) return;
+  if (timeline_.size() == kMaxTimeline) {
+    for (size_t i = 0; i < kMaxTimeline / 2; ++i) timeline_[i] = std::move(timeline_[2 * i]);
+    timeline_.resize(kMaxTimeline / 2);
+    record_every_ *= 2;
+  }
+  timeline_.push_back({refs_, std::vector<float>(ratios.begin(), ratios.end()),
+                       static_cast<uint32_t>(selector_.followed())});
+}
+
+}  // namespace crescent::cache

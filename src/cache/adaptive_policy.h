@@ -1,0 +1,164 @@
+// AdaptivePolicy: the adaptive cache scheduler ("adaptive"). It runs
+// miniature simulations of several candidate policies beside the live cache
+// and moves the live cache towards the one that is winning.
+//
+//  - Candidates (AdaptiveCandidates()): the learned policy with its default
+//    classes and with every page feature, lru, prefix-lru, sieve, fifo, s3fifo
+//    at three small-queue sizes and slru at two protected fractions.
+//  - Sampling: a reference is simulated when its key's mixed hash is below a
+//    threshold (SHARDS spatial sampling: Waldspurger et al., FAST'15), so
+//    every reference of a sampled key is seen and none of the others. The
+//    simulations start with the policy, at rate 1 (every key). Whenever the
+//    live cache holds more than 2 × kMiniObjects sampled objects, the rate
+//    drops to kMiniObjects / its object count and the simulations start over
+//    at that rate (SHARDS' fixed-size idea, restarting instead of pruning);
+//    so a cache of up to 2 × kMiniObjects objects is simulated in full, and a
+//    larger one settles at about kMiniObjects sampled objects. Each
+//    simulation's capacity is the live capacity times the rate (the capacity
+//    the owner evicts against; before any is known, what is cached when the
+//    cache first evicts). A sampled page's parent in the simulations is its
+//    nearest sampled ancestor (its anchor), found when it is written (or, for
+//    pages cached when the rate changes, then) and kept, so a parent evicted
+//    later does not cut the chain in the simulations.
+//  - Scoring: every window of W sampled references (W = max(kMinWindow, the
+//    sampled objects cached: about one turnover of the cache)) the
+//    CandidateSelector updates each
+//    candidate's score from its prefix hit ratio in that window and decides
+//    whether to move (candidate_selector.h: margin, confirmation, warm-up).
+//  - Moving: PolicyHandover switches the live cache to a fresh instance of the
+//    winner and lets the previous policy drain (both give victims by their
+//    share of the cache), without flushing anything.
+//
+// The live cache starts as the learned policy. The simulations run inside
+// Insert() and Access(), that is, on the master's eviction thread when it
+// flushes deferred touches and inside PutEnd, never on a read.
+//
+// Invariants: `table_` holds exactly the ids the handover tracks; each entry
+// keeps what a move needs to re-admit the object (size, parent link, history,
+// write end). `sampled_ids_` holds exactly those of its ids whose history is
+// sampled at the current rate. Timeline() keeps at most kMaxTimeline points: when it fills up,
+// every other point is dropped and points are then recorded half as often.
+//
+// Memory: per live object a 41-byte entry inline in a hash map, and the live
+// policy's own (87 bytes for learned); in total, the 11 simulations of up to
+// 2 × kMiniObjects objects each (~16 MiB) and each learned instance's fixed
+// model (< 2.5 MiB). 205 bytes per object in all at 1M objects (policy_bench
+// Memory/adaptive). Not thread-safe.
+#pragma once
+
+#include <absl/container/flat_hash_map.h>
+#include <absl/container/flat_hash_set.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cache/candidate_selector.h"
+#include "cache/eviction_policy.h"
+#include "cache/mini_simulation.h"
+#include "cache/policy_handover.h"
+
+namespace crescent::cache {
+
+struct AdaptiveCandidate {
+  std::string label;      // how reports and the timeline name it
+  std::string policy;     // a registry name
+  PolicyOptions options;  // capacity and seed are filled in per instance
+};
+
+// The candidates, in the order scores and timelines list them; the first is
+// the one the live cache starts with.
+const std::vector<AdaptiveCandidate>& AdaptiveCandidates();
+
+class AdaptivePolicy final : public EvictionPolicy {
+ public:
+  static constexpr uint64_t kMiniObjects = 8192;
+  static constexpr uint64_t kMinWindow = 256;
+  static constexpr size_t kMaxTimeline = 4096;
+
+  // `candidates` (for tests; the registry passes AdaptiveCandidates()): the
+  // live cache starts with the first.
+  explicit AdaptivePolicy(const PolicyOptions& options = {},
+                          std::vector<AdaptiveCandidate> candidates = AdaptiveCandidates());
+
+  void Insert(ObjectId id, uint64_t size, const InsertInfo& info = {}) override;
+  void Access(ObjectId id) override;
+  void Remove(ObjectId id) override;
+  std::optional<ObjectId> Evict(const SpareFn& spare = nullptr) override;
+
+  bool Contains(ObjectId id) const override { return table_.contains(id); }
+  size_t Count() const override { return table_.size(); }
+  uint64_t UsedSize() const override { return handover_.UsedSize(); }
+  void SetCapacity(uint64_t capacity) override;
+  std::string_view Name() const override { return "adaptive"; }
+  // The live policy's order, outside a move, when that policy keeps one
+  // (never while it follows learned or s3fifo).
+  bool VisitInEvictionOrder(const std::function<void(ObjectId)>& fn) const override {
+    return handover_.VisitInEvictionOrder(fn);
+  }
+
+  // What the scheduler is doing, for `crescent sim` and tests.
+  struct TimelinePoint {
+    uint64_t refs;              // live references (inserts + accesses) so far
+    std::vector<float> ratios;  // each candidate's window hit ratio
+    uint32_t followed;          // the candidate the live cache followed
+  };
+  const std::vector<TimelinePoint>& Timeline() const { return timeline_; }
+  const std::vector<AdaptiveCandidate>& Candidates() const { return candidates_; }
+  size_t Followed() const { return selector_.followed(); }
+  // How many times the live cache has moved to another candidate.
+  size_t Moves() const { return moves_; }
+  // The fraction of keys simulated.
+  double SampleRate() const;
+  bool Moving() const { return handover_.Draining(); }
+  const EvictionPolicy& Live() const { return handover_.live(); }
+
+ private:
+  // What a move and the simulations need of a live object.
+  struct Entry {
+    uint64_t history;  // the key identity the caller passed (or the id)
+    uint64_t anchor;   // its nearest sampled ancestor's history, or kNoParent
+    ObjectId parent;   // its parent's id when written (it may have left since)
+    uint64_t size;
+    bool ends_write;
+  };
+
+  std::unique_ptr<EvictionPolicy> MakeCandidate(size_t i, uint64_t capacity) const;
+  // The parent's entry, or nullptr when it is no longer cached.
+  const Entry* LiveParent(const Entry& entry) const;
+  InsertInfo InfoOf(const Entry& entry) const;
+  bool Sampled(uint64_t history) const;
+  // What a child of `entry` takes as its anchor.
+  uint64_t AnchorBelow(const Entry& entry) const;
+  void ComputeAnchors();
+  void Simulate(const Entry& entry);
+  // (Re)starts the simulations, empty, at `rate`.
+  void StartSimulations(double rate);
+  uint64_t MiniCapacity() const;
+  void EndWindow();
+  void Record(const std::vector<double>& ratios);
+
+  PolicyOptions options_;
+  std::vector<AdaptiveCandidate> candidates_;
+  uint64_t capacity_;
+  // One entry per live object, inline (one probe, no separate node array).
+  absl::flat_hash_map<ObjectId, Entry> table_;
+  // The ids in table_ whose key is sampled: small (about kMiniObjects), so an
+  // Access of any other id is settled without touching table_.
+  absl::flat_hash_set<ObjectId> sampled_ids_;
+  PolicyHandover handover_;
+  CandidateSelector selector_;
+  std::vector<MiniSimulation> minis_;
+  double rate_ = 1;
+  uint64_t threshold_ = ~0ull;  // sampled: Mix(history) <= threshold_
+  bool evicted_ = false;        // the live cache has evicted (so it was full)
+  uint64_t window_ = kMinWindow;
+  uint64_t window_refs_ = 0;
+  uint64_t refs_ = 0;
+  std::vector<TimelinePoint> timeline_;
+  uint64_t record_every_ = 1;  // windows per timeline point
+  uint64_t windows_ = 0;
+  size_t moves_ = 0;
+};
+
+}  // namespace crescent::cache

@@ -1,0 +1,111 @@
+// AdaptivePolicy's scheduling (the shared contract is in eviction_policy_test.cc).
+#include "cache/adaptive_policy.h"
+
+#include <gtest/gtest.h>
+
+#include <random>
+
+namespace crescent::cache {
+namespace {
+
+std::vector<AdaptiveCandidate> Candidates(std::vector<std::string> names) {
+  std::vector<AdaptiveCandidate> out;
+  for (auto& name : names) out.push_back({name, name, {}});
+  return out;
+}
+
+// Drives a cache of `capacity` objects of size 1 as the simulator does, and
+// checks that it never holds fewer objects than were admitted and not evicted
+// (a move must not flush anything).
+struct Driver {
+  AdaptivePolicy& policy;
+  uint64_t capacity;
+  uint64_t hits = 0;
+  uint64_t refs = 0;
+  uint64_t held = 0;
+
+  void Reference(ObjectId id) {
+    ++refs;
+    if (policy.Contains(id)) {
+      policy.Access(id);
+      ++hits;
+    } else {
+      while (policy.Count() >= capacity) {
+        ASSERT_TRUE(policy.Evict().has_value());
+        --held;
+      }
+      policy.Insert(id, 1);
+      ++held;
+    }
+    ASSERT_EQ(policy.Count(), held);
+  }
+};
+
+// 30 hot keys, each re-read every 60 references, among one-off keys: LRU
+// keeps the hot keys in a cache of 64 (60 distinct keys between two reads of
+// one), FIFO evicts each of them every couple of rounds.
+template <typename Fn>
+void HotAndStream(int rounds, Fn&& reference) {
+  ObjectId fresh = 1'000'000;
+  for (int r = 0; r < rounds; ++r) {
+    for (ObjectId hot = 0; hot < 30; ++hot) {
+      reference(hot);
+      reference(fresh++);
+    }
+  }
+}
+
+TEST(AdaptivePolicyTest, MovesToTheBetterCandidateWithoutFlushing) {
+  AdaptivePolicy policy({.capacity = 64}, Candidates({"fifo", "lru"}));
+  Driver d{policy, 64};
+  HotAndStream(100, [&](ObjectId id) { d.Reference(id); });
+  ASSERT_FALSE(testing::Test::HasFatalFailure());
+  EXPECT_EQ(policy.Followed(), 1u);
+  EXPECT_EQ(policy.Moves(), 1u);
+  EXPECT_EQ(policy.Live().Name(), "lru");
+  // Once moved, it hits like LRU: every hot reference.
+  const uint64_t hits_before = d.hits;
+  HotAndStream(50, [&](ObjectId id) { d.Reference(id); });
+  EXPECT_GE(d.hits - hits_before, 50u * 30 * 95 / 100);
+  EXPECT_FALSE(policy.Moving());  // the move has completed
+}
+
+TEST(AdaptivePolicyTest, EqualCandidatesNeverMove) {
+  AdaptivePolicy policy({.capacity = 100}, Candidates({"lru", "lru"}));
+  Driver d{policy, 100};
+  std::mt19937 rng(3);
+  std::uniform_int_distribution<ObjectId> key(0, 400);
+  for (int i = 0; i < 200'000; ++i) d.Reference(key(rng));
+  EXPECT_EQ(policy.Moves(), 0u);
+  EXPECT_FALSE(policy.Timeline().empty());
+}
+
+TEST(AdaptivePolicyTest, TheTimelineHasARatioPerCandidatePerWindow) {
+  AdaptivePolicy policy({.capacity = 64});
+  Driver d{policy, 64};
+  HotAndStream(50, [&](ObjectId id) { d.Reference(id); });
+  ASSERT_FALSE(policy.Timeline().empty());
+  uint64_t last = 0;
+  for (const auto& point : policy.Timeline()) {
+    EXPECT_EQ(point.ratios.size(), AdaptiveCandidates().size());
+    EXPECT_GT(point.refs, last);
+    last = point.refs;
+    for (float r : point.ratios) {
+      EXPECT_GE(r, 0.0f);
+      EXPECT_LE(r, 1.0f);
+    }
+  }
+  EXPECT_EQ(policy.SampleRate(), 1.0);  // a small cache is simulated in full
+}
+
+TEST(AdaptivePolicyTest, ALargeCacheIsSampled) {
+  const uint64_t objects = 4 * AdaptivePolicy::kMiniObjects;
+  AdaptivePolicy policy({.capacity = objects}, Candidates({"lru", "fifo"}));
+  for (ObjectId id = 0; id < objects; ++id) policy.Insert(id, 1);
+  EXPECT_LT(policy.SampleRate(), 0.5);
+  EXPECT_GT(policy.SampleRate(), 0.0);
+  EXPECT_EQ(policy.Count(), objects);
+}
+
+}  // namespace
+}  // namespace crescent::cache

@@ -1,0 +1,189 @@
+#include "cache/learned_policy.h"
+
+#include <algorithm>
+#include <cassert>
+
+#include "cache/hash_mix.h"
+
+namespace crescent::cache {
+namespace {
+
+constexpr uint64_t kMinEpoch = 64;
+
+}  // namespace
+
+LearnedPolicy::LearnedPolicy(const PolicyOptions& options)
+    : features_(options.learned_features != 0 ? options.learned_features & kAllPageFeatures
+                                              : kDefaultPageFeatures),
+      rng_(MixBits(options.seed) | 1),
+      model_(features_) {}
+
+void LearnedPolicy::AdoptLearning(const LearnedPolicy& other, bool recent_keys) {
+  model_.AdoptStatistics(other.model_);
+  if (recent_keys) recent_ = other.recent_;
+}
+
+uint64_t LearnedPolicy::NextRandom() {
+  rng_ ^= rng_ >> 12;
+  rng_ ^= rng_ << 25;
+  rng_ ^= rng_ >> 27;
+  return rng_ * 0x2545F4914F6CDD1Dull;
+}
+
+void LearnedPolicy::AddLeaf(Slot slot) {
+  table_.at(slot).leaf_pos = static_cast<uint32_t>(leaves_.size());
+  leaves_.push_back(slot);
+}
+
+void LearnedPolicy::DropLeaf(Slot slot) {
+  Node& node = table_.at(slot);
+  if (node.leaf_pos == kNotLeaf) return;
+  const Slot last = leaves_.back();
+  leaves_[node.leaf_pos] = last;
+  table_.at(last).leaf_pos = node.leaf_pos;
+  leaves_.pop_back();
+  node.leaf_pos = kNotLeaf;
+}
+
+void LearnedPolicy::Reference(Slot slot) {
+  Node& node = table_.at(slot);
+  node.stamp = static_cast<uint32_t>(now_);
+  Reclassify(node);
+  model_.Observe(node.history, node.cls, now_);
+  ++now_;
+  if (now_ >= next_epoch_) {
+    const uint64_t objects = std::max<uint64_t>(1, table_.size());
+    recent_.Resize(ReuseModel::kHorizonObjects * objects);
+    model_.Learn(objects, now_);
+    next_epoch_ = now_ + std::max(kMinEpoch, objects);
+  }
+}
+
+void LearnedPolicy::Insert(ObjectId id, uint64_t size, const InsertInfo& info) {
+  const uint64_t history = MixBits(info.history == kSameAsId ? id : info.history);
+  // Look the parent up first: the new page cannot be its own parent.
+  const Slot parent = info.parent == kNoParent ? Table::kNil : table_.Find(info.parent);
+  const Slot slot = table_.Add(id);
+  assert(slot != Table::kNil && "Insert() of an id that is already tracked");
+  if (slot == Table::kNil) return;
+  Node& node = table_.at(slot);
+  node.history = history;
+  node.size = size;
+  used_ += size;
+  node.facts.seen_before = recent_.Contains(history);
+  recent_.Add(history);
+  node.facts.ends_write = info.ends_write;
+  if (parent != Table::kNil) {
+    Node& p = table_.at(parent);
+    node.parent = parent;
+    node.parent_generation = p.generation;
+    node.facts.depth = static_cast<uint8_t>(std::min(255, p.facts.depth + 1));
+    if (p.children++ == 0) DropLeaf(parent);
+    p.facts.extensions = static_cast<uint8_t>(std::min(255, p.facts.extensions + 1));
+    Reclassify(p);
+  }
+  AddLeaf(slot);
+  Reference(slot);
+}
+
+void LearnedPolicy::Access(ObjectId id) {
+  const Slot slot = table_.Find(id);
+  if (slot == Table::kNil) return;
+  Node& node = table_.at(slot);
+  node.facts.reads = static_cast<uint8_t>(std::min(255, node.facts.reads + 1));
+  Reference(slot);
+}
+
+void LearnedPolicy::Remove(ObjectId id) {
+  if (const Slot slot = table_.Find(id); slot != Table::kNil) Forget(slot);
+}
+
+ObjectId LearnedPolicy::Forget(Slot slot) {
+  DropLeaf(slot);
+  const Node& node = table_.at(slot);
+  // Remembered from its last use: written, or leaving now.
+  recent_.Add(node.history);
+  if (node.parent != Table::kNil) {
+    Node& p = table_.at(node.parent);
+    // A stale link means the parent was removed (and its slot maybe reused).
+    if (p.generation == node.parent_generation && --p.children == 0) AddLeaf(node.parent);
+  }
+  const ObjectId id = node.Id();
+  used_ -= node.size;
+  table_.Erase(slot);
+  return id;
+}
+
+double LearnedPolicy::Rank(Slot slot) const {
+  const Node& node = table_.at(slot);
+  return model_.Density(node.cls, AgeOf(node)) /
+         static_cast<double>(std::max<uint64_t>(1, node.size));
+}
+
+bool LearnedPolicy::IsLeafCandidate(Handle h) const {
+  const Node& node = table_.at(h.slot);
+  return node.generation == h.generation && node.leaf_pos != kNotLeaf &&
+         node.leaf_pos < leaves_.size() && leaves_[node.leaf_pos] == h.slot;
+}
+
+std::optional<ObjectId> LearnedPolicy::Evict(const SpareFn& spare) {
+  std::optional<ObjectId> victim;
+  while (!leaves_.empty()) {
+    // Drop pool entries that are gone, spared in this call, or no longer leaves.
+    std::erase_if(pool_, [&](const Candidate& c) { return !IsLeafCandidate(c.handle); });
+    // Draw the samples; their nodes are far apart, so start loading them all
+    // before reading any.
+    Slot drawn[kSamples];
+    for (Slot& slot : drawn) {
+      // Lemire's multiply-shift: a uniform index below the size, no division.
+      const uint64_t index = ((NextRandom() >> 32) * leaves_.size()) >> 32;
+      slot = leaves_[index];
+      table_.Prefetch(slot);
+    }
+    for (Slot slot : drawn) {
+      if (std::none_of(pool_.begin(), pool_.end(),
+                       [&](const Candidate& c) { return c.handle.slot == slot; })) {
+        pool_.push_back({{slot, table_.at(slot).generation}, 0.0});
+      }
+    }
+    // Rank each candidate once; least density first, among equals the oldest.
+    size_t best = 0;
+    for (size_t i = 0; i < pool_.size(); ++i) {
+      pool_[i].rank = Rank(pool_[i].handle.slot);
+      if (i == 0) continue;
+      const double rank = pool_[i].rank, best_rank = pool_[best].rank;
+      if (rank < best_rank ||
+          (rank == best_rank &&
+           AgeOf(table_.at(pool_[i].handle.slot)) > AgeOf(table_.at(pool_[best].handle.slot)))) {
+        best = i;
+      }
+    }
+    const Slot slot = pool_[best].handle.slot;
+    pool_[best] = pool_.back();
+    pool_.pop_back();
+    if (spare && spare(table_.at(slot).Id())) {
+      // Counts as used now; out of the sample space until the call ends.
+      table_.at(slot).stamp = static_cast<uint32_t>(now_);
+      DropLeaf(slot);
+      spared_.push_back(slot);
+      continue;
+    }
+    // Its parent, if this was its last child, is a leaf now, and as old as
+    // this page was at least: a candidate for the next call.
+    const Handle parent{table_.at(slot).parent, table_.at(slot).parent_generation};
+    victim = Forget(slot);
+    if (parent.slot != Table::kNil && IsLeafCandidate(parent)) pool_.push_back({parent, 0.0});
+    break;
+  }
+  for (Slot slot : spared_) AddLeaf(slot);
+  spared_.clear();
+  // Keep the best of the rest for the next call (ranked as of this call).
+  if (pool_.size() > static_cast<size_t>(kPool)) {
+    std::nth_element(pool_.begin(), pool_.begin() + kPool, pool_.end(),
+                     [](const Candidate& a, const Candidate& b) { return a.rank < b.rank; });
+    pool_.resize(kPool);
+  }
+  return victim;
+}
+
+}  // namespace crescent::cache

@@ -1,0 +1,48 @@
+#include "cache/mini_simulation.h"
+
+#include <gtest/gtest.h>
+
+#include "cache/lru_policy.h"
+
+namespace crescent::cache {
+namespace {
+
+MiniSimulation Lru(uint64_t capacity) {
+  return MiniSimulation(std::make_unique<LruPolicy>(), capacity);
+}
+
+TEST(MiniSimulationTest, CountsPrefixHitsAlongAChain) {
+  MiniSimulation mini = Lru(10);
+  // A request of three chained pages, twice: all miss, then all hit.
+  for (int round = 0; round < 2; ++round) {
+    mini.Reference(1, kNoParent, 1, false);
+    mini.Reference(2, 1, 1, false);
+    mini.Reference(3, 2, 1, true);
+  }
+  const MiniSimulation::Window w = mini.TakeWindow();
+  EXPECT_EQ(w.refs, 6u);
+  EXPECT_EQ(w.hits, 3u);
+  EXPECT_EQ(mini.TakeWindow().refs, 0u);  // taking a window resets it
+}
+
+TEST(MiniSimulationTest, AMissBreaksTheChainForThePagesAfterIt) {
+  MiniSimulation mini = Lru(10);
+  mini.Reference(1, kNoParent, 1, false);
+  mini.Reference(3, 2, 1, false);  // 2 was never referenced: 3 hangs on it
+  mini.TakeWindow();
+  mini.Reference(1, kNoParent, 1, false);  // hit
+  mini.Reference(2, 1, 1, false);          // miss (inserted now)
+  mini.Reference(3, 2, 1, false);          // held, but its anchor missed
+  EXPECT_EQ(mini.TakeWindow().hits, 1u);
+}
+
+TEST(MiniSimulationTest, StaysWithinItsCapacity) {
+  MiniSimulation mini = Lru(5);
+  for (uint64_t k = 0; k < 100; ++k) mini.Reference(k, kNoParent, 1, false);
+  EXPECT_EQ(mini.policy().UsedSize(), 5u);
+  mini.SetCapacity(2);
+  EXPECT_EQ(mini.policy().UsedSize(), 2u);
+}
+
+}  // namespace
+}  // namespace crescent::cache

@@ -1,0 +1,77 @@
+#include "cache/recent_keys.h"
+
+#include <algorithm>
+
+namespace crescent::cache {
+namespace {
+
+// A blocked Bloom filter (Putze, Sanders and Singler, "Cache-, Hash- and
+// Space-Efficient Bloom Filters", WEA'07): every probe of a key falls in the
+// same 64-byte block, so an Add or a Contains costs one cache miss, not one
+// per probe. 16 bits and 7 probes per key: about 0.2% false positives.
+constexpr uint64_t kBitsPerKey = 16;
+constexpr int kProbes = 7;
+constexpr uint64_t kBlockWords = 8;  // 512 bits
+
+uint64_t WordsFor(uint64_t window) {
+  const uint64_t words = std::max<uint64_t>(1, window * kBitsPerKey / 64);
+  return (words + kBlockWords - 1) / kBlockWords * kBlockWords;
+}
+
+// The block's first word, and 9-bit probe offsets from other bits of the hash.
+uint64_t BlockOf(const std::vector<uint64_t>& bits, uint64_t hash) {
+  const uint64_t blocks = bits.size() / kBlockWords;
+  return static_cast<uint64_t>((static_cast<unsigned __int128>(hash) * blocks) >> 64) * kBlockWords;
+}
+
+uint64_t ProbeBits(uint64_t hash) { return hash * 0x9e3779b97f4a7c15ull; }
+
+}  // namespace
+
+RecentKeys::RecentKeys(uint64_t window)
+    : window_(std::max<uint64_t>(1, window)),
+      current_window_(window_),
+      current_(WordsFor(window_)) {}
+
+bool RecentKeys::Test(const std::vector<uint64_t>& bits, uint64_t hash) {
+  if (bits.empty()) return false;
+  const uint64_t* block = bits.data() + BlockOf(bits, hash);
+  uint64_t probes = ProbeBits(hash);
+  for (int i = 0; i < kProbes; ++i, probes >>= 9) {
+    const uint64_t bit = probes & 511;
+    if (!(block[bit / 64] >> (bit % 64) & 1)) return false;
+  }
+  return true;
+}
+
+void RecentKeys::Set(std::vector<uint64_t>& bits, uint64_t hash) {
+  uint64_t* block = bits.data() + BlockOf(bits, hash);
+  uint64_t probes = ProbeBits(hash);
+  for (int i = 0; i < kProbes; ++i, probes >>= 9) {
+    const uint64_t bit = probes & 511;
+    block[bit / 64] |= uint64_t{1} << (bit % 64);
+  }
+}
+
+bool RecentKeys::Contains(uint64_t hash) const {
+  return Test(current_, hash) || Test(previous_, hash);
+}
+
+void RecentKeys::Add(uint64_t hash) {
+  if (Test(current_, hash)) return;  // already there (or a false positive): no new key
+  Set(current_, hash);
+  // Full by its own design: a filter sized for a smaller window never takes
+  // more keys than it was sized for, whatever the window has grown to.
+  if (++added_ >= current_window_) Rotate();
+}
+
+void RecentKeys::Resize(uint64_t window) { window_ = std::max<uint64_t>(1, window); }
+
+void RecentKeys::Rotate() {
+  previous_.swap(current_);
+  current_.assign(WordsFor(window_), 0);
+  current_window_ = window_;
+  added_ = 0;
+}
+
+}  // namespace crescent::cache

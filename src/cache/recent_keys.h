@@ -1,0 +1,49 @@
+// RecentKeys: "was this key referenced recently?", for keys that may no longer
+// be cached. The learned policy asks it when a page is written: a key that
+// comes back soon after its eviction is a reused page, not a new one.
+//
+// Two Bloom filters, current and previous, each sized for `window` keys. Add()
+// puts a key in the current filter; once the current filter has taken `window`
+// keys it becomes the previous one and a cleared filter takes its place
+// (TinyLFU's doorkeeper ages the same way). So a key is remembered for at
+// least `window` and at most 2 × `window` later additions, and Contains() may
+// also say yes for a key never added (false positives, about 0.2%: blocked
+// filters of 16 bits and 7 probes per key, recent_keys.cc), never no for one
+// added within the last `window`. A false positive makes the learned policy
+// count a new page as reused, and it rates those several times higher, so
+// the filter is sized for few of them.
+//
+// Memory: 2 filters × 16 bits × window, i.e. 4 bytes per key of window. The
+// window follows Resize() (the learned policy passes 4 × its object count); a
+// filter is replaced when it has taken the keys it was sized for, and its
+// successor is sized for the window of that moment.
+// Not thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+namespace crescent::cache {
+
+class RecentKeys {
+ public:
+  explicit RecentKeys(uint64_t window = 1024);
+
+  // `hash` must be a well-mixed 64-bit hash of the key.
+  bool Contains(uint64_t hash) const;
+  void Add(uint64_t hash);
+  void Resize(uint64_t window);
+
+ private:
+  static bool Test(const std::vector<uint64_t>& bits, uint64_t hash);
+  static void Set(std::vector<uint64_t>& bits, uint64_t hash);
+  void Rotate();
+
+  uint64_t window_;
+  uint64_t current_window_;  // the keys current_ was sized for
+  uint64_t added_ = 0;       // keys added to current_ since it was cleared
+  std::vector<uint64_t> current_;
+  std::vector<uint64_t> previous_;
+};
+
+}  // namespace crescent::cache
