@@ -183,4 +183,16 @@ std::string RenderPrometheus(const master::MasterService& master) {
   return out;
 }
 
+std::string MasterNotReadyReason(const master::MasterService& master) {
+  if (!master.ListSegments().empty()) return {};
+  return "no segment is mounted (no store node has mounted one yet)";
+}
+
+AdminRoutes MasterRoutes(const master::MasterService& master) {
+  AdminRoutes r;
+  r.metrics = [&master] { return RenderPrometheus(master); };
+  r.not_ready_reason = [&master] { return MasterNotReadyReason(master); };
+  return r;
+}
+
 }  // namespace crescent::metrics

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "master/master_service.h"
+#include "metrics/admin_http.h"
 
 namespace crescent::metrics {
 
@@ -22,5 +23,11 @@ std::vector<Sample> CollectMasterSamples(const master::MasterService& master);
 
 // Prometheus text exposition format (0.0.4), with # HELP and # TYPE lines.
 std::string RenderPrometheus(const master::MasterService& master);
+
+// Why `master` cannot store yet ("" once a segment is mounted): its /health.
+std::string MasterNotReadyReason(const master::MasterService& master);
+
+// /metrics and /health of a bare master engine (tests; MasterHost adds more).
+AdminRoutes MasterRoutes(const master::MasterService& master);
 
 }  // namespace crescent::metrics

@@ -2,6 +2,9 @@
 
 #include <iostream>
 
+#include "metrics/master_metrics.h"
+#include "rpc/server_metrics.h"
+
 namespace crescent::server {
 
 StatusOr<std::unique_ptr<MasterHost>> MasterHost::Start(const MasterHostOptions& options,
@@ -40,9 +43,15 @@ StatusOr<std::unique_ptr<MasterHost>> MasterHost::Start(const MasterHostOptions&
   const std::string& listen = options.rpc.listen_address;
   host->address_ = listen.substr(0, listen.rfind(':')) + ":" + std::to_string(host->rpc_->port());
 
+  host->registry_.Add([m = host->master_.get()](metrics::TextWriter& w) {
+    w.Raw(metrics::RenderPrometheus(*m));
+  });
+  host->registry_.Add([r = host->rpc_.get()](metrics::TextWriter& w) { r->metrics().Collect(w); });
   if (options.http_port != 0) {
-    auto http =
-        metrics::AdminHttpServer::Start(options.http_host, options.http_port, *host->master_);
+    metrics::AdminRoutes routes = metrics::MasterRoutes(*host->master_);
+    routes.metrics = [r = &host->registry_] { return r->Render(); };
+    auto http = metrics::AdminHttpServer::Start(options.http_host, options.http_port,
+                                                std::move(routes));
     if (!http.ok()) return http.status();
     host->http_ = std::move(http.value());
   }

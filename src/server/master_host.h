@@ -13,6 +13,7 @@
 #include "master/master_config.h"
 #include "master/master_service.h"
 #include "metrics/admin_http.h"
+#include "metrics/registry.h"
 #include "rpc/master_server.h"
 #include "transfer/capability.h"
 
@@ -50,6 +51,10 @@ class MasterHost {
   void BeginDrain();
   // Null without a data dir.
   durability::Snapshotter* snapshotter() { return snapshotter_.get(); }
+  // What /metrics renders: the engine's samples and the gRPC server's; a
+  // process that runs more (serve: a store node) adds its own collector, and
+  // removes it before that part goes.
+  metrics::MetricsRegistry& metrics_registry() { return registry_; }
 
  private:
   explicit MasterHost(transfer::CapabilitySigner signer) : signer_(std::move(signer)) {}
@@ -62,6 +67,7 @@ class MasterHost {
   std::unique_ptr<master::MasterService> master_;
   std::unique_ptr<durability::Snapshotter> snapshotter_;
   std::unique_ptr<rpc::MasterServer> rpc_;
+  metrics::MetricsRegistry registry_;  // before http_: the endpoint renders it
   std::unique_ptr<metrics::AdminHttpServer> http_;
 };
 
