@@ -50,7 +50,7 @@ struct CallEnv {
   const MasterHandlers* handlers;
   std::atomic<int>* running;
   const std::atomic<bool>* draining;  // MasterServer::BeginDrain
-  RpcServerMetrics* metrics;
+  RpcServerMetrics* metrics;  // null: MasterServerOptions::record_metrics is off
 };
 
 // Counts the error statuses a reply carries: its own, each per-key one, and
@@ -121,17 +121,19 @@ class Call final : public CallBase {
       // Retryable, so that clients wait for (or fail over to) the next master
       // instead of reading the teardown (segments gone, puts dropped) as an
       // answer.
-      env_.metrics->RecordError(method_, ErrorCode::kUnavailable);
+      if (env_.metrics) env_.metrics->RecordError(method_, ErrorCode::kUnavailable);
       responder_.FinishWithError(
           grpc::Status(grpc::StatusCode::UNAVAILABLE, "the master is shutting down"), this);
     } else {
-      RecordSizes(req_, *env_.metrics);
+      if (env_.metrics) RecordSizes(req_, *env_.metrics);
       (env_.handlers->*handler_)(req_, &resp_);
-      CountErrors(resp_, method_, *env_.metrics);
-      env_.metrics->RecordLatency(
-          method_, static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
-                                             std::chrono::steady_clock::now() - start)
-                                             .count()));
+      if (env_.metrics) {
+        CountErrors(resp_, method_, *env_.metrics);
+        env_.metrics->RecordLatency(
+            method_, static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                               std::chrono::steady_clock::now() - start)
+                                               .count()));
+      }
       responder_.Finish(resp_, grpc::Status::OK, this);
     }
     env_.running->fetch_sub(1, std::memory_order_acq_rel);
@@ -280,7 +282,8 @@ StatusOr<std::unique_ptr<MasterServer>> MasterServer::Start(
     return crescent::Status(ErrorCode::kUnavailable, "master server cannot listen on " + where);
   }
 
-  CallEnv env{&impl->service, &impl->handlers, &impl->running, &impl->draining, &impl->metrics};
+  CallEnv env{&impl->service, &impl->handlers, &impl->running, &impl->draining,
+              options.record_metrics ? &impl->metrics : nullptr};
   for (auto& cq : impl->cqs) {
     ArmAll(env, cq.get());
     impl->threads.emplace_back([cq = cq.get()] {

@@ -37,6 +37,9 @@ struct MasterServerOptions {
   // Asks for a snapshot and returns at once (the Snapshot RPC); empty: the
   // master keeps none (no --data-dir), and the RPC answers UNSUPPORTED.
   std::function<void()> request_snapshot;
+  // Time every call and count its reply's errors (server_metrics.h). Off
+  // only to measure what that costs (`crescent bench --no-rpc-metrics`).
+  bool record_metrics = true;
 };
 
 class MasterServer {
