@@ -10,6 +10,7 @@
 
 #include "master/master_service.h"
 #include "metrics/admin_http.h"
+#include "metrics/text_writer.h"
 
 namespace crescent::metrics {
 
@@ -23,6 +24,11 @@ std::vector<Sample> CollectMasterSamples(const master::MasterService& master);
 
 // Prometheus text exposition format (0.0.4), with # HELP and # TYPE lines.
 std::string RenderPrometheus(const master::MasterService& master);
+
+// The engine's figures that are not counters of the Stats RPC: the Bloom
+// filter's estimated false-positive rate, capacity and use by tier, and
+// allocations by segment (/metrics only).
+void CollectMasterGauges(const master::MasterService& master, TextWriter& w);
 
 // Why `master` cannot store yet ("" once a segment is mounted): its /health.
 std::string MasterNotReadyReason(const master::MasterService& master);

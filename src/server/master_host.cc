@@ -45,6 +45,7 @@ StatusOr<std::unique_ptr<MasterHost>> MasterHost::Start(const MasterHostOptions&
 
   host->registry_.Add([m = host->master_.get()](metrics::TextWriter& w) {
     w.Raw(metrics::RenderPrometheus(*m));
+    metrics::CollectMasterGauges(*m, w);
   });
   host->registry_.Add([r = host->rpc_.get()](metrics::TextWriter& w) { r->metrics().Collect(w); });
   if (options.http_port != 0) {
