@@ -5,8 +5,11 @@
 // Also the master half of LocalCluster (tests, benchmarks).
 #pragma once
 
+#include <condition_variable>
 #include <memory>
+#include <mutex>
 #include <string>
+#include <thread>
 
 #include "durability/file_log.h"
 #include "durability/snapshotter.h"
@@ -15,6 +18,7 @@
 #include "metrics/admin_http.h"
 #include "metrics/registry.h"
 #include "rpc/master_server.h"
+#include "server/status_report.h"
 #include "transfer/capability.h"
 
 namespace crescent::server {
@@ -68,6 +72,12 @@ class MasterHost {
   std::unique_ptr<durability::Snapshotter> snapshotter_;
   std::unique_ptr<rpc::MasterServer> rpc_;
   metrics::MetricsRegistry registry_;  // before http_: the endpoint renders it
+  std::unique_ptr<StatusReport> status_;  // /api/status; null without HTTP
+  // Samples status_ once a second for its history; stopped first.
+  std::thread sampler_;
+  std::mutex sampler_mu_;  // guards sampler_stop_
+  std::condition_variable sampler_cv_;
+  bool sampler_stop_ = false;
   std::unique_ptr<metrics::AdminHttpServer> http_;
 };
 
