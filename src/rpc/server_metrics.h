@@ -58,13 +58,14 @@ class RpcServerMetrics {
   // A non-OK status in a reply (each key's own in a batch reply).
   void RecordError(RpcMethod m, ErrorCode code) {
     const auto c = static_cast<size_t>(code);
-    errors_[Index(m)][c <= kCodes - 1 ? c : 0].fetch_add(1, std::memory_order_relaxed);
+    errors_[Index(m)][c < kCodes ? c : 0].fetch_add(1, std::memory_order_relaxed);
   }
   void RecordObjectSize(uint64_t bytes) { object_size_.Record(bytes); }
 
   metrics::HistogramSnapshot Latency(RpcMethod m) const { return latency_[Index(m)]->Snapshot(); }
   uint64_t Errors(RpcMethod m, ErrorCode code) const {
-    return errors_[Index(m)][static_cast<size_t>(code)].load(std::memory_order_relaxed);
+    const auto c = static_cast<size_t>(code);
+    return c < kCodes ? errors_[Index(m)][c].load(std::memory_order_relaxed) : 0;
   }
   // crescent_rpc_duration_seconds, crescent_rpc_errors_total, crescent_object_size_bytes.
   void Collect(metrics::TextWriter& w) const;

@@ -97,21 +97,11 @@ void CheckHistograms(const Exposition& e, const std::string& family) {
 class MetricsTest : public testing::Test {
  protected:
   void SetUp() override {
-    std::optional<std::vector<std::string>> m;
-    for (int attempt = 0; attempt < 5; ++attempt) {
-      http_port_ = PickFreePort();
-      serve_ = std::make_unique<Process>(
-          std::vector<std::string>{CrescentBin(), "serve", "--port", "0", "--http-port",
-                                   std::to_string(http_port_), "--segment-size", "64MiB"},
-          dir_.File("serve.log"));
-      ASSERT_TRUE(serve_->started());
-      m = serve_->WaitForMatch(std::regex(R"(listening on ([0-9.]+:[0-9]+))"), kStartTimeout);
-      if (serve_->WaitForLine("ready", kStartTimeout)) break;
-      if (serve_->Output().find("admin HTTP cannot listen") == std::string::npos) break;
-      m.reset();
-    }
-    ASSERT_TRUE(m.has_value() && serve_->WaitForLine("ready", kStartTimeout)) << serve_->Output();
-    master_ = (*m)[1];
+    ServeProcess serve;
+    ASSERT_TRUE(StartServe(dir_, {}, &serve));
+    serve_ = std::move(serve.proc);
+    master_ = serve.master;
+    http_port_ = serve.http_port;
   }
   void TearDown() override {
     if (HasFailure()) {
@@ -210,6 +200,42 @@ TEST_F(MetricsTest, EveryDocumentedFamilyIsExportedAndCountsMatchTheLoad) {
     }
   }
   EXPECT_EQ(not_found, kMisses);
+}
+
+// A standalone `crescent store --http-port` serves its own node's families,
+// and its /health says ready once the segment is mounted.
+TEST(StoreMetrics, StandaloneStoreServesItsOwnMetrics) {
+  const uint16_t port = PickFreePort();
+  ASSERT_NE(port, 0);
+  ClusterOptions options;
+  options.stores = 1;
+  options.store_flags = {"--http-port", std::to_string(port)};
+  Cluster cluster(options);
+  ASSERT_TRUE(cluster.Start());
+  auto client = cluster.Connect(/*use_shm=*/false);
+  ASSERT_NE(client, nullptr);
+  std::vector<std::byte> value(1000, std::byte{1});
+  ASSERT_TRUE(client->Put("s/1", value).ok());
+  ASSERT_TRUE(client->Get("s/1").ok());
+
+  httplib::Client http("127.0.0.1", port);
+  http.set_read_timeout(10);
+  auto health = http.Get("/health");
+  ASSERT_TRUE(health);
+  EXPECT_EQ(health->status, 200);
+  auto metrics = http.Get("/metrics");
+  ASSERT_TRUE(metrics);
+  const Exposition e(metrics->body);
+  EXPECT_EQ(e.types.count("crescent_objects"), 0u) << "a store node has no master families";
+  for (const Documented& d : DocumentedFamilies()) {
+    if (d.name.rfind("crescent_store_", 0) != 0) continue;
+    auto t = e.types.find(d.name);
+    ASSERT_NE(t, e.types.end()) << d.name;
+    EXPECT_EQ(t->second, d.type) << d.name;
+  }
+  EXPECT_EQ(e.Value(R"(crescent_store_transfers_total{transport="tcp",op="write"})"), 1.0);
+  EXPECT_EQ(e.Value(R"(crescent_store_transfer_bytes_total{transport="tcp",op="read"})"), 1000.0);
+  CheckHistograms(e, "crescent_store_transfer_duration_seconds");
 }
 
 // The Grafana dashboard queries documented families only (a renamed metric
