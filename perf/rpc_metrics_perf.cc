@@ -28,8 +28,8 @@
 #include <vector>
 
 #include "master/master_service.h"
-#include "rpc/master_client.h"
 #include "metrics/histogram.h"
+#include "rpc/master_client.h"
 #include "rpc/master_server.h"
 #include "rpc/server_metrics.h"
 #include "transfer/capability.h"
@@ -105,7 +105,8 @@ int main(int argc, char** argv) {
   for (uint64_t i = 0; i < objects; ++i) {
     keys[i] = "key/" + std::to_string(i);
     auto p = m.PutStart(keys[i], 4096, {});
-    if (!p.ok() || !m.PutEnd(keys[i], p->token).ok()) return std::fprintf(stderr, "fill failed\n"), 2;
+    if (!p.ok() || !m.PutEnd(keys[i], p->token).ok())
+      return std::fprintf(stderr, "fill failed\n"), 2;
   }
   auto signer = transfer::CapabilitySigner::Create(transfer::RandomSecret());
   if (!signer.ok()) return 2;
@@ -170,8 +171,8 @@ int main(int argc, char** argv) {
     const double with = calls[0] / secs[0], without = calls[1] / secs[1];
     // CPU per call (client and server together, both in this process).
     const double cpu_with = cpu[0] / calls[0] * 1e6, cpu_without = cpu[1] / calls[1] * 1e6;
-    std::printf("  %-24s %12.0f %12.0f %8.4f %12.1f %12.1f %8.4f %9.2f%%\n", w.name, with,
-                without, with / without, cpu_with, cpu_without, cpu_with / cpu_without,
+    std::printf("  %-24s %12.0f %12.0f %8.4f %12.1f %12.1f %8.4f %9.2f%%\n", w.name, with, without,
+                with / without, cpu_with, cpu_without, cpu_with / cpu_without,
                 100 * record_ns / (cpu_without * 1e3));
   }
   return 0;

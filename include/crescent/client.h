@@ -134,9 +134,9 @@ struct ClientOpStats {
   uint64_t calls = 0;
   uint64_t ok_keys = 0;
   uint64_t failed_keys = 0;
-  uint64_t bytes = 0;          // value bytes moved (put, get, get_prefix)
-  double seconds = 0;          // summed call time
-  double p50_seconds = 0;      // estimated from the latency histogram's buckets
+  uint64_t bytes = 0;      // value bytes moved (put, get, get_prefix)
+  double seconds = 0;      // summed call time
+  double p50_seconds = 0;  // estimated from the latency histogram's buckets
   double p99_seconds = 0;
 };
 

@@ -49,7 +49,8 @@ std::string Micros(double us) {
 std::string Fill(double ratio, int width) {
   int n = static_cast<int>(ratio * width + 0.5);
   n = n < 0 ? 0 : (n > width ? width : n);
-  return "[" + std::string(static_cast<size_t>(n), '#') + std::string(static_cast<size_t>(width - n), '.') + "]";
+  return "[" + std::string(static_cast<size_t>(n), '#') +
+         std::string(static_cast<size_t>(width - n), '.') + "]";
 }
 
 // One frame of the report; throws json::exception on a reply of another shape.
@@ -61,10 +62,9 @@ std::string Frame(const json& s) {
       << ", eviction " << s.at("master").at("eviction_policy").get<std::string>() << "\n";
   const uint64_t used = sum.at("used_bytes").get<uint64_t>();
   const uint64_t capacity = sum.at("capacity_bytes").get<uint64_t>();
-  out << "objects " << sum.at("objects").get<uint64_t>() << "   used " << FormatBytes(used)
-      << " / " << FormatBytes(capacity) << "   pending puts "
-      << sum.at("pending_puts").get<uint64_t>() << "   segments "
-      << sum.at("segments").get<uint64_t>() << "\n";
+  out << "objects " << sum.at("objects").get<uint64_t>() << "   used " << FormatBytes(used) << " / "
+      << FormatBytes(capacity) << "   pending puts " << sum.at("pending_puts").get<uint64_t>()
+      << "   segments " << sum.at("segments").get<uint64_t>() << "\n";
   // Rates over the last interval of the master's history.
   double rate = 0, recent_hits = -1;
   const json& hist = s.at("history");
@@ -85,7 +85,8 @@ std::string Frame(const json& s) {
   }
   uint64_t errors = 0;
   for (const json& e : s.at("errors")) errors += e.at("count").get<uint64_t>();
-  std::snprintf(line, sizeof line, "hit ratio %s (last second %s)   requests/s %.0f   errors %llu\n",
+  std::snprintf(line, sizeof line,
+                "hit ratio %s (last second %s)   requests/s %.0f   errors %llu\n",
                 Percent(sum.at("hit_ratio").get<double>()).c_str(),
                 recent_hits < 0 ? "-" : Percent(recent_hits).c_str(), rate,
                 static_cast<unsigned long long>(errors));
@@ -137,9 +138,9 @@ StatusOr<std::string> FetchFrame(httplib::Client& http, const std::string& where
                   "cannot reach " + where + ": " + httplib::to_string(r.error()));
   }
   if (r->status != 200) {
-    return Status(ErrorCode::kUnavailable,
-                  where + "/api/status answered HTTP " + std::to_string(r->status) +
-                      " (is this a master's admin port?)");
+    return Status(ErrorCode::kUnavailable, where + "/api/status answered HTTP " +
+                                               std::to_string(r->status) +
+                                               " (is this a master's admin port?)");
   }
   json s = json::parse(r->body, nullptr, /*allow_exceptions=*/false);
   if (s.is_discarded()) {
@@ -165,8 +166,9 @@ void AddTop(CLI::App& root) {
       ->check(CLI::Range(100, 3'600'000));
   app->callback([flags] {
     StatusOr<Endpoint> ep = ParseEndpoint(flags->http);
-    if (!ep.ok()) return SetExitCode(Report("top", Status(ErrorCode::kInvalidArgument,
-                                                          "--http: " + ep.status().message())));
+    if (!ep.ok())
+      return SetExitCode(
+          Report("top", Status(ErrorCode::kInvalidArgument, "--http: " + ep.status().message())));
     httplib::Client http(ep->host, ep->port);
     http.set_connection_timeout(2);
     http.set_read_timeout(5);

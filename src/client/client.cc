@@ -635,17 +635,18 @@ std::vector<StatusOr<size_t>> Client::BatchGetInto(std::span<const std::string> 
   if (Status s = impl_->CheckBatch(keys.size(), ptrs.size(), capacities.size()); !s.ok()) {
     return Timed(timer, std::vector<StatusOr<size_t>>(keys.size(), s));
   }
-  std::vector<StatusOr<size_t>> got = impl_->GetMany(keys, false, [&](size_t i, uint64_t size) -> StatusOr<std::byte*> {
-    if (size > capacities[i]) {
-      return Status(ErrorCode::kBufferTooSmall, "buffer of " + std::to_string(capacities[i]) +
-                                                    " bytes is too small: '" + keys[i] +
-                                                    "' needs " + std::to_string(size) + " bytes");
-    }
-    if (Status s = impl_->buffers.Check(ptrs[i], size, BufferAccess::kReadWrite); !s.ok()) {
-      return s;
-    }
-    return static_cast<std::byte*>(ptrs[i]);
-  });
+  std::vector<StatusOr<size_t>> got =
+      impl_->GetMany(keys, false, [&](size_t i, uint64_t size) -> StatusOr<std::byte*> {
+        if (size > capacities[i]) {
+          return Status(ErrorCode::kBufferTooSmall,
+                        "buffer of " + std::to_string(capacities[i]) + " bytes is too small: '" +
+                            keys[i] + "' needs " + std::to_string(size) + " bytes");
+        }
+        if (Status s = impl_->buffers.Check(ptrs[i], size, BufferAccess::kReadWrite); !s.ok()) {
+          return s;
+        }
+        return static_cast<std::byte*>(ptrs[i]);
+      });
   uint64_t bytes = 0;
   for (const auto& g : got) bytes += g.ok() ? g.value() : 0;
   impl_->metrics.AddBytes(ClientOp::kGet, bytes);

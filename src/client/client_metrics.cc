@@ -23,8 +23,7 @@ void ClientMetrics::Collect(metrics::TextWriter& w) const {
   w.Family("crescent_client_op_duration_seconds", "histogram",
            "Client call latency by operation (a batch call is one observation).");
   for (size_t i = 0; i < kClientOpCount; ++i) {
-    w.Histogram({{"op", ClientOpName(static_cast<ClientOp>(i))}}, ops_[i].latency->Snapshot(),
-                1e9);
+    w.Histogram({{"op", ClientOpName(static_cast<ClientOp>(i))}}, ops_[i].latency->Snapshot(), 1e9);
   }
   w.Family("crescent_client_keys_total", "counter", "Keys the client's calls handled, by result.");
   for (size_t i = 0; i < kClientOpCount; ++i) {

@@ -74,9 +74,10 @@ class CallTimer {
   CallTimer(ClientMetrics& m, ClientOp op)
       : m_(m), op_(op), start_(std::chrono::steady_clock::now()) {}
   void Done(uint64_t ok_keys, uint64_t failed_keys) {
-    m_.RecordCall(op_, static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
-                                                 std::chrono::steady_clock::now() - start_)
-                                                 .count()),
+    m_.RecordCall(op_,
+                  static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                            std::chrono::steady_clock::now() - start_)
+                                            .count()),
                   ok_keys, failed_keys);
   }
 

@@ -66,9 +66,7 @@ class ReplicaIo {
   // Ops sent again over TCP after shared memory could not carry them.
   uint64_t shm_fallbacks() const { return shm_fallbacks_.load(std::memory_order_relaxed); }
   // Reads that failed on one replica and were tried on the next.
-  uint64_t replica_fallbacks() const {
-    return replica_fallbacks_.load(std::memory_order_relaxed);
-  }
+  uint64_t replica_fallbacks() const { return replica_fallbacks_.load(std::memory_order_relaxed); }
   const SuspectNodes& suspects() const { return suspects_; }
   // How long a node stays suspect to this client after a failed transfer.
   static constexpr int64_t kSuspectHoldMs = 2000;

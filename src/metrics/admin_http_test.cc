@@ -99,7 +99,8 @@ TEST(AdminHttp, BusyPortIsAnError) {
   ASSERT_TRUE(master.ok());
   auto first = AdminHttpServer::Start("127.0.0.1", 0, MasterRoutes(*master.value()));
   ASSERT_TRUE(first.ok());
-  auto second = AdminHttpServer::Start("127.0.0.1", first.value()->port(), MasterRoutes(*master.value()));
+  auto second =
+      AdminHttpServer::Start("127.0.0.1", first.value()->port(), MasterRoutes(*master.value()));
   EXPECT_FALSE(second.ok());
   EXPECT_EQ(second.status().code(), ErrorCode::kUnavailable);
 }

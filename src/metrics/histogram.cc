@@ -6,15 +6,15 @@ namespace crescent::metrics {
 namespace {
 
 constexpr uint64_t kLatencyBoundsNs[] = {
-    1'000,         2'500,         5'000,         10'000,        25'000,         50'000,
-    100'000,       250'000,       500'000,       1'000'000,     2'500'000,      5'000'000,
-    10'000'000,    25'000'000,    50'000'000,    100'000'000,   250'000'000,    500'000'000,
+    1'000,         2'500,         5'000,         10'000,        25'000,      50'000,
+    100'000,       250'000,       500'000,       1'000'000,     2'500'000,   5'000'000,
+    10'000'000,    25'000'000,    50'000'000,    100'000'000,   250'000'000, 500'000'000,
     1'000'000'000, 2'500'000'000, 5'000'000'000, 10'000'000'000};
 
-constexpr uint64_t kSizeBounds[] = {
-    uint64_t{1} << 8,  uint64_t{1} << 10, uint64_t{1} << 12, uint64_t{1} << 14,
-    uint64_t{1} << 16, uint64_t{1} << 18, uint64_t{1} << 20, uint64_t{1} << 22,
-    uint64_t{1} << 24, uint64_t{1} << 26, uint64_t{1} << 28, uint64_t{1} << 30};
+constexpr uint64_t kSizeBounds[] = {uint64_t{1} << 8,  uint64_t{1} << 10, uint64_t{1} << 12,
+                                    uint64_t{1} << 14, uint64_t{1} << 16, uint64_t{1} << 18,
+                                    uint64_t{1} << 20, uint64_t{1} << 22, uint64_t{1} << 24,
+                                    uint64_t{1} << 26, uint64_t{1} << 28, uint64_t{1} << 30};
 
 }  // namespace
 
@@ -22,9 +22,9 @@ std::span<const uint64_t> LatencyBoundsNs() { return kLatencyBoundsNs; }
 std::span<const uint64_t> SizeBounds() { return kSizeBounds; }
 
 Histogram::Histogram(std::span<const uint64_t> bounds) : bounds_(bounds.begin(), bounds.end()) {
-  const bool ascending = std::adjacent_find(bounds_.begin(), bounds_.end(),
-                                            [](uint64_t a, uint64_t b) { return a >= b; }) ==
-                         bounds_.end();
+  const bool ascending =
+      std::adjacent_find(bounds_.begin(), bounds_.end(),
+                         [](uint64_t a, uint64_t b) { return a >= b; }) == bounds_.end();
   if (bounds_.empty() || !ascending) bounds_ = {UINT64_MAX};
   sum_slot_ = bounds_.size() + 1;
   lines_per_shard_ = (sum_slot_ + 8) / 8;

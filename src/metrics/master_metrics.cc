@@ -98,7 +98,8 @@ std::vector<Sample> CollectMasterSamples(const master::MasterService& master) {
   out.push_back({Labelled("crescent_exact_lookups_total", "result", "hit"), Load(c.exact_hits)});
   out.push_back({Labelled("crescent_exact_lookups_total", "result", "miss"), Load(c.exact_misses)});
   out.push_back({Labelled("crescent_prefix_keys_total", "result", "hit"), Load(c.prefix_hit_keys)});
-  out.push_back({Labelled("crescent_prefix_keys_total", "result", "miss"), Load(c.prefix_miss_keys)});
+  out.push_back(
+      {Labelled("crescent_prefix_keys_total", "result", "miss"), Load(c.prefix_miss_keys)});
   // Histogram: bucket b holds lengths < 2^b (bucket 0: length 0), cumulative.
   uint64_t cumulative = 0, sum_estimate = 0;
   for (size_t b = 0; b < master::kPrefixBuckets; ++b) {
@@ -139,7 +140,8 @@ std::vector<Sample> CollectMasterSamples(const master::MasterService& master) {
   out.push_back({"crescent_metadata_bytes", s.metadata_bytes});
   out.push_back({"crescent_segments", s.segments});
   for (const master::SegmentInfo& seg : master.ListSegments()) {
-    out.push_back({Labelled("crescent_segment_used_bytes", "segment", seg.spec.name), seg.used_bytes});
+    out.push_back(
+        {Labelled("crescent_segment_used_bytes", "segment", seg.spec.name), seg.used_bytes});
     out.push_back(
         {Labelled("crescent_segment_capacity_bytes", "segment", seg.spec.name), seg.spec.capacity});
   }
@@ -198,7 +200,8 @@ void CollectMasterGauges(const master::MasterService& master, TextWriter& w) {
   const std::string_view tiers[2] = {"dram", "pmem"};
   w.Family("crescent_tier_capacity_bytes", "gauge", "Capacity of the mounted segments, by tier.");
   for (size_t t = 0; t < 2; ++t) w.Sample({{"tier", tiers[t]}}, capacity[t]);
-  w.Family("crescent_tier_used_bytes", "gauge", "Bytes allocated in the mounted segments, by tier.");
+  w.Family("crescent_tier_used_bytes", "gauge",
+           "Bytes allocated in the mounted segments, by tier.");
   for (size_t t = 0; t < 2; ++t) w.Sample({{"tier", tiers[t]}}, used[t]);
   w.Family("crescent_segment_allocations", "gauge",
            "Allocations (object replicas, pending puts, held space), by segment.");

@@ -50,7 +50,7 @@ struct CallEnv {
   const MasterHandlers* handlers;
   std::atomic<int>* running;
   const std::atomic<bool>* draining;  // MasterServer::BeginDrain
-  RpcServerMetrics* metrics;  // null: MasterServerOptions::record_metrics is off
+  RpcServerMetrics* metrics;          // null: MasterServerOptions::record_metrics is off
 };
 
 // Counts the error statuses a reply carries: its own, each per-key one, and
@@ -165,9 +165,11 @@ void ArmAll(const CallEnv& env, grpc::ServerCompletionQueue* cq) {
   using S = Master::AsyncService;
   using H = MasterHandlers;
   Arm(env, cq, RpcMethod::kMountSegment, &S::RequestMountSegment, &H::MountSegment);
-  Arm(env, cq, RpcMethod::kUnmountSegment, &S::RequestUnmountSegment, &H::UnmountSegment, WhileDraining::kServe);
+  Arm(env, cq, RpcMethod::kUnmountSegment, &S::RequestUnmountSegment, &H::UnmountSegment,
+      WhileDraining::kServe);
   Arm(env, cq, RpcMethod::kHeartbeat, &S::RequestHeartbeat, &H::Heartbeat, WhileDraining::kServe);
-  Arm(env, cq, RpcMethod::kListSegments, &S::RequestListSegments, &H::ListSegments, WhileDraining::kServe);
+  Arm(env, cq, RpcMethod::kListSegments, &S::RequestListSegments, &H::ListSegments,
+      WhileDraining::kServe);
   Arm(env, cq, RpcMethod::kReportUnreachable, &S::RequestReportUnreachable, &H::ReportUnreachable);
   Arm(env, cq, RpcMethod::kPutStart, &S::RequestPutStart, &H::PutStart);
   Arm(env, cq, RpcMethod::kPutEnd, &S::RequestPutEnd, &H::PutEnd);
@@ -176,11 +178,13 @@ void ArmAll(const CallEnv& env, grpc::ServerCompletionQueue* cq) {
   Arm(env, cq, RpcMethod::kBatchPutEnd, &S::RequestBatchPutEnd, &H::BatchPutEnd);
   Arm(env, cq, RpcMethod::kBatchPutRevoke, &S::RequestBatchPutRevoke, &H::BatchPutRevoke);
   Arm(env, cq, RpcMethod::kGetReplicaList, &S::RequestGetReplicaList, &H::GetReplicaList);
-  Arm(env, cq, RpcMethod::kBatchGetReplicaList, &S::RequestBatchGetReplicaList, &H::BatchGetReplicaList);
+  Arm(env, cq, RpcMethod::kBatchGetReplicaList, &S::RequestBatchGetReplicaList,
+      &H::BatchGetReplicaList);
   Arm(env, cq, RpcMethod::kExists, &S::RequestExists, &H::Exists);
   Arm(env, cq, RpcMethod::kBatchExists, &S::RequestBatchExists, &H::BatchExists);
   Arm(env, cq, RpcMethod::kBatchQueryPrefix, &S::RequestBatchQueryPrefix, &H::BatchQueryPrefix);
-  Arm(env, cq, RpcMethod::kReportCorruptReplica, &S::RequestReportCorruptReplica, &H::ReportCorruptReplica);
+  Arm(env, cq, RpcMethod::kReportCorruptReplica, &S::RequestReportCorruptReplica,
+      &H::ReportCorruptReplica);
   Arm(env, cq, RpcMethod::kRemove, &S::RequestRemove, &H::Remove);
   Arm(env, cq, RpcMethod::kBatchRemove, &S::RequestBatchRemove, &H::BatchRemove);
   Arm(env, cq, RpcMethod::kRemoveByPrefix, &S::RequestRemoveByPrefix, &H::RemoveByPrefix);

@@ -51,8 +51,8 @@ StatusOr<std::unique_ptr<MasterHost>> MasterHost::Start(const MasterHostOptions&
   });
   host->registry_.Add([r = host->rpc_.get()](metrics::TextWriter& w) { r->metrics().Collect(w); });
   if (options.http_port != 0) {
-    host->status_ = std::make_unique<StatusReport>(*host->master_, host->rpc_->metrics(),
-                                                   host->address_);
+    host->status_ =
+        std::make_unique<StatusReport>(*host->master_, host->rpc_->metrics(), host->address_);
     host->status_->Sample(UnixNowMs());
     host->sampler_ = std::thread([h = host.get()] {
       std::unique_lock lock(h->sampler_mu_);
@@ -65,8 +65,8 @@ StatusOr<std::unique_ptr<MasterHost>> MasterHost::Start(const MasterHostOptions&
     routes.metrics = [r = &host->registry_] { return r->Render(); };
     routes.status_json = [s = host->status_.get()] { return s->Json(UnixNowMs()); };
     routes.status_page = std::string(kStatusPageHtml);
-    auto http = metrics::AdminHttpServer::Start(options.http_host, options.http_port,
-                                                std::move(routes));
+    auto http =
+        metrics::AdminHttpServer::Start(options.http_host, options.http_port, std::move(routes));
     if (!http.ok()) return http.status();
     host->http_ = std::move(http.value());
   }

@@ -71,7 +71,7 @@ class MasterHost {
   std::unique_ptr<master::MasterService> master_;
   std::unique_ptr<durability::Snapshotter> snapshotter_;
   std::unique_ptr<rpc::MasterServer> rpc_;
-  metrics::MetricsRegistry registry_;  // before http_: the endpoint renders it
+  metrics::MetricsRegistry registry_;     // before http_: the endpoint renders it
   std::unique_ptr<StatusReport> status_;  // /api/status; null without HTTP
   // Samples status_ once a second for its history; stopped first.
   std::thread sampler_;

@@ -46,8 +46,7 @@ std::string StatusReport::Json(int64_t unix_ms) const {
   const master::MasterStats s = master_.Stats();
   json out;
   out["time_unix_ms"] = unix_ms;
-  out["master"] = {{"address", address_},
-                   {"eviction_policy", master_.config().eviction_policy}};
+  out["master"] = {{"address", address_}, {"eviction_policy", master_.config().eviction_policy}};
   const uint64_t exact_hits = Load(c.exact_hits), exact_misses = Load(c.exact_misses);
   const uint64_t prefix_hits = Load(c.prefix_hit_keys), prefix_misses = Load(c.prefix_miss_keys);
   out["summary"] = {
@@ -65,8 +64,8 @@ std::string StatusReport::Json(int64_t unix_ms) const {
       {"prefix_hit_keys", prefix_hits},
       {"prefix_miss_keys", prefix_misses},
       // Every key looked up (exact or in a prefix query) that was found.
-      {"hit_ratio", Ratio(exact_hits + prefix_hits,
-                          exact_hits + exact_misses + prefix_hits + prefix_misses)},
+      {"hit_ratio",
+       Ratio(exact_hits + prefix_hits, exact_hits + exact_misses + prefix_hits + prefix_misses)},
   };
   json segments = json::array();
   for (const master::SegmentInfo& seg : master_.ListSegments()) {
@@ -106,12 +105,12 @@ std::string StatusReport::Json(int64_t unix_ms) const {
   {
     std::lock_guard lock(mu_);
     for (const Point& p : history_) {
-      history.push_back({p.unix_ms, p.rpcs, p.rpc_errors, p.hits, p.lookups, p.used_bytes,
-                         p.objects});
+      history.push_back(
+          {p.unix_ms, p.rpcs, p.rpc_errors, p.hits, p.lookups, p.used_bytes, p.objects});
     }
   }
-  out["history_fields"] = {"unix_ms", "rpcs", "rpc_errors", "hits", "lookups", "used_bytes",
-                           "objects"};
+  out["history_fields"] = {"unix_ms", "rpcs",       "rpc_errors", "hits",
+                           "lookups", "used_bytes", "objects"};
   out["history"] = std::move(history);
   // Names are bytes; a segment or node name that is not UTF-8 must not throw.
   return out.dump(-1, ' ', false, json::error_handler_t::replace);

@@ -38,10 +38,10 @@ class StatusReport {
  private:
   struct Point {
     int64_t unix_ms = 0;
-    uint64_t rpcs = 0;         // RPCs handled, every method
-    uint64_t rpc_errors = 0;   // error statuses in replies
-    uint64_t hits = 0;         // exact hits + prefix hit keys
-    uint64_t lookups = 0;      // exact lookups + prefix keys
+    uint64_t rpcs = 0;        // RPCs handled, every method
+    uint64_t rpc_errors = 0;  // error statuses in replies
+    uint64_t hits = 0;        // exact hits + prefix hit keys
+    uint64_t lookups = 0;     // exact lookups + prefix keys
     uint64_t used_bytes = 0;
     uint64_t objects = 0;
   };

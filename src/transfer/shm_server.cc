@@ -286,10 +286,11 @@ Status ShmServer::Impl::Write(const shm::Request& req, pid_t pid) {
     done += static_cast<uint64_t>(r);
   }
   if (metrics) {
-    metrics->RecordTransfer(DataPath::kShm, DataOp::kWrite, cap.length,
-                            static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
-                                                      std::chrono::steady_clock::now() - start)
-                                                      .count()));
+    metrics->RecordTransfer(
+        DataPath::kShm, DataOp::kWrite, cap.length,
+        static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                  std::chrono::steady_clock::now() - start)
+                                  .count()));
   }
   return Status::Ok();
 }

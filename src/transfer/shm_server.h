@@ -31,8 +31,7 @@ class ShmServer {
  public:
   // `name` is the abstract socket name (without the leading NUL). `metrics`,
   // if set, counts maps, writes and refusals, and must outlive the server.
-  static StatusOr<std::unique_ptr<ShmServer>> Start(const std::string& name,
-                                                    SegmentMemory& segment,
+  static StatusOr<std::unique_ptr<ShmServer>> Start(const std::string& name, SegmentMemory& segment,
                                                     const CapabilitySigner& signer,
                                                     TransferMetrics* metrics = nullptr);
   ~ShmServer();  // Stop()s

@@ -172,9 +172,9 @@ class CountedConnection {
 };
 
 uint64_t NsSince(std::chrono::steady_clock::time_point start) {
-  return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
-                                   std::chrono::steady_clock::now() - start)
-                                   .count());
+  return static_cast<uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start)
+          .count());
 }
 
 }  // namespace
@@ -265,7 +265,8 @@ asio::awaitable<void> TcpDataServer::Impl::Serve(tcp::socket socket) {
         metrics->RecordRefusal(DataPath::kTcp, RefusalReason::kExpired);
       }
       if (fenced != Fenced::kDone) break;  // expired mid-payload: the stream cannot say so
-      if (metrics) metrics->RecordTransfer(DataPath::kTcp, DataOp::kRead, h.cap.length, NsSince(start));
+      if (metrics)
+        metrics->RecordTransfer(DataPath::kTcp, DataOp::kRead, h.cap.length, NsSince(start));
       continue;
     } else {
       size_t received = 0;

@@ -36,7 +36,8 @@ RefusalReason RefusalReasonOf(ErrorCode code) {
 }
 
 TransferMetrics::TransferMetrics() {
-  for (Cell& c : cells_) c.latency = std::make_unique<metrics::Histogram>(metrics::LatencyBoundsNs());
+  for (Cell& c : cells_)
+    c.latency = std::make_unique<metrics::Histogram>(metrics::LatencyBoundsNs());
 }
 
 void TransferMetrics::Collect(metrics::TextWriter& w) const {
@@ -59,9 +60,9 @@ void TransferMetrics::Collect(metrics::TextWriter& w) const {
            "Requests a store node refused, by transport and reason.");
   for (DataPath t : {DataPath::kTcp, DataPath::kShm}) {
     for (size_t r = 0; r < kReasons; ++r) {
-      w.Sample({{"transport", TransportName(t)},
-                {"reason", ReasonName(static_cast<RefusalReason>(r))}},
-               refusals(t, static_cast<RefusalReason>(r)));
+      w.Sample(
+          {{"transport", TransportName(t)}, {"reason", ReasonName(static_cast<RefusalReason>(r))}},
+          refusals(t, static_cast<RefusalReason>(r)));
     }
   }
   w.Family("crescent_store_shm_maps_total", "counter",

@@ -48,8 +48,8 @@ class TransferMetrics {
     c.latency->Record(ns);
   }
   void RecordRefusal(DataPath t, RefusalReason r) {
-    refusals_[static_cast<size_t>(t)][static_cast<size_t>(r)].fetch_add(
-        1, std::memory_order_relaxed);
+    refusals_[static_cast<size_t>(t)][static_cast<size_t>(r)].fetch_add(1,
+                                                                        std::memory_order_relaxed);
   }
   void RecordShmMap() { shm_maps_.fetch_add(1, std::memory_order_relaxed); }
   void TcpConnectionOpened() { tcp_connections_.fetch_add(1, std::memory_order_relaxed); }

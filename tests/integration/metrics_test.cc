@@ -188,8 +188,9 @@ TEST_F(MetricsTest, EveryDocumentedFamilyIsExportedAndCountsMatchTheLoad) {
   EXPECT_EQ(v(server, R"(crescent_store_transfer_bytes_total{transport="tcp",op="write"})"),
             kPuts * kValue);
   EXPECT_EQ(v(server, R"(crescent_store_transfers_total{transport="tcp",op="read"})"), kGets);
-  EXPECT_EQ(v(server, R"(crescent_store_transfer_duration_seconds_count{transport="tcp",op="read"})"),
-            kGets);
+  EXPECT_EQ(
+      v(server, R"(crescent_store_transfer_duration_seconds_count{transport="tcp",op="read"})"),
+      kGets);
   EXPECT_EQ(v(server, "crescent_objects"), kPuts);
   // The misses are OBJECT_NOT_FOUND replies of the get path.
   double not_found = 0;
