@@ -1,10 +1,10 @@
 """`make screenshot`: a PNG of the status page of a live `crescent serve` under a
 small prefix-reuse load, taken with headless Chromium.
 
-Starts build/bin/crescent serve with its admin port on a free port, runs a few
-seconds of chained puts, prefix lookups and gets (some of them misses) through
-the Python module, so the charts have a history to draw, then saves the page as
-OUT (default build/status-page.png).
+Starts build/bin/crescent serve with its admin port on a free port, runs chained
+puts, prefix lookups and gets (some of them misses) through the Python module
+for a few seconds, so the charts have a history to draw, then saves the page as
+OUT (default build/status-page.png) while the load still runs.
 
     PYTHONPATH=build/python /usr/bin/python3 scripts/screenshot.py [--out FILE] [--seconds S]
 """
@@ -62,24 +62,37 @@ def main():
     try:
         store = crescent.Store()
         store.setup("localhost", "", 0, 0, "tcp", "", address)
-        rng = random.Random(7)
-        page = b"k" * 16384
-        prompts = [["p%d/%d" % (p, i) for i in range(16)] for p in range(40)]
-        end = time.monotonic() + args.seconds
-        while time.monotonic() < end:
-            chain = rng.choice(prompts)
-            have = store.batch_query_prefix(chain)
-            for k in chain[:have]:
-                store.get(k)
-            if have < len(chain):
-                store.put_batch(chain[have:], [page] * (len(chain) - have))
-            store.get("absent/%d" % rng.randrange(1000))
+        stop = threading.Event()
+
+        def load():
+            # Prompts share prefixes: each looks up its cached run of pages,
+            # reads it, and puts the rest as a chain; some gets miss.
+            rng = random.Random(7)
+            page = b"k" * 16384
+            prompts = [["p%d/%d" % (p, i) for i in range(16)] for p in range(40)]
+            while not stop.is_set():
+                chain = rng.choice(prompts)
+                have = store.batch_query_prefix(chain)
+                for k in chain[:have]:
+                    store.get(k)
+                if have < len(chain):
+                    store.put_batch(chain[have:], [page] * (len(chain) - have))
+                store.get("absent/%d" % rng.randrange(1000))
+
+        worker = threading.Thread(target=load)
+        worker.start()
+        try:
+            time.sleep(args.seconds)  # history for the charts: one point a second
+            # Taken while the load runs, so the rates on the page are live ones.
+            subprocess.run([browser, "--headless", "--no-sandbox", "--disable-gpu",
+                            "--disable-dev-shm-usage", "--no-first-run", "--hide-scrollbars",
+                            "--window-size=1280,1100", "--virtual-time-budget=5000",
+                            "--screenshot=%s" % out, "http://127.0.0.1:%d/" % port],
+                           check=True, capture_output=True, timeout=120)
+        finally:
+            stop.set()
+            worker.join()
         store.close()
-        subprocess.run([browser, "--headless", "--no-sandbox", "--disable-gpu",
-                        "--disable-dev-shm-usage", "--no-first-run", "--hide-scrollbars",
-                        "--window-size=1280,1100", "--virtual-time-budget=5000",
-                        "--screenshot=%s" % out, "http://127.0.0.1:%d/" % port],
-                       check=True, capture_output=True, timeout=120)
         print("screenshot: %s" % out)
     finally:
         serve.terminate()

@@ -29,7 +29,8 @@ const std::string_view kStatusPageHtml = R"HTML(<!doctype html>
   section { padding:12px 16px; }
   section h2 { font-size:14px; margin:0 0 8px; }
   .charts { display:grid; grid-template-columns:repeat(auto-fit,minmax(380px,1fr)); gap:16px; }
-  svg { width:100%; height:140px; display:block; }
+  svg { width:100%; height:auto; display:block; }
+  .span { color:var(--muted); font-size:12px; font-weight:400; margin-left:6px; }
   table { width:100%; border-collapse:collapse; font-variant-numeric:tabular-nums; }
   th, td { text-align:left; padding:5px 8px; border-bottom:1px solid var(--line); }
   th { color:var(--muted); font-weight:500; font-size:12px; }
@@ -57,8 +58,8 @@ const std::string_view kStatusPageHtml = R"HTML(<!doctype html>
     <div class="card"><div class="label">Errors</div><div class="value" id="error-count">–</div></div>
   </div>
   <div class="charts">
-    <section><h2>Requests per second</h2><svg id="chart-rate" viewBox="0 0 400 140" preserveAspectRatio="none"></svg></section>
-    <section><h2>Hit ratio</h2><svg id="chart-hits" viewBox="0 0 400 140" preserveAspectRatio="none"></svg></section>
+    <section><h2>Requests per second<span class="span" id="span-rate"></span></h2><svg id="chart-rate" viewBox="0 0 400 140"></svg></section>
+    <section><h2>Hit ratio<span class="span" id="span-hits"></span></h2><svg id="chart-hits" viewBox="0 0 400 140"></svg></section>
   </div>
   <section>
     <h2>Segments</h2>
@@ -178,6 +179,10 @@ function render(s) {
     ratios.push([t, dl > 0 ? dh / dl : (ratios.length ? ratios[ratios.length - 1][1] : 0)]);
   }
   $("rate").textContent = rates.length ? rates[rates.length - 1][1].toFixed(0) : "0";
+  const span = rates.length > 1 ? rates[rates.length - 1][0] - rates[0][0] : 0;
+  const spanText = span >= 90 ? "last " + Math.round(span / 60) + " min" : "last " + Math.round(span) + " s";
+  $("span-rate").textContent = spanText;
+  $("span-hits").textContent = "per interval, " + spanText;
   chart($("chart-rate"), rates, 1, "#3b6fd8", (v) => v.toFixed(0));
   chart($("chart-hits"), ratios, 1, "#2f9e5b", (v) => percent(v));
 
