@@ -8,7 +8,7 @@ CRESCENT   := $(BUILD)/bin/crescent
 # or pybind11) may come first on PATH. The module is built for this one.
 PYTHON     := /usr/bin/python3
 
-.PHONY: all deps build test test-unit test-integration test-python test-chaos chaos e2e test-asan test-tsan fuzz bench run format tidy clean
+.PHONY: all deps build test test-unit test-integration test-python test-chaos chaos e2e test-asan test-tsan fuzz bench run screenshot format tidy clean
 
 all: build
 
@@ -107,6 +107,11 @@ bench: build
 # Pass flags with ARGS, e.g. `make run ARGS="--segment-size 4GiB"`.
 run: build
 	$(CRESCENT) serve $(ARGS)
+
+# A PNG of the status page (GET / on the admin port) of a live serve under a
+# few seconds of load, taken with headless Chromium: $(BUILD)/status-page.png.
+screenshot: build
+	PYTHONPATH=$(BUILD)/python $(PYTHON) scripts/screenshot.py --build $(BUILD)
 
 format:
 	@git ls-files '*.h' '*.cc' | xargs clang-format -i

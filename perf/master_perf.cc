@@ -1,11 +1,18 @@
 // master_perf: in-process throughput and memory of the master engine.
 //
-//   master_perf [--objects N] [--threads T] [--seconds S]
+//   master_perf [--objects N] [--threads T] [--seconds S] [--histogram-rounds R]
 //
 // Fills the engine with N objects (PutStart+PutEnd) from T threads, then runs
 // GetReplicaList and BatchQueryPrefix(128 keys) at 0% and 90% miss for S seconds
 // each, and prints ops/s plus resident memory per object. Figures only; it
 // asserts nothing.
+//
+// With --histogram-rounds R it then measures what the per-call latency
+// histograms cost (metrics/histogram.h): R rounds, each running GetReplicaList
+// and BatchQueryPrefix(128) for S seconds plain and S seconds with every call
+// timed into a histogram the way the gRPC server times each RPC, alternating
+// so that drift on a shared machine hits both alike; it prints the ratio of
+// the summed rates (timed / plain).
 #include <unistd.h>
 
 #include <atomic>
@@ -21,6 +28,7 @@
 #include <vector>
 
 #include "master/master_service.h"
+#include "metrics/histogram.h"
 
 using namespace crescent;
 using namespace crescent::master;
@@ -74,6 +82,7 @@ int main(int argc, char** argv) {
   uint64_t objects = 1'000'000;
   int threads = 2;
   double seconds = 2;
+  int histogram_rounds = 0;
   for (int i = 1; i + 1 < argc; i += 2) {
     if (!std::strcmp(argv[i], "--objects"))
       objects = std::strtoull(argv[i + 1], nullptr, 10);
@@ -81,8 +90,12 @@ int main(int argc, char** argv) {
       threads = std::atoi(argv[i + 1]);
     else if (!std::strcmp(argv[i], "--seconds"))
       seconds = std::atof(argv[i + 1]);
+    else if (!std::strcmp(argv[i], "--histogram-rounds"))
+      histogram_rounds = std::atoi(argv[i + 1]);
     else {
-      std::fprintf(stderr, "usage: master_perf [--objects N] [--threads T] [--seconds S]\n");
+      std::fprintf(stderr,
+                   "usage: master_perf [--objects N] [--threads T] [--seconds S] "
+                   "[--histogram-rounds R]\n");
       return 2;
     }
   }
@@ -158,5 +171,57 @@ int main(int argc, char** argv) {
   std::printf(
       "  engine-counted metadata per object: %.1f bytes (index, slab, key index, keys, bloom)\n",
       double(st.metadata_bytes) / objects);
+  if (histogram_rounds > 0) {
+    // What Call::Proceed adds per RPC: two clock reads and one Record.
+    metrics::Histogram get_h(metrics::LatencyBoundsNs()), prefix_h(metrics::LatencyBoundsNs());
+    auto timed = [](metrics::Histogram& h, auto&& call) {
+      const auto start = std::chrono::steady_clock::now();
+      call();
+      h.Record(static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                         std::chrono::steady_clock::now() - start)
+                                         .count()));
+    };
+    auto get_once = [&](std::mt19937_64& rng) {
+      return m.GetReplicaList(keys[rng() % objects]).ok() ? 1 : 0;
+    };
+    auto prefix_once = [&](std::mt19937_64& rng) {
+      thread_local std::vector<std::string> batch(128);
+      uint64_t base = rng() % objects;
+      for (size_t i = 0; i < 128; ++i) batch[i] = keys[(base + i) % objects];
+      (void)m.BatchQueryPrefix(batch);
+      return 1;
+    };
+    double get_plain = 0, get_timed = 0, prefix_plain = 0, prefix_timed = 0;
+    for (int r = 0; r < histogram_rounds; ++r) {
+      get_plain += RunFor(threads, seconds, get_once);
+      get_timed += RunFor(threads, seconds, [&](std::mt19937_64& rng) {
+        int n = 0;
+        timed(get_h, [&] { n = get_once(rng); });
+        return n;
+      });
+      prefix_plain += RunFor(threads, seconds, prefix_once);
+      prefix_timed += RunFor(threads, seconds, [&](std::mt19937_64& rng) {
+        timed(prefix_h, [&] { prefix_once(rng); });
+        return 1;
+      });
+    }
+    // The recording alone, on one thread: two clock reads and a Record.
+    metrics::Histogram alone(metrics::LatencyBoundsNs());
+    constexpr int kAlone = 2'000'000;
+    const double a0 = Now();
+    for (int i = 0; i < kAlone; ++i) timed(alone, [] {});
+    const double record_ns = (Now() - a0) / kAlone * 1e9;
+    std::printf("  latency histograms, %d rounds of %.1f s each way (timed / plain):\n",
+                histogram_rounds, seconds);
+    std::printf("  %-34s %12.1f ns per call (two clock reads and one Record, one thread)\n",
+                "cost of timing one call", record_ns);
+    std::printf("  %-34s %12.0f vs %12.0f ops/s   ratio %.4f  (p50 %.0f ns)\n", "GetReplicaList",
+                get_timed / histogram_rounds, get_plain / histogram_rounds, get_timed / get_plain,
+                get_h.Snapshot().Quantile(0.5));
+    std::printf("  %-34s %12.0f vs %12.0f calls/s ratio %.4f  (p50 %.0f ns)\n",
+                "BatchQueryPrefix(128), 0% miss", prefix_timed / histogram_rounds,
+                prefix_plain / histogram_rounds, prefix_timed / prefix_plain,
+                prefix_h.Snapshot().Quantile(0.5));
+  }
   return failures.load() == 0 ? 0 : 1;
 }

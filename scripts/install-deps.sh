@@ -26,6 +26,8 @@ PACKAGES=(
   clang libclang-rt-14-dev
   # the chaos checker's multi-host cluster: `ip netns`, veth pairs, a bridge
   iproute2
+  # the status page's test in a real browser (headless), and `make screenshot`
+  chromium
 )
 
 missing=()

@@ -124,6 +124,20 @@ struct ClientCounters {
   // Keys of puts tried again after a failure a moment may cure
   // (ClientConfig::put_retry_ms), counted once per key and round.
   uint64_t put_retries = 0;
+  // Reads that failed on one replica and were tried on the next.
+  uint64_t replica_fallbacks = 0;
+};
+
+// One operation family of this client (put, get, get_prefix, exists,
+// query_prefix, remove, list); a batch call is one call.
+struct ClientOpStats {
+  uint64_t calls = 0;
+  uint64_t ok_keys = 0;
+  uint64_t failed_keys = 0;
+  uint64_t bytes = 0;      // value bytes moved (put, get, get_prefix)
+  double seconds = 0;      // summed call time
+  double p50_seconds = 0;  // estimated from the latency histogram's buckets
+  double p99_seconds = 0;
 };
 
 class Client {
@@ -215,6 +229,12 @@ class Client {
   StatusOr<uint64_t> GetSize(const std::string& key);
   StatusOr<ClusterStat> Stat();
   ClientCounters Counters() const;
+  // This client's latency histograms and counters, in the Prometheus text
+  // format (the crescent_client_* families of docs/metrics.md), for an
+  // inference engine to serve on its own /metrics.
+  std::string Metrics() const;
+  // Calls, keys, bytes and latency by operation family.
+  std::map<std::string, ClientOpStats> OpStats() const;
 
   const std::string& master_address() const;
 

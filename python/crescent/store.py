@@ -280,12 +280,25 @@ class Store:
 
         Keys: objects, pending_puts, capacity_bytes, used_bytes, segments (list of
         dicts: name, owner_node, endpoint, capacity, used), counters (Prometheus
-        sample -> value), master_address, local_segment (None unless contributing).
+        sample -> value), master_address, local_segment (None unless contributing),
+        and client: this process's own calls, a dict with ops (per operation
+        family: calls, ok_keys, failed_keys, bytes, seconds, p50_seconds,
+        p99_seconds), put_retries, shm_fallbacks, replica_fallbacks,
+        checksum_mismatches, copy_ahead_kept and copy_ahead_discarded.
         """
         code, stats = self._core.get_stats()
         if code != 0:
             raise CrescentError(code, stats)
         return stats
+
+    def client_metrics(self):
+        """This client's metrics in the Prometheus text format (docs/metrics.md),
+        for an inference engine to serve on its own /metrics; raises CrescentError
+        when closed."""
+        code, text = self._core.client_metrics()
+        if code != 0:
+            raise CrescentError(code, text)
+        return text
 
     @property
     def closed(self):

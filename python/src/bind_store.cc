@@ -25,6 +25,33 @@ py::bytes ToBytes(const std::vector<std::byte>& v) {
   return py::bytes(reinterpret_cast<const char*>(v.data()), v.size());
 }
 
+// This process's own client: per-operation calls, keys, bytes and latency
+// (Client::OpStats) and its retry and fallback counters (Client::Counters).
+py::dict ClientDict(const Client& client) {
+  py::dict ops;
+  for (const auto& [name, s] : client.OpStats()) {
+    py::dict o;
+    o["calls"] = s.calls;
+    o["ok_keys"] = s.ok_keys;
+    o["failed_keys"] = s.failed_keys;
+    o["bytes"] = s.bytes;
+    o["seconds"] = s.seconds;
+    o["p50_seconds"] = s.p50_seconds;
+    o["p99_seconds"] = s.p99_seconds;
+    ops[py::str(name)] = o;
+  }
+  const ClientCounters c = client.Counters();
+  py::dict d;
+  d["ops"] = ops;
+  d["put_retries"] = c.put_retries;
+  d["shm_fallbacks"] = c.shm_fallbacks;
+  d["replica_fallbacks"] = c.replica_fallbacks;
+  d["checksum_mismatches"] = c.checksum_mismatches;
+  d["copy_ahead_kept"] = c.copy_ahead_kept;
+  d["copy_ahead_discarded"] = c.copy_ahead_discarded;
+  return d;
+}
+
 py::dict StatDict(const ClusterStat& s, const StoreCore& core, const Client& client) {
   py::dict d;
   d["objects"] = s.objects;
@@ -44,6 +71,7 @@ py::dict StatDict(const ClusterStat& s, const StoreCore& core, const Client& cli
   }
   d["segments"] = segments;
   d["counters"] = s.counters;
+  d["client"] = ClientDict(client);
   d["master_address"] = client.master_address();
   std::string local = core.local_segment();
   d["local_segment"] = local.empty() ? py::object(py::none()) : py::object(py::str(local));
@@ -182,6 +210,12 @@ void BindStore(StoreClass& cls) {
              ReleaseGil nogil;
              StatusOr<uint64_t> r = c->GetSize(key);
              return r.ok() ? static_cast<int64_t>(r.value()) : PyCode(r.status());
+           })
+      .def("client_metrics",
+           [](StoreCore& self) {
+             auto c = self.Acquire();
+             if (!c) return py::make_tuple(kClosedCode, std::string("store is closed"));
+             return py::make_tuple(0, c->Metrics());
            })
       .def("get_stats", [](StoreCore& self) {
         auto c = self.Acquire();

@@ -54,6 +54,7 @@ struct BenchFlags {
   int lanes = 4;
   std::string tcp_congestion;  // "": $CRESCENT_TCP_CONGESTION, else the system's
   bool no_verify = false;      // gets skip the checksum check (ClientConfig::verify_checksums)
+  bool no_rpc_metrics = false;  // the embedded master times no RPC (MasterServerOptions)
   std::string redis_server = "redis-server";
 };
 
@@ -268,6 +269,7 @@ int RunBench(Mode mode, const BenchFlags& f) {
       // master holds until the reads' leases end: a short lease keeps that
       // wait short. Every get still finishes far inside it.
       lo.master.config.lease_ms = 1000;
+      lo.master.rpc.record_metrics = !f.no_rpc_metrics;
       lo.segment_size = f.segment_size.empty()
                             ? std::max<uint64_t>(256ull << 20, need + need / 2 + (64ull << 20))
                             : Must(ParseByteSize(f.segment_size), "--segment-size");
@@ -433,6 +435,9 @@ void AddCommon(CLI::App* cmd, BenchFlags& f, bool clients = true) {
                   "nodes' too) and of the raw references (default: $CRESCENT_TCP_CONGESTION, "
                   "else the system's; not Redis)");
   cmd->add_flag("--quick", f.quick, "Tiny run (a few objects and calls, one repetition)");
+  cmd->add_flag("--no-rpc-metrics", f.no_rpc_metrics,
+                "The embedded master times no RPC and counts no reply errors (to measure what "
+                "the latency histograms cost; docs/metrics.md)");
   if (clients) {
     cmd->add_flag("--no-verify", f.no_verify,
                   "Crescent gets skip the end-to-end checksum check (to measure its cost; "

@@ -8,7 +8,8 @@ namespace crescent::cli {
 void MasterFlags::Add(CLI::App& app) {
   app.add_option("--host", host, "Address to listen on (gRPC and HTTP)")->capture_default_str();
   app.add_option("--port", port, "gRPC port")->capture_default_str()->check(CLI::Range(0, 65535));
-  app.add_option("--http-port", http_port, "Admin HTTP port for /metrics and /health (0: off)")
+  app.add_option("--http-port", http_port,
+                 "Admin HTTP port: the status page (/), /metrics, /api/status, /health (0: off)")
       ->capture_default_str()
       ->check(CLI::Range(0, 65535));
   app.add_option("--unix-socket", server.unix_socket,

@@ -7,6 +7,7 @@
 #include "cli/cli_util.h"
 #include "cli/command.h"
 #include "cli/master_flags.h"
+#include "metrics/admin_http.h"
 #include "server/master_host.h"
 #include "store/store_node.h"
 #include "transfer/capability.h"
@@ -20,6 +21,7 @@ struct StoreFlags {
   std::string segment_size = "1GiB";
   bool no_shm = false;
   bool no_warm_pages = false;
+  int http_port = 0;  // standalone only: the node's own /metrics (serve shares the master's)
 
   void Add(CLI::App& app, bool standalone) {
     app.add_option("--segment-size", segment_size,
@@ -48,6 +50,10 @@ struct StoreFlags {
       app.add_option("--host", node.host,
                      "Address the data port listens on (advertised too, unless --advertise-host)")
           ->capture_default_str();
+      app.add_option("--http-port", http_port,
+                     "Admin HTTP port for the node's /metrics and /health, on --host (0: off)")
+          ->capture_default_str()
+          ->check(CLI::Range(0, 65535));
       app.add_option("--heartbeat-interval-ms", node.heartbeat_interval_ms,
                      "Heartbeat period (keep it well below the master's TTL)")
           ->capture_default_str()
@@ -114,11 +120,31 @@ void AddStore(CLI::App& root) {
     BlockShutdownSignals();
     auto node = store::StoreNode::Start(flags->node, secret.value());
     if (!node.ok()) return SetExitCode(Report("store", node.status()));
+    std::unique_ptr<metrics::AdminHttpServer> http;
+    if (flags->http_port != 0) {
+      const store::StoreNode* n = node.value().get();
+      metrics::AdminRoutes routes;
+      routes.metrics = [n] {
+        metrics::TextWriter w;
+        n->CollectMetrics(w);
+        return w.Take();
+      };
+      routes.not_ready_reason = [n] {
+        return n->segment_id() != 0 ? std::string() : std::string("the segment is not mounted");
+      };
+      auto started = metrics::AdminHttpServer::Start(flags->node.host, flags->http_port, routes);
+      if (!started.ok()) return SetExitCode(Report("store", started.status()));
+      http = std::move(started.value());
+    }
     std::cout << "crescent store: " << DescribeNode(*node.value()) << "mounted on master "
-              << rpc::ResolveMasterAddress(*master) << "\nready\n"
-              << std::flush;
+              << rpc::ResolveMasterAddress(*master) << "\n";
+    if (http) {
+      std::cout << "metrics on http://" << flags->node.host << ":" << http->port() << "/metrics\n";
+    }
+    std::cout << "ready\n" << std::flush;
     int sig = WaitForShutdownSignal();
     std::cout << "crescent store: signal " << sig << ", unmounting\n" << std::flush;
+    http.reset();
     node.value()->Stop();
     SetExitCode(0);
   });
@@ -143,6 +169,9 @@ void AddServe(CLI::App& root) {
     sflags->node.master.address = host.value()->address();
     auto node = store::StoreNode::Start(sflags->node, secret);
     if (!node.ok()) return SetExitCode(Report("serve", node.status()));
+    // The node's families join the master's /metrics.
+    const uint64_t node_metrics = host.value()->metrics_registry().Add(
+        [n = node.value().get()](metrics::TextWriter& w) { n->CollectMetrics(w); });
     std::cout << "crescent serve: " << host.value()->Describe() << DescribeNode(*node.value())
               << "ready (Ctrl-C to stop)\n"
               << std::flush;
@@ -151,6 +180,7 @@ void AddServe(CLI::App& root) {
     // Clients first: from here on they get UNAVAILABLE (retryable), never the
     // teardown below (the segment unmounting, its pending puts dropped).
     host.value()->BeginDrain();
+    host.value()->metrics_registry().Remove(node_metrics);
     node.value()->Stop();
     // The node's connection to the master goes first: an open channel would
     // hold the master server's shutdown for its whole grace period.

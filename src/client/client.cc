@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "client/buffer_registry.h"
+#include "client/client_metrics.h"
 #include "client/placement_hints.h"
 #include "client/replica_io.h"
 #include "common/clock.h"
@@ -47,6 +48,7 @@ struct Client::Impl {
   std::atomic<uint64_t> checksum_mismatches{0};
   std::atomic<uint64_t> put_retries{0};
   client::BufferRegistry buffers;
+  client::ClientMetrics metrics;
 
   master::PutConfig ToPutConfig(const PutOptions& o) const {
     master::PutConfig c;
@@ -421,11 +423,53 @@ StatusOr<std::unique_ptr<Client>> Client::Connect(const ClientConfig& given) {
 
 const std::string& Client::master_address() const { return impl_->master->address(); }
 
+namespace {
+
+using client::CallTimer;
+using client::ClientOp;
+
+// How many of a call's per-key results succeeded.
+template <typename T>
+uint64_t OkCount(const std::vector<T>& results) {
+  uint64_t n = 0;
+  for (const auto& r : results) n += r.ok() ? 1 : 0;
+  return n;
+}
+
+// Records a call that returns one result per key.
+template <typename T>
+std::vector<T> Timed(CallTimer& timer, std::vector<T> results) {
+  const uint64_t ok = OkCount(results);
+  timer.Done(ok, results.size() - ok);
+  return results;
+}
+
+// Records a call that returns one status for all of its keys.
+template <typename T>
+T TimedOne(CallTimer& timer, T result) {
+  timer.Done(result.ok() ? 1 : 0, result.ok() ? 0 : 1);
+  return result;
+}
+
+// Bytes of the keys whose put succeeded.
+uint64_t OkBytes(const std::vector<Status>& results, std::span<const size_t> sizes) {
+  uint64_t n = 0;
+  for (size_t i = 0; i < results.size() && i < sizes.size(); ++i) {
+    if (results[i].ok()) n += sizes[i];
+  }
+  return n;
+}
+
+}  // namespace
+
 Status Client::Put(const std::string& key, std::span<const std::byte> value,
                    const PutOptions& options) {
+  CallTimer timer(impl_->metrics, ClientOp::kPut);
   const std::byte* data = value.data();
   size_t size = value.size();
-  return std::move(impl_->PutMany({&key, 1}, {&data, 1}, {&size, 1}, options, false)[0]);
+  Status s = std::move(impl_->PutMany({&key, 1}, {&data, 1}, {&size, 1}, options, false)[0]);
+  if (s.ok()) impl_->metrics.AddBytes(ClientOp::kPut, size);
+  return TimedOne(timer, std::move(s));
 }
 
 namespace {
@@ -446,19 +490,25 @@ StatusOr<std::byte*> SizeFor(std::vector<std::byte>& value, uint64_t size, const
 }  // namespace
 
 StatusOr<std::vector<std::byte>> Client::Get(const std::string& key) {
+  CallTimer timer(impl_->metrics, ClientOp::kGet);
   std::vector<std::byte> value;
   auto r = impl_->GetMany({&key, 1}, false, [&](size_t, uint64_t size) -> StatusOr<std::byte*> {
     return SizeFor(value, size, key);
   });
-  if (!r[0].ok()) return r[0].status();
-  return value;
+  if (!r[0].ok()) return TimedOne(timer, StatusOr<std::vector<std::byte>>(r[0].status()));
+  impl_->metrics.AddBytes(ClientOp::kGet, value.size());
+  return TimedOne(timer, StatusOr<std::vector<std::byte>>(std::move(value)));
 }
 
-StatusOr<bool> Client::Exists(const std::string& key) { return impl_->master->Exists(key); }
+StatusOr<bool> Client::Exists(const std::string& key) {
+  CallTimer timer(impl_->metrics, ClientOp::kExists);
+  return TimedOne(timer, impl_->master->Exists(key));
+}
 
 Status Client::Remove(const std::string& key, bool force) {
+  CallTimer timer(impl_->metrics, ClientOp::kRemove);
   if (impl_->hints) impl_->hints->Forget(key);
-  return impl_->master->Remove(key, force);
+  return TimedOne(timer, impl_->master->Remove(key, force));
 }
 
 std::vector<Status> Client::BatchPut(std::span<const std::string> keys,
@@ -468,35 +518,43 @@ std::vector<Status> Client::BatchPut(std::span<const std::string> keys,
     return std::vector<Status>(keys.size(),
                                Status(ErrorCode::kInvalidArgument, "one value per key needed"));
   }
+  CallTimer timer(impl_->metrics, ClientOp::kPut);
   std::vector<const std::byte*> data;
   std::vector<size_t> sizes;
   for (auto v : values) {
     data.push_back(v.data());
     sizes.push_back(v.size());
   }
-  return impl_->PutMany(keys, data, sizes, options, chain);
+  std::vector<Status> r = impl_->PutMany(keys, data, sizes, options, chain);
+  impl_->metrics.AddBytes(ClientOp::kPut, OkBytes(r, sizes));
+  return Timed(timer, std::move(r));
 }
 
 std::vector<StatusOr<std::vector<std::byte>>> Client::BatchGet(std::span<const std::string> keys) {
+  CallTimer timer(impl_->metrics, ClientOp::kGet);
   std::vector<std::vector<std::byte>> values(keys.size());
   auto r = impl_->GetMany(keys, false, [&](size_t i, uint64_t size) -> StatusOr<std::byte*> {
     return SizeFor(values[i], size, keys[i]);
   });
   std::vector<StatusOr<std::vector<std::byte>>> out;
   out.reserve(keys.size());
+  uint64_t bytes = 0;
   for (size_t i = 0; i < keys.size(); ++i) {
     if (r[i].ok()) {
+      bytes += values[i].size();
       out.emplace_back(std::move(values[i]));
     } else {
       out.emplace_back(r[i].status());
     }
   }
-  return out;
+  impl_->metrics.AddBytes(ClientOp::kGet, bytes);
+  return Timed(timer, std::move(out));
 }
 
 std::vector<StatusOr<bool>> Client::BatchExists(std::span<const std::string> keys) {
+  CallTimer timer(impl_->metrics, ClientOp::kExists);
   StatusOr<master::BatchExistsResult> r = impl_->master->BatchExists(keys);
-  if (!r.ok()) return std::vector<StatusOr<bool>>(keys.size(), r.status());
+  if (!r.ok()) return Timed(timer, std::vector<StatusOr<bool>>(keys.size(), r.status()));
   std::vector<StatusOr<bool>> out;
   out.reserve(keys.size());
   for (size_t i = 0; i < keys.size(); ++i) {
@@ -506,14 +564,15 @@ std::vector<StatusOr<bool>> Client::BatchExists(std::span<const std::string> key
       out.emplace_back(bool{r->present[i]});
     }
   }
-  return out;
+  return Timed(timer, std::move(out));
 }
 
 std::vector<Status> Client::BatchRemove(std::span<const std::string> keys, bool force) {
+  CallTimer timer(impl_->metrics, ClientOp::kRemove);
   if (impl_->hints) {
     for (const std::string& k : keys) impl_->hints->Forget(k);
   }
-  return impl_->master->BatchRemove(keys, force);
+  return Timed(timer, impl_->master->BatchRemove(keys, force));
 }
 
 Status Client::RegisterBuffer(const void* ptr, size_t size, BufferAccess access) {
@@ -537,8 +596,9 @@ StatusOr<size_t> Client::GetInto(const std::string& key, void* ptr, size_t capac
 std::vector<Status> Client::BatchPutFrom(std::span<const std::string> keys,
                                          std::span<void* const> ptrs, std::span<const size_t> sizes,
                                          const PutOptions& options, bool chain) {
+  CallTimer timer(impl_->metrics, ClientOp::kPut);
   if (Status s = impl_->CheckBatch(keys.size(), ptrs.size(), sizes.size()); !s.ok()) {
-    return std::vector<Status>(keys.size(), s);
+    return Timed(timer, std::vector<Status>(keys.size(), s));
   }
   // Keys whose buffer is not registered fail alone; the rest still go.
   std::vector<Status> out(keys.size());
@@ -560,40 +620,52 @@ std::vector<Status> Client::BatchPutFrom(std::span<const std::string> keys,
     for (size_t i : ok_idx) {
       out[i] = Status(ErrorCode::kInvalidArgument, "another page of this chain was refused");
     }
-    return out;
+    return Timed(timer, std::move(out));
   }
   std::vector<Status> r = impl_->PutMany(ok_keys, ok_ptrs, ok_sizes, options, chain);
+  impl_->metrics.AddBytes(ClientOp::kPut, OkBytes(r, ok_sizes));
   for (size_t k = 0; k < ok_idx.size(); ++k) out[ok_idx[k]] = std::move(r[k]);
-  return out;
+  return Timed(timer, std::move(out));
 }
 
 std::vector<StatusOr<size_t>> Client::BatchGetInto(std::span<const std::string> keys,
                                                    std::span<void* const> ptrs,
                                                    std::span<const size_t> capacities) {
+  CallTimer timer(impl_->metrics, ClientOp::kGet);
   if (Status s = impl_->CheckBatch(keys.size(), ptrs.size(), capacities.size()); !s.ok()) {
-    return std::vector<StatusOr<size_t>>(keys.size(), s);
+    return Timed(timer, std::vector<StatusOr<size_t>>(keys.size(), s));
   }
-  return impl_->GetMany(keys, false, [&](size_t i, uint64_t size) -> StatusOr<std::byte*> {
-    if (size > capacities[i]) {
-      return Status(ErrorCode::kBufferTooSmall, "buffer of " + std::to_string(capacities[i]) +
-                                                    " bytes is too small: '" + keys[i] +
-                                                    "' needs " + std::to_string(size) + " bytes");
-    }
-    if (Status s = impl_->buffers.Check(ptrs[i], size, BufferAccess::kReadWrite); !s.ok()) {
-      return s;
-    }
-    return static_cast<std::byte*>(ptrs[i]);
-  });
+  std::vector<StatusOr<size_t>> got =
+      impl_->GetMany(keys, false, [&](size_t i, uint64_t size) -> StatusOr<std::byte*> {
+        if (size > capacities[i]) {
+          return Status(ErrorCode::kBufferTooSmall,
+                        "buffer of " + std::to_string(capacities[i]) + " bytes is too small: '" +
+                            keys[i] + "' needs " + std::to_string(size) + " bytes");
+        }
+        if (Status s = impl_->buffers.Check(ptrs[i], size, BufferAccess::kReadWrite); !s.ok()) {
+          return s;
+        }
+        return static_cast<std::byte*>(ptrs[i]);
+      });
+  uint64_t bytes = 0;
+  for (const auto& g : got) bytes += g.ok() ? g.value() : 0;
+  impl_->metrics.AddBytes(ClientOp::kGet, bytes);
+  return Timed(timer, std::move(got));
 }
 
 StatusOr<size_t> Client::BatchQueryPrefix(std::span<const std::string> keys) {
-  return impl_->master->BatchQueryPrefix(keys);
+  CallTimer timer(impl_->metrics, ClientOp::kQueryPrefix);
+  StatusOr<size_t> r = impl_->master->BatchQueryPrefix(keys);
+  timer.Done(r.ok() ? keys.size() : 0, r.ok() ? 0 : keys.size());
+  return r;
 }
 
 StatusOr<size_t> Client::GetPrefixInto(std::span<const std::string> keys,
                                        std::span<void* const> ptrs,
                                        std::span<const size_t> capacities) {
+  CallTimer timer(impl_->metrics, ClientOp::kGetPrefix);
   if (Status s = impl_->CheckBatch(keys.size(), ptrs.size(), capacities.size()); !s.ok()) {
+    timer.Done(0, keys.size());
     return s;
   }
   std::vector<StatusOr<size_t>> r =
@@ -609,7 +681,10 @@ StatusOr<size_t> Client::GetPrefixInto(std::span<const std::string> keys,
         return static_cast<std::byte*>(ptrs[i]);
       });
   size_t leading = 0;
-  while (leading < r.size() && r[leading].ok()) ++leading;
+  uint64_t bytes = 0;
+  while (leading < r.size() && r[leading].ok()) bytes += r[leading++].value();
+  impl_->metrics.AddBytes(ClientOp::kGetPrefix, bytes);
+  timer.Done(leading, r.size() - leading);
   // A first page that is not stored makes an empty prefix; one that fails for
   // any other reason (a bad key or buffer, an unreachable master or node) is
   // an error, not an empty prefix.
@@ -622,17 +697,20 @@ StatusOr<size_t> Client::GetPrefixInto(std::span<const std::string> keys,
 
 StatusOr<std::vector<std::string>> Client::List(const std::string& prefix, size_t limit,
                                                 bool* truncated, const std::string& after) {
-  return impl_->master->List(prefix, limit, truncated, after);
+  CallTimer timer(impl_->metrics, ClientOp::kList);
+  return TimedOne(timer, impl_->master->List(prefix, limit, truncated, after));
 }
 
 StatusOr<size_t> Client::RemoveByPrefix(const std::string& prefix, bool force) {
+  CallTimer timer(impl_->metrics, ClientOp::kRemove);
   if (impl_->hints) impl_->hints->Clear();
-  return impl_->master->RemoveByPrefix(prefix, force);
+  return TimedOne(timer, impl_->master->RemoveByPrefix(prefix, force));
 }
 
 StatusOr<size_t> Client::RemoveAll(bool force) {
+  CallTimer timer(impl_->metrics, ClientOp::kRemove);
   if (impl_->hints) impl_->hints->Clear();
-  return impl_->master->RemoveAll(force);
+  return TimedOne(timer, impl_->master->RemoveAll(force));
 }
 
 StatusOr<uint64_t> Client::GetSize(const std::string& key) {
@@ -648,7 +726,49 @@ ClientCounters Client::Counters() const {
   c.shm_fallbacks = impl_->io->shm_fallbacks();
   c.checksum_mismatches = impl_->checksum_mismatches.load(std::memory_order_relaxed);
   c.put_retries = impl_->put_retries.load(std::memory_order_relaxed);
+  c.replica_fallbacks = impl_->io->replica_fallbacks();
   return c;
+}
+
+std::string Client::Metrics() const {
+  metrics::TextWriter w;
+  impl_->metrics.Collect(w);
+  const ClientCounters c = Counters();
+  w.Family("crescent_client_put_retries_total", "counter",
+           "Keys of puts tried again after a failure a moment may cure.");
+  w.Sample({}, c.put_retries);
+  w.Family("crescent_client_shm_fallbacks_total", "counter",
+           "Transfers shared memory could not carry, sent again over TCP.");
+  w.Sample({}, c.shm_fallbacks);
+  w.Family("crescent_client_replica_fallbacks_total", "counter",
+           "Reads that failed on one replica and were tried on the next.");
+  w.Sample({}, c.replica_fallbacks);
+  w.Family("crescent_client_checksum_mismatches_total", "counter",
+           "Replicas whose bytes did not match their value's checksum.");
+  w.Sample({}, c.checksum_mismatches);
+  w.Family("crescent_client_copy_ahead_total", "counter",
+           "Same-host copies made during the lease round trip, by outcome.");
+  w.Sample({{"outcome", "kept"}}, c.copy_ahead_kept);
+  w.Sample({{"outcome", "discarded"}}, c.copy_ahead_discarded);
+  return w.Take();
+}
+
+std::map<std::string, ClientOpStats> Client::OpStats() const {
+  std::map<std::string, ClientOpStats> out;
+  for (size_t i = 0; i < client::kClientOpCount; ++i) {
+    const auto op = static_cast<ClientOp>(i);
+    const metrics::HistogramSnapshot h = impl_->metrics.Latency(op);
+    ClientOpStats s;
+    s.calls = h.count;
+    s.ok_keys = impl_->metrics.Keys(op, true);
+    s.failed_keys = impl_->metrics.Keys(op, false);
+    s.bytes = impl_->metrics.Bytes(op);
+    s.seconds = static_cast<double>(h.sum) / 1e9;
+    s.p50_seconds = h.Quantile(0.5) / 1e9;
+    s.p99_seconds = h.Quantile(0.99) / 1e9;
+    out.emplace(std::string(client::ClientOpName(op)), s);
+  }
+  return out;
 }
 
 StatusOr<ClusterStat> Client::Stat() {

@@ -143,6 +143,9 @@ std::vector<Status> ReplicaIo::ReadAny(
       // An expired lease will not improve on another replica of the same grant.
       if (!out[owner[k]].ok() && out[owner[k]].code() != ErrorCode::kLeaseExpired) {
         still.push_back(owner[k]);
+        if (round + 1 < order[owner[k]].size()) {
+          replica_fallbacks_.fetch_add(1, std::memory_order_relaxed);
+        }
       }
     }
     pending = std::move(still);

@@ -65,6 +65,8 @@ class ReplicaIo {
   bool CopyAhead(const PlacementHint& hint, std::byte* buffer, uint64_t* checksum_out = nullptr);
   // Ops sent again over TCP after shared memory could not carry them.
   uint64_t shm_fallbacks() const { return shm_fallbacks_.load(std::memory_order_relaxed); }
+  // Reads that failed on one replica and were tried on the next.
+  uint64_t replica_fallbacks() const { return replica_fallbacks_.load(std::memory_order_relaxed); }
   const SuspectNodes& suspects() const { return suspects_; }
   // How long a node stays suspect to this client after a failed transfer.
   static constexpr int64_t kSuspectHoldMs = 2000;
@@ -84,6 +86,7 @@ class ReplicaIo {
   transfer::Transport* shm_;
   int64_t timeout_ms_;
   std::atomic<uint64_t> shm_fallbacks_{0};
+  std::atomic<uint64_t> replica_fallbacks_{0};
   SuspectNodes suspects_{kSuspectHoldMs};
 };
 

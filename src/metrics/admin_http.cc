@@ -6,7 +6,6 @@
 #include <chrono>
 
 #include "common/listen_check.h"
-#include "metrics/master_metrics.h"
 
 namespace crescent::metrics {
 
@@ -44,8 +43,10 @@ class Server : public httplib::Server {
 
 }  // namespace
 
-StatusOr<std::unique_ptr<AdminHttpServer>> AdminHttpServer::Start(
-    const std::string& host, int port, const master::MasterService& master) {
+StatusOr<std::unique_ptr<AdminHttpServer>> AdminHttpServer::Start(const std::string& host, int port,
+                                                                  AdminRoutes routes) {
+  if (!routes.metrics)
+    return Status(ErrorCode::kInvalidArgument, "admin HTTP needs a metrics route");
   std::unique_ptr<AdminHttpServer> s(new AdminHttpServer());
   auto server = std::make_unique<Server>();
   Server* srv = server.get();
@@ -56,18 +57,33 @@ StatusOr<std::unique_ptr<AdminHttpServer>> AdminHttpServer::Start(
   s->server_->set_keep_alive_timeout(kKeepAliveTimeoutSec);
   s->server_->set_keep_alive_max_count(kKeepAliveMaxCount);
   s->server_->set_payload_max_length(kMaxRequestBody);
-  s->server_->Get("/metrics", [&master](const httplib::Request&, httplib::Response& res) {
-    res.set_content(RenderPrometheus(master), "text/plain; version=0.0.4; charset=utf-8");
-  });
-  s->server_->Get("/health", [&master](const httplib::Request&, httplib::Response& res) {
-    if (master.ListSegments().empty()) {
+  s->server_->Get("/metrics",
+                  [metrics = routes.metrics](const httplib::Request&, httplib::Response& res) {
+                    res.set_content(metrics(), "text/plain; version=0.0.4; charset=utf-8");
+                  });
+  s->server_->Get("/health", [reason = routes.not_ready_reason](const httplib::Request&,
+                                                                httplib::Response& res) {
+    std::string why = reason ? reason() : std::string();
+    if (!why.empty()) {
       res.status = 503;
-      res.set_content("not ready: no segment is mounted (no store node has mounted one yet)\n",
-                      "text/plain");
+      res.set_content("not ready: " + why + "\n", "text/plain");
       return;
     }
     res.set_content("ok\n", "text/plain");
   });
+  if (routes.status_json) {
+    s->server_->Get("/api/status",
+                    [json = routes.status_json](const httplib::Request&, httplib::Response& res) {
+                      res.set_header("Cache-Control", "no-store");
+                      res.set_content(json(), "application/json");
+                    });
+  }
+  if (!routes.status_page.empty()) {
+    s->server_->Get("/",
+                    [page = routes.status_page](const httplib::Request&, httplib::Response& res) {
+                      res.set_content(page, "text/html; charset=utf-8");
+                    });
+  }
   // httplib's default also sets SO_REUSEPORT, which would let a second server
   // share a busy port silently; keep only SO_REUSEADDR.
   s->server_->set_socket_options([](socket_t sock) {

@@ -1,20 +1,22 @@
-// AdminHttpServer: the admin endpoint of a master process (cpp-httplib).
-//   GET /metrics  Prometheus text (master_metrics.h)
-//   GET /health   "ok" with 200 once the master can store (a segment is
-//                 mounted); 503 with the reason until then, so that nothing
-//                 waiting for readiness puts into a master with no space
-//                 at all (a node not mounted yet, or refused: another secret)
+// AdminHttpServer: the admin endpoint of a Crescent process (cpp-httplib).
+//   GET /metrics     Prometheus text (AdminRoutes::metrics)
+//   GET /health      "ok" with 200 when AdminRoutes::health says ready; 503
+//                    with the reason until then (a master: until a segment is
+//                    mounted, so that nothing waiting for readiness puts into
+//                    a master with no space at all)
+//   GET /api/status  JSON (AdminRoutes::status_json), where the process has one
+//   GET /            the status page (AdminRoutes::status_page), likewise
 // Anything else is 404. It binds in Start() (so a busy port is an error there),
 // then serves on its own thread until Stop(). Short timeouts and a larger worker
 // pool keep idle or slow clients from starving it; admin_http.cc says how far.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <thread>
 
 #include "crescent/status.h"
-#include "master/master_service.h"
 
 namespace httplib {
 class Server;
@@ -22,11 +24,19 @@ class Server;
 
 namespace crescent::metrics {
 
+struct AdminRoutes {
+  std::function<std::string()> metrics;  // Prometheus text; required
+  // Empty reason: ready. Empty function: always ready.
+  std::function<std::string()> not_ready_reason;
+  std::function<std::string()> status_json;  // empty: no /api/status
+  std::string status_page;                   // HTML; empty: no page at /
+};
+
 class AdminHttpServer {
  public:
-  // port 0 picks a free port. `master` must outlive the server.
+  // port 0 picks a free port. What the routes refer to must outlive the server.
   static StatusOr<std::unique_ptr<AdminHttpServer>> Start(const std::string& host, int port,
-                                                          const master::MasterService& master);
+                                                          AdminRoutes routes);
   ~AdminHttpServer();  // Stop()s
   int port() const { return port_; }
   void Stop();

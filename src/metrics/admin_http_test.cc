@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "master/master_service.h"
+#include "metrics/master_metrics.h"
 
 namespace crescent::metrics {
 namespace {
@@ -30,7 +31,7 @@ TEST(AdminHttp, HealthIsNotReadyWithoutASegment) {
   master::MasterConfig config;
   auto master = master::MasterService::Create(config);
   ASSERT_TRUE(master.ok());
-  auto server = AdminHttpServer::Start("127.0.0.1", 0, *master.value());
+  auto server = AdminHttpServer::Start("127.0.0.1", 0, MasterRoutes(*master.value()));
   ASSERT_TRUE(server.ok()) << server.status().ToString();
   httplib::Client http("127.0.0.1", server.value()->port());
   auto before = http.Get("/health");
@@ -62,7 +63,7 @@ TEST(AdminHttp, ServesHealthAndMetrics) {
   ASSERT_TRUE(master.value()->PutEnd("k1", put->token).ok());
   ASSERT_TRUE(master.value()->Exists("k1").ok());
 
-  auto server = AdminHttpServer::Start("127.0.0.1", 0, *master.value());
+  auto server = AdminHttpServer::Start("127.0.0.1", 0, MasterRoutes(*master.value()));
   ASSERT_TRUE(server.ok()) << server.status().ToString();
   httplib::Client http("127.0.0.1", server.value()->port());
 
@@ -96,9 +97,10 @@ TEST(AdminHttp, BusyPortIsAnError) {
   master::MasterConfig config;
   auto master = master::MasterService::Create(config);
   ASSERT_TRUE(master.ok());
-  auto first = AdminHttpServer::Start("127.0.0.1", 0, *master.value());
+  auto first = AdminHttpServer::Start("127.0.0.1", 0, MasterRoutes(*master.value()));
   ASSERT_TRUE(first.ok());
-  auto second = AdminHttpServer::Start("127.0.0.1", first.value()->port(), *master.value());
+  auto second =
+      AdminHttpServer::Start("127.0.0.1", first.value()->port(), MasterRoutes(*master.value()));
   EXPECT_FALSE(second.ok());
   EXPECT_EQ(second.status().code(), ErrorCode::kUnavailable);
 }
@@ -138,7 +140,7 @@ class AdminHttpLoad : public ::testing::Test {
     master_ = std::move(master.value());
     master::SegmentSpec spec{"seg-a", 1 << 20, "node-a", "127.0.0.1:9", master::Tier::kDram};
     ASSERT_TRUE(master_->MountSegment(spec).ok());  // ready: /health answers 200
-    auto server = AdminHttpServer::Start("127.0.0.1", 0, *master_);
+    auto server = AdminHttpServer::Start("127.0.0.1", 0, MasterRoutes(*master_));
     ASSERT_TRUE(server.ok()) << server.status().ToString();
     server_ = std::move(server.value());
   }

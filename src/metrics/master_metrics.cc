@@ -65,7 +65,7 @@ constexpr Family kFamilies[] = {
 
 uint64_t Load(const std::atomic<uint64_t>& a) { return a.load(std::memory_order_relaxed); }
 
-std::string Label(std::string_view family, std::string_view key, std::string_view value) {
+std::string Labelled(std::string_view family, std::string_view key, std::string_view value) {
   std::string out(family);
   out += '{';
   out += key;
@@ -102,14 +102,15 @@ std::vector<Sample> CollectMasterSamples(const master::MasterService& master) {
       {"report_unreachable", &c.report_unreachable},
   };
   for (const auto& [op, counter] : ops) {
-    out.push_back({Label("crescent_requests_total", "op", op), Load(counter->requests)});
-    out.push_back({Label("crescent_request_failures_total", "op", op), Load(counter->failures)});
-    out.push_back({Label("crescent_request_items_total", "op", op), Load(counter->items)});
+    out.push_back({Labelled("crescent_requests_total", "op", op), Load(counter->requests)});
+    out.push_back({Labelled("crescent_request_failures_total", "op", op), Load(counter->failures)});
+    out.push_back({Labelled("crescent_request_items_total", "op", op), Load(counter->items)});
   }
-  out.push_back({Label("crescent_exact_lookups_total", "result", "hit"), Load(c.exact_hits)});
-  out.push_back({Label("crescent_exact_lookups_total", "result", "miss"), Load(c.exact_misses)});
-  out.push_back({Label("crescent_prefix_keys_total", "result", "hit"), Load(c.prefix_hit_keys)});
-  out.push_back({Label("crescent_prefix_keys_total", "result", "miss"), Load(c.prefix_miss_keys)});
+  out.push_back({Labelled("crescent_exact_lookups_total", "result", "hit"), Load(c.exact_hits)});
+  out.push_back({Labelled("crescent_exact_lookups_total", "result", "miss"), Load(c.exact_misses)});
+  out.push_back({Labelled("crescent_prefix_keys_total", "result", "hit"), Load(c.prefix_hit_keys)});
+  out.push_back(
+      {Labelled("crescent_prefix_keys_total", "result", "miss"), Load(c.prefix_miss_keys)});
   // Histogram: bucket b holds lengths < 2^b (bucket 0: length 0), cumulative.
   uint64_t cumulative = 0, sum_estimate = 0;
   for (size_t b = 0; b < master::kPrefixBuckets; ++b) {
@@ -118,7 +119,7 @@ std::vector<Sample> CollectMasterSamples(const master::MasterService& master) {
     if (b > 0) sum_estimate += n * (uint64_t{1} << (b - 1));  // lower bound of the bucket
     std::string le = b + 1 < master::kPrefixBuckets ? std::to_string((uint64_t{1} << b) - 1)
                                                     : std::string("+Inf");
-    out.push_back({Label("crescent_prefix_length_bucket", "le", le), cumulative});
+    out.push_back({Labelled("crescent_prefix_length_bucket", "le", le), cumulative});
   }
   out.push_back({"crescent_prefix_length_count", cumulative});
   out.push_back({"crescent_prefix_length_sum", sum_estimate});
@@ -163,9 +164,10 @@ std::vector<Sample> CollectMasterSamples(const master::MasterService& master) {
   out.push_back({"crescent_metadata_bytes", s.metadata_bytes});
   out.push_back({"crescent_segments", s.segments});
   for (const master::SegmentInfo& seg : master.ListSegments()) {
-    out.push_back({Label("crescent_segment_used_bytes", "segment", seg.spec.name), seg.used_bytes});
     out.push_back(
-        {Label("crescent_segment_capacity_bytes", "segment", seg.spec.name), seg.spec.capacity});
+        {Labelled("crescent_segment_used_bytes", "segment", seg.spec.name), seg.used_bytes});
+    out.push_back(
+        {Labelled("crescent_segment_capacity_bytes", "segment", seg.spec.name), seg.spec.capacity});
   }
   return out;
 }
@@ -205,6 +207,43 @@ std::string RenderPrometheus(const master::MasterService& master) {
     }
   }
   return out;
+}
+
+void CollectMasterGauges(const master::MasterService& master, TextWriter& w) {
+  const master::MasterStats s = master.Stats();
+  w.Family("crescent_bloom_estimated_fpr", "gauge",
+           "Estimated false-positive rate of the negative-lookup Bloom filter now.");
+  w.Sample({}, s.bloom_estimated_fpr);
+  const std::vector<master::SegmentInfo> segments = master.ListSegments();
+  uint64_t capacity[2] = {0, 0}, used[2] = {0, 0};
+  for (const master::SegmentInfo& seg : segments) {
+    const size_t t = seg.spec.tier == master::Tier::kDram ? 0 : 1;
+    capacity[t] += seg.spec.capacity;
+    used[t] += seg.used_bytes;
+  }
+  const std::string_view tiers[2] = {"dram", "pmem"};
+  w.Family("crescent_tier_capacity_bytes", "gauge", "Capacity of the mounted segments, by tier.");
+  for (size_t t = 0; t < 2; ++t) w.Sample({{"tier", tiers[t]}}, capacity[t]);
+  w.Family("crescent_tier_used_bytes", "gauge",
+           "Bytes allocated in the mounted segments, by tier.");
+  for (size_t t = 0; t < 2; ++t) w.Sample({{"tier", tiers[t]}}, used[t]);
+  w.Family("crescent_segment_allocations", "gauge",
+           "Allocations (object replicas, pending puts, held space), by segment.");
+  for (const master::SegmentInfo& seg : segments) {
+    w.Sample({{"segment", seg.spec.name}}, seg.allocations);
+  }
+}
+
+std::string MasterNotReadyReason(const master::MasterService& master) {
+  if (!master.ListSegments().empty()) return {};
+  return "no segment is mounted (no store node has mounted one yet)";
+}
+
+AdminRoutes MasterRoutes(const master::MasterService& master) {
+  AdminRoutes r;
+  r.metrics = [&master] { return RenderPrometheus(master); };
+  r.not_ready_reason = [&master] { return MasterNotReadyReason(master); };
+  return r;
 }
 
 }  // namespace crescent::metrics

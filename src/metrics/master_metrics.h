@@ -9,6 +9,8 @@
 #include <vector>
 
 #include "master/master_service.h"
+#include "metrics/admin_http.h"
+#include "metrics/text_writer.h"
 
 namespace crescent::metrics {
 
@@ -22,5 +24,16 @@ std::vector<Sample> CollectMasterSamples(const master::MasterService& master);
 
 // Prometheus text exposition format (0.0.4), with # HELP and # TYPE lines.
 std::string RenderPrometheus(const master::MasterService& master);
+
+// The engine's figures that are not counters of the Stats RPC: the Bloom
+// filter's estimated false-positive rate, capacity and use by tier, and
+// allocations by segment (/metrics only).
+void CollectMasterGauges(const master::MasterService& master, TextWriter& w);
+
+// Why `master` cannot store yet ("" once a segment is mounted): its /health.
+std::string MasterNotReadyReason(const master::MasterService& master);
+
+// /metrics and /health of a bare master engine (tests; MasterHost adds more).
+AdminRoutes MasterRoutes(const master::MasterService& master);
 
 }  // namespace crescent::metrics

@@ -2,6 +2,9 @@
 // is served by a generic Call<Req, Resp> that knows only how to wait for a request,
 // run its handler (server_handlers.h) and send the reply.
 //
+// Every handled call is timed and its reply's error statuses counted
+// (server_metrics.h); a refusal while draining counts as UNAVAILABLE.
+//
 // Lifecycle of a Call: constructed armed (waiting for a request on its queue); on a
 // request it arms its successor, runs the handler inline and finishes; on the
 // finish event it deletes itself. A request event with ok=false means the server is
@@ -19,12 +22,14 @@
 #include <filesystem>
 #include <mutex>
 #include <thread>
+#include <type_traits>
 #include <vector>
 
 #include "common/listen_check.h"
 #include "rpc/grpc_setup.h"
 #include "rpc/master.grpc.pb.h"
 #include "rpc/server_handlers.h"
+#include "rpc/server_metrics.h"
 #include "rpc/server_validation.h"
 
 namespace crescent::rpc {
@@ -45,7 +50,34 @@ struct CallEnv {
   const MasterHandlers* handlers;
   std::atomic<int>* running;
   const std::atomic<bool>* draining;  // MasterServer::BeginDrain
+  RpcServerMetrics* metrics;          // null: MasterServerOptions::record_metrics is off
 };
+
+// Counts the error statuses a reply carries: its own, each per-key one, and
+// those of nested results (a batch of PutStart or ReadResult replies).
+template <typename Msg>
+void CountErrors(const Msg& msg, RpcMethod m, RpcServerMetrics& metrics) {
+  auto count = [&](const Status& s) {
+    if (s.code() != 0) metrics.RecordError(m, static_cast<ErrorCode>(s.code()));
+  };
+  if constexpr (requires { msg.status(); }) count(msg.status());
+  if constexpr (requires { msg.statuses(); }) {
+    for (const Status& s : msg.statuses()) count(s);
+  }
+  if constexpr (requires { msg.results(); }) {
+    for (const auto& r : msg.results()) CountErrors(r, m, metrics);
+  }
+}
+
+// The sizes of the objects a put request starts.
+template <typename Req>
+void RecordSizes(const Req& req, RpcServerMetrics& metrics) {
+  if constexpr (std::is_same_v<Req, PutStartRequest>) {
+    metrics.RecordObjectSize(req.size());
+  } else if constexpr (std::is_same_v<Req, BatchPutStartRequest>) {
+    for (uint64_t size : req.sizes()) metrics.RecordObjectSize(size);
+  }
+}
 
 // Which calls a draining server still serves: a store node's own (its unmount
 // and heartbeats, while the node shuts down with it) and the read-only views.
@@ -62,10 +94,11 @@ using HandlerFn = void (MasterHandlers::*)(Req&, Resp*) const;
 template <typename Svc, typename Req, typename Resp>
 class Call final : public CallBase {
  public:
-  Call(const CallEnv& env, grpc::ServerCompletionQueue* cq, RequestFn<Svc, Req, Resp> request,
-       HandlerFn<Req, Resp> handler, WhileDraining draining)
+  Call(const CallEnv& env, grpc::ServerCompletionQueue* cq, RpcMethod method,
+       RequestFn<Svc, Req, Resp> request, HandlerFn<Req, Resp> handler, WhileDraining draining)
       : env_(env),
         cq_(cq),
+        method_(method),
         request_(request),
         handler_(handler),
         while_draining_(draining),
@@ -80,17 +113,27 @@ class Call final : public CallBase {
     }
     env_.running->fetch_add(1, std::memory_order_acq_rel);
     // Serve the next request meanwhile.
-    new Call(env_, cq_, request_, handler_, while_draining_);
+    new Call(env_, cq_, method_, request_, handler_, while_draining_);
     finishing_ = true;
+    const auto start = std::chrono::steady_clock::now();
     if (while_draining_ == WhileDraining::kRefuse &&
         env_.draining->load(std::memory_order_acquire)) {
       // Retryable, so that clients wait for (or fail over to) the next master
       // instead of reading the teardown (segments gone, puts dropped) as an
       // answer.
+      if (env_.metrics) env_.metrics->RecordError(method_, ErrorCode::kUnavailable);
       responder_.FinishWithError(
           grpc::Status(grpc::StatusCode::UNAVAILABLE, "the master is shutting down"), this);
     } else {
+      if (env_.metrics) RecordSizes(req_, *env_.metrics);
       (env_.handlers->*handler_)(req_, &resp_);
+      if (env_.metrics) {
+        CountErrors(resp_, method_, *env_.metrics);
+        env_.metrics->RecordLatency(
+            method_, static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                               std::chrono::steady_clock::now() - start)
+                                               .count()));
+      }
       responder_.Finish(resp_, grpc::Status::OK, this);
     }
     env_.running->fetch_sub(1, std::memory_order_acq_rel);
@@ -99,6 +142,7 @@ class Call final : public CallBase {
  private:
   CallEnv env_;
   grpc::ServerCompletionQueue* cq_;
+  RpcMethod method_;
   RequestFn<Svc, Req, Resp> request_;
   HandlerFn<Req, Resp> handler_;
   WhileDraining while_draining_;
@@ -110,39 +154,44 @@ class Call final : public CallBase {
 };
 
 template <typename Svc, typename Req, typename Resp>
-void Arm(const CallEnv& env, grpc::ServerCompletionQueue* cq, RequestFn<Svc, Req, Resp> request,
-         HandlerFn<Req, Resp> handler, WhileDraining draining = WhileDraining::kRefuse) {
-  new Call<Svc, Req, Resp>(env, cq, request, handler, draining);
+void Arm(const CallEnv& env, grpc::ServerCompletionQueue* cq, RpcMethod method,
+         RequestFn<Svc, Req, Resp> request, HandlerFn<Req, Resp> handler,
+         WhileDraining draining = WhileDraining::kRefuse) {
+  new Call<Svc, Req, Resp>(env, cq, method, request, handler, draining);
 }
 
 // One waiting Call per RPC on `cq`.
 void ArmAll(const CallEnv& env, grpc::ServerCompletionQueue* cq) {
   using S = Master::AsyncService;
   using H = MasterHandlers;
-  Arm(env, cq, &S::RequestMountSegment, &H::MountSegment);
-  Arm(env, cq, &S::RequestUnmountSegment, &H::UnmountSegment, WhileDraining::kServe);
-  Arm(env, cq, &S::RequestHeartbeat, &H::Heartbeat, WhileDraining::kServe);
-  Arm(env, cq, &S::RequestListSegments, &H::ListSegments, WhileDraining::kServe);
-  Arm(env, cq, &S::RequestReportUnreachable, &H::ReportUnreachable);
-  Arm(env, cq, &S::RequestPutStart, &H::PutStart);
-  Arm(env, cq, &S::RequestPutEnd, &H::PutEnd);
-  Arm(env, cq, &S::RequestPutRevoke, &H::PutRevoke);
-  Arm(env, cq, &S::RequestBatchPutStart, &H::BatchPutStart);
-  Arm(env, cq, &S::RequestBatchPutEnd, &H::BatchPutEnd);
-  Arm(env, cq, &S::RequestBatchPutRevoke, &H::BatchPutRevoke);
-  Arm(env, cq, &S::RequestGetReplicaList, &H::GetReplicaList);
-  Arm(env, cq, &S::RequestBatchGetReplicaList, &H::BatchGetReplicaList);
-  Arm(env, cq, &S::RequestExists, &H::Exists);
-  Arm(env, cq, &S::RequestBatchExists, &H::BatchExists);
-  Arm(env, cq, &S::RequestBatchQueryPrefix, &H::BatchQueryPrefix);
-  Arm(env, cq, &S::RequestReportCorruptReplica, &H::ReportCorruptReplica);
-  Arm(env, cq, &S::RequestRemove, &H::Remove);
-  Arm(env, cq, &S::RequestBatchRemove, &H::BatchRemove);
-  Arm(env, cq, &S::RequestRemoveByPrefix, &H::RemoveByPrefix);
-  Arm(env, cq, &S::RequestRemoveAll, &H::RemoveAll);
-  Arm(env, cq, &S::RequestList, &H::List);
-  Arm(env, cq, &S::RequestStats, &H::Stats, WhileDraining::kServe);
-  Arm(env, cq, &S::RequestSnapshot, &H::Snapshot);
+  Arm(env, cq, RpcMethod::kMountSegment, &S::RequestMountSegment, &H::MountSegment);
+  Arm(env, cq, RpcMethod::kUnmountSegment, &S::RequestUnmountSegment, &H::UnmountSegment,
+      WhileDraining::kServe);
+  Arm(env, cq, RpcMethod::kHeartbeat, &S::RequestHeartbeat, &H::Heartbeat, WhileDraining::kServe);
+  Arm(env, cq, RpcMethod::kListSegments, &S::RequestListSegments, &H::ListSegments,
+      WhileDraining::kServe);
+  Arm(env, cq, RpcMethod::kReportUnreachable, &S::RequestReportUnreachable, &H::ReportUnreachable);
+  Arm(env, cq, RpcMethod::kPutStart, &S::RequestPutStart, &H::PutStart);
+  Arm(env, cq, RpcMethod::kPutEnd, &S::RequestPutEnd, &H::PutEnd);
+  Arm(env, cq, RpcMethod::kPutRevoke, &S::RequestPutRevoke, &H::PutRevoke);
+  Arm(env, cq, RpcMethod::kBatchPutStart, &S::RequestBatchPutStart, &H::BatchPutStart);
+  Arm(env, cq, RpcMethod::kBatchPutEnd, &S::RequestBatchPutEnd, &H::BatchPutEnd);
+  Arm(env, cq, RpcMethod::kBatchPutRevoke, &S::RequestBatchPutRevoke, &H::BatchPutRevoke);
+  Arm(env, cq, RpcMethod::kGetReplicaList, &S::RequestGetReplicaList, &H::GetReplicaList);
+  Arm(env, cq, RpcMethod::kBatchGetReplicaList, &S::RequestBatchGetReplicaList,
+      &H::BatchGetReplicaList);
+  Arm(env, cq, RpcMethod::kExists, &S::RequestExists, &H::Exists);
+  Arm(env, cq, RpcMethod::kBatchExists, &S::RequestBatchExists, &H::BatchExists);
+  Arm(env, cq, RpcMethod::kBatchQueryPrefix, &S::RequestBatchQueryPrefix, &H::BatchQueryPrefix);
+  Arm(env, cq, RpcMethod::kReportCorruptReplica, &S::RequestReportCorruptReplica,
+      &H::ReportCorruptReplica);
+  Arm(env, cq, RpcMethod::kRemove, &S::RequestRemove, &H::Remove);
+  Arm(env, cq, RpcMethod::kBatchRemove, &S::RequestBatchRemove, &H::BatchRemove);
+  Arm(env, cq, RpcMethod::kRemoveByPrefix, &S::RequestRemoveByPrefix, &H::RemoveByPrefix);
+  Arm(env, cq, RpcMethod::kRemoveAll, &S::RequestRemoveAll, &H::RemoveAll);
+  Arm(env, cq, RpcMethod::kList, &S::RequestList, &H::List);
+  Arm(env, cq, RpcMethod::kStats, &S::RequestStats, &H::Stats, WhileDraining::kServe);
+  Arm(env, cq, RpcMethod::kSnapshot, &S::RequestSnapshot, &H::Snapshot);
 }
 
 // A leftover socket file from a dead server would make bind fail; anything that
@@ -178,6 +227,7 @@ struct MasterServer::Impl {
   std::vector<std::thread> threads;
   std::atomic<int> running{0};
   std::atomic<bool> draining{false};
+  RpcServerMetrics metrics;
   int port = 0;
   std::mutex shutdown_mu;
   bool shut_down = false;
@@ -236,7 +286,8 @@ StatusOr<std::unique_ptr<MasterServer>> MasterServer::Start(
     return crescent::Status(ErrorCode::kUnavailable, "master server cannot listen on " + where);
   }
 
-  CallEnv env{&impl->service, &impl->handlers, &impl->running, &impl->draining};
+  CallEnv env{&impl->service, &impl->handlers, &impl->running, &impl->draining,
+              options.record_metrics ? &impl->metrics : nullptr};
   for (auto& cq : impl->cqs) {
     ArmAll(env, cq.get());
     impl->threads.emplace_back([cq = cq.get()] {
@@ -253,6 +304,8 @@ MasterServer::MasterServer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) 
 MasterServer::~MasterServer() { Shutdown(); }
 
 int MasterServer::port() const { return impl_->port; }
+
+const RpcServerMetrics& MasterServer::metrics() const { return impl_->metrics; }
 
 void MasterServer::BeginDrain() { impl_->draining.store(true, std::memory_order_release); }
 

@@ -19,6 +19,8 @@
 
 namespace crescent::rpc {
 
+class RpcServerMetrics;
+
 struct MasterServerOptions {
   std::string listen_address = "127.0.0.1:50051";  // host:port; port 0 picks one
   std::string unix_socket;                          // path; empty: none
@@ -35,6 +37,9 @@ struct MasterServerOptions {
   // Asks for a snapshot and returns at once (the Snapshot RPC); empty: the
   // master keeps none (no --data-dir), and the RPC answers UNSUPPORTED.
   std::function<void()> request_snapshot;
+  // Time every call and count its reply's errors (server_metrics.h). Off
+  // only to measure what that costs (`crescent bench --no-rpc-metrics`).
+  bool record_metrics = true;
 };
 
 class MasterServer {
@@ -46,6 +51,8 @@ class MasterServer {
   ~MasterServer();  // Shutdown()s
   // The bound TCP port (useful with port 0).
   int port() const;
+  // Latency and errors by method, object sizes (server_metrics.h).
+  const RpcServerMetrics& metrics() const;
   // From now on, answers every client call with gRPC UNAVAILABLE ("the master
   // is shutting down"), which clients retry; a store node's unmount and
   // heartbeats, ListSegments and Stats are still served. Called first when a

@@ -2,7 +2,11 @@
 
 #include <iostream>
 
+#include "common/clock.h"
 #include "durability/restore.h"
+#include "metrics/master_metrics.h"
+#include "rpc/server_metrics.h"
+#include "server/status_page.h"
 
 namespace crescent::server {
 
@@ -61,9 +65,28 @@ StatusOr<std::unique_ptr<MasterHost>> MasterHost::Start(const MasterHostOptions&
   const std::string& listen = options.rpc.listen_address;
   host->address_ = listen.substr(0, listen.rfind(':')) + ":" + std::to_string(host->rpc_->port());
 
+  host->registry_.Add([m = host->master_.get()](metrics::TextWriter& w) {
+    w.Raw(metrics::RenderPrometheus(*m));
+    metrics::CollectMasterGauges(*m, w);
+  });
+  host->registry_.Add([r = host->rpc_.get()](metrics::TextWriter& w) { r->metrics().Collect(w); });
   if (options.http_port != 0) {
+    host->status_ =
+        std::make_unique<StatusReport>(*host->master_, host->rpc_->metrics(), host->address_);
+    host->status_->Sample(UnixNowMs());
+    host->sampler_ = std::thread([h = host.get()] {
+      std::unique_lock lock(h->sampler_mu_);
+      while (!h->sampler_cv_.wait_for(lock, std::chrono::seconds(1),
+                                      [h] { return h->sampler_stop_; })) {
+        h->status_->Sample(UnixNowMs());
+      }
+    });
+    metrics::AdminRoutes routes = metrics::MasterRoutes(*host->master_);
+    routes.metrics = [r = &host->registry_] { return r->Render(); };
+    routes.status_json = [s = host->status_.get()] { return s->Json(UnixNowMs()); };
+    routes.status_page = std::string(kStatusPageHtml);
     auto http =
-        metrics::AdminHttpServer::Start(options.http_host, options.http_port, *host->master_);
+        metrics::AdminHttpServer::Start(options.http_host, options.http_port, std::move(routes));
     if (!http.ok()) return http.status();
     host->http_ = std::move(http.value());
   }
@@ -91,7 +114,8 @@ std::string MasterHost::Describe() const {
   }
   if (http_) {
     std::string base = "http://" + options_.http_host + ":" + std::to_string(http_->port());
-    out += "metrics on " + base + "/metrics, health on " + base + "/health\n";
+    out += "metrics on " + base + "/metrics, health on " + base + "/health, status page on " +
+           base + "/\n";
   }
   return out;
 }
@@ -102,6 +126,14 @@ void MasterHost::BeginDrain() {
 
 MasterHost::~MasterHost() {
   http_.reset();
+  if (sampler_.joinable()) {
+    {
+      std::lock_guard lock(sampler_mu_);
+      sampler_stop_ = true;
+    }
+    sampler_cv_.notify_all();
+    sampler_.join();
+  }
   // Maintenance stops first: the RPC server's shutdown may wait out its grace
   // period for open channels, longer than the heartbeat TTL, and the nodes'
   // heartbeats stop reaching it; node expiry would then unmount every segment

@@ -5,15 +5,20 @@
 // Also the master half of LocalCluster (tests, benchmarks).
 #pragma once
 
+#include <condition_variable>
 #include <memory>
+#include <mutex>
 #include <string>
+#include <thread>
 
 #include "durability/file_log.h"
 #include "durability/snapshotter.h"
 #include "master/master_config.h"
 #include "master/master_service.h"
 #include "metrics/admin_http.h"
+#include "metrics/registry.h"
 #include "rpc/master_server.h"
+#include "server/status_report.h"
 #include "transfer/capability.h"
 
 namespace crescent::server {
@@ -54,6 +59,10 @@ class MasterHost {
   void BeginDrain();
   // Null without a data dir.
   durability::Snapshotter* snapshotter() { return snapshotter_.get(); }
+  // What /metrics renders: the engine's samples and the gRPC server's; a
+  // process that runs more (serve: a store node) adds its own collector, and
+  // removes it before that part goes.
+  metrics::MetricsRegistry& metrics_registry() { return registry_; }
 
  private:
   explicit MasterHost(transfer::CapabilitySigner signer) : signer_(std::move(signer)) {}
@@ -67,6 +76,13 @@ class MasterHost {
   std::unique_ptr<master::MasterService> master_;
   std::unique_ptr<durability::Snapshotter> snapshotter_;
   std::unique_ptr<rpc::MasterServer> rpc_;
+  metrics::MetricsRegistry registry_;     // before http_: the endpoint renders it
+  std::unique_ptr<StatusReport> status_;  // /api/status; null without HTTP
+  // Samples status_ once a second for its history; stopped first.
+  std::thread sampler_;
+  std::mutex sampler_mu_;  // guards sampler_stop_
+  std::condition_variable sampler_cv_;
+  bool sampler_stop_ = false;
   std::unique_ptr<metrics::AdminHttpServer> http_;
 };
 

@@ -73,6 +73,7 @@ StatusOr<std::unique_ptr<StoreNode>> StoreNode::Start(const StoreNodeOptions& op
   tcp_options.port = opt.port;
   tcp_options.threads = opt.io_threads;
   tcp_options.congestion = opt.tcp_congestion;
+  tcp_options.metrics = &node->transfer_metrics_;
   auto tcp = transfer::TcpDataServer::Start(tcp_options, *node->segment_, node->signer_);
   if (!tcp.ok()) return tcp.status();
   node->tcp_ = std::move(tcp.value());
@@ -82,7 +83,8 @@ StatusOr<std::unique_ptr<StoreNode>> StoreNode::Start(const StoreNodeOptions& op
     // Unique per process and start (the abstract socket namespace is per host).
     ep.shm_name =
         "crescent-" + std::to_string(getpid()) + "-" + transfer::RandomSecret().substr(0, 16);
-    auto shm = transfer::ShmServer::Start(ep.shm_name, *node->segment_, node->signer_);
+    auto shm = transfer::ShmServer::Start(ep.shm_name, *node->segment_, node->signer_,
+                                          &node->transfer_metrics_);
     if (!shm.ok()) return shm.status();
     node->shm_ = std::move(shm.value());
   }
@@ -209,5 +211,21 @@ void StoreNode::Stop() {
 }
 
 StoreNode::~StoreNode() { Stop(); }
+
+void StoreNode::CollectMetrics(metrics::TextWriter& w) const {
+  transfer_metrics_.Collect(w);
+  const metrics::Labels segment = {{"segment", options_.segment_name}};
+  w.Family("crescent_store_segment_bytes", "gauge", "Size of the node's segment.");
+  w.Sample(segment, options_.segment_size);
+  w.Family("crescent_store_segment_mounted", "gauge",
+           "1 while the segment is mounted on the master, else 0.");
+  w.Sample(segment, uint64_t{segment_->id() != 0 ? 1u : 0u});
+  w.Family("crescent_store_warmed_bytes", "gauge",
+           "Bytes of the segment whose pages were touched after start (--no-warm-pages: 0).");
+  w.Sample(segment, warmed_bytes());
+  w.Family("crescent_store_remounts_total", "counter",
+           "Times the node mounted its segment again (a master restart, or it was dropped).");
+  w.Sample(segment, remounts());
+}
 
 }  // namespace crescent::store

@@ -27,12 +27,14 @@
 
 #include "common/endpoint.h"
 #include "crescent/status.h"
+#include "metrics/text_writer.h"
 #include "rpc/master_client.h"
 #include "transfer/capability.h"
 #include "transfer/page_warmer.h"
 #include "transfer/segment_memory.h"
 #include "transfer/shm_server.h"
 #include "transfer/tcp_server.h"
+#include "transfer/transfer_metrics.h"
 
 namespace crescent::store {
 
@@ -75,6 +77,10 @@ class StoreNode {
   transfer::SegmentMemory& segment_memory() { return *segment_; }
   // Bytes of the segment whose pages the warmer touched (0 without warming).
   uint64_t warmed_bytes() const { return warmer_ ? warmer_->warmed_bytes() : 0; }
+  // The data plane's counters (transfer_metrics.h).
+  const transfer::TransferMetrics& transfer_metrics() const { return transfer_metrics_; }
+  // The node's crescent_store_* families (docs/metrics.md) for a /metrics.
+  void CollectMetrics(metrics::TextWriter& w) const;
   // Blocks until the warmer finished or was stopped; returns at once without one.
   void WaitPagesWarm() {
     if (warmer_) warmer_->Wait();
@@ -88,6 +94,7 @@ class StoreNode {
 
   StoreNodeOptions options_;
   transfer::CapabilitySigner signer_;
+  transfer::TransferMetrics transfer_metrics_;  // before the servers: outlives them
   std::unique_ptr<transfer::SegmentMemory> segment_;
   std::unique_ptr<transfer::PageWarmer> warmer_;  // after segment_: destroyed first
   std::unique_ptr<transfer::TcpDataServer> tcp_;

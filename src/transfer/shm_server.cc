@@ -76,6 +76,7 @@ struct ShmServer::Impl {
 
   SegmentMemory& segment;
   CapabilitySigner signer;  // a copy: the caller's may not outlive us
+  TransferMetrics* metrics = nullptr;
   int listen_fd = -1;
   int wake_fd = -1;  // eventfd; readable once Stop() has been called
   int drop_fd = -1;  // eventfd; readable while a DropMappings() waits
@@ -226,6 +227,7 @@ ShmServer::Impl::Outcome ShmServer::Impl::Serve(int conn) {
   }
   StatusOr<std::byte*> range = segment.Resolve(req.cap, req.cap.op, signer, UnixNowMs());
   if (!range.ok()) {
+    if (metrics) metrics->RecordRefusal(DataPath::kShm, RefusalReasonOf(range.status().code()));
     reply.code = range.status().code();
     reply.message = range.status().message();
     SendReply(conn, reply, false);
@@ -233,16 +235,21 @@ ShmServer::Impl::Outcome ShmServer::Impl::Serve(int conn) {
   }
   reply.segment = segment.id();
   reply.size = segment.size();
+  if (metrics) metrics->RecordShmMap();
   SendReply(conn, reply, true);
   return Outcome::kHeld;
 }
 
 Status ShmServer::Impl::Write(const shm::Request& req, pid_t pid) {
   const Capability& cap = req.cap;
+  const auto start = std::chrono::steady_clock::now();
   SegmentMemory::Fence fence;
   StatusOr<std::byte*> range =
       segment.Resolve(cap, AccessOp::kWrite, signer, UnixNowMs(), &fence);
-  if (!range.ok()) return range.status();
+  if (!range.ok()) {
+    if (metrics) metrics->RecordRefusal(DataPath::kShm, RefusalReasonOf(range.status().code()));
+    return range.status();
+  }
   // Fencing: the space is the put's only until its capability expires (or the
   // node remounts); the master may give it to another object after that. So
   // the capability is checked again before every chunk, and the rest of the
@@ -251,6 +258,7 @@ Status ShmServer::Impl::Write(const shm::Request& req, pid_t pid) {
   uint64_t done = 0;
   while (done < cap.length) {
     if (!fence.Holds()) {
+      if (metrics) metrics->RecordRefusal(DataPath::kShm, RefusalReason::kExpired);
       return Status(ErrorCode::kLeaseExpired,
                     "write capability expired (or the segment was remounted) after " +
                         std::to_string(done) + " of " + std::to_string(cap.length) + " bytes");
@@ -276,6 +284,13 @@ Status ShmServer::Impl::Write(const shm::Request& req, pid_t pid) {
                     "the client's buffer ends at byte " + std::to_string(done));
     }
     done += static_cast<uint64_t>(r);
+  }
+  if (metrics) {
+    metrics->RecordTransfer(
+        DataPath::kShm, DataOp::kWrite, cap.length,
+        static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                  std::chrono::steady_clock::now() - start)
+                                  .count()));
   }
   return Status::Ok();
 }
@@ -332,6 +347,7 @@ void ShmServer::Impl::CloseMappings() {
 void ShmServer::Impl::Run() {
   for (;;) {
     ReapWriters(false);
+    if (metrics) metrics->SetShmClients(HeldCount());
     std::vector<pollfd> fds = {{listen_fd, POLLIN, 0}, {wake_fd, POLLIN, 0}, {drop_fd, POLLIN, 0}};
     for (int c : clients) fds.push_back({c, POLLIN, 0});
     // Finished writers are reaped at the next wake-up; a second's timeout
@@ -395,7 +411,8 @@ ShmServer::~ShmServer() { Stop(); }
 
 StatusOr<std::unique_ptr<ShmServer>> ShmServer::Start(const std::string& name,
                                                       SegmentMemory& segment,
-                                                      const CapabilitySigner& signer) {
+                                                      const CapabilitySigner& signer,
+                                                      TransferMetrics* metrics) {
   sockaddr_un addr;
   socklen_t addr_len = 0;
   if (!shm::AbstractAddress(name, addr, addr_len)) {
@@ -404,6 +421,7 @@ StatusOr<std::unique_ptr<ShmServer>> ShmServer::Start(const std::string& name,
                                                    " bytes, got " + std::to_string(name.size()));
   }
   auto impl = std::make_unique<Impl>(segment, signer);
+  impl->metrics = metrics;
   // Non-blocking listener: a client that disconnects between poll and accept
   // must not block the loop.
   impl->listen_fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);

@@ -23,15 +23,17 @@
 #include "crescent/status.h"
 #include "transfer/capability.h"
 #include "transfer/segment_memory.h"
+#include "transfer/transfer_metrics.h"
 
 namespace crescent::transfer {
 
 class ShmServer {
  public:
-  // `name` is the abstract socket name (without the leading NUL).
-  static StatusOr<std::unique_ptr<ShmServer>> Start(const std::string& name,
-                                                    SegmentMemory& segment,
-                                                    const CapabilitySigner& signer);
+  // `name` is the abstract socket name (without the leading NUL). `metrics`,
+  // if set, counts maps, writes and refusals, and must outlive the server.
+  static StatusOr<std::unique_ptr<ShmServer>> Start(const std::string& name, SegmentMemory& segment,
+                                                    const CapabilitySigner& signer,
+                                                    TransferMetrics* metrics = nullptr);
   ~ShmServer();  // Stop()s
   void Stop();
   // Closes every held map connection and returns once they are closed. The

@@ -155,6 +155,28 @@ class ConnectionGuard {
   tcp::socket* socket_;
 };
 
+// Counts a connection open for as long as its coroutine frame lives.
+class CountedConnection {
+ public:
+  explicit CountedConnection(TransferMetrics* m) : m_(m) {
+    if (m_) m_->TcpConnectionOpened();
+  }
+  ~CountedConnection() {
+    if (m_) m_->TcpConnectionClosed();
+  }
+  CountedConnection(const CountedConnection&) = delete;
+  CountedConnection& operator=(const CountedConnection&) = delete;
+
+ private:
+  TransferMetrics* m_;
+};
+
+uint64_t NsSince(std::chrono::steady_clock::time_point start) {
+  return static_cast<uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start)
+          .count());
+}
+
 }  // namespace
 
 struct TcpDataServer::Impl {
@@ -168,6 +190,7 @@ struct TcpDataServer::Impl {
   // Declared before ios so that coroutine frames destroyed with them can still
   // unregister their sockets.
   std::string congestion;  // TCP_CONGESTION for accepted connections
+  TransferMetrics* metrics = nullptr;
   std::mutex mu;
   std::unordered_set<tcp::socket*> connections;
   bool stopped = false;
@@ -198,6 +221,7 @@ asio::awaitable<void> TcpDataServer::Impl::Accept() {
 
 asio::awaitable<void> TcpDataServer::Impl::Serve(tcp::socket socket) {
   ConnectionGuard guard(mu, connections, &socket);
+  CountedConnection counted(metrics);
   asio::error_code ec;
   socket.set_option(tcp::no_delay(true), ec);
   // Fenced transfers move bytes with non-blocking calls only (asio's async
@@ -220,6 +244,7 @@ asio::awaitable<void> TcpDataServer::Impl::Serve(tcp::socket socket) {
       break;
     }
     const wire::RequestHeader& h = *header;
+    const auto start = std::chrono::steady_clock::now();
     SegmentMemory::Fence fence;
     StatusOr<std::byte*> range = segment.Resolve(h.cap, h.cap.op, signer, UnixNowMs(), &fence);
     Status refused;       // the reply's error, if the request is refused
@@ -227,6 +252,7 @@ asio::awaitable<void> TcpDataServer::Impl::Serve(tcp::socket socket) {
     if (!range.ok()) {
       refused = range.status();
       unread = h.payload_length;
+      if (metrics) metrics->RecordRefusal(DataPath::kTcp, RefusalReasonOf(refused.code()));
     } else if (h.cap.op == AccessOp::kRead) {
       TsanAcquire(&segment);
       // Header and segment bytes in gather writes, straight from the segment.
@@ -235,7 +261,12 @@ asio::awaitable<void> TcpDataServer::Impl::Serve(tcp::socket socket) {
           co_await SendFenced(socket, asio::buffer(response.data(), n), *range,
                               static_cast<size_t>(h.cap.length), fence, ec);
       TsanRelease(&segment);
+      if (fenced == Fenced::kExpired && metrics) {
+        metrics->RecordRefusal(DataPath::kTcp, RefusalReason::kExpired);
+      }
       if (fenced != Fenced::kDone) break;  // expired mid-payload: the stream cannot say so
+      if (metrics)
+        metrics->RecordTransfer(DataPath::kTcp, DataOp::kRead, h.cap.length, NsSince(start));
       continue;
     } else {
       size_t received = 0;
@@ -250,11 +281,15 @@ asio::awaitable<void> TcpDataServer::Impl::Serve(tcp::socket socket) {
                              std::to_string(received) + " of " +
                              std::to_string(h.cap.length) + " bytes were written");
         unread = h.cap.length - received;
+        if (metrics) metrics->RecordRefusal(DataPath::kTcp, RefusalReason::kExpired);
       }
     }
     size_t n = wire::EncodeResponse(refused.code(), h.request_id, 0, refused.message(), response);
     co_await asio::async_write(socket, asio::buffer(response.data(), n), use);
     if (ec) break;
+    if (refused.ok() && metrics) {
+      metrics->RecordTransfer(DataPath::kTcp, DataOp::kWrite, h.cap.length, NsSince(start));
+    }
     if (unread == 0) continue;
     if (unread > kMaxDiscardBytes) {
       socket.shutdown(tcp::socket::shutdown_send, ec);
@@ -277,6 +312,7 @@ StatusOr<std::unique_ptr<TcpDataServer>> TcpDataServer::Start(const TcpServerOpt
   if (Status s = CheckCongestionControl(options.congestion); !s.ok()) return s;
   auto impl = std::make_unique<Impl>(segment, signer);
   impl->congestion = options.congestion;
+  impl->metrics = options.metrics;
   int threads = options.threads > 0 ? options.threads : 1;
   for (int i = 0; i < threads; ++i) impl->ios.push_back(std::make_unique<asio::io_context>(1));
   impl->acceptor = std::make_unique<tcp::acceptor>(*impl->ios[0]);

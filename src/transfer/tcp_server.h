@@ -16,6 +16,7 @@
 #include "crescent/status.h"
 #include "transfer/capability.h"
 #include "transfer/segment_memory.h"
+#include "transfer/transfer_metrics.h"
 
 namespace crescent::transfer {
 
@@ -24,6 +25,7 @@ struct TcpServerOptions {
   uint16_t port = 0;         // 0: pick a free port
   int threads = 2;           // io_context threads
   std::string congestion{};  // TCP_CONGESTION for accepted connections; "" = system default
+  TransferMetrics* metrics = nullptr;  // counts transfers if set; must outlive the server
 };
 
 class TcpDataServer {

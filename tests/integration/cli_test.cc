@@ -25,29 +25,14 @@ using testing::Not;
 class CliTest : public testing::Test {
  protected:
   void SetUp() override {
-    // The admin port is picked here, so another process may take it before
-    // serve binds it (seen while another test run shared the machine): then
-    // serve exits saying so, and a fresh port is tried.
-    std::optional<std::vector<std::string>> m;
-    for (int attempt = 0; attempt < 5; ++attempt) {
-      http_port_ = PickFreePort();
-      ASSERT_NE(http_port_, 0);
-      serve_ = std::make_unique<Process>(
-          // 10 s leases: a get and the rm run right after it (two process
-          // starts, slow on a busy machine) fall inside one lease, which the
-          // tests of rm on a leased key rely on.
-          std::vector<std::string>{CrescentBin(), "serve", "--port", "0", "--http-port",
-                                   std::to_string(http_port_), "--segment-size", "64MiB",
-                                   "--lease-ms", "10000"},
-          dir_.File("serve.log"));
-      ASSERT_TRUE(serve_->started());
-      m = serve_->WaitForMatch(std::regex(R"(listening on ([0-9.]+:[0-9]+))"), kStartTimeout);
-      if (serve_->WaitForLine("ready", kStartTimeout)) break;
-      if (serve_->Output().find("admin HTTP cannot listen") == std::string::npos) break;
-      m.reset();
-    }
-    ASSERT_TRUE(m.has_value() && serve_->WaitForLine("ready", kStartTimeout)) << serve_->Output();
-    master_ = (*m)[1];
+    // 10 s leases: a get and the rm run right after it (two process starts,
+    // slow on a busy machine) fall inside one lease, which the tests of rm on a
+    // leased key rely on.
+    ServeProcess serve;
+    ASSERT_TRUE(StartServe(dir_, {"--lease-ms", "10000"}, &serve));
+    serve_ = std::move(serve.proc);
+    master_ = serve.master;
+    http_port_ = serve.http_port;
   }
 
   void TearDown() override {

@@ -2,8 +2,12 @@
 
 #include <cstring>
 #include <iostream>
+#include <optional>
 #include <random>
+#include <regex>
 #include <thread>
+
+#include "integration/raw_socket.h"
 
 namespace crescent::itest {
 namespace {
@@ -40,6 +44,30 @@ std::vector<std::byte> RandomBytes(size_t size, uint32_t seed) {
 std::string RandomString(size_t size, uint32_t seed) {
   std::vector<std::byte> b = RandomBytes(size, seed);
   return std::string(reinterpret_cast<const char*>(b.data()), b.size());
+}
+
+testing::AssertionResult StartServe(TempDir& dir, const std::vector<std::string>& extra,
+                                    ServeProcess* out) {
+  std::optional<std::vector<std::string>> m;
+  for (int attempt = 0; attempt < 5; ++attempt) {
+    out->http_port = PickFreePort();
+    if (out->http_port == 0) return testing::AssertionFailure() << "no free port";
+    std::vector<std::string> argv{
+        CrescentBin(),    "serve", "--port", "0", "--http-port", std::to_string(out->http_port),
+        "--segment-size", "64MiB"};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    out->proc = std::make_unique<Process>(argv, dir.File("serve.log"));
+    if (!out->proc->started()) return testing::AssertionFailure() << "serve did not start";
+    m = out->proc->WaitForMatch(std::regex(R"(listening on ([0-9.]+:[0-9]+))"), kStartTimeout);
+    if (out->proc->WaitForLine("ready", kStartTimeout)) break;
+    if (out->proc->Output().find("admin HTTP cannot listen") == std::string::npos) break;
+    m.reset();
+  }
+  if (!m.has_value() || !out->proc->WaitForLine("ready", kStartTimeout)) {
+    return testing::AssertionFailure() << "serve is not ready:\n" << out->proc->Output();
+  }
+  out->master = (*m)[1];
+  return testing::AssertionSuccess();
 }
 
 CommandResult RunCrescent(const std::vector<std::string>& args, const std::string& scratch_dir,

@@ -105,6 +105,22 @@ class WithCluster : public Base {
   std::unique_ptr<Client> client_;  // declared after cluster_, so destroyed before it
 };
 
+// A `crescent serve` with its admin HTTP port on: the process, its master's
+// gRPC address and the admin port.
+struct ServeProcess {
+  std::unique_ptr<Process> proc;
+  std::string master;
+  int http_port = 0;
+};
+
+// Starts `crescent serve --port 0 --http-port P --segment-size 64MiB EXTRA...`
+// logging to dir/serve.log, and waits for it to be ready. The admin port is
+// picked here, so another process may take it before serve binds it (seen while
+// another test run shared the machine): then serve exits saying so, and a fresh
+// port is tried.
+testing::AssertionResult StartServe(TempDir& dir, const std::vector<std::string>& extra,
+                                    ServeProcess* out);
+
 // Runs `crescent ARGS...` to completion (stdin from `stdin_data`), capturing
 // stdout, stderr and the exit code; scratch files go to `scratch_dir`.
 CommandResult RunCrescent(const std::vector<std::string>& args, const std::string& scratch_dir,

@@ -340,6 +340,28 @@ def test_get_stats(store, serve):
     assert s["local_segment"] is None
 
 
+def test_client_stats_count_this_clients_calls(store):
+    before = store.get_stats()["client"]
+    keys = [key() for _ in range(3)]
+    for k in keys:
+        assert store.put(k, b"y" * 100) == 0
+    assert store.get(keys[0]) == b"y" * 100
+    assert store.get("absent-" + key()) == b""
+    after = store.get_stats()["client"]
+    put, get = after["ops"]["put"], after["ops"]["get"]
+    assert put["calls"] - before["ops"]["put"]["calls"] == 3
+    assert put["bytes"] - before["ops"]["put"]["bytes"] == 300
+    assert get["calls"] - before["ops"]["get"]["calls"] == 2
+    assert get["failed_keys"] - before["ops"]["get"]["failed_keys"] == 1
+    assert 0 < get["p50_seconds"] <= get["p99_seconds"]
+    for name in ("put_retries", "shm_fallbacks", "replica_fallbacks", "checksum_mismatches",
+                 "copy_ahead_kept", "copy_ahead_discarded"):
+        assert after[name] >= 0
+    text = store.client_metrics()
+    assert "# TYPE crescent_client_op_duration_seconds histogram" in text
+    assert 'crescent_client_op_duration_seconds_count{op="put"}' in text
+
+
 def test_closed_store(serve):
     store = connect(serve.address)
     arr = np.zeros(4096, dtype=np.uint8)
