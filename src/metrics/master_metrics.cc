@@ -152,7 +152,7 @@ std::vector<Sample> CollectMasterSamples(const master::MasterService& master) {
       {"expired", &c.restore_dropped_expired},
       {"conflict", &c.restore_dropped_conflict}};
   for (const auto& [reason, n] : dropped) {
-    out.push_back({Label("crescent_restore_dropped_objects_total", "reason", reason), Load(*n)});
+    out.push_back({Labelled("crescent_restore_dropped_objects_total", "reason", reason), Load(*n)});
   }
 
   master::MasterStats s = master.Stats();
