@@ -41,6 +41,9 @@ struct MasterCounters {
   std::atomic<uint64_t> bloom_negatives{0};   // lookups the filter answered alone
   std::atomic<uint64_t> bloom_rebuilds{0};
   std::atomic<uint64_t> evictions{0};
+  // Of those: by the watermark round, and for a put that found no space.
+  std::atomic<uint64_t> evictions_watermark{0};
+  std::atomic<uint64_t> evictions_for_put{0};
   std::atomic<uint64_t> evicted_bytes{0};
   std::atomic<uint64_t> eviction_rounds{0};
   std::atomic<uint64_t> expired_puts{0};

@@ -80,7 +80,7 @@ std::optional<ObjectId> MasterService::PickVictimLocked(TimeMs now, VictimLock* 
   return v;
 }
 
-uint64_t MasterService::EvictVictim(ObjectId id, VictimLock lock) {
+uint64_t MasterService::EvictVictim(ObjectId id, VictimLock lock, EvictionReason reason) {
   ObjectShard& shard = ShardOf(id);
   ObjectEntry* e = shard.Resolve(id);
   if (e == nullptr || e->state != EntryState::kComplete) return 0;
@@ -90,11 +90,14 @@ uint64_t MasterService::EvictVictim(ObjectId id, VictimLock lock) {
   LogChange(RemovalRecord(*e, RemovalReason::kEvicted));
   RemoveLocked(shard, IdSlot(id));
   counters_.evictions.fetch_add(1, std::memory_order_relaxed);
+  (reason == EvictionReason::kWatermark ? counters_.evictions_watermark
+                                        : counters_.evictions_for_put)
+      .fetch_add(1, std::memory_order_relaxed);
   counters_.evicted_bytes.fetch_add(bytes, std::memory_order_relaxed);
   return bytes;
 }
 
-uint64_t MasterService::EvictBytes(uint64_t bytes) {
+uint64_t MasterService::EvictBytes(uint64_t bytes, EvictionReason reason) {
   uint64_t freed = 0;
   TimeMs now = clock_.NowMs();
   bool first = true;
@@ -114,7 +117,7 @@ uint64_t MasterService::EvictBytes(uint64_t bytes) {
       victim = PickVictimLocked(now, &victim_lock);
     }
     if (!victim) break;
-    freed += EvictVictim(*victim, std::move(victim_lock));
+    freed += EvictVictim(*victim, std::move(victim_lock), reason);
   }
   return freed;
 }
@@ -130,7 +133,7 @@ std::vector<ReplicaSlot> MasterService::AllocateWithEviction(uint64_t size,
     slots = segments_.Allocate(size, config.replica_count, config);
   }
   while (slots.empty()) {
-    if (EvictBytes(size) == 0) break;  // nothing evictable is left
+    if (EvictBytes(size, EvictionReason::kForPut) == 0) break;  // nothing evictable is left
     slots = segments_.Allocate(size, config.replica_count, config);
   }
   return slots;

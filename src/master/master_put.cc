@@ -214,6 +214,7 @@ Status MasterService::PutEnd(std::string_view key, uint64_t token, uint64_t chec
     // this PutEnd must not take live_objects_ below zero, or the Bloom filter's
     // rebuild would size itself for ~2^64 keys.
     live_objects_.fetch_add(1, std::memory_order_relaxed);
+    if (e.hard_pin) hard_pinned_.fetch_add(1, std::memory_order_relaxed);
     pending_count_.fetch_sub(1, std::memory_order_relaxed);
     bloom_.Add(loc.shard->index(), loc.hash);
     id = loc.shard->IdOf(slot);

@@ -23,6 +23,7 @@ ObjectId MasterService::RemoveLocked(ObjectShard& shard, uint32_t slot) {
   if (e.state == EntryState::kComplete) {
     if (!restoring_) bloom_.Remove(shard.index(), e.Hash());
     live_objects_.fetch_sub(1, std::memory_order_relaxed);
+    if (e.hard_pin) hard_pinned_.fetch_sub(1, std::memory_order_relaxed);
     e.FlushTouch(LeaseMs(e.size));
     reachable_until = e.lease_until.load(std::memory_order_relaxed);
   } else {

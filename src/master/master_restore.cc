@@ -55,6 +55,7 @@ void MasterService::RestoreObject(const LogRecord& r) {
     e.checksum = r.checksum;
     loc.shard->Publish(slot);
     live_objects_.fetch_add(1, std::memory_order_relaxed);
+    if (r.hard_pin) hard_pinned_.fetch_add(1, std::memory_order_relaxed);
     id = loc.shard->IdOf(slot);
   }
   if (r.hard_pin) return;

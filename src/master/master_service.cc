@@ -239,6 +239,14 @@ size_t MasterService::ReportUnreachable(std::span<const SegmentId> segments) {
 
 std::vector<SegmentInfo> MasterService::ListSegments() const { return segments_.List(); }
 
+MasterService::PinCounts MasterService::Pins() const {
+  PinCounts p;
+  p.hard = hard_pinned_.load(std::memory_order_relaxed);
+  std::lock_guard lock(policy_mu_);
+  p.soft = soft_policy_->Count();
+  return p;
+}
+
 MasterStats MasterService::Stats() const {
   MasterStats s;
   s.objects = live_objects_.load(std::memory_order_relaxed);

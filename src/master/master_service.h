@@ -202,8 +202,10 @@ class MasterService {
   void RunMaintenance();
   void StartBackground(int64_t interval_ms = 50);
   void StopBackground();
+  // Why an eviction ran (counted by reason).
+  enum class EvictionReason { kWatermark, kForPut };
   // Frees at least `bytes` by eviction if possible; returns bytes freed.
-  uint64_t EvictBytes(uint64_t bytes);
+  uint64_t EvictBytes(uint64_t bytes, EvictionReason reason = EvictionReason::kWatermark);
 
   // ---- Durability ----
   // Hands `sink` the records that rebuild this state when applied in order to
@@ -245,6 +247,15 @@ class MasterService {
   // segments is taken over.
   RestoreSummary FinishRestore(int64_t grace_ms);
   size_t restored_segments_waiting() const { return segments_.restored_count(); }
+
+  // ---- Observability ----
+  struct PinCounts {
+    uint64_t hard = 0;  // complete objects that are never evicted
+    uint64_t soft = 0;  // complete objects evicted only after every unpinned one
+  };
+  PinCounts Pins() const;
+  // Store nodes the master knows (those with a mounted segment).
+  std::vector<SegmentTable::NodeInfo> ListNodes() const { return segments_.Nodes(); }
 
   const MasterCounters& counters() const { return counters_; }
   // The durability figures in counters() are set from outside the engine.
@@ -368,7 +379,7 @@ class MasterService {
   bool SpareLocked(ObjectId id, TimeMs now, VictimLock* victim);
   // Removes a chosen victim (its shard locked by `lock`); returns bytes freed
   // (0 for a stale id).
-  uint64_t EvictVictim(ObjectId id, VictimLock lock);
+  uint64_t EvictVictim(ObjectId id, VictimLock lock, EvictionReason reason);
 
   struct HeldSpace {
     TimeMs until;
@@ -408,6 +419,7 @@ class MasterService {
   std::mutex rebuild_mu_;
   TouchQueue touch_queue_;
   std::atomic<uint64_t> live_objects_{0};  // complete objects
+  std::atomic<uint64_t> hard_pinned_{0};   // of which hard-pinned
   std::atomic<uint64_t> pending_count_{0};
 
   mutable std::mutex policy_mu_;

@@ -195,6 +195,18 @@ std::vector<SegmentId> SegmentTable::ExpireRestored() {
   return gone;
 }
 
+std::vector<SegmentTable::NodeInfo> SegmentTable::Nodes() const {
+  const TimeMs now = clock_.NowMs();
+  std::lock_guard lock(mu_);
+  std::vector<NodeInfo> out;
+  for (const auto& [name, n] : nodes_) {
+    out.push_back({name, now - n.last_heartbeat, n.suspect_since.has_value(), n.segments.size()});
+  }
+  std::sort(out.begin(), out.end(),
+            [](const NodeInfo& a, const NodeInfo& b) { return a.node < b.node; });
+  return out;
+}
+
 size_t SegmentTable::restored_count() const {
   std::lock_guard lock(mu_);
   return restored_.size();

@@ -106,6 +106,14 @@ class SegmentTable {
   std::vector<SegmentId> ExpireRestored();
   size_t restored_count() const;
 
+  struct NodeInfo {
+    std::string node;
+    int64_t heartbeat_age_ms = 0;  // since its last heartbeat (or mount)
+    bool suspect = false;          // a client reported it unreachable (MarkUnreachable)
+    size_t segments = 0;
+  };
+  std::vector<NodeInfo> Nodes() const;
+
   bool IsMounted(SegmentId id) const;
   // The endpoint of mounted segment `id`; null once it is unmounted. Immutable
   // for the segment's life, and valid as long as the table.

@@ -227,6 +227,29 @@ void CollectMasterGauges(const master::MasterService& master, TextWriter& w) {
   w.Family("crescent_tier_used_bytes", "gauge",
            "Bytes allocated in the mounted segments, by tier.");
   for (size_t t = 0; t < 2; ++t) w.Sample({{"tier", tiers[t]}}, used[t]);
+  w.Family("crescent_evictions_by_reason_total", "counter",
+           "Objects evicted, by reason: watermark (the background round) or put (a put found "
+           "no space).");
+  const master::MasterCounters& c = master.counters();
+  w.Sample({{"reason", "watermark"}}, Load(c.evictions_watermark));
+  w.Sample({{"reason", "put"}}, Load(c.evictions_for_put));
+  const master::MasterService::PinCounts pins = master.Pins();
+  w.Family("crescent_pinned_objects", "gauge", "Complete objects pinned, by kind (hard, soft).");
+  w.Sample({{"kind", "hard"}}, pins.hard);
+  w.Sample({{"kind", "soft"}}, pins.soft);
+  const std::vector<master::SegmentTable::NodeInfo> nodes = master.ListNodes();
+  uint64_t suspect = 0;
+  for (const auto& n : nodes) suspect += n.suspect ? 1 : 0;
+  w.Family("crescent_nodes", "gauge",
+           "Store nodes with a mounted segment, by state: alive, or suspect (a client could not "
+           "reach it; no new replicas until it proves alive).");
+  w.Sample({{"state", "alive"}}, nodes.size() - suspect);
+  w.Sample({{"state", "suspect"}}, suspect);
+  w.Family("crescent_node_heartbeat_age_seconds", "gauge",
+           "Seconds since each store node's last heartbeat (the master drops it past the TTL).");
+  for (const auto& n : nodes) {
+    w.Sample({{"node", n.node}}, static_cast<double>(n.heartbeat_age_ms) / 1000.0);
+  }
   w.Family("crescent_segment_allocations", "gauge",
            "Allocations (object replicas, pending puts, held space), by segment.");
   for (const master::SegmentInfo& seg : segments) {
