@@ -47,6 +47,20 @@ TEST_F(MasterObservabilityTest, PinsAreCountedWhilePinned) {
   EXPECT_EQ(master().Pins().soft, 0u);
 }
 
+TEST_F(MasterObservabilityTest, LeasedObjectsAreThoseReadWithinTheirLease) {
+  config_.lease_ms = 1000;
+  Mount("seg", 1 << 20);
+  for (int i = 0; i < 5; ++i) ASSERT_TRUE(Put("k" + std::to_string(i), 100).ok());
+  EXPECT_EQ(master().CountLeased(), 0u);
+  ASSERT_TRUE(master().GetReplicaList("k1").ok());
+  ASSERT_TRUE(master().GetReplicaList("k3").ok());
+  EXPECT_EQ(master().CountLeased(), 2u);
+  master().RunMaintenance();  // the touches fold into the leases
+  EXPECT_EQ(master().CountLeased(), 2u);
+  clock_.Advance(1001);
+  EXPECT_EQ(master().CountLeased(), 0u);
+}
+
 TEST_F(MasterObservabilityTest, NodesShowTheirHeartbeatAgeAndSuspicion) {
   config_.heartbeat_ttl_ms = 100'000;
   const SegmentId a = Mount("seg-a", 1 << 20, "node-a");

@@ -247,6 +247,24 @@ MasterService::PinCounts MasterService::Pins() const {
   return p;
 }
 
+uint64_t MasterService::CountLeased() const {
+  constexpr uint32_t kSlotsPerStep = 4096;
+  const TimeMs now = clock_.NowMs();
+  uint64_t leased = 0;
+  for (const auto& shard : shards_) {
+    for (uint32_t begin = 0;; begin += kSlotsPerStep) {
+      std::shared_lock lock(shard->mutex());
+      if (begin >= shard->slot_count()) break;
+      shard->VisitSlots(begin, begin + kSlotsPerStep, [&](uint32_t slot) {
+        const ObjectEntry& e = shard->entry(slot);
+        if (e.state != EntryState::kComplete) return;
+        if (e.touch.load(std::memory_order_relaxed) != 0 || e.Leased(now)) ++leased;
+      });
+    }
+  }
+  return leased;
+}
+
 MasterStats MasterService::Stats() const {
   MasterStats s;
   s.objects = live_objects_.load(std::memory_order_relaxed);

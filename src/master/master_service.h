@@ -254,6 +254,10 @@ class MasterService {
     uint64_t soft = 0;  // complete objects evicted only after every unpinned one
   };
   PinCounts Pins() const;
+  // Complete objects whose read lease has not ended (a read since the last
+  // flush counts as one). Walks every shard, a few thousand slots per shared
+  // lock: O(objects), for a metrics scrape, not for a hot path.
+  uint64_t CountLeased() const;
   // Store nodes the master knows (those with a mounted segment).
   std::vector<SegmentTable::NodeInfo> ListNodes() const { return segments_.Nodes(); }
 

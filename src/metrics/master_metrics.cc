@@ -234,6 +234,9 @@ void CollectMasterGauges(const master::MasterService& master, TextWriter& w) {
   w.Sample({{"reason", "watermark"}}, Load(c.evictions_watermark));
   w.Sample({{"reason", "put"}}, Load(c.evictions_for_put));
   const master::MasterService::PinCounts pins = master.Pins();
+  w.Family("crescent_leased_objects", "gauge",
+           "Complete objects under a read lease now (removal refused, eviction spares them).");
+  w.Sample({}, master.CountLeased());
   w.Family("crescent_pinned_objects", "gauge", "Complete objects pinned, by kind (hard, soft).");
   w.Sample({{"kind", "hard"}}, pins.hard);
   w.Sample({{"kind", "soft"}}, pins.soft);
