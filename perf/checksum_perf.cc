@@ -22,19 +22,18 @@
 #include <vector>
 
 #include "crescent/client.h"
+#include "perf_util.h"
 #include "server/local_cluster.h"
 
 using namespace crescent;
 
 namespace {
 
+using crescent::perf::Now;
+
 [[noreturn]] void Die(const std::string& what) {
   std::fprintf(stderr, "checksum_perf: %s\n", what.c_str());
   std::exit(2);
-}
-
-double Now() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
 double Median(std::vector<double> v) {

@@ -33,22 +33,15 @@
 #include "durability/snapshot_file.h"
 #include "durability/snapshotter.h"
 #include "master/master_service.h"
+#include "perf_util.h"
 
 using namespace crescent;
 namespace fs = std::filesystem;
 
 namespace {
 
-std::string KeyOf(uint64_t i) {
-  char buf[64];
-  uint64_t a = i * 0x9E3779B97F4A7C15ull, b = (i + 1) * 0xC2B2AE3D27D4EB4Full;
-  std::snprintf(buf, sizeof(buf), "%016" PRIx64 "%016" PRIx64 "_0_k", a, b);
-  return buf;
-}
-
-double Now() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
+using crescent::perf::KeyOf;
+using crescent::perf::Now;
 
 constexpr uint64_t kOwnerToken = 7;
 
@@ -159,7 +152,8 @@ int MeasureRestore(const std::string& dir, uint64_t objects) {
       &adopted);
   const double adopt_ms = (Now() - a0) * 1000;
   const bool readable = restored->master->GetReplicaList(KeyOf(objects / 2)).ok();
-  std::printf("restore: %" PRIu64 " objects in %.2f s to serve (%s); node took the segment "
+  std::printf("restore: %" PRIu64
+              " objects in %.2f s to serve (%s); node took the segment "
               "back in %.2f ms%s\n",
               restored->summary.objects, restore_s, durability::DescribeRestore(*restored).c_str(),
               adopt_ms, adopted && readable ? "" : " FAILED: not adopted or not readable");

@@ -29,29 +29,21 @@
 
 #include "master/master_service.h"
 #include "metrics/histogram.h"
+#include "perf_util.h"
 
 using namespace crescent;
 using namespace crescent::master;
 
 namespace {
 
+using crescent::perf::KeyOf;
+using crescent::perf::Now;
+
 uint64_t RssBytes() {
   std::ifstream f("/proc/self/statm");
   uint64_t pages = 0, resident = 0;
   f >> pages >> resident;
   return resident * static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
-}
-
-// 32 hex chars + "_0_k": the shape of an SGLang HiCache page key (~36 bytes).
-std::string KeyOf(uint64_t i) {
-  char buf[64];
-  uint64_t a = i * 0x9E3779B97F4A7C15ull, b = (i + 1) * 0xC2B2AE3D27D4EB4Full;
-  std::snprintf(buf, sizeof(buf), "%016" PRIx64 "%016" PRIx64 "_0_k", a, b);
-  return buf;
-}
-
-double Now() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
 template <typename Fn>

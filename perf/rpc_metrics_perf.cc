@@ -29,6 +29,7 @@
 
 #include "master/master_service.h"
 #include "metrics/histogram.h"
+#include "perf_util.h"
 #include "rpc/master_client.h"
 #include "rpc/master_server.h"
 #include "rpc/server_metrics.h"
@@ -38,9 +39,7 @@ using namespace crescent;
 
 namespace {
 
-double Now() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
+using crescent::perf::Now;
 
 // CPU seconds this process has used (every thread: clients and servers).
 double CpuSeconds() {

@@ -29,6 +29,7 @@
 #include "bench/baseline.h"
 #include "bench/raw_shapes.h"
 #include "bench/suite.h"
+#include "perf_util.h"
 #include "transfer/congestion.h"
 #include "transfer/page_warmer.h"
 #include "transfer/segment_memory.h"
@@ -42,13 +43,11 @@ using crescent::bench::Fixed;
 
 namespace {
 
+using crescent::perf::Now;
+
 [[noreturn]] void Die(const std::string& what) {
   std::fprintf(stderr, "tcp_path_perf: %s\n", what.c_str());
   std::exit(2);
-}
-
-double Now() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
 // GB/s of one raw repetition.

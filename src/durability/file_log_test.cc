@@ -4,11 +4,12 @@
 #include "durability/file_log.h"
 
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
 #include <thread>
+
+#include "durability/test_dir_for_test.h"
 
 namespace crescent::durability {
 namespace {
@@ -17,13 +18,7 @@ namespace fs = std::filesystem;
 
 class FileLogTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    dir_ = (fs::temp_directory_path() /
-            ("crescent_file_log_test_" + std::to_string(::getpid()) + "_" +
-             ::testing::UnitTest::GetInstance()->current_test_info()->name()))
-               .string();
-    fs::remove_all(dir_);
-  }
+  void SetUp() override { dir_ = FreshTestDir("file_log_test"); }
   void TearDown() override { fs::remove_all(dir_); }
 
   std::unique_ptr<FileOperationLog> Open(FileLogOptions o = {}) {

@@ -38,10 +38,9 @@ StatusOr<RestoreResult> RestoreMaster(const RestoreOptions& options, FileOperati
   auto finish = [&](std::unique_ptr<master::MasterService> m) -> StatusOr<RestoreResult> {
     out.summary = m->FinishRestore(options.grace_ms);
     out.duration_ms =
-        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
-            .count();
-    m->mutable_counters().restore_duration_us.store(
-        static_cast<uint64_t>(out.duration_ms * 1000), std::memory_order_relaxed);
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    m->mutable_counters().restore_duration_us.store(static_cast<uint64_t>(out.duration_ms * 1000),
+                                                    std::memory_order_relaxed);
     out.master = std::move(m);
     return std::move(out);
   };

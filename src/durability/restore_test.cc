@@ -3,12 +3,12 @@
 #include "durability/restore.h"
 
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
 
 #include "durability/snapshotter.h"
+#include "durability/test_dir_for_test.h"
 
 namespace crescent::durability {
 namespace {
@@ -18,11 +18,7 @@ namespace fs = std::filesystem;
 class RestoreTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = (fs::temp_directory_path() /
-            ("crescent_restore_test_" + std::to_string(::getpid()) + "_" +
-             ::testing::UnitTest::GetInstance()->current_test_info()->name()))
-               .string();
-    fs::remove_all(dir_);
+    dir_ = FreshTestDir("restore_test");
     OpenFirst();
   }
   void TearDown() override {
@@ -40,8 +36,7 @@ class RestoreTest : public ::testing::Test {
     master_ = std::move(m).value();
     ASSERT_TRUE(master_->MountSegment(Spec()).ok());
   }
-  static master::SegmentSpec Spec(const std::string& endpoint = "node:7000#1",
-                                  uint64_t token = 5) {
+  static master::SegmentSpec Spec(const std::string& endpoint = "node:7000#1", uint64_t token = 5) {
     return {"seg", 64 << 20, "node", endpoint, master::Tier::kDram, token};
   }
   std::unique_ptr<FileOperationLog> OpenLog() {
@@ -63,14 +58,24 @@ class RestoreTest : public ::testing::Test {
     Snapshotter s(*master_, log_.get(), {dir_, 2});
     ASSERT_TRUE(s.TakeNow().ok());
   }
+  // Restores a master from dir_ on log_.
+  StatusOr<RestoreResult> Restore(bool allow_empty = false) {
+    return RestoreMaster({dir_, allow_empty, 10'000}, *log_, [&] {
+      return master::MasterService::Create(config_, clock_, log_.get());
+    });
+  }
   // Stops the first master and restores a second from dir_.
   StatusOr<RestoreResult> Restart(bool allow_empty = false) {
     master_.reset();
     log_.reset();
     log_ = OpenLog();
-    return RestoreMaster({dir_, allow_empty, 10'000}, *log_, [&] {
-      return master::MasterService::Create(config_, clock_, log_.get());
-    });
+    return Restore(allow_empty);
+  }
+  // Overwrites 8 bytes in the middle of a snapshot file.
+  static void Damage(const std::string& path) {
+    std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(static_cast<std::streamoff>(fs::file_size(path) / 2));
+    f.write("XXXXXXXX", 8);
   }
   // Takes the restored segment back and says whether `key` is readable.
   static bool Readable(master::MasterService& m, const std::string& key) {
@@ -126,11 +131,7 @@ TEST_F(RestoreTest, ADamagedSnapshotFallsBackToTheOlderOne) {
   Snapshot();
   Put("c");
   const std::string newest = ListSnapshots(dir_).front();
-  {
-    std::fstream f(newest, std::ios::in | std::ios::out | std::ios::binary);
-    f.seekp(static_cast<std::streamoff>(fs::file_size(newest) / 2));
-    f.write("XXXXXXXX", 8);
-  }
+  Damage(newest);
   auto r = Restart();
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   EXPECT_EQ(r->snapshot, ListSnapshots(dir_).back());
@@ -148,11 +149,7 @@ TEST_F(RestoreTest, ASnapshotWithoutItsLogIsNotEnough) {
   Snapshot();  // keeps two; the log before the older one is dropped
   Put("c");
   // Both snapshots damaged: the log no longer reaches back to position 0.
-  for (const std::string& s : ListSnapshots(dir_)) {
-    std::fstream f(s, std::ios::in | std::ios::out | std::ios::binary);
-    f.seekp(static_cast<std::streamoff>(fs::file_size(s) / 2));
-    f.write("XXXXXXXX", 8);
-  }
+  for (const std::string& s : ListSnapshots(dir_)) Damage(s);
   master_.reset();
   log_.reset();
   // Drop the first log file, as truncation would have once its snapshot went.
@@ -160,16 +157,12 @@ TEST_F(RestoreTest, ASnapshotWithoutItsLogIsNotEnough) {
     if (e.path().filename() == "log-0000000000000000.crlog") fs::remove(e.path());
   }
   log_ = OpenLog();
-  auto refused = RestoreMaster({dir_, false, 10'000}, *log_, [&] {
-    return master::MasterService::Create(config_, clock_, log_.get());
-  });
+  auto refused = Restore();
   ASSERT_FALSE(refused.ok());
   EXPECT_EQ(refused.status().code(), ErrorCode::kCorruptData);
   EXPECT_NE(refused.status().message().find("--allow-empty-restore"), std::string::npos)
       << refused.status().message();
-  auto empty = RestoreMaster({dir_, true, 10'000}, *log_, [&] {
-    return master::MasterService::Create(config_, clock_, log_.get());
-  });
+  auto empty = Restore(/*allow_empty=*/true);
   ASSERT_TRUE(empty.ok()) << empty.status().ToString();
   EXPECT_TRUE(empty->started_empty);
   EXPECT_EQ(empty->summary.objects, 0u);
@@ -186,9 +179,7 @@ TEST_F(RestoreTest, ALogDeletedAfterASnapshotGoesOnFromItsPosition) {
   }
   log_ = OpenLog();
   EXPECT_EQ(log_->end_position(), LogStartForDir(dir_));
-  auto r = RestoreMaster({dir_, false, 10'000}, *log_, [&] {
-    return master::MasterService::Create(config_, clock_, log_.get());
-  });
+  auto r = Restore();
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   EXPECT_TRUE(Readable(*r->master, "a"));
   // What the restored master logs now is found by the next restore.

@@ -3,11 +3,12 @@
 #include "durability/snapshot_file.h"
 
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+
+#include "durability/test_dir_for_test.h"
 
 namespace crescent::durability {
 namespace {
@@ -16,13 +17,7 @@ namespace fs = std::filesystem;
 
 class SnapshotFileTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    dir_ = (fs::temp_directory_path() /
-            ("crescent_snapshot_file_test_" + std::to_string(::getpid()) + "_" +
-             ::testing::UnitTest::GetInstance()->current_test_info()->name()))
-               .string();
-    fs::remove_all(dir_);
-  }
+  void SetUp() override { dir_ = FreshTestDir("snapshot_file_test"); }
   void TearDown() override { fs::remove_all(dir_); }
 
   static master::LogRecord Object(uint64_t i) {

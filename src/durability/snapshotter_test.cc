@@ -4,11 +4,12 @@
 #include "durability/snapshotter.h"
 
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <atomic>
 #include <filesystem>
 #include <thread>
+
+#include "durability/test_dir_for_test.h"
 
 namespace crescent::durability {
 namespace {
@@ -23,11 +24,7 @@ std::string Key(std::string prefix, int i) {
 class SnapshotterTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = (fs::temp_directory_path() /
-            ("crescent_snapshotter_test_" + std::to_string(::getpid()) + "_" +
-             ::testing::UnitTest::GetInstance()->current_test_info()->name()))
-               .string();
-    fs::remove_all(dir_);
+    dir_ = FreshTestDir("snapshotter_test");
     std::vector<std::string> warnings;
     FileLogOptions lo;
     lo.dir = dir_;

@@ -11,8 +11,8 @@
 
 namespace crescent::master {
 
-Status MasterService::ReportCorruptReplica(std::string_view key, SegmentId segment,
-                                           uint64_t offset, uint64_t checksum) {
+Status MasterService::ReportCorruptReplica(std::string_view key, SegmentId segment, uint64_t offset,
+                                           uint64_t checksum) {
   auto fail = [&](Status s) {
     counters_.report_corrupt.Record(1, 1);
     return s;
@@ -33,16 +33,8 @@ Status MasterService::ReportCorruptReplica(std::string_view key, SegmentId segme
     if (slot == kNoSlot) return stale();
     ObjectEntry& e = loc.shard->entry(slot);
     if (e.state != EntryState::kComplete || e.checksum != checksum) return stale();
-    std::vector<ReplicaSlot> keep;
     std::optional<ReplicaSlot> bad;
-    for (size_t i = 0; i < e.num_replicas; ++i) {
-      const ReplicaSlot r = e.replica(i);
-      if (!bad && r.segment == segment && r.offset == offset) {
-        bad = r;
-      } else {
-        keep.push_back(r);
-      }
-    }
+    const std::vector<ReplicaSlot> keep = e.ReplicasExcept(segment, offset, &bad);
     if (!bad) return stale();
     if (keep.empty()) {
       logged = LogChange(RemovalRecord(e, RemovalReason::kCorrupt));
@@ -54,8 +46,8 @@ Status MasterService::ReportCorruptReplica(std::string_view key, SegmentId segme
       // Readers granted this replica may still be reading it: its space waits
       // for their capabilities (the lease) like a removed object's, then frees.
       e.FlushTouch(config_.lease_ms);
-      const TimeMs until = e.lease_until.load(std::memory_order_relaxed) +
-                           config_.capability_grace_ms;
+      const TimeMs until =
+          e.lease_until.load(std::memory_order_relaxed) + config_.capability_grace_ms;
       if (until > clock_.NowMs()) {
         HoldSlots({*bad}, e.size, until);
       } else {

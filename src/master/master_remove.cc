@@ -250,11 +250,9 @@ std::vector<std::string> MasterService::List(std::string_view prefix, size_t lim
   return heap;
 }
 
-size_t MasterService::DropSegmentReplicas(std::span<const SegmentId> segments) {
+size_t MasterService::SweepReplicas(const std::function<bool(SegmentId)>& keep_segment,
+                                    const std::function<void(const ObjectEntry&)>& kept) {
   size_t total = 0;
-  auto dead = [&](SegmentId s) {
-    return std::find(segments.begin(), segments.end(), s) != segments.end();
-  };
   for (const auto& shard : shards_) {
     std::vector<ObjectId> dropped;
     {
@@ -265,25 +263,32 @@ size_t MasterService::DropSegmentReplicas(std::span<const SegmentId> segments) {
         ObjectEntry& e = shard->entry(slot);
         std::vector<ReplicaSlot> keep;
         for (size_t i = 0; i < e.num_replicas; ++i) {
-          if (!dead(e.replica(i).segment)) keep.push_back(e.replica(i));
+          if (keep_segment(e.replica(i).segment)) keep.push_back(e.replica(i));
         }
-        if (keep.size() == e.num_replicas) continue;
         if (keep.empty()) {
-          // Nothing of it is readable any more: drop it. Its only space was on the
-          // dead segments, which no longer have allocators.
+          // Nothing of it is readable any more: drop it. Its only space was on
+          // segments that no longer have allocators.
           dropped.push_back(RemoveLocked(*shard, slot));
           continue;
         }
-        shard->SetReplicas(slot, keep);
+        if (keep.size() != e.num_replicas) shard->SetReplicas(slot, keep);
+        if (kept) kept(e);
       }
     }
-    counters_.dropped_objects.fetch_add(dropped.size(), std::memory_order_relaxed);
     total += dropped.size();
     ForgetInPolicy(dropped);
   }
+  return total;
+}
+
+size_t MasterService::DropSegmentReplicas(std::span<const SegmentId> segments) {
+  const size_t dropped = SweepReplicas([&](SegmentId s) {
+    return std::find(segments.begin(), segments.end(), s) == segments.end();
+  });
+  counters_.dropped_objects.fetch_add(dropped, std::memory_order_relaxed);
   // The dead segments' allocators are gone, and their used bytes with them.
   ForgetHeldOn(segments);
-  return total;
+  return dropped;
 }
 
 }  // namespace crescent::master

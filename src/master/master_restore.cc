@@ -13,7 +13,6 @@
 // the table remembers each slot's last id, and a mount after the restore
 // takes the next one.
 #include <algorithm>
-#include <chrono>
 #include <mutex>
 #include <shared_mutex>
 
@@ -34,20 +33,23 @@ void MasterService::RestoreRemove(std::string_view key) {
 }
 
 void MasterService::RestoreObject(const LogRecord& r) {
-  if (!ValidateKey(r.key).ok() || r.replicas.empty() || r.replicas.size() > 255 ||
-      r.size == 0 || r.size > kMaxObjectSize) {
+  if (!ValidateKey(r.key).ok() || r.replicas.empty() || r.replicas.size() > 255 || r.size == 0 ||
+      r.size > kMaxObjectSize) {
     ++restore_skipped_;
     return;
   }
-  RestoreRemove(r.key);  // a later put of the key replaces the earlier one
   // Soft-pin ends are on the old process's steady clock, which runs on across
   // a restart of the process (not of the host): one already past is dropped.
   const TimeMs now = clock_.NowMs();
   const TimeMs soft_until = r.soft_pin_until > now ? r.soft_pin_until : 0;
   Located loc = Locate(r.key);
   ObjectId id;
+  ObjectId replaced = cache::kNoParent;  // a later put of the key replaces the earlier one
   {
     std::unique_lock lock(loc.shard->mutex());
+    if (const uint32_t old = loc.shard->Find(r.key, loc.hash); old != kNoSlot) {
+      replaced = RemoveLocked(*loc.shard, old);
+    }
     const uint32_t slot = loc.shard->Create(r.key, loc.hash, r.replicas, soft_until);
     ObjectEntry& e = loc.shard->entry(slot);
     e.size = r.size;
@@ -58,9 +60,8 @@ void MasterService::RestoreObject(const LogRecord& r) {
     if (r.hard_pin) hard_pinned_.fetch_add(1, std::memory_order_relaxed);
     id = loc.shard->IdOf(slot);
   }
-  if (r.hard_pin) return;
   ObjectId parent = cache::kNoParent;
-  if (!r.parent_key.empty()) {
+  if (!r.hard_pin && !r.parent_key.empty()) {
     Located p = Locate(r.parent_key);
     std::shared_lock lock(p.shard->mutex());
     const uint32_t slot = p.shard->Find(r.parent_key, p.hash);
@@ -68,6 +69,11 @@ void MasterService::RestoreObject(const LogRecord& r) {
   }
   const uint64_t bytes = r.size * r.replicas.size();
   std::lock_guard lock(policy_mu_);
+  if (replaced != cache::kNoParent) {
+    policy_->Remove(replaced);
+    soft_policy_->Remove(replaced);
+  }
+  if (r.hard_pin) return;
   if (soft_until != 0) {
     soft_policy_->Insert(id, bytes, {.parent = parent, .history = loc.hash});
     soft_expiry_.push({soft_until, id});
@@ -85,15 +91,9 @@ void MasterService::ApplyRestored(const LogRecord& r) {
       segments_.Restore(r.segment, r.spec);
       return;
     }
-    case LogRecordType::kSegmentUnmounted:
-      segments_.ForgetRestored(r.segment);
-      return;
-    case LogRecordType::kPutEnded:
-      RestoreObject(r);
-      return;
-    case LogRecordType::kObjectRemoved:
-      RestoreRemove(r.key);
-      return;
+    case LogRecordType::kSegmentUnmounted: segments_.ForgetRestored(r.segment); return;
+    case LogRecordType::kPutEnded: RestoreObject(r); return;
+    case LogRecordType::kObjectRemoved: RestoreRemove(r.key); return;
     case LogRecordType::kReplicaDropped: {
       Located loc = Locate(r.key);
       ObjectId gone = cache::kNoParent;
@@ -101,13 +101,10 @@ void MasterService::ApplyRestored(const LogRecord& r) {
         std::unique_lock lock(loc.shard->mutex());
         const uint32_t slot = loc.shard->Find(r.key, loc.hash);
         if (slot == kNoSlot) return;
-        const ObjectEntry& e = loc.shard->entry(slot);
-        std::vector<ReplicaSlot> keep;
-        for (size_t i = 0; i < e.num_replicas; ++i) {
-          const ReplicaSlot rep = e.replica(i);
-          if (rep.segment != r.segment || rep.offset != r.offset) keep.push_back(rep);
-        }
-        if (keep.size() == e.num_replicas) return;
+        std::optional<ReplicaSlot> dropped;
+        const std::vector<ReplicaSlot> keep =
+            loc.shard->entry(slot).ReplicasExcept(r.segment, r.offset, &dropped);
+        if (!dropped) return;
         if (keep.empty()) {
           gone = RemoveLocked(*loc.shard, slot);
         } else {
@@ -128,33 +125,15 @@ MasterService::RestoreSummary MasterService::FinishRestore(int64_t grace_ms) {
   // never named by a record), and gather each restored segment's allocations.
   absl::flat_hash_map<SegmentId, std::vector<cache::OffsetAllocator::UsedRegion>> regions;
   for (SegmentId id : segments_.RestoredIds()) regions[id];
-  auto restored = [&](SegmentId s) { return regions.contains(s); };
-  for (const auto& shard : shards_) {
-    std::vector<ObjectId> dropped;
-    {
-      std::unique_lock lock(shard->mutex());
-      std::vector<uint32_t> slots;
-      shard->VisitAll([&](uint32_t slot) { slots.push_back(slot); });
-      for (uint32_t slot : slots) {
-        ObjectEntry& e = shard->entry(slot);
-        std::vector<ReplicaSlot> keep;
+  out.dropped_unmounted = SweepReplicas(
+      [&](SegmentId s) { return regions.contains(s); },
+      [&](const ObjectEntry& e) {
         for (size_t i = 0; i < e.num_replicas; ++i) {
-          if (restored(e.replica(i).segment)) keep.push_back(e.replica(i));
-        }
-        if (keep.empty()) {
-          dropped.push_back(RemoveLocked(*shard, slot));
-          continue;
-        }
-        if (keep.size() != e.num_replicas) shard->SetReplicas(slot, keep);
-        for (const ReplicaSlot& k : keep) {
+          const ReplicaSlot k = e.replica(i);
           regions[k.segment].push_back(
               {cache::Allocation{k.offset, k.alloc_node, k.alloc_generation}, e.size});
         }
-      }
-    }
-    out.dropped_unmounted += dropped.size();
-    ForgetInPolicy(dropped);
-  }
+      });
   // A segment whose allocations conflict (two replicas in one range) was not
   // written by this engine: none of its replicas is trusted.
   std::vector<SegmentId> conflicting;

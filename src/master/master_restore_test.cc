@@ -74,6 +74,14 @@ class MasterRestoreTest : public testing::MasterTest {
     return out;
   }
 
+  // node-a mounts seg-a again after the restart, offering its first mount
+  // (endpoint a:1#e1, token 11) and presenting a new one (a:1#e2, token 33).
+  static StatusOr<SegmentId> RemountA(MasterService& m, bool* adopted = nullptr,
+                                      uint64_t capacity = kSegBytes) {
+    PreviousMount prev{"a:1#e1", 11};
+    return m.MountSegment(Spec("seg-a", "node-a", "a:1#e2", 33, capacity), &prev, adopted);
+  }
+
   MemoryLog log_;
   MemoryLog log2_;  // the restored engine's own
   SegmentId seg_a_ = kNoSegment;
@@ -103,9 +111,8 @@ TEST_F(MasterRestoreTest, ObjectsComeBackWhenTheirNodeTakesTheSegmentOver) {
   EXPECT_EQ(*m->BatchQueryPrefix(std::vector<std::string>{"x"}), 0u);
   EXPECT_EQ(m->PutStart("new", 10, {}).status().code(), ErrorCode::kUnavailable);
 
-  PreviousMount prev{"a:1#e1", 11};
   bool adopted = false;
-  auto id = m->MountSegment(Spec("seg-a", "node-a", "a:1#e2", 33), &prev, &adopted);
+  auto id = RemountA(*m, &adopted);
   ASSERT_TRUE(id.ok()) << id.status().ToString();
   EXPECT_TRUE(adopted);
   EXPECT_EQ(*id, seg_a_) << "the segment keeps its id";
@@ -136,8 +143,7 @@ TEST_F(MasterRestoreTest, NewPutsNeverOverlapRestoredReplicas) {
   for (int i = 0; i < 50; ++i) ASSERT_TRUE(PutSum("k" + std::to_string(i), 3000, i, on_a).ok());
   for (int i = 0; i < 50; i += 2) ASSERT_TRUE(master().Remove("k" + std::to_string(i)).ok());
   auto m = Restored(log_.Decoded());
-  PreviousMount prev{"a:1#e1", 11};
-  ASSERT_TRUE(m->MountSegment(Spec("seg-a", "node-a", "a:1#e2", 33), &prev).ok());
+  ASSERT_TRUE(RemountA(*m).ok());
   for (int i = 1; i < 50; i += 2) {
     auto r = m->GetReplicaList("k" + std::to_string(i));
     ASSERT_TRUE(r.ok());
@@ -175,8 +181,7 @@ TEST_F(MasterRestoreTest, ANodeThatComesBackWithNewMemoryLosesItsObjects) {
   EXPECT_FALSE(m->GetReplicaList("only-b").ok());
   EXPECT_EQ(m->counters().restore_dropped_new_memory.load(), 1u);
   // "twice" keeps its replica on seg-a, readable once node-a is back.
-  PreviousMount prev{"a:1#e1", 11};
-  ASSERT_TRUE(m->MountSegment(Spec("seg-a", "node-a", "a:1#e2", 33), &prev).ok());
+  ASSERT_TRUE(RemountA(*m).ok());
   auto r = m->GetReplicaList("twice");
   ASSERT_TRUE(r.ok());
   ASSERT_EQ(r->replicas.size(), 1u);
@@ -201,9 +206,8 @@ TEST_F(MasterRestoreTest, SegmentsThatNeverComeBackAreDroppedAfterTheGrace) {
   EXPECT_EQ(m->Stats().objects, 0u);
   EXPECT_EQ(m->counters().restore_dropped_expired.load(), 1u);
   // Too late: the node's offer is refused as a restore, and it mounts empty.
-  PreviousMount prev{"a:1#e1", 11};
   bool adopted = true;
-  ASSERT_TRUE(m->MountSegment(Spec("seg-a", "node-a", "a:1#e2", 33), &prev, &adopted).ok());
+  ASSERT_TRUE(RemountA(*m, &adopted).ok());
   EXPECT_FALSE(adopted);
   EXPECT_FALSE(m->GetReplicaList("x").ok());
   // The drops were logged: a restore from this engine's log agrees.
@@ -225,8 +229,7 @@ TEST_F(MasterRestoreTest, SnapshotPlusTheLogAfterItEqualsTheWholeLog) {
   const std::vector<LogRecord> all = log_.Decoded();
   records.insert(records.end(), all.begin() + static_cast<ptrdiff_t>(position), all.end());
   auto m = Restored(records);
-  PreviousMount prev{"a:1#e1", 11};
-  ASSERT_TRUE(m->MountSegment(Spec("seg-a", "node-a", "a:1#e2", 33), &prev).ok());
+  ASSERT_TRUE(RemountA(*m).ok());
   for (int i = 0; i < 30; ++i) {
     const std::string k = "s" + std::to_string(i);
     auto want = master().GetReplicaList(k);
@@ -261,8 +264,7 @@ TEST_F(MasterRestoreTest, EvictionFollowsTheRestoredOrder) {
   ASSERT_TRUE(master().GetReplicaList("o0").ok());
   master().RunMaintenance();  // the policy sees the read: o0 is the most recent
   auto m = Restored(Captured());
-  PreviousMount prev{"a:1#e1", 11};
-  ASSERT_TRUE(m->MountSegment(Spec("seg-a", "node-a", "a:1#e2", 33, 64 * 1024), &prev).ok());
+  ASSERT_TRUE(RemountA(*m, nullptr, 64 * 1024).ok());
   // Leases were not restored: the first victims are the oldest, o1 and o2.
   EXPECT_GE(m->EvictBytes(2 * 4096), 2u * 4096);
   EXPECT_FALSE(m->GetReplicaList("o1").ok());

@@ -94,8 +94,9 @@ Status MasterService::ValidateSize(uint64_t size) const {
   // Retryable: a cluster that is starting, or whose nodes remount after a
   // master restart, mounts one within moments (clients retry UNAVAILABLE).
   if (segments_.largest_segment() == 0) {
-    return Status(ErrorCode::kUnavailable, "no segment is mounted (yet): no store node has "
-                                           "mounted one on this master");
+    return Status(ErrorCode::kUnavailable,
+                  "no segment is mounted (yet): no store node has "
+                  "mounted one on this master");
   }
   // A size that no allocator can ever hold must fail here, not after evicting
   // everything.
@@ -146,8 +147,7 @@ Status MasterService::AwaitLogged(uint64_t position) {
   Status s = log_->WaitDurable(position);
   if (!s.ok()) {
     return Status(ErrorCode::kIoError,
-                  "the change is made but the operation log could not record it: " +
-                      s.ToString());
+                  "the change is made but the operation log could not record it: " + s.ToString());
   }
   return s;
 }
@@ -174,8 +174,7 @@ uint64_t MasterService::LogUnmounts(std::span<const SegmentId> segments) {
 // ---- Segments ----
 
 StatusOr<SegmentId> MasterService::MountSegment(const SegmentSpec& spec,
-                                                const PreviousMount* previous,
-                                                bool* adopted) {
+                                                const PreviousMount* previous, bool* adopted) {
   uint64_t logged = 0;
   auto mounted = segments_.Mount(
       spec,
@@ -248,19 +247,13 @@ MasterService::PinCounts MasterService::Pins() const {
 }
 
 uint64_t MasterService::CountLeased() const {
-  constexpr uint32_t kSlotsPerStep = 4096;
   const TimeMs now = clock_.NowMs();
   uint64_t leased = 0;
   for (const auto& shard : shards_) {
-    for (uint32_t begin = 0;; begin += kSlotsPerStep) {
-      std::shared_lock lock(shard->mutex());
-      if (begin >= shard->slot_count()) break;
-      shard->VisitSlots(begin, begin + kSlotsPerStep, [&](uint32_t slot) {
-        const ObjectEntry& e = shard->entry(slot);
-        if (e.state != EntryState::kComplete) return;
-        if (e.touch.load(std::memory_order_relaxed) != 0 || e.Leased(now)) ++leased;
-      });
-    }
+    shard->VisitCompleteInSteps([&](uint32_t slot) {
+      const ObjectEntry& e = shard->entry(slot);
+      if (e.touch.load(std::memory_order_relaxed) != 0 || e.Leased(now)) ++leased;
+    });
   }
   return leased;
 }

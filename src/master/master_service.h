@@ -96,8 +96,7 @@ class MasterService {
   // restored segment of the same name is taken over, its objects readable
   // again (*adopted); otherwise the mount starts empty, and a restored segment
   // of that name is dropped with its objects (its node restarted).
-  StatusOr<SegmentId> MountSegment(const SegmentSpec& spec,
-                                   const PreviousMount* previous = nullptr,
+  StatusOr<SegmentId> MountSegment(const SegmentSpec& spec, const PreviousMount* previous = nullptr,
                                    bool* adopted = nullptr);
   // Hides the segment's replicas at once and drops objects left without one.
   Status UnmountSegment(std::string_view name, std::string_view owner_node,
@@ -395,6 +394,13 @@ class MasterService {
   void DiscardExpiredPuts(TimeMs now);
   // Returns how many objects went with their last replica.
   size_t DropSegmentReplicas(std::span<const SegmentId> segments);
+  // Each shard in turn, under its exclusive lock: drops every replica (of
+  // pending and complete entries) on a segment `keep_segment` refuses, and
+  // the entries left with none (forgotten by the policy too); calls kept(e)
+  // for every other entry, its replicas already cut. Returns the entries
+  // dropped. Unmounts and the end of a restore share it.
+  size_t SweepReplicas(const std::function<bool(SegmentId)>& keep_segment,
+                       const std::function<void(const ObjectEntry&)>& kept = nullptr);
   // Inserts a complete object as restored (no lease); under no lock.
   void RestoreObject(const LogRecord& r);
   // Removes `key`'s entry, if any, as a restore does (no log, no hold).

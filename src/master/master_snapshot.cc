@@ -92,20 +92,12 @@ Status MasterService::Capture(uint64_t* log_position,
   // had not reached the policy yet.
   std::sort(order.begin(), order.end());
   std::vector<ObjectId> rest;
-  // A shard is walked in steps of kSlotsPerStep slots, its shared lock taken
-  // for each step alone, so that its writers wait one step at most.
-  constexpr uint32_t kSlotsPerStep = 4096;
   for (const auto& shard : shards_) {
     rest.clear();
-    for (uint32_t begin = 0;; begin += kSlotsPerStep) {
-      std::shared_lock lock(shard->mutex());
-      const auto since = held_since();
-      if (begin >= shard->slot_count()) break;
-      shard->VisitSlots(begin, begin + kSlotsPerStep, [&](uint32_t slot) {
-        if (shard->entry(slot).state == EntryState::kComplete) rest.push_back(shard->IdOf(slot));
-      });
-      held(since);
-    }
+    // Its shared lock a few thousand slots at a time: writers wait one step.
+    const double step_ms =
+        shard->VisitCompleteInSteps([&](uint32_t slot) { rest.push_back(shard->IdOf(slot)); });
+    st.longest_lock_ms = std::max(st.longest_lock_ms, step_ms);
     std::erase_if(rest,
                   [&](ObjectId id) { return std::binary_search(order.begin(), order.end(), id); });
     for (ObjectId id : rest) {

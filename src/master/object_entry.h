@@ -32,8 +32,10 @@
 #include <cstdint>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string_view>
+#include <vector>
 
 #include "common/clock.h"
 #include "common/hash.h"
@@ -92,6 +94,22 @@ struct ObjectEntry {
                 sizeof(ReplicaSlot));
     return r;
   }
+  // The replicas but the one at (segment, offset), which goes to *dropped
+  // (nullopt when there is none): a replica's place names it.
+  std::vector<ReplicaSlot> ReplicasExcept(SegmentId seg, uint64_t off,
+                                          std::optional<ReplicaSlot>* dropped) const {
+    std::vector<ReplicaSlot> keep;
+    dropped->reset();
+    for (size_t i = 0; i < num_replicas; ++i) {
+      const ReplicaSlot r = replica(i);
+      if (!*dropped && r.segment == seg && r.offset == off) {
+        *dropped = r;
+      } else {
+        keep.push_back(r);
+      }
+    }
+    return keep;
+  }
   // 0 when not soft-pinned.
   TimeMs soft_pin_until() const {
     if (!soft_pinned) return 0;
@@ -124,9 +142,7 @@ struct ObjectEntry {
     offset = r.offset;
   }
   // Bytes of the heap block (0 when there is none).
-  size_t block_bytes() const {
-    return block ? BlockBytes(key_len, soft_pinned, num_replicas) : 0;
-  }
+  size_t block_bytes() const { return block ? BlockBytes(key_len, soft_pinned, num_replicas) : 0; }
 
   // Reader side. Returns true when this read moved the touch from "none", i.e.
   // the caller should enqueue the object so the policy sees the access.
@@ -135,9 +151,8 @@ struct ObjectEntry {
     // clock order, and the later lease already granted must not be shortened.
     const TimeMs mark = now + 1;
     TimeMs cur = touch.load(std::memory_order_relaxed);
-    while (cur < mark &&
-           !touch.compare_exchange_weak(cur, mark, std::memory_order_acq_rel,
-                                        std::memory_order_relaxed)) {
+    while (cur < mark && !touch.compare_exchange_weak(cur, mark, std::memory_order_acq_rel,
+                                                      std::memory_order_relaxed)) {
     }
     return cur == 0;
   }

@@ -1,7 +1,9 @@
 #include "master/object_shard.h"
 
 #include <algorithm>
-
+#include <chrono>
+#include <mutex>
+#include <shared_mutex>
 
 namespace crescent::master {
 
@@ -75,7 +77,8 @@ void ObjectShard::Free(uint32_t slot) {
 
 void ObjectShard::VisitPrefix(std::string_view prefix,
                               const std::function<bool(uint32_t slot)>& fn) const {
-  keys_.VisitPrefix(prefix, [this](uint32_t s) { return slab_[s].key_view(); }, fn);
+  keys_.VisitPrefix(
+      prefix, [this](uint32_t s) { return slab_[s].key_view(); }, fn);
 }
 
 void ObjectShard::VisitPrefixAfter(std::string_view prefix, std::string_view after,
@@ -88,12 +91,22 @@ void ObjectShard::VisitAll(const std::function<void(uint32_t slot)>& fn) const {
   for (uint32_t slot : index_set_) fn(slot);
 }
 
-void ObjectShard::VisitSlots(uint32_t begin, uint32_t end,
-                             const std::function<void(uint32_t slot)>& fn) const {
-  end = std::min<uint32_t>(end, static_cast<uint32_t>(slab_.size()));
-  for (uint32_t slot = begin; slot < end; ++slot) {
-    if (slab_[slot].state != EntryState::kFree) fn(slot);
+double ObjectShard::VisitCompleteInSteps(const std::function<void(uint32_t slot)>& fn) const {
+  double longest = 0;
+  for (uint32_t begin = 0;; begin += kSlotsPerStep) {
+    std::shared_lock lock(mu_);
+    const auto since = std::chrono::steady_clock::now();
+    // Slots are stable for an entry's life, and the slab only grows.
+    const uint32_t end = std::min<uint32_t>(begin + kSlotsPerStep, slab_.size());
+    if (begin >= end) break;
+    for (uint32_t slot = begin; slot < end; ++slot) {
+      if (slab_[slot].state == EntryState::kComplete) fn(slot);
+    }
+    longest = std::max(
+        longest, std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - since)
+                     .count());
   }
+  return longest;
 }
 
 size_t ObjectShard::MemoryBytes() const {

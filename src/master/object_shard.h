@@ -65,11 +65,13 @@ class ObjectShard {
                         const std::function<bool(uint32_t slot)>& fn) const;
   // Every live slot (pending and complete), in no particular order.
   void VisitAll(const std::function<void(uint32_t slot)>& fn) const;
-  // The live slots among [begin, end), in slot order: a walk in bounded steps
-  // (the lock released between them) sees every slot that stays live
-  // throughout. slot_count() bounds the slots.
-  void VisitSlots(uint32_t begin, uint32_t end, const std::function<void(uint32_t slot)>& fn) const;
-  uint32_t slot_count() const { return static_cast<uint32_t>(slab_.size()); }
+  // Calls fn(slot) for every complete entry, taking the shared lock itself
+  // for kSlotsPerStep slots at a time and releasing it between steps, so that
+  // writers wait one step at most; fn runs under it. Every entry complete
+  // throughout the walk is seen. Returns the longest step in ms (steady clock).
+  // Do not hold the lock when calling it.
+  static constexpr uint32_t kSlotsPerStep = 4096;
+  double VisitCompleteInSteps(const std::function<void(uint32_t slot)>& fn) const;
 
   size_t size() const { return index_set_.size(); }
   // Bytes of metadata held by this shard (slab, hash index, KeyIndex, keys).
@@ -85,9 +87,7 @@ class ObjectShard {
     const std::deque<ObjectEntry>* slab;
     // The same value as for a Probe of the slot's key: entries keep no hash, so
     // insert and rehash recompute it from the key.
-    size_t operator()(uint32_t slot) const {
-      return static_cast<uint32_t>((*slab)[slot].Hash());
-    }
+    size_t operator()(uint32_t slot) const { return static_cast<uint32_t>((*slab)[slot].Hash()); }
     size_t operator()(const Probe& p) const { return static_cast<uint32_t>(p.hash); }
   };
   struct SlotEq {
@@ -103,7 +103,7 @@ class ObjectShard {
   std::deque<ObjectEntry> slab_;
   std::vector<uint32_t> free_slots_;
   absl::flat_hash_set<uint32_t, SlotHash, SlotEq> index_set_;
-  KeyIndex keys_;  // complete keys → slot, reading the keys from slab_
+  KeyIndex keys_;           // complete keys → slot, reading the keys from slab_
   size_t block_bytes_ = 0;  // entries' heap blocks (keys and their rare fields)
 };
 

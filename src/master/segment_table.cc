@@ -44,8 +44,8 @@ StatusOr<SegmentTable::MountResult> SegmentTable::Mount(
   if (auto r = restored_.find(spec.name); r != restored_.end()) {
     Segment* old = Get(r->second);
     const bool same = previous != nullptr && old != nullptr && old->allocator != nullptr &&
-                      previous->endpoint == old->spec.endpoint &&
-                      previous->owner_token != 0 && previous->owner_token == old->spec.owner_token &&
+                      previous->endpoint == old->spec.endpoint && previous->owner_token != 0 &&
+                      previous->owner_token == old->spec.owner_token &&
                       old->spec.owner_node == spec.owner_node &&
                       old->spec.capacity == spec.capacity;
     if (same) {
@@ -148,20 +148,16 @@ bool SegmentTable::IsRestoredLocked(SegmentId id) const {
   return it != restored_.end() && it->second == id;
 }
 
-bool SegmentTable::IsRestored(SegmentId id) const {
-  std::lock_guard lock(mu_);
-  return IsRestoredLocked(id);
-}
-
 Status SegmentTable::RebuildAllocator(SegmentId id,
                                       std::vector<cache::OffsetAllocator::UsedRegion> used) {
   std::lock_guard lock(mu_);
   if (!IsRestoredLocked(id)) {
-    return Status(ErrorCode::kSegmentNotFound, "segment " + std::to_string(id) + " is not restored");
+    return Status(ErrorCode::kSegmentNotFound,
+                  "segment " + std::to_string(id) + " is not restored");
   }
   Segment* seg = Get(id);
-  auto alloc = cache::OffsetAllocator::Rebuild(seg->spec.capacity,
-                                               {config_.allocation_alignment}, std::move(used));
+  auto alloc = cache::OffsetAllocator::Rebuild(seg->spec.capacity, {config_.allocation_alignment},
+                                               std::move(used));
   if (!alloc.ok()) return alloc.status();
   seg->allocator = std::make_unique<cache::OffsetAllocator>(std::move(alloc).value());
   return Status::Ok();

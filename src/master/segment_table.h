@@ -94,7 +94,6 @@ class SegmentTable {
   SegmentId Restore(SegmentId id, const SegmentSpec& spec);
   // The log says `id` was unmounted: it is no longer restored.
   void ForgetRestored(SegmentId id);
-  bool IsRestored(SegmentId id) const;  // waiting for its node
   // Gives restored segment `id` its allocator, rebuilt from its replicas'
   // allocations; kCorruptData when they conflict (the caller drops them).
   Status RebuildAllocator(SegmentId id, std::vector<cache::OffsetAllocator::UsedRegion> used);
@@ -152,10 +151,10 @@ class SegmentTable {
   const MasterConfig& config_;
   const Clock& clock_;
   mutable std::mutex mu_;
-  std::unique_ptr<std::atomic<Segment*>[]> by_id_;  // index = slot (id & 0xffff)
-  uint32_t next_slot_ = 1;                         // slots never used yet start here
-  std::deque<uint32_t> free_slots_;                // unmounted slots, oldest first
-  std::vector<std::unique_ptr<Segment>> retired_;  // replaced segments, kept for readers
+  std::unique_ptr<std::atomic<Segment*>[]> by_id_;       // index = slot (id & 0xffff)
+  uint32_t next_slot_ = 1;                               // slots never used yet start here
+  std::deque<uint32_t> free_slots_;                      // unmounted slots, oldest first
+  std::vector<std::unique_ptr<Segment>> retired_;        // replaced segments, kept for readers
   absl::flat_hash_map<std::string, SegmentId> by_name_;  // mounted only
   absl::flat_hash_map<std::string, Node> nodes_;
   // Restored segments waiting for their node, by name; and until when.

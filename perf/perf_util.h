@@ -1,0 +1,26 @@
+// What the perf programs share: a clock in seconds and the page-key shape.
+#pragma once
+
+#include <chrono>
+#include <cinttypes>
+#include <cstdint>
+#include <cstdio>
+#include <string>
+
+namespace crescent::perf {
+
+// Steady-clock seconds, for intervals.
+inline double Now() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+// 32 hex chars + "_0_k": the shape of an SGLang HiCache page key (~36 bytes),
+// distinct for each i.
+inline std::string KeyOf(uint64_t i) {
+  char buf[64];
+  const uint64_t a = i * 0x9E3779B97F4A7C15ull, b = (i + 1) * 0xC2B2AE3D27D4EB4Full;
+  std::snprintf(buf, sizeof(buf), "%016" PRIx64 "%016" PRIx64 "_0_k", a, b);
+  return buf;
+}
+
+}  // namespace crescent::perf
