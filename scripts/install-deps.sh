@@ -14,6 +14,8 @@ PACKAGES=(
   # networking: gRPC control plane, Asio data plane, HMAC capabilities, admin HTTP
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   libasio-dev libssl-dev libcpp-httplib-dev
+  # the persistent tier: file-backed segments (DAX or ordinary files)
+  libpmem2-dev
   # peer benchmarks: a real redis-server driven through hiredis
   libhiredis-dev redis-server
   # the Python binding and the end-to-end harness (system interpreter /usr/bin/python3)

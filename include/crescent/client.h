@@ -87,6 +87,7 @@ struct SegmentUsage {
   std::string endpoint;
   uint64_t capacity = 0;
   uint64_t used = 0;
+  std::string tier = "dram";  // "dram" or "pmem" (a persistent segment)
 };
 
 struct ClusterStat {

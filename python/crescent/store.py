@@ -279,8 +279,8 @@ class Store:
         """Cluster usage as a dict; raises CrescentError when closed or unreachable.
 
         Keys: objects, pending_puts, capacity_bytes, used_bytes, segments (list of
-        dicts: name, owner_node, endpoint, capacity, used), counters (Prometheus
-        sample -> value), master_address, local_segment (None unless contributing),
+        dicts: name, owner_node, endpoint, capacity, used, tier "dram" or "pmem"),
+        counters (Prometheus sample -> value), master_address, local_segment (None unless contributing),
         and client: this process's own calls, a dict with ops (per operation
         family: calls, ok_keys, failed_keys, bytes, seconds, p50_seconds,
         p99_seconds), put_retries, shm_fallbacks, replica_fallbacks,

@@ -64,6 +64,7 @@ py::dict StatDict(const ClusterStat& s, const StoreCore& core, const Client& cli
     py::dict e;
     e["name"] = seg.name;
     e["owner_node"] = seg.owner_node;
+    e["tier"] = seg.tier;
     e["endpoint"] = seg.endpoint;
     e["capacity"] = seg.capacity;
     e["used"] = seg.used;

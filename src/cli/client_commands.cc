@@ -152,7 +152,8 @@ std::string FormatStat(const ClusterStat& s, const std::string& master) {
       << "largest      " << FormatBytes(s.largest_object) << " (the largest value a put takes)\n"
       << "segments     " << s.segments.size() << "\n";
   for (const SegmentUsage& seg : s.segments) {
-    out << "  " << std::left << std::setw(28) << seg.name << " node " << seg.owner_node << "  "
+    out << "  " << std::left << std::setw(28) << seg.name << " " << seg.tier << " node "
+        << seg.owner_node << "  "
         << FormatBytes(seg.used) << " / " << FormatBytes(seg.capacity) << "  " << seg.endpoint
         << "\n";
   }

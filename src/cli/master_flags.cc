@@ -89,6 +89,12 @@ void MasterFlags::Add(CLI::App& app) {
                  "With --data-dir: ms a restored segment waits for its store node to take it "
                  "over before it is dropped with its objects (default: --heartbeat-ttl-ms)")
       ->check(CLI::Range(int64_t{0}, int64_t{86'400'000}));
+  app.add_option("--pmem-grace", config.pmem_grace_ms,
+                 "ms a persistent segment whose node unmounted it or died (or that a restore "
+                 "brought back) waits, with its objects, for a node to mount the same segment "
+                 "(the same file) before it is dropped")
+      ->capture_default_str()
+      ->check(CLI::Range(int64_t{0}, int64_t{30LL * 86'400'000}));
   app.add_option("--bloom-expected-keys", config.bloom_expected_keys,
                  "Design load of the negative-lookup filter (it grows when outgrown)")
       ->capture_default_str()

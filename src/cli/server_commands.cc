@@ -19,6 +19,7 @@ namespace {
 struct StoreFlags {
   store::StoreNodeOptions node;
   std::string segment_size = "1GiB";
+  std::vector<std::string> pmem;  // PATH:SIZE each
   bool no_shm = false;
   bool no_warm_pages = false;
   int http_port = 0;  // standalone only: the node's own /metrics (serve shares the master's)
@@ -28,6 +29,12 @@ struct StoreFlags {
                    std::string("DRAM segment size, e.g. 512MiB or 4G") + kSizeHelp)
         ->capture_default_str()
         ->check(ByteSizeCheck());
+    app.add_option("--pmem", pmem,
+                   "A persistent segment: PATH:SIZE, a file (created when missing; on a DAX "
+                   "file system or an ordinary one) of SIZE bytes, e.g. /mnt/pmem/c.seg:64GiB. "
+                   "Repeatable. New objects go to DRAM first; the file's objects survive a "
+                   "restart of the node (docs/persistent-tier.md)")
+        ->type_name("PATH:SIZE");
     app.add_option("--node-id", node.node_id, "Store node id (default HOSTNAME-PID)");
     app.add_option("--segment-name", node.segment_name, "Segment name (default NODE_ID/dram0)");
     app.add_option("--data-port", node.port, "TCP data port (0: any free port)")
@@ -65,6 +72,19 @@ struct StoreFlags {
     StatusOr<uint64_t> size = ParseByteSize(segment_size);
     if (!size.ok()) return size.status();
     node.segment_size = size.value();
+    for (const std::string& spec : pmem) {
+      const size_t colon = spec.rfind(':');
+      if (colon == std::string::npos || colon == 0) {
+        return Status(ErrorCode::kInvalidArgument,
+                      "--pmem '" + spec + "': expected PATH:SIZE, e.g. /mnt/pmem/c.seg:8GiB");
+      }
+      StatusOr<uint64_t> file_size = ParseByteSize(spec.substr(colon + 1));
+      if (!file_size.ok()) {
+        return Status(file_size.status().code(),
+                      "--pmem '" + spec + "': " + file_size.status().message());
+      }
+      node.persistent.push_back({spec.substr(0, colon), file_size.value()});
+    }
     node.shared_memory = !no_shm;
     node.warm_pages = !no_warm_pages;
     if (Status s = transfer::CheckCongestionControl(node.tcp_congestion); !s.ok()) {
@@ -74,9 +94,16 @@ struct StoreFlags {
   }
 };
 
-std::string DescribeNode(const store::StoreNode& node) {
-  return "store node " + node.node_id() + ": segment " + node.segment_name() + " (" +
-         FormatBytes(node.segment_size()) + ") at " + node.endpoint() + "\n";
+std::string DescribeNode(store::StoreNode& node) {
+  std::string out = "store node " + node.node_id() + ": segment " + node.segment_name() + " (" +
+                    FormatBytes(node.segment_size()) + ") at " + node.endpoint() + "\n";
+  for (size_t i = 1; i < node.segment_count(); ++i) {
+    const transfer::PmemFile* file = node.segment_memory(i).persistent();
+    out += "  persistent segment " + node.segment_name(i) + " (" +
+           FormatBytes(node.segment_memory(i).size()) + ", " + file->path() +
+           (file->created() ? ", new" : "") + ")\n";
+  }
+  return out;
 }
 
 void AddMaster(CLI::App& root) {
@@ -102,7 +129,8 @@ void AddMaster(CLI::App& root) {
 }
 
 void AddStore(CLI::App& root) {
-  auto* app = root.add_subcommand("store", "Run a store node that contributes a DRAM segment");
+  auto* app = root.add_subcommand(
+      "store", "Run a store node that contributes a DRAM segment (and persistent ones, --pmem)");
   auto flags = std::make_shared<StoreFlags>();
   auto secret_file = std::make_shared<std::string>();
   auto master = std::make_shared<std::string>();

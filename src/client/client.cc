@@ -783,8 +783,9 @@ StatusOr<ClusterStat> Client::Stat() {
   out.largest_object = s.value().largest_object;
   out.counters = s.value().counters;
   for (const master::SegmentInfo& seg : s.value().segments) {
-    out.segments.push_back(
-        {seg.spec.name, seg.spec.owner_node, seg.spec.endpoint, seg.spec.capacity, seg.used_bytes});
+    out.segments.push_back({seg.spec.name, seg.spec.owner_node, seg.spec.endpoint,
+                            seg.spec.capacity, seg.used_bytes,
+                            seg.spec.tier == master::Tier::kPmem ? "pmem" : "dram"});
   }
   return out;
 }

@@ -32,6 +32,10 @@ struct MasterConfig {
   int64_t capability_grace_ms = 1'000;
   // A store node silent for this long is declared dead; its segments unmount.
   int64_t heartbeat_ttl_ms = 10'000;
+  // A persistent (PMEM) segment whose node unmounts it or dies is detached, not
+  // dropped: its objects stay, unreadable, for this long, and a node that
+  // mounts the same segment (the same file) within it takes them back.
+  int64_t pmem_grace_ms = 300'000;
   // A node a client could not reach (ReportUnreachable) is suspect: placement
   // skips its segments until a heartbeat arrives at least this long after the
   // report (a dead node sends none, and is dropped after the TTL), or it mounts

@@ -72,6 +72,9 @@ struct MasterCounters {
   std::atomic<uint64_t> restored_objects{0};
   std::atomic<uint64_t> restored_segments{0};
   std::atomic<uint64_t> restore_adopted_segments{0};
+  // Persistent segments detached (their node unmounted them or died) to wait
+  // for the same segment's next mount (docs/persistent-tier.md).
+  std::atomic<uint64_t> pmem_detached_segments{0};
   // Objects dropped because their segments: were unmounted or unknown in the
   // records (at restore); came back as new memory (the node restarted); never
   // came back within the restore grace; held allocations that conflict.

@@ -118,10 +118,11 @@ StatusOr<PutGrant> MasterService::PutStart(std::string_view key, uint64_t size,
       }
       return fail(exists_error());
     }
-    // A segment unmounted since Allocate() had this shard swept already (the
+    // A segment dropped since Allocate() had this shard swept already (the
     // sweep takes this lock after the unmount), so a replica on it would never
     // be dropped: leave it out. Its space went with the segment's allocator.
-    std::erase_if(slots, [&](const ReplicaSlot& r) { return !segments_.IsMounted(r.segment); });
+    // (A detached persistent segment keeps its allocator, and the replica.)
+    std::erase_if(slots, [&](const ReplicaSlot& r) { return !segments_.HasSpace(r.segment); });
     if (slots.empty()) {
       return fail(Status(ErrorCode::kUnavailable,
                          "the segment chosen for '" + std::string(key) + "' was unmounted"));

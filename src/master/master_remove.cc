@@ -50,15 +50,15 @@ ObjectId MasterService::RemoveLocked(ObjectShard& shard, uint32_t slot) {
 
 void MasterService::Hold(const ObjectEntry& e, TimeMs until) {
   // Counted as the allocator counts it (sizes rounded up to the alignment), so
-  // used_bytes stays the live replicas' space plus held_bytes. A replica on an
-  // unmounted segment has no space left to hold.
+  // used_bytes stays the live replicas' space plus held_bytes. A replica on a
+  // dropped segment has no space left to hold (a waiting one still has).
   std::vector<ReplicaSlot> slots;
   for (size_t i = 0; i < e.num_replicas; ++i) slots.push_back(e.replica(i));
   HoldSlots(std::move(slots), e.size, until);
 }
 
 void MasterService::HoldSlots(std::vector<ReplicaSlot> slots, uint64_t size, TimeMs until) {
-  std::erase_if(slots, [&](const ReplicaSlot& r) { return !segments_.IsMounted(r.segment); });
+  std::erase_if(slots, [&](const ReplicaSlot& r) { return !segments_.HasSpace(r.segment); });
   if (slots.empty()) return;
   HeldSpace h{until, std::move(slots), AllocatedBytes(size)};
   std::lock_guard lock(held_mu_);  // leaf lock

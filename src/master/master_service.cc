@@ -210,12 +210,18 @@ StatusOr<SegmentId> MasterService::MountSegment(const SegmentSpec& spec,
 
 Status MasterService::UnmountSegment(std::string_view name, std::string_view owner_node,
                                      uint64_t owner_token) {
-  auto id = segments_.Unmount(name, owner_node, owner_token);
-  counters_.unmount.Record(1, id.ok() ? 0 : 1);
-  if (!id.ok()) return id.status();
-  const uint64_t logged = LogUnmounts({&*id, 1});
-  SegmentId gone[] = {*id};
-  DropSegmentReplicas(gone);
+  auto gone = segments_.Unmount(name, owner_node, owner_token);
+  counters_.unmount.Record(1, gone.ok() ? 0 : 1);
+  if (!gone.ok()) return gone.status();
+  uint64_t logged = 0;
+  if (gone->detached) {
+    // Persistent: its objects wait for the same segment's next mount. Nothing
+    // is logged: a restore sees it as it was, and has it wait again.
+    counters_.pmem_detached_segments.fetch_add(1, std::memory_order_relaxed);
+  } else {
+    logged = LogUnmounts({&gone->id, 1});
+    DropSegmentReplicas({&gone->id, 1});
+  }
   {
     std::lock_guard lock(policy_mu_);
     policy_->SetCapacity(segments_.capacity());
@@ -286,10 +292,14 @@ MasterStats MasterService::Stats() const {
 void MasterService::RunMaintenance() {
   TimeMs now = clock_.NowMs();
   ExpireRestoredSegments();
-  std::vector<SegmentId> dead = segments_.ExpireNodes();
+  std::vector<SegmentId> detached;
+  std::vector<SegmentId> dead = segments_.ExpireNodes(&detached);
+  counters_.pmem_detached_segments.fetch_add(detached.size(), std::memory_order_relaxed);
   if (!dead.empty()) {
     LogUnmounts(dead);
     DropSegmentReplicas(dead);
+  }
+  if (!dead.empty() || !detached.empty()) {
     std::lock_guard lock(policy_mu_);
     policy_->SetCapacity(segments_.capacity());
   }

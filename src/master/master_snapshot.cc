@@ -34,11 +34,16 @@ Status MasterService::Capture(uint64_t* log_position,
     st.longest_lock_ms = std::max(st.longest_lock_ms, ms);
   };
   *log_position = log_ == nullptr ? 0 : log_->end_position();
-  for (const SegmentInfo& s : segments_.List()) {
+  // Mounted segments, then those waiting for their node (restored, or
+  // detached persistent ones): a restore has the latter wait again.
+  std::vector<std::pair<SegmentId, SegmentSpec>> segments;
+  for (SegmentInfo& s : segments_.List()) segments.emplace_back(s.id, std::move(s.spec));
+  for (auto& waiting : segments_.Waiting()) segments.push_back(std::move(waiting));
+  for (const auto& [id, spec] : segments) {
     LogRecord r;
     r.type = LogRecordType::kSegmentMounted;
-    r.segment = s.id;
-    r.spec = s.spec;
+    r.segment = id;
+    r.spec = spec;
     ++st.segments;
     if (Status e = sink(r); !e.ok()) return e;
   }

@@ -42,20 +42,24 @@ StatusOr<SegmentTable::MountResult> SegmentTable::Mount(
   std::unique_ptr<cache::OffsetAllocator> allocator;
   SegmentId id = kNoSegment;
   if (auto r = restored_.find(spec.name); r != restored_.end()) {
-    Segment* old = Get(r->second);
-    const bool same = previous != nullptr && old != nullptr && old->allocator != nullptr &&
-                      previous->endpoint == old->spec.endpoint && previous->owner_token != 0 &&
-                      previous->owner_token == old->spec.owner_token &&
-                      old->spec.owner_node == spec.owner_node &&
-                      old->spec.capacity == spec.capacity;
+    Segment* old = Get(r->second.id);
+    const bool same_process = previous != nullptr && old != nullptr &&
+                              previous->endpoint == old->spec.endpoint &&
+                              previous->owner_token != 0 &&
+                              previous->owner_token == old->spec.owner_token &&
+                              old->spec.owner_node == spec.owner_node;
+    const bool same_file = old != nullptr && old->spec.tier == Tier::kPmem &&
+                           spec.tier == Tier::kPmem;
+    const bool same = old != nullptr && old->allocator != nullptr &&
+                      old->spec.capacity == spec.capacity && (same_process || same_file);
     if (same) {
       id = old->id;
       allocator = std::move(old->allocator);
       restored_.erase(r);
       result.adopted = true;
     } else {
-      result.replaced = r->second;
-      DropRestoredLocked(r->second);
+      result.replaced = r->second.id;
+      DropRestoredLocked(r->second.id);
     }
   }
   if (!result.adopted) {
@@ -104,7 +108,7 @@ void SegmentTable::InstallLocked(std::unique_ptr<Segment> seg) {
 void SegmentTable::DropRestoredLocked(SegmentId id) {
   Segment* seg = Get(id);
   if (seg == nullptr) return;
-  if (auto it = restored_.find(seg->spec.name); it != restored_.end() && it->second == id) {
+  if (auto it = restored_.find(seg->spec.name); it != restored_.end() && it->second.id == id) {
     restored_.erase(it);
   }
   seg->allocator.reset();
@@ -117,8 +121,8 @@ SegmentId SegmentTable::Restore(SegmentId id, const SegmentSpec& spec) {
   if (slot == 0) return kNoSegment;
   restore_finished_ = false;
   SegmentId replaced = kNoSegment;
-  if (auto it = restored_.find(spec.name); it != restored_.end() && it->second != id) {
-    replaced = it->second;
+  if (auto it = restored_.find(spec.name); it != restored_.end() && it->second.id != id) {
+    replaced = it->second.id;
     DropRestoredLocked(replaced);
   }
   // Another segment in the slot (an id the records did not unmount) is gone.
@@ -130,7 +134,7 @@ SegmentId SegmentTable::Restore(SegmentId id, const SegmentSpec& spec) {
   seg->id = id;
   seg->spec = spec;
   seg->mounted.store(false, std::memory_order_relaxed);
-  restored_[spec.name] = id;
+  restored_[spec.name] = {id, kNever};
   InstallLocked(std::move(seg));
   next_slot_ = std::max(next_slot_, slot + 1);
   return replaced;
@@ -145,7 +149,7 @@ bool SegmentTable::IsRestoredLocked(SegmentId id) const {
   const Segment* seg = Get(id);
   if (seg == nullptr || seg->mounted.load(std::memory_order_relaxed)) return false;
   auto it = restored_.find(seg->spec.name);
-  return it != restored_.end() && it->second == id;
+  return it != restored_.end() && it->second.id == id;
 }
 
 Status SegmentTable::RebuildAllocator(SegmentId id,
@@ -165,7 +169,12 @@ Status SegmentTable::RebuildAllocator(SegmentId id,
 
 void SegmentTable::FinishRestore(TimeMs deadline) {
   std::lock_guard lock(mu_);
-  restore_deadline_ = deadline;
+  const TimeMs pmem_deadline = clock_.NowMs() + config_.pmem_grace_ms;
+  for (auto& [name, waiting] : restored_) {
+    const Segment* seg = Get(waiting.id);
+    const bool pmem = seg != nullptr && seg->spec.tier == Tier::kPmem;
+    waiting.deadline = pmem ? std::max(deadline, pmem_deadline) : deadline;
+  }
   restore_finished_ = true;
   free_slots_.clear();
   for (uint32_t slot = 1; slot < next_slot_; ++slot) {
@@ -177,17 +186,31 @@ void SegmentTable::FinishRestore(TimeMs deadline) {
 std::vector<SegmentId> SegmentTable::RestoredIds() const {
   std::lock_guard lock(mu_);
   std::vector<SegmentId> out;
-  for (const auto& [name, id] : restored_) out.push_back(id);
+  for (const auto& [name, waiting] : restored_) out.push_back(waiting.id);
   std::sort(out.begin(), out.end());
+  return out;
+}
+
+std::vector<std::pair<SegmentId, SegmentSpec>> SegmentTable::Waiting() const {
+  std::lock_guard lock(mu_);
+  std::vector<std::pair<SegmentId, SegmentSpec>> out;
+  for (const auto& [name, waiting] : restored_) {
+    if (const Segment* seg = Get(waiting.id)) out.emplace_back(waiting.id, seg->spec);
+  }
+  std::sort(out.begin(), out.end(),
+            [](const auto& a, const auto& b) { return a.first < b.first; });
   return out;
 }
 
 std::vector<SegmentId> SegmentTable::ExpireRestored() {
   std::lock_guard lock(mu_);
-  if (restored_.empty() || clock_.NowMs() < restore_deadline_) return {};
+  const TimeMs now = clock_.NowMs();
   std::vector<SegmentId> gone;
-  for (const auto& [name, id] : restored_) gone.push_back(id);
+  for (const auto& [name, waiting] : restored_) {
+    if (now >= waiting.deadline) gone.push_back(waiting.id);
+  }
   for (SegmentId id : gone) DropRestoredLocked(id);
+  std::sort(gone.begin(), gone.end());
   return gone;
 }
 
@@ -222,8 +245,31 @@ void SegmentTable::UnmountLocked(Segment* seg) {
   free_slots_.push_back(SlotOf(seg->id));
 }
 
-StatusOr<SegmentId> SegmentTable::Unmount(std::string_view name, std::string_view owner,
-                                          uint64_t token) {
+void SegmentTable::DetachLocked(Segment* seg) {
+  seg->mounted.store(false, std::memory_order_release);
+  by_name_.erase(seg->spec.name);
+  capacity_.fetch_sub(seg->spec.capacity, std::memory_order_relaxed);
+  used_.fetch_sub(seg->allocator->used_bytes(), std::memory_order_relaxed);
+  auto it = nodes_.find(seg->spec.owner_node);
+  if (it != nodes_.end()) {
+    auto& segs = it->second.segments;
+    segs.erase(std::remove(segs.begin(), segs.end(), seg->id), segs.end());
+  }
+  restored_[seg->spec.name] = {seg->id, clock_.NowMs() + config_.pmem_grace_ms};
+}
+
+bool SegmentTable::LeaveLocked(Segment* seg) {
+  if (seg->spec.tier == Tier::kPmem) {
+    DetachLocked(seg);
+    return true;
+  }
+  UnmountLocked(seg);
+  return false;
+}
+
+StatusOr<SegmentTable::UnmountResult> SegmentTable::Unmount(std::string_view name,
+                                                            std::string_view owner,
+                                                            uint64_t token) {
   std::lock_guard lock(mu_);
   auto it = by_name_.find(std::string(name));
   if (it == by_name_.end()) {
@@ -240,8 +286,8 @@ StatusOr<SegmentId> SegmentTable::Unmount(std::string_view name, std::string_vie
                                             "' was mounted by another incarnation of node '" +
                                             seg->spec.owner_node + "' (owner token mismatch)");
   }
-  UnmountLocked(seg);
-  return seg->id;
+  const bool detached = LeaveLocked(seg);
+  return UnmountResult{seg->id, detached};
 }
 
 Status SegmentTable::Heartbeat(std::string_view node) {
@@ -275,7 +321,7 @@ bool SegmentTable::SuspectLocked(const Segment& seg) const {
   return it != nodes_.end() && it->second.suspect_since.has_value();
 }
 
-std::vector<SegmentId> SegmentTable::ExpireNodes() {
+std::vector<SegmentId> SegmentTable::ExpireNodes(std::vector<SegmentId>* detached) {
   std::vector<SegmentId> gone;
   TimeMs now = clock_.NowMs();
   std::lock_guard lock(mu_);
@@ -286,8 +332,11 @@ std::vector<SegmentId> SegmentTable::ExpireNodes() {
     }
     std::vector<SegmentId> segs = it->second.segments;
     for (SegmentId id : segs) {
-      UnmountLocked(Get(id));
-      gone.push_back(id);
+      if (!LeaveLocked(Get(id))) {
+        gone.push_back(id);
+      } else if (detached != nullptr) {
+        detached->push_back(id);
+      }
     }
     nodes_.erase(it++);
   }
@@ -298,7 +347,8 @@ std::vector<ReplicaSlot> SegmentTable::Allocate(uint64_t size, uint32_t count,
                                                 const PutConfig& config) {
   std::vector<ReplicaSlot> out;
   std::lock_guard lock(mu_);
-  // Rank mounted segments: preferred, then local, then most free space.
+  // Rank mounted segments: preferred, then DRAM before PMEM, within a tier
+  // local before remote, then most free space.
   struct Candidate {
     Segment* seg;
     int rank;
@@ -309,11 +359,11 @@ std::vector<ReplicaSlot> SegmentTable::Allocate(uint64_t size, uint32_t count,
   for (const auto& [name, id] : by_name_) {
     Segment* seg = Get(id);
     if (SuspectLocked(*seg)) continue;
-    int rank = 2;
+    int rank = 1 + 2 * static_cast<int>(seg->spec.tier);
     if (!config.preferred_segment.empty() && name == config.preferred_segment) {
       rank = 0;
-    } else if (!config.local_node.empty() && seg->spec.owner_node == config.local_node) {
-      rank = 1;
+    } else if (config.local_node.empty() || seg->spec.owner_node != config.local_node) {
+      rank += 1;
     }
     cands.push_back({seg, rank, seg->allocator->free_bytes()});
   }
@@ -340,10 +390,16 @@ void SegmentTable::Free(const ReplicaSlot& replica) {
   uint64_t before = seg->allocator->used_bytes();
   (void)seg->allocator->Free(
       cache::Allocation{replica.offset, replica.alloc_node, replica.alloc_generation});
-  // A restored segment waiting for its node is not counted in used_ yet.
+  // A segment waiting for its node (restored, detached) is not counted in used_.
   if (seg->mounted.load(std::memory_order_relaxed)) {
     used_.fetch_sub(before - seg->allocator->used_bytes(), std::memory_order_relaxed);
   }
+}
+
+bool SegmentTable::HasSpace(SegmentId id) const {
+  std::lock_guard lock(mu_);
+  const Segment* seg = Get(id);
+  return seg != nullptr && seg->allocator != nullptr;
 }
 
 bool SegmentTable::IsMounted(SegmentId id) const {

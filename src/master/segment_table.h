@@ -55,6 +55,13 @@ class SegmentTable {
     // caller drops its replicas.
     SegmentId replaced = kNoSegment;
   };
+  struct UnmountResult {
+    SegmentId id = kNoSegment;
+    // A persistent segment is detached rather than dropped: it waits, with its
+    // objects and allocator, for a mount of the same segment (the caller keeps
+    // its replicas and logs nothing).
+    bool detached = false;
+  };
   // `before_visible`, when given, is called with the new id under the table's
   // lock, before any allocation can land on the segment (the operation log
   // records the mount there, so that it precedes every put placed on it).
@@ -62,13 +69,18 @@ class SegmentTable {
   // its endpoint and token and the owner and capacity are the same; the
   // segment keeps its id and replicas, and gets `spec` (the new endpoint,
   // whose new epoch refuses every capability of the previous master).
+  // A waiting persistent segment (tier PMEM: restored, or detached) is taken
+  // over by a PMEM mount of the same name and capacity from any node and
+  // without `previous`: the name carries the UUID of the file that holds the
+  // bytes, which survive the node's process (docs/persistent-tier.md).
   StatusOr<MountResult> Mount(const SegmentSpec& spec,
                               const std::function<void(SegmentId)>& before_visible = nullptr,
                               const PreviousMount* previous = nullptr);
   // Marks the segment unmounted at once; the caller then drops its replicas.
   // kNotOwner unless `owner` and `token` are the mount's (a segment mounted
   // without a token takes any).
-  StatusOr<SegmentId> Unmount(std::string_view name, std::string_view owner, uint64_t token = 0);
+  StatusOr<UnmountResult> Unmount(std::string_view name, std::string_view owner,
+                                  uint64_t token = 0);
   // kNodeUnknown tells a node (e.g. after a master restart) to mount again.
   // Clears the node's suspicion once config.suspect_hold_ms has passed.
   Status Heartbeat(std::string_view node);
@@ -76,15 +88,21 @@ class SegmentTable {
   // replicas until it proves alive (Heartbeat) or mounts again. False when
   // `id` is not mounted (a stale report: nothing to do).
   bool MarkUnreachable(SegmentId id);
-  // Unmounts every segment of nodes silent for longer than the TTL.
-  std::vector<SegmentId> ExpireNodes();
+  // Unmounts every segment of nodes silent for longer than the TTL, and
+  // returns them; persistent ones are detached instead, and listed in
+  // `*detached` when given.
+  std::vector<SegmentId> ExpireNodes(std::vector<SegmentId>* detached = nullptr);
 
   // Places up to `count` replicas of `size` bytes on distinct mounted segments
-  // of nodes that are not suspect: the preferred segment first, then the local
-  // node's, then the emptiest. Returns fewer (possibly none) when space is short.
+  // of nodes that are not suspect: the preferred segment first, then DRAM
+  // before PMEM, and within a tier the local node's, then the emptiest.
+  // Returns fewer (possibly none) when space is short.
   std::vector<ReplicaSlot> Allocate(uint64_t size, uint32_t count, const PutConfig& config);
-  // Returns a replica's space. A replica on an unmounted segment is ignored.
+  // Returns a replica's space. A replica on a dropped segment is ignored.
   void Free(const ReplicaSlot& replica);
+  // The segment still accounts for its space: mounted, or waiting (restored
+  // or detached) with its allocator. Space on it must be freed, not forgotten.
+  bool HasSpace(SegmentId id) const;
 
   // ---- Restore (before the engine serves; master_restore.cc) ----
   // A segment of the restored state: it keeps its id and waits, unmounted and
@@ -101,9 +119,13 @@ class SegmentTable {
   // restored ones wait until `deadline` (then ExpireRestored drops them).
   void FinishRestore(TimeMs deadline);
   std::vector<SegmentId> RestoredIds() const;
-  // Restored segments still waiting at their deadline: dropped from the table.
+  // Restored and detached segments still waiting at their deadline: dropped
+  // from the table.
   std::vector<SegmentId> ExpireRestored();
   size_t restored_count() const;
+  // The waiting segments (restored or detached), for a snapshot: a restore
+  // from it has them wait again.
+  std::vector<std::pair<SegmentId, SegmentSpec>> Waiting() const;
 
   struct NodeInfo {
     std::string node;
@@ -147,6 +169,10 @@ class SegmentTable {
 
   Segment* Get(SegmentId id) const;
   void UnmountLocked(Segment* seg);
+  // A mounted persistent segment starts waiting for its next mount.
+  void DetachLocked(Segment* seg);
+  // Unmounts `seg`, or detaches it when it is persistent; true when detached.
+  bool LeaveLocked(Segment* seg);
 
   const MasterConfig& config_;
   const Clock& clock_;
@@ -157,9 +183,14 @@ class SegmentTable {
   std::vector<std::unique_ptr<Segment>> retired_;        // replaced segments, kept for readers
   absl::flat_hash_map<std::string, SegmentId> by_name_;  // mounted only
   absl::flat_hash_map<std::string, Node> nodes_;
-  // Restored segments waiting for their node, by name; and until when.
-  absl::flat_hash_map<std::string, SegmentId> restored_;
-  TimeMs restore_deadline_ = 0;
+  // Segments waiting for their node (restored, or detached), by name; and
+  // until when (a restored one: set by FinishRestore).
+  struct WaitingSegment {
+    SegmentId id = kNoSegment;
+    TimeMs deadline = kNever;
+  };
+  static constexpr TimeMs kNever = INT64_MAX;
+  absl::flat_hash_map<std::string, WaitingSegment> restored_;
   // Set by FinishRestore (or never restoring): from then on a dropped restored
   // segment's slot is free for reuse at once.
   bool restore_finished_ = true;

@@ -56,7 +56,9 @@ constexpr Family kFamilies[] = {
     {"crescent_restored_segments_waiting", "gauge",
      "Restored segments still waiting for their store node to take them over."},
     {"crescent_restore_adopted_segments_total", "counter",
-     "Restored segments taken over by their store node, objects and all."},
+     "Restored or detached segments taken over by their store node, objects and all."},
+    {"crescent_pmem_detached_segments_total", "counter",
+     "Persistent segments detached to wait for their node (it unmounted them or died)."},
     {"crescent_restore_dropped_objects_total", "counter",
      "Restored objects dropped, by reason: unmounted (their segments were not restored), "
      "new_memory (the node restarted), expired (the node did not return within the restore "
@@ -146,6 +148,7 @@ std::vector<Sample> CollectMasterSamples(const master::MasterService& master) {
   out.push_back({"crescent_restored_segments", Load(c.restored_segments)});
   out.push_back({"crescent_restored_segments_waiting", master.restored_segments_waiting()});
   out.push_back({"crescent_restore_adopted_segments_total", Load(c.restore_adopted_segments)});
+  out.push_back({"crescent_pmem_detached_segments_total", Load(c.pmem_detached_segments)});
   const std::pair<std::string_view, const std::atomic<uint64_t>*> dropped[] = {
       {"unmounted", &c.restore_dropped_unmounted},
       {"new_memory", &c.restore_dropped_new_memory},

@@ -62,10 +62,25 @@ StatusOr<std::unique_ptr<StoreNode>> StoreNode::Start(const StoreNodeOptions& op
 
   auto segment = transfer::SegmentMemory::Create(opt.segment_name, opt.segment_size);
   if (!segment.ok()) return segment.status();
-  node->segment_ = std::move(segment.value());
+  node->AddSegment(std::move(segment).value(), opt.segment_name, master::Tier::kDram);
+  for (const PersistentSegmentOptions& p : opt.persistent) {
+    auto file = transfer::SegmentMemory::OpenPersistent(p.path, p.file_size);
+    if (!file.ok()) return file.status();
+    std::string name = "pmem-" + (*file)->persistent()->uuid();
+    for (const Segment& other : node->segments_) {
+      if (other.name == name) {
+        return Status(ErrorCode::kInvalidArgument,
+                      "persistent segment file " + p.path + " is given twice");
+      }
+    }
+    node->AddSegment(std::move(file).value(), std::move(name), master::Tier::kPmem);
+  }
+  std::vector<transfer::SegmentMemory*> memories;
+  for (const Segment& seg : node->segments_) memories.push_back(seg.memory.get());
   if (opt.warm_pages) {
-    node->warmer_ =
-        std::make_unique<transfer::PageWarmer>(node->segment_->data(), opt.segment_size);
+    // DRAM only: warming a file reads all of it from its device.
+    node->warmer_ = std::make_unique<transfer::PageWarmer>(node->segments_[0].memory->data(),
+                                                           opt.segment_size);
   }
 
   transfer::TcpServerOptions tcp_options;
@@ -74,7 +89,8 @@ StatusOr<std::unique_ptr<StoreNode>> StoreNode::Start(const StoreNodeOptions& op
   tcp_options.threads = opt.io_threads;
   tcp_options.congestion = opt.tcp_congestion;
   tcp_options.metrics = &node->transfer_metrics_;
-  auto tcp = transfer::TcpDataServer::Start(tcp_options, *node->segment_, node->signer_);
+  auto tcp =
+      transfer::TcpDataServer::Start(tcp_options, transfer::SegmentSet(memories), node->signer_);
   if (!tcp.ok()) return tcp.status();
   node->tcp_ = std::move(tcp.value());
 
@@ -83,8 +99,8 @@ StatusOr<std::unique_ptr<StoreNode>> StoreNode::Start(const StoreNodeOptions& op
     // Unique per process and start (the abstract socket namespace is per host).
     ep.shm_name =
         "crescent-" + std::to_string(getpid()) + "-" + transfer::RandomSecret().substr(0, 16);
-    auto shm = transfer::ShmServer::Start(ep.shm_name, *node->segment_, node->signer_,
-                                          &node->transfer_metrics_);
+    auto shm = transfer::ShmServer::Start(ep.shm_name, transfer::SegmentSet(memories),
+                                          node->signer_, &node->transfer_metrics_);
     if (!shm.ok()) return shm.status();
     node->shm_ = std::move(shm.value());
   }
@@ -98,27 +114,43 @@ StatusOr<std::unique_ptr<StoreNode>> StoreNode::Start(const StoreNodeOptions& op
   return node;
 }
 
+void StoreNode::AddSegment(std::unique_ptr<transfer::SegmentMemory> memory, std::string name,
+                           master::Tier tier) {
+  Segment& seg = segments_.emplace_back();
+  seg.memory = std::move(memory);
+  seg.name = std::move(name);
+  seg.tier = tier;
+}
+
 Status StoreNode::Mount() {
   // Refuse every capability, and cut off the same-host clients that map the
   // memory, before the master can hand the space to anything new.
-  segment_->SetId(0);
+  for (Segment& seg : segments_) seg.memory->SetId(0);
   if (shm_) shm_->DropMappings();
+  for (size_t i = 0; i < segments_.size(); ++i) {
+    if (Status s = MountOne(i); !s.ok()) return s;
+  }
+  return Status::Ok();
+}
+
+Status StoreNode::MountOne(size_t i) {
+  Segment& seg = segments_[i];
   // Offered back so that a master restored from its data dir can take the
   // segment over with its objects (the memory is the same): the new epoch
   // still refuses every capability of the previous mount.
   master::PreviousMount previous;
   {
     std::lock_guard g(mu_);
-    previous = {endpoint_, owner_token_};
+    previous = {seg.endpoint, seg.owner_token};
   }
   Endpoint ep = base_endpoint_;
   ep.epoch = RandomNonZero();
   master::SegmentSpec spec;
-  spec.name = options_.segment_name;
-  spec.capacity = options_.segment_size;
+  spec.name = seg.name;
+  spec.capacity = seg.memory->size();
   spec.owner_node = options_.node_id;
   spec.endpoint = ep.ToString();
-  spec.tier = master::Tier::kDram;
+  spec.tier = seg.tier;
   spec.owner_token = RandomNonZero();  // as random, and as secret: never leaves master and node
   bool adopted = false;
   StatusOr<master::SegmentId> id = master_->MountSegment(
@@ -127,17 +159,17 @@ Status StoreNode::Mount() {
     return Status(id.status().code(), "mounting segment " + spec.name + " on master " +
                                           master_->address() + ": " + id.status().message());
   }
-  segment_->SetMount(id.value(), spec.endpoint);
+  seg.memory->SetMount(id.value(), spec.endpoint);
   std::lock_guard g(mu_);
-  endpoint_ = spec.endpoint;
-  owner_token_ = spec.owner_token;
-  last_mount_adopted_ = adopted;
+  seg.endpoint = spec.endpoint;
+  seg.owner_token = spec.owner_token;
+  seg.adopted = adopted;
   return Status::Ok();
 }
 
-std::string StoreNode::endpoint() const {
+std::string StoreNode::endpoint(size_t i) const {
   std::lock_guard g(mu_);
-  return endpoint_;
+  return segments_[i].endpoint;
 }
 
 void StoreNode::HeartbeatLoop() {
@@ -158,15 +190,16 @@ void StoreNode::HeartbeatLoop() {
                           : options_.heartbeat_interval_ms;
     // Also while unmounted after a refused remount (another cluster secret):
     // the master may be restarted with the right one.
-    if (s.code() == ErrorCode::kNodeUnknown || (s.ok() && segment_->id() == 0)) {
+    if (s.code() == ErrorCode::kNodeUnknown || (s.ok() && segment_id() == 0)) {
       Status m = Mount();
       if (m.ok()) {
         std::lock_guard g(mu_);
         ++remounts_;
-        const bool adopted = last_mount_adopted_;
-        std::fprintf(stderr, "crescent store: remounted %s (segment id %u)%s\n",
-                     options_.segment_name.c_str(), segment_->id(),
-                     adopted ? ": the master took it over with its objects" : "");
+        for (const Segment& seg : segments_) {
+          std::fprintf(stderr, "crescent store: remounted %s (segment id %u)%s\n",
+                       seg.name.c_str(), seg.memory->id(),
+                       seg.adopted ? ": the master took it over with its objects" : "");
+        }
       } else {
         std::fprintf(stderr, "crescent store: remount failed: %s\n", m.ToString().c_str());
       }
@@ -191,41 +224,56 @@ void StoreNode::Stop() {
   // machine, at nice 19) must not delay hiding this node's replicas.
   if (warmer_) warmer_->RequestStop();
   if (heartbeat_.joinable()) heartbeat_.join();
-  if (master_ && segment_ && segment_->id() != 0) {
-    uint64_t token;
-    {
-      std::lock_guard g(mu_);
-      token = owner_token_;
-    }
-    Status s = master_->UnmountSegment(options_.segment_name, options_.node_id, token);
-    if (!s.ok()) {
-      std::fprintf(stderr,
-                   "crescent store: unmount failed (the master drops the segment "
-                   "after the heartbeat TTL): %s\n",
-                   s.ToString().c_str());
-    }
-  }
+  UnmountAll();
   if (warmer_) warmer_->Stop();
   if (shm_) shm_->Stop();
   if (tcp_) tcp_->Stop();
+}
+
+void StoreNode::UnmountAll() {
+  if (!master_) return;
+  for (Segment& seg : segments_) {
+    if (seg.memory->id() == 0) continue;
+    uint64_t token;
+    {
+      std::lock_guard g(mu_);
+      token = seg.owner_token;
+    }
+    Status s = master_->UnmountSegment(seg.name, options_.node_id, token);
+    if (!s.ok()) {
+      std::fprintf(stderr,
+                   "crescent store: unmount of %s failed (the master drops the segment "
+                   "after the heartbeat TTL): %s\n",
+                   seg.name.c_str(), s.ToString().c_str());
+    }
+  }
 }
 
 StoreNode::~StoreNode() { Stop(); }
 
 void StoreNode::CollectMetrics(metrics::TextWriter& w) const {
   transfer_metrics_.Collect(w);
-  const metrics::Labels segment = {{"segment", options_.segment_name}};
-  w.Family("crescent_store_segment_bytes", "gauge", "Size of the node's segment.");
-  w.Sample(segment, options_.segment_size);
-  w.Family("crescent_store_segment_mounted", "gauge",
-           "1 while the segment is mounted on the master, else 0.");
-  w.Sample(segment, uint64_t{segment_->id() != 0 ? 1u : 0u});
-  w.Family("crescent_store_warmed_bytes", "gauge",
-           "Bytes of the segment whose pages were touched after start (--no-warm-pages: 0).");
-  w.Sample(segment, warmed_bytes());
-  w.Family("crescent_store_remounts_total", "counter",
-           "Times the node mounted its segment again (a master restart, or it was dropped).");
-  w.Sample(segment, remounts());
+  const uint64_t remounted = remounts();
+  auto each = [&](const char* name, const char* type, const char* help, auto value) {
+    w.Family(name, type, help);
+    for (size_t i = 0; i < segments_.size(); ++i) {
+      const Segment& seg = segments_[i];
+      w.Sample({{"segment", seg.name}, {"tier", seg.tier == master::Tier::kPmem ? "pmem" : "dram"}},
+               static_cast<uint64_t>(value(i, seg)));
+    }
+  };
+  each("crescent_store_segment_bytes", "gauge", "Size of each of the node's segments.",
+       [](size_t, const Segment& s) { return s.memory->size(); });
+  each("crescent_store_segment_mounted", "gauge",
+       "1 while the segment is mounted on the master, else 0.",
+       [](size_t, const Segment& s) { return s.memory->id() != 0 ? 1u : 0u; });
+  each("crescent_store_warmed_bytes", "gauge",
+       "Bytes of the segment whose pages were touched after start (--no-warm-pages, and "
+       "persistent segments: 0).",
+       [this](size_t i, const Segment&) { return i == 0 ? warmed_bytes() : 0; });
+  each("crescent_store_remounts_total", "counter",
+       "Times the node mounted its segments again (a master restart, or it was dropped).",
+       [remounted](size_t, const Segment&) { return remounted; });
 }
 
 }  // namespace crescent::store

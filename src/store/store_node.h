@@ -1,5 +1,6 @@
-// StoreNode: one store node's life. It owns a DRAM segment (a memfd), serves it
-// over TCP and same-host shared memory, mounts it on the master and heartbeats.
+// StoreNode: one store node's life. It owns a DRAM segment (a memfd) and any
+// number of persistent segments (files, pmem_file.h), serves them over TCP and
+// same-host shared memory, mounts each on the master and heartbeats.
 //
 //  - Start() binds the data servers first, so the endpoint it mounts with (and
 //    that capabilities are bound to) is final before any client can learn it.
@@ -15,6 +16,9 @@
 //    Before it remounts, the node refuses every capability (id 0) and closes
 //    the connections of same-host clients that map its memory, so that none
 //    of them returns bytes it read after the space changed hands.
+//    A persistent segment is mounted under the name "pmem-UUID" of its file's
+//    header: a node restarted with the same file presents the same segment,
+//    and a master that still knows its objects takes it over (tier PMEM).
 //  - Stop() unmounts (best effort: the master may be gone), then stops serving.
 #pragma once
 
@@ -24,6 +28,7 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "common/endpoint.h"
 #include "crescent/status.h"
@@ -38,10 +43,17 @@
 
 namespace crescent::store {
 
+// One persistent segment: the file and its size (`--pmem PATH:SIZE`).
+struct PersistentSegmentOptions {
+  std::string path;
+  uint64_t file_size = 0;
+};
+
 struct StoreNodeOptions {
   std::string node_id;       // default: HOSTNAME-PID
   std::string segment_name;  // default: NODE_ID/dram0
   uint64_t segment_size = uint64_t{1} << 30;
+  std::vector<PersistentSegmentOptions> persistent;  // tier PMEM, in this order
   std::string host = "127.0.0.1";  // data plane: bind (and advertise, unless advertise_host)
   // The address clients are told to connect to; empty: `host`. Required when
   // `host` is a wildcard (0.0.0.0, ::), which no client can connect to.
@@ -65,16 +77,22 @@ class StoreNode {
   void Stop();
 
   const std::string& node_id() const { return options_.node_id; }
+  // The DRAM segment: name, endpoint of its current mount (it changes at each
+  // remount), id and size.
   const std::string& segment_name() const { return options_.segment_name; }
-  // The endpoint of the current mount (it changes at each remount).
-  std::string endpoint() const;
+  std::string endpoint() const { return endpoint(0); }
   uint16_t port() const { return tcp_->port(); }
-  uint32_t segment_id() const { return segment_->id(); }
+  uint32_t segment_id() const { return segments_[0].memory->id(); }
   uint64_t remounts() const;
   uint64_t segment_size() const { return options_.segment_size; }
-  // The segment's memory, writable: for tests that model a stray write the
+  // Every segment, the DRAM one first, then the persistent ones in the
+  // order of options.persistent.
+  size_t segment_count() const { return segments_.size(); }
+  const std::string& segment_name(size_t i) const { return segments_[i].name; }
+  std::string endpoint(size_t i) const;
+  // A segment's memory, writable: for tests that model a stray write the
   // data plane never sees (client_checksum_test).
-  transfer::SegmentMemory& segment_memory() { return *segment_; }
+  transfer::SegmentMemory& segment_memory(size_t i = 0) { return *segments_[i].memory; }
   // Bytes of the segment whose pages the warmer touched (0 without warming).
   uint64_t warmed_bytes() const { return warmer_ ? warmer_->warmed_bytes() : 0; }
   // The data plane's counters (transfer_metrics.h).
@@ -92,20 +110,36 @@ class StoreNode {
   Status Mount();
   void HeartbeatLoop();
 
+  struct Segment {
+    std::unique_ptr<transfer::SegmentMemory> memory;
+    std::string name;
+    master::Tier tier = master::Tier::kDram;
+    // Of the current mount (mu_): its endpoint (with its epoch), its owner
+    // token (master.proto SegmentSpec), and whether the master took the
+    // segment over with its objects.
+    std::string endpoint;
+    uint64_t owner_token = 0;
+    bool adopted = false;
+  };
+  void AddSegment(std::unique_ptr<transfer::SegmentMemory> memory, std::string name,
+                  master::Tier tier);
+  // Mounts segments_[i] (its id must be 0 already).
+  Status MountOne(size_t i);
+  void UnmountAll();
+
   StoreNodeOptions options_;
   transfer::CapabilitySigner signer_;
   transfer::TransferMetrics transfer_metrics_;  // before the servers: outlives them
-  std::unique_ptr<transfer::SegmentMemory> segment_;
-  std::unique_ptr<transfer::PageWarmer> warmer_;  // after segment_: destroyed first
+  std::vector<Segment> segments_;  // [0] DRAM; fixed after Start
+  std::unique_ptr<transfer::PageWarmer> warmer_;  // after segments_: destroyed first
   std::unique_ptr<transfer::TcpDataServer> tcp_;
   std::unique_ptr<transfer::ShmServer> shm_;
   std::unique_ptr<rpc::MasterClient> master_;
   Endpoint base_endpoint_;  // host, port and shm name; the epoch is per mount
 
-  mutable std::mutex mu_;  // guards stop_, remounts_, endpoint_; cv_ wakes the heartbeat thread
-  std::string endpoint_;
-  uint64_t owner_token_ = 0;  // of the current mount (master.proto SegmentSpec)
-  bool last_mount_adopted_ = false;  // the master took the segment over (mu_)
+  // Guards stop_, remounts_ and each Segment's mount fields; cv_ wakes the
+  // heartbeat thread.
+  mutable std::mutex mu_;
   std::condition_variable cv_;
   bool stop_ = false;
   uint64_t remounts_ = 0;

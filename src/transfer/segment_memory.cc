@@ -218,7 +218,15 @@ std::shared_ptr<const SegmentMemory::Identity> SegmentMemory::identity() const {
 
 std::string SegmentMemory::binding() const { return identity()->binding; }
 
+StatusOr<std::unique_ptr<SegmentMemory>> SegmentMemory::OpenPersistent(const std::string& path,
+                                                                       uint64_t file_size) {
+  StatusOr<std::unique_ptr<PmemFile>> file = PmemFile::Open(path, file_size);
+  if (!file.ok()) return file.status();
+  return std::unique_ptr<SegmentMemory>(new SegmentMemory(std::move(file).value()));
+}
+
 SegmentMemory::~SegmentMemory() {
+  if (pmem_) return;  // the file unmaps itself
   munmap(data_, size_);
   close(fd_);
 }

@@ -1,5 +1,6 @@
-// SegmentMemory: one store-node segment, a memfd mapped MAP_SHARED, its pages
-// reserved (fallocate) and mapped (MAP_POPULATE) at creation. Create() first
+// SegmentMemory: one store-node segment. A DRAM segment is a memfd mapped
+// MAP_SHARED, its pages reserved (fallocate) and mapped (MAP_POPULATE) at
+// creation; a persistent one is a file mapped through libpmem2 (pmem_file.h). Create() first
 // refuses a size the host cannot give (AvailableSegmentMemory below). The TCP data
 // server reads and writes it in place; the shm server hands its fd to same-host
 // clients, who map the same pages.
@@ -21,6 +22,7 @@
 
 #include "crescent/status.h"
 #include "transfer/capability.h"
+#include "transfer/pmem_file.h"
 
 namespace crescent::transfer {
 
@@ -55,13 +57,25 @@ class SegmentMemory {
   // kNoSpace, before anything is allocated, when `size` exceeds
   // AvailableSegmentMemory(), and when the kernel refuses the memory.
   static StatusOr<std::unique_ptr<SegmentMemory>> Create(const std::string& name, uint64_t size);
+  // A persistent segment: the data of the file at `path` (pmem_file.h), the
+  // file `file_size` bytes. Writes into it are made durable by Persist().
+  static StatusOr<std::unique_ptr<SegmentMemory>> OpenPersistent(const std::string& path,
+                                                                 uint64_t file_size);
   ~SegmentMemory();
   SegmentMemory(const SegmentMemory&) = delete;
   SegmentMemory& operator=(const SegmentMemory&) = delete;
 
   std::byte* data() const { return data_; }
   uint64_t size() const { return size_; }
-  int fd() const { return fd_; }
+  // What same-host clients map: the memfd, or the persistent file read-only.
+  int fd() const { return pmem_ ? pmem_->read_fd() : fd_; }
+  // The persistent file behind the segment; null for DRAM.
+  const PmemFile* persistent() const { return pmem_.get(); }
+  // Makes written bytes durable before a write is acknowledged: a no-op for
+  // DRAM, libpmem2's persist (CPU flushes or msync) for a persistent segment.
+  void Persist(const std::byte* p, size_t n) const {
+    if (pmem_) pmem_->Persist(p, n);
+  }
 
   // The mount identity: the segment id the master assigned (0: not mounted;
   // Resolve refuses all) and the capability binding, the endpoint string the
@@ -104,9 +118,12 @@ class SegmentMemory {
 
  private:
   SegmentMemory(int fd, std::byte* data, uint64_t size) : fd_(fd), data_(data), size_(size) {}
+  explicit SegmentMemory(std::unique_ptr<PmemFile> pmem)
+      : fd_(-1), data_(pmem->data()), size_(pmem->data_size()), pmem_(std::move(pmem)) {}
   int fd_;
   std::byte* data_;
   uint64_t size_;
+  std::unique_ptr<PmemFile> pmem_;  // set for a persistent segment (it owns the mapping)
   mutable std::mutex identity_mu_;  // guards identity_ (the pointer; the Identity is immutable)
   std::shared_ptr<const Identity> identity_ = std::make_shared<const Identity>();
 };

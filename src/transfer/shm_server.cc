@@ -72,9 +72,9 @@ int64_t SteadyMs() {
 }  // namespace
 
 struct ShmServer::Impl {
-  Impl(SegmentMemory& seg, const CapabilitySigner& sig) : segment(seg), signer(sig) {}
+  Impl(SegmentSet segs, const CapabilitySigner& sig) : segments(std::move(segs)), signer(sig) {}
 
-  SegmentMemory& segment;
+  SegmentSet segments;
   CapabilitySigner signer;  // a copy: the caller's may not outlive us
   TransferMetrics* metrics = nullptr;
   int listen_fd = -1;
@@ -115,7 +115,7 @@ struct ShmServer::Impl {
   bool WaitReadable(int fd, int64_t deadline_ms);
   // Reads exactly n bytes before the deadline; false on EOF, error, timeout, stop.
   bool ReadFull(int fd, uint8_t* buf, size_t n, int64_t deadline_ms);
-  void SendReply(int conn, const shm::Reply& reply, bool attach_fd);
+  void SendReply(int conn, const shm::Reply& reply, int attach_fd = -1);  // fd: SCM_RIGHTS
 };
 
 bool ShmServer::Impl::WaitReadable(int fd, int64_t deadline_ms) {
@@ -143,7 +143,7 @@ bool ShmServer::Impl::ReadFull(int fd, uint8_t* buf, size_t n, int64_t deadline_
   return true;
 }
 
-void ShmServer::Impl::SendReply(int conn, const shm::Reply& reply, bool attach_fd) {
+void ShmServer::Impl::SendReply(int conn, const shm::Reply& reply, int attach_fd) {
   uint8_t buf[shm::kReplyBytes];
   shm::EncodeReply(reply, buf);
   iovec iov{buf, sizeof buf};
@@ -151,7 +151,7 @@ void ShmServer::Impl::SendReply(int conn, const shm::Reply& reply, bool attach_f
   msg.msg_iov = &iov;
   msg.msg_iovlen = 1;
   alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))];
-  if (attach_fd) {
+  if (attach_fd >= 0) {
     std::memset(control, 0, sizeof control);
     msg.msg_control = control;
     msg.msg_controllen = sizeof control;
@@ -159,8 +159,7 @@ void ShmServer::Impl::SendReply(int conn, const shm::Reply& reply, bool attach_f
     c->cmsg_level = SOL_SOCKET;
     c->cmsg_type = SCM_RIGHTS;
     c->cmsg_len = CMSG_LEN(sizeof(int));
-    int fd = segment.fd();
-    std::memcpy(CMSG_DATA(c), &fd, sizeof fd);
+    std::memcpy(CMSG_DATA(c), &attach_fd, sizeof attach_fd);
   }
   // The reply fits an empty socket buffer, so one sendmsg normally sends it all;
   // a short send (the client vanished) only costs that client its handshake.
@@ -200,21 +199,21 @@ ShmServer::Impl::Outcome ShmServer::Impl::Serve(int conn) {
     reply.code = ErrorCode::kUnavailable;
     reply.message = "shared memory is only for the node's uid " + std::to_string(geteuid()) +
                     ", not uid " + std::to_string(cred.uid) + " (use TCP)";
-    SendReply(conn, reply, false);
+    SendReply(conn, reply);
     return Outcome::kClose;
   }
   shm::Request req;
   if (!shm::DecodeRequest(buf, req)) {
     reply.code = ErrorCode::kInvalidArgument;
     reply.message = "malformed shm request";
-    SendReply(conn, reply, false);
+    SendReply(conn, reply);
     return Outcome::kClose;
   }
   if (size_t held = HeldCount(); held >= max_clients) {
     reply.code = ErrorCode::kUnavailable;
     reply.message = "the node already serves " + std::to_string(held) +
                     " shared-memory connections (use TCP)";
-    SendReply(conn, reply, false);
+    SendReply(conn, reply);
     return Outcome::kClose;
   }
   if (req.kind == shm::Kind::kWrite) {
@@ -225,18 +224,19 @@ ShmServer::Impl::Outcome ShmServer::Impl::Serve(int conn) {
     });
     return Outcome::kHandedOff;
   }
-  StatusOr<std::byte*> range = segment.Resolve(req.cap, req.cap.op, signer, UnixNowMs());
+  StatusOr<SegmentSet::Resolved> range =
+      segments.Resolve(req.cap, req.cap.op, signer, UnixNowMs());
   if (!range.ok()) {
     if (metrics) metrics->RecordRefusal(DataPath::kShm, RefusalReasonOf(range.status().code()));
     reply.code = range.status().code();
     reply.message = range.status().message();
-    SendReply(conn, reply, false);
+    SendReply(conn, reply);
     return Outcome::kClose;
   }
-  reply.segment = segment.id();
-  reply.size = segment.size();
+  reply.segment = range->segment->id();
+  reply.size = range->segment->size();
   if (metrics) metrics->RecordShmMap();
-  SendReply(conn, reply, true);
+  SendReply(conn, reply, range->segment->fd());
   return Outcome::kHeld;
 }
 
@@ -244,8 +244,8 @@ Status ShmServer::Impl::Write(const shm::Request& req, pid_t pid) {
   const Capability& cap = req.cap;
   const auto start = std::chrono::steady_clock::now();
   SegmentMemory::Fence fence;
-  StatusOr<std::byte*> range =
-      segment.Resolve(cap, AccessOp::kWrite, signer, UnixNowMs(), &fence);
+  StatusOr<SegmentSet::Resolved> range =
+      segments.Resolve(cap, AccessOp::kWrite, signer, UnixNowMs(), &fence);
   if (!range.ok()) {
     if (metrics) metrics->RecordRefusal(DataPath::kShm, RefusalReasonOf(range.status().code()));
     return range.status();
@@ -264,7 +264,7 @@ Status ShmServer::Impl::Write(const shm::Request& req, pid_t pid) {
                         std::to_string(done) + " of " + std::to_string(cap.length) + " bytes");
     }
     uint64_t n = std::min(kWriteChunk, cap.length - done);
-    iovec local{*range + done, n};
+    iovec local{range->data + done, n};
     iovec remote{reinterpret_cast<void*>(static_cast<uintptr_t>(req.address + done)), n};
     ssize_t r = process_vm_readv(pid, &local, 1, &remote, 1, 0);
     if (r < 0 && errno == EINTR) continue;
@@ -285,6 +285,8 @@ Status ShmServer::Impl::Write(const shm::Request& req, pid_t pid) {
     }
     done += static_cast<uint64_t>(r);
   }
+  // Acknowledged only once durable (a persistent segment; DRAM: no-op).
+  range->segment->Persist(range->data, cap.length);
   if (metrics) {
     metrics->RecordTransfer(
         DataPath::kShm, DataOp::kWrite, cap.length,
@@ -302,7 +304,7 @@ void ShmServer::Impl::WriteLoop(int conn, pid_t pid, shm::Request req,
     shm::Reply reply;
     reply.code = s.code();
     reply.message = s.message();
-    SendReply(conn, reply, false);
+    SendReply(conn, reply);
     // Idle until the client's next request, its hang-up, or Stop().
     if (!WaitReadable(conn, INT64_MAX)) break;
     uint8_t buf[shm::kRequestBytes];
@@ -311,7 +313,7 @@ void ShmServer::Impl::WriteLoop(int conn, pid_t pid, shm::Request req,
       reply = shm::Reply{};
       reply.code = ErrorCode::kInvalidArgument;
       reply.message = "malformed shm write request";
-      SendReply(conn, reply, false);
+      SendReply(conn, reply);
       break;
     }
   }
@@ -410,7 +412,7 @@ ShmServer::ShmServer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 ShmServer::~ShmServer() { Stop(); }
 
 StatusOr<std::unique_ptr<ShmServer>> ShmServer::Start(const std::string& name,
-                                                      SegmentMemory& segment,
+                                                      SegmentSet segments,
                                                       const CapabilitySigner& signer,
                                                       TransferMetrics* metrics) {
   sockaddr_un addr;
@@ -420,7 +422,7 @@ StatusOr<std::unique_ptr<ShmServer>> ShmServer::Start(const std::string& name,
                                                    std::to_string(sizeof(addr.sun_path) - 1) +
                                                    " bytes, got " + std::to_string(name.size()));
   }
-  auto impl = std::make_unique<Impl>(segment, signer);
+  auto impl = std::make_unique<Impl>(std::move(segments), signer);
   impl->metrics = metrics;
   // Non-blocking listener: a client that disconnects between poll and accept
   // must not block the loop.

@@ -180,12 +180,12 @@ uint64_t NsSince(std::chrono::steady_clock::time_point start) {
 }  // namespace
 
 struct TcpDataServer::Impl {
-  Impl(SegmentMemory& seg, const CapabilitySigner& sig) : segment(seg), signer(sig) {}
+  Impl(SegmentSet segs, const CapabilitySigner& sig) : segments(std::move(segs)), signer(sig) {}
 
   asio::awaitable<void> Accept();
   asio::awaitable<void> Serve(tcp::socket socket);
 
-  SegmentMemory& segment;
+  SegmentSet segments;
   CapabilitySigner signer;  // a copy: the caller's need not outlive the server
   // Declared before ios so that coroutine frames destroyed with them can still
   // unregister their sockets.
@@ -246,7 +246,8 @@ asio::awaitable<void> TcpDataServer::Impl::Serve(tcp::socket socket) {
     const wire::RequestHeader& h = *header;
     const auto start = std::chrono::steady_clock::now();
     SegmentMemory::Fence fence;
-    StatusOr<std::byte*> range = segment.Resolve(h.cap, h.cap.op, signer, UnixNowMs(), &fence);
+    StatusOr<SegmentSet::Resolved> range =
+        segments.Resolve(h.cap, h.cap.op, signer, UnixNowMs(), &fence);
     Status refused;       // the reply's error, if the request is refused
     uint64_t unread = 0;  // payload bytes of a refused write still on the stream
     if (!range.ok()) {
@@ -254,13 +255,13 @@ asio::awaitable<void> TcpDataServer::Impl::Serve(tcp::socket socket) {
       unread = h.payload_length;
       if (metrics) metrics->RecordRefusal(DataPath::kTcp, RefusalReasonOf(refused.code()));
     } else if (h.cap.op == AccessOp::kRead) {
-      TsanAcquire(&segment);
+      TsanAcquire(range->segment);
       // Header and segment bytes in gather writes, straight from the segment.
       size_t n = wire::EncodeResponse(ErrorCode::kOk, h.request_id, h.cap.length, {}, response);
       Fenced fenced =
-          co_await SendFenced(socket, asio::buffer(response.data(), n), *range,
+          co_await SendFenced(socket, asio::buffer(response.data(), n), range->data,
                               static_cast<size_t>(h.cap.length), fence, ec);
-      TsanRelease(&segment);
+      TsanRelease(range->segment);
       if (fenced == Fenced::kExpired && metrics) {
         metrics->RecordRefusal(DataPath::kTcp, RefusalReason::kExpired);
       }
@@ -270,11 +271,13 @@ asio::awaitable<void> TcpDataServer::Impl::Serve(tcp::socket socket) {
       continue;
     } else {
       size_t received = 0;
-      TsanAcquire(&segment);
-      Fenced fenced = co_await ReceiveFenced(socket, *range, static_cast<size_t>(h.cap.length),
-                                             fence, &received, ec);
-      TsanRelease(&segment);
+      TsanAcquire(range->segment);
+      Fenced fenced = co_await ReceiveFenced(
+          socket, range->data, static_cast<size_t>(h.cap.length), fence, &received, ec);
+      TsanRelease(range->segment);
       if (fenced == Fenced::kSocketError) break;
+      // Acknowledged only once durable (a persistent segment; DRAM: no-op).
+      if (fenced == Fenced::kDone) range->segment->Persist(range->data, h.cap.length);
       if (fenced == Fenced::kExpired) {
         refused = Status(ErrorCode::kLeaseExpired,
                          "capability expired (or the segment was remounted) after " +
@@ -307,10 +310,10 @@ asio::awaitable<void> TcpDataServer::Impl::Serve(tcp::socket socket) {
 }
 
 StatusOr<std::unique_ptr<TcpDataServer>> TcpDataServer::Start(const TcpServerOptions& options,
-                                                              SegmentMemory& segment,
+                                                              SegmentSet segments,
                                                               const CapabilitySigner& signer) {
   if (Status s = CheckCongestionControl(options.congestion); !s.ok()) return s;
-  auto impl = std::make_unique<Impl>(segment, signer);
+  auto impl = std::make_unique<Impl>(std::move(segments), signer);
   impl->congestion = options.congestion;
   impl->metrics = options.metrics;
   int threads = options.threads > 0 ? options.threads : 1;

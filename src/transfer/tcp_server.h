@@ -4,8 +4,9 @@
 // spread it over several ("lanes"). Payloads move between the socket and the
 // segment in place: no staging buffer.
 //
-// Every request passes SegmentMemory::Resolve before any byte of the segment is
-// touched. A malformed frame (bad magic, version, op or length) gets an error
+// Every request passes SegmentMemory::Resolve (of the node's segment that its
+// capability names, segment_set.h) before any byte of the segment is touched;
+// a write into a persistent segment is persisted before it is answered. A malformed frame (bad magic, version, op or length) gets an error
 // reply and the connection is closed; the server keeps serving everyone else.
 #pragma once
 
@@ -15,7 +16,7 @@
 
 #include "crescent/status.h"
 #include "transfer/capability.h"
-#include "transfer/segment_memory.h"
+#include "transfer/segment_set.h"
 #include "transfer/transfer_metrics.h"
 
 namespace crescent::transfer {
@@ -30,9 +31,9 @@ struct TcpServerOptions {
 
 class TcpDataServer {
  public:
-  // Binds and starts serving `segment` (which must outlive the server).
+  // Binds and starts serving `segments` (which must outlive the server).
   static StatusOr<std::unique_ptr<TcpDataServer>> Start(const TcpServerOptions& options,
-                                                        SegmentMemory& segment,
+                                                        SegmentSet segments,
                                                         const CapabilitySigner& signer);
   ~TcpDataServer();  // Stop()s
   uint16_t port() const;
