@@ -36,6 +36,15 @@ struct MasterConfig {
   // dropped: its objects stay, unreadable, for this long, and a node that
   // mounts the same segment (the same file) within it takes them back.
   int64_t pmem_grace_ms = 300'000;
+  // The persistent tier (docs/persistent-tier.md). Its own watermark: an
+  // eviction round drops the PMEM policy's victims from pmem_high_watermark ×
+  // PMEM capacity on (DRAM's victims are demoted into it while it has room).
+  double pmem_high_watermark = 0.95;
+  // A PMEM object read again within this long of its previous read is
+  // promoted back to DRAM (0: never promote).
+  int64_t pmem_promote_window_ms = 10'000;
+  // How long one batch of tier moves may take (the copy capabilities' life).
+  int64_t tier_copy_timeout_ms = 5'000;
   // A node a client could not reach (ReportUnreachable) is suspect: placement
   // skips its segments until a heartbeat arrives at least this long after the
   // report (a dead node sends none, and is dropped after the TTL), or it mounts

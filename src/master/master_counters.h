@@ -46,6 +46,18 @@ struct MasterCounters {
   std::atomic<uint64_t> evictions_for_put{0};
   std::atomic<uint64_t> evicted_bytes{0};
   std::atomic<uint64_t> eviction_rounds{0};
+  // Tiers (docs/persistent-tier.md): objects moved DRAM → PMEM (demoted) and
+  // PMEM → DRAM (promoted), their bytes, and moves that failed (a demotion
+  // that fails drops its object, as an eviction would have; a failed
+  // promotion leaves it where it was). Reads by the tier of the replicas
+  // they were given (an object on both counts as DRAM).
+  std::atomic<uint64_t> demotions{0};
+  std::atomic<uint64_t> demoted_bytes{0};
+  std::atomic<uint64_t> demotion_failures{0};
+  std::atomic<uint64_t> promotions{0};
+  std::atomic<uint64_t> promoted_bytes{0};
+  std::atomic<uint64_t> promotion_failures{0};
+  std::array<std::atomic<uint64_t>, 2> tier_reads{};  // [0] DRAM, [1] PMEM
   std::atomic<uint64_t> expired_puts{0};
   std::atomic<uint64_t> dropped_objects{0};  // lost their last replica to an unmount
   // Replicas dropped because a reader's checksum did not match, and objects

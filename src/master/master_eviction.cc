@@ -30,10 +30,17 @@ void MasterService::FlushTouchesLocked() {
       if (e == nullptr || e->state != EntryState::kComplete) continue;
       e->FlushTouch(LeaseMs(e->size));
     }
-    // Access on an id a policy does not hold is a no-op, so both can be told.
+    // Access on an id a policy does not hold is a no-op, so all can be told.
     policy_->Access(id);
     soft_policy_->Access(id);
+    pmem_policy_->Access(id);
+    NotePmemHitLocked(id, clock_.NowMs());
   }
+}
+
+void MasterService::SetPolicyCapacitiesLocked() {
+  policy_->SetCapacity(segments_.capacity(Tier::kDram));
+  pmem_policy_->SetCapacity(segments_.capacity(Tier::kPmem));
 }
 
 void MasterService::ExpireSoftPinsLocked(TimeMs now) {
@@ -45,14 +52,16 @@ void MasterService::ExpireSoftPinsLocked(TimeMs now) {
     ObjectShard& shard = ShardOf(id);
     uint64_t size = 0;
     uint64_t hash = 0;
+    Tier tier = Tier::kDram;
     {
       std::shared_lock lock(shard.mutex());
       ObjectEntry* e = shard.Resolve(id);
       if (e == nullptr || e->state != EntryState::kComplete) continue;
       size = e->size * e->num_replicas;
       hash = e->Hash();
+      tier = TierOfEntry(*e);
     }
-    policy_->Insert(id, size, {.history = hash});
+    PolicyOf(tier).Insert(id, size, {.history = hash});
   }
 }
 
@@ -70,10 +79,15 @@ bool MasterService::SpareLocked(ObjectId id, TimeMs now, VictimLock* victim) {
   return false;
 }
 
-std::optional<ObjectId> MasterService::PickVictimLocked(TimeMs now, VictimLock* victim) {
+std::optional<ObjectId> MasterService::PickVictimLocked(TimeMs now, VictimLock* victim, Tier tier,
+                                                       bool* soft) {
   cache::SpareFn spare = [&](ObjectId id) { return SpareLocked(id, now, victim); };
-  std::optional<ObjectId> v = policy_->Evict(spare);
-  if (!v && config_.allow_evict_soft_pinned) v = soft_policy_->Evict(spare);
+  std::optional<ObjectId> v = PolicyOf(tier).Evict(spare);
+  if (soft != nullptr) *soft = false;
+  if (!v && tier == Tier::kDram && config_.allow_evict_soft_pinned) {
+    v = soft_policy_->Evict(spare);
+    if (soft != nullptr) *soft = v.has_value();
+  }
   // Every policy evicts the candidate that `spare` declined to keep, and only it.
   assert(v.has_value() == victim->owns_lock());
   assert(!v || victim->mutex() == &ShardOf(*v).mutex());
@@ -98,15 +112,36 @@ uint64_t MasterService::EvictVictim(ObjectId id, VictimLock lock, EvictionReason
 }
 
 uint64_t MasterService::EvictBytes(uint64_t bytes, EvictionReason reason) {
+  // For a put that found no room anywhere: the persistent tier's victims go
+  // first (the coldest), then DRAM's.
+  uint64_t freed = 0;
+  bool pmem_first;
+  {
+    std::lock_guard lock(policy_mu_);
+    pmem_first = pmem_policy_->Count() > 0;
+  }
+  if (pmem_first) freed = EvictFromTier(bytes, reason, Tier::kPmem);
+  if (freed < bytes) freed += EvictFromTier(bytes - freed, reason, Tier::kDram);
+  return freed;
+}
+
+uint64_t MasterService::EvictFromTier(uint64_t bytes, EvictionReason reason, Tier tier) {
   uint64_t freed = 0;
   TimeMs now = clock_.NowMs();
   bool first = true;
-  // Bounded: every iteration frees an object or drops a stale id from the
-  // policy; the policy's own spare limit makes PickVictimLocked return nothing
-  // once only unevictable objects remain.
+  // A DRAM victim of a watermark round is demoted when the persistent tier
+  // has room (master_tiering.cc); the copies go in batches.
+  const bool demote = tier == Tier::kDram && reason == EvictionReason::kWatermark &&
+                      copier_.load(std::memory_order_acquire) != nullptr &&
+                      segments_.capacity(Tier::kPmem) > 0;
+  std::vector<TierMove> moves;
+  // Bounded: every iteration frees or moves an object, or drops a stale id
+  // from the policy; the policy's own spare limit makes PickVictimLocked
+  // return nothing once only unevictable objects remain.
   while (freed < bytes) {
     std::optional<ObjectId> victim;
     VictimLock victim_lock;
+    bool soft = false;
     {
       std::lock_guard lock(policy_mu_);
       if (first) {
@@ -114,11 +149,24 @@ uint64_t MasterService::EvictBytes(uint64_t bytes, EvictionReason reason) {
         ExpireSoftPinsLocked(now);
         first = false;
       }
-      victim = PickVictimLocked(now, &victim_lock);
+      victim = PickVictimLocked(now, &victim_lock, tier, &soft);
     }
     if (!victim) break;
+    if (demote && !soft) {
+      const ObjectEntry* e = ShardOf(*victim).Resolve(*victim);
+      if (e != nullptr) {
+        if (std::optional<TierMove> m = PrepareMoveLocked(*victim, *e, Tier::kPmem)) {
+          freed += m->size;
+          moves.push_back(*m);
+          victim_lock.unlock();
+          if (moves.size() >= kMoveBatch) RunMoves(moves);
+          continue;
+        }
+      }
+    }
     freed += EvictVictim(*victim, std::move(victim_lock), reason);
   }
+  RunMoves(moves);
   return freed;
 }
 
@@ -140,18 +188,25 @@ std::vector<ReplicaSlot> MasterService::AllocateWithEviction(uint64_t size,
 }
 
 void MasterService::WatermarkEvict() {
-  uint64_t capacity = segments_.capacity();
-  if (capacity == 0) return;
-  uint64_t used = segments_.used();
-  {
-    // Held space (forced removes under a lease) comes free by itself soon;
-    // evicting live objects for it would lose them for nothing.
-    std::lock_guard lock(held_mu_);
-    used -= std::min(used, held_bytes_);
+  // Each tier against its own watermark; the persistent tier first, so that
+  // DRAM's victims find room there.
+  for (Tier tier : {Tier::kPmem, Tier::kDram}) {
+    const uint64_t capacity = segments_.capacity(tier);
+    if (capacity == 0) continue;
+    uint64_t used = segments_.used(tier);
+    {
+      // Held space (forced removes under a lease, sources of moves) comes
+      // free by itself soon; evicting live objects for it would lose them for
+      // nothing. (Held space is not split by tier: it counts against each.)
+      std::lock_guard lock(held_mu_);
+      used -= std::min(used, held_bytes_);
+    }
+    const double mark = tier == Tier::kPmem ? config_.pmem_high_watermark : config_.high_watermark;
+    if (static_cast<double>(used) < mark * static_cast<double>(capacity)) continue;
+    counters_.eviction_rounds.fetch_add(1, std::memory_order_relaxed);
+    EvictFromTier(static_cast<uint64_t>(config_.evict_ratio * static_cast<double>(capacity)),
+                  EvictionReason::kWatermark, tier);
   }
-  if (static_cast<double>(used) < config_.high_watermark * static_cast<double>(capacity)) return;
-  counters_.eviction_rounds.fetch_add(1, std::memory_order_relaxed);
-  EvictBytes(static_cast<uint64_t>(config_.evict_ratio * static_cast<double>(capacity)));
 }
 
 }  // namespace crescent::master

@@ -191,6 +191,7 @@ Status MasterService::PutEnd(std::string_view key, uint64_t token, uint64_t chec
   uint64_t size;
   bool hard_pin;
   TimeMs soft_until;
+  Tier tier = Tier::kDram;
   uint64_t logged = 0;
   {
     std::unique_lock lock(loc.shard->mutex());
@@ -222,6 +223,7 @@ Status MasterService::PutEnd(std::string_view key, uint64_t token, uint64_t chec
     size = e.size * e.num_replicas;
     hard_pin = e.hard_pin;
     soft_until = e.soft_pin_until();
+    tier = TierOfEntry(e);
   }
   std::string parent_key;
   bool ends_write = false;
@@ -253,7 +255,8 @@ Status MasterService::PutEnd(std::string_view key, uint64_t token, uint64_t chec
     } else {
       // The key hash is the object's history identity: a key that comes back
       // soon after its eviction is recognised (s3fifo's ghost).
-      policy_->Insert(id, size, {.parent = parent, .history = loc.hash, .ends_write = ends_write});
+      PolicyOf(tier).Insert(id, size,
+                            {.parent = parent, .history = loc.hash, .ends_write = ends_write});
     }
   }
   counters_.put_end.Record(1, 0);

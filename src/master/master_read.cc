@@ -32,6 +32,8 @@ StatusOr<ReadResult> MasterService::ReadLocked(ObjectShard& shard, uint32_t slot
   }
   Touch(shard, slot, now);
   r.lease_expiry = now + LeaseMs(e.size);
+  counters_.tier_reads[segments_.TierOf(r.replicas[0].segment) == Tier::kPmem ? 1 : 0].fetch_add(
+      1, std::memory_order_relaxed);
   return r;
 }
 

@@ -104,6 +104,7 @@ void MasterService::ForgetInPolicy(std::span<const ObjectId> ids) {
   for (ObjectId id : ids) {
     policy_->Remove(id);
     soft_policy_->Remove(id);
+    pmem_policy_->Remove(id);
   }
 }
 

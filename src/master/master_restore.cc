@@ -72,13 +72,17 @@ void MasterService::RestoreObject(const LogRecord& r) {
   if (replaced != cache::kNoParent) {
     policy_->Remove(replaced);
     soft_policy_->Remove(replaced);
+    pmem_policy_->Remove(replaced);
   }
   if (r.hard_pin) return;
   if (soft_until != 0) {
     soft_policy_->Insert(id, bytes, {.parent = parent, .history = loc.hash});
     soft_expiry_.push({soft_until, id});
   } else {
-    policy_->Insert(id, bytes, {.parent = parent, .history = loc.hash});
+    // The tier of its first replica's segment (restored segments keep their
+    // specs): each tier's policy gets its objects in record order.
+    const Tier tier = segments_.TierOf(r.replicas[0].segment);
+    PolicyOf(tier).Insert(id, bytes, {.parent = parent, .history = loc.hash});
   }
 }
 

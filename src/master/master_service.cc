@@ -34,9 +34,12 @@ StatusOr<std::unique_ptr<MasterService>> MasterService::Create(const MasterConfi
   if (!policy.ok()) return policy.status();
   auto soft = cache::MakePolicy("lru", options);
   if (!soft.ok()) return soft.status();
+  auto pmem = cache::MakePolicy(config.eviction_policy, options);
+  if (!pmem.ok()) return pmem.status();
   std::unique_ptr<MasterService> m(new MasterService(config, clock));
   m->policy_ = std::move(policy).value();
   m->soft_policy_ = std::move(soft).value();
+  m->pmem_policy_ = std::move(pmem).value();
   m->log_ = log;
   return m;
 }
@@ -202,7 +205,7 @@ StatusOr<SegmentId> MasterService::MountSegment(const SegmentSpec& spec,
   if (adopted != nullptr) *adopted = mounted->adopted;
   {
     std::lock_guard lock(policy_mu_);
-    policy_->SetCapacity(segments_.capacity());
+    SetPolicyCapacitiesLocked();
   }
   if (Status s = AwaitLogged(logged); !s.ok()) return s;
   return mounted->id;
@@ -224,7 +227,7 @@ Status MasterService::UnmountSegment(std::string_view name, std::string_view own
   }
   {
     std::lock_guard lock(policy_mu_);
-    policy_->SetCapacity(segments_.capacity());
+    SetPolicyCapacitiesLocked();
   }
   return AwaitLogged(logged);
 }
@@ -301,7 +304,7 @@ void MasterService::RunMaintenance() {
   }
   if (!dead.empty() || !detached.empty()) {
     std::lock_guard lock(policy_mu_);
-    policy_->SetCapacity(segments_.capacity());
+    SetPolicyCapacitiesLocked();
   }
   DiscardExpiredPuts(now);
   ReleaseHeld(now);
@@ -311,6 +314,7 @@ void MasterService::RunMaintenance() {
     ExpireSoftPinsLocked(now);
   }
   WatermarkEvict();
+  RunPromotions();
   MaybeRebuildBloom();
 }
 

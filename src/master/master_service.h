@@ -51,6 +51,7 @@
 #include "master/master_counters.h"
 #include "master/object_shard.h"
 #include "master/operation_log.h"
+#include "master/replica_copier.h"
 #include "master/segment_table.h"
 #include "master/touch_queue.h"
 #include "master/types.h"
@@ -200,6 +201,10 @@ class MasterService {
   // flush, watermark eviction, Bloom rebuild. The background thread calls it.
   void RunMaintenance();
   void StartBackground(int64_t interval_ms = 50);
+  // Tier moves (demotion, promotion; docs/persistent-tier.md) go through
+  // `copier` (null: none; a DRAM victim is dropped). Set before serving; it
+  // must outlive the engine's maintenance.
+  void SetReplicaCopier(ReplicaCopier* copier);
   void StopBackground();
   // Why an eviction ran (counted by reason).
   enum class EvictionReason { kWatermark, kForPut };
@@ -376,13 +381,43 @@ class MasterService {
   void FlushTouchesLocked();
   void ExpireSoftPinsLocked(TimeMs now);
   // The policy's victim, if any, with its shard locked in *victim.
-  std::optional<ObjectId> PickVictimLocked(TimeMs now, VictimLock* victim);
+  // From tier `tier`'s policy, then (DRAM only) the soft-pinned ones;
+  // *soft tells which.
+  std::optional<ObjectId> PickVictimLocked(TimeMs now, VictimLock* victim, Tier tier = Tier::kDram,
+                                           bool* soft = nullptr);
   // The spare test for a candidate: true (keep) when leased or hard-pinned;
   // otherwise false, and its shard's exclusive lock is left in *victim.
   bool SpareLocked(ObjectId id, TimeMs now, VictimLock* victim);
   // Removes a chosen victim (its shard locked by `lock`); returns bytes freed
   // (0 for a stale id).
   uint64_t EvictVictim(ObjectId id, VictimLock lock, EvictionReason reason);
+
+  // ---- Tiers (master_tiering.cc) ----
+  struct TierMove {
+    ObjectId id;
+    ReplicaSlot from;  // the object's only replica
+    ReplicaSlot to;    // allocated on the other tier
+    uint64_t size;
+    Tier to_tier;
+  };
+  static constexpr size_t kMoveBatch = 32;        // copies sent at once
+  static constexpr size_t kMaxPmemHitMemory = 1 << 16;  // promotion candidates remembered
+  // A move of complete object `e` (its shard locked) to tier `to`, its target
+  // allocated; nullopt when it cannot move (no copier, not one replica, on
+  // `to` already, no room there).
+  std::optional<TierMove> PrepareMoveLocked(ObjectId id, const ObjectEntry& e, Tier to);
+  // Copies, then commits or undoes each move (see master_tiering.cc); clears
+  // `moves`. Takes shard locks and policy_mu_ itself.
+  void RunMoves(std::vector<TierMove>& moves);
+  // A read of `id` reached the policy: remembered, and queued for promotion
+  // when it is a PMEM object's second within the window. policy_mu_ held.
+  void NotePmemHitLocked(ObjectId id, TimeMs now);
+  void RunPromotions();
+  cache::EvictionPolicy& PolicyOf(Tier tier);
+  // An object's tier: DRAM when any replica is there, else PMEM.
+  Tier TierOfEntry(const ObjectEntry& e) const;
+  // The policies' capacities follow their tiers'; policy_mu_ held.
+  void SetPolicyCapacitiesLocked();
 
   struct HeldSpace {
     TimeMs until;
@@ -394,6 +429,9 @@ class MasterService {
   void DiscardExpiredPuts(TimeMs now);
   // Returns how many objects went with their last replica.
   size_t DropSegmentReplicas(std::span<const SegmentId> segments);
+  // Frees `bytes` of tier `tier` (kWatermark) or of any (kForPut); see
+  // master_eviction.cc. Returns the bytes freed or moved out.
+  uint64_t EvictFromTier(uint64_t bytes, EvictionReason reason, Tier tier);
   // Each shard in turn, under its exclusive lock: drops every replica (of
   // pending and complete entries) on a segment `keep_segment` refuses, and
   // the entries left with none (forgotten by the policy too); calls kept(e)
@@ -435,6 +473,12 @@ class MasterService {
   mutable std::mutex policy_mu_;
   std::unique_ptr<cache::EvictionPolicy> policy_;       // unpinned complete objects
   std::unique_ptr<cache::EvictionPolicy> soft_policy_;  // soft-pinned (LRU among them)
+  // Unpinned complete objects whose replica is on the persistent tier; policy_
+  // then holds those on DRAM (all of them without a persistent segment).
+  std::unique_ptr<cache::EvictionPolicy> pmem_policy_;
+  absl::flat_hash_map<ObjectId, TimeMs> pmem_hits_;  // PMEM objects' last read (policy_mu_)
+  std::vector<ObjectId> promote_queue_;               // read twice in the window (policy_mu_)
+  std::atomic<ReplicaCopier*> copier_{nullptr};
   std::priority_queue<SoftPinExpiry, std::vector<SoftPinExpiry>, std::greater<>> soft_expiry_;
 
   // Pops ended puts off the front of pending_; pending_mu_ must be held.

@@ -53,30 +53,37 @@ Status MasterService::Capture(uint64_t* log_position,
   // one memcpy of its node array), and walked after the lock is released.
   std::unique_ptr<cache::EvictionOrder> main_order = policy_->NewEvictionOrder();
   std::unique_ptr<cache::EvictionOrder> soft_order = soft_policy_->NewEvictionOrder();
+  std::unique_ptr<cache::EvictionOrder> pmem_order = pmem_policy_->NewEvictionOrder();
   size_t counted = 0;
+  size_t pmem_counted = 0;
   {
     std::lock_guard lock(policy_mu_);
     counted = policy_->Count() + soft_policy_->Count();
+    pmem_counted = pmem_policy_->Count();
   }
   main_order->Reserve(counted);
   soft_order->Reserve(counted / 8);
+  pmem_order->Reserve(pmem_counted);
   {
     std::lock_guard lock(policy_mu_);
     const auto since = held_since();  // held from here: waiting for it pauses no one
     FlushTouchesLocked();
     policy_->CopyEvictionOrder(*main_order);
     soft_policy_->CopyEvictionOrder(*soft_order);
+    pmem_policy_->CopyEvictionOrder(*pmem_order);
     held(since);
     st.order_lock_ms =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - since).count();
   }
   std::vector<ObjectId> order;
-  order.reserve(counted);
+  order.reserve(counted + pmem_counted);
   auto add = [&](ObjectId id) { order.push_back(id); };
   main_order->Visit(add);
   soft_order->Visit(add);
+  pmem_order->Visit(add);  // a restore puts them back in the PMEM policy, in this order
   main_order.reset();
   soft_order.reset();
+  pmem_order.reset();
   auto emit = [&](ObjectId id) -> Status {
     LogRecord r;
     {

@@ -35,8 +35,18 @@ StatusOr<SegmentTable::MountResult> SegmentTable::Mount(
                                                " is below the allocation alignment");
   }
   std::lock_guard lock(mu_);
-  if (by_name_.contains(spec.name)) {
-    return Status(ErrorCode::kSegmentAlreadyExists, "segment '" + spec.name + "' is mounted");
+  if (auto it = by_name_.find(spec.name); it != by_name_.end()) {
+    // A persistent segment's file is held (flock) by one process at a time:
+    // a node that mounts it has the file, so the process that mounted it
+    // before is gone (killed, and not yet declared dead). Its mount is
+    // detached, and taken over below with its objects; the new epoch fences
+    // the old process's capabilities.
+    Segment* old = Get(it->second);
+    if (spec.tier != Tier::kPmem || old->spec.tier != Tier::kPmem ||
+        old->spec.capacity != spec.capacity) {
+      return Status(ErrorCode::kSegmentAlreadyExists, "segment '" + spec.name + "' is mounted");
+    }
+    DetachLocked(old);
   }
   MountResult result;
   std::unique_ptr<cache::OffsetAllocator> allocator;
@@ -91,8 +101,9 @@ StatusOr<SegmentTable::MountResult> SegmentTable::Mount(
   node.last_heartbeat = clock_.NowMs();
   node.suspect_since.reset();  // a node that mounts is alive and reachable again
   node.segments.push_back(id);
-  capacity_.fetch_add(spec.capacity, std::memory_order_relaxed);
-  used_.fetch_add(seg->allocator->used_bytes(), std::memory_order_relaxed);
+  const size_t tier = TierIndex(spec.tier);
+  capacity_[tier].fetch_add(spec.capacity, std::memory_order_relaxed);
+  used_[tier].fetch_add(seg->allocator->used_bytes(), std::memory_order_relaxed);
   if (before_visible) before_visible(id);
   InstallLocked(std::move(seg));
   result.id = id;
@@ -234,8 +245,9 @@ size_t SegmentTable::restored_count() const {
 void SegmentTable::UnmountLocked(Segment* seg) {
   seg->mounted.store(false, std::memory_order_release);
   by_name_.erase(seg->spec.name);
-  capacity_.fetch_sub(seg->spec.capacity, std::memory_order_relaxed);
-  used_.fetch_sub(seg->allocator->used_bytes(), std::memory_order_relaxed);
+  const size_t tier = TierIndex(seg->spec.tier);
+  capacity_[tier].fetch_sub(seg->spec.capacity, std::memory_order_relaxed);
+  used_[tier].fetch_sub(seg->allocator->used_bytes(), std::memory_order_relaxed);
   seg->allocator.reset();
   auto it = nodes_.find(seg->spec.owner_node);
   if (it != nodes_.end()) {
@@ -248,8 +260,9 @@ void SegmentTable::UnmountLocked(Segment* seg) {
 void SegmentTable::DetachLocked(Segment* seg) {
   seg->mounted.store(false, std::memory_order_release);
   by_name_.erase(seg->spec.name);
-  capacity_.fetch_sub(seg->spec.capacity, std::memory_order_relaxed);
-  used_.fetch_sub(seg->allocator->used_bytes(), std::memory_order_relaxed);
+  const size_t tier = TierIndex(seg->spec.tier);
+  capacity_[tier].fetch_sub(seg->spec.capacity, std::memory_order_relaxed);
+  used_[tier].fetch_sub(seg->allocator->used_bytes(), std::memory_order_relaxed);
   auto it = nodes_.find(seg->spec.owner_node);
   if (it != nodes_.end()) {
     auto& segs = it->second.segments;
@@ -378,7 +391,8 @@ std::vector<ReplicaSlot> SegmentTable::Allocate(uint64_t size, uint32_t count,
     auto alloc = c.seg->allocator->Allocate(size);
     if (!alloc.ok()) continue;
     out.push_back({c.seg->id, alloc->node, alloc->generation, alloc->offset});
-    used_.fetch_add(c.seg->allocator->used_bytes() - before, std::memory_order_relaxed);
+    used_[TierIndex(c.seg->spec.tier)].fetch_add(c.seg->allocator->used_bytes() - before,
+                                                 std::memory_order_relaxed);
   }
   return out;
 }
@@ -392,8 +406,50 @@ void SegmentTable::Free(const ReplicaSlot& replica) {
       cache::Allocation{replica.offset, replica.alloc_node, replica.alloc_generation});
   // A segment waiting for its node (restored, detached) is not counted in used_.
   if (seg->mounted.load(std::memory_order_relaxed)) {
-    used_.fetch_sub(before - seg->allocator->used_bytes(), std::memory_order_relaxed);
+    used_[TierIndex(seg->spec.tier)].fetch_sub(before - seg->allocator->used_bytes(),
+                                               std::memory_order_relaxed);
   }
+}
+
+Tier SegmentTable::TierOf(SegmentId id) const {
+  const Segment* seg = Get(id);
+  return seg != nullptr ? seg->spec.tier : Tier::kDram;
+}
+
+std::string SegmentTable::OwnerOf(SegmentId id) const {
+  const Segment* seg = Get(id);
+  return seg != nullptr ? seg->spec.owner_node : std::string();
+}
+
+std::optional<ReplicaSlot> SegmentTable::AllocateOn(Tier tier, uint64_t size,
+                                                    std::string_view near_node) {
+  std::lock_guard lock(mu_);
+  struct Candidate {
+    Segment* seg;
+    bool near;
+    uint64_t free;
+  };
+  std::vector<Candidate> cands;
+  for (const auto& [name, id] : by_name_) {
+    Segment* seg = Get(id);
+    if (seg->spec.tier != tier || SuspectLocked(*seg)) continue;
+    cands.push_back({seg, seg->spec.owner_node == near_node, seg->allocator->free_bytes()});
+  }
+  std::sort(cands.begin(), cands.end(), [](const Candidate& a, const Candidate& b) {
+    if (a.near != b.near) return a.near;
+    if (a.free != b.free) return a.free > b.free;
+    return a.seg->id < b.seg->id;
+  });
+  for (const Candidate& c : cands) {
+    Segment* seg = c.seg;
+    const uint64_t before = seg->allocator->used_bytes();
+    auto alloc = seg->allocator->Allocate(size);
+    if (!alloc.ok()) continue;
+    used_[TierIndex(tier)].fetch_add(seg->allocator->used_bytes() - before,
+                                     std::memory_order_relaxed);
+    return ReplicaSlot{seg->id, alloc->node, alloc->generation, alloc->offset};
+  }
+  return std::nullopt;
 }
 
 bool SegmentTable::HasSpace(SegmentId id) const {

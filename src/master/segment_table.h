@@ -72,7 +72,10 @@ class SegmentTable {
   // A waiting persistent segment (tier PMEM: restored, or detached) is taken
   // over by a PMEM mount of the same name and capacity from any node and
   // without `previous`: the name carries the UUID of the file that holds the
-  // bytes, which survive the node's process (docs/persistent-tier.md).
+  // bytes, which survive the node's process (docs/persistent-tier.md). Such a
+  // mount also takes over the segment while it is still mounted (its old
+  // process died, and the TTL has not passed yet): only one process at a
+  // time can hold the file.
   StatusOr<MountResult> Mount(const SegmentSpec& spec,
                               const std::function<void(SegmentId)>& before_visible = nullptr,
                               const PreviousMount* previous = nullptr);
@@ -98,6 +101,12 @@ class SegmentTable {
   // before PMEM, and within a tier the local node's, then the emptiest.
   // Returns fewer (possibly none) when space is short.
   std::vector<ReplicaSlot> Allocate(uint64_t size, uint32_t count, const PutConfig& config);
+  // One replica of `size` bytes on a mounted, placeable segment of `tier`:
+  // on `near_node`'s segments first (a copy there is a local memcpy), then the
+  // emptiest. nullopt when none has room.
+  std::optional<ReplicaSlot> AllocateOn(Tier tier, uint64_t size, std::string_view near_node);
+  // The node that owns segment `id` ("" when unknown).
+  std::string OwnerOf(SegmentId id) const;
   // Returns a replica's space. A replica on a dropped segment is ignored.
   void Free(const ReplicaSlot& replica);
   // The segment still accounts for its space: mounted, or waiting (restored
@@ -140,8 +149,16 @@ class SegmentTable {
   // for the segment's life, and valid as long as the table.
   const std::string* MountedEndpoint(SegmentId id) const;
 
-  uint64_t capacity() const { return capacity_.load(std::memory_order_relaxed); }
-  uint64_t used() const { return used_.load(std::memory_order_relaxed); }
+  // Over mounted segments: all of them, or those of one tier.
+  uint64_t capacity() const { return capacity(Tier::kDram) + capacity(Tier::kPmem); }
+  uint64_t used() const { return used(Tier::kDram) + used(Tier::kPmem); }
+  uint64_t capacity(Tier tier) const {
+    return capacity_[TierIndex(tier)].load(std::memory_order_relaxed);
+  }
+  uint64_t used(Tier tier) const { return used_[TierIndex(tier)].load(std::memory_order_relaxed); }
+  // The tier of segment `id` (mounted or waiting); DRAM for an unknown id.
+  // Lock-free: a segment's spec never changes.
+  Tier TierOf(SegmentId id) const;
   uint64_t largest_segment() const;
   size_t mounted_count() const;
   // Mounted segments whose node is not suspect: where Allocate may place.
@@ -194,8 +211,9 @@ class SegmentTable {
   // Set by FinishRestore (or never restoring): from then on a dropped restored
   // segment's slot is free for reuse at once.
   bool restore_finished_ = true;
-  std::atomic<uint64_t> capacity_{0};  // sum over mounted segments
-  std::atomic<uint64_t> used_{0};      // allocator bytes in use, mounted segments
+  static size_t TierIndex(Tier t) { return t == Tier::kPmem ? 1 : 0; }
+  std::atomic<uint64_t> capacity_[2] = {0, 0};  // per tier: sum over mounted segments
+  std::atomic<uint64_t> used_[2] = {0, 0};      // per tier: allocator bytes in use, mounted
 };
 
 }  // namespace crescent::master

@@ -230,6 +230,21 @@ void CollectMasterGauges(const master::MasterService& master, TextWriter& w) {
   w.Family("crescent_tier_used_bytes", "gauge",
            "Bytes allocated in the mounted segments, by tier.");
   for (size_t t = 0; t < 2; ++t) w.Sample({{"tier", tiers[t]}}, used[t]);
+  const master::MasterCounters& tc = master.counters();
+  w.Family("crescent_tier_reads_total", "counter",
+           "Reads (replica lists granted), by the tier of the replicas given.");
+  for (size_t t = 0; t < 2; ++t) w.Sample({{"tier", tiers[t]}}, Load(tc.tier_reads[t]));
+  w.Family("crescent_tier_moves_total", "counter",
+           "Objects moved between tiers, by direction (demote: DRAM to PMEM, promote: back) and "
+           "result (ok, failed).");
+  w.Sample({{"direction", "demote"}, {"result", "ok"}}, Load(tc.demotions));
+  w.Sample({{"direction", "demote"}, {"result", "failed"}}, Load(tc.demotion_failures));
+  w.Sample({{"direction", "promote"}, {"result", "ok"}}, Load(tc.promotions));
+  w.Sample({{"direction", "promote"}, {"result", "failed"}}, Load(tc.promotion_failures));
+  w.Family("crescent_tier_moved_bytes_total", "counter",
+           "Bytes of the objects moved between tiers, by direction.");
+  w.Sample({{"direction", "demote"}}, Load(tc.demoted_bytes));
+  w.Sample({{"direction", "promote"}}, Load(tc.promoted_bytes));
   w.Family("crescent_evictions_by_reason_total", "counter",
            "Objects evicted, by reason: watermark (the background round) or put (a put found "
            "no space).");

@@ -22,6 +22,10 @@ StatusOr<std::unique_ptr<LocalCluster>> LocalCluster::Start(const LocalClusterOp
     no.heartbeat_interval_ms = options.heartbeat_interval_ms;
     no.tcp_congestion = options.tcp_congestion;
     no.warm_pages = options.warm_pages;
+    if (options.pmem_file_size != 0) {
+      no.persistent.push_back({options.pmem_dir + "/node-" + std::to_string(i) + ".pmem",
+                               options.pmem_file_size});
+    }
     no.master.address = c->address_;
     auto node = store::StoreNode::Start(no, secret);
     if (!node.ok()) return node.status();

@@ -21,6 +21,10 @@ struct LocalClusterOptions {
   int64_t heartbeat_interval_ms = 200;
   std::string tcp_congestion;  // the store nodes' data connections; "" = system default
   bool warm_pages = true;      // StoreNodeOptions::warm_pages
+  // A persistent segment per node when non-zero: the file pmem_dir/node-I.pmem
+  // of this many bytes (StoreNodeOptions::persistent).
+  uint64_t pmem_file_size = 0;
+  std::string pmem_dir;
 
   LocalClusterOptions() {
     master.rpc.listen_address = "127.0.0.1:0";

@@ -42,6 +42,8 @@ StatusOr<std::unique_ptr<MasterHost>> MasterHost::Start(const MasterHostOptions&
     if (!master.ok()) return master.status();
     host->master_ = std::move(master.value());
   }
+  host->copier_ = std::make_unique<TierCopier>(host->signer_);
+  host->master_->SetReplicaCopier(host->copier_.get());
   host->master_->StartBackground();
   if (host->log_) {
     host->snapshotter_ = std::make_unique<durability::Snapshotter>(

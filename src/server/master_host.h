@@ -19,6 +19,7 @@
 #include "metrics/registry.h"
 #include "rpc/master_server.h"
 #include "server/status_report.h"
+#include "server/tier_copier.h"
 #include "transfer/capability.h"
 
 namespace crescent::server {
@@ -71,8 +72,9 @@ class MasterHost {
   transfer::CapabilitySigner signer_;
   std::vector<std::string> warnings_;  // from opening the data dir; shown by Describe()
   std::string restored_;               // what the restore brought back; shown by Describe()
-  // Declared before master_, so that it outlives it.
+  // Declared before master_, so that they outlive it.
   std::unique_ptr<durability::FileOperationLog> log_;
+  std::unique_ptr<TierCopier> copier_;  // the engine's tier moves
   std::unique_ptr<master::MasterService> master_;
   std::unique_ptr<durability::Snapshotter> snapshotter_;
   std::unique_ptr<rpc::MasterServer> rpc_;

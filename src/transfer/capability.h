@@ -26,7 +26,10 @@
 
 namespace crescent::transfer {
 
-enum class AccessOp : uint8_t { kRead = 1, kWrite = 2 };
+// kCopy: the node copies the range into a target that the request names
+// (wire.h CopyTarget): only the master signs it, to move an object between
+// tiers (docs/persistent-tier.md); clients never receive one.
+enum class AccessOp : uint8_t { kRead = 1, kWrite = 2, kCopy = 3 };
 
 struct Capability {
   uint32_t segment = 0;

@@ -33,6 +33,8 @@
 // the io_contexts.
 #include "transfer/tcp_server.h"
 
+#include "transfer/copy_executor.h"
+
 #include <algorithm>
 #include <array>
 #include <asio/co_spawn.hpp>
@@ -180,13 +182,15 @@ uint64_t NsSince(std::chrono::steady_clock::time_point start) {
 }  // namespace
 
 struct TcpDataServer::Impl {
-  Impl(SegmentSet segs, const CapabilitySigner& sig) : segments(std::move(segs)), signer(sig) {}
+  Impl(SegmentSet segs, const CapabilitySigner& sig)
+      : segments(std::move(segs)), signer(sig), copier(segments, signer) {}
 
   asio::awaitable<void> Accept();
   asio::awaitable<void> Serve(tcp::socket socket);
 
   SegmentSet segments;
   CapabilitySigner signer;  // a copy: the caller's need not outlive the server
+  CopyExecutor copier;      // copy requests (tier moves), over segments and signer
   // Declared before ios so that coroutine frames destroyed with them can still
   // unregister their sockets.
   std::string congestion;  // TCP_CONGESTION for accepted connections
@@ -254,6 +258,15 @@ asio::awaitable<void> TcpDataServer::Impl::Serve(tcp::socket socket) {
       refused = range.status();
       unread = h.payload_length;
       if (metrics) metrics->RecordRefusal(DataPath::kTcp, RefusalReasonOf(refused.code()));
+    } else if (h.cap.op == AccessOp::kCopy) {
+      // A tier move the master asked for: the target follows the header.
+      std::array<uint8_t, wire::kCopyTargetMax> target_bytes;
+      const size_t n = static_cast<size_t>(h.payload_length);
+      co_await asio::async_read(socket, asio::buffer(target_bytes.data(), n), use);
+      if (ec) break;
+      StatusOr<wire::CopyTarget> target = wire::DecodeCopyTarget(target_bytes.data(), n);
+      refused = target.ok() ? copier.Copy(range->data, h.cap.length, fence, *target)
+                            : target.status();
     } else if (h.cap.op == AccessOp::kRead) {
       TsanAcquire(range->segment);
       // Header and segment bytes in gather writes, straight from the segment.

@@ -486,8 +486,11 @@ std::vector<Status> TcpTransport::Execute(std::span<const TransferOp> ops, int64
       results[i] = ep.status();
       continue;
     }
-    if ((op.cap.op != AccessOp::kRead && op.cap.op != AccessOp::kWrite) || op.cap.length == 0 ||
-        op.buffer == nullptr) {
+    const bool copy_ok = op.cap.op == AccessOp::kCopy &&
+                         op.copy_target_bytes >= wire::kCopyTargetFixed &&
+                         op.copy_target_bytes <= wire::kCopyTargetMax;
+    if ((op.cap.op != AccessOp::kRead && op.cap.op != AccessOp::kWrite && !copy_ok) ||
+        op.cap.length == 0 || op.buffer == nullptr) {
       results[i] = Status(ErrorCode::kInvalidArgument,
                           "transfer op needs a read or write capability, a non-empty range "
                           "and a buffer");
@@ -536,10 +539,12 @@ std::vector<Status> TcpTransport::Execute(std::span<const TransferOp> ops, int64
         wire::RequestHeader header;
         header.request_id = j;
         header.cap = op.cap;
-        header.payload_length = op.cap.op == AccessOp::kWrite ? op.cap.length : 0;
+        header.payload_length = op.cap.op == AccessOp::kWrite  ? op.cap.length
+                                : op.cap.op == AccessOp::kCopy ? op.copy_target_bytes
+                                                               : 0;
         wire::EncodeRequest(header, lane.requests[j]);
         lane.out.push_back(iovec{lane.requests[j].data(), lane.requests[j].size()});
-        if (op.cap.op == AccessOp::kWrite) lane.out.push_back(iovec{op.buffer, op.cap.length});
+        if (header.payload_length != 0) lane.out.push_back(iovec{op.buffer, header.payload_length});
       }
       if (k >= pooled.size()) {
         lane.connect_deadline = now + std::chrono::milliseconds(options_.connect_timeout_ms);

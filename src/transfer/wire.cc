@@ -58,7 +58,8 @@ StatusOr<RequestHeader> DecodeRequest(const uint8_t* p) {
                std::to_string(kVersion) + ")");
   }
   if (p[5] != static_cast<uint8_t>(AccessOp::kRead) &&
-      p[5] != static_cast<uint8_t>(AccessOp::kWrite)) {
+      p[5] != static_cast<uint8_t>(AccessOp::kWrite) &&
+      p[5] != static_cast<uint8_t>(AccessOp::kCopy)) {
     return Bad("unknown op " + std::to_string(p[5]));
   }
   if (!AllZero(p + 6, 2) || !AllZero(p + 20, 4)) return Bad("reserved request bytes are not 0");
@@ -71,6 +72,13 @@ StatusOr<RequestHeader> DecodeRequest(const uint8_t* p) {
   h.cap.expiry_unix_ms = Get<int64_t>(p + 40);
   std::memcpy(h.cap.tag.data(), p + 48, h.cap.tag.size());
   h.payload_length = Get<uint64_t>(p + 80);
+  if (h.cap.op == AccessOp::kCopy) {
+    if (h.payload_length < kCopyTargetFixed || h.payload_length > kCopyTargetMax) {
+      return Bad("copy target of " + std::to_string(h.payload_length) + " bytes (expected " +
+                 std::to_string(kCopyTargetFixed) + " to " + std::to_string(kCopyTargetMax) + ")");
+    }
+    return h;
+  }
   uint64_t expect = h.cap.op == AccessOp::kWrite ? h.cap.length : 0;
   if (h.payload_length != expect) {
     return Bad("payload length " + std::to_string(h.payload_length) + " but expected " +
@@ -78,6 +86,39 @@ StatusOr<RequestHeader> DecodeRequest(const uint8_t* p) {
                (h.cap.op == AccessOp::kWrite ? "write" : "read"));
   }
   return h;
+}
+
+std::vector<uint8_t> EncodeCopyTarget(const CopyTarget& t) {
+  std::vector<uint8_t> out(kCopyTargetFixed + t.endpoint.size());
+  uint8_t* p = out.data();
+  Put<uint32_t>(p + 0, t.cap.segment);
+  Put<uint32_t>(p + 4, static_cast<uint32_t>(t.endpoint.size()));
+  Put<uint64_t>(p + 8, t.cap.offset);
+  Put<uint64_t>(p + 16, t.cap.length);
+  Put<int64_t>(p + 24, t.cap.expiry_unix_ms);
+  std::memcpy(p + 32, t.cap.tag.data(), t.cap.tag.size());
+  std::memcpy(p + kCopyTargetFixed, t.endpoint.data(), t.endpoint.size());
+  return out;
+}
+
+StatusOr<CopyTarget> DecodeCopyTarget(const uint8_t* p, size_t n) {
+  if (n < kCopyTargetFixed || n > kCopyTargetMax) {
+    return Bad("copy target of " + std::to_string(n) + " bytes");
+  }
+  const uint32_t endpoint_bytes = Get<uint32_t>(p + 4);
+  if (endpoint_bytes != n - kCopyTargetFixed) {
+    return Bad("copy target endpoint of " + std::to_string(endpoint_bytes) + " bytes in " +
+               std::to_string(n));
+  }
+  CopyTarget t;
+  t.cap.op = AccessOp::kWrite;
+  t.cap.segment = Get<uint32_t>(p + 0);
+  t.cap.offset = Get<uint64_t>(p + 8);
+  t.cap.length = Get<uint64_t>(p + 16);
+  t.cap.expiry_unix_ms = Get<int64_t>(p + 24);
+  std::memcpy(t.cap.tag.data(), p + 32, t.cap.tag.size());
+  t.endpoint.assign(reinterpret_cast<const char*>(p + kCopyTargetFixed), endpoint_bytes);
+  return t;
 }
 
 size_t EncodeResponse(ErrorCode code, uint64_t request_id, uint64_t payload_length,

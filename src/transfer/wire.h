@@ -14,7 +14,20 @@
 //    32     8  cap.length
 //    40     8  cap.expiry_unix_ms (signed)
 //    48    32  cap.tag
-//    80     8  payload_length  == cap.length for a write, 0 for a read
+//    80     8  payload_length  == cap.length for a write, 0 for a read, the
+//                               copy target's size for a copy
+//
+// A copy (op 3, master only: docs/persistent-tier.md) names its target after
+// the header, and the node writes the range there (its own segment: a memcpy;
+// another node's: a TCP write) before it answers:
+//   off  size  field
+//     0     4  target cap.segment
+//     4     4  endpoint length E (the target's endpoint string)
+//     8     8  target cap.offset
+//    16     8  target cap.length (== the source's)
+//    24     8  target cap.expiry_unix_ms (signed)
+//    32    32  target cap.tag (a write capability)
+//    64     E  endpoint
 //
 // Response (kResponseHeaderSize = 32 bytes), then `message_length` bytes of
 // error text, then `payload_length` bytes of payload:
@@ -35,7 +48,9 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <string_view>
+#include <vector>
 
 #include "crescent/status.h"
 #include "transfer/capability.h"
@@ -76,6 +91,19 @@ inline int PayloadLowat(uint64_t left, uint64_t max = kSharedLaneMark) {
   constexpr uint64_t kFrom = 64 << 10;
   return left > kFrom ? static_cast<int>(left < max ? left : max) : 1;
 }
+
+inline constexpr size_t kCopyTargetFixed = 64;
+inline constexpr size_t kCopyTargetMax = kCopyTargetFixed + 512;
+
+// Where a copy writes: a write capability for the target range and the
+// endpoint of the node that holds it.
+struct CopyTarget {
+  std::string endpoint;
+  Capability cap;  // op kWrite
+};
+std::vector<uint8_t> EncodeCopyTarget(const CopyTarget& target);
+// kParseError naming the bad field.
+StatusOr<CopyTarget> DecodeCopyTarget(const uint8_t* in, size_t n);
 
 struct RequestHeader {
   uint64_t request_id = 0;

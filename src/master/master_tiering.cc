@@ -1,0 +1,199 @@
+// Tiers (docs/persistent-tier.md): moving objects between DRAM and the
+// persistent tier. A DRAM eviction round demotes its victims when the
+// persistent tier has room; a PMEM object read twice within the promotion
+// window is promoted back to DRAM when DRAM is below its watermark.
+//
+// A move, for each object of a batch:
+//  1. Under the object's shard lock: its only replica is on the source tier;
+//     a target is allocated on the other tier, near the source's node.
+//  2. With no lock held: the copier has the source's node copy the bytes into
+//     the target and persist them. The object stays readable from its source
+//     replica throughout.
+//  3. Under the shard lock again: if the object is still the same (same
+//     entry, same single replica), its replica becomes the target and the
+//     change is logged (a PutEnded record with the new replica); the source's
+//     space is held until every read capability of it has expired, then
+//     freed. Otherwise (removed, replaced) the target is freed, or held until
+//     the copy capability's end when the copy failed (a late write could
+//     still land).
+//  4. Under policy_mu_: the object joins the target tier's policy.
+// A demotion whose copy fails drops the object, as the eviction would have.
+#include <mutex>
+#include <shared_mutex>
+
+#include "master/master_service.h"
+
+namespace crescent::master {
+
+void MasterService::SetReplicaCopier(ReplicaCopier* copier) {
+  copier_.store(copier, std::memory_order_release);
+}
+
+std::optional<MasterService::TierMove> MasterService::PrepareMoveLocked(ObjectId id,
+                                                                        const ObjectEntry& e,
+                                                                        Tier to) {
+  if (copier_.load(std::memory_order_acquire) == nullptr || e.state != EntryState::kComplete ||
+      e.num_replicas != 1 || e.hard_pin) {
+    return std::nullopt;
+  }
+  const ReplicaSlot from = e.replica(0);
+  if (segments_.TierOf(from.segment) == to || !segments_.IsMounted(from.segment)) {
+    return std::nullopt;
+  }
+  std::optional<ReplicaSlot> target = segments_.AllocateOn(to, e.size, segments_.OwnerOf(from.segment));
+  if (!target) return std::nullopt;
+  return TierMove{id, from, *target, e.size, to};
+}
+
+void MasterService::RunMoves(std::vector<TierMove>& moves) {
+  if (moves.empty()) return;
+  ReplicaCopier* copier = copier_.load(std::memory_order_acquire);
+  const int64_t deadline_unix = UnixNowMs() + config_.tier_copy_timeout_ms;
+  // Capabilities live until deadline_unix; on the engine's clock that is:
+  const TimeMs reachable_until = clock_.NowMs() + config_.tier_copy_timeout_ms;
+  std::vector<ReplicaCopy> copies;
+  std::vector<size_t> copied;  // index in moves of each copy
+  std::vector<Status> results(moves.size(), Status::Ok());
+  for (size_t i = 0; i < moves.size(); ++i) {
+    const TierMove& m = moves[i];
+    const std::string* from_ep = segments_.MountedEndpoint(m.from.segment);
+    const std::string* to_ep = segments_.MountedEndpoint(m.to.segment);
+    if (from_ep == nullptr || to_ep == nullptr || copier == nullptr) {
+      results[i] = Status(ErrorCode::kUnavailable, "a segment of the move was unmounted");
+      continue;
+    }
+    copies.push_back({{m.from.segment, *from_ep, m.from.offset, m.size, 0},
+                      {m.to.segment, *to_ep, m.to.offset, m.size, 0}});
+    copied.push_back(i);
+  }
+  if (!copies.empty()) {
+    std::vector<Status> done = copier->Copy(copies, deadline_unix);
+    for (size_t k = 0; k < copied.size(); ++k) {
+      results[copied[k]] = k < done.size() ? done[k] : Status(ErrorCode::kInternal, "no result");
+    }
+  }
+  struct Joined {
+    ObjectId id;
+    uint64_t size;
+    uint64_t hash;
+    Tier to;
+  };
+  std::vector<Joined> joined;
+  std::vector<ObjectId> dropped;
+  uint64_t logged = 0;
+  for (size_t i = 0; i < moves.size(); ++i) {
+    const TierMove& m = moves[i];
+    const bool copied_ok = results[i].ok();
+    const bool demotion = m.to_tier == Tier::kPmem;
+    ObjectShard& shard = ShardOf(m.id);
+    std::unique_lock lock(shard.mutex());
+    ObjectEntry* e = shard.Resolve(m.id);
+    const bool same = e != nullptr && e->state == EntryState::kComplete && e->num_replicas == 1 &&
+                      e->replica(0) == m.from;
+    if (same && copied_ok) {
+      // Readers leased on the source may still be copying out of it.
+      e->FlushTouch(LeaseMs(e->size));
+      const TimeMs leased = e->lease_until.load(std::memory_order_relaxed);
+      const ReplicaSlot target[] = {m.to};
+      shard.SetReplicas(IdSlot(m.id), target);
+      logged = std::max(logged, LogChange(PutEndedRecord(*e)));
+      if (leased + config_.capability_grace_ms > clock_.NowMs()) {
+        HoldSlots({m.from}, m.size, leased + config_.capability_grace_ms);
+      } else {
+        FreeReplicaList({m.from});
+      }
+      joined.push_back({m.id, m.size, e->Hash(), m.to_tier});
+      (demotion ? counters_.demotions : counters_.promotions).fetch_add(1, std::memory_order_relaxed);
+      (demotion ? counters_.demoted_bytes : counters_.promoted_bytes)
+          .fetch_add(m.size, std::memory_order_relaxed);
+      continue;
+    }
+    // The target is not the object's: freed now, or once no late write of
+    // a failed copy can land in it.
+    if (copied_ok) {
+      FreeReplicaList({m.to});
+    } else {
+      HoldSlots({m.to}, m.size, reachable_until + config_.capability_grace_ms);
+      (demotion ? counters_.demotion_failures : counters_.promotion_failures)
+          .fetch_add(1, std::memory_order_relaxed);
+    }
+    if (same && demotion) {
+      // The eviction goes ahead: the object was its round's victim.
+      LogChange(RemovalRecord(*e, RemovalReason::kEvicted));
+      dropped.push_back(RemoveLocked(shard, IdSlot(m.id)));
+      counters_.evictions.fetch_add(1, std::memory_order_relaxed);
+      counters_.evicted_bytes.fetch_add(m.size, std::memory_order_relaxed);
+    }
+  }
+  {
+    std::lock_guard lock(policy_mu_);
+    for (const Joined& j : joined) {
+      // A promoted object leaves the PMEM policy; a demoted one left DRAM's
+      // when it was chosen as a victim.
+      policy_->Remove(j.id);
+      pmem_policy_->Remove(j.id);
+      PolicyOf(j.to).Insert(j.id, j.size, {.history = j.hash});
+    }
+  }
+  ForgetInPolicy(dropped);
+  moves.clear();
+  (void)logged;  // nothing waits: a move is no acknowledged change
+}
+
+Tier MasterService::TierOfEntry(const ObjectEntry& e) const {
+  for (size_t i = 0; i < e.num_replicas; ++i) {
+    if (segments_.TierOf(e.replica(i).segment) == Tier::kDram) return Tier::kDram;
+  }
+  return e.num_replicas > 0 ? Tier::kPmem : Tier::kDram;
+}
+
+cache::EvictionPolicy& MasterService::PolicyOf(Tier tier) {
+  return tier == Tier::kPmem ? *pmem_policy_ : *policy_;
+}
+
+void MasterService::NotePmemHitLocked(ObjectId id, TimeMs now) {
+  if (config_.pmem_promote_window_ms <= 0 || !pmem_policy_->Contains(id)) return;
+  auto [it, fresh] = pmem_hits_.try_emplace(id, now);
+  if (fresh) {
+    // Bounded: a burst of first reads forgets the oldest candidates' hits.
+    if (pmem_hits_.size() > kMaxPmemHitMemory) pmem_hits_.clear();
+    return;
+  }
+  if (now - it->second <= config_.pmem_promote_window_ms) {
+    promote_queue_.push_back(id);
+    pmem_hits_.erase(it);
+  } else {
+    it->second = now;
+  }
+}
+
+void MasterService::RunPromotions() {
+  std::vector<ObjectId> ids;
+  {
+    std::lock_guard lock(policy_mu_);
+    FlushTouchesLocked();
+    ids.swap(promote_queue_);
+  }
+  if (ids.empty() || copier_.load(std::memory_order_acquire) == nullptr) return;
+  std::vector<TierMove> moves;
+  for (ObjectId id : ids) {
+    // Only into DRAM below its watermark: a promotion must not cause demotions.
+    const double cap = static_cast<double>(segments_.capacity(Tier::kDram));
+    ObjectShard& shard = ShardOf(id);
+    std::shared_lock lock(shard.mutex());
+    const ObjectEntry* e = shard.Resolve(id);
+    if (e == nullptr) continue;
+    if (static_cast<double>(segments_.used(Tier::kDram) + e->size) >=
+        config_.high_watermark * cap) {
+      break;
+    }
+    if (auto m = PrepareMoveLocked(id, *e, Tier::kDram)) moves.push_back(*m);
+    if (moves.size() >= kMoveBatch) {
+      lock.unlock();
+      RunMoves(moves);
+    }
+  }
+  RunMoves(moves);
+}
+
+}  // namespace crescent::master

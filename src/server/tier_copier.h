@@ -1,0 +1,29 @@
+// TierCopier: the master's ReplicaCopier (master/replica_copier.h) over the TCP
+// data plane. For each copy it signs a copy capability for the source range
+// and a write capability for the target range, both ending at the deadline,
+// and sends the copy request to the source's node (transfer/copy_executor.h),
+// a batch pipelined over one kept connection per node.
+#pragma once
+
+#include <memory>
+
+#include "master/replica_copier.h"
+#include "transfer/capability.h"
+#include "transfer/transport.h"
+
+namespace crescent::server {
+
+class TierCopier final : public master::ReplicaCopier {
+ public:
+  // `signer` must outlive the copier.
+  explicit TierCopier(const transfer::CapabilitySigner& signer);
+  ~TierCopier() override;
+  std::vector<Status> Copy(std::span<const master::ReplicaCopy> copies,
+                           int64_t deadline_unix_ms) override;
+
+ private:
+  const transfer::CapabilitySigner& signer_;
+  std::unique_ptr<transfer::Transport> tcp_;
+};
+
+}  // namespace crescent::server
