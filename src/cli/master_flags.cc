@@ -95,6 +95,15 @@ void MasterFlags::Add(CLI::App& app) {
                  "(the same file) before it is dropped")
       ->capture_default_str()
       ->check(CLI::Range(int64_t{0}, int64_t{30LL * 86'400'000}));
+  app.add_option("--pmem-promote-hits", config.pmem_promote_hits,
+                 "A persistent-tier object moves back to DRAM at this many reads within "
+                 "--pmem-promote-window ms (1: at every read)")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1000));
+  app.add_option("--pmem-promote-window", config.pmem_promote_window_ms,
+                 "The window of --pmem-promote-hits, in ms (0: never promote)")
+      ->capture_default_str()
+      ->check(CLI::Range(int64_t{0}, int64_t{86'400'000}));
   app.add_option("--bloom-expected-keys", config.bloom_expected_keys,
                  "Design load of the negative-lookup filter (it grows when outgrown)")
       ->capture_default_str()

@@ -7,6 +7,9 @@
 #include <cerrno>
 #include <charconv>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <memory>
@@ -23,6 +26,7 @@
 #include "sim/capacity.h"
 #include "sim/progress.h"
 #include "sim/trace_reader.h"
+#include "transfer/pmem_file.h"
 
 namespace crescent::cli {
 namespace {
@@ -42,6 +46,9 @@ struct ReplayFlags {
   // Embedded cluster only.
   std::string segment_size;
   std::string capacity_pages;
+  std::string pmem_capacity_pages;  // a persistent tier too (a file in a temporary dir)
+  std::string pmem_dir = "/dev/shm";  // where that directory is made
+  int pmem_promote_hits = 1;
   std::string eviction_policy = "lru";
   double high_watermark = 1.0;
   double evict_ratio = 0;  // 0: one page
@@ -120,6 +127,16 @@ int RunReplayCommand(const ReplayFlags& f, const std::vector<std::string>& embed
     }
   }
 
+  // The persistent tier's file lives in a directory removed after the run
+  // (declared before the cluster, which is stopped first).
+  std::string pmem_dir;
+  struct RemoveDir {
+    const std::string& dir;
+    ~RemoveDir() {
+      std::error_code ec;
+      if (!dir.empty()) std::filesystem::remove_all(dir, ec);
+    }
+  } remove_pmem_dir{pmem_dir};
   std::unique_ptr<server::LocalCluster> cluster;
   std::string address = f.master;
   std::string cluster_desc;
@@ -144,6 +161,12 @@ int RunReplayCommand(const ReplayFlags& f, const std::vector<std::string>& embed
                         ? f.evict_ratio
                         : static_cast<double>(*page_size) / static_cast<double>(segment);
     c.lease_ms = f.lease_ms;
+    c.pmem_promote_hits = f.pmem_promote_hits;
+    // The master and the node are one process with one clock: the fencing
+    // grace (clock skew between hosts, 1 s by default) needs to cover only
+    // in-flight time. Space read a moment ago (the source of a promotion)
+    // then comes free after the lease, not a second later.
+    c.capability_grace_ms = 50;
     c.heartbeat_ttl_ms = std::max<int64_t>(c.heartbeat_ttl_ms, 10'000);
     // Pages are allocated back to back with no rounding, so the segment holds
     // exactly segment / page_size pages when the page size is a multiple of 64.
@@ -151,6 +174,25 @@ int RunReplayCommand(const ReplayFlags& f, const std::vector<std::string>& embed
     c.bloom_expected_keys = std::max<uint64_t>(plan->distinct_pages + 1, 1024);
     o.store_nodes = 1;
     o.segment_size = segment;
+    uint64_t pmem_bytes = 0;
+    if (!f.pmem_capacity_pages.empty()) {
+      auto pages = ParsePages(f.pmem_capacity_pages, trace.distinct_blocks());
+      if (!pages.ok()) return Fail("--pmem-capacity-pages: " + pages.status().message());
+      pmem_bytes = (*pages * *page_size + 4095) / 4096 * 4096;
+      o.pmem_file_size = pmem_bytes + transfer::PmemFile::kHeaderBytes;
+      if (o.pmem_file_size < transfer::PmemFile::kMinFileBytes) {
+        return Fail("--pmem-capacity-pages: the persistent tier must hold at least 1 MiB (" +
+                    std::to_string(*pages) + " pages of " + std::to_string(*page_size) +
+                    " bytes do not)");
+      }
+      std::string dir_template = f.pmem_dir + "/crescent-replay-pmem-XXXXXX";
+      if (mkdtemp(dir_template.data()) == nullptr) {
+        return Fail("cannot make a directory in --pmem-dir " + f.pmem_dir + ": " +
+                    std::strerror(errno));
+      }
+      pmem_dir = dir_template;
+      o.pmem_dir = pmem_dir;
+    }
     auto started = server::LocalCluster::Start(o);
     if (!started.ok()) return Fail("embedded cluster: " + started.status().ToString());
     cluster = std::move(started.value());
@@ -160,6 +202,11 @@ int RunReplayCommand(const ReplayFlags& f, const std::vector<std::string>& embed
                    std::to_string(segment / *page_size) + " pages), " + f.eviction_policy +
                    ", high watermark " + std::to_string(f.high_watermark).substr(0, 4) +
                    ", lease " + std::to_string(f.lease_ms) + " ms";
+    if (pmem_bytes != 0) {
+      cluster_desc += "; persistent tier " + FormatBytes(pmem_bytes) + " (" +
+                      std::to_string(pmem_bytes / *page_size) + " pages, a file in " + pmem_dir +
+                      ")";
+    }
   }
 
   ClientConfig cc;
@@ -255,6 +302,20 @@ const Registrar kRegistrar([](CLI::App& app) {
   auto* cap = cmd->add_option("--capacity-pages", f->capacity_pages,
                               "Embedded cluster: segment of exactly N pages (or P% of the "
                               "trace's distinct pages)");
+  auto* pmem = cmd->add_option("--pmem-capacity-pages", f->pmem_capacity_pages,
+                               "Embedded cluster: a persistent tier too, of N pages (or P% of "
+                               "the trace's distinct pages), a file in a temporary directory; "
+                               "the DRAM segment is the first tier (docs/persistent-tier.md)");
+  auto* pmem_dir = cmd->add_option("--pmem-dir", f->pmem_dir,
+                                   "Embedded cluster: where the persistent tier's file goes (in a "
+                                   "directory of its own, removed after the run); tmpfs by "
+                                   "default, a DAX or SSD file system to measure one")
+                       ->capture_default_str();
+  auto* promote = cmd->add_option("--pmem-promote-hits", f->pmem_promote_hits,
+                                  "Embedded cluster: reads (within 10 s) that move a persistent-"
+                                  "tier page back to DRAM (1: every read, the master's default)")
+                      ->capture_default_str()
+                      ->check(CLI::Range(1, 1000));
   auto* pol =
       cmd->add_option("--eviction-policy", f->eviction_policy, "Embedded cluster: eviction policy")
           ->capture_default_str()
@@ -271,7 +332,9 @@ const Registrar kRegistrar([](CLI::App& app) {
                                 "Embedded cluster: read lease (a leased page cannot be evicted)")
                     ->capture_default_str()
                     ->check(CLI::Range(int64_t{1}, int64_t{86'400'000}));
-  std::vector<CLI::Option*> embedded_opts = {seg, cap, pol, hw, er, lease};
+  std::vector<CLI::Option*> embedded_opts = {seg,     cap, pmem, pmem_dir,
+                                             promote, pol, hw,   er,
+                                             lease};
   cmd->callback([f, embedded_opts] {
     std::vector<std::string> given;
     for (CLI::Option* o : embedded_opts) {

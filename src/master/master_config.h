@@ -40,8 +40,11 @@ struct MasterConfig {
   // eviction round drops the PMEM policy's victims from pmem_high_watermark ×
   // PMEM capacity on (DRAM's victims are demoted into it while it has room).
   double pmem_high_watermark = 0.95;
-  // A PMEM object read again within this long of its previous read is
-  // promoted back to DRAM (0: never promote).
+  // A PMEM object is promoted back to DRAM at its pmem_promote_hits-th read
+  // within pmem_promote_window_ms (1: at every read; a window of 0: never).
+  // DRAM's victims are demoted to make room for it. 1 by measurement: the
+  // two tiers then act as one LRU cache (docs/persistent-tier.md).
+  int pmem_promote_hits = 1;
   int64_t pmem_promote_window_ms = 10'000;
   // How long one batch of tier moves may take (the copy capabilities' life).
   int64_t tier_copy_timeout_ms = 5'000;

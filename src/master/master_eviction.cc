@@ -12,6 +12,7 @@
 // (queue, frequency, chain parent) as the policy keeps it. Hard-pinned
 // objects are never in a policy; soft-pinned ones sit in soft_policy_, which is
 // consulted only when the main policy has nothing evictable left.
+#include <algorithm>
 #include <cassert>
 #include <mutex>
 #include <shared_mutex>
@@ -129,11 +130,17 @@ uint64_t MasterService::EvictFromTier(uint64_t bytes, EvictionReason reason, Tie
   uint64_t freed = 0;
   TimeMs now = clock_.NowMs();
   bool first = true;
-  // A DRAM victim of a watermark round is demoted when the persistent tier
-  // has room (master_tiering.cc); the copies go in batches.
-  const bool demote = tier == Tier::kDram && reason == EvictionReason::kWatermark &&
-                      copier_.load(std::memory_order_acquire) != nullptr &&
+  // A DRAM victim is demoted when the persistent tier has room
+  // (master_tiering.cc); the copies go in batches.
+  const bool demote = tier == Tier::kDram && copier_.load(std::memory_order_acquire) != nullptr &&
                       segments_.capacity(Tier::kPmem) > 0;
+  if (demote) {
+    // Room for the demotions first: the persistent tier drops its own victims.
+    const uint64_t pmem_cap = segments_.capacity(Tier::kPmem);
+    const uint64_t pmem_used = segments_.used(Tier::kPmem);
+    const uint64_t pmem_free = pmem_cap > pmem_used ? pmem_cap - pmem_used : 0;
+    if (pmem_free < bytes) EvictFromTier(bytes - pmem_free, reason, Tier::kPmem);
+  }
   std::vector<TierMove> moves;
   // Bounded: every iteration frees or moves an object, or drops a stale id
   // from the policy; the policy's own spare limit makes PickVictimLocked
@@ -172,6 +179,22 @@ uint64_t MasterService::EvictFromTier(uint64_t bytes, EvictionReason reason, Tie
 
 std::vector<ReplicaSlot> MasterService::AllocateWithEviction(uint64_t size,
                                                              const PutConfig& config) {
+  // With both tiers and a copier, the tiers act as one cache: a put goes to
+  // DRAM, and when DRAM has no room its victims are demoted (the persistent
+  // tier's own victims dropped first when it is full too) to make it.
+  if (config.replica_count == 1 && config.preferred_segment.empty() &&
+      copier_.load(std::memory_order_acquire) != nullptr &&
+      segments_.capacity(Tier::kPmem) > 0 && segments_.capacity(Tier::kDram) >= size) {
+    std::vector<ReplicaSlot> slots = segments_.Allocate(size, 1, config, Tier::kDram);
+    if (slots.empty()) {
+      // A batch at once (1/64 of DRAM, at least this put): one copy request
+      // per node carries many demotions, and the next puts find room.
+      const uint64_t batch = std::max<uint64_t>(size, segments_.capacity(Tier::kDram) / 64);
+      EvictFromTier(batch, EvictionReason::kForPut, Tier::kDram);
+      slots = segments_.Allocate(size, 1, config, Tier::kDram);
+    }
+    if (!slots.empty()) return slots;
+  }
   std::vector<ReplicaSlot> slots = segments_.Allocate(size, config.replica_count, config);
   // Nowhere to place (every node suspect): evicting would free nothing usable.
   if (slots.empty() && segments_.placeable_count() == 0) return slots;

@@ -202,6 +202,7 @@ StatusOr<SegmentId> MasterService::MountSegment(const SegmentSpec& spec,
   if (mounted->adopted) {
     counters_.restore_adopted_segments.fetch_add(1, std::memory_order_relaxed);
   }
+  if (mounted->verify) EnqueueVerification(mounted->id);
   if (adopted != nullptr) *adopted = mounted->adopted;
   {
     std::lock_guard lock(policy_mu_);
@@ -315,6 +316,7 @@ void MasterService::RunMaintenance() {
   }
   WatermarkEvict();
   RunPromotions();
+  RunVerifications(/*budget_ms=*/200);
   MaybeRebuildBloom();
 }
 

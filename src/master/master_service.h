@@ -205,6 +205,8 @@ class MasterService {
   // `copier` (null: none; a DRAM victim is dropped). Set before serving; it
   // must outlive the engine's maintenance.
   void SetReplicaCopier(ReplicaCopier* copier);
+  // Objects of taken-over persistent segments still to be checked.
+  uint64_t PendingVerifications() const;
   void StopBackground();
   // Why an eviction ran (counted by reason).
   enum class EvictionReason { kWatermark, kForPut };
@@ -409,10 +411,23 @@ class MasterService {
   // Copies, then commits or undoes each move (see master_tiering.cc); clears
   // `moves`. Takes shard locks and policy_mu_ itself.
   void RunMoves(std::vector<TierMove>& moves);
-  // A read of `id` reached the policy: remembered, and queued for promotion
-  // when it is a PMEM object's second within the window. policy_mu_ held.
+  // A read of `id` reached the policy: counted, and queued for promotion when
+  // it is a PMEM object's pmem_promote_hits-th within the window. policy_mu_
+  // held.
   void NotePmemHitLocked(ObjectId id, TimeMs now);
   void RunPromotions();
+  // ---- Verification of a taken-over persistent segment (master_verify.cc) ----
+  struct PendingCheck {
+    std::string key;
+    ReplicaSlot replica;
+    uint64_t size;
+    uint64_t checksum;
+  };
+  static constexpr size_t kVerifyBatch = 256;
+  // Queues every complete object with a replica on `segment` for a check.
+  void EnqueueVerification(SegmentId segment);
+  // Checks queued objects for up to `budget_ms`; a mismatch drops the replica.
+  void RunVerifications(int64_t budget_ms);
   cache::EvictionPolicy& PolicyOf(Tier tier);
   // An object's tier: DRAM when any replica is there, else PMEM.
   Tier TierOfEntry(const ObjectEntry& e) const;
@@ -476,9 +491,16 @@ class MasterService {
   // Unpinned complete objects whose replica is on the persistent tier; policy_
   // then holds those on DRAM (all of them without a persistent segment).
   std::unique_ptr<cache::EvictionPolicy> pmem_policy_;
-  absl::flat_hash_map<ObjectId, TimeMs> pmem_hits_;  // PMEM objects' last read (policy_mu_)
+  // PMEM objects' reads in their current promotion window (policy_mu_).
+  struct PmemHits {
+    TimeMs first;
+    int count;
+  };
+  absl::flat_hash_map<ObjectId, PmemHits> pmem_hits_;
   std::vector<ObjectId> promote_queue_;               // read twice in the window (policy_mu_)
   std::atomic<ReplicaCopier*> copier_{nullptr};
+  mutable std::mutex verify_mu_;  // guards verify_queue_; a leaf lock
+  std::deque<PendingCheck> verify_queue_;
   std::priority_queue<SoftPinExpiry, std::vector<SoftPinExpiry>, std::greater<>> soft_expiry_;
 
   // Pops ended puts off the front of pending_; pending_mu_ must be held.

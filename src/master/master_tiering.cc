@@ -18,6 +18,7 @@
 //     still land).
 //  4. Under policy_mu_: the object joins the target tier's policy.
 // A demotion whose copy fails drops the object, as the eviction would have.
+#include <algorithm>
 #include <mutex>
 #include <shared_mutex>
 
@@ -153,17 +154,24 @@ cache::EvictionPolicy& MasterService::PolicyOf(Tier tier) {
 
 void MasterService::NotePmemHitLocked(ObjectId id, TimeMs now) {
   if (config_.pmem_promote_window_ms <= 0 || !pmem_policy_->Contains(id)) return;
-  auto [it, fresh] = pmem_hits_.try_emplace(id, now);
+  if (config_.pmem_promote_hits <= 1) {
+    if (promote_queue_.size() < kMaxPmemHitMemory) promote_queue_.push_back(id);
+    return;
+  }
+  auto [it, fresh] = pmem_hits_.try_emplace(id, PmemHits{now, 1});
   if (fresh) {
     // Bounded: a burst of first reads forgets the oldest candidates' hits.
     if (pmem_hits_.size() > kMaxPmemHitMemory) pmem_hits_.clear();
     return;
   }
-  if (now - it->second <= config_.pmem_promote_window_ms) {
-    promote_queue_.push_back(id);
+  PmemHits& h = it->second;
+  if (now - h.first > config_.pmem_promote_window_ms) {
+    h = {now, 1};
+    return;
+  }
+  if (++h.count >= config_.pmem_promote_hits) {
+    if (promote_queue_.size() < kMaxPmemHitMemory) promote_queue_.push_back(id);
     pmem_hits_.erase(it);
-  } else {
-    it->second = now;
   }
 }
 
@@ -176,24 +184,47 @@ void MasterService::RunPromotions() {
   }
   if (ids.empty() || copier_.load(std::memory_order_acquire) == nullptr) return;
   std::vector<TierMove> moves;
+  std::vector<ObjectId> later;  // leased now: promoted once its readers are done
+  const TimeMs now = clock_.NowMs();
   for (ObjectId id : ids) {
-    // Only into DRAM below its watermark: a promotion must not cause demotions.
-    const double cap = static_cast<double>(segments_.capacity(Tier::kDram));
+    uint64_t size = 0;
+    {
+      ObjectShard& shard = ShardOf(id);
+      std::shared_lock lock(shard.mutex());
+      ObjectEntry* e = shard.Resolve(id);
+      if (e == nullptr || e->state != EntryState::kComplete) continue;
+      // A move whose source is leased must hold that space until the lease
+      // (and the fencing grace) ends, and the tier is short of it meanwhile:
+      // a leased object waits for the next pass instead.
+      e->FlushTouch(LeaseMs(e->size));
+      if (e->Leased(now)) {
+        later.push_back(id);
+        continue;
+      }
+      size = e->size;
+    }
+    // Room in DRAM below its watermark: its victims are demoted to make it,
+    // just as much as it needs (a swap; a batch would empty DRAM for nothing).
+    const double mark = config_.high_watermark * static_cast<double>(segments_.capacity(Tier::kDram));
+    if (static_cast<double>(segments_.used(Tier::kDram) + size) > mark) {
+      RunMoves(moves);  // those prepared so far first: they use the room there is
+      EvictFromTier(size, EvictionReason::kWatermark, Tier::kDram);
+    }
     ObjectShard& shard = ShardOf(id);
     std::shared_lock lock(shard.mutex());
     const ObjectEntry* e = shard.Resolve(id);
     if (e == nullptr) continue;
-    if (static_cast<double>(segments_.used(Tier::kDram) + e->size) >=
-        config_.high_watermark * cap) {
-      break;
-    }
     if (auto m = PrepareMoveLocked(id, *e, Tier::kDram)) moves.push_back(*m);
-    if (moves.size() >= kMoveBatch) {
-      lock.unlock();
-      RunMoves(moves);
-    }
+    lock.unlock();
+    if (moves.size() >= kMoveBatch) RunMoves(moves);
   }
   RunMoves(moves);
+  if (!later.empty()) {
+    std::lock_guard lock(policy_mu_);
+    for (ObjectId id : later) {
+      if (promote_queue_.size() < kMaxPmemHitMemory) promote_queue_.push_back(id);
+    }
+  }
 }
 
 }  // namespace crescent::master

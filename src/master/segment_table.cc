@@ -67,6 +67,7 @@ StatusOr<SegmentTable::MountResult> SegmentTable::Mount(
       allocator = std::move(old->allocator);
       restored_.erase(r);
       result.adopted = true;
+      result.verify = !same_process;
     } else {
       result.replaced = r->second.id;
       DropRestoredLocked(r->second.id);
@@ -357,7 +358,7 @@ std::vector<SegmentId> SegmentTable::ExpireNodes(std::vector<SegmentId>* detache
 }
 
 std::vector<ReplicaSlot> SegmentTable::Allocate(uint64_t size, uint32_t count,
-                                                const PutConfig& config) {
+                                                const PutConfig& config, std::optional<Tier> only) {
   std::vector<ReplicaSlot> out;
   std::lock_guard lock(mu_);
   // Rank mounted segments: preferred, then DRAM before PMEM, within a tier
@@ -371,7 +372,7 @@ std::vector<ReplicaSlot> SegmentTable::Allocate(uint64_t size, uint32_t count,
   cands.reserve(by_name_.size());
   for (const auto& [name, id] : by_name_) {
     Segment* seg = Get(id);
-    if (SuspectLocked(*seg)) continue;
+    if (SuspectLocked(*seg) || (only && seg->spec.tier != *only)) continue;
     int rank = 1 + 2 * static_cast<int>(seg->spec.tier);
     if (!config.preferred_segment.empty() && name == config.preferred_segment) {
       rank = 0;

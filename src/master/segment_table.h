@@ -54,6 +54,9 @@ class SegmentTable {
     // (the node restarted, so its memory is new): gone from the table; the
     // caller drops its replicas.
     SegmentId replaced = kNoSegment;
+    // Taken over from another process of the node (a persistent segment's
+    // file, not the same memory): its objects' bytes are to be verified.
+    bool verify = false;
   };
   struct UnmountResult {
     SegmentId id = kNoSegment;
@@ -100,7 +103,9 @@ class SegmentTable {
   // of nodes that are not suspect: the preferred segment first, then DRAM
   // before PMEM, and within a tier the local node's, then the emptiest.
   // Returns fewer (possibly none) when space is short.
-  std::vector<ReplicaSlot> Allocate(uint64_t size, uint32_t count, const PutConfig& config);
+  // With `only`, on segments of that tier alone.
+  std::vector<ReplicaSlot> Allocate(uint64_t size, uint32_t count, const PutConfig& config,
+                                    std::optional<Tier> only = std::nullopt);
   // One replica of `size` bytes on a mounted, placeable segment of `tier`:
   // on `near_node`'s segments first (a copy there is a local memcpy), then the
   // emptiest. nullopt when none has room.

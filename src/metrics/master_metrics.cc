@@ -59,6 +59,20 @@ constexpr Family kFamilies[] = {
      "Restored or detached segments taken over by their store node, objects and all."},
     {"crescent_pmem_detached_segments_total", "counter",
      "Persistent segments detached to wait for their node (it unmounted them or died)."},
+    {"crescent_tier_reads_total", "counter",
+     "Reads (replica lists granted), by the tier of the replicas given."},
+    {"crescent_tier_moves_total", "counter",
+     "Objects moved between tiers, by direction: demote (DRAM to PMEM, instead of an "
+     "eviction), promote (back, on a second read within the window)."},
+    {"crescent_tier_move_failures_total", "counter",
+     "Tier moves whose copy failed, by direction (a failed demotion evicts its object)."},
+    {"crescent_tier_moved_bytes_total", "counter", "Bytes of the objects moved, by direction."},
+    {"crescent_pmem_verifications_total", "counter",
+     "Objects of persistent segments taken over from a restarted node, checked against their "
+     "checksums, by result: ok, corrupt (the replica dropped), skipped (the node went away, or "
+     "the object changed)."},
+    {"crescent_pmem_verifications_pending", "gauge",
+     "Objects of taken-over persistent segments still to be checked."},
     {"crescent_restore_dropped_objects_total", "counter",
      "Restored objects dropped, by reason: unmounted (their segments were not restored), "
      "new_memory (the node restarted), expired (the node did not return within the restore "
@@ -157,6 +171,27 @@ std::vector<Sample> CollectMasterSamples(const master::MasterService& master) {
   for (const auto& [reason, n] : dropped) {
     out.push_back({Labelled("crescent_restore_dropped_objects_total", "reason", reason), Load(*n)});
   }
+  // Tiers (docs/persistent-tier.md).
+  out.push_back({Labelled("crescent_tier_reads_total", "tier", "dram"), Load(c.tier_reads[0])});
+  out.push_back({Labelled("crescent_tier_reads_total", "tier", "pmem"), Load(c.tier_reads[1])});
+  out.push_back({Labelled("crescent_tier_moves_total", "direction", "demote"), Load(c.demotions)});
+  out.push_back({Labelled("crescent_tier_moves_total", "direction", "promote"), Load(c.promotions)});
+  out.push_back(
+      {Labelled("crescent_tier_move_failures_total", "direction", "demote"),
+       Load(c.demotion_failures)});
+  out.push_back(
+      {Labelled("crescent_tier_move_failures_total", "direction", "promote"),
+       Load(c.promotion_failures)});
+  out.push_back(
+      {Labelled("crescent_tier_moved_bytes_total", "direction", "demote"), Load(c.demoted_bytes)});
+  out.push_back(
+      {Labelled("crescent_tier_moved_bytes_total", "direction", "promote"), Load(c.promoted_bytes)});
+  out.push_back({Labelled("crescent_pmem_verifications_total", "result", "ok"), Load(c.verified_ok)});
+  out.push_back(
+      {Labelled("crescent_pmem_verifications_total", "result", "corrupt"), Load(c.verified_corrupt)});
+  out.push_back(
+      {Labelled("crescent_pmem_verifications_total", "result", "skipped"), Load(c.verify_skipped)});
+  out.push_back({"crescent_pmem_verifications_pending", master.PendingVerifications()});
 
   master::MasterStats s = master.Stats();
   out.push_back({"crescent_objects", s.objects});
@@ -230,21 +265,6 @@ void CollectMasterGauges(const master::MasterService& master, TextWriter& w) {
   w.Family("crescent_tier_used_bytes", "gauge",
            "Bytes allocated in the mounted segments, by tier.");
   for (size_t t = 0; t < 2; ++t) w.Sample({{"tier", tiers[t]}}, used[t]);
-  const master::MasterCounters& tc = master.counters();
-  w.Family("crescent_tier_reads_total", "counter",
-           "Reads (replica lists granted), by the tier of the replicas given.");
-  for (size_t t = 0; t < 2; ++t) w.Sample({{"tier", tiers[t]}}, Load(tc.tier_reads[t]));
-  w.Family("crescent_tier_moves_total", "counter",
-           "Objects moved between tiers, by direction (demote: DRAM to PMEM, promote: back) and "
-           "result (ok, failed).");
-  w.Sample({{"direction", "demote"}, {"result", "ok"}}, Load(tc.demotions));
-  w.Sample({{"direction", "demote"}, {"result", "failed"}}, Load(tc.demotion_failures));
-  w.Sample({{"direction", "promote"}, {"result", "ok"}}, Load(tc.promotions));
-  w.Sample({{"direction", "promote"}, {"result", "failed"}}, Load(tc.promotion_failures));
-  w.Family("crescent_tier_moved_bytes_total", "counter",
-           "Bytes of the objects moved between tiers, by direction.");
-  w.Sample({{"direction", "demote"}}, Load(tc.demoted_bytes));
-  w.Sample({{"direction", "promote"}}, Load(tc.promoted_bytes));
   w.Family("crescent_evictions_by_reason_total", "counter",
            "Objects evicted, by reason: watermark (the background round) or put (a put found "
            "no space).");

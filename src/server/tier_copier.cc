@@ -31,13 +31,36 @@ std::vector<Status> TierCopier::Copy(std::span<const master::ReplicaCopy> copies
     op.cap = signer_.Sign(c.from.endpoint, c.from.segment, c.from.offset, c.from.length,
                           transfer::AccessOp::kCopy, deadline_unix_ms);
     op.buffer = reinterpret_cast<std::byte*>(targets.back().data());
-    op.copy_target_bytes = targets.back().size();
+    op.request_payload_bytes = targets.back().size();
     ops.push_back(std::move(op));
   }
+  return Execute(ops, deadline_unix_ms);
+}
+
+std::vector<Status> TierCopier::Verify(std::span<const master::ReplicaCheck> checks,
+                                       int64_t deadline_unix_ms) {
+  std::vector<uint64_t> sums;
+  sums.reserve(checks.size());
+  std::vector<transfer::TransferOp> ops;
+  ops.reserve(checks.size());
+  for (const master::ReplicaCheck& c : checks) {
+    sums.push_back(c.checksum);  // little-endian on the wire, as in memory here
+    transfer::TransferOp op;
+    op.endpoint = c.replica.endpoint;
+    op.cap = signer_.Sign(c.replica.endpoint, c.replica.segment, c.replica.offset,
+                          c.replica.length, transfer::AccessOp::kVerify, deadline_unix_ms);
+    op.buffer = reinterpret_cast<std::byte*>(&sums.back());
+    op.request_payload_bytes = sizeof(uint64_t);
+    ops.push_back(std::move(op));
+  }
+  return Execute(ops, deadline_unix_ms);
+}
+
+std::vector<Status> TierCopier::Execute(std::span<const transfer::TransferOp> ops,
+                                        int64_t deadline_unix_ms) {
   const int64_t left_ms = deadline_unix_ms - UnixNowMs();
   if (left_ms <= 0) {
-    return std::vector<Status>(copies.size(),
-                               Status(ErrorCode::kTimeout, "no time left for the copies"));
+    return std::vector<Status>(ops.size(), Status(ErrorCode::kTimeout, "no time left"));
   }
   return tcp_->Execute(ops, left_ms);
 }

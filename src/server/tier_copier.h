@@ -2,7 +2,8 @@
 // data plane. For each copy it signs a copy capability for the source range
 // and a write capability for the target range, both ending at the deadline,
 // and sends the copy request to the source's node (transfer/copy_executor.h),
-// a batch pipelined over one kept connection per node.
+// a batch pipelined over one kept connection per node. A check is a verify
+// request (wire.h) with a verify capability for the range.
 #pragma once
 
 #include <memory>
@@ -20,8 +21,11 @@ class TierCopier final : public master::ReplicaCopier {
   ~TierCopier() override;
   std::vector<Status> Copy(std::span<const master::ReplicaCopy> copies,
                            int64_t deadline_unix_ms) override;
+  std::vector<Status> Verify(std::span<const master::ReplicaCheck> checks,
+                             int64_t deadline_unix_ms) override;
 
  private:
+  std::vector<Status> Execute(std::span<const transfer::TransferOp> ops, int64_t deadline_unix_ms);
   const transfer::CapabilitySigner& signer_;
   std::unique_ptr<transfer::Transport> tcp_;
 };

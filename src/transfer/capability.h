@@ -27,9 +27,11 @@
 namespace crescent::transfer {
 
 // kCopy: the node copies the range into a target that the request names
-// (wire.h CopyTarget): only the master signs it, to move an object between
-// tiers (docs/persistent-tier.md); clients never receive one.
-enum class AccessOp : uint8_t { kRead = 1, kWrite = 2, kCopy = 3 };
+// (wire.h CopyTarget); kVerify: the node hashes the range and compares it with
+// the checksum the request carries. Only the master signs them, to move an
+// object between tiers and to check a persistent segment's objects after a
+// restart (docs/persistent-tier.md); clients never receive one.
+enum class AccessOp : uint8_t { kRead = 1, kWrite = 2, kCopy = 3, kVerify = 4 };
 
 struct Capability {
   uint32_t segment = 0;

@@ -33,6 +33,7 @@
 // the io_contexts.
 #include "transfer/tcp_server.h"
 
+#include "common/value_hash.h"
 #include "transfer/copy_executor.h"
 
 #include <algorithm>
@@ -267,6 +268,18 @@ asio::awaitable<void> TcpDataServer::Impl::Serve(tcp::socket socket) {
       StatusOr<wire::CopyTarget> target = wire::DecodeCopyTarget(target_bytes.data(), n);
       refused = target.ok() ? copier.Copy(range->data, h.cap.length, fence, *target)
                             : target.status();
+    } else if (h.cap.op == AccessOp::kVerify) {
+      // A check the master asked for: hash the range in place.
+      uint64_t expected = 0;
+      co_await asio::async_read(socket, asio::buffer(&expected, sizeof expected), use);
+      if (ec) break;
+      const uint64_t actual = HashValue(range->data, static_cast<size_t>(h.cap.length));
+      if (!fence.Holds()) {
+        refused = Status(ErrorCode::kLeaseExpired,
+                         "verify capability expired (or the segment was remounted)");
+      } else if (actual != expected) {
+        refused = Status(ErrorCode::kChecksumMismatch, "the range's bytes do not match");
+      }
     } else if (h.cap.op == AccessOp::kRead) {
       TsanAcquire(range->segment);
       // Header and segment bytes in gather writes, straight from the segment.

@@ -486,9 +486,11 @@ std::vector<Status> TcpTransport::Execute(std::span<const TransferOp> ops, int64
       results[i] = ep.status();
       continue;
     }
-    const bool copy_ok = op.cap.op == AccessOp::kCopy &&
-                         op.copy_target_bytes >= wire::kCopyTargetFixed &&
-                         op.copy_target_bytes <= wire::kCopyTargetMax;
+    const bool copy_ok = (op.cap.op == AccessOp::kCopy &&
+                          op.request_payload_bytes >= wire::kCopyTargetFixed &&
+                          op.request_payload_bytes <= wire::kCopyTargetMax) ||
+                         (op.cap.op == AccessOp::kVerify &&
+                          op.request_payload_bytes == wire::kVerifyPayload);
     if ((op.cap.op != AccessOp::kRead && op.cap.op != AccessOp::kWrite && !copy_ok) ||
         op.cap.length == 0 || op.buffer == nullptr) {
       results[i] = Status(ErrorCode::kInvalidArgument,
@@ -540,8 +542,8 @@ std::vector<Status> TcpTransport::Execute(std::span<const TransferOp> ops, int64
         header.request_id = j;
         header.cap = op.cap;
         header.payload_length = op.cap.op == AccessOp::kWrite  ? op.cap.length
-                                : op.cap.op == AccessOp::kCopy ? op.copy_target_bytes
-                                                               : 0;
+                                : op.cap.op == AccessOp::kRead ? 0
+                                                               : op.request_payload_bytes;
         wire::EncodeRequest(header, lane.requests[j]);
         lane.out.push_back(iovec{lane.requests[j].data(), lane.requests[j].size()});
         if (header.payload_length != 0) lane.out.push_back(iovec{op.buffer, header.payload_length});

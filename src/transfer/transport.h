@@ -34,9 +34,10 @@ struct TransferOp {
   Capability cap;        // op kRead: segment -> buffer; kWrite: buffer -> segment
   std::byte* buffer = nullptr;
   uint64_t* checksum_out = nullptr;  // kRead only, optional: the delivered bytes' XXH3-64
-  // kCopy only (TCP; the master's tier moves): `buffer` holds the encoded
-  // wire::CopyTarget, this many bytes, sent as the request's payload.
-  uint64_t copy_target_bytes = 0;
+  // kCopy and kVerify only (TCP; the master's tier moves and checks):
+  // `buffer` holds the request's payload, this many bytes (the encoded
+  // wire::CopyTarget; the expected checksum).
+  uint64_t request_payload_bytes = 0;
 };
 
 class Transport {

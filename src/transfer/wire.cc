@@ -59,7 +59,8 @@ StatusOr<RequestHeader> DecodeRequest(const uint8_t* p) {
   }
   if (p[5] != static_cast<uint8_t>(AccessOp::kRead) &&
       p[5] != static_cast<uint8_t>(AccessOp::kWrite) &&
-      p[5] != static_cast<uint8_t>(AccessOp::kCopy)) {
+      p[5] != static_cast<uint8_t>(AccessOp::kCopy) &&
+      p[5] != static_cast<uint8_t>(AccessOp::kVerify)) {
     return Bad("unknown op " + std::to_string(p[5]));
   }
   if (!AllZero(p + 6, 2) || !AllZero(p + 20, 4)) return Bad("reserved request bytes are not 0");
@@ -76,6 +77,13 @@ StatusOr<RequestHeader> DecodeRequest(const uint8_t* p) {
     if (h.payload_length < kCopyTargetFixed || h.payload_length > kCopyTargetMax) {
       return Bad("copy target of " + std::to_string(h.payload_length) + " bytes (expected " +
                  std::to_string(kCopyTargetFixed) + " to " + std::to_string(kCopyTargetMax) + ")");
+    }
+    return h;
+  }
+  if (h.cap.op == AccessOp::kVerify) {
+    if (h.payload_length != kVerifyPayload) {
+      return Bad("verify payload of " + std::to_string(h.payload_length) + " bytes (expected " +
+                 std::to_string(kVerifyPayload) + ")");
     }
     return h;
   }

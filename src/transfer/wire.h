@@ -15,7 +15,7 @@
 //    40     8  cap.expiry_unix_ms (signed)
 //    48    32  cap.tag
 //    80     8  payload_length  == cap.length for a write, 0 for a read, the
-//                               copy target's size for a copy
+//                               copy target's size for a copy, 8 for a verify
 //
 // A copy (op 3, master only: docs/persistent-tier.md) names its target after
 // the header, and the node writes the range there (its own segment: a memcpy;
@@ -28,6 +28,9 @@
 //    24     8  target cap.expiry_unix_ms (signed)
 //    32    32  target cap.tag (a write capability)
 //    64     E  endpoint
+//
+// A verify (op 4, master only) carries the range's expected XXH3-64 (8 bytes,
+// little-endian) as its payload; the node answers OK or CHECKSUM_MISMATCH.
 //
 // Response (kResponseHeaderSize = 32 bytes), then `message_length` bytes of
 // error text, then `payload_length` bytes of payload:
@@ -94,6 +97,7 @@ inline int PayloadLowat(uint64_t left, uint64_t max = kSharedLaneMark) {
 
 inline constexpr size_t kCopyTargetFixed = 64;
 inline constexpr size_t kCopyTargetMax = kCopyTargetFixed + 512;
+inline constexpr size_t kVerifyPayload = 8;
 
 // Where a copy writes: a write capability for the target range and the
 // endpoint of the node that holds it.

@@ -179,6 +179,36 @@ TEST_F(ReplayCli, EmbeddedUnboundedCacheMatchesTheExactHitRatio) {
   EXPECT_EQ(j["distinct_pages"].get<uint64_t>(), distinct);
 }
 
+// The persistent tier (docs/persistent-tier.md): DRAM at 5% of the distinct
+// pages with a file-backed tier of 20% scores at least DRAM alone at 25%,
+// minus 0.01: the two tiers act as one cache. Traces of two shapes,
+// generated (seeded) by scripts/gen_trace.py.
+TEST_F(ReplayCli, TwoTiersActAsOneCache) {
+  for (const std::string shape : {"mixed", "chat"}) {
+    const fs::path trace = dir_ / (shape + ".jsonl");
+    const std::string gen = "python3 " + std::string(CRESCENT_SOURCE_DIR) +
+                            "/scripts/gen_trace.py --requests 2000 --seed 7 --shape " + shape +
+                            " > " + trace.string();
+    ASSERT_EQ(std::system(gen.c_str()), 0) << gen;
+    const std::string common =
+        "replay --trace " + trace.string() + " --page-size 4KiB --max-rate --streams 1 ";
+    json tiers = RunJson(common + "--capacity-pages 5% --pmem-capacity-pages 20% --pmem-dir " +
+                         dir_.string());
+    json dram = RunJson(common + "--capacity-pages 25%");
+    json small = RunJson(common + "--capacity-pages 5%");
+    ASSERT_TRUE(tiers.contains("hit_ratio") && dram.contains("hit_ratio"));
+    const double two = tiers["hit_ratio"].get<double>();
+    EXPECT_GE(two, dram["hit_ratio"].get<double>() - 0.01) << shape;
+    EXPECT_GT(two, small["hit_ratio"].get<double>() + 0.05) << shape << ": the tier adds hits";
+    EXPECT_EQ(tiers["error_count"].get<uint64_t>(), 0u) << shape;
+    EXPECT_NE(tiers["cluster"].get<std::string>().find("persistent tier"), std::string::npos);
+  }
+  // The file's directory is gone after the run.
+  for (const auto& e : fs::directory_iterator(dir_)) {
+    EXPECT_EQ(e.path().filename().string().rfind("crescent-replay-pmem-", 0), std::string::npos);
+  }
+}
+
 TEST_F(ReplayCli, ConcurrentStreamsAndTheTableOutput) {
   auto reqs = PrefixWorkload(60, 2);
   uint64_t refs = 0, distinct = 0;

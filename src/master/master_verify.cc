@@ -1,0 +1,81 @@
+// Verification of a persistent segment taken over from a restarted node
+// (docs/persistent-tier.md). Its bytes lived in a file while no process held
+// it; each object on it is checked against the checksum recorded at PutEnd,
+// by its node, in the background (RunMaintenance). Reads are served
+// meanwhile: a client checks every value it reads anyway, and a replica that
+// fails either check is dropped as a corrupt one (ReportCorruptReplica).
+#include <chrono>
+#include <mutex>
+
+#include "master/master_service.h"
+
+namespace crescent::master {
+
+void MasterService::EnqueueVerification(SegmentId segment) {
+  std::vector<PendingCheck> found;
+  for (const auto& shard : shards_) {
+    shard->VisitCompleteInSteps([&](uint32_t slot) {
+      const ObjectEntry& e = shard->entry(slot);
+      for (size_t i = 0; i < e.num_replicas; ++i) {
+        if (e.replica(i).segment != segment) continue;
+        found.push_back({std::string(e.key_view()), e.replica(i), e.size, e.checksum});
+      }
+    });
+  }
+  std::lock_guard lock(verify_mu_);
+  for (PendingCheck& c : found) verify_queue_.push_back(std::move(c));
+}
+
+uint64_t MasterService::PendingVerifications() const {
+  std::lock_guard lock(verify_mu_);
+  return verify_queue_.size();
+}
+
+void MasterService::RunVerifications(int64_t budget_ms) {
+  ReplicaCopier* copier = copier_.load(std::memory_order_acquire);
+  if (copier == nullptr) return;
+  const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(budget_ms);
+  while (std::chrono::steady_clock::now() < until) {
+    std::vector<PendingCheck> batch;
+    {
+      std::lock_guard lock(verify_mu_);
+      while (!verify_queue_.empty() && batch.size() < kVerifyBatch) {
+        batch.push_back(std::move(verify_queue_.front()));
+        verify_queue_.pop_front();
+      }
+    }
+    if (batch.empty()) return;
+    std::vector<ReplicaCheck> checks;
+    std::vector<size_t> asked;  // index in batch of each check
+    for (size_t i = 0; i < batch.size(); ++i) {
+      const std::string* endpoint = segments_.MountedEndpoint(batch[i].replica.segment);
+      if (endpoint == nullptr) {
+        counters_.verify_skipped.fetch_add(1, std::memory_order_relaxed);
+        continue;
+      }
+      checks.push_back({{batch[i].replica.segment, *endpoint, batch[i].replica.offset,
+                         batch[i].size, 0},
+                        batch[i].checksum});
+      asked.push_back(i);
+    }
+    if (checks.empty()) continue;
+    const std::vector<Status> done =
+        copier->Verify(checks, UnixNowMs() + config_.tier_copy_timeout_ms);
+    for (size_t k = 0; k < asked.size(); ++k) {
+      const PendingCheck& c = batch[asked[k]];
+      const Status& s = k < done.size() ? done[k] : Status(ErrorCode::kInternal, "no result");
+      if (s.ok()) {
+        counters_.verified_ok.fetch_add(1, std::memory_order_relaxed);
+      } else if (s.code() == ErrorCode::kChecksumMismatch) {
+        counters_.verified_corrupt.fetch_add(1, std::memory_order_relaxed);
+        // A stale report (the object was removed or replaced meanwhile) is
+        // refused by it, and changes nothing.
+        (void)ReportCorruptReplica(c.key, c.replica.segment, c.replica.offset, c.checksum);
+      } else {
+        counters_.verify_skipped.fetch_add(1, std::memory_order_relaxed);
+      }
+    }
+  }
+}
+
+}  // namespace crescent::master
