@@ -165,6 +165,30 @@ std::string FormatStat(const ClusterStat& s, const std::string& master) {
       << "prefix keys  " << phit << " hits, " << pmiss << " misses\n"
       << "evictions    " << Counter(s, "crescent_evictions_total") << " ("
       << FormatBytes(Counter(s, "crescent_evicted_bytes_total")) << ")\n";
+  // The persistent tier (docs/persistent-tier.md), when a segment has one.
+  uint64_t tier_cap[2] = {0, 0}, tier_used[2] = {0, 0};
+  for (const SegmentUsage& seg : s.segments) {
+    const size_t t = seg.tier == "pmem" ? 1 : 0;
+    tier_cap[t] += seg.capacity;
+    tier_used[t] += seg.used;
+  }
+  if (tier_cap[1] != 0) {
+    auto moved = [&](const char* family, const char* direction) {
+      return Counter(s, std::string(family) + "{direction=\"" + direction + "\"}");
+    };
+    out << "tiers        dram " << FormatBytes(tier_used[0]) << " / " << FormatBytes(tier_cap[0])
+        << ", pmem " << FormatBytes(tier_used[1]) << " / " << FormatBytes(tier_cap[1])
+        << "; reads " << Counter(s, "crescent_tier_reads_total{tier=\"dram\"}") << " dram, "
+        << Counter(s, "crescent_tier_reads_total{tier=\"pmem\"}") << " pmem; demoted "
+        << moved("crescent_tier_moves_total", "demote") << " ("
+        << FormatBytes(moved("crescent_tier_moved_bytes_total", "demote")) << "), promoted "
+        << moved("crescent_tier_moves_total", "promote") << " ("
+        << FormatBytes(moved("crescent_tier_moved_bytes_total", "promote")) << ")";
+    if (const uint64_t pending = Counter(s, "crescent_pmem_verifications_pending"); pending) {
+      out << "; " << pending << " to verify";
+    }
+    out << "\n";
+  }
   if (const uint64_t at = Counter(s, "crescent_last_snapshot_unix_ms"); at != 0) {
     out << "snapshot     " << Counter(s, "crescent_last_snapshot_objects") << " objects, "
         << FormatBytes(Counter(s, "crescent_last_snapshot_bytes")) << ", taken at unix ms " << at

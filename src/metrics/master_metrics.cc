@@ -54,7 +54,8 @@ constexpr Family kFamilies[] = {
     {"crescent_restored_objects", "gauge", "Objects the start-up restore rebuilt."},
     {"crescent_restored_segments", "gauge", "Segments the start-up restore rebuilt."},
     {"crescent_restored_segments_waiting", "gauge",
-     "Restored segments still waiting for their store node to take them over."},
+     "Restored segments, and detached persistent ones, still waiting for a store node to take "
+     "them over."},
     {"crescent_restore_adopted_segments_total", "counter",
      "Restored or detached segments taken over by their store node, objects and all."},
     {"crescent_pmem_detached_segments_total", "counter",

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <vector>
 
 namespace crescent::transfer::wire {
 namespace {
@@ -83,8 +84,8 @@ TEST(WireTest, RequestRejects) {
   b[4] = 9;
   expect_bad(b, "version");
   b = good;
-  b[5] = 3;
-  expect_bad(b, "op");
+  b[5] = 9;
+  expect_bad(b, "unknown op");
   b = good;
   b[6] = 1;
   expect_bad(b, "reserved");
@@ -98,6 +99,53 @@ TEST(WireTest, RequestRejects) {
   RequestBytes garbage;
   garbage.fill(0xab);
   EXPECT_FALSE(DecodeRequest(garbage.data()).ok());
+}
+
+TEST(WireTest, CopyAndVerifyRequestsCarryTheirOwnPayloads) {
+  CopyTarget t;
+  t.endpoint = "10.0.0.2:7000;shm=x;epoch=1f";
+  t.cap.segment = 0x10002;
+  t.cap.offset = 4096;
+  t.cap.length = 65536;
+  t.cap.expiry_unix_ms = 123456789;
+  for (size_t i = 0; i < t.cap.tag.size(); ++i) t.cap.tag[i] = static_cast<uint8_t>(i + 1);
+  std::vector<uint8_t> bytes = EncodeCopyTarget(t);
+  EXPECT_EQ(bytes.size(), kCopyTargetFixed + t.endpoint.size());
+  StatusOr<CopyTarget> back = DecodeCopyTarget(bytes.data(), bytes.size());
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(back->endpoint, t.endpoint);
+  EXPECT_EQ(back->cap.segment, t.cap.segment);
+  EXPECT_EQ(back->cap.offset, t.cap.offset);
+  EXPECT_EQ(back->cap.length, t.cap.length);
+  EXPECT_EQ(back->cap.expiry_unix_ms, t.cap.expiry_unix_ms);
+  EXPECT_EQ(back->cap.tag, t.cap.tag);
+  EXPECT_EQ(back->cap.op, AccessOp::kWrite) << "a copy writes its target";
+  // A truncated target, or one whose endpoint length lies, is refused.
+  EXPECT_FALSE(DecodeCopyTarget(bytes.data(), kCopyTargetFixed - 1).ok());
+  EXPECT_FALSE(DecodeCopyTarget(bytes.data(), bytes.size() - 1).ok());
+
+  RequestHeader h = SampleWrite();
+  h.cap.op = AccessOp::kCopy;
+  h.payload_length = bytes.size();
+  RequestBytes rb;
+  EncodeRequest(h, rb);
+  StatusOr<RequestHeader> d = DecodeRequest(rb.data());
+  ASSERT_TRUE(d.ok()) << d.status().ToString();
+  EXPECT_EQ(d->cap.op, AccessOp::kCopy);
+  EXPECT_EQ(d->payload_length, bytes.size());
+  h.payload_length = kCopyTargetMax + 1;  // no unbounded payload
+  EncodeRequest(h, rb);
+  EXPECT_FALSE(DecodeRequest(rb.data()).ok());
+
+  h.cap.op = AccessOp::kVerify;
+  h.payload_length = kVerifyPayload;
+  EncodeRequest(h, rb);
+  d = DecodeRequest(rb.data());
+  ASSERT_TRUE(d.ok()) << d.status().ToString();
+  EXPECT_EQ(d->cap.op, AccessOp::kVerify);
+  h.payload_length = h.cap.length;  // a verify carries its checksum, never the value
+  EncodeRequest(h, rb);
+  EXPECT_FALSE(DecodeRequest(rb.data()).ok());
 }
 
 TEST(WireTest, ResponseRoundTripWithMessage) {

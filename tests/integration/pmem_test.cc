@@ -210,6 +210,7 @@ TEST(PmemServeTest, AWholeServeKilledAndStartedAgainKeepsThePersistentObjects) {
     PutOptions o;
     o.preferred_segment = pmem;
     ASSERT_TRUE((*client)->Put("s/" + std::to_string(i), RandomBytes(kValue, 500 + i), o).ok());
+    ASSERT_TRUE((*client)->Put("d/" + std::to_string(i), RandomBytes(kValue, 900 + i)).ok());
   }
   client->reset();
   serve.proc->Kill(SIGKILL);
@@ -224,7 +225,15 @@ TEST(PmemServeTest, AWholeServeKilledAndStartedAgainKeepsThePersistentObjects) {
     StatusOr<std::vector<std::byte>> v = (*client2)->Get("s/" + std::to_string(i));
     ASSERT_TRUE(v.ok()) << i << ": " << v.status().ToString();
     EXPECT_TRUE(*v == RandomBytes(kValue, 500 + i));
+    StatusOr<bool> dram = (*client2)->Exists("d/" + std::to_string(i));
+    ASSERT_TRUE(dram.ok());
+    EXPECT_FALSE(*dram) << "the DRAM segment's objects went with the process";
   }
+  // `crescent stat` shows both tiers.
+  CommandResult stat = RunCrescent({"stat", "--master", again.master}, dir.path());
+  EXPECT_EQ(stat.exit_code, 0) << stat.err;
+  EXPECT_NE(stat.out.find("tiers        dram"), std::string::npos) << stat.out;
+  EXPECT_NE(stat.out.find(" pmem "), std::string::npos) << stat.out;
 }
 
 }  // namespace

@@ -334,7 +334,8 @@ def test_get_stats(store, serve):
     assert s["capacity_bytes"] == 64 << 20
     assert s["used_bytes"] >= 1000
     assert len(s["segments"]) == 1
-    assert set(s["segments"][0]) == {"name", "owner_node", "endpoint", "capacity", "used"}
+    assert set(s["segments"][0]) == {"name", "owner_node", "endpoint", "capacity", "used", "tier"}
+    assert s["segments"][0]["tier"] == "dram"
     assert isinstance(s["counters"], dict)
     assert s["master_address"] == serve.address
     assert s["local_segment"] is None
@@ -492,3 +493,29 @@ def test_error_names():
     assert crescent.error_name(crescent.CHECKSUM_MISMATCH) == "CHECKSUM_MISMATCH"
     assert crescent.error_name(-999).startswith("UNKNOWN")
     assert crescent.MooncakeDistributedStore is crescent.Store
+
+
+def test_get_stats_shows_the_persistent_tier(tmp_path):
+    """A serve with a file-backed tier: get_stats lists it, and the tier counters."""
+    from conftest import Server
+    server = Server(["serve", "--port", "0", "--http-port", "0", "--segment-size", "4MiB",
+                     "--pmem", "%s:16MiB" % (tmp_path / "tier.pmem")])
+    try:
+        store = connect(server.address)
+        values = {key("tier"): bytes([i]) * (256 << 10) for i in range(24)}  # 6 MiB: past DRAM
+        for k, v in values.items():
+            assert store.put(k, v) == 0
+        for k, v in values.items():
+            assert store.get(k) == v
+        s = store.get_stats()
+        tiers = sorted(seg["tier"] for seg in s["segments"])
+        assert tiers == ["dram", "pmem"]
+        pmem = [seg for seg in s["segments"] if seg["tier"] == "pmem"][0]
+        assert pmem["capacity"] == (16 << 20) - 4096
+        assert pmem["used"] > 0
+        c = s["counters"]
+        assert c['crescent_tier_moves_total{direction="demote"}'] > 0
+        assert c['crescent_tier_reads_total{tier="pmem"}'] > 0
+        store.close()
+    finally:
+        server.stop()
