@@ -57,6 +57,14 @@ class Transport {
     (void)endpoint, (void)segment, (void)offset, (void)length, (void)buffer, (void)checksum_out;
     return false;
   }
+  // Same-host transports only: bytes of store-node memory mapped now, and of
+  // those, bytes whose pages this process has read once since (page_warmer.h:
+  // until then, a first copy out of a page may trap on some VMs).
+  struct MappedMemory {
+    uint64_t mapped = 0;
+    uint64_t warmed = 0;
+  };
+  virtual MappedMemory Mapped() { return {}; }
 };
 
 // Whether a shared-memory failure is one of the path itself (the node's
