@@ -52,8 +52,8 @@ struct BenchFlags {
   std::string misses = "0,0.5,0.9";
   std::string transport = "tcp";
   int lanes = 4;
-  std::string tcp_congestion;  // "": $CRESCENT_TCP_CONGESTION, else the system's
-  bool no_verify = false;      // gets skip the checksum check (ClientConfig::verify_checksums)
+  std::string tcp_congestion;   // "": $CRESCENT_TCP_CONGESTION, else the system's
+  bool no_verify = false;       // gets skip the checksum check (ClientConfig::verify_checksums)
   bool no_rpc_metrics = false;  // the embedded master times no RPC (MasterServerOptions)
   std::string redis_server = "redis-server";
 };
@@ -228,6 +228,8 @@ int RunBench(Mode mode, const BenchFlags& f) {
     const uint64_t streams = f.clients > 1 ? 2 : 1;
     uint64_t total = 0;
     if (want_putget) total += pg * transports.size();
+    // The memcpy phases beside the shm gets (driver.h).
+    for (const std::string& t : transports) total += t == "shm" ? nsizes * reps * 2 : 0;
     if (want_exists) total += ex;
     if (want_prefix) total += ex;
     if (want_baseline) total += 2 * nsizes * streams * reps;
@@ -322,8 +324,10 @@ int RunBench(Mode mode, const BenchFlags& f) {
     if (want_putget) {
       doc["put_get"] = nlohmann::json::array();
       for (const std::string& t : transports) {
-        auto w = Must(CrescentBackend::Connect(master, o, t == "shm", f.lanes), "connect");
-        std::vector<PhaseResult> rows = Must(RunPutGet(*w, o), "put-get");
+        WorkloadOptions to = o;
+        to.memcpy_beside_gets = t == "shm";
+        auto w = Must(CrescentBackend::Connect(master, to, t == "shm", f.lanes), "connect");
+        std::vector<PhaseResult> rows = Must(RunPutGet(*w, to), "put-get");
         count_failed(rows);
         for (const auto& r : rows) doc["put_get"].push_back(ToJson(r));
         text << "\n== put-get: crescent over " << t << " ==\n" << RenderPutGet(rows);
