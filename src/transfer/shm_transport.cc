@@ -43,6 +43,7 @@
 
 #include "common/endpoint.h"
 #include "transfer/bulk_copy.h"
+#include "transfer/copy_hash.h"
 #include "transfer/page_warmer.h"
 #include "transfer/shm_protocol.h"
 
@@ -128,13 +129,11 @@ StatusOr<int> Connect(const std::string& name, int64_t timeout_ms) {
 
 bool IsTimeout(int err) { return err == EAGAIN || err == EWOULDBLOCK; }
 
-// A read's copy out of the segment; with `checksum_out`, hashed chunk by chunk
-// as it lands (bulk_copy.h, CopyHashing).
+// A read's copy out of the segment; with `checksum_out`, copied and hashed in
+// one pass over the bytes delivered (copy_hash.h).
 void CopyOut(std::byte* dst, const std::byte* src, uint64_t length, uint64_t* checksum_out) {
   if (checksum_out == nullptr) return BulkCopy(dst, src, length);
-  ValueHasher hasher;
-  CopyHashing(dst, src, length, hasher);
-  *checksum_out = hasher.Digest();
+  *checksum_out = CopyAndHash(dst, src, length);
 }
 
 // Whether the node that handed out `m` still serves it: its end of the held
