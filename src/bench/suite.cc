@@ -97,6 +97,65 @@ std::string RenderRoundTrips(const std::vector<PhaseResult>& rows) {
   return t.Render();
 }
 
+namespace {
+std::string SizesLabel(const WorkloadOptions& o) {
+  std::string out;
+  for (uint64_t s : o.sizes) out += (out.empty() ? "" : ", ") + SizeLabel(s);
+  return out;
+}
+std::string ThreadsLabel(const WorkloadOptions& o, const char* what) {
+  return o.clients > 1 ? std::string("1 and ") + std::to_string(o.clients) + " " + what
+                       : std::string("1 ") + what;
+}
+}  // namespace
+
+std::string HowBaselineMeasured(const WorkloadOptions& o) {
+  const std::string cc = o.tcp_congestion.empty() ? "the system's" : o.tcp_congestion;
+  return "how measured (objects of " + SizesLabel(o) +
+         "; as many per stream or thread as a put-get phase moves, at least 8; medians of " +
+         std::to_string(o.reps) + " reps):\n  loopback TCP: " + ThreadsLabel(o, "stream(s)") +
+         ", each a socket pair on 127.0.0.1 (TCP_NODELAY, congestion control " + cc +
+         ") with a sender and a receiver thread; the sender writes the objects back to back "
+         "from one object-sized buffer (warm source), the receiver reads them into one "
+         "object-sized buffer (warm destination); a one-way stream: no request, no reply, no "
+         "pipelining limit; timed from the senders' start to the last byte received\n"
+         "  memcpy: " +
+         ThreadsLabel(o, "thread(s)") +
+         ", each copying the objects with glibc memcpy out of a region of at least 256 MiB "
+         "walked in order (cold in cache; its pages touched before), into one object-sized "
+         "buffer (warm destination); timed from the threads' start to the last copy\n";
+}
+
+std::string HowMemcpyBesideGetsMeasured(const WorkloadOptions& o) {
+  return "how measured: each memcpy row (copy_as_get, copy_as_batch_get) ran right before that "
+         "size's get or batch_get phase in every repetition, on the same " +
+         std::to_string(o.clients) +
+         " client thread(s): as many glibc memcpy calls of the object size as the phase gets "
+         "objects (" +
+         std::to_string(o.batch()) +
+         " per timed call for batch_get), into the same buffer slots the gets fill (destination "
+         "as warm for both), out of a region of 256 MiB per thread walked in order (cold in "
+         "cache, as the objects put earlier are; its pages touched before, as the client's "
+         "mapping of the segment is read once before the phases). ÷ memcpy: the median over "
+         "the repetitions of the get's GB/s over that repetition's memcpy GB/s. Each get also "
+         "makes one control-plane call (GetReplicaList) per timed call" +
+         std::string(o.verify_checksums ? " and verifies every object's XXH3-64 checksum" : "") +
+         ".\n";
+}
+
+std::string HowRedisMeasured(const WorkloadOptions& o, const std::string& version) {
+  return "how measured: redis-server " + version +
+         " started by this run on 127.0.0.1 (--save \"\" --appendonly no), the system's "
+         "congestion control; hiredis, one connection per client thread (" +
+         std::to_string(o.clients) +
+         "), the same keys, sizes and batches as Crescent's rows; put and get: one SET or GET "
+         "per round trip; batch put and batch get: a pipeline of " +
+         std::to_string(o.batch()) +
+         " SETs or GETs written at once, then their replies read; exists: a pipeline of "
+         "EXISTS, one per key; every GET reply is copied into the caller's buffer; values were "
+         "just written (warm in Redis's memory).\n";
+}
+
 const PhaseResult* Find(const std::vector<PhaseResult>& rows, const std::string& system,
                         const std::string& op, uint64_t size, int clients, int batch, double miss) {
   for (const PhaseResult& r : rows) {

@@ -302,7 +302,9 @@ int RunBench(Mode mode, const BenchFlags& f) {
       rows.insert(rows.end(), mc.begin(), mc.end());
       doc["baseline"] = nlohmann::json::array();
       for (const auto& r : rows) doc["baseline"].push_back(ToJson(r));
-      text << "\n== baseline: the physical references ==\n" << RenderBaseline(rows);
+      text << "\n== baseline: the physical references ==\n"
+           << RenderBaseline(rows) << HowBaselineMeasured(o);
+      doc["references"]["baseline"] = HowBaselineMeasured(o);
       all.insert(all.end(), rows.begin(), rows.end());
     }
 
@@ -331,6 +333,10 @@ int RunBench(Mode mode, const BenchFlags& f) {
         count_failed(rows);
         for (const auto& r : rows) doc["put_get"].push_back(ToJson(r));
         text << "\n== put-get: crescent over " << t << " ==\n" << RenderPutGet(rows);
+        if (to.memcpy_beside_gets) {
+          text << HowMemcpyBesideGetsMeasured(to);
+          doc["references"]["memcpy_beside_shm_gets"] = HowMemcpyBesideGetsMeasured(to);
+        }
         crescent_rows.insert(crescent_rows.end(), rows.begin(), rows.end());
       }
     }
@@ -370,8 +376,10 @@ int RunBench(Mode mode, const BenchFlags& f) {
            << RenderPutGet(
                   std::vector<PhaseResult>(rows.begin(), rows.end() - long(ex_rows.size())))
            << "\n"
-           << RenderExists(ex_rows) << "\n== crescent vs redis (same sizes, clients, batches) ==\n"
+           << RenderExists(ex_rows) << HowRedisMeasured(o, redis->version())
+           << "\n== crescent vs redis (same sizes, clients, batches) ==\n"
            << RenderVersus(crescent_rows, rows);
+      doc["references"]["redis"] = HowRedisMeasured(o, redis->version());
       all.insert(all.end(), rows.begin(), rows.end());
     }
 
