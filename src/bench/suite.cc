@@ -46,12 +46,26 @@ std::string ErrorsCell(const PhaseResult& r) {
 }  // namespace
 
 std::string RenderPutGet(const std::vector<PhaseResult>& rows) {
-  Table t({"system", "op", "size", "clients", "batch", "GB/s", "objects/s", "p50 µs", "p99 µs",
-           "errors", "÷ memcpy"});
+  // The "÷ memcpy" column only where some row was measured beside a memcpy.
+  bool paired = false;
+  for (const PhaseResult& r : rows) paired = paired || r.paired_ratio > 0;
+  std::vector<std::string> header = {"system", "op",        "size",   "clients", "batch",
+                                     "GB/s",   "objects/s", "p50 µs", "p99 µs",  "errors"};
+  if (paired) header.push_back("÷ memcpy");
+  Table t(header);
   for (const PhaseResult& r : rows) {
-    t.AddRow({r.system, r.op, SizeLabel(r.size), std::to_string(r.clients), std::to_string(r.batch),
-              Fixed(r.gb_per_s, 2), Count(r.items_per_s), Fixed(r.p50_us, 0), Fixed(r.p99_us, 0),
-              ErrorsCell(r), r.paired_ratio > 0 ? Fixed(r.paired_ratio, 2) + "×" : ""});
+    std::vector<std::string> row = {r.system,
+                                    r.op,
+                                    SizeLabel(r.size),
+                                    std::to_string(r.clients),
+                                    std::to_string(r.batch),
+                                    Fixed(r.gb_per_s, 2),
+                                    Count(r.items_per_s),
+                                    Fixed(r.p50_us, 0),
+                                    Fixed(r.p99_us, 0),
+                                    ErrorsCell(r)};
+    if (paired) row.push_back(r.paired_ratio > 0 ? Fixed(r.paired_ratio, 2) + "×" : "");
+    t.AddRow(std::move(row));
   }
   return t.Render();
 }
