@@ -13,9 +13,11 @@
 // Smaller inputs, and CPUs without AVX2, copy and then hash the destination
 // (CopyHashing).
 //
-// Measured on the project's 2-vCPU EPYC VM, 1 MiB objects cycling through
-// 512 MiB (docs/performance.md, "Checksum cost"): glibc memcpy 14-22 GB/s,
-// the chunked copy-then-hash 19-20 GB/s, this one pass 21-25 GB/s.
+// Measured on the project's 2-vCPU EPYC VM (shared, load about 3.5), 1 MiB
+// objects cycling through 512 MiB into 16 destination slots: glibc memcpy
+// 11-15 GB/s, the chunked copy-then-hash 12.7-13.7 GB/s, this one pass
+// 15-20 GB/s; at 4 MiB 13.7-13.9 GB/s, as memcpy (docs/performance.md,
+// "Checksum cost").
 #pragma once
 
 #include <cstddef>
