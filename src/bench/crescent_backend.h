@@ -16,8 +16,8 @@ namespace crescent::bench {
 class CrescentBackend : public Backend {
  public:
   // shm: use same-host shared memory when the store node offers it. Then each
-  // client, untimed, also maps the store nodes' segments (one small put and
-  // get) and waits until it has read each page once (ClientCounters::
+  // client, untimed, also maps the store nodes' segments (small puts and
+  // gets) and waits until it has read each page once (ClientCounters::
   // shm_warmed_bytes), as a long-running client has: the memcpy reference
   // copies out of memory it touched before too.
   static StatusOr<std::unique_ptr<CrescentBackend>> Connect(const std::string& master,
