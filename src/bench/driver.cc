@@ -202,9 +202,10 @@ StatusOr<std::vector<PhaseResult>> RunPutGet(Backend& b, const WorkloadOptions& 
                       is_batch ? batch : 1, cursors[size_t(c)], per[size_t(c)]);
           });
           copies[is_batch].push_back(Merged(per, secs));
-          if (o.on_phase)
+          if (o.on_phase) {
             o.on_phase(std::string("memcpy as ") + (is_batch ? "batch get " : "get ") +
                        SizeLabel(size) + " rep " + std::to_string(rep + 1));
+          }
         }
         std::vector<RepSample> per(static_cast<size_t>(o.clients));
         const double secs = RunParallel(o.clients, [&](int c) {

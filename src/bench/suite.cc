@@ -51,7 +51,7 @@ std::string RenderPutGet(const std::vector<PhaseResult>& rows) {
   for (const PhaseResult& r : rows) paired = paired || r.paired_ratio > 0;
   std::vector<std::string> header = {"system", "op",        "size",   "clients", "batch",
                                      "GB/s",   "objects/s", "p50 µs", "p99 µs",  "errors"};
-  if (paired) header.push_back("÷ memcpy");
+  if (paired) header.emplace_back("÷ memcpy");
   Table t(header);
   for (const PhaseResult& r : rows) {
     std::vector<std::string> row = {r.system,
