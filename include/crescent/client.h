@@ -127,6 +127,12 @@ struct ClientCounters {
   uint64_t put_retries = 0;
   // Reads that failed on one replica and were tried on the next.
   uint64_t replica_fallbacks = 0;
+  // Bytes of same-host store-node segments this client has mapped now, and of
+  // those, bytes whose pages it has read once since, in the background: on a
+  // VM that shadows page tables, a get's first copy out of a page not yet
+  // read costs several times a later one (docs/network.md, "Same-host gets").
+  uint64_t shm_mapped_bytes = 0;
+  uint64_t shm_warmed_bytes = 0;
 };
 
 // One operation family of this client (put, get, get_prefix, exists,

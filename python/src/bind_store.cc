@@ -49,6 +49,8 @@ py::dict ClientDict(const Client& client) {
   d["checksum_mismatches"] = c.checksum_mismatches;
   d["copy_ahead_kept"] = c.copy_ahead_kept;
   d["copy_ahead_discarded"] = c.copy_ahead_discarded;
+  d["shm_mapped_bytes"] = c.shm_mapped_bytes;
+  d["shm_warmed_bytes"] = c.shm_warmed_bytes;
   return d;
 }
 

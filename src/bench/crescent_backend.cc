@@ -34,7 +34,37 @@ StatusOr<std::unique_ptr<CrescentBackend>> CrescentBackend::Connect(const std::s
     }
     b->clients_.push_back(std::move(client.value()));
   }
+  if (shm) {
+    for (int c = 0; c < options.clients; ++c) {
+      if (Status s = b->WarmSharedMemory(c); !s.ok()) return s;
+    }
+  }
   return b;
+}
+
+Status CrescentBackend::WarmSharedMemory(int c) {
+  Client& client = *clients_[size_t(c)];
+  // Small objects, enough for the master to place some on every store node
+  // of a small cluster, so that the client maps each node's segment now.
+  const std::string prefix = RunPrefix() + "/warm/" + std::to_string(c) + "/";
+  const std::vector<std::byte> value(4096, std::byte{0x17});
+  for (int i = 0; i < 32; ++i) {
+    const std::string key = prefix + std::to_string(i);
+    if (Status s = client.Put(key, value); !s.ok()) return s;
+    StatusOr<std::vector<std::byte>> got = client.Get(key);
+    (void)client.Remove(key, true);
+    if (!got.ok()) return got.status();
+  }
+  // About 1.7 us a page where pages trap (0.45 s per GiB), far less elsewhere.
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+  for (;;) {
+    const ClientCounters n = client.Counters();
+    if (n.shm_warmed_bytes >= n.shm_mapped_bytes) return Status::Ok();
+    if (std::chrono::steady_clock::now() >= until) {
+      return Status(ErrorCode::kTimeout, "shared memory not warmed after 120 s");
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
 }
 
 CrescentBackend::~CrescentBackend() {

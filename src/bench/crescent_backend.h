@@ -15,7 +15,11 @@ namespace crescent::bench {
 
 class CrescentBackend : public Backend {
  public:
-  // shm: use same-host shared memory when the store node offers it.
+  // shm: use same-host shared memory when the store node offers it. Then each
+  // client, untimed, also maps the store nodes' segments (small puts and
+  // gets) and waits until it has read each page once (ClientCounters::
+  // shm_warmed_bytes), as a long-running client has: the memcpy reference
+  // copies out of memory it touched before too.
   static StatusOr<std::unique_ptr<CrescentBackend>> Connect(const std::string& master,
                                                             const WorkloadOptions& options,
                                                             bool shm, int tcp_lanes);
@@ -41,6 +45,8 @@ class CrescentBackend : public Backend {
 
  private:
   CrescentBackend() = default;
+  // The untimed mapping and warming of `shm` above, for client c.
+  Status WarmSharedMemory(int c);
   bool shm_ = false;
   std::vector<std::unique_ptr<Client>> clients_;
   std::vector<std::unique_ptr<Buffer>> buffers_;

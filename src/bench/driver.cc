@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <memory>
+#include <string>
 
 namespace crescent::bench {
 
@@ -74,6 +76,32 @@ void RunCalls(Backend& b, int c, Op op, uint64_t size, int rep,
   s.bytes_requested += calls * uint64_t(per_call) * size;
 }
 
+// Client c's memcpy reference for a get phase of `calls` calls of `per_call`
+// objects: the same copies into the same buffer slots, from `source` (whole
+// objects, cycled through from *cursor, which advances).
+void RunCopies(std::byte* buffer, const Buffer& source, uint64_t size, uint64_t calls, int per_call,
+               uint64_t& cursor, RepSample& s) {
+  const uint64_t slots = std::max<uint64_t>(1, source.size() / size);
+  s.latency.Reserve(calls);
+  for (uint64_t call = 0; call < calls; ++call) {
+    const auto t0 = Clock::now();
+    for (int j = 0; j < per_call; ++j) {
+      std::byte* d = buffer + size_t(j) * size;
+      std::memcpy(d, source.data() + (cursor++ % slots) * size, size);
+      asm volatile("" : : "r"(d) : "memory");  // keep every copy
+    }
+    s.latency.Add(Micros(t0, Clock::now()));
+  }
+  s.calls += calls;
+  s.items += calls * uint64_t(per_call);
+  s.bytes_requested += calls * uint64_t(per_call) * size;
+  s.bytes_moved += calls * uint64_t(per_call) * size;
+}
+
+double GbPerS(const RepSample& s) {
+  return s.seconds > 0 ? static_cast<double>(s.bytes_moved) / s.seconds / 1e9 : 0;
+}
+
 void AppendPutGetRows(const std::string& system, uint64_t size, int clients, int batch,
                       const std::vector<RepSample> (&reps)[kPutGetPhases],
                       std::vector<PhaseResult>& out) {
@@ -143,10 +171,22 @@ StatusOr<std::vector<PhaseResult>> RunPutGet(Backend& b, const WorkloadOptions& 
   std::vector<PhaseResult> out;
   const std::string prefix = RunPrefix();
   const int batch = std::max(1, o.batch());
+  // The memcpy references' sources, one per client thread, and where each
+  // thread's copies have got to (they walk on across phases and sizes).
+  std::vector<std::unique_ptr<Buffer>> sources;
+  std::vector<uint64_t> cursors(size_t(o.clients), 0);
+  if (o.memcpy_beside_gets) {
+    uint64_t largest = 0;
+    for (uint64_t s : o.sizes) largest = std::max(largest, s);
+    for (int c = 0; c < o.clients; ++c)
+      sources.push_back(std::make_unique<Buffer>(std::max<uint64_t>(256ull << 20, 2 * largest)));
+  }
   for (uint64_t size : o.sizes) {
     const uint64_t n = o.OpsFor(size);
     const uint64_t nb = std::max<uint64_t>(kMinBatchCalls, n / uint64_t(batch));
     std::vector<RepSample> reps[kPutGetPhases];
+    std::vector<RepSample> copies[2];  // beside get, beside batch_get
+    std::vector<double> ratios[2];
     for (int rep = 0; rep < o.reps; ++rep) {
       const std::string base = prefix + "/s" + std::to_string(size) + "/r" + std::to_string(rep);
       // Keys are built before timing; the timed loops only call the backend.
@@ -154,6 +194,19 @@ StatusOr<std::vector<PhaseResult>> RunPutGet(Backend& b, const WorkloadOptions& 
       for (int phase = 0; phase < kPutGetPhases; ++phase) {
         const Op op = static_cast<Op>(phase);
         const bool is_batch = phase >= 2;
+        const bool is_get = op == Op::kGet || op == Op::kBatchGet;
+        if (is_get && o.memcpy_beside_gets) {
+          std::vector<RepSample> per(static_cast<size_t>(o.clients));
+          const double secs = RunParallel(o.clients, [&](int c) {
+            RunCopies(b.buffer(c), *sources[size_t(c)], size, is_batch ? nb : n,
+                      is_batch ? batch : 1, cursors[size_t(c)], per[size_t(c)]);
+          });
+          copies[is_batch].push_back(Merged(per, secs));
+          if (o.on_phase) {
+            o.on_phase(std::string("memcpy as ") + (is_batch ? "batch get " : "get ") +
+                       SizeLabel(size) + " rep " + std::to_string(rep + 1));
+          }
+        }
         std::vector<RepSample> per(static_cast<size_t>(o.clients));
         const double secs = RunParallel(o.clients, [&](int c) {
           const auto& k = is_batch ? keys.batched[size_t(c)] : keys.single[size_t(c)];
@@ -164,6 +217,10 @@ StatusOr<std::vector<PhaseResult>> RunPutGet(Backend& b, const WorkloadOptions& 
           // Nothing got through (no cluster, no space): stop rather than time errors.
           return Status(ErrorCode::kUnavailable, b.system() + " " + std::to_string(size) +
                                                      "-byte phase failed: " + total.first_error);
+        }
+        if (is_get && o.memcpy_beside_gets) {
+          const double ref = GbPerS(copies[is_batch].back());
+          ratios[is_batch].push_back(ref > 0 ? GbPerS(total) / ref : 0);
         }
         reps[phase].push_back(std::move(total));
         if (o.on_phase)
@@ -176,7 +233,20 @@ StatusOr<std::vector<PhaseResult>> RunPutGet(Backend& b, const WorkloadOptions& 
       }
       if (rep + 1 < o.reps) b.Settle();
     }
+    const size_t first = out.size();
     AppendPutGetRows(b.system(), size, o.clients, batch, reps, out);
+    if (o.memcpy_beside_gets) {
+      for (int k = 0; k < 2; ++k) {
+        out[first + (k ? 3 : 1)].paired_ratio = Median(ratios[k]);
+        PhaseResult r;
+        r.system = "memcpy";
+        r.op = k ? "copy_as_batch_get" : "copy_as_get";
+        r.size = size;
+        r.clients = o.clients;
+        r.batch = k ? batch : 1;
+        out.push_back(Summarize(r, copies[k]));
+      }
+    }
   }
   return out;
 }

@@ -3,10 +3,9 @@
 #pragma once
 
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "bench/stats.h"
 
@@ -36,7 +35,11 @@ struct PhaseResult {
   double items_per_s = 0;        // median objects (or keys) per second
   double p50_us = 0;             // median over repetitions of the per-call p50
   double p99_us = 0;             // median over repetitions of the per-call p99
-  std::string first_error;       // the first failure seen, if any
+  // Rows measured rep by rep beside a reference (the shm get phases beside
+  // memcpy, driver.h): the median over repetitions of this rep's GB/s over the
+  // reference's GB/s in the same repetition; 0 when there is none.
+  double paired_ratio = 0;
+  std::string first_error;  // the first failure seen, if any
 };
 
 // One repetition's raw figures; Summarize() turns several into a PhaseResult.
@@ -88,7 +91,10 @@ struct TargetCheck {
   double reference = 0;  // the reference figure
   std::string unit;      // "GB/s", "keys/s"
   double target = 0;     // required ratio ours/reference
-  double ratio() const { return reference > 0 ? ours / reference : 0; }
+  // When set (> 0), the ratio: the median of per-repetition ratios, measured
+  // side by side (PhaseResult::paired_ratio), instead of ours / reference.
+  double paired = 0;
+  double ratio() const { return paired > 0 ? paired : reference > 0 ? ours / reference : 0; }
   bool met() const { return reference > 0 && ratio() >= target; }
 };
 nlohmann::json ToJson(const TargetCheck& t);

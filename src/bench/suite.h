@@ -2,12 +2,12 @@
 // the machine description, and the target checks (ratios from one run).
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "bench/results.h"
+#include "bench/workloads.h"
 
 namespace crescent::bench {
 
@@ -25,6 +25,13 @@ std::string RenderRoundTrips(const std::vector<PhaseResult>& rows);
 std::string RenderVersus(const std::vector<PhaseResult>& crescent,
                          const std::vector<PhaseResult>& redis);
 
+// How each reference was measured, printed under its table (and kept in the
+// JSON), so that a ratio says what it compares: sizes, threads, cache state
+// of source and destination, and request/response or pipelining.
+std::string HowBaselineMeasured(const WorkloadOptions& o);
+std::string HowMemcpyBesideGetsMeasured(const WorkloadOptions& o);
+std::string HowRedisMeasured(const WorkloadOptions& o, const std::string& version);
+
 // Finds the row with these labels (nullptr when absent).
 const PhaseResult* Find(const std::vector<PhaseResult>& rows, const std::string& system,
                         const std::string& op, uint64_t size, int clients, int batch = -1,
@@ -32,7 +39,8 @@ const PhaseResult* Find(const std::vector<PhaseResult>& rows, const std::string&
 
 // The targets, for whatever rows were measured:
 //  TCP put/get of 1–4 MiB: ≥0.85× raw TCP (same stream count), ≥1.2× Redis;
-//  shm get: ≥0.75× memcpy (same thread count), ≥1.5× Redis GET;
+//  shm get: ≥0.8× memcpy (the memcpy of the same shape measured beside each
+//  repetition where there is one, else the baseline's), ≥1.5× Redis GET;
 //  exists of 128 keys: ≥1× Redis pipelined EXISTS keys/s.
 std::vector<TargetCheck> CheckTargets(const std::vector<PhaseResult>& all);
 

@@ -32,6 +32,10 @@ struct WorkloadOptions {
   std::string tcp_congestion;
   // Crescent gets verify end-to-end checksums (ClientConfig::verify_checksums).
   bool verify_checksums = true;
+  // put-get: right before each repetition's get and batch_get phases, the
+  // same client threads memcpy as many objects of the same size into the same
+  // buffers (driver.h), as the reference those phases are judged against.
+  bool memcpy_beside_gets = false;
   // Called after each measured phase with a label, for a progress bar.
   std::function<void(const std::string&)> on_phase;
 

@@ -52,8 +52,8 @@ struct BenchFlags {
   std::string misses = "0,0.5,0.9";
   std::string transport = "tcp";
   int lanes = 4;
-  std::string tcp_congestion;  // "": $CRESCENT_TCP_CONGESTION, else the system's
-  bool no_verify = false;      // gets skip the checksum check (ClientConfig::verify_checksums)
+  std::string tcp_congestion;   // "": $CRESCENT_TCP_CONGESTION, else the system's
+  bool no_verify = false;       // gets skip the checksum check (ClientConfig::verify_checksums)
   bool no_rpc_metrics = false;  // the embedded master times no RPC (MasterServerOptions)
   std::string redis_server = "redis-server";
 };
@@ -228,6 +228,8 @@ int RunBench(Mode mode, const BenchFlags& f) {
     const uint64_t streams = f.clients > 1 ? 2 : 1;
     uint64_t total = 0;
     if (want_putget) total += pg * transports.size();
+    // The memcpy phases beside the shm gets (driver.h).
+    for (const std::string& t : transports) total += t == "shm" ? nsizes * reps * 2 : 0;
     if (want_exists) total += ex;
     if (want_prefix) total += ex;
     if (want_baseline) total += 2 * nsizes * streams * reps;
@@ -300,7 +302,9 @@ int RunBench(Mode mode, const BenchFlags& f) {
       rows.insert(rows.end(), mc.begin(), mc.end());
       doc["baseline"] = nlohmann::json::array();
       for (const auto& r : rows) doc["baseline"].push_back(ToJson(r));
-      text << "\n== baseline: the physical references ==\n" << RenderBaseline(rows);
+      text << "\n== baseline: the physical references ==\n"
+           << RenderBaseline(rows) << HowBaselineMeasured(o);
+      doc["references"]["baseline"] = HowBaselineMeasured(o);
       all.insert(all.end(), rows.begin(), rows.end());
     }
 
@@ -322,11 +326,17 @@ int RunBench(Mode mode, const BenchFlags& f) {
     if (want_putget) {
       doc["put_get"] = nlohmann::json::array();
       for (const std::string& t : transports) {
-        auto w = Must(CrescentBackend::Connect(master, o, t == "shm", f.lanes), "connect");
-        std::vector<PhaseResult> rows = Must(RunPutGet(*w, o), "put-get");
+        WorkloadOptions to = o;
+        to.memcpy_beside_gets = t == "shm";
+        auto w = Must(CrescentBackend::Connect(master, to, t == "shm", f.lanes), "connect");
+        std::vector<PhaseResult> rows = Must(RunPutGet(*w, to), "put-get");
         count_failed(rows);
         for (const auto& r : rows) doc["put_get"].push_back(ToJson(r));
         text << "\n== put-get: crescent over " << t << " ==\n" << RenderPutGet(rows);
+        if (to.memcpy_beside_gets) {
+          text << HowMemcpyBesideGetsMeasured(to);
+          doc["references"]["memcpy_beside_shm_gets"] = HowMemcpyBesideGetsMeasured(to);
+        }
         crescent_rows.insert(crescent_rows.end(), rows.begin(), rows.end());
       }
     }
@@ -366,8 +376,10 @@ int RunBench(Mode mode, const BenchFlags& f) {
            << RenderPutGet(
                   std::vector<PhaseResult>(rows.begin(), rows.end() - long(ex_rows.size())))
            << "\n"
-           << RenderExists(ex_rows) << "\n== crescent vs redis (same sizes, clients, batches) ==\n"
+           << RenderExists(ex_rows) << HowRedisMeasured(o, redis->version())
+           << "\n== crescent vs redis (same sizes, clients, batches) ==\n"
            << RenderVersus(crescent_rows, rows);
+      doc["references"]["redis"] = HowRedisMeasured(o, redis->version());
       all.insert(all.end(), rows.begin(), rows.end());
     }
 

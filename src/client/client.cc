@@ -66,9 +66,9 @@ struct Client::Impl {
   // (Retryable). Segments whose node could not be reached are reported to the
   // master before the revoke, so that a retry is placed elsewhere.
   std::vector<Status> PutOnce(std::span<const std::string> keys,
-                              std::span<const std::byte* const> data,
-                              std::span<const size_t> sizes, const master::PutConfig& config,
-                              bool chain, std::vector<bool>& retry) {
+                              std::span<const std::byte* const> data, std::span<const size_t> sizes,
+                              const master::PutConfig& config, bool chain,
+                              std::vector<bool>& retry) {
     std::vector<uint64_t> sizes64(sizes.begin(), sizes.end());
     std::vector<StatusOr<rpc::RemotePut>> started =
         master->BatchPutStart(keys, sizes64, config, chain);
@@ -132,7 +132,8 @@ struct Client::Impl {
           ended[k] = Status(ErrorCode::kUnavailable,
                             "the master no longer knows this put of '" + end_keys[k] +
                                 "' (it restarted, or the replica's store node unmounted, or the "
-                                "put outlived the put timeout): " + ended[k].message());
+                                "put outlived the put timeout): " +
+                                ended[k].message());
           retry[end_idx[k]] = true;
         } else {
           retry[end_idx[k]] = ended[k].code() == ErrorCode::kUnavailable;
@@ -282,9 +283,9 @@ struct Client::Impl {
     for (size_t i = 0; i < reads.size(); ++i) {
       const bool copied = !ahead.empty() && ahead[i] && ahead[i]->copied;
       const RemoteReplica* confirmed =
-          copied && reads[i].ok() ? client::Confirming(ahead[i]->hint, reads[i]->size,
-                                                       reads[i]->replicas, UnixNowMs())
-                                  : nullptr;
+          copied && reads[i].ok()
+              ? client::Confirming(ahead[i]->hint, reads[i]->size, reads[i]->replicas, UnixNowMs())
+              : nullptr;
       if (confirmed != nullptr && verify && ahead[i]->checksum != reads[i]->checksum) {
         // The very replica granted holds other bytes: report it and read the
         // others (not it again) below.
@@ -295,9 +296,9 @@ struct Client::Impl {
         confirmed = nullptr;
         if (list.empty()) {
           copy_ahead_discarded.fetch_add(1, std::memory_order_relaxed);
-          out.emplace_back(Status(ErrorCode::kChecksumMismatch,
-                                  "the bytes of '" + keys[i] +
-                                      "' do not match the checksum recorded when it was put"));
+          out.emplace_back(Status(
+              ErrorCode::kChecksumMismatch,
+              "the bytes of '" + keys[i] + "' do not match the checksum recorded when it was put"));
           continue;
         }
       }
@@ -333,9 +334,10 @@ struct Client::Impl {
     if (!reading.empty()) {
       std::vector<client::ReplicaIo::CorruptRead> corrupt;
       std::vector<uint32_t> unreachable;
-      std::vector<Status> res = io->ReadAny(
-          replicas, buffers, verify ? std::span<const uint64_t>(checksums) : std::span<const uint64_t>(),
-          &corrupt, &unreachable);
+      std::vector<Status> res =
+          io->ReadAny(replicas, buffers,
+                      verify ? std::span<const uint64_t>(checksums) : std::span<const uint64_t>(),
+                      &corrupt, &unreachable);
       if (!unreachable.empty()) (void)master->ReportUnreachable(unreachable);
       for (const client::ReplicaIo::CorruptRead& c : corrupt) {
         ReportCorrupt(keys[reading[c.object]], *reads[reading[c.object]],
@@ -357,8 +359,7 @@ struct Client::Impl {
   // unreachable) changes nothing: the next reader finds and reports it again.
   void ReportCorrupt(const std::string& key, const RemoteRead& read, const RemoteReplica& replica) {
     checksum_mismatches.fetch_add(1, std::memory_order_relaxed);
-    (void)master->ReportCorruptReplica(key, replica.cap.segment, replica.cap.offset,
-                                       read.checksum);
+    (void)master->ReportCorruptReplica(key, replica.cap.segment, replica.cap.offset, read.checksum);
   }
 
   Status CheckBatch(size_t keys, size_t a, size_t b) const {
@@ -385,9 +386,9 @@ StatusOr<std::unique_ptr<Client>> Client::Connect(const ClientConfig& given) {
     }
   }
   if (config.put_retry_ms < 0) {
-    return Status(ErrorCode::kInvalidArgument,
-                  "put_retry_ms is " + std::to_string(config.put_retry_ms) +
-                      "; it must be 0 (no retry) or more");
+    return Status(ErrorCode::kInvalidArgument, "put_retry_ms is " +
+                                                   std::to_string(config.put_retry_ms) +
+                                                   "; it must be 0 (no retry) or more");
   }
   // Accepted, these would fail every transfer later (a timeout of 0 expires at once).
   if (config.transfer_timeout_ms <= 0 || config.tcp_lanes < 1) {
@@ -727,6 +728,11 @@ ClientCounters Client::Counters() const {
   c.checksum_mismatches = impl_->checksum_mismatches.load(std::memory_order_relaxed);
   c.put_retries = impl_->put_retries.load(std::memory_order_relaxed);
   c.replica_fallbacks = impl_->io->replica_fallbacks();
+  if (impl_->shm) {
+    const transfer::Transport::MappedMemory m = impl_->shm->Mapped();
+    c.shm_mapped_bytes = m.mapped;
+    c.shm_warmed_bytes = m.warmed;
+  }
   return c;
 }
 
@@ -750,6 +756,12 @@ std::string Client::Metrics() const {
            "Same-host copies made during the lease round trip, by outcome.");
   w.Sample({{"outcome", "kept"}}, c.copy_ahead_kept);
   w.Sample({{"outcome", "discarded"}}, c.copy_ahead_discarded);
+  w.Family("crescent_client_shm_mapped_bytes", "gauge",
+           "Bytes of same-host store-node segments this client has mapped.");
+  w.Sample({}, c.shm_mapped_bytes);
+  w.Family("crescent_client_shm_warmed_bytes", "gauge",
+           "Of those, bytes whose pages this client has read once (first-access traps paid).");
+  w.Sample({}, c.shm_warmed_bytes);
   return w.Take();
 }
 

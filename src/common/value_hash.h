@@ -1,8 +1,9 @@
 // ValueHasher: the end-to-end checksum of a stored value, XXH3-64 over its
 // bytes, fed in order in chunks of any size. The writer hashes the value once
-// before writing its replicas; a reader hashes each chunk as it lands in its
-// buffer (transfer/transport.h, TransferOp::checksum_out), while the chunk is
-// still in cache. Both give HashValue's result over the whole value.
+// before writing its replicas; a reader hashes the bytes as they land in its
+// buffer (transfer/transport.h, TransferOp::checksum_out; a same-host read in
+// the copy's own pass, transfer/copy_hash.h, which computes HashValue's result
+// without this class). All give HashValue's result over the whole value.
 //
 // Not thread-safe; copyable (the state holds no pointer into itself).
 #pragma once

@@ -5,8 +5,10 @@
 // that it never hands back the bytes it copied from the old place.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstring>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "server/client_test_util.h"
@@ -154,6 +156,30 @@ TEST_F(CopyAheadTest, PrefixFetchLeavesPagesPastThePrefixUntouched) {
   ASSERT_TRUE(n.ok()) << n.status().ToString();
   EXPECT_EQ(*n, 0u);
   EXPECT_EQ(buf_[kSize / 2], std::byte{0x5A});
+}
+
+// The client maps the node's segment at its first same-host transfer and then
+// reads each page of it once in the background, so that later gets do not
+// pay first-access traps (transfer/page_warmer.h); its counters say how far
+// that got. A client without shared memory maps nothing.
+TEST_F(CopyAheadTest, TheClientWarmsItsMappingOfTheSegment) {
+  EXPECT_EQ(reader_->Counters().shm_mapped_bytes, 0u);
+  std::vector<std::byte> v = Pattern(kSize, 9);
+  ASSERT_TRUE(reader_->Put("warm", Bytes(v)).ok());
+  ClientCounters c = reader_->Counters();
+  EXPECT_GT(c.shm_mapped_bytes, 0u);
+  EXPECT_LE(c.shm_warmed_bytes, c.shm_mapped_bytes);
+  for (int i = 0; i < 6000 && c.shm_warmed_bytes < c.shm_mapped_bytes; ++i) {
+    EXPECT_EQ(ReadBack("warm"), v);  // gets go on while it warms
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    c = reader_->Counters();
+  }
+  EXPECT_EQ(c.shm_warmed_bytes, c.shm_mapped_bytes);
+  EXPECT_EQ(ReadBack("warm"), v);
+  std::unique_ptr<Client> tcp_only = ConnectTo(*cluster_, /*use_shared_memory=*/false);
+  ASSERT_NE(tcp_only, nullptr);
+  ASSERT_TRUE(tcp_only->Get("warm").ok());
+  EXPECT_EQ(tcp_only->Counters().shm_mapped_bytes, 0u);
 }
 
 }  // namespace

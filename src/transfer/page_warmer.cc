@@ -46,9 +46,22 @@ bool KernelReadPages(const std::byte* p, uint64_t n, uint64_t page, int pipe_r, 
   return wrote == static_cast<ssize_t>(count);
 }
 
+// Reads the first byte of each page in [p, p + n) from user mode.
+void UserReadPages(const std::byte* p, uint64_t n, uint64_t page) {
+  // Writers may change these bytes meanwhile; the values are thrown away.
+  TsanIgnoreBegin();
+  unsigned char sum = 0;
+  for (uint64_t off = 0; off < n; off += page) {
+    sum += *reinterpret_cast<const volatile unsigned char*>(p + off);
+  }
+  TsanIgnoreEnd();
+  asm volatile("" : : "r"(sum));
+}
+
 }  // namespace
 
-PageWarmer::PageWarmer(const std::byte* data, uint64_t size) : data_(data), size_(size) {
+PageWarmer::PageWarmer(const std::byte* data, uint64_t size, Access access)
+    : data_(data), size_(size), access_(access) {
   thread_ = std::thread([this] { Run(); });
 }
 
@@ -72,8 +85,15 @@ void PageWarmer::Run() {
   const long sys_page = sysconf(_SC_PAGESIZE);
   const uint64_t page = sys_page > 0 ? static_cast<uint64_t>(sys_page) : 4096;
   const uint64_t step = page * kPagesPerCall;
-  int fds[2];
-  if (pipe2(fds, O_CLOEXEC) != 0) {
+  int fds[2] = {-1, -1};
+  if (access_ == Access::kUser) {
+    for (uint64_t off = 0; off < size_ && !stop_.load(std::memory_order_relaxed);) {
+      const uint64_t n = std::min(step, size_ - off);
+      UserReadPages(data_ + off, n, page);
+      off += n;
+      warmed_.store(off, std::memory_order_release);
+    }
+  } else if (pipe2(fds, O_CLOEXEC) != 0) {
     std::fprintf(stderr, "crescent: segment pages not warmed (pipe: %s)\n", std::strerror(errno));
   } else {
     uint64_t off = 0;

@@ -62,6 +62,18 @@ TEST(PageWarmerTest, TouchesEveryPageIncludingAPartialLastChunk) {
   EXPECT_EQ(m.ResidentPages(), m.pages());
 }
 
+// User-mode warming (a same-host client's mapping) reads every page too.
+TEST(PageWarmerTest, UserModeTouchesEveryPage) {
+  const uint64_t size = 2 * 1024 * kPage + 5 * kPage;
+  SparseMapping m(size);
+  ASSERT_EQ(m.ResidentPages(), 0u);
+  PageWarmer w(m.data(), size, PageWarmer::Access::kUser);
+  w.Wait();
+  EXPECT_TRUE(w.done());
+  EXPECT_EQ(w.warmed_bytes(), size);
+  EXPECT_EQ(m.ResidentPages(), m.pages());
+}
+
 TEST(PageWarmerTest, OnePageAndEmptyRanges) {
   SparseMapping m(kPage);
   {

@@ -43,6 +43,8 @@
 
 #include "common/endpoint.h"
 #include "transfer/bulk_copy.h"
+#include "transfer/copy_hash.h"
+#include "transfer/page_warmer.h"
 #include "transfer/shm_protocol.h"
 
 namespace crescent::transfer {
@@ -80,11 +82,15 @@ struct Mapping {
   uint64_t size = 0;
   uint32_t segment = 0;
   int conn = -1;  // the handshake connection, held open while the node serves
+  // Reads one byte of each page from user mode, in the background, so that
+  // first copies out of a page do not pay a first-access trap (page_warmer.h).
+  std::unique_ptr<PageWarmer> warmer;
   // [offset, offset + length) lies inside the mapping (written so it cannot wrap).
   bool Holds(uint64_t offset, uint64_t length) const {
     return offset <= size && length <= size - offset;
   }
   ~Mapping() {
+    warmer.reset();  // stopped and joined before its pages go
     if (data) munmap(data, size);
     CloseFd(conn);
   }
@@ -123,13 +129,11 @@ StatusOr<int> Connect(const std::string& name, int64_t timeout_ms) {
 
 bool IsTimeout(int err) { return err == EAGAIN || err == EWOULDBLOCK; }
 
-// A read's copy out of the segment; with `checksum_out`, hashed chunk by chunk
-// as it lands (bulk_copy.h, CopyHashing).
+// A read's copy out of the segment; with `checksum_out`, copied and hashed in
+// one pass over the bytes delivered (copy_hash.h).
 void CopyOut(std::byte* dst, const std::byte* src, uint64_t length, uint64_t* checksum_out) {
   if (checksum_out == nullptr) return BulkCopy(dst, src, length);
-  ValueHasher hasher;
-  CopyHashing(dst, src, length, hasher);
-  *checksum_out = hasher.Digest();
+  *checksum_out = CopyAndHash(dst, src, length);
 }
 
 // Whether the node that handed out `m` still serves it: its end of the held
@@ -249,8 +253,9 @@ StatusOr<std::shared_ptr<Mapping>> Handshake(const std::string& name, const Capa
                                             std::to_string(reply.size));
   }
   // MAP_POPULATE: the node reserved the pages; mapping them all now, once per
-  // endpoint, keeps page faults out of every later copy. Read-only: the memfd
-  // is sealed against writable mappings, and writes go through the node.
+  // endpoint, keeps page faults out of every later copy, and the warmer below
+  // the first-access traps of a VM that shadows page tables. Read-only: the
+  // memfd is sealed against writable mappings, and writes go through the node.
   void* p = mmap(nullptr, reply.size, PROT_READ, MAP_SHARED | MAP_POPULATE, memfd.fd, 0);
   if (p == MAP_FAILED) return Errno(ErrorCode::kIoError, "mmap shm segment", errno);
   auto mapping = std::make_shared<Mapping>();
@@ -258,6 +263,8 @@ StatusOr<std::shared_ptr<Mapping>> Handshake(const std::string& name, const Capa
   mapping->size = reply.size;
   mapping->segment = reply.segment;
   mapping->conn = conn.release();
+  mapping->warmer =
+      std::make_unique<PageWarmer>(mapping->data, mapping->size, PageWarmer::Access::kUser);
   return mapping;  // memfd closes here: the mapping keeps the pages
 }
 
@@ -268,13 +275,14 @@ class ShmTransport final : public Transport {
   const char* Name() const override { return "shm"; }
   bool CopyAhead(const std::string& endpoint, uint32_t segment, uint64_t offset, uint64_t length,
                  std::byte* buffer, uint64_t* checksum_out) override;
+  MappedMemory Mapped() override;
 
  private:
   struct EndpointState {
     std::string shm_name;
     std::mutex mu;  // serialises handshakes; guards mapping
     std::shared_ptr<Mapping> mapping;
-    std::mutex write_mu;  // guards idle_writers
+    std::mutex write_mu;            // guards idle_writers
     std::vector<int> idle_writers;  // kept write connections, not in use
     ~EndpointState() {
       for (int fd : idle_writers) CloseFd(fd);
@@ -448,8 +456,7 @@ Status ShmTransport::WriteThroughNode(const TransferOp& op, Clock::time_point de
     // A kept connection the node closed (it restarted its server): a path failure.
     if (w < 0) {
       return Errno(ErrorCode::kUnavailable,
-                   "shm write request to " + op.endpoint + " (the node exited or stopped?)",
-                   errno);
+                   "shm write request to " + op.endpoint + " (the node exited or stopped?)", errno);
     }
     sent += static_cast<size_t>(w);
   }
@@ -472,8 +479,8 @@ Status ShmTransport::WriteThroughNode(const TransferOp& op, Clock::time_point de
     ssize_t r = recv(conn.fd, buf + got, sizeof buf - got, MSG_DONTWAIT);
     if (r < 0 && (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK)) continue;
     if (r <= 0) {
-      return Status(ErrorCode::kUnavailable, "store node " + op.endpoint +
-                                                 " closed the shm connection during a write");
+      return Status(ErrorCode::kUnavailable,
+                    "store node " + op.endpoint + " closed the shm connection during a write");
     }
     got += static_cast<size_t>(r);
   }
@@ -522,6 +529,28 @@ bool ShmTransport::CopyAhead(const std::string& endpoint, uint32_t segment, uint
     return false;
   }
   return true;
+}
+
+Transport::MappedMemory ShmTransport::Mapped() {
+  std::vector<std::shared_ptr<EndpointState>> states;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (const auto& [endpoint, state] : endpoints_) states.push_back(state);
+  }
+  MappedMemory out;
+  for (const auto& state : states) {
+    std::shared_ptr<Mapping> m;
+    {
+      // A handshake in progress holds the lock: its mapping is not counted yet.
+      std::unique_lock<std::mutex> lock(state->mu, std::try_to_lock);
+      if (!lock.owns_lock()) continue;
+      m = state->mapping;
+    }
+    if (!m) continue;
+    out.mapped += m->size;
+    out.warmed += m->warmer ? m->warmer->warmed_bytes() : m->size;
+  }
+  return out;
 }
 
 void ShmTransport::Drop(const std::string& endpoint, const std::shared_ptr<Mapping>& m) {

@@ -127,6 +127,20 @@ TEST_F(ShmTransportTest, WriteThenReadSmall) { WriteReadBack(128, 100, 1); }
 
 TEST_F(ShmTransportTest, WriteThenReadFourMiB) { WriteReadBack(4096, 4 << 20, 2); }
 
+// The mapping a handshake makes is read once, page by page, in the
+// background (page_warmer.h); Mapped() reports it, and reads go on meanwhile.
+TEST_F(ShmTransportTest, AMappingIsWarmedInTheBackground) {
+  EXPECT_EQ(transport_->Mapped().mapped, 0u);
+  WriteReadBack(0, 4096, 5);
+  for (int i = 0; i < 2000 && transport_->Mapped().warmed < kSegmentBytes; ++i) {
+    WriteReadBack(4096, 64, 6);  // reads work while the warmer runs
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  const Transport::MappedMemory m = transport_->Mapped();
+  EXPECT_EQ(m.mapped, kSegmentBytes);
+  EXPECT_EQ(m.warmed, kSegmentBytes);
+}
+
 TEST_F(ShmTransportTest, NodeWritesAreVisibleToTheClient) {
   std::memcpy(segment_->data() + 10, "hello", 5);
   char out[5];

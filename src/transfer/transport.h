@@ -8,10 +8,11 @@
 //    client's memory; for a read it must hold at least cap.length bytes.
 //  - A read never returns bytes read after cap.expiry_unix_ms: the op fails with
 //    kLeaseExpired instead, because the space may have been reused.
-//  - A read with checksum_out set hashes the bytes (common/value_hash.h) chunk
-//    by chunk as they land in `buffer`, while each chunk is still in cache, and
-//    stores the XXH3-64 there when the op succeeds. The caller compares it with
-//    the object's checksum.
+//  - A read with checksum_out set hashes the bytes it delivers into `buffer`
+//    (common/value_hash.h) as they land, never reading them back from memory
+//    (TCP: each chunk while it is still in cache; shm: in the same pass as the
+//    copy, copy_hash.h), and stores the XXH3-64 there when the op succeeds.
+//    The caller compares it with the object's checksum.
 //  - Batch ops return one Status per op in input order; they may run in parallel
 //    (TCP: across lanes, pipelined). Every call finishes within `timeout_ms`; a dead
 //    peer yields kTimeout or kUnavailable, never a hang.
@@ -61,6 +62,14 @@ class Transport {
     (void)endpoint, (void)segment, (void)offset, (void)length, (void)buffer, (void)checksum_out;
     return false;
   }
+  // Same-host transports only: bytes of store-node memory mapped now, and of
+  // those, bytes whose pages this process has read once since (page_warmer.h:
+  // until then, a first copy out of a page may trap on some VMs).
+  struct MappedMemory {
+    uint64_t mapped = 0;
+    uint64_t warmed = 0;
+  };
+  virtual MappedMemory Mapped() { return {}; }
 };
 
 // Whether a shared-memory failure is one of the path itself (the node's

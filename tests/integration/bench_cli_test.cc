@@ -154,20 +154,33 @@ void CheckRow(const json& row) {
   EXPECT_LE(row["p50_us"].get<double>(), row["p99_us"].get<double>()) << row.dump();
 }
 
+// The put-get rows of one system, per size: put, get, batch_put, batch_get,
+// and for shm the memcpy measured beside its gets (copy_as_get,
+// copy_as_batch_get), each get row carrying its ratio to that memcpy.
 void CheckPutGetRows(const json& rows, const std::vector<uint64_t>& sizes, int clients, int batch,
                      const std::string& system) {
+  const bool beside = system == "crescent-shm";
+  std::vector<const char*> ops = {"put", "get", "batch_put", "batch_get"};
+  if (beside) ops.insert(ops.end(), {"copy_as_get", "copy_as_batch_get"});
   ASSERT_TRUE(rows.is_array());
-  ASSERT_EQ(rows.size(), sizes.size() * 4) << rows.dump();
+  ASSERT_EQ(rows.size(), sizes.size() * ops.size()) << rows.dump();
   size_t i = 0;
   for (uint64_t size : sizes) {
-    for (const char* op : {"put", "get", "batch_put", "batch_get"}) {
+    for (const char* op : ops) {
       const json& r = rows[i++];
       CheckRow(r);
-      EXPECT_EQ(r["system"], system);
+      const std::string o = op;
+      const bool copy = o.rfind("copy", 0) == 0;
+      EXPECT_EQ(r["system"], copy ? std::string("memcpy") : system);
       EXPECT_EQ(r["op"], op);
+      if (beside && (o == "get" || o == "batch_get")) {
+        EXPECT_GT(r["paired_ratio"].get<double>(), 0) << r.dump();
+      } else {
+        EXPECT_FALSE(r.contains("paired_ratio")) << r.dump();
+      }
       EXPECT_EQ(r["size"].get<uint64_t>(), size);
       EXPECT_EQ(r["clients"].get<int>(), clients);
-      const int b = std::string(op).rfind("batch", 0) == 0 ? batch : 1;
+      const int b = o.find("batch") != std::string::npos ? batch : 1;
       EXPECT_EQ(r["batch"].get<int>(), b);
       const uint64_t reps = r["reps"].get<uint64_t>();
       const uint64_t items = r["items"].get<uint64_t>();
@@ -229,6 +242,15 @@ TEST(BenchCli, PutGetShmTwoEmbeddedNodes) {
   CheckPutGetRows(r.doc["put_get"], {65536, 1 << 20}, 1, 3, "crescent-shm");
   // --quick forces one repetition.
   EXPECT_EQ(r.doc["put_get"][0]["reps"].get<int>(), 1);
+  // The memcpy beside the gets says how it was measured, and the shm gets are
+  // judged against it.
+  EXPECT_NE(r.out.find("how measured: each memcpy row"), std::string::npos) << r.out;
+  EXPECT_TRUE(r.doc["references"].contains("memcpy_beside_shm_gets"));
+  // 1MiB {get, batch_get} vs the memcpy beside them (64KiB has no target).
+  ASSERT_EQ(r.doc["targets"].size(), 2u) << r.doc["targets"].dump();
+  for (const json& t : r.doc["targets"]) {
+    EXPECT_NE(t["name"].get<std::string>().find("memcpy beside it"), std::string::npos) << t.dump();
+  }
 }
 
 TEST(BenchCli, ExistsEmbedded) {
@@ -312,8 +334,9 @@ TEST(BenchCli, VsRedis) {
       Bench("vs-redis --quick --size 64KiB,1MiB --batch 2 --exists-batch 4,128 --miss 0.5");
   ASSERT_EQ(r.rc, 0) << r.out << r.err;
   EXPECT_NE(r.out.find("crescent vs redis"), std::string::npos) << r.out;
-  // put-get over tcp then shm, 2 sizes × 4 ops each.
-  ASSERT_EQ(r.doc["put_get"].size(), 16u);
+  // put-get over tcp then shm, 2 sizes × 4 ops each, and shm's memcpy beside
+  // its gets (2 per size).
+  ASSERT_EQ(r.doc["put_get"].size(), 20u);
   CheckExistsRows(r.doc["exists"], {4, 128}, {0.5}, 1, "crescent");
   const json& redis = r.doc["redis"];
   EXPECT_FALSE(redis["version"].get<std::string>().empty());
@@ -327,9 +350,11 @@ TEST(BenchCli, VsRedis) {
     }
   }
   // Targets: 1MiB tcp {put, get, batch_put, batch_get} vs redis, shm {get, batch_get} vs
-  // redis, exists ×128 vs redis (no baseline in vs-redis, so no raw TCP / memcpy rows).
+  // the memcpy beside them and vs redis, exists ×128 vs redis (no baseline in vs-redis,
+  // so no raw TCP rows).
   const json& targets = r.doc["targets"];
-  ASSERT_EQ(targets.size(), 4u + 2u + 1u) << targets.dump();
+  ASSERT_EQ(targets.size(), 4u + 2u + 2u + 1u) << targets.dump();
+  EXPECT_NE(r.out.find("how measured: redis-server"), std::string::npos) << r.out;
   for (const json& t : targets) {
     EXPECT_GT(t["ratio"].get<double>(), 0) << t.dump();
     EXPECT_GT(t["ours"].get<double>(), 0);
@@ -346,7 +371,11 @@ TEST(BenchCli, AllQuick) {
   BenchRun r = Bench("all --quick --size 1MiB --batch 2 --exists-batch 128 --miss 0");
   ASSERT_EQ(r.rc, 0) << r.out << r.err;
   EXPECT_NE(r.out.find("== targets"), std::string::npos) << r.out;
-  EXPECT_EQ(r.doc["baseline"].size(), 2u);     // tcp 1 stream, memcpy 1 thread
+  EXPECT_EQ(r.doc["baseline"].size(), 2u);  // tcp 1 stream, memcpy 1 thread
+  // Each reference says how it was measured.
+  for (const char* ref : {"baseline", "memcpy_beside_shm_gets", "redis"}) {
+    EXPECT_TRUE(r.doc["references"].contains(ref)) << ref;
+  }
   EXPECT_EQ(r.doc["floors"].size(), 2u + 4u);  // raw put and get of 1MiB, 4 round trips
   EXPECT_EQ(r.doc["prefix"].size(), 1u);       // batch 128, miss 0
   // tcp {put,get,batch_put,batch_get} × {raw, redis} + shm {get,batch_get} × {memcpy, redis}

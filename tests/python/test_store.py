@@ -356,8 +356,10 @@ def test_client_stats_count_this_clients_calls(store):
     assert get["failed_keys"] - before["ops"]["get"]["failed_keys"] == 1
     assert 0 < get["p50_seconds"] <= get["p99_seconds"]
     for name in ("put_retries", "shm_fallbacks", "replica_fallbacks", "checksum_mismatches",
-                 "copy_ahead_kept", "copy_ahead_discarded"):
+                 "copy_ahead_kept", "copy_ahead_discarded", "shm_mapped_bytes",
+                 "shm_warmed_bytes"):
         assert after[name] >= 0
+    assert after["shm_warmed_bytes"] <= after["shm_mapped_bytes"]
     text = store.client_metrics()
     assert "# TYPE crescent_client_op_duration_seconds histogram" in text
     assert 'crescent_client_op_duration_seconds_count{op="put"}' in text

@@ -1,0 +1,83 @@
+// The target checks' choice of reference for shm gets, and the "how measured"
+// notes printed under each reference (pure functions: no timing).
+#include "bench/suite.h"
+
+#include <gtest/gtest.h>
+
+namespace crescent::bench {
+namespace {
+
+PhaseResult Row(const std::string& system, const std::string& op, uint64_t size, int batch,
+                double gb_per_s, double paired = 0) {
+  PhaseResult r;
+  r.system = system;
+  r.op = op;
+  r.size = size;
+  r.batch = batch;
+  r.gb_per_s = gb_per_s;
+  r.paired_ratio = paired;
+  return r;
+}
+
+constexpr uint64_t kMiB = 1 << 20;
+
+// A get measured beside its own memcpy is judged by the median of the
+// per-repetition ratios, not by the ratio of the medians, and not against
+// the baseline's memcpy measured earlier in the run.
+TEST(CheckTargets, ShmGetsPreferTheMemcpyMeasuredBesideThem) {
+  const std::vector<PhaseResult> rows = {
+      Row("memcpy", "copy", kMiB, 1, 20.0),  // the baseline's
+      Row("crescent-shm", "get", kMiB, 1, 8.0, 0.85),
+      Row("memcpy", "copy_as_get", kMiB, 1, 12.0),
+      Row("crescent-shm", "batch_get", kMiB, 16, 9.0, 0.7),
+      Row("memcpy", "copy_as_batch_get", kMiB, 16, 10.0),
+  };
+  const std::vector<TargetCheck> checks = CheckTargets(rows);
+  ASSERT_EQ(checks.size(), 2u);
+  EXPECT_NE(checks[0].name.find("beside"), std::string::npos) << checks[0].name;
+  EXPECT_DOUBLE_EQ(checks[0].reference, 12.0);
+  EXPECT_DOUBLE_EQ(checks[0].ratio(), 0.85);
+  EXPECT_TRUE(checks[0].met());  // the target is 0.8×
+  EXPECT_DOUBLE_EQ(checks[1].reference, 10.0);
+  EXPECT_DOUBLE_EQ(checks[1].ratio(), 0.7);
+  EXPECT_FALSE(checks[1].met());
+}
+
+TEST(CheckTargets, WithoutAPairedMemcpyTheBaselineIsUsed) {
+  const std::vector<PhaseResult> rows = {
+      Row("memcpy", "copy", 4 * kMiB, 1, 10.0),
+      Row("crescent-shm", "get", 4 * kMiB, 1, 7.0),
+  };
+  const std::vector<TargetCheck> checks = CheckTargets(rows);
+  ASSERT_EQ(checks.size(), 1u);
+  EXPECT_NE(checks[0].name.find("baseline"), std::string::npos) << checks[0].name;
+  EXPECT_DOUBLE_EQ(checks[0].ratio(), 0.7);
+  EXPECT_FALSE(checks[0].met());
+}
+
+// Each reference says how it was measured: sizes, threads, cache state and
+// whether anything waits for a reply.
+TEST(HowMeasured, NamesSizesThreadsCacheStateAndPipelining) {
+  WorkloadOptions o;
+  o.sizes = {kMiB, 4 * kMiB};
+  o.clients = 2;
+  o.batches = {16};
+  const std::string base = HowBaselineMeasured(o);
+  for (const char* want : {"1MiB, 4MiB", "1 and 2 stream(s)", "1 and 2 thread(s)", "cold in cache",
+                           "warm destination", "no pipelining limit", "256 MiB"}) {
+    EXPECT_NE(base.find(want), std::string::npos) << want << " in " << base;
+  }
+  const std::string beside = HowMemcpyBesideGetsMeasured(o);
+  for (const char* want : {"2 client thread(s)", "16 per timed call", "same buffer slots",
+                           "cold in cache", "median over the repetitions", "checksum"}) {
+    EXPECT_NE(beside.find(want), std::string::npos) << want << " in " << beside;
+  }
+  const std::string redis = HowRedisMeasured(o, "7.0.15");
+  for (const char* want : {"7.0.15", "one connection per client thread (2)", "a pipeline of 16",
+                           "one SET or GET per round trip"}) {
+    EXPECT_NE(redis.find(want), std::string::npos) << want << " in " << redis;
+  }
+}
+
+}  // namespace
+}  // namespace crescent::bench
