@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "common/clock.h"
+#include "common/endpoint.h"
 #include "transfer/tcp_transport.h"
 
 namespace crescent::transfer {
@@ -33,6 +34,12 @@ Status CopyExecutor::Copy(const std::byte* source, uint64_t length,
     return Status::Ok();
   }
   if (local.status().code() != ErrorCode::kSegmentNotFound) return local.status();
+  // A target on this node's own port that none of its segments takes is
+  // refused here: a write to ourselves would wait on our own data threads.
+  StatusOr<Endpoint> self = ParseEndpoint(source_fence.binding());
+  StatusOr<Endpoint> there = ParseEndpoint(target.endpoint);
+  if (!there.ok()) return there.status();
+  if (self.ok() && self->host == there->host && self->port == there->port) return local.status();
   // Another node's segment (or one of ours under an endpoint of another
   // mount, which that write refuses in turn).
   Transport* peer;

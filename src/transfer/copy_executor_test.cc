@@ -72,6 +72,7 @@ class CopyExecutorTest : public ::testing::Test {
     op.endpoint = from.endpoint;
     op.cap = signer_->Sign(from.endpoint, from.dram->id(), offset, length, source_op,
                            UnixNowMs() + ttl_ms);
+    op.cap.op = AccessOp::kCopy;  // a capability signed for another op, presented for a copy
     op.buffer = reinterpret_cast<std::byte*>(payload.data());
     op.request_payload_bytes = payload.size();
     return transport_->Execute({&op, 1}, 5000)[0];
@@ -114,7 +115,7 @@ TEST_F(CopyExecutorTest, ACopyToAnotherNodeGoesOverTcp) {
 TEST_F(CopyExecutorTest, WrongCapabilitiesAreRefusedAndMoveNothing) {
   Fill(*a_.dram, 0, 4096, 9);
   std::memset(a_.second->data(), 0, 4096);
-  // A read capability is not a copy capability.
+  // A read capability is not a copy capability (its tag names the op).
   EXPECT_EQ(Copy(a_, 0, 4096, a_.second->id(), a_.second_endpoint, 0, AccessOp::kRead).code(),
             ErrorCode::kCapabilityInvalid);
   // An expired one.

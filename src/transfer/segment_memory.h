@@ -102,6 +102,8 @@ class SegmentMemory {
              segment_->identity() == mount_;
     }
     int64_t expiry_unix_ms() const { return expiry_unix_ms_; }
+    // The endpoint of the mount it was resolved against ("" before Resolve).
+    std::string_view binding() const { return mount_ ? std::string_view(mount_->binding) : ""; }
 
    private:
     friend class SegmentMemory;

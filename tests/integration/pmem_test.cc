@@ -216,8 +216,11 @@ TEST(PmemServeTest, AWholeServeKilledAndStartedAgainKeepsThePersistentObjects) {
   serve.proc->Kill(SIGKILL);
   ASSERT_TRUE(serve.proc->Wait(kExitTimeout).has_value());
 
+  // Its log in a directory of its own: StartServe reads serve.log for the
+  // address, and the first process's would still be there.
+  TempDir second;
   ServeProcess again;
-  ASSERT_TRUE(StartServe(dir, flags, &again));
+  ASSERT_TRUE(StartServe(second, flags, &again));
   config.master_address = again.master;
   auto client2 = Client::Connect(config);
   ASSERT_TRUE(client2.ok()) << client2.status().ToString();
