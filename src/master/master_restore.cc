@@ -13,8 +13,11 @@
 // the table remembers each slot's last id, and a mount after the restore
 // takes the next one.
 #include <algorithm>
+#include <atomic>
 #include <mutex>
 #include <shared_mutex>
+#include <thread>
+#include <vector>
 
 #include "master/master_service.h"
 
@@ -83,7 +86,14 @@ void MasterService::RestoreObject(const LogRecord& r) {
 }
 
 void MasterService::ApplyRestored(const LogRecord& r) {
-  restoring_ = true;
+  if (!restoring_) {
+    restoring_ = true;
+    // The key indexes are built once, sorted, at FinishRestore.
+    for (const auto& shard : shards_) {
+      std::unique_lock lock(shard->mutex());
+      shard->DeferKeyIndex();
+    }
+  }
   ++restore_records_;
   switch (r.type) {
     case LogRecordType::kSegmentMounted: {
@@ -145,9 +155,18 @@ MasterService::RestoreSummary MasterService::FinishRestore(int64_t grace_ms) {
   segments_.FinishRestore(clock_.NowMs() + grace_ms);
   if (restoring_) {
     restoring_ = false;
+    // Each shard's key index and its part of the Bloom filter, shards spread
+    // over the cores (they share nothing but the filter's atomic counters).
     std::lock_guard rebuild(rebuild_mu_);
-    RebuildBloomLocked(std::max<uint64_t>(2 * live_objects_.load(std::memory_order_relaxed),
-                                          bloom_.design_keys()));
+    bloom_.BeginRebuild(std::max<uint64_t>(2 * live_objects_.load(std::memory_order_relaxed),
+                                           bloom_.design_keys()));
+    ForEachShardInParallel([&](ObjectShard& shard) {
+      std::unique_lock lock(shard.mutex());
+      shard.BuildKeyIndex();
+      AddShardToNextBloomLocked(shard);
+    });
+    bloom_.FinishRebuild();
+    counters_.bloom_rebuilds.fetch_add(1, std::memory_order_relaxed);
   }
   out.objects = live_objects_.load(std::memory_order_relaxed);
   out.segments = segments_.restored_count();
@@ -157,6 +176,21 @@ MasterService::RestoreSummary MasterService::FinishRestore(int64_t grace_ms) {
   counters_.restore_dropped_unmounted.fetch_add(out.dropped_unmounted, std::memory_order_relaxed);
   counters_.restore_dropped_conflict.fetch_add(out.dropped_conflict, std::memory_order_relaxed);
   return out;
+}
+
+void MasterService::ForEachShardInParallel(const std::function<void(ObjectShard&)>& fn) {
+  std::atomic<size_t> next{0};
+  auto work = [&] {
+    for (size_t i; (i = next.fetch_add(1, std::memory_order_relaxed)) < shards_.size();) {
+      fn(*shards_[i]);
+    }
+  };
+  const size_t threads =
+      std::min<size_t>(std::max(1u, std::thread::hardware_concurrency()), shards_.size());
+  std::vector<std::thread> helpers;
+  for (size_t t = 1; t < threads; ++t) helpers.emplace_back(work);
+  work();
+  for (std::thread& h : helpers) h.join();
 }
 
 void MasterService::ExpireRestoredSegments() {

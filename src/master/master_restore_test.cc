@@ -241,6 +241,18 @@ TEST_F(MasterRestoreTest, SnapshotPlusTheLogAfterItEqualsTheWholeLog) {
     }
   }
   EXPECT_EQ(m->Stats().objects, master().Stats().objects);
+  // The key index, built once at the end of the restore, lists the same keys
+  // and takes removes and puts afterwards.
+  EXPECT_EQ(m->List("s"), master().List("s"));
+  EXPECT_EQ(m->List("s2"), master().List("s2"));
+  EXPECT_EQ(m->List("s", 3, 0, nullptr, "s12"), master().List("s", 3, 0, nullptr, "s12"));
+  const std::string first = master().List("s").front();
+  ASSERT_TRUE(m->Remove(first, /*force=*/true).ok());  // the reads above leased it
+  ASSERT_TRUE(m->PutStart("s1x", 10, {}).ok());
+  EXPECT_EQ(*m->RemoveByPrefix("s2", true), *master().RemoveByPrefix("s2", true));
+  std::vector<std::string> want = master().List("s");
+  want.erase(std::find(want.begin(), want.end(), first));
+  EXPECT_EQ(m->List("s"), want) << "a pending put is not listed";
   // seg-b was unmounted after the snapshot: it is not waiting for its node.
   EXPECT_EQ(m->restored_segments_waiting(), 0u);
 }

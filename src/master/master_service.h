@@ -411,6 +411,12 @@ class MasterService {
   // Rebuilds the filter for `design_keys` from every complete object;
   // rebuild_mu_ must be held.
   void RebuildBloomLocked(uint64_t design_keys);
+  // A rebuild's step for one shard: its complete keys into the next filter,
+  // then the shard counts as migrated. Under the shard's lock (either kind).
+  void AddShardToNextBloomLocked(const ObjectShard& shard);
+  // Calls fn for every shard, spread over the cores (one thread per core, the
+  // caller's among them); returns when all are done. fn takes its own locks.
+  void ForEachShardInParallel(const std::function<void(ObjectShard&)>& fn);
   void WatermarkEvict();
 
   const MasterConfig config_;
