@@ -28,6 +28,10 @@ Status ApplyLog(FileOperationLog& log, uint64_t position, master::MasterService&
   });
 }
 
+double MsSince(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t).count();
+}
+
 }  // namespace
 
 StatusOr<RestoreResult> RestoreMaster(const RestoreOptions& options, FileOperationLog& log,
@@ -35,10 +39,18 @@ StatusOr<RestoreResult> RestoreMaster(const RestoreOptions& options, FileOperati
   const auto start = std::chrono::steady_clock::now();
   RestoreResult out;
   const uint64_t log_first = log.Stats().first_position;
+  // Applies the log from `position`, timed.
+  auto apply_log = [&](uint64_t position, master::MasterService& m) {
+    const auto t = std::chrono::steady_clock::now();
+    Status s = ApplyLog(log, position, m, &out.log_records);
+    out.log_ms = MsSince(t);
+    return s;
+  };
   auto finish = [&](std::unique_ptr<master::MasterService> m) -> StatusOr<RestoreResult> {
+    const auto t = std::chrono::steady_clock::now();
     out.summary = m->FinishRestore(options.grace_ms);
-    out.duration_ms =
-        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    out.finish_ms = MsSince(t);
+    out.duration_ms = MsSince(start);
     m->mutable_counters().restore_duration_us.store(static_cast<uint64_t>(out.duration_ms * 1000),
                                                     std::memory_order_relaxed);
     out.master = std::move(m);
@@ -71,6 +83,7 @@ StatusOr<RestoreResult> RestoreMaster(const RestoreOptions& options, FileOperati
     auto m = make();
     if (!m.ok()) return m.status();
     uint64_t records = 0;
+    const auto t = std::chrono::steady_clock::now();
     auto info = ReadSnapshot(path, [&](master::LogRecord r) {
       (*m)->ApplyRestored(r);
       ++records;
@@ -83,7 +96,8 @@ StatusOr<RestoreResult> RestoreMaster(const RestoreOptions& options, FileOperati
     }
     out.snapshot = path;
     out.snapshot_records = records;
-    if (Status s = ApplyLog(log, info->log_position, **m, &out.log_records); !s.ok()) {
+    out.snapshot_ms = MsSince(t);
+    if (Status s = apply_log(info->log_position, **m); !s.ok()) {
       return empty_or_fail(Status(s.code(), "restoring from " + path + ": " + s.message()));
     }
     return finish(std::move(m).value());
@@ -92,7 +106,7 @@ StatusOr<RestoreResult> RestoreMaster(const RestoreOptions& options, FileOperati
     // No snapshot (or none usable) but the whole log: replay it all.
     auto m = make();
     if (!m.ok()) return m.status();
-    if (Status s = ApplyLog(log, 0, **m, &out.log_records); !s.ok()) return empty_or_fail(s);
+    if (Status s = apply_log(0, **m); !s.ok()) return empty_or_fail(s);
     return finish(std::move(m).value());
   }
   std::string why = "no usable snapshot in " + options.dir +
@@ -110,6 +124,9 @@ std::string DescribeRestore(const RestoreResult& r) {
   out += r.snapshot.empty() ? std::string("no snapshot")
                             : r.snapshot + " (" + std::to_string(r.snapshot_records) + " records)";
   out += " and " + std::to_string(r.log_records) + " log records";
+  out += " (snapshot " + std::to_string(static_cast<int64_t>(r.snapshot_ms)) + " ms, log " +
+         std::to_string(static_cast<int64_t>(r.log_ms)) + " ms, finish " +
+         std::to_string(static_cast<int64_t>(r.finish_ms)) + " ms)";
   if (s.dropped_unmounted + s.dropped_conflict + s.skipped != 0) {
     out += "; dropped " + std::to_string(s.dropped_unmounted) + " on unmounted segments, " +
            std::to_string(s.dropped_conflict) + " with conflicting allocations, skipped " +

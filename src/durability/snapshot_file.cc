@@ -12,9 +12,9 @@
 #include <cinttypes>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
-#include <iterator>
 #include <utility>
+
+#include "durability/mapped_file.h"
 
 namespace crescent::durability {
 
@@ -295,11 +295,9 @@ StatusOr<SnapshotInfo> DecodeSnapshot(std::string_view data, const std::string& 
 
 StatusOr<SnapshotInfo> ReadSnapshot(const std::string& path,
                                     const std::function<Status(master::LogRecord)>& fn) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return IoError("cannot open snapshot", path);
-  std::string data((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (in.bad()) return IoError("cannot read snapshot", path);
-  return DecodeSnapshot(data, path, fn);
+  auto mapped = MappedFile::Open(path, "snapshot");
+  if (!mapped.ok()) return mapped.status();
+  return DecodeSnapshot(mapped->data(), path, fn);
 }
 
 StatusOr<uint64_t> PruneSnapshots(const std::string& dir, size_t keep) {
