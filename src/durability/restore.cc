@@ -84,11 +84,14 @@ StatusOr<RestoreResult> RestoreMaster(const RestoreOptions& options, FileOperati
     if (!m.ok()) return m.status();
     uint64_t records = 0;
     const auto t = std::chrono::steady_clock::now();
-    auto info = ReadSnapshot(path, [&](master::LogRecord r) {
-      (*m)->ApplyRestored(r);
-      ++records;
-      return Status::Ok();
-    });
+    auto info = ReadSnapshot(
+        path,
+        [&](master::LogRecord r) {
+          (*m)->ApplyRestored(r);
+          ++records;
+          return Status::Ok();
+        },
+        [&](uint64_t count) { (*m)->ReserveForRestore(count); });
     if (!info.ok()) {
       // Nothing of it was applied (ReadSnapshot checks every block first).
       out.warnings.push_back("snapshot refused, trying an older one: " + info.status().message());

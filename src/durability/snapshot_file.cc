@@ -208,7 +208,8 @@ uint64_t SnapshotNamePosition(const std::string& path) {
 }
 
 StatusOr<SnapshotInfo> DecodeSnapshot(std::string_view data, const std::string& name,
-                                      const std::function<Status(master::LogRecord)>& fn) {
+                                      const std::function<Status(master::LogRecord)>& fn,
+                                      const SnapshotCheckedFn& checked) {
   auto corrupt = [&](const std::string& what) {
     return Status(ErrorCode::kCorruptData, "snapshot '" + name + "': " + what);
   };
@@ -267,6 +268,8 @@ StatusOr<SnapshotInfo> DecodeSnapshot(std::string_view data, const std::string& 
                    std::to_string(blocks.size()));
   }
 
+  if (checked) checked(records);
+
   // Pass 2: decompress and decode.
   std::string raw;
   for (size_t b = 0; b < blocks.size(); ++b) {
@@ -294,10 +297,11 @@ StatusOr<SnapshotInfo> DecodeSnapshot(std::string_view data, const std::string& 
 }
 
 StatusOr<SnapshotInfo> ReadSnapshot(const std::string& path,
-                                    const std::function<Status(master::LogRecord)>& fn) {
+                                    const std::function<Status(master::LogRecord)>& fn,
+                                    const SnapshotCheckedFn& checked) {
   auto mapped = MappedFile::Open(path, "snapshot");
   if (!mapped.ok()) return mapped.status();
-  return DecodeSnapshot(mapped->data(), path, fn);
+  return DecodeSnapshot(mapped->data(), path, fn, checked);
 }
 
 StatusOr<uint64_t> PruneSnapshots(const std::string& dir, size_t keep) {

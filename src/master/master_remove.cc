@@ -261,17 +261,23 @@ size_t MasterService::SweepReplicas(const std::function<bool(SegmentId)>& keep_s
       shard->VisitAll([&](uint32_t slot) { slots.push_back(slot); });
       for (uint32_t slot : slots) {
         ObjectEntry& e = shard->entry(slot);
-        std::vector<ReplicaSlot> keep;
+        size_t kept_count = 0;
         for (size_t i = 0; i < e.num_replicas; ++i) {
-          if (keep_segment(e.replica(i).segment)) keep.push_back(e.replica(i));
+          if (keep_segment(e.replica(i).segment)) ++kept_count;
         }
-        if (keep.empty()) {
+        if (kept_count == 0) {
           // Nothing of it is readable any more: drop it. Its only space was on
           // segments that no longer have allocators.
           dropped.push_back(RemoveLocked(*shard, slot));
           continue;
         }
-        if (keep.size() != e.num_replicas) shard->SetReplicas(slot, keep);
+        if (kept_count != e.num_replicas) {
+          std::vector<ReplicaSlot> keep;
+          for (size_t i = 0; i < e.num_replicas; ++i) {
+            if (keep_segment(e.replica(i).segment)) keep.push_back(e.replica(i));
+          }
+          shard->SetReplicas(slot, keep);
+        }
         if (kept) kept(e);
       }
     }

@@ -85,6 +85,18 @@ void MasterService::RestoreObject(const LogRecord& r) {
   }
 }
 
+void MasterService::ReserveForRestore(uint64_t objects) {
+  // Keys spread over the shards by hash: a sixteenth more than the mean
+  // leaves room for the spread (a few hundred keys at 10M).
+  const uint64_t per_shard = objects / shards_.size();
+  for (const auto& shard : shards_) {
+    std::unique_lock lock(shard->mutex());
+    shard->Reserve(per_shard + per_shard / 16 + 16);
+  }
+  std::lock_guard lock(policy_mu_);
+  policy_->Reserve(objects);
+}
+
 void MasterService::ApplyRestored(const LogRecord& r) {
   if (!restoring_) {
     restoring_ = true;

@@ -230,6 +230,10 @@ class MasterService {
   // snapshot lists them from the next victim on). A record that cannot apply
   // (a put with no replica) is skipped and counted in *skipped.
   void ApplyRestored(const LogRecord& record);
+  // Sizes the shards' hash sets and the policy for about `objects` restored
+  // objects (a snapshot's record count), so that applying them rehashes
+  // nothing. Only a hint; before the first ApplyRestored.
+  void ReserveForRestore(uint64_t objects);
   struct RestoreSummary {
     uint64_t records = 0;
     uint64_t skipped = 0;  // records that could not apply

@@ -40,7 +40,8 @@ uint32_t ObjectShard::Create(std::string_view key, uint64_t hash,
   e.checksum = 0;
   e.lease_until.store(0, std::memory_order_relaxed);
   e.touch.store(0, std::memory_order_relaxed);
-  index_set_.insert(slot);
+  // Placed by the caller's hash: inserting the slot itself would hash its key again.
+  index_set_.lazy_emplace(Probe{e.key_view(), hash}, [&](const auto& ctor) { ctor(slot); });
   block_bytes_ += e.block_bytes();
   return slot;
 }
@@ -127,7 +128,10 @@ void ObjectShard::VisitPrefixAfter(std::string_view prefix, std::string_view aft
 }
 
 void ObjectShard::VisitAll(const std::function<void(uint32_t slot)>& fn) const {
-  for (uint32_t slot : index_set_) fn(slot);
+  // In slab order: entries are read one after the other, not in hash order.
+  for (uint32_t slot = 0; slot < slab_.size(); ++slot) {
+    if (slab_[slot].state != EntryState::kFree) fn(slot);
+  }
 }
 
 double ObjectShard::VisitCompleteInSteps(const std::function<void(uint32_t slot)>& fn) const {

@@ -73,7 +73,7 @@ class ObjectShard {
   void VisitPrefix(std::string_view prefix, const std::function<bool(uint32_t slot)>& fn) const;
   void VisitPrefixAfter(std::string_view prefix, std::string_view after,
                         const std::function<bool(uint32_t slot)>& fn) const;
-  // Every live slot (pending and complete), in no particular order.
+  // Every live slot (pending and complete), in slot order.
   void VisitAll(const std::function<void(uint32_t slot)>& fn) const;
   // Calls fn(slot) for every complete entry, taking the shared lock itself
   // for kSlotsPerStep slots at a time and releasing it between steps, so that
