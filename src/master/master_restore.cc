@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <atomic>
 #include <mutex>
+#include <optional>
 #include <shared_mutex>
 #include <thread>
 #include <vector>
@@ -22,68 +23,6 @@
 #include "master/master_service.h"
 
 namespace crescent::master {
-
-void MasterService::RestoreRemove(std::string_view key) {
-  Located loc = Locate(key);
-  ObjectId id;
-  {
-    std::unique_lock lock(loc.shard->mutex());
-    const uint32_t slot = loc.shard->Find(key, loc.hash);
-    if (slot == kNoSlot) return;
-    id = RemoveLocked(*loc.shard, slot);
-  }
-  ForgetInPolicy({&id, 1});
-}
-
-void MasterService::RestoreObject(const LogRecord& r) {
-  if (!ValidateKey(r.key).ok() || r.replicas.empty() || r.replicas.size() > 255 || r.size == 0 ||
-      r.size > kMaxObjectSize) {
-    ++restore_skipped_;
-    return;
-  }
-  // Soft-pin ends are on the old process's steady clock, which runs on across
-  // a restart of the process (not of the host): one already past is dropped.
-  const TimeMs now = clock_.NowMs();
-  const TimeMs soft_until = r.soft_pin_until > now ? r.soft_pin_until : 0;
-  Located loc = Locate(r.key);
-  ObjectId id;
-  ObjectId replaced = cache::kNoParent;  // a later put of the key replaces the earlier one
-  {
-    std::unique_lock lock(loc.shard->mutex());
-    if (const uint32_t old = loc.shard->Find(r.key, loc.hash); old != kNoSlot) {
-      replaced = RemoveLocked(*loc.shard, old);
-    }
-    const uint32_t slot = loc.shard->Create(r.key, loc.hash, r.replicas, soft_until);
-    ObjectEntry& e = loc.shard->entry(slot);
-    e.size = r.size;
-    e.hard_pin = r.hard_pin ? 1 : 0;
-    e.checksum = r.checksum;
-    loc.shard->Publish(slot);
-    live_objects_.fetch_add(1, std::memory_order_relaxed);
-    if (r.hard_pin) hard_pinned_.fetch_add(1, std::memory_order_relaxed);
-    id = loc.shard->IdOf(slot);
-  }
-  ObjectId parent = cache::kNoParent;
-  if (!r.hard_pin && !r.parent_key.empty()) {
-    Located p = Locate(r.parent_key);
-    std::shared_lock lock(p.shard->mutex());
-    const uint32_t slot = p.shard->Find(r.parent_key, p.hash);
-    if (slot != kNoSlot) parent = p.shard->IdOf(slot);
-  }
-  const uint64_t bytes = r.size * r.replicas.size();
-  std::lock_guard lock(policy_mu_);
-  if (replaced != cache::kNoParent) {
-    policy_->Remove(replaced);
-    soft_policy_->Remove(replaced);
-  }
-  if (r.hard_pin) return;
-  if (soft_until != 0) {
-    soft_policy_->Insert(id, bytes, {.parent = parent, .history = loc.hash});
-    soft_expiry_.push({soft_until, id});
-  } else {
-    policy_->Insert(id, bytes, {.parent = parent, .history = loc.hash});
-  }
-}
 
 void MasterService::ReserveForRestore(uint64_t objects) {
   // Keys spread over the shards by hash: a sixteenth more than the mean
@@ -97,47 +36,115 @@ void MasterService::ReserveForRestore(uint64_t objects) {
   policy_->Reserve(objects);
 }
 
-void MasterService::ApplyRestored(const LogRecord& r) {
-  if (!restoring_) {
-    restoring_ = true;
-    // The key indexes are built once, sorted, at FinishRestore.
-    for (const auto& shard : shards_) {
-      std::unique_lock lock(shard->mutex());
-      shard->DeferKeyIndex();
-    }
+void MasterService::BeginRestore() {
+  if (restoring_) return;
+  restoring_ = true;
+  // The key indexes are built once, sorted, at FinishRestore.
+  for (const auto& shard : shards_) {
+    std::unique_lock lock(shard->mutex());
+    shard->DeferKeyIndex();
   }
-  ++restore_records_;
-  switch (r.type) {
-    case LogRecordType::kSegmentMounted: {
-      // A segment of the same name it replaces is no longer restored.
-      segments_.Restore(r.segment, r.spec);
-      return;
-    }
-    case LogRecordType::kSegmentUnmounted: segments_.ForgetRestored(r.segment); return;
-    case LogRecordType::kPutEnded: RestoreObject(r); return;
-    case LogRecordType::kObjectRemoved: RestoreRemove(r.key); return;
-    case LogRecordType::kReplicaDropped: {
-      Located loc = Locate(r.key);
-      ObjectId gone = cache::kNoParent;
-      {
-        std::unique_lock lock(loc.shard->mutex());
-        const uint32_t slot = loc.shard->Find(r.key, loc.hash);
-        if (slot == kNoSlot) return;
+}
+
+void MasterService::ApplySegmentRecord(const LogRecord& r) {
+  if (r.type == LogRecordType::kSegmentMounted) {
+    // A segment of the same name it replaces is no longer restored.
+    segments_.Restore(r.segment, r.spec);
+  } else {
+    segments_.ForgetRestored(r.segment);
+  }
+}
+
+bool MasterService::ApplyObjectRecord(const LogRecord& r, const Located& loc,
+                                      RestoredPut* admit) {
+  ObjectShard& shard = *loc.shard;
+  ObjectId gone = cache::kNoParent;  // leaves the policy: replaced, removed or dropped
+  {
+    std::unique_lock lock(shard.mutex());
+    const uint32_t slot = shard.Find(r.key, loc.hash);
+    switch (r.type) {
+      case LogRecordType::kPutEnded: {
+        if (!ValidateKey(r.key).ok() || r.replicas.empty() || r.replicas.size() > 255 ||
+            r.size == 0 || r.size > kMaxObjectSize) {
+          return false;
+        }
+        // Soft-pin ends are on the old process's steady clock, which runs on
+        // across a restart of the process (not of the host): one already past
+        // is dropped.
+        const TimeMs soft_until = r.soft_pin_until > clock_.NowMs() ? r.soft_pin_until : 0;
+        // A later put of the key replaces the earlier one.
+        if (slot != kNoSlot) gone = RemoveLocked(shard, slot);
+        const uint32_t created = shard.Create(r.key, loc.hash, r.replicas, soft_until);
+        ObjectEntry& e = shard.entry(created);
+        e.size = r.size;
+        e.hard_pin = r.hard_pin ? 1 : 0;
+        e.checksum = r.checksum;
+        shard.Publish(created);
+        live_objects_.fetch_add(1, std::memory_order_relaxed);
+        if (r.hard_pin) hard_pinned_.fetch_add(1, std::memory_order_relaxed);
+        if (!r.hard_pin) {
+          *admit = {.id = shard.IdOf(created),
+                    .bytes = r.size * r.replicas.size(),
+                    .history = loc.hash,
+                    .soft_until = soft_until};
+        }
+        break;
+      }
+      case LogRecordType::kObjectRemoved:
+        if (slot != kNoSlot) gone = RemoveLocked(shard, slot);
+        break;
+      case LogRecordType::kReplicaDropped: {
+        if (slot == kNoSlot) break;
         std::optional<ReplicaSlot> dropped;
         const std::vector<ReplicaSlot> keep =
-            loc.shard->entry(slot).ReplicasExcept(r.segment, r.offset, &dropped);
-        if (!dropped) return;
+            shard.entry(slot).ReplicasExcept(r.segment, r.offset, &dropped);
+        if (!dropped) break;
         if (keep.empty()) {
-          gone = RemoveLocked(*loc.shard, slot);
+          gone = RemoveLocked(shard, slot);
         } else {
-          loc.shard->SetReplicas(slot, keep);
+          shard.SetReplicas(slot, keep);
         }
+        break;
       }
-      if (gone != cache::kNoParent) ForgetInPolicy({&gone, 1});
-      return;
+      default: return false;
     }
   }
-  ++restore_skipped_;
+  if (gone != cache::kNoParent) ForgetInPolicy({&gone, 1});
+  return true;
+}
+
+void MasterService::AdmitRestoredLocked(const RestoredPut& p) {
+  if (p.soft_until != 0) {
+    soft_policy_->Insert(p.id, p.bytes, {.parent = p.parent, .history = p.history});
+    soft_expiry_.push({p.soft_until, p.id});
+  } else {
+    policy_->Insert(p.id, p.bytes, {.parent = p.parent, .history = p.history});
+  }
+}
+
+void MasterService::ApplyRestored(const LogRecord& r) {
+  BeginRestore();
+  ++restore_records_;
+  if (r.type == LogRecordType::kSegmentMounted || r.type == LogRecordType::kSegmentUnmounted) {
+    ApplySegmentRecord(r);
+    return;
+  }
+  RestoredPut admit;
+  if (!ApplyObjectRecord(r, Locate(r.key), &admit)) {
+    ++restore_skipped_;
+    return;
+  }
+  if (admit.id == cache::kNoParent) return;
+  // The chain parent as it stands at this record (the entry just created, if
+  // a key names itself).
+  if (!r.parent_key.empty()) {
+    Located p = Locate(r.parent_key);
+    std::shared_lock lock(p.shard->mutex());
+    const uint32_t slot = p.shard->Find(r.parent_key, p.hash);
+    if (slot != kNoSlot) admit.parent = p.shard->IdOf(slot);
+  }
+  std::lock_guard lock(policy_mu_);
+  AdmitRestoredLocked(admit);
 }
 
 MasterService::RestoreSummary MasterService::FinishRestore(int64_t grace_ms) {
