@@ -14,23 +14,47 @@ uint64_t LogStartForDir(const std::string& dir) {
 
 namespace {
 
-// Snapshot records applied at a time: enough to keep every core busy for a
-// while, small enough to stay in cache.
-constexpr size_t kRestoreBatch = 1 << 15;
+// Records handed to the engine a batch at a time
+// (MasterService::ApplyRestoredBatch): enough to keep every core busy for a
+// while, few enough to stay in cache. The slots keep their memory from one
+// batch to the next, so decoding allocates nothing.
+class RecordBatch {
+ public:
+  explicit RecordBatch(master::MasterService& m) : m_(m), slots_(1 << 15) {}
+  // The slot to decode the next record into; Commit() adds it.
+  master::LogRecord& Next() { return slots_[filled_]; }
+  void Commit() {
+    if (++filled_ == slots_.size()) Flush();
+  }
+  void Flush() {
+    m_.ApplyRestoredBatch({slots_.data(), filled_});
+    applied_ += filled_;
+    filled_ = 0;
+  }
+  uint64_t applied() const { return applied_; }
+
+ private:
+  master::MasterService& m_;
+  std::vector<master::LogRecord> slots_;
+  size_t filled_ = 0;
+  uint64_t applied_ = 0;
+};
 
 // Applies the log from `position` on; counts the records.
 Status ApplyLog(FileOperationLog& log, uint64_t position, master::MasterService& m,
                 uint64_t* records) {
-  return log.ReadFrom(position, [&](uint64_t at, std::string_view bytes) -> Status {
-    auto r = master::DecodeLogRecord(bytes);
-    if (!r.ok()) {
-      return Status(ErrorCode::kCorruptData, "operation log record at position " +
-                                                 std::to_string(at) + ": " + r.status().message());
+  RecordBatch batch(m);
+  Status s = log.ReadFrom(position, [&](uint64_t at, std::string_view bytes) -> Status {
+    if (Status d = master::DecodeLogRecordInto(bytes, &batch.Next()); !d.ok()) {
+      return Status(ErrorCode::kCorruptData,
+                    "operation log record at position " + std::to_string(at) + ": " + d.message());
     }
-    m.ApplyRestored(*r);
-    ++*records;
+    batch.Commit();
     return Status::Ok();
   });
+  if (s.ok()) batch.Flush();
+  *records += batch.applied();
+  return s;
 }
 
 double MsSince(std::chrono::steady_clock::time_point t) {
@@ -88,32 +112,23 @@ StatusOr<RestoreResult> RestoreMaster(const RestoreOptions& options, FileOperati
     auto m = make();
     if (!m.ok()) return m.status();
     const auto t = std::chrono::steady_clock::now();
-    // Applied a batch at a time (MasterService::ApplyRestoredBatch); the
-    // batch's records keep their memory from one batch to the next.
-    std::vector<master::LogRecord> batch(kRestoreBatch);
-    size_t filled = 0;
-    uint64_t records = 0;
-    auto apply_batch = [&] {
-      (*m)->ApplyRestoredBatch({batch.data(), filled});
-      records += filled;
-      filled = 0;
-    };
+    RecordBatch batch(**m);
     auto info = ReadSnapshot(
         path,
         [&](const master::LogRecord& r) {
-          batch[filled++] = r;
-          if (filled == batch.size()) apply_batch();
+          batch.Next() = r;
+          batch.Commit();
           return Status::Ok();
         },
         [&](uint64_t count) { (*m)->ReserveForRestore(count); });
-    if (info.ok()) apply_batch();
+    if (info.ok()) batch.Flush();
     if (!info.ok()) {
       // Nothing of it was applied (ReadSnapshot checks every block first).
       out.warnings.push_back("snapshot refused, trying an older one: " + info.status().message());
       continue;
     }
     out.snapshot = path;
-    out.snapshot_records = records;
+    out.snapshot_records = batch.applied();
     out.snapshot_ms = MsSince(t);
     if (Status s = apply_log(info->log_position, **m); !s.ok()) {
       return empty_or_fail(Status(s.code(), "restoring from " + path + ": " + s.message()));

@@ -150,19 +150,36 @@ void MasterService::ApplyRestored(const LogRecord& r) {
 MasterService::RestoreSummary MasterService::FinishRestore(int64_t grace_ms) {
   RestoreSummary out;
   out.records = restore_records_;
-  // One sweep: drop replicas on segments that are not restored (unmounted, or
-  // never named by a record), and gather each restored segment's allocations.
-  absl::flat_hash_map<SegmentId, std::vector<cache::OffsetAllocator::UsedRegion>> regions;
+  // One sweep, shards in parallel: drop replicas on segments that are not
+  // restored (unmounted, or never named by a record), and gather each
+  // restored segment's allocations, per shard, then per segment.
+  using Regions = absl::flat_hash_map<SegmentId, std::vector<cache::OffsetAllocator::UsedRegion>>;
+  Regions regions;
   for (SegmentId id : segments_.RestoredIds()) regions[id];
-  out.dropped_unmounted = SweepReplicas(
-      [&](SegmentId s) { return regions.contains(s); },
-      [&](const ObjectEntry& e) {
-        for (size_t i = 0; i < e.num_replicas; ++i) {
-          const ReplicaSlot k = e.replica(i);
-          regions[k.segment].push_back(
-              {cache::Allocation{k.offset, k.alloc_node, k.alloc_generation}, e.size});
-        }
-      });
+  std::vector<Regions> shard_regions(shards_.size());
+  std::atomic<uint64_t> dropped{0};
+  ForEachShardInParallel([&](ObjectShard& shard) {
+    Regions& mine = shard_regions[shard.index()];
+    dropped.fetch_add(
+        SweepShardReplicas(
+            shard, [&](SegmentId s) { return regions.contains(s); },
+            [&](const ObjectEntry& e) {
+              for (size_t i = 0; i < e.num_replicas; ++i) {
+                const ReplicaSlot k = e.replica(i);
+                mine[k.segment].push_back(
+                    {cache::Allocation{k.offset, k.alloc_node, k.alloc_generation}, e.size});
+              }
+            }),
+        std::memory_order_relaxed);
+  });
+  out.dropped_unmounted = dropped.load(std::memory_order_relaxed);
+  for (Regions& part : shard_regions) {
+    for (auto& [id, used] : part) {
+      std::vector<cache::OffsetAllocator::UsedRegion>& all = regions[id];
+      all.insert(all.end(), used.begin(), used.end());
+    }
+    part = {};
+  }
   // A segment whose allocations conflict (two replicas in one range) was not
   // written by this engine: none of its replicas is trusted.
   std::vector<SegmentId> conflicting;

@@ -55,12 +55,16 @@ void MasterService::ApplyRestoredBatch(std::span<const LogRecord> records) {
     skipped.fetch_add(not_applied, std::memory_order_relaxed);
   });
   restore_skipped_ += skipped.load(std::memory_order_relaxed);
+  // The policy lock, then every shard's shared lock (the engine's order),
+  // once for the whole batch rather than once per object.
   std::lock_guard lock(policy_mu_);
+  std::vector<std::shared_lock<std::shared_mutex>> shard_locks;
+  shard_locks.reserve(shards_.size());
+  for (const auto& shard : shards_) shard_locks.emplace_back(shard->mutex());
   for (const RestoredPut& p : admit) {
-    if (p.id == cache::kNoParent) continue;
-    ObjectShard& shard = ShardOf(p.id);
-    std::shared_lock shard_lock(shard.mutex());
-    if (shard.Resolve(p.id) != nullptr) AdmitRestoredLocked(p);
+    if (p.id != cache::kNoParent && ShardOf(p.id).Resolve(p.id) != nullptr) {
+      AdmitRestoredLocked(p);
+    }
   }
 }
 

@@ -411,6 +411,10 @@ class MasterService {
   // dropped. Unmounts and the end of a restore share it.
   size_t SweepReplicas(const std::function<bool(SegmentId)>& keep_segment,
                        const std::function<void(const ObjectEntry&)>& kept = nullptr);
+  // SweepReplicas' work on one shard (the end of a restore sweeps shards in
+  // parallel: keep_segment and kept must then be safe to call concurrently).
+  size_t SweepShardReplicas(ObjectShard& shard, const std::function<bool(SegmentId)>& keep_segment,
+                            const std::function<void(const ObjectEntry&)>& kept);
   // Restore (master_restore.cc). What a restored put leaves for the policy:
   // the object to admit (id kNoParent: nothing, e.g. hard-pinned).
   struct RestoredPut {
