@@ -298,8 +298,7 @@ StatusOr<SnapshotInfo> DecodeSnapshot(std::string_view data, const std::string& 
   return info;
 }
 
-StatusOr<SnapshotInfo> ReadSnapshot(const std::string& path,
-                                    const SnapshotRecordFn& fn,
+StatusOr<SnapshotInfo> ReadSnapshot(const std::string& path, const SnapshotRecordFn& fn,
                                     const SnapshotCheckedFn& checked) {
   auto mapped = MappedFile::Open(path, "snapshot");
   if (!mapped.ok()) return mapped.status();

@@ -75,8 +75,7 @@ uint64_t SnapshotNamePosition(const std::string& path);
 // The record handed over is reused for the next one: copy what must outlive the call.
 using SnapshotRecordFn = std::function<Status(const master::LogRecord&)>;
 using SnapshotCheckedFn = std::function<void(uint64_t records)>;
-StatusOr<SnapshotInfo> ReadSnapshot(const std::string& path,
-                                    const SnapshotRecordFn& fn,
+StatusOr<SnapshotInfo> ReadSnapshot(const std::string& path, const SnapshotRecordFn& fn,
                                     const SnapshotCheckedFn& checked = nullptr);
 // Decodes a snapshot held in memory (`name` is used in messages): what
 // ReadSnapshot does after reading the file, and what the fuzzer drives.

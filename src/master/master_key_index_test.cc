@@ -1,14 +1,14 @@
 // KeyIndex against a std::map oracle: inserts, erases and prefix visits over
 // keys drawn from a tiny alphabet, so prefixes of each other and long shared
 // runs (the hard cases of a crit-bit tree) are common.
-#include "master/key_index.h"
-
 #include <gtest/gtest.h>
 
 #include <map>
 #include <random>
 #include <string>
 #include <vector>
+
+#include "master/key_index.h"
 
 namespace crescent::master {
 namespace {

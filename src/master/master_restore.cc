@@ -55,8 +55,7 @@ void MasterService::ApplySegmentRecord(const LogRecord& r) {
   }
 }
 
-bool MasterService::ApplyObjectRecord(const LogRecord& r, const Located& loc,
-                                      RestoredPut* admit) {
+bool MasterService::ApplyObjectRecord(const LogRecord& r, const Located& loc, RestoredPut* admit) {
   ObjectShard& shard = *loc.shard;
   ObjectId gone = cache::kNoParent;  // leaves the policy: replaced, removed or dropped
   {

@@ -6,8 +6,8 @@
 
 #include <algorithm>
 #include <random>
-#include <span>
 #include <set>
+#include <span>
 #include <string>
 #include <vector>
 

@@ -113,9 +113,9 @@ class ObjectShard {
   std::deque<ObjectEntry> slab_;
   std::vector<uint32_t> free_slots_;
   absl::flat_hash_set<uint32_t, SlotHash, SlotEq> index_set_;
-  KeyIndex keys_;           // complete keys → slot, reading the keys from slab_
+  KeyIndex keys_;               // complete keys → slot, reading the keys from slab_
   bool keys_deferred_ = false;  // between DeferKeyIndex and BuildKeyIndex
-  size_t block_bytes_ = 0;  // entries' heap blocks (keys and their rare fields)
+  size_t block_bytes_ = 0;      // entries' heap blocks (keys and their rare fields)
 };
 
 }  // namespace crescent::master
