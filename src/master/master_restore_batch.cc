@@ -61,7 +61,14 @@ void MasterService::ApplyRestoredBatch(std::span<const LogRecord> records) {
   std::vector<std::shared_lock<std::shared_mutex>> shard_locks;
   shard_locks.reserve(shards_.size());
   for (const auto& shard : shards_) shard_locks.emplace_back(shard->mutex());
-  for (const RestoredPut& p : admit) {
+  // The policy's index is far larger than the caches at millions of objects:
+  // its slots for the next few inserts are loaded while this one goes in.
+  constexpr size_t kAhead = 8;
+  for (size_t i = 0; i < admit.size(); ++i) {
+    if (i + kAhead < admit.size() && admit[i + kAhead].id != cache::kNoParent) {
+      policy_->PrefetchInsert(admit[i + kAhead].id);
+    }
+    const RestoredPut& p = admit[i];
     if (p.id != cache::kNoParent && ShardOf(p.id).Resolve(p.id) != nullptr) {
       AdmitRestoredLocked(p);
     }
