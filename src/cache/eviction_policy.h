@@ -106,6 +106,12 @@ class EvictionPolicy {
   virtual bool Contains(ObjectId id) const = 0;
   virtual size_t Count() const = 0;
   virtual uint64_t UsedSize() const = 0;
+  // Makes room for about `count` tracked ids ahead of their inserts (a
+  // restore knows how many come); only a hint, the default does nothing.
+  virtual void Reserve(size_t /*count*/) {}
+  // Starts loading what Insert(id) will touch, for a caller that knows its
+  // next inserts (a restore admits thousands in a row); only a hint.
+  virtual void PrefetchInsert(ObjectId /*id*/) const {}
   // Capacity changes when segments mount or unmount.
   virtual void SetCapacity(uint64_t capacity) = 0;
   virtual std::string_view Name() const = 0;

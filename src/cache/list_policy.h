@@ -74,6 +74,9 @@ class IndexedList {
     return slot;
   }
 
+  void Reserve(size_t count) { table_.Reserve(count); }
+  void PrefetchIndex(ObjectId id) const { table_.PrefetchIndex(id); }
+
   // Stops tracking the node (unlinking it if linked) and returns its id.
   ObjectId Erase(Slot slot) {
     if (IsLinked(slot)) Unlink(slot);
@@ -148,6 +151,8 @@ class ListPolicy : public EvictionPolicy {
   void Remove(ObjectId id) override {
     if (auto slot = list_.Find(id); slot != List::kNil) list_.Erase(slot);
   }
+  void Reserve(size_t count) override { list_.Reserve(count); }
+  void PrefetchInsert(ObjectId id) const override { list_.PrefetchIndex(id); }
   bool Contains(ObjectId id) const override { return list_.Contains(id); }
   size_t Count() const override { return list_.Count(); }
   uint64_t UsedSize() const override { return list_.UsedSize(); }

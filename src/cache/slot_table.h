@@ -68,6 +68,14 @@ class SlotTable {
     return added;
   }
 
+  // Makes room for `count` ids in all: no node array growth and no index
+  // rehash until then (a restore knows how many objects come).
+  void Reserve(size_t count) {
+    nodes_.reserve(count + 1);
+    // Add() keeps the index at most 60% full; twice the count stays below.
+    if (5 * count >= 3 * index_.capacity()) index_.reserve(2 * count + 16);
+  }
+
   // Removes the node; handles to it go stale.
   void Erase(Slot slot) {
     index_.erase(slot);

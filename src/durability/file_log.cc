@@ -12,8 +12,8 @@
 #include <cinttypes>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
-#include <iterator>
+
+#include "durability/mapped_file.h"
 
 namespace crescent::durability {
 
@@ -49,14 +49,6 @@ std::string FileName(uint64_t start) {
   char name[40];
   std::snprintf(name, sizeof name, "log-%016" PRIx64 ".crlog", start);
   return name;
-}
-
-Status ReadWhole(const std::string& path, std::string* out) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return IoError("cannot open log file", path);
-  out->assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-  if (in.bad()) return IoError("cannot read log file", path);
-  return Status::Ok();
 }
 
 Status SyncDir(const std::string& dir) {
@@ -130,28 +122,30 @@ Status FileOperationLog::OpenTail(std::vector<std::string>* warnings) {
     return StartFile(options_.start_position);
   }
   const File tail = files_.back();
-  std::string data;
-  if (Status s = ReadWhole(tail.path, &data); !s.ok()) return s;
-  if (data.size() < kHeaderBytes) {
+  auto mapped = MappedFile::Open(tail.path, "log file");
+  if (!mapped.ok()) return mapped.status();
+  const size_t size = mapped->data().size();
+  if (size < kHeaderBytes) {
     // Torn while it was being created: it never held a record.
     warnings->push_back("log file '" + tail.path + "' is shorter than its header (" +
-                        std::to_string(data.size()) + " bytes): a torn creation, removed");
+                        std::to_string(size) + " bytes): a torn creation, removed");
     if (::unlink(tail.path.c_str()) != 0) return IoError("cannot remove log file", tail.path);
     files_.pop_back();
     end_ = written_ = synced_ = tail.start;
     return StartFile(tail.start);
   }
-  StatusOr<uint64_t> start = HeaderStart(data, tail.path);
+  StatusOr<uint64_t> start = HeaderStart(mapped->data(), tail.path);
   if (!start.ok()) return start.status();
   if (*start != tail.start) {
     return Status(
         ErrorCode::kCorruptData,
         "log file '" + tail.path + "': its header names start position " + std::to_string(*start));
   }
-  const uint64_t good = ScanFrames(data, [](uint64_t, std::string_view) {});
-  if (good < data.size()) {
+  const uint64_t good = ScanFrames(mapped->data(), [](uint64_t, std::string_view) {});
+  mapped->Close();  // before the file may be cut
+  if (good < size) {
     warnings->push_back("log file '" + tail.path + "': torn tail at byte " + std::to_string(good) +
-                        ", " + std::to_string(data.size() - good) +
+                        ", " + std::to_string(size - good) +
                         " bytes cut (a crash during an append)");
     if (::truncate(tail.path.c_str(), static_cast<off_t>(good)) != 0) {
       return IoError("cannot cut log file", tail.path);
@@ -328,8 +322,9 @@ Status FileOperationLog::ReadFrom(uint64_t position, const RecordFn& fn) {
                                                  std::to_string(f.start) + ", not " +
                                                  std::to_string(expect) + ": records are missing");
     }
-    std::string data;
-    if (Status s = ReadWhole(f.path, &data); !s.ok()) return s;
+    auto mapped = MappedFile::Open(f.path, "log file");
+    if (!mapped.ok()) return mapped.status();
+    const std::string_view data = mapped->data();
     StatusOr<uint64_t> start = HeaderStart(data, f.path);
     if (!start.ok()) return start.status();
     Status out;

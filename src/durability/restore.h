@@ -41,6 +41,11 @@ struct RestoreResult {
   bool started_empty = false;  // nothing was usable, and allow_empty said go on
   master::MasterService::RestoreSummary summary;
   double duration_ms = 0;
+  // Where it went: applying the snapshot (read, check, decode, apply), the
+  // log after it, and FinishRestore (replica sweep, allocators, key indexes).
+  double snapshot_ms = 0;
+  double log_ms = 0;
+  double finish_ms = 0;
   std::vector<std::string> warnings;
 };
 

@@ -12,9 +12,9 @@
 #include <cinttypes>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
-#include <iterator>
 #include <utility>
+
+#include "durability/mapped_file.h"
 
 namespace crescent::durability {
 
@@ -208,7 +208,8 @@ uint64_t SnapshotNamePosition(const std::string& path) {
 }
 
 StatusOr<SnapshotInfo> DecodeSnapshot(std::string_view data, const std::string& name,
-                                      const std::function<Status(master::LogRecord)>& fn) {
+                                      const SnapshotRecordFn& fn,
+                                      const SnapshotCheckedFn& checked) {
   auto corrupt = [&](const std::string& what) {
     return Status(ErrorCode::kCorruptData, "snapshot '" + name + "': " + what);
   };
@@ -267,8 +268,11 @@ StatusOr<SnapshotInfo> DecodeSnapshot(std::string_view data, const std::string& 
                    std::to_string(blocks.size()));
   }
 
+  if (checked) checked(records);
+
   // Pass 2: decompress and decode.
   std::string raw;
+  master::LogRecord record;  // one, reused: no allocation per record
   for (size_t b = 0; b < blocks.size(); ++b) {
     const std::string block_name = "block " + std::to_string(b);
     raw.resize(blocks[b].raw_bytes);
@@ -279,11 +283,12 @@ StatusOr<SnapshotInfo> DecodeSnapshot(std::string_view data, const std::string& 
     while (!in.empty()) {
       uint64_t len;
       if (!GetVarint(&in, &len) || len > in.size()) return corrupt(block_name + ": record cut");
-      StatusOr<master::LogRecord> r = master::DecodeLogRecord(in.substr(0, len));
-      if (!r.ok()) return corrupt(block_name + ": " + r.status().message());
+      if (Status s = master::DecodeLogRecordInto(in.substr(0, len), &record); !s.ok()) {
+        return corrupt(block_name + ": " + s.message());
+      }
       in.remove_prefix(len);
       ++info.records;
-      if (Status s = fn(std::move(r).value()); !s.ok()) return s;
+      if (Status s = fn(record); !s.ok()) return s;
     }
   }
   if (info.records != records) {
@@ -293,13 +298,11 @@ StatusOr<SnapshotInfo> DecodeSnapshot(std::string_view data, const std::string& 
   return info;
 }
 
-StatusOr<SnapshotInfo> ReadSnapshot(const std::string& path,
-                                    const std::function<Status(master::LogRecord)>& fn) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return IoError("cannot open snapshot", path);
-  std::string data((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (in.bad()) return IoError("cannot read snapshot", path);
-  return DecodeSnapshot(data, path, fn);
+StatusOr<SnapshotInfo> ReadSnapshot(const std::string& path, const SnapshotRecordFn& fn,
+                                    const SnapshotCheckedFn& checked) {
+  auto mapped = MappedFile::Open(path, "snapshot");
+  if (!mapped.ok()) return mapped.status();
+  return DecodeSnapshot(mapped->data(), path, fn, checked);
 }
 
 StatusOr<uint64_t> PruneSnapshots(const std::string& dir, size_t keep) {

@@ -69,13 +69,19 @@ uint64_t SnapshotNamePosition(const std::string& path);
 
 // Reads and checks the whole file, handing each record to `fn` in order
 // (stopping at the first error `fn` returns). Nothing is handed over unless
-// every block and the trailer check out.
-StatusOr<SnapshotInfo> ReadSnapshot(const std::string& path,
-                                    const std::function<Status(master::LogRecord)>& fn);
+// every block and the trailer check out; then `checked`, when given, gets the
+// record count the trailer holds, before the first record (a reader sizes its
+// tables by it).
+// The record handed over is reused for the next one: copy what must outlive the call.
+using SnapshotRecordFn = std::function<Status(const master::LogRecord&)>;
+using SnapshotCheckedFn = std::function<void(uint64_t records)>;
+StatusOr<SnapshotInfo> ReadSnapshot(const std::string& path, const SnapshotRecordFn& fn,
+                                    const SnapshotCheckedFn& checked = nullptr);
 // Decodes a snapshot held in memory (`name` is used in messages): what
 // ReadSnapshot does after reading the file, and what the fuzzer drives.
 StatusOr<SnapshotInfo> DecodeSnapshot(std::string_view data, const std::string& name,
-                                      const std::function<Status(master::LogRecord)>& fn);
+                                      const SnapshotRecordFn& fn,
+                                      const SnapshotCheckedFn& checked = nullptr);
 
 // Removes all but the newest `keep` snapshots; returns the oldest log
 // position the kept ones need (UINT64_MAX when none is kept).

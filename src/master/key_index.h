@@ -54,11 +54,8 @@ class KeyIndex {
     uint32_t ref = root_;
     while (!IsLeaf(ref)) ref = nodes_[ref].child[Dir(nodes_[ref], key)];
     const std::string_view other = key_of(ref & ~kLeaf);
-    // First symbol position where the keys differ (the terminator counts).
-    const size_t common = std::min(key.size(), other.size());
-    size_t pos = 0;
-    while (pos < common && key[pos] == other[pos]) ++pos;
-    if (pos == common && key.size() == other.size()) return false;
+    const size_t pos = FirstDiff(key, other);
+    if (pos == key.size() && key.size() == other.size()) return false;
     const uint32_t a = Sym(key, pos);
     const uint32_t mask = std::bit_floor(a ^ Sym(other, pos));
     const uint32_t dir = (a & mask) != 0 ? 1 : 0;
@@ -66,7 +63,7 @@ class KeyIndex {
     uint32_t* where = &root_;
     while (!IsLeaf(*where)) {
       Node& n = nodes_[*where];
-      if (n.pos > pos || (n.pos == pos && n.mask < mask)) break;
+      if (Below(n, pos, mask)) break;
       where = &n.child[Dir(n, key)];
     }
     Node& n = nodes_[node];
@@ -77,6 +74,42 @@ class KeyIndex {
     *where = node;
     ++size_;
     return true;
+  }
+
+  // Replaces the contents with `slots`, whose keys must be strictly
+  // ascending: the tree whose nodes are the critical bits of adjacent keys,
+  // built in one pass (a Cartesian tree on those bits, the earliest bit on
+  // top) with no search per key. A restore builds each shard's index so.
+  template <typename KeyOf>
+  void Build(const std::vector<uint32_t>& slots, const KeyOf& key_of) {
+    nodes_.clear();
+    free_ = kNone;
+    size_ = slots.size();
+    if (slots.empty()) return;
+    nodes_.resize(slots.size() - 1);
+    // The right spine of the tree built so far, the deepest node on top.
+    std::vector<uint32_t> spine;
+    std::string_view prev = key_of(slots[0]);
+    for (uint32_t i = 0; i + 1 < slots.size(); ++i) {
+      const std::string_view next = key_of(slots[i + 1]);
+      const size_t pos = FirstDiff(prev, next);
+      assert(pos < next.size() && (pos == prev.size() || prev[pos] != next[pos]));
+      Node& n = nodes_[i];
+      n.pos = static_cast<uint16_t>(pos);
+      n.mask = static_cast<uint16_t>(std::bit_floor(Sym(prev, pos) ^ Sym(next, pos)));
+      // Nodes below this bit go under it, on its smaller side.
+      uint32_t left = kLeaf | slots[i];
+      while (!spine.empty() && Below(nodes_[spine.back()], n.pos, n.mask)) {
+        left = spine.back();
+        spine.pop_back();
+      }
+      n.child[0] = left;
+      n.child[1] = kLeaf | slots[i + 1];  // until a later node takes its place
+      if (!spine.empty()) nodes_[spine.back()].child[1] = i;
+      spine.push_back(i);
+      prev = next;
+    }
+    root_ = slots.size() == 1 ? kLeaf | slots[0] : spine.front();
   }
 
   // Removes `slot`, stored under `key`; false when it is not there.
@@ -125,10 +158,8 @@ class KeyIndex {
     uint32_t leaf = top;
     while (!IsLeaf(leaf)) leaf = nodes_[leaf].child[Dir(nodes_[leaf], after)];
     const std::string_view near = key_of(leaf & ~kLeaf);
-    const size_t common = std::min(after.size(), near.size());
-    size_t pos = 0;
-    while (pos < common && after[pos] == near[pos]) ++pos;
-    const bool stored = pos == common && after.size() == near.size();
+    const size_t pos = FirstDiff(after, near);
+    const bool stored = pos == after.size() && after.size() == near.size();
     const uint32_t a = stored ? 0 : Sym(after, pos);
     const uint32_t mask = stored ? 0 : std::bit_floor(a ^ Sym(near, pos));
     // Down `after`'s path to where it branches off (or to its own leaf). Each
@@ -138,7 +169,7 @@ class KeyIndex {
     uint32_t ref = top;
     while (!IsLeaf(ref)) {
       const Node& n = nodes_[ref];
-      if (!stored && (n.pos > pos || (n.pos == pos && n.mask < mask))) break;
+      if (!stored && Below(n, pos, mask)) break;
       const uint32_t dir = Dir(n, after);
       if (dir == 0) stack.push_back(n.child[1]);
       ref = n.child[dir];
@@ -164,6 +195,19 @@ class KeyIndex {
   static_assert(sizeof(Node) == 12);
 
   static bool IsLeaf(uint32_t ref) { return (ref & kLeaf) != 0; }
+  // Whether node `n`'s bit comes after bit (pos, mask) along a path, so that
+  // `n` belongs below a node of that bit.
+  static bool Below(const Node& n, size_t pos, uint32_t mask) {
+    return n.pos > pos || (n.pos == pos && n.mask < mask);
+  }
+  // The first symbol position at which `a` and `b` differ (the terminator
+  // counts): min(|a|, |b|) when one prefixes the other.
+  static size_t FirstDiff(std::string_view a, std::string_view b) {
+    const size_t common = std::min(a.size(), b.size());
+    size_t pos = 0;
+    while (pos < common && a[pos] == b[pos]) ++pos;
+    return pos;
+  }
 
   // The root of the subtree holding exactly the keys that start with
   // `prefix`; false when there are none.

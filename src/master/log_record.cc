@@ -129,9 +129,20 @@ std::string EncodeLogRecord(const LogRecord& r) {
   return out;
 }
 
-StatusOr<LogRecord> DecodeLogRecord(std::string_view bytes) {
+Status DecodeLogRecordInto(std::string_view bytes, LogRecord* out) {
+  // Every field back to its default, keeping the strings' and the replica
+  // vector's memory for the next record.
+  std::string key = std::move(out->key), parent = std::move(out->parent_key);
+  std::vector<ReplicaSlot> replicas = std::move(out->replicas);
+  *out = LogRecord{};
+  key.clear();
+  parent.clear();
+  replicas.clear();
+  out->key = std::move(key);
+  out->parent_key = std::move(parent);
+  out->replicas = std::move(replicas);
+  LogRecord& r = *out;
   Reader in(bytes);
-  LogRecord r;
   uint8_t type;
   if (!in.Byte(&type)) return Corrupt("empty");
   r.type = static_cast<LogRecordType>(type);
@@ -200,6 +211,12 @@ StatusOr<LogRecord> DecodeLogRecord(std::string_view bytes) {
       r.key.empty()) {
     return Corrupt("empty key");
   }
+  return Status::Ok();
+}
+
+StatusOr<LogRecord> DecodeLogRecord(std::string_view bytes) {
+  LogRecord r;
+  if (Status s = DecodeLogRecordInto(bytes, &r); !s.ok()) return s;
   return r;
 }
 

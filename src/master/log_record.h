@@ -64,5 +64,8 @@ LogRecord PutEndedRecord(const ObjectEntry& e);
 
 std::string EncodeLogRecord(const LogRecord& record);
 StatusOr<LogRecord> DecodeLogRecord(std::string_view bytes);
+// The same into *out, reusing its memory (a reader decoding many records);
+// on an error *out holds a partly decoded record.
+Status DecodeLogRecordInto(std::string_view bytes, LogRecord* out);
 
 }  // namespace crescent::master

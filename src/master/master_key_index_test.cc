@@ -1,14 +1,14 @@
 // KeyIndex against a std::map oracle: inserts, erases and prefix visits over
 // keys drawn from a tiny alphabet, so prefixes of each other and long shared
 // runs (the hard cases of a crit-bit tree) are common.
-#include "master/key_index.h"
-
 #include <gtest/gtest.h>
 
 #include <map>
 #include <random>
 #include <string>
 #include <vector>
+
+#include "master/key_index.h"
 
 namespace crescent::master {
 namespace {
@@ -120,6 +120,51 @@ TEST(KeyIndexTest, PagesAfterTheLastKeyCoverEveryKeyOnce) {
       paged.insert(paged.end(), page.begin(), page.end());
     }
     EXPECT_EQ(paged, all) << "prefix '" << prefix << "'";
+  }
+}
+
+// A tree built from sorted keys answers as one built by inserts, and takes
+// inserts and erases afterwards.
+TEST(KeyIndexTest, BuildFromSortedKeysMatchesInserts) {
+  std::mt19937 rng(13);
+  for (int round = 0; round < 50; ++round) {
+    Fixture built, inserted;
+    const int n = round < 3 ? round : static_cast<int>(rng() % 400);
+    for (int i = 0; i < n; ++i) {
+      std::string k = RandomKey(rng) + RandomKey(rng);
+      if (built.oracle.contains(k)) continue;
+      built.oracle[k] = static_cast<uint32_t>(built.keys.size());
+      built.keys.push_back(k);
+      ASSERT_TRUE(inserted.index.Insert(built.oracle[k], k, built.KeyOf()));
+    }
+    inserted.keys = built.keys;
+    inserted.oracle = built.oracle;
+    std::vector<uint32_t> sorted;
+    for (const auto& [k, slot] : built.oracle) sorted.push_back(slot);
+    built.index.Build(sorted, built.KeyOf());
+    ASSERT_EQ(built.index.size(), built.oracle.size());
+    for (const std::string prefix : {"", "a", "b", "\xff", "a\0", "ab"}) {
+      ASSERT_EQ(built.Visit(prefix), built.Expected(prefix)) << "prefix '" << prefix << "'";
+      ASSERT_EQ(built.Visit(prefix), inserted.Visit(prefix));
+      const std::string after = RandomKey(rng);
+      ASSERT_EQ(built.VisitAfter(prefix, after), built.ExpectedAfter(prefix, after));
+    }
+    for (int step = 0; step < 200; ++step) {
+      std::string k = RandomKey(rng) + RandomKey(rng);
+      auto it = built.oracle.find(k);
+      if (it == built.oracle.end()) {
+        const auto slot = static_cast<uint32_t>(built.keys.size());
+        built.keys.push_back(k);
+        ASSERT_TRUE(built.index.Insert(slot, k, built.KeyOf()));
+        built.oracle[k] = slot;
+      } else {
+        EXPECT_FALSE(built.index.Insert(it->second + 1000, k, built.KeyOf()));
+        ASSERT_TRUE(built.index.Erase(it->second, k));
+        built.oracle.erase(it);
+      }
+    }
+    ASSERT_EQ(built.Visit(""), built.Expected(""));
+    ASSERT_EQ(built.Visit("b"), built.Expected("b"));
   }
 }
 

@@ -254,32 +254,42 @@ std::vector<std::string> MasterService::List(std::string_view prefix, size_t lim
 size_t MasterService::SweepReplicas(const std::function<bool(SegmentId)>& keep_segment,
                                     const std::function<void(const ObjectEntry&)>& kept) {
   size_t total = 0;
-  for (const auto& shard : shards_) {
-    std::vector<ObjectId> dropped;
-    {
-      std::unique_lock lock(shard->mutex());
-      std::vector<uint32_t> slots;
-      shard->VisitAll([&](uint32_t slot) { slots.push_back(slot); });
-      for (uint32_t slot : slots) {
-        ObjectEntry& e = shard->entry(slot);
+  for (const auto& shard : shards_) total += SweepShardReplicas(*shard, keep_segment, kept);
+  return total;
+}
+
+size_t MasterService::SweepShardReplicas(ObjectShard& shard,
+                                         const std::function<bool(SegmentId)>& keep_segment,
+                                         const std::function<void(const ObjectEntry&)>& kept) {
+  std::vector<ObjectId> dropped;
+  {
+    std::unique_lock lock(shard.mutex());
+    std::vector<uint32_t> slots;
+    shard.VisitAll([&](uint32_t slot) { slots.push_back(slot); });
+    for (uint32_t slot : slots) {
+      ObjectEntry& e = shard.entry(slot);
+      size_t kept_count = 0;
+      for (size_t i = 0; i < e.num_replicas; ++i) {
+        if (keep_segment(e.replica(i).segment)) ++kept_count;
+      }
+      if (kept_count == 0) {
+        // Nothing of it is readable any more: drop it. Its only space was on
+        // segments that no longer have allocators.
+        dropped.push_back(RemoveLocked(shard, slot));
+        continue;
+      }
+      if (kept_count != e.num_replicas) {
         std::vector<ReplicaSlot> keep;
         for (size_t i = 0; i < e.num_replicas; ++i) {
           if (keep_segment(e.replica(i).segment)) keep.push_back(e.replica(i));
         }
-        if (keep.empty()) {
-          // Nothing of it is readable any more: drop it. Its only space was on
-          // segments that no longer have allocators.
-          dropped.push_back(RemoveLocked(*shard, slot));
-          continue;
-        }
-        if (keep.size() != e.num_replicas) shard->SetReplicas(slot, keep);
-        if (kept) kept(e);
+        shard.SetReplicas(slot, keep);
       }
+      if (kept) kept(e);
     }
-    total += dropped.size();
-    ForgetInPolicy(dropped);
   }
-  return total;
+  ForgetInPolicy(dropped);
+  return dropped.size();
 }
 
 size_t MasterService::DropSegmentReplicas(std::span<const SegmentId> segments) {

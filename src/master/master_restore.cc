@@ -13,131 +13,175 @@
 // the table remembers each slot's last id, and a mount after the restore
 // takes the next one.
 #include <algorithm>
+#include <atomic>
 #include <mutex>
+#include <optional>
 #include <shared_mutex>
+#include <thread>
+#include <vector>
 
 #include "master/master_service.h"
 
 namespace crescent::master {
 
-void MasterService::RestoreRemove(std::string_view key) {
-  Located loc = Locate(key);
-  ObjectId id;
-  {
-    std::unique_lock lock(loc.shard->mutex());
-    const uint32_t slot = loc.shard->Find(key, loc.hash);
-    if (slot == kNoSlot) return;
-    id = RemoveLocked(*loc.shard, slot);
+void MasterService::ReserveForRestore(uint64_t objects) {
+  // Keys spread over the shards by hash: a sixteenth more than the mean
+  // leaves room for the spread (a few hundred keys at 10M).
+  const uint64_t per_shard = objects / shards_.size();
+  for (const auto& shard : shards_) {
+    std::unique_lock lock(shard->mutex());
+    shard->Reserve(per_shard + per_shard / 16 + 16);
   }
-  ForgetInPolicy({&id, 1});
+  std::lock_guard lock(policy_mu_);
+  policy_->Reserve(objects);
 }
 
-void MasterService::RestoreObject(const LogRecord& r) {
-  if (!ValidateKey(r.key).ok() || r.replicas.empty() || r.replicas.size() > 255 || r.size == 0 ||
-      r.size > kMaxObjectSize) {
-    ++restore_skipped_;
-    return;
+void MasterService::BeginRestore() {
+  if (restoring_) return;
+  restoring_ = true;
+  // The key indexes are built once, sorted, at FinishRestore.
+  for (const auto& shard : shards_) {
+    std::unique_lock lock(shard->mutex());
+    shard->DeferKeyIndex();
   }
-  // Soft-pin ends are on the old process's steady clock, which runs on across
-  // a restart of the process (not of the host): one already past is dropped.
-  const TimeMs now = clock_.NowMs();
-  const TimeMs soft_until = r.soft_pin_until > now ? r.soft_pin_until : 0;
-  Located loc = Locate(r.key);
-  ObjectId id;
-  ObjectId replaced = cache::kNoParent;  // a later put of the key replaces the earlier one
-  {
-    std::unique_lock lock(loc.shard->mutex());
-    if (const uint32_t old = loc.shard->Find(r.key, loc.hash); old != kNoSlot) {
-      replaced = RemoveLocked(*loc.shard, old);
-    }
-    const uint32_t slot = loc.shard->Create(r.key, loc.hash, r.replicas, soft_until);
-    ObjectEntry& e = loc.shard->entry(slot);
-    e.size = r.size;
-    e.hard_pin = r.hard_pin ? 1 : 0;
-    e.checksum = r.checksum;
-    loc.shard->Publish(slot);
-    live_objects_.fetch_add(1, std::memory_order_relaxed);
-    if (r.hard_pin) hard_pinned_.fetch_add(1, std::memory_order_relaxed);
-    id = loc.shard->IdOf(slot);
-  }
-  ObjectId parent = cache::kNoParent;
-  if (!r.hard_pin && !r.parent_key.empty()) {
-    Located p = Locate(r.parent_key);
-    std::shared_lock lock(p.shard->mutex());
-    const uint32_t slot = p.shard->Find(r.parent_key, p.hash);
-    if (slot != kNoSlot) parent = p.shard->IdOf(slot);
-  }
-  const uint64_t bytes = r.size * r.replicas.size();
-  std::lock_guard lock(policy_mu_);
-  if (replaced != cache::kNoParent) {
-    policy_->Remove(replaced);
-    soft_policy_->Remove(replaced);
-    pmem_policy_->Remove(replaced);
-  }
-  if (r.hard_pin) return;
-  if (soft_until != 0) {
-    soft_policy_->Insert(id, bytes, {.parent = parent, .history = loc.hash});
-    soft_expiry_.push({soft_until, id});
+}
+
+void MasterService::ApplySegmentRecord(const LogRecord& r) {
+  if (r.type == LogRecordType::kSegmentMounted) {
+    // A segment of the same name it replaces is no longer restored.
+    segments_.Restore(r.segment, r.spec);
   } else {
-    // The tier of its first replica's segment (restored segments keep their
-    // specs): each tier's policy gets its objects in record order.
-    const Tier tier = segments_.TierOf(r.replicas[0].segment);
-    PolicyOf(tier).Insert(id, bytes, {.parent = parent, .history = loc.hash});
+    segments_.ForgetRestored(r.segment);
+  }
+}
+
+bool MasterService::ApplyObjectRecord(const LogRecord& r, const Located& loc, RestoredPut* admit) {
+  ObjectShard& shard = *loc.shard;
+  ObjectId gone = cache::kNoParent;  // leaves the policy: replaced, removed or dropped
+  {
+    std::unique_lock lock(shard.mutex());
+    const uint32_t slot = shard.Find(r.key, loc.hash);
+    switch (r.type) {
+      case LogRecordType::kPutEnded: {
+        if (!ValidateKey(r.key).ok() || r.replicas.empty() || r.replicas.size() > 255 ||
+            r.size == 0 || r.size > kMaxObjectSize) {
+          return false;
+        }
+        // Soft-pin ends are on the old process's steady clock, which runs on
+        // across a restart of the process (not of the host): one already past
+        // is dropped.
+        const TimeMs soft_until = r.soft_pin_until > clock_.NowMs() ? r.soft_pin_until : 0;
+        // A later put of the key replaces the earlier one.
+        if (slot != kNoSlot) gone = RemoveLocked(shard, slot);
+        const uint32_t created = shard.Create(r.key, loc.hash, r.replicas, soft_until);
+        ObjectEntry& e = shard.entry(created);
+        e.size = r.size;
+        e.hard_pin = r.hard_pin ? 1 : 0;
+        e.checksum = r.checksum;
+        shard.Publish(created);
+        live_objects_.fetch_add(1, std::memory_order_relaxed);
+        if (r.hard_pin) hard_pinned_.fetch_add(1, std::memory_order_relaxed);
+        if (!r.hard_pin) {
+          // The tier of its first replica's segment (restored segments keep
+          // their specs): each tier's policy gets its objects in record order.
+          *admit = {.id = shard.IdOf(created),
+                    .bytes = r.size * r.replicas.size(),
+                    .history = loc.hash,
+                    .soft_until = soft_until,
+                    .tier = segments_.TierOf(r.replicas[0].segment)};
+        }
+        break;
+      }
+      case LogRecordType::kObjectRemoved:
+        if (slot != kNoSlot) gone = RemoveLocked(shard, slot);
+        break;
+      case LogRecordType::kReplicaDropped: {
+        if (slot == kNoSlot) break;
+        std::optional<ReplicaSlot> dropped;
+        const std::vector<ReplicaSlot> keep =
+            shard.entry(slot).ReplicasExcept(r.segment, r.offset, &dropped);
+        if (!dropped) break;
+        if (keep.empty()) {
+          gone = RemoveLocked(shard, slot);
+        } else {
+          shard.SetReplicas(slot, keep);
+        }
+        break;
+      }
+      default: return false;
+    }
+  }
+  if (gone != cache::kNoParent) ForgetInPolicy({&gone, 1});
+  return true;
+}
+
+void MasterService::AdmitRestoredLocked(const RestoredPut& p) {
+  if (p.soft_until != 0) {
+    soft_policy_->Insert(p.id, p.bytes, {.parent = p.parent, .history = p.history});
+    soft_expiry_.push({p.soft_until, p.id});
+  } else {
+    PolicyOf(p.tier).Insert(p.id, p.bytes, {.parent = p.parent, .history = p.history});
   }
 }
 
 void MasterService::ApplyRestored(const LogRecord& r) {
-  restoring_ = true;
+  BeginRestore();
   ++restore_records_;
-  switch (r.type) {
-    case LogRecordType::kSegmentMounted: {
-      // A segment of the same name it replaces is no longer restored.
-      segments_.Restore(r.segment, r.spec);
-      return;
-    }
-    case LogRecordType::kSegmentUnmounted: segments_.ForgetRestored(r.segment); return;
-    case LogRecordType::kPutEnded: RestoreObject(r); return;
-    case LogRecordType::kObjectRemoved: RestoreRemove(r.key); return;
-    case LogRecordType::kReplicaDropped: {
-      Located loc = Locate(r.key);
-      ObjectId gone = cache::kNoParent;
-      {
-        std::unique_lock lock(loc.shard->mutex());
-        const uint32_t slot = loc.shard->Find(r.key, loc.hash);
-        if (slot == kNoSlot) return;
-        std::optional<ReplicaSlot> dropped;
-        const std::vector<ReplicaSlot> keep =
-            loc.shard->entry(slot).ReplicasExcept(r.segment, r.offset, &dropped);
-        if (!dropped) return;
-        if (keep.empty()) {
-          gone = RemoveLocked(*loc.shard, slot);
-        } else {
-          loc.shard->SetReplicas(slot, keep);
-        }
-      }
-      if (gone != cache::kNoParent) ForgetInPolicy({&gone, 1});
-      return;
-    }
+  if (r.type == LogRecordType::kSegmentMounted || r.type == LogRecordType::kSegmentUnmounted) {
+    ApplySegmentRecord(r);
+    return;
   }
-  ++restore_skipped_;
+  RestoredPut admit;
+  if (!ApplyObjectRecord(r, Locate(r.key), &admit)) {
+    ++restore_skipped_;
+    return;
+  }
+  if (admit.id == cache::kNoParent) return;
+  // The chain parent as it stands at this record (the entry just created, if
+  // a key names itself).
+  if (!r.parent_key.empty()) {
+    Located p = Locate(r.parent_key);
+    std::shared_lock lock(p.shard->mutex());
+    const uint32_t slot = p.shard->Find(r.parent_key, p.hash);
+    if (slot != kNoSlot) admit.parent = p.shard->IdOf(slot);
+  }
+  std::lock_guard lock(policy_mu_);
+  AdmitRestoredLocked(admit);
 }
 
 MasterService::RestoreSummary MasterService::FinishRestore(int64_t grace_ms) {
   RestoreSummary out;
   out.records = restore_records_;
-  // One sweep: drop replicas on segments that are not restored (unmounted, or
-  // never named by a record), and gather each restored segment's allocations.
-  absl::flat_hash_map<SegmentId, std::vector<cache::OffsetAllocator::UsedRegion>> regions;
+  // One sweep, shards in parallel: drop replicas on segments that are not
+  // restored (unmounted, or never named by a record), and gather each
+  // restored segment's allocations, per shard, then per segment.
+  using Regions = absl::flat_hash_map<SegmentId, std::vector<cache::OffsetAllocator::UsedRegion>>;
+  Regions regions;
   for (SegmentId id : segments_.RestoredIds()) regions[id];
-  out.dropped_unmounted = SweepReplicas(
-      [&](SegmentId s) { return regions.contains(s); },
-      [&](const ObjectEntry& e) {
-        for (size_t i = 0; i < e.num_replicas; ++i) {
-          const ReplicaSlot k = e.replica(i);
-          regions[k.segment].push_back(
-              {cache::Allocation{k.offset, k.alloc_node, k.alloc_generation}, e.size});
-        }
-      });
+  std::vector<Regions> shard_regions(shards_.size());
+  std::atomic<uint64_t> dropped{0};
+  ForEachShardInParallel([&](ObjectShard& shard) {
+    Regions& mine = shard_regions[shard.index()];
+    dropped.fetch_add(
+        SweepShardReplicas(
+            shard, [&](SegmentId s) { return regions.contains(s); },
+            [&](const ObjectEntry& e) {
+              for (size_t i = 0; i < e.num_replicas; ++i) {
+                const ReplicaSlot k = e.replica(i);
+                mine[k.segment].push_back(
+                    {cache::Allocation{k.offset, k.alloc_node, k.alloc_generation}, e.size});
+              }
+            }),
+        std::memory_order_relaxed);
+  });
+  out.dropped_unmounted = dropped.load(std::memory_order_relaxed);
+  for (Regions& part : shard_regions) {
+    for (auto& [id, used] : part) {
+      std::vector<cache::OffsetAllocator::UsedRegion>& all = regions[id];
+      all.insert(all.end(), used.begin(), used.end());
+    }
+    part = {};
+  }
   // A segment whose allocations conflict (two replicas in one range) was not
   // written by this engine: none of its replicas is trusted.
   std::vector<SegmentId> conflicting;
@@ -149,9 +193,18 @@ MasterService::RestoreSummary MasterService::FinishRestore(int64_t grace_ms) {
   segments_.FinishRestore(clock_.NowMs() + grace_ms);
   if (restoring_) {
     restoring_ = false;
+    // Each shard's key index and its part of the Bloom filter, shards spread
+    // over the cores (they share nothing but the filter's atomic counters).
     std::lock_guard rebuild(rebuild_mu_);
-    RebuildBloomLocked(std::max<uint64_t>(2 * live_objects_.load(std::memory_order_relaxed),
-                                          bloom_.design_keys()));
+    bloom_.BeginRebuild(std::max<uint64_t>(2 * live_objects_.load(std::memory_order_relaxed),
+                                           bloom_.design_keys()));
+    ForEachShardInParallel([&](ObjectShard& shard) {
+      std::unique_lock lock(shard.mutex());
+      shard.BuildKeyIndex();
+      AddShardToNextBloomLocked(shard);
+    });
+    bloom_.FinishRebuild();
+    counters_.bloom_rebuilds.fetch_add(1, std::memory_order_relaxed);
   }
   out.objects = live_objects_.load(std::memory_order_relaxed);
   out.segments = segments_.restored_count();
@@ -161,6 +214,21 @@ MasterService::RestoreSummary MasterService::FinishRestore(int64_t grace_ms) {
   counters_.restore_dropped_unmounted.fetch_add(out.dropped_unmounted, std::memory_order_relaxed);
   counters_.restore_dropped_conflict.fetch_add(out.dropped_conflict, std::memory_order_relaxed);
   return out;
+}
+
+void MasterService::ForEachShardInParallel(const std::function<void(ObjectShard&)>& fn) {
+  std::atomic<size_t> next{0};
+  auto work = [&] {
+    for (size_t i; (i = next.fetch_add(1, std::memory_order_relaxed)) < shards_.size();) {
+      fn(*shards_[i]);
+    }
+  };
+  const size_t threads =
+      std::min<size_t>(std::max(1u, std::thread::hardware_concurrency()), shards_.size());
+  std::vector<std::thread> helpers;
+  for (size_t t = 1; t < threads; ++t) helpers.emplace_back(work);
+  work();
+  for (std::thread& h : helpers) h.join();
 }
 
 void MasterService::ExpireRestoredSegments() {

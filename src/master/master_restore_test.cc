@@ -5,7 +5,9 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <random>
 #include <set>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -241,8 +243,90 @@ TEST_F(MasterRestoreTest, SnapshotPlusTheLogAfterItEqualsTheWholeLog) {
     }
   }
   EXPECT_EQ(m->Stats().objects, master().Stats().objects);
+  // The key index, built once at the end of the restore, lists the same keys
+  // and takes removes and puts afterwards.
+  EXPECT_EQ(m->List("s"), master().List("s"));
+  EXPECT_EQ(m->List("s2"), master().List("s2"));
+  EXPECT_EQ(m->List("s", 3, 0, nullptr, "s12"), master().List("s", 3, 0, nullptr, "s12"));
+  const std::string first = master().List("s").front();
+  ASSERT_TRUE(m->Remove(first, /*force=*/true).ok());  // the reads above leased it
+  ASSERT_TRUE(m->PutStart("s1x", 10, {}).ok());
+  EXPECT_EQ(*m->RemoveByPrefix("s2", true), *master().RemoveByPrefix("s2", true));
+  std::vector<std::string> want = master().List("s");
+  want.erase(std::find(want.begin(), want.end(), first));
+  EXPECT_EQ(m->List("s"), want) << "a pending put is not listed";
   // seg-b was unmounted after the snapshot: it is not waiting for its node.
   EXPECT_EQ(m->restored_segments_waiting(), 0u);
+}
+
+// Batches (shards applied in parallel, the policy filled at the end of each)
+// leave exactly the state and eviction order that one record at a time does:
+// with keys put again (a snapshot's records repeated by the log after it),
+// removed, pinned, and losing a replica, wherever the batches are cut.
+TEST_F(MasterRestoreTest, BatchesApplyAsOneRecordAtATime) {
+  MountBoth();
+  std::mt19937 rng(5);
+  for (int i = 0; i < 600; ++i) {
+    const std::string key = "b" + std::to_string(rng() % 150);
+    if (rng() % 4 == 0) {
+      (void)master().Remove(key, /*force=*/true);
+      continue;
+    }
+    PutConfig pc;
+    pc.replica_count = 1 + rng() % 2;
+    if (rng() % 8 == 0) pc.soft_pin_ttl_ms = 1'000'000;
+    if (rng() % 16 == 0) pc.hard_pin = true;
+    const Status put = PutSum(key, 100 + rng() % 900, i, pc);
+    ASSERT_TRUE(put.ok() || put.code() == ErrorCode::kObjectAlreadyExists) << put.ToString();
+  }
+  ASSERT_GT(master().Stats().objects, 50u);
+  std::vector<LogRecord> records;
+  for (const LogRecord& r : log_.Decoded()) {
+    records.push_back(r);
+    if (r.type != LogRecordType::kPutEnded) continue;
+    if (rng() % 3 == 0) records.push_back(r);  // applied again: replaces the key
+    if (r.replicas.size() == 2 && rng() % 3 == 0) {
+      LogRecord drop;
+      drop.type = LogRecordType::kReplicaDropped;
+      drop.key = r.key;
+      drop.segment = r.replicas[1].segment;
+      drop.offset = r.replicas[1].offset;
+      records.push_back(drop);
+    }
+  }
+
+  auto one_by_one = Restored(records);
+  auto batched = MasterService::Create(config_, clock_, &log2_);
+  ASSERT_TRUE(batched.ok());
+  for (size_t at = 0; at < records.size();) {
+    const size_t n = std::min<size_t>(records.size() - at, 1 + rng() % 200);
+    (*batched)->ApplyRestoredBatch(std::span(records).subspan(at, n));
+    at += n;
+  }
+  const MasterService::RestoreSummary a = one_by_one->FinishRestore(5'000);
+  const MasterService::RestoreSummary b = (*batched)->FinishRestore(5'000);
+  EXPECT_EQ(a.records, b.records);
+  EXPECT_EQ(a.objects, b.objects);
+  EXPECT_GT(b.objects, 50u);
+  for (MasterService* m : {one_by_one.get(), batched->get()}) {
+    ASSERT_TRUE(RemountA(*m).ok());
+    PreviousMount prev{"b:1#e1", 22};
+    ASSERT_TRUE(m->MountSegment(Spec("seg-b", "node-b", "b:1#e2", 44), &prev).ok());
+  }
+  auto capture = [](MasterService& m) {
+    std::vector<LogRecord> out;
+    uint64_t at = 0;
+    EXPECT_TRUE(m.Capture(&at, [&](const LogRecord& r) {
+                   out.push_back(r);
+                   return Status::Ok();
+                 }).ok());
+    return out;
+  };
+  const std::vector<LogRecord> want = capture(*one_by_one), got = capture(**batched);
+  EXPECT_GT(want.size(), 50u);
+  EXPECT_EQ(got, want) << "objects, pins, replicas and eviction order";
+  EXPECT_EQ((*batched)->List("b"), one_by_one->List("b"));
+  EXPECT_EQ((*batched)->Pins().soft, one_by_one->Pins().soft);
 }
 
 TEST_F(MasterRestoreTest, ASegmentMountedWithoutATokenIsNeverTakenOver) {

@@ -355,16 +355,20 @@ void MasterService::MaybeRebuildBloom() {
   RebuildBloomLocked(std::max<uint64_t>(2 * live, 2 * bloom_.design_keys()));
 }
 
+void MasterService::AddShardToNextBloomLocked(const ObjectShard& shard) {
+  shard.VisitAll([&](uint32_t slot) {
+    const ObjectEntry& e = shard.entry(slot);
+    if (e.state == EntryState::kComplete) bloom_.AddToNext(e.Hash());
+  });
+  bloom_.MarkMigrated(shard.index());
+}
+
 void MasterService::RebuildBloomLocked(uint64_t design_keys) {
   bloom_.BeginRebuild(design_keys);
   for (const auto& shard : shards_) {
     // Shared lock: readers continue; this shard's writers wait for the scan.
     std::shared_lock lock(shard->mutex());
-    shard->VisitAll([&](uint32_t slot) {
-      const ObjectEntry& e = shard->entry(slot);
-      if (e.state == EntryState::kComplete) bloom_.AddToNext(e.Hash());
-    });
-    bloom_.MarkMigrated(shard->index());
+    AddShardToNextBloomLocked(*shard);
   }
   bloom_.FinishRebuild();
   counters_.bloom_rebuilds.fetch_add(1, std::memory_order_relaxed);

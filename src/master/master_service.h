@@ -237,6 +237,16 @@ class MasterService {
   // snapshot lists them from the next victim on). A record that cannot apply
   // (a put with no replica) is skipped and counted in *skipped.
   void ApplyRestored(const LogRecord& record);
+  // The same as ApplyRestored for each record in turn, with the records'
+  // shards spread over the cores (master_restore_batch.cc); the policy sees
+  // the batch's puts in record order at its end. A batch with a chain parent
+  // in it is applied one record at a time (the parent is resolved as it
+  // stands at its record).
+  void ApplyRestoredBatch(std::span<const LogRecord> records);
+  // Sizes the shards' hash sets and the policy for about `objects` restored
+  // objects (a snapshot's record count), so that applying them rehashes
+  // nothing. Only a hint; before the first ApplyRestored.
+  void ReserveForRestore(uint64_t objects);
   struct RestoreSummary {
     uint64_t records = 0;
     uint64_t skipped = 0;  // records that could not apply
@@ -454,16 +464,41 @@ class MasterService {
   // dropped. Unmounts and the end of a restore share it.
   size_t SweepReplicas(const std::function<bool(SegmentId)>& keep_segment,
                        const std::function<void(const ObjectEntry&)>& kept = nullptr);
-  // Inserts a complete object as restored (no lease); under no lock.
-  void RestoreObject(const LogRecord& r);
-  // Removes `key`'s entry, if any, as a restore does (no log, no hold).
-  void RestoreRemove(std::string_view key);
+  // SweepReplicas' work on one shard (the end of a restore sweeps shards in
+  // parallel: keep_segment and kept must then be safe to call concurrently).
+  size_t SweepShardReplicas(ObjectShard& shard, const std::function<bool(SegmentId)>& keep_segment,
+                            const std::function<void(const ObjectEntry&)>& kept);
+  // Restore (master_restore.cc). What a restored put leaves for the policy:
+  // the object to admit (id kNoParent: nothing, e.g. hard-pinned).
+  struct RestoredPut {
+    ObjectId id = cache::kNoParent;
+    uint64_t bytes = 0;
+    uint64_t history = 0;  // the key's hash
+    TimeMs soft_until = 0;
+    ObjectId parent = cache::kNoParent;
+    Tier tier = Tier::kDram;  // whose policy admits it
+  };
+  // Starts a restore on the first record: the key indexes wait for the end.
+  void BeginRestore();
+  void ApplySegmentRecord(const LogRecord& r);
+  // Applies a put, remove or replica drop to the key's shard (`loc`, under
+  // its lock) and forgets in the policy what it replaced or dropped; a put
+  // leaves its admission in *admit. False: the record cannot apply.
+  bool ApplyObjectRecord(const LogRecord& r, const Located& loc, RestoredPut* admit);
+  // Admits a restored object to its policy; policy_mu_ must be held.
+  void AdmitRestoredLocked(const RestoredPut& p);
   // Drops restored segments that never came back (RunMaintenance).
   void ExpireRestoredSegments();
   void MaybeRebuildBloom();
   // Rebuilds the filter for `design_keys` from every complete object;
   // rebuild_mu_ must be held.
   void RebuildBloomLocked(uint64_t design_keys);
+  // A rebuild's step for one shard: its complete keys into the next filter,
+  // then the shard counts as migrated. Under the shard's lock (either kind).
+  void AddShardToNextBloomLocked(const ObjectShard& shard);
+  // Calls fn for every shard, spread over the cores (one thread per core, the
+  // caller's among them); returns when all are done. fn takes its own locks.
+  void ForEachShardInParallel(const std::function<void(ObjectShard&)>& fn);
   void WatermarkEvict();
 
   const MasterConfig config_;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstring>
 #include <mutex>
 #include <shared_mutex>
 
@@ -39,7 +40,8 @@ uint32_t ObjectShard::Create(std::string_view key, uint64_t hash,
   e.checksum = 0;
   e.lease_until.store(0, std::memory_order_relaxed);
   e.touch.store(0, std::memory_order_relaxed);
-  index_set_.insert(slot);
+  // Placed by the caller's hash: inserting the slot itself would hash its key again.
+  index_set_.lazy_emplace(Probe{e.key_view(), hash}, [&](const auto& ctor) { ctor(slot); });
   block_bytes_ += e.block_bytes();
   return slot;
 }
@@ -54,12 +56,13 @@ void ObjectShard::SetReplicas(uint32_t slot, std::span<const ReplicaSlot> replic
 void ObjectShard::Publish(uint32_t slot) {
   ObjectEntry& e = slab_[slot];
   e.state = EntryState::kComplete;
+  if (keys_deferred_) return;
   keys_.Insert(slot, e.key_view(), [this](uint32_t s) { return slab_[s].key_view(); });
 }
 
 void ObjectShard::Free(uint32_t slot) {
   ObjectEntry& e = slab_[slot];
-  if (e.state == EntryState::kComplete) {
+  if (e.state == EntryState::kComplete && !keys_deferred_) {
     keys_.Erase(slot, e.key_view());
   }
   index_set_.erase(slot);
@@ -75,6 +78,43 @@ void ObjectShard::Free(uint32_t slot) {
   free_slots_.push_back(slot);
 }
 
+void ObjectShard::DeferKeyIndex() {
+  keys_deferred_ = true;
+  keys_.Build({}, [](uint32_t) { return std::string_view(); });
+}
+
+void ObjectShard::BuildKeyIndex() {
+  // Sorted on the first 8 key bytes (big-endian, zero-padded: the same order
+  // as the keys') held beside each slot, so that most comparisons read no key.
+  struct Item {
+    uint64_t head;
+    std::string_view key;
+    uint32_t slot;
+  };
+  std::vector<Item> items;
+  items.reserve(index_set_.size());
+  for (uint32_t slot = 0; slot < slab_.size(); ++slot) {
+    const ObjectEntry& e = slab_[slot];
+    if (e.state != EntryState::kComplete) continue;
+    const std::string_view key = e.key_view();
+    unsigned char bytes[8] = {};
+    std::memcpy(bytes, key.data(), std::min<size_t>(key.size(), 8));
+    uint64_t head = 0;
+    for (unsigned char b : bytes) head = (head << 8) | b;
+    items.push_back({head, key, slot});
+  }
+  std::sort(items.begin(), items.end(), [](const Item& a, const Item& b) {
+    return a.head != b.head ? a.head < b.head : a.key < b.key;
+  });
+  std::vector<uint32_t> slots(items.size());
+  for (size_t i = 0; i < items.size(); ++i) slots[i] = items[i].slot;
+  items = {};
+  keys_.Build(slots, [this](uint32_t s) { return slab_[s].key_view(); });
+  keys_deferred_ = false;
+}
+
+void ObjectShard::Reserve(size_t count) { index_set_.reserve(index_set_.size() + count); }
+
 void ObjectShard::VisitPrefix(std::string_view prefix,
                               const std::function<bool(uint32_t slot)>& fn) const {
   keys_.VisitPrefix(
@@ -88,7 +128,10 @@ void ObjectShard::VisitPrefixAfter(std::string_view prefix, std::string_view aft
 }
 
 void ObjectShard::VisitAll(const std::function<void(uint32_t slot)>& fn) const {
-  for (uint32_t slot : index_set_) fn(slot);
+  // In slab order: entries are read one after the other, not in hash order.
+  for (uint32_t slot = 0; slot < slab_.size(); ++slot) {
+    if (slab_[slot].state != EntryState::kFree) fn(slot);
+  }
 }
 
 double ObjectShard::VisitCompleteInSteps(const std::function<void(uint32_t slot)>& fn) const {

@@ -58,12 +58,22 @@ class ObjectShard {
   // The caller has already released the entry's space.
   void Free(uint32_t slot);
 
+  // Restore: from DeferKeyIndex() on, Publish and Free leave the key index
+  // alone (prefix visits see nothing), and BuildKeyIndex() then builds it from
+  // every complete entry at once, sorted (KeyIndex::Build): a random insert
+  // costs a cache miss per tree level, a sorted build one pass.
+  void DeferKeyIndex();
+  void BuildKeyIndex();
+  // Makes room for `count` more entries, so that a restore's inserts do not
+  // rehash the hash set (each rehash hashes every key again).
+  void Reserve(size_t count);
+
   // Complete keys under `prefix`, in key order, until fn returns false; with
   // `after`, only the keys after it (KeyIndex::VisitPrefixAfter).
   void VisitPrefix(std::string_view prefix, const std::function<bool(uint32_t slot)>& fn) const;
   void VisitPrefixAfter(std::string_view prefix, std::string_view after,
                         const std::function<bool(uint32_t slot)>& fn) const;
-  // Every live slot (pending and complete), in no particular order.
+  // Every live slot (pending and complete), in slot order.
   void VisitAll(const std::function<void(uint32_t slot)>& fn) const;
   // Calls fn(slot) for every complete entry, taking the shared lock itself
   // for kSlotsPerStep slots at a time and releasing it between steps, so that
@@ -103,8 +113,9 @@ class ObjectShard {
   std::deque<ObjectEntry> slab_;
   std::vector<uint32_t> free_slots_;
   absl::flat_hash_set<uint32_t, SlotHash, SlotEq> index_set_;
-  KeyIndex keys_;           // complete keys → slot, reading the keys from slab_
-  size_t block_bytes_ = 0;  // entries' heap blocks (keys and their rare fields)
+  KeyIndex keys_;               // complete keys → slot, reading the keys from slab_
+  bool keys_deferred_ = false;  // between DeferKeyIndex and BuildKeyIndex
+  size_t block_bytes_ = 0;      // entries' heap blocks (keys and their rare fields)
 };
 
 }  // namespace crescent::master
