@@ -97,7 +97,9 @@ int Run(const Flags& f) {
   auto client = Client::Connect(cc);
   if (!client.ok()) return 1;
   std::string pmem;
-  for (const SegmentUsage& s : (*client)->Stat()->segments) {
+  StatusOr<ClusterStat> st = (*client)->Stat();
+  if (!st.ok()) return 1;
+  for (const SegmentUsage& s : st->segments) {
     if (s.tier == "pmem") pmem = s.name;
   }
   std::vector<std::byte> value(f.size, std::byte{0x5a});
