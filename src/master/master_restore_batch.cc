@@ -55,23 +55,27 @@ void MasterService::ApplyRestoredBatch(std::span<const LogRecord> records) {
     skipped.fetch_add(not_applied, std::memory_order_relaxed);
   });
   restore_skipped_ += skipped.load(std::memory_order_relaxed);
-  // The policy lock, then every shard's shared lock (the engine's order),
-  // once for the whole batch rather than once per object.
+  // Which admissions are still live after the whole batch (a later record
+  // may have replaced or removed the object): each shard under its own lock,
+  // shards in parallel. Then the policy lock alone, once for the whole batch
+  // rather than once per object. (Holding every shard's lock with it would
+  // also exceed the 64 locks ThreadSanitizer can track in one thread.)
+  std::vector<uint8_t> live(admit.size(), 0);
+  ForEachShardInParallel([&](ObjectShard& shard) {
+    std::shared_lock lock(shard.mutex());
+    for (uint32_t i : by_shard[shard.index()]) {
+      if (admit[i].id != cache::kNoParent && shard.Resolve(admit[i].id) != nullptr) live[i] = 1;
+    }
+  });
   std::lock_guard lock(policy_mu_);
-  std::vector<std::shared_lock<std::shared_mutex>> shard_locks;
-  shard_locks.reserve(shards_.size());
-  for (const auto& shard : shards_) shard_locks.emplace_back(shard->mutex());
   // The policy's index is far larger than the caches at millions of objects:
   // its slots for the next few inserts are loaded while this one goes in.
   constexpr size_t kAhead = 8;
   for (size_t i = 0; i < admit.size(); ++i) {
-    if (i + kAhead < admit.size() && admit[i + kAhead].id != cache::kNoParent) {
+    if (i + kAhead < admit.size() && live[i + kAhead] != 0) {
       policy_->PrefetchInsert(admit[i + kAhead].id);
     }
-    const RestoredPut& p = admit[i];
-    if (p.id != cache::kNoParent && ShardOf(p.id).Resolve(p.id) != nullptr) {
-      AdmitRestoredLocked(p);
-    }
+    if (live[i] != 0) AdmitRestoredLocked(admit[i]);
   }
 }
 
