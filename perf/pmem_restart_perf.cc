@@ -148,19 +148,25 @@ int Run(const Flags& f) {
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
   double t_verified = 0;
+  uint64_t ok = 0, corrupt = 0, skipped = 0;
   for (;;) {
-    const uint64_t ok = Counter(**again, "crescent_pmem_verifications_total{result=\"ok\"}");
+    ok = Counter(**again, "crescent_pmem_verifications_total{result=\"ok\"}");
+    corrupt = Counter(**again, "crescent_pmem_verifications_total{result=\"corrupt\"}");
+    skipped = Counter(**again, "crescent_pmem_verifications_total{result=\"skipped\"}");
     const uint64_t pending = Counter(**again, "crescent_pmem_verifications_pending");
-    if (pending == 0 && ok >= f.objects) {
+    if (pending == 0 && ok + corrupt + skipped >= f.objects) {
       t_verified = Now();
       break;
     }
     if (Now() - t0 > 1200) return 1;
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
-  std::printf("restart: ready %.2f s, first request served %.2f s, all %llu verified %.2f s\n",
-              t_ready - t0, t_first - t0, static_cast<unsigned long long>(f.objects),
-              t_verified - t0);
+  std::printf(
+      "restart: ready %.2f s, first request served %.2f s, all %llu checked %.2f s (ok %llu, "
+      "corrupt %llu, skipped %llu)\n",
+      t_ready - t0, t_first - t0, static_cast<unsigned long long>(f.objects), t_verified - t0,
+      static_cast<unsigned long long>(ok), static_cast<unsigned long long>(corrupt),
+      static_cast<unsigned long long>(skipped));
   again->reset();
   kill(second.pid, SIGTERM);
   waitpid(second.pid, nullptr, 0);
