@@ -41,9 +41,13 @@ std::optional<MasterService::TierMove> MasterService::PrepareMoveLocked(ObjectId
   if (segments_.TierOf(from.segment) == to || !segments_.IsMounted(from.segment)) {
     return std::nullopt;
   }
-  std::optional<ReplicaSlot> target = segments_.AllocateOn(to, e.size, segments_.OwnerOf(from.segment));
-  if (!target) return std::nullopt;
-  return TierMove{id, from, *target, e.size, to};
+  // On the source's node first (the copy is then a local memcpy), then the
+  // emptiest segment of the tier.
+  PutConfig near;
+  near.local_node = segments_.OwnerOf(from.segment);
+  const std::vector<ReplicaSlot> target = segments_.Allocate(e.size, 1, near, to);
+  if (target.empty()) return std::nullopt;
+  return TierMove{id, from, target[0], e.size, to};
 }
 
 void MasterService::RunMoves(std::vector<TierMove>& moves) {
@@ -153,7 +157,10 @@ cache::EvictionPolicy& MasterService::PolicyOf(Tier tier) {
 }
 
 void MasterService::NotePmemHitLocked(ObjectId id, TimeMs now) {
-  if (config_.pmem_promote_window_ms <= 0 || !pmem_policy_->Contains(id)) return;
+  if (config_.pmem_promote_window_ms <= 0 || pmem_policy_->Count() == 0 ||
+      !pmem_policy_->Contains(id)) {
+    return;
+  }
   if (config_.pmem_promote_hits <= 1) {
     if (promote_queue_.size() < kMaxPmemHitMemory) promote_queue_.push_back(id);
     return;

@@ -422,37 +422,6 @@ std::string SegmentTable::OwnerOf(SegmentId id) const {
   return seg != nullptr ? seg->spec.owner_node : std::string();
 }
 
-std::optional<ReplicaSlot> SegmentTable::AllocateOn(Tier tier, uint64_t size,
-                                                    std::string_view near_node) {
-  std::lock_guard lock(mu_);
-  struct Candidate {
-    Segment* seg;
-    bool near;
-    uint64_t free;
-  };
-  std::vector<Candidate> cands;
-  for (const auto& [name, id] : by_name_) {
-    Segment* seg = Get(id);
-    if (seg->spec.tier != tier || SuspectLocked(*seg)) continue;
-    cands.push_back({seg, seg->spec.owner_node == near_node, seg->allocator->free_bytes()});
-  }
-  std::sort(cands.begin(), cands.end(), [](const Candidate& a, const Candidate& b) {
-    if (a.near != b.near) return a.near;
-    if (a.free != b.free) return a.free > b.free;
-    return a.seg->id < b.seg->id;
-  });
-  for (const Candidate& c : cands) {
-    Segment* seg = c.seg;
-    const uint64_t before = seg->allocator->used_bytes();
-    auto alloc = seg->allocator->Allocate(size);
-    if (!alloc.ok()) continue;
-    used_[TierIndex(tier)].fetch_add(seg->allocator->used_bytes() - before,
-                                     std::memory_order_relaxed);
-    return ReplicaSlot{seg->id, alloc->node, alloc->generation, alloc->offset};
-  }
-  return std::nullopt;
-}
-
 bool SegmentTable::HasSpace(SegmentId id) const {
   std::lock_guard lock(mu_);
   const Segment* seg = Get(id);

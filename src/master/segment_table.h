@@ -106,10 +106,6 @@ class SegmentTable {
   // With `only`, on segments of that tier alone.
   std::vector<ReplicaSlot> Allocate(uint64_t size, uint32_t count, const PutConfig& config,
                                     std::optional<Tier> only = std::nullopt);
-  // One replica of `size` bytes on a mounted, placeable segment of `tier`:
-  // on `near_node`'s segments first (a copy there is a local memcpy), then the
-  // emptiest. nullopt when none has room.
-  std::optional<ReplicaSlot> AllocateOn(Tier tier, uint64_t size, std::string_view near_node);
   // The node that owns segment `id` ("" when unknown).
   std::string OwnerOf(SegmentId id) const;
   // Returns a replica's space. A replica on a dropped segment is ignored.
