@@ -39,6 +39,10 @@ struct ClientConfig {
   std::string master_address;
   int64_t rpc_timeout_ms = 5000;  // per control-plane call
   int rpc_attempts = 4;           // tries while the master is unreachable
+  // Send the hot control calls (exists, prefix queries, replica lists, a
+  // put's start and end) over the master's lean control protocol when it
+  // offers one, on a kept connection (docs/network.md); false: gRPC only.
+  bool lean_control = true;
   // Per data-plane attempt on a batch. A read that fails on one replica tries
   // the next (one attempt per replica), and a same-host op that shared memory
   // cannot carry is retried over TCP, each with this timeout again.

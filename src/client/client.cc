@@ -406,6 +406,7 @@ StatusOr<std::unique_ptr<Client>> Client::Connect(const ClientConfig& given) {
   mo.address = config.master_address;
   mo.rpc_timeout_ms = config.rpc_timeout_ms;
   mo.attempts = config.rpc_attempts;
+  mo.lean_control = config.lean_control;
   StatusOr<std::unique_ptr<rpc::MasterClient>> master = rpc::MasterClient::Create(mo);
   if (!master.ok()) return master.status();
   impl->master = std::move(master.value());

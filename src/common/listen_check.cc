@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <charconv>
 #include <cstring>
+#include <filesystem>
 #include <string_view>
 
 namespace crescent {
@@ -49,10 +50,10 @@ size_t MaxUnixSocketPath() { return sizeof(sockaddr_un{}.sun_path) - 1; }
 
 Status CheckUnixSocketPath(const std::string& what, const std::string& path) {
   if (path.empty() || path.size() > MaxUnixSocketPath()) {
-    return Status(ErrorCode::kInvalidArgument,
-                  what + ": the path is " + std::to_string(path.size()) +
-                      " bytes; a Unix socket path takes 1 to " +
-                      std::to_string(MaxUnixSocketPath()));
+    return Status(ErrorCode::kInvalidArgument, what + ": the path is " +
+                                                   std::to_string(path.size()) +
+                                                   " bytes; a Unix socket path takes 1 to " +
+                                                   std::to_string(MaxUnixSocketPath()));
   }
   return Status::Ok();
 }
@@ -94,6 +95,21 @@ Status CheckCanListenUnix(const std::string& what, const std::string& path) {
   }
   return Status(ErrorCode::kUnavailable,
                 what + " cannot listen on unix:" + path + ": " + std::strerror(err));
+}
+
+Status RemoveStaleSocket(const std::string& path) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  fs::file_status st = fs::symlink_status(path, ec);
+  if (ec || !fs::exists(st)) return Status::Ok();
+  if (!fs::is_socket(st)) {
+    return Status(ErrorCode::kInvalidArgument,
+                  "unix socket path " + path + " exists and is not a socket");
+  }
+  if (!fs::remove(path, ec) || ec) {
+    return Status(ErrorCode::kIoError, "cannot remove stale socket " + path + ": " + ec.message());
+  }
+  return Status::Ok();
 }
 
 }  // namespace crescent

@@ -34,4 +34,9 @@ Status CheckCanListenOn(const std::string& what, const std::string& address);
 // the limit for a path too long for a socket address.
 Status CheckCanListenUnix(const std::string& what, const std::string& path);
 
+// Removes a leftover socket file at `path` (a dead server's, which would make
+// bind fail); OK when there is none. Anything that is not a socket is not ours
+// to delete: kInvalidArgument.
+Status RemoveStaleSocket(const std::string& path);
+
 }  // namespace crescent

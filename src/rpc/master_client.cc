@@ -12,10 +12,12 @@
 #include <cstdlib>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <random>
 #include <thread>
 
 #include "common/listen_check.h"
+#include "rpc/control_channel.h"
 #include "rpc/convert.h"
 #include "rpc/grpc_setup.h"
 #include "rpc/master.grpc.pb.h"
@@ -153,6 +155,22 @@ crescent::Status CheckAddress(const std::string& address) {
 
 }  // namespace
 
+// The host a gRPC target names, for the lean protocol's TCP port on it
+// (127.0.0.1 for a Unix socket: the master is on this host).
+static std::string HostOfAddress(const std::string& address) {
+  std::string a = address;
+  if (a.rfind("unix", 0) == 0 || a.rfind("vsock:", 0) == 0) return "127.0.0.1";
+  for (const char* scheme : {"dns:///", "dns:", "ipv4:", "ipv6:"}) {
+    if (a.rfind(scheme, 0) == 0) {
+      a = a.substr(std::string_view(scheme).size());
+      break;
+    }
+  }
+  a = a.substr(0, a.find(','));  // the first of a list of addresses
+  const size_t colon = a.rfind(':');
+  return colon == std::string::npos ? a : a.substr(0, colon);
+}
+
 std::string ResolveMasterAddress(const std::string& configured) {
   if (!configured.empty()) return configured;
   if (const char* env = std::getenv("CRESCENT_MASTER"); env != nullptr && *env != '\0') {
@@ -232,10 +250,67 @@ struct MasterClient::Impl {
   mutable std::shared_ptr<const Connection> connection;
   mutable QueuePool queues;  // after connection: destroyed first, when no call is running
 
+  // The lean control protocol: the kept connection (null: use gRPC), and
+  // when to look for one again after a failure.
+  mutable std::mutex lean_mu;
+  mutable std::shared_ptr<ControlChannel> lean;
+  mutable std::chrono::steady_clock::time_point lean_retry_at{};
+  mutable std::mutex lean_connect_mu;  // one thread connects; the others use gRPC meanwhile
+
+  // The lean connection to use now, or null for gRPC.
+  std::shared_ptr<ControlChannel> Lean() const {
+    if (!options.lean_control) return nullptr;
+    const auto now = std::chrono::steady_clock::now();
+    {
+      std::lock_guard lock(lean_mu);
+      if (lean && !lean->broken()) return lean;
+      if (now < lean_retry_at) return nullptr;
+    }
+    std::unique_lock connecting(lean_connect_mu, std::try_to_lock);
+    if (!connecting.owns_lock()) return nullptr;
+    std::shared_ptr<ControlChannel> fresh = ConnectLean();
+    std::lock_guard lock(lean_mu);
+    lean = fresh;
+    if (!fresh) lean_retry_at = std::chrono::steady_clock::now() + std::chrono::seconds(1);
+    return fresh;
+  }
+  // After a lean call failed with kUnavailable: a broken connection is
+  // dropped, and the next call connects again (or uses gRPC).
+  void DropLean(const std::shared_ptr<ControlChannel>& used) const {
+    if (!used->broken()) return;
+    std::lock_guard lock(lean_mu);
+    if (lean == used) lean.reset();
+  }
+  // Asks the master where it serves the lean protocol and connects there: its
+  // Unix socket first (a client on its host), then TCP on the host that
+  // `address` names. A connection counts only if its Hello names the same
+  // master instance (a socket path on another host may be another master's).
+  std::shared_ptr<ControlChannel> ConnectLean() const {
+    ControlEndpointsResponse where;
+    if (!Invoke("ControlEndpoints", &Master::Stub::AsyncControlEndpoints, Empty(), &where, nullptr,
+                1)
+             .ok() ||
+        where.port() == 0) {
+      return nullptr;
+    }
+    std::vector<std::string> targets;
+    if (!where.unix_socket().empty()) targets.push_back("unix:" + where.unix_socket());
+    targets.push_back(HostOfAddress(address) + ":" + std::to_string(where.port()));
+    const auto deadline =
+        std::chrono::steady_clock::now() +
+        std::chrono::milliseconds(std::min<int64_t>(options.rpc_timeout_ms, 1000));
+    for (const std::string& target : targets) {
+      uint64_t instance = 0;
+      auto channel = ControlChannel::Connect(target, deadline, &instance);
+      if (channel.ok() && instance == where.instance()) return std::move(channel.value());
+    }
+    return nullptr;
+  }
+
   std::shared_ptr<const Connection> Connect() const {
     auto c = std::make_shared<Connection>();
-    c->channel = grpc::CreateCustomChannel(address, grpc::InsecureChannelCredentials(),
-                                           channel_args);
+    c->channel =
+        grpc::CreateCustomChannel(address, grpc::InsecureChannelCredentials(), channel_args);
     if (c->channel) c->stub = Master::NewStub(c->channel);
     return c;
   }
@@ -316,35 +391,72 @@ struct MasterClient::Impl {
   // removes and corrupt-replica reports whose repeat answers OBJECT_NOT_FOUND.
   // `meanwhile` runs during the first try only. `tries` (0: options.attempts)
   // bounds the tries of a call whose caller retries on its own.
+  //
+  // With `lean` set (a hot call, control_methods.h), each try goes over the
+  // lean connection when there is one, under the same rules: kUnavailable (the
+  // connection failed, or the master is shutting down) is retried, a deadline
+  // returns kTimeout.
   template <typename Req, typename Resp>
   crescent::Status Invoke(const char* rpc, AsyncMethod<Req, Resp> method, const Req& req,
                           Resp* resp, const std::function<void()>* meanwhile = nullptr,
-                          int tries = 0) const {
+                          int tries = 0, std::optional<ControlMethod> lean_method = {}) const {
     const int attempts = tries > 0 ? tries : options.attempts;
     int64_t backoff_ms = options.backoff_initial_ms;
-    grpc::Status last;
+    std::string last_error;
     for (int attempt = 1; attempt <= attempts; ++attempt) {
-      grpc::ClientContext ctx;
-      ctx.set_deadline(std::chrono::system_clock::now() +
-                       std::chrono::milliseconds(options.rpc_timeout_ms));
-      resp->Clear();
-      std::shared_ptr<const Connection> conn = Current();
-      last = CallOnce(*conn, method, ctx, req, resp, attempt == 1 ? meanwhile : nullptr);
-      if (last.ok()) return crescent::Status::Ok();
-      if (last.error_code() != grpc::StatusCode::UNAVAILABLE) {
-        return FromGrpc(last, rpc, address, options.rpc_timeout_ms);
+      if (std::shared_ptr<ControlChannel> channel = lean_method ? Lean() : nullptr) {
+        crescent::Status s = channel->Call(
+            *lean_method, req, resp,
+            std::chrono::steady_clock::now() + std::chrono::milliseconds(options.rpc_timeout_ms),
+            attempt == 1 ? meanwhile : nullptr);
+        if (s.ok()) return s;
+        if (s.code() == ErrorCode::kTimeout) {
+          return crescent::Status(ErrorCode::kTimeout,
+                                  std::string("master call ") + rpc + " to " + channel->target() +
+                                      " failed: no answer within " +
+                                      std::to_string(options.rpc_timeout_ms) + " ms");
+        }
+        if (s.code() != ErrorCode::kUnavailable) {
+          return crescent::Status(s.code(), std::string("master call ") + rpc + " to " +
+                                                channel->target() + " failed: " + s.message());
+        }
+        last_error = s.message();
+        DropLean(channel);
+      } else {
+        grpc::Status last;
+        if (TryGrpc(method, req, resp, attempt == 1 ? meanwhile : nullptr, &last)) {
+          return crescent::Status::Ok();
+        }
+        if (last.error_code() != grpc::StatusCode::UNAVAILABLE) {
+          return FromGrpc(last, rpc, address, options.rpc_timeout_ms);
+        }
+        last_error = last.error_message();
       }
-      Renew(conn);
       if (attempt < attempts) {
         std::this_thread::sleep_for(std::chrono::milliseconds(backoff_ms));
         backoff_ms = std::min(backoff_ms * 2, options.backoff_max_ms);
       }
     }
-    return crescent::Status(ErrorCode::kUnavailable, "master at " + address +
-                                                         " unreachable after " +
-                                                         std::to_string(attempts) +
-                                                         (attempts == 1 ? " attempt: " : " attempts: ") +
-                                                         last.error_message());
+    return crescent::Status(ErrorCode::kUnavailable,
+                            "master at " + address + " unreachable after " +
+                                std::to_string(attempts) +
+                                (attempts == 1 ? " attempt: " : " attempts: ") + last_error);
+  }
+
+  // One gRPC try: true when it succeeded, else `*last` says why (and an
+  // unreachable master's channel is renewed).
+  template <typename Req, typename Resp>
+  bool TryGrpc(AsyncMethod<Req, Resp> method, const Req& req, Resp* resp,
+               const std::function<void()>* meanwhile, grpc::Status* last) const {
+    grpc::ClientContext ctx;
+    ctx.set_deadline(std::chrono::system_clock::now() +
+                     std::chrono::milliseconds(options.rpc_timeout_ms));
+    resp->Clear();
+    std::shared_ptr<const Connection> conn = Current();
+    *last = CallOnce(*conn, method, ctx, req, resp, meanwhile);
+    if (last->ok()) return true;
+    if (last->error_code() == grpc::StatusCode::UNAVAILABLE) Renew(conn);
+    return false;
   }
 };
 
@@ -440,8 +552,7 @@ StatusOr<master::SegmentId> MasterClient::MountSegment(
 }
 
 crescent::Status MasterClient::UnmountSegment(const std::string& name,
-                                              const std::string& owner_node,
-                                              uint64_t owner_token) {
+                                              const std::string& owner_node, uint64_t owner_token) {
   UnmountSegmentRequest req;
   req.set_name(name);
   req.set_owner_node(owner_node);
@@ -486,14 +597,17 @@ StatusOr<RemotePut> MasterClient::PutStart(const std::string& key, uint64_t size
   ToProto(config, req.mutable_config());
   req.set_attempt(impl_->NextAttempt());
   PutStartResponse resp;
-  if (auto s = impl_->Invoke("PutStart", &Stub::AsyncPutStart, req, &resp); !s.ok()) return s;
+  if (auto s = impl_->Invoke("PutStart", &Stub::AsyncPutStart, req, &resp, nullptr, 0,
+                             ControlMethod::kPutStart);
+      !s.ok())
+    return s;
   return PutFromProto(resp);
 }
 
 crescent::Status MasterClient::PutEnd(const std::string& key, uint64_t token, uint64_t checksum) {
   StatusResponse resp;
-  if (auto s =
-          impl_->Invoke("PutEnd", &Stub::AsyncPutEnd, MakeToken(key, token, checksum), &resp);
+  if (auto s = impl_->Invoke("PutEnd", &Stub::AsyncPutEnd, MakeToken(key, token, checksum), &resp,
+                             nullptr, 0, ControlMethod::kPutEnd);
       !s.ok()) {
     return s;
   }
@@ -502,7 +616,8 @@ crescent::Status MasterClient::PutEnd(const std::string& key, uint64_t token, ui
 
 crescent::Status MasterClient::PutRevoke(const std::string& key, uint64_t token) {
   StatusResponse resp;
-  if (auto s = impl_->Invoke("PutRevoke", &Stub::AsyncPutRevoke, MakeToken(key, token), &resp);
+  if (auto s = impl_->Invoke("PutRevoke", &Stub::AsyncPutRevoke, MakeToken(key, token), &resp,
+                             nullptr, 0, ControlMethod::kPutRevoke);
       !s.ok()) {
     return s;
   }
@@ -533,7 +648,8 @@ std::vector<StatusOr<RemotePut>> MasterClient::BatchPutStart(std::span<const std
     req.set_chain(chain);
     for (size_t i = 0; i < part.size(); ++i) req.add_attempts(impl_->NextAttempt());
     BatchPutStartResponse resp;
-    crescent::Status s = impl_->Invoke("BatchPutStart", &Stub::AsyncBatchPutStart, req, &resp);
+    crescent::Status s = impl_->Invoke("BatchPutStart", &Stub::AsyncBatchPutStart, req, &resp,
+                                       nullptr, 0, ControlMethod::kBatchPutStart);
     if (s.ok() && static_cast<size_t>(resp.results_size()) != part.size()) {
       s = ShortReply(resp.results_size(), part.size());
     }
@@ -558,7 +674,8 @@ std::vector<crescent::Status> MasterClient::BatchPutEnd(std::span<const std::str
           const std::span<const uint64_t> mine = PartOf(checksums, keys.size(), at, part.size());
           req.mutable_checksums()->Assign(mine.begin(), mine.end());
         }
-        return impl_->Invoke("BatchPutEnd", &Stub::AsyncBatchPutEnd, req, resp);
+        return impl_->Invoke("BatchPutEnd", &Stub::AsyncBatchPutEnd, req, resp, nullptr, 0,
+                             ControlMethod::kBatchPutEnd);
       });
 }
 
@@ -567,7 +684,8 @@ std::vector<crescent::Status> MasterClient::BatchPutRevoke(std::span<const std::
   return impl_->Statuses(
       keys, [&](size_t at, std::span<const std::string> part, StatusesResponse* resp) {
         return impl_->Invoke("BatchPutRevoke", &Stub::AsyncBatchPutRevoke,
-                             MakeTokens(part, PartOf(tokens, keys.size(), at, part.size())), resp);
+                             MakeTokens(part, PartOf(tokens, keys.size(), at, part.size())), resp,
+                             nullptr, 0, ControlMethod::kBatchPutRevoke);
       });
 }
 
@@ -577,7 +695,9 @@ StatusOr<RemoteRead> MasterClient::GetReplicaList(const std::string& key) {
   KeyRequest req;
   req.set_key(key);
   ReadResult resp;
-  if (auto s = impl_->Invoke("GetReplicaList", &Stub::AsyncGetReplicaList, req, &resp); !s.ok()) {
+  if (auto s = impl_->Invoke("GetReplicaList", &Stub::AsyncGetReplicaList, req, &resp, nullptr, 0,
+                             ControlMethod::kGetReplicaList);
+      !s.ok()) {
     return s;
   }
   return ReadFromProto(resp);
@@ -595,8 +715,9 @@ std::vector<StatusOr<RemoteRead>> MasterClient::BatchGetReplicaList(
     req.set_prefix_mode(prefix_mode);
     BatchGetReplicaListResponse resp;
     // `meanwhile` runs once, during the first request.
-    crescent::Status s = impl_->Invoke("BatchGetReplicaList", &Stub::AsyncBatchGetReplicaList, req,
-                                       &resp, at == 0 ? &meanwhile : nullptr);
+    crescent::Status s =
+        impl_->Invoke("BatchGetReplicaList", &Stub::AsyncBatchGetReplicaList, req, &resp,
+                      at == 0 ? &meanwhile : nullptr, 0, ControlMethod::kBatchGetReplicaList);
     // Prefix mode stops at the first unreadable key, so the reply may be shorter.
     const size_t got = resp.results_size();
     if (s.ok() && (prefix_mode ? got > part.size() : got != part.size())) {
@@ -617,7 +738,10 @@ StatusOr<bool> MasterClient::Exists(const std::string& key) {
   KeyRequest req;
   req.set_key(key);
   ExistsResponse resp;
-  if (auto s = impl_->Invoke("Exists", &Stub::AsyncExists, req, &resp); !s.ok()) return s;
+  if (auto s = impl_->Invoke("Exists", &Stub::AsyncExists, req, &resp, nullptr, 0,
+                             ControlMethod::kExists);
+      !s.ok())
+    return s;
   if (auto s = FromProto(resp.status()); !s.ok()) return s;
   return resp.exists();
 }
@@ -629,7 +753,8 @@ StatusOr<master::BatchExistsResult> MasterClient::BatchExists(std::span<const st
   for (size_t at = 0; at < keys.size(); at += impl_->options.max_batch_keys) {
     const std::span<const std::string> part = Part(keys, at, impl_->options.max_batch_keys);
     BatchExistsResponse resp;
-    if (auto s = impl_->Invoke("BatchExists", &Stub::AsyncBatchExists, MakeKeys(part), &resp);
+    if (auto s = impl_->Invoke("BatchExists", &Stub::AsyncBatchExists, MakeKeys(part), &resp,
+                               nullptr, 0, ControlMethod::kBatchExists);
         !s.ok()) {
       return s;
     }
@@ -660,7 +785,8 @@ StatusOr<size_t> MasterClient::BatchQueryPrefix(std::span<const std::string> key
     const std::span<const std::string> part = Part(keys, at, impl_->options.max_batch_keys);
     BatchQueryPrefixResponse resp;
     crescent::Status s =
-        impl_->Invoke("BatchQueryPrefix", &Stub::AsyncBatchQueryPrefix, MakeKeys(part), &resp);
+        impl_->Invoke("BatchQueryPrefix", &Stub::AsyncBatchQueryPrefix, MakeKeys(part), &resp,
+                      nullptr, 0, ControlMethod::kBatchQueryPrefix);
     if (s.ok()) s = FromProto(resp.status());
     // A part that starts with an invalid key: the prefix ends there, and only
     // as the very first key is that an error.
@@ -771,6 +897,11 @@ StatusOr<uint64_t> MasterClient::RequestSnapshot() {
   if (auto s = impl_->Invoke("Snapshot", &Stub::AsyncSnapshot, Empty(), &resp); !s.ok()) return s;
   if (auto s = FromProto(resp.status()); !s.ok()) return s;
   return resp.snapshots_before();
+}
+
+std::string MasterClient::ControlTarget() {
+  std::shared_ptr<ControlChannel> channel = impl_->Lean();
+  return channel ? channel->target() : std::string();
 }
 
 StatusOr<ClusterStats> MasterClient::Stats() {

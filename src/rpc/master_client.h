@@ -41,6 +41,13 @@ struct MasterClientOptions {
   // 1 KiB keys, 16 replicas each and 256-byte endpoints. A prefix query stops
   // at the first request whose keys are not all present.
   size_t max_batch_keys = 4096;
+  // The hot calls (control_methods.h) go over the master's lean control
+  // protocol (control_channel.h) when it offers one: found with one
+  // ControlEndpoints call, then a kept connection, through the master's Unix
+  // socket when the client is on its host. Whenever that is not possible
+  // (an older master, a closed port), calls go over gRPC, and the lean path is
+  // tried again a second later. false: gRPC only.
+  bool lean_control = true;
 };
 
 // The address MasterClient would use for `configured` (see above).
@@ -150,6 +157,10 @@ class MasterClient {
   StatusOr<std::vector<std::string>> List(const std::string& prefix, size_t limit,
                                           bool* truncated = nullptr, const std::string& after = "");
   StatusOr<ClusterStats> Stats();
+  // Where this client's hot calls go now: the lean connection's target
+  // ("unix:PATH" or "HOST:PORT"), or empty for gRPC. Connects first if it can.
+  std::string ControlTarget();
+
   // Asks for a snapshot (master.proto, Snapshot); returns the snapshot count
   // before it, which Stats' crescent_snapshots_total passes once it is written.
   StatusOr<uint64_t> RequestSnapshot();

@@ -21,13 +21,16 @@
 #include <chrono>
 #include <filesystem>
 #include <mutex>
+#include <random>
 #include <thread>
 #include <type_traits>
 #include <vector>
 
 #include "common/listen_check.h"
+#include "rpc/control_server.h"
 #include "rpc/grpc_setup.h"
 #include "rpc/master.grpc.pb.h"
+#include "rpc/record_call.h"
 #include "rpc/server_handlers.h"
 #include "rpc/server_metrics.h"
 #include "rpc/server_validation.h"
@@ -53,32 +56,6 @@ struct CallEnv {
   RpcServerMetrics* metrics;          // null: MasterServerOptions::record_metrics is off
 };
 
-// Counts the error statuses a reply carries: its own, each per-key one, and
-// those of nested results (a batch of PutStart or ReadResult replies).
-template <typename Msg>
-void CountErrors(const Msg& msg, RpcMethod m, RpcServerMetrics& metrics) {
-  auto count = [&](const Status& s) {
-    if (s.code() != 0) metrics.RecordError(m, static_cast<ErrorCode>(s.code()));
-  };
-  if constexpr (requires { msg.status(); }) count(msg.status());
-  if constexpr (requires { msg.statuses(); }) {
-    for (const Status& s : msg.statuses()) count(s);
-  }
-  if constexpr (requires { msg.results(); }) {
-    for (const auto& r : msg.results()) CountErrors(r, m, metrics);
-  }
-}
-
-// The sizes of the objects a put request starts.
-template <typename Req>
-void RecordSizes(const Req& req, RpcServerMetrics& metrics) {
-  if constexpr (std::is_same_v<Req, PutStartRequest>) {
-    metrics.RecordObjectSize(req.size());
-  } else if constexpr (std::is_same_v<Req, BatchPutStartRequest>) {
-    for (uint64_t size : req.sizes()) metrics.RecordObjectSize(size);
-  }
-}
-
 // Which calls a draining server still serves: a store node's own (its unmount
 // and heartbeats, while the node shuts down with it) and the read-only views.
 enum class WhileDraining { kServe, kRefuse };
@@ -88,8 +65,6 @@ enum class WhileDraining { kServe, kRefuse };
 template <typename Svc, typename Req, typename Resp>
 using RequestFn = void (Svc::*)(grpc::ServerContext*, Req*, grpc::ServerAsyncResponseWriter<Resp>*,
                                 grpc::CompletionQueue*, grpc::ServerCompletionQueue*, void*);
-template <typename Req, typename Resp>
-using HandlerFn = void (MasterHandlers::*)(Req&, Resp*) const;
 
 template <typename Svc, typename Req, typename Resp>
 class Call final : public CallBase {
@@ -115,7 +90,6 @@ class Call final : public CallBase {
     // Serve the next request meanwhile.
     new Call(env_, cq_, method_, request_, handler_, while_draining_);
     finishing_ = true;
-    const auto start = std::chrono::steady_clock::now();
     if (while_draining_ == WhileDraining::kRefuse &&
         env_.draining->load(std::memory_order_acquire)) {
       // Retryable, so that clients wait for (or fail over to) the next master
@@ -125,15 +99,7 @@ class Call final : public CallBase {
       responder_.FinishWithError(
           grpc::Status(grpc::StatusCode::UNAVAILABLE, "the master is shutting down"), this);
     } else {
-      if (env_.metrics) RecordSizes(req_, *env_.metrics);
-      (env_.handlers->*handler_)(req_, &resp_);
-      if (env_.metrics) {
-        CountErrors(resp_, method_, *env_.metrics);
-        env_.metrics->RecordLatency(
-            method_, static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
-                                               std::chrono::steady_clock::now() - start)
-                                               .count()));
-      }
+      RunRecorded(*env_.handlers, handler_, method_, req_, resp_, env_.metrics);
       responder_.Finish(resp_, grpc::Status::OK, this);
     }
     env_.running->fetch_sub(1, std::memory_order_acq_rel);
@@ -192,24 +158,25 @@ void ArmAll(const CallEnv& env, grpc::ServerCompletionQueue* cq) {
   Arm(env, cq, RpcMethod::kList, &S::RequestList, &H::List);
   Arm(env, cq, RpcMethod::kStats, &S::RequestStats, &H::Stats, WhileDraining::kServe);
   Arm(env, cq, RpcMethod::kSnapshot, &S::RequestSnapshot, &H::Snapshot);
+  Arm(env, cq, RpcMethod::kControlEndpoints, &S::RequestControlEndpoints, &H::ControlEndpoints,
+      WhileDraining::kServe);
 }
 
-// A leftover socket file from a dead server would make bind fail; anything that
-// is not a socket is not ours to delete.
-crescent::Status RemoveStaleSocket(const std::string& path) {
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  fs::file_status st = fs::symlink_status(path, ec);
-  if (ec || !fs::exists(st)) return crescent::Status::Ok();
-  if (!fs::is_socket(st)) {
-    return crescent::Status(ErrorCode::kInvalidArgument,
-                            "unix socket path " + path + " exists and is not a socket");
-  }
-  if (!fs::remove(path, ec) || ec) {
-    return crescent::Status(ErrorCode::kIoError,
-                            "cannot remove stale socket " + path + ": " + ec.message());
-  }
-  return crescent::Status::Ok();
+// The host part of "HOST:PORT" or "[V6]:PORT", as an IP address for the lean
+// protocol's listener (a name or an empty host: all addresses).
+std::string HostOf(const std::string& address) {
+  const size_t colon = address.rfind(':');
+  std::string host = colon == std::string::npos ? address : address.substr(0, colon);
+  if (host.size() > 2 && host.front() == '[' && host.back() == ']')
+    host = host.substr(1, host.size() - 2);
+  if (host.empty() || host == "localhost") return host.empty() ? "0.0.0.0" : "127.0.0.1";
+  return host;
+}
+
+uint64_t RandomInstance() {
+  std::random_device rd;
+  const uint64_t v = (uint64_t{rd()} << 32) ^ rd();
+  return v != 0 ? v : 1;
 }
 
 }  // namespace
@@ -228,6 +195,7 @@ struct MasterServer::Impl {
   std::atomic<int> running{0};
   std::atomic<bool> draining{false};
   RpcServerMetrics metrics;
+  std::unique_ptr<ControlServer> control;  // the lean protocol; null: off
   int port = 0;
   std::mutex shutdown_mu;
   bool shut_down = false;
@@ -249,6 +217,21 @@ StatusOr<std::unique_ptr<MasterServer>> MasterServer::Start(
   // gRPC would only log why it cannot listen; ask first, to say it in the error.
   if (auto s = CheckCanListenOn("master server", options.listen_address); !s.ok()) return s;
   auto impl = std::make_unique<Impl>(options, master, signer);
+  if (options.control_port >= 0) {
+    ControlServerOptions co;
+    co.host = HostOf(options.listen_address);
+    co.port = options.control_port;
+    co.unix_socket = options.control_socket;
+    co.threads = options.threads;
+    co.max_body = static_cast<uint32_t>(options.max_message_bytes);
+    co.acks_wait_for_sync = options.acks_wait_for_sync;
+    co.instance = RandomInstance();
+    auto control = ControlServer::Start(
+        co, impl->handlers, options.record_metrics ? &impl->metrics : nullptr, impl->draining);
+    if (!control.ok()) return control.status();
+    impl->control = std::move(control.value());
+    impl->handlers.SetControlAdvert({impl->control->port(), co.unix_socket, co.instance});
+  }
 
   PrepareGrpcProcess();
 
@@ -273,6 +256,7 @@ StatusOr<std::unique_ptr<MasterServer>> MasterServer::Start(
   for (int i = 0; i < options.threads; ++i) impl->cqs.push_back(builder.AddCompletionQueue());
   impl->server = builder.BuildAndStart();
   if (!impl->server || impl->port == 0) {
+    if (impl->control) impl->control->Stop();
     if (impl->server) impl->server->Shutdown();
     for (auto& cq : impl->cqs) {
       cq->Shutdown();
@@ -305,6 +289,8 @@ MasterServer::~MasterServer() { Shutdown(); }
 
 int MasterServer::port() const { return impl_->port; }
 
+int MasterServer::control_port() const { return impl_->control ? impl_->control->port() : 0; }
+
 const RpcServerMetrics& MasterServer::metrics() const { return impl_->metrics; }
 
 void MasterServer::BeginDrain() { impl_->draining.store(true, std::memory_order_release); }
@@ -323,6 +309,7 @@ void MasterServer::Shutdown() {
   }
   for (auto& cq : impl_->cqs) cq->Shutdown();
   for (std::thread& t : impl_->threads) t.join();
+  if (impl_->control) impl_->control->Stop();
   if (!impl_->options.unix_socket.empty()) {
     std::error_code ec;
     std::filesystem::remove(impl_->options.unix_socket, ec);

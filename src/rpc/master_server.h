@@ -37,6 +37,15 @@ struct MasterServerOptions {
   // Asks for a snapshot and returns at once (the Snapshot RPC); empty: the
   // master keeps none (no --data-dir), and the RPC answers UNSUPPORTED.
   std::function<void()> request_snapshot;
+  // The lean control protocol (control_server.h, docs/network.md) for the hot
+  // calls: a TCP port on the listen address's host (0: any free port; -1:
+  // none), and a Unix socket for clients on this host (empty: none). Clients
+  // find both through the ControlEndpoints RPC.
+  int control_port = 0;
+  std::string control_socket;
+  // Acknowledgements wait for the operation log's sync (--log-sync always):
+  // the lean protocol answers puts' ends on workers, not its I/O thread.
+  bool acks_wait_for_sync = false;
   // Time every call and count its reply's errors (server_metrics.h). Off
   // only to measure what that costs (`crescent bench --no-rpc-metrics`).
   bool record_metrics = true;
@@ -51,6 +60,8 @@ class MasterServer {
   ~MasterServer();  // Shutdown()s
   // The bound TCP port (useful with port 0).
   int port() const;
+  // The lean control protocol's bound TCP port; 0 when it is off.
+  int control_port() const;
   // Latency and errors by method, object sizes (server_metrics.h).
   const RpcServerMetrics& metrics() const;
   // From now on, answers every client call with gRPC UNAVAILABLE ("the master

@@ -380,4 +380,11 @@ void MasterHandlers::Snapshot(Empty&, SnapshotResponse* resp) const {
   ToProto(crescent::Status::Ok(), resp->mutable_status());
 }
 
+void MasterHandlers::ControlEndpoints(Empty&, ControlEndpointsResponse* resp) const {
+  resp->set_port(control_.port);
+  resp->set_unix_socket(control_.unix_socket);
+  resp->set_instance(control_.instance);
+  ToProto(crescent::Status::Ok(), resp->mutable_status());
+}
+
 }  // namespace crescent::rpc

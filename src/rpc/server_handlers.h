@@ -55,6 +55,16 @@ class MasterHandlers {
 
   void Stats(Empty& req, StatsResponse* resp) const;
   void Snapshot(Empty& req, SnapshotResponse* resp) const;
+  void ControlEndpoints(Empty& req, ControlEndpointsResponse* resp) const;
+
+  // Where the lean control protocol listens (control_server.h), as the
+  // ControlEndpoints RPC answers it; set once, before the server serves.
+  struct ControlAdvert {
+    uint32_t port = 0;  // 0: none
+    std::string unix_socket;
+    uint64_t instance = 0;
+  };
+  void SetControlAdvert(ControlAdvert advert) { control_ = std::move(advert); }
 
  private:
   // A started put: its token, and its replicas, each with a WRITE capability.
@@ -75,6 +85,11 @@ class MasterHandlers {
   const MasterServerOptions& options_;
   master::MasterService& master_;
   const transfer::CapabilitySigner& signer_;
+  ControlAdvert control_;
 };
+
+// A handler, as both transports call it.
+template <typename Req, typename Resp>
+using HandlerFn = void (MasterHandlers::*)(Req&, Resp*) const;
 
 }  // namespace crescent::rpc

@@ -31,6 +31,7 @@ std::string_view RpcMethodName(RpcMethod method) {
     case RpcMethod::kList: return "List";
     case RpcMethod::kStats: return "Stats";
     case RpcMethod::kSnapshot: return "Snapshot";
+    case RpcMethod::kControlEndpoints: return "ControlEndpoints";
   }
   return "unknown";
 }
@@ -57,6 +58,12 @@ void RpcServerMetrics::Collect(metrics::TextWriter& w) const {
                n);
     }
   }
+  w.Family("crescent_control_calls_total", "counter",
+           "Hot calls served over the lean control protocol (the rest came over gRPC).");
+  w.Sample({}, lean_calls_.load(std::memory_order_relaxed));
+  w.Family("crescent_control_connections", "gauge",
+           "Open connections of the lean control protocol (TCP and Unix socket).");
+  w.Sample({}, static_cast<double>(lean_connections_.load(std::memory_order_relaxed)));
   w.Family("crescent_object_size_bytes", "histogram",
            "Sizes of the objects puts started (PutStart, each key of BatchPutStart).");
   w.Histogram({}, object_size_.Snapshot());

@@ -46,8 +46,9 @@ enum class RpcMethod : uint8_t {
   kList,
   kStats,
   kSnapshot,
+  kControlEndpoints,
 };
-inline constexpr size_t kRpcMethodCount = static_cast<size_t>(RpcMethod::kSnapshot) + 1;
+inline constexpr size_t kRpcMethodCount = static_cast<size_t>(RpcMethod::kControlEndpoints) + 1;
 std::string_view RpcMethodName(RpcMethod method);
 
 class RpcServerMetrics {
@@ -61,6 +62,12 @@ class RpcServerMetrics {
     errors_[Index(m)][c < kCodes ? c : 0].fetch_add(1, std::memory_order_relaxed);
   }
   void RecordObjectSize(uint64_t bytes) { object_size_.Record(bytes); }
+  // The lean control protocol (control_server.h): a call served, a connection
+  // opened or closed.
+  void RecordLeanCall() { lean_calls_.fetch_add(1, std::memory_order_relaxed); }
+  void LeanConnection(int delta) { lean_connections_.fetch_add(delta, std::memory_order_relaxed); }
+  uint64_t lean_calls() const { return lean_calls_.load(std::memory_order_relaxed); }
+  int64_t lean_connections() const { return lean_connections_.load(std::memory_order_relaxed); }
 
   metrics::HistogramSnapshot Latency(RpcMethod m) const { return latency_[Index(m)]->Snapshot(); }
   uint64_t Errors(RpcMethod m, ErrorCode code) const {
@@ -77,6 +84,8 @@ class RpcServerMetrics {
   // [method][code]; slot 0 (OK) is never rendered and takes any code out of range.
   std::array<std::array<std::atomic<uint64_t>, kCodes>, kRpcMethodCount> errors_{};
   metrics::Histogram object_size_;
+  std::atomic<uint64_t> lean_calls_{0};
+  std::atomic<int64_t> lean_connections_{0};
 };
 
 }  // namespace crescent::rpc

@@ -129,6 +129,31 @@ StatusOr<CopyTarget> DecodeCopyTarget(const uint8_t* p, size_t n) {
   return t;
 }
 
+void EncodeControl(const ControlHeader& h, uint8_t* p) {
+  std::memset(p, 0, kControlHeaderSize);
+  Put<uint32_t>(p + 0, kControlMagic);
+  p[4] = kVersion;
+  p[5] = h.method;
+  Put<uint64_t>(p + 8, h.request_id);
+  Put<uint32_t>(p + 16, h.body_length);
+}
+
+StatusOr<ControlHeader> DecodeControl(const uint8_t* p) {
+  if (uint32_t magic = Get<uint32_t>(p); magic != kControlMagic) {
+    return Bad("bad control magic " + std::to_string(magic));
+  }
+  if (p[4] != kVersion) {
+    return Bad("unsupported version " + std::to_string(p[4]) + " (expected " +
+               std::to_string(kVersion) + ")");
+  }
+  if (!AllZero(p + 6, 2) || !AllZero(p + 20, 4)) return Bad("reserved control bytes are not 0");
+  ControlHeader h;
+  h.method = p[5];
+  h.request_id = Get<uint64_t>(p + 8);
+  h.body_length = Get<uint32_t>(p + 16);
+  return h;
+}
+
 size_t EncodeResponse(ErrorCode code, uint64_t request_id, uint64_t payload_length,
                       std::string_view message, ResponseBytes& out) {
   size_t n = std::min(message.size(), kMaxErrorMessage);

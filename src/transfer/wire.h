@@ -42,6 +42,22 @@
 //    24     2  message_length  <= kMaxErrorMessage; 0 when code is kOk
 //    26     6  reserved       must be 0
 //
+// Control frames (the master's lean control protocol, docs/network.md) share
+// the response header above and have a request header of their own
+// (kControlHeaderSize = 24 bytes), followed by `body_length` bytes of body (a
+// master.proto request message):
+//   off  size  field
+//     0     4  magic          kControlMagic ("CCQ1")
+//     4     1  version        kVersion
+//     5     1  method         rpc/control_methods.h
+//     6     2  reserved       must be 0
+//     8     8  request_id     echoed in the response
+//    16     4  body_length    <= the master's message limit
+//    20     4  reserved       must be 0
+// The response's payload is the reply message; an error response (a frame or
+// method the master refuses, or a master that is shutting down) carries only
+// its message, and the connection stays usable unless the frame was malformed.
+//
 // The capability's op is the request's op: a read capability presented with a
 // write request fails the HMAC check, so the op cannot be widened either.
 // Decoders validate every field they can without the segment, so a garbage
@@ -66,6 +82,8 @@ inline constexpr uint8_t kVersion = 1;
 inline constexpr size_t kRequestHeaderSize = 88;
 inline constexpr size_t kResponseHeaderSize = 32;
 inline constexpr size_t kMaxErrorMessage = 256;
+inline constexpr uint32_t kControlMagic = 0x31514343;  // "CCQ1" in memory order
+inline constexpr size_t kControlHeaderSize = 24;
 
 // The SO_RCVLOWAT a reader sets while `left` bytes of a payload are still to
 // come, on either side of the connection: the socket reads as ready only once
@@ -136,5 +154,15 @@ size_t EncodeResponse(ErrorCode code, uint64_t request_id, uint64_t payload_leng
                       std::string_view message, ResponseBytes& out);
 // Decodes the kResponseHeaderSize bytes at `in`; kParseError naming the bad field.
 StatusOr<ResponseHeader> DecodeResponse(const uint8_t* in);
+
+struct ControlHeader {
+  uint8_t method = 0;
+  uint64_t request_id = 0;
+  uint32_t body_length = 0;
+};
+using ControlBytes = std::array<uint8_t, kControlHeaderSize>;
+void EncodeControl(const ControlHeader& header, uint8_t* out);  // kControlHeaderSize bytes
+// kParseError naming the first bad field (the method is the caller's to check).
+StatusOr<ControlHeader> DecodeControl(const uint8_t* in);
 
 }  // namespace crescent::transfer::wire

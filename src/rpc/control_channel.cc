@@ -1,0 +1,330 @@
+#include "rpc/control_channel.h"
+
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <condition_variable>
+#include <cstring>
+#include <mutex>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "common/listen_check.h"
+#include "rpc/master.pb.h"
+#include "transfer/wire.h"
+
+namespace crescent::rpc {
+namespace {
+
+namespace wire = transfer::wire;
+using Clock = std::chrono::steady_clock;
+
+constexpr size_t kReadChunk = 64 << 10;
+
+crescent::Status Unavailable(const std::string& target, const std::string& why) {
+  return crescent::Status(ErrorCode::kUnavailable,
+                          "lean control connection to " + target + ": " + why);
+}
+
+// Milliseconds left until `deadline` for poll(), at least 0.
+int PollMs(ControlChannel::Deadline deadline) {
+  const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+  return left.count() <= 0 ? 0 : static_cast<int>(std::min<int64_t>(left.count() + 1, 1 << 30));
+}
+
+// Waits for `events` on `fd`: OK, kTimeout, or kUnavailable with the reason.
+crescent::Status Wait(int fd, short events, ControlChannel::Deadline deadline,
+                      const std::string& target) {
+  for (;;) {
+    pollfd p{fd, events, 0};
+    const int n = ::poll(&p, 1, PollMs(deadline));
+    if (n > 0) return crescent::Status::Ok();
+    if (n == 0) {
+      if (Clock::now() >= deadline) {
+        return crescent::Status(ErrorCode::kTimeout, "no answer from the master at " + target);
+      }
+      continue;
+    }
+    if (errno != EINTR) return Unavailable(target, std::string("poll: ") + std::strerror(errno));
+  }
+}
+
+// A connected non-blocking socket to `target` ("unix:PATH" or "HOST:PORT").
+StatusOr<int> Dial(const std::string& target, ControlChannel::Deadline deadline) {
+  sockaddr_storage addr{};
+  socklen_t len = 0;
+  int family = AF_UNIX;
+  if (target.rfind("unix:", 0) == 0) {
+    const std::string path = target.substr(5);
+    if (auto s = CheckUnixSocketPath("lean control socket", path); !s.ok()) return s;
+    auto* un = reinterpret_cast<sockaddr_un*>(&addr);
+    un->sun_family = AF_UNIX;
+    std::memcpy(un->sun_path, path.data(), path.size());
+    len = static_cast<socklen_t>(sizeof(sockaddr_un));
+  } else {
+    const size_t colon = target.rfind(':');
+    if (colon == std::string::npos || colon == 0) {
+      return crescent::Status(ErrorCode::kInvalidArgument,
+                              "lean control address '" + target + "' is not HOST:PORT");
+    }
+    std::string host = target.substr(0, colon);
+    if (host.size() > 2 && host.front() == '[' && host.back() == ']') {
+      host = host.substr(1, host.size() - 2);
+    }
+    addrinfo hints{};
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    addrinfo* found = nullptr;
+    if (int rc = ::getaddrinfo(host.c_str(), target.c_str() + colon + 1, &hints, &found);
+        rc != 0 || found == nullptr) {
+      return Unavailable(target, std::string("cannot resolve: ") + ::gai_strerror(rc));
+    }
+    std::memcpy(&addr, found->ai_addr, found->ai_addrlen);
+    len = found->ai_addrlen;
+    family = found->ai_family;
+    ::freeaddrinfo(found);
+  }
+  const int fd = ::socket(family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  if (fd < 0) return Unavailable(target, std::string("socket: ") + std::strerror(errno));
+  if (family != AF_UNIX) {
+    const int one = 1;
+    ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+  }
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), len) != 0) {
+    if (errno != EINPROGRESS && errno != EAGAIN) {
+      const std::string why = std::strerror(errno);
+      ::close(fd);
+      return Unavailable(target, "connect: " + why);
+    }
+    if (crescent::Status s = Wait(fd, POLLOUT, deadline, target); !s.ok()) {
+      ::close(fd);
+      return s;
+    }
+    int err = 0;
+    socklen_t err_len = sizeof err;
+    ::getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &err_len);
+    if (err != 0) {
+      ::close(fd);
+      return Unavailable(target, std::string("connect: ") + std::strerror(err));
+    }
+  }
+  return fd;
+}
+
+}  // namespace
+
+struct ControlChannel::Impl {
+  // A call waiting for its answer.
+  struct Waiter {
+    bool done = false;
+    ErrorCode code = ErrorCode::kOk;
+    std::string body;  // the reply, or the error message
+  };
+
+  std::string target;
+  int fd = -1;
+  std::atomic<uint64_t> next_id{1};
+  std::mutex write_mu;  // one frame at a time on the socket
+
+  std::mutex mu;  // everything below
+  std::condition_variable cv;
+  std::unordered_map<uint64_t, Waiter*> waiters;
+  bool reading = false;     // a caller is reading the socket
+  crescent::Status failed;  // not OK: broken
+  std::vector<char> in;     // read but not yet delivered: [begin, end)
+  size_t begin = 0;
+  size_t end = 0;
+
+  crescent::Status Send(std::string_view frame, Deadline deadline);
+  // Reads what the socket has (waiting until `deadline`) and delivers every
+  // complete answer. Called by the one reader, without `mu`.
+  crescent::Status ReadAndDeliver(Deadline deadline);
+  // Breaks the connection: every waiter, now and later, gets `s`. Under `mu`.
+  void Fail(crescent::Status s);
+};
+
+crescent::Status ControlChannel::Impl::Send(std::string_view frame, Deadline deadline) {
+  std::lock_guard lock(write_mu);
+  for (size_t sent = 0; sent < frame.size();) {
+    const ssize_t n = ::send(fd, frame.data() + sent, frame.size() - sent, MSG_NOSIGNAL);
+    if (n >= 0) {
+      sent += static_cast<size_t>(n);
+      continue;
+    }
+    if (errno == EINTR) continue;
+    if (errno != EAGAIN && errno != EWOULDBLOCK) {
+      return Unavailable(target, std::string("send: ") + std::strerror(errno));
+    }
+    if (crescent::Status s = Wait(fd, POLLOUT, deadline, target); !s.ok()) {
+      // Part of a frame may be on the stream: it cannot be used again.
+      return sent == 0 ? s : Unavailable(target, "send stalled mid-frame: " + s.message());
+    }
+  }
+  return crescent::Status::Ok();
+}
+
+crescent::Status ControlChannel::Impl::ReadAndDeliver(Deadline deadline) {
+  // Only the reader touches `in`, `begin` and `end`.
+  if (in.size() - end < kReadChunk / 4) {
+    std::memmove(in.data(), in.data() + begin, end - begin);
+    end -= begin;
+    begin = 0;
+    if (in.size() - end < kReadChunk / 4) in.resize(in.size() * 2);
+  }
+  for (;;) {
+    const ssize_t n = ::recv(fd, in.data() + end, in.size() - end, 0);
+    if (n > 0) {
+      end += static_cast<size_t>(n);
+      break;
+    }
+    if (n == 0) return Unavailable(target, "the master closed the connection");
+    if (errno == EINTR) continue;
+    if (errno != EAGAIN && errno != EWOULDBLOCK) {
+      return Unavailable(target, std::string("recv: ") + std::strerror(errno));
+    }
+    if (crescent::Status s = Wait(fd, POLLIN, deadline, target); !s.ok()) return s;
+  }
+  std::lock_guard lock(mu);
+  while (end - begin >= wire::kResponseHeaderSize) {
+    StatusOr<wire::ResponseHeader> h =
+        wire::DecodeResponse(reinterpret_cast<const uint8_t*>(in.data() + begin));
+    if (!h.ok()) return Unavailable(target, h.status().message());
+    const size_t body = h->code == ErrorCode::kOk ? h->payload_length : h->message_length;
+    const size_t frame = wire::kResponseHeaderSize + body;
+    if (end - begin < frame) {
+      if (in.size() - begin < frame) {  // make room for the whole answer
+        std::memmove(in.data(), in.data() + begin, end - begin);
+        end -= begin;
+        begin = 0;
+        if (in.size() < frame) in.resize(frame);
+      }
+      break;
+    }
+    if (auto it = waiters.find(h->request_id); it != waiters.end()) {
+      Waiter& w = *it->second;
+      w.code = h->code;
+      w.body.assign(in.data() + begin + wire::kResponseHeaderSize, body);
+      w.done = true;
+    }  // else: the answer to a call that timed out
+    begin += frame;
+  }
+  if (begin == end) begin = end = 0;
+  return crescent::Status::Ok();
+}
+
+void ControlChannel::Impl::Fail(crescent::Status s) {
+  if (failed.ok()) failed = std::move(s);
+  cv.notify_all();
+}
+
+StatusOr<std::unique_ptr<ControlChannel>> ControlChannel::Connect(const std::string& target,
+                                                                  Deadline deadline,
+                                                                  uint64_t* instance) {
+  StatusOr<int> fd = Dial(target, deadline);
+  if (!fd.ok()) return fd.status();
+  auto impl = std::make_unique<Impl>();
+  impl->target = target;
+  impl->fd = *fd;
+  impl->in.resize(kReadChunk);
+  std::unique_ptr<ControlChannel> channel(new ControlChannel(std::move(impl)));
+  ControlEndpointsResponse hello;
+  if (crescent::Status s = channel->Call(ControlMethod::kHello, Empty(), &hello, deadline);
+      !s.ok()) {
+    return s;
+  }
+  if (instance != nullptr) *instance = hello.instance();
+  return channel;
+}
+
+ControlChannel::ControlChannel(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+ControlChannel::~ControlChannel() {
+  if (impl_->fd >= 0) ::close(impl_->fd);
+}
+
+bool ControlChannel::broken() const {
+  std::lock_guard lock(impl_->mu);
+  return !impl_->failed.ok();
+}
+
+const std::string& ControlChannel::target() const { return impl_->target; }
+
+crescent::Status ControlChannel::Call(ControlMethod method,
+                                      const google::protobuf::MessageLite& request,
+                                      google::protobuf::MessageLite* reply, Deadline deadline,
+                                      const std::function<void()>* meanwhile) {
+  Impl& c = *impl_;
+  const uint64_t id = c.next_id.fetch_add(1, std::memory_order_relaxed);
+  const size_t body = request.ByteSizeLong();
+  if (body > UINT32_MAX) {
+    return crescent::Status(ErrorCode::kInvalidArgument, "control call body too large");
+  }
+  thread_local std::string frame;
+  frame.resize(wire::kControlHeaderSize + body);
+  wire::EncodeControl({static_cast<uint8_t>(method), id, static_cast<uint32_t>(body)},
+                      reinterpret_cast<uint8_t*>(frame.data()));
+  request.SerializeWithCachedSizesToArray(
+      reinterpret_cast<uint8_t*>(frame.data() + wire::kControlHeaderSize));
+
+  Impl::Waiter w;
+  {
+    std::lock_guard lock(c.mu);
+    if (!c.failed.ok()) return c.failed;
+    c.waiters.emplace(id, &w);
+  }
+  crescent::Status s = c.Send(frame, deadline);
+  if (!s.ok()) {
+    std::lock_guard lock(c.mu);
+    c.waiters.erase(id);
+    if (s.code() != ErrorCode::kTimeout) c.Fail(s);
+    return s;
+  }
+  if (meanwhile != nullptr && *meanwhile) (*meanwhile)();
+
+  std::unique_lock lock(c.mu);
+  while (!w.done) {
+    if (!c.failed.ok()) {
+      s = c.failed;
+      break;
+    }
+    if (!c.reading) {
+      c.reading = true;
+      lock.unlock();
+      crescent::Status r = c.ReadAndDeliver(deadline);
+      lock.lock();
+      c.reading = false;
+      c.cv.notify_all();  // answers for others, or the socket for the next reader
+      if (!r.ok()) {
+        if (r.code() != ErrorCode::kTimeout) c.Fail(r);
+        if (!w.done) s = r;
+        break;
+      }
+      continue;
+    }
+    if (c.cv.wait_until(lock, deadline) == std::cv_status::timeout && !w.done &&
+        Clock::now() >= deadline) {
+      s = crescent::Status(ErrorCode::kTimeout, "no answer from the master at " + c.target);
+      break;
+    }
+  }
+  c.waiters.erase(id);
+  lock.unlock();
+  if (!w.done) return s;
+  if (w.code != ErrorCode::kOk) return crescent::Status(w.code, w.body);
+  if (!reply->ParseFromString(w.body)) {
+    return crescent::Status(ErrorCode::kInternal,
+                            "the master's answer to a control call does not parse");
+  }
+  return crescent::Status::Ok();
+}
+
+}  // namespace crescent::rpc

@@ -1,0 +1,58 @@
+// ControlChannel: a client's kept connection to the master's lean control
+// protocol (control_server.h), TCP or Unix socket. Thread-safe, and pipelined:
+// concurrent calls share the connection, each frame tagged with its own id.
+//
+// No thread of its own: a caller writes its request, then either reads the
+// socket itself (when no other caller is reading) or waits for the reader to
+// hand it its answer. The reader delivers every answer it reads and gives the
+// socket up once its own has arrived. So a lone caller pays one write and one
+// read, and no thread hop.
+//
+// Errors: a connection that fails (refused, reset, closed, a malformed answer)
+// fails every call on it with kUnavailable and stays broken; the owner makes a
+// new one. A call whose deadline passes returns kTimeout; the connection stays
+// usable (a late answer is dropped by its id).
+#pragma once
+
+#include <google/protobuf/message_lite.h>
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "crescent/status.h"
+#include "rpc/control_methods.h"
+
+namespace crescent::rpc {
+
+class ControlChannel {
+ public:
+  using Deadline = std::chrono::steady_clock::time_point;
+
+  // Connects to "unix:PATH" or "HOST:PORT" and says Hello: `*instance` is the
+  // master's (ControlEndpointsResponse.instance).
+  static StatusOr<std::unique_ptr<ControlChannel>> Connect(const std::string& target,
+                                                           Deadline deadline, uint64_t* instance);
+  ~ControlChannel();
+
+  // One call. `meanwhile`, when set, runs on the calling thread after the
+  // request is sent and before the answer is awaited. An error answer (the
+  // master refused the frame or is shutting down: kUnavailable) comes back as
+  // its status; the reply message is filled only on success.
+  crescent::Status Call(ControlMethod method, const google::protobuf::MessageLite& request,
+                        google::protobuf::MessageLite* reply, Deadline deadline,
+                        const std::function<void()>* meanwhile = nullptr);
+
+  // The connection failed; every call on it fails.
+  bool broken() const;
+  const std::string& target() const;
+
+ private:
+  struct Impl;
+  explicit ControlChannel(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace crescent::rpc

@@ -1,0 +1,376 @@
+// Server side of the lean control protocol. Threads, accept and shutdown follow
+// the data plane's server (transfer/tcp_server.cc): one io_context per thread,
+// connections dealt round-robin at accept, and Stop() closes every socket after
+// the threads are joined. A connection's coroutine keeps one input buffer: it
+// answers every complete frame in it, in order, into one output buffer, writes
+// that, then reads again.
+#include "rpc/control_server.h"
+
+#include <algorithm>
+#include <array>
+#include <asio/co_spawn.hpp>
+#include <asio/executor_work_guard.hpp>
+#include <asio/io_context.hpp>
+#include <asio/ip/tcp.hpp>
+#include <asio/local/stream_protocol.hpp>
+#include <asio/post.hpp>
+#include <asio/redirect_error.hpp>
+#include <asio/steady_timer.hpp>
+#include <asio/thread_pool.hpp>
+#include <asio/use_awaitable.hpp>
+#include <asio/write.hpp>
+#include <cstring>
+#include <exception>
+#include <filesystem>
+#include <functional>
+#include <mutex>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "common/listen_check.h"
+#include "rpc/control_methods.h"
+#include "rpc/master.pb.h"
+#include "rpc/record_call.h"
+#include "transfer/wire.h"
+
+namespace crescent::rpc {
+namespace {
+
+using asio::ip::tcp;
+using unix_socket = asio::local::stream_protocol;
+namespace wire = transfer::wire;
+
+constexpr size_t kReadChunk = 64 << 10;
+// Workers for calls that wait for the log's sync: enough for a few concurrent
+// waits to share one fdatasync (group commit).
+constexpr int kSyncWaitWorkers = 4;
+
+void IgnoreException(std::exception_ptr) {}
+
+// Registers a connection for Stop() and counts it open, for as long as its
+// coroutine frame lives (a frame destroyed while suspended included).
+class ConnectionGuard {
+ public:
+  ConnectionGuard(std::mutex& mu, std::unordered_map<void*, std::function<void()>>& closers,
+                  void* key, std::function<void()> close, RpcServerMetrics* metrics)
+      : mu_(mu), closers_(closers), key_(key), metrics_(metrics) {
+    std::lock_guard lock(mu_);
+    closers_.emplace(key_, std::move(close));
+    if (metrics_) metrics_->LeanConnection(+1);
+  }
+  ~ConnectionGuard() {
+    std::lock_guard lock(mu_);
+    closers_.erase(key_);
+    if (metrics_) metrics_->LeanConnection(-1);
+  }
+  ConnectionGuard(const ConnectionGuard&) = delete;
+  ConnectionGuard& operator=(const ConnectionGuard&) = delete;
+
+ private:
+  std::mutex& mu_;
+  std::unordered_map<void*, std::function<void()>>& closers_;
+  void* key_;
+  RpcServerMetrics* metrics_;
+};
+
+// Appends an error answer to `out`.
+void AppendError(const crescent::Status& s, uint64_t request_id, std::string& out) {
+  wire::ResponseBytes bytes;
+  const size_t n = wire::EncodeResponse(s.code(), request_id, 0, s.message(), bytes);
+  out.append(reinterpret_cast<const char*>(bytes.data()), n);
+}
+
+// Appends an answer carrying `reply` to `out`.
+template <typename Msg>
+void AppendReply(const Msg& reply, uint64_t request_id, std::string& out) {
+  const size_t at = out.size();
+  out.resize(at + wire::kResponseHeaderSize);
+  reply.AppendToString(&out);
+  wire::ResponseBytes header;
+  wire::EncodeResponse(ErrorCode::kOk, request_id, out.size() - at - wire::kResponseHeaderSize, {},
+                       header);
+  std::memcpy(out.data() + at, header.data(), wire::kResponseHeaderSize);
+}
+
+// Parses `body` as Req, runs the handler, and appends the answer to `out`.
+template <typename Req, typename Resp>
+void Answer(const MasterHandlers& handlers, HandlerFn<Req, Resp> handler, RpcMethod m,
+            std::string_view body, uint64_t request_id, RpcServerMetrics* metrics,
+            std::string& out) {
+  Req req;
+  if (!req.ParseFromArray(body.data(), static_cast<int>(body.size()))) {
+    AppendError(crescent::Status(ErrorCode::kParseError, "control call body is not a valid " +
+                                                             Req::GetDescriptor()->name()),
+                request_id, out);
+    return;
+  }
+  Resp resp;
+  RunRecorded(handlers, handler, m, req, resp, metrics);
+  AppendReply(resp, request_id, out);
+}
+
+}  // namespace
+
+struct ControlServer::Impl {
+  Impl(const ControlServerOptions& o, const MasterHandlers& h, RpcServerMetrics* m,
+       const std::atomic<bool>& d)
+      : options(o), handlers(h), metrics(m), draining(d) {}
+
+  template <typename Acceptor>
+  asio::awaitable<void> Accept(Acceptor& acceptor);
+  template <typename Socket>
+  asio::awaitable<void> Serve(Socket socket);
+  // Answers one frame into `out`.
+  void Dispatch(const wire::ControlHeader& h, std::string_view body, std::string& out);
+
+  ControlServerOptions options;
+  const MasterHandlers& handlers;
+  RpcServerMetrics* metrics;
+  const std::atomic<bool>& draining;
+  // Declared before ios so that coroutine frames destroyed with them can still
+  // unregister their sockets.
+  std::mutex mu;
+  std::unordered_map<void*, std::function<void()>> closers;  // live connections
+  bool stopped = false;
+  uint16_t port = 0;
+  std::unique_ptr<asio::thread_pool> sync_waits;       // acks_wait_for_sync only
+  std::vector<std::unique_ptr<asio::io_context>> ios;  // one per thread; [0] accepts
+  size_t next_io = 0;
+  std::unique_ptr<tcp::acceptor> tcp_acceptor;
+  std::unique_ptr<unix_socket::acceptor> unix_acceptor;
+  std::vector<std::thread> threads;
+};
+
+void ControlServer::Impl::Dispatch(const wire::ControlHeader& h, std::string_view body,
+                                   std::string& out) {
+  const uint64_t id = h.request_id;
+  if (h.method < 1 || h.method > kControlMethodMax) {
+    AppendError(crescent::Status(ErrorCode::kInvalidArgument,
+                                 "unknown control method " + std::to_string(h.method)),
+                id, out);
+    return;
+  }
+  const auto m = static_cast<ControlMethod>(h.method);
+  if (m == ControlMethod::kHello) {
+    ControlEndpointsResponse resp;
+    resp.set_port(port);
+    resp.set_unix_socket(options.unix_socket);
+    resp.set_instance(options.instance);
+    AppendReply(resp, id, out);
+    return;
+  }
+  if (draining.load(std::memory_order_acquire)) {
+    // Retryable, as gRPC's UNAVAILABLE: the client waits for the next master.
+    if (metrics) metrics->RecordError(RpcMethodOf(m), ErrorCode::kUnavailable);
+    AppendError(crescent::Status(ErrorCode::kUnavailable, "the master is shutting down"), id, out);
+    return;
+  }
+  if (metrics) metrics->RecordLeanCall();
+  const RpcMethod rm = RpcMethodOf(m);
+  const MasterHandlers& H = handlers;
+  using MH = MasterHandlers;
+  switch (m) {
+    case ControlMethod::kHello: break;
+    case ControlMethod::kPutStart: Answer(H, &MH::PutStart, rm, body, id, metrics, out); break;
+    case ControlMethod::kPutEnd: Answer(H, &MH::PutEnd, rm, body, id, metrics, out); break;
+    case ControlMethod::kPutRevoke: Answer(H, &MH::PutRevoke, rm, body, id, metrics, out); break;
+    case ControlMethod::kBatchPutStart:
+      Answer(H, &MH::BatchPutStart, rm, body, id, metrics, out);
+      break;
+    case ControlMethod::kBatchPutEnd:
+      Answer(H, &MH::BatchPutEnd, rm, body, id, metrics, out);
+      break;
+    case ControlMethod::kBatchPutRevoke:
+      Answer(H, &MH::BatchPutRevoke, rm, body, id, metrics, out);
+      break;
+    case ControlMethod::kGetReplicaList:
+      Answer(H, &MH::GetReplicaList, rm, body, id, metrics, out);
+      break;
+    case ControlMethod::kBatchGetReplicaList:
+      Answer(H, &MH::BatchGetReplicaList, rm, body, id, metrics, out);
+      break;
+    case ControlMethod::kExists: Answer(H, &MH::Exists, rm, body, id, metrics, out); break;
+    case ControlMethod::kBatchExists:
+      Answer(H, &MH::BatchExists, rm, body, id, metrics, out);
+      break;
+    case ControlMethod::kBatchQueryPrefix:
+      Answer(H, &MH::BatchQueryPrefix, rm, body, id, metrics, out);
+      break;
+  }
+}
+
+template <typename Acceptor>
+asio::awaitable<void> ControlServer::Impl::Accept(Acceptor& acceptor) {
+  for (;;) {
+    asio::error_code ec;
+    asio::io_context& home = *ios[next_io];
+    typename Acceptor::protocol_type::socket socket(home);
+    co_await acceptor.async_accept(socket, asio::redirect_error(asio::use_awaitable, ec));
+    if (ec == asio::error::operation_aborted || !acceptor.is_open()) co_return;
+    if (ec) {
+      // E.g. EMFILE: back off briefly instead of spinning on the error.
+      asio::steady_timer pause(*ios[0], std::chrono::milliseconds(10));
+      co_await pause.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+      continue;
+    }
+    next_io = (next_io + 1) % ios.size();
+    asio::co_spawn(home, Serve(std::move(socket)), IgnoreException);
+  }
+}
+
+template <typename Socket>
+asio::awaitable<void> ControlServer::Impl::Serve(Socket socket) {
+  ConnectionGuard guard(
+      mu, closers, &socket,
+      [&socket] {
+        asio::error_code ignored;
+        socket.shutdown(Socket::shutdown_both, ignored);
+        socket.close(ignored);
+      },
+      metrics);
+  asio::error_code ec;
+  if constexpr (std::is_same_v<Socket, tcp::socket>) socket.set_option(tcp::no_delay(true), ec);
+  auto use = asio::redirect_error(asio::use_awaitable, ec);
+  std::vector<char> in(kReadChunk);
+  size_t begin = 0;  // the first unanswered byte
+  size_t end = 0;    // past the last byte read
+  std::string out;
+  for (bool open = true; open;) {
+    size_t want = wire::kControlHeaderSize;  // bytes the next frame needs from `begin`
+    while (end - begin >= wire::kControlHeaderSize) {
+      StatusOr<wire::ControlHeader> h =
+          wire::DecodeControl(reinterpret_cast<const uint8_t*>(in.data() + begin));
+      if (h.ok() && h->body_length > options.max_body) {
+        h = crescent::Status(ErrorCode::kInvalidArgument,
+                             "control call body of " + std::to_string(h->body_length) +
+                                 " bytes exceeds the master's limit of " +
+                                 std::to_string(options.max_body));
+      }
+      if (!h.ok()) {  // out of sync (or not ours): say why, then hang up
+        AppendError(h.status(), 0, out);
+        open = false;
+        break;
+      }
+      want = wire::kControlHeaderSize + h->body_length;
+      if (end - begin < want) break;
+      const std::string_view body(in.data() + begin + wire::kControlHeaderSize, h->body_length);
+      const auto m = static_cast<ControlMethod>(h->method);
+      if (sync_waits && h->method <= kControlMethodMax && MayWaitForLog(m)) {
+        co_await asio::post(*sync_waits, asio::use_awaitable);
+        Dispatch(*h, body, out);
+        co_await asio::post(socket.get_executor(), asio::use_awaitable);
+      } else {
+        Dispatch(*h, body, out);
+      }
+      begin += want;
+      want = wire::kControlHeaderSize;
+    }
+    if (!out.empty()) {
+      co_await asio::async_write(socket, asio::buffer(out), use);
+      out.clear();
+      if (ec) break;
+    }
+    if (!open) break;
+    if (begin == end) {
+      begin = end = 0;
+    } else if (in.size() - begin < std::max(want, kReadChunk / 2)) {
+      std::memmove(in.data(), in.data() + begin, end - begin);
+      end -= begin;
+      begin = 0;
+    }
+    if (in.size() - begin < want) in.resize(begin + want);
+    const size_t n =
+        co_await socket.async_read_some(asio::buffer(in.data() + end, in.size() - end), use);
+    if (ec) break;
+    end += n;
+  }
+  socket.close(ec);
+}
+
+StatusOr<std::unique_ptr<ControlServer>> ControlServer::Start(const ControlServerOptions& options,
+                                                              const MasterHandlers& handlers,
+                                                              RpcServerMetrics* metrics,
+                                                              const std::atomic<bool>& draining) {
+  if (options.port < 0 || options.port > 65535) {
+    return crescent::Status(ErrorCode::kInvalidArgument,
+                            "control port " + std::to_string(options.port) + " is not 0-65535");
+  }
+  auto impl = std::make_unique<Impl>(options, handlers, metrics, draining);
+  if (options.acks_wait_for_sync) {
+    impl->sync_waits = std::make_unique<asio::thread_pool>(kSyncWaitWorkers);
+  }
+  const int threads = std::max(options.threads, 1);
+  for (int i = 0; i < threads; ++i) impl->ios.push_back(std::make_unique<asio::io_context>(1));
+  asio::error_code ec;
+  asio::ip::address address = asio::ip::make_address(options.host, ec);
+  if (ec) {
+    return crescent::Status(
+        ErrorCode::kInvalidArgument,
+        "control server host '" + options.host + "' is not an IP address: " + ec.message());
+  }
+  impl->tcp_acceptor = std::make_unique<tcp::acceptor>(*impl->ios[0]);
+  tcp::endpoint endpoint(address, static_cast<uint16_t>(options.port));
+  if (impl->tcp_acceptor->open(endpoint.protocol(), ec);
+      !ec && (impl->tcp_acceptor->set_option(tcp::acceptor::reuse_address(true), ec), !ec) &&
+      (impl->tcp_acceptor->bind(endpoint, ec), !ec)) {
+    impl->tcp_acceptor->listen(asio::socket_base::max_listen_connections, ec);
+  }
+  if (ec) {
+    return crescent::Status(ErrorCode::kUnavailable, "control server cannot listen on " +
+                                                         options.host + ":" +
+                                                         std::to_string(options.port) + ": " +
+                                                         ec.message() + " (--control-port)");
+  }
+  impl->port = impl->tcp_acceptor->local_endpoint(ec).port();
+  if (!options.unix_socket.empty()) {
+    const std::string what = "control server cannot listen on unix:" + options.unix_socket;
+    if (auto s = CheckUnixSocketPath(what, options.unix_socket); !s.ok()) return s;
+    if (auto s = RemoveStaleSocket(options.unix_socket); !s.ok()) return s;
+    impl->unix_acceptor = std::make_unique<unix_socket::acceptor>(*impl->ios[0]);
+    unix_socket::endpoint where(options.unix_socket);
+    if (impl->unix_acceptor->open(where.protocol(), ec);
+        !ec && (impl->unix_acceptor->bind(where, ec), !ec)) {
+      impl->unix_acceptor->listen(asio::socket_base::max_listen_connections, ec);
+    }
+    if (ec) return crescent::Status(ErrorCode::kUnavailable, what + ": " + ec.message());
+    asio::co_spawn(*impl->ios[0], impl->Accept(*impl->unix_acceptor), IgnoreException);
+  }
+  asio::co_spawn(*impl->ios[0], impl->Accept(*impl->tcp_acceptor), IgnoreException);
+  for (auto& io : impl->ios) {
+    impl->threads.emplace_back([io = io.get()] {
+      auto work = asio::make_work_guard(*io);
+      io->run();
+    });
+  }
+  return std::unique_ptr<ControlServer>(new ControlServer(std::move(impl)));
+}
+
+ControlServer::ControlServer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+ControlServer::~ControlServer() { Stop(); }
+
+uint16_t ControlServer::port() const { return impl_->port; }
+
+void ControlServer::Stop() {
+  {
+    std::lock_guard lock(impl_->mu);
+    if (impl_->stopped) return;
+    impl_->stopped = true;
+  }
+  if (impl_->sync_waits) impl_->sync_waits->stop();
+  for (auto& io : impl_->ios) io->stop();
+  for (std::thread& t : impl_->threads) t.join();
+  impl_->threads.clear();
+  if (impl_->sync_waits) impl_->sync_waits->join();
+  asio::error_code ec;
+  impl_->tcp_acceptor->close(ec);
+  if (impl_->unix_acceptor) {
+    impl_->unix_acceptor->close(ec);
+    std::filesystem::remove(impl_->options.unix_socket, ec);
+  }
+  std::lock_guard lock(impl_->mu);
+  for (auto& [socket, close] : impl_->closers) close();
+}
+
+}  // namespace crescent::rpc

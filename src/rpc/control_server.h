@@ -1,0 +1,56 @@
+// ControlServer: the master's lean control protocol (docs/network.md), the hot
+// calls of master.proto (control_methods.h) over kept TCP or Unix-socket
+// connections in control frames (transfer/wire.h), served by the same handlers
+// as gRPC (server_handlers.h): every validation, error and capability rule is
+// theirs. MasterServer starts it beside its gRPC server.
+//
+// Each connection lives on one I/O thread, which reads a burst of frames,
+// answers them in order on that thread, and writes the answers with one call:
+// a client may pipeline. A call whose answer may wait for the operation log's
+// sync (control_methods.h, MayWaitForLog) runs on a worker instead when
+// `acks_wait_for_sync`, so that one client's fsync does not stall the others.
+// A malformed frame or an oversized body gets an error answer and the
+// connection is closed; an unknown method or a body that does not parse gets an
+// error answer and the connection goes on.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "crescent/status.h"
+#include "rpc/server_handlers.h"
+#include "rpc/server_metrics.h"
+
+namespace crescent::rpc {
+
+struct ControlServerOptions {
+  std::string host = "127.0.0.1";  // an IP address
+  int port = 0;                    // 0: any free port
+  std::string unix_socket;         // empty: none
+  int threads = 1;                 // I/O threads
+  uint32_t max_body = 64 << 20;    // bytes of one request's body
+  bool acks_wait_for_sync = false;
+  uint64_t instance = 0;           // answered by Hello
+};
+
+class ControlServer {
+ public:
+  // `handlers` and `draining` must outlive the server; `metrics` may be null.
+  static StatusOr<std::unique_ptr<ControlServer>> Start(const ControlServerOptions& options,
+                                                        const MasterHandlers& handlers,
+                                                        RpcServerMetrics* metrics,
+                                                        const std::atomic<bool>& draining);
+  ~ControlServer();  // Stop()s
+  uint16_t port() const;
+  // Closes the listeners and every connection, joins the threads. Idempotent.
+  void Stop();
+
+ private:
+  struct Impl;
+  explicit ControlServer(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace crescent::rpc

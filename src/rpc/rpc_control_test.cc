@@ -1,0 +1,307 @@
+// The lean control protocol (control_server.h, control_channel.h): hot calls go
+// over one kept connection (TCP, or the master's Unix socket on its host), they
+// follow the same rules as over gRPC, bad frames get clear errors without
+// harming the connection or the master, and a client survives a master restart.
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <filesystem>
+#include <thread>
+
+#include "rpc/control_channel.h"
+#include "rpc/master.pb.h"
+#include "rpc/rpc_test_util.h"
+#include "rpc/server_metrics.h"
+#include "transfer/wire.h"
+
+namespace crescent::rpc::testing {
+namespace {
+
+namespace wire = transfer::wire;
+using Clock = std::chrono::steady_clock;
+
+Clock::time_point In(int ms) { return Clock::now() + std::chrono::milliseconds(ms); }
+
+class ControlTest : public RpcTest {
+ protected:
+  uint64_t LeanCalls() const { return server_->metrics().lean_calls(); }
+
+  std::unique_ptr<MasterClient> GrpcOnlyClient() {
+    MasterClientOptions o;
+    o.address = "127.0.0.1:" + std::to_string(server_->port());
+    o.lean_control = false;
+    auto c = MasterClient::Create(o);
+    EXPECT_TRUE(c.ok());
+    return std::move(c).value();
+  }
+
+  // A raw TCP connection to the lean port, for frames no client would send.
+  int Raw() {
+    int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_port = htons(static_cast<uint16_t>(server_->control_port()));
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    EXPECT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+    timeval tv{5, 0};
+    ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    return fd;
+  }
+  static void SendAll(int fd, const std::string& bytes) {
+    ASSERT_EQ(::send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL),
+              static_cast<ssize_t>(bytes.size()));
+  }
+  static std::string Frame(uint8_t method, uint64_t id, const std::string& body) {
+    std::string out(wire::kControlHeaderSize, '\0');
+    wire::EncodeControl({method, id, static_cast<uint32_t>(body.size())},
+                        reinterpret_cast<uint8_t*>(out.data()));
+    return out + body;
+  }
+  // Reads one answer: its header, and its body (reply or error message).
+  static StatusOr<std::pair<wire::ResponseHeader, std::string>> ReadAnswer(int fd) {
+    uint8_t h[wire::kResponseHeaderSize];
+    if (::recv(fd, h, sizeof h, MSG_WAITALL) != static_cast<ssize_t>(sizeof h)) {
+      return Status(ErrorCode::kUnavailable, "connection closed");
+    }
+    auto header = wire::DecodeResponse(h);
+    if (!header.ok()) return header.status();
+    const size_t n =
+        header->code == ErrorCode::kOk ? header->payload_length : header->message_length;
+    std::string body(n, '\0');
+    if (n > 0 && ::recv(fd, body.data(), n, MSG_WAITALL) != static_cast<ssize_t>(n)) {
+      return Status(ErrorCode::kUnavailable, "connection closed mid-answer");
+    }
+    return std::make_pair(*header, body);
+  }
+  static bool Closed(int fd) {
+    char c;
+    return ::recv(fd, &c, 1, 0) == 0;
+  }
+};
+
+TEST_F(ControlTest, HotCallsGoOverOneKeptLeanConnection) {
+  Start();
+  Mount();
+  EXPECT_EQ(client_->ControlTarget(), "127.0.0.1:" + std::to_string(server_->control_port()));
+  const uint64_t before = LeanCalls();
+  ASSERT_TRUE(Put("a").ok());  // PutStart + PutEnd
+  auto exists = client_->Exists("a");
+  ASSERT_TRUE(exists.ok() && *exists);
+  auto read = client_->GetReplicaList("a");
+  ASSERT_TRUE(read.ok()) << read.status().ToString();
+  EXPECT_EQ(read->size, 128u);
+  ASSERT_EQ(read->replicas.size(), 1u);
+  EXPECT_EQ(read->replicas[0].endpoint, kEndpointA);
+  auto prefix = client_->BatchQueryPrefix(Keys("a", 1));
+  ASSERT_TRUE(prefix.ok());
+  EXPECT_EQ(LeanCalls(), before + 5);
+  EXPECT_EQ(server_->metrics().lean_connections(), 1);
+  // The rest of the control plane stays on gRPC.
+  ASSERT_TRUE(client_->Stats().ok());
+  EXPECT_EQ(LeanCalls(), before + 5);
+}
+
+TEST_F(ControlTest, AClientOnTheMastersHostUsesItsUnixSocket) {
+  const std::string path =
+      ::testing::TempDir() + "crescent-control-" + std::to_string(::getpid()) + ".sock";
+  MasterServerOptions o = DefaultServerOptions();
+  o.control_socket = path;
+  Start(o);
+  Mount();
+  EXPECT_EQ(client_->ControlTarget(), "unix:" + path);
+  const uint64_t before = LeanCalls();
+  ASSERT_TRUE(Put("k").ok());
+  EXPECT_EQ(LeanCalls(), before + 2);
+  server_.reset();
+  EXPECT_FALSE(std::filesystem::exists(path)) << "the socket file outlived its server";
+}
+
+TEST_F(ControlTest, WithoutTheLeanProtocolEverythingGoesOverGrpc) {
+  MasterServerOptions o = DefaultServerOptions();
+  o.control_port = -1;
+  Start(o);
+  Mount();
+  EXPECT_EQ(server_->control_port(), 0);
+  EXPECT_EQ(client_->ControlTarget(), "");
+  ASSERT_TRUE(Put("k").ok());
+  EXPECT_TRUE(*client_->Exists("k"));
+  EXPECT_EQ(LeanCalls(), 0u);
+
+  // And a client that opts out does the same against a master that offers it.
+  Start();
+  auto grpc_only = GrpcOnlyClient();
+  EXPECT_EQ(grpc_only->ControlTarget(), "");
+  EXPECT_TRUE(*grpc_only->Exists("k"));
+  EXPECT_EQ(LeanCalls(), 0u);
+}
+
+// Every refusal the handlers make reaches the client the same way over both
+// transports.
+TEST_F(ControlTest, RefusalsAreTheSameOverBothTransports) {
+  Start();
+  Mount();
+  auto grpc_only = GrpcOnlyClient();
+  ASSERT_TRUE(Put("present").ok());
+  for (MasterClient* c : {client_.get(), grpc_only.get()}) {
+    SCOPED_TRACE(c == client_.get() ? "lean" : "grpc");
+    EXPECT_EQ(c->PutStart("", 10, {}).status().code(), ErrorCode::kInvalidKey);
+    EXPECT_EQ(c->PutStart("present", 10, {}).status().code(), ErrorCode::kObjectAlreadyExists);
+    EXPECT_EQ(c->PutStart("huge", uint64_t{1} << 40, {}).status().code(),
+              ErrorCode::kInvalidSize);
+    EXPECT_EQ(c->PutEnd("never-started", 42).code(), ErrorCode::kPutNotStarted);
+    EXPECT_EQ(c->GetReplicaList("absent").status().code(), ErrorCode::kObjectNotFound);
+    EXPECT_EQ(c->Exists(std::string(1 << 20, 'k')).status().code(), ErrorCode::kInvalidKey);
+    // A batch with a bad key: one status per key.
+    std::vector<std::string> keys = {"present", ""};
+    auto ex = c->BatchExists(keys);
+    ASSERT_TRUE(ex.ok()) << ex.status().ToString();
+    ASSERT_EQ(ex->statuses.size(), 2u);
+    EXPECT_TRUE(ex->statuses[0].ok());
+    EXPECT_EQ(ex->statuses[1].code(), ErrorCode::kInvalidKey);
+    // Tokens that do not match the keys.
+    std::vector<uint64_t> tokens = {1};
+    auto ends = c->BatchPutEnd(keys, tokens);
+    ASSERT_EQ(ends.size(), 2u);
+    EXPECT_EQ(ends[0].code(), ErrorCode::kInvalidArgument);
+  }
+  EXPECT_EQ(master_->Stats().pending_puts, 0u);
+}
+
+TEST_F(ControlTest, ConcurrentCallersShareTheConnectionAndEachGetsItsOwnAnswer) {
+  Start();
+  Mount();
+  constexpr int kThreads = 8;
+  constexpr int kPerThread = 200;
+  std::atomic<int> wrong{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < kPerThread; ++i) {
+        const std::string key = "t" + std::to_string(t) + "-" + std::to_string(i);
+        auto put = client_->PutStart(key, 64 + t, {});
+        if (!put.ok() || !client_->PutEnd(key, put->token).ok()) {
+          wrong.fetch_add(1);
+          continue;
+        }
+        auto read = client_->GetReplicaList(key);
+        // The answer is this key's: its own size.
+        if (!read.ok() || read->size != static_cast<uint64_t>(64 + t)) wrong.fetch_add(1);
+        auto absent = client_->Exists(key + "-no");
+        if (!absent.ok() || *absent) wrong.fetch_add(1);
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(wrong.load(), 0);
+  EXPECT_EQ(server_->metrics().lean_connections(), 1);
+  EXPECT_EQ(master_->Stats().objects, static_cast<uint64_t>(kThreads * kPerThread));
+}
+
+TEST_F(ControlTest, BadFramesGetClearErrors) {
+  Start();
+  // An unknown method and a body that does not parse are answered; the
+  // connection goes on.
+  int fd = Raw();
+  SendAll(fd, Frame(200, 7, ""));
+  auto a = ReadAnswer(fd);
+  ASSERT_TRUE(a.ok()) << a.status().ToString();
+  EXPECT_EQ(a->first.request_id, 7u);
+  EXPECT_EQ(a->first.code, ErrorCode::kInvalidArgument);
+  EXPECT_NE(a->second.find("unknown control method 200"), std::string::npos) << a->second;
+  SendAll(fd, Frame(static_cast<uint8_t>(ControlMethod::kExists), 8, "\xff\xff\xff"));
+  a = ReadAnswer(fd);
+  ASSERT_TRUE(a.ok());
+  EXPECT_EQ(a->first.code, ErrorCode::kParseError);
+  EXPECT_NE(a->second.find("KeyRequest"), std::string::npos) << a->second;
+  // Pipelined: two frames in one write, answered in order.
+  KeyRequest req;
+  req.set_key("x");
+  SendAll(fd, Frame(static_cast<uint8_t>(ControlMethod::kExists), 9, req.SerializeAsString()) +
+                  Frame(static_cast<uint8_t>(ControlMethod::kHello), 10, ""));
+  a = ReadAnswer(fd);
+  ASSERT_TRUE(a.ok());
+  EXPECT_EQ(a->first.request_id, 9u);
+  ExistsResponse exists;
+  ASSERT_TRUE(exists.ParseFromString(a->second));
+  EXPECT_FALSE(exists.exists());
+  a = ReadAnswer(fd);
+  ASSERT_TRUE(a.ok());
+  EXPECT_EQ(a->first.request_id, 10u);
+  ::close(fd);
+
+  // A frame that is not ours, or a body over the limit: an answer that says
+  // why, then the connection is closed.
+  fd = Raw();
+  SendAll(fd, std::string(wire::kControlHeaderSize, 'G'));
+  a = ReadAnswer(fd);
+  ASSERT_TRUE(a.ok());
+  EXPECT_EQ(a->first.code, ErrorCode::kParseError);
+  EXPECT_NE(a->second.find("magic"), std::string::npos) << a->second;
+  EXPECT_TRUE(Closed(fd));
+  ::close(fd);
+  fd = Raw();
+  std::string huge = Frame(static_cast<uint8_t>(ControlMethod::kExists), 1, "");
+  wire::EncodeControl({static_cast<uint8_t>(ControlMethod::kExists), 1, 0xFFFFFFF0u},
+                      reinterpret_cast<uint8_t*>(huge.data()));
+  SendAll(fd, huge);
+  a = ReadAnswer(fd);
+  ASSERT_TRUE(a.ok());
+  EXPECT_EQ(a->first.code, ErrorCode::kInvalidArgument);
+  EXPECT_NE(a->second.find("exceeds the master's limit"), std::string::npos) << a->second;
+  EXPECT_TRUE(Closed(fd));
+  ::close(fd);
+
+  // The master serves everyone else throughout.
+  Mount();
+  EXPECT_TRUE(Put("after").ok());
+}
+
+TEST_F(ControlTest, ASilentPeerTimesOutAndARefusedOneIsUnavailable) {
+  // A listener that accepts and never answers.
+  int listener = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(::bind(listener, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+  ASSERT_EQ(::listen(listener, 4), 0);
+  socklen_t len = sizeof a;
+  ::getsockname(listener, reinterpret_cast<sockaddr*>(&a), &len);
+  const std::string target = "127.0.0.1:" + std::to_string(ntohs(a.sin_port));
+  auto silent = ControlChannel::Connect(target, In(200), nullptr);
+  EXPECT_EQ(silent.status().code(), ErrorCode::kTimeout) << silent.status().ToString();
+  ::close(listener);  // now nothing listens there
+  auto refused = ControlChannel::Connect(target, In(1000), nullptr);
+  EXPECT_EQ(refused.status().code(), ErrorCode::kUnavailable) << refused.status().ToString();
+}
+
+TEST_F(ControlTest, AClientCarriesOnAcrossAMasterRestart) {
+  Start();
+  Mount();
+  ASSERT_TRUE(Put("kept").ok());
+  const int port = server_->port();
+  const int control = server_->control_port();
+  ASSERT_FALSE(client_->ControlTarget().empty());
+  server_.reset();  // the kept connection dies with it
+  EXPECT_EQ(client_->Exists("kept").status().code(), ErrorCode::kUnavailable);
+  // The same engine behind a new server on the same ports: the client's next
+  // calls find it again (over gRPC until it reconnects, then lean).
+  MasterServerOptions o = DefaultServerOptions();
+  o.listen_address = "127.0.0.1:" + std::to_string(port);
+  o.control_port = control;
+  auto server = MasterServer::Start(o, *master_, *signer_);
+  ASSERT_TRUE(server.ok()) << server.status().ToString();
+  server_ = std::move(server).value();
+  auto exists = client_->Exists("kept");
+  ASSERT_TRUE(exists.ok()) << exists.status().ToString();
+  EXPECT_TRUE(*exists);
+  std::this_thread::sleep_for(std::chrono::milliseconds(1100));  // the lean retry interval
+  EXPECT_FALSE(client_->ControlTarget().empty());
+  const uint64_t before = LeanCalls();
+  EXPECT_TRUE(*client_->Exists("kept"));
+  EXPECT_EQ(LeanCalls(), before + 1);
+}
+
+}  // namespace
+}  // namespace crescent::rpc::testing
