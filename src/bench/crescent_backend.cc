@@ -24,6 +24,7 @@ StatusOr<std::unique_ptr<CrescentBackend>> CrescentBackend::Connect(const std::s
     cfg.tcp_lanes = tcp_lanes;
     cfg.tcp_congestion = options.tcp_congestion;
     cfg.verify_checksums = options.verify_checksums;
+    cfg.lean_control = options.lean_control;
     cfg.transfer_timeout_ms = 60000;
     auto client = Client::Connect(cfg);
     if (!client.ok()) return client.status();

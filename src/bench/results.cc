@@ -142,9 +142,9 @@ nlohmann::json ToJson(const TargetCheck& t) {
 std::string RenderTargets(const std::vector<TargetCheck>& checks) {
   Table t({"target", "crescent", "reference", "unit", "ratio", "need", "ok"});
   for (const TargetCheck& c : checks) {
-    const bool volume = c.unit == "GB/s";
-    t.AddRow({c.name, volume ? Fixed(c.ours, 2) : Count(c.ours),
-              volume ? Fixed(c.reference, 2) : Count(c.reference), c.unit,
+    const bool fixed = c.unit == "GB/s" || c.lower_is_better;
+    t.AddRow({c.name, fixed ? Fixed(c.ours, 2) : Count(c.ours),
+              fixed ? Fixed(c.reference, 2) : Count(c.reference), c.unit,
               Fixed(c.ratio(), 2) + "×", "≥" + Fixed(c.target, 2) + "×", c.met() ? "✓" : "✗"});
   }
   return t.Render();

@@ -94,7 +94,14 @@ struct TargetCheck {
   // When set (> 0), the ratio: the median of per-repetition ratios, measured
   // side by side (PhaseResult::paired_ratio), instead of ours / reference.
   double paired = 0;
-  double ratio() const { return paired > 0 ? paired : reference > 0 ? ours / reference : 0; }
+  // A latency bound: `reference` is the most `ours` may be, and the ratio is
+  // reference / ours.
+  bool lower_is_better = false;
+  double ratio() const {
+    if (paired > 0) return paired;
+    if (lower_is_better) return ours > 0 ? reference / ours : 0;
+    return reference > 0 ? ours / reference : 0;
+  }
   bool met() const { return reference > 0 && ratio() >= target; }
 };
 nlohmann::json ToJson(const TargetCheck& t);

@@ -76,6 +76,7 @@ StatusOr<std::vector<PhaseResult>> MeasureRoundTrips(const std::string& master,
                                                      const WorkloadOptions& o) {
   ClientConfig cfg;
   cfg.master_address = master;
+  cfg.lean_control = o.lean_control;
   auto client = Client::Connect(cfg);
   if (!client.ok()) return client.status();
   Client& c = *client.value();

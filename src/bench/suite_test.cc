@@ -55,6 +55,40 @@ TEST(CheckTargets, WithoutAPairedMemcpyTheBaselineIsUsed) {
   EXPECT_FALSE(checks[0].met());
 }
 
+// The control-plane targets: exists at 1 and 128 keys against Redis (1.5x),
+// a prefix query's p50 against 60 us (lower is better), one 64 KiB put or get
+// against Redis (1.0x).
+TEST(CheckTargets, ControlPlaneTargets) {
+  auto keys = [](const std::string& system, const std::string& op, int batch, double miss,
+                 double keys_per_s, double p50) {
+    PhaseResult r = Row(system, op, 0, batch, 0);
+    r.miss = miss;
+    r.items_per_s = keys_per_s;
+    r.p50_us = p50;
+    return r;
+  };
+  const std::vector<PhaseResult> rows = {
+      keys("crescent", "exists", 1, 0.5, 40000, 20), keys("redis", "exists", 1, 0.5, 20000, 45),
+      keys("crescent", "exists", 16, 0.5, 1, 1),     keys("redis", "exists", 16, 0.5, 1, 1),
+      keys("crescent", "exists", 128, 0.9, 1.4e6, 60), keys("redis", "exists", 128, 0.9, 1e6, 90),
+      keys("crescent", "prefix", 128, 0.0, 2e6, 48),  keys("crescent", "prefix", 1, 0.0, 1, 99),
+      Row("crescent-tcp", "put", 64 << 10, 1, 0.5),  Row("redis", "put", 64 << 10, 1, 0.4),
+  };
+  const std::vector<TargetCheck> checks = CheckTargets(rows);
+  ASSERT_EQ(checks.size(), 4u);  // batch 16 and prefix batch 1 have no target
+  EXPECT_NE(checks[0].name.find("exists ×1 miss 0.50"), std::string::npos) << checks[0].name;
+  EXPECT_DOUBLE_EQ(checks[0].ratio(), 2.0);
+  EXPECT_TRUE(checks[0].met());
+  EXPECT_DOUBLE_EQ(checks[1].ratio(), 1.4);
+  EXPECT_FALSE(checks[1].met());  // the target is 1.5x
+  EXPECT_NE(checks[2].name.find("prefix ×128"), std::string::npos) << checks[2].name;
+  EXPECT_DOUBLE_EQ(checks[2].ratio(), 60.0 / 48);
+  EXPECT_TRUE(checks[2].met());
+  EXPECT_NE(checks[3].name.find("tcp put 64KiB"), std::string::npos) << checks[3].name;
+  EXPECT_DOUBLE_EQ(checks[3].ratio(), 1.25);
+  EXPECT_TRUE(checks[3].met());
+}
+
 // Each reference says how it was measured: sizes, threads, cache state and
 // whether anything waits for a reply.
 TEST(HowMeasured, NamesSizesThreadsCacheStateAndPipelining) {

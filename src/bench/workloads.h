@@ -32,6 +32,9 @@ struct WorkloadOptions {
   std::string tcp_congestion;
   // Crescent gets verify end-to-end checksums (ClientConfig::verify_checksums).
   bool verify_checksums = true;
+  // Crescent's hot control calls use the lean control protocol
+  // (ClientConfig::lean_control); false: gRPC, to measure what it gains.
+  bool lean_control = true;
   // put-get: right before each repetition's get and batch_get phases, the
   // same client threads memcpy as many objects of the same size into the same
   // buffers (driver.h), as the reference those phases are judged against.

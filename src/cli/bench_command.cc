@@ -54,6 +54,7 @@ struct BenchFlags {
   int lanes = 4;
   std::string tcp_congestion;   // "": $CRESCENT_TCP_CONGESTION, else the system's
   bool no_verify = false;       // gets skip the checksum check (ClientConfig::verify_checksums)
+  bool grpc_control = false;    // hot calls over gRPC (ClientConfig::lean_control off)
   bool no_rpc_metrics = false;  // the embedded master times no RPC (MasterServerOptions)
   std::string redis_server = "redis-server";
 };
@@ -205,6 +206,7 @@ int RunBench(Mode mode, const BenchFlags& f) {
     o.bytes_per_client = Must(ParseByteSize(f.bytes_per_client), "--bytes-per-client");
     o.tcp_congestion = f.tcp_congestion;
     o.verify_checksums = !f.no_verify;
+    o.lean_control = !f.grpc_control;
     if (const char* env = std::getenv("CRESCENT_TCP_CONGESTION"); o.tcp_congestion.empty() && env)
       o.tcp_congestion = env;  // as the client would, so the references follow it too
     if (Status s = transfer::CheckCongestionControl(o.tcp_congestion); !s.ok())
@@ -248,7 +250,8 @@ int RunBench(Mode mode, const BenchFlags& f) {
                            {"quick", f.quick},
                            {"lanes", f.lanes},
                            {"tcp_congestion", o.tcp_congestion},
-                           {"verify_checksums", o.verify_checksums}};
+                           {"verify_checksums", o.verify_checksums},
+                           {"lean_control", o.lean_control}};
     doc["options"] = opts;
 
     // The cluster: the one at --master, or an embedded one.
@@ -447,6 +450,10 @@ void AddCommon(CLI::App* cmd, BenchFlags& f, bool clients = true) {
                   "nodes' too) and of the raw references (default: $CRESCENT_TCP_CONGESTION, "
                   "else the system's; not Redis)");
   cmd->add_flag("--quick", f.quick, "Tiny run (a few objects and calls, one repetition)");
+  cmd->add_flag("--grpc-control", f.grpc_control,
+                "Crescent's hot control calls (exists, prefix queries, replica lists, puts' start "
+                "and end) over gRPC instead of the lean control protocol (to measure what it "
+                "gains; docs/network.md)");
   cmd->add_flag("--no-rpc-metrics", f.no_rpc_metrics,
                 "The embedded master times no RPC and counts no reply errors (to measure what "
                 "the latency histograms cost; docs/metrics.md)");

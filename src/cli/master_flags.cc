@@ -14,7 +14,18 @@ void MasterFlags::Add(CLI::App& app) {
       ->check(CLI::Range(0, 65535));
   app.add_option("--unix-socket", server.unix_socket,
                  "Also serve gRPC on this Unix socket path (clients: --master unix:PATH)");
-  app.add_option("--rpc-threads", server.threads, "gRPC server threads (1 is fastest on few cores)")
+  app.add_option("--control-port", server.control_port,
+                 "TCP port of the lean control protocol, which carries the hot calls (exists, "
+                 "prefix queries, replica lists, puts' start and end) on kept connections; "
+                 "clients find it through gRPC (0: any free port; -1: off, everything over gRPC; "
+                 "docs/network.md)")
+      ->capture_default_str()
+      ->check(CLI::Range(-1, 65535));
+  app.add_option("--control-socket", server.control_socket,
+                 "Also serve the lean control protocol on this Unix socket path, which clients "
+                 "on this host then use instead of TCP");
+  app.add_option("--rpc-threads", server.threads,
+                 "gRPC and lean control server threads (1 is fastest on few cores)")
       ->capture_default_str()
       ->check(CLI::Range(1, 256));
   app.add_option("--eviction-policy", config.eviction_policy, "Eviction policy")

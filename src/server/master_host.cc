@@ -58,6 +58,7 @@ StatusOr<std::unique_ptr<MasterHost>> MasterHost::Start(const MasterHostOptions&
   }
 
   rpc::MasterServerOptions rpc_options = options.rpc;
+  rpc_options.acks_wait_for_sync = host->log_ && options.log_sync_ms == 0;
   if (host->snapshotter_) {
     rpc_options.request_snapshot = [s = host->snapshotter_.get()] { s->Request(); };
   }
@@ -103,6 +104,13 @@ std::string MasterHost::Describe() const {
   out += "master (gRPC) listening on " + address();
   if (!options_.rpc.unix_socket.empty()) out += " and unix:" + options_.rpc.unix_socket;
   out += ", eviction policy " + options_.config.eviction_policy + "\n";
+  if (const int lean = rpc_->control_port(); lean != 0) {
+    const std::string& listen = options_.rpc.listen_address;
+    out += "lean control protocol on " + listen.substr(0, listen.rfind(':')) + ":" +
+           std::to_string(lean);
+    if (!options_.rpc.control_socket.empty()) out += " and unix:" + options_.rpc.control_socket;
+    out += "\n";
+  }
   if (log_) {
     out += "operation log and snapshots in " + options_.data_dir + ", log synced " +
            (options_.log_sync_ms == 0 ? std::string("before every acknowledgement")
