@@ -134,8 +134,10 @@ struct ControlServer::Impl {
   std::unordered_map<void*, std::function<void()>> closers;  // live connections
   bool stopped = false;
   uint16_t port = 0;
-  std::unique_ptr<asio::thread_pool> sync_waits;       // acks_wait_for_sync only
   std::vector<std::unique_ptr<asio::io_context>> ios;  // one per thread; [0] accepts
+  // After ios: a connection's frame parked on a worker when the server stops
+  // is destroyed with the workers, before the io_context of its socket.
+  std::unique_ptr<asio::thread_pool> sync_waits;  // acks_wait_for_sync only
   size_t next_io = 0;
   std::unique_ptr<tcp::acceptor> tcp_acceptor;
   std::unique_ptr<unix_socket::acceptor> unix_acceptor;

@@ -199,6 +199,39 @@ TEST_F(ControlTest, ConcurrentCallersShareTheConnectionAndEachGetsItsOwnAnswer) 
   EXPECT_EQ(master_->Stats().objects, static_cast<uint64_t>(kThreads * kPerThread));
 }
 
+// With --log-sync always a put's end runs on a worker, then its answer goes
+// back through the connection's thread, in order with the calls around it.
+TEST_F(ControlTest, PutEndsOnWorkersKeepEveryAnswerWithItsCall) {
+  MasterServerOptions o = DefaultServerOptions();
+  o.acks_wait_for_sync = true;
+  Start(o);
+  Mount();
+  // Connected before the threads start (while a client connects, its other
+  // callers use gRPC).
+  ASSERT_FALSE(client_->ControlTarget().empty());
+  std::atomic<int> wrong{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < 100; ++i) {
+        const std::string key = "w" + std::to_string(t) + "-" + std::to_string(i);
+        auto put = client_->PutStart(key, 32 + t, {});
+        if (!put.ok() || !client_->PutEnd(key, put->token).ok()) wrong.fetch_add(1);
+        // A second end of the same put is answered too (idempotent), and a
+        // revoke of a finished put is refused: each answer is its own call's.
+        if (put.ok() && !client_->PutEnd(key, put->token).ok()) wrong.fetch_add(1);
+        if (put.ok() && client_->PutRevoke(key, put->token).ok()) wrong.fetch_add(1);
+        auto read = client_->GetReplicaList(key);
+        if (!read.ok() || read->size != static_cast<uint64_t>(32 + t)) wrong.fetch_add(1);
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(wrong.load(), 0);
+  EXPECT_EQ(master_->Stats().objects, 400u);
+  EXPECT_EQ(LeanCalls(), 400u * 5);
+}
+
 TEST_F(ControlTest, BadFramesGetClearErrors) {
   Start();
   // An unknown method and a body that does not parse are answered; the
