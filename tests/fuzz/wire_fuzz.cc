@@ -1,4 +1,5 @@
-// Fuzzes the TCP data plane's frame decoder (transfer/wire.h).
+// Fuzzes the TCP data plane's frame decoder (transfer/wire.h), and the lean
+// control protocol's request header, which shares its framing.
 //
 // Invariants checked on every input:
 //  - Decoding never reads past the fixed header, never crashes.
@@ -71,6 +72,33 @@ void DecodeRawResponse(const uint8_t* data, size_t size) {
   FUZZ_CHECK(std::memcmp(again.data(), data, w::kResponseHeaderSize) == 0);
 }
 
+// Raw bytes as a control request header: accepted ones re-encode to themselves.
+void DecodeRawControl(const uint8_t* data, size_t size) {
+  if (size < w::kControlHeaderSize) return;
+  auto h = w::DecodeControl(data);
+  if (!h.ok()) {
+    FUZZ_CHECK(h.status().code() == ErrorCode::kParseError);
+    return;
+  }
+  uint8_t again[w::kControlHeaderSize];
+  w::EncodeControl(*h, again);
+  FUZZ_CHECK(std::memcmp(again, data, w::kControlHeaderSize) == 0);
+}
+
+// Fuzzed control fields through EncodeControl and back: always accepted.
+void RoundTripControl(FuzzInput& in) {
+  w::ControlHeader h;
+  h.method = in.Take<uint8_t>();
+  h.request_id = in.Take<uint64_t>();
+  h.body_length = in.Take<uint32_t>();
+  uint8_t bytes[w::kControlHeaderSize];
+  w::EncodeControl(h, bytes);
+  auto back = w::DecodeControl(bytes);
+  FUZZ_CHECK(back.ok());
+  FUZZ_CHECK(back->method == h.method && back->request_id == h.request_id &&
+             back->body_length == h.body_length);
+}
+
 // Fuzzed fields through EncodeRequest and back.
 void RoundTripRequest(FuzzInput& in) {
   w::RequestHeader h;
@@ -121,8 +149,10 @@ void RoundTripResponse(FuzzInput& in) {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   DecodeRawRequest(data, size);
   DecodeRawResponse(data, size);
+  DecodeRawControl(data, size);
   FuzzInput in(data, size);
   RoundTripRequest(in);
   RoundTripResponse(in);
+  RoundTripControl(in);
   return 0;
 }
