@@ -432,8 +432,14 @@ class MasterService {
     ReplicaSlot replica;
     uint64_t size;
     uint64_t checksum;
+    uint32_t tries = 0;  // checks sent that came back with no verdict
   };
   static constexpr size_t kVerifyBatch = 256;
+  // A check that came back with neither match nor mismatch (no answer in
+  // time, the connection lost, the capability refused) is queued again, for
+  // a later pass, until it has been sent this many times; then it counts as
+  // skipped.
+  static constexpr uint32_t kVerifyTries = 4;
   // Queues every complete object with a replica on `segment` for a check.
   void EnqueueVerification(SegmentId segment);
   // Checks queued objects for up to `budget_ms`; a mismatch drops the replica.
