@@ -161,12 +161,13 @@ int Run(const Flags& f) {
     if (Now() - t0 > 1200) return 1;
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
+  const uint64_t retries = Counter(**again, "crescent_pmem_verification_retries_total");
   std::printf(
       "restart: ready %.2f s, first request served %.2f s, all %llu checked %.2f s (ok %llu, "
-      "corrupt %llu, skipped %llu)\n",
+      "corrupt %llu, skipped %llu; %llu checks sent again)\n",
       t_ready - t0, t_first - t0, static_cast<unsigned long long>(f.objects), t_verified - t0,
       static_cast<unsigned long long>(ok), static_cast<unsigned long long>(corrupt),
-      static_cast<unsigned long long>(skipped));
+      static_cast<unsigned long long>(skipped), static_cast<unsigned long long>(retries));
   again->reset();
   kill(second.pid, SIGTERM);
   waitpid(second.pid, nullptr, 0);

@@ -60,10 +60,12 @@ struct MasterCounters {
   std::array<std::atomic<uint64_t>, 2> tier_reads{};  // [0] DRAM, [1] PMEM
   // Objects of persistent segments taken over from a restarted node, checked
   // against their checksums: matched, mismatched (the replica dropped), or
-  // not checked (the node went away, or the object changed meanwhile).
+  // not checked (its segment went away, or kVerifyTries checks in a row got
+  // no verdict); and checks sent again after one got no verdict.
   std::atomic<uint64_t> verified_ok{0};
   std::atomic<uint64_t> verified_corrupt{0};
   std::atomic<uint64_t> verify_skipped{0};
+  std::atomic<uint64_t> verify_retries{0};
   std::atomic<uint64_t> expired_puts{0};
   std::atomic<uint64_t> dropped_objects{0};  // lost their last replica to an unmount
   // Replicas dropped because a reader's checksum did not match, and objects

@@ -66,13 +66,20 @@ void MasterService::ExpireSoftPinsLocked(TimeMs now) {
   }
 }
 
-bool MasterService::SpareLocked(ObjectId id, TimeMs now, VictimLock* victim) {
+bool MasterService::Reachable(ObjectEntry& e, TimeMs now) {
+  e.FlushTouch(LeaseMs(e.size));
+  return e.lease_until.load(std::memory_order_relaxed) + config_.capability_grace_ms > now;
+}
+
+bool MasterService::SpareLocked(ObjectId id, TimeMs now, VictimLock* victim,
+                                bool unreachable_only) {
   ObjectShard& shard = ShardOf(id);
   VictimLock lock(shard.mutex());
   ObjectEntry* e = shard.Resolve(id);
   if (e != nullptr && e->state == EntryState::kComplete) {
     e->FlushTouch(LeaseMs(e->size));
     if (e->hard_pin || e->Leased(now)) return true;
+    if (unreachable_only && Reachable(*e, now)) return true;
   }
   // Evict it (a stale id is let go): the lock goes with the decision, so no
   // read can lease the object before EvictVictim removes it.
@@ -81,8 +88,10 @@ bool MasterService::SpareLocked(ObjectId id, TimeMs now, VictimLock* victim) {
 }
 
 std::optional<ObjectId> MasterService::PickVictimLocked(TimeMs now, VictimLock* victim, Tier tier,
-                                                       bool* soft) {
-  cache::SpareFn spare = [&](ObjectId id) { return SpareLocked(id, now, victim); };
+                                                       bool* soft, bool unreachable_only) {
+  cache::SpareFn spare = [&](ObjectId id) {
+    return SpareLocked(id, now, victim, unreachable_only);
+  };
   std::optional<ObjectId> v = PolicyOf(tier).Evict(spare);
   if (soft != nullptr) *soft = false;
   if (!v && tier == Tier::kDram && config_.allow_evict_soft_pinned) {
@@ -126,7 +135,8 @@ uint64_t MasterService::EvictBytes(uint64_t bytes, EvictionReason reason) {
   return freed;
 }
 
-uint64_t MasterService::EvictFromTier(uint64_t bytes, EvictionReason reason, Tier tier) {
+uint64_t MasterService::EvictFromTier(uint64_t bytes, EvictionReason reason, Tier tier,
+                                      bool unreachable_only) {
   uint64_t freed = 0;
   TimeMs now = clock_.NowMs();
   bool first = true;
@@ -134,6 +144,9 @@ uint64_t MasterService::EvictFromTier(uint64_t bytes, EvictionReason reason, Tie
   // (master_tiering.cc); the copies go in batches.
   const bool demote = tier == Tier::kDram && copier_.load(std::memory_order_acquire) != nullptr &&
                       segments_.capacity(Tier::kPmem) > 0;
+  // Sparing reachable victims is for demotions only: a plain eviction holds
+  // the space of a reachable victim, as a remove does.
+  unreachable_only = unreachable_only && demote;
   if (demote) {
     // Room for the demotions first: the persistent tier drops its own victims.
     const uint64_t pmem_cap = segments_.capacity(Tier::kPmem);
@@ -156,7 +169,7 @@ uint64_t MasterService::EvictFromTier(uint64_t bytes, EvictionReason reason, Tie
         ExpireSoftPinsLocked(now);
         first = false;
       }
-      victim = PickVictimLocked(now, &victim_lock, tier, &soft);
+      victim = PickVictimLocked(now, &victim_lock, tier, &soft, unreachable_only);
     }
     if (!victim) break;
     if (demote && !soft) {
@@ -187,10 +200,18 @@ std::vector<ReplicaSlot> MasterService::AllocateWithEviction(uint64_t size,
       segments_.capacity(Tier::kPmem) > 0 && segments_.capacity(Tier::kDram) >= size) {
     std::vector<ReplicaSlot> slots = segments_.Allocate(size, 1, config, Tier::kDram);
     if (slots.empty()) {
+      // Held space that has come due is DRAM's before any live object moves.
+      ReleaseHeld(clock_.NowMs());
+      slots = segments_.Allocate(size, 1, config, Tier::kDram);
+    }
+    if (slots.empty()) {
       // A batch at once (1/64 of DRAM, at least this put): one copy request
-      // per node carries many demotions, and the next puts find room.
+      // per node carries many demotions, and the next puts find room. Only
+      // victims no reader can reach: a demoted one's DRAM space is then free
+      // at once, not held for the lease and the grace. When every victim is
+      // reachable, the put goes to PMEM below.
       const uint64_t batch = std::max<uint64_t>(size, segments_.capacity(Tier::kDram) / 64);
-      EvictFromTier(batch, EvictionReason::kForPut, Tier::kDram);
+      EvictFromTier(batch, EvictionReason::kForPut, Tier::kDram, /*unreachable_only=*/true);
       slots = segments_.Allocate(size, 1, config, Tier::kDram);
     }
     if (!slots.empty()) return slots;
@@ -227,8 +248,9 @@ void MasterService::WatermarkEvict() {
     const double mark = tier == Tier::kPmem ? config_.pmem_high_watermark : config_.high_watermark;
     if (static_cast<double>(used) < mark * static_cast<double>(capacity)) continue;
     counters_.eviction_rounds.fetch_add(1, std::memory_order_relaxed);
+    // DRAM's victims are demoted: only those no reader can reach (as for a put).
     EvictFromTier(static_cast<uint64_t>(config_.evict_ratio * static_cast<double>(capacity)),
-                  EvictionReason::kWatermark, tier);
+                  EvictionReason::kWatermark, tier, /*unreachable_only=*/tier == Tier::kDram);
   }
 }
 

@@ -395,11 +395,18 @@ class MasterService {
   // The policy's victim, if any, with its shard locked in *victim.
   // From tier `tier`'s policy, then (DRAM only) the soft-pinned ones;
   // *soft tells which.
+  // With `unreachable_only`, candidates that a read capability may still
+  // reach (Reachable) are spared too.
   std::optional<ObjectId> PickVictimLocked(TimeMs now, VictimLock* victim, Tier tier = Tier::kDram,
-                                           bool* soft = nullptr);
-  // The spare test for a candidate: true (keep) when leased or hard-pinned;
-  // otherwise false, and its shard's exclusive lock is left in *victim.
-  bool SpareLocked(ObjectId id, TimeMs now, VictimLock* victim);
+                                           bool* soft = nullptr, bool unreachable_only = false);
+  // The spare test for a candidate: true (keep) when leased or hard-pinned,
+  // or reachable with `unreachable_only`; otherwise false, and its shard's
+  // exclusive lock is left in *victim.
+  bool SpareLocked(ObjectId id, TimeMs now, VictimLock* victim, bool unreachable_only);
+  // Whether a read capability issued for complete object `e` (its shard
+  // locked) may still reach its space: its lease, after its deferred touch is
+  // flushed, plus capability_grace_ms. Space it leaves before then is held.
+  bool Reachable(ObjectEntry& e, TimeMs now);
   // Removes a chosen victim (its shard locked by `lock`); returns bytes freed
   // (0 for a stale id).
   uint64_t EvictVictim(ObjectId id, VictimLock lock, EvictionReason reason);
@@ -432,8 +439,14 @@ class MasterService {
     ReplicaSlot replica;
     uint64_t size;
     uint64_t checksum;
+    uint32_t tries = 0;  // checks sent that came back with no verdict
   };
   static constexpr size_t kVerifyBatch = 256;
+  // A check that came back with neither match nor mismatch (no answer in
+  // time, the connection lost, the capability refused) is queued again, for
+  // a later pass, until it has been sent this many times; then it counts as
+  // skipped.
+  static constexpr uint32_t kVerifyTries = 4;
   // Queues every complete object with a replica on `segment` for a check.
   void EnqueueVerification(SegmentId segment);
   // Checks queued objects for up to `budget_ms`; a mismatch drops the replica.
@@ -455,8 +468,11 @@ class MasterService {
   // Returns how many objects went with their last replica.
   size_t DropSegmentReplicas(std::span<const SegmentId> segments);
   // Frees `bytes` of tier `tier` (kWatermark) or of any (kForPut); see
-  // master_eviction.cc. Returns the bytes freed or moved out.
-  uint64_t EvictFromTier(uint64_t bytes, EvictionReason reason, Tier tier);
+  // master_eviction.cc. Returns the bytes freed or moved out. With
+  // `unreachable_only`, only victims no capability can reach go (a DRAM
+  // eviction that demotes: a move never holds its source's space).
+  uint64_t EvictFromTier(uint64_t bytes, EvictionReason reason, Tier tier,
+                         bool unreachable_only = false);
   // Each shard in turn, under its exclusive lock: drops every replica (of
   // pending and complete entries) on a segment `keep_segment` refuses, and
   // the entries left with none (forgotten by the policy too); calls kept(e)

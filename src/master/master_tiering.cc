@@ -12,10 +12,12 @@
 //  3. Under the shard lock again: if the object is still the same (same
 //     entry, same single replica), its replica becomes the target and the
 //     change is logged (a PutEnded record with the new replica); the source's
-//     space is held until every read capability of it has expired, then
-//     freed. Otherwise (removed, replaced) the target is freed, or held until
-//     the copy capability's end when the copy failed (a late write could
-//     still land).
+//     space is freed. Moves are chosen so that no read capability can reach
+//     the source (Reachable: its lease plus the fencing grace are over); a
+//     read during the copy makes it reachable again, and then the source is
+//     held until that capability's end plus the grace. Otherwise (removed,
+//     replaced) the target is freed, or held until the copy capability's end
+//     when the copy failed (a late write could still land).
 //  4. Under policy_mu_: the object joins the target tier's policy.
 // A demotion whose copy fails drops the object, as the eviction would have.
 #include <algorithm>
@@ -200,11 +202,10 @@ void MasterService::RunPromotions() {
       std::shared_lock lock(shard.mutex());
       ObjectEntry* e = shard.Resolve(id);
       if (e == nullptr || e->state != EntryState::kComplete) continue;
-      // A move whose source is leased must hold that space until the lease
-      // (and the fencing grace) ends, and the tier is short of it meanwhile:
-      // a leased object waits for the next pass instead.
-      e->FlushTouch(LeaseMs(e->size));
-      if (e->Leased(now)) {
+      // A move whose source a read capability may still reach must hold
+      // that space until the lease and the fencing grace end, and the tier
+      // is short of it meanwhile: such an object waits for a later pass.
+      if (Reachable(*e, now)) {
         later.push_back(id);
         continue;
       }
@@ -215,7 +216,7 @@ void MasterService::RunPromotions() {
     const double mark = config_.high_watermark * static_cast<double>(segments_.capacity(Tier::kDram));
     if (static_cast<double>(segments_.used(Tier::kDram) + size) > mark) {
       RunMoves(moves);  // those prepared so far first: they use the room there is
-      EvictFromTier(size, EvictionReason::kWatermark, Tier::kDram);
+      EvictFromTier(size, EvictionReason::kWatermark, Tier::kDram, /*unreachable_only=*/true);
     }
     ObjectShard& shard = ShardOf(id);
     std::shared_lock lock(shard.mutex());

@@ -35,6 +35,9 @@ void MasterService::RunVerifications(int64_t budget_ms) {
   ReplicaCopier* copier = copier_.load(std::memory_order_acquire);
   if (copier == nullptr) return;
   const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(budget_ms);
+  // Checks that got no verdict go back in the queue after this pass, so a
+  // node that did not answer is asked again at the next one, not at once.
+  std::vector<PendingCheck> again;
   while (std::chrono::steady_clock::now() < until) {
     std::vector<PendingCheck> batch;
     {
@@ -44,12 +47,14 @@ void MasterService::RunVerifications(int64_t budget_ms) {
         verify_queue_.pop_front();
       }
     }
-    if (batch.empty()) return;
+    if (batch.empty()) break;
     std::vector<ReplicaCheck> checks;
     std::vector<size_t> asked;  // index in batch of each check
     for (size_t i = 0; i < batch.size(); ++i) {
       const std::string* endpoint = segments_.MountedEndpoint(batch[i].replica.segment);
       if (endpoint == nullptr) {
+        // Its segment is gone, or detached again: a node that takes it back
+        // has every object of it queued anew.
         counters_.verify_skipped.fetch_add(1, std::memory_order_relaxed);
         continue;
       }
@@ -62,7 +67,7 @@ void MasterService::RunVerifications(int64_t budget_ms) {
     const std::vector<Status> done =
         copier->Verify(checks, UnixNowMs() + config_.tier_copy_timeout_ms);
     for (size_t k = 0; k < asked.size(); ++k) {
-      const PendingCheck& c = batch[asked[k]];
+      PendingCheck& c = batch[asked[k]];
       const Status& s = k < done.size() ? done[k] : Status(ErrorCode::kInternal, "no result");
       if (s.ok()) {
         counters_.verified_ok.fetch_add(1, std::memory_order_relaxed);
@@ -71,11 +76,17 @@ void MasterService::RunVerifications(int64_t budget_ms) {
         // A stale report (the object was removed or replaced meanwhile) is
         // refused by it, and changes nothing.
         (void)ReportCorruptReplica(c.key, c.replica.segment, c.replica.offset, c.checksum);
+      } else if (++c.tries < kVerifyTries) {
+        counters_.verify_retries.fetch_add(1, std::memory_order_relaxed);
+        again.push_back(std::move(c));
       } else {
         counters_.verify_skipped.fetch_add(1, std::memory_order_relaxed);
       }
     }
   }
+  if (again.empty()) return;
+  std::lock_guard lock(verify_mu_);
+  for (PendingCheck& c : again) verify_queue_.push_back(std::move(c));
 }
 
 }  // namespace crescent::master

@@ -70,10 +70,13 @@ constexpr Family kFamilies[] = {
     {"crescent_tier_moved_bytes_total", "counter", "Bytes of the objects moved, by direction."},
     {"crescent_pmem_verifications_total", "counter",
      "Objects of persistent segments taken over from a restarted node, checked against their "
-     "checksums, by result: ok, corrupt (the replica dropped), skipped (the node went away, or "
-     "the object changed)."},
+     "checksums, by result: ok, corrupt (the replica dropped), skipped (its segment went away, "
+     "or four checks in a row got no verdict)."},
     {"crescent_pmem_verifications_pending", "gauge",
      "Objects of taken-over persistent segments still to be checked."},
+    {"crescent_pmem_verification_retries_total", "counter",
+     "Checks sent again because the last one got no verdict (no answer in time, the connection "
+     "lost, the capability refused)."},
     {"crescent_restore_dropped_objects_total", "counter",
      "Restored objects dropped, by reason: unmounted (their segments were not restored), "
      "new_memory (the node restarted), expired (the node did not return within the restore "
@@ -192,6 +195,7 @@ std::vector<Sample> CollectMasterSamples(const master::MasterService& master) {
       {Labelled("crescent_pmem_verifications_total", "result", "corrupt"), Load(c.verified_corrupt)});
   out.push_back(
       {Labelled("crescent_pmem_verifications_total", "result", "skipped"), Load(c.verify_skipped)});
+  out.push_back({"crescent_pmem_verification_retries_total", Load(c.verify_retries)});
   out.push_back({"crescent_pmem_verifications_pending", master.PendingVerifications()});
 
   master::MasterStats s = master.Stats();
