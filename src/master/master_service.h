@@ -83,6 +83,11 @@ inline constexpr uint64_t kListKeyFramingBytes = 4;
 
 class MasterService {
  public:
+  // Maintenance passes a promotion candidate that a read capability can still
+  // reach waits before it is promoted anyway (its persistent source is then
+  // held, never DRAM's space; master_tiering.cc).
+  static constexpr int kPromoteWaits = 8;
+
   // `log`, when given, receives every state change (it must outlive the
   // service); none: nothing is logged.
   static StatusOr<std::unique_ptr<MasterService>> Create(
@@ -549,6 +554,10 @@ class MasterService {
   };
   absl::flat_hash_map<ObjectId, PmemHits> pmem_hits_;
   std::vector<ObjectId> promote_queue_;               // read twice in the window (policy_mu_)
+  // Promotion candidates a capability could still reach, by the passes they
+  // have waited (policy_mu_): one read that often is promoted anyway, its
+  // persistent source held until the capabilities end (master_tiering.cc).
+  absl::flat_hash_map<ObjectId, int> promote_waits_;
   std::atomic<ReplicaCopier*> copier_{nullptr};
   mutable std::mutex verify_mu_;  // guards verify_queue_; a leaf lock
   std::deque<PendingCheck> verify_queue_;

@@ -106,6 +106,31 @@ TEST_F(MasterTierMoveTest, APersistentObjectReadIsPromotedOnlyOnceNoCapabilityRe
   EXPECT_EQ(SegmentOf("p"), dram_);
 }
 
+TEST_F(MasterTierMoveTest, AnObjectReadAtEveryPassIsPromotedAfterItsWaitsWithItsSourceHeld) {
+  PutConfig there;
+  there.preferred_segment = "pmem-u1";
+  ASSERT_TRUE(Put("p", kObject, there).ok());
+  ASSERT_EQ(SegmentOf("p"), pmem_);
+  // Read again before every pass: a capability always reaches it.
+  int passes = 0;
+  while (master().counters().promotions.load() == 0 && passes < 100) {
+    ASSERT_TRUE(master().GetReplicaList("p").ok());
+    master().RunMaintenance();
+    ++passes;
+    clock_.Advance(10);
+  }
+  EXPECT_EQ(master().counters().promotions.load(), 1u);
+  EXPECT_GT(passes, MasterService::kPromoteWaits) << "it waited first";
+  EXPECT_LT(passes, 3 * MasterService::kPromoteWaits) << "then it was promoted anyway";
+  EXPECT_EQ(SegmentOf("p"), dram_);
+  EXPECT_GT(master().Stats().held_bytes, 0u) << "its persistent source waits for the readers";
+  EXPECT_EQ(Allocations(pmem_), 1u);
+  clock_.Advance(kLeaseMs + kGraceMs + 100);
+  master().RunMaintenance();
+  EXPECT_EQ(master().Stats().held_bytes, 0u);
+  EXPECT_EQ(Allocations(pmem_), 0u);
+}
+
 TEST_F(MasterTierMoveTest, AReadDuringTheCopyHoldsTheSourceUntilItsCapabilityEnds) {
   // A reader that leased the object after the move was chosen may be copying
   // out of the source: that space waits for its lease and the grace.

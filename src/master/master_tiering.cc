@@ -15,16 +15,22 @@
 //     space is freed. Moves are chosen so that no read capability can reach
 //     the source (Reachable: its lease plus the fencing grace are over); a
 //     read during the copy makes it reachable again, and then the source is
-//     held until that capability's end plus the grace. Otherwise (removed,
+//     held until that capability's end plus the grace. (A promotion candidate
+//     read so often that it stays reachable for kPromoteWaits passes is moved
+//     all the same, and its persistent source is held so.) Otherwise (removed,
 //     replaced) the target is freed, or held until the copy capability's end
 //     when the copy failed (a late write could still land).
 //  4. Under policy_mu_: the object joins the target tier's policy.
 // A demotion whose copy fails drops the object, as the eviction would have.
+#include <absl/container/flat_hash_set.h>
+
 #include <algorithm>
 #include <mutex>
 #include <shared_mutex>
 
 #include "master/master_service.h"
+
+#include <absl/container/flat_hash_set.h>
 
 namespace crescent::master {
 
@@ -186,14 +192,19 @@ void MasterService::NotePmemHitLocked(ObjectId id, TimeMs now) {
 
 void MasterService::RunPromotions() {
   std::vector<ObjectId> ids;
+  absl::flat_hash_set<ObjectId> waited;  // waited kPromoteWaits passes: promoted anyway
   {
     std::lock_guard lock(policy_mu_);
     FlushTouchesLocked();
     ids.swap(promote_queue_);
+    for (ObjectId id : ids) {
+      if (auto it = promote_waits_.find(id); it != promote_waits_.end() && it->second >= kPromoteWaits)
+        waited.insert(id);
+    }
   }
   if (ids.empty() || copier_.load(std::memory_order_acquire) == nullptr) return;
   std::vector<TierMove> moves;
-  std::vector<ObjectId> later;  // leased now: promoted once its readers are done
+  std::vector<ObjectId> later;  // reachable now: promoted once its readers are done
   const TimeMs now = clock_.NowMs();
   for (ObjectId id : ids) {
     uint64_t size = 0;
@@ -205,7 +216,10 @@ void MasterService::RunPromotions() {
       // A move whose source a read capability may still reach must hold
       // that space until the lease and the fencing grace end, and the tier
       // is short of it meanwhile: such an object waits for a later pass.
-      if (Reachable(*e, now)) {
+      // One read so often that it never stops being reachable is promoted
+      // after kPromoteWaits passes all the same: its persistent source is
+      // held (the larger tier's space), never DRAM's.
+      if (Reachable(*e, now) && !waited.contains(id)) {
         later.push_back(id);
         continue;
       }
@@ -227,11 +241,14 @@ void MasterService::RunPromotions() {
     if (moves.size() >= kMoveBatch) RunMoves(moves);
   }
   RunMoves(moves);
-  if (!later.empty()) {
-    std::lock_guard lock(policy_mu_);
-    for (ObjectId id : later) {
-      if (promote_queue_.size() < kMaxPmemHitMemory) promote_queue_.push_back(id);
-    }
+  std::lock_guard lock(policy_mu_);
+  for (ObjectId id : waited) promote_waits_.erase(id);
+  // Bounded, as the hit counts: a flood of candidates forgets the waits.
+  if (promote_waits_.size() + later.size() > kMaxPmemHitMemory) promote_waits_.clear();
+  absl::flat_hash_set<ObjectId> counted;  // a candidate queued twice waits one pass
+  for (ObjectId id : later) {
+    if (counted.insert(id).second) ++promote_waits_[id];
+    if (promote_queue_.size() < kMaxPmemHitMemory) promote_queue_.push_back(id);
   }
 }
 
