@@ -204,6 +204,13 @@ std::optional<ObjectId> LearnedPolicy::Evict(const SpareFn& spare) {
     for (size_t i = kPool; i < pool_.size(); ++i) leaves_[pool_[i].leaf].in_pool = false;
     pool_.resize(kPool);
   }
+  // The next call most likely evicts the best candidate ranked now: start
+  // loading its node while the owner removes this victim.
+  const Candidate* next = nullptr;
+  for (const Candidate& c : pool_) {
+    if (c.ranked_at == now_ && (next == nullptr || c.rank < next->rank)) next = &c;
+  }
+  if (next != nullptr) table_.Prefetch(leaves_[next->leaf].slot);
   return victim;
 }
 

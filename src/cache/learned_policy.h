@@ -70,6 +70,7 @@ class LearnedPolicy final : public EvictionPolicy {
   std::optional<ObjectId> Evict(const SpareFn& spare = nullptr) override;
 
   bool Contains(ObjectId id) const override { return table_.Contains(id); }
+  void PrefetchInsert(ObjectId id) const override { table_.PrefetchIndex(id); }
   size_t Count() const override { return table_.size(); }
   uint64_t UsedSize() const override { return used_; }
   void SetCapacity(uint64_t /*capacity*/) override {}
