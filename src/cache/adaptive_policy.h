@@ -41,9 +41,9 @@
 // every other point is dropped and points are then recorded half as often.
 //
 // Memory: per live object a 41-byte entry inline in a hash map, and the live
-// policy's own (87 bytes for learned); in total, the 11 simulations of up to
+// policy's own (88 bytes for learned); in total, the 11 simulations of up to
 // 2 × kMiniObjects objects each (~16 MiB) and each learned instance's fixed
-// model (< 2.5 MiB). 205 bytes per object in all at 1M objects (policy_bench
+// model (< 2.5 MiB). 206 bytes per object in all at 1M objects (policy_bench
 // Memory/adaptive). Not thread-safe.
 #pragma once
 

@@ -43,7 +43,7 @@
 // Memory: a 56-byte node per page plus its 4-byte index slot (at 30-60% load)
 // and 16 bytes per leaf in `leaves_`; RecentKeys at 4 bytes per key of its window (4 ×
 // the page count, so 16 bytes per page); the ReuseModel's fixed ~2.5 MiB at
-// most. 87 bytes per page in all at 1M pages (policy_bench Memory/learned).
+// most. 88 bytes per page in all at 1M pages (policy_bench Memory/learned).
 #pragma once
 
 #include <cstdint>
