@@ -178,6 +178,9 @@ std::optional<ObjectId> LearnedPolicy::Evict(const SpareFn& spare) {
     pool_[best] = pool_.back();
     pool_.pop_back();
     Node& node = table_.at(slot);
+    // What forgetting it will touch, loading while the owner decides on it.
+    if (node.parent != Table::kNil) table_.Prefetch(node.parent);
+    recent_.Prefetch(node.history);
     if (spare && spare(node.Id())) {
       // Counts as used now; out of the sample space until the call ends.
       node.stamp = static_cast<uint32_t>(now_);
