@@ -95,7 +95,16 @@ void AdaptivePolicy::ComputeAnchors() {
   }
 }
 
+void AdaptivePolicy::ErasePendingVictim() {
+  if (!evicted_id_) return;
+  const size_t erased = table_.erase(*evicted_id_);
+  assert(erased == 1);
+  (void)erased;
+  evicted_id_.reset();
+}
+
 void AdaptivePolicy::Insert(ObjectId id, uint64_t size, const InsertInfo& info) {
+  ErasePendingVictim();
   Entry entry{.history = info.history == kSameAsId ? id : info.history,
               .anchor = kNoParent,
               .parent = kNoParent,
@@ -121,6 +130,7 @@ void AdaptivePolicy::Insert(ObjectId id, uint64_t size, const InsertInfo& info) 
 }
 
 void AdaptivePolicy::Access(ObjectId id) {
+  ErasePendingVictim();
   // The common case costs a probe of a small table that stays in cache: no
   // move in progress, and the object is not simulated.
   if (!handover_.Draining() && !sampled_ids_.contains(id)) {
@@ -139,6 +149,7 @@ void AdaptivePolicy::Access(ObjectId id) {
 }
 
 void AdaptivePolicy::Remove(ObjectId id) {
+  ErasePendingVictim();
   auto it = table_.find(id);
   if (it == table_.end()) return;
   sampled_ids_.erase(id);
@@ -147,6 +158,7 @@ void AdaptivePolicy::Remove(ObjectId id) {
 }
 
 std::optional<ObjectId> AdaptivePolicy::Evict(const SpareFn& spare) {
+  ErasePendingVictim();
   if (!evicted_) {
     // Full for the first time: a capacity never given is what it holds now.
     evicted_ = true;
@@ -156,15 +168,15 @@ std::optional<ObjectId> AdaptivePolicy::Evict(const SpareFn& spare) {
   }
   std::optional<ObjectId> victim = handover_.Evict(spare);
   if (victim) {
-    const size_t erased = table_.erase(*victim);
-    assert(erased == 1);
-    (void)erased;
     sampled_ids_.erase(*victim);
+    table_.prefetch(*victim);
+    evicted_id_ = victim;
   }
   return victim;
 }
 
 void AdaptivePolicy::SetCapacity(uint64_t capacity) {
+  ErasePendingVictim();
   capacity_ = capacity;
   handover_.SetCapacity(capacity);
   for (MiniSimulation& mini : minis_) mini.SetCapacity(MiniCapacity());
@@ -198,6 +210,8 @@ void AdaptivePolicy::StartSimulations(double rate) {
 void AdaptivePolicy::Simulate(const Entry& entry) {
   ++refs_;
   if (!Sampled(entry.history)) return;
+  // The simulations' tables are independent: load all their lookups at once.
+  for (const MiniSimulation& mini : minis_) mini.Prefetch(entry.history);
   for (MiniSimulation& mini : minis_) {
     mini.Reference(entry.history, entry.anchor, entry.size, entry.ends_write);
   }

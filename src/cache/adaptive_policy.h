@@ -33,16 +33,17 @@
 // Insert() and Access(), that is, on the master's eviction thread when it
 // flushes deferred touches and inside PutEnd, never on a read.
 //
-// Invariants: `table_` holds exactly the ids the handover tracks; each entry
+// Invariants: `table_` holds exactly the ids the handover tracks (and, until
+// the next call, the last victim: `evicted_id_`); each entry
 // keeps what a move needs to re-admit the object (size, parent link, history,
 // write end). `sampled_ids_` holds exactly those of its ids whose history is
 // sampled at the current rate. Timeline() keeps at most kMaxTimeline points: when it fills up,
 // every other point is dropped and points are then recorded half as often.
 //
 // Memory: per live object a 41-byte entry inline in a hash map, and the live
-// policy's own (87 bytes for learned); in total, the 11 simulations of up to
+// policy's own (88 bytes for learned); in total, the 11 simulations of up to
 // 2 × kMiniObjects objects each (~16 MiB) and each learned instance's fixed
-// model (< 2.5 MiB). 205 bytes per object in all at 1M objects (policy_bench
+// model (< 2.5 MiB). 206 bytes per object in all at 1M objects (policy_bench
 // Memory/adaptive). Not thread-safe.
 #pragma once
 
@@ -50,6 +51,7 @@
 #include <absl/container/flat_hash_set.h>
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -86,8 +88,10 @@ class AdaptivePolicy final : public EvictionPolicy {
   void Remove(ObjectId id) override;
   std::optional<ObjectId> Evict(const SpareFn& spare = nullptr) override;
 
-  bool Contains(ObjectId id) const override { return table_.contains(id); }
-  size_t Count() const override { return table_.size(); }
+  bool Contains(ObjectId id) const override {
+    return !(evicted_id_ && *evicted_id_ == id) && table_.contains(id);
+  }
+  size_t Count() const override { return table_.size() - (evicted_id_ ? 1 : 0); }
   uint64_t UsedSize() const override { return handover_.UsedSize(); }
   void SetCapacity(uint64_t capacity) override;
   std::string_view Name() const override { return "adaptive"; }
@@ -123,6 +127,8 @@ class AdaptivePolicy final : public EvictionPolicy {
     bool ends_write;
   };
 
+  // Erases the last victim's entry (see evicted_id_).
+  void ErasePendingVictim();
   std::unique_ptr<EvictionPolicy> MakeCandidate(size_t i, uint64_t capacity) const;
   // The parent's entry, or nullptr when it is no longer cached.
   const Entry* LiveParent(const Entry& entry) const;
@@ -146,6 +152,11 @@ class AdaptivePolicy final : public EvictionPolicy {
   // The ids in table_ whose key is sampled: small (about kMiniObjects), so an
   // Access of any other id is settled without touching table_.
   absl::flat_hash_set<ObjectId> sampled_ids_;
+  // The last victim, whose entry is still in table_: Evict() starts loading
+  // the entry and the next call erases it, so the erase's cache misses overlap
+  // with the owner's removal of the victim instead of stalling Evict(). Every
+  // other member function erases it first; Contains() and Count() leave it out.
+  std::optional<ObjectId> evicted_id_;
   PolicyHandover handover_;
   CandidateSelector selector_;
   std::vector<MiniSimulation> minis_;

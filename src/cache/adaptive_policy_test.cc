@@ -107,5 +107,29 @@ TEST(AdaptivePolicyTest, ALargeCacheIsSampled) {
   EXPECT_EQ(policy.Count(), objects);
 }
 
+// The victim's entry leaves at the next call (evicted_id_), but the policy
+// never shows it: not contained, not counted, and its id can come back at once,
+// as a page of a new chain whose parent was the victim's parent.
+TEST(AdaptivePolicyTest, AVictimIsGoneAtOnce) {
+  AdaptivePolicy policy({.capacity = 4}, Candidates({"lru", "fifo"}));
+  policy.Insert(1, 1);
+  policy.Insert(2, 1, {.parent = 1});
+  policy.Insert(3, 1);
+  const std::optional<ObjectId> victim = policy.Evict();
+  ASSERT_TRUE(victim.has_value());
+  EXPECT_FALSE(policy.Contains(*victim));
+  EXPECT_EQ(policy.Count(), 2u);
+  EXPECT_EQ(policy.UsedSize(), 2u);
+  policy.Insert(*victim, 1);
+  EXPECT_TRUE(policy.Contains(*victim));
+  EXPECT_EQ(policy.Count(), 3u);
+  // Evicted again and removed before any other call: Remove of a gone id is a no-op.
+  const std::optional<ObjectId> again = policy.Evict();
+  ASSERT_TRUE(again.has_value());
+  policy.Remove(*again);
+  EXPECT_FALSE(policy.Contains(*again));
+  EXPECT_EQ(policy.Count(), 2u);
+}
+
 }  // namespace
 }  // namespace crescent::cache

@@ -20,6 +20,7 @@ LearnedPolicy::LearnedPolicy(const PolicyOptions& options)
 
 void LearnedPolicy::AdoptLearning(const LearnedPolicy& other, bool recent_keys) {
   model_.AdoptStatistics(other.model_);
+  for (Candidate& c : pool_) c.ranked_at = kUnranked;
   if (recent_keys) recent_ = other.recent_;
 }
 
@@ -31,18 +32,47 @@ uint64_t LearnedPolicy::NextRandom() {
 }
 
 void LearnedPolicy::AddLeaf(Slot slot) {
-  table_.at(slot).leaf_pos = static_cast<uint32_t>(leaves_.size());
-  leaves_.push_back(slot);
+  Node& node = table_.at(slot);
+  node.leaf_pos = static_cast<uint32_t>(leaves_.size());
+  leaves_.push_back({.slot = slot,
+                     .stamp = node.stamp,
+                     .size = static_cast<float>(node.size),
+                     .cls = node.cls,
+                     .in_pool = false});
 }
 
 void LearnedPolicy::DropLeaf(Slot slot) {
   Node& node = table_.at(slot);
   if (node.leaf_pos == kNotLeaf) return;
-  const Slot last = leaves_.back();
-  leaves_[node.leaf_pos] = last;
-  table_.at(last).leaf_pos = node.leaf_pos;
+  const uint32_t pos = node.leaf_pos;
+  const uint32_t last = static_cast<uint32_t>(leaves_.size() - 1);
+  // Out of the pool (keeping the pool's order), and the moved leaf's pool
+  // entry follows it.
+  if (leaves_[pos].in_pool) {
+    std::erase_if(pool_, [&](const Candidate& c) { return c.leaf == pos; });
+  }
+  if (pos != last && leaves_[last].in_pool) {
+    for (Candidate& c : pool_) {
+      if (c.leaf == last) c.leaf = pos;
+    }
+  }
+  leaves_[pos] = leaves_[last];
+  table_.at(leaves_[pos].slot).leaf_pos = pos;
   leaves_.pop_back();
   node.leaf_pos = kNotLeaf;
+}
+
+void LearnedPolicy::SyncLeaf(const Node& node) {
+  if (node.leaf_pos == kNotLeaf) return;
+  Leaf& leaf = leaves_[node.leaf_pos];
+  leaf.stamp = node.stamp;
+  leaf.cls = node.cls;
+}
+
+void LearnedPolicy::AddToPool(uint32_t leaf) {
+  if (leaves_[leaf].in_pool) return;
+  leaves_[leaf].in_pool = true;
+  pool_.push_back({.leaf = leaf, .ranked_at = kUnranked, .rank = 0.0});
 }
 
 void LearnedPolicy::Reference(Slot slot) {
@@ -114,65 +144,58 @@ ObjectId LearnedPolicy::Forget(Slot slot) {
   return id;
 }
 
-double LearnedPolicy::Rank(Slot slot) const {
-  const Node& node = table_.at(slot);
-  return model_.Density(node.cls, AgeOf(node)) /
-         static_cast<double>(std::max<uint64_t>(1, node.size));
-}
-
-bool LearnedPolicy::IsLeafCandidate(Handle h) const {
-  const Node& node = table_.at(h.slot);
-  return node.generation == h.generation && node.leaf_pos != kNotLeaf &&
-         node.leaf_pos < leaves_.size() && leaves_[node.leaf_pos] == h.slot;
+double LearnedPolicy::Rank(const Leaf& leaf) const {
+  return model_.Density(leaf.cls, AgeOf(leaf.stamp)) /
+         std::max(1.0, static_cast<double>(leaf.size));
 }
 
 std::optional<ObjectId> LearnedPolicy::Evict(const SpareFn& spare) {
   std::optional<ObjectId> victim;
   while (!leaves_.empty()) {
-    // Drop pool entries that are gone, spared in this call, or no longer leaves.
-    std::erase_if(pool_, [&](const Candidate& c) { return !IsLeafCandidate(c.handle); });
-    // Draw the samples; their nodes are far apart, so start loading them all
-    // before reading any.
-    Slot drawn[kSamples];
-    for (Slot& slot : drawn) {
+    for (int i = 0; i < kSamples; ++i) {
       // Lemire's multiply-shift: a uniform index below the size, no division.
-      const uint64_t index = ((NextRandom() >> 32) * leaves_.size()) >> 32;
-      slot = leaves_[index];
-      table_.Prefetch(slot);
+      AddToPool(static_cast<uint32_t>(((NextRandom() >> 32) * leaves_.size()) >> 32));
     }
-    for (Slot slot : drawn) {
-      if (std::none_of(pool_.begin(), pool_.end(),
-                       [&](const Candidate& c) { return c.handle.slot == slot; })) {
-        pool_.push_back({{slot, table_.at(slot).generation}, 0.0});
-      }
-    }
-    // Rank each candidate once; least density first, among equals the oldest.
+    // Least density first, among equals the oldest. A rank stays valid until
+    // the next reference (ages, classes and densities change only then).
     size_t best = 0;
     for (size_t i = 0; i < pool_.size(); ++i) {
-      pool_[i].rank = Rank(pool_[i].handle.slot);
+      Candidate& c = pool_[i];
+      if (c.ranked_at != now_) {
+        c.rank = Rank(leaves_[c.leaf]);
+        c.ranked_at = now_;
+      }
       if (i == 0) continue;
-      const double rank = pool_[i].rank, best_rank = pool_[best].rank;
-      if (rank < best_rank ||
-          (rank == best_rank &&
-           AgeOf(table_.at(pool_[i].handle.slot)) > AgeOf(table_.at(pool_[best].handle.slot)))) {
+      const double rank = c.rank, best_rank = pool_[best].rank;
+      if (rank < best_rank || (rank == best_rank && AgeOf(leaves_[c.leaf].stamp) >
+                                                        AgeOf(leaves_[pool_[best].leaf].stamp))) {
         best = i;
       }
     }
-    const Slot slot = pool_[best].handle.slot;
+    const uint32_t leaf = pool_[best].leaf;
+    const Slot slot = leaves_[leaf].slot;
+    leaves_[leaf].in_pool = false;
     pool_[best] = pool_.back();
     pool_.pop_back();
-    if (spare && spare(table_.at(slot).Id())) {
+    Node& node = table_.at(slot);
+    // What forgetting it will touch, loading while the owner decides on it.
+    if (node.parent != Table::kNil) table_.Prefetch(node.parent);
+    recent_.Prefetch(node.history);
+    if (spare && spare(node.Id())) {
       // Counts as used now; out of the sample space until the call ends.
-      table_.at(slot).stamp = static_cast<uint32_t>(now_);
+      node.stamp = static_cast<uint32_t>(now_);
       DropLeaf(slot);
       spared_.push_back(slot);
       continue;
     }
     // Its parent, if this was its last child, is a leaf now, and as old as
     // this page was at least: a candidate for the next call.
-    const Handle parent{table_.at(slot).parent, table_.at(slot).parent_generation};
+    const Handle parent{node.parent, node.parent_generation};
     victim = Forget(slot);
-    if (parent.slot != Table::kNil && IsLeafCandidate(parent)) pool_.push_back({parent, 0.0});
+    if (parent.slot != Table::kNil) {
+      const Node& p = table_.at(parent.slot);
+      if (p.generation == parent.generation && p.leaf_pos != kNotLeaf) AddToPool(p.leaf_pos);
+    }
     break;
   }
   for (Slot slot : spared_) AddLeaf(slot);
@@ -181,8 +204,16 @@ std::optional<ObjectId> LearnedPolicy::Evict(const SpareFn& spare) {
   if (pool_.size() > static_cast<size_t>(kPool)) {
     std::nth_element(pool_.begin(), pool_.begin() + kPool, pool_.end(),
                      [](const Candidate& a, const Candidate& b) { return a.rank < b.rank; });
+    for (size_t i = kPool; i < pool_.size(); ++i) leaves_[pool_[i].leaf].in_pool = false;
     pool_.resize(kPool);
   }
+  // The next call most likely evicts the best candidate ranked now: start
+  // loading its node while the owner removes this victim.
+  const Candidate* next = nullptr;
+  for (const Candidate& c : pool_) {
+    if (c.ranked_at == now_ && (next == nullptr || c.rank < next->rank)) next = &c;
+  }
+  if (next != nullptr) table_.Prefetch(leaves_[next->leaf].slot);
   return victim;
 }
 

@@ -14,7 +14,13 @@
 //    children's links stale, no scan needed.
 //  - `leaves_` holds exactly the tracked pages without children, except the
 //    candidates spared during the current Evict() call, which sit in `spared_`
-//    until the call ends; `leaf_pos` is a page's index in `leaves_`.
+//    until the call ends; `leaf_pos` is a page's index in `leaves_`. A leaf
+//    entry repeats what ranking needs (stamp, class, size) so that sampling
+//    and ranking read the small leaf array, never the far-apart nodes: a
+//    leaf's stamp and class are written to both together.
+//  - `pool_` holds indices into `leaves_`, each at most once (`in_pool`); a
+//    leaf leaving `leaves_` leaves the pool with it, and one moved inside
+//    `leaves_` has its pool entry follow it, so every pool entry is a leaf.
 //  - `now_` counts references (Insert and Access); a page's `stamp` is the
 //    time of its last one, its age now_ − stamp.
 //
@@ -23,8 +29,11 @@
 // best candidates left over from earlier calls, and evicts the pool's page of
 // least density; the rest of the pool (at most kPool) waits for the next call.
 // A round of evictions thus looks at many more pages than one call draws. A
-// spared candidate counts as used now and leaves the sample space for the rest
-// of the call, so Evict() gives up (nullopt) only once every leaf was offered.
+// candidate's rank is kept while no reference has happened since it was
+// computed (a round of evictions references nothing, so each candidate is
+// ranked once per round). A spared candidate counts as used now and leaves the
+// sample space for the rest of the call, so Evict() gives up (nullopt) only
+// once every leaf was offered.
 //
 // Learning stays off the read path: Access() only updates the page's stamp,
 // read count and class and feeds the model one observation (a hash map probe
@@ -32,9 +41,9 @@
 // references as there are pages), inside an Insert or Access.
 //
 // Memory: a 56-byte node per page plus its 4-byte index slot (at 30-60% load)
-// and 4 bytes in `leaves_`; RecentKeys at 4 bytes per key of its window (4 ×
+// and 16 bytes per leaf in `leaves_`; RecentKeys at 4 bytes per key of its window (4 ×
 // the page count, so 16 bytes per page); the ReuseModel's fixed ~2.5 MiB at
-// most. 87 bytes per page in all at 1M pages (policy_bench Memory/learned).
+// most. 88 bytes per page in all at 1M pages (policy_bench Memory/learned).
 #pragma once
 
 #include <cstdint>
@@ -61,6 +70,7 @@ class LearnedPolicy final : public EvictionPolicy {
   std::optional<ObjectId> Evict(const SpareFn& spare = nullptr) override;
 
   bool Contains(ObjectId id) const override { return table_.Contains(id); }
+  void PrefetchInsert(ObjectId id) const override { table_.PrefetchIndex(id); }
   size_t Count() const override { return table_.size(); }
   uint64_t UsedSize() const override { return used_; }
   void SetCapacity(uint64_t /*capacity*/) override {}
@@ -106,25 +116,40 @@ class LearnedPolicy final : public EvictionPolicy {
     Slot slot;
     uint32_t generation;
   };
-  struct Candidate {
-    Handle handle;
-    double rank;  // as of the Evict() call that ranked it last
+  // What ranking a leaf needs, beside it in one small array.
+  struct Leaf {
+    Slot slot;
+    uint32_t stamp;  // its node's stamp
+    float size;      // its node's size (only ever divided by)
+    uint8_t cls;     // its node's class
+    bool in_pool;
   };
+  struct Candidate {
+    uint32_t leaf;        // index in leaves_
+    uint64_t ranked_at;   // now_ when `rank` was computed
+    double rank;
+  };
+  static constexpr uint64_t kUnranked = ~uint64_t{0};
 
-  uint64_t AgeOf(const Node& node) const { return static_cast<uint32_t>(now_) - node.stamp; }
-  double Rank(Slot slot) const;
-  bool IsLeafCandidate(Handle h) const;
+  uint64_t AgeOf(uint32_t stamp) const { return static_cast<uint32_t>(now_) - stamp; }
+  double Rank(const Leaf& leaf) const;
   void AddLeaf(Slot slot);
   void DropLeaf(Slot slot);
+  // Copies the node's stamp and class to its leaf entry, if it is a leaf.
+  void SyncLeaf(const Node& node);
+  void AddToPool(uint32_t leaf);
   void Reference(Slot slot);  // one reference: stamp, class, model, epoch
-  void Reclassify(Node& node) { node.cls = PageClass(node.facts, features_); }
+  void Reclassify(Node& node) {
+    node.cls = PageClass(node.facts, features_);
+    SyncLeaf(node);
+  }
   ObjectId Forget(Slot slot);  // erases the page, unlinking it from its parent
   uint64_t NextRandom();
 
   const uint32_t features_;
   Table table_;
   uint64_t used_ = 0;
-  std::vector<Slot> leaves_;
+  std::vector<Leaf> leaves_;
   std::vector<Slot> spared_;     // taken out of leaves_ by the current Evict()
   std::vector<Candidate> pool_;  // candidates kept between Evict() calls
   uint64_t now_ = 0;

@@ -29,6 +29,8 @@ class MiniSimulation {
  public:
   MiniSimulation(std::unique_ptr<EvictionPolicy> policy, uint64_t capacity);
 
+  // Starts loading what Reference(key, ...) looks up first (a hint).
+  void Prefetch(uint64_t key) const { policy_->PrefetchInsert(key); }
   void Reference(uint64_t key, uint64_t anchor, uint64_t size, bool ends_write);
   void SetCapacity(uint64_t capacity);
 

@@ -33,6 +33,10 @@ RecentKeys::RecentKeys(uint64_t window)
       current_window_(window_),
       current_(WordsFor(window_)) {}
 
+void RecentKeys::Prefetch(uint64_t hash) const {
+  if (!current_.empty()) __builtin_prefetch(current_.data() + BlockOf(current_, hash));
+}
+
 bool RecentKeys::Test(const std::vector<uint64_t>& bits, uint64_t hash) {
   if (bits.empty()) return false;
   const uint64_t* block = bits.data() + BlockOf(bits, hash);

@@ -32,6 +32,8 @@ class RecentKeys {
   // `hash` must be a well-mixed 64-bit hash of the key.
   bool Contains(uint64_t hash) const;
   void Add(uint64_t hash);
+  // Starts loading the block that Add(hash) writes (a hint).
+  void Prefetch(uint64_t hash) const;
   void Resize(uint64_t window);
 
  private:

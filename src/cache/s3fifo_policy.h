@@ -51,6 +51,7 @@ class S3FifoPolicy final : public EvictionPolicy {
   std::optional<ObjectId> Evict(const SpareFn& spare = nullptr) override;
 
   bool Contains(ObjectId id) const override;
+  void PrefetchInsert(ObjectId id) const override { table_.PrefetchIndex(id); }
   size_t Count() const override { return small_.live + main_.live; }
   uint64_t UsedSize() const override { return small_.used + main_.used; }
   void SetCapacity(uint64_t capacity) override;

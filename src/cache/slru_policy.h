@@ -31,6 +31,7 @@ class SlruPolicy final : public EvictionPolicy {
   std::optional<ObjectId> Evict(const SpareFn& spare = nullptr) override;
 
   bool Contains(ObjectId id) const override { return table_.Contains(id); }
+  void PrefetchInsert(ObjectId id) const override { table_.PrefetchIndex(id); }
   size_t Count() const override { return table_.size(); }
   uint64_t UsedSize() const override { return probation_.used + protected_.used; }
   void SetCapacity(uint64_t capacity) override;
