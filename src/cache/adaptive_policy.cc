@@ -129,6 +129,24 @@ void AdaptivePolicy::Insert(ObjectId id, uint64_t size, const InsertInfo& info) 
   Simulate(stored);
 }
 
+ObjectId AdaptivePolicy::ParentOf(ObjectId id) const {
+  auto it = table_.find(id);
+  if (it == table_.end() || LiveParent(it->second) == nullptr) return kNoParent;
+  return it->second.parent;
+}
+
+void AdaptivePolicy::Link(ObjectId child, ObjectId parent) {
+  auto it = table_.find(child);
+  auto p = table_.find(parent);
+  if (it == table_.end() || p == table_.end() || child == parent ||
+      LiveParent(it->second) != nullptr) {
+    return;
+  }
+  it->second.parent = parent;
+  it->second.anchor = AnchorBelow(p->second);
+  handover_.Link(child, parent);
+}
+
 void AdaptivePolicy::Access(ObjectId id) {
   ErasePendingVictim();
   // The common case costs a probe of a small table that stays in cache: no

@@ -95,6 +95,8 @@ class AdaptivePolicy final : public EvictionPolicy {
   uint64_t UsedSize() const override { return handover_.UsedSize(); }
   void SetCapacity(uint64_t capacity) override;
   std::string_view Name() const override { return "adaptive"; }
+  ObjectId ParentOf(ObjectId id) const override;
+  void Link(ObjectId child, ObjectId parent) override;
   // The live policy's order, outside a move, when that policy keeps one
   // (never while it follows learned or s3fifo).
   bool VisitInEvictionOrder(const std::function<void(ObjectId)>& fn) const override {

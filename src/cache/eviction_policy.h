@@ -122,6 +122,16 @@ class EvictionPolicy {
   virtual bool VisitInEvictionOrder(const std::function<void(ObjectId)>& /*fn*/) const {
     return false;
   }
+  // The tracked parent `id` is linked to (InsertInfo::parent, or Link()), or
+  // kNoParent: none, the link went stale, or the policy keeps no chains. A
+  // snapshot stores it as the parent's key (docs/durability.md).
+  virtual ObjectId ParentOf(ObjectId /*id*/) const { return kNoParent; }
+  // Links tracked `child`, which has no live parent link, to tracked `parent`
+  // as Insert() with that parent would have; otherwise does nothing. For a
+  // restore, whose objects come in eviction order and so may come before
+  // their parents. The caller keeps the links acyclic. Policies that keep no
+  // chains ignore it.
+  virtual void Link(ObjectId /*child*/, ObjectId /*parent*/) {}
   // An empty order of the kind CopyEvictionOrder() fills; no lock needed.
   virtual std::unique_ptr<EvictionOrder> NewEvictionOrder() const;
   // Copies the order into `into` (made by this policy's NewEvictionOrder()),

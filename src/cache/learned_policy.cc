@@ -103,17 +103,44 @@ void LearnedPolicy::Insert(ObjectId id, uint64_t size, const InsertInfo& info) {
   node.facts.seen_before = recent_.Contains(history);
   recent_.Add(history);
   node.facts.ends_write = info.ends_write;
-  if (parent != Table::kNil) {
-    Node& p = table_.at(parent);
-    node.parent = parent;
-    node.parent_generation = p.generation;
-    node.facts.depth = static_cast<uint8_t>(std::min(255, p.facts.depth + 1));
-    if (p.children++ == 0) DropLeaf(parent);
-    p.facts.extensions = static_cast<uint8_t>(std::min(255, p.facts.extensions + 1));
-    Reclassify(p);
-  }
+  if (parent != Table::kNil) LinkTo(slot, parent);
   AddLeaf(slot);
   Reference(slot);
+}
+
+void LearnedPolicy::LinkTo(Slot slot, Slot parent) {
+  Node& node = table_.at(slot);
+  Node& p = table_.at(parent);
+  node.parent = parent;
+  node.parent_generation = p.generation;
+  node.facts.depth = static_cast<uint8_t>(std::min(255, p.facts.depth + 1));
+  if (p.children++ == 0) DropLeaf(parent);
+  p.facts.extensions = static_cast<uint8_t>(std::min(255, p.facts.extensions + 1));
+  Reclassify(p);
+}
+
+LearnedPolicy::Slot LearnedPolicy::LiveParent(Slot slot) const {
+  const Node& node = table_.at(slot);
+  if (node.parent == Table::kNil) return Table::kNil;
+  return table_.at(node.parent).generation == node.parent_generation ? node.parent : Table::kNil;
+}
+
+ObjectId LearnedPolicy::ParentOf(ObjectId id) const {
+  const Slot slot = table_.Find(id);
+  if (slot == Table::kNil) return kNoParent;
+  const Slot parent = LiveParent(slot);
+  return parent == Table::kNil ? kNoParent : table_.at(parent).Id();
+}
+
+void LearnedPolicy::Link(ObjectId child, ObjectId parent) {
+  const Slot slot = table_.Find(child);
+  const Slot parent_slot = table_.Find(parent);
+  if (slot == Table::kNil || parent_slot == Table::kNil || slot == parent_slot ||
+      LiveParent(slot) != Table::kNil) {
+    return;
+  }
+  LinkTo(slot, parent_slot);
+  Reclassify(table_.at(slot));  // its depth changed
 }
 
 void LearnedPolicy::Access(ObjectId id) {

@@ -75,6 +75,8 @@ class LearnedPolicy final : public EvictionPolicy {
   uint64_t UsedSize() const override { return used_; }
   void SetCapacity(uint64_t /*capacity*/) override {}
   std::string_view Name() const override { return "learned"; }
+  ObjectId ParentOf(ObjectId id) const override;
+  void Link(ObjectId child, ObjectId parent) override;
 
   // Starts from what `other` has learned: its model's statistics and, with
   // `recent_keys`, the keys it saw recently. The adaptive policy does this
@@ -144,6 +146,10 @@ class LearnedPolicy final : public EvictionPolicy {
     SyncLeaf(node);
   }
   ObjectId Forget(Slot slot);  // erases the page, unlinking it from its parent
+  // Links `slot` to `parent` (its depth, the parent's children, leaf set and class).
+  void LinkTo(Slot slot, Slot parent);
+  // The live parent slot of `slot`, or kNil (none, or a stale link).
+  Slot LiveParent(Slot slot) const;
   uint64_t NextRandom();
 
   const uint32_t features_;

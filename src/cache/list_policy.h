@@ -97,7 +97,9 @@ class IndexedList {
   const Node& at(Slot slot) const { return table_.at(slot); }
   const std::vector<Node>& raw_nodes() const { return table_.raw_nodes(); }
 
-  bool IsLinked(Slot slot) const { return at(slot).older != kDetached; }
+  bool IsLinked(Slot slot) const { return !IsDetached(at(slot)); }
+  // Off the list: parked (prefix-lru), or a free slot of the node array.
+  static bool IsDetached(const Node& node) { return node.older == kDetached; }
   Slot Newest() const { return at(kNil).older; }
   Slot Oldest() const { return at(kNil).newer; }
   Slot Newer(Slot slot) const { return at(slot).newer; }
@@ -159,11 +161,11 @@ class ListPolicy : public EvictionPolicy {
   // The owner evicts against the capacity; a list keeps nothing sized by it.
   void SetCapacity(uint64_t /*capacity*/) override {}
   // Oldest first: the order fifo, lru and prefix-lru evict in (sieve's hand
-  // may skip ahead of it), without prefix-lru's parked pages.
+  // may skip ahead of it). Prefix-lru's parked pages come before the list: a
+  // restore inserts them at the oldest end, where its first Evict() parks them
+  // again (they have children), leaving the order as it was.
   bool VisitInEvictionOrder(const std::function<void(ObjectId)>& fn) const override {
-    for (auto slot = list_.Oldest(); slot != List::kNil; slot = list_.Newer(slot)) {
-      fn(list_.at(slot).Id());
-    }
+    VisitNodes(list_.raw_nodes(), fn);
     return true;
   }
   // The order as a copy of the whole node array (one memcpy under the owner's
@@ -187,13 +189,26 @@ class ListPolicy : public EvictionPolicy {
       nodes.clear();
     }
     bool Visit(const std::function<void(ObjectId)>& fn) const override {
-      if (nodes.empty()) return true;
-      for (auto slot = nodes[List::kNil].newer; slot != List::kNil; slot = nodes[slot].newer) {
-        fn(nodes[slot].Id());
-      }
+      VisitNodes(nodes, fn);
       return true;
     }
   };
+
+  // The order of a node array (the list's, or a copy of it). A parked page is
+  // a detached node with children: a free slot has none (prefix-lru clears
+  // them when it erases a page).
+  static void VisitNodes(const std::vector<typename List::Node>& nodes,
+                         const std::function<void(ObjectId)>& fn) {
+    if (nodes.empty()) return;
+    if constexpr (requires(const Extra& e) { e.children; }) {
+      for (size_t slot = 1; slot < nodes.size(); ++slot) {
+        if (List::IsDetached(nodes[slot]) && nodes[slot].extra.children > 0) fn(nodes[slot].Id());
+      }
+    }
+    for (auto slot = nodes[List::kNil].newer; slot != List::kNil; slot = nodes[slot].newer) {
+      fn(nodes[slot].Id());
+    }
+  }
 };
 
 }  // namespace crescent::cache

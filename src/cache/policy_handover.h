@@ -44,6 +44,11 @@ class PolicyHandover {
   bool NeedsReadmit(ObjectId id) const { return draining_ && draining_->Contains(id); }
   void Readmit(ObjectId id, uint64_t size, const InsertInfo& info);
   void Remove(ObjectId id);
+  // A link within either policy (EvictionPolicy::Link); none across the two.
+  void Link(ObjectId child, ObjectId parent) {
+    live_->Link(child, parent);
+    if (draining_) draining_->Link(child, parent);
+  }
   std::optional<ObjectId> Evict(const SpareFn& spare);
 
   bool Contains(ObjectId id) const {

@@ -9,14 +9,40 @@ void PrefixLruPolicy::Insert(ObjectId id, uint64_t size, const InsertInfo& info)
   const auto parent_slot = parent == kNoParent ? List::kNil : list_.Find(parent);
   const auto slot = list_.Add(id, size);
   if (slot == List::kNil) return;
-  if (parent_slot != List::kNil) {
-    auto& parent_node = list_.at(parent_slot);
-    ++parent_node.extra.children;
-    auto& links = list_.at(slot).extra;
-    links.parent = parent_slot;
-    links.parent_generation = parent_node.extra.generation;
-  }
+  if (parent_slot != List::kNil) LinkTo(slot, parent_slot);
   list_.PushNewest(slot);
+}
+
+void PrefixLruPolicy::LinkTo(List::Slot slot, List::Slot parent_slot) {
+  auto& parent_node = list_.at(parent_slot);
+  ++parent_node.extra.children;
+  auto& links = list_.at(slot).extra;
+  links.parent = parent_slot;
+  links.parent_generation = parent_node.extra.generation;
+}
+
+PrefixLruPolicy::List::Slot PrefixLruPolicy::LiveParent(List::Slot slot) const {
+  const PrefixLinks& links = list_.at(slot).extra;
+  if (links.parent == List::kNil) return List::kNil;
+  return list_.at(links.parent).extra.generation == links.parent_generation ? links.parent
+                                                                            : List::kNil;
+}
+
+ObjectId PrefixLruPolicy::ParentOf(ObjectId id) const {
+  const auto slot = list_.Find(id);
+  if (slot == List::kNil) return kNoParent;
+  const auto parent = LiveParent(slot);
+  return parent == List::kNil ? kNoParent : list_.at(parent).Id();
+}
+
+void PrefixLruPolicy::Link(ObjectId child, ObjectId parent) {
+  const auto slot = list_.Find(child);
+  const auto parent_slot = list_.Find(parent);
+  if (slot == List::kNil || parent_slot == List::kNil || slot == parent_slot ||
+      LiveParent(slot) != List::kNil) {
+    return;
+  }
+  LinkTo(slot, parent_slot);
 }
 
 void PrefixLruPolicy::Access(ObjectId id) {
@@ -56,6 +82,9 @@ ObjectId PrefixLruPolicy::Forget(List::Slot slot) {
       list_.PushOldest(links.parent);  // unpark: it is a leaf again
     }
   }
+  // A free slot has no children, so a copy of the node array tells parked
+  // pages from free slots (ListPolicy::VisitNodes).
+  list_.at(slot).extra.children = 0;
   return list_.Erase(slot);
 }
 

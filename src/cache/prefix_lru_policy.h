@@ -45,8 +45,14 @@ class PrefixLruPolicy final : public ListPolicy<PrefixLinks> {
   void Remove(ObjectId id) override;
   std::optional<ObjectId> Evict(const SpareFn& spare = nullptr) override;
   std::string_view Name() const override { return "prefix-lru"; }
+  ObjectId ParentOf(ObjectId id) const override;
+  void Link(ObjectId child, ObjectId parent) override;
 
  private:
+  // The live parent slot of `slot`, or kNil (none, or a stale link).
+  List::Slot LiveParent(List::Slot slot) const;
+  // Links `slot` to `parent_slot`: the parent counts one more child.
+  void LinkTo(List::Slot slot, List::Slot parent_slot);
   // Erases `slot`, first dropping its link to its parent.
   ObjectId Forget(List::Slot slot);
 };

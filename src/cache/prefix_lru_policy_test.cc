@@ -41,6 +41,65 @@ TEST(PrefixLruPolicyTest, LeavesGoInLruOrder) {
   EXPECT_EQ(p.Evict(), std::nullopt);
 }
 
+// A restore (docs/durability.md) inserts pages in eviction order, so a parent
+// may come after its child: Link() makes the link Insert() would have made.
+TEST(PrefixLruPolicyTest, LinkAfterInsertActsAsAParentAtInsert) {
+  PrefixLruPolicy linked;
+  for (ObjectId id : {3, 2, 1}) linked.Insert(id, 1);  // list 3 2 1
+  linked.Link(3, 2);
+  linked.Link(2, 1);  // 1 -> 2 -> 3
+  EXPECT_EQ(linked.ParentOf(3), 2u);
+  EXPECT_EQ(linked.ParentOf(2), 1u);
+  EXPECT_EQ(linked.ParentOf(1), kNoParent);
+  linked.Link(3, 1);  // 3 has a live parent: nothing changes
+  EXPECT_EQ(linked.ParentOf(3), 2u);
+  linked.Link(4, 1);  // untracked: nothing
+  linked.Link(1, 1);  // itself: nothing
+  EXPECT_EQ(linked.ParentOf(1), kNoParent);
+  EXPECT_THAT(DrainVictims(linked), ElementsAre(3, 2, 1));
+}
+
+TEST(PrefixLruPolicyTest, ParentOfForgetsAStaleLink) {
+  PrefixLruPolicy p;
+  p.Insert(1, 1);
+  p.Insert(2, 1, {.parent = 1});
+  EXPECT_EQ(p.ParentOf(2), 1u);
+  p.Remove(1);
+  p.Insert(5, 1);  // may reuse 1's slot
+  EXPECT_EQ(p.ParentOf(2), kNoParent);
+  EXPECT_EQ(p.ParentOf(9), kNoParent);
+  p.Link(2, 5);  // no live parent now: the link is made
+  EXPECT_EQ(p.ParentOf(2), 5u);
+}
+
+// Parked pages lead the order: inserted first, in that order, with their
+// links made afterwards, a policy evicts as the first did.
+TEST(PrefixLruPolicyTest, OrderListsParkedPagesFirstAndRebuildsTheSameVictims) {
+  PrefixLruPolicy p;
+  p.Insert(1, 1);
+  p.Insert(2, 1, {.parent = 1});
+  p.Insert(3, 1, {.parent = 1});
+  p.Insert(4, 1, {.parent = 2});
+  p.Insert(5, 1);
+  p.Access(1);               // parked only when it reaches the old end
+  p.Access(2);               // list 3 4 5 1 2
+  EXPECT_EQ(p.Evict(), 3u);  // 4 5 1 2
+  EXPECT_EQ(p.Evict(), 4u);  // 5 1 2
+  p.Insert(6, 1, {.parent = 2});
+  p.Insert(7, 1);            // 5 1 2 6 7
+  EXPECT_EQ(p.Evict(), 5u);  // 1 2 6 7
+  EXPECT_EQ(p.Evict(), 6u);  // 1 and 2 parked, 6 goes, 2 comes back: 2 7 (1)
+  // Rebuilt with the parked 1 after the list, 1 would outlive 7.
+  std::vector<ObjectId> order;
+  ASSERT_TRUE(p.VisitInEvictionOrder([&](ObjectId id) { order.push_back(id); }));
+  PrefixLruPolicy copy;
+  for (ObjectId id : order) copy.Insert(id, 1);
+  for (ObjectId id : order) {
+    if (p.ParentOf(id) != kNoParent) copy.Link(id, p.ParentOf(id));
+  }
+  EXPECT_THAT(DrainVictims(copy), ::testing::ContainerEq(DrainVictims(p)));
+}
+
 TEST(PrefixLruPolicyTest, PlainLruWithoutParents) {
   PrefixLruPolicy p;
   for (ObjectId id : {1, 2, 3}) p.Insert(id, 1);

@@ -59,7 +59,8 @@ struct LogRecord {
 };
 
 // The kPutEnded record of complete (or ending) entry `e`, without its chain
-// parent (the entry does not keep it); under its shard lock.
+// parent (the entry does not keep it: a snapshot asks the policy, Capture);
+// under its shard lock.
 LogRecord PutEndedRecord(const ObjectEntry& e);
 
 std::string EncodeLogRecord(const LogRecord& record);

@@ -39,6 +39,7 @@ void MasterService::ReserveForRestore(uint64_t objects) {
 void MasterService::BeginRestore() {
   if (restoring_) return;
   restoring_ = true;
+  restore_chains_.resize(shards_.size());
   // The key indexes are built once, sorted, at FinishRestore.
   for (const auto& shard : shards_) {
     std::unique_lock lock(shard->mutex());
@@ -89,6 +90,12 @@ bool MasterService::ApplyObjectRecord(const LogRecord& r, const Located& loc, Re
                     .history = loc.hash,
                     .soft_until = soft_until,
                     .tier = segments_.TierOf(r.replicas[0].segment)};
+          if (!r.parent_key.empty()) {
+            RestoredChains& chains = restore_chains_[shard.index()];
+            chains.child.push_back(admit->id);
+            chains.keys += r.parent_key;
+            chains.key_end.push_back(chains.keys.size());
+          }
         }
         break;
       }
@@ -117,10 +124,10 @@ bool MasterService::ApplyObjectRecord(const LogRecord& r, const Located& loc, Re
 
 void MasterService::AdmitRestoredLocked(const RestoredPut& p) {
   if (p.soft_until != 0) {
-    soft_policy_->Insert(p.id, p.bytes, {.parent = p.parent, .history = p.history});
+    soft_policy_->Insert(p.id, p.bytes, {.history = p.history});
     soft_expiry_.push({p.soft_until, p.id});
   } else {
-    PolicyOf(p.tier).Insert(p.id, p.bytes, {.parent = p.parent, .history = p.history});
+    PolicyOf(p.tier).Insert(p.id, p.bytes, {.history = p.history});
   }
 }
 
@@ -137,14 +144,6 @@ void MasterService::ApplyRestored(const LogRecord& r) {
     return;
   }
   if (admit.id == cache::kNoParent) return;
-  // The chain parent as it stands at this record (the entry just created, if
-  // a key names itself).
-  if (!r.parent_key.empty()) {
-    Located p = Locate(r.parent_key);
-    std::shared_lock lock(p.shard->mutex());
-    const uint32_t slot = p.shard->Find(r.parent_key, p.hash);
-    if (slot != kNoSlot) admit.parent = p.shard->IdOf(slot);
-  }
   std::lock_guard lock(policy_mu_);
   AdmitRestoredLocked(admit);
 }
@@ -190,6 +189,7 @@ MasterService::RestoreSummary MasterService::FinishRestore(int64_t grace_ms) {
   }
   for (SegmentId id : conflicting) segments_.ForgetRestored(id);
   if (!conflicting.empty()) out.dropped_conflict = DropSegmentReplicas(conflicting);
+  LinkRestoredChains();
   segments_.FinishRestore(clock_.NowMs() + grace_ms);
   if (restoring_) {
     restoring_ = false;

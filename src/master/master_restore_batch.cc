@@ -9,9 +9,8 @@
 // policy, which is where the one-at-a-time path would have left it (admitted,
 // then forgotten). Objects of earlier batches are forgotten at once, as there.
 // Segment records touch no shard; they are applied first, in order (no object
-// record reads the segment table). A chain parent is resolved as it stands at
-// its record, which another shard's thread may not have reached: a batch with
-// one is applied one record at a time.
+// record reads the segment table). Chain parents wait for the end of the
+// restore (master_restore_chains.cc), so they take no part in a batch's order.
 #include <algorithm>
 #include <atomic>
 #include <mutex>
@@ -23,13 +22,6 @@
 namespace crescent::master {
 
 void MasterService::ApplyRestoredBatch(std::span<const LogRecord> records) {
-  const bool parents = std::any_of(records.begin(), records.end(), [](const LogRecord& r) {
-    return r.type == LogRecordType::kPutEnded && !r.parent_key.empty();
-  });
-  if (parents) {
-    for (const LogRecord& r : records) ApplyRestored(r);
-    return;
-  }
   BeginRestore();
   restore_records_ += records.size();
   // Each shard's object records, in record order, and their key hashes.

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <map>
 #include <random>
 #include <set>
 #include <span>
@@ -263,7 +264,11 @@ TEST_F(MasterRestoreTest, SnapshotPlusTheLogAfterItEqualsTheWholeLog) {
 // leave exactly the state and eviction order that one record at a time does:
 // with keys put again (a snapshot's records repeated by the log after it),
 // removed, pinned, and losing a replica, wherever the batches are cut.
+// Chain parents too, under prefix-lru: puts name random parents (absent,
+// put later, put again, removed, or the key itself), and every object is
+// linked to its parent key's object at the end, however the batches fall.
 TEST_F(MasterRestoreTest, BatchesApplyAsOneRecordAtATime) {
+  config_.eviction_policy = "prefix-lru";
   MountBoth();
   std::mt19937 rng(5);
   for (int i = 0; i < 600; ++i) {
@@ -273,6 +278,7 @@ TEST_F(MasterRestoreTest, BatchesApplyAsOneRecordAtATime) {
       continue;
     }
     PutConfig pc;
+    if (rng() % 3 != 0) pc.parent_key = "b" + std::to_string(rng() % 150);
     pc.replica_count = 1 + rng() % 2;
     if (rng() % 8 == 0) pc.soft_pin_ttl_ms = 1'000'000;
     if (rng() % 16 == 0) pc.hard_pin = true;
@@ -324,6 +330,10 @@ TEST_F(MasterRestoreTest, BatchesApplyAsOneRecordAtATime) {
   };
   const std::vector<LogRecord> want = capture(*one_by_one), got = capture(**batched);
   EXPECT_GT(want.size(), 50u);
+  EXPECT_GT(std::count_if(want.begin(), want.end(),
+                          [](const LogRecord& r) { return !r.parent_key.empty(); }),
+            10)
+      << "chains are restored";
   EXPECT_EQ(got, want) << "objects, pins, replicas and eviction order";
   EXPECT_EQ((*batched)->List("b"), one_by_one->List("b"));
   EXPECT_EQ((*batched)->Pins().soft, one_by_one->Pins().soft);
@@ -355,6 +365,78 @@ TEST_F(MasterRestoreTest, EvictionFollowsTheRestoredOrder) {
   EXPECT_FALSE(m->GetReplicaList("o2").ok());
   EXPECT_TRUE(m->GetReplicaList("o0").ok());
   EXPECT_TRUE(m->GetReplicaList("o3").ok());
+}
+
+// The chain parents of a snapshot alone (no log after it): the restored
+// engine holds the same objects, parents and order, pages parked before the
+// snapshot included, and evicts leaf first, in the order the first one does.
+TEST_F(MasterRestoreTest, ChainsComeBackFromASnapshotAloneAndEvictLeafFirst) {
+  config_.eviction_policy = "prefix-lru";
+  ASSERT_TRUE(master().MountSegment(Spec("seg-a", "node-a", "a:1#e1", 11)).ok());
+  const std::map<std::string, std::string> parent = {
+      {"c1", "c0"}, {"c2", "c1"}, {"c3", "c2"}, {"d1", "d0"}, {"d2", "d1"}};
+  for (const char* key : {"c0", "c1", "c2", "c3", "s0", "d0", "d1", "d2", "s1"}) {
+    PutConfig pc;
+    if (auto it = parent.find(key); it != parent.end()) pc.parent_key = it->second;
+    ASSERT_TRUE(PutSum(key, 1000, 1, pc).ok());
+  }
+  // Later requests read c2, c3 and d0: the list is c0 c1 s0 d1 d2 s1 c2 c3 d0,
+  // so d0 is newer than its child.
+  for (const char* key : {"c2", "c3", "d0"}) ASSERT_TRUE(master().GetReplicaList(key).ok());
+  master().RunMaintenance();
+  clock_.Advance(config_.lease_ms + 1'000);  // no lease spares anything
+  // One victim: c0 and c1 are parked (their children are cached), s0 goes.
+  ASSERT_GE(master().EvictBytes(1), 1u);
+  EXPECT_FALSE(Readable("s0"));
+  const std::vector<LogRecord> snapshot = Captured();
+  auto objects = [](const std::vector<LogRecord>& records) {
+    std::vector<LogRecord> out;
+    for (const LogRecord& r : records) {
+      if (r.type == LogRecordType::kPutEnded) out.push_back(r);
+    }
+    return out;
+  };
+  std::vector<std::string> order;
+  for (const LogRecord& r : objects(snapshot)) {
+    order.push_back(r.key);
+    auto it = parent.find(r.key);
+    EXPECT_EQ(r.parent_key, it == parent.end() ? "" : it->second) << r.key;
+  }
+  EXPECT_EQ(order, (std::vector<std::string>{"c0", "c1", "d1", "d2", "s1", "c2", "c3", "d0"}))
+      << "parked pages first, then the list from its oldest end";
+
+  auto m = Restored(snapshot);
+  ASSERT_TRUE(RemountA(*m).ok());
+  std::vector<LogRecord> again;
+  uint64_t at = 0;
+  ASSERT_TRUE(m->Capture(&at, [&](const LogRecord& r) {
+                 again.push_back(r);
+                 return Status::Ok();
+               }).ok());
+  EXPECT_EQ(objects(again), objects(snapshot));
+
+  // Both read d2 (d1 and then d0 reach the old end while their child is
+  // cached, d0 through a link made after d1's record), then evict one page
+  // at a time: the same victims, each after its children.
+  auto victims = [&](MasterService& e) {
+    EXPECT_TRUE(e.GetReplicaList("d2").ok());
+    e.RunMaintenance();
+    clock_.Advance(config_.lease_ms + 1'000);
+    std::vector<std::string> out;
+    std::vector<std::string> left = e.List("");
+    while (!left.empty()) {
+      if (e.EvictBytes(1) == 0) break;
+      std::vector<std::string> now = e.List("");
+      for (const std::string& k : left) {
+        if (std::find(now.begin(), now.end(), k) == now.end()) out.push_back(k);
+      }
+      left = std::move(now);
+    }
+    return out;
+  };
+  const std::vector<std::string> want = victims(master());
+  EXPECT_EQ(want, (std::vector<std::string>{"s1", "c3", "c2", "c1", "c0", "d2", "d1", "d0"}));
+  EXPECT_EQ(victims(*m), want);
 }
 
 TEST_F(MasterRestoreTest, ConflictingAllocationsDropTheirSegment) {

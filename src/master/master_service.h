@@ -239,14 +239,14 @@ class MasterService {
   // records and then the log's after it, in order. Each record sets a key's or
   // a segment's whole state (a repeat changes nothing). Nothing is logged.
   // Restored objects keep no lease; the policy sees them in record order (a
-  // snapshot lists them from the next victim on). A record that cannot apply
-  // (a put with no replica) is skipped and counted in *skipped.
+  // snapshot lists them from the next victim on). Chain parents are linked at
+  // FinishRestore: each restored object to its parent key's object then
+  // (master_restore_chains.cc). A record that cannot apply (a put with no
+  // replica) is skipped and counted in *skipped.
   void ApplyRestored(const LogRecord& record);
   // The same as ApplyRestored for each record in turn, with the records'
   // shards spread over the cores (master_restore_batch.cc); the policy sees
-  // the batch's puts in record order at its end. A batch with a chain parent
-  // in it is applied one record at a time (the parent is resolved as it
-  // stands at its record).
+  // the batch's puts in record order at its end.
   void ApplyRestoredBatch(std::span<const LogRecord> records);
   // Sizes the shards' hash sets and the policy for about `objects` restored
   // objects (a snapshot's record count), so that applying them rehashes
@@ -424,7 +424,7 @@ class MasterService {
     uint64_t size;
     Tier to_tier;
   };
-  static constexpr size_t kMoveBatch = 32;        // copies sent at once
+  static constexpr size_t kMoveBatch = 32;              // copies sent at once
   static constexpr size_t kMaxPmemHitMemory = 1 << 16;  // promotion candidates remembered
   // A move of complete object `e` (its shard locked) to tier `to`, its target
   // allocated; nullopt when it cannot move (no copier, not one replica, on
@@ -496,9 +496,24 @@ class MasterService {
     uint64_t bytes = 0;
     uint64_t history = 0;  // the key's hash
     TimeMs soft_until = 0;
-    ObjectId parent = cache::kNoParent;
     Tier tier = Tier::kDram;  // whose policy admits it
   };
+  // A shard's restored puts that name a chain parent, in record order: the
+  // object and its parent's key (the keys end to end in `keys`). Written by
+  // the thread applying the shard's records; linked at FinishRestore.
+  struct RestoredChains {
+    std::vector<ObjectId> child;
+    std::vector<uint64_t> key_end;  // child[i]'s parent key ends at keys[key_end[i]]
+    std::string keys;
+  };
+  // Links each restored object that is still in a policy to its parent key's
+  // object, if that is in the same policy and no cycle forms (FinishRestore).
+  void LinkRestoredChains();
+  // The policy that tracks `id`, or nullptr; policy_mu_ must be held.
+  cache::EvictionPolicy* PolicyTrackingLocked(ObjectId id);
+  // The chain parent the policies hold for `id` (kNoParent: none); policy_mu_
+  // must be held.
+  ObjectId ParentInPoliciesLocked(ObjectId id) const;
   // Starts a restore on the first record: the key indexes wait for the end.
   void BeginRestore();
   void ApplySegmentRecord(const LogRecord& r);
@@ -592,6 +607,7 @@ class MasterService {
   bool restoring_ = false;
   uint64_t restore_skipped_ = 0;
   uint64_t restore_records_ = 0;
+  std::vector<RestoredChains> restore_chains_;  // by shard index
 
   std::mutex bg_mu_;
   std::condition_variable bg_cv_;

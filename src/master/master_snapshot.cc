@@ -3,7 +3,8 @@
 //
 // No lock is held for long. The log position is read first; then segments
 // (the table's lock, once), the policy's order (policy_mu_, for one copy of
-// memory made ready outside it), and each object under its shard's shared
+// memory made ready outside it), the chain parents (policy_mu_ per 2048
+// objects), and each object (then its parent's key) under its shard's shared
 // lock on its own. So the
 // objects are not one instant's state: an object changed after the position
 // was read may appear before or after its change. That is what a restore
@@ -14,6 +15,7 @@
 #include <algorithm>
 #include <chrono>
 #include <shared_mutex>
+#include <span>
 
 #include "master/master_service.h"
 
@@ -84,7 +86,7 @@ Status MasterService::Capture(uint64_t* log_position,
   main_order.reset();
   soft_order.reset();
   pmem_order.reset();
-  auto emit = [&](ObjectId id) -> Status {
+  auto emit = [&](ObjectId id, ObjectId parent) -> Status {
     LogRecord r;
     {
       ObjectShard& shard = ShardOf(id);
@@ -93,12 +95,38 @@ Status MasterService::Capture(uint64_t* log_position,
       if (e == nullptr || e->state != EntryState::kComplete) return Status::Ok();  // gone since
       r = PutEndedRecord(*e);
     }
+    if (parent != cache::kNoParent) {
+      // The chain parent by its key (an entry does not keep its parent).
+      ObjectShard& shard = ShardOf(parent);
+      std::shared_lock lock(shard.mutex());
+      const ObjectEntry* p = shard.Resolve(parent);
+      if (p != nullptr && p->state == EntryState::kComplete) r.parent_key = p->key_view();
+    }
     ++st.objects;
     return sink(r);
   };
-  for (ObjectId id : order) {
-    if (Status s = emit(id); !s.ok()) return s;
-  }
+  // Each object's chain parent as the policies hold it, asked for a few
+  // thousand ids per hold of policy_mu_.
+  constexpr size_t kParentsPerLock = 2048;
+  std::vector<ObjectId> parents;
+  auto emit_all = [&](std::span<const ObjectId> ids) -> Status {
+    for (size_t at = 0; at < ids.size(); at += kParentsPerLock) {
+      const std::span<const ObjectId> part =
+          ids.subspan(at, std::min(kParentsPerLock, ids.size() - at));
+      parents.resize(part.size());
+      {
+        std::lock_guard lock(policy_mu_);
+        const auto since = held_since();
+        for (size_t i = 0; i < part.size(); ++i) parents[i] = ParentInPoliciesLocked(part[i]);
+        held(since);
+      }
+      for (size_t i = 0; i < part.size(); ++i) {
+        if (Status s = emit(part[i], parents[i]); !s.ok()) return s;
+      }
+    }
+    return Status::Ok();
+  };
+  if (Status s = emit_all(order); !s.ok()) return s;
   // Then every complete object the order did not hold: hard-pinned ones, the
   // whole set under a policy that keeps no sequence, and objects whose PutEnd
   // had not reached the policy yet.
@@ -112,9 +140,7 @@ Status MasterService::Capture(uint64_t* log_position,
     st.longest_lock_ms = std::max(st.longest_lock_ms, step_ms);
     std::erase_if(rest,
                   [&](ObjectId id) { return std::binary_search(order.begin(), order.end(), id); });
-    for (ObjectId id : rest) {
-      if (Status s = emit(id); !s.ok()) return s;
-    }
+    if (Status s = emit_all(rest); !s.ok()) return s;
   }
   return Status::Ok();
 }

@@ -84,6 +84,8 @@ class ObjectShard {
   double VisitCompleteInSteps(const std::function<void(uint32_t slot)>& fn) const;
 
   size_t size() const { return index_set_.size(); }
+  // Slots in the slab, free ones included: every slot is below it.
+  size_t slots() const { return slab_.size(); }
   // Bytes of metadata held by this shard (slab, hash index, KeyIndex, keys).
   size_t MemoryBytes() const;
 
