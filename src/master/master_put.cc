@@ -75,7 +75,19 @@ StatusOr<PutGrant> MasterService::PutStart(std::string_view key, uint64_t size,
     return fail(Status(ErrorCode::kInvalidArgument, "soft pin TTL is negative"));
   }
   Located loc = Locate(key);
-  auto exists_error = [&] {
+  // Under the shard lock. A complete object with no replica on a mounted
+  // segment was restored and waits for its node (docs/durability.md): Exists
+  // and gets do not show it, so "exists" would contradict them; the put may
+  // be retried once the node is back (then it does exist) or the grace has
+  // passed (then it is gone).
+  auto exists_error = [&](uint32_t slot) {
+    const ObjectEntry& e = loc.shard->entry(slot);
+    if (e.state == EntryState::kComplete && !HasLiveReplica(e)) {
+      return Status(ErrorCode::kObjectNotReady,
+                    "key '" + std::string(key) +
+                        "' was restored by a master restart and waits for its store node to "
+                        "take its segment back (at most the restore grace); retry then");
+    }
     return Status(ErrorCode::kObjectAlreadyExists, "key '" + std::string(key) + "' exists");
   };
   {
@@ -86,7 +98,7 @@ StatusOr<PutGrant> MasterService::PutStart(std::string_view key, uint64_t size,
         counters_.put_start.Record(1, 0);
         return std::move(*again);
       }
-      return fail(exists_error());
+      return fail(exists_error(slot));
     }
   }
   // After the repeat check: a retry must get its own put back even if the
@@ -110,13 +122,14 @@ StatusOr<PutGrant> MasterService::PutStart(std::string_view key, uint64_t size,
     if (const uint32_t slot = loc.shard->Find(key, loc.hash); slot != kNoSlot) {
       // Started meanwhile, perhaps by this very put's first try.
       std::optional<PutGrant> again = RepeatedPutLocked(loc, slot, size, attempt);
+      const Status exists = again ? Status::Ok() : exists_error(slot);
       lock.unlock();
       FreeReplicaList(slots);
       if (again) {
         counters_.put_start.Record(1, 0);
         return std::move(*again);
       }
-      return fail(exists_error());
+      return fail(exists);
     }
     // A segment dropped since Allocate() had this shard swept already (the
     // sweep takes this lock after the unmount), so a replica on it would never

@@ -196,6 +196,38 @@ TEST_F(MasterRestoreTest, ANodeThatComesBackWithNewMemoryLosesItsObjects) {
   EXPECT_FALSE(ids.contains(seg_b_));
 }
 
+// During the grace a restored object whose node is not back is not shown
+// (Exists, gets), and a put of its key says why it cannot go ahead yet,
+// retryably: once the node is back the key exists; once the grace has passed
+// the object is gone and the put succeeds.
+TEST_F(MasterRestoreTest, APutOfARestoredKeyWaitingForItsNodeIsNotReady) {
+  MountBoth();
+  PutConfig on_a, on_b;
+  on_a.preferred_segment = "seg-a";
+  on_b.preferred_segment = "seg-b";
+  ASSERT_TRUE(PutSum("on-a", 100, 1, on_a).ok());
+  ASSERT_TRUE(PutSum("on-b", 100, 2, on_b).ok());
+  auto m = Restored(log_.Decoded(), 2'000);
+  ASSERT_TRUE(RemountA(*m).ok());  // node-b is not back
+  EXPECT_FALSE(*m->Exists("on-b"));
+  EXPECT_EQ(m->GetReplicaList("on-b").status().code(), ErrorCode::kObjectNotFound);
+  auto waiting = m->PutStart("on-b", 100, {});
+  ASSERT_EQ(waiting.status().code(), ErrorCode::kObjectNotReady);
+  EXPECT_NE(waiting.status().message().find("restored"), std::string::npos)
+      << waiting.status().ToString();
+  // Its node is back: the key exists, as a put of it says.
+  EXPECT_TRUE(*m->Exists("on-a"));
+  EXPECT_EQ(m->PutStart("on-a", 100, {}).status().code(), ErrorCode::kObjectAlreadyExists);
+  // The grace passes: the object is dropped and the key can be put again.
+  clock_.Advance(2'001);
+  m->RunMaintenance();
+  EXPECT_FALSE(*m->Exists("on-b"));
+  auto put = m->PutStart("on-b", 100, {});
+  ASSERT_TRUE(put.ok()) << put.status().ToString();
+  ASSERT_TRUE(m->PutEnd("on-b", put->token, 3).ok());
+  EXPECT_TRUE(*m->Exists("on-b"));
+}
+
 TEST_F(MasterRestoreTest, SegmentsThatNeverComeBackAreDroppedAfterTheGrace) {
   MountBoth();
   ASSERT_TRUE(PutSum("x", 100, 1).ok());
