@@ -2,7 +2,15 @@
 // (in-process, docs/durability.md). Figures only; it asserts nothing.
 //
 //   durability_perf [--objects N] [--threads T] [--seconds S] [--dir DIR] [--keep 1]
-//   durability_perf --restore-only 1 --dir DIR [--objects N]   (N: a key to read back)
+//                   [--policy NAME] [--chain L]
+//   durability_perf --restore-only 1 --dir DIR [--objects N] [--policy NAME]
+//                   (N: a key to read back)
+//
+// --policy: the engines' eviction policy (default lru); --chain L: the N
+// objects are put as chains of L pages (object i's parent is object i-1
+// unless i is a multiple of L; 0, the default: no parents), so snapshots hold
+// chain parents and a restore links them (with prefix-lru, learned or
+// adaptive).
 //
 // 1. PutStart+PutEnd throughput from T threads for S seconds with the log
 //    off, with --log-sync 10 and with always, each on a fresh engine; ratios
@@ -51,9 +59,10 @@ struct Engine {
 };
 
 // sync_ms < 0: no log.
-Engine MakeEngine(const std::string& dir, int64_t sync_ms) {
+Engine MakeEngine(const std::string& dir, int64_t sync_ms, const std::string& policy) {
   Engine e;
   master::MasterConfig config;
+  config.eviction_policy = policy;
   config.heartbeat_ttl_ms = 1'000'000'000;
   config.put_timeout_ms = 1'000'000'000;
   if (sync_ms >= 0) {
@@ -76,8 +85,10 @@ Engine MakeEngine(const std::string& dir, int64_t sync_ms) {
   return e;
 }
 
-bool PutOne(master::MasterService& m, const std::string& key) {
-  auto g = m.PutStart(key, 4096, {});
+bool PutOne(master::MasterService& m, const std::string& key, const std::string& parent = "") {
+  master::PutConfig pc;
+  pc.parent_key = parent;
+  auto g = m.PutStart(key, 4096, pc);
   return g.ok() && m.PutEnd(key, g->token, 1).ok();
 }
 
@@ -123,7 +134,7 @@ double SlowestOpMs(master::MasterService& m, uint64_t base, const std::function<
 // Restore: a new engine from the snapshot in `dir` and the log after it, as
 // a restarted master does before it serves; then the node takes its segment
 // back and the objects are readable.
-int MeasureRestore(const std::string& dir, uint64_t objects) {
+int MeasureRestore(const std::string& dir, uint64_t objects, const std::string& policy) {
   const double t0 = Now();
   std::vector<std::string> warnings;
   durability::FileLogOptions lo;
@@ -136,6 +147,7 @@ int MeasureRestore(const std::string& dir, uint64_t objects) {
   }
   master::MasterConfig config;
   config.heartbeat_ttl_ms = 1'000'000'000;
+  config.eviction_policy = policy;
   auto restored = durability::RestoreMaster({dir, false, 1'000'000}, **log, [&] {
     return master::MasterService::Create(config, SteadyClock::Instance(), log->get());
   });
@@ -169,6 +181,8 @@ int main(int argc, char** argv) {
   std::string dir = "/tmp/crescent_durability_perf_" + std::to_string(::getpid());
   bool keep = false;          // --keep 1: leave the data dir for --restore-only
   bool restore_only = false;  // --restore-only 1: only restore from --dir
+  std::string policy = "lru";
+  uint64_t chain = 0;
   for (int i = 1; i + 1 < argc; i += 2) {
     if (!std::strcmp(argv[i], "--objects")) objects = std::stoull(argv[i + 1]);
     if (!std::strcmp(argv[i], "--threads")) threads = std::stoi(argv[i + 1]);
@@ -176,25 +190,29 @@ int main(int argc, char** argv) {
     if (!std::strcmp(argv[i], "--dir")) dir = argv[i + 1];
     if (!std::strcmp(argv[i], "--keep")) keep = std::strcmp(argv[i + 1], "0") != 0;
     if (!std::strcmp(argv[i], "--restore-only")) restore_only = std::strcmp(argv[i + 1], "0") != 0;
+    if (!std::strcmp(argv[i], "--policy")) policy = argv[i + 1];
+    if (!std::strcmp(argv[i], "--chain")) chain = std::stoull(argv[i + 1]);
   }
-  if (restore_only) return MeasureRestore(dir, objects);
+  if (restore_only) return MeasureRestore(dir, objects, policy);
 
   std::printf("PutStart+PutEnd, %d threads, %.0f s each\n", threads, seconds);
   double off = 0;
   for (int64_t sync : {int64_t{-1}, int64_t{10}, int64_t{0}}) {
-    Engine e = MakeEngine(dir, sync);
+    Engine e = MakeEngine(dir, sync, policy);
     const double rate = PutRate(*e.master, threads, seconds, 0);
     if (sync < 0) off = rate;
     const char* name = sync < 0 ? "log off" : sync == 0 ? "log always" : "log 10 ms";
     std::printf("  %-11s %10.0f puts/s  %.2fx\n", name, rate, rate / off);
   }
 
-  Engine e = MakeEngine(dir, 10);
+  Engine e = MakeEngine(dir, 10, policy);
   double t0 = Now();
   std::vector<std::thread> fill;
   for (int t = 0; t < threads; ++t) {
     fill.emplace_back([&, t] {
-      for (uint64_t i = t; i < objects; i += threads) PutOne(*e.master, KeyOf(i));
+      for (uint64_t i = t; i < objects; i += threads) {
+        PutOne(*e.master, KeyOf(i), chain != 0 && i % chain != 0 ? KeyOf(i - 1) : "");
+      }
     });
   }
   for (auto& th : fill) th.join();
@@ -237,7 +255,7 @@ int main(int argc, char** argv) {
               read.ok() ? "" : (" FAILED: " + read.status().ToString()).c_str());
   e.master.reset();
   e.log.reset();
-  const int rc = MeasureRestore(dir, objects);
+  const int rc = MeasureRestore(dir, objects, policy);
   if (!keep) fs::remove_all(dir);
   return rc;
 }
