@@ -183,9 +183,12 @@ TEST_F(ReplayCli, EmbeddedUnboundedCacheMatchesTheExactHitRatio) {
 // The persistent tier (docs/persistent-tier.md): DRAM at 5% of the distinct
 // pages with a file-backed tier of 20% scores at least DRAM alone at 25%,
 // minus 0.01: the two tiers act as one cache. Traces of two shapes,
-// generated (seeded) by scripts/gen_trace.py, and the fixture
-// tests/data/small_trace.jsonl, whose DRAM at 5% (88 pages) is smaller than
-// many of its requests.
+// generated (seeded) by scripts/gen_trace.py and replayed as fast as they go,
+// and the fixture tests/data/small_trace.jsonl (DRAM at 5%: 88 pages), replayed
+// at its own timestamps (15 s). At the fastest rate this machine reaches, so
+// many of its pages were read within the last lease and fencing grace that
+// demotions wait for them (docs/persistent-tier.md), and the figure then
+// depends on the machine's speed: 0.661-0.680 against 0.668-0.684.
 TEST_F(ReplayCli, TwoTiersActAsOneCache) {
   std::vector<std::pair<std::string, fs::path>> traces;
   for (const std::string shape : {"mixed", "chat"}) {
@@ -199,8 +202,9 @@ TEST_F(ReplayCli, TwoTiersActAsOneCache) {
   traces.emplace_back("small_trace",
                       fs::path(CRESCENT_SOURCE_DIR) / "tests" / "data" / "small_trace.jsonl");
   for (const auto& [name, trace] : traces) {
+    const std::string pace = name == "small_trace" ? "" : "--max-rate ";
     const std::string common =
-        "replay --trace " + trace.string() + " --page-size 4KiB --max-rate --streams 1 ";
+        "replay --trace " + trace.string() + " --page-size 4KiB " + pace + "--streams 1 ";
     json tiers = RunJson(common + "--capacity-pages 5% --pmem-capacity-pages 20% --pmem-dir " +
                          dir_.string());
     json dram = RunJson(common + "--capacity-pages 25%");
