@@ -21,6 +21,12 @@ void MasterFlags::Add(CLI::App& app) {
                  "docs/network.md)")
       ->capture_default_str()
       ->check(CLI::Range(-1, 65535));
+  app.add_option("--control-spin-us", server.control_spin_us,
+                 "After answering a lean control call, poll that connection this long for the "
+                 "next one before sleeping, while it is the only one (0: never; waking a thread "
+                 "costs more than a call on VMs)")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 10000));
   app.add_option("--control-socket", server.control_socket,
                  "Also serve the lean control protocol on this Unix socket path, which clients "
                  "on this host then use instead of TCP");

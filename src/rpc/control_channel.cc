@@ -132,6 +132,7 @@ struct ControlChannel::Impl {
 
   std::string target;
   int fd = -1;
+  std::chrono::microseconds spin{0};  // ControlChannel::Connect
   std::atomic<uint64_t> next_id{1};
   std::mutex write_mu;  // one frame at a time on the socket
 
@@ -180,6 +181,7 @@ crescent::Status ControlChannel::Impl::ReadAndDeliver(Deadline deadline) {
     begin = 0;
     if (in.size() - end < kReadChunk / 4) in.resize(in.size() * 2);
   }
+  const auto spin_until = Clock::now() + spin;
   for (;;) {
     const ssize_t n = ::recv(fd, in.data() + end, in.size() - end, 0);
     if (n > 0) {
@@ -191,6 +193,7 @@ crescent::Status ControlChannel::Impl::ReadAndDeliver(Deadline deadline) {
     if (errno != EAGAIN && errno != EWOULDBLOCK) {
       return Unavailable(target, std::string("recv: ") + std::strerror(errno));
     }
+    if (Clock::now() < spin_until) continue;
     if (crescent::Status s = Wait(fd, POLLIN, deadline, target); !s.ok()) return s;
   }
   std::lock_guard lock(mu);
@@ -228,12 +231,14 @@ void ControlChannel::Impl::Fail(crescent::Status s) {
 
 StatusOr<std::unique_ptr<ControlChannel>> ControlChannel::Connect(const std::string& target,
                                                                   Deadline deadline,
-                                                                  uint64_t* instance) {
+                                                                  uint64_t* instance,
+                                                                  std::chrono::microseconds spin) {
   StatusOr<int> fd = Dial(target, deadline);
   if (!fd.ok()) return fd.status();
   auto impl = std::make_unique<Impl>();
   impl->target = target;
   impl->fd = *fd;
+  impl->spin = spin;
   impl->in.resize(kReadChunk);
   std::unique_ptr<ControlChannel> channel(new ControlChannel(std::move(impl)));
   ControlEndpointsResponse hello;

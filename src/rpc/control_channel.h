@@ -32,9 +32,12 @@ class ControlChannel {
   using Deadline = std::chrono::steady_clock::time_point;
 
   // Connects to "unix:PATH" or "HOST:PORT" and says Hello: `*instance` is the
-  // master's (ControlEndpointsResponse.instance).
-  static StatusOr<std::unique_ptr<ControlChannel>> Connect(const std::string& target,
-                                                           Deadline deadline, uint64_t* instance);
+  // master's (ControlEndpointsResponse.instance). A caller waiting for its
+  // answer polls the socket for up to `spin` before it sleeps in poll(): on a
+  // VM, waking a thread whose vCPU went idle costs more than the call.
+  static StatusOr<std::unique_ptr<ControlChannel>> Connect(
+      const std::string& target, Deadline deadline, uint64_t* instance,
+      std::chrono::microseconds spin = std::chrono::microseconds(0));
   ~ControlChannel();
 
   // One call. `meanwhile`, when set, runs on the calling thread after the

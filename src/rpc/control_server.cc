@@ -53,15 +53,18 @@ void IgnoreException(std::exception_ptr) {}
 class ConnectionGuard {
  public:
   ConnectionGuard(std::mutex& mu, std::unordered_map<void*, std::function<void()>>& closers,
-                  void* key, std::function<void()> close, RpcServerMetrics* metrics)
-      : mu_(mu), closers_(closers), key_(key), metrics_(metrics) {
+                  std::atomic<bool>& lone, void* key, std::function<void()> close,
+                  RpcServerMetrics* metrics)
+      : mu_(mu), closers_(closers), lone_(lone), key_(key), metrics_(metrics) {
     std::lock_guard lock(mu_);
     closers_.emplace(key_, std::move(close));
+    lone_.store(closers_.size() == 1, std::memory_order_relaxed);
     if (metrics_) metrics_->LeanConnection(+1);
   }
   ~ConnectionGuard() {
     std::lock_guard lock(mu_);
     closers_.erase(key_);
+    lone_.store(closers_.size() == 1, std::memory_order_relaxed);
     if (metrics_) metrics_->LeanConnection(-1);
   }
   ConnectionGuard(const ConnectionGuard&) = delete;
@@ -70,6 +73,7 @@ class ConnectionGuard {
  private:
   std::mutex& mu_;
   std::unordered_map<void*, std::function<void()>>& closers_;
+  std::atomic<bool>& lone_;
   void* key_;
   RpcServerMetrics* metrics_;
 };
@@ -132,6 +136,7 @@ struct ControlServer::Impl {
   // unregister their sockets.
   std::mutex mu;
   std::unordered_map<void*, std::function<void()>> closers;  // live connections
+  std::atomic<bool> lone{false};  // exactly one live connection
   bool stopped = false;
   uint16_t port = 0;
   std::vector<std::unique_ptr<asio::io_context>> ios;  // one per thread; [0] accepts
@@ -224,7 +229,7 @@ asio::awaitable<void> ControlServer::Impl::Accept(Acceptor& acceptor) {
 template <typename Socket>
 asio::awaitable<void> ControlServer::Impl::Serve(Socket socket) {
   ConnectionGuard guard(
-      mu, closers, &socket,
+      mu, closers, lone, &socket,
       [&socket] {
         asio::error_code ignored;
         socket.shutdown(Socket::shutdown_both, ignored);
@@ -234,6 +239,8 @@ asio::awaitable<void> ControlServer::Impl::Serve(Socket socket) {
   asio::error_code ec;
   if constexpr (std::is_same_v<Socket, tcp::socket>) socket.set_option(tcp::no_delay(true), ec);
   auto use = asio::redirect_error(asio::use_awaitable, ec);
+  const std::chrono::microseconds spin(options.spin_us);
+  if (spin.count() > 0) socket.non_blocking(true, ec);
   std::vector<char> in(kReadChunk);
   size_t begin = 0;  // the first unanswered byte
   size_t end = 0;    // past the last byte read
@@ -282,8 +289,20 @@ asio::awaitable<void> ControlServer::Impl::Serve(Socket socket) {
       begin = 0;
     }
     if (in.size() - begin < want) in.resize(begin + want);
-    const size_t n =
-        co_await socket.async_read_some(asio::buffer(in.data() + end, in.size() - end), use);
+    size_t n = 0;
+    if (spin.count() > 0 && lone.load(std::memory_order_relaxed)) {
+      // The next request of a busy client often follows within microseconds:
+      // poll for it a moment before the thread sleeps. Only while this is the
+      // server's one connection: polling one would delay the others.
+      const auto until = std::chrono::steady_clock::now() + spin;
+      do {
+        n = socket.read_some(asio::buffer(in.data() + end, in.size() - end), ec);
+      } while (ec == asio::error::would_block && std::chrono::steady_clock::now() < until);
+      if (ec == asio::error::would_block) ec = {};
+    }
+    if (n == 0 && !ec) {
+      n = co_await socket.async_read_some(asio::buffer(in.data() + end, in.size() - end), use);
+    }
     if (ec) break;
     end += n;
   }

@@ -301,7 +301,8 @@ struct MasterClient::Impl {
         std::chrono::milliseconds(std::min<int64_t>(options.rpc_timeout_ms, 1000));
     for (const std::string& target : targets) {
       uint64_t instance = 0;
-      auto channel = ControlChannel::Connect(target, deadline, &instance);
+      auto channel = ControlChannel::Connect(target, deadline, &instance,
+                                             std::chrono::microseconds(options.control_spin_us));
       if (channel.ok() && instance == where.instance()) return std::move(channel.value());
     }
     return nullptr;

@@ -225,6 +225,7 @@ StatusOr<std::unique_ptr<MasterServer>> MasterServer::Start(
     co.threads = options.threads;
     co.max_body = static_cast<uint32_t>(options.max_message_bytes);
     co.acks_wait_for_sync = options.acks_wait_for_sync;
+    co.spin_us = options.control_spin_us;
     co.instance = RandomInstance();
     auto control = ControlServer::Start(
         co, impl->handlers, options.record_metrics ? &impl->metrics : nullptr, impl->draining);
