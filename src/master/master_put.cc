@@ -76,17 +76,19 @@ StatusOr<PutGrant> MasterService::PutStart(std::string_view key, uint64_t size,
   }
   Located loc = Locate(key);
   // Under the shard lock. A complete object with no replica on a mounted
-  // segment was restored and waits for its node (docs/durability.md): Exists
-  // and gets do not show it, so "exists" would contradict them; the put may
-  // be retried once the node is back (then it does exist) or the grace has
-  // passed (then it is gone).
+  // segment waits for its node (restored, docs/durability.md; or a detached
+  // persistent segment), or is about to be dropped (its segment is being
+  // unmounted): Exists and gets do not show it, so "exists" would contradict
+  // them; the put may be retried once the node is back (then it does exist)
+  // or the object is gone.
   auto exists_error = [&](uint32_t slot) {
     const ObjectEntry& e = loc.shard->entry(slot);
     if (e.state == EntryState::kComplete && !HasLiveReplica(e)) {
       return Status(ErrorCode::kObjectNotReady,
                     "key '" + std::string(key) +
-                        "' was restored by a master restart and waits for its store node to "
-                        "take its segment back (at most the restore grace); retry then");
+                        "' is stored on a segment whose store node is not mounted (restored by "
+                        "a master restart, detached, or being unmounted): it waits for the node "
+                        "to take the segment back, or is dropped; retry");
     }
     return Status(ErrorCode::kObjectAlreadyExists, "key '" + std::string(key) + "' exists");
   };

@@ -103,7 +103,8 @@ TEST_F(StressTest, RandomOperationsKeepInvariants) {
         if (!s.ok()) {
           if (s.status().code() != ErrorCode::kObjectAlreadyExists &&
               s.status().code() != ErrorCode::kNoSpace &&
-              s.status().code() != ErrorCode::kUnavailable) {  // its segment went away
+              s.status().code() != ErrorCode::kUnavailable &&  // its segment went away
+              s.status().code() != ErrorCode::kObjectNotReady) {  // the old one's is going
             bad_results.fetch_add(1);
           }
           continue;
