@@ -32,6 +32,7 @@
 #include "rpc/control_methods.h"
 #include "rpc/master.pb.h"
 #include "rpc/record_call.h"
+#include "transfer/asio_server.h"
 #include "transfer/wire.h"
 
 namespace crescent::rpc {
@@ -332,11 +333,7 @@ StatusOr<std::unique_ptr<ControlServer>> ControlServer::Start(const ControlServe
   }
   impl->tcp_acceptor = std::make_unique<tcp::acceptor>(*impl->ios[0]);
   tcp::endpoint endpoint(address, static_cast<uint16_t>(options.port));
-  if (impl->tcp_acceptor->open(endpoint.protocol(), ec);
-      !ec && (impl->tcp_acceptor->set_option(tcp::acceptor::reuse_address(true), ec), !ec) &&
-      (impl->tcp_acceptor->bind(endpoint, ec), !ec)) {
-    impl->tcp_acceptor->listen(asio::socket_base::max_listen_connections, ec);
-  }
+  ec = transfer::ListenTcp(*impl->tcp_acceptor, endpoint);
   if (ec) {
     return crescent::Status(ErrorCode::kUnavailable, "control server cannot listen on " +
                                                          options.host + ":" +
@@ -358,12 +355,7 @@ StatusOr<std::unique_ptr<ControlServer>> ControlServer::Start(const ControlServe
     asio::co_spawn(*impl->ios[0], impl->Accept(*impl->unix_acceptor), IgnoreException);
   }
   asio::co_spawn(*impl->ios[0], impl->Accept(*impl->tcp_acceptor), IgnoreException);
-  for (auto& io : impl->ios) {
-    impl->threads.emplace_back([io = io.get()] {
-      auto work = asio::make_work_guard(*io);
-      io->run();
-    });
-  }
+  transfer::RunEach(impl->ios, impl->threads);
   return std::unique_ptr<ControlServer>(new ControlServer(std::move(impl)));
 }
 

@@ -55,6 +55,7 @@
 #include <vector>
 
 #include "common/tsan.h"
+#include "transfer/asio_server.h"
 #include "transfer/congestion.h"
 #include "transfer/wire.h"
 
@@ -353,23 +354,13 @@ StatusOr<std::unique_ptr<TcpDataServer>> TcpDataServer::Start(const TcpServerOpt
   }
   tcp::endpoint endpoint(address, options.port);
   std::string where = options.host + ":" + std::to_string(options.port);
-  if (impl->acceptor->open(endpoint.protocol(), ec);
-      !ec && (impl->acceptor->set_option(tcp::acceptor::reuse_address(true), ec), !ec) &&
-      (impl->acceptor->bind(endpoint, ec), !ec)) {
-    impl->acceptor->listen(asio::socket_base::max_listen_connections, ec);
-  }
+  ec = ListenTcp(*impl->acceptor, endpoint);
   if (ec) {
     return Status(ErrorCode::kUnavailable, "cannot listen on " + where + ": " + ec.message());
   }
   impl->port = impl->acceptor->local_endpoint(ec).port();
   asio::co_spawn(*impl->ios[0], impl->Accept(), IgnoreException);
-  for (auto& io : impl->ios) {
-    // Keeps a thread whose io_context has no connection yet from returning.
-    impl->threads.emplace_back([io = io.get()] {
-      auto work = asio::make_work_guard(*io);
-      io->run();
-    });
-  }
+  RunEach(impl->ios, impl->threads);
   return std::unique_ptr<TcpDataServer>(new TcpDataServer(std::move(impl)));
 }
 
