@@ -7,12 +7,14 @@
 #include <httplib.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <fstream>
 #include <map>
 #include <optional>
 #include <regex>
 #include <sstream>
+#include <thread>
 
 #include "integration/cluster.h"
 #include "integration/raw_socket.h"
@@ -224,9 +226,21 @@ TEST(StoreMetrics, StandaloneStoreServesItsOwnMetrics) {
   auto health = http.Get("/health");
   ASSERT_TRUE(health);
   EXPECT_EQ(health->status, 200);
-  auto metrics = http.Get("/metrics");
-  ASSERT_TRUE(metrics);
-  const Exposition e(metrics->body);
+  // The node counts a read once its last byte is sent, which may be just
+  // after the client has it: scrape until the read is counted (or give up).
+  std::string body;
+  for (int tries = 0; tries < 100; ++tries) {
+    auto metrics = http.Get("/metrics");
+    ASSERT_TRUE(metrics);
+    body = metrics->body;
+    if (Exposition(body)
+            .Value(R"(crescent_store_transfers_total{transport="tcp",op="read"})")
+            .value_or(0) >= 1.0) {
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  const Exposition e(body);
   EXPECT_EQ(e.types.count("crescent_objects"), 0u) << "a store node has no master families";
   for (const Documented& d : DocumentedFamilies()) {
     if (d.name.rfind("crescent_store_", 0) != 0) continue;
