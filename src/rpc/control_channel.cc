@@ -5,6 +5,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <sched.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -193,7 +194,10 @@ crescent::Status ControlChannel::Impl::ReadAndDeliver(Deadline deadline) {
     if (errno != EAGAIN && errno != EWOULDBLOCK) {
       return Unavailable(target, std::string("recv: ") + std::strerror(errno));
     }
-    if (Clock::now() < spin_until) continue;
+    if (Clock::now() < spin_until) {
+      sched_yield();  // the master may be waiting for this CPU (control_server.cc)
+      continue;
+    }
     if (crescent::Status s = Wait(fd, POLLIN, deadline, target); !s.ok()) return s;
   }
   std::lock_guard lock(mu);

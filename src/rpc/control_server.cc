@@ -6,6 +6,8 @@
 // that, then reads again.
 #include "rpc/control_server.h"
 
+#include <sched.h>
+
 #include <algorithm>
 #include <array>
 #include <asio/co_spawn.hpp>
@@ -137,7 +139,7 @@ struct ControlServer::Impl {
   // unregister their sockets.
   std::mutex mu;
   std::unordered_map<void*, std::function<void()>> closers;  // live connections
-  std::atomic<bool> lone{false};  // exactly one live connection
+  std::atomic<bool> lone{false};                             // exactly one live connection
   bool stopped = false;
   uint16_t port = 0;
   std::vector<std::unique_ptr<asio::io_context>> ios;  // one per thread; [0] accepts
@@ -295,9 +297,15 @@ asio::awaitable<void> ControlServer::Impl::Serve(Socket socket) {
       // The next request of a busy client often follows within microseconds:
       // poll for it a moment before the thread sleeps. Only while this is the
       // server's one connection: polling one would delay the others.
+      // Each empty poll yields the CPU: a socket's wake-up may have put this
+      // thread on its client's CPU (the kernel places the woken reader beside
+      // the writer where it knows no shared cache, as on small VMs), and a
+      // poll that does not yield keeps that client off it for the whole spin
+      // (docs/network.md, "Polling and the shared CPU").
       const auto until = std::chrono::steady_clock::now() + spin;
       do {
         n = socket.read_some(asio::buffer(in.data() + end, in.size() - end), ec);
+        if (ec == asio::error::would_block) sched_yield();
       } while (ec == asio::error::would_block && std::chrono::steady_clock::now() < until);
       if (ec == asio::error::would_block) ec = {};
     }
