@@ -223,6 +223,26 @@ template <typename Req, typename Resp>
 using AsyncMethod = std::unique_ptr<grpc::ClientAsyncResponseReader<Resp>> (Master::Stub::*)(
     grpc::ClientContext*, const Req&, grpc::CompletionQueue*);
 
+// How Impl::Invoke makes one call.
+struct CallOptions {
+  // Runs on the calling thread while the first try's request is on its way
+  // (a same-host get's copy-ahead), once.
+  const std::function<void()>* meanwhile = nullptr;
+  // Tries at most (0: MasterClientOptions::attempts), for a call whose caller
+  // retries on its own.
+  int tries = 0;
+  // A hot call (control_methods.h): each try goes over the lean connection when
+  // there is one, under the same rules: kUnavailable (the connection failed, or
+  // the master is shutting down) is retried, a deadline returns kTimeout.
+  std::optional<ControlMethod> lean;
+
+  static CallOptions Tries(int n) {
+    CallOptions o;
+    o.tries = n;
+    return o;
+  }
+};
+
 struct MasterClient::Impl {
   MasterClientOptions options;
   std::string address;
@@ -287,8 +307,8 @@ struct MasterClient::Impl {
   // master instance (a socket path on another host may be another master's).
   std::shared_ptr<ControlChannel> ConnectLean() const {
     ControlEndpointsResponse where;
-    if (!Invoke("ControlEndpoints", &Master::Stub::AsyncControlEndpoints, Empty(), &where, nullptr,
-                1)
+    if (!Invoke("ControlEndpoints", &Master::Stub::AsyncControlEndpoints, Empty(), &where,
+                CallOptions::Tries(1))
              .ok() ||
         where.port() == 0) {
       return nullptr;
@@ -390,18 +410,13 @@ struct MasterClient::Impl {
   // attempts repeat and a try after a lost reply gets that put back (PutEnd
   // with its token is idempotent too); other retried calls are reads, or
   // removes and corrupt-replica reports whose repeat answers OBJECT_NOT_FOUND.
-  // `meanwhile` runs during the first try only. `tries` (0: options.attempts)
-  // bounds the tries of a call whose caller retries on its own.
-  //
-  // With `lean` set (a hot call, control_methods.h), each try goes over the
-  // lean connection when there is one, under the same rules: kUnavailable (the
-  // connection failed, or the master is shutting down) is retried, a deadline
-  // returns kTimeout.
+  // The call's options are CallOptions' (above).
   template <typename Req, typename Resp>
   crescent::Status Invoke(const char* rpc, AsyncMethod<Req, Resp> method, const Req& req,
-                          Resp* resp, const std::function<void()>* meanwhile = nullptr,
-                          int tries = 0, std::optional<ControlMethod> lean_method = {}) const {
-    const int attempts = tries > 0 ? tries : options.attempts;
+                          Resp* resp, const CallOptions& call = {}) const {
+    const std::function<void()>* meanwhile = call.meanwhile;
+    const std::optional<ControlMethod>& lean_method = call.lean;
+    const int attempts = call.tries > 0 ? call.tries : options.attempts;
     int64_t backoff_ms = options.backoff_initial_ms;
     std::string last_error;
     for (int attempt = 1; attempt <= attempts; ++attempt) {
@@ -571,7 +586,8 @@ crescent::Status MasterClient::Heartbeat(const std::string& node) {
   StatusResponse resp;
   // One try: the node's heartbeat loop asks again in 100 ms while the master
   // is unreachable, and must not sit in this call's backoff when it is back.
-  if (auto s = impl_->Invoke("Heartbeat", &Stub::AsyncHeartbeat, req, &resp, nullptr, 1); !s.ok()) {
+  if (auto s = impl_->Invoke("Heartbeat", &Stub::AsyncHeartbeat, req, &resp, CallOptions::Tries(1));
+      !s.ok()) {
     return s;
   }
   return FromProto(resp.status());
@@ -598,8 +614,8 @@ StatusOr<RemotePut> MasterClient::PutStart(const std::string& key, uint64_t size
   ToProto(config, req.mutable_config());
   req.set_attempt(impl_->NextAttempt());
   PutStartResponse resp;
-  if (auto s = impl_->Invoke("PutStart", &Stub::AsyncPutStart, req, &resp, nullptr, 0,
-                             ControlMethod::kPutStart);
+  if (auto s = impl_->Invoke("PutStart", &Stub::AsyncPutStart, req, &resp,
+                             {.lean = ControlMethod::kPutStart});
       !s.ok())
     return s;
   return PutFromProto(resp);
@@ -608,7 +624,7 @@ StatusOr<RemotePut> MasterClient::PutStart(const std::string& key, uint64_t size
 crescent::Status MasterClient::PutEnd(const std::string& key, uint64_t token, uint64_t checksum) {
   StatusResponse resp;
   if (auto s = impl_->Invoke("PutEnd", &Stub::AsyncPutEnd, MakeToken(key, token, checksum), &resp,
-                             nullptr, 0, ControlMethod::kPutEnd);
+                             {.lean = ControlMethod::kPutEnd});
       !s.ok()) {
     return s;
   }
@@ -618,7 +634,7 @@ crescent::Status MasterClient::PutEnd(const std::string& key, uint64_t token, ui
 crescent::Status MasterClient::PutRevoke(const std::string& key, uint64_t token) {
   StatusResponse resp;
   if (auto s = impl_->Invoke("PutRevoke", &Stub::AsyncPutRevoke, MakeToken(key, token), &resp,
-                             nullptr, 0, ControlMethod::kPutRevoke);
+                             {.lean = ControlMethod::kPutRevoke});
       !s.ok()) {
     return s;
   }
@@ -650,7 +666,7 @@ std::vector<StatusOr<RemotePut>> MasterClient::BatchPutStart(std::span<const std
     for (size_t i = 0; i < part.size(); ++i) req.add_attempts(impl_->NextAttempt());
     BatchPutStartResponse resp;
     crescent::Status s = impl_->Invoke("BatchPutStart", &Stub::AsyncBatchPutStart, req, &resp,
-                                       nullptr, 0, ControlMethod::kBatchPutStart);
+                                       {.lean = ControlMethod::kBatchPutStart});
     if (s.ok() && static_cast<size_t>(resp.results_size()) != part.size()) {
       s = ShortReply(resp.results_size(), part.size());
     }
@@ -675,8 +691,8 @@ std::vector<crescent::Status> MasterClient::BatchPutEnd(std::span<const std::str
           const std::span<const uint64_t> mine = PartOf(checksums, keys.size(), at, part.size());
           req.mutable_checksums()->Assign(mine.begin(), mine.end());
         }
-        return impl_->Invoke("BatchPutEnd", &Stub::AsyncBatchPutEnd, req, resp, nullptr, 0,
-                             ControlMethod::kBatchPutEnd);
+        return impl_->Invoke("BatchPutEnd", &Stub::AsyncBatchPutEnd, req, resp,
+                             {.lean = ControlMethod::kBatchPutEnd});
       });
 }
 
@@ -686,7 +702,7 @@ std::vector<crescent::Status> MasterClient::BatchPutRevoke(std::span<const std::
       keys, [&](size_t at, std::span<const std::string> part, StatusesResponse* resp) {
         return impl_->Invoke("BatchPutRevoke", &Stub::AsyncBatchPutRevoke,
                              MakeTokens(part, PartOf(tokens, keys.size(), at, part.size())), resp,
-                             nullptr, 0, ControlMethod::kBatchPutRevoke);
+                             {.lean = ControlMethod::kBatchPutRevoke});
       });
 }
 
@@ -696,8 +712,8 @@ StatusOr<RemoteRead> MasterClient::GetReplicaList(const std::string& key) {
   KeyRequest req;
   req.set_key(key);
   ReadResult resp;
-  if (auto s = impl_->Invoke("GetReplicaList", &Stub::AsyncGetReplicaList, req, &resp, nullptr, 0,
-                             ControlMethod::kGetReplicaList);
+  if (auto s = impl_->Invoke("GetReplicaList", &Stub::AsyncGetReplicaList, req, &resp,
+                             {.lean = ControlMethod::kGetReplicaList});
       !s.ok()) {
     return s;
   }
@@ -716,9 +732,9 @@ std::vector<StatusOr<RemoteRead>> MasterClient::BatchGetReplicaList(
     req.set_prefix_mode(prefix_mode);
     BatchGetReplicaListResponse resp;
     // `meanwhile` runs once, during the first request.
-    crescent::Status s =
-        impl_->Invoke("BatchGetReplicaList", &Stub::AsyncBatchGetReplicaList, req, &resp,
-                      at == 0 ? &meanwhile : nullptr, 0, ControlMethod::kBatchGetReplicaList);
+    crescent::Status s = impl_->Invoke(
+        "BatchGetReplicaList", &Stub::AsyncBatchGetReplicaList, req, &resp,
+        {.meanwhile = at == 0 ? &meanwhile : nullptr, .lean = ControlMethod::kBatchGetReplicaList});
     // Prefix mode stops at the first unreadable key, so the reply may be shorter.
     const size_t got = resp.results_size();
     if (s.ok() && (prefix_mode ? got > part.size() : got != part.size())) {
@@ -739,8 +755,8 @@ StatusOr<bool> MasterClient::Exists(const std::string& key) {
   KeyRequest req;
   req.set_key(key);
   ExistsResponse resp;
-  if (auto s = impl_->Invoke("Exists", &Stub::AsyncExists, req, &resp, nullptr, 0,
-                             ControlMethod::kExists);
+  if (auto s =
+          impl_->Invoke("Exists", &Stub::AsyncExists, req, &resp, {.lean = ControlMethod::kExists});
       !s.ok())
     return s;
   if (auto s = FromProto(resp.status()); !s.ok()) return s;
@@ -755,7 +771,7 @@ StatusOr<master::BatchExistsResult> MasterClient::BatchExists(std::span<const st
     const std::span<const std::string> part = Part(keys, at, impl_->options.max_batch_keys);
     BatchExistsResponse resp;
     if (auto s = impl_->Invoke("BatchExists", &Stub::AsyncBatchExists, MakeKeys(part), &resp,
-                               nullptr, 0, ControlMethod::kBatchExists);
+                               {.lean = ControlMethod::kBatchExists});
         !s.ok()) {
       return s;
     }
@@ -787,7 +803,7 @@ StatusOr<size_t> MasterClient::BatchQueryPrefix(std::span<const std::string> key
     BatchQueryPrefixResponse resp;
     crescent::Status s =
         impl_->Invoke("BatchQueryPrefix", &Stub::AsyncBatchQueryPrefix, MakeKeys(part), &resp,
-                      nullptr, 0, ControlMethod::kBatchQueryPrefix);
+                      {.lean = ControlMethod::kBatchQueryPrefix});
     if (s.ok()) s = FromProto(resp.status());
     // A part that starts with an invalid key: the prefix ends there, and only
     // as the very first key is that an error.
