@@ -136,7 +136,9 @@ class LearnedPolicy final : public EvictionPolicy {
     double rank;
   };
   static constexpr uint64_t kUnranked = ~uint64_t{0};
-  // a goes before b: less density, among equals the older.
+  // a goes before b: less density per unit of size. Equals keep the order
+  // they came in (the first come is kept when the pool is cut to kPool);
+  // Evict() takes the oldest of the equals at the front.
   static bool Better(const Candidate& a, const Candidate& b) {
     return a.rank < b.rank;
   }
