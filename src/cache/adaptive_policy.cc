@@ -211,18 +211,33 @@ uint64_t AdaptivePolicy::MiniCapacity() const {
 void AdaptivePolicy::StartSimulations(double rate) {
   rate_ = std::min(1.0, rate);
   threshold_ = rate_ >= 1.0 ? ~0ull : static_cast<uint64_t>(rate_ * static_cast<double>(~0ull));
-  window_refs_ = 0;
   ComputeAnchors();
   sampled_ids_.clear();
   for (const auto& [id, entry] : table_) {
     if (Sampled(entry.history)) sampled_ids_.insert(id);
   }
+  RestartSimulations();
+}
+
+void AdaptivePolicy::RestartSimulations() {
+  window_refs_ = 0;
   minis_.clear();
   const uint64_t capacity = MiniCapacity();
   for (size_t i = 0; i < candidates_.size(); ++i) {
     minis_.emplace_back(MakeCandidate(i, capacity), capacity);
   }
-  selector_ = CandidateSelector(candidates_.size(), selector_.followed());
+  minis_.emplace_back(MakeCandidate(followed_, capacity), capacity);  // the twin
+  rehearsal_.reset();
+  selector_ = CandidateSelector(candidates_.size(), followed_);
+}
+
+std::unique_ptr<EvictionPolicy> AdaptivePolicy::Successor(size_t i, uint64_t capacity) const {
+  std::unique_ptr<EvictionPolicy> next = MakeCandidate(i, capacity);
+  // A learned policy starts from what its simulation has learned, not cold.
+  auto* learned = dynamic_cast<LearnedPolicy*>(next.get());
+  auto* taught = dynamic_cast<const LearnedPolicy*>(&minis_[i].policy());
+  if (learned != nullptr && taught != nullptr) learned->AdoptLearning(*taught, rate_ >= 1.0);
+  return next;
 }
 
 void AdaptivePolicy::Simulate(const Entry& entry) {
@@ -240,22 +255,40 @@ void AdaptivePolicy::EndWindow() {
   window_refs_ = 0;
   window_ = std::max<uint64_t>(kMinWindow,
                                static_cast<uint64_t>(rate_ * static_cast<double>(table_.size())));
+  std::vector<MiniSimulation::Window> windows;
   std::vector<double> ratios;
-  ratios.reserve(minis_.size());
-  for (MiniSimulation& mini : minis_) {
-    const MiniSimulation::Window w = mini.TakeWindow();
+  windows.reserve(minis_.size());
+  ratios.reserve(candidates_.size());
+  for (MiniSimulation& mini : minis_) windows.push_back(mini.TakeWindow());
+  for (size_t i = 0; i < candidates_.size(); ++i) {
+    const MiniSimulation::Window& w = windows[i];
     ratios.push_back(w.refs == 0 ? 0.0 : static_cast<double>(w.hits) / w.refs);
   }
-  if (selector_.Update(ratios, !handover_.Draining())) {
-    std::unique_ptr<EvictionPolicy> next = MakeCandidate(selector_.followed(), capacity_);
-    // A learned policy starts from what its simulation has learned, not cold.
-    auto* learned = dynamic_cast<LearnedPolicy*>(next.get());
-    auto* taught = dynamic_cast<const LearnedPolicy*>(&minis_[selector_.followed()].policy());
-    if (learned != nullptr && taught != nullptr) learned->AdoptLearning(*taught, rate_ >= 1.0);
-    handover_.Switch(std::move(next));
-    ++moves_;
+  if (rehearsal_) {
+    EndRehearsalWindow(windows);
+  } else if (selector_.Update(ratios, !handover_.Draining())) {
+    // The selector follows the winner now; the live cache waits for the
+    // rehearsal of the move.
+    rehearsal_ = Rehearsal{.target = selector_.followed()};
+    minis_.back().Switch(Successor(rehearsal_->target, MiniCapacity()));
   }
   Record(ratios);
+}
+
+void AdaptivePolicy::EndRehearsalWindow(const std::vector<MiniSimulation::Window>& windows) {
+  rehearsal_->moved_hits += windows.back().hits;
+  rehearsal_->stay_hits += windows[followed_].hits;
+  if (++rehearsal_->windows < kRehearsalWindows) return;
+  if (rehearsal_->moved_hits > rehearsal_->stay_hits) {
+    assert(!handover_.Draining());
+    handover_.Switch(Successor(rehearsal_->target, capacity_));
+    followed_ = rehearsal_->target;
+    ++moves_;
+  } else {
+    ++rejected_;
+  }
+  // The twin has moved: start over, so that it matches the followed one again.
+  RestartSimulations();
 }
 
 void AdaptivePolicy::Record(const std::vector<double>& ratios) {
@@ -266,7 +299,7 @@ void AdaptivePolicy::Record(const std::vector<double>& ratios) {
     record_every_ *= 2;
   }
   timeline_.push_back({refs_, std::vector<float>(ratios.begin(), ratios.end()),
-                       static_cast<uint32_t>(selector_.followed())});
+                       static_cast<uint32_t>(followed_)});
 }
 
 }  // namespace crescent::cache
