@@ -90,8 +90,15 @@ void LearnedPolicy::AddToPool(uint32_t leaf) {
 
 void LearnedPolicy::RankPool() {
   if (pool_ranked_at_ == now_) return;
-  for (Candidate& c : pool_) Score(c);
-  std::stable_sort(pool_.begin(), pool_.end(), Better);
+  // Insertion sort: stable (equals keep their order), allocates nothing, and
+  // the pool is small and mostly still in order from the last ranking.
+  for (size_t i = 0; i < pool_.size(); ++i) {
+    Candidate c = pool_[i];
+    Score(c);
+    size_t j = i;
+    for (; j > 0 && Better(c, pool_[j - 1]); --j) pool_[j] = pool_[j - 1];
+    pool_[j] = c;
+  }
   pool_ranked_at_ = now_;
 }
 

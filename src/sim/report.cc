@@ -40,6 +40,9 @@ ScheduleTrace TraceOf(const cache::AdaptivePolicy& policy) {
   trace.followed = trace.labels[policy.Followed()];
   trace.moves = policy.Moves();
   trace.rejected_moves = policy.RejectedMoves();
+  if (const std::optional<size_t> target = policy.Rehearsing()) {
+    trace.rehearsing = trace.labels[*target];
+  }
   trace.sample_rate = policy.SampleRate();
   return trace;
 }
@@ -64,6 +67,7 @@ nlohmann::ordered_json RunToJson(const SimReport& report, size_t p, size_t c) {
     json["followed"] = run.schedule->followed;
     json["moves"] = run.schedule->moves;
     json["rejected_moves"] = run.schedule->rejected_moves;
+    json["rehearsing"] = run.schedule->rehearsing;
     json["sample_rate"] = run.schedule->sample_rate;
   }
   return json;
@@ -140,6 +144,8 @@ std::string FormatTable(const SimReport& report) {
                    (s->rejected_moves == 0
                         ? std::string()
                         : " (" + std::to_string(s->rejected_moves) + " rehearsed and not made)") +
+                   (s->rehearsing.empty() ? std::string()
+                                          : ", rehearsing a move to " + s->rehearsing) +
                    ", sampling " + Fixed(100 * s->sample_rate, 1) + "% of keys\n";
     }
   }

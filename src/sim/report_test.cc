@@ -124,6 +124,11 @@ TEST(ReportTest, AdaptiveRunsReportTheirSchedule) {
   EXPECT_EQ(RunToJson(report, 1, 0)["rejected_moves"], 2);
   EXPECT_NE(FormatTable(report).find("1 move (2 rehearsed and not made), sampling 25.0%"),
             std::string::npos);
+  EXPECT_EQ(j["rehearsing"], "");
+  report.runs[2].schedule->rehearsing = "learned";
+  EXPECT_EQ(RunToJson(report, 1, 0)["rehearsing"], "learned");
+  EXPECT_NE(FormatTable(report).find("not made), rehearsing a move to learned, sampling"),
+            std::string::npos);
 }
 
 }  // namespace
