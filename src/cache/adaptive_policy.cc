@@ -97,9 +97,11 @@ void AdaptivePolicy::ComputeAnchors() {
 
 void AdaptivePolicy::ErasePendingVictim() {
   if (!evicted_id_) return;
-  const size_t erased = table_.erase(*evicted_id_);
-  assert(erased == 1);
-  (void)erased;
+  auto it = table_.find(*evicted_id_);
+  assert(it != table_.end());
+  // Only a sampled victim is in sampled_ids_: most victims skip that probe.
+  if (Sampled(it->second.history)) sampled_ids_.erase(*evicted_id_);
+  table_.erase(it);
   evicted_id_.reset();
 }
 
@@ -186,7 +188,6 @@ std::optional<ObjectId> AdaptivePolicy::Evict(const SpareFn& spare) {
   }
   std::optional<ObjectId> victim = handover_.Evict(spare);
   if (victim) {
-    sampled_ids_.erase(*victim);
     table_.prefetch(*victim);
     evicted_id_ = victim;
   }

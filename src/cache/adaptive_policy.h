@@ -184,8 +184,9 @@ class AdaptivePolicy final : public EvictionPolicy {
   // The ids in table_ whose key is sampled: small (about kMiniObjects), so an
   // Access of any other id is settled without touching table_.
   absl::flat_hash_set<ObjectId> sampled_ids_;
-  // The last victim, whose entry is still in table_: Evict() starts loading
-  // the entry and the next call erases it, so the erase's cache misses overlap
+  // The last victim, whose entry is still in table_ (and, if sampled, its id
+  // in sampled_ids_): Evict() starts loading the entry and the next call
+  // erases it, so the erase's cache misses overlap
   // with the owner's removal of the victim instead of stalling Evict(). Every
   // other member function erases it first; Contains() and Count() leave it out.
   std::optional<ObjectId> evicted_id_;
