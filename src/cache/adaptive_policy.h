@@ -89,6 +89,9 @@ class AdaptivePolicy final : public EvictionPolicy {
   static constexpr uint64_t kMiniObjects = 8192;
   static constexpr uint64_t kMinWindow = 256;
   static constexpr size_t kMaxTimeline = 4096;
+  // Sampled references queued before the simulations run them (a window's
+  // end runs them at once).
+  static constexpr size_t kBatch = 64;
   // How many windows a rehearsed move runs before the live cache follows it
   // (or not): about as many turnovers as the move's draining takes to all
   // but finish (its share falls by about e per turnover).
@@ -162,7 +165,10 @@ class AdaptivePolicy final : public EvictionPolicy {
   // What a child of `entry` takes as its anchor.
   uint64_t AnchorBelow(const Entry& entry) const;
   void ComputeAnchors();
+  // Counts a reference, and queues it for the simulations if it is sampled.
   void Simulate(const Entry& entry);
+  // Runs the queued sampled references through every simulation.
+  void RunPendingReferences();
   // (Re)starts the simulations, empty, at `rate`.
   void StartSimulations(double rate);
   // Starts the simulations (and the twin of the followed candidate) over,
@@ -195,6 +201,15 @@ class AdaptivePolicy final : public EvictionPolicy {
   // One simulation per candidate, then the twin of the followed candidate
   // (minis_.back()), which a rehearsal moves.
   std::vector<MiniSimulation> minis_;
+  // Sampled references not yet run (at most kBatch, all in the current
+  // window): they run before anything reads or changes the simulations.
+  struct SampledReference {
+    uint64_t key;  // the history key
+    uint64_t anchor;
+    uint64_t size;
+    bool ends_write;
+  };
+  std::vector<SampledReference> pending_;
   size_t followed_ = 0;  // the candidate the live cache follows
   struct Rehearsal {
     size_t target;
