@@ -53,9 +53,9 @@
 //
 // Memory: per live object a 41-byte entry inline in a hash map, and the live
 // policy's own (88 bytes for learned); in total, the 12 simulations (11
-// candidates and the twin) of up to
-// 2 × kMiniObjects objects each (~16 MiB) and each learned instance's fixed
-// model (< 2.5 MiB). 206 bytes per object in all at 1M objects (policy_bench
+// candidates and the twin) of up to 2 × kMiniObjects objects each (~18 MiB),
+// each learned instance's fixed model (< 2.5 MiB) and up to kBatch queued
+// sampled references. 211 bytes per object in all at 1M objects (policy_bench
 // Memory/adaptive). Not thread-safe.
 #pragma once
 
