@@ -321,8 +321,8 @@ void AdaptivePolicy::Record(const std::vector<double>& ratios) {
     timeline_.resize(kMaxTimeline / 2);
     record_every_ *= 2;
   }
-  timeline_.push_back({refs_, std::vector<float>(ratios.begin(), ratios.end()),
-                       static_cast<uint32_t>(followed_)});
+  timeline_.push_back(
+      {refs_, std::vector<float>(ratios.begin(), ratios.end()), static_cast<uint32_t>(followed_)});
 }
 
 }  // namespace crescent::cache

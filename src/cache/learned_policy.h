@@ -139,9 +139,7 @@ class LearnedPolicy final : public EvictionPolicy {
   // a goes before b: less density per unit of size. Equals keep the order
   // they came in (the first come is kept when the pool is cut to kPool);
   // Evict() takes the oldest of the equals at the front.
-  static bool Better(const Candidate& a, const Candidate& b) {
-    return a.rank < b.rank;
-  }
+  static bool Better(const Candidate& a, const Candidate& b) { return a.rank < b.rank; }
 
   uint64_t AgeOf(uint32_t stamp) const { return static_cast<uint32_t>(now_) - stamp; }
   double Rank(const Leaf& leaf) const;
@@ -172,7 +170,7 @@ class LearnedPolicy final : public EvictionPolicy {
   Table table_;
   uint64_t used_ = 0;
   std::vector<Leaf> leaves_;
-  std::vector<Slot> spared_;     // taken out of leaves_ by the current Evict()
+  std::vector<Slot> spared_;  // taken out of leaves_ by the current Evict()
   // Candidates kept between Evict() calls, best (next victim) first when
   // ranked as of pool_ranked_at_ (kUnranked: not ranked since a reference).
   std::vector<Candidate> pool_;

@@ -138,15 +138,14 @@ std::string FormatTable(const SimReport& report) {
     for (size_t c = 0; c < report.capacities.size(); ++c) {
       const std::optional<ScheduleTrace>& s = report.At(p, c).schedule;
       if (!s) continue;
-      schedules += report.policies[p] + " @ " + report.capacities[c].label + ": followed " +
-                   s->followed + " at the end, " + std::to_string(s->moves) + " move" +
-                   (s->moves == 1 ? "" : "s") +
-                   (s->rejected_moves == 0
-                        ? std::string()
-                        : " (" + std::to_string(s->rejected_moves) + " rehearsed and not made)") +
-                   (s->rehearsing.empty() ? std::string()
-                                          : ", rehearsing a move to " + s->rehearsing) +
-                   ", sampling " + Fixed(100 * s->sample_rate, 1) + "% of keys\n";
+      schedules +=
+          report.policies[p] + " @ " + report.capacities[c].label + ": followed " + s->followed +
+          " at the end, " + std::to_string(s->moves) + " move" + (s->moves == 1 ? "" : "s") +
+          (s->rejected_moves == 0
+               ? std::string()
+               : " (" + std::to_string(s->rejected_moves) + " rehearsed and not made)") +
+          (s->rehearsing.empty() ? std::string() : ", rehearsing a move to " + s->rehearsing) +
+          ", sampling " + Fixed(100 * s->sample_rate, 1) + "% of keys\n";
     }
   }
   if (!schedules.empty()) out += "\n" + schedules;

@@ -21,8 +21,8 @@ namespace crescent::sim {
 struct ScheduleTrace {
   std::vector<std::string> labels;
   std::vector<cache::AdaptivePolicy::TimelinePoint> points;
-  std::string followed;  // the candidate followed at the end
-  size_t moves = 0;      // times the followed candidate changed
+  std::string followed;       // the candidate followed at the end
+  size_t moves = 0;           // times the followed candidate changed
   size_t rejected_moves = 0;  // moves rehearsed and not made
   std::string rehearsing;     // the candidate a move to was being rehearsed at the end, or ""
   double sample_rate = 0;
