@@ -97,9 +97,11 @@ void AdaptivePolicy::ComputeAnchors() {
 
 void AdaptivePolicy::ErasePendingVictim() {
   if (!evicted_id_) return;
-  const size_t erased = table_.erase(*evicted_id_);
-  assert(erased == 1);
-  (void)erased;
+  auto it = table_.find(*evicted_id_);
+  assert(it != table_.end());
+  // Only a sampled victim is in sampled_ids_: most victims skip that probe.
+  if (Sampled(it->second.history)) sampled_ids_.erase(*evicted_id_);
+  table_.erase(it);
   evicted_id_.reset();
 }
 
@@ -179,14 +181,15 @@ std::optional<ObjectId> AdaptivePolicy::Evict(const SpareFn& spare) {
   ErasePendingVictim();
   if (!evicted_) {
     // Full for the first time: a capacity never given is what it holds now.
-    evicted_ = true;
     if (capacity_ == 0) {
+      RunPendingReferences();  // at the capacity they came under
+      evicted_ = true;
       for (MiniSimulation& mini : minis_) mini.SetCapacity(MiniCapacity());
     }
+    evicted_ = true;
   }
   std::optional<ObjectId> victim = handover_.Evict(spare);
   if (victim) {
-    sampled_ids_.erase(*victim);
     table_.prefetch(*victim);
     evicted_id_ = victim;
   }
@@ -195,6 +198,7 @@ std::optional<ObjectId> AdaptivePolicy::Evict(const SpareFn& spare) {
 
 void AdaptivePolicy::SetCapacity(uint64_t capacity) {
   ErasePendingVictim();
+  RunPendingReferences();  // at the capacity they came under
   capacity_ = capacity;
   handover_.SetCapacity(capacity);
   for (MiniSimulation& mini : minis_) mini.SetCapacity(MiniCapacity());
@@ -211,51 +215,103 @@ uint64_t AdaptivePolicy::MiniCapacity() const {
 void AdaptivePolicy::StartSimulations(double rate) {
   rate_ = std::min(1.0, rate);
   threshold_ = rate_ >= 1.0 ? ~0ull : static_cast<uint64_t>(rate_ * static_cast<double>(~0ull));
-  window_refs_ = 0;
   ComputeAnchors();
   sampled_ids_.clear();
   for (const auto& [id, entry] : table_) {
     if (Sampled(entry.history)) sampled_ids_.insert(id);
   }
+  RestartSimulations();
+}
+
+void AdaptivePolicy::RestartSimulations() {
+  window_refs_ = 0;
+  pending_.clear();  // references of the simulations being dropped
   minis_.clear();
   const uint64_t capacity = MiniCapacity();
   for (size_t i = 0; i < candidates_.size(); ++i) {
     minis_.emplace_back(MakeCandidate(i, capacity), capacity);
   }
-  selector_ = CandidateSelector(candidates_.size(), selector_.followed());
+  minis_.emplace_back(MakeCandidate(followed_, capacity), capacity);  // the twin
+  rehearsal_.reset();
+  selector_ = CandidateSelector(candidates_.size(), followed_);
+}
+
+std::unique_ptr<EvictionPolicy> AdaptivePolicy::Successor(size_t i, uint64_t capacity) const {
+  std::unique_ptr<EvictionPolicy> next = MakeCandidate(i, capacity);
+  // A learned policy starts from what its simulation has learned, not cold.
+  auto* learned = dynamic_cast<LearnedPolicy*>(next.get());
+  auto* taught = dynamic_cast<const LearnedPolicy*>(&minis_[i].policy());
+  if (learned != nullptr && taught != nullptr) learned->AdoptLearning(*taught, rate_ >= 1.0);
+  return next;
 }
 
 void AdaptivePolicy::Simulate(const Entry& entry) {
   ++refs_;
   if (!Sampled(entry.history)) return;
-  // The simulations' tables are independent: load all their lookups at once.
-  for (const MiniSimulation& mini : minis_) mini.Prefetch(entry.history);
-  for (MiniSimulation& mini : minis_) {
-    mini.Reference(entry.history, entry.anchor, entry.size, entry.ends_write);
+  pending_.push_back({entry.history, entry.anchor, entry.size, entry.ends_write});
+  if (++window_refs_ >= window_) {
+    RunPendingReferences();
+    EndWindow();
+  } else if (pending_.size() >= kBatch) {
+    RunPendingReferences();
   }
-  if (++window_refs_ >= window_) EndWindow();
+}
+
+void AdaptivePolicy::RunPendingReferences() {
+  // One simulation at a time: its tables stay in cache through the batch,
+  // where a reference at a time through every simulation would load all of
+  // theirs for each. Each still sees the references in order, so the
+  // results are the same.
+  constexpr size_t kAhead = 4;  // lookups loading while one runs
+  for (MiniSimulation& mini : minis_) {
+    for (size_t i = 0; i < std::min(kAhead, pending_.size()); ++i) mini.Prefetch(pending_[i].key);
+    for (size_t i = 0; i < pending_.size(); ++i) {
+      if (i + kAhead < pending_.size()) mini.Prefetch(pending_[i + kAhead].key);
+      const SampledReference& r = pending_[i];
+      mini.Reference(r.key, r.anchor, r.size, r.ends_write);
+    }
+  }
+  pending_.clear();
 }
 
 void AdaptivePolicy::EndWindow() {
   window_refs_ = 0;
   window_ = std::max<uint64_t>(kMinWindow,
                                static_cast<uint64_t>(rate_ * static_cast<double>(table_.size())));
+  std::vector<MiniSimulation::Window> windows;
   std::vector<double> ratios;
-  ratios.reserve(minis_.size());
-  for (MiniSimulation& mini : minis_) {
-    const MiniSimulation::Window w = mini.TakeWindow();
+  windows.reserve(minis_.size());
+  ratios.reserve(candidates_.size());
+  for (MiniSimulation& mini : minis_) windows.push_back(mini.TakeWindow());
+  for (size_t i = 0; i < candidates_.size(); ++i) {
+    const MiniSimulation::Window& w = windows[i];
     ratios.push_back(w.refs == 0 ? 0.0 : static_cast<double>(w.hits) / w.refs);
   }
-  if (selector_.Update(ratios, !handover_.Draining())) {
-    std::unique_ptr<EvictionPolicy> next = MakeCandidate(selector_.followed(), capacity_);
-    // A learned policy starts from what its simulation has learned, not cold.
-    auto* learned = dynamic_cast<LearnedPolicy*>(next.get());
-    auto* taught = dynamic_cast<const LearnedPolicy*>(&minis_[selector_.followed()].policy());
-    if (learned != nullptr && taught != nullptr) learned->AdoptLearning(*taught, rate_ >= 1.0);
-    handover_.Switch(std::move(next));
-    ++moves_;
+  if (rehearsal_) {
+    EndRehearsalWindow(windows);
+  } else if (selector_.Update(ratios, !handover_.Draining())) {
+    // The selector follows the winner now; the live cache waits for the
+    // rehearsal of the move.
+    rehearsal_ = Rehearsal{.target = selector_.followed()};
+    minis_.back().Switch(Successor(rehearsal_->target, MiniCapacity()));
   }
   Record(ratios);
+}
+
+void AdaptivePolicy::EndRehearsalWindow(const std::vector<MiniSimulation::Window>& windows) {
+  rehearsal_->moved_hits += windows.back().hits;
+  rehearsal_->stay_hits += windows[followed_].hits;
+  if (++rehearsal_->windows < kRehearsalWindows) return;
+  if (rehearsal_->moved_hits > rehearsal_->stay_hits) {
+    assert(!handover_.Draining());
+    handover_.Switch(Successor(rehearsal_->target, capacity_));
+    followed_ = rehearsal_->target;
+    ++moves_;
+  } else {
+    ++rejected_;
+  }
+  // The twin has moved: start over, so that it matches the followed one again.
+  RestartSimulations();
 }
 
 void AdaptivePolicy::Record(const std::vector<double>& ratios) {
@@ -265,8 +321,8 @@ void AdaptivePolicy::Record(const std::vector<double>& ratios) {
     timeline_.resize(kMaxTimeline / 2);
     record_every_ *= 2;
   }
-  timeline_.push_back({refs_, std::vector<float>(ratios.begin(), ratios.end()),
-                       static_cast<uint32_t>(selector_.followed())});
+  timeline_.push_back(
+      {refs_, std::vector<float>(ratios.begin(), ratios.end()), static_cast<uint32_t>(followed_)});
 }
 
 }  // namespace crescent::cache

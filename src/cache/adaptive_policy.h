@@ -25,6 +25,17 @@
 //    CandidateSelector updates each
 //    candidate's score from its prefix hit ratio in that window and decides
 //    whether to move (candidate_selector.h: margin, confirmation, warm-up).
+//  - Rehearsing: a move costs hits while the new policy fills (it starts with
+//    none of the live cache's recency or frequency), and the winner's
+//    simulation, which has run it from the start, does not show that cost. So
+//    before the live cache moves, a miniature of the move itself runs: the
+//    simulations include a twin of the followed candidate (same policy, seed,
+//    capacity and references, so the same state), and when the selector picks
+//    a winner the twin moves to it through a PolicyHandover, as the live cache
+//    would. After kRehearsalWindows windows the live cache moves only if the
+//    moved twin has hit more than the followed candidate's simulation over
+//    those windows: the move has paid for itself. Either way the simulations
+//    then start over, empty, so the twin again matches the followed one.
 //  - Moving: PolicyHandover switches the live cache to a fresh instance of the
 //    winner and lets the previous policy drain (both give victims by their
 //    share of the cache), without flushing anything.
@@ -41,9 +52,10 @@
 // every other point is dropped and points are then recorded half as often.
 //
 // Memory: per live object a 41-byte entry inline in a hash map, and the live
-// policy's own (88 bytes for learned); in total, the 11 simulations of up to
-// 2 × kMiniObjects objects each (~16 MiB) and each learned instance's fixed
-// model (< 2.5 MiB). 206 bytes per object in all at 1M objects (policy_bench
+// policy's own (88 bytes for learned); in total, the 12 simulations (11
+// candidates and the twin) of up to 2 × kMiniObjects objects each (~18 MiB),
+// each learned instance's fixed model (< 2.5 MiB) and up to kBatch queued
+// sampled references. 211 bytes per object in all at 1M objects (policy_bench
 // Memory/adaptive). Not thread-safe.
 #pragma once
 
@@ -77,6 +89,13 @@ class AdaptivePolicy final : public EvictionPolicy {
   static constexpr uint64_t kMiniObjects = 8192;
   static constexpr uint64_t kMinWindow = 256;
   static constexpr size_t kMaxTimeline = 4096;
+  // Sampled references queued before the simulations run them (a window's
+  // end runs them at once).
+  static constexpr size_t kBatch = 64;
+  // How many windows a rehearsed move runs before the live cache follows it
+  // (or not): about as many turnovers as the move's draining takes to all
+  // but finish (its share falls by about e per turnover).
+  static constexpr int kRehearsalWindows = 8;
 
   // `candidates` (for tests; the registry passes AdaptiveCandidates()): the
   // live cache starts with the first.
@@ -111,9 +130,16 @@ class AdaptivePolicy final : public EvictionPolicy {
   };
   const std::vector<TimelinePoint>& Timeline() const { return timeline_; }
   const std::vector<AdaptiveCandidate>& Candidates() const { return candidates_; }
-  size_t Followed() const { return selector_.followed(); }
+  // The candidate the live cache follows.
+  size_t Followed() const { return followed_; }
   // How many times the live cache has moved to another candidate.
   size_t Moves() const { return moves_; }
+  // How many moves were rehearsed and not made: the rehearsal did not pay.
+  size_t RejectedMoves() const { return rejected_; }
+  // The candidate a move to which is being rehearsed, if any.
+  std::optional<size_t> Rehearsing() const {
+    return rehearsal_ ? std::optional<size_t>(rehearsal_->target) : std::nullopt;
+  }
   // The fraction of keys simulated.
   double SampleRate() const;
   bool Moving() const { return handover_.Draining(); }
@@ -139,9 +165,19 @@ class AdaptivePolicy final : public EvictionPolicy {
   // What a child of `entry` takes as its anchor.
   uint64_t AnchorBelow(const Entry& entry) const;
   void ComputeAnchors();
+  // Counts a reference, and queues it for the simulations if it is sampled.
   void Simulate(const Entry& entry);
+  // Runs the queued sampled references through every simulation.
+  void RunPendingReferences();
   // (Re)starts the simulations, empty, at `rate`.
   void StartSimulations(double rate);
+  // Starts the simulations (and the twin of the followed candidate) over,
+  // empty, at the current rate.
+  void RestartSimulations();
+  // A fresh instance of candidate `i` for a cache of `capacity`, starting from
+  // what its simulation has learned (a learned policy's statistics).
+  std::unique_ptr<EvictionPolicy> Successor(size_t i, uint64_t capacity) const;
+  void EndRehearsalWindow(const std::vector<MiniSimulation::Window>& windows);
   uint64_t MiniCapacity() const;
   void EndWindow();
   void Record(const std::vector<double>& ratios);
@@ -154,14 +190,35 @@ class AdaptivePolicy final : public EvictionPolicy {
   // The ids in table_ whose key is sampled: small (about kMiniObjects), so an
   // Access of any other id is settled without touching table_.
   absl::flat_hash_set<ObjectId> sampled_ids_;
-  // The last victim, whose entry is still in table_: Evict() starts loading
-  // the entry and the next call erases it, so the erase's cache misses overlap
+  // The last victim, whose entry is still in table_ (and, if sampled, its id
+  // in sampled_ids_): Evict() starts loading the entry and the next call
+  // erases it, so the erase's cache misses overlap
   // with the owner's removal of the victim instead of stalling Evict(). Every
   // other member function erases it first; Contains() and Count() leave it out.
   std::optional<ObjectId> evicted_id_;
   PolicyHandover handover_;
   CandidateSelector selector_;
+  // One simulation per candidate, then the twin of the followed candidate
+  // (minis_.back()), which a rehearsal moves.
   std::vector<MiniSimulation> minis_;
+  // Sampled references not yet run (at most kBatch, all in the current
+  // window): they run before anything reads or changes the simulations.
+  struct SampledReference {
+    uint64_t key;  // the history key
+    uint64_t anchor;
+    uint64_t size;
+    bool ends_write;
+  };
+  std::vector<SampledReference> pending_;
+  size_t followed_ = 0;  // the candidate the live cache follows
+  struct Rehearsal {
+    size_t target;
+    int windows = 0;
+    uint64_t moved_hits = 0;  // the twin's, moving to `target`
+    uint64_t stay_hits = 0;   // the followed candidate's simulation's
+  };
+  std::optional<Rehearsal> rehearsal_;
+  size_t rejected_ = 0;
   double rate_ = 1;
   uint64_t threshold_ = ~0ull;  // sampled: Mix(history) <= threshold_
   bool evicted_ = false;        // the live cache has evicted (so it was full)

@@ -70,6 +70,56 @@ TEST(AdaptivePolicyTest, MovesToTheBetterCandidateWithoutFlushing) {
   EXPECT_FALSE(policy.Moving());  // the move has completed
 }
 
+// HotAndStream rounds through `d` until `until()` holds (at most 100 rounds);
+// `fresh` numbers the one-off keys.
+template <typename Until>
+void HotAndStreamUntil(Driver& d, ObjectId& fresh, Until&& until) {
+  for (int r = 0; r < 100 && !until(); ++r) {
+    for (ObjectId hot = 0; hot < 30; ++hot) {
+      d.Reference(hot);
+      d.Reference(fresh++);
+    }
+  }
+}
+
+// The live cache moves only after a miniature of the move itself has run for
+// kRehearsalWindows windows and hit more than staying would have.
+TEST(AdaptivePolicyTest, AMoveIsRehearsedFirst) {
+  AdaptivePolicy policy({.capacity = 64}, Candidates({"fifo", "lru"}));
+  Driver d{policy, 64};
+  ObjectId fresh = 1'000'000;
+  HotAndStreamUntil(d, fresh, [&] { return policy.Rehearsing().has_value(); });
+  ASSERT_FALSE(testing::Test::HasFatalFailure());
+  ASSERT_EQ(policy.Rehearsing(), std::optional<size_t>(1));
+  EXPECT_EQ(policy.Moves(), 0u);
+  EXPECT_EQ(policy.Live().Name(), "fifo");
+  const size_t points_at_start = policy.Timeline().size();
+  HotAndStreamUntil(d, fresh, [&] { return !policy.Rehearsing().has_value(); });
+  ASSERT_FALSE(testing::Test::HasFatalFailure());
+  EXPECT_GE(policy.Timeline().size(), points_at_start + AdaptivePolicy::kRehearsalWindows);
+  EXPECT_EQ(policy.Moves(), 1u);
+  EXPECT_EQ(policy.RejectedMoves(), 0u);
+  EXPECT_EQ(policy.Live().Name(), "lru");
+}
+
+// A move that would not pay for itself within its rehearsal is not made: here
+// the workload stops re-reading anything once the rehearsal starts, so the
+// moved miniature cannot hit more than staying.
+TEST(AdaptivePolicyTest, AMoveThatDoesNotPayIsNotMade) {
+  AdaptivePolicy policy({.capacity = 64}, Candidates({"fifo", "lru"}));
+  Driver d{policy, 64};
+  ObjectId fresh = 1'000'000;
+  HotAndStreamUntil(d, fresh, [&] { return policy.Rehearsing().has_value(); });
+  ASSERT_TRUE(policy.Rehearsing().has_value());
+  for (int i = 0; i < 10'000 && policy.Rehearsing(); ++i) d.Reference(fresh++);
+  ASSERT_FALSE(testing::Test::HasFatalFailure());
+  EXPECT_FALSE(policy.Rehearsing().has_value());
+  EXPECT_EQ(policy.Moves(), 0u);
+  EXPECT_EQ(policy.RejectedMoves(), 1u);
+  EXPECT_EQ(policy.Followed(), 0u);
+  EXPECT_EQ(policy.Live().Name(), "fifo");
+}
+
 TEST(AdaptivePolicyTest, EqualCandidatesNeverMove) {
   AdaptivePolicy policy({.capacity = 100}, Candidates({"lru", "lru"}));
   Driver d{policy, 100};

@@ -20,7 +20,7 @@ LearnedPolicy::LearnedPolicy(const PolicyOptions& options)
 
 void LearnedPolicy::AdoptLearning(const LearnedPolicy& other, bool recent_keys) {
   model_.AdoptStatistics(other.model_);
-  for (Candidate& c : pool_) c.ranked_at = kUnranked;
+  pool_ranked_at_ = kUnranked;
   if (recent_keys) recent_ = other.recent_;
 }
 
@@ -71,8 +71,35 @@ void LearnedPolicy::SyncLeaf(const Node& node) {
 
 void LearnedPolicy::AddToPool(uint32_t leaf) {
   if (leaves_[leaf].in_pool) return;
+  Candidate c{.leaf = leaf, .age = 0, .rank = 0.0};
+  if (pool_ranked_at_ != now_) {
+    leaves_[leaf].in_pool = true;
+    pool_.push_back(c);  // RankPool() places it
+    return;
+  }
+  Score(c);
+  // One that would rank past kPool + 1 cannot outlast this call (its best
+  // entry leaves as the victim, the rest beyond kPool are dropped): skip it.
+  if (pool_.size() > static_cast<size_t>(kPool) && !Better(c, pool_.back())) return;
   leaves_[leaf].in_pool = true;
-  pool_.push_back({.leaf = leaf, .ranked_at = kUnranked, .rank = 0.0});
+  // After every entry it does not beat: among equals the first come goes first.
+  auto at = std::partition_point(pool_.begin(), pool_.end(),
+                                 [&](const Candidate& e) { return !Better(c, e); });
+  pool_.insert(at, c);
+}
+
+void LearnedPolicy::RankPool() {
+  if (pool_ranked_at_ == now_) return;
+  // Insertion sort: stable (equals keep their order), allocates nothing, and
+  // the pool is small and mostly still in order from the last ranking.
+  for (size_t i = 0; i < pool_.size(); ++i) {
+    Candidate c = pool_[i];
+    Score(c);
+    size_t j = i;
+    for (; j > 0 && Better(c, pool_[j - 1]); --j) pool_[j] = pool_[j - 1];
+    pool_[j] = c;
+  }
+  pool_ranked_at_ = now_;
 }
 
 void LearnedPolicy::Reference(Slot slot) {
@@ -179,31 +206,23 @@ double LearnedPolicy::Rank(const Leaf& leaf) const {
 std::optional<ObjectId> LearnedPolicy::Evict(const SpareFn& spare) {
   std::optional<ObjectId> victim;
   while (!leaves_.empty()) {
+    // A rank stays valid until the next reference (ages, classes and
+    // densities change only then), so the pool stays ordered within a round
+    // and each new candidate is ranked once, where it goes in.
+    RankPool();
     for (int i = 0; i < kSamples; ++i) {
       // Lemire's multiply-shift: a uniform index below the size, no division.
       AddToPool(static_cast<uint32_t>(((NextRandom() >> 32) * leaves_.size()) >> 32));
     }
-    // Least density first, among equals the oldest. A rank stays valid until
-    // the next reference (ages, classes and densities change only then).
+    // Least density first, among equals the oldest.
     size_t best = 0;
-    for (size_t i = 0; i < pool_.size(); ++i) {
-      Candidate& c = pool_[i];
-      if (c.ranked_at != now_) {
-        c.rank = Rank(leaves_[c.leaf]);
-        c.ranked_at = now_;
-      }
-      if (i == 0) continue;
-      const double rank = c.rank, best_rank = pool_[best].rank;
-      if (rank < best_rank || (rank == best_rank && AgeOf(leaves_[c.leaf].stamp) >
-                                                        AgeOf(leaves_[pool_[best].leaf].stamp))) {
-        best = i;
-      }
+    for (size_t i = 1; i < pool_.size() && pool_[i].rank == pool_[0].rank; ++i) {
+      if (pool_[i].age > pool_[best].age) best = i;
     }
     const uint32_t leaf = pool_[best].leaf;
     const Slot slot = leaves_[leaf].slot;
     leaves_[leaf].in_pool = false;
-    pool_[best] = pool_.back();
-    pool_.pop_back();
+    pool_.erase(pool_.begin() + static_cast<std::ptrdiff_t>(best));
     Node& node = table_.at(slot);
     // What forgetting it will touch, loading while the owner decides on it.
     if (node.parent != Table::kNil) table_.Prefetch(node.parent);
@@ -229,18 +248,12 @@ std::optional<ObjectId> LearnedPolicy::Evict(const SpareFn& spare) {
   spared_.clear();
   // Keep the best of the rest for the next call (ranked as of this call).
   if (pool_.size() > static_cast<size_t>(kPool)) {
-    std::nth_element(pool_.begin(), pool_.begin() + kPool, pool_.end(),
-                     [](const Candidate& a, const Candidate& b) { return a.rank < b.rank; });
     for (size_t i = kPool; i < pool_.size(); ++i) leaves_[pool_[i].leaf].in_pool = false;
     pool_.resize(kPool);
   }
   // The next call most likely evicts the best candidate ranked now: start
   // loading its node while the owner removes this victim.
-  const Candidate* next = nullptr;
-  for (const Candidate& c : pool_) {
-    if (c.ranked_at == now_ && (next == nullptr || c.rank < next->rank)) next = &c;
-  }
-  if (next != nullptr) table_.Prefetch(leaves_[next->leaf].slot);
+  if (!pool_.empty() && pool_ranked_at_ == now_) table_.Prefetch(leaves_[pool_.front().leaf].slot);
   return victim;
 }
 

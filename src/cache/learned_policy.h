@@ -21,6 +21,10 @@
 //  - `pool_` holds indices into `leaves_`, each at most once (`in_pool`); a
 //    leaf leaving `leaves_` leaves the pool with it, and one moved inside
 //    `leaves_` has its pool entry follow it, so every pool entry is a leaf.
+//    When `pool_ranked_at_` is now_, every entry is ranked as of now_ and the
+//    pool is ordered best first, so the victim is its first entry and a new
+//    candidate is inserted in place: no call scans or re-sorts the pool
+//    until a reference changes the ranks.
 //  - `now_` counts references (Insert and Access); a page's `stamp` is the
 //    time of its last one, its age now_ − stamp.
 //
@@ -127,14 +131,24 @@ class LearnedPolicy final : public EvictionPolicy {
     bool in_pool;
   };
   struct Candidate {
-    uint32_t leaf;        // index in leaves_
-    uint64_t ranked_at;   // now_ when `rank` was computed
+    uint32_t leaf;  // index in leaves_
+    uint32_t age;   // its age when ranked
     double rank;
   };
   static constexpr uint64_t kUnranked = ~uint64_t{0};
+  // a goes before b: less density per unit of size. Equals keep the order
+  // they came in (the first come is kept when the pool is cut to kPool);
+  // Evict() takes the oldest of the equals at the front.
+  static bool Better(const Candidate& a, const Candidate& b) { return a.rank < b.rank; }
 
   uint64_t AgeOf(uint32_t stamp) const { return static_cast<uint32_t>(now_) - stamp; }
   double Rank(const Leaf& leaf) const;
+  void Score(Candidate& c) const {
+    c.age = static_cast<uint32_t>(AgeOf(leaves_[c.leaf].stamp));
+    c.rank = Rank(leaves_[c.leaf]);
+  }
+  // Ranks the pool as of now_ and orders it, if it is not already.
+  void RankPool();
   void AddLeaf(Slot slot);
   void DropLeaf(Slot slot);
   // Copies the node's stamp and class to its leaf entry, if it is a leaf.
@@ -156,8 +170,11 @@ class LearnedPolicy final : public EvictionPolicy {
   Table table_;
   uint64_t used_ = 0;
   std::vector<Leaf> leaves_;
-  std::vector<Slot> spared_;     // taken out of leaves_ by the current Evict()
-  std::vector<Candidate> pool_;  // candidates kept between Evict() calls
+  std::vector<Slot> spared_;  // taken out of leaves_ by the current Evict()
+  // Candidates kept between Evict() calls, best (next victim) first when
+  // ranked as of pool_ranked_at_ (kUnranked: not ranked since a reference).
+  std::vector<Candidate> pool_;
+  uint64_t pool_ranked_at_ = kUnranked;
   uint64_t now_ = 0;
   uint64_t next_epoch_ = 0;
   uint64_t rng_;

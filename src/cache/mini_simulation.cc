@@ -3,29 +3,32 @@
 namespace crescent::cache {
 
 MiniSimulation::MiniSimulation(std::unique_ptr<EvictionPolicy> policy, uint64_t capacity)
-    : policy_(std::move(policy)), capacity_(capacity) {
-  policy_->SetCapacity(capacity_);
+    : cache_(std::move(policy)), capacity_(capacity) {
+  cache_.SetCapacity(capacity_);
 }
 
 void MiniSimulation::SetCapacity(uint64_t capacity) {
   capacity_ = capacity;
-  policy_->SetCapacity(capacity);
+  cache_.SetCapacity(capacity);
   MakeRoom(0);
 }
 
 void MiniSimulation::MakeRoom(uint64_t size) {
-  while (policy_->UsedSize() + size > capacity_ && policy_->Evict()) {
+  while (cache_.UsedSize() + size > capacity_ && cache_.Evict(nullptr)) {
   }
 }
 
 void MiniSimulation::Reference(uint64_t key, uint64_t anchor, uint64_t size, bool ends_write) {
-  const bool held = policy_->Contains(key);
+  const bool held = cache_.Contains(key);
   const bool hit = held && (anchor == kNoParent || (last_key_ == anchor && last_hit_));
-  if (held) {
-    policy_->Access(key);
-  } else {
+  const InsertInfo info{.parent = anchor, .ends_write = ends_write};
+  if (!held) {
     MakeRoom(size);
-    policy_->Insert(key, size, {.parent = anchor, .ends_write = ends_write});
+    cache_.Insert(key, size, info);
+  } else if (cache_.NeedsReadmit(key)) {
+    cache_.Readmit(key, size, info);
+  } else {
+    cache_.Access(key);
   }
   ++window_.refs;
   if (hit) ++window_.hits;

@@ -14,6 +14,10 @@
 // or the sample's previous reference was its anchor and hit too. (A request
 // reads its pages in chain order, so its sampled pages arrive one after the
 // other: a miss breaks the chain for the sampled pages after it.)
+//
+// Its cache is a PolicyHandover, as the adaptive policy's live cache is, so a
+// miniature can also rehearse a move: Switch() moves it to another policy
+// exactly as the live cache would move, draining what it holds.
 // Not thread-safe.
 #pragma once
 
@@ -22,6 +26,7 @@
 #include <string>
 
 #include "cache/eviction_policy.h"
+#include "cache/policy_handover.h"
 
 namespace crescent::cache {
 
@@ -30,7 +35,7 @@ class MiniSimulation {
   MiniSimulation(std::unique_ptr<EvictionPolicy> policy, uint64_t capacity);
 
   // Starts loading what Reference(key, ...) looks up first (a hint).
-  void Prefetch(uint64_t key) const { policy_->PrefetchInsert(key); }
+  void Prefetch(uint64_t key) const { cache_.live().PrefetchInsert(key); }
   void Reference(uint64_t key, uint64_t anchor, uint64_t size, bool ends_write);
   void SetCapacity(uint64_t capacity);
 
@@ -41,12 +46,16 @@ class MiniSimulation {
   };
   Window TakeWindow();
 
-  const EvictionPolicy& policy() const { return *policy_; }
+  // The policy it runs (during a rehearsed move, the one it moves to).
+  const EvictionPolicy& policy() const { return cache_.live(); }
+  // Moves it to `next` (empty) as PolicyHandover::Switch() moves the live
+  // cache; no move may be in progress.
+  void Switch(std::unique_ptr<EvictionPolicy> next) { cache_.Switch(std::move(next)); }
 
  private:
   void MakeRoom(uint64_t size);
 
-  std::unique_ptr<EvictionPolicy> policy_;
+  PolicyHandover cache_;
   uint64_t capacity_;
   Window window_;
   uint64_t last_key_ = kNoParent;

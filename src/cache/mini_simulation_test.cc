@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "cache/fifo_policy.h"
 #include "cache/lru_policy.h"
 
 namespace crescent::cache {
@@ -42,6 +43,23 @@ TEST(MiniSimulationTest, StaysWithinItsCapacity) {
   EXPECT_EQ(mini.policy().UsedSize(), 5u);
   mini.SetCapacity(2);
   EXPECT_EQ(mini.policy().UsedSize(), 2u);
+}
+
+// A rehearsed move: the miniature moves as the live cache would, keeping what
+// it holds (a hit moves the object to the new policy), nothing flushed.
+TEST(MiniSimulationTest, AMoveKeepsWhatItHolds) {
+  MiniSimulation mini = Lru(5);
+  for (uint64_t k = 0; k < 5; ++k) mini.Reference(k, kNoParent, 1, false);
+  mini.TakeWindow();
+  mini.Switch(std::make_unique<FifoPolicy>());
+  EXPECT_EQ(mini.policy().Name(), "fifo");
+  EXPECT_EQ(mini.policy().UsedSize(), 0u);  // nothing moved yet
+  for (uint64_t k = 0; k < 5; ++k) mini.Reference(k, kNoParent, 1, false);
+  EXPECT_EQ(mini.TakeWindow().hits, 5u);
+  EXPECT_EQ(mini.policy().UsedSize(), 5u);  // each hit moved its object
+  mini.Reference(5, kNoParent, 1, false);   // a new one evicts in FIFO order
+  mini.Reference(0, kNoParent, 1, false);
+  EXPECT_EQ(mini.TakeWindow().hits, 0u);
 }
 
 }  // namespace

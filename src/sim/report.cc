@@ -39,6 +39,10 @@ ScheduleTrace TraceOf(const cache::AdaptivePolicy& policy) {
   trace.points = policy.Timeline();
   trace.followed = trace.labels[policy.Followed()];
   trace.moves = policy.Moves();
+  trace.rejected_moves = policy.RejectedMoves();
+  if (const std::optional<size_t> target = policy.Rehearsing()) {
+    trace.rehearsing = trace.labels[*target];
+  }
   trace.sample_rate = policy.SampleRate();
   return trace;
 }
@@ -62,6 +66,8 @@ nlohmann::ordered_json RunToJson(const SimReport& report, size_t p, size_t c) {
   if (run.schedule) {
     json["followed"] = run.schedule->followed;
     json["moves"] = run.schedule->moves;
+    json["rejected_moves"] = run.schedule->rejected_moves;
+    json["rehearsing"] = run.schedule->rehearsing;
     json["sample_rate"] = run.schedule->sample_rate;
   }
   return json;
@@ -132,10 +138,14 @@ std::string FormatTable(const SimReport& report) {
     for (size_t c = 0; c < report.capacities.size(); ++c) {
       const std::optional<ScheduleTrace>& s = report.At(p, c).schedule;
       if (!s) continue;
-      schedules += report.policies[p] + " @ " + report.capacities[c].label + ": followed " +
-                   s->followed + " at the end, " + std::to_string(s->moves) + " move" +
-                   (s->moves == 1 ? "" : "s") + ", sampling " + Fixed(100 * s->sample_rate, 1) +
-                   "% of keys\n";
+      schedules +=
+          report.policies[p] + " @ " + report.capacities[c].label + ": followed " + s->followed +
+          " at the end, " + std::to_string(s->moves) + " move" + (s->moves == 1 ? "" : "s") +
+          (s->rejected_moves == 0
+               ? std::string()
+               : " (" + std::to_string(s->rejected_moves) + " rehearsed and not made)") +
+          (s->rehearsing.empty() ? std::string() : ", rehearsing a move to " + s->rehearsing) +
+          ", sampling " + Fixed(100 * s->sample_rate, 1) + "% of keys\n";
     }
   }
   if (!schedules.empty()) out += "\n" + schedules;

@@ -21,8 +21,10 @@ namespace crescent::sim {
 struct ScheduleTrace {
   std::vector<std::string> labels;
   std::vector<cache::AdaptivePolicy::TimelinePoint> points;
-  std::string followed;  // the candidate followed at the end
-  size_t moves = 0;      // times the followed candidate changed
+  std::string followed;       // the candidate followed at the end
+  size_t moves = 0;           // times the followed candidate changed
+  size_t rejected_moves = 0;  // moves rehearsed and not made
+  std::string rehearsing;     // the candidate a move to was being rehearsed at the end, or ""
   double sample_rate = 0;
 };
 
@@ -51,7 +53,8 @@ struct SimReport {
 // One JSON object for run (p, c), keys in this order: trace, policy, capacity (the spec),
 // capacity_blocks, distinct_blocks, requests, block_refs, hit_blocks, hit_ratio,
 // seconds, refs_per_sec, skipped_lines; for an adaptive run also followed (the
-// candidate followed at the end), moves and sample_rate.
+// candidate followed at the end), moves, rejected_moves, rehearsing and
+// sample_rate.
 nlohmann::ordered_json RunToJson(const SimReport& report, size_t p, size_t c);
 
 // Every run as JSON, one object per line, policy-major.

@@ -100,7 +100,8 @@ TEST(ReportTest, TableMentionsSkippedLines) {
   EXPECT_NE(FormatTable(report).find("3 malformed lines skipped"), std::string::npos);
 }
 
-// An adaptive run says what it followed, how often it moved and its sampling.
+// An adaptive run says what it followed, how often it moved (and did not move
+// after a rehearsal) and its sampling.
 TEST(ReportTest, AdaptiveRunsReportTheirSchedule) {
   SimReport report = SampleReport();
   report.policies[1] = "adaptive";
@@ -108,6 +109,7 @@ TEST(ReportTest, AdaptiveRunsReportTheirSchedule) {
                                           .points = {},
                                           .followed = "lru",
                                           .moves = 1,
+                                          .rejected_moves = 0,
                                           .sample_rate = 0.25};
   nlohmann::ordered_json j = RunToJson(report, 1, 0);
   EXPECT_EQ(j["followed"], "lru");
@@ -116,6 +118,16 @@ TEST(ReportTest, AdaptiveRunsReportTheirSchedule) {
   EXPECT_FALSE(RunToJson(report, 0, 0).contains("followed"));
   EXPECT_NE(FormatTable(report).find(
                 "adaptive @ 5%: followed lru at the end, 1 move, sampling 25.0% of keys"),
+            std::string::npos);
+  EXPECT_EQ(j["rejected_moves"], 0);
+  report.runs[2].schedule->rejected_moves = 2;
+  EXPECT_EQ(RunToJson(report, 1, 0)["rejected_moves"], 2);
+  EXPECT_NE(FormatTable(report).find("1 move (2 rehearsed and not made), sampling 25.0%"),
+            std::string::npos);
+  EXPECT_EQ(j["rehearsing"], "");
+  report.runs[2].schedule->rehearsing = "learned";
+  EXPECT_EQ(RunToJson(report, 1, 0)["rehearsing"], "learned");
+  EXPECT_NE(FormatTable(report).find("not made), rehearsing a move to learned, sampling"),
             std::string::npos);
 }
 
