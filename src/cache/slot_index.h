@@ -33,6 +33,7 @@
 // Not thread-safe: the owner's lock (the master's policy lock) guards it.
 #pragma once
 
+#include <absl/hash/hash.h>
 #include <sys/mman.h>
 
 #include <cassert>
@@ -42,7 +43,6 @@
 #include <utility>
 
 #include "cache/eviction_policy.h"
-#include "cache/hash_mix.h"
 
 namespace crescent::cache {
 
@@ -58,6 +58,14 @@ class SlotIndex {
   }
   SlotIndex(const SlotIndex&) = delete;
   SlotIndex& operator=(const SlotIndex&) = delete;
+
+  // The 32 bits kept with each slot; a table of 2^k entries homes an id at
+  // its top k bits. absl's hash, not MixBits: the adaptive and learned
+  // policies sample ids by the value of MixBits, so the ids a mini simulation
+  // holds would all share their top bits and pile up in one run.
+  static uint32_t HashOf(ObjectId id) {
+    return static_cast<uint32_t>(absl::Hash<ObjectId>{}(id) >> 32);
+  }
 
   size_t size() const { return size_; }
   // Entries of the table that takes new ids.
@@ -151,8 +159,6 @@ class SlotIndex {
   // Tables this big are mappings of their own, released page by page.
   static constexpr size_t kMapBytes = size_t{1} << 20;
   static constexpr size_t kPage = 4096;
-
-  static uint32_t HashOf(ObjectId id) { return static_cast<uint32_t>(MixBits(id) >> 32); }
 
   struct Table {
     Entry* entries = nullptr;

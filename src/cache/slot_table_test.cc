@@ -129,7 +129,7 @@ TEST(SlotIndexTest, ErasingFromLongRunsKeepsTheRestReachable) {
   IndexModel m;
   std::vector<ObjectId> ids;
   for (ObjectId id = 1; ids.size() < 9; ++id) {
-    if ((MixBits(id) >> 60) == 5) ids.push_back(id);  // home 5 of 16
+    if ((SlotIndex::HashOf(id) >> 28) == 5) ids.push_back(id);  // home 5 of 16
   }
   for (ObjectId id : ids) ASSERT_NE(m.Add(id), SlotIndex::kNil);
   ASSERT_EQ(m.index().capacity(), 16u);
