@@ -276,8 +276,7 @@ class SlotIndex {
     if (old_.Mapped() && move_at_ <= mask) {
       const size_t done = move_at_ * sizeof(Entry) / kPage * kPage;
       if (done >= released_ + 16 * kPage) {
-        madvise(reinterpret_cast<char*>(old_.entries) + released_, done - released_,
-                MADV_DONTNEED);
+        madvise(reinterpret_cast<char*>(old_.entries) + released_, done - released_, MADV_DONTNEED);
         released_ = done;
       }
     }
@@ -288,7 +287,7 @@ class SlotIndex {
   }
 
   Table cur_;
-  Table old_;  // entries == nullptr unless a migration is under way
+  Table old_;        // entries == nullptr unless a migration is under way
   size_t size_ = 0;  // ids in both tables
   // The migration moves old-table positions [move_at_, move_end_), counted
   // past the table's end (position p is entry p & mask).
