@@ -16,6 +16,7 @@
 
 #include <cassert>
 #include <cstdint>
+#include <span>
 
 #include "cache/eviction_policy.h"
 #include "cache/slot_table.h"
@@ -95,7 +96,7 @@ class IndexedList {
 
   Node& at(Slot slot) { return table_.at(slot); }
   const Node& at(Slot slot) const { return table_.at(slot); }
-  const std::vector<Node>& raw_nodes() const { return table_.raw_nodes(); }
+  std::span<const Node> raw_nodes() const { return table_.raw_nodes(); }
 
   bool IsLinked(Slot slot) const { return !IsDetached(at(slot)); }
   // Off the list: parked (prefix-lru), or a free slot of the node array.
@@ -174,7 +175,8 @@ class ListPolicy : public EvictionPolicy {
     return std::make_unique<NodeOrder>();
   }
   void CopyEvictionOrder(EvictionOrder& into) const override {
-    static_cast<NodeOrder&>(into).nodes = list_.raw_nodes();
+    const auto nodes = list_.raw_nodes();
+    static_cast<NodeOrder&>(into).nodes.assign(nodes.begin(), nodes.end());
   }
 
  protected:
@@ -197,7 +199,7 @@ class ListPolicy : public EvictionPolicy {
   // The order of a node array (the list's, or a copy of it). A parked page is
   // a detached node with children: a free slot has none (prefix-lru clears
   // them when it erases a page).
-  static void VisitNodes(const std::vector<typename List::Node>& nodes,
+  static void VisitNodes(std::span<const typename List::Node> nodes,
                          const std::function<void(ObjectId)>& fn) {
     if (nodes.empty()) return;
     if constexpr (requires(const Extra& e) { e.children; }) {

@@ -2,9 +2,20 @@
 //
 // Nodes live in one array and are named by their index (a Slot), so policies
 // link them with 4-byte indices instead of pointers or repeated id lookups.
-// The hash index stores only slots; hashing a slot reads its node's id, which
-// keeps the index at 4 bytes per entry (the whole of it tends to stay cached
-// at a million objects) and makes Add() a single probe.
+// The hash index (SlotIndex) stores each slot with its id's 32-bit hash, so a
+// probe reads a node only to confirm a match.
+//
+// Neither part pauses to grow: the node array is a NodeArray, which past 1 MiB
+// grows inside a reserved range of address space without copying, and the
+// index grows incrementally, moving a few entries of its old table into the
+// new one per Add and Erase (slot_index.h). Before both, an add that crossed
+// the index's growth point (about 10.07M ids) rehashed all of it under the
+// master's policy lock for over a second; growing an lru policy to 12M now
+// has no insert slower than the VM's own noise (about 20-30 ms on the CPU
+// clock, the same with the table reserved up front). The price is in the
+// probes: a linear probe mispredicts more branches than absl's group probes,
+// about 15 ns per insert+evict pair in cache (docs/durability.md, "Figures":
+// `policy_growth_perf`, `policy_bench`).
 //
 // Invariants:
 //  - Every id in the table has exactly one node, and the index holds exactly
@@ -16,21 +27,22 @@
 //    alias only after 2^32 reuses of one slot while it is still held.)
 //  - Freed slots are reused last-in first-out, so the array never exceeds the
 //    peak node count plus one.
-// Node must have `ObjectId Id() const` and `void SetId(ObjectId)` (a node may
-// keep its id in two 4-byte halves so that it needs no 8-byte alignment).
+// Node must be trivially copyable, with `ObjectId Id() const` and
+// `void SetId(ObjectId)` (a node may keep its id in two 4-byte halves so that
+// it needs no 8-byte alignment).
 // A generation is optional: a node with a `uint32_t generation` field, or an
 // `extra.generation` field, gets one; a node without it pays nothing. Add()
 // value-initialises every other field.
 #pragma once
 
-#include <absl/container/flat_hash_set.h>
-#include <absl/hash/hash.h>
-
 #include <cstdint>
+#include <span>
 #include <type_traits>
 #include <vector>
 
 #include "cache/eviction_policy.h"
+#include "cache/node_array.h"
+#include "cache/slot_index.h"
 
 namespace crescent::cache {
 
@@ -40,86 +52,56 @@ class SlotTable {
   using Slot = uint32_t;
   static constexpr Slot kNil = 0;
 
-  SlotTable() : nodes_(1), index_(0, Hash{&nodes_}, Equal{&nodes_}) {}
-  // The index's functors point at nodes_.
+  SlotTable() { nodes_.emplace_back(); }
   SlotTable(const SlotTable&) = delete;
   SlotTable& operator=(const SlotTable&) = delete;
 
   // Slot of `id`, or kNil.
-  Slot Find(ObjectId id) const {
-    auto it = index_.find(IdKey{id});
-    return it == index_.end() ? kNil : *it;
-  }
-  bool Contains(ObjectId id) const { return index_.contains(IdKey{id}); }
+  Slot Find(ObjectId id) const { return index_.Find(id, IdOf{&nodes_}); }
+  bool Contains(ObjectId id) const { return Find(id) != kNil; }
   size_t size() const { return index_.size(); }
 
   // Adds a node for `id` and returns its slot, or returns kNil and changes
   // nothing if `id` is already present.
   Slot Add(ObjectId id) {
-    // Keep the index at most 60% full. A cache churns at a constant size (one
-    // erase, one add); at higher loads the index's probe groups fill up, erases
-    // leave tombstones, and it rehashes in place every few thousand adds.
-    if (5 * index_.size() >= 3 * index_.capacity()) index_.reserve(2 * index_.size() + 16);
-    Slot added = kNil;
-    index_.lazy_emplace(IdKey{id}, [&](const auto& construct) {
-      added = Allocate(id);
-      construct(added);
-    });
-    return added;
+    return index_.Add(id, IdOf{&nodes_}, [&] { return Allocate(id); });
   }
 
   // Makes room for `count` ids in all: no node array growth and no index
   // rehash until then (a restore knows how many objects come).
   void Reserve(size_t count) {
     nodes_.reserve(count + 1);
-    // Add() keeps the index at most 60% full; twice the count stays below.
-    if (5 * count >= 3 * index_.capacity()) index_.reserve(2 * count + 16);
+    index_.Reserve(count);
   }
 
   // Removes the node; handles to it go stale.
   void Erase(Slot slot) {
-    index_.erase(slot);
+    index_.Erase(nodes_[slot].Id(), slot);
     if (uint32_t* generation = GenerationOf(nodes_[slot])) ++*generation;
     free_.push_back(slot);
   }
 
   // Start loading a node, or the index entry of an id, needed soon.
   void Prefetch(Slot slot) const { __builtin_prefetch(&nodes_[slot]); }
-  void PrefetchIndex(ObjectId id) const { index_.prefetch(IdKey{id}); }
+  void PrefetchIndex(ObjectId id) const { index_.Prefetch(id); }
 
   Node& at(Slot slot) { return nodes_[slot]; }
   const Node& at(Slot slot) const { return nodes_[slot]; }
   // Every node slot, free ones included (their fields are stale): what a
   // copy of a list policy's order takes at once (list_policy.h).
-  const std::vector<Node>& raw_nodes() const { return nodes_; }
+  std::span<const Node> raw_nodes() const { return nodes_.span(); }
 
   // Calls fn(slot, node) for every node, in no particular order. fn must not
   // add or erase nodes.
   template <typename Fn>
   void ForEach(Fn&& fn) {
-    for (Slot slot : index_) fn(slot, nodes_[slot]);
+    index_.ForEach([&](Slot slot) { fn(slot, nodes_[slot]); });
   }
 
  private:
-  struct IdKey {
-    ObjectId id;
-  };
-  // Transparent hash and equality: the index holds slots, lookups pass ids.
-  struct Hash {
-    using is_transparent = void;
-    const std::vector<Node>* nodes;
-    size_t operator()(IdKey key) const { return absl::Hash<ObjectId>{}(key.id); }
-    size_t operator()(Slot slot) const { return (*this)(IdKey{(*nodes)[slot].Id()}); }
-  };
-  struct Equal {
-    using is_transparent = void;
-    const std::vector<Node>* nodes;
-    ObjectId IdOf(Slot slot) const { return (*nodes)[slot].Id(); }
-    ObjectId IdOf(IdKey key) const { return key.id; }
-    template <typename A, typename B>
-    bool operator()(A a, B b) const {
-      return IdOf(a) == IdOf(b);
-    }
+  struct IdOf {
+    const NodeArray<Node>* nodes;
+    ObjectId operator()(Slot slot) const { return (*nodes)[slot].Id(); }
   };
 
   Slot Allocate(ObjectId id) {
@@ -153,8 +135,8 @@ class SlotTable {
     }
   }
 
-  std::vector<Node> nodes_;  // nodes_[kNil] is reserved
-  absl::flat_hash_set<Slot, Hash, Equal> index_;
+  NodeArray<Node> nodes_;  // nodes_[kNil] is reserved
+  SlotIndex index_;
   std::vector<Slot> free_;
 };
 

@@ -1,0 +1,216 @@
+#include "cache/slot_table.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <random>
+#include <unordered_map>
+#include <vector>
+
+#include "cache/node_array.h"
+#include "cache/slot_index.h"
+
+namespace crescent::cache {
+namespace {
+
+// A SlotIndex over slots whose ids live in a plain vector, checked against a
+// map after every step.
+class IndexModel {
+ public:
+  SlotIndex::Slot Add(ObjectId id) {
+    const SlotIndex::Slot slot = index_.Add(id, IdOf(), [&] {
+      ids_.push_back(id);
+      return static_cast<SlotIndex::Slot>(ids_.size() - 1);
+    });
+    if (slot != SlotIndex::kNil) model_[id] = slot;
+    return slot;
+  }
+  void Erase(ObjectId id) {
+    const SlotIndex::Slot slot = model_.at(id);
+    index_.Erase(id, slot);
+    model_.erase(id);
+  }
+  SlotIndex::Slot Find(ObjectId id) const { return index_.Find(id, IdOf()); }
+  SlotIndex::Slot Expected(ObjectId id) const {
+    auto it = model_.find(id);
+    return it == model_.end() ? SlotIndex::kNil : it->second;
+  }
+  // Every id present, at its slot, and nothing else.
+  void CheckAll() const {
+    ASSERT_EQ(index_.size(), model_.size());
+    for (const auto& [id, slot] : model_) ASSERT_EQ(index_.Find(id, IdOf()), slot) << id;
+    std::vector<SlotIndex::Slot> seen;
+    index_.ForEach([&](SlotIndex::Slot slot) { seen.push_back(slot); });
+    std::vector<SlotIndex::Slot> expected;
+    for (const auto& [id, slot] : model_) expected.push_back(slot);
+    std::sort(seen.begin(), seen.end());
+    std::sort(expected.begin(), expected.end());
+    ASSERT_EQ(seen, expected);
+  }
+  SlotIndex& index() { return index_; }
+  const std::unordered_map<ObjectId, SlotIndex::Slot>& model() const { return model_; }
+
+ private:
+  struct IdOfSlot {
+    const std::vector<ObjectId>* ids;
+    ObjectId operator()(SlotIndex::Slot slot) const { return (*ids)[slot]; }
+  };
+  IdOfSlot IdOf() const { return IdOfSlot{&ids_}; }
+  SlotIndex index_;
+  std::vector<ObjectId> ids_{0};  // slot 0 is kNil
+  std::unordered_map<ObjectId, SlotIndex::Slot> model_;
+};
+
+TEST(SlotIndexTest, GrowsAcrossMigrationsWithInterleavedFindsAndErases) {
+  IndexModel m;
+  std::mt19937_64 rng(11);
+  std::vector<ObjectId> live;
+  size_t migrating_steps = 0, grown = 0;
+  size_t capacity = m.index().capacity();
+  // Mostly adds (so the index grows through many migrations, from 16 entries
+  // to 512K, the largest ones in mappings of their own), with erases, repeated
+  // adds and finds of present and absent ids between them.
+  for (int step = 0; step < 300'000; ++step) {
+    const uint64_t r = rng() % 10;
+    if (r < 6 || live.empty()) {
+      const ObjectId id = rng() >> 1;
+      ASSERT_NE(m.Add(id), SlotIndex::kNil);
+      live.push_back(id);
+    } else if (r < 8) {
+      const size_t at = rng() % live.size();
+      m.Erase(live[at]);
+      live[at] = live.back();
+      live.pop_back();
+    } else if (r == 8) {
+      const ObjectId id = live[rng() % live.size()];
+      ASSERT_EQ(m.Add(id), SlotIndex::kNil);  // present: not added again
+      ASSERT_EQ(m.Find(id), m.Expected(id));
+    } else {
+      const ObjectId absent = rng() >> 1;
+      ASSERT_EQ(m.Find(absent), m.Expected(absent));
+      const ObjectId present = live[rng() % live.size()];
+      ASSERT_EQ(m.Find(present), m.Expected(present));
+    }
+    if (m.index().migrating()) ++migrating_steps;
+    if (m.index().capacity() != capacity) {
+      capacity = m.index().capacity();
+      ++grown;
+      m.CheckAll();  // just after a migration started
+    }
+    if (step % 997 == 0) m.CheckAll();  // often in the middle of one
+  }
+  m.CheckAll();
+  EXPECT_GE(grown, 14u);
+  EXPECT_GT(migrating_steps, 10'000u);
+  // Erasing everything (partly during a migration) leaves it empty.
+  for (ObjectId id : live) m.Erase(id);
+  m.CheckAll();
+  EXPECT_EQ(m.index().size(), 0u);
+}
+
+TEST(SlotIndexTest, ReserveDuringAMigrationKeepsEveryId) {
+  IndexModel m;
+  std::mt19937_64 rng(3);
+  while (!m.index().migrating() || m.index().size() < 1000) m.Add(rng() >> 1);
+  ASSERT_TRUE(m.index().migrating());
+  m.index().Reserve(100'000);
+  EXPECT_FALSE(m.index().migrating());
+  const size_t capacity = m.index().capacity();
+  m.CheckAll();
+  while (m.index().size() < 100'000) ASSERT_NE(m.Add(rng() >> 1), SlotIndex::kNil);
+  EXPECT_EQ(m.index().capacity(), capacity);  // no growth up to the reserved count
+  EXPECT_FALSE(m.index().migrating());
+  m.CheckAll();
+}
+
+// Ids that all share their home position in a small table: long runs, which
+// erasing must shift back without losing any.
+TEST(SlotIndexTest, ErasingFromLongRunsKeepsTheRestReachable) {
+  IndexModel m;
+  std::vector<ObjectId> ids;
+  for (ObjectId id = 1; ids.size() < 9; ++id) {
+    if ((SlotIndex::HashOf(id) >> 28) == 5) ids.push_back(id);  // home 5 of 16
+  }
+  for (ObjectId id : ids) ASSERT_NE(m.Add(id), SlotIndex::kNil);
+  ASSERT_EQ(m.index().capacity(), 16u);
+  m.CheckAll();
+  for (size_t i = 0; i < ids.size(); i += 2) m.Erase(ids[i]);
+  m.CheckAll();
+  for (size_t i = 1; i < ids.size(); i += 2) m.Erase(ids[i]);
+  m.CheckAll();
+}
+
+struct TestNode {
+  uint32_t id_low = 0;
+  uint32_t id_high = 0;
+  uint32_t value = 7;
+  uint32_t generation = 0;
+  ObjectId Id() const { return (uint64_t{id_high} << 32) | id_low; }
+  void SetId(ObjectId id) {
+    id_low = static_cast<uint32_t>(id);
+    id_high = static_cast<uint32_t>(id >> 32);
+  }
+};
+
+TEST(NodeArrayTest, GrowsIntoAMappingWithoutMovingItsNodes) {
+  NodeArray<TestNode> nodes;
+  const TestNode* mapped_at = nullptr;
+  for (uint32_t i = 0; i < 1'000'000; ++i) {
+    nodes.emplace_back();
+    ASSERT_EQ(nodes[i].value, 7u);  // value-initialised
+    nodes[i].SetId(i);
+    // Past 1 MiB the nodes sit in the reservation and never move again.
+    if (i * sizeof(TestNode) > (size_t{2} << 20)) {
+      if (mapped_at == nullptr) mapped_at = &nodes[0];
+      ASSERT_EQ(&nodes[0], mapped_at);
+    }
+  }
+  ASSERT_EQ(nodes.size(), 1'000'000u);
+  for (uint32_t i = 0; i < 1'000'000; ++i) ASSERT_EQ(nodes[i].Id(), i);
+  EXPECT_EQ(nodes.span().size(), 1'000'000u);
+}
+
+TEST(SlotTableTest, KeepsNodesAndGenerationsAcrossGrowth) {
+  SlotTable<TestNode> table;
+  std::mt19937_64 rng(5);
+  std::unordered_map<ObjectId, SlotTable<TestNode>::Slot> model;
+  std::vector<ObjectId> live;
+  size_t peak = 0;
+  for (int step = 0; step < 200'000; ++step) {
+    if (rng() % 4 != 0 || live.empty()) {
+      const ObjectId id = rng() >> 1;
+      const auto slot = table.Add(id);
+      ASSERT_NE(slot, SlotTable<TestNode>::kNil);
+      ASSERT_EQ(table.at(slot).Id(), id);
+      model[id] = slot;
+      live.push_back(id);
+      peak = std::max(peak, live.size());
+    } else {
+      const size_t at = rng() % live.size();
+      const auto slot = model.at(live[at]);
+      const uint32_t generation = table.at(slot).generation;
+      table.Erase(slot);
+      EXPECT_EQ(table.at(slot).generation, generation + 1);
+      EXPECT_FALSE(table.Contains(live[at]));
+      model.erase(live[at]);
+      live[at] = live.back();
+      live.pop_back();
+    }
+  }
+  ASSERT_EQ(table.size(), model.size());
+  for (const auto& [id, slot] : model) {
+    ASSERT_EQ(table.Find(id), slot);
+    ASSERT_EQ(table.at(slot).Id(), id);
+  }
+  size_t visited = 0;
+  table.ForEach([&](auto slot, TestNode& node) {
+    ASSERT_EQ(model.at(node.Id()), slot);
+    ++visited;
+  });
+  EXPECT_EQ(visited, model.size());
+  // The array never exceeds the peak node count plus one (freed slots reused).
+  EXPECT_EQ(table.raw_nodes().size(), peak + 1);
+}
+
+}  // namespace
+}  // namespace crescent::cache
