@@ -111,7 +111,9 @@ TEST_F(SegmentTest, MoreMountsThanIdSlotsSucceed) {
   for (int i = 0; i < 70'000; ++i) {
     SegmentId id = Mount("flap", 1 << 20, "node-a");
     ASSERT_NE(id, kNoSegment) << "mount " << i;
-    if (i < (1 << 16)) ASSERT_TRUE(seen.insert(id).second) << "id " << id << " repeated at " << i;
+    if (i < (1 << 16)) {
+      ASSERT_TRUE(seen.insert(id).second) << "id " << id << " repeated at " << i;
+    }
     ASSERT_TRUE(master().UnmountSegment("flap", "node-a").ok());
   }
 }

@@ -110,6 +110,7 @@ TEST(ReportTest, AdaptiveRunsReportTheirSchedule) {
                                           .followed = "lru",
                                           .moves = 1,
                                           .rejected_moves = 0,
+                                          .rehearsing = "",
                                           .sample_rate = 0.25};
   nlohmann::ordered_json j = RunToJson(report, 1, 0);
   EXPECT_EQ(j["followed"], "lru");

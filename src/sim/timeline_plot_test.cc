@@ -15,7 +15,8 @@ size_t CountOf(const std::string& haystack, const std::string& needle) {
 }
 
 ScheduleTrace Schedule(size_t points) {
-  ScheduleTrace s{.labels = {"learned", "lru", "s3fifo-10"}};
+  ScheduleTrace s;
+  s.labels = {"learned", "lru", "s3fifo-10"};
   for (size_t i = 0; i < points; ++i) {
     s.points.push_back({.refs = 100 * (i + 1),
                         .ratios = {0.1f * static_cast<float>(i % 3), 0.2f, 0.3f},
