@@ -172,6 +172,7 @@ StatusOr<size_t> MasterService::RemoveByPrefix(std::string_view prefix, bool for
     counters_.remove.Record(0, 1);
     return Status(ErrorCode::kInvalidKey, "prefix longer than the key limit");
   }
+  EnsureKeyIndexes();  // a restore's are built by its completion; this may not wait
   size_t count = 0;
   uint64_t logged = 0;
   TimeMs now = clock_.NowMs();
@@ -208,6 +209,7 @@ size_t MasterService::RemoveAll(bool force) {
 std::vector<std::string> MasterService::List(std::string_view prefix, size_t limit,
                                              uint64_t max_bytes, bool* truncated,
                                              std::string_view after) const {
+  EnsureKeyIndexes();  // a restore's are built by its completion; this may not wait
   // The answer is the longest run of matching keys, in key order, that fits
   // both bounds. It is gathered in a max-heap that never holds more than the
   // answer plus one key: each shard is walked in key order and left at its

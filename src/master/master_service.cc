@@ -57,7 +57,11 @@ MasterService::MasterService(const MasterConfig& config, const Clock& clock)
     shards_.push_back(std::make_unique<ObjectShard>(i));
 }
 
-MasterService::~MasterService() { StopBackground(); }
+MasterService::~MasterService() {
+  restore_stop_.store(true, std::memory_order_relaxed);
+  if (restore_thread_.joinable()) restore_thread_.join();
+  StopBackground();
+}
 
 Status MasterService::ValidateKey(std::string_view key) const {
   if (key.empty()) return Status(ErrorCode::kInvalidKey, "key is empty");

@@ -266,7 +266,22 @@ class MasterService {
   // nodes to take them over (MountSegment with `previous`); then they are
   // dropped with their objects. A restored object is readable once one of its
   // segments is taken over.
-  RestoreSummary FinishRestore(int64_t grace_ms);
+  //
+  // The engine may serve as soon as it returns: every answer is right from
+  // then on. What only speeds answers up or orders eviction is completed after
+  // it (master_restore_complete.cc): the policies filled in record order and
+  // their chain links, each shard's key index, the Bloom filter. By a thread
+  // it starts, or, with `complete_in_background` false, by the caller's
+  // CompleteRestore(). Until then eviction and snapshots wait for the policy
+  // fill (a maintenance pass skips them), a list or prefix remove builds the
+  // key indexes it needs itself, and reads do without the filter.
+  RestoreSummary FinishRestore(int64_t grace_ms, bool complete_in_background = true);
+  // Completes the restore on the caller's thread (FinishRestore with
+  // complete_in_background false); returns at once if there is nothing left.
+  void CompleteRestore();
+  // Whether the restore's completion has finished; and a wait for it.
+  bool RestoreCompleted() const { return restore_completed_.load(std::memory_order_acquire); }
+  void AwaitRestoreCompleted();
   size_t restored_segments_waiting() const { return segments_.restored_count(); }
 
   // ---- Observability ----
@@ -491,12 +506,13 @@ class MasterService {
                             const std::function<void(const ObjectEntry&)>& kept);
   // Restore (master_restore.cc). What a restored put leaves for the policy:
   // the object to admit (id kNoParent: nothing, e.g. hard-pinned).
+  // (32 bytes: a restore keeps one per put until its policy fill.)
   struct RestoredPut {
     ObjectId id = cache::kNoParent;
-    uint64_t bytes = 0;
     uint64_t history = 0;  // the key's hash
     TimeMs soft_until = 0;
-    Tier tier = Tier::kDram;  // whose policy admits it
+    uint64_t bytes : 56 = 0;  // size times replicas: below 2^48
+    uint64_t tier : 8 = 0;    // whose policy admits it (a Tier)
   };
   // A shard's restored puts that name a chain parent, in record order: the
   // object and its parent's key (the keys end to end in `keys`). Written by
@@ -523,6 +539,31 @@ class MasterService {
   bool ApplyObjectRecord(const LogRecord& r, const Located& loc, RestoredPut* admit);
   // Admits a restored object to its policy; policy_mu_ must be held.
   void AdmitRestoredLocked(const RestoredPut& p);
+  // Completion of a restore (master_restore_complete.cc): each step may run
+  // while the engine serves.
+  void FillRestoredPolicies();
+  // Builds the key index of every shard still without one (each under its
+  // exclusive lock); a no-op once all are built. Lists and prefix removes
+  // call it first.
+  void EnsureKeyIndexes() const;
+  void BuildRestoredBloom();
+  // Whether the Bloom filter says `hash`'s key is certainly absent; never
+  // while a restore's filter is not built yet (it would miss restored keys).
+  bool BloomSaysAbsent(uint64_t hash) const {
+    return bloom_ready_.load(std::memory_order_acquire) && !bloom_.MayContain(hash);
+  }
+  // A policy admission: PutEnd's, or one it left for the end of a restore's
+  // policy fill. policy_mu_ must be held.
+  struct Admission {
+    ObjectId id = cache::kNoParent;
+    uint64_t size = 0;
+    Tier tier = Tier::kDram;
+    TimeMs soft_until = 0;
+    cache::InsertInfo info;
+  };
+  void AdmitLocked(const Admission& a);
+  // Waits, policy_mu_ held by `lock`, until no restore fills the policies.
+  void AwaitPoliciesFilledLocked(std::unique_lock<std::mutex>& lock);
   // Drops restored segments that never came back (RunMaintenance).
   void ExpireRestoredSegments();
   void MaybeRebuildBloom();
@@ -534,7 +575,7 @@ class MasterService {
   void AddShardToNextBloomLocked(const ObjectShard& shard);
   // Calls fn for every shard, spread over the cores (one thread per core, the
   // caller's among them); returns when all are done. fn takes its own locks.
-  void ForEachShardInParallel(const std::function<void(ObjectShard&)>& fn);
+  void ForEachShardInParallel(const std::function<void(ObjectShard&)>& fn) const;
   void WatermarkEvict();
 
   const MasterConfig config_;
@@ -608,6 +649,27 @@ class MasterService {
   uint64_t restore_skipped_ = 0;
   uint64_t restore_records_ = 0;
   std::vector<RestoredChains> restore_chains_;  // by shard index
+  // Every restored put's admission, in record order, kept until the policy
+  // fill (an object replaced or removed later is skipped then). Written
+  // before the engine serves; read by the completion only.
+  std::vector<RestoredPut> restore_admits_;
+  // While a restore fills the policies (policy_mu_): PutEnd leaves its
+  // admission in late_admits_, admitted after the restored objects, in order;
+  // eviction and snapshots wait on policies_filled_cv_.
+  bool policies_filling_ = false;
+  std::vector<Admission> late_admits_;
+  std::condition_variable policies_filled_cv_;
+  // False from a restore's start until its filter is built: reads then ask
+  // the index (BloomSaysAbsent). Stored with release after the filter is
+  // swapped in, loaded with acquire.
+  std::atomic<bool> bloom_ready_{true};
+  // True while some shard may still have no key index (EnsureKeyIndexes).
+  mutable std::atomic<bool> key_indexes_pending_{false};
+  std::atomic<bool> restore_completed_{true};
+  std::atomic<bool> restore_stop_{false};  // the destructor asks the completion to stop
+  std::mutex restore_done_mu_;             // with restore_done_cv_, AwaitRestoreCompleted
+  std::condition_variable restore_done_cv_;
+  std::thread restore_thread_;
 
   std::mutex bg_mu_;
   std::condition_variable bg_cv_;
