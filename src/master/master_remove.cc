@@ -101,6 +101,10 @@ void MasterService::ReleaseHeld(TimeMs now) {
 void MasterService::ForgetInPolicy(std::span<const ObjectId> ids) {
   if (ids.empty()) return;
   std::lock_guard lock(policy_mu_);
+  if (policies_filling_) {
+    // A restore fills a fresh set meanwhile: they leave it when it comes in.
+    forgotten_while_filling_.insert(forgotten_while_filling_.end(), ids.begin(), ids.end());
+  }
   for (ObjectId id : ids) {
     policy_->Remove(id);
     soft_policy_->Remove(id);

@@ -33,8 +33,6 @@ void MasterService::ReserveForRestore(uint64_t objects) {
     shard->Reserve(per_shard + per_shard / 16 + 16);
   }
   restore_admits_.reserve(restore_admits_.size() + objects);
-  std::lock_guard lock(policy_mu_);
-  policy_->Reserve(objects);
 }
 
 void MasterService::BeginRestore() {
@@ -127,12 +125,14 @@ bool MasterService::ApplyObjectRecord(const LogRecord& r, const Located& loc, Re
   return true;
 }
 
-void MasterService::AdmitRestoredLocked(const RestoredPut& p) {
+void MasterService::AdmitRestored(const RestoredPut& p, Policies& into,
+                                  std::vector<SoftPinExpiry>* soft_expiry) {
   if (p.soft_until != 0) {
-    soft_policy_->Insert(p.id, p.bytes, {.history = p.history});
-    soft_expiry_.push({p.soft_until, p.id});
+    into.soft->Insert(p.id, p.bytes, {.history = p.history});
+    soft_expiry->push_back({p.soft_until, p.id});
   } else {
-    PolicyOf(static_cast<Tier>(p.tier)).Insert(p.id, p.bytes, {.history = p.history});
+    cache::EvictionPolicy& policy = static_cast<Tier>(p.tier) == Tier::kPmem ? *into.pmem : *into.main;
+    policy.Insert(p.id, p.bytes, {.history = p.history});
   }
 }
 
@@ -194,6 +194,7 @@ MasterService::RestoreSummary MasterService::FinishRestore(int64_t grace_ms,
   for (SegmentId id : conflicting) segments_.ForgetRestored(id);
   if (!conflicting.empty()) out.dropped_conflict = DropSegmentReplicas(conflicting);
   segments_.FinishRestore(clock_.NowMs() + grace_ms);
+  const bool ended = restoring_;  // a second call finds nothing more to complete
   if (restoring_) {
     // What is left is built while the engine serves (master_restore_complete.cc).
     restoring_ = false;
@@ -210,7 +211,8 @@ MasterService::RestoreSummary MasterService::FinishRestore(int64_t grace_ms,
   counters_.restored_segments.store(out.segments, std::memory_order_relaxed);
   counters_.restore_dropped_unmounted.fetch_add(out.dropped_unmounted, std::memory_order_relaxed);
   counters_.restore_dropped_conflict.fetch_add(out.dropped_conflict, std::memory_order_relaxed);
-  if (complete_in_background && !RestoreCompleted()) {
+  if (ended && complete_in_background) {
+    if (restore_thread_.joinable()) restore_thread_.join();  // an earlier restore's
     restore_thread_ = std::thread([this] { CompleteRestore(); });
   }
   return out;

@@ -7,15 +7,17 @@
 // each part has a stand-in that keeps every answer right until it is built:
 //
 //  - The policies, filled in record order (the eviction order), then their
-//    chain links. While policies_filling_ (policy_mu_): a PutEnd leaves its
-//    admission in late_admits_, admitted after every restored object, in
-//    order, as if it came after them; an eviction (for a put) and a snapshot
-//    wait for the fill on policies_filled_cv_, and a maintenance pass skips
-//    eviction, touch flushes and soft-pin expiry (touches stay queued). A
-//    restored object is admitted only if it is still live when its turn
-//    comes, checked under policy_mu_ and its shard's lock: a remove frees the
-//    entry under the shard lock and then forgets the id under policy_mu_, so
-//    an object removed meanwhile is either skipped here or forgotten after.
+//    chain links: a fresh set, built without policy_mu_ and swapped in under
+//    it. While policies_filling_ (policy_mu_) the engine's own set stays
+//    empty: a PutEnd leaves its admission in late_admits_, admitted after
+//    every restored object, in order, as if it came after them; an eviction
+//    (for a put) and a snapshot wait for the swap on policies_filled_cv_; a
+//    maintenance pass skips eviction, touch flushes and soft-pin expiry
+//    (touches stay queued). A restored object is admitted only if it is
+//    still live when its turn comes (its shard's lock). A remove frees the
+//    entry under the shard lock and then forgets the id under policy_mu_,
+//    which while filling also notes it in forgotten_while_filling_: an object
+//    removed meanwhile is either skipped by the fill or forgotten at the swap.
 //  - Each shard's key index, built from its keys sorted (ObjectShard::
 //    BuildKeyIndex) under the shard's exclusive lock. A list or prefix remove
 //    first builds those still missing itself (EnsureKeyIndexes), so it never
@@ -69,33 +71,43 @@ void MasterService::AwaitRestoreCompleted() {
 }
 
 void MasterService::FillRestoredPolicies() {
-  // policy_mu_ is let go every kChunk objects (about a millisecond), so that
-  // puts ending meanwhile wait no longer than that.
-  constexpr size_t kChunk = 4096;
+  // A fresh set, filled without policy_mu_ (the engine's set stays empty
+  // meanwhile: nothing is admitted to it and nothing evicts from it).
+  Policies fresh = MakePolicies(config_).value();  // Create made these already
+  fresh.main->Reserve(restore_admits_.size());
+  std::vector<SoftPinExpiry> soft_expiry;
   // The policy's index is far larger than the caches at millions of objects:
   // its slots for the next few inserts are loaded while this one goes in.
   constexpr size_t kAhead = 8;
   const std::vector<RestoredPut>& admits = restore_admits_;
-  for (size_t begin = 0; begin < admits.size(); begin += kChunk) {
-    if (restore_stop_.load(std::memory_order_relaxed)) break;
-    const size_t end = std::min(admits.size(), begin + kChunk);
-    std::lock_guard lock(policy_mu_);
-    for (size_t i = begin; i < end; ++i) {
-      if (i + kAhead < end) policy_->PrefetchInsert(admits[i + kAhead].id);
-      const RestoredPut& p = admits[i];
-      ObjectShard& shard = ShardOf(p.id);
-      bool live;
-      {
-        std::shared_lock s(shard.mutex());
-        live = shard.Resolve(p.id) != nullptr;
-      }
-      if (live) AdmitRestoredLocked(p);
+  for (size_t i = 0; i < admits.size(); ++i) {
+    if ((i & 4095) == 0 && restore_stop_.load(std::memory_order_relaxed)) break;
+    if (i + kAhead < admits.size()) fresh.main->PrefetchInsert(admits[i + kAhead].id);
+    const RestoredPut& p = admits[i];
+    ObjectShard& shard = ShardOf(p.id);
+    bool live;
+    {
+      std::shared_lock s(shard.mutex());
+      live = shard.Resolve(p.id) != nullptr;
     }
+    if (live) AdmitRestored(p, fresh, &soft_expiry);
   }
   restore_admits_ = {};
-  if (!restore_stop_.load(std::memory_order_relaxed)) LinkRestoredChains();
+  if (!restore_stop_.load(std::memory_order_relaxed)) LinkRestoredChains(fresh);
   {
     std::lock_guard lock(policy_mu_);
+    policy_ = std::move(fresh.main);
+    soft_policy_ = std::move(fresh.soft);
+    pmem_policy_ = std::move(fresh.pmem);
+    for (const SoftPinExpiry& e : soft_expiry) soft_expiry_.push(e);
+    SetPolicyCapacitiesLocked();
+    // Objects removed after their liveness was checked above.
+    for (ObjectId id : forgotten_while_filling_) {
+      policy_->Remove(id);
+      soft_policy_->Remove(id);
+      pmem_policy_->Remove(id);
+    }
+    forgotten_while_filling_ = {};
     for (const Admission& a : late_admits_) {
       ObjectShard& shard = ShardOf(a.id);
       std::shared_lock s(shard.mutex());

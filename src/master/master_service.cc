@@ -27,6 +27,17 @@ StatusOr<std::unique_ptr<MasterService>> MasterService::Create(const MasterConfi
   if (config.lease_ms <= 0 || config.put_timeout_ms <= 0 || config.heartbeat_ttl_ms <= 0) {
     return Status(ErrorCode::kInvalidArgument, "lease, put timeout and heartbeat TTL must be > 0");
   }
+  auto policies = MakePolicies(config);
+  if (!policies.ok()) return policies.status();
+  std::unique_ptr<MasterService> m(new MasterService(config, clock));
+  m->policy_ = std::move(policies->main);
+  m->soft_policy_ = std::move(policies->soft);
+  m->pmem_policy_ = std::move(policies->pmem);
+  m->log_ = log;
+  return m;
+}
+
+StatusOr<MasterService::Policies> MasterService::MakePolicies(const MasterConfig& config) {
   cache::PolicyOptions options;
   if (config.s3fifo_move_threshold != 0)
     options.s3fifo_move_threshold = config.s3fifo_move_threshold;
@@ -36,12 +47,7 @@ StatusOr<std::unique_ptr<MasterService>> MasterService::Create(const MasterConfi
   if (!soft.ok()) return soft.status();
   auto pmem = cache::MakePolicy(config.eviction_policy, options);
   if (!pmem.ok()) return pmem.status();
-  std::unique_ptr<MasterService> m(new MasterService(config, clock));
-  m->policy_ = std::move(policy).value();
-  m->soft_policy_ = std::move(soft).value();
-  m->pmem_policy_ = std::move(pmem).value();
-  m->log_ = log;
-  return m;
+  return Policies{std::move(policy).value(), std::move(soft).value(), std::move(pmem).value()};
 }
 
 MasterService::MasterService(const MasterConfig& config, const Clock& clock)

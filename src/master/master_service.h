@@ -239,16 +239,15 @@ class MasterService {
   // records and then the log's after it, in order. Each record sets a key's or
   // a segment's whole state (a repeat changes nothing). Nothing is logged.
   // Restored objects keep no lease; the policy sees them in record order (a
-  // snapshot lists them from the next victim on). Chain parents are linked at
-  // FinishRestore: each restored object to its parent key's object then
-  // (master_restore_chains.cc). A record that cannot apply (a put with no
+  // snapshot lists them from the next victim on), at the restore's
+  // completion, as are chain parents: each restored object linked to its
+  // parent key's object then (master_restore_chains.cc). A record that cannot apply (a put with no
   // replica) is skipped and counted in *skipped.
   void ApplyRestored(const LogRecord& record);
   // The same as ApplyRestored for each record in turn, with the records'
-  // shards spread over the cores (master_restore_batch.cc); the policy sees
-  // the batch's puts in record order at its end.
+  // shards spread over the cores (master_restore_batch.cc).
   void ApplyRestoredBatch(std::span<const LogRecord> records);
-  // Sizes the shards' hash sets and the policy for about `objects` restored
+  // Sizes the shards' hash sets and the admissions kept for about `objects` restored
   // objects (a snapshot's record count), so that applying them rehashes
   // nothing. Only a hint; before the first ApplyRestored.
   void ReserveForRestore(uint64_t objects);
@@ -334,6 +333,12 @@ class MasterService {
     ObjectShard* shard;
     uint64_t hash;
   };
+  // The three policies (policy_, soft_policy_, pmem_policy_), as Create
+  // makes them; a restore fills a fresh set before swapping it in.
+  struct Policies {
+    std::unique_ptr<cache::EvictionPolicy> main, soft, pmem;
+  };
+  static StatusOr<Policies> MakePolicies(const MasterConfig& config);
 
   MasterService(const MasterConfig& config, const Clock& clock);
 
@@ -522,11 +527,10 @@ class MasterService {
     std::vector<uint64_t> key_end;  // child[i]'s parent key ends at keys[key_end[i]]
     std::string keys;
   };
-  // Links each restored object that is still in a policy to its parent key's
-  // object, if that is in the same policy and no cycle forms (FinishRestore).
-  void LinkRestoredChains();
-  // The policy that tracks `id`, or nullptr; policy_mu_ must be held.
-  cache::EvictionPolicy* PolicyTrackingLocked(ObjectId id);
+  // Links each restored object that is still in one of `policies` to its
+  // parent key's object, if that is in the same policy and no cycle forms
+  // (the restore's policy fill; nothing else may use them meanwhile).
+  void LinkRestoredChains(Policies& policies);
   // The chain parent the policies hold for `id` (kNoParent: none); policy_mu_
   // must be held.
   ObjectId ParentInPoliciesLocked(ObjectId id) const;
@@ -534,11 +538,13 @@ class MasterService {
   void BeginRestore();
   void ApplySegmentRecord(const LogRecord& r);
   // Applies a put, remove or replica drop to the key's shard (`loc`, under
-  // its lock) and forgets in the policy what it replaced or dropped; a put
-  // leaves its admission in *admit. False: the record cannot apply.
+  // its lock); a put leaves its admission in *admit (the policies are
+  // filled only at the completion, so nothing needs forgetting there). False: the record cannot apply.
   bool ApplyObjectRecord(const LogRecord& r, const Located& loc, RestoredPut* admit);
-  // Admits a restored object to its policy; policy_mu_ must be held.
-  void AdmitRestoredLocked(const RestoredPut& p);
+  // Admits a restored object to its policy in `into`; soft-pin ends go to
+  // *soft_expiry.
+  static void AdmitRestored(const RestoredPut& p, Policies& into,
+                            std::vector<SoftPinExpiry>* soft_expiry);
   // Completion of a restore (master_restore_complete.cc): each step may run
   // while the engine serves.
   void FillRestoredPolicies();
@@ -656,8 +662,11 @@ class MasterService {
   // While a restore fills the policies (policy_mu_): PutEnd leaves its
   // admission in late_admits_, admitted after the restored objects, in order;
   // eviction and snapshots wait on policies_filled_cv_.
+  // Ids forgotten meanwhile (ForgetInPolicy) are forgotten again in the
+  // filled set when it is swapped in.
   bool policies_filling_ = false;
   std::vector<Admission> late_admits_;
+  std::vector<ObjectId> forgotten_while_filling_;
   std::condition_variable policies_filled_cv_;
   // False from a restore's start until its filter is built: reads then ask
   // the index (BloomSaysAbsent). Stored with release after the filter is
