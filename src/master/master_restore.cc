@@ -155,6 +155,7 @@ MasterService::RestoreSummary MasterService::FinishRestore(int64_t grace_ms,
                                                           bool complete_in_background) {
   RestoreSummary out;
   out.records = restore_records_;
+  restore_scratch_ = {};
   // One sweep, shards in parallel: drop replicas on segments that are not
   // restored (unmounted, or never named by a record), and gather each
   // restored segment's allocations, per shard, then per segment.

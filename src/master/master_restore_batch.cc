@@ -24,8 +24,14 @@ void MasterService::ApplyRestoredBatch(std::span<const LogRecord> records) {
   BeginRestore();
   restore_records_ += records.size();
   // Each shard's object records, in record order, and their key hashes.
-  std::vector<std::vector<uint32_t>> by_shard(shards_.size());
-  std::vector<uint64_t> hashes(records.size());
+  RestoreBatchScratch& scratch = restore_scratch_;
+  scratch.by_shard.resize(shards_.size());
+  for (std::vector<uint32_t>& list : scratch.by_shard) list.clear();
+  scratch.hashes.resize(records.size());
+  scratch.admit.assign(records.size(), RestoredPut{});
+  std::vector<std::vector<uint32_t>>& by_shard = scratch.by_shard;
+  std::vector<uint64_t>& hashes = scratch.hashes;
+  std::vector<RestoredPut>& admit = scratch.admit;
   for (uint32_t i = 0; i < records.size(); ++i) {
     const LogRecord& r = records[i];
     if (r.type == LogRecordType::kSegmentMounted || r.type == LogRecordType::kSegmentUnmounted) {
@@ -36,7 +42,6 @@ void MasterService::ApplyRestoredBatch(std::span<const LogRecord> records) {
     hashes[i] = loc.hash;
     by_shard[loc.shard->index()].push_back(i);
   }
-  std::vector<RestoredPut> admit(records.size());
   std::atomic<uint64_t> skipped{0};
   ForEachShardInParallel([&](ObjectShard& shard) {
     uint64_t not_applied = 0;

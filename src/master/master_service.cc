@@ -355,6 +355,8 @@ void MasterService::StopBackground() {
 }
 
 void MasterService::MaybeRebuildBloom() {
+  // A restore's completion builds the filter for the restored count itself.
+  if (!bloom_ready_.load(std::memory_order_acquire)) return;
   uint64_t live = live_objects_.load(std::memory_order_relaxed);
   if (live <= bloom_.design_keys()) return;
   // Another pass already rebuilding leaves this one nothing to do.

@@ -659,6 +659,13 @@ class MasterService {
   // fill (an object replaced or removed later is skipped then). Written
   // before the engine serves; read by the completion only.
   std::vector<RestoredPut> restore_admits_;
+  // ApplyRestoredBatch's working memory, kept from one batch to the next (a
+  // fresh megabyte per batch would fault its pages in every time).
+  struct RestoreBatchScratch {
+    std::vector<std::vector<uint32_t>> by_shard;
+    std::vector<uint64_t> hashes;
+    std::vector<RestoredPut> admit;
+  } restore_scratch_;
   // While a restore fills the policies (policy_mu_): PutEnd leaves its
   // admission in late_admits_, admitted after the restored objects, in order;
   // eviction and snapshots wait on policies_filled_cv_.
