@@ -206,8 +206,7 @@ std::string FormatStat(const ClusterStat& s, const std::string& master) {
     if (const uint64_t done = Counter(s, "crescent_restore_completion_us"); done != 0) {
       out << ", completed " << done / 1000 << " ms after";
     }
-    out << "; "
-        << Counter(s, "crescent_restore_adopted_segments_total") << " taken back, "
+    out << "; " << Counter(s, "crescent_restore_adopted_segments_total") << " taken back, "
         << Counter(s, "crescent_restored_segments_waiting") << " waiting; dropped "
         << dropped("unmounted") << " unmounted, " << dropped("new_memory") << " new memory, "
         << dropped("expired") << " expired, " << dropped("conflict") << " conflicting\n";

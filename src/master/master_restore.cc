@@ -32,7 +32,6 @@ void MasterService::ReserveForRestore(uint64_t objects) {
     std::unique_lock lock(shard->mutex());
     shard->Reserve(per_shard + per_shard / 16 + 16);
   }
-  restore_admits_.reserve(restore_admits_.size() + objects);
 }
 
 void MasterService::BeginRestore() {
@@ -131,7 +130,8 @@ void MasterService::AdmitRestored(const RestoredPut& p, Policies& into,
     into.soft->Insert(p.id, p.bytes, {.history = p.history});
     soft_expiry->push_back({p.soft_until, p.id});
   } else {
-    cache::EvictionPolicy& policy = static_cast<Tier>(p.tier) == Tier::kPmem ? *into.pmem : *into.main;
+    cache::EvictionPolicy& policy =
+        static_cast<Tier>(p.tier) == Tier::kPmem ? *into.pmem : *into.main;
     policy.Insert(p.id, p.bytes, {.history = p.history});
   }
 }
@@ -148,11 +148,16 @@ void MasterService::ApplyRestored(const LogRecord& r) {
     ++restore_skipped_;
     return;
   }
-  if (admit.id != cache::kNoParent) restore_admits_.push_back(admit);
+  if (admit.id == cache::kNoParent) return;
+  if (restore_admits_.empty() || restore_admits_.back().size() >= 4096) {
+    restore_admits_.emplace_back().reserve(4096);
+  }
+  restore_admits_.back().push_back(admit);
+  ++restore_admit_count_;
 }
 
 MasterService::RestoreSummary MasterService::FinishRestore(int64_t grace_ms,
-                                                          bool complete_in_background) {
+                                                           bool complete_in_background) {
   RestoreSummary out;
   out.records = restore_records_;
   restore_scratch_ = {};

@@ -53,9 +53,12 @@ void MasterService::ApplyRestoredBatch(std::span<const LogRecord> records) {
   restore_skipped_ += skipped.load(std::memory_order_relaxed);
   // The batch's puts join the admissions in record order; whether each is
   // still live is asked when the policies are filled (master_restore_complete.cc).
+  std::vector<RestoredPut>& chunk = restore_admits_.emplace_back();
+  chunk.reserve(admit.size());
   for (const RestoredPut& p : admit) {
-    if (p.id != cache::kNoParent) restore_admits_.push_back(p);
+    if (p.id != cache::kNoParent) chunk.push_back(p);
   }
+  restore_admit_count_ += chunk.size();
 }
 
 }  // namespace crescent::master

@@ -72,7 +72,8 @@ void MasterService::LinkRestoredChains(Policies& policies) {
     return r;
   };
   auto tracking = [&](ObjectId id) -> cache::EvictionPolicy* {
-    for (cache::EvictionPolicy* p : {policies.main.get(), policies.soft.get(), policies.pmem.get()}) {
+    for (cache::EvictionPolicy* p :
+         {policies.main.get(), policies.soft.get(), policies.pmem.get()}) {
       if (p->Contains(id)) return p;
     }
     return nullptr;

@@ -74,25 +74,28 @@ void MasterService::FillRestoredPolicies() {
   // A fresh set, filled without policy_mu_ (the engine's set stays empty
   // meanwhile: nothing is admitted to it and nothing evicts from it).
   Policies fresh = MakePolicies(config_).value();  // Create made these already
-  fresh.main->Reserve(restore_admits_.size());
+  fresh.main->Reserve(restore_admit_count_);
   std::vector<SoftPinExpiry> soft_expiry;
   // The policy's index is far larger than the caches at millions of objects:
   // its slots for the next few inserts are loaded while this one goes in.
   constexpr size_t kAhead = 8;
-  const std::vector<RestoredPut>& admits = restore_admits_;
-  for (size_t i = 0; i < admits.size(); ++i) {
-    if ((i & 4095) == 0 && restore_stop_.load(std::memory_order_relaxed)) break;
-    if (i + kAhead < admits.size()) fresh.main->PrefetchInsert(admits[i + kAhead].id);
-    const RestoredPut& p = admits[i];
-    ObjectShard& shard = ShardOf(p.id);
-    bool live;
-    {
-      std::shared_lock s(shard.mutex());
-      live = shard.Resolve(p.id) != nullptr;
+  for (std::vector<RestoredPut>& admits : restore_admits_) {
+    if (restore_stop_.load(std::memory_order_relaxed)) break;
+    for (size_t i = 0; i < admits.size(); ++i) {
+      if (i + kAhead < admits.size()) fresh.main->PrefetchInsert(admits[i + kAhead].id);
+      const RestoredPut& p = admits[i];
+      ObjectShard& shard = ShardOf(p.id);
+      bool live;
+      {
+        std::shared_lock s(shard.mutex());
+        live = shard.Resolve(p.id) != nullptr;
+      }
+      if (live) AdmitRestored(p, fresh, &soft_expiry);
     }
-    if (live) AdmitRestored(p, fresh, &soft_expiry);
+    admits = {};  // each chunk's memory goes as soon as it is admitted
   }
   restore_admits_ = {};
+  restore_admit_count_ = 0;
   if (!restore_stop_.load(std::memory_order_relaxed)) LinkRestoredChains(fresh);
   {
     std::lock_guard lock(policy_mu_);

@@ -247,7 +247,7 @@ class MasterService {
   // The same as ApplyRestored for each record in turn, with the records'
   // shards spread over the cores (master_restore_batch.cc).
   void ApplyRestoredBatch(std::span<const LogRecord> records);
-  // Sizes the shards' hash sets and the admissions kept for about `objects` restored
+  // Sizes the shards' hash sets for about `objects` restored
   // objects (a snapshot's record count), so that applying them rehashes
   // nothing. Only a hint; before the first ApplyRestored.
   void ReserveForRestore(uint64_t objects);
@@ -539,7 +539,8 @@ class MasterService {
   void ApplySegmentRecord(const LogRecord& r);
   // Applies a put, remove or replica drop to the key's shard (`loc`, under
   // its lock); a put leaves its admission in *admit (the policies are
-  // filled only at the completion, so nothing needs forgetting there). False: the record cannot apply.
+  // filled only at the completion, so nothing needs forgetting there).
+  // False: the record cannot apply.
   bool ApplyObjectRecord(const LogRecord& r, const Located& loc, RestoredPut* admit);
   // Admits a restored object to its policy in `into`; soft-pin ends go to
   // *soft_expiry.
@@ -656,9 +657,11 @@ class MasterService {
   uint64_t restore_records_ = 0;
   std::vector<RestoredChains> restore_chains_;  // by shard index
   // Every restored put's admission, in record order, kept until the policy
-  // fill (an object replaced or removed later is skipped then). Written
+  // fill (an object replaced or removed later is skipped then): in chunks, a
+  // batch's each, so that millions of them are never copied to grow. Written
   // before the engine serves; read by the completion only.
-  std::vector<RestoredPut> restore_admits_;
+  std::vector<std::vector<RestoredPut>> restore_admits_;
+  size_t restore_admit_count_ = 0;
   // ApplyRestoredBatch's working memory, kept from one batch to the next (a
   // fresh megabyte per batch would fault its pages in every time).
   struct RestoreBatchScratch {
