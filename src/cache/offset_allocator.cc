@@ -206,10 +206,11 @@ StatusOr<OffsetAllocator> OffsetAllocator::Rebuild(uint64_t size, OffsetAllocato
   uint64_t slots = 0;
   for (const UsedRegion& u : used) {
     const Allocation& h = u.allocation;
-    const std::string what = "allocation at offset " + std::to_string(h.offset) + " (node " +
-                             std::to_string(h.node) + ")";
     if (u.bytes == 0 || h.generation == 0 || (h.offset & gmask) != 0 || h.node >= kNone - 1) {
-      return Bad(what + ": no bytes, generation 0, off the granularity or a bad node");
+      // The message is made only here: a restore passes millions of regions.
+      return Bad("allocation at offset " + std::to_string(h.offset) + " (node " +
+                 std::to_string(h.node) +
+                 "): no bytes, generation 0, off the granularity or a bad node");
     }
     slots = std::max<uint64_t>(slots, uint64_t{h.node} + 1);
   }

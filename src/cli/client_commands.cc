@@ -201,8 +201,12 @@ std::string FormatStat(const ClusterStat& s, const std::string& master) {
                             "\"}");
     };
     out << "restore      " << Counter(s, "crescent_restored_objects") << " objects on "
-        << Counter(s, "crescent_restored_segments") << " segments in " << us / 1000 << " ms; "
-        << Counter(s, "crescent_restore_adopted_segments_total") << " taken back, "
+        << Counter(s, "crescent_restored_segments") << " segments in " << us / 1000
+        << " ms to serve";
+    if (const uint64_t done = Counter(s, "crescent_restore_completion_us"); done != 0) {
+      out << ", completed " << done / 1000 << " ms after";
+    }
+    out << "; " << Counter(s, "crescent_restore_adopted_segments_total") << " taken back, "
         << Counter(s, "crescent_restored_segments_waiting") << " waiting; dropped "
         << dropped("unmounted") << " unmounted, " << dropped("new_memory") << " new memory, "
         << dropped("expired") << " expired, " << dropped("conflict") << " conflicting\n";

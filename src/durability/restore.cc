@@ -165,7 +165,9 @@ std::string DescribeRestore(const RestoreResult& r) {
            std::to_string(s.dropped_conflict) + " with conflicting allocations, skipped " +
            std::to_string(s.skipped) + " records";
   }
-  out += "; segments wait for their nodes to take them over";
+  out +=
+      "; segments wait for their nodes to take them over; the eviction order, key indexes and "
+      "Bloom filter are completed while serving";
   return out;
 }
 

@@ -89,6 +89,8 @@ struct MasterCounters {
   // then what came of the restored segments (counters): taken over by their
   // node, and objects dropped by reason.
   std::atomic<uint64_t> restore_duration_us{0};
+  // The restore's completion after it began serving (master_restore_complete.cc).
+  std::atomic<uint64_t> restore_completion_us{0};
   std::atomic<uint64_t> restored_objects{0};
   std::atomic<uint64_t> restored_segments{0};
   std::atomic<uint64_t> restore_adopted_segments{0};

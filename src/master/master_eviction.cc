@@ -22,6 +22,9 @@
 namespace crescent::master {
 
 void MasterService::FlushTouchesLocked() {
+  // Touches wait in the queue while a restore fills the policies: an Access
+  // before the object is admitted would be lost.
+  if (policies_filling_) return;
   uint64_t id;
   while (touch_queue_.Pop(&id)) {
     ObjectShard& shard = ShardOf(id);
@@ -45,6 +48,7 @@ void MasterService::SetPolicyCapacitiesLocked() {
 }
 
 void MasterService::ExpireSoftPinsLocked(TimeMs now) {
+  if (policies_filling_) return;  // the restored soft pins are not all in yet
   while (!soft_expiry_.empty() && soft_expiry_.top().until <= now) {
     ObjectId id = soft_expiry_.top().id;
     soft_expiry_.pop();
@@ -127,7 +131,8 @@ uint64_t MasterService::EvictBytes(uint64_t bytes, EvictionReason reason) {
   uint64_t freed = 0;
   bool pmem_first;
   {
-    std::lock_guard lock(policy_mu_);
+    std::unique_lock lock(policy_mu_);
+    AwaitPoliciesFilledLocked(lock);
     pmem_first = pmem_policy_->Count() > 0;
   }
   if (pmem_first) freed = EvictFromTier(bytes, reason, Tier::kPmem);
@@ -153,6 +158,11 @@ uint64_t MasterService::EvictFromTier(uint64_t bytes, EvictionReason reason, Tie
     const uint64_t pmem_used = segments_.used(Tier::kPmem);
     const uint64_t pmem_free = pmem_cap > pmem_used ? pmem_cap - pmem_used : 0;
     if (pmem_free < bytes) EvictFromTier(bytes - pmem_free, reason, Tier::kPmem);
+  }
+  {
+    // A victim is chosen in the restored order only once it is all there.
+    std::unique_lock lock(policy_mu_);
+    AwaitPoliciesFilledLocked(lock);
   }
   std::vector<TierMove> moves;
   // Bounded: every iteration frees or moves an object, or drops a stale id
@@ -234,6 +244,12 @@ std::vector<ReplicaSlot> MasterService::AllocateWithEviction(uint64_t size,
 void MasterService::WatermarkEvict() {
   // Each tier against its own watermark; the persistent tier first, so that
   // DRAM's victims find room there.
+  {
+    // The maintenance thread does not wait for a restore's policy fill: a
+    // later pass evicts.
+    std::lock_guard lock(policy_mu_);
+    if (policies_filling_) return;
+  }
   for (Tier tier : {Tier::kPmem, Tier::kDram}) {
     const uint64_t capacity = segments_.capacity(tier);
     if (capacity == 0) continue;

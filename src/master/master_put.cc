@@ -262,16 +262,20 @@ Status MasterService::PutEnd(std::string_view key, uint64_t token, uint64_t chec
     }
   }
   if (!hard_pin) {
+    // The key hash is the object's history identity: a key that comes back
+    // soon after its eviction is recognised (s3fifo's ghost).
+    const Admission a{.id = id,
+                      .size = size,
+                      .tier = tier,
+                      .soft_until = soft_until,
+                      .info = {.parent = parent, .history = loc.hash, .ends_write = ends_write}};
     std::lock_guard lock(policy_mu_);
-    FlushTouchesLocked();
-    if (soft_until > clock_.NowMs()) {
-      soft_policy_->Insert(id, size, {.parent = parent, .history = loc.hash});
-      soft_expiry_.push({soft_until, id});
+    if (policies_filling_) {
+      // A restore is still filling the policies: it admits this after them.
+      late_admits_.push_back(a);
     } else {
-      // The key hash is the object's history identity: a key that comes back
-      // soon after its eviction is recognised (s3fifo's ghost).
-      PolicyOf(tier).Insert(id, size,
-                            {.parent = parent, .history = loc.hash, .ends_write = ends_write});
+      FlushTouchesLocked();
+      AdmitLocked(a);
     }
   }
   counters_.put_end.Record(1, 0);

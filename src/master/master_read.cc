@@ -48,7 +48,7 @@ StatusOr<ReadResult> MasterService::GetReplicaList(std::string_view key) {
     counters_.get_replica_list.Record(1, 1);
     return Status(code, "key '" + std::string(key) + "' " + what);
   };
-  if (!bloom_.MayContain(loc.hash)) {
+  if (BloomSaysAbsent(loc.hash)) {
     counters_.bloom_negatives.fetch_add(1, std::memory_order_relaxed);
     return miss(ErrorCode::kObjectNotFound, "not found");
   }
@@ -86,7 +86,7 @@ StatusOr<bool> MasterService::Exists(std::string_view key) {
   }
   counters_.exists.Record(1, 0);
   Located loc = Locate(key);
-  if (!bloom_.MayContain(loc.hash)) {
+  if (BloomSaysAbsent(loc.hash)) {
     counters_.bloom_negatives.fetch_add(1, std::memory_order_relaxed);
     counters_.exact_misses.fetch_add(1, std::memory_order_relaxed);
     return false;
@@ -137,7 +137,7 @@ StatusOr<size_t> MasterService::BatchQueryPrefix(std::span<const std::string> ke
   for (; n < keys.size(); ++n) {
     if (!ValidateKey(keys[n]).ok()) break;  // cannot be stored: the prefix ends here
     Located loc = Locate(keys[n]);
-    if (!bloom_.MayContain(loc.hash)) {
+    if (BloomSaysAbsent(loc.hash)) {
       counters_.bloom_negatives.fetch_add(1, std::memory_order_relaxed);
       break;
     }

@@ -101,6 +101,10 @@ void MasterService::ReleaseHeld(TimeMs now) {
 void MasterService::ForgetInPolicy(std::span<const ObjectId> ids) {
   if (ids.empty()) return;
   std::lock_guard lock(policy_mu_);
+  if (policies_filling_) {
+    // A restore fills a fresh set meanwhile: they leave it when it comes in.
+    forgotten_while_filling_.insert(forgotten_while_filling_.end(), ids.begin(), ids.end());
+  }
   for (ObjectId id : ids) {
     policy_->Remove(id);
     soft_policy_->Remove(id);
@@ -172,6 +176,7 @@ StatusOr<size_t> MasterService::RemoveByPrefix(std::string_view prefix, bool for
     counters_.remove.Record(0, 1);
     return Status(ErrorCode::kInvalidKey, "prefix longer than the key limit");
   }
+  EnsureKeyIndexes();  // a restore's are built by its completion; this may not wait
   size_t count = 0;
   uint64_t logged = 0;
   TimeMs now = clock_.NowMs();
@@ -208,6 +213,7 @@ size_t MasterService::RemoveAll(bool force) {
 std::vector<std::string> MasterService::List(std::string_view prefix, size_t limit,
                                              uint64_t max_bytes, bool* truncated,
                                              std::string_view after) const {
+  EnsureKeyIndexes();  // a restore's are built by its completion; this may not wait
   // The answer is the longest run of matching keys, in key order, that fits
   // both bounds. It is gathered in a max-heap that never holds more than the
   // answer plus one key: each shard is walked in key order and left at its

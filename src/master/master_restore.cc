@@ -32,13 +32,15 @@ void MasterService::ReserveForRestore(uint64_t objects) {
     std::unique_lock lock(shard->mutex());
     shard->Reserve(per_shard + per_shard / 16 + 16);
   }
-  std::lock_guard lock(policy_mu_);
-  policy_->Reserve(objects);
 }
 
 void MasterService::BeginRestore() {
   if (restoring_) return;
   restoring_ = true;
+  restore_completed_.store(false, std::memory_order_release);
+  // Restored keys reach the filter only at the completion; until then it
+  // would answer no for them.
+  bloom_ready_.store(false, std::memory_order_release);
   restore_chains_.resize(shards_.size());
   // The key indexes are built once, sorted, at FinishRestore.
   for (const auto& shard : shards_) {
@@ -58,7 +60,8 @@ void MasterService::ApplySegmentRecord(const LogRecord& r) {
 
 bool MasterService::ApplyObjectRecord(const LogRecord& r, const Located& loc, RestoredPut* admit) {
   ObjectShard& shard = *loc.shard;
-  ObjectId gone = cache::kNoParent;  // leaves the policy: replaced, removed or dropped
+  // What a record replaces, removes or drops needs no word to the policies:
+  // they are filled only at the completion, from the objects live then.
   {
     std::unique_lock lock(shard.mutex());
     const uint32_t slot = shard.Find(r.key, loc.hash);
@@ -73,7 +76,7 @@ bool MasterService::ApplyObjectRecord(const LogRecord& r, const Located& loc, Re
         // is dropped.
         const TimeMs soft_until = r.soft_pin_until > clock_.NowMs() ? r.soft_pin_until : 0;
         // A later put of the key replaces the earlier one.
-        if (slot != kNoSlot) gone = RemoveLocked(shard, slot);
+        if (slot != kNoSlot) RemoveLocked(shard, slot);
         const uint32_t created = shard.Create(r.key, loc.hash, r.replicas, soft_until);
         ObjectEntry& e = shard.entry(created);
         e.size = r.size;
@@ -86,10 +89,10 @@ bool MasterService::ApplyObjectRecord(const LogRecord& r, const Located& loc, Re
           // The tier of its first replica's segment (restored segments keep
           // their specs): each tier's policy gets its objects in record order.
           *admit = {.id = shard.IdOf(created),
-                    .bytes = r.size * r.replicas.size(),
                     .history = loc.hash,
                     .soft_until = soft_until,
-                    .tier = segments_.TierOf(r.replicas[0].segment)};
+                    .bytes = r.size * r.replicas.size(),
+                    .tier = static_cast<uint8_t>(segments_.TierOf(r.replicas[0].segment))};
           if (!r.parent_key.empty()) {
             RestoredChains& chains = restore_chains_[shard.index()];
             chains.child.push_back(admit->id);
@@ -100,7 +103,7 @@ bool MasterService::ApplyObjectRecord(const LogRecord& r, const Located& loc, Re
         break;
       }
       case LogRecordType::kObjectRemoved:
-        if (slot != kNoSlot) gone = RemoveLocked(shard, slot);
+        if (slot != kNoSlot) RemoveLocked(shard, slot);
         break;
       case LogRecordType::kReplicaDropped: {
         if (slot == kNoSlot) break;
@@ -109,7 +112,7 @@ bool MasterService::ApplyObjectRecord(const LogRecord& r, const Located& loc, Re
             shard.entry(slot).ReplicasExcept(r.segment, r.offset, &dropped);
         if (!dropped) break;
         if (keep.empty()) {
-          gone = RemoveLocked(shard, slot);
+          RemoveLocked(shard, slot);
         } else {
           shard.SetReplicas(slot, keep);
         }
@@ -118,16 +121,18 @@ bool MasterService::ApplyObjectRecord(const LogRecord& r, const Located& loc, Re
       default: return false;
     }
   }
-  if (gone != cache::kNoParent) ForgetInPolicy({&gone, 1});
   return true;
 }
 
-void MasterService::AdmitRestoredLocked(const RestoredPut& p) {
+void MasterService::AdmitRestored(const RestoredPut& p, Policies& into,
+                                  std::vector<SoftPinExpiry>* soft_expiry) {
   if (p.soft_until != 0) {
-    soft_policy_->Insert(p.id, p.bytes, {.history = p.history});
-    soft_expiry_.push({p.soft_until, p.id});
+    into.soft->Insert(p.id, p.bytes, {.history = p.history});
+    soft_expiry->push_back({p.soft_until, p.id});
   } else {
-    PolicyOf(p.tier).Insert(p.id, p.bytes, {.history = p.history});
+    cache::EvictionPolicy& policy =
+        static_cast<Tier>(p.tier) == Tier::kPmem ? *into.pmem : *into.main;
+    policy.Insert(p.id, p.bytes, {.history = p.history});
   }
 }
 
@@ -144,13 +149,18 @@ void MasterService::ApplyRestored(const LogRecord& r) {
     return;
   }
   if (admit.id == cache::kNoParent) return;
-  std::lock_guard lock(policy_mu_);
-  AdmitRestoredLocked(admit);
+  if (restore_admits_.empty() || restore_admits_.back().size() >= 4096) {
+    restore_admits_.emplace_back().reserve(4096);
+  }
+  restore_admits_.back().push_back(admit);
+  ++restore_admit_count_;
 }
 
-MasterService::RestoreSummary MasterService::FinishRestore(int64_t grace_ms) {
+MasterService::RestoreSummary MasterService::FinishRestore(int64_t grace_ms,
+                                                           bool complete_in_background) {
   RestoreSummary out;
   out.records = restore_records_;
+  restore_scratch_ = {};
   // One sweep, shards in parallel: drop replicas on segments that are not
   // restored (unmounted, or never named by a record), and gather each
   // restored segment's allocations, per shard, then per segment.
@@ -189,22 +199,16 @@ MasterService::RestoreSummary MasterService::FinishRestore(int64_t grace_ms) {
   }
   for (SegmentId id : conflicting) segments_.ForgetRestored(id);
   if (!conflicting.empty()) out.dropped_conflict = DropSegmentReplicas(conflicting);
-  LinkRestoredChains();
   segments_.FinishRestore(clock_.NowMs() + grace_ms);
+  const bool ended = restoring_;  // a second call finds nothing more to complete
   if (restoring_) {
+    // What is left is built while the engine serves (master_restore_complete.cc).
     restoring_ = false;
-    // Each shard's key index and its part of the Bloom filter, shards spread
-    // over the cores (they share nothing but the filter's atomic counters).
-    std::lock_guard rebuild(rebuild_mu_);
-    bloom_.BeginRebuild(std::max<uint64_t>(2 * live_objects_.load(std::memory_order_relaxed),
-                                           bloom_.design_keys()));
-    ForEachShardInParallel([&](ObjectShard& shard) {
-      std::unique_lock lock(shard.mutex());
-      shard.BuildKeyIndex();
-      AddShardToNextBloomLocked(shard);
-    });
-    bloom_.FinishRebuild();
-    counters_.bloom_rebuilds.fetch_add(1, std::memory_order_relaxed);
+    {
+      std::lock_guard lock(policy_mu_);
+      policies_filling_ = true;
+    }
+    key_indexes_pending_.store(true, std::memory_order_release);
   }
   out.objects = live_objects_.load(std::memory_order_relaxed);
   out.segments = segments_.restored_count();
@@ -213,10 +217,14 @@ MasterService::RestoreSummary MasterService::FinishRestore(int64_t grace_ms) {
   counters_.restored_segments.store(out.segments, std::memory_order_relaxed);
   counters_.restore_dropped_unmounted.fetch_add(out.dropped_unmounted, std::memory_order_relaxed);
   counters_.restore_dropped_conflict.fetch_add(out.dropped_conflict, std::memory_order_relaxed);
+  if (ended && complete_in_background) {
+    if (restore_thread_.joinable()) restore_thread_.join();  // an earlier restore's
+    restore_thread_ = std::thread([this] { CompleteRestore(); });
+  }
   return out;
 }
 
-void MasterService::ForEachShardInParallel(const std::function<void(ObjectShard&)>& fn) {
+void MasterService::ForEachShardInParallel(const std::function<void(ObjectShard&)>& fn) const {
   std::atomic<size_t> next{0};
   auto work = [&] {
     for (size_t i; (i = next.fetch_add(1, std::memory_order_relaxed)) < shards_.size();) {

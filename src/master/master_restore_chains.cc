@@ -27,13 +27,6 @@
 
 namespace crescent::master {
 
-cache::EvictionPolicy* MasterService::PolicyTrackingLocked(ObjectId id) {
-  for (cache::EvictionPolicy* p : {policy_.get(), soft_policy_.get(), pmem_policy_.get()}) {
-    if (p->Contains(id)) return p;
-  }
-  return nullptr;
-}
-
 ObjectId MasterService::ParentInPoliciesLocked(ObjectId id) const {
   for (const cache::EvictionPolicy* p : {policy_.get(), soft_policy_.get(), pmem_policy_.get()}) {
     if (const ObjectId parent = p->ParentOf(id); parent != cache::kNoParent) return parent;
@@ -41,7 +34,7 @@ ObjectId MasterService::ParentInPoliciesLocked(ObjectId id) const {
   return cache::kNoParent;
 }
 
-void MasterService::LinkRestoredChains() {
+void MasterService::LinkRestoredChains(Policies& policies) {
   if (restore_chains_.empty()) return;
   // Parent keys to ids, each shard's list on one of the cores, one shard lock
   // at a time.
@@ -78,10 +71,16 @@ void MasterService::LinkRestoredChains() {
     while (id != r) id = std::exchange(up_of(id), r);  // path compression
     return r;
   };
-  std::lock_guard lock(policy_mu_);
+  auto tracking = [&](ObjectId id) -> cache::EvictionPolicy* {
+    for (cache::EvictionPolicy* p :
+         {policies.main.get(), policies.soft.get(), policies.pmem.get()}) {
+      if (p->Contains(id)) return p;
+    }
+    return nullptr;
+  };
   for (const auto& part : links) {
     for (const auto& [child, parent] : part) {
-      cache::EvictionPolicy* policy = PolicyTrackingLocked(child);
+      cache::EvictionPolicy* policy = tracking(child);
       if (policy == nullptr || !policy->Contains(parent) || root(parent) == child) continue;
       policy->Link(child, parent);
       up_of(child) = parent;

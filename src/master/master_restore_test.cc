@@ -5,11 +5,13 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
 #include <map>
 #include <random>
 #include <set>
 #include <span>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "master/master_test_util.h"
@@ -397,6 +399,65 @@ TEST_F(MasterRestoreTest, EvictionFollowsTheRestoredOrder) {
   EXPECT_FALSE(m->GetReplicaList("o2").ok());
   EXPECT_TRUE(m->GetReplicaList("o0").ok());
   EXPECT_TRUE(m->GetReplicaList("o3").ok());
+}
+
+// The engine serves from FinishRestore on, before its completion (policy
+// fill, key indexes, Bloom filter) has run: every answer is already right, a
+// put ending meanwhile comes after the restored objects in the eviction
+// order, a remove meanwhile leaves no trace in the policy, and an eviction
+// asked for meanwhile waits for the fill and takes the restored order's first.
+TEST_F(MasterRestoreTest, AnswersAreRightWhileTheRestoreCompletes) {
+  auto seg = master().MountSegment(Spec("seg-a", "node-a", "a:1#e1", 11, 64 * 1024));
+  ASSERT_TRUE(seg.ok());
+  for (int i = 0; i < 5; ++i) ASSERT_TRUE(Put("o" + std::to_string(i), 4096).ok());
+  std::vector<LogRecord> records = log_.Decoded();
+  auto restored = MasterService::Create(config_, clock_, &log2_);
+  ASSERT_TRUE(restored.ok());
+  MasterService& m = **restored;
+  m.ApplyRestoredBatch(records);
+  m.FinishRestore(5'000, /*complete_in_background=*/false);
+  ASSERT_FALSE(m.RestoreCompleted());
+  ASSERT_TRUE(RemountA(m, nullptr, 64 * 1024).ok());
+  // No Bloom filter yet: the index answers, with no false negative.
+  for (int i = 0; i < 5; ++i) EXPECT_TRUE(*m.Exists("o" + std::to_string(i))) << i;
+  EXPECT_FALSE(*m.Exists("absent"));
+  EXPECT_EQ(*m.BatchQueryPrefix(std::vector<std::string>{"o0", "o1", "o2", "absent"}), 3u);
+  EXPECT_TRUE(m.GetReplicaList("o3").ok());  // o3 is read: its touch waits for the fill
+  // No key index yet: a list builds what it needs.
+  EXPECT_EQ(m.List("o"), (std::vector<std::string>{"o0", "o1", "o2", "o3", "o4"}));
+  // A put ends and a restored object is removed before the policies are filled.
+  auto late = m.PutStart("late", 4096, {});
+  ASSERT_TRUE(late.ok()) << late.status().ToString();
+  ASSERT_TRUE(m.PutEnd("late", late->token, 5).ok());
+  ASSERT_TRUE(m.Remove("o1").ok());
+  EXPECT_FALSE(*m.Exists("o1"));
+  EXPECT_TRUE(*m.Exists("late"));
+  ASSERT_FALSE(m.RestoreCompleted());
+  clock_.Advance(config_.lease_ms + 1'000);  // no lease spares anything
+  // An eviction asked for now waits for the fill, then takes the first
+  // object of the restored order.
+  uint64_t freed = 0;
+  std::thread evict([&] { freed = m.EvictBytes(1); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));  // likely waiting by now
+  m.CompleteRestore();
+  evict.join();
+  EXPECT_TRUE(m.RestoreCompleted());
+  EXPECT_GE(freed, 1u);
+  EXPECT_FALSE(*m.Exists("o0"));
+  // The rest leave in order: the restored objects, then the put that ended
+  // during the fill, then o3, whose read reached the policy at the fill's end.
+  std::vector<std::string> victims;
+  std::vector<std::string> left = m.List("");
+  while (!left.empty() && m.EvictBytes(1) != 0) {
+    std::vector<std::string> now = m.List("");
+    for (const std::string& k : left) {
+      if (std::find(now.begin(), now.end(), k) == now.end()) victims.push_back(k);
+    }
+    left = std::move(now);
+  }
+  EXPECT_EQ(victims, (std::vector<std::string>{"o2", "o4", "late", "o3"}));
+  EXPECT_EQ(m.counters().bloom_rebuilds.load(), 1u);
+  EXPECT_FALSE(*m.Exists("o2"));
 }
 
 // The chain parents of a snapshot alone (no log after it): the restored

@@ -27,6 +27,17 @@ StatusOr<std::unique_ptr<MasterService>> MasterService::Create(const MasterConfi
   if (config.lease_ms <= 0 || config.put_timeout_ms <= 0 || config.heartbeat_ttl_ms <= 0) {
     return Status(ErrorCode::kInvalidArgument, "lease, put timeout and heartbeat TTL must be > 0");
   }
+  auto policies = MakePolicies(config);
+  if (!policies.ok()) return policies.status();
+  std::unique_ptr<MasterService> m(new MasterService(config, clock));
+  m->policy_ = std::move(policies->main);
+  m->soft_policy_ = std::move(policies->soft);
+  m->pmem_policy_ = std::move(policies->pmem);
+  m->log_ = log;
+  return m;
+}
+
+StatusOr<MasterService::Policies> MasterService::MakePolicies(const MasterConfig& config) {
   cache::PolicyOptions options;
   if (config.s3fifo_move_threshold != 0)
     options.s3fifo_move_threshold = config.s3fifo_move_threshold;
@@ -36,12 +47,7 @@ StatusOr<std::unique_ptr<MasterService>> MasterService::Create(const MasterConfi
   if (!soft.ok()) return soft.status();
   auto pmem = cache::MakePolicy(config.eviction_policy, options);
   if (!pmem.ok()) return pmem.status();
-  std::unique_ptr<MasterService> m(new MasterService(config, clock));
-  m->policy_ = std::move(policy).value();
-  m->soft_policy_ = std::move(soft).value();
-  m->pmem_policy_ = std::move(pmem).value();
-  m->log_ = log;
-  return m;
+  return Policies{std::move(policy).value(), std::move(soft).value(), std::move(pmem).value()};
 }
 
 MasterService::MasterService(const MasterConfig& config, const Clock& clock)
@@ -57,7 +63,11 @@ MasterService::MasterService(const MasterConfig& config, const Clock& clock)
     shards_.push_back(std::make_unique<ObjectShard>(i));
 }
 
-MasterService::~MasterService() { StopBackground(); }
+MasterService::~MasterService() {
+  restore_stop_.store(true, std::memory_order_relaxed);
+  if (restore_thread_.joinable()) restore_thread_.join();
+  StopBackground();
+}
 
 Status MasterService::ValidateKey(std::string_view key) const {
   if (key.empty()) return Status(ErrorCode::kInvalidKey, "key is empty");
@@ -345,6 +355,8 @@ void MasterService::StopBackground() {
 }
 
 void MasterService::MaybeRebuildBloom() {
+  // A restore's completion builds the filter for the restored count itself.
+  if (!bloom_ready_.load(std::memory_order_acquire)) return;
   uint64_t live = live_objects_.load(std::memory_order_relaxed);
   if (live <= bloom_.design_keys()) return;
   // Another pass already rebuilding leaves this one nothing to do.

@@ -239,16 +239,15 @@ class MasterService {
   // records and then the log's after it, in order. Each record sets a key's or
   // a segment's whole state (a repeat changes nothing). Nothing is logged.
   // Restored objects keep no lease; the policy sees them in record order (a
-  // snapshot lists them from the next victim on). Chain parents are linked at
-  // FinishRestore: each restored object to its parent key's object then
-  // (master_restore_chains.cc). A record that cannot apply (a put with no
+  // snapshot lists them from the next victim on), at the restore's
+  // completion, as are chain parents: each restored object linked to its
+  // parent key's object then (master_restore_chains.cc). A record that cannot apply (a put with no
   // replica) is skipped and counted in *skipped.
   void ApplyRestored(const LogRecord& record);
   // The same as ApplyRestored for each record in turn, with the records'
-  // shards spread over the cores (master_restore_batch.cc); the policy sees
-  // the batch's puts in record order at its end.
+  // shards spread over the cores (master_restore_batch.cc).
   void ApplyRestoredBatch(std::span<const LogRecord> records);
-  // Sizes the shards' hash sets and the policy for about `objects` restored
+  // Sizes the shards' hash sets for about `objects` restored
   // objects (a snapshot's record count), so that applying them rehashes
   // nothing. Only a hint; before the first ApplyRestored.
   void ReserveForRestore(uint64_t objects);
@@ -266,7 +265,22 @@ class MasterService {
   // nodes to take them over (MountSegment with `previous`); then they are
   // dropped with their objects. A restored object is readable once one of its
   // segments is taken over.
-  RestoreSummary FinishRestore(int64_t grace_ms);
+  //
+  // The engine may serve as soon as it returns: every answer is right from
+  // then on. What only speeds answers up or orders eviction is completed after
+  // it (master_restore_complete.cc): the policies filled in record order and
+  // their chain links, each shard's key index, the Bloom filter. By a thread
+  // it starts, or, with `complete_in_background` false, by the caller's
+  // CompleteRestore(). Until then eviction and snapshots wait for the policy
+  // fill (a maintenance pass skips them), a list or prefix remove builds the
+  // key indexes it needs itself, and reads do without the filter.
+  RestoreSummary FinishRestore(int64_t grace_ms, bool complete_in_background = true);
+  // Completes the restore on the caller's thread (FinishRestore with
+  // complete_in_background false); returns at once if there is nothing left.
+  void CompleteRestore();
+  // Whether the restore's completion has finished; and a wait for it.
+  bool RestoreCompleted() const { return restore_completed_.load(std::memory_order_acquire); }
+  void AwaitRestoreCompleted();
   size_t restored_segments_waiting() const { return segments_.restored_count(); }
 
   // ---- Observability ----
@@ -319,6 +333,12 @@ class MasterService {
     ObjectShard* shard;
     uint64_t hash;
   };
+  // The three policies (policy_, soft_policy_, pmem_policy_), as Create
+  // makes them; a restore fills a fresh set before swapping it in.
+  struct Policies {
+    std::unique_ptr<cache::EvictionPolicy> main, soft, pmem;
+  };
+  static StatusOr<Policies> MakePolicies(const MasterConfig& config);
 
   MasterService(const MasterConfig& config, const Clock& clock);
 
@@ -491,12 +511,13 @@ class MasterService {
                             const std::function<void(const ObjectEntry&)>& kept);
   // Restore (master_restore.cc). What a restored put leaves for the policy:
   // the object to admit (id kNoParent: nothing, e.g. hard-pinned).
+  // (32 bytes: a restore keeps one per put until its policy fill.)
   struct RestoredPut {
     ObjectId id = cache::kNoParent;
-    uint64_t bytes = 0;
     uint64_t history = 0;  // the key's hash
     TimeMs soft_until = 0;
-    Tier tier = Tier::kDram;  // whose policy admits it
+    uint64_t bytes : 56 = 0;  // size times replicas: below 2^48
+    uint64_t tier : 8 = 0;    // whose policy admits it (a Tier)
   };
   // A shard's restored puts that name a chain parent, in record order: the
   // object and its parent's key (the keys end to end in `keys`). Written by
@@ -506,11 +527,10 @@ class MasterService {
     std::vector<uint64_t> key_end;  // child[i]'s parent key ends at keys[key_end[i]]
     std::string keys;
   };
-  // Links each restored object that is still in a policy to its parent key's
-  // object, if that is in the same policy and no cycle forms (FinishRestore).
-  void LinkRestoredChains();
-  // The policy that tracks `id`, or nullptr; policy_mu_ must be held.
-  cache::EvictionPolicy* PolicyTrackingLocked(ObjectId id);
+  // Links each restored object that is still in one of `policies` to its
+  // parent key's object, if that is in the same policy and no cycle forms
+  // (the restore's policy fill; nothing else may use them meanwhile).
+  void LinkRestoredChains(Policies& policies);
   // The chain parent the policies hold for `id` (kNoParent: none); policy_mu_
   // must be held.
   ObjectId ParentInPoliciesLocked(ObjectId id) const;
@@ -518,11 +538,39 @@ class MasterService {
   void BeginRestore();
   void ApplySegmentRecord(const LogRecord& r);
   // Applies a put, remove or replica drop to the key's shard (`loc`, under
-  // its lock) and forgets in the policy what it replaced or dropped; a put
-  // leaves its admission in *admit. False: the record cannot apply.
+  // its lock); a put leaves its admission in *admit (the policies are
+  // filled only at the completion, so nothing needs forgetting there).
+  // False: the record cannot apply.
   bool ApplyObjectRecord(const LogRecord& r, const Located& loc, RestoredPut* admit);
-  // Admits a restored object to its policy; policy_mu_ must be held.
-  void AdmitRestoredLocked(const RestoredPut& p);
+  // Admits a restored object to its policy in `into`; soft-pin ends go to
+  // *soft_expiry.
+  static void AdmitRestored(const RestoredPut& p, Policies& into,
+                            std::vector<SoftPinExpiry>* soft_expiry);
+  // Completion of a restore (master_restore_complete.cc): each step may run
+  // while the engine serves.
+  void FillRestoredPolicies();
+  // Builds the key index of every shard still without one (each under its
+  // exclusive lock); a no-op once all are built. Lists and prefix removes
+  // call it first.
+  void EnsureKeyIndexes() const;
+  void BuildRestoredBloom();
+  // Whether the Bloom filter says `hash`'s key is certainly absent; never
+  // while a restore's filter is not built yet (it would miss restored keys).
+  bool BloomSaysAbsent(uint64_t hash) const {
+    return bloom_ready_.load(std::memory_order_acquire) && !bloom_.MayContain(hash);
+  }
+  // A policy admission: PutEnd's, or one it left for the end of a restore's
+  // policy fill. policy_mu_ must be held.
+  struct Admission {
+    ObjectId id = cache::kNoParent;
+    uint64_t size = 0;
+    Tier tier = Tier::kDram;
+    TimeMs soft_until = 0;
+    cache::InsertInfo info;
+  };
+  void AdmitLocked(const Admission& a);
+  // Waits, policy_mu_ held by `lock`, until no restore fills the policies.
+  void AwaitPoliciesFilledLocked(std::unique_lock<std::mutex>& lock);
   // Drops restored segments that never came back (RunMaintenance).
   void ExpireRestoredSegments();
   void MaybeRebuildBloom();
@@ -534,7 +582,7 @@ class MasterService {
   void AddShardToNextBloomLocked(const ObjectShard& shard);
   // Calls fn for every shard, spread over the cores (one thread per core, the
   // caller's among them); returns when all are done. fn takes its own locks.
-  void ForEachShardInParallel(const std::function<void(ObjectShard&)>& fn);
+  void ForEachShardInParallel(const std::function<void(ObjectShard&)>& fn) const;
   void WatermarkEvict();
 
   const MasterConfig config_;
@@ -608,6 +656,39 @@ class MasterService {
   uint64_t restore_skipped_ = 0;
   uint64_t restore_records_ = 0;
   std::vector<RestoredChains> restore_chains_;  // by shard index
+  // Every restored put's admission, in record order, kept until the policy
+  // fill (an object replaced or removed later is skipped then): in chunks, a
+  // batch's each, so that millions of them are never copied to grow. Written
+  // before the engine serves; read by the completion only.
+  std::vector<std::vector<RestoredPut>> restore_admits_;
+  size_t restore_admit_count_ = 0;
+  // ApplyRestoredBatch's working memory, kept from one batch to the next (a
+  // fresh megabyte per batch would fault its pages in every time).
+  struct RestoreBatchScratch {
+    std::vector<std::vector<uint32_t>> by_shard;
+    std::vector<uint64_t> hashes;
+    std::vector<RestoredPut> admit;
+  } restore_scratch_;
+  // While a restore fills the policies (policy_mu_): PutEnd leaves its
+  // admission in late_admits_, admitted after the restored objects, in order;
+  // eviction and snapshots wait on policies_filled_cv_.
+  // Ids forgotten meanwhile (ForgetInPolicy) are forgotten again in the
+  // filled set when it is swapped in.
+  bool policies_filling_ = false;
+  std::vector<Admission> late_admits_;
+  std::vector<ObjectId> forgotten_while_filling_;
+  std::condition_variable policies_filled_cv_;
+  // False from a restore's start until its filter is built: reads then ask
+  // the index (BloomSaysAbsent). Stored with release after the filter is
+  // swapped in, loaded with acquire.
+  std::atomic<bool> bloom_ready_{true};
+  // True while some shard may still have no key index (EnsureKeyIndexes).
+  mutable std::atomic<bool> key_indexes_pending_{false};
+  std::atomic<bool> restore_completed_{true};
+  std::atomic<bool> restore_stop_{false};  // the destructor asks the completion to stop
+  std::mutex restore_done_mu_;             // with restore_done_cv_, AwaitRestoreCompleted
+  std::condition_variable restore_done_cv_;
+  std::thread restore_thread_;
 
   std::mutex bg_mu_;
   std::condition_variable bg_cv_;

@@ -27,6 +27,11 @@ Status MasterService::Capture(uint64_t* log_position,
   CaptureStats local;
   CaptureStats& st = stats != nullptr ? *stats : local;
   st = {};
+  {
+    // A restore still filling the policies has no eviction order to copy yet.
+    std::unique_lock lock(policy_mu_);
+    AwaitPoliciesFilledLocked(lock);
+  }
   // Lock holds are timed on the steady clock, not the engine's (which tests
   // may hold still): they are a measurement, not engine time.
   auto held_since = [] { return std::chrono::steady_clock::now(); };

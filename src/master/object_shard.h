@@ -64,6 +64,7 @@ class ObjectShard {
   // costs a cache miss per tree level, a sorted build one pass.
   void DeferKeyIndex();
   void BuildKeyIndex();
+  bool key_index_deferred() const { return keys_deferred_; }
   // Makes room for `count` more entries, so that a restore's inserts do not
   // rehash the hash set (each rehash hashes every key again).
   void Reserve(size_t count);

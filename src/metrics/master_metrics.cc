@@ -50,7 +50,11 @@ constexpr Family kFamilies[] = {
      "Longest engine lock held for the last snapshot (the serving pause it caused)."},
     {"crescent_log_bytes_since_snapshot", "gauge",
      "Operation log bytes appended since the last snapshot's position."},
-    {"crescent_restore_duration_us", "gauge", "Time the start-up restore took (--data-dir)."},
+    {"crescent_restore_duration_us", "gauge",
+     "Time the start-up restore took until the master could serve (--data-dir)."},
+    {"crescent_restore_completion_us", "gauge",
+     "Time the restore's completion took after serving began (policy fill, key indexes, Bloom "
+     "filter)."},
     {"crescent_restored_objects", "gauge", "Objects the start-up restore rebuilt."},
     {"crescent_restored_segments", "gauge", "Segments the start-up restore rebuilt."},
     {"crescent_restored_segments_waiting", "gauge",
@@ -162,6 +166,7 @@ std::vector<Sample> CollectMasterSamples(const master::MasterService& master) {
   out.push_back({"crescent_last_snapshot_longest_lock_us", Load(c.last_snapshot_longest_lock_us)});
   out.push_back({"crescent_log_bytes_since_snapshot", master.LogBytesSinceSnapshot()});
   out.push_back({"crescent_restore_duration_us", Load(c.restore_duration_us)});
+  out.push_back({"crescent_restore_completion_us", Load(c.restore_completion_us)});
   out.push_back({"crescent_restored_objects", Load(c.restored_objects)});
   out.push_back({"crescent_restored_segments", Load(c.restored_segments)});
   out.push_back({"crescent_restored_segments_waiting", master.restored_segments_waiting()});
