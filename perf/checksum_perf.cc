@@ -36,11 +36,6 @@ using crescent::perf::Now;
   std::exit(2);
 }
 
-double Median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.empty() ? 0 : (v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2);
-}
-
 struct Reader {
   std::string name;
   std::unique_ptr<Client> client;
@@ -57,12 +52,18 @@ int main(int argc, char** argv) {
     const std::string flag = argv[i];
     const long long v = std::atoll(argv[i + 1]);
     if (v <= 0) Die("bad value for " + flag);
-    if (flag == "--size") size = uint64_t(v);
-    else if (flag == "--objects") objects = int(v);
-    else if (flag == "--calls") calls = int(v);
-    else if (flag == "--batch") batch = int(v);
-    else if (flag == "--reps") reps = int(v);
-    else Die("unknown flag " + flag);
+    if (flag == "--size")
+      size = uint64_t(v);
+    else if (flag == "--objects")
+      objects = int(v);
+    else if (flag == "--calls")
+      calls = int(v);
+    else if (flag == "--batch")
+      batch = int(v);
+    else if (flag == "--reps")
+      reps = int(v);
+    else
+      Die("unknown flag " + flag);
   }
   if (batch > objects) Die("--batch must not exceed --objects");
 
@@ -83,7 +84,8 @@ int main(int argc, char** argv) {
     for (int i = 0; i < objects; ++i) {
       keys.push_back("obj" + std::to_string(i));
       std::vector<std::byte> v(size);
-      for (uint64_t b = 0; b < size; ++b) v[b] = std::byte(uint8_t(b * 131 + uint64_t(i) * 7 + (b >> 12)));
+      for (uint64_t b = 0; b < size; ++b)
+        v[b] = std::byte(uint8_t(b * 131 + uint64_t(i) * 7 + (b >> 12)));
       if (Status s = (*writer)->Put(keys.back(), v); !s.ok()) Die("put: " + s.ToString());
       values.push_back(std::move(v));
     }
@@ -100,7 +102,10 @@ int main(int argc, char** argv) {
       auto c = Client::Connect(cc);
       if (!c.ok()) Die("connect: " + c.status().ToString());
       Reader r{std::string(shm ? "shm" : "tcp") + (verify ? " verify" : " no-verify"),
-               std::move(*c), std::vector<std::byte>(size * uint64_t(batch)), {}, {}};
+               std::move(*c),
+               std::vector<std::byte>(size * uint64_t(batch)),
+               {},
+               {}};
       if (Status s = r.client->RegisterBuffer(r.arena.data(), r.arena.size()); !s.ok()) {
         Die("register: " + s.ToString());
       }
@@ -149,11 +154,13 @@ int main(int argc, char** argv) {
     }
   }
 
-  std::printf("checksum_perf: %llu-byte objects, %d objects, %d calls per phase, batch %d, %d reps\n",
-              static_cast<unsigned long long>(size), objects, calls, batch, reps);
+  std::printf(
+      "checksum_perf: %llu-byte objects, %d objects, %d calls per phase, batch %d, %d reps\n",
+      static_cast<unsigned long long>(size), objects, calls, batch, reps);
   std::printf("%-16s %14s %14s\n", "reader", "get GB/s", "batch GB/s");
   for (const Reader& r : readers) {
-    std::printf("%-16s %14.2f %14.2f\n", r.name.c_str(), Median(r.single_gbs), Median(r.batch_gbs));
+    std::printf("%-16s %14.2f %14.2f\n", r.name.c_str(), perf::Median(r.single_gbs),
+                perf::Median(r.batch_gbs));
   }
   std::printf("\nverify / no-verify, median of per-rep ratios:\n");
   for (size_t t = 0; t < readers.size(); t += 2) {
@@ -164,8 +171,8 @@ int main(int argc, char** argv) {
       single.push_back(v.single_gbs[rep] / n.single_gbs[rep]);
       batched.push_back(v.batch_gbs[rep] / n.batch_gbs[rep]);
     }
-    std::printf("%-16s get %.3f   batch get %.3f\n", v.name.substr(0, 3).c_str(), Median(single),
-                Median(batched));
+    std::printf("%-16s get %.3f   batch get %.3f\n", v.name.substr(0, 3).c_str(),
+                perf::Median(single), perf::Median(batched));
   }
   return 0;
 }

@@ -1,13 +1,23 @@
 // What the perf programs share: a clock in seconds and the page-key shape.
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 #include <cinttypes>
 #include <cstdint>
 #include <cstdio>
 #include <string>
+#include <vector>
 
 namespace crescent::perf {
+
+// The median of `v` (the mean of the middle two for an even count); 0 if empty.
+inline double Median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  if (v.empty()) return 0;
+  const size_t m = v.size() / 2;
+  return v.size() % 2 ? v[m] : (v[m - 1] + v[m]) / 2;
+}
 
 // Steady-clock seconds, for intervals.
 inline double Now() {

@@ -41,11 +41,6 @@ struct Flags {
   int server_spin_us = -1;  // the master's --control-spin-us (-1: its default)
 };
 
-double Median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.empty() ? 0 : v[v.size() / 2];
-}
-
 struct Phase {
   std::vector<double> us;
   void Add(double s) { us.push_back(s * 1e6); }

@@ -33,11 +33,6 @@ struct Flags {
   std::string dir = "/dev/shm";
 };
 
-double Median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.empty() ? 0 : v[v.size() / 2];
-}
-
 std::string TierSegment(Client& client, const std::string& tier) {
   StatusOr<ClusterStat> st = client.Stat();
   if (!st.ok()) return "";
