@@ -1,5 +1,7 @@
 #include "bench/driver.h"
 
+#include "bench/baseline.h"
+
 #include <algorithm>
 #include <chrono>
 #include <cstring>
@@ -167,130 +169,202 @@ RepSample Merged(const std::vector<RepSample>& per, double seconds) {
 
 }  // namespace
 
-StatusOr<std::vector<PhaseResult>> RunPutGet(Backend& b, const WorkloadOptions& o) {
+StatusOr<std::vector<PhaseResult>> RunPutGet(std::span<const Contender> contenders,
+                                             const WorkloadOptions& o) {
   std::vector<PhaseResult> out;
-  const std::string prefix = RunPrefix();
   const int batch = std::max(1, o.batch());
+  const size_t n_sides = contenders.size();
+  std::vector<std::string> prefixes;  // each contender's keys its own
+  for (size_t k = 0; k < n_sides; ++k) prefixes.push_back(RunPrefix() + "/c" + std::to_string(k));
   // The memcpy references' sources, one per client thread, and where each
   // thread's copies have got to (they walk on across phases and sizes).
   std::vector<std::unique_ptr<Buffer>> sources;
   std::vector<uint64_t> cursors(size_t(o.clients), 0);
-  if (o.memcpy_beside_gets) {
+  bool any_memcpy = false;
+  for (const Contender& c : contenders) any_memcpy = any_memcpy || c.memcpy_beside_gets;
+  if (any_memcpy) {
     uint64_t largest = 0;
     for (uint64_t s : o.sizes) largest = std::max(largest, s);
     for (int c = 0; c < o.clients; ++c)
       sources.push_back(std::make_unique<Buffer>(std::max<uint64_t>(256ull << 20, 2 * largest)));
   }
+  const bool side_by_side = n_sides > 1;
   for (uint64_t size : o.sizes) {
     const uint64_t n = o.OpsFor(size);
     const uint64_t nb = std::max<uint64_t>(kMinBatchCalls, n / uint64_t(batch));
-    std::vector<RepSample> reps[kPutGetPhases];
-    std::vector<RepSample> copies[2];  // beside get, beside batch_get
-    std::vector<double> ratios[2];
+    const Buffer stream_source(size);
+    struct Side {
+      std::vector<RepSample> reps[kPutGetPhases];
+      std::vector<RepSample> copies[2];  // beside get, beside batch_get
+      std::vector<RepSample> streams;    // beside the batch phases
+    };
+    std::vector<Side> sides(n_sides);
     for (int rep = 0; rep < o.reps; ++rep) {
-      const std::string base = prefix + "/s" + std::to_string(size) + "/r" + std::to_string(rep);
       // Keys are built before timing; the timed loops only call the backend.
-      const PutGetKeys keys = MakePutGetKeys(base, o.clients, n, nb * uint64_t(batch));
+      std::vector<PutGetKeys> keys;
+      for (size_t k = 0; k < n_sides; ++k) {
+        keys.push_back(MakePutGetKeys(
+            prefixes[k] + "/s" + std::to_string(size) + "/r" + std::to_string(rep), o.clients, n,
+            nb * uint64_t(batch)));
+      }
       for (int phase = 0; phase < kPutGetPhases; ++phase) {
         const Op op = static_cast<Op>(phase);
         const bool is_batch = phase >= 2;
         const bool is_get = op == Op::kGet || op == Op::kBatchGet;
-        if (is_get && o.memcpy_beside_gets) {
+        for (size_t k = 0; k < n_sides; ++k) {
+          Backend& b = *contenders[k].backend;
+          Side& side = sides[k];
+          if (is_get && contenders[k].memcpy_beside_gets) {
+            std::vector<RepSample> per(static_cast<size_t>(o.clients));
+            const double secs = RunParallel(o.clients, [&](int c) {
+              RunCopies(b.buffer(c), *sources[size_t(c)], size, is_batch ? nb : n,
+                        is_batch ? batch : 1, cursors[size_t(c)], per[size_t(c)]);
+            });
+            side.copies[is_batch].push_back(Merged(per, secs));
+            if (o.on_phase) {
+              o.on_phase(std::string("memcpy as ") + (is_batch ? "batch get " : "get ") +
+                         SizeLabel(size) + " rep " + std::to_string(rep + 1));
+            }
+          }
+          if (op == Op::kBatchPut && contenders[k].stream_beside_batches) {
+            // As many objects per stream as each client's batch phases move.
+            StatusOr<RepSample> s = TcpStreamsOnce(o.clients, size, nb * uint64_t(batch),
+                                                   stream_source.bytes(), o.tcp_congestion);
+            if (!s.ok()) return s.status();
+            side.streams.push_back(std::move(s.value()));
+            if (o.on_phase) o.on_phase("raw tcp as batch " + SizeLabel(size) + " rep " +
+                                       std::to_string(rep + 1));
+          }
           std::vector<RepSample> per(static_cast<size_t>(o.clients));
           const double secs = RunParallel(o.clients, [&](int c) {
-            RunCopies(b.buffer(c), *sources[size_t(c)], size, is_batch ? nb : n,
-                      is_batch ? batch : 1, cursors[size_t(c)], per[size_t(c)]);
+            const auto& kk = is_batch ? keys[k].batched[size_t(c)] : keys[k].single[size_t(c)];
+            RunCalls(b, c, op, size, rep, kk, is_batch ? nb : n, is_batch ? batch : 1,
+                     per[size_t(c)]);
           });
-          copies[is_batch].push_back(Merged(per, secs));
-          if (o.on_phase) {
-            o.on_phase(std::string("memcpy as ") + (is_batch ? "batch get " : "get ") +
-                       SizeLabel(size) + " rep " + std::to_string(rep + 1));
+          RepSample total = Merged(per, secs);
+          if (total.errors > 0 && total.bytes_moved == 0) {
+            // Nothing got through (no cluster, no space): stop rather than time errors.
+            return Status(ErrorCode::kUnavailable, b.system() + " " + std::to_string(size) +
+                                                       "-byte phase failed: " + total.first_error);
           }
+          side.reps[phase].push_back(std::move(total));
+          if (o.on_phase)
+            o.on_phase(b.Label(op) + " " + SizeLabel(size) + " rep " + std::to_string(rep + 1));
         }
-        std::vector<RepSample> per(static_cast<size_t>(o.clients));
-        const double secs = RunParallel(o.clients, [&](int c) {
-          const auto& k = is_batch ? keys.batched[size_t(c)] : keys.single[size_t(c)];
-          RunCalls(b, c, op, size, rep, k, is_batch ? nb : n, is_batch ? batch : 1, per[size_t(c)]);
-        });
-        RepSample total = Merged(per, secs);
-        if (total.errors > 0 && total.bytes_moved == 0) {
-          // Nothing got through (no cluster, no space): stop rather than time errors.
-          return Status(ErrorCode::kUnavailable, b.system() + " " + std::to_string(size) +
-                                                     "-byte phase failed: " + total.first_error);
-        }
-        if (is_get && o.memcpy_beside_gets) {
-          const double ref = GbPerS(copies[is_batch].back());
-          ratios[is_batch].push_back(ref > 0 ? GbPerS(total) / ref : 0);
-        }
-        reps[phase].push_back(std::move(total));
-        if (o.on_phase)
-          o.on_phase(b.Label(op) + " " + SizeLabel(size) + " rep " + std::to_string(rep + 1));
       }
       // Untimed cleanup, so the next repetition finds an empty store.
-      for (int c = 0; c < o.clients; ++c) {
-        b.Remove(c, keys.single[size_t(c)]);
-        b.Remove(c, keys.batched[size_t(c)]);
+      for (size_t k = 0; k < n_sides; ++k) {
+        Backend& b = *contenders[k].backend;
+        for (int c = 0; c < o.clients; ++c) {
+          b.Remove(c, keys[k].single[size_t(c)]);
+          b.Remove(c, keys[k].batched[size_t(c)]);
+        }
       }
-      if (rep + 1 < o.reps) b.Settle();
+      if (rep + 1 < o.reps) {
+        for (const Contender& c : contenders) c.backend->Settle();
+      }
     }
-    const size_t first = out.size();
-    AppendPutGetRows(b.system(), size, o.clients, batch, reps, out);
-    if (o.memcpy_beside_gets) {
-      for (int k = 0; k < 2; ++k) {
-        out[first + (k ? 3 : 1)].paired_ratio = Median(ratios[k]);
+    for (size_t k = 0; k < n_sides; ++k) {
+      const size_t first = out.size();
+      AppendPutGetRows(contenders[k].backend->system(), size, o.clients, batch, sides[k].reps,
+                       out);
+      const bool beside = side_by_side || contenders[k].memcpy_beside_gets ||
+                          contenders[k].stream_beside_batches;
+      for (size_t i = first; i < out.size(); ++i) out[i].side_by_side = beside;
+      if (contenders[k].memcpy_beside_gets) {
+        for (int g = 0; g < 2; ++g) {
+          PhaseResult r;
+          r.system = "memcpy";
+          r.op = g ? "copy_as_batch_get" : "copy_as_get";
+          r.size = size;
+          r.clients = o.clients;
+          r.batch = g ? batch : 1;
+          r = Summarize(r, sides[k].copies[g]);
+          r.side_by_side = true;
+          PhaseResult& get = out[first + (g ? 3 : 1)];
+          get.paired_ratio = PairedRatio(get, r);
+          out.push_back(std::move(r));
+        }
+      }
+      if (contenders[k].stream_beside_batches) {
         PhaseResult r;
-        r.system = "memcpy";
-        r.op = k ? "copy_as_batch_get" : "copy_as_get";
+        r.system = "tcp";
+        r.op = "stream_as_batch";
         r.size = size;
         r.clients = o.clients;
-        r.batch = k ? batch : 1;
-        out.push_back(Summarize(r, copies[k]));
+        r = Summarize(r, sides[k].streams);
+        r.side_by_side = true;
+        out.push_back(std::move(r));
       }
     }
   }
   return out;
 }
 
-StatusOr<std::vector<PhaseResult>> RunExists(Backend& b, const WorkloadOptions& o, Op op) {
+StatusOr<std::vector<PhaseResult>> RunPutGet(Backend& b, const WorkloadOptions& o) {
+  const Contender one{&b, o.memcpy_beside_gets, false};
+  return RunPutGet({&one, 1}, o);
+}
+
+StatusOr<std::vector<PhaseResult>> RunExists(std::span<Backend* const> backends,
+                                             const WorkloadOptions& o, Op op) {
   std::vector<PhaseResult> out;
   const char* name = op == Op::kPrefix ? "prefix" : "exists";
-  const std::string prefix = RunPrefix();
   const uint64_t pool = ExistsPoolSize(o);
-  std::vector<std::string> pool_keys;
-  for (uint64_t i = 0; i < pool; ++i) pool_keys.push_back(ExistsPoolKey(prefix, i));
-  if (Status s = b.Store(pool_keys, o.exists_value_size); !s.ok()) return s;
+  const size_t n_sides = backends.size();
+  std::vector<std::string> prefixes;
+  std::vector<std::vector<std::string>> pool_keys(n_sides);
+  for (size_t k = 0; k < n_sides; ++k) {
+    prefixes.push_back(RunPrefix() + "/c" + std::to_string(k));
+    for (uint64_t i = 0; i < pool; ++i) pool_keys[k].push_back(ExistsPoolKey(prefixes[k], i));
+    if (Status s = backends[k]->Store(pool_keys[k], o.exists_value_size); !s.ok()) return s;
+  }
   for (int batch : o.batches) {
     for (double miss : o.misses) {
       const int hits = ExistsHits(batch, miss);
       const uint64_t calls = o.CallsFor(uint64_t(batch));
-      const auto plans = ExistsPlans(prefix, pool, batch, hits, o.clients, calls);
-      std::vector<RepSample> reps;
+      std::vector<std::vector<std::vector<std::vector<std::string>>>> plans;
+      for (size_t k = 0; k < n_sides; ++k)
+        plans.push_back(ExistsPlans(prefixes[k], pool, batch, hits, o.clients, calls));
+      std::vector<std::vector<RepSample>> reps(n_sides);
       for (int rep = 0; rep < o.reps; ++rep) {
-        std::vector<RepSample> per(static_cast<size_t>(o.clients));
-        const double secs = RunParallel(o.clients, [&](int c) {
-          RunExistsCalls(b, c, op, plans[size_t(c)], calls, hits, per[size_t(c)]);
-        });
-        RepSample total = Merged(per, secs);
-        if (total.errors == total.calls) {
-          return Status(ErrorCode::kUnavailable,
-                        std::string("every ") + name + " call failed: " + total.first_error);
+        for (size_t k = 0; k < n_sides; ++k) {
+          Backend& b = *backends[k];
+          std::vector<RepSample> per(static_cast<size_t>(o.clients));
+          const double secs = RunParallel(o.clients, [&](int c) {
+            RunExistsCalls(b, c, op, plans[k][size_t(c)], calls, hits, per[size_t(c)]);
+          });
+          RepSample total = Merged(per, secs);
+          if (total.errors == total.calls) {
+            return Status(ErrorCode::kUnavailable,
+                          std::string("every ") + name + " call failed: " + total.first_error);
+          }
+          reps[k].push_back(std::move(total));
+          if (o.on_phase)
+            o.on_phase(b.Label(op) + " batch " + std::to_string(batch) + " miss " +
+                       Fixed(miss, 2) + " rep " + std::to_string(rep + 1));
         }
-        reps.push_back(std::move(total));
-        if (o.on_phase)
-          o.on_phase(b.Label(op) + " batch " + std::to_string(batch) + " miss " + Fixed(miss, 2) +
-                     " rep " + std::to_string(rep + 1));
       }
-      PhaseResult r;
-      r.system = b.exists_system();
-      r.op = name;
-      r.clients = o.clients;
-      r.batch = batch;
-      r.miss = miss;
-      out.push_back(Summarize(r, reps));
+      for (size_t k = 0; k < n_sides; ++k) {
+        PhaseResult r;
+        r.system = backends[k]->exists_system();
+        r.op = name;
+        r.clients = o.clients;
+        r.batch = batch;
+        r.miss = miss;
+        r = Summarize(r, reps[k]);
+        r.side_by_side = n_sides > 1;
+        out.push_back(std::move(r));
+      }
     }
   }
-  b.Remove(0, pool_keys);
+  for (size_t k = 0; k < n_sides; ++k) backends[k]->Remove(0, pool_keys[k]);
   return out;
+}
+
+StatusOr<std::vector<PhaseResult>> RunExists(Backend& b, const WorkloadOptions& o, Op op) {
+  Backend* one = &b;
+  return RunExists({&one, 1}, o, op);
 }
 
 }  // namespace crescent::bench

@@ -17,12 +17,24 @@
 // "copy_as_get" / "copy_as_batch_get"; each get row's paired_ratio is the median
 // over repetitions of get GB/s / memcpy GB/s of the same repetition.
 //
+// Side by side: several contenders (Crescent over TCP, over shared memory,
+// Redis) run in one loop, each phase of a repetition by every contender in
+// turn before the next phase, so a reference is measured seconds, not
+// minutes, from what it is compared with. On a shared VM whose speed drifts
+// that matters more than the number of repetitions: each repetition's ratio
+// (PairedRatio) cancels the drift, and the median of those ratios is what the
+// targets use. A contender with stream_beside_batches has a raw loopback
+// stream (baseline.h TcpStreamsOnce: the same clients, each moving as many
+// objects of the size as its batch phases) run before its batch put phase:
+// rows system "tcp", op "stream_as_batch".
+//
 // exists, per batch size and miss ratio: each call asks `batch` keys of which
 // round(batch × miss) were never stored; every call checks the present count.
 // prefix: the same calls as one prefix query each; the stored keys lead, so
 // the answer must be their count.
 #pragma once
 
+#include <span>
 #include <vector>
 
 #include "bench/backend.h"
@@ -31,10 +43,25 @@
 
 namespace crescent::bench {
 
-// put, get, batch_put, batch_get for every size (kPutGetPhases rows per size).
-// The backend needs options.clients connections with buffers.
+// One system of a side-by-side run, and the references measured beside its
+// phases.
+struct Contender {
+  Backend* backend = nullptr;
+  bool memcpy_beside_gets = false;     // a memcpy phase before each get phase
+  bool stream_beside_batches = false;  // a raw loopback stream before its batch put phase
+};
+
+// put, get, batch_put, batch_get for every size (kPutGetPhases rows per size
+// and contender, then the references'). Each backend needs options.clients
+// connections with buffers; each contender's keys are its own.
+StatusOr<std::vector<PhaseResult>> RunPutGet(std::span<const Contender> contenders,
+                                             const WorkloadOptions& options);
+// One backend, with a memcpy beside its gets if options.memcpy_beside_gets.
 StatusOr<std::vector<PhaseResult>> RunPutGet(Backend& backend, const WorkloadOptions& options);
-// exists (op kExists) or prefix (kPrefix) for every batch × miss.
+// exists (op kExists) or prefix (kPrefix) for every batch × miss, the
+// backends side by side as in RunPutGet.
+StatusOr<std::vector<PhaseResult>> RunExists(std::span<Backend* const> backends,
+                                             const WorkloadOptions& options, Op op = Op::kExists);
 StatusOr<std::vector<PhaseResult>> RunExists(Backend& backend, const WorkloadOptions& options,
                                              Op op = Op::kExists);
 

@@ -39,6 +39,13 @@ struct PhaseResult {
   // memcpy, driver.h): the median over repetitions of this rep's GB/s over the
   // reference's GB/s in the same repetition; 0 when there is none.
   double paired_ratio = 0;
+  // Each repetition's GB/s and items/s, in order. Rows run side by side
+  // (driver.h: every contender's phase, then the next phase) can be compared
+  // repetition by repetition (PairedRatio), so the machine's drift between
+  // repetitions cancels out of the ratio.
+  std::vector<double> rep_gb_per_s;
+  std::vector<double> rep_items_per_s;
+  bool side_by_side = false;  // its repetitions ran interleaved with the other contenders'
   std::string first_error;  // the first failure seen, if any
 };
 
@@ -60,6 +67,11 @@ struct RepSample {
 
 // Fills the measured fields of `base` (whose labels are already set) from reps.
 PhaseResult Summarize(PhaseResult base, const std::vector<RepSample>& reps);
+
+// The median over repetitions of ours / reference, each repetition's figure
+// over the reference's in the same repetition (GB/s, or items/s with `items`).
+// 0 unless both were run side by side with as many repetitions.
+double PairedRatio(const PhaseResult& ours, const PhaseResult& reference, bool items = false);
 
 nlohmann::json ToJson(const PhaseResult& r);
 
@@ -91,8 +103,8 @@ struct TargetCheck {
   double reference = 0;  // the reference figure
   std::string unit;      // "GB/s", "keys/s"
   double target = 0;     // required ratio ours/reference
-  // When set (> 0), the ratio: the median of per-repetition ratios, measured
-  // side by side (PhaseResult::paired_ratio), instead of ours / reference.
+  // When set (> 0), the ratio: the median of per-repetition ratios, the two
+  // measured side by side (PairedRatio), instead of ours / reference.
   double paired = 0;
   // A latency bound: `reference` is the most `ours` may be, and the ratio is
   // reference / ours.

@@ -31,6 +31,8 @@ std::string RenderVersus(const std::vector<PhaseResult>& crescent,
 std::string HowBaselineMeasured(const WorkloadOptions& o);
 std::string HowMemcpyBesideGetsMeasured(const WorkloadOptions& o);
 std::string HowRedisMeasured(const WorkloadOptions& o, const std::string& version);
+// The raw loopback stream run beside each repetition's TCP batch phases (driver.h).
+std::string HowStreamBesideBatchesMeasured(const WorkloadOptions& o);
 
 // Finds the row with these labels (nullptr when absent).
 const PhaseResult* Find(const std::vector<PhaseResult>& rows, const std::string& system,

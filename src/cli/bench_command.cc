@@ -230,8 +230,8 @@ int RunBench(Mode mode, const BenchFlags& f) {
     const uint64_t streams = f.clients > 1 ? 2 : 1;
     uint64_t total = 0;
     if (want_putget) total += pg * transports.size();
-    // The memcpy phases beside the shm gets (driver.h).
-    for (const std::string& t : transports) total += t == "shm" ? nsizes * reps * 2 : 0;
+    // The memcpy phases beside the shm gets, the raw streams beside the tcp batches.
+    for (const std::string& t : transports) total += (t == "shm" ? 2 : 1) * nsizes * reps;
     if (want_exists) total += ex;
     if (want_prefix) total += ex;
     if (want_baseline) total += 2 * nsizes * streams * reps;
@@ -265,6 +265,10 @@ int RunBench(Mode mode, const BenchFlags& f) {
       const uint64_t n = o.OpsFor(s);
       const uint64_t nb = std::max<uint64_t>(kMinBatchCalls, n / uint64_t(std::max(1, o.batch())));
       need = std::max(need, uint64_t(o.clients) * (n + nb * uint64_t(o.batch())) * s);
+    }
+    if (want_putget) {
+      // The transports run side by side, each holding its own objects at once.
+      need *= transports.size();
     }
     if (need_cluster && master.empty()) {
       server::LocalClusterOptions lo;
@@ -325,32 +329,76 @@ int RunBench(Mode mode, const BenchFlags& f) {
            << RenderRoundTrips(trips);
     }
 
-    std::vector<PhaseResult> crescent_rows;
+    // Redis runs side by side with Crescent (driver.h), phase by phase.
+    std::unique_ptr<RedisServer> redis;
+    std::unique_ptr<RedisBackend> redis_putget, redis_exists;
+    if (want_redis) {
+      redis = Must(RedisServer::Start(f.redis_server), "redis-server");
+      redis_putget = Must(RedisBackend::Connect(redis->port(), o), "redis");
+      redis_exists = Must(RedisBackend::Connect(redis->port(), eo), "redis");
+    }
+    std::vector<PhaseResult> crescent_rows, redis_rows;
+    size_t redis_putget_rows = 0;
     if (want_putget) {
       doc["put_get"] = nlohmann::json::array();
+      std::vector<std::unique_ptr<CrescentBackend>> backends;
+      std::vector<Contender> contenders;
       for (const std::string& t : transports) {
         WorkloadOptions to = o;
         to.memcpy_beside_gets = t == "shm";
-        auto w = Must(CrescentBackend::Connect(master, to, t == "shm", f.lanes), "connect");
-        std::vector<PhaseResult> rows = Must(RunPutGet(*w, to), "put-get");
-        count_failed(rows);
-        for (const auto& r : rows) doc["put_get"].push_back(ToJson(r));
-        text << "\n== put-get: crescent over " << t << " ==\n" << RenderPutGet(rows);
-        if (to.memcpy_beside_gets) {
+        backends.push_back(Must(CrescentBackend::Connect(master, to, t == "shm", f.lanes), "connect"));
+        contenders.push_back({backends.back().get(), t == "shm", t == "tcp"});
+      }
+      if (redis_putget) contenders.push_back({redis_putget.get(), false, false});
+      std::vector<PhaseResult> rows = Must(RunPutGet(contenders, o), "put-get");
+      count_failed(rows);
+      for (const std::string& t : transports) {
+        // Each transport's rows with the references measured beside them.
+        const std::string reference = t == "shm" ? "memcpy" : "tcp";
+        std::vector<PhaseResult> mine;
+        for (const PhaseResult& r : rows) {
+          if (r.system == "crescent-" + t || r.system == reference) mine.push_back(r);
+        }
+        for (const auto& r : mine) doc["put_get"].push_back(ToJson(r));
+        text << "\n== put-get: crescent over " << t << " ==\n" << RenderPutGet(mine);
+        if (t == "shm") {
+          WorkloadOptions to = o;
+          to.memcpy_beside_gets = true;
           text << HowMemcpyBesideGetsMeasured(to);
           doc["references"]["memcpy_beside_shm_gets"] = HowMemcpyBesideGetsMeasured(to);
+        } else {
+          text << HowStreamBesideBatchesMeasured(o);
+          doc["references"]["stream_beside_tcp_batches"] = HowStreamBesideBatchesMeasured(o);
         }
-        crescent_rows.insert(crescent_rows.end(), rows.begin(), rows.end());
       }
+      for (const PhaseResult& r : rows) {
+        if (r.system == "redis")
+          redis_rows.push_back(r);
+        else if (r.system.starts_with("crescent"))
+          crescent_rows.push_back(r);
+        else
+          all.push_back(r);  // the references beside
+      }
+      redis_putget_rows = redis_rows.size();
     }
     if (want_exists) {
       auto w = Must(CrescentBackend::Connect(master, eo, false, f.lanes), "connect");
-      std::vector<PhaseResult> rows = Must(RunExists(*w, eo), "exists");
+      std::vector<Backend*> sides = {w.get()};
+      if (redis_exists) sides.push_back(redis_exists.get());
+      std::vector<PhaseResult> rows = Must(RunExists(sides, eo), "exists");
       count_failed(rows);
       doc["exists"] = nlohmann::json::array();
-      for (const auto& r : rows) doc["exists"].push_back(ToJson(r));
-      text << "\n== exists: crescent BatchExists ==\n" << RenderExists(rows);
-      crescent_rows.insert(crescent_rows.end(), rows.begin(), rows.end());
+      std::vector<PhaseResult> mine;
+      for (const PhaseResult& r : rows) {
+        if (r.system == "redis") {
+          redis_rows.push_back(r);
+          continue;
+        }
+        mine.push_back(r);
+        doc["exists"].push_back(ToJson(r));
+      }
+      text << "\n== exists: crescent BatchExists ==\n" << RenderExists(mine);
+      crescent_rows.insert(crescent_rows.end(), mine.begin(), mine.end());
     }
     all.insert(all.end(), crescent_rows.begin(), crescent_rows.end());
     if (want_prefix) {
@@ -361,29 +409,25 @@ int RunBench(Mode mode, const BenchFlags& f) {
       for (const auto& r : rows) doc["prefix"].push_back(ToJson(r));
       text << "\n== prefix: crescent BatchQueryPrefix (stored keys first; a miss ends the run) ==\n"
            << RenderExists(rows);
+      all.insert(all.end(), rows.begin(), rows.end());  // its p50 target
     }
 
-    if (want_redis) {
-      std::unique_ptr<RedisServer> redis = Must(RedisServer::Start(f.redis_server), "redis-server");
-      auto rw = Must(RedisBackend::Connect(redis->port(), o), "redis");
-      std::vector<PhaseResult> rows = Must(RunPutGet(*rw, o), "redis put-get");
-      auto rwe = Must(RedisBackend::Connect(redis->port(), eo), "redis");
-      std::vector<PhaseResult> ex_rows = Must(RunExists(*rwe, eo), "redis exists");
-      rows.insert(rows.end(), ex_rows.begin(), ex_rows.end());
-      count_failed(rows);
+    if (redis) {
       doc["redis"] = {{"version", redis->version()},
                       {"port", redis->port()},
                       {"rows", nlohmann::json::array()}};
-      for (const auto& r : rows) doc["redis"]["rows"].push_back(ToJson(r));
+      for (const auto& r : redis_rows) doc["redis"]["rows"].push_back(ToJson(r));
       text << "\n== redis " << redis->version() << " (hiredis; batches pipelined) ==\n"
-           << RenderPutGet(
-                  std::vector<PhaseResult>(rows.begin(), rows.end() - long(ex_rows.size())))
+           << RenderPutGet(std::vector<PhaseResult>(redis_rows.begin(),
+                                                    redis_rows.begin() + long(redis_putget_rows)))
            << "\n"
-           << RenderExists(ex_rows) << HowRedisMeasured(o, redis->version())
+           << RenderExists(std::vector<PhaseResult>(redis_rows.begin() + long(redis_putget_rows),
+                                                    redis_rows.end()))
+           << HowRedisMeasured(o, redis->version())
            << "\n== crescent vs redis (same sizes, clients, batches) ==\n"
-           << RenderVersus(crescent_rows, rows);
+           << RenderVersus(crescent_rows, redis_rows);
       doc["references"]["redis"] = HowRedisMeasured(o, redis->version());
-      all.insert(all.end(), rows.begin(), rows.end());
+      all.insert(all.end(), redis_rows.begin(), redis_rows.end());
     }
 
     std::vector<TargetCheck> checks = CheckTargets(all);

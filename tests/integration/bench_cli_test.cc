@@ -155,13 +155,15 @@ void CheckRow(const json& row) {
 }
 
 // The put-get rows of one system, per size: put, get, batch_put, batch_get,
-// and for shm the memcpy measured beside its gets (copy_as_get,
-// copy_as_batch_get), each get row carrying its ratio to that memcpy.
+// and the references measured beside them: for shm the memcpy beside its gets
+// (copy_as_get, copy_as_batch_get), each get row carrying its ratio to that
+// memcpy; for tcp the raw loopback stream beside its batches (stream_as_batch).
 void CheckPutGetRows(const json& rows, const std::vector<uint64_t>& sizes, int clients, int batch,
                      const std::string& system) {
   const bool beside = system == "crescent-shm";
   std::vector<const char*> ops = {"put", "get", "batch_put", "batch_get"};
   if (beside) ops.insert(ops.end(), {"copy_as_get", "copy_as_batch_get"});
+  if (system == "crescent-tcp") ops.push_back("stream_as_batch");
   ASSERT_TRUE(rows.is_array());
   ASSERT_EQ(rows.size(), sizes.size() * ops.size()) << rows.dump();
   size_t i = 0;
@@ -171,7 +173,11 @@ void CheckPutGetRows(const json& rows, const std::vector<uint64_t>& sizes, int c
       CheckRow(r);
       const std::string o = op;
       const bool copy = o.rfind("copy", 0) == 0;
-      EXPECT_EQ(r["system"], copy ? std::string("memcpy") : system);
+      const bool stream = o == "stream_as_batch";
+      EXPECT_EQ(r["system"], copy ? std::string("memcpy") : stream ? std::string("tcp") : system);
+      // Every row of a put-get run was measured beside a reference (or is one).
+      EXPECT_TRUE(r["side_by_side"].get<bool>()) << r.dump();
+      EXPECT_EQ(r["rep_gb_per_s"].size(), r["reps"].get<size_t>()) << r.dump();
       EXPECT_EQ(r["op"], op);
       if (beside && (o == "get" || o == "batch_get")) {
         EXPECT_GT(r["paired_ratio"].get<double>(), 0) << r.dump();
@@ -180,7 +186,7 @@ void CheckPutGetRows(const json& rows, const std::vector<uint64_t>& sizes, int c
       }
       EXPECT_EQ(r["size"].get<uint64_t>(), size);
       EXPECT_EQ(r["clients"].get<int>(), clients);
-      const int b = o.find("batch") != std::string::npos ? batch : 1;
+      const int b = o.find("batch") != std::string::npos && !stream ? batch : 1;
       EXPECT_EQ(r["batch"].get<int>(), b);
       const uint64_t reps = r["reps"].get<uint64_t>();
       const uint64_t items = r["items"].get<uint64_t>();
@@ -334,9 +340,18 @@ TEST(BenchCli, VsRedis) {
       Bench("vs-redis --quick --size 64KiB,1MiB --batch 2 --exists-batch 4,128 --miss 0.5");
   ASSERT_EQ(r.rc, 0) << r.out << r.err;
   EXPECT_NE(r.out.find("crescent vs redis"), std::string::npos) << r.out;
-  // put-get over tcp then shm, 2 sizes × 4 ops each, and shm's memcpy beside
-  // its gets (2 per size).
-  ASSERT_EQ(r.doc["put_get"].size(), 20u);
+  // put-get over tcp then shm, 2 sizes × 4 ops each, tcp's raw stream beside
+  // its batches (1 per size) and shm's memcpy beside its gets (2 per size).
+  ASSERT_EQ(r.doc["put_get"].size(), 22u);
+  {
+    json tcp = json::array(), shm = json::array();
+    for (const json& row : r.doc["put_get"]) {
+      const std::string sys = row["system"];
+      (sys == "crescent-tcp" || sys == "tcp" ? tcp : shm).push_back(row);
+    }
+    CheckPutGetRows(tcp, {65536, 1 << 20}, 1, 2, "crescent-tcp");
+    CheckPutGetRows(shm, {65536, 1 << 20}, 1, 2, "crescent-shm");
+  }
   CheckExistsRows(r.doc["exists"], {4, 128}, {0.5}, 1, "crescent");
   const json& redis = r.doc["redis"];
   EXPECT_FALSE(redis["version"].get<std::string>().empty());
@@ -344,18 +359,22 @@ TEST(BenchCli, VsRedis) {
   for (const json& row : redis["rows"]) {
     CheckRow(row);
     EXPECT_EQ(row["system"], "redis");
+    EXPECT_TRUE(row["side_by_side"].get<bool>()) << row.dump();
     EXPECT_EQ(row["bytes_moved"].get<uint64_t>(), row["bytes_requested"].get<uint64_t>());
     if (row["op"] == "exists") {
       EXPECT_EQ(row["items_found"].get<uint64_t>(), row["items_expected"].get<uint64_t>());
     }
   }
-  // Targets: 1MiB tcp {put, get, batch_put, batch_get} vs redis, shm {get, batch_get} vs
-  // the memcpy beside them and vs redis, exists ×128 vs redis, 64KiB tcp {put, get} vs
-  // redis (no baseline in vs-redis, so no raw TCP rows; no exists ×1, no prefix run).
+  // Targets: 1MiB tcp {put, get, batch_put, batch_get} vs the raw stream beside
+  // them and vs redis, shm {get, batch_get} vs the memcpy beside them and vs
+  // redis, exists ×128 vs redis, 64KiB tcp {put, get} vs redis (no exists ×1, no
+  // prefix run). Every reference ran side by side, so each ratio is per rep.
   const json& targets = r.doc["targets"];
-  ASSERT_EQ(targets.size(), 4u + 2u + 2u + 1u + 2u) << targets.dump();
+  ASSERT_EQ(targets.size(), 8u + 4u + 1u + 2u) << targets.dump();
   EXPECT_NE(r.out.find("how measured: redis-server"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("how measured: each tcp stream_as_batch row"), std::string::npos) << r.out;
   for (const json& t : targets) {
+    EXPECT_EQ(t["ratio_of"], "per rep") << t.dump();
     EXPECT_GT(t["ratio"].get<double>(), 0) << t.dump();
     EXPECT_GT(t["ours"].get<double>(), 0);
     EXPECT_GT(t["reference"].get<double>(), 0);
@@ -379,8 +398,12 @@ TEST(BenchCli, AllQuick) {
   EXPECT_EQ(r.doc["floors"].size(), 2u + 4u);  // raw put and get of 1MiB, 4 round trips
   EXPECT_EQ(r.doc["prefix"].size(), 1u);       // batch 128, miss 0
   // tcp {put,get,batch_put,batch_get} × {raw, redis} + shm {get,batch_get} × {memcpy, redis}
-  // + exists.
-  EXPECT_EQ(r.doc["targets"].size(), 8u + 4u + 1u) << r.doc["targets"].dump();
+  // + exists ×128 + the prefix query's p50.
+  EXPECT_EQ(r.doc["targets"].size(), 8u + 4u + 1u + 1u) << r.doc["targets"].dump();
+  bool prefix_checked = false;
+  for (const json& t : r.doc["targets"])
+    prefix_checked = prefix_checked || t["name"].get<std::string>().starts_with("prefix ×128");
+  EXPECT_TRUE(prefix_checked) << r.doc["targets"].dump();
   for (const json& t : r.doc["targets"]) {
     EXPECT_TRUE(t.contains("met"));
     EXPECT_GT(t["ratio"].get<double>(), 0);
