@@ -22,9 +22,9 @@ void MasterFlags::Add(CLI::App& app) {
       ->capture_default_str()
       ->check(CLI::Range(-1, 65535));
   app.add_option("--control-spin-us", server.control_spin_us,
-                 "After answering a lean control call, poll that connection this long for the "
-                 "next one before sleeping, while it is the only one (0: never; waking a thread "
-                 "costs more than a call on VMs)")
+                 "After answering lean control calls, poll the connections this long for the "
+                 "next ones before sleeping (0: never; waking a thread costs more than a call on "
+                 "VMs)")
       ->capture_default_str()
       ->check(CLI::Range(0, 10000));
   app.add_option("--control-socket", server.control_socket,

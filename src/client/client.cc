@@ -16,7 +16,6 @@
 #include "client/placement_hints.h"
 #include "client/replica_io.h"
 #include "common/clock.h"
-#include "common/value_hash.h"
 #include "rpc/master_client.h"
 #include "transfer/congestion.h"
 #include "transfer/shm_transport.h"
@@ -77,7 +76,6 @@ struct Client::Impl {
     std::vector<size_t> writing;
     std::vector<const std::vector<RemoteReplica>*> replicas;
     std::vector<const std::byte*> buffers;
-    std::vector<uint64_t> checksums;
     for (size_t i = 0; i < keys.size(); ++i) {
       if (!started[i].ok()) {
         out[i] = started[i].status();
@@ -89,13 +87,13 @@ struct Client::Impl {
       writing.push_back(i);
       replicas.push_back(&started[i]->replicas);
       buffers.push_back(data[i]);
-      // Once per value, from the caller's buffer, before any replica is
-      // written: every replica must hold exactly these bytes.
-      checksums.push_back(HashValue(data[i], sizes[i]));
     }
     if (writing.empty()) return out;
     std::vector<uint32_t> unreachable;
-    std::vector<Status> written = io->WriteAll(replicas, buffers, &unreachable);
+    // Each value's checksum is taken by the transports as its bytes leave the
+    // caller's buffer, and every replica must have sent the same bytes.
+    std::vector<uint64_t> checksums;
+    std::vector<Status> written = io->WriteAll(replicas, buffers, &unreachable, &checksums);
     if (!unreachable.empty()) (void)master->ReportUnreachable(unreachable);
     std::vector<std::string> end_keys, revoke_keys;
     std::vector<uint64_t> end_tokens, end_checksums, revoke_tokens;

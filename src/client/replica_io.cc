@@ -78,10 +78,14 @@ bool ReplicaIo::CopyAhead(const PlacementHint& hint, std::byte* buffer, uint64_t
 
 std::vector<Status> ReplicaIo::WriteAll(
     std::span<const std::vector<rpc::RemoteReplica>* const> replicas,
-    std::span<const std::byte* const> buffers, std::vector<uint32_t>* unreachable) {
+    std::span<const std::byte* const> buffers, std::vector<uint32_t>* unreachable,
+    std::vector<uint64_t>* checksums) {
   std::vector<Status> out(replicas.size());
   std::vector<transfer::TransferOp> ops;
   std::vector<size_t> owner;
+  size_t total = 0;
+  for (const auto* list : replicas) total += list->size();
+  std::vector<uint64_t> hashed(total, 0);  // one per op; stable for the ops' pointers
   for (size_t i = 0; i < replicas.size(); ++i) {
     if (replicas[i]->empty()) {
       out[i] = Status(ErrorCode::kInternal, "master returned no replica to write");
@@ -89,13 +93,31 @@ std::vector<Status> ReplicaIo::WriteAll(
     }
     for (const rpc::RemoteReplica& r : *replicas[i]) {
       // A write op only reads the buffer; TransferOp's pointer is shared with reads.
-      ops.push_back({r.endpoint, r.cap, const_cast<std::byte*>(buffers[i])});
+      transfer::TransferOp& op =
+          ops.emplace_back(r.endpoint, r.cap, const_cast<std::byte*>(buffers[i]));
+      if (checksums != nullptr) op.checksum_out = &hashed[ops.size() - 1];
       owner.push_back(i);
     }
   }
   std::vector<Status> res = Run(ops, unreachable);
   for (size_t k = 0; k < ops.size(); ++k) {
     if (!res[k].ok() && out[owner[k]].ok()) out[owner[k]] = std::move(res[k]);
+  }
+  if (checksums == nullptr) return out;
+  checksums->assign(replicas.size(), 0);
+  std::vector<bool> seen(replicas.size(), false);
+  for (size_t k = 0; k < ops.size(); ++k) {
+    const size_t i = owner[k];
+    if (!out[i].ok()) continue;
+    if (!seen[i]) {
+      seen[i] = true;
+      (*checksums)[i] = hashed[k];
+    } else if ((*checksums)[i] != hashed[k]) {
+      (*checksums)[i] = 0;
+      out[i] = Status(ErrorCode::kInvalidArgument,
+                      "the value's bytes changed while its replicas were written (the buffer "
+                      "must stay unchanged until the put returns)");
+    }
   }
   return out;
 }

@@ -4,7 +4,9 @@
 // one Execute so TCP can pipeline them over its lanes.
 //
 //  - WriteAll: an object succeeds only when every one of its replicas was written
-//    (the caller then ends the put; otherwise it revokes it).
+//    (the caller then ends the put; otherwise it revokes it). Its checksum is
+//    taken as the bytes leave (TCP: as each send returns, in cache; shm: while
+//    the node copies), not in a pass of its own before.
 //  - ReadAny: each object is read from its first reachable replica; a failed
 //    replica is retried on the next, round by round, until one succeeds or none
 //    is left. The reported error is the last replica's. With checksums, a read
@@ -42,9 +44,14 @@ class ReplicaIo {
 
   // `unreachable`, when set, receives the segments of replicas whose node could
   // not be reached (each at most once per call), as does ReadAny's.
+  // `checksums`, when set, receives each written object's checksum (HashValue
+  // of its bytes, taken by the transports as they wrote them; 0 for a failed
+  // one). Replicas that hashed different bytes (the buffer changed during the
+  // write) fail the object with kInvalidArgument.
   std::vector<Status> WriteAll(std::span<const std::vector<rpc::RemoteReplica>* const> replicas,
                                std::span<const std::byte* const> buffers,
-                               std::vector<uint32_t>* unreachable = nullptr);
+                               std::vector<uint32_t>* unreachable = nullptr,
+                               std::vector<uint64_t>* checksums = nullptr);
   // A replica whose bytes failed their checksum: (*replicas[object])[replica].
   struct CorruptRead {
     size_t object;

@@ -33,9 +33,8 @@ struct ControlServerOptions {
   uint32_t max_body = 64 << 20;    // bytes of one request's body
   bool acks_wait_for_sync = false;
   uint64_t instance = 0;           // answered by Hello
-  // After answering, a connection's thread polls it for the next request
-  // this long before it sleeps, while it is the server's only connection
-  // (docs/network.md); 0: never.
+  // After each request (or other work), an I/O thread polls all of its
+  // connections this long before it sleeps (docs/network.md); 0: never.
   int spin_us = 50;
 };
 

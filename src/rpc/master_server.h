@@ -46,8 +46,8 @@ struct MasterServerOptions {
   // Acknowledgements wait for the operation log's sync (--log-sync always):
   // the lean protocol answers puts' ends on workers, not its I/O thread.
   bool acks_wait_for_sync = false;
-  // The lean protocol's thread polls a lone connection this long after each
-  // answer before it sleeps (ControlServerOptions::spin_us); 0: never.
+  // The lean protocol's threads poll their connections this long after each
+  // answer before they sleep (ControlServerOptions::spin_us); 0: never.
   int control_spin_us = 50;
   // Time every call and count its reply's errors (server_metrics.h). Off
   // only to measure what that costs (`crescent bench --no-rpc-metrics`).

@@ -177,6 +177,19 @@ TEST_F(ShmTransportTest, ReadsAndCopiesAheadHashTheBytesTheyDeliver) {
   EXPECT_NE(sum, want);
 }
 
+// A write with checksum_out hashes the caller's bytes while the node copies
+// them: the checksum is the one-shot hash of what landed.
+TEST_F(ShmTransportTest, WritesHashTheBytesTheyWrite) {
+  const size_t n = (size_t{2} << 20) + 5;
+  std::vector<std::byte> data = Pattern(n, 21);
+  uint64_t sum = 0;
+  TransferOp write{endpoint_, Cap(4096, n, AccessOp::kWrite), data.data()};
+  write.checksum_out = &sum;
+  ASSERT_TRUE(transport_->Execute({&write, 1}, kTimeoutMs)[0].ok());
+  EXPECT_EQ(sum, HashValue(data.data(), n));
+  EXPECT_EQ(sum, HashValue(segment_->data() + 4096, n));
+}
+
 TEST_F(ShmTransportTest, BatchReturnsOneStatusPerOpInOrder) {
   std::vector<std::byte> a = Pattern(64, 3), b(64);
   std::vector<TransferOp> ops = {{endpoint_, Cap(0, 64, AccessOp::kWrite), a.data()},

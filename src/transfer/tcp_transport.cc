@@ -102,6 +102,11 @@ struct Lane {
   std::vector<wire::RequestBytes> requests;
   std::vector<iovec> out;  // requests and write payloads; consumed from out_next
   size_t out_next = 0;
+  // Per iovec of `out`: the write op whose payload it is, when that op wants
+  // its checksum (kNoOp otherwise). Hashed as each send leaves, in cache.
+  static constexpr size_t kNoOp = ~size_t{0};
+  std::vector<size_t> out_op;
+  ValueHasher out_hasher;
   // The response being read: its header (then error text), or its payload.
   size_t answered = 0;  // ops[0, answered) have their final status
   bool in_payload = false;
@@ -153,10 +158,19 @@ void WriteSome(Lane& lane, const Batch& batch) {
     while (left > 0) {
       iovec& v = lane.out[lane.out_next];
       size_t take = std::min(left, v.iov_len);
+      const size_t op = lane.out_op[lane.out_next];
+      // Right after the copy into the socket, while those bytes are in cache.
+      if (op != Lane::kNoOp) lane.out_hasher.Update(v.iov_base, take);
       v.iov_base = static_cast<char*>(v.iov_base) + take;
       v.iov_len -= take;
       left -= take;
-      if (v.iov_len == 0) ++lane.out_next;
+      if (v.iov_len == 0) {
+        if (op != Lane::kNoOp) {
+          *batch.ops[op].checksum_out = lane.out_hasher.Digest();
+          lane.out_hasher.Reset();
+        }
+        ++lane.out_next;
+      }
     }
   }
 }
@@ -536,6 +550,7 @@ std::vector<Status> TcpTransport::Execute(std::span<const TransferOp> ops, int64
       Lane& lane = lanes[first + k];
       lane.requests.resize(lane.ops.size());
       lane.out.reserve(2 * lane.ops.size());
+      lane.out_op.reserve(2 * lane.ops.size());
       for (size_t j = 0; j < lane.ops.size(); ++j) {
         const TransferOp& op = ops[lane.ops[j]];
         wire::RequestHeader header;
@@ -546,7 +561,12 @@ std::vector<Status> TcpTransport::Execute(std::span<const TransferOp> ops, int64
                                                                : op.request_payload_bytes;
         wire::EncodeRequest(header, lane.requests[j]);
         lane.out.push_back(iovec{lane.requests[j].data(), lane.requests[j].size()});
-        if (header.payload_length != 0) lane.out.push_back(iovec{op.buffer, header.payload_length});
+        lane.out_op.push_back(Lane::kNoOp);
+        if (header.payload_length != 0) {
+          lane.out.push_back(iovec{op.buffer, header.payload_length});
+          const bool hashed = op.cap.op == AccessOp::kWrite && op.checksum_out != nullptr;
+          lane.out_op.push_back(hashed ? lane.ops[j] : Lane::kNoOp);
+        }
       }
       if (k >= pooled.size()) {
         lane.connect_deadline = now + std::chrono::milliseconds(options_.connect_timeout_ms);

@@ -196,6 +196,40 @@ TEST_F(TcpTransportTest, ReadsHashTheBytesTheyDeliver) {
   EXPECT_EQ(one, HashValue(data[0].data(), data[0].size()));
 }
 
+// A write with checksum_out hashes its payload as each send leaves: over
+// pipelined lanes, each payload its own checksum, equal to the one-shot hash of
+// the bytes sent; writes without it and reads in the same batch are untouched.
+TEST_F(TcpTransportTest, WritesHashTheBytesTheySend) {
+  constexpr size_t kOps = 10;
+  std::vector<std::vector<std::byte>> data;
+  std::vector<TransferOp> writes;
+  std::vector<uint64_t> sums(kOps, 0);
+  uint64_t offset = 0;
+  for (size_t i = 0; i < kOps; ++i) {
+    const size_t size = i % 4 == 0 ? (size_t{5} << 20) + i : (size_t{24} << 10) * (i + 1) + 3;
+    data.push_back(Pattern(size, static_cast<uint32_t>(i) + 90));
+    writes.push_back(Op(Cap(offset, size, AccessOp::kWrite), data[i].data()));
+    if (i != 3) writes.back().checksum_out = &sums[i];
+    offset += size + 4096;
+  }
+  ASSERT_LT(offset, kSegmentSize);
+  for (const Status& s : transport_->Execute(writes, 10000)) ASSERT_TRUE(s.ok()) << s.ToString();
+  for (size_t i = 0; i < kOps; ++i) {
+    if (i == 3) {
+      EXPECT_EQ(sums[i], 0u);
+      continue;
+    }
+    EXPECT_EQ(sums[i], HashValue(data[i].data(), data[i].size())) << i;
+  }
+  // What was hashed is what landed.
+  std::vector<std::byte> back(data[4].size());
+  uint64_t read_sum = 0;
+  TransferOp read = Op(Cap(writes[4].cap.offset, back.size(), AccessOp::kRead), back.data());
+  read.checksum_out = &read_sum;
+  ASSERT_TRUE(One(read).ok());
+  EXPECT_EQ(read_sum, sums[4]);
+}
+
 TEST_F(TcpTransportTest, RefusedRequestsAreAnsweredAndTheServerKeepsServing) {
   std::vector<std::byte> buf = Pattern(4096, 1);
   struct Case {

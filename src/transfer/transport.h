@@ -34,7 +34,9 @@ struct TransferOp {
   std::string endpoint;  // as the master returned it (endpoint.h)
   Capability cap;        // op kRead: segment -> buffer; kWrite: buffer -> segment
   std::byte* buffer = nullptr;
-  uint64_t* checksum_out = nullptr;  // kRead only, optional: the delivered bytes' XXH3-64
+  // Optional, kRead and kWrite: the XXH3-64 (HashValue) of the bytes read into
+  // `buffer` as they land, or of the bytes written from it as they leave.
+  uint64_t* checksum_out = nullptr;
   // kCopy and kVerify only (TCP; the master's tier moves and checks):
   // `buffer` holds the request's payload, this many bytes (the encoded
   // wire::CopyTarget; the expected checksum).
