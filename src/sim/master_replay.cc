@@ -5,6 +5,7 @@
 
 #include "common/clock.h"
 #include "master/master_service.h"
+#include "sim/page_key.h"
 
 namespace crescent::sim {
 
@@ -35,7 +36,8 @@ StatusOr<SimStats> ReplayThroughMaster(const Trace& trace, uint64_t capacity_blo
   if (!seg.ok()) return seg.status();
 
   std::vector<std::string> names(trace.distinct_blocks());
-  for (size_t b = 0; b < names.size(); ++b) names[b] = "blk-" + std::to_string(trace.block_keys[b]);
+  for (size_t b = 0; b < names.size(); ++b)
+    names[b] = PageKey(kDefaultKeyPrefix, trace.block_keys[b]);
 
   SimStats stats;
   std::vector<std::string> keys;

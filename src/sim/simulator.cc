@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "sim/belady.h"
+#include "sim/page_key.h"
 
 namespace crescent::sim {
 
@@ -15,6 +16,8 @@ SimStats Simulate(const Trace& trace, uint64_t capacity_blocks, cache::EvictionP
   SimStats stats;
   stats.requests = trace.requests.size();
   uint64_t next_progress = kProgressEveryRefs;
+  // The master's history of a page is its key's hash: name pages as replay does.
+  const std::vector<uint64_t> histories = PageHistories(trace);
   for (const TraceRequest& request : trace.requests) {
     const BlockId* ids = trace.blocks.data() + request.first_block;
     const uint32_t n = request.num_blocks;
@@ -35,6 +38,7 @@ SimStats Simulate(const Trace& trace, uint64_t capacity_blocks, cache::EvictionP
       }
       policy.Insert(ids[i], 1,
                     {.parent = i == 0 ? cache::kNoParent : cache::ObjectId{ids[i - 1]},
+                     .history = histories[ids[i]],
                      .ends_write = i + 1 == n});
     }
 

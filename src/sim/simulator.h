@@ -7,8 +7,9 @@
 //     useless, since its KV depends on the missing prefix);
 //  2. then every block of the request, in order, is accessed if cached, or else
 //     inserted with size 1, parent = the request's previous block (kNoParent
-//     for the first) and ends_write on the request's last block, after Evict()
-//     has run while Count() >= capacity.
+//     for the first), history = the hash of the key `crescent replay` writes
+//     it under (page_key.h; what the master passes) and ends_write on the
+//     request's last block, after Evict() has run while Count() >= capacity.
 // So exactly one Access() or Insert() happens per block reference, in the order
 // of Trace::blocks; the offline BeladyPolicy relies on that.
 //
