@@ -26,6 +26,7 @@
 
 #include "cache/eviction_policy.h"
 #include "crescent/status.h"
+#include "sim/page_key.h"
 #include "sim/trace_reader.h"
 
 namespace crescent::sim {
@@ -45,8 +46,10 @@ using SimProgressFn = std::function<void(uint64_t refs_done)>;
 
 // Replays `trace` through `policy`, which must start empty, at a capacity of
 // `capacity_blocks` blocks (> 0).
+// Pages are named as `crescent replay --key-prefix key_prefix` names them.
 SimStats Simulate(const Trace& trace, uint64_t capacity_blocks, cache::EvictionPolicy& policy,
-                  const SimProgressFn& progress = nullptr);
+                  const SimProgressFn& progress = nullptr,
+                  std::string_view key_prefix = kDefaultKeyPrefix);
 
 // The name of the offline optimal reference policy.
 inline constexpr std::string_view kBeladyName = "belady";
