@@ -50,7 +50,7 @@ struct ReplayFlags {
   std::string pmem_capacity_pages;    // a persistent tier too (a file in a temporary dir)
   std::string pmem_dir = "/dev/shm";  // where that directory is made
   int pmem_promote_hits = 1;
-  std::string eviction_policy = "lru";
+  std::string eviction_policy = kDefaultEvictionPolicy;
   double high_watermark = 1.0;
   double evict_ratio = 0;  // 0: one page
   int64_t lease_ms = 100;
