@@ -7,13 +7,13 @@
 // keys it becomes the previous one and a cleared filter takes its place
 // (TinyLFU's doorkeeper ages the same way). So a key is remembered for at
 // least `window` and at most 2 × `window` later additions, and Contains() may
-// also say yes for a key never added (false positives, about 0.2%: blocked
-// filters of 16 bits and 7 probes per key, recent_keys.cc), never no for one
-// added within the last `window`. A false positive makes the learned policy
-// count a new page as reused, and it rates those several times higher, so
-// the filter is sized for few of them.
+// also say yes for a key never added (false positives, about 0.005% with both
+// filters full: blocked filters of 32 bits and 7 probes per key,
+// recent_keys.cc), never no for one added within the last `window`. A false
+// positive makes the learned policy count a new page as reused, and it rates
+// those several times higher, so the filter is sized for very few of them.
 //
-// Memory: 2 filters × 16 bits × window, i.e. 4 bytes per key of window. The
+// Memory: 2 filters × 32 bits × window, i.e. 8 bytes per key of window. The
 // window follows Resize() (the learned policy passes 4 × its object count); a
 // filter is replaced when it has taken the keys it was sized for, and its
 // successor is sized for the window of that moment.

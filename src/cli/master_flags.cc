@@ -34,7 +34,9 @@ void MasterFlags::Add(CLI::App& app) {
                  "gRPC and lean control server threads (1 is fastest on few cores)")
       ->capture_default_str()
       ->check(CLI::Range(1, 256));
-  app.add_option("--eviction-policy", config.eviction_policy, "Eviction policy")
+  app.add_option("--eviction-policy", config.eviction_policy,
+                 "Eviction policy (adaptive: learns online which pages to keep; "
+                 "docs/adaptive.md)")
       ->capture_default_str()
       ->check(CLI::IsMember(cache::PolicyNames()));
   app.add_option("--lease-ms", config.lease_ms,

@@ -5,6 +5,7 @@
 #include <CLI/CLI.hpp>
 #include <string>
 
+#include "cli/cli_util.h"
 #include "master/master_config.h"
 #include "rpc/master_server.h"
 #include "server/master_host.h"
@@ -12,12 +13,16 @@
 namespace crescent::cli {
 
 struct MasterFlags {
-  master::MasterConfig config;
+  master::MasterConfig config = [] {
+    master::MasterConfig c;
+    c.eviction_policy = kDefaultEvictionPolicy;
+    return c;
+  }();
   rpc::MasterServerOptions server;
   std::string host = "127.0.0.1";
   int port = 50051;
-  int http_port = 9003;  // 0: none
-  std::string data_dir;  // empty: no operation log
+  int http_port = 9003;         // 0: none
+  std::string data_dir;         // empty: no operation log
   std::string log_sync = "10";  // "always" or a period in ms
   int64_t snapshot_interval_s = 300;
   size_t snapshot_keep = 2;

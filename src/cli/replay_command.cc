@@ -24,6 +24,7 @@
 #include "replay/replayer.h"
 #include "server/local_cluster.h"
 #include "sim/capacity.h"
+#include "sim/page_key.h"
 #include "sim/progress.h"
 #include "sim/trace_reader.h"
 #include "transfer/pmem_file.h"
@@ -40,16 +41,16 @@ struct ReplayFlags {
   uint64_t limit = 0;
   std::string json;
   int streams = 4;
-  std::string key_prefix = "replay";
+  std::string key_prefix = std::string(sim::kDefaultKeyPrefix);
   bool skip_bad = false;
   std::string beyond_prefix = "read";
   // Embedded cluster only.
   std::string segment_size;
   std::string capacity_pages;
-  std::string pmem_capacity_pages;  // a persistent tier too (a file in a temporary dir)
+  std::string pmem_capacity_pages;    // a persistent tier too (a file in a temporary dir)
   std::string pmem_dir = "/dev/shm";  // where that directory is made
   int pmem_promote_hits = 1;
-  std::string eviction_policy = "lru";
+  std::string eviction_policy = kDefaultEvictionPolicy;
   double high_watermark = 1.0;
   double evict_ratio = 0;  // 0: one page
   int64_t lease_ms = 100;
@@ -332,9 +333,7 @@ const Registrar kRegistrar([](CLI::App& app) {
                                 "Embedded cluster: read lease (a leased page cannot be evicted)")
                     ->capture_default_str()
                     ->check(CLI::Range(int64_t{1}, int64_t{86'400'000}));
-  std::vector<CLI::Option*> embedded_opts = {seg,     cap, pmem, pmem_dir,
-                                             promote, pol, hw,   er,
-                                             lease};
+  std::vector<CLI::Option*> embedded_opts = {seg, cap, pmem, pmem_dir, promote, pol, hw, er, lease};
   cmd->callback([f, embedded_opts] {
     std::vector<std::string> given;
     for (CLI::Option* o : embedded_opts) {

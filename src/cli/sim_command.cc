@@ -22,6 +22,7 @@
 #include "sim/capacity.h"
 #include "sim/master_replay.h"
 #include "sim/mrc_plot.h"
+#include "sim/page_key.h"
 #include "sim/progress.h"
 #include "sim/report.h"
 #include "sim/simulator.h"
@@ -42,6 +43,7 @@ struct SimFlags {
   int s3fifo_threshold = 1;
   uint64_t seed = 1;
   std::string engine = "policy";
+  std::string key_prefix = std::string(sim::kDefaultKeyPrefix);
 };
 
 int Fail(const std::string& message) {
@@ -142,12 +144,12 @@ int RunSim(const SimFlags& flags) {
       sim::RunResult run;
       auto progress = [&](uint64_t done) { bar.Update(refs_before + done, total_refs, label); };
       if (through_master) {
-        auto replayed =
-            sim::ReplayThroughMaster(trace, cap.blocks, name, flags.s3fifo_threshold, progress);
+        auto replayed = sim::ReplayThroughMaster(trace, cap.blocks, name, flags.s3fifo_threshold,
+                                                 progress, flags.key_prefix);
         if (!replayed.ok()) return Fail(name + ": " + replayed.status().ToString());
         run.stats = *replayed;
       } else {
-        run.stats = sim::Simulate(trace, cap.blocks, **policy, progress);
+        run.stats = sim::Simulate(trace, cap.blocks, **policy, progress, flags.key_prefix);
         if (const auto* adaptive = dynamic_cast<const cache::AdaptivePolicy*>(policy->get())) {
           run.schedule = sim::TraceOf(*adaptive);
         }
@@ -202,6 +204,11 @@ const Registrar kRegistrar([](CLI::App& app) {
   cmd->add_option("--seed", flags->seed,
                   "Seed of the randomised policies (learned's eviction sampler, and adaptive's "
                   "candidates); the policy engine only")
+      ->capture_default_str();
+  cmd->add_option("--key-prefix", flags->key_prefix,
+                  "Name pages PREFIX-<hash_id>, as `crescent replay --key-prefix` does: the key "
+                  "hashes are what the learned and adaptive policies sample and remember")
+      ->check([](const std::string& s) { return s.empty() ? "must not be empty" : ""; })
       ->capture_default_str();
   cmd->add_option("--engine", flags->engine,
                   "policy: drive the bare policy (the simulator); master: replay through the "

@@ -335,7 +335,8 @@ TEST_P(LeaseEvictionTest, JustReadObjectSurvivesWatermarkEviction) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Policies, LeaseEvictionTest,
-                         ::testing::Values("lru", "fifo", "sieve", "s3fifo", "prefix-lru"));
+                         ::testing::Values("lru", "fifo", "sieve", "s3fifo", "prefix-lru",
+                                           "learned", "adaptive"));
 
 // Readers must not starve writers. Two readers poll the newest keys while one
 // writer puts new ones into a segment of 64 objects, on the shipped defaults,

@@ -5,10 +5,6 @@
 
 namespace crescent::replay {
 
-std::string PageKey(const std::string& key_prefix, uint64_t hash_id) {
-  return key_prefix + "-" + std::to_string(hash_id);
-}
-
 StatusOr<Plan> BuildPlan(const sim::Trace& trace, const PlanOptions& options) {
   if (!options.max_rate && !(options.speed > 0)) {
     return Status(ErrorCode::kInvalidArgument, "--speed must be > 0");
@@ -32,7 +28,7 @@ StatusOr<Plan> BuildPlan(const sim::Trace& trace, const PlanOptions& options) {
     for (sim::BlockId b : trace.BlocksOf(req)) {
       const uint64_t id = trace.block_keys[b];
       p.hash_ids.push_back(id);
-      p.keys.push_back(PageKey(options.key_prefix, id));
+      p.keys.push_back(sim::PageKey(options.key_prefix, id));
       seen.insert(b);
     }
     plan.page_refs += p.keys.size();

@@ -1,6 +1,6 @@
 // Replay plan: turns a loaded Mooncake trace into what a replay sends — per
-// request, the page keys ("<key_prefix>-<hash_id>", one object per hash id, in
-// request order) and its release time relative to the first request.
+// request, the page keys (sim::PageKey, "<key_prefix>-<hash_id>", one object per
+// hash id, in request order) and its release time relative to the first request.
 //
 // Pure: no I/O, no clock. The live replayer (replayer.h) only reads a plan.
 //
@@ -16,33 +16,31 @@
 #include <vector>
 
 #include "crescent/status.h"
+#include "sim/page_key.h"
 #include "sim/trace_reader.h"
 
 namespace crescent::replay {
 
 struct PlanOptions {
-  std::string key_prefix = "replay";
-  uint64_t limit = 0;   // replay only the first `limit` requests (0: all)
-  double speed = 1.0;   // > 0; ignored with max_rate
+  std::string key_prefix = std::string(sim::kDefaultKeyPrefix);
+  uint64_t limit = 0;  // replay only the first `limit` requests (0: all)
+  double speed = 1.0;  // > 0; ignored with max_rate
   bool max_rate = false;
 };
 
 struct PlannedRequest {
-  std::vector<std::string> keys;  // one per hash id, in order
-  std::vector<uint64_t> hash_ids; // the original ids (for page contents)
-  double release_ms = 0;          // offset from the start of the replay
-  uint32_t line = 0;              // 1-based line in the trace
+  std::vector<std::string> keys;   // one per hash id, in order
+  std::vector<uint64_t> hash_ids;  // the original ids (for page contents)
+  double release_ms = 0;           // offset from the start of the replay
+  uint32_t line = 0;               // 1-based line in the trace
 };
 
 struct Plan {
   std::vector<PlannedRequest> requests;
-  uint64_t page_refs = 0;         // total keys over all requests
-  uint64_t distinct_pages = 0;    // distinct hash ids over the planned requests
-  size_t max_request_pages = 0;   // longest request, in pages
+  uint64_t page_refs = 0;        // total keys over all requests
+  uint64_t distinct_pages = 0;   // distinct hash ids over the planned requests
+  size_t max_request_pages = 0;  // longest request, in pages
 };
-
-// The key of one page.
-std::string PageKey(const std::string& key_prefix, uint64_t hash_id);
 
 // Errors: kInvalidArgument for a non-positive speed or an empty key prefix.
 StatusOr<Plan> BuildPlan(const sim::Trace& trace, const PlanOptions& options);

@@ -5,6 +5,7 @@
 
 #include "common/clock.h"
 #include "master/master_service.h"
+#include "sim/page_key.h"
 
 namespace crescent::sim {
 
@@ -14,7 +15,7 @@ constexpr uint64_t kBlockBytes = 4096;
 
 StatusOr<SimStats> ReplayThroughMaster(const Trace& trace, uint64_t capacity_blocks,
                                        std::string_view policy, int s3fifo_threshold,
-                                       const SimProgressFn& progress) {
+                                       const SimProgressFn& progress, std::string_view key_prefix) {
   if (capacity_blocks == 0) return Status(ErrorCode::kInvalidArgument, "capacity must be > 0");
   master::MasterConfig config;
   config.eviction_policy = std::string(policy);
@@ -35,7 +36,7 @@ StatusOr<SimStats> ReplayThroughMaster(const Trace& trace, uint64_t capacity_blo
   if (!seg.ok()) return seg.status();
 
   std::vector<std::string> names(trace.distinct_blocks());
-  for (size_t b = 0; b < names.size(); ++b) names[b] = "blk-" + std::to_string(trace.block_keys[b]);
+  for (size_t b = 0; b < names.size(); ++b) names[b] = PageKey(key_prefix, trace.block_keys[b]);
 
   SimStats stats;
   std::vector<std::string> keys;

@@ -6,6 +6,7 @@
 //   is read (GetReplicaList) if it exists, or else put (PutStart + PutEnd) with
 //   the previous block as its chain parent.
 //
+// Page keys are PageKey(key_prefix, hash id), as `crescent replay` writes them.
 // The engine gets one segment of exactly `capacity_blocks` blocks, background
 // eviction is off (watermark 1.0), so space runs out exactly when the simulated
 // cache is full and PutStart's synchronous eviction frees one block, as the
@@ -20,6 +21,7 @@
 #include <string_view>
 
 #include "crescent/status.h"
+#include "sim/page_key.h"
 #include "sim/simulator.h"
 #include "sim/trace_reader.h"
 
@@ -27,6 +29,7 @@ namespace crescent::sim {
 
 StatusOr<SimStats> ReplayThroughMaster(const Trace& trace, uint64_t capacity_blocks,
                                        std::string_view policy, int s3fifo_threshold = 0,
-                                       const SimProgressFn& progress = nullptr);
+                                       const SimProgressFn& progress = nullptr,
+                                       std::string_view key_prefix = kDefaultKeyPrefix);
 
 }  // namespace crescent::sim

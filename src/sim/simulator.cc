@@ -11,10 +11,12 @@ constexpr uint64_t kProgressEveryRefs = uint64_t{1} << 16;
 }  // namespace
 
 SimStats Simulate(const Trace& trace, uint64_t capacity_blocks, cache::EvictionPolicy& policy,
-                  const SimProgressFn& progress) {
+                  const SimProgressFn& progress, std::string_view key_prefix) {
   SimStats stats;
   stats.requests = trace.requests.size();
   uint64_t next_progress = kProgressEveryRefs;
+  // The master's history of a page is its key's hash: name pages as replay does.
+  const std::vector<uint64_t> histories = PageHistories(trace, key_prefix);
   for (const TraceRequest& request : trace.requests) {
     const BlockId* ids = trace.blocks.data() + request.first_block;
     const uint32_t n = request.num_blocks;
@@ -35,6 +37,7 @@ SimStats Simulate(const Trace& trace, uint64_t capacity_blocks, cache::EvictionP
       }
       policy.Insert(ids[i], 1,
                     {.parent = i == 0 ? cache::kNoParent : cache::ObjectId{ids[i - 1]},
+                     .history = histories[ids[i]],
                      .ends_write = i + 1 == n});
     }
 

@@ -7,8 +7,9 @@
 //     useless, since its KV depends on the missing prefix);
 //  2. then every block of the request, in order, is accessed if cached, or else
 //     inserted with size 1, parent = the request's previous block (kNoParent
-//     for the first) and ends_write on the request's last block, after Evict()
-//     has run while Count() >= capacity.
+//     for the first), history = the hash of the key `crescent replay` writes
+//     it under (page_key.h; what the master passes) and ends_write on the
+//     request's last block, after Evict() has run while Count() >= capacity.
 // So exactly one Access() or Insert() happens per block reference, in the order
 // of Trace::blocks; the offline BeladyPolicy relies on that.
 //
@@ -25,6 +26,7 @@
 
 #include "cache/eviction_policy.h"
 #include "crescent/status.h"
+#include "sim/page_key.h"
 #include "sim/trace_reader.h"
 
 namespace crescent::sim {
@@ -44,8 +46,10 @@ using SimProgressFn = std::function<void(uint64_t refs_done)>;
 
 // Replays `trace` through `policy`, which must start empty, at a capacity of
 // `capacity_blocks` blocks (> 0).
+// Pages are named as `crescent replay --key-prefix key_prefix` names them.
 SimStats Simulate(const Trace& trace, uint64_t capacity_blocks, cache::EvictionPolicy& policy,
-                  const SimProgressFn& progress = nullptr);
+                  const SimProgressFn& progress = nullptr,
+                  std::string_view key_prefix = kDefaultKeyPrefix);
 
 // The name of the offline optimal reference policy.
 inline constexpr std::string_view kBeladyName = "belady";

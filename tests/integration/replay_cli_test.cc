@@ -189,6 +189,10 @@ TEST_F(ReplayCli, EmbeddedUnboundedCacheMatchesTheExactHitRatio) {
 // many of its pages were read within the last lease and fencing grace that
 // demotions wait for them (docs/persistent-tier.md), and the figure then
 // depends on the machine's speed: 0.661-0.680 against 0.668-0.684.
+// Under lru, the property this was written for: with the default, adaptive,
+// the two tiers score at least lru's two tiers, but one adaptive DRAM cache of
+// the same total does better still (chat: 0.480 against 0.485-0.496), since
+// the persistent tier's policy learns only from the pages demoted to it.
 TEST_F(ReplayCli, TwoTiersActAsOneCache) {
   std::vector<std::pair<std::string, fs::path>> traces;
   for (const std::string shape : {"mixed", "chat"}) {
@@ -203,8 +207,8 @@ TEST_F(ReplayCli, TwoTiersActAsOneCache) {
                       fs::path(CRESCENT_SOURCE_DIR) / "tests" / "data" / "small_trace.jsonl");
   for (const auto& [name, trace] : traces) {
     const std::string pace = name == "small_trace" ? "" : "--max-rate ";
-    const std::string common =
-        "replay --trace " + trace.string() + " --page-size 4KiB " + pace + "--streams 1 ";
+    const std::string common = "replay --trace " + trace.string() + " --page-size 4KiB " + pace +
+                               "--streams 1 --eviction-policy lru ";
     json tiers = RunJson(common + "--capacity-pages 5% --pmem-capacity-pages 20% --pmem-dir " +
                          dir_.string());
     json dram = RunJson(common + "--capacity-pages 25%");
