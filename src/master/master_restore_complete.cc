@@ -51,9 +51,11 @@ void MasterService::CompleteRestore() {
   std::lock_guard once(restore_done_mu_);
   if (restore_completed_.load(std::memory_order_acquire)) return;
   const auto start = std::chrono::steady_clock::now();
-  // The policies first: eviction waits for them. An engine being destroyed
+  // The allocators first: a node taking its segment over waits for its one.
+  // Then the policies: eviction waits for them. An engine being destroyed
   // stops between steps (and between chunks of the fill).
-  FillRestoredPolicies();
+  RebuildRestoredAllocators();
+  if (!restore_stop_.load(std::memory_order_relaxed)) FillRestoredPolicies();
   if (!restore_stop_.load(std::memory_order_relaxed)) EnsureKeyIndexes();
   if (!restore_stop_.load(std::memory_order_relaxed)) BuildRestoredBloom();
   counters_.restore_completion_us.store(
@@ -68,6 +70,42 @@ void MasterService::CompleteRestore() {
 void MasterService::AwaitRestoreCompleted() {
   std::unique_lock lock(restore_done_mu_);
   restore_done_cv_.wait(lock, [this] { return RestoreCompleted(); });
+}
+
+void MasterService::RebuildRestoredAllocators() {
+  std::lock_guard lock(restore_regions_mu_);
+  if (restore_regions_.empty()) return;
+  // Each segment's allocations, the shards' lists end to end.
+  RestoredRegions all;
+  for (RestoredRegions& part : restore_regions_) {
+    for (auto& [id, used] : part) {
+      std::vector<cache::OffsetAllocator::UsedRegion>& into = all[id];
+      if (into.empty()) {
+        into = std::move(used);
+      } else {
+        into.insert(into.end(), used.begin(), used.end());
+      }
+    }
+    part = {};
+  }
+  restore_regions_ = {};
+  // A segment none of whose replicas survived the sweep has an empty
+  // allocator; RestoredIds() names every segment still waiting.
+  std::vector<SegmentId> conflicting;
+  for (SegmentId id : segments_.RestoredIds()) {
+    auto it = all.find(id);
+    std::vector<cache::OffsetAllocator::UsedRegion> used;
+    if (it != all.end()) used = std::move(it->second);
+    // A segment whose allocations conflict (two replicas in one range) was
+    // not written by this engine: none of its replicas is trusted.
+    const Status s = segments_.RebuildAllocator(id, std::move(used));
+    if (s.code() == ErrorCode::kCorruptData) conflicting.push_back(id);
+  }
+  for (SegmentId id : conflicting) segments_.ForgetRestored(id);
+  if (!conflicting.empty()) {
+    counters_.restore_dropped_conflict.fetch_add(DropSegmentReplicas(conflicting),
+                                                 std::memory_order_relaxed);
+  }
 }
 
 void MasterService::FillRestoredPolicies() {
