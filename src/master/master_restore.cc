@@ -44,10 +44,12 @@ void MasterService::BeginRestore() {
   // would answer no for them.
   bloom_ready_.store(false, std::memory_order_release);
   restore_chains_.resize(shards_.size());
-  // The key indexes are built once, sorted, at FinishRestore.
+  // The key indexes are built once, sorted, at the completion; the entries'
+  // blocks come from the arena until FinishRestore.
   for (const auto& shard : shards_) {
     std::unique_lock lock(shard->mutex());
     shard->DeferKeyIndex();
+    shard->UseBlockArena(true);
   }
 }
 
@@ -163,6 +165,10 @@ MasterService::RestoreSummary MasterService::FinishRestore(int64_t grace_ms,
   RestoreSummary out;
   out.records = restore_records_;
   restore_scratch_ = {};
+  for (const auto& shard : shards_) {
+    std::unique_lock lock(shard->mutex());
+    shard->UseBlockArena(false);
+  }
   // One sweep, shards in parallel: drop replicas on segments that are not
   // restored (unmounted, or never named by a record), and gather each
   // restored segment's allocations, per shard; the completion rebuilds the

@@ -64,6 +64,10 @@ class ObjectShard {
   // costs a cache miss per tree level, a sorted build one pass.
   void DeferKeyIndex();
   void BuildKeyIndex();
+  // Restore: while on, Create carves the entries' blocks out of the
+  // KeyBlockArena (a restore creates millions in a few seconds); off closes
+  // the chunk being filled.
+  void UseBlockArena(bool on);
   bool key_index_deferred() const { return keys_deferred_; }
   // Makes room for `count` more entries, so that a restore's inserts do not
   // rehash the hash set (each rehash hashes every key again).
@@ -119,6 +123,8 @@ class ObjectShard {
   KeyIndex keys_;               // complete keys → slot, reading the keys from slab_
   bool keys_deferred_ = false;  // between DeferKeyIndex and BuildKeyIndex
   size_t block_bytes_ = 0;      // entries' heap blocks (keys and their rare fields)
+  bool arena_blocks_ = false;   // Create takes blocks from arena_ (UseBlockArena)
+  KeyBlockArena::Cursor arena_;
 };
 
 }  // namespace crescent::master
