@@ -181,10 +181,14 @@ MasterService::RestoreSummary MasterService::FinishRestore(int64_t grace_ms,
     restored.insert(id);
     if (ending) segments_.DeferAllocator(id);
   }
-  std::vector<RestoredRegions> shard_regions(shards_.size());
+  std::vector<std::vector<RestoredRegion>> shard_regions(shards_.size());
   std::atomic<uint64_t> dropped{0};
   ForEachShardInParallel([&](ObjectShard& shard) {
-    RestoredRegions& mine = shard_regions[shard.index()];
+    std::vector<RestoredRegion>& mine = shard_regions[shard.index()];
+    if (ending) {
+      std::shared_lock lock(shard.mutex());
+      mine.reserve(shard.size());  // one replica each, mostly: no regrowth
+    }
     dropped.fetch_add(
         SweepShardReplicas(
             shard, [&](SegmentId s) { return restored.contains(s); },
@@ -192,8 +196,9 @@ MasterService::RestoreSummary MasterService::FinishRestore(int64_t grace_ms,
               if (!ending) return;
               for (size_t i = 0; i < e.num_replicas; ++i) {
                 const ReplicaSlot k = e.replica(i);
-                mine[k.segment].push_back(
-                    {cache::Allocation{k.offset, k.alloc_node, k.alloc_generation}, e.size});
+                mine.push_back(
+                    {k.segment,
+                     {cache::Allocation{k.offset, k.alloc_node, k.alloc_generation}, e.size}});
               }
             }),
         std::memory_order_relaxed);

@@ -75,32 +75,57 @@ void MasterService::AwaitRestoreCompleted() {
 void MasterService::RebuildRestoredAllocators() {
   std::lock_guard lock(restore_regions_mu_);
   if (restore_regions_.empty()) return;
-  // Each segment's allocations, the shards' lists end to end.
-  RestoredRegions all;
-  for (RestoredRegions& part : restore_regions_) {
-    for (auto& [id, used] : part) {
-      std::vector<cache::OffsetAllocator::UsedRegion>& into = all[id];
-      if (into.empty()) {
-        into = std::move(used);
-      } else {
-        into.insert(into.end(), used.begin(), used.end());
-      }
-    }
-    part = {};
-  }
-  restore_regions_ = {};
-  // A segment none of whose replicas survived the sweep has an empty
-  // allocator; RestoredIds() names every segment still waiting.
+  // Each shard's list sorted by segment, then offset, shards in parallel;
+  // then each segment's part of every list merged, in offset order, for its
+  // allocator (OffsetAllocator::Rebuild sorts nothing it is given sorted).
+  auto before = [](const RestoredRegion& a, const RestoredRegion& b) {
+    return a.segment != b.segment ? a.segment < b.segment
+                                  : a.region.allocation.offset < b.region.allocation.offset;
+  };
+  ForEachShardInParallel([&](ObjectShard& shard) {
+    std::vector<RestoredRegion>& mine = restore_regions_[shard.index()];
+    std::sort(mine.begin(), mine.end(), before);
+  });
   std::vector<SegmentId> conflicting;
   for (SegmentId id : segments_.RestoredIds()) {
-    auto it = all.find(id);
+    // Each shard's run of this segment; a heap of their heads by offset.
+    struct Run {
+      const RestoredRegion* at;
+      const RestoredRegion* end;
+    };
+    std::vector<Run> runs;
+    size_t total = 0;
+    for (const std::vector<RestoredRegion>& mine : restore_regions_) {
+      auto [lo, hi] = std::equal_range(mine.begin(), mine.end(), RestoredRegion{id, {}},
+                                       [](const RestoredRegion& a, const RestoredRegion& b) {
+                                         return a.segment < b.segment;
+                                       });
+      if (lo == hi) continue;
+      runs.push_back({&*lo, &*lo + (hi - lo)});
+      total += static_cast<size_t>(hi - lo);
+    }
+    auto later = [](const Run& a, const Run& b) {
+      return a.at->region.allocation.offset > b.at->region.allocation.offset;
+    };
+    std::make_heap(runs.begin(), runs.end(), later);
     std::vector<cache::OffsetAllocator::UsedRegion> used;
-    if (it != all.end()) used = std::move(it->second);
+    used.reserve(total);
+    while (!runs.empty()) {
+      std::pop_heap(runs.begin(), runs.end(), later);
+      Run& r = runs.back();
+      used.push_back(r.at->region);
+      if (++r.at == r.end) {
+        runs.pop_back();
+      } else {
+        std::push_heap(runs.begin(), runs.end(), later);
+      }
+    }
     // A segment whose allocations conflict (two replicas in one range) was
     // not written by this engine: none of its replicas is trusted.
     const Status s = segments_.RebuildAllocator(id, std::move(used));
     if (s.code() == ErrorCode::kCorruptData) conflicting.push_back(id);
   }
+  restore_regions_ = {};
   for (SegmentId id : conflicting) segments_.ForgetRestored(id);
   if (!conflicting.empty()) {
     counters_.restore_dropped_conflict.fetch_add(DropSegmentReplicas(conflicting),

@@ -662,11 +662,13 @@ class MasterService {
   uint64_t restore_records_ = 0;
   std::vector<RestoredChains> restore_chains_;  // by shard index
   // The restored segments' allocations, gathered by FinishRestore's sweep
-  // (by shard, then segment) for RebuildRestoredAllocators; guarded by
-  // restore_regions_mu_.
-  using RestoredRegions =
-      absl::flat_hash_map<SegmentId, std::vector<cache::OffsetAllocator::UsedRegion>>;
-  std::vector<RestoredRegions> restore_regions_;
+  // (a list per shard, each replica's segment and region) for
+  // RebuildRestoredAllocators; guarded by restore_regions_mu_.
+  struct RestoredRegion {
+    SegmentId segment;
+    cache::OffsetAllocator::UsedRegion region;
+  };
+  std::vector<std::vector<RestoredRegion>> restore_regions_;
   std::mutex restore_regions_mu_;
   // Every restored put's admission, in record order, kept until the policy
   // fill (an object replaced or removed later is skipped then): in chunks, a
