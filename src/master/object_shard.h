@@ -40,6 +40,12 @@ class ObjectShard {
 
   // Slot of `key` (pending or complete), or kNoSlot.
   uint32_t Find(std::string_view key, uint64_t hash) const;
+  // Loads the hash set's memory that Find(key, hash) will read (a restore
+  // applying millions of keys: each Find is a cache miss otherwise). Reads the
+  // set's own fields: under the lock, or where no other thread uses the shard.
+  void PrefetchFind(std::string_view key, uint64_t hash) const {
+    index_set_.prefetch(Probe{key, hash});
+  }
   ObjectEntry& entry(uint32_t slot) { return slab_[slot]; }
   const ObjectEntry& entry(uint32_t slot) const { return slab_[slot]; }
   ObjectId IdOf(uint32_t slot) const { return MakeObjectId(index_, slot, slab_[slot].generation); }
