@@ -32,7 +32,7 @@ uint32_t ObjectShard::Create(std::string_view key, uint64_t hash,
     free_slots_.pop_back();
   } else {
     slot = static_cast<uint32_t>(slab_.size());
-    slab_.emplace_back();
+    slab_.EmplaceBack();
   }
   ObjectEntry& e = slab_[slot];
   e.Assign(key, soft_pin_until, replicas, arena_blocks_ ? &arena_ : nullptr);

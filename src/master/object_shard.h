@@ -1,7 +1,7 @@
 // ObjectShard: one lock domain of the master's object index.
 //
-// A shard owns a slab of ObjectEntry (stable addresses; freed slots are reused
-// through a free list and their generation bumped), a hash set of slot numbers
+// A shard owns a slab of ObjectEntry (entry_slab.h: stable addresses; freed
+// slots are reused through a free list and their generation bumped), a hash set of slot numbers
 // keyed by the entries' own key bytes, and a crit-bit index (key_index.h) of the
 // *complete* objects' slots for prefix listing and removal. Both read the key
 // bytes from the entries, so each key is stored once.
@@ -14,13 +14,13 @@
 #include <absl/container/flat_hash_set.h>
 
 #include <cstdint>
-#include <deque>
 #include <functional>
 #include <shared_mutex>
 #include <span>
 #include <string_view>
 #include <vector>
 
+#include "master/entry_slab.h"
 #include "master/key_index.h"
 #include "master/object_entry.h"
 #include "master/object_id.h"
@@ -107,7 +107,7 @@ class ObjectShard {
   };
   struct SlotHash {
     using is_transparent = void;
-    const std::deque<ObjectEntry>* slab;
+    const EntrySlab* slab;
     // The same value as for a Probe of the slot's key: entries keep no hash, so
     // insert and rehash recompute it from the key.
     size_t operator()(uint32_t slot) const { return static_cast<uint32_t>((*slab)[slot].Hash()); }
@@ -115,7 +115,7 @@ class ObjectShard {
   };
   struct SlotEq {
     using is_transparent = void;
-    const std::deque<ObjectEntry>* slab;
+    const EntrySlab* slab;
     bool operator()(uint32_t a, uint32_t b) const { return a == b; }
     bool operator()(uint32_t a, const Probe& p) const { return (*slab)[a].key_view() == p.key; }
     bool operator()(const Probe& p, uint32_t a) const { return (*slab)[a].key_view() == p.key; }
@@ -123,7 +123,7 @@ class ObjectShard {
 
   const uint32_t index_;
   mutable std::shared_mutex mu_;
-  std::deque<ObjectEntry> slab_;
+  EntrySlab slab_;
   std::vector<uint32_t> free_slots_;
   absl::flat_hash_set<uint32_t, SlotHash, SlotEq> index_set_;
   KeyIndex keys_;               // complete keys → slot, reading the keys from slab_
