@@ -50,7 +50,9 @@ class KeyBlockArena {
     return base != nullptr && p >= base && p < base + kReserveBytes;
   }
   // Releases an arena block (Owns(p)).
-  static void Free(char* p) { Instance().Release(static_cast<size_t>(p - base_.load()) / kChunkBytes); }
+  static void Free(char* p) {
+    Instance().Release(static_cast<size_t>(p - base_.load()) / kChunkBytes);
+  }
 
   // Hands out blocks from one chunk at a time.
   class Cursor {
@@ -79,7 +81,7 @@ class KeyBlockArena {
   size_t TakeChunk();
   void Release(size_t chunk);
 
-  static std::atomic<char*> base_;  // the reservation; null until made, or refused
+  static std::atomic<char*> base_;                 // the reservation; null until made, or refused
   std::unique_ptr<std::atomic<uint32_t>[]> live_;  // per chunk: blocks + open cursor
   mutable std::mutex mu_;                          // guards the two below
   std::vector<size_t> free_chunks_;                // emptied chunks, reused first

@@ -96,10 +96,9 @@ void MasterService::RebuildRestoredAllocators() {
     std::vector<Run> runs;
     size_t total = 0;
     for (const std::vector<RestoredRegion>& mine : restore_regions_) {
-      auto [lo, hi] = std::equal_range(mine.begin(), mine.end(), RestoredRegion{id, {}},
-                                       [](const RestoredRegion& a, const RestoredRegion& b) {
-                                         return a.segment < b.segment;
-                                       });
+      auto [lo, hi] = std::equal_range(
+          mine.begin(), mine.end(), RestoredRegion{id, {}},
+          [](const RestoredRegion& a, const RestoredRegion& b) { return a.segment < b.segment; });
       if (lo == hi) continue;
       runs.push_back({&*lo, &*lo + (hi - lo)});
       total += static_cast<size_t>(hi - lo);
