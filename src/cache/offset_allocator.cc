@@ -199,9 +199,13 @@ StatusOr<OffsetAllocator> OffsetAllocator::Rebuild(uint64_t size, OffsetAllocato
   if (!created.ok()) return created.status();
   OffsetAllocator a = std::move(created).value();
   if (used.empty()) return a;
-  std::sort(used.begin(), used.end(), [](const UsedRegion& x, const UsedRegion& y) {
+  auto by_offset = [](const UsedRegion& x, const UsedRegion& y) {
     return x.allocation.offset < y.allocation.offset;
-  });
+  };
+  // A restore hands them over merged in order already.
+  if (!std::is_sorted(used.begin(), used.end(), by_offset)) {
+    std::sort(used.begin(), used.end(), by_offset);
+  }
   const uint64_t gmask = a.granularity() - 1;
   uint64_t slots = 0;
   for (const UsedRegion& u : used) {

@@ -160,14 +160,13 @@ std::string DescribeRestore(const RestoreResult& r) {
   out += " (snapshot " + std::to_string(static_cast<int64_t>(r.snapshot_ms)) + " ms, log " +
          std::to_string(static_cast<int64_t>(r.log_ms)) + " ms, finish " +
          std::to_string(static_cast<int64_t>(r.finish_ms)) + " ms)";
-  if (s.dropped_unmounted + s.dropped_conflict + s.skipped != 0) {
-    out += "; dropped " + std::to_string(s.dropped_unmounted) + " on unmounted segments, " +
-           std::to_string(s.dropped_conflict) + " with conflicting allocations, skipped " +
+  if (s.dropped_unmounted + s.skipped != 0) {
+    out += "; dropped " + std::to_string(s.dropped_unmounted) + " on unmounted segments, skipped " +
            std::to_string(s.skipped) + " records";
   }
   out +=
-      "; segments wait for their nodes to take them over; the eviction order, key indexes and "
-      "Bloom filter are completed while serving";
+      "; segments wait for their nodes to take them over; their allocators, the eviction order, "
+      "key indexes and Bloom filter are completed while serving";
   return out;
 }
 

@@ -12,6 +12,8 @@
 // unmount record would miss it. Segment ids are never reused across this:
 // the table remembers each slot's last id, and a mount after the restore
 // takes the next one.
+#include <absl/container/flat_hash_set.h>
+
 #include <algorithm>
 #include <atomic>
 #include <mutex>
@@ -42,10 +44,12 @@ void MasterService::BeginRestore() {
   // would answer no for them.
   bloom_ready_.store(false, std::memory_order_release);
   restore_chains_.resize(shards_.size());
-  // The key indexes are built once, sorted, at FinishRestore.
+  // The key indexes are built once, sorted, at the completion; the entries'
+  // blocks come from the arena until FinishRestore.
   for (const auto& shard : shards_) {
     std::unique_lock lock(shard->mutex());
     shard->DeferKeyIndex();
+    shard->UseBlockArena(true);
   }
 }
 
@@ -161,47 +165,51 @@ MasterService::RestoreSummary MasterService::FinishRestore(int64_t grace_ms,
   RestoreSummary out;
   out.records = restore_records_;
   restore_scratch_ = {};
+  for (const auto& shard : shards_) {
+    std::unique_lock lock(shard->mutex());
+    shard->UseBlockArena(false);
+  }
   // One sweep, shards in parallel: drop replicas on segments that are not
   // restored (unmounted, or never named by a record), and gather each
-  // restored segment's allocations, per shard, then per segment.
-  using Regions = absl::flat_hash_map<SegmentId, std::vector<cache::OffsetAllocator::UsedRegion>>;
-  Regions regions;
-  for (SegmentId id : segments_.RestoredIds()) regions[id];
-  std::vector<Regions> shard_regions(shards_.size());
+  // restored segment's allocations, per shard; the completion rebuilds the
+  // allocators from them (RebuildRestoredAllocators). From here on a Free on
+  // a restored segment is kept for its rebuilt allocator.
+  // (A second call, with the restore already ended, only sweeps.)
+  const bool ending = restoring_;
+  absl::flat_hash_set<SegmentId> restored;
+  for (SegmentId id : segments_.RestoredIds()) {
+    restored.insert(id);
+    if (ending) segments_.DeferAllocator(id);
+  }
+  std::vector<std::vector<RestoredRegion>> shard_regions(shards_.size());
   std::atomic<uint64_t> dropped{0};
   ForEachShardInParallel([&](ObjectShard& shard) {
-    Regions& mine = shard_regions[shard.index()];
+    std::vector<RestoredRegion>& mine = shard_regions[shard.index()];
+    if (ending) {
+      std::shared_lock lock(shard.mutex());
+      mine.reserve(shard.size());  // one replica each, mostly: no regrowth
+    }
     dropped.fetch_add(
         SweepShardReplicas(
-            shard, [&](SegmentId s) { return regions.contains(s); },
+            shard, [&](SegmentId s) { return restored.contains(s); },
             [&](const ObjectEntry& e) {
+              if (!ending) return;
               for (size_t i = 0; i < e.num_replicas; ++i) {
                 const ReplicaSlot k = e.replica(i);
-                mine[k.segment].push_back(
-                    {cache::Allocation{k.offset, k.alloc_node, k.alloc_generation}, e.size});
+                mine.push_back(
+                    {k.segment,
+                     {cache::Allocation{k.offset, k.alloc_node, k.alloc_generation}, e.size}});
               }
             }),
         std::memory_order_relaxed);
   });
   out.dropped_unmounted = dropped.load(std::memory_order_relaxed);
-  for (Regions& part : shard_regions) {
-    for (auto& [id, used] : part) {
-      std::vector<cache::OffsetAllocator::UsedRegion>& all = regions[id];
-      all.insert(all.end(), used.begin(), used.end());
-    }
-    part = {};
+  if (ending) {
+    std::lock_guard lock(restore_regions_mu_);
+    restore_regions_ = std::move(shard_regions);
   }
-  // A segment whose allocations conflict (two replicas in one range) was not
-  // written by this engine: none of its replicas is trusted.
-  std::vector<SegmentId> conflicting;
-  for (auto& [id, used] : regions) {
-    if (!segments_.RebuildAllocator(id, std::move(used)).ok()) conflicting.push_back(id);
-  }
-  for (SegmentId id : conflicting) segments_.ForgetRestored(id);
-  if (!conflicting.empty()) out.dropped_conflict = DropSegmentReplicas(conflicting);
   segments_.FinishRestore(clock_.NowMs() + grace_ms);
-  const bool ended = restoring_;  // a second call finds nothing more to complete
-  if (restoring_) {
+  if (ending) {
     // What is left is built while the engine serves (master_restore_complete.cc).
     restoring_ = false;
     {
@@ -216,8 +224,7 @@ MasterService::RestoreSummary MasterService::FinishRestore(int64_t grace_ms,
   counters_.restored_objects.store(out.objects, std::memory_order_relaxed);
   counters_.restored_segments.store(out.segments, std::memory_order_relaxed);
   counters_.restore_dropped_unmounted.fetch_add(out.dropped_unmounted, std::memory_order_relaxed);
-  counters_.restore_dropped_conflict.fetch_add(out.dropped_conflict, std::memory_order_relaxed);
-  if (ended && complete_in_background) {
+  if (ending && complete_in_background) {
     if (restore_thread_.joinable()) restore_thread_.join();  // an earlier restore's
     restore_thread_ = std::thread([this] { CompleteRestore(); });
   }

@@ -51,9 +51,11 @@ void MasterService::CompleteRestore() {
   std::lock_guard once(restore_done_mu_);
   if (restore_completed_.load(std::memory_order_acquire)) return;
   const auto start = std::chrono::steady_clock::now();
-  // The policies first: eviction waits for them. An engine being destroyed
+  // The allocators first: a node taking its segment over waits for its one.
+  // Then the policies: eviction waits for them. An engine being destroyed
   // stops between steps (and between chunks of the fill).
-  FillRestoredPolicies();
+  RebuildRestoredAllocators();
+  if (!restore_stop_.load(std::memory_order_relaxed)) FillRestoredPolicies();
   if (!restore_stop_.load(std::memory_order_relaxed)) EnsureKeyIndexes();
   if (!restore_stop_.load(std::memory_order_relaxed)) BuildRestoredBloom();
   counters_.restore_completion_us.store(
@@ -68,6 +70,66 @@ void MasterService::CompleteRestore() {
 void MasterService::AwaitRestoreCompleted() {
   std::unique_lock lock(restore_done_mu_);
   restore_done_cv_.wait(lock, [this] { return RestoreCompleted(); });
+}
+
+void MasterService::RebuildRestoredAllocators() {
+  std::lock_guard lock(restore_regions_mu_);
+  if (restore_regions_.empty()) return;
+  // Each shard's list sorted by segment, then offset, shards in parallel;
+  // then each segment's part of every list merged, in offset order, for its
+  // allocator (OffsetAllocator::Rebuild sorts nothing it is given sorted).
+  auto before = [](const RestoredRegion& a, const RestoredRegion& b) {
+    return a.segment != b.segment ? a.segment < b.segment
+                                  : a.region.allocation.offset < b.region.allocation.offset;
+  };
+  ForEachShardInParallel([&](ObjectShard& shard) {
+    std::vector<RestoredRegion>& mine = restore_regions_[shard.index()];
+    std::sort(mine.begin(), mine.end(), before);
+  });
+  std::vector<SegmentId> conflicting;
+  for (SegmentId id : segments_.RestoredIds()) {
+    // Each shard's run of this segment; a heap of their heads by offset.
+    struct Run {
+      const RestoredRegion* at;
+      const RestoredRegion* end;
+    };
+    std::vector<Run> runs;
+    size_t total = 0;
+    for (const std::vector<RestoredRegion>& mine : restore_regions_) {
+      auto [lo, hi] = std::equal_range(
+          mine.begin(), mine.end(), RestoredRegion{id, {}},
+          [](const RestoredRegion& a, const RestoredRegion& b) { return a.segment < b.segment; });
+      if (lo == hi) continue;
+      runs.push_back({&*lo, &*lo + (hi - lo)});
+      total += static_cast<size_t>(hi - lo);
+    }
+    auto later = [](const Run& a, const Run& b) {
+      return a.at->region.allocation.offset > b.at->region.allocation.offset;
+    };
+    std::make_heap(runs.begin(), runs.end(), later);
+    std::vector<cache::OffsetAllocator::UsedRegion> used;
+    used.reserve(total);
+    while (!runs.empty()) {
+      std::pop_heap(runs.begin(), runs.end(), later);
+      Run& r = runs.back();
+      used.push_back(r.at->region);
+      if (++r.at == r.end) {
+        runs.pop_back();
+      } else {
+        std::push_heap(runs.begin(), runs.end(), later);
+      }
+    }
+    // A segment whose allocations conflict (two replicas in one range) was
+    // not written by this engine: none of its replicas is trusted.
+    const Status s = segments_.RebuildAllocator(id, std::move(used));
+    if (s.code() == ErrorCode::kCorruptData) conflicting.push_back(id);
+  }
+  restore_regions_ = {};
+  for (SegmentId id : conflicting) segments_.ForgetRestored(id);
+  if (!conflicting.empty()) {
+    counters_.restore_dropped_conflict.fetch_add(DropSegmentReplicas(conflicting),
+                                                 std::memory_order_relaxed);
+  }
 }
 
 void MasterService::FillRestoredPolicies() {

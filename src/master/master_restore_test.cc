@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <map>
 #include <random>
@@ -417,6 +418,7 @@ TEST_F(MasterRestoreTest, AnswersAreRightWhileTheRestoreCompletes) {
   m.ApplyRestoredBatch(records);
   m.FinishRestore(5'000, /*complete_in_background=*/false);
   ASSERT_FALSE(m.RestoreCompleted());
+  m.RebuildRestoredAllocators();  // the completion's first step: the take-over waits for it
   ASSERT_TRUE(RemountA(m, nullptr, 64 * 1024).ok());
   // No Bloom filter yet: the index answers, with no false negative.
   for (int i = 0; i < 5; ++i) EXPECT_TRUE(*m.Exists("o" + std::to_string(i))) << i;
@@ -544,11 +546,71 @@ TEST_F(MasterRestoreTest, ConflictingAllocationsDropTheirSegment) {
   forged.key = "q";
   forged.replicas[0].alloc_node += 1;
   records.push_back(forged);
-  MasterService::RestoreSummary summary;
-  auto m = Restored(records, 5'000, &summary);
-  EXPECT_EQ(summary.dropped_conflict, 2u);
-  EXPECT_EQ(summary.objects, 0u);
+  auto m = Restored(records);
+  // Found when the completion rebuilds the allocators, while serving.
+  m->AwaitRestoreCompleted();
+  EXPECT_EQ(m->counters().restore_dropped_conflict.load(), 2u);
+  EXPECT_FALSE(*m->Exists("p"));
   EXPECT_EQ(m->restored_segments_waiting(), 1u) << "seg-b is still restored";
+  // seg-a's node mounts an empty segment: nothing of the dropped one is taken over.
+  bool adopted = true;
+  ASSERT_TRUE(RemountA(*m, &adopted).ok());
+  EXPECT_FALSE(adopted);
+  EXPECT_FALSE(m->GetReplicaList("p").ok());
+}
+
+// The allocators are rebuilt by the completion, while the engine serves: a
+// take-over waits for its segment's, a remove meanwhile leaves its space to
+// the rebuilt allocator, and other segments mount and take puts at once.
+TEST_F(MasterRestoreTest, SegmentsAreTakenOverOnlyOnceTheirAllocatorIsRebuilt) {
+  MountBoth();
+  PutConfig on_a;
+  on_a.preferred_segment = "seg-a";
+  for (int i = 0; i < 8; ++i) ASSERT_TRUE(PutSum("k" + std::to_string(i), 3000, i, on_a).ok());
+  const uint64_t used_by_one = master().Stats().used_bytes / 8;
+  auto restored = MasterService::Create(config_, clock_, &log2_);
+  ASSERT_TRUE(restored.ok());
+  MasterService& m = **restored;
+  m.ApplyRestoredBatch(log_.Decoded());
+  m.FinishRestore(5'000, /*complete_in_background=*/false);
+  // Serving, seg-a's allocator not rebuilt yet: a restored object is removed.
+  ASSERT_TRUE(m.Remove("k3").ok());
+  EXPECT_FALSE(*m.Exists("k3"));
+  // The take-over waits (nothing rebuilds the allocator until the call below).
+  std::atomic<bool> mounted{false};
+  bool adopted = false;
+  StatusOr<SegmentId> id = kNoSegment;
+  std::thread remount([&] {
+    id = RemountA(m, &adopted);
+    mounted.store(true);
+  });
+  // Meanwhile another node mounts, and a put lands there.
+  auto c = m.MountSegment(Spec("seg-c", "node-c", "c:1#e1", 44));
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  PutConfig on_c;
+  on_c.preferred_segment = "seg-c";
+  auto g = m.PutStart("fresh", 3000, on_c);
+  ASSERT_TRUE(g.ok()) << g.status().ToString();
+  ASSERT_TRUE(m.PutEnd("fresh", g->token, 9).ok());
+  EXPECT_TRUE(*m.Exists("fresh"));
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  EXPECT_FALSE(mounted.load()) << "taken over before its allocator was rebuilt";
+  m.RebuildRestoredAllocators();
+  remount.join();
+  ASSERT_TRUE(id.ok()) << id.status().ToString();
+  EXPECT_TRUE(adopted);
+  EXPECT_EQ(*id, seg_a_);
+  for (int i = 0; i < 8; ++i) {
+    EXPECT_EQ(m.GetReplicaList("k" + std::to_string(i)).ok(), i != 3) << i;
+  }
+  // seg-a holds the seven left (k3's space was freed into the rebuilt
+  // allocator), seg-c the new put.
+  EXPECT_EQ(m.Stats().used_bytes, 8 * used_by_one);
+  for (const SegmentInfo& info : m.ListSegments()) {
+    EXPECT_EQ(info.used_bytes, (info.id == seg_a_ ? 7 : 1) * used_by_one) << info.spec.name;
+  }
+  m.CompleteRestore();
+  EXPECT_TRUE(m.RestoreCompleted());
 }
 
 TEST_F(MasterRestoreTest, RecordsThatCannotApplyAreSkipped) {

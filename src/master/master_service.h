@@ -257,27 +257,32 @@ class MasterService {
     uint64_t objects = 0;  // restored, waiting for their segments' nodes
     uint64_t segments = 0;
     uint64_t dropped_unmounted = 0;  // their segments were unmounted or unknown
-    uint64_t dropped_conflict = 0;   // overlapping allocations in one segment
   };
   // Ends the restore: drops the replicas of segments the records unmounted,
-  // rebuilds each restored segment's allocator from its replicas, and makes
+  // gathers each restored segment's allocations from its replicas, and makes
   // the restored segments wait, unmounted, until `grace_ms` from now for their
   // nodes to take them over (MountSegment with `previous`); then they are
   // dropped with their objects. A restored object is readable once one of its
   // segments is taken over.
   //
   // The engine may serve as soon as it returns: every answer is right from
-  // then on. What only speeds answers up or orders eviction is completed after
-  // it (master_restore_complete.cc): the policies filled in record order and
-  // their chain links, each shard's key index, the Bloom filter. By a thread
-  // it starts, or, with `complete_in_background` false, by the caller's
-  // CompleteRestore(). Until then eviction and snapshots wait for the policy
-  // fill (a maintenance pass skips them), a list or prefix remove builds the
-  // key indexes it needs itself, and reads do without the filter.
+  // then on. What only speeds answers up, orders eviction or waits for a node
+  // is completed after it (master_restore_complete.cc): the restored
+  // segments' allocators, rebuilt from those allocations (a take-over waits
+  // for its segment's; a segment whose allocations conflict is dropped then,
+  // counted in restore_dropped_conflict), the policies filled in record order
+  // and their chain links, each shard's key index, the Bloom filter. By a
+  // thread it starts, or, with `complete_in_background` false, by the
+  // caller's CompleteRestore(). Until then eviction and snapshots wait for the
+  // policy fill (a maintenance pass skips them), a list or prefix remove
+  // builds the key indexes it needs itself, and reads do without the filter.
   RestoreSummary FinishRestore(int64_t grace_ms, bool complete_in_background = true);
   // Completes the restore on the caller's thread (FinishRestore with
   // complete_in_background false); returns at once if there is nothing left.
   void CompleteRestore();
+  // CompleteRestore's first step alone (it is a no-op once done): for a test
+  // that takes a segment over before it lets the rest complete.
+  void RebuildRestoredAllocators();
   // Whether the restore's completion has finished; and a wait for it.
   bool RestoreCompleted() const { return restore_completed_.load(std::memory_order_acquire); }
   void AwaitRestoreCompleted();
@@ -656,6 +661,15 @@ class MasterService {
   uint64_t restore_skipped_ = 0;
   uint64_t restore_records_ = 0;
   std::vector<RestoredChains> restore_chains_;  // by shard index
+  // The restored segments' allocations, gathered by FinishRestore's sweep
+  // (a list per shard, each replica's segment and region) for
+  // RebuildRestoredAllocators; guarded by restore_regions_mu_.
+  struct RestoredRegion {
+    SegmentId segment;
+    cache::OffsetAllocator::UsedRegion region;
+  };
+  std::vector<std::vector<RestoredRegion>> restore_regions_;
+  std::mutex restore_regions_mu_;
   // Every restored put's admission, in record order, kept until the policy
   // fill (an object replaced or removed later is skipped then): in chunks, a
   // batch's each, so that millions of them are never copied to grow. Written

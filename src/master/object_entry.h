@@ -39,6 +39,7 @@
 
 #include "common/clock.h"
 #include "common/hash.h"
+#include "master/key_block_arena.h"
 #include "master/types.h"
 
 namespace crescent::master {
@@ -61,7 +62,8 @@ inline constexpr uint64_t kMaxObjectSize = (uint64_t{1} << 40) - 1;
 struct ObjectEntry {
   // Heap block: key_len key bytes; then, at the next multiple of 8 and only when
   // present, the soft-pin deadline (if soft_pinned) and replicas[1..n-1].
-  std::unique_ptr<char[]> block;
+  // From new[], or from a restore's KeyBlockArena: the deleter tells which.
+  std::unique_ptr<char[], BlockDelete> block;
   // replicas[0]'s offset, unpacked so that the entry has no padding.
   uint64_t offset = 0;
   // One word: the object's size (below kMaxObjectSize, which ValidateSize
@@ -119,12 +121,15 @@ struct ObjectEntry {
   }
 
   // (Re)builds the block and the inline replica: `key` (which may point into the
-  // current block), a soft-pin deadline (0: none) and 1..255 replicas.
-  void Assign(std::string_view key, TimeMs soft_pin_until, std::span<const ReplicaSlot> replicas) {
+  // current block), a soft-pin deadline (0: none) and 1..255 replicas. The
+  // block comes from `arena` when given (and it has one), else from new[].
+  void Assign(std::string_view key, TimeMs soft_pin_until, std::span<const ReplicaSlot> replicas,
+              KeyBlockArena::Cursor* arena = nullptr) {
     const bool soft = soft_pin_until != 0;
     const size_t more = replicas.size() - 1;
     const size_t bytes = BlockBytes(key.size(), soft, replicas.size());
-    auto fresh = std::make_unique_for_overwrite<char[]>(bytes);
+    char* raw = arena != nullptr ? arena->Allocate(bytes) : nullptr;
+    std::unique_ptr<char[], BlockDelete> fresh(raw != nullptr ? raw : new char[bytes]);
     std::memcpy(fresh.get(), key.data(), key.size());
     if (soft) std::memcpy(fresh.get() + ExtrasAt(key.size()), &soft_pin_until, sizeof(TimeMs));
     if (more != 0) {

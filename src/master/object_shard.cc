@@ -32,10 +32,10 @@ uint32_t ObjectShard::Create(std::string_view key, uint64_t hash,
     free_slots_.pop_back();
   } else {
     slot = static_cast<uint32_t>(slab_.size());
-    slab_.emplace_back();
+    slab_.EmplaceBack();
   }
   ObjectEntry& e = slab_[slot];
-  e.Assign(key, soft_pin_until, replicas);
+  e.Assign(key, soft_pin_until, replicas, arena_blocks_ ? &arena_ : nullptr);
   e.state = EntryState::kPending;
   e.checksum = 0;
   e.lease_until.store(0, std::memory_order_relaxed);
@@ -111,6 +111,11 @@ void ObjectShard::BuildKeyIndex() {
   items = {};
   keys_.Build(slots, [this](uint32_t s) { return slab_[s].key_view(); });
   keys_deferred_ = false;
+}
+
+void ObjectShard::UseBlockArena(bool on) {
+  arena_blocks_ = on;
+  if (!on) arena_.Close();
 }
 
 void ObjectShard::Reserve(size_t count) { index_set_.reserve(index_set_.size() + count); }

@@ -1,7 +1,7 @@
 // ObjectShard: one lock domain of the master's object index.
 //
-// A shard owns a slab of ObjectEntry (stable addresses; freed slots are reused
-// through a free list and their generation bumped), a hash set of slot numbers
+// A shard owns a slab of ObjectEntry (entry_slab.h: stable addresses; freed
+// slots are reused through a free list and their generation bumped), a hash set of slot numbers
 // keyed by the entries' own key bytes, and a crit-bit index (key_index.h) of the
 // *complete* objects' slots for prefix listing and removal. Both read the key
 // bytes from the entries, so each key is stored once.
@@ -14,13 +14,13 @@
 #include <absl/container/flat_hash_set.h>
 
 #include <cstdint>
-#include <deque>
 #include <functional>
 #include <shared_mutex>
 #include <span>
 #include <string_view>
 #include <vector>
 
+#include "master/entry_slab.h"
 #include "master/key_index.h"
 #include "master/object_entry.h"
 #include "master/object_id.h"
@@ -40,6 +40,12 @@ class ObjectShard {
 
   // Slot of `key` (pending or complete), or kNoSlot.
   uint32_t Find(std::string_view key, uint64_t hash) const;
+  // Loads the hash set's memory that Find(key, hash) will read (a restore
+  // applying millions of keys: each Find is a cache miss otherwise). Reads the
+  // set's own fields: under the lock, or where no other thread uses the shard.
+  void PrefetchFind(std::string_view key, uint64_t hash) const {
+    index_set_.prefetch(Probe{key, hash});
+  }
   ObjectEntry& entry(uint32_t slot) { return slab_[slot]; }
   const ObjectEntry& entry(uint32_t slot) const { return slab_[slot]; }
   ObjectId IdOf(uint32_t slot) const { return MakeObjectId(index_, slot, slab_[slot].generation); }
@@ -64,6 +70,10 @@ class ObjectShard {
   // costs a cache miss per tree level, a sorted build one pass.
   void DeferKeyIndex();
   void BuildKeyIndex();
+  // Restore: while on, Create carves the entries' blocks out of the
+  // KeyBlockArena (a restore creates millions in a few seconds); off closes
+  // the chunk being filled.
+  void UseBlockArena(bool on);
   bool key_index_deferred() const { return keys_deferred_; }
   // Makes room for `count` more entries, so that a restore's inserts do not
   // rehash the hash set (each rehash hashes every key again).
@@ -97,7 +107,7 @@ class ObjectShard {
   };
   struct SlotHash {
     using is_transparent = void;
-    const std::deque<ObjectEntry>* slab;
+    const EntrySlab* slab;
     // The same value as for a Probe of the slot's key: entries keep no hash, so
     // insert and rehash recompute it from the key.
     size_t operator()(uint32_t slot) const { return static_cast<uint32_t>((*slab)[slot].Hash()); }
@@ -105,7 +115,7 @@ class ObjectShard {
   };
   struct SlotEq {
     using is_transparent = void;
-    const std::deque<ObjectEntry>* slab;
+    const EntrySlab* slab;
     bool operator()(uint32_t a, uint32_t b) const { return a == b; }
     bool operator()(uint32_t a, const Probe& p) const { return (*slab)[a].key_view() == p.key; }
     bool operator()(const Probe& p, uint32_t a) const { return (*slab)[a].key_view() == p.key; }
@@ -113,12 +123,14 @@ class ObjectShard {
 
   const uint32_t index_;
   mutable std::shared_mutex mu_;
-  std::deque<ObjectEntry> slab_;
+  EntrySlab slab_;
   std::vector<uint32_t> free_slots_;
   absl::flat_hash_set<uint32_t, SlotHash, SlotEq> index_set_;
   KeyIndex keys_;               // complete keys → slot, reading the keys from slab_
   bool keys_deferred_ = false;  // between DeferKeyIndex and BuildKeyIndex
   size_t block_bytes_ = 0;      // entries' heap blocks (keys and their rare fields)
+  bool arena_blocks_ = false;   // Create takes blocks from arena_ (UseBlockArena)
+  KeyBlockArena::Cursor arena_;
 };
 
 }  // namespace crescent::master

@@ -34,7 +34,14 @@ StatusOr<SegmentTable::MountResult> SegmentTable::Mount(
     return Status(ErrorCode::kInvalidSize, "segment capacity " + std::to_string(spec.capacity) +
                                                " is below the allocation alignment");
   }
-  std::lock_guard lock(mu_);
+  std::unique_lock lock(mu_);
+  // A restored segment of this name whose allocator the restore's completion
+  // is still rebuilding: whether this mount takes it over or not, wait.
+  allocator_ready_.wait(lock, [&] {
+    auto r = restored_.find(spec.name);
+    const Segment* old = r == restored_.end() ? nullptr : Get(r->second.id);
+    return old == nullptr || !old->allocator_deferred;
+  });
   if (auto it = by_name_.find(spec.name); it != by_name_.end()) {
     // A persistent segment's file is held (flock) by one process at a time:
     // a node that mounts it has the file, so the process that mounted it
@@ -124,6 +131,11 @@ void SegmentTable::DropRestoredLocked(SegmentId id) {
     restored_.erase(it);
   }
   seg->allocator.reset();
+  if (seg->allocator_deferred) {
+    seg->allocator_deferred = false;
+    seg->deferred_frees = {};
+    allocator_ready_.notify_all();
+  }
   if (restore_finished_) free_slots_.push_back(SlotOf(id));
 }
 
@@ -164,18 +176,39 @@ bool SegmentTable::IsRestoredLocked(SegmentId id) const {
   return it != restored_.end() && it->second.id == id;
 }
 
+void SegmentTable::DeferAllocator(SegmentId id) {
+  std::lock_guard lock(mu_);
+  if (!IsRestoredLocked(id)) return;
+  Segment* seg = Get(id);
+  seg->allocator.reset();
+  seg->allocator_deferred = true;
+}
+
 Status SegmentTable::RebuildAllocator(SegmentId id,
                                       std::vector<cache::OffsetAllocator::UsedRegion> used) {
-  std::lock_guard lock(mu_);
-  if (!IsRestoredLocked(id)) {
-    return Status(ErrorCode::kSegmentNotFound,
-                  "segment " + std::to_string(id) + " is not restored");
+  uint64_t capacity = 0;
+  {
+    std::lock_guard lock(mu_);
+    if (!IsRestoredLocked(id)) {
+      return Status(ErrorCode::kSegmentNotFound,
+                    "segment " + std::to_string(id) + " is not restored");
+    }
+    capacity = Get(id)->spec.capacity;  // immutable
   }
-  Segment* seg = Get(id);
-  auto alloc = cache::OffsetAllocator::Rebuild(seg->spec.capacity, {config_.allocation_alignment},
-                                               std::move(used));
+  auto alloc =
+      cache::OffsetAllocator::Rebuild(capacity, {config_.allocation_alignment}, std::move(used));
   if (!alloc.ok()) return alloc.status();
+  std::lock_guard lock(mu_);
+  // Dropped meanwhile (expired, or replaced by a mount with new memory).
+  if (!IsRestoredLocked(id)) return Status::Ok();
+  Segment* seg = Get(id);
   seg->allocator = std::make_unique<cache::OffsetAllocator>(std::move(alloc).value());
+  for (const cache::Allocation& a : seg->deferred_frees) (void)seg->allocator->Free(a);
+  seg->deferred_frees = {};
+  if (seg->allocator_deferred) {
+    seg->allocator_deferred = false;
+    allocator_ready_.notify_all();
+  }
   return Status::Ok();
 }
 
@@ -401,6 +434,10 @@ std::vector<ReplicaSlot> SegmentTable::Allocate(uint64_t size, uint32_t count,
 void SegmentTable::Free(const ReplicaSlot& replica) {
   std::lock_guard lock(mu_);
   Segment* seg = Get(replica.segment);
+  if (seg != nullptr && seg->allocator_deferred) {
+    seg->deferred_frees.push_back({replica.offset, replica.alloc_node, replica.alloc_generation});
+    return;
+  }
   if (seg == nullptr || !seg->allocator) return;
   uint64_t before = seg->allocator->used_bytes();
   (void)seg->allocator->Free(
@@ -425,7 +462,7 @@ std::string SegmentTable::OwnerOf(SegmentId id) const {
 bool SegmentTable::HasSpace(SegmentId id) const {
   std::lock_guard lock(mu_);
   const Segment* seg = Get(id);
-  return seg != nullptr && seg->allocator != nullptr;
+  return seg != nullptr && (seg->allocator != nullptr || seg->allocator_deferred);
 }
 
 bool SegmentTable::IsMounted(SegmentId id) const {

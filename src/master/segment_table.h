@@ -19,6 +19,7 @@
 #include <absl/container/flat_hash_map.h>
 
 #include <atomic>
+#include <condition_variable>
 #include <deque>
 #include <functional>
 #include <memory>
@@ -122,8 +123,19 @@ class SegmentTable {
   SegmentId Restore(SegmentId id, const SegmentSpec& spec);
   // The log says `id` was unmounted: it is no longer restored.
   void ForgetRestored(SegmentId id);
+  // Restored segment `id` gets its allocator later (RebuildAllocator, by the
+  // restore's completion, while the engine serves). Meanwhile it has space
+  // (HasSpace), a Free on it is kept and applied to the rebuilt allocator
+  // (the replicas' allocations were gathered before it), and a Mount that
+  // would take it over waits for it: its objects are not readable before
+  // that mount anyway.
+  void DeferAllocator(SegmentId id);
   // Gives restored segment `id` its allocator, rebuilt from its replicas'
-  // allocations; kCorruptData when they conflict (the caller drops them).
+  // allocations (built without mu_: sorting millions of them takes seconds),
+  // then the Frees kept since DeferAllocator; kCorruptData when they conflict
+  // (the caller drops the segment: its deferral ends with ForgetRestored).
+  // A segment no longer restored (expired or replaced meanwhile) is left as
+  // it is.
   Status RebuildAllocator(SegmentId id, std::vector<cache::OffsetAllocator::UsedRegion> used);
   // The restore is over: segments never used since slot reuse starts, and
   // restored ones wait until `deadline` (then ExpireRestored drops them).
@@ -172,6 +184,10 @@ class SegmentTable {
     SegmentSpec spec;
     std::atomic<bool> mounted{true};
     std::unique_ptr<cache::OffsetAllocator> allocator;  // null once unmounted
+    // Restored, its allocator not rebuilt yet (DeferAllocator): the Frees
+    // meanwhile, for the rebuilt one.
+    bool allocator_deferred = false;
+    std::vector<cache::Allocation> deferred_frees;
   };
   struct Node {
     TimeMs last_heartbeat = 0;
@@ -195,6 +211,9 @@ class SegmentTable {
   const MasterConfig& config_;
   const Clock& clock_;
   mutable std::mutex mu_;
+  // Signalled (under mu_) when a deferred allocator is installed or its
+  // segment dropped: a Mount taking the segment over waits for it.
+  std::condition_variable allocator_ready_;
   std::unique_ptr<std::atomic<Segment*>[]> by_id_;       // index = slot (id & 0xffff)
   uint32_t next_slot_ = 1;                               // slots never used yet start here
   std::deque<uint32_t> free_slots_;                      // unmounted slots, oldest first
