@@ -38,7 +38,7 @@ namespace crescent::master {
 class KeyBlockArena {
  public:
   static constexpr size_t kChunkBytes = size_t{256} << 10;
-  static constexpr size_t kReserveBytes = size_t{64} << 30;  // address space, not memory
+  static constexpr size_t kReserveBytes = size_t{16} << 30;  // address space, not memory
   static constexpr size_t kChunks = kReserveBytes / kChunkBytes;
 
   // The process's arena, reserved on first use.

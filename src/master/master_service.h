@@ -276,6 +276,9 @@ class MasterService {
   // caller's CompleteRestore(). Until then eviction and snapshots wait for the
   // policy fill (a maintenance pass skips them), a list or prefix remove
   // builds the key indexes it needs itself, and reads do without the filter.
+  // With `complete_in_background` false the caller must call CompleteRestore()
+  // (or at least RebuildRestoredAllocators()) before a node takes a restored
+  // segment over: a take-over waits for its segment's rebuilt allocator.
   RestoreSummary FinishRestore(int64_t grace_ms, bool complete_in_background = true);
   // Completes the restore on the caller's thread (FinishRestore with
   // complete_in_background false); returns at once if there is nothing left.
