@@ -35,7 +35,7 @@ struct ControlServerOptions {
   uint64_t instance = 0;           // answered by Hello
   // After each request (or other work), an I/O thread polls all of its
   // connections this long before it sleeps (docs/network.md); 0: never.
-  int spin_us = 50;
+  int spin_us = 200;
 };
 
 class ControlServer {

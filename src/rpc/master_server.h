@@ -48,7 +48,7 @@ struct MasterServerOptions {
   bool acks_wait_for_sync = false;
   // The lean protocol's threads poll their connections this long after each
   // answer before they sleep (ControlServerOptions::spin_us); 0: never.
-  int control_spin_us = 50;
+  int control_spin_us = 200;
   // Time every call and count its reply's errors (server_metrics.h). Off
   // only to measure what that costs (`crescent bench --no-rpc-metrics`).
   bool record_metrics = true;
