@@ -53,13 +53,12 @@ PhaseResult Reference(const char* system, const char* op, uint64_t size, int n,
 
 StatusOr<RepSample> TcpStreamsOnce(int streams, uint64_t size, uint64_t objects,
                                    std::span<const std::byte> source,
-                                   const std::string& congestion, uint64_t dest_objects) {
+                                   const std::string& congestion) {
   StatusOr<std::vector<std::unique_ptr<SocketPair>>> pairs = LoopbackPairs(streams, congestion);
   if (!pairs.ok()) return pairs.status();
   const uint64_t per_stream = objects * size;
-  const uint64_t region = std::max<uint64_t>(1, dest_objects) * size;
   std::vector<std::unique_ptr<Buffer>> recv_bufs;
-  for (int i = 0; i < streams; ++i) recv_bufs.push_back(std::make_unique<Buffer>(region));
+  for (int i = 0; i < streams; ++i) recv_bufs.push_back(std::make_unique<Buffer>(size));
   std::vector<uint64_t> received(size_t(streams), 0);
   // Receivers run on their own threads; the timed senders are the "clients".
   std::vector<std::thread> receivers;
@@ -67,14 +66,11 @@ StatusOr<RepSample> TcpStreamsOnce(int streams, uint64_t size, uint64_t objects,
   for (int i = 0; i < streams; ++i) {
     receivers.emplace_back([&, i] {
       const int fd = (*pairs)[size_t(i)]->server;
-      uint64_t at = 0;  // where in the receiver's region the next byte lands
       while (received[size_t(i)] < per_stream) {
-        const uint64_t want =
-            std::min<uint64_t>({size, region - at, per_stream - received[size_t(i)]});
-        ssize_t r = read(fd, recv_bufs[size_t(i)]->data() + at, want);
+        ssize_t r = read(fd, recv_bufs[size_t(i)]->data(),
+                         std::min<uint64_t>(size, per_stream - received[size_t(i)]));
         if (r <= 0) break;
         received[size_t(i)] += uint64_t(r);
-        at = (at + uint64_t(r)) % region;
       }
       done[size_t(i)] = Clock::now();
     });

@@ -23,14 +23,9 @@ StatusOr<std::vector<PhaseResult>> MeasureTcpStreams(const WorkloadOptions& opti
 // One repetition of `streams` streams at once: each writes `objects` objects of
 // `size` bytes, cycling through `source`, to a receiver thread of its own;
 // timed until the last receiver has every byte.
-// `streams` loopback streams, each sending `objects` objects of `size` bytes
-// out of `source` (cycled through object by object) into a receiver that
-// reads them into a region of `dest_objects` objects, walked in order (1: one
-// warm object-sized buffer, as the baseline's; more: as a store node lands a
-// batch's objects in distinct memory).
 StatusOr<RepSample> TcpStreamsOnce(int streams, uint64_t size, uint64_t objects,
                                    std::span<const std::byte> source,
-                                   const std::string& congestion = "", uint64_t dest_objects = 1);
+                                   const std::string& congestion = "");
 // One "copy" result per (size, thread count) for threads in {1, clients}.
 std::vector<PhaseResult> MeasureMemcpy(const WorkloadOptions& options);
 

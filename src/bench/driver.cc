@@ -192,13 +192,11 @@ StatusOr<std::vector<PhaseResult>> RunPutGet(std::span<const Contender> contende
   for (uint64_t size : o.sizes) {
     const uint64_t n = o.OpsFor(size);
     const uint64_t nb = std::max<uint64_t>(kMinBatchCalls, n / uint64_t(batch));
-    // The raw stream sends from as many object slots as a batch call fills
-    // (the client's buffer slots), as Crescent's batch put does.
-    const Buffer stream_source(uint64_t(batch) * size);
+    const Buffer stream_source(size);
     struct Side {
       std::vector<RepSample> reps[kPutGetPhases];
       std::vector<RepSample> copies[2];  // beside get, beside batch_get
-      std::vector<RepSample> streams[2];  // beside batch_put, beside batch_get
+      std::vector<RepSample> streams;    // beside the batch phases
     };
     std::vector<Side> sides(n_sides);
     for (int rep = 0; rep < o.reps; ++rep) {
@@ -228,19 +226,14 @@ StatusOr<std::vector<PhaseResult>> RunPutGet(std::span<const Contender> contende
                          SizeLabel(size) + " rep " + std::to_string(rep + 1));
             }
           }
-          if (is_batch && contenders[k].stream_beside_batches) {
-            // As many objects per stream as each client's batch phase moves,
-            // out of the client's slots, landing where that phase lands them:
-            // a batch put in as many distinct objects of memory (a store
-            // node's), a batch get in the client's slots of one call.
-            const bool put = op == Op::kBatchPut;
-            StatusOr<RepSample> s =
-                TcpStreamsOnce(o.clients, size, nb * uint64_t(batch), stream_source.bytes(),
-                               o.tcp_congestion, put ? nb * uint64_t(batch) : uint64_t(batch));
+          if (op == Op::kBatchPut && contenders[k].stream_beside_batches) {
+            // As many objects per stream as each client's batch phases move.
+            StatusOr<RepSample> s = TcpStreamsOnce(o.clients, size, nb * uint64_t(batch),
+                                                   stream_source.bytes(), o.tcp_congestion);
             if (!s.ok()) return s.status();
-            side.streams[put ? 0 : 1].push_back(std::move(s.value()));
-            if (o.on_phase) o.on_phase(std::string("raw tcp as ") + (put ? "batch put " : "batch get ") +
-                                       SizeLabel(size) + " rep " + std::to_string(rep + 1));
+            side.streams.push_back(std::move(s.value()));
+            if (o.on_phase) o.on_phase("raw tcp as batch " + SizeLabel(size) + " rep " +
+                                       std::to_string(rep + 1));
           }
           std::vector<RepSample> per(static_cast<size_t>(o.clients));
           const double secs = RunParallel(o.clients, [&](int c) {
@@ -294,16 +287,14 @@ StatusOr<std::vector<PhaseResult>> RunPutGet(std::span<const Contender> contende
         }
       }
       if (contenders[k].stream_beside_batches) {
-        for (int g = 0; g < 2; ++g) {
-          PhaseResult r;
-          r.system = "tcp";
-          r.op = g ? "stream_as_batch_get" : "stream_as_batch_put";
-          r.size = size;
-          r.clients = o.clients;
-          r = Summarize(r, sides[k].streams[g]);
-          r.side_by_side = true;
-          out.push_back(std::move(r));
-        }
+        PhaseResult r;
+        r.system = "tcp";
+        r.op = "stream_as_batch";
+        r.size = size;
+        r.clients = o.clients;
+        r = Summarize(r, sides[k].streams);
+        r.side_by_side = true;
+        out.push_back(std::move(r));
       }
     }
   }

@@ -25,12 +25,8 @@
 // (PairedRatio) cancels the drift, and the median of those ratios is what the
 // targets use. A contender with stream_beside_batches has a raw loopback
 // stream (baseline.h TcpStreamsOnce: the same clients, each moving as many
-// objects of the size as its batch phase, out of one batch call's slots) run
-// before each of its batch phases, landing where that phase lands its bytes:
-// for batch put in as many distinct object slots as the phase moves (a store
-// node writes each object to memory of its own), for batch get in one batch
-// call's slots (the client's buffers). Rows system "tcp", op
-// "stream_as_batch_put" and "stream_as_batch_get".
+// objects of the size as its batch phases) run before its batch put phase:
+// rows system "tcp", op "stream_as_batch".
 //
 // exists, per batch size and miss ratio: each call asks `batch` keys of which
 // round(batch × miss) were never stored; every call checks the present count.

@@ -175,15 +175,12 @@ std::string HowRedisMeasured(const WorkloadOptions& o, const std::string& versio
 
 std::string HowStreamBesideBatchesMeasured(const WorkloadOptions& o) {
   const std::string cc = o.tcp_congestion.empty() ? "the system's" : o.tcp_congestion;
-  return "how measured: each tcp stream_as_batch_put (stream_as_batch_get) row ran right "
-         "before that size's batch_put (batch_get) phase in every repetition: " +
+  return "how measured: each tcp stream_as_batch row ran right before that size's batch_put "
+         "phase in every repetition: " +
          std::to_string(o.clients) +
          " loopback TCP stream(s) as in the baseline (congestion control " + cc +
-         "), each moving as many objects of the size as one client's batch phase moves, "
-         "one-way, out of as many object slots as one batch call fills (the client's), into a "
-         "region walked in order of as many distinct object slots as the phase moves for the "
-         "put (a store node lands each object in memory of its own) or as one batch call fills "
-         "for the get (the client's slots); the batch put and batch get "
+         "), each moving as many objects of the size as one client's batch put phase moves, "
+         "one-way, from a warm object-sized buffer into another; the batch put and batch get "
          "targets against the raw stream are the median over the repetitions of that "
          "repetition's ratio.\n";
 }
@@ -290,9 +287,7 @@ std::vector<TargetCheck> CheckTargets(const std::vector<PhaseResult>& all) {
       // the baseline's, measured before every phase.
       const bool batch = r.batch > 1;
       const double target = batch ? kBatchVsRawTcp : kSingleVsRawTcp;
-      const bool is_put = r.op == "put" || r.op == "batch_put";
-      if (const PhaseResult* raw = Find(all, "tcp", is_put ? "stream_as_batch_put"
-                                                           : "stream_as_batch_get", r.size, r.clients)) {
+      if (const PhaseResult* raw = Find(all, "tcp", "stream_as_batch", r.size, r.clients)) {
         versus(label + " vs raw TCP beside it", r, *raw, false, target);
       } else if (const PhaseResult* raw0 = Find(all, "tcp", "stream", r.size, r.clients)) {
         versus(label + " vs raw TCP (baseline)", r, *raw0, false, target);
