@@ -1,12 +1,12 @@
 #include "bench/driver.h"
 
-#include "bench/baseline.h"
-
 #include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <memory>
 #include <string>
+
+#include "bench/baseline.h"
 
 namespace crescent::bench {
 
@@ -98,10 +98,6 @@ void RunCopies(std::byte* buffer, const Buffer& source, uint64_t size, uint64_t 
   s.items += calls * uint64_t(per_call);
   s.bytes_requested += calls * uint64_t(per_call) * size;
   s.bytes_moved += calls * uint64_t(per_call) * size;
-}
-
-double GbPerS(const RepSample& s) {
-  return s.seconds > 0 ? static_cast<double>(s.bytes_moved) / s.seconds / 1e9 : 0;
 }
 
 void AppendPutGetRows(const std::string& system, uint64_t size, int clients, int batch,
@@ -299,11 +295,6 @@ StatusOr<std::vector<PhaseResult>> RunPutGet(std::span<const Contender> contende
     }
   }
   return out;
-}
-
-StatusOr<std::vector<PhaseResult>> RunPutGet(Backend& b, const WorkloadOptions& o) {
-  const Contender one{&b, o.memcpy_beside_gets, false};
-  return RunPutGet({&one, 1}, o);
 }
 
 StatusOr<std::vector<PhaseResult>> RunExists(std::span<Backend* const> backends,

@@ -7,7 +7,7 @@
 // call), batch get; then the keys are removed, untimed. Every get checks a stamp
 // written into the object by its put, so moved bytes are verified bytes.
 //
-// With options.memcpy_beside_gets, each repetition's get and batch_get phases
+// With Contender::memcpy_beside_gets, each repetition's get and batch_get phases
 // are preceded by a memcpy phase of the same shape: the same client threads,
 // the same number of calls of the same number of objects of the same size,
 // into the same buffer slots (so the destination is as warm for both), out of
@@ -56,8 +56,6 @@ struct Contender {
 // connections with buffers; each contender's keys are its own.
 StatusOr<std::vector<PhaseResult>> RunPutGet(std::span<const Contender> contenders,
                                              const WorkloadOptions& options);
-// One backend, with a memcpy beside its gets if options.memcpy_beside_gets.
-StatusOr<std::vector<PhaseResult>> RunPutGet(Backend& backend, const WorkloadOptions& options);
 // exists (op kExists) or prefix (kPrefix) for every batch × miss, the
 // backends side by side as in RunPutGet.
 StatusOr<std::vector<PhaseResult>> RunExists(std::span<Backend* const> backends,

@@ -35,10 +35,6 @@ struct WorkloadOptions {
   // Crescent's hot control calls use the lean control protocol
   // (ClientConfig::lean_control); false: gRPC, to measure what it gains.
   bool lean_control = true;
-  // put-get: right before each repetition's get and batch_get phases, the
-  // same client threads memcpy as many objects of the same size into the same
-  // buffers (driver.h), as the reference those phases are judged against.
-  bool memcpy_beside_gets = false;
   // Called after each measured phase with a label, for a progress bar.
   std::function<void(const std::string&)> on_phase;
 

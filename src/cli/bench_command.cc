@@ -344,9 +344,7 @@ int RunBench(Mode mode, const BenchFlags& f) {
       std::vector<std::unique_ptr<CrescentBackend>> backends;
       std::vector<Contender> contenders;
       for (const std::string& t : transports) {
-        WorkloadOptions to = o;
-        to.memcpy_beside_gets = t == "shm";
-        backends.push_back(Must(CrescentBackend::Connect(master, to, t == "shm", f.lanes), "connect"));
+        backends.push_back(Must(CrescentBackend::Connect(master, o, t == "shm", f.lanes), "connect"));
         contenders.push_back({backends.back().get(), t == "shm", t == "tcp"});
       }
       if (redis_putget) contenders.push_back({redis_putget.get(), false, false});
@@ -362,10 +360,8 @@ int RunBench(Mode mode, const BenchFlags& f) {
         for (const auto& r : mine) doc["put_get"].push_back(ToJson(r));
         text << "\n== put-get: crescent over " << t << " ==\n" << RenderPutGet(mine);
         if (t == "shm") {
-          WorkloadOptions to = o;
-          to.memcpy_beside_gets = true;
-          text << HowMemcpyBesideGetsMeasured(to);
-          doc["references"]["memcpy_beside_shm_gets"] = HowMemcpyBesideGetsMeasured(to);
+          text << HowMemcpyBesideGetsMeasured(o);
+          doc["references"]["memcpy_beside_shm_gets"] = HowMemcpyBesideGetsMeasured(o);
         } else {
           text << HowStreamBesideBatchesMeasured(o);
           doc["references"]["stream_beside_tcp_batches"] = HowStreamBesideBatchesMeasured(o);
