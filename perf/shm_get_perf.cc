@@ -11,7 +11,8 @@
 // --pin 1 puts the client thread on CPU 0 and every other thread (the
 // master's, the store node's) on CPU 1, so that the client never shares a CPU
 // with the master: what a get costs where the master runs beside it rather
-// than on its CPU. --server-spin-us sets the master's --control-spin-us.
+// than on its CPU. --server-spin-us and --server-spin-max-us set the master's
+// --control-spin-us and --control-spin-max-us.
 //
 //   build/bin/shm_get_perf --size 1048576 --objects 128 --reps 7 [--no-verify 1]
 #include <sched.h>
@@ -38,7 +39,8 @@ struct Flags {
   bool verify = true;
   int loops = 1;            // get phases per repetition (a longer run to profile)
   bool pin = false;         // the client thread on CPU 0, every other thread on CPU 1
-  int server_spin_us = -1;  // the master's --control-spin-us (-1: its default)
+  int server_spin_us = -1;      // the master's --control-spin-us (-1: its default)
+  int server_spin_max_us = -1;  // the master's --control-spin-max-us (-1: its default)
 };
 
 struct Phase {
@@ -58,6 +60,7 @@ int Run(const Flags& f) {
   o.store_nodes = 1;
   o.segment_size = total + total / 4 + (4 << 20);
   if (f.server_spin_us >= 0) o.master.rpc.control_spin_us = f.server_spin_us;
+  if (f.server_spin_max_us >= 0) o.master.rpc.control_spin_max_us = f.server_spin_max_us;
   auto cluster = server::LocalCluster::Start(o);
   if (!cluster.ok()) {
     std::fprintf(stderr, "cluster: %s\n", cluster.status().ToString().c_str());
@@ -180,10 +183,12 @@ int main(int argc, char** argv) {
       f.pin = v != "0";
     else if (k == "--server-spin-us")
       f.server_spin_us = std::stoi(v);
+    else if (k == "--server-spin-max-us")
+      f.server_spin_max_us = std::stoi(v);
     else {
       std::fprintf(stderr,
                    "usage: shm_get_perf [--size BYTES] [--objects N] [--reps N] [--no-verify 0|1] "
-                   "[--loops N] [--pin 0|1] [--server-spin-us N]\n");
+                   "[--loops N] [--pin 0|1] [--server-spin-us N] [--server-spin-max-us N]\n");
       return 2;
     }
   }

@@ -22,11 +22,17 @@ void MasterFlags::Add(CLI::App& app) {
       ->capture_default_str()
       ->check(CLI::Range(-1, 65535));
   app.add_option("--control-spin-us", server.control_spin_us,
-                 "After answering lean control calls, poll the connections this long for the "
-                 "next ones before sleeping (0: never; waking a thread costs more than a call on "
-                 "VMs)")
+                 "After answering lean control calls, poll the connections at least this long for "
+                 "the next ones before sleeping (0: never; waking a thread costs more than a call "
+                 "on VMs)")
       ->capture_default_str()
       ->check(CLI::Range(0, 10000));
+  app.add_option("--control-spin-max-us", server.control_spin_max_us,
+                 "Stretch that poll up to this long when the gaps between a client's calls are "
+                 "longer (a same-host get copying megabytes between them); a longer gap sets it "
+                 "back (docs/network.md)")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 100000));
   app.add_option("--control-socket", server.control_socket,
                  "Also serve the lean control protocol on this Unix socket path, which clients "
                  "on this host then use instead of TCP");

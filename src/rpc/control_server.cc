@@ -6,7 +6,6 @@
 // that, then reads again.
 #include "rpc/control_server.h"
 
-#include <sched.h>
 
 #include <algorithm>
 #include <array>
@@ -76,32 +75,6 @@ class ConnectionGuard {
   void* key_;
   RpcServerMetrics* metrics_;
 };
-
-// Runs `io` until it is stopped, polling it for `spin` after each handler
-// before the thread sleeps in the reactor. The next request of a busy client
-// often follows within microseconds: polled for, it is read at once, and the
-// client's write wakes no sleeping thread (on a small VM that wake-up, an
-// inter-processor interrupt to a halted vCPU, costs 5 to 40 µs). Polling the
-// io_context, rather than one socket, serves every connection of the thread
-// alike. Each empty poll yields the CPU: a socket's wake-up may have put this
-// thread on its client's CPU (the kernel places the woken reader beside the
-// writer where it knows no shared cache, as on small VMs), and a poll that does
-// not yield keeps that client off it for the whole spin (docs/network.md,
-// "Polling and the shared CPU").
-void RunPolling(asio::io_context& io, std::chrono::microseconds spin) {
-  using Clock = std::chrono::steady_clock;
-  auto work = asio::make_work_guard(io);
-  Clock::time_point until = Clock::now() + spin;
-  while (!io.stopped()) {
-    if (io.poll() > 0) {
-      until = Clock::now() + spin;
-    } else if (Clock::now() < until) {
-      sched_yield();
-    } else if (io.run_one() > 0) {  // sleeps until something is ready
-      until = Clock::now() + spin;
-    }
-  }
-}
 
 // Appends an error answer to `out`.
 void AppendError(const crescent::Status& s, uint64_t request_id, std::string& out) {
@@ -364,11 +337,10 @@ StatusOr<std::unique_ptr<ControlServer>> ControlServer::Start(const ControlServe
     asio::co_spawn(*impl->ios[0], impl->Accept(*impl->unix_acceptor), IgnoreException);
   }
   asio::co_spawn(*impl->ios[0], impl->Accept(*impl->tcp_acceptor), IgnoreException);
-  for (const auto& io : impl->ios) {
-    impl->threads.emplace_back([io = io.get(), spin = std::chrono::microseconds(options.spin_us)] {
-      RunPolling(*io, spin);
-    });
-  }
+  transfer::RunEach(impl->ios,
+                    transfer::PollWindow(transfer::PollWindow::Us(options.spin_us),
+                                         transfer::PollWindow::Us(options.spin_max_us)),
+                    impl->threads);
   return std::unique_ptr<ControlServer>(new ControlServer(std::move(impl)));
 }
 

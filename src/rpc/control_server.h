@@ -34,8 +34,11 @@ struct ControlServerOptions {
   bool acks_wait_for_sync = false;
   uint64_t instance = 0;           // answered by Hello
   // After each request (or other work), an I/O thread polls all of its
-  // connections this long before it sleeps (docs/network.md); 0: never.
+  // connections at least spin_us before it sleeps, stretched up to spin_max_us
+  // to cover the gaps it sees between calls (transfer/poll_window.h,
+  // docs/network.md); 0 and 0: never.
   int spin_us = 200;
+  int spin_max_us = 1000;
 };
 
 class ControlServer {

@@ -226,6 +226,7 @@ StatusOr<std::unique_ptr<MasterServer>> MasterServer::Start(
     co.max_body = static_cast<uint32_t>(options.max_message_bytes);
     co.acks_wait_for_sync = options.acks_wait_for_sync;
     co.spin_us = options.control_spin_us;
+    co.spin_max_us = options.control_spin_max_us;
     co.instance = RandomInstance();
     auto control = ControlServer::Start(
         co, impl->handlers, options.record_metrics ? &impl->metrics : nullptr, impl->draining);

@@ -46,9 +46,11 @@ struct MasterServerOptions {
   // Acknowledgements wait for the operation log's sync (--log-sync always):
   // the lean protocol answers puts' ends on workers, not its I/O thread.
   bool acks_wait_for_sync = false;
-  // The lean protocol's threads poll their connections this long after each
-  // answer before they sleep (ControlServerOptions::spin_us); 0: never.
+  // The lean protocol's threads poll their connections at least this long
+  // after each answer before they sleep, stretched up to control_spin_max_us
+  // to cover a client's gaps between calls (ControlServerOptions); 0: never.
   int control_spin_us = 200;
+  int control_spin_max_us = 1000;
   // Time every call and count its reply's errors (server_metrics.h). Off
   // only to measure what that costs (`crescent bench --no-rpc-metrics`).
   bool record_metrics = true;

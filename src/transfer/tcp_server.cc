@@ -360,7 +360,7 @@ StatusOr<std::unique_ptr<TcpDataServer>> TcpDataServer::Start(const TcpServerOpt
   }
   impl->port = impl->acceptor->local_endpoint(ec).port();
   asio::co_spawn(*impl->ios[0], impl->Accept(), IgnoreException);
-  RunEach(impl->ios, impl->threads);
+  RunEach(impl->ios, PollWindow(PollWindow::Us(0), PollWindow::Us(0)), impl->threads);
   return std::unique_ptr<TcpDataServer>(new TcpDataServer(std::move(impl)));
 }
 
