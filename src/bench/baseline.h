@@ -20,11 +20,19 @@ namespace crescent::bench {
 // bytes per stream follow options.bytes_per_client (at least 8 objects); under
 // options.tcp_congestion.
 StatusOr<std::vector<PhaseResult>> MeasureTcpStreams(const WorkloadOptions& options);
-// One repetition of `streams` streams at once: each writes `objects` objects of
-// `size` bytes, cycling through `source`, to a receiver thread of its own;
-// timed until the last receiver has every byte.
-StatusOr<RepSample> TcpStreamsOnce(int streams, uint64_t size, uint64_t objects,
-                                   std::span<const std::byte> source,
+// Where one stream's objects come from and land: each end is cycled through
+// object by object (`from` and `into` hold at least one object each). An end
+// of one object stays warm in the caches; an end of many objects walked in
+// order is cold, as a store node's segment or a client's batch slots are.
+struct StreamEnds {
+  std::span<const std::byte> from;
+  std::span<std::byte> into;
+};
+// One repetition of ends.size() streams at once: each writes `objects` objects
+// of `size` bytes out of its `from` to a receiver thread of its own, which
+// reads them into its `into`; timed until the last receiver has every byte.
+StatusOr<RepSample> TcpStreamsOnce(uint64_t size, uint64_t objects,
+                                   std::span<const StreamEnds> ends,
                                    const std::string& congestion = "");
 // One "copy" result per (size, thread count) for threads in {1, clients}.
 std::vector<PhaseResult> MeasureMemcpy(const WorkloadOptions& options);

@@ -25,8 +25,10 @@
 // (PairedRatio) cancels the drift, and the median of those ratios is what the
 // targets use. A contender with stream_beside_batches has a raw loopback
 // stream (baseline.h TcpStreamsOnce: the same clients, each moving as many
-// objects of the size as its batch phases) run before its batch put phase:
-// rows system "tcp", op "stream_as_batch".
+// objects of the size as its batch phases, with their cache state) run before
+// each of its batch phases: rows system "tcp", op "stream_as_batch_put" (from
+// one call's slots into as many distinct objects) and "stream_as_batch_get"
+// (back out of them into the slots).
 //
 // exists, per batch size and miss ratio: each call asks `batch` keys of which
 // round(batch × miss) were never stored; every call checks the present count.
@@ -48,7 +50,7 @@ namespace crescent::bench {
 struct Contender {
   Backend* backend = nullptr;
   bool memcpy_beside_gets = false;     // a memcpy phase before each get phase
-  bool stream_beside_batches = false;  // a raw loopback stream before its batch put phase
+  bool stream_beside_batches = false;  // a raw loopback stream before each batch phase
 };
 
 // put, get, batch_put, batch_get for every size (kPutGetPhases rows per size

@@ -175,14 +175,18 @@ std::string HowRedisMeasured(const WorkloadOptions& o, const std::string& versio
 
 std::string HowStreamBesideBatchesMeasured(const WorkloadOptions& o) {
   const std::string cc = o.tcp_congestion.empty() ? "the system's" : o.tcp_congestion;
-  return "how measured: each tcp stream_as_batch row ran right before that size's batch_put "
-         "phase in every repetition: " +
+  return "how measured: each tcp stream_as_batch_put row ran right before that size's batch_put "
+         "phase and each stream_as_batch_get row right before its batch_get phase, in every "
+         "repetition: " +
          std::to_string(o.clients) +
          " loopback TCP stream(s) as in the baseline (congestion control " + cc +
-         "), each moving as many objects of the size as one client's batch put phase moves, "
-         "one-way, from a warm object-sized buffer into another; the batch put and batch get "
-         "targets against the raw stream are the median over the repetitions of that "
-         "repetition's ratio.\n";
+         "), each moving as many objects of the size as one client's batch phase moves, "
+         "one-way, with that phase's cache state: a put's stream from one batch call's object "
+         "slots into a region of as many distinct objects as the phase puts (as a store node's "
+         "memory), a get's stream out of that region into the slots; both ends touched by one "
+         "untimed stream first. Single puts and gets and batch puts are judged against the put "
+         "stream, gets and batch gets against the get stream, each by the median over the "
+         "repetitions of that repetition's ratio.\n";
 }
 
 const PhaseResult* Find(const std::vector<PhaseResult>& rows, const std::string& system,
@@ -287,7 +291,9 @@ std::vector<TargetCheck> CheckTargets(const std::vector<PhaseResult>& all) {
       // the baseline's, measured before every phase.
       const bool batch = r.batch > 1;
       const double target = batch ? kBatchVsRawTcp : kSingleVsRawTcp;
-      if (const PhaseResult* raw = Find(all, "tcp", "stream_as_batch", r.size, r.clients)) {
+      const bool get = r.op == "get" || r.op == "batch_get";
+      if (const PhaseResult* raw = Find(all, "tcp", get ? "stream_as_batch_get" : "stream_as_batch_put",
+                                        r.size, r.clients)) {
         versus(label + " vs raw TCP beside it", r, *raw, false, target);
       } else if (const PhaseResult* raw0 = Find(all, "tcp", "stream", r.size, r.clients)) {
         versus(label + " vs raw TCP (baseline)", r, *raw0, false, target);

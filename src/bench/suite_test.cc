@@ -101,7 +101,8 @@ TEST(CheckTargets, TcpBatchesPreferTheStreamMeasuredBesideThem) {
   const std::vector<PhaseResult> rows = {
       Row("tcp", "stream", kMiB, 1, 3.0),  // the baseline's, measured first
       Reps("crescent-tcp", "batch_put", kMiB, 16, {1.8, 2.0, 0.9}),
-      Reps("tcp", "stream_as_batch", kMiB, 1, {2.0, 2.0, 1.0}),
+      Reps("tcp", "stream_as_batch_put", kMiB, 1, {2.0, 2.0, 1.0}),
+      Reps("tcp", "stream_as_batch_get", kMiB, 1, {9.0, 9.0, 9.0}),  // not a put's reference
   };
   const std::vector<TargetCheck> checks = CheckTargets(rows);
   ASSERT_EQ(checks.size(), 1u);
@@ -112,6 +113,23 @@ TEST(CheckTargets, TcpBatchesPreferTheStreamMeasuredBesideThem) {
   ASSERT_EQ(old.size(), 1u);
   EXPECT_NE(old[0].name.find("baseline"), std::string::npos) << old[0].name;
   EXPECT_DOUBLE_EQ(old[0].ratio(), 1.8 / 3.0);
+}
+
+// Puts are judged against the stream that lands in distinct memory as a put
+// does, gets against the one that reads back out of it.
+TEST(CheckTargets, TcpGetsAndPutsEachHaveTheirOwnStream) {
+  const std::vector<PhaseResult> rows = {
+      Reps("crescent-tcp", "get", kMiB, 1, {1.0, 3.0, 3.0}),
+      Reps("crescent-tcp", "put", kMiB, 1, {1.0, 1.0, 1.0}),
+      Reps("tcp", "stream_as_batch_put", kMiB, 1, {1.0, 1.0, 1.0}),
+      Reps("tcp", "stream_as_batch_get", kMiB, 1, {2.0, 3.0, 3.0}),
+  };
+  const std::vector<TargetCheck> checks = CheckTargets(rows);
+  ASSERT_EQ(checks.size(), 2u);
+  for (const TargetCheck& c : checks) {
+    EXPECT_NE(c.name.find("raw TCP beside it"), std::string::npos) << c.name;
+    EXPECT_DOUBLE_EQ(c.ratio(), 1.0) << c.name;  // get: median of 0.5, 1, 1
+  }
 }
 
 // The control-plane targets: exists at 1 and 128 keys against Redis (1.5x),

@@ -71,6 +71,7 @@ struct Buffer {
   const std::byte* data() const { return data_; }
   size_t size() const { return size_; }
   std::span<const std::byte> bytes() const { return {data_, size_}; }
+  std::span<std::byte> span() { return {data_, size_}; }
 
  private:
   std::byte* data_;

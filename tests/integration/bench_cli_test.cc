@@ -157,13 +157,14 @@ void CheckRow(const json& row) {
 // The put-get rows of one system, per size: put, get, batch_put, batch_get,
 // and the references measured beside them: for shm the memcpy beside its gets
 // (copy_as_get, copy_as_batch_get), each get row carrying its ratio to that
-// memcpy; for tcp the raw loopback stream beside its batches (stream_as_batch).
+// memcpy; for tcp the raw loopback streams beside its batches
+// (stream_as_batch_put, stream_as_batch_get).
 void CheckPutGetRows(const json& rows, const std::vector<uint64_t>& sizes, int clients, int batch,
                      const std::string& system) {
   const bool beside = system == "crescent-shm";
   std::vector<const char*> ops = {"put", "get", "batch_put", "batch_get"};
   if (beside) ops.insert(ops.end(), {"copy_as_get", "copy_as_batch_get"});
-  if (system == "crescent-tcp") ops.push_back("stream_as_batch");
+  if (system == "crescent-tcp") ops.insert(ops.end(), {"stream_as_batch_put", "stream_as_batch_get"});
   ASSERT_TRUE(rows.is_array());
   ASSERT_EQ(rows.size(), sizes.size() * ops.size()) << rows.dump();
   size_t i = 0;
@@ -173,7 +174,7 @@ void CheckPutGetRows(const json& rows, const std::vector<uint64_t>& sizes, int c
       CheckRow(r);
       const std::string o = op;
       const bool copy = o.rfind("copy", 0) == 0;
-      const bool stream = o == "stream_as_batch";
+      const bool stream = o.rfind("stream_as_batch", 0) == 0;
       EXPECT_EQ(r["system"], copy ? std::string("memcpy") : stream ? std::string("tcp") : system);
       // Every row of a put-get run was measured beside a reference (or is one).
       EXPECT_TRUE(r["side_by_side"].get<bool>()) << r.dump();
@@ -340,9 +341,9 @@ TEST(BenchCli, VsRedis) {
       Bench("vs-redis --quick --size 64KiB,1MiB --batch 2 --exists-batch 4,128 --miss 0.5");
   ASSERT_EQ(r.rc, 0) << r.out << r.err;
   EXPECT_NE(r.out.find("crescent vs redis"), std::string::npos) << r.out;
-  // put-get over tcp then shm, 2 sizes × 4 ops each, tcp's raw stream beside
-  // its batches (1 per size) and shm's memcpy beside its gets (2 per size).
-  ASSERT_EQ(r.doc["put_get"].size(), 22u);
+  // put-get over tcp then shm, 2 sizes × 4 ops each, tcp's raw streams beside
+  // its batches (2 per size) and shm's memcpy beside its gets (2 per size).
+  ASSERT_EQ(r.doc["put_get"].size(), 24u);
   {
     json tcp = json::array(), shm = json::array();
     for (const json& row : r.doc["put_get"]) {
@@ -372,7 +373,7 @@ TEST(BenchCli, VsRedis) {
   const json& targets = r.doc["targets"];
   ASSERT_EQ(targets.size(), 8u + 4u + 1u + 2u) << targets.dump();
   EXPECT_NE(r.out.find("how measured: redis-server"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("how measured: each tcp stream_as_batch row"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("how measured: each tcp stream_as_batch_put row"), std::string::npos) << r.out;
   for (const json& t : targets) {
     EXPECT_EQ(t["ratio_of"], "per rep") << t.dump();
     EXPECT_GT(t["ratio"].get<double>(), 0) << t.dump();
