@@ -187,6 +187,9 @@ int main(int argc, char** argv) {
   for (size_t size : {size_t{1} << 20, size_t{4} << 20}) {
     const std::string m = std::to_string(size >> 20) + " MiB";
     const uint64_t n = phase / size;
+    // The raw stream between two warm object-sized buffers, as the baseline's.
+    bench::Buffer sink(size);
+    const bench::StreamEnds ends[] = {{src.bytes(), sink.span()}};
     struct Phase {
       std::string name;
       std::function<double()> run;
@@ -196,7 +199,7 @@ int main(int argc, char** argv) {
     // put and get each form one phase; the four phases rotate.
     std::vector<Phase> phases = {
         {"raw TCP stream, " + m + " writes",
-         [&] { return GBs(bench::TcpStreamsOnce(1, size, n, src.bytes(), f.congestion)); },
+         [&] { return GBs(bench::TcpStreamsOnce(size, n, ends, f.congestion)); },
          {}},
         {"raw TCP request/response, " + m,
          [&] { return GBs(bench::RawShapeOnce({}, size, n, src.bytes(), f.congestion)); },
