@@ -34,11 +34,9 @@ namespace crescent::durability {
 
 class BatchPipeline final : public RecordSink {
  public:
-  // Records per batch: enough to keep every core busy for a while, few enough
-  // to stay in cache.
-  static constexpr size_t kDefaultBatch = size_t{1} << 15;
-
-  explicit BatchPipeline(master::MasterService& m, size_t batch = kDefaultBatch);
+  // `batch` records per batch (RestoreOptions::batch_records): enough to keep
+  // every core busy for a while, few enough to stay in cache.
+  BatchPipeline(master::MasterService& m, size_t batch);
   BatchPipeline(const BatchPipeline&) = delete;
   BatchPipeline& operator=(const BatchPipeline&) = delete;
   // Without Finish (the reader failed): the batch being applied completes,

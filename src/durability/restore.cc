@@ -17,8 +17,8 @@ namespace {
 
 // Applies the log from `position` on; counts the records.
 Status ApplyLog(FileOperationLog& log, uint64_t position, master::MasterService& m,
-                uint64_t* records) {
-  BatchPipeline batches(m);
+                size_t batch_records, uint64_t* records) {
+  BatchPipeline batches(m, batch_records);
   Status s = log.ReadFrom(position, [&](uint64_t at, std::string_view bytes) -> Status {
     if (Status d = master::DecodeLogRecordInto(bytes, &batches.Next()); !d.ok()) {
       return Status(ErrorCode::kCorruptData,
@@ -45,7 +45,7 @@ StatusOr<RestoreResult> RestoreMaster(const RestoreOptions& options, FileOperati
   // Applies the log from `position`, timed.
   auto apply_log = [&](uint64_t position, master::MasterService& m) {
     const auto t = std::chrono::steady_clock::now();
-    Status s = ApplyLog(log, position, m, &out.log_records);
+    Status s = ApplyLog(log, position, m, options.batch_records, &out.log_records);
     out.log_ms = MsSince(t);
     return s;
   };
@@ -86,7 +86,7 @@ StatusOr<RestoreResult> RestoreMaster(const RestoreOptions& options, FileOperati
     auto m = make();
     if (!m.ok()) return m.status();
     const auto t = std::chrono::steady_clock::now();
-    BatchPipeline batches(**m);
+    BatchPipeline batches(**m, options.batch_records);
     // The reservation runs before the first record is committed, so before
     // the applier uses the engine.
     auto info = ReadSnapshot(path, batches,
