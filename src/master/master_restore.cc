@@ -78,7 +78,9 @@ bool MasterService::ApplyObjectRecord(const LogRecord& r, const Located& loc, Re
         // Soft-pin ends are on the old process's steady clock, which runs on
         // across a restart of the process (not of the host): one already past
         // is dropped.
-        const TimeMs soft_until = r.soft_pin_until > clock_.NowMs() ? r.soft_pin_until : 0;
+        // (The clock is read only for a pinned put: most have none.)
+        const TimeMs soft_until =
+            r.soft_pin_until != 0 && r.soft_pin_until > clock_.NowMs() ? r.soft_pin_until : 0;
         // A later put of the key replaces the earlier one.
         if (slot != kNoSlot) RemoveLocked(shard, slot);
         const uint32_t created = shard.Create(r.key, loc.hash, r.replicas, soft_until);
@@ -93,8 +95,6 @@ bool MasterService::ApplyObjectRecord(const LogRecord& r, const Located& loc, Re
           // The tier of its first replica's segment (restored segments keep
           // their specs): each tier's policy gets its objects in record order.
           *admit = {.id = shard.IdOf(created),
-                    .history = loc.hash,
-                    .soft_until = soft_until,
                     .bytes = r.size * r.replicas.size(),
                     .tier = static_cast<uint8_t>(segments_.TierOf(r.replicas[0].segment))};
           if (!r.parent_key.empty()) {
@@ -128,15 +128,15 @@ bool MasterService::ApplyObjectRecord(const LogRecord& r, const Located& loc, Re
   return true;
 }
 
-void MasterService::AdmitRestored(const RestoredPut& p, Policies& into,
-                                  std::vector<SoftPinExpiry>* soft_expiry) {
-  if (p.soft_until != 0) {
-    into.soft->Insert(p.id, p.bytes, {.history = p.history});
-    soft_expiry->push_back({p.soft_until, p.id});
+void MasterService::AdmitRestored(const RestoredPut& p, uint64_t history, TimeMs soft_until,
+                                  Policies& into, std::vector<SoftPinExpiry>* soft_expiry) {
+  if (soft_until != 0) {
+    into.soft->Insert(p.id, p.bytes, {.history = history});
+    soft_expiry->push_back({soft_until, p.id});
   } else {
     cache::EvictionPolicy& policy =
         static_cast<Tier>(p.tier) == Tier::kPmem ? *into.pmem : *into.main;
-    policy.Insert(p.id, p.bytes, {.history = p.history});
+    policy.Insert(p.id, p.bytes, {.history = history});
   }
 }
 

@@ -518,12 +518,12 @@ class MasterService {
   size_t SweepShardReplicas(ObjectShard& shard, const std::function<bool(SegmentId)>& keep_segment,
                             const std::function<void(const ObjectEntry&)>& kept);
   // Restore (master_restore.cc). What a restored put leaves for the policy:
-  // the object to admit (id kNoParent: nothing, e.g. hard-pinned).
-  // (32 bytes: a restore keeps one per put until its policy fill.)
+  // the object to admit (id kNoParent: nothing, e.g. hard-pinned). 16 bytes:
+  // a restore keeps one per put until its policy fill, in memory the kernel
+  // must zero before the engine serves; the key's hash and the soft-pin end
+  // are read from the entry at the fill instead (an entry keeps both).
   struct RestoredPut {
     ObjectId id = cache::kNoParent;
-    uint64_t history = 0;  // the key's hash
-    TimeMs soft_until = 0;
     uint64_t bytes : 56 = 0;  // size times replicas: below 2^48
     uint64_t tier : 8 = 0;    // whose policy admits it (a Tier)
   };
@@ -550,10 +550,10 @@ class MasterService {
   // filled only at the completion, so nothing needs forgetting there).
   // False: the record cannot apply.
   bool ApplyObjectRecord(const LogRecord& r, const Located& loc, RestoredPut* admit);
-  // Admits a restored object to its policy in `into`; soft-pin ends go to
-  // *soft_expiry.
-  static void AdmitRestored(const RestoredPut& p, Policies& into,
-                            std::vector<SoftPinExpiry>* soft_expiry);
+  // Admits a restored object to its policy in `into`, with its key's hash and
+  // soft-pin end (0: none; ends go to *soft_expiry).
+  static void AdmitRestored(const RestoredPut& p, uint64_t history, TimeMs soft_until,
+                            Policies& into, std::vector<SoftPinExpiry>* soft_expiry);
   // Completion of a restore (master_restore_complete.cc): each step may run
   // while the engine serves.
   void FillRestoredPolicies();
