@@ -62,7 +62,15 @@ void MasterService::ApplySegmentRecord(const LogRecord& r) {
   }
 }
 
-bool MasterService::ApplyObjectRecord(const LogRecord& r, const Located& loc, RestoredPut* admit) {
+void MasterService::AddRestoredTally(const RestoreTally& t) {
+  // (A remove during the restore subtracts at once: the unsigned sum comes
+  // right once every tally is added.)
+  live_objects_.fetch_add(t.live, std::memory_order_relaxed);
+  hard_pinned_.fetch_add(t.hard_pinned, std::memory_order_relaxed);
+}
+
+bool MasterService::ApplyObjectRecord(const LogRecord& r, const Located& loc, RestoredPut* admit,
+                                      RestoreTally* tally) {
   ObjectShard& shard = *loc.shard;
   // What a record replaces, removes or drops needs no word to the policies:
   // they are filled only at the completion, from the objects live then.
@@ -89,8 +97,8 @@ bool MasterService::ApplyObjectRecord(const LogRecord& r, const Located& loc, Re
         e.hard_pin = r.hard_pin ? 1 : 0;
         e.checksum = r.checksum;
         shard.Publish(created);
-        live_objects_.fetch_add(1, std::memory_order_relaxed);
-        if (r.hard_pin) hard_pinned_.fetch_add(1, std::memory_order_relaxed);
+        ++tally->live;
+        if (r.hard_pin) ++tally->hard_pinned;
         if (!r.hard_pin) {
           // The tier of its first replica's segment (restored segments keep
           // their specs): each tier's policy gets its objects in record order.
@@ -148,7 +156,10 @@ void MasterService::ApplyRestored(const LogRecord& r) {
     return;
   }
   RestoredPut admit;
-  if (!ApplyObjectRecord(r, Locate(r.key), &admit)) {
+  RestoreTally tally;
+  const bool applied = ApplyObjectRecord(r, Locate(r.key), &admit, &tally);
+  AddRestoredTally(tally);
+  if (!applied) {
     ++restore_skipped_;
     return;
   }

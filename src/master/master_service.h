@@ -549,7 +549,16 @@ class MasterService {
   // its lock); a put leaves its admission in *admit (the policies are
   // filled only at the completion, so nothing needs forgetting there).
   // False: the record cannot apply.
-  bool ApplyObjectRecord(const LogRecord& r, const Located& loc, RestoredPut* admit);
+  // The objects a thread's records created, counted in *tally and added to
+  // the engine's counters once (AddRestoredTally): two threads adding to one
+  // atomic per record would pass its cache line between their cores each time.
+  struct RestoreTally {
+    uint64_t live = 0;
+    uint64_t hard_pinned = 0;
+  };
+  bool ApplyObjectRecord(const LogRecord& r, const Located& loc, RestoredPut* admit,
+                         RestoreTally* tally);
+  void AddRestoredTally(const RestoreTally& t);
   // Admits a restored object to its policy in `into`, with its key's hash and
   // soft-pin end (0: none; ends go to *soft_expiry).
   static void AdmitRestored(const RestoredPut& p, uint64_t history, TimeMs soft_until,
@@ -681,10 +690,15 @@ class MasterService {
   size_t restore_admit_count_ = 0;
   // ApplyRestoredBatch's working memory, kept from one batch to the next (a
   // fresh megabyte per batch would fault its pages in every time).
+  // Each shard's admissions are written by the thread applying its records,
+  // in its own list (threads writing one shared array would share its cache
+  // lines), and merged into record order after.
   struct RestoreBatchScratch {
-    std::vector<std::vector<uint32_t>> by_shard;
-    std::vector<uint64_t> hashes;
-    std::vector<RestoredPut> admit;
+    std::vector<std::vector<uint32_t>> by_shard;      // record indexes
+    std::vector<std::vector<RestoredPut>> admit;      // by_shard's admissions
+    std::vector<uint64_t> hashes;                     // per record
+    std::vector<uint32_t> shard_of;                   // per record; kNoShard: a segment's
+    std::vector<uint32_t> merged;                     // per shard: admissions merged
   } restore_scratch_;
   // While a restore fills the policies (policy_mu_): PutEnd leaves its
   // admission in late_admits_, admitted after the restored objects, in order;
