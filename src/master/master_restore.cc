@@ -75,7 +75,6 @@ bool MasterService::ApplyObjectRecord(const LogRecord& r, const Located& loc, Re
   // What a record replaces, removes or drops needs no word to the policies:
   // they are filled only at the completion, from the objects live then.
   {
-    std::unique_lock lock(shard.mutex());
     const uint32_t slot = shard.Find(r.key, loc.hash);
     switch (r.type) {
       case LogRecordType::kPutEnded: {
@@ -157,7 +156,12 @@ void MasterService::ApplyRestored(const LogRecord& r) {
   }
   RestoredPut admit;
   RestoreTally tally;
-  const bool applied = ApplyObjectRecord(r, Locate(r.key), &admit, &tally);
+  const Located loc = Locate(r.key);
+  bool applied;
+  {
+    std::unique_lock lock(loc.shard->mutex());
+    applied = ApplyObjectRecord(r, loc, &admit, &tally);
+  }
   AddRestoredTally(tally);
   if (!applied) {
     ++restore_skipped_;

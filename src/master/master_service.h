@@ -545,8 +545,8 @@ class MasterService {
   // Starts a restore on the first record: the key indexes wait for the end.
   void BeginRestore();
   void ApplySegmentRecord(const LogRecord& r);
-  // Applies a put, remove or replica drop to the key's shard (`loc`, under
-  // its lock); a put leaves its admission in *admit (the policies are
+  // Applies a put, remove or replica drop to the key's shard (`loc`, whose
+  // exclusive lock the caller holds); a put leaves its admission in *admit (the policies are
   // filled only at the completion, so nothing needs forgetting there).
   // False: the record cannot apply.
   // The objects a thread's records created, counted in *tally and added to
