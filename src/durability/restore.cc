@@ -89,8 +89,8 @@ StatusOr<RestoreResult> RestoreMaster(const RestoreOptions& options, FileOperati
     BatchPipeline batches(**m, options.batch_records);
     // The reservation runs before the first record is committed, so before
     // the applier uses the engine.
-    auto info = ReadSnapshot(path, batches,
-                             [&](uint64_t count) { (*m)->ReserveForRestore(count); });
+    auto info =
+        ReadSnapshot(path, batches, [&](uint64_t count) { (*m)->ReserveForRestore(count); });
     if (!info.ok()) {
       // A fresh engine tries the older one (ReadSnapshot checks every block
       // before it decodes any, so a damaged file usually applied nothing).

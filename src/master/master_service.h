@@ -694,11 +694,11 @@ class MasterService {
   // in its own list (threads writing one shared array would share its cache
   // lines), and merged into record order after.
   struct RestoreBatchScratch {
-    std::vector<std::vector<uint32_t>> by_shard;      // record indexes
-    std::vector<std::vector<RestoredPut>> admit;      // by_shard's admissions
-    std::vector<uint64_t> hashes;                     // per record
-    std::vector<uint32_t> shard_of;                   // per record; kNoShard: a segment's
-    std::vector<uint32_t> merged;                     // per shard: admissions merged
+    std::vector<std::vector<uint32_t>> by_shard;  // record indexes
+    std::vector<std::vector<RestoredPut>> admit;  // by_shard's admissions
+    std::vector<uint64_t> hashes;                 // per record
+    std::vector<uint32_t> shard_of;               // per record; kNoShard: a segment's
+    std::vector<uint32_t> merged;                 // per shard: admissions merged
   } restore_scratch_;
   // While a restore fills the policies (policy_mu_): PutEnd leaves its
   // admission in late_admits_, admitted after the restored objects, in order;
