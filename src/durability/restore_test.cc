@@ -242,12 +242,24 @@ TEST_F(RestoreTest, SmallBatchesRestoreWhatOneBatchDoes) {
   EXPECT_GT(want.size(), 15u);
   EXPECT_GT(whole->snapshot_records, 10u);
   EXPECT_GT(whole->log_records, 10u);
+  // The allocator each rebuilt: the same space used, and the next puts placed alike.
+  auto placements = [](master::MasterService& m) {
+    std::vector<uint64_t> out{m.Stats().used_bytes};
+    for (int i = 0; i < 3; ++i) {
+      auto g = m.PutStart("new" + std::to_string(i), 700 + i, {});
+      EXPECT_TRUE(g.ok()) << g.status().ToString();
+      if (g.ok()) out.push_back(g->replicas.at(0).offset);
+    }
+    return out;
+  };
+  const std::vector<uint64_t> want_placed = placements(*whole->master);
   for (RestoreResult& r : small) {
     EXPECT_EQ(r.snapshot, whole->snapshot);
     EXPECT_EQ(r.snapshot_records, whole->snapshot_records);
     EXPECT_EQ(r.log_records, whole->log_records);
     EXPECT_EQ(r.summary.objects, whole->summary.objects);
     EXPECT_EQ(Held(*r.master), want) << "objects, replicas and eviction order";
+    EXPECT_EQ(placements(*r.master), want_placed) << "allocator state";
   }
 }
 
