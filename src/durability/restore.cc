@@ -3,6 +3,7 @@
 #include <chrono>
 #include <vector>
 
+#include "durability/batch_pipeline.h"
 #include "durability/snapshot_file.h"
 
 namespace crescent::durability {
@@ -14,46 +15,19 @@ uint64_t LogStartForDir(const std::string& dir) {
 
 namespace {
 
-// Records handed to the engine a batch at a time
-// (MasterService::ApplyRestoredBatch): enough to keep every core busy for a
-// while, few enough to stay in cache. The slots keep their memory from one
-// batch to the next, so decoding allocates nothing.
-class RecordBatch {
- public:
-  explicit RecordBatch(master::MasterService& m) : m_(m), slots_(1 << 15) {}
-  // The slot to decode the next record into; Commit() adds it.
-  master::LogRecord& Next() { return slots_[filled_]; }
-  void Commit() {
-    if (++filled_ == slots_.size()) Flush();
-  }
-  void Flush() {
-    m_.ApplyRestoredBatch({slots_.data(), filled_});
-    applied_ += filled_;
-    filled_ = 0;
-  }
-  uint64_t applied() const { return applied_; }
-
- private:
-  master::MasterService& m_;
-  std::vector<master::LogRecord> slots_;
-  size_t filled_ = 0;
-  uint64_t applied_ = 0;
-};
-
 // Applies the log from `position` on; counts the records.
 Status ApplyLog(FileOperationLog& log, uint64_t position, master::MasterService& m,
-                uint64_t* records) {
-  RecordBatch batch(m);
+                size_t batch_records, uint64_t* records) {
+  BatchPipeline batches(m, batch_records);
   Status s = log.ReadFrom(position, [&](uint64_t at, std::string_view bytes) -> Status {
-    if (Status d = master::DecodeLogRecordInto(bytes, &batch.Next()); !d.ok()) {
+    if (Status d = master::DecodeLogRecordInto(bytes, &batches.Next()); !d.ok()) {
       return Status(ErrorCode::kCorruptData,
                     "operation log record at position " + std::to_string(at) + ": " + d.message());
     }
-    batch.Commit();
-    return Status::Ok();
+    return batches.Commit();
   });
-  if (s.ok()) batch.Flush();
-  *records += batch.applied();
+  // On an error the engine is dropped: what was applied of it does not matter.
+  if (s.ok()) *records += batches.Finish();
   return s;
 }
 
@@ -71,7 +45,7 @@ StatusOr<RestoreResult> RestoreMaster(const RestoreOptions& options, FileOperati
   // Applies the log from `position`, timed.
   auto apply_log = [&](uint64_t position, master::MasterService& m) {
     const auto t = std::chrono::steady_clock::now();
-    Status s = ApplyLog(log, position, m, &out.log_records);
+    Status s = ApplyLog(log, position, m, options.batch_records, &out.log_records);
     out.log_ms = MsSince(t);
     return s;
   };
@@ -112,23 +86,19 @@ StatusOr<RestoreResult> RestoreMaster(const RestoreOptions& options, FileOperati
     auto m = make();
     if (!m.ok()) return m.status();
     const auto t = std::chrono::steady_clock::now();
-    RecordBatch batch(**m);
-    auto info = ReadSnapshot(
-        path,
-        [&](const master::LogRecord& r) {
-          batch.Next() = r;
-          batch.Commit();
-          return Status::Ok();
-        },
-        [&](uint64_t count) { (*m)->ReserveForRestore(count); });
-    if (info.ok()) batch.Flush();
+    BatchPipeline batches(**m, options.batch_records);
+    // The reservation runs before the first record is committed, so before
+    // the applier uses the engine.
+    auto info =
+        ReadSnapshot(path, batches, [&](uint64_t count) { (*m)->ReserveForRestore(count); });
     if (!info.ok()) {
-      // Nothing of it was applied (ReadSnapshot checks every block first).
+      // A fresh engine tries the older one (ReadSnapshot checks every block
+      // before it decodes any, so a damaged file usually applied nothing).
       out.warnings.push_back("snapshot refused, trying an older one: " + info.status().message());
       continue;
     }
     out.snapshot = path;
-    out.snapshot_records = batch.applied();
+    out.snapshot_records = batches.Finish();
     out.snapshot_ms = MsSince(t);
     if (Status s = apply_log(info->log_position, **m); !s.ok()) {
       return empty_or_fail(Status(s.code(), "restoring from " + path + ": " + s.message()));

@@ -31,6 +31,8 @@ struct RestoreOptions {
   bool allow_empty = false;
   // How long restored segments wait for their nodes (FinishRestore).
   int64_t grace_ms = 0;
+  // Records per batch handed to the engine (BatchPipeline); tests use a few.
+  size_t batch_records = size_t{1} << 15;
 };
 
 struct RestoreResult {

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "crescent/status.h"
+#include "durability/record_sink.h"
 #include "master/log_record.h"
 
 namespace crescent::durability {
@@ -77,11 +78,16 @@ using SnapshotRecordFn = std::function<Status(const master::LogRecord&)>;
 using SnapshotCheckedFn = std::function<void(uint64_t records)>;
 StatusOr<SnapshotInfo> ReadSnapshot(const std::string& path, const SnapshotRecordFn& fn,
                                     const SnapshotCheckedFn& checked = nullptr);
+// The same, decoding each record straight into the sink's next slot.
+StatusOr<SnapshotInfo> ReadSnapshot(const std::string& path, RecordSink& sink,
+                                    const SnapshotCheckedFn& checked = nullptr);
 // Decodes a snapshot held in memory (`name` is used in messages): what
 // ReadSnapshot does after reading the file, and what the fuzzer drives.
 StatusOr<SnapshotInfo> DecodeSnapshot(std::string_view data, const std::string& name,
                                       const SnapshotRecordFn& fn,
                                       const SnapshotCheckedFn& checked = nullptr);
+StatusOr<SnapshotInfo> DecodeSnapshot(std::string_view data, const std::string& name,
+                                      RecordSink& sink, const SnapshotCheckedFn& checked = nullptr);
 
 // Removes all but the newest `keep` snapshots; returns the oldest log
 // position the kept ones need (UINT64_MAX when none is kept).

@@ -62,12 +62,19 @@ void MasterService::ApplySegmentRecord(const LogRecord& r) {
   }
 }
 
-bool MasterService::ApplyObjectRecord(const LogRecord& r, const Located& loc, RestoredPut* admit) {
+void MasterService::AddRestoredTally(const RestoreTally& t) {
+  // (A remove during the restore subtracts at once: the unsigned sum comes
+  // right once every tally is added.)
+  live_objects_.fetch_add(t.live, std::memory_order_relaxed);
+  hard_pinned_.fetch_add(t.hard_pinned, std::memory_order_relaxed);
+}
+
+bool MasterService::ApplyObjectRecord(const LogRecord& r, const Located& loc, RestoredPut* admit,
+                                      RestoreTally* tally) {
   ObjectShard& shard = *loc.shard;
   // What a record replaces, removes or drops needs no word to the policies:
   // they are filled only at the completion, from the objects live then.
   {
-    std::unique_lock lock(shard.mutex());
     const uint32_t slot = shard.Find(r.key, loc.hash);
     switch (r.type) {
       case LogRecordType::kPutEnded: {
@@ -78,7 +85,9 @@ bool MasterService::ApplyObjectRecord(const LogRecord& r, const Located& loc, Re
         // Soft-pin ends are on the old process's steady clock, which runs on
         // across a restart of the process (not of the host): one already past
         // is dropped.
-        const TimeMs soft_until = r.soft_pin_until > clock_.NowMs() ? r.soft_pin_until : 0;
+        // (The clock is read only for a pinned put: most have none.)
+        const TimeMs soft_until =
+            r.soft_pin_until != 0 && r.soft_pin_until > clock_.NowMs() ? r.soft_pin_until : 0;
         // A later put of the key replaces the earlier one.
         if (slot != kNoSlot) RemoveLocked(shard, slot);
         const uint32_t created = shard.Create(r.key, loc.hash, r.replicas, soft_until);
@@ -87,14 +96,12 @@ bool MasterService::ApplyObjectRecord(const LogRecord& r, const Located& loc, Re
         e.hard_pin = r.hard_pin ? 1 : 0;
         e.checksum = r.checksum;
         shard.Publish(created);
-        live_objects_.fetch_add(1, std::memory_order_relaxed);
-        if (r.hard_pin) hard_pinned_.fetch_add(1, std::memory_order_relaxed);
+        ++tally->live;
+        if (r.hard_pin) ++tally->hard_pinned;
         if (!r.hard_pin) {
           // The tier of its first replica's segment (restored segments keep
           // their specs): each tier's policy gets its objects in record order.
           *admit = {.id = shard.IdOf(created),
-                    .history = loc.hash,
-                    .soft_until = soft_until,
                     .bytes = r.size * r.replicas.size(),
                     .tier = static_cast<uint8_t>(segments_.TierOf(r.replicas[0].segment))};
           if (!r.parent_key.empty()) {
@@ -128,15 +135,15 @@ bool MasterService::ApplyObjectRecord(const LogRecord& r, const Located& loc, Re
   return true;
 }
 
-void MasterService::AdmitRestored(const RestoredPut& p, Policies& into,
-                                  std::vector<SoftPinExpiry>* soft_expiry) {
-  if (p.soft_until != 0) {
-    into.soft->Insert(p.id, p.bytes, {.history = p.history});
-    soft_expiry->push_back({p.soft_until, p.id});
+void MasterService::AdmitRestored(const RestoredPut& p, uint64_t history, TimeMs soft_until,
+                                  Policies& into, std::vector<SoftPinExpiry>* soft_expiry) {
+  if (soft_until != 0) {
+    into.soft->Insert(p.id, p.bytes, {.history = history});
+    soft_expiry->push_back({soft_until, p.id});
   } else {
     cache::EvictionPolicy& policy =
         static_cast<Tier>(p.tier) == Tier::kPmem ? *into.pmem : *into.main;
-    policy.Insert(p.id, p.bytes, {.history = p.history});
+    policy.Insert(p.id, p.bytes, {.history = history});
   }
 }
 
@@ -148,7 +155,15 @@ void MasterService::ApplyRestored(const LogRecord& r) {
     return;
   }
   RestoredPut admit;
-  if (!ApplyObjectRecord(r, Locate(r.key), &admit)) {
+  RestoreTally tally;
+  const Located loc = Locate(r.key);
+  bool applied;
+  {
+    std::unique_lock lock(loc.shard->mutex());
+    applied = ApplyObjectRecord(r, loc, &admit, &tally);
+  }
+  AddRestoredTally(tally);
+  if (!applied) {
     ++restore_skipped_;
     return;
   }

@@ -147,12 +147,18 @@ void MasterService::FillRestoredPolicies() {
       if (i + kAhead < admits.size()) fresh.main->PrefetchInsert(admits[i + kAhead].id);
       const RestoredPut& p = admits[i];
       ObjectShard& shard = ShardOf(p.id);
-      bool live;
+      // Still live: then its entry holds the key (whose hash the policy's
+      // history takes) and the soft-pin end the restore gave it.
+      uint64_t history;
+      TimeMs soft_until;
       {
         std::shared_lock s(shard.mutex());
-        live = shard.Resolve(p.id) != nullptr;
+        const ObjectEntry* e = shard.Resolve(p.id);
+        if (e == nullptr) continue;
+        history = e->Hash();
+        soft_until = e->soft_pin_until();
       }
-      if (live) AdmitRestored(p, fresh, &soft_expiry);
+      AdmitRestored(p, history, soft_until, fresh, &soft_expiry);
     }
     admits = {};  // each chunk's memory goes as soon as it is admitted
   }

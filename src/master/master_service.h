@@ -518,12 +518,12 @@ class MasterService {
   size_t SweepShardReplicas(ObjectShard& shard, const std::function<bool(SegmentId)>& keep_segment,
                             const std::function<void(const ObjectEntry&)>& kept);
   // Restore (master_restore.cc). What a restored put leaves for the policy:
-  // the object to admit (id kNoParent: nothing, e.g. hard-pinned).
-  // (32 bytes: a restore keeps one per put until its policy fill.)
+  // the object to admit (id kNoParent: nothing, e.g. hard-pinned). 16 bytes:
+  // a restore keeps one per put until its policy fill, in memory the kernel
+  // must zero before the engine serves; the key's hash and the soft-pin end
+  // are read from the entry at the fill instead (an entry keeps both).
   struct RestoredPut {
     ObjectId id = cache::kNoParent;
-    uint64_t history = 0;  // the key's hash
-    TimeMs soft_until = 0;
     uint64_t bytes : 56 = 0;  // size times replicas: below 2^48
     uint64_t tier : 8 = 0;    // whose policy admits it (a Tier)
   };
@@ -545,15 +545,24 @@ class MasterService {
   // Starts a restore on the first record: the key indexes wait for the end.
   void BeginRestore();
   void ApplySegmentRecord(const LogRecord& r);
-  // Applies a put, remove or replica drop to the key's shard (`loc`, under
-  // its lock); a put leaves its admission in *admit (the policies are
+  // Applies a put, remove or replica drop to the key's shard (`loc`, whose
+  // exclusive lock the caller holds); a put leaves its admission in *admit (the policies are
   // filled only at the completion, so nothing needs forgetting there).
   // False: the record cannot apply.
-  bool ApplyObjectRecord(const LogRecord& r, const Located& loc, RestoredPut* admit);
-  // Admits a restored object to its policy in `into`; soft-pin ends go to
-  // *soft_expiry.
-  static void AdmitRestored(const RestoredPut& p, Policies& into,
-                            std::vector<SoftPinExpiry>* soft_expiry);
+  // The objects a thread's records created, counted in *tally and added to
+  // the engine's counters once (AddRestoredTally): two threads adding to one
+  // atomic per record would pass its cache line between their cores each time.
+  struct RestoreTally {
+    uint64_t live = 0;
+    uint64_t hard_pinned = 0;
+  };
+  bool ApplyObjectRecord(const LogRecord& r, const Located& loc, RestoredPut* admit,
+                         RestoreTally* tally);
+  void AddRestoredTally(const RestoreTally& t);
+  // Admits a restored object to its policy in `into`, with its key's hash and
+  // soft-pin end (0: none; ends go to *soft_expiry).
+  static void AdmitRestored(const RestoredPut& p, uint64_t history, TimeMs soft_until,
+                            Policies& into, std::vector<SoftPinExpiry>* soft_expiry);
   // Completion of a restore (master_restore_complete.cc): each step may run
   // while the engine serves.
   void FillRestoredPolicies();
@@ -681,10 +690,15 @@ class MasterService {
   size_t restore_admit_count_ = 0;
   // ApplyRestoredBatch's working memory, kept from one batch to the next (a
   // fresh megabyte per batch would fault its pages in every time).
+  // Each shard's admissions are written by the thread applying its records,
+  // in its own list (threads writing one shared array would share its cache
+  // lines), and merged into record order after.
   struct RestoreBatchScratch {
-    std::vector<std::vector<uint32_t>> by_shard;
-    std::vector<uint64_t> hashes;
-    std::vector<RestoredPut> admit;
+    std::vector<std::vector<uint32_t>> by_shard;  // record indexes
+    std::vector<std::vector<RestoredPut>> admit;  // by_shard's admissions
+    std::vector<uint64_t> hashes;                 // per record
+    std::vector<uint32_t> shard_of;               // per record; kNoShard: a segment's
+    std::vector<uint32_t> merged;                 // per shard: admissions merged
   } restore_scratch_;
   // While a restore fills the policies (policy_mu_): PutEnd leaves its
   // admission in late_admits_, admitted after the restored objects, in order;
