@@ -4,7 +4,10 @@
 // without such a sequence says so and lists nothing.
 #include <gtest/gtest.h>
 
+#include <map>
 #include <memory>
+#include <set>
+#include <string_view>
 #include <vector>
 
 #include "cache/adaptive_policy.h"
@@ -57,6 +60,68 @@ TEST_P(EvictionOrderTest, ACopyKeepsTheOrderOfItsMoment) {
   std::vector<ObjectId> got;
   ASSERT_TRUE(copy->Visit([&](ObjectId id) { got.push_back(id); }));
   EXPECT_EQ(got, expected);
+}
+
+// Copied in parts, with nothing changing between them, the copy is the
+// whole order of its moment.
+TEST_P(EvictionOrderTest, ACopyInPartsOfAnUnchangedPolicyIsTheWholeOrder) {
+  auto p = MakePolicy(GetParam());
+  ASSERT_TRUE(p.ok());
+  EvictionPolicy& policy = **p;
+  for (ObjectId id = 1; id <= 50; ++id) policy.Insert(id, 1);
+  for (ObjectId id : {7, 3, 44, 7}) policy.Access(id);
+  policy.Remove(10);
+  const std::vector<ObjectId> expected = Order(policy);
+  std::unique_ptr<EvictionOrder> copy = policy.NewEvictionOrder();
+  copy->Reserve(policy.Count());
+  int calls = 1;
+  while (!policy.CopyEvictionOrderPart(*copy, 4)) ++calls;
+  policy.Insert(1000, 1);  // after the copy: not in it
+  std::vector<ObjectId> got;
+  ASSERT_TRUE(copy->Visit([&](ObjectId id) { got.push_back(id); }));
+  EXPECT_EQ(got, expected);
+  EXPECT_GE(calls, 1);
+}
+
+// Between parts the policy moves, drops and adds ids. The copy then gives
+// every id that stayed tracked and untouched exactly once, and nothing that
+// was never tracked.
+TEST_P(EvictionOrderTest, ACopyInPartsListsEveryUntouchedIdOnce) {
+  auto p = MakePolicy(GetParam());
+  ASSERT_TRUE(p.ok());
+  EvictionPolicy& policy = **p;
+  for (ObjectId id = 1; id <= 60; ++id) policy.Insert(id, 1);
+  std::unique_ptr<EvictionOrder> copy = policy.NewEvictionOrder();
+  copy->Reserve(8);
+  std::set<ObjectId> touched;
+  ObjectId next = 100;
+  int step = 0;
+  while (!policy.CopyEvictionOrderPart(*copy, 5)) {
+    // Each step touches ids spread over the array, ahead of and behind the copy.
+    const ObjectId a = 1 + (step * 7) % 60;
+    const ObjectId b = 1 + (step * 13 + 5) % 60;
+    policy.Access(a);
+    touched.insert(a);
+    if (policy.Contains(b)) {
+      policy.Remove(b);
+      touched.insert(b);
+      if (step % 2 == 0) policy.Insert(b, 1);  // tracked again, maybe in another slot
+    }
+    policy.Insert(next++, 1);
+    ++step;
+  }
+  std::map<ObjectId, int> seen;
+  ASSERT_TRUE(copy->Visit([&](ObjectId id) { ++seen[id]; }));
+  for (ObjectId id = 1; id <= 60; ++id) {
+    if (!touched.contains(id)) EXPECT_EQ(seen[id], 1) << "id " << id << " after " << step << " steps";
+  }
+  for (const auto& [id, n] : seen) {
+    EXPECT_TRUE(id <= 60 || (id >= 100 && id < next)) << id;
+    EXPECT_LE(n, 2) << id;
+  }
+  // The list policies' copies really were taken in parts, with changes
+  // between; slru keeps the default, one part.
+  if (std::string_view(GetParam()) != "slru") EXPECT_GT(step, 3);
 }
 
 TEST(EvictionOrderTest, TheDefaultCopyOfAPolicyWithoutASequenceListsNothing) {

@@ -138,6 +138,18 @@ class EvictionPolicy {
   // under the owner's lock. The default copies the ids VisitInEvictionOrder()
   // gives, one at a time; list policies copy their node array at once.
   virtual void CopyEvictionOrder(EvictionOrder& into) const;
+  // The same copy in parts, for a caller that holds the owner's lock for each
+  // call and releases it between calls, so that no hold copies the whole
+  // order: each call moves at most about `max_items` items and the last
+  // returns true. A copy assembled from parts taken at different moments is
+  // no one moment's order: its Visit() gives the ids tracked when their part
+  // was taken, oldest first where the parts' links agree, and may give an id
+  // twice if it was erased and tracked again between two parts (the caller
+  // keeps its first place). The default copies everything in the first call.
+  virtual bool CopyEvictionOrderPart(EvictionOrder& into, size_t /*max_items*/) const {
+    CopyEvictionOrder(into);
+    return true;
+  }
 };
 
 // The registry: one line per policy. Names: "fifo", "lru", "sieve", "s3fifo",

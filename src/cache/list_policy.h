@@ -14,9 +14,12 @@
 
 #include <absl/container/flat_hash_map.h>
 
+#include <algorithm>
 #include <cassert>
 #include <cstdint>
+#include <functional>
 #include <span>
+#include <vector>
 
 #include "cache/eviction_policy.h"
 #include "cache/slot_table.h"
@@ -178,6 +181,16 @@ class ListPolicy : public EvictionPolicy {
     const auto nodes = list_.raw_nodes();
     static_cast<NodeOrder&>(into).nodes.assign(nodes.begin(), nodes.end());
   }
+  // The node array's next `max_items` slots (it only grows, so the slots
+  // copied so far are a prefix of it); done once the copy reaches its end.
+  bool CopyEvictionOrderPart(EvictionOrder& into, size_t max_items) const override {
+    const auto nodes = list_.raw_nodes();
+    auto& copy = static_cast<NodeOrder&>(into).nodes;
+    const size_t from = std::min(copy.size(), nodes.size());
+    const size_t to = std::min(nodes.size(), from + std::max<size_t>(1, max_items));
+    copy.insert(copy.end(), nodes.begin() + from, nodes.begin() + to);
+    return to == nodes.size();
+  }
 
  protected:
   using List = IndexedList<Extra>;
@@ -199,16 +212,34 @@ class ListPolicy : public EvictionPolicy {
   // The order of a node array (the list's, or a copy of it). A parked page is
   // a detached node with children: a free slot has none (prefix-lru clears
   // them when it erases a page).
+  //
+  // A copy taken in parts (CopyEvictionOrderPart) may hold links that no
+  // longer agree: a node moved or freed between two parts. So the walk stops
+  // at a link out of the array, to a detached node or to a node it has seen,
+  // and then gives the linked nodes it did not reach, by slot. On a whole copy
+  // or the list itself the walk reaches every linked node and that pass finds
+  // none. Each slot is given at most once (an id erased and tracked again
+  // between two parts can hold two slots of the copy).
   static void VisitNodes(std::span<const typename List::Node> nodes,
                          const std::function<void(ObjectId)>& fn) {
     if (nodes.empty()) return;
+    std::vector<bool> seen(nodes.size(), false);
     if constexpr (requires(const Extra& e) { e.children; }) {
       for (size_t slot = 1; slot < nodes.size(); ++slot) {
-        if (List::IsDetached(nodes[slot]) && nodes[slot].extra.children > 0) fn(nodes[slot].Id());
+        if (List::IsDetached(nodes[slot]) && nodes[slot].extra.children > 0) {
+          seen[slot] = true;
+          fn(nodes[slot].Id());
+        }
       }
     }
-    for (auto slot = nodes[List::kNil].newer; slot != List::kNil; slot = nodes[slot].newer) {
+    for (auto slot = nodes[List::kNil].newer;
+         slot != List::kNil && slot < nodes.size() && !seen[slot] && !List::IsDetached(nodes[slot]);
+         slot = nodes[slot].newer) {
+      seen[slot] = true;
       fn(nodes[slot].Id());
+    }
+    for (size_t slot = 1; slot < nodes.size(); ++slot) {
+      if (!seen[slot] && !List::IsDetached(nodes[slot])) fn(nodes[slot].Id());
     }
   }
 };

@@ -74,6 +74,10 @@ struct MasterConfig {
   uint64_t allocation_alignment = 64;
   // Capacity of the deferred-touch queue between readers and the policy.
   uint32_t touch_queue_capacity = 1 << 16;
+  // A snapshot copies the eviction order in parts of this many items, the
+  // policy lock released between parts (master_snapshot.cc); tests use tiny
+  // parts to cut a copy many times.
+  uint32_t snapshot_order_items_per_lock = 1 << 17;
 };
 
 }  // namespace crescent::master

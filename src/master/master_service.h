@@ -229,7 +229,7 @@ class MasterService {
     uint64_t objects = 0;
     uint64_t segments = 0;
     double longest_lock_ms = 0;  // the longest any one lock was held
-    double order_lock_ms = 0;    // policy_mu_, held to copy the eviction order
+    double order_lock_ms = 0;    // policy_mu_, its longest hold to copy the eviction order
   };
   Status Capture(uint64_t* log_position, const std::function<Status(const LogRecord&)>& sink,
                  CaptureStats* stats = nullptr);
