@@ -39,16 +39,6 @@ void Progress(const WorkloadOptions& o, const char* what, uint64_t size, int n, 
   }
 }
 
-PhaseResult Reference(const char* system, const char* op, uint64_t size, int n,
-                      const std::vector<RepSample>& reps) {
-  PhaseResult r;
-  r.system = system;
-  r.op = op;
-  r.size = size;
-  r.clients = n;
-  return Summarize(r, reps);
-}
-
 }  // namespace
 
 StatusOr<RepSample> TcpStreamsOnce(uint64_t size, uint64_t objects,

@@ -315,13 +315,9 @@ StatusOr<std::vector<PhaseResult>> RunPutGet(std::span<const Contender> contende
       for (size_t i = first; i < out.size(); ++i) out[i].side_by_side = beside;
       if (contenders[k].memcpy_beside_gets) {
         for (int g = 0; g < 2; ++g) {
-          PhaseResult r;
-          r.system = "memcpy";
-          r.op = g ? "copy_as_batch_get" : "copy_as_get";
-          r.size = size;
-          r.clients = o.clients;
+          PhaseResult r = Reference("memcpy", g ? "copy_as_batch_get" : "copy_as_get", size,
+                                    o.clients, sides[k].copies[g]);
           r.batch = g ? batch : 1;
-          r = Summarize(r, sides[k].copies[g]);
           r.side_by_side = true;
           PhaseResult& get = out[first + (g ? 3 : 1)];
           get.paired_ratio = PairedRatio(get, r);
@@ -330,12 +326,8 @@ StatusOr<std::vector<PhaseResult>> RunPutGet(std::span<const Contender> contende
       }
       if (contenders[k].stream_beside_batches) {
         for (int g = 0; g < 2; ++g) {
-          PhaseResult r;
-          r.system = "tcp";
-          r.op = g ? "stream_as_batch_get" : "stream_as_batch_put";
-          r.size = size;
-          r.clients = o.clients;
-          r = Summarize(r, sides[k].streams[g]);
+          PhaseResult r = Reference("tcp", g ? "stream_as_batch_get" : "stream_as_batch_put", size,
+                                    o.clients, sides[k].streams[g]);
           r.side_by_side = true;
           out.push_back(std::move(r));
         }

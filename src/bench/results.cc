@@ -34,6 +34,16 @@ PhaseResult Summarize(PhaseResult r, const std::vector<RepSample>& reps) {
   return r;
 }
 
+PhaseResult Reference(const char* system, const char* op, uint64_t size, int clients,
+                      const std::vector<RepSample>& reps) {
+  PhaseResult r;
+  r.system = system;
+  r.op = op;
+  r.size = size;
+  r.clients = clients;
+  return Summarize(r, reps);
+}
+
 double PairedRatio(const PhaseResult& ours, const PhaseResult& reference, bool items) {
   if (!ours.side_by_side || !reference.side_by_side) return 0;
   const std::vector<double>& a = items ? ours.rep_items_per_s : ours.rep_gb_per_s;

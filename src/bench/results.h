@@ -67,6 +67,9 @@ struct RepSample {
 
 // Fills the measured fields of `base` (whose labels are already set) from reps.
 PhaseResult Summarize(PhaseResult base, const std::vector<RepSample>& reps);
+// A reference's row (a raw stream, a memcpy): its labels, then Summarize().
+PhaseResult Reference(const char* system, const char* op, uint64_t size, int clients,
+                      const std::vector<RepSample>& reps);
 
 // The median over repetitions of ours / reference, each repetition's figure
 // over the reference's in the same repetition (GB/s, or items/s with `items`).

@@ -25,6 +25,13 @@ std::vector<ObjectId> Order(const EvictionPolicy& p, bool* listed = nullptr) {
   return out;
 }
 
+// Fifty ids, some read again and one removed: an order with moves and a gap.
+void FillWithMovesAndAGap(EvictionPolicy& policy) {
+  for (ObjectId id = 1; id <= 50; ++id) policy.Insert(id, 1);
+  for (ObjectId id : {7, 3, 44, 7}) policy.Access(id);
+  policy.Remove(10);
+}
+
 class EvictionOrderTest : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(EvictionOrderTest, ListsWhatEvictWouldTakeInOrder) {
@@ -47,9 +54,7 @@ TEST_P(EvictionOrderTest, ACopyKeepsTheOrderOfItsMoment) {
   auto p = MakePolicy(GetParam());
   ASSERT_TRUE(p.ok());
   EvictionPolicy& policy = **p;
-  for (ObjectId id = 1; id <= 50; ++id) policy.Insert(id, 1);
-  for (ObjectId id : {7, 3, 44, 7}) policy.Access(id);
-  policy.Remove(10);
+  FillWithMovesAndAGap(policy);
   const std::vector<ObjectId> expected = Order(policy);
   std::unique_ptr<EvictionOrder> copy = policy.NewEvictionOrder();
   copy->Reserve(4);  // too small: the copy grows
@@ -68,9 +73,7 @@ TEST_P(EvictionOrderTest, ACopyInPartsOfAnUnchangedPolicyIsTheWholeOrder) {
   auto p = MakePolicy(GetParam());
   ASSERT_TRUE(p.ok());
   EvictionPolicy& policy = **p;
-  for (ObjectId id = 1; id <= 50; ++id) policy.Insert(id, 1);
-  for (ObjectId id : {7, 3, 44, 7}) policy.Access(id);
-  policy.Remove(10);
+  FillWithMovesAndAGap(policy);
   const std::vector<ObjectId> expected = Order(policy);
   std::unique_ptr<EvictionOrder> copy = policy.NewEvictionOrder();
   copy->Reserve(policy.Count());

@@ -169,7 +169,7 @@ class ListPolicy : public EvictionPolicy {
   // restore inserts them at the oldest end, where its first Evict() parks them
   // again (they have children), leaving the order as it was.
   bool VisitInEvictionOrder(const std::function<void(ObjectId)>& fn) const override {
-    VisitNodes(list_.raw_nodes(), fn);
+    VisitNodes(list_.raw_nodes(), fn, /*from_parts=*/false);
     return true;
   }
   // The order as a copy of the whole node array (one memcpy under the owner's
@@ -185,7 +185,9 @@ class ListPolicy : public EvictionPolicy {
   // copied so far are a prefix of it); done once the copy reaches its end.
   bool CopyEvictionOrderPart(EvictionOrder& into, size_t max_items) const override {
     const auto nodes = list_.raw_nodes();
-    auto& copy = static_cast<NodeOrder&>(into).nodes;
+    auto& order = static_cast<NodeOrder&>(into);
+    ++order.parts;
+    auto& copy = order.nodes;
     const size_t from = std::min(copy.size(), nodes.size());
     const size_t to = std::min(nodes.size(), from + std::max<size_t>(1, max_items));
     copy.insert(copy.end(), nodes.begin() + from, nodes.begin() + to);
@@ -199,12 +201,13 @@ class ListPolicy : public EvictionPolicy {
  private:
   struct NodeOrder final : EvictionOrder {
     std::vector<typename List::Node> nodes;
+    int parts = 0;  // CopyEvictionOrderPart calls that filled it
     void Reserve(size_t count) override {
       nodes.resize(count + count / 8 + 1024);  // written, so its pages are touched
       nodes.clear();
     }
     bool Visit(const std::function<void(ObjectId)>& fn) const override {
-      VisitNodes(nodes, fn);
+      VisitNodes(nodes, fn, /*from_parts=*/parts > 1);
       return true;
     }
   };
@@ -213,24 +216,30 @@ class ListPolicy : public EvictionPolicy {
   // a detached node with children: a free slot has none (prefix-lru clears
   // them when it erases a page).
   //
-  // A copy taken in parts (CopyEvictionOrderPart) may hold links that no
-  // longer agree: a node moved or freed between two parts. So the walk stops
-  // at a link out of the array, to a detached node or to a node it has seen,
-  // and then gives the linked nodes it did not reach, by slot. On a whole copy
-  // or the list itself the walk reaches every linked node and that pass finds
-  // none. Each slot is given at most once (an id erased and tracked again
-  // between two parts can hold two slots of the copy).
+  // A copy taken in more than one part (CopyEvictionOrderPart) may hold
+  // links that no longer agree: a node moved or freed between two parts. So
+  // its walk stops at a link out of the array, to a detached node or to a
+  // node it has seen, and then gives the linked nodes it did not reach, by
+  // slot; each slot is given at most once (an id erased and tracked again
+  // between two parts can hold two slots of the copy). The list itself and a
+  // copy of one moment are walked as they are, with no such checks.
   static void VisitNodes(std::span<const typename List::Node> nodes,
-                         const std::function<void(ObjectId)>& fn) {
+                         const std::function<void(ObjectId)>& fn, bool from_parts) {
     if (nodes.empty()) return;
-    std::vector<bool> seen(nodes.size(), false);
+    std::vector<bool> seen(from_parts ? nodes.size() : 0, false);
     if constexpr (requires(const Extra& e) { e.children; }) {
       for (size_t slot = 1; slot < nodes.size(); ++slot) {
         if (List::IsDetached(nodes[slot]) && nodes[slot].extra.children > 0) {
-          seen[slot] = true;
+          if (from_parts) seen[slot] = true;
           fn(nodes[slot].Id());
         }
       }
+    }
+    if (!from_parts) {
+      for (auto slot = nodes[List::kNil].newer; slot != List::kNil; slot = nodes[slot].newer) {
+        fn(nodes[slot].Id());
+      }
+      return;
     }
     for (auto slot = nodes[List::kNil].newer;
          slot != List::kNil && slot < nodes.size() && !seen[slot] && !List::IsDetached(nodes[slot]);
