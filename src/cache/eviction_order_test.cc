@@ -79,11 +79,12 @@ TEST_P(EvictionOrderTest, ACopyInPartsOfAnUnchangedPolicyIsTheWholeOrder) {
   copy->Reserve(policy.Count());
   int calls = 1;
   while (!policy.CopyEvictionOrderPart(*copy, 4)) ++calls;
+  // The list policies copy 4 slots a call; slru keeps the default, one call.
+  if (std::string_view(GetParam()) != "slru") EXPECT_GT(calls, 10);
   policy.Insert(1000, 1);  // after the copy: not in it
   std::vector<ObjectId> got;
   ASSERT_TRUE(copy->Visit([&](ObjectId id) { got.push_back(id); }));
   EXPECT_EQ(got, expected);
-  EXPECT_GE(calls, 1);
 }
 
 // Between parts the policy moves, drops and adds ids. The copy then gives
