@@ -41,6 +41,23 @@ class NodeArray {
   }
   NodeArray(const NodeArray&) = delete;
   NodeArray& operator=(const NodeArray&) = delete;
+  NodeArray(NodeArray&& o) noexcept
+      : data_(o.data_), size_(o.size_), capacity_(o.capacity_), mapped_bytes_(o.mapped_bytes_) {
+    o.data_ = nullptr;
+    o.size_ = o.capacity_ = o.mapped_bytes_ = 0;
+  }
+  NodeArray& operator=(NodeArray&& o) noexcept {
+    if (this != &o) {
+      NodeArray gone(std::move(*this));
+      data_ = o.data_;
+      size_ = o.size_;
+      capacity_ = o.capacity_;
+      mapped_bytes_ = o.mapped_bytes_;
+      o.data_ = nullptr;
+      o.size_ = o.capacity_ = o.mapped_bytes_ = 0;
+    }
+    return *this;
+  }
 
   size_t size() const { return size_; }
   T& operator[](size_t i) { return data_[i]; }
@@ -57,6 +74,18 @@ class NodeArray {
   }
   void reserve(size_t count) {
     if (count > capacity_) Grow(count);
+  }
+  // `count` elements: the first min(count, size()) kept, the rest value-initialised.
+  void resize(size_t count) {
+    reserve(count);
+    for (size_t i = size_; i < count; ++i) new (data_ + i) T{};
+    size_ = count;
+  }
+  // `count` copies of `value`, replacing what was held.
+  void assign(size_t count, const T& value) {
+    reserve(count);
+    for (size_t i = 0; i < count; ++i) new (data_ + i) T(value);
+    size_ = count;
   }
 
  private:

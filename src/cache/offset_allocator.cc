@@ -615,7 +615,7 @@ Status OffsetAllocator::Validate() const {
   }
   if (offset != capacity_units_) return broken("regions do not tile the range");
   uint64_t region_slots = 0;
-  for (const Node& x : nodes_) region_slots += x.state() != State::kSpare ? 1 : 0;
+  for (const Node& x : nodes_.span()) region_slots += x.state() != State::kSpare ? 1 : 0;
   if (region_slots != live) return broken("a region slot is off the address list");
 
   // Bins: bitmaps mirror the lists; each free region is in the bin of its size.

@@ -50,6 +50,7 @@
 #include <string_view>
 #include <vector>
 
+#include "cache/node_array.h"
 #include "crescent/status.h"
 
 namespace crescent::cache {
@@ -235,7 +236,7 @@ class OffsetAllocator {
   uint64_t level_map_ = 0;         // bit l: some bin of first level l is non-empty
   std::array<uint8_t, offset_bins::kNumLevels> bin_maps_{};  // bit s: bin (l<<3)|s non-empty
   std::array<uint32_t, offset_bins::kNumBins> bin_heads_;    // kNone when empty
-  std::vector<Node> nodes_;
+  NodeArray<Node> nodes_;  // grows without copying once big: no pause at a doubling
 };
 
 }  // namespace crescent::cache

@@ -170,6 +170,40 @@ TEST(NodeArrayTest, GrowsIntoAMappingWithoutMovingItsNodes) {
   EXPECT_EQ(nodes.span().size(), 1'000'000u);
 }
 
+TEST(NodeArrayTest, ResizesAssignsAndMovesSmallAndMapped) {
+  for (const size_t count : {size_t{100}, size_t{200'000}}) {  // malloc'd, then mapped
+    NodeArray<TestNode> nodes;
+    nodes.resize(count);
+    ASSERT_EQ(nodes.size(), count);
+    for (size_t i = 0; i < count; ++i) {
+      ASSERT_EQ(nodes[i].value, 7u);
+      nodes[i].SetId(i);
+    }
+    nodes.resize(count + 10);  // keeps what it held, value-initialises the rest
+    EXPECT_EQ(nodes[count - 1].Id(), count - 1);
+    EXPECT_EQ(nodes[count + 9].value, 7u);
+
+    NodeArray<TestNode> moved(std::move(nodes));
+    EXPECT_EQ(nodes.size(), 0u);  // NOLINT(bugprone-use-after-move): a moved-from array is empty
+    ASSERT_EQ(moved.size(), count + 10);
+    EXPECT_EQ(moved[count / 2].Id(), count / 2);
+
+    NodeArray<TestNode> other;
+    other.emplace_back();
+    other = std::move(moved);
+    ASSERT_EQ(other.size(), count + 10);
+    EXPECT_EQ(other[count - 1].Id(), count - 1);
+
+    TestNode filler;
+    filler.SetId(42);
+    other.assign(count / 3, filler);
+    ASSERT_EQ(other.size(), count / 3);
+    for (size_t i = 0; i < count / 3; ++i) ASSERT_EQ(other[i].Id(), 42u);
+    other.emplace_back();
+    EXPECT_EQ(other[count / 3].value, 7u);
+  }
+}
+
 TEST(SlotTableTest, KeepsNodesAndGenerationsAcrossGrowth) {
   SlotTable<TestNode> table;
   std::mt19937_64 rng(5);

@@ -431,7 +431,9 @@ TEST_F(MasterRestoreTest, AnOrderCopiedInPartsUnderLoadHoldsEachObjectOnce) {
     // A "v" key removed and put again between two emits may come twice, as
     // two objects (the log after the snapshot orders them); the others never.
     for (const auto& [key, n] : puts) {
-      if (key[0] != 'v') EXPECT_EQ(n, 1) << key << " in snapshot " << snapshot;
+      if (key[0] != 'v') {
+        EXPECT_EQ(n, 1) << key << " in snapshot " << snapshot;
+      }
     }
     for (int i = 0; i < kKept; ++i) EXPECT_EQ(puts["k" + std::to_string(i)], 1) << i;
   }
