@@ -609,6 +609,43 @@ TEST(OffsetAllocatorRebuildTest, KeepsHandlesAndContinues) {
   EXPECT_TRUE(rebuilt->Validate().ok());
 }
 
+// Past 1 MiB of nodes (~44K regions) the node table lives in a mapping it
+// grows inside (node_array.h) instead of copying at each doubling: an
+// allocator that crosses it keeps every handle, serialises, restores and
+// rebuilds as a small one does, and its moved-to owner continues.
+TEST(OffsetAllocatorTest, GrowsPastTheMappedNodeTableAndKeepsEveryHandle) {
+  constexpr int kCount = 200'000;
+  OffsetAllocator grown = MustCreate(uint64_t{kCount} * 4 * KiB, 64);
+  std::vector<Allocation> live = AllocateMany(grown, kCount, 4 * KiB);
+  ASSERT_EQ(grown.allocation_count(), static_cast<uint64_t>(kCount));
+  EXPECT_GE(grown.Stats().node_slots, static_cast<uint64_t>(kCount));
+  std::vector<OffsetAllocator::UsedRegion> used;
+  for (size_t i = 0; i < live.size(); ++i) {
+    if (i % 2 == 0) {
+      ASSERT_TRUE(grown.Free(live[i]).ok());
+    } else {
+      used.push_back({live[i], 4 * KiB});
+    }
+  }
+  ASSERT_TRUE(grown.Validate().ok());
+  OffsetAllocator a = std::move(grown);  // the mapped table moves with it
+  for (const auto& u : used) ASSERT_EQ(*a.SizeOf(u.allocation), 4 * KiB);
+
+  auto restored = OffsetAllocator::Restore(a.Serialise());
+  ASSERT_TRUE(restored.ok()) << restored.status().ToString();
+  EXPECT_EQ(restored->Serialise(), a.Serialise());
+  auto rebuilt = OffsetAllocator::Rebuild(uint64_t{kCount} * 4 * KiB, {64}, used);
+  ASSERT_TRUE(rebuilt.ok()) << rebuilt.status().ToString();
+  for (OffsetAllocator* x : {&a, &*restored, &*rebuilt}) {
+    EXPECT_EQ(x->used_bytes(), used.size() * 4 * KiB);
+    // The holes refill exactly, then the allocator is full.
+    for (int i = 0; i < kCount / 2; ++i) ASSERT_TRUE(x->Allocate(4 * KiB).ok()) << i;
+    EXPECT_FALSE(x->Allocate(64).ok());
+    for (const auto& u : used) ASSERT_TRUE(x->Free(u.allocation).ok());
+    EXPECT_TRUE(x->Validate().ok());
+  }
+}
+
 TEST(OffsetAllocatorRebuildTest, EmptyAndFull) {
   auto empty = OffsetAllocator::Rebuild(4096, {64}, {});
   ASSERT_TRUE(empty.ok());
