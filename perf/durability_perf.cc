@@ -19,7 +19,8 @@
 //    while one thread keeps doing PutStart+PutEnd+GetReplicaList: snapshot
 //    time, file size, bytes per object, the longest engine lock it held, and
 //    that thread's slowest operation during the snapshot against its slowest
-//    in an equally long window without one.
+//    in an equally long window without one, each with when it began, its
+//    calls' shares, and the thread's page faults and context switches over it.
 // 3. Reads the snapshot back (every block checked, every record decoded): the
 //    part of a restore that is built so far.
 #include <sys/resource.h>
