@@ -4,9 +4,8 @@
 // No lock is held for long. The log position is read first; then segments
 // (the table's lock, once), the policy's order (policy_mu_ per part, copied
 // into memory made ready outside it, the lock left free between parts), the
-// chain parents (policy_mu_ per 2048
-// objects), and each object (then its parent's key) under its shard's shared
-// lock on its own. So the
+// chain parents (policy_mu_ per 2048 objects), and each object (then its
+// parent's key) under its shard's shared lock on its own. So the
 // objects are not one instant's state: an object changed after the position
 // was read may appear before or after its change. That is what a restore
 // expects: it applies the snapshot and then the log from that position, and
