@@ -63,7 +63,8 @@ struct KeyState {
 TEST_F(StressTest, RandomOperationsKeepInvariants) {
   config_.num_shards = 8;
   config_.lease_ms = 20;
-  config_.bloom_expected_keys = 32;   // rebuilt several times along the way
+  config_.bloom_expected_keys = 8;    // rebuilt several times along the way (at 32, 1 run in
+                                      // 40 never had over 32 live objects when maintenance ran)
   config_.touch_queue_capacity = 64;  // often full
   config_.high_watermark = 0.9;
   config_.evict_ratio = 0.1;
