@@ -48,6 +48,7 @@ Status MasterService::Capture(uint64_t* log_position,
     const double ms =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - since).count();
     st.longest_lock_ms = std::max(st.longest_lock_ms, ms);
+    return ms;
   };
   *log_position = log_ == nullptr ? 0 : log_->end_position();
   // Mounted segments, then those waiting for their node (restored, or
@@ -95,11 +96,7 @@ Status MasterService::Capture(uint64_t* log_position,
       if (!flushed) FlushTouchesLocked();
       flushed = true;
       done = policy->CopyEvictionOrderPart(*into, items_per_lock);
-      held(since);
-      st.order_lock_ms =
-          std::max(st.order_lock_ms, std::chrono::duration<double, std::milli>(
-                                         std::chrono::steady_clock::now() - since)
-                                         .count());
+      st.order_lock_ms = std::max(st.order_lock_ms, held(since));
       lock.unlock();
       // A mutex is not fair: a thread woken by the unlock above needs some
       // microseconds to run, and this one would take the lock back long before.
