@@ -150,10 +150,14 @@ SlowestOp SlowestOpDuring(master::MasterService& m, uint64_t base,
       if ((t3 - t0) * 1000 <= worst.total_ms) continue;
       rusage u1{};
       ::getrusage(RUSAGE_THREAD, &u1);
-      worst = {(t3 - t0) * 1000,           t0 - start,
-               (t1 - t0) * 1000,           (t2 - t1) * 1000,
-               (t3 - t2) * 1000,           u1.ru_minflt - u0.ru_minflt,
-               u1.ru_majflt - u0.ru_majflt, u1.ru_nvcsw - u0.ru_nvcsw,
+      worst = {(t3 - t0) * 1000,
+               t0 - start,
+               (t1 - t0) * 1000,
+               (t2 - t1) * 1000,
+               (t3 - t2) * 1000,
+               u1.ru_minflt - u0.ru_minflt,
+               u1.ru_majflt - u0.ru_majflt,
+               u1.ru_nvcsw - u0.ru_nvcsw,
                u1.ru_nivcsw - u0.ru_nivcsw};
     }
   });
@@ -303,9 +307,10 @@ int main(int argc, char** argv) {
               st.last_objects, snap_s, st.last_bytes,
               static_cast<double>(st.last_bytes) / static_cast<double>(st.last_objects),
               st.last_longest_lock_ms, st.last_order_lock_ms);
-  std::printf("slowest put+get of one thread: %.2fx during the snapshot against as long without one\n"
-              "  during:  %s\n  without: %s\n",
-              during.total_ms / quiet.total_ms, Describe(during).c_str(), Describe(quiet).c_str());
+  std::printf(
+      "slowest put+get of one thread: %.2fx during the snapshot against as long without one\n"
+      "  during:  %s\n  without: %s\n",
+      during.total_ms / quiet.total_ms, Describe(during).c_str(), Describe(quiet).c_str());
 
   t0 = Now();
   uint64_t records = 0;

@@ -126,7 +126,9 @@ TEST_P(EvictionOrderTest, ACopyInPartsListsEveryUntouchedIdOnce) {
   std::map<ObjectId, int> seen;
   ASSERT_TRUE(copy->Visit([&](ObjectId id) { ++seen[id]; }));
   for (ObjectId id = 1; id <= 60; ++id) {
-    if (!touched.contains(id)) EXPECT_EQ(seen[id], 1) << "id " << id << " after " << step << " steps";
+    if (!touched.contains(id)) {
+      EXPECT_EQ(seen[id], 1) << "id " << id << " after " << step << " steps";
+    }
   }
   for (const auto& [id, n] : seen) {
     EXPECT_TRUE(id <= 60 || (id >= 100 && id < next)) << id;

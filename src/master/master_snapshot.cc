@@ -87,9 +87,9 @@ Status MasterService::Capture(uint64_t* log_position,
   pmem_order->Reserve(pmem_counted);
   const size_t items_per_lock = std::max<uint32_t>(1, config_.snapshot_order_items_per_lock);
   bool flushed = false;
-  for (auto [policy, into] : {std::pair{policy_.get(), main_order.get()},
-                              std::pair{soft_policy_.get(), soft_order.get()},
-                              std::pair{pmem_policy_.get(), pmem_order.get()}}) {
+  for (auto [policy, into] :
+       {std::pair{policy_.get(), main_order.get()}, std::pair{soft_policy_.get(), soft_order.get()},
+        std::pair{pmem_policy_.get(), pmem_order.get()}}) {
     for (bool done = false; !done;) {
       std::unique_lock lock(policy_mu_);
       const auto since = held_since();  // held from here: waiting for it pauses no one
@@ -126,7 +126,8 @@ Status MasterService::Capture(uint64_t* log_position,
       if (sorted[i] == sorted[i - 1]) twice.insert(sorted[i]);
     }
     std::unordered_set<ObjectId> kept;
-    std::erase_if(order, [&](ObjectId id) { return twice.contains(id) && !kept.insert(id).second; });
+    std::erase_if(order,
+                  [&](ObjectId id) { return twice.contains(id) && !kept.insert(id).second; });
     sorted.erase(std::unique(sorted.begin(), sorted.end()), sorted.end());
   }
   auto emit = [&](ObjectId id, ObjectId parent) -> Status {
