@@ -88,7 +88,9 @@ TEST_P(EvictionOrderTest, ACopyInPartsOfAnUnchangedPolicyIsTheWholeOrder) {
   int calls = 1;
   while (!policy.CopyEvictionOrderPart(*copy, 4)) ++calls;
   // The list policies copy 4 slots a call; slru keeps the default, one call.
-  if (std::string_view(GetParam()) != "slru") EXPECT_GT(calls, 10);
+  if (std::string_view(GetParam()) != "slru") {
+    EXPECT_GT(calls, 10);
+  }
   policy.Insert(1000, 1);  // after the copy: not in it
   bool listed = false;
   const std::vector<ObjectId> got = Listed(*copy, &listed);
@@ -136,7 +138,9 @@ TEST_P(EvictionOrderTest, ACopyInPartsListsEveryUntouchedIdOnce) {
   }
   // The list policies' copies really were taken in parts, with changes
   // between; slru keeps the default, one part.
-  if (std::string_view(GetParam()) != "slru") EXPECT_GT(step, 3);
+  if (std::string_view(GetParam()) != "slru") {
+    EXPECT_GT(step, 3);
+  }
 }
 
 TEST(EvictionOrderTest, TheDefaultCopyOfAPolicyWithoutASequenceListsNothing) {
