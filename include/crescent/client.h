@@ -70,6 +70,13 @@ struct ClientConfig {
   // measure what the check costs: an unverified get may return bytes that a
   // fault corrupted. Puts record the checksum either way.
   bool verify_checksums = true;
+  // RegisterBuffer has the kernel read one byte of each page of the buffer in
+  // a background thread at the lowest priority (not for a mapping of a file):
+  // on VMs that shadow page tables the kernel's first access to each page,
+  // a TCP transfer's send or recv, otherwise traps, and a fresh buffer's first
+  // transfers run several times slower (docs/performance.md). Only reads: it
+  // never changes a byte. UnregisterBuffer stops it first.
+  bool warm_registered_buffers = true;
 };
 
 struct PutOptions {
@@ -191,6 +198,10 @@ class Client {
   Status RegisterBuffer(const void* ptr, size_t size,
                         BufferAccess access = BufferAccess::kReadWrite);
   Status UnregisterBuffer(const void* ptr);
+  // Blocks until the page warming of every buffer registered now has finished
+  // (ClientConfig::warm_registered_buffers); at once when there is none. For
+  // callers that must not have the warming compete with what they time.
+  void WaitBuffersWarm() const;
   // OK when [ptr, ptr+size) lies inside one registered buffer that allows
   // `need` (kReadOnly: to be read, as a put's source; kReadWrite: to be
   // written, as a get's destination), else kBufferNotRegistered

@@ -31,6 +31,9 @@ StatusOr<std::unique_ptr<CrescentBackend>> CrescentBackend::Connect(const std::s
     if (buffer_size > 0) {
       auto buf = std::make_unique<Buffer>(buffer_size);
       if (Status s = client.value()->RegisterBuffer(buf->data(), buf->size()); !s.ok()) return s;
+      // Untimed: the warming would compete with the phases, and a long-running
+      // client's buffer was warmed long before.
+      client.value()->WaitBuffersWarm();
       b->buffers_.push_back(std::move(buf));
     }
     b->clients_.push_back(std::move(client.value()));

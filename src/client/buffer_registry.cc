@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "client/memory_map.h"
 
@@ -23,7 +24,8 @@ Status BufferRegistry::Register(const void* ptr, size_t size, BufferAccess acces
     return Status(ErrorCode::kInvalidArgument, "cannot register a null or empty buffer");
   }
   if (start + size < start) return Status(ErrorCode::kInvalidArgument, "buffer wraps around");
-  switch (MappingOf(ptr, size)) {
+  bool maps_file = false;
+  switch (MappingOf(ptr, size, &maps_file)) {
     case Mapping::kUnmapped:
       return Status(ErrorCode::kInvalidArgument,
                     Describe(ptr, size) + " is not mapped readable memory in this process");
@@ -48,16 +50,57 @@ Status BufferRegistry::Register(const void* ptr, size_t size, BufferAccess acces
       return Status(ErrorCode::kInvalidArgument, "buffer overlaps a registered buffer");
     }
   }
-  regions_.emplace(start, Region{size, access});
+  std::shared_ptr<transfer::PageWarmer> warmer;
+  if (warm_ && !maps_file) {
+    warmer = std::make_shared<transfer::PageWarmer>(static_cast<const std::byte*>(ptr), size,
+                                                    transfer::PageWarmer::Access::kKernel,
+                                                    "client buffer");
+  }
+  regions_.emplace(start, Region{size, access, std::move(warmer)});
   return Status::Ok();
 }
 
-Status BufferRegistry::Unregister(const void* ptr) {
-  std::unique_lock lock(mu_);
-  if (regions_.erase(reinterpret_cast<uintptr_t>(ptr)) == 0) {
-    return Status(ErrorCode::kBufferNotRegistered, "no buffer registered at this address");
+BufferRegistry::~BufferRegistry() {
+  for (auto& [start, region] : regions_) {
+    if (region.warmer) region.warmer->Stop();
   }
+}
+
+Status BufferRegistry::Unregister(const void* ptr) {
+  std::shared_ptr<transfer::PageWarmer> warmer;
+  {
+    std::unique_lock lock(mu_);
+    auto it = regions_.find(reinterpret_cast<uintptr_t>(ptr));
+    if (it == regions_.end()) {
+      return Status(ErrorCode::kBufferNotRegistered, "no buffer registered at this address");
+    }
+    warmer = std::move(it->second.warmer);
+    regions_.erase(it);
+  }
+  // Outside the lock (it joins a call of up to 1024 pages); a WaitWarm holding
+  // this warmer too returns once it stopped.
+  if (warmer) warmer->Stop();
   return Status::Ok();
+}
+
+void BufferRegistry::WaitWarm() const {
+  std::vector<std::shared_ptr<transfer::PageWarmer>> warmers;
+  {
+    std::shared_lock lock(mu_);
+    for (const auto& [start, region] : regions_) {
+      if (region.warmer) warmers.push_back(region.warmer);
+    }
+  }
+  for (const auto& w : warmers) w->Wait();
+}
+
+uint64_t BufferRegistry::warmed_bytes() const {
+  std::shared_lock lock(mu_);
+  uint64_t total = 0;
+  for (const auto& [start, region] : regions_) {
+    if (region.warmer) total += region.warmer->warmed_bytes();
+  }
+  return total;
 }
 
 Status BufferRegistry::Check(const void* ptr, size_t size, BufferAccess need) const {

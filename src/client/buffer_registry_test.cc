@@ -2,12 +2,16 @@
 // lie wholly inside one registered region; regions never overlap.
 #include "client/buffer_registry.h"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
 #include <vector>
 
 namespace crescent::client {
@@ -124,6 +128,91 @@ TEST(BufferRegistryTest, UnmappedOrUnreadableMemoryIsRefused) {
   EXPECT_EQ(r.Register(mem + 2 * page, page, kRead).code(), ErrorCode::kInvalidArgument);
   EXPECT_TRUE(r.Register(mem, page, kRW).ok());
   munmap(mem, 2 * page);
+}
+
+// The threads of this process, as the kernel lists them.
+size_t ThreadCount() {
+  size_t n = 0;
+  for ([[maybe_unused]] const auto& e : std::filesystem::directory_iterator("/proc/self/task")) ++n;
+  return n;
+}
+
+std::byte* MapAnonymous(size_t size) {
+  void* p = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  return p == MAP_FAILED ? nullptr : static_cast<std::byte*>(p);
+}
+
+// Warming reads every page of the region once and writes nothing: the bytes
+// are as they were, and the registry counts the whole region warmed.
+TEST(BufferRegistryTest, WarmingReadsEveryPageAndChangesNoByte) {
+  const size_t size = (8u << 20) + 123;  // not a whole number of pages
+  std::vector<std::byte> mem(size);
+  for (size_t i = 0; i < size; ++i) mem[i] = std::byte(i * 131 + 7);
+  const std::vector<std::byte> before = mem;
+  BufferRegistry r(/*warm=*/true);
+  ASSERT_TRUE(r.Register(mem.data(), size, kRW).ok());
+  r.WaitWarm();
+  EXPECT_EQ(r.warmed_bytes(), size);
+  EXPECT_EQ(std::memcmp(mem.data(), before.data(), size), 0);
+  // Calls go on as before.
+  EXPECT_TRUE(r.Check(mem.data() + 10, 100, kRW).ok());
+}
+
+TEST(BufferRegistryTest, WithoutWarmingNothingIsRead) {
+  std::vector<std::byte> mem(1u << 20);
+  BufferRegistry r;
+  ASSERT_TRUE(r.Register(mem.data(), mem.size(), kRW).ok());
+  r.WaitWarm();  // returns at once
+  EXPECT_EQ(r.warmed_bytes(), 0u);
+}
+
+// Unregister returns only once the region's warmer has stopped, so that the
+// caller may unmap the memory at once: the warmer's thread is gone by then,
+// even for a region far too large to have been warmed in the meantime.
+TEST(BufferRegistryTest, UnregisterStopsTheWarmerBeforeReturning) {
+  const size_t size = size_t{1} << 30;  // untouched: reads map the zero page, nothing is committed
+  std::byte* mem = MapAnonymous(size);
+  ASSERT_NE(mem, nullptr);
+  const size_t threads = ThreadCount();
+  BufferRegistry r(/*warm=*/true);
+  ASSERT_TRUE(r.Register(mem, size, kRW).ok());
+  ASSERT_TRUE(r.Unregister(mem).ok());
+  EXPECT_EQ(ThreadCount(), threads);
+  EXPECT_EQ(r.warmed_bytes(), 0u);  // no region left to count
+  ASSERT_EQ(munmap(mem, size), 0);
+  // A registry destroyed with regions still registered stops their warmers too.
+  std::byte* again = MapAnonymous(size);
+  ASSERT_NE(again, nullptr);
+  {
+    BufferRegistry r2(/*warm=*/true);
+    ASSERT_TRUE(r2.Register(again, size, kRW).ok());
+  }
+  EXPECT_EQ(ThreadCount(), threads);
+  munmap(again, size);
+}
+
+// A mapping of a file is registered but not warmed (a read of every page would
+// fetch the file from its device); memory beside it still is.
+TEST(BufferRegistryTest, FileMappingsAreNotWarmed) {
+  char path[] = "/tmp/crescent-buffer-registry-XXXXXX";
+  const int fd = mkstemp(path);
+  ASSERT_GE(fd, 0);
+  unlink(path);
+  const size_t size = 1u << 20;
+  ASSERT_EQ(ftruncate(fd, static_cast<off_t>(size)), 0);
+  void* file = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  close(fd);
+  ASSERT_NE(file, MAP_FAILED);
+  std::vector<std::byte> heap(size);
+  BufferRegistry r(/*warm=*/true);
+  ASSERT_TRUE(r.Register(file, size, kRW).ok());
+  r.WaitWarm();
+  EXPECT_EQ(r.warmed_bytes(), 0u);
+  ASSERT_TRUE(r.Register(heap.data(), size, kRW).ok());
+  r.WaitWarm();
+  EXPECT_EQ(r.warmed_bytes(), size);
+  ASSERT_TRUE(r.Unregister(file).ok());
+  munmap(file, size);
 }
 
 }  // namespace

@@ -36,6 +36,7 @@ constexpr int64_t kPutRetryBackoffMaxMs = 100;
 }  // namespace
 
 struct Client::Impl {
+  explicit Impl(const ClientConfig& c) : config(c), buffers(c.warm_registered_buffers) {}
   ClientConfig config;
   std::unique_ptr<rpc::MasterClient> master;
   std::unique_ptr<transfer::Transport> tcp;
@@ -398,8 +399,7 @@ StatusOr<std::unique_ptr<Client>> Client::Connect(const ClientConfig& given) {
   if (Status s = transfer::CheckCongestionControl(config.tcp_congestion); !s.ok()) {
     return Status(s.code(), "tcp_congestion: " + s.message());
   }
-  auto impl = std::make_unique<Impl>();
-  impl->config = config;
+  auto impl = std::make_unique<Impl>(config);
   rpc::MasterClientOptions mo;
   mo.address = config.master_address;
   mo.rpc_timeout_ms = config.rpc_timeout_ms;
@@ -579,6 +579,7 @@ Status Client::RegisterBuffer(const void* ptr, size_t size, BufferAccess access)
   return impl_->buffers.Register(ptr, size, access);
 }
 Status Client::UnregisterBuffer(const void* ptr) { return impl_->buffers.Unregister(ptr); }
+void Client::WaitBuffersWarm() const { impl_->buffers.WaitWarm(); }
 Status Client::CheckBuffer(const void* ptr, size_t size, BufferAccess need) const {
   return impl_->buffers.Check(ptr, size, need);
 }

@@ -5,10 +5,27 @@
 #include <cstdio>
 #include <fstream>
 #include <string>
+#include <string_view>
 
 namespace crescent::client {
+namespace {
 
-Mapping MappingOf(const void* ptr, size_t size) {
+// A mapping's path (the maps line's last field) names memory, not a file on a
+// device: anonymous (no path, or "[heap]" and the like), or backed by tmpfs,
+// /dev/zero or huge pages.
+bool IsMemory(std::string_view path) {
+  if (path.empty() || path.front() == '[') return true;
+  for (std::string_view m :
+       {"/memfd:", "/dev/shm/", "/SYSV", "/dev/zero", "/anon_hugepage", "/dev/hugepages"}) {
+    if (path.starts_with(m)) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+Mapping MappingOf(const void* ptr, size_t size, bool* maps_file) {
+  if (maps_file != nullptr) *maps_file = false;
   const auto start = reinterpret_cast<uintptr_t>(ptr);
   if (ptr == nullptr || size == 0 || start + size < start) return Mapping::kUnmapped;
   const uintptr_t end = start + size;
@@ -21,12 +38,18 @@ Mapping MappingOf(const void* ptr, size_t size) {
   while (covered < end && std::getline(maps, line)) {
     uintptr_t low = 0, high = 0;
     char perms[5] = {};
-    if (std::sscanf(line.c_str(), "%" SCNxPTR "-%" SCNxPTR " %4s", &low, &high, perms) != 3) {
+    int path_at = 0;
+    if (std::sscanf(line.c_str(), "%" SCNxPTR "-%" SCNxPTR " %4s %*s %*s %*s %n", &low, &high,
+                    perms, &path_at) != 3) {
       return Mapping::kUnmapped;
     }
     if (high <= covered) continue;
     if (low > covered || perms[0] != 'r') return Mapping::kUnmapped;
     writable = writable && perms[1] == 'w';
+    if (maps_file != nullptr && path_at > 0 &&
+        !IsMemory(std::string_view(line).substr(static_cast<size_t>(path_at)))) {
+      *maps_file = true;
+    }
     covered = high;
   }
   if (covered < end) return Mapping::kUnmapped;

@@ -19,6 +19,10 @@ enum class Mapping {
 
 // The mapping of [ptr, ptr + size), read from /proc/self/maps. kUnmapped for
 // ptr null, size 0, a range that wraps around, or when the maps cannot be read.
-Mapping MappingOf(const void* ptr, size_t size);
+// With `maps_file`, also says whether some byte of a mapped range lies in a
+// mapping of a file on a device (whose pages a read may fetch from that
+// device); anonymous memory, shared memory (memfd, /dev/shm, SysV) and
+// /dev/zero or huge-page mappings are not files here.
+Mapping MappingOf(const void* ptr, size_t size, bool* maps_file = nullptr);
 
 }  // namespace crescent::client

@@ -49,7 +49,9 @@ struct AlignedBuffer {
 class Stream {
  public:
   Stream(Client& client, const Plan& plan, const ReplayOptions& options)
-      : client_(client), plan_(plan), options_(options),
+      : client_(client),
+        plan_(plan),
+        options_(options),
         buffer_(std::max<size_t>(plan.max_request_pages, 1) * options.page_size) {
     if (buffer_.data != nullptr) std::memset(buffer_.data, 0xA5, buffer_.size);
   }
@@ -64,6 +66,7 @@ class Stream {
     }
     Status s = client_.RegisterBuffer(buffer_.data, buffer_.size);
     registered_ = s.ok();
+    if (registered_) client_.WaitBuffersWarm();  // untimed, as the cluster's warming
     return s;
   }
 
@@ -157,9 +160,9 @@ class Stream {
       }
       size_t j = i;
       while (j < n && !stored[j]) ++j;
-      std::vector<Status> put = client_.BatchPutFrom(
-          keys.subspan(i, j - i), std::span(ptrs_).subspan(i, j - i),
-          std::span(sizes_).subspan(i, j - i), {}, /*chain=*/true);
+      std::vector<Status> put =
+          client_.BatchPutFrom(keys.subspan(i, j - i), std::span(ptrs_).subspan(i, j - i),
+                               std::span(sizes_).subspan(i, j - i), {}, /*chain=*/true);
       any = true;
       for (const Status& s : put) {
         if (s.ok()) {

@@ -60,8 +60,8 @@ void UserReadPages(const std::byte* p, uint64_t n, uint64_t page) {
 
 }  // namespace
 
-PageWarmer::PageWarmer(const std::byte* data, uint64_t size, Access access)
-    : data_(data), size_(size), access_(access) {
+PageWarmer::PageWarmer(const std::byte* data, uint64_t size, Access access, const char* what)
+    : data_(data), size_(size), access_(access), what_(what) {
   thread_ = std::thread([this] { Run(); });
 }
 
@@ -94,15 +94,15 @@ void PageWarmer::Run() {
       warmed_.store(off, std::memory_order_release);
     }
   } else if (pipe2(fds, O_CLOEXEC) != 0) {
-    std::fprintf(stderr, "crescent: segment pages not warmed (pipe: %s)\n", std::strerror(errno));
+    std::fprintf(stderr, "crescent: %s pages not warmed (pipe: %s)\n", what_, std::strerror(errno));
   } else {
     uint64_t off = 0;
     while (off < size_ && !stop_.load(std::memory_order_relaxed)) {
       const uint64_t n = std::min(step, size_ - off);
       if (!KernelReadPages(data_ + off, n, page, fds[0], fds[1])) {
-        std::fprintf(stderr, "crescent: segment page warming stopped at %llu of %llu bytes (%s)\n",
-                     static_cast<unsigned long long>(off), static_cast<unsigned long long>(size_),
-                     std::strerror(errno));
+        std::fprintf(stderr, "crescent: %s page warming stopped at %llu of %llu bytes (%s)\n",
+                     what_, static_cast<unsigned long long>(off),
+                     static_cast<unsigned long long>(size_), std::strerror(errno));
         break;
       }
       off += n;

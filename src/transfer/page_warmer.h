@@ -7,9 +7,10 @@
 // access to each page through a mapping still traps, and accesses from user
 // mode and from the kernel pay that separately. So the reads must come from
 // the mode that will make the transfers:
-//  - Access::kKernel (store nodes): the TCP data server moves payloads with
-//    recv and send. Measured on a fresh memfd: recv into it 2.5-2.9 ms per MiB
-//    on first access against 0.2 ms after; touching the pages from user mode
+//  - Access::kKernel (store nodes, and clients' registered buffers): the TCP
+//    data server moves payloads with recv and send, and so does a client's
+//    TCP transport into and out of its registered buffers. Measured on a fresh memfd: recv into
+//    it 2.5-2.9 ms per MiB on first access against 0.2 ms after; touching the pages from user mode
 //    first did not help; a kernel read of one byte per page did (0.18-0.22 ms
 //    per MiB). The warmer makes those reads with writev of one byte per page
 //    into a pipe, 1024 pages per call, and drains the pipe.
@@ -38,8 +39,10 @@ class PageWarmer {
  public:
   enum class Access { kKernel, kUser };
   // Starts warming [data, data + size). Both must stay mapped until the
-  // warmer is stopped or destroyed.
-  PageWarmer(const std::byte* data, uint64_t size, Access access = Access::kKernel);
+  // warmer is stopped or destroyed. `what` names the memory in the messages
+  // of a warming that fails ("segment", "client buffer").
+  PageWarmer(const std::byte* data, uint64_t size, Access access = Access::kKernel,
+             const char* what = "segment");
   ~PageWarmer();
   PageWarmer(const PageWarmer&) = delete;
   PageWarmer& operator=(const PageWarmer&) = delete;
@@ -63,6 +66,7 @@ class PageWarmer {
   const std::byte* data_;
   uint64_t size_;
   Access access_;
+  const char* what_;
   std::atomic<uint64_t> warmed_{0};
   std::atomic<bool> stop_{false};
   std::mutex mu_;
