@@ -60,12 +60,6 @@ Status BufferRegistry::Register(const void* ptr, size_t size, BufferAccess acces
   return Status::Ok();
 }
 
-BufferRegistry::~BufferRegistry() {
-  for (auto& [start, region] : regions_) {
-    if (region.warmer) region.warmer->Stop();
-  }
-}
-
 Status BufferRegistry::Unregister(const void* ptr) {
   std::shared_ptr<transfer::PageWarmer> warmer;
   {

@@ -31,10 +31,8 @@ namespace crescent::client {
 
 class BufferRegistry {
  public:
+  // Destruction stops the warmers still running (~PageWarmer).
   explicit BufferRegistry(bool warm = false) : warm_(warm) {}
-  ~BufferRegistry();
-  BufferRegistry(const BufferRegistry&) = delete;
-  BufferRegistry& operator=(const BufferRegistry&) = delete;
 
   Status Register(const void* ptr, size_t size, BufferAccess access);
   Status Unregister(const void* ptr);

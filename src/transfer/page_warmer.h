@@ -9,11 +9,12 @@
 // the mode that will make the transfers:
 //  - Access::kKernel (store nodes, and clients' registered buffers): the TCP
 //    data server moves payloads with recv and send, and so does a client's
-//    TCP transport into and out of its registered buffers. Measured on a fresh memfd: recv into
-//    it 2.5-2.9 ms per MiB on first access against 0.2 ms after; touching the pages from user mode
-//    first did not help; a kernel read of one byte per page did (0.18-0.22 ms
-//    per MiB). The warmer makes those reads with writev of one byte per page
-//    into a pipe, 1024 pages per call, and drains the pipe.
+//    TCP transport into and out of its registered buffers. Measured on a
+//    fresh memfd: recv into it 2.5-2.9 ms per MiB on first access against
+//    0.2 ms after; touching the pages from user mode first did not help; a
+//    kernel read of one byte per page did (0.18-0.22 ms per MiB). The warmer
+//    makes those reads with writev of one byte per page into a pipe, 1024
+//    pages per call, and drains the pipe.
 //  - Access::kUser (same-host clients): a client's get is a memcpy out of its
 //    own read-only mapping of the node's segment. Measured on a populated
 //    read-only mapping of a written memfd: the first memcpy pass 470-520 us per
