@@ -12,6 +12,7 @@
 #include <cinttypes>
 #include <cstring>
 #include <filesystem>
+#include <optional>
 
 #include "durability/mapped_file.h"
 
@@ -210,18 +211,47 @@ StatusOr<uint64_t> FileOperationLog::Append(std::string_view record) {
   if (!error_.ok()) return error_;
   buffer_.append(frame);
   end_ += frame.size();
+  if (options_.sync_interval_ms == 0) flush_cv_.notify_one();
   return end_;
 }
 
 Status FileOperationLog::WaitDurable(uint64_t position) {
   std::unique_lock lock(mu_);
   if (options_.sync_interval_ms > 0 || synced_ >= position) return error_;
-  ++waiters_;
-  flush_cv_.notify_one();
   synced_cv_.wait(lock, [&] { return synced_ >= position || !error_.ok() || stop_; });
-  --waiters_;
   if (!error_.ok()) return error_;
   if (synced_ < position) return Status(ErrorCode::kClosed, "the operation log is closing");
+  return Status::Ok();
+}
+
+Status FileOperationLog::SyncThrough(uint64_t position) {
+  auto done = [&] {
+    std::lock_guard lock(mu_);
+    if (!error_.ok()) return std::optional<Status>(error_);
+    if (synced_ >= position) return std::optional<Status>(Status::Ok());
+    return std::optional<Status>();
+  };
+  if (auto s = done()) return *s;
+  std::lock_guard io(io_mu_);
+  if (auto s = done()) return *s;  // another caller's sync covered it
+  return WriteBufferedLocked(true);
+}
+
+uint64_t FileOperationLog::synced_position() const {
+  std::lock_guard lock(mu_);
+  return synced_;
+}
+
+Status FileOperationLog::SkipTo(uint64_t position) {
+  std::lock_guard io(io_mu_);
+  if (Status s = WriteBufferedLocked(true); !s.ok()) return s;
+  {
+    std::lock_guard lock(mu_);
+    if (position <= end_) return Status::Ok();
+  }
+  if (Status s = StartFile(position); !s.ok()) return s;
+  std::lock_guard lock(mu_);
+  end_ = written_ = synced_ = position;
   return Status::Ok();
 }
 
@@ -289,8 +319,9 @@ void FileOperationLog::FlushLoop() {
       if (options_.sync_interval_ms > 0) {
         flush_cv_.wait_for(lock, period, [&] { return stop_; });
       } else {
-        flush_cv_.wait(lock,
-                       [&] { return stop_ || (error_.ok() && waiters_ > 0 && synced_ < end_); });
+        // Whether or not anyone waits: a change no call acknowledges (an
+        // eviction, a tier move, a node's timeout) is synced as promptly.
+        flush_cv_.wait(lock, [&] { return stop_ || (error_.ok() && synced_ < end_); });
       }
       if (stop_) return;
       if (!error_.ok()) continue;

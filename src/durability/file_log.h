@@ -19,11 +19,13 @@
 //
 // Group commit. Append() copies the frame into a buffer under mu_; one flusher
 // thread writes the buffer and fdatasyncs the file. With sync_interval_ms 0
-// ("always") a WaitDurable() wakes the flusher and returns once its position is
-// synced, so one sync serves every caller that appended meanwhile; with an
-// interval the flusher writes and syncs that often and WaitDurable() returns
-// at once. After a failed write or sync the log refuses every later call: what
-// it has acknowledged stays true, and nothing more is acknowledged.
+// ("always") every Append() wakes the flusher, which syncs whatever was
+// appended meanwhile (so a record nobody waits for is synced as promptly), and
+// a WaitDurable() returns once its position is synced, so one sync serves
+// every caller that appended meanwhile; with an interval the flusher writes
+// and syncs that often and WaitDurable() returns at once. SyncThrough() writes
+// and syncs on the caller's thread, in either mode. After a failed write or sync the log refuses
+// every later call: what it has acknowledged stays true, and nothing more is acknowledged.
 #pragma once
 
 #include <condition_variable>
@@ -66,7 +68,15 @@ class FileOperationLog final : public master::OperationLog {
 
   StatusOr<uint64_t> Append(std::string_view record) override;
   Status WaitDurable(uint64_t position) override;
+  Status SyncThrough(uint64_t position) override;
+  uint64_t synced_position() const override;
   Status ReadFrom(uint64_t position, const RecordFn& fn) override;
+  // Moves the log's end forward to `position` (a no-op unless it is past the
+  // end): a new file starts there, so that a restore that had to use a
+  // snapshot lying beyond the log's end (the records between were lost) goes
+  // on from that snapshot's position. Records before `position` in older
+  // files stay readable up to where they end.
+  Status SkipTo(uint64_t position);
   Status TruncateBefore(uint64_t position) override;
   uint64_t end_position() const override;
   FileLogStats Stats() const;
@@ -102,7 +112,6 @@ class FileOperationLog final : public master::OperationLog {
   uint64_t written_ = 0;               // position written to the file
   uint64_t synced_ = 0;                // position synced
   uint64_t syncs_ = 0;
-  int waiters_ = 0;
   bool stop_ = false;
   Status error_;  // the first write/sync failure, sticky
   // By start; the last is appended to. Changed under both locks (io_mu_

@@ -222,5 +222,49 @@ TEST_F(FileLogTest, IntervalModeSyncsWithoutWaiters) {
   SUCCEED();
 }
 
+// Under "always", a record nobody waits for (an eviction, a node's timeout)
+// reaches stable storage all the same, promptly.
+TEST_F(FileLogTest, AlwaysSyncsRecordsNobodyWaitsFor) {
+  FileLogOptions o;
+  o.sync_interval_ms = 0;
+  auto log = Open(o);
+  auto at = log->Append("unwaited");
+  ASSERT_TRUE(at.ok());
+  // No deadline that fails the test on a slow machine: it waits until synced.
+  while (log->synced_position() < *at) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  EXPECT_EQ(log->Stats().synced_position, *at);
+}
+
+// SyncThrough makes a record durable before it returns, whatever the interval.
+TEST_F(FileLogTest, SyncThroughSyncsAtOnceUnderAnInterval) {
+  FileLogOptions o;
+  o.sync_interval_ms = 3'600'000;  // the flusher would not run for an hour
+  auto log = Open(o);
+  auto at = log->Append("must-be-durable");
+  ASSERT_TRUE(at.ok());
+  EXPECT_LT(log->synced_position(), *at);
+  ASSERT_TRUE(log->SyncThrough(*at).ok());
+  EXPECT_GE(log->synced_position(), *at);
+  const uint64_t syncs = log->Stats().syncs;
+  ASSERT_TRUE(log->SyncThrough(*at).ok());
+  EXPECT_EQ(log->Stats().syncs, syncs) << "already durable: no second sync";
+}
+
+// SkipTo moves the end forward: records after it are read from the new
+// position, and reading across the gap is refused as records missing.
+TEST_F(FileLogTest, SkipToGoesOnFromALaterPosition) {
+  auto log = Open();
+  auto a = log->Append("before");
+  ASSERT_TRUE(a.ok());
+  ASSERT_TRUE(log->SkipTo(*a + 1000).ok());
+  EXPECT_EQ(log->end_position(), *a + 1000);
+  ASSERT_TRUE(log->Append("after").ok());
+  log.reset();
+  log = Open();
+  EXPECT_EQ(ReadAll(*log, *a + 1000), std::vector<std::string>{"after"});
+  Status across = log->ReadFrom(0, [](uint64_t, std::string_view) { return Status::Ok(); });
+  EXPECT_EQ(across.code(), ErrorCode::kCorruptData) << across.ToString();
+}
+
 }  // namespace
 }  // namespace crescent::durability

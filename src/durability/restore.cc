@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "durability/batch_pipeline.h"
+#include "durability/file_log.h"
 #include "durability/snapshot_file.h"
 
 namespace crescent::durability {
@@ -75,6 +76,30 @@ StatusOr<RestoreResult> RestoreMaster(const RestoreOptions& options, FileOperati
     if (!fresh.ok()) return fresh.status();
     return finish(std::move(fresh).value());
   };
+  // Applies snapshot `path` to a fresh engine; the engine, or why not.
+  auto apply_snapshot =
+      [&](const std::string& path,
+          SnapshotInfo* info) -> StatusOr<std::unique_ptr<master::MasterService>> {
+    auto m = make();
+    if (!m.ok()) return m.status();
+    const auto t = std::chrono::steady_clock::now();
+    BatchPipeline batches(**m, options.batch_records);
+    // The reservation runs before the first record is committed, so before
+    // the applier uses the engine.
+    auto read =
+        ReadSnapshot(path, batches, [&](uint64_t count) { (*m)->ReserveForRestore(count); });
+    if (!read.ok()) return read.status();
+    *info = *read;
+    out.snapshot = path;
+    out.snapshot_records = batches.Finish();
+    out.snapshot_ms = MsSince(t);
+    return m;
+  };
+  const uint64_t log_end = log.Stats().end_position;
+  // The newest whole snapshot that lies beyond the log's end (the records
+  // between were lost: a snapshot published before they were synced, by an
+  // older build): used only when nothing else is.
+  std::string beyond;
   for (const std::string& path : ListSnapshots(options.dir)) {
     const uint64_t position = SnapshotNamePosition(path);
     if (position < log_first) {
@@ -83,38 +108,62 @@ StatusOr<RestoreResult> RestoreMaster(const RestoreOptions& options, FileOperati
                              std::to_string(log_first));
       continue;
     }
-    auto m = make();
-    if (!m.ok()) return m.status();
-    const auto t = std::chrono::steady_clock::now();
-    BatchPipeline batches(**m, options.batch_records);
-    // The reservation runs before the first record is committed, so before
-    // the applier uses the engine.
-    auto info =
-        ReadSnapshot(path, batches, [&](uint64_t count) { (*m)->ReserveForRestore(count); });
-    if (!info.ok()) {
-      // A fresh engine tries the older one (ReadSnapshot checks every block
-      // before it decodes any, so a damaged file usually applied nothing).
-      out.warnings.push_back("snapshot refused, trying an older one: " + info.status().message());
+    if (position > log_end) {
+      out.warnings.push_back("snapshot " + path + " lies beyond the operation log's end (" +
+                             std::to_string(position) + " > " + std::to_string(log_end) +
+                             "): trying an older one");
+      if (beyond.empty()) beyond = path;
       continue;
     }
-    out.snapshot = path;
-    out.snapshot_records = batches.Finish();
-    out.snapshot_ms = MsSince(t);
-    if (Status s = apply_log(info->log_position, **m); !s.ok()) {
-      return empty_or_fail(Status(s.code(), "restoring from " + path + ": " + s.message()));
+    SnapshotInfo info;
+    auto m = apply_snapshot(path, &info);
+    if (!m.ok()) {
+      // A fresh engine tries the older one (ReadSnapshot checks every block
+      // before it decodes any, so a damaged file usually applied nothing).
+      out.warnings.push_back("snapshot refused, trying an older one: " + m.status().message());
+      continue;
+    }
+    if (Status s = apply_log(info.log_position, **m); !s.ok()) {
+      // The log does not go on from this snapshot's position (damage after
+      // it, or a position inside a record): an older snapshot, or the whole
+      // log, may still reach a consistent state.
+      out.warnings.push_back("restoring from " + path + ": " + s.message() +
+                             "; trying an older snapshot");
+      out.log_records = 0;
+      continue;
     }
     return finish(std::move(m).value());
   }
+  out.snapshot.clear();
+  out.snapshot_records = 0;
   if (log_first == 0) {
     // No snapshot (or none usable) but the whole log: replay it all.
     auto m = make();
     if (!m.ok()) return m.status();
-    if (Status s = apply_log(0, **m); !s.ok()) return empty_or_fail(s);
-    return finish(std::move(m).value());
+    Status s = apply_log(0, **m);
+    if (s.ok()) return finish(std::move(m).value());
+    out.warnings.push_back("replaying the whole operation log: " + s.message());
+    out.log_records = 0;
   }
-  std::string why = "no usable snapshot in " + options.dir +
-                    ", and the operation log begins at position " + std::to_string(log_first) +
-                    " (what came before is only in snapshots)";
+  if (!beyond.empty()) {
+    // Consistent on its own: the log's records after its position are gone,
+    // so the log goes on from there.
+    SnapshotInfo info;
+    auto m = apply_snapshot(beyond, &info);
+    if (m.ok()) {
+      if (Status s = log.SkipTo(info.log_position); !s.ok()) return s;
+      out.warnings.push_back("restored from " + beyond +
+                             " alone; the operation log goes on from its position");
+      return finish(std::move(m).value());
+    }
+    out.warnings.push_back("snapshot refused: " + m.status().message());
+    out.snapshot.clear();
+  }
+  std::string why = "no usable snapshot in " + options.dir;
+  why += log_first == 0
+             ? std::string(", and the operation log does not replay")
+             : ", and the operation log begins at position " + std::to_string(log_first) +
+                   " (what came before is only in snapshots)";
   for (const std::string& w : out.warnings) why += "; " + w;
   return empty_or_fail(Status(ErrorCode::kCorruptData, why));
 }

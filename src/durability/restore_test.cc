@@ -309,5 +309,87 @@ TEST_F(RestoreTest, ATornLogTailIsCutAndTheRestRestoredInBatches) {
   EXPECT_FALSE(r->master->GetReplicaList("k8").ok());
 }
 
+// The newest snapshot names a position beyond the log's end (its records
+// were cut, or never synced): the restore falls back to the older snapshot
+// and the log, and serves.
+TEST_F(RestoreTest, ASnapshotBeyondTheLogsEndFallsBackToAnOlderOne) {
+  Put("a");
+  Snapshot();
+  const uint64_t older = SnapshotNamePosition(ListSnapshots(dir_).front());
+  Put("b");
+  Snapshot();
+  master_.reset();
+  log_.reset();
+  fs::path newest_log;
+  for (const auto& e : fs::directory_iterator(dir_)) {
+    if (e.path().extension() == ".crlog") newest_log = std::max(newest_log, e.path());
+  }
+  // The log as it was at the older snapshot: b's put lost.
+  fs::resize_file(newest_log, FileOperationLog::kHeaderBytes + older);
+  log_ = OpenLog();
+  auto r = Restore();
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->snapshot, ListSnapshots(dir_).back());
+  ASSERT_FALSE(r->warnings.empty());
+  EXPECT_NE(r->warnings[0].find("beyond the operation log's end"), std::string::npos)
+      << r->warnings[0];
+  EXPECT_TRUE(Readable(*r->master, "a"));
+}
+
+// Only a snapshot beyond the log's end is usable (the log's start is gone):
+// the restore uses it alone, the log goes on from its position, and the next
+// restart finds both.
+TEST_F(RestoreTest, ASnapshotBeyondTheLogsEndIsUsedAloneWhenNothingElseIs) {
+  log_file_bytes_ = 256;  // many files, so the snapshot drops the early ones
+  master_.reset();
+  log_.reset();
+  OpenFirst();
+  for (int i = 0; i < 20; ++i) Put("k" + std::to_string(i));
+  {
+    Snapshotter one(*master_, log_.get(), {dir_, 1});
+    ASSERT_TRUE(one.TakeNow().ok());
+  }
+  master_.reset();
+  log_.reset();
+  const uint64_t position = SnapshotNamePosition(ListSnapshots(dir_).front());
+  std::vector<fs::path> logs;
+  for (const auto& e : fs::directory_iterator(dir_)) {
+    if (e.path().extension() == ".crlog") logs.push_back(e.path());
+  }
+  std::sort(logs.begin(), logs.end());
+  ASSERT_NE(logs.front().filename(), "log-0000000000000000.crlog") << "the start was dropped";
+  // Every file starting at or after the snapshot's position gone, and the
+  // one before cut at its first record: the log ends before the snapshot.
+  for (const fs::path& f : logs) {
+    uint64_t start = 0;
+    std::sscanf(f.filename().c_str(), "log-%16lx.crlog", &start);
+    if (start >= position) fs::remove(f);
+  }
+  logs.erase(
+      std::remove_if(logs.begin(), logs.end(), [](const fs::path& f) { return !fs::exists(f); }),
+      logs.end());
+  ASSERT_FALSE(logs.empty());
+  fs::resize_file(logs.back(), FileOperationLog::kHeaderBytes);
+  log_ = OpenLog();
+  ASSERT_LT(log_->end_position(), position);
+  auto r = Restore();
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->snapshot, ListSnapshots(dir_).front());
+  EXPECT_EQ(log_->end_position(), position) << "the log goes on from the snapshot";
+  for (int i = 0; i < 20; ++i) EXPECT_TRUE(Readable(*r->master, "k" + std::to_string(i))) << i;
+  auto g = r->master->PutStart("after", 10, {});
+  ASSERT_TRUE(g.ok());
+  ASSERT_TRUE(r->master->PutEnd("after", g->token, 1).ok());
+  r->master.reset();
+  auto again = Restart();
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  master::PreviousMount prev{"node:7000#2", 6};
+  bool adopted = false;
+  ASSERT_TRUE(again->master->MountSegment(Spec("node:7000#3", 7), &prev, &adopted).ok());
+  EXPECT_TRUE(adopted);
+  EXPECT_TRUE(again->master->GetReplicaList("k0").ok());
+  EXPECT_TRUE(again->master->GetReplicaList("after").ok());
+}
+
 }  // namespace
 }  // namespace crescent::durability

@@ -207,8 +207,17 @@ uint64_t SnapshotNamePosition(const std::string& path) {
   return ParseName(fs::path(path).filename().string(), &position) ? position : 0;
 }
 
-StatusOr<SnapshotInfo> DecodeSnapshot(std::string_view data, const std::string& name,
-                                      RecordSink& sink, const SnapshotCheckedFn& checked) {
+namespace {
+
+struct CheckedBlock {
+  std::string_view compressed;
+  uint64_t raw_bytes;
+};
+
+// Pass 1: the header, every block's check and the trailer, before anything
+// is decoded. Fills *info (records: the trailer's count) and *blocks.
+Status CheckSnapshotData(std::string_view data, const std::string& name, SnapshotInfo* info,
+                         std::vector<CheckedBlock>* blocks) {
   auto corrupt = [&](const std::string& what) {
     return Status(ErrorCode::kCorruptData, "snapshot '" + name + "': " + what);
   };
@@ -216,27 +225,19 @@ StatusOr<SnapshotInfo> DecodeSnapshot(std::string_view data, const std::string& 
       std::memcmp(data.data(), kMagic, sizeof kMagic) != 0) {
     return corrupt("not a snapshot (bad header)");
   }
-  SnapshotInfo info;
-  info.path = name;
-  info.file_bytes = data.size();
+  info->path = name;
+  info->file_bytes = data.size();
   const auto version = static_cast<uint32_t>(GetFixed(data.data() + 8, 4));
   if (version != kSnapshotVersion) {
     return Status(ErrorCode::kUnsupported, "snapshot '" + name + "': format version " +
                                                std::to_string(version) + ", this build reads " +
                                                std::to_string(kSnapshotVersion));
   }
-  info.log_position = GetFixed(data.data() + 16, 8);
-  info.created_unix_ms = GetFixed(data.data() + 24, 8);
-
-  // Pass 1: every block's check and the trailer, before anything is decoded.
-  struct Block {
-    std::string_view compressed;
-    uint64_t raw_bytes;
-  };
-  std::vector<Block> blocks;
+  info->log_position = GetFixed(data.data() + 16, 8);
+  info->created_unix_ms = GetFixed(data.data() + 24, 8);
   std::string_view rest = data.substr(kHeaderBytes);
   for (;;) {
-    const std::string block_name = "block " + std::to_string(blocks.size());
+    const std::string block_name = "block " + std::to_string(blocks->size());
     if (rest.size() >= kTrailerBytes && std::memcmp(rest.data(), kEndMagic, 8) == 0) break;
     if (rest.size() < kBlockHeaderBytes) {
       return corrupt(block_name + ": cut short (no trailer: an incomplete file)");
@@ -253,20 +254,43 @@ StatusOr<SnapshotInfo> DecodeSnapshot(std::string_view data, const std::string& 
     const uint64_t got = XXH3_64bits_digest(st);
     XXH3_freeState(st);
     if (got != check) return corrupt(block_name + ": checksum mismatch");
-    blocks.push_back({rest.substr(kBlockHeaderBytes, comp), raw});
+    blocks->push_back({rest.substr(kBlockHeaderBytes, comp), raw});
     rest.remove_prefix(kBlockHeaderBytes + comp);
   }
   if (rest.size() != kTrailerBytes ||
       GetFixed(rest.data() + 24, 8) != XXH3_64bits(rest.data(), 24)) {
     return corrupt("bad trailer");
   }
-  info.blocks = GetFixed(rest.data() + 8, 8);
-  const uint64_t records = GetFixed(rest.data() + 16, 8);
-  if (info.blocks != blocks.size()) {
-    return corrupt("the trailer counts " + std::to_string(info.blocks) + " blocks, the file has " +
-                   std::to_string(blocks.size()));
+  info->blocks = GetFixed(rest.data() + 8, 8);
+  info->records = GetFixed(rest.data() + 16, 8);
+  if (info->blocks != blocks->size()) {
+    return corrupt("the trailer counts " + std::to_string(info->blocks) + " blocks, the file has " +
+                   std::to_string(blocks->size()));
   }
+  return Status::Ok();
+}
 
+}  // namespace
+
+StatusOr<SnapshotInfo> CheckSnapshot(const std::string& path) {
+  auto mapped = MappedFile::Open(path, "snapshot");
+  if (!mapped.ok()) return mapped.status();
+  SnapshotInfo info;
+  std::vector<CheckedBlock> blocks;
+  if (Status s = CheckSnapshotData(mapped->data(), path, &info, &blocks); !s.ok()) return s;
+  return info;
+}
+
+StatusOr<SnapshotInfo> DecodeSnapshot(std::string_view data, const std::string& name,
+                                      RecordSink& sink, const SnapshotCheckedFn& checked) {
+  auto corrupt = [&](const std::string& what) {
+    return Status(ErrorCode::kCorruptData, "snapshot '" + name + "': " + what);
+  };
+  SnapshotInfo info;
+  std::vector<CheckedBlock> blocks;
+  if (Status s = CheckSnapshotData(data, name, &info, &blocks); !s.ok()) return s;
+  const uint64_t records = info.records;
+  info.records = 0;
   if (checked) checked(records);
 
   // Pass 2: decompress and decode.
@@ -332,21 +356,22 @@ StatusOr<SnapshotInfo> ReadSnapshot(const std::string& path, const SnapshotRecor
   return ReadSnapshot(path, sink, checked);
 }
 
-StatusOr<uint64_t> PruneSnapshots(const std::string& dir, size_t keep) {
-  const std::vector<std::string> all = ListSnapshots(dir);
-  uint64_t oldest = UINT64_MAX;
-  for (size_t i = 0; i < all.size(); ++i) {
-    if (i < keep) {
-      uint64_t position = 0;
-      ParseName(fs::path(all[i]).filename().string(), &position);
-      oldest = std::min(oldest, position);
+StatusOr<PruneResult> PruneSnapshots(const std::string& dir, size_t keep) {
+  PruneResult out;
+  size_t whole = 0;
+  for (const std::string& path : ListSnapshots(dir)) {
+    StatusOr<SnapshotInfo> info = CheckSnapshot(path);
+    if (info.ok() && whole < keep) {
+      ++whole;
+      out.oldest_kept = std::min(out.oldest_kept, SnapshotNamePosition(path));
       continue;
     }
-    if (::unlink(all[i].c_str()) != 0 && errno != ENOENT) {
-      return IoError("cannot remove snapshot", all[i]);
+    if (!info.ok()) out.removed_damaged.push_back(info.status().message());
+    if (::unlink(path.c_str()) != 0 && errno != ENOENT) {
+      return IoError("cannot remove snapshot", path);
     }
   }
-  return oldest;
+  return out;
 }
 
 }  // namespace crescent::durability

@@ -89,8 +89,19 @@ StatusOr<SnapshotInfo> DecodeSnapshot(std::string_view data, const std::string& 
 StatusOr<SnapshotInfo> DecodeSnapshot(std::string_view data, const std::string& name,
                                       RecordSink& sink, const SnapshotCheckedFn& checked = nullptr);
 
-// Removes all but the newest `keep` snapshots; returns the oldest log
-// position the kept ones need (UINT64_MAX when none is kept).
-StatusOr<uint64_t> PruneSnapshots(const std::string& dir, size_t keep);
+// Checks the file's header, every block and the trailer (ReadSnapshot's first
+// pass, decoding nothing): kCorruptData naming the file and the block, as
+// ReadSnapshot would refuse it.
+StatusOr<SnapshotInfo> CheckSnapshot(const std::string& path);
+
+// Keeps the newest `keep` snapshots that read back whole (CheckSnapshot) and
+// removes every other one: older whole ones, and damaged ones wherever they
+// are (a restore refuses them). So the last whole snapshot is never removed,
+// and a damaged one never takes a whole one's place.
+struct PruneResult {
+  uint64_t oldest_kept = UINT64_MAX;         // the oldest log position a kept one needs
+  std::vector<std::string> removed_damaged;  // why each damaged one was refused
+};
+StatusOr<PruneResult> PruneSnapshots(const std::string& dir, size_t keep);
 
 }  // namespace crescent::durability

@@ -121,12 +121,49 @@ TEST_F(SnapshotFileTest, PruneKeepsTheNewest) {
   Write(1, 300);
   Write(1, 200);
   ASSERT_EQ(ListSnapshots(dir_).size(), 3u);
-  auto oldest = PruneSnapshots(dir_, 2);
-  ASSERT_TRUE(oldest.ok());
-  EXPECT_EQ(*oldest, 200u);
+  auto pruned = PruneSnapshots(dir_, 2);
+  ASSERT_TRUE(pruned.ok());
+  EXPECT_EQ(pruned->oldest_kept, 200u);
+  EXPECT_TRUE(pruned->removed_damaged.empty());
   const std::vector<std::string> kept = ListSnapshots(dir_);
   ASSERT_EQ(kept.size(), 2u);
   EXPECT_NE(kept[0].find("snapshot-000000000000012c"), std::string::npos);  // 300
+}
+
+// Rotation counts only snapshots that read back whole: a damaged newest one
+// never takes a whole one's place, and the last whole one is never removed.
+TEST_F(SnapshotFileTest, PruneCountsOnlyWholeSnapshots) {
+  const std::string good = Write(5, 100);
+  const std::string damaged = Write(5, 200);
+  std::string bytes = Slurp(damaged);
+  bytes[bytes.size() / 2] ^= 0x5a;
+  Spit(damaged, bytes);
+  ASSERT_EQ(CheckSnapshot(damaged).status().code(), ErrorCode::kCorruptData);
+  ASSERT_TRUE(CheckSnapshot(good).ok());
+
+  auto pruned = PruneSnapshots(dir_, 1);
+  ASSERT_TRUE(pruned.ok());
+  EXPECT_EQ(pruned->oldest_kept, 100u) << "the whole one is the one the log must reach back to";
+  ASSERT_EQ(pruned->removed_damaged.size(), 1u);
+  EXPECT_NE(pruned->removed_damaged[0].find("snapshot-00000000000000c8"), std::string::npos)
+      << pruned->removed_damaged[0];
+  EXPECT_EQ(ListSnapshots(dir_), std::vector<std::string>{good});
+
+  // A newer whole one arrives: with keep 1 it replaces the older whole one.
+  const std::string newer = Write(5, 300);
+  pruned = PruneSnapshots(dir_, 1);
+  ASSERT_TRUE(pruned.ok());
+  EXPECT_EQ(pruned->oldest_kept, 300u);
+  EXPECT_EQ(ListSnapshots(dir_), std::vector<std::string>{newer});
+
+  // Only damaged ones: none is kept, and nothing pins the log.
+  bytes = Slurp(newer);
+  bytes[bytes.size() / 2] ^= 0x5a;
+  Spit(newer, bytes);
+  pruned = PruneSnapshots(dir_, 2);
+  ASSERT_TRUE(pruned.ok());
+  EXPECT_EQ(pruned->oldest_kept, UINT64_MAX);
+  EXPECT_TRUE(ListSnapshots(dir_).empty());
 }
 
 TEST_F(SnapshotFileTest, AnUnfinishedWriterLeavesNothing) {

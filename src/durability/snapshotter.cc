@@ -1,6 +1,7 @@
 #include "durability/snapshotter.h"
 
 #include <chrono>
+#include <cstdio>
 #include <optional>
 
 namespace crescent::durability {
@@ -34,14 +35,24 @@ StatusOr<SnapshotInfo> Snapshotter::TakeNow() {
       s = w.status();
     }
   }
+  // The snapshot names its position as the place the log goes on from: a
+  // restore reads the log from there. Published before those records are on
+  // stable storage, it could name a position a crash leaves beyond the log's
+  // end, or inside a record cut as a torn tail.
+  if (s.ok() && log_ != nullptr) s = log_->SyncThrough(position);
   StatusOr<SnapshotInfo> info = s;
   if (s.ok()) info = writer->Finish();
   if (info.ok()) {
-    StatusOr<uint64_t> oldest = PruneSnapshots(options_.dir, std::max<size_t>(1, options_.keep));
-    if (!oldest.ok()) {
-      info = oldest.status();
-    } else if (log_ != nullptr && *oldest != UINT64_MAX) {
-      if (Status t = log_->TruncateBefore(*oldest); !t.ok()) info = t;
+    StatusOr<PruneResult> pruned = PruneSnapshots(options_.dir, std::max<size_t>(1, options_.keep));
+    if (!pruned.ok()) {
+      info = pruned.status();
+    } else {
+      for (const std::string& why : pruned->removed_damaged) {
+        std::fprintf(stderr, "crescent: removed a damaged snapshot: %s\n", why.c_str());
+      }
+      if (log_ != nullptr && pruned->oldest_kept != UINT64_MAX) {
+        if (Status t = log_->TruncateBefore(pruned->oldest_kept); !t.ok()) info = t;
+      }
     }
   }
   master::MasterCounters& c = master_.mutable_counters();

@@ -92,7 +92,7 @@ bool MasterService::SpareLocked(ObjectId id, TimeMs now, VictimLock* victim,
 }
 
 std::optional<ObjectId> MasterService::PickVictimLocked(TimeMs now, VictimLock* victim, Tier tier,
-                                                       bool* soft, bool unreachable_only) {
+                                                        bool* soft, bool unreachable_only) {
   cache::SpareFn spare = [&](ObjectId id) {
     return SpareLocked(id, now, victim, unreachable_only);
   };
@@ -206,12 +206,14 @@ std::vector<ReplicaSlot> MasterService::AllocateWithEviction(uint64_t size,
   // DRAM, and when DRAM has no room its victims are demoted (the persistent
   // tier's own victims dropped first when it is full too) to make it.
   if (config.replica_count == 1 && config.preferred_segment.empty() &&
-      copier_.load(std::memory_order_acquire) != nullptr &&
-      segments_.capacity(Tier::kPmem) > 0 && segments_.capacity(Tier::kDram) >= size) {
+      copier_.load(std::memory_order_acquire) != nullptr && segments_.capacity(Tier::kPmem) > 0 &&
+      segments_.capacity(Tier::kDram) >= size) {
     std::vector<ReplicaSlot> slots = segments_.Allocate(size, 1, config, Tier::kDram);
     if (slots.empty()) {
-      // Held space that has come due is DRAM's before any live object moves.
+      // Held space that has come due is DRAM's before any live object moves,
+      // and so is space whose freeing record a sync makes durable.
       ReleaseHeld(clock_.NowMs());
+      ReclaimDurableFrees(/*sync=*/true);
       slots = segments_.Allocate(size, 1, config, Tier::kDram);
     }
     if (slots.empty()) {
@@ -222,6 +224,8 @@ std::vector<ReplicaSlot> MasterService::AllocateWithEviction(uint64_t size,
       // reachable, the put goes to PMEM below.
       const uint64_t batch = std::max<uint64_t>(size, segments_.capacity(Tier::kDram) / 64);
       EvictFromTier(batch, EvictionReason::kForPut, Tier::kDram, /*unreachable_only=*/true);
+      // The demoted sources are reused once their moves are durable.
+      ReclaimDurableFrees(/*sync=*/true);
       slots = segments_.Allocate(size, 1, config, Tier::kDram);
     }
     if (!slots.empty()) return slots;
@@ -230,12 +234,17 @@ std::vector<ReplicaSlot> MasterService::AllocateWithEviction(uint64_t size,
   // Nowhere to place (every node suspect): evicting would free nothing usable.
   if (slots.empty() && segments_.placeable_count() == 0) return slots;
   if (slots.empty()) {
-    // Space held for a forced remove may have come due since the last pass.
+    // Space held for a forced remove may have come due since the last pass,
+    // and space whose freeing record was not durable yet is, after a sync.
     ReleaseHeld(clock_.NowMs());
+    ReclaimDurableFrees(/*sync=*/true);
     slots = segments_.Allocate(size, config.replica_count, config);
   }
   while (slots.empty()) {
-    if (EvictBytes(size, EvictionReason::kForPut) == 0) break;  // nothing evictable is left
+    const uint64_t evicted = EvictBytes(size, EvictionReason::kForPut);
+    // The victims' space is reused only once their records are durable.
+    const bool reclaimed = ReclaimDurableFrees(/*sync=*/true);
+    if (evicted == 0 && !reclaimed) break;  // nothing evictable is left
     slots = segments_.Allocate(size, config.replica_count, config);
   }
   return slots;
@@ -261,6 +270,7 @@ void MasterService::WatermarkEvict() {
       std::lock_guard lock(held_mu_);
       used -= std::min(used, held_bytes_);
     }
+    used -= std::min(used, durable_frees_.bytes());  // free at the next sync
     const double mark = tier == Tier::kPmem ? config_.pmem_high_watermark : config_.high_watermark;
     if (static_cast<double>(used) < mark * static_cast<double>(capacity)) continue;
     counters_.eviction_rounds.fetch_add(1, std::memory_order_relaxed);

@@ -51,7 +51,7 @@ Status MasterService::ReportCorruptReplica(std::string_view key, SegmentId segme
       if (until > clock_.NowMs()) {
         HoldSlots({*bad}, e.size, until);
       } else {
-        segments_.Free(*bad);
+        FreeLogged({&*bad, 1}, e.size);
       }
       LogRecord r;
       r.type = LogRecordType::kReplicaDropped;

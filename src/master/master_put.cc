@@ -29,12 +29,27 @@ std::optional<ReplicaDescriptor> MasterService::DescribeSlot(const ReplicaSlot& 
   return ReplicaDescriptor{r.segment, *endpoint, r.offset, size, placement};
 }
 
-void MasterService::FreeReplicas(const ObjectEntry& e) {
-  for (size_t i = 0; i < e.num_replicas; ++i) segments_.Free(e.replica(i));
+void MasterService::FreeNow(std::span<const ReplicaSlot> slots) {
+  for (const ReplicaSlot& r : slots) segments_.Free(r);
 }
 
-void MasterService::FreeReplicaList(const std::vector<ReplicaSlot>& slots) {
-  for (const ReplicaSlot& r : slots) segments_.Free(r);
+void MasterService::FreeLogged(std::span<const ReplicaSlot> slots, uint64_t size) {
+  if (log_ == nullptr || slots.empty()) return FreeNow(slots);
+  // Every record that freed these was appended before: the end covers it.
+  const uint64_t position = log_->end_position();
+  if (log_->synced_position() >= position) return FreeNow(slots);
+  durable_frees_.Add(position, slots, AllocatedBytes(size));
+}
+
+bool MasterService::ReclaimDurableFrees(bool sync) {
+  if (log_ == nullptr) return false;
+  const uint64_t newest = durable_frees_.newest();
+  if (newest == 0) return false;
+  // A failed sync frees nothing: the log refuses everything from then on.
+  if (sync) (void)log_->SyncThrough(newest);
+  const std::vector<ReplicaSlot> due = durable_frees_.TakeDurable(log_->synced_position());
+  FreeNow(due);
+  return !due.empty();
 }
 
 std::optional<PutGrant> MasterService::RepeatedPutLocked(const Located& loc, uint32_t slot,
@@ -126,7 +141,7 @@ StatusOr<PutGrant> MasterService::PutStart(std::string_view key, uint64_t size,
       std::optional<PutGrant> again = RepeatedPutLocked(loc, slot, size, attempt);
       const Status exists = again ? Status::Ok() : exists_error(slot);
       lock.unlock();
-      FreeReplicaList(slots);
+      FreeNow(slots);
       if (again) {
         counters_.put_start.Record(1, 0);
         return std::move(*again);

@@ -41,8 +41,10 @@ ObjectId MasterService::RemoveLocked(ObjectShard& shard, uint32_t slot) {
   }
   if (held_until != 0) {
     Hold(e, held_until);
+  } else if (e.state == EntryState::kComplete) {
+    FreeLogged(e.Replicas(), e.size);
   } else {
-    FreeReplicas(e);
+    FreeNow(e.Replicas());  // a pending put is never logged
   }
   shard.Free(slot);
   return id;
@@ -52,9 +54,7 @@ void MasterService::Hold(const ObjectEntry& e, TimeMs until) {
   // Counted as the allocator counts it (sizes rounded up to the alignment), so
   // used_bytes stays the live replicas' space plus held_bytes. A replica on a
   // dropped segment has no space left to hold (a waiting one still has).
-  std::vector<ReplicaSlot> slots;
-  for (size_t i = 0; i < e.num_replicas; ++i) slots.push_back(e.replica(i));
-  HoldSlots(std::move(slots), e.size, until);
+  HoldSlots(e.Replicas(), e.size, until);
 }
 
 void MasterService::HoldSlots(std::vector<ReplicaSlot> slots, uint64_t size, TimeMs until) {
@@ -94,8 +94,10 @@ void MasterService::ReleaseHeld(TimeMs now) {
     }
   }
   // A slot of a segment unmounted meanwhile is ignored by Free: its space went
-  // with that segment's allocator.
-  FreeReplicaList(due);
+  // with that segment's allocator. Held space may have been freed by a record
+  // not yet durable (held slots of several sizes: counted as 0 bytes while
+  // they wait, which is at most the sync interval).
+  FreeLogged(due, 0);
 }
 
 void MasterService::ForgetInPolicy(std::span<const ObjectId> ids) {

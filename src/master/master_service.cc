@@ -155,9 +155,11 @@ uint64_t MasterService::LogChange(const LogRecord& record) {
   return at.ok() ? *at : kLogFailed;
 }
 
-Status MasterService::AwaitLogged(uint64_t position) {
+Status MasterService::AwaitLogged(uint64_t position, bool now) {
   if (log_ == nullptr || position == 0) return Status::Ok();
-  Status s = log_->WaitDurable(position);
+  Status s = position == kLogFailed ? Status(ErrorCode::kIoError, "the append failed")
+             : now                  ? log_->SyncThrough(position)
+                                    : log_->WaitDurable(position);
   if (!s.ok()) {
     return Status(ErrorCode::kIoError,
                   "the change is made but the operation log could not record it: " + s.ToString());
@@ -218,7 +220,11 @@ StatusOr<SegmentId> MasterService::MountSegment(const SegmentSpec& spec,
     std::lock_guard lock(policy_mu_);
     SetPolicyCapacitiesLocked();
   }
-  if (Status s = AwaitLogged(logged); !s.ok()) return s;
+  // On stable storage before the node learns its new endpoint and token,
+  // whatever the sync policy: a restart that lost this record would know the
+  // segment only by its previous mount, which the node no longer offers, and
+  // would drop every object on it as new memory.
+  if (Status s = AwaitLogged(logged, /*now=*/true); !s.ok()) return s;
   return mounted->id;
 }
 
@@ -319,6 +325,7 @@ void MasterService::RunMaintenance() {
   }
   DiscardExpiredPuts(now);
   ReleaseHeld(now);
+  ReclaimDurableFrees(/*sync=*/false);
   {
     std::lock_guard lock(policy_mu_);
     FlushTouchesLocked();

@@ -46,6 +46,7 @@
 #include "common/clock.h"
 #include "crescent/status.h"
 #include "master/bloom_index.h"
+#include "master/durable_frees.h"
 #include "master/log_record.h"
 #include "master/master_config.h"
 #include "master/master_counters.h"
@@ -355,8 +356,10 @@ class MasterService {
   // change; returns the position to wait for before acknowledging it (0:
   // none; kLogFailed when the append failed).
   uint64_t LogChange(const LogRecord& record);
-  // Waits until `position` is durable; the log's error if it has failed.
-  Status AwaitLogged(uint64_t position);
+  // Waits until `position` is durable as the sync policy promises (with
+  // `now`: on stable storage, whatever the policy); the log's error if it
+  // has failed.
+  Status AwaitLogged(uint64_t position, bool now = false);
   static constexpr uint64_t kLogFailed = UINT64_MAX;
   // The record of `e`'s removal (kObjectRemoved), for LogChange.
   static LogRecord RemovalRecord(const ObjectEntry& e, RemovalReason reason);
@@ -401,8 +404,15 @@ class MasterService {
 
   // Allocation with synchronous eviction on failure.
   std::vector<ReplicaSlot> AllocateWithEviction(uint64_t size, const PutConfig& config);
-  void FreeReplicas(const ObjectEntry& e);
-  void FreeReplicaList(const std::vector<ReplicaSlot>& slots);
+  // Space no log record names (a pending put's, a move's target that never
+  // became the object's): back to its allocator at once.
+  void FreeNow(std::span<const ReplicaSlot> slots);
+  // Space a logged object left (replicas of `size` bytes): reused only once
+  // the log is durable past the record that freed it (DurableFrees).
+  void FreeLogged(std::span<const ReplicaSlot> slots, uint64_t size);
+  // Frees what DurableFrees holds whose record is durable; with `sync`, first
+  // makes the log durable through all of it. True when anything was freed.
+  bool ReclaimDurableFrees(bool sync);
 
   // Removes a complete or pending entry under the caller's exclusive lock and
   // returns its policy id (to be dropped from the policy after unlocking). A
@@ -645,6 +655,8 @@ class MasterService {
 
   // Pops ended puts off the front of pending_; pending_mu_ must be held.
   void TrimPendingLocked();
+
+  DurableFrees durable_frees_;
 
   // Guards held_ and held_bytes_; a leaf lock, taken under a shard lock.
   mutable std::mutex held_mu_;

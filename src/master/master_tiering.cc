@@ -113,7 +113,7 @@ void MasterService::RunMoves(std::vector<TierMove>& moves) {
       if (leased + config_.capability_grace_ms > clock_.NowMs()) {
         HoldSlots({m.from}, m.size, leased + config_.capability_grace_ms);
       } else {
-        FreeReplicaList({m.from});
+        FreeLogged({&m.from, 1}, m.size);
       }
       joined.push_back({m.id, m.size, e->Hash(), m.to_tier});
       (demotion ? counters_.demotions : counters_.promotions).fetch_add(1, std::memory_order_relaxed);
@@ -124,7 +124,7 @@ void MasterService::RunMoves(std::vector<TierMove>& moves) {
     // The target is not the object's: freed now, or once no late write of
     // a failed copy can land in it.
     if (copied_ok) {
-      FreeReplicaList({m.to});
+      FreeNow({&m.to, 1});
     } else {
       HoldSlots({m.to}, m.size, reachable_until + config_.capability_grace_ms);
       (demotion ? counters_.demotion_failures : counters_.promotion_failures)

@@ -1,5 +1,7 @@
 // MemoryLog: an OperationLog in memory, for the engine's tests: records are
-// kept as appended, and WaitDurable() remembers the highest position asked.
+// kept as appended, WaitDurable() remembers the highest position asked, and
+// every record is durable once appended, unless `manual_sync` is set: then
+// only what SyncThrough() made durable is (it counts its calls).
 #pragma once
 
 #include <gtest/gtest.h>
@@ -28,6 +30,17 @@ class MemoryLog final : public OperationLog {
     if (fail) return Status(ErrorCode::kIoError, "disk gone");
     return Status::Ok();
   }
+  Status SyncThrough(uint64_t position) override {
+    std::lock_guard lock(mu_);
+    if (fail) return Status(ErrorCode::kIoError, "disk gone");
+    synced = std::max(synced, position);
+    ++forced_syncs;
+    return Status::Ok();
+  }
+  uint64_t synced_position() const override {
+    std::lock_guard lock(mu_);
+    return manual_sync ? synced : records_.size();
+  }
   Status ReadFrom(uint64_t position, const RecordFn& fn) override {
     std::lock_guard lock(mu_);
     for (uint64_t i = position; i < records_.size(); ++i) {
@@ -54,6 +67,9 @@ class MemoryLog final : public OperationLog {
 
   bool fail = false;
   uint64_t waited = 0;
+  bool manual_sync = false;
+  uint64_t synced = 0;  // with manual_sync
+  uint64_t forced_syncs = 0;
 
  private:
   mutable std::mutex mu_;

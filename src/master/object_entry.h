@@ -96,6 +96,12 @@ struct ObjectEntry {
                 sizeof(ReplicaSlot));
     return r;
   }
+  std::vector<ReplicaSlot> Replicas() const {
+    std::vector<ReplicaSlot> out;
+    out.reserve(num_replicas);
+    for (size_t i = 0; i < num_replicas; ++i) out.push_back(replica(i));
+    return out;
+  }
   // The replicas but the one at (segment, offset), which goes to *dropped
   // (nullopt when there is none): a replica's place names it.
   std::vector<ReplicaSlot> ReplicasExcept(SegmentId seg, uint64_t off,

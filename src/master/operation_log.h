@@ -12,6 +12,12 @@
 //    ("always": on stable storage; an interval: written, and synced within the
 //    interval). The engine calls it after releasing its locks, so that one sync
 //    covers every caller waiting at that moment (group commit).
+//  - SyncThrough(p) makes every record before p durable on stable storage
+//    before it returns, whatever the sync policy: for changes that must not be
+//    lost even within an interval (a segment's mount, which its node learns
+//    only from the answer; space about to be reused; a snapshot's prefix).
+//  - With "always", every appended record reaches stable storage within a
+//    bounded time whether or not anyone waits (maintenance's changes too).
 //  - ReadFrom(p) hands the records from position p on, in order, to `fn`; it
 //    stops early when `fn` returns an error and returns that error.
 //  - TruncateBefore(p) may drop records before p (a snapshot covers them); the
@@ -34,6 +40,9 @@ class OperationLog {
   virtual ~OperationLog() = default;
   virtual StatusOr<uint64_t> Append(std::string_view record) = 0;
   virtual Status WaitDurable(uint64_t position) = 0;
+  virtual Status SyncThrough(uint64_t position) = 0;
+  // The position every record before which is on stable storage.
+  virtual uint64_t synced_position() const = 0;
   virtual Status ReadFrom(uint64_t position, const RecordFn& fn) = 0;
   virtual Status TruncateBefore(uint64_t position) = 0;
   // The position the next Append() will start at.

@@ -17,11 +17,13 @@ StatusOr<std::unique_ptr<MasterHost>> MasterHost::Start(const MasterHostOptions&
   std::unique_ptr<MasterHost> host(new MasterHost(std::move(signer.value())));
   host->options_ = options;
   auto make = [&] {
-    return master::MasterService::Create(options.config, SteadyClock::Instance(),
-                                         host->log_.get());
+    return master::MasterService::Create(options.config, SteadyClock::Instance(), host->log_.get());
   };
   bool started_empty = false;
   if (!options.data_dir.empty()) {
+    auto lock = durability::DataDirLock::Acquire(options.data_dir);
+    if (!lock.ok()) return lock.status();
+    host->dir_lock_.emplace(std::move(lock).value());
     durability::FileLogOptions lo;
     lo.dir = options.data_dir;
     lo.sync_interval_ms = options.log_sync_ms;

@@ -8,9 +8,11 @@
 #include <condition_variable>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 
+#include "durability/data_dir_lock.h"
 #include "durability/file_log.h"
 #include "durability/snapshotter.h"
 #include "master/master_config.h"
@@ -72,7 +74,9 @@ class MasterHost {
   transfer::CapabilitySigner signer_;
   std::vector<std::string> warnings_;  // from opening the data dir; shown by Describe()
   std::string restored_;               // what the restore brought back; shown by Describe()
-  // Declared before master_, so that they outlive it.
+  // Declared before master_, so that they outlive it; the data dir's lock
+  // first, so that it is released last.
+  std::optional<durability::DataDirLock> dir_lock_;
   std::unique_ptr<durability::FileOperationLog> log_;
   std::unique_ptr<TierCopier> copier_;  // the engine's tier moves
   std::unique_ptr<master::MasterService> master_;
