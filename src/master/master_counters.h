@@ -57,6 +57,9 @@ struct MasterCounters {
   std::atomic<uint64_t> promotions{0};
   std::atomic<uint64_t> promoted_bytes{0};
   std::atomic<uint64_t> promotion_failures{0};
+  // DRAM copies of promoted objects dropped by DRAM's eviction (the object
+  // stays, on its persistent copy).
+  std::atomic<uint64_t> dram_copies_dropped{0};
   std::array<std::atomic<uint64_t>, 2> tier_reads{};  // [0] DRAM, [1] PMEM
   // Objects of persistent segments taken over from a restarted node, checked
   // against their checksums: matched, mismatched (the replica dropped), or

@@ -182,6 +182,14 @@ uint64_t MasterService::EvictFromTier(uint64_t bytes, EvictionReason reason, Tie
       victim = PickVictimLocked(now, &victim_lock, tier, &soft, unreachable_only);
     }
     if (!victim) break;
+    if (tier == Tier::kDram && !soft) {
+      // A promoted object: its persistent copy stays, only DRAM's goes.
+      const ObjectEntry* e = ShardOf(*victim).Resolve(*victim);
+      if (e != nullptr && e->num_replicas > 1 && HasCopyOn(*e, Tier::kPmem)) {
+        freed += DropDramCopy(*victim, std::move(victim_lock));
+        continue;
+      }
+    }
     if (demote && !soft) {
       const ObjectEntry* e = ShardOf(*victim).Resolve(*victim);
       if (e != nullptr) {

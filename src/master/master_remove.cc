@@ -270,6 +270,7 @@ size_t MasterService::SweepShardReplicas(ObjectShard& shard,
                                          const std::function<bool(SegmentId)>& keep_segment,
                                          const std::function<void(const ObjectEntry&)>& kept) {
   std::vector<ObjectId> dropped;
+  std::vector<PolicyMove> to_pmem;  // left with their persistent copies only
   {
     std::unique_lock lock(shard.mutex());
     std::vector<uint32_t> slots;
@@ -287,16 +288,21 @@ size_t MasterService::SweepShardReplicas(ObjectShard& shard,
         continue;
       }
       if (kept_count != e.num_replicas) {
+        const bool had_dram = HasCopyOn(e, Tier::kDram);
         std::vector<ReplicaSlot> keep;
         for (size_t i = 0; i < e.num_replicas; ++i) {
           if (keep_segment(e.replica(i).segment)) keep.push_back(e.replica(i));
         }
         shard.SetReplicas(slot, keep);
+        if (had_dram && !HasCopyOn(e, Tier::kDram)) {
+          to_pmem.push_back({shard.IdOf(slot), e.size * e.num_replicas, e.Hash()});
+        }
       }
       if (kept) kept(e);
     }
   }
   ForgetInPolicy(dropped);
+  JoinPmemPolicy(to_pmem);
   return dropped.size();
 }
 

@@ -99,11 +99,12 @@ bool MasterService::ApplyObjectRecord(const LogRecord& r, const Located& loc, Re
         ++tally->live;
         if (r.hard_pin) ++tally->hard_pinned;
         if (!r.hard_pin) {
-          // The tier of its first replica's segment (restored segments keep
-          // their specs): each tier's policy gets its objects in record order.
+          // The tier of its replicas' segments (DRAM when any is there;
+          // restored segments keep their specs): each tier's policy gets its
+          // objects in record order.
           *admit = {.id = shard.IdOf(created),
                     .bytes = r.size * r.replicas.size(),
-                    .tier = static_cast<uint8_t>(segments_.TierOf(r.replicas[0].segment))};
+                    .tier = static_cast<uint8_t>(TierOfEntry(e))};
           if (!r.parent_key.empty()) {
             RestoredChains& chains = restore_chains_[shard.index()];
             chains.child.push_back(admit->id);

@@ -87,7 +87,7 @@ void MasterService::RebuildRestoredAllocators() {
     std::sort(mine.begin(), mine.end(), before);
   });
   std::vector<SegmentId> conflicting;
-  for (SegmentId id : segments_.RestoredIds()) {
+  for (SegmentId id : segments_.DeferredIds()) {
     // Each shard's run of this segment; a heap of their heads by offset.
     struct Run {
       const RestoredRegion* at;
@@ -125,11 +125,14 @@ void MasterService::RebuildRestoredAllocators() {
     if (s.code() == ErrorCode::kCorruptData) conflicting.push_back(id);
   }
   restore_regions_ = {};
-  for (SegmentId id : conflicting) segments_.ForgetRestored(id);
-  if (!conflicting.empty()) {
-    counters_.restore_dropped_conflict.fetch_add(DropSegmentReplicas(conflicting),
-                                                 std::memory_order_relaxed);
-  }
+  if (conflicting.empty()) return;
+  // Logged, so that the next restore does not bring the segment back.
+  for (SegmentId id : conflicting) segments_.DropUnrebuildable(id);
+  LogUnmounts(conflicting);
+  counters_.restore_dropped_conflict.fetch_add(DropSegmentReplicas(conflicting),
+                                               std::memory_order_relaxed);
+  std::lock_guard policy_lock(policy_mu_);
+  SetPolicyCapacitiesLocked();
 }
 
 void MasterService::FillRestoredPolicies() {
@@ -151,14 +154,18 @@ void MasterService::FillRestoredPolicies() {
       // history takes) and the soft-pin end the restore gave it.
       uint64_t history;
       TimeMs soft_until;
+      RestoredPut now = p;
       {
         std::shared_lock s(shard.mutex());
         const ObjectEntry* e = shard.Resolve(p.id);
         if (e == nullptr) continue;
         history = e->Hash();
         soft_until = e->soft_pin_until();
+        // Its tier now: a promoted object whose DRAM segment came back as new
+        // memory is on its persistent copy alone.
+        now.tier = static_cast<uint8_t>(TierOfEntry(*e));
       }
-      AdmitRestored(p, history, soft_until, fresh, &soft_expiry);
+      AdmitRestored(now, history, soft_until, fresh, &soft_expiry);
     }
     admits = {};  // each chunk's memory goes as soon as it is admitted
   }
@@ -179,6 +186,8 @@ void MasterService::FillRestoredPolicies() {
       pmem_policy_->Remove(id);
     }
     forgotten_while_filling_ = {};
+    JoinPmemPolicyLocked(moved_while_filling_);
+    moved_while_filling_ = {};
     for (const Admission& a : late_admits_) {
       ObjectShard& shard = ShardOf(a.id);
       std::shared_lock s(shard.mutex());

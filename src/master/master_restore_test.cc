@@ -131,6 +131,7 @@ TEST_F(MasterRestoreTest, ObjectsComeBackWhenTheirNodeTakesTheSegmentOver) {
   EXPECT_EQ(after->replicas[0].endpoint, "a:1#e2") << "the new mount's endpoint (new epoch)";
   EXPECT_TRUE(m->GetReplicaList("x").ok());
   EXPECT_FALSE(m->GetReplicaList("gone").ok());
+  m->AwaitRestoreCompleted();  // the take-over did not wait for the allocator
   EXPECT_EQ(m->Stats().used_bytes, used_before) << "the allocator was rebuilt from the replicas";
   EXPECT_EQ(m->counters().restore_adopted_segments.load(), 1u);
   // The taking over was logged as a mount of the same id with the new spec.
@@ -150,6 +151,7 @@ TEST_F(MasterRestoreTest, NewPutsNeverOverlapRestoredReplicas) {
   for (int i = 0; i < 50; i += 2) ASSERT_TRUE(master().Remove("k" + std::to_string(i)).ok());
   auto m = Restored(log_.Decoded());
   ASSERT_TRUE(RemountA(*m).ok());
+  m->AwaitRestoreCompleted();  // the segment takes puts once its allocator is in
   for (int i = 1; i < 50; i += 2) {
     auto r = m->GetReplicaList("k" + std::to_string(i));
     ASSERT_TRUE(r.ok());
@@ -633,9 +635,11 @@ TEST_F(MasterRestoreTest, ConflictingAllocationsDropTheirSegment) {
 }
 
 // The allocators are rebuilt by the completion, while the engine serves: a
-// take-over waits for its segment's, a remove meanwhile leaves its space to
-// the rebuilt allocator, and other segments mount and take puts at once.
-TEST_F(MasterRestoreTest, SegmentsAreTakenOverOnlyOnceTheirAllocatorIsRebuilt) {
+// take-over never waits for its segment's (it is answered at once, and the
+// segment takes no new replica until the allocator is in), a remove meanwhile
+// leaves its space to the rebuilt allocator, and other segments mount and take
+// puts at once.
+TEST_F(MasterRestoreTest, ATakeOverIsAnsweredBeforeItsAllocatorIsRebuilt) {
   MountBoth();
   PutConfig on_a;
   on_a.preferred_segment = "seg-a";
@@ -649,14 +653,16 @@ TEST_F(MasterRestoreTest, SegmentsAreTakenOverOnlyOnceTheirAllocatorIsRebuilt) {
   // Serving, seg-a's allocator not rebuilt yet: a restored object is removed.
   ASSERT_TRUE(m.Remove("k3").ok());
   EXPECT_FALSE(*m.Exists("k3"));
-  // The take-over waits (nothing rebuilds the allocator until the call below).
-  std::atomic<bool> mounted{false};
+  // The take-over is answered on this thread while nothing rebuilds the
+  // allocator (a take-over that waited for it would never return here).
   bool adopted = false;
-  StatusOr<SegmentId> id = kNoSegment;
-  std::thread remount([&] {
-    id = RemountA(m, &adopted);
-    mounted.store(true);
-  });
+  StatusOr<SegmentId> id = RemountA(m, &adopted);
+  ASSERT_TRUE(id.ok()) << id.status().ToString();
+  EXPECT_TRUE(adopted);
+  EXPECT_EQ(*id, seg_a_);
+  for (int i = 0; i < 8; ++i) {
+    EXPECT_EQ(m.GetReplicaList("k" + std::to_string(i)).ok(), i != 3) << i;
+  }
   // Meanwhile another node mounts, and a put lands there.
   auto c = m.MountSegment(Spec("seg-c", "node-c", "c:1#e1", 44));
   ASSERT_TRUE(c.ok()) << c.status().ToString();
@@ -666,24 +672,48 @@ TEST_F(MasterRestoreTest, SegmentsAreTakenOverOnlyOnceTheirAllocatorIsRebuilt) {
   ASSERT_TRUE(g.ok()) << g.status().ToString();
   ASSERT_TRUE(m.PutEnd("fresh", g->token, 9).ok());
   EXPECT_TRUE(*m.Exists("fresh"));
-  std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  EXPECT_FALSE(mounted.load()) << "taken over before its allocator was rebuilt";
   m.RebuildRestoredAllocators();
-  remount.join();
-  ASSERT_TRUE(id.ok()) << id.status().ToString();
-  EXPECT_TRUE(adopted);
-  EXPECT_EQ(*id, seg_a_);
-  for (int i = 0; i < 8; ++i) {
-    EXPECT_EQ(m.GetReplicaList("k" + std::to_string(i)).ok(), i != 3) << i;
-  }
   // seg-a holds the seven left (k3's space was freed into the rebuilt
   // allocator), seg-c the new put.
   EXPECT_EQ(m.Stats().used_bytes, 8 * used_by_one);
   for (const SegmentInfo& info : m.ListSegments()) {
     EXPECT_EQ(info.used_bytes, (info.id == seg_a_ ? 7 : 1) * used_by_one) << info.spec.name;
   }
+  // Now seg-a takes puts, and none overlaps a restored replica.
+  auto later = m.PutStart("later", 3000, on_a);
+  ASSERT_TRUE(later.ok()) << later.status().ToString();
+  ASSERT_EQ(later->replicas.size(), 1u);
+  EXPECT_EQ(later->replicas[0].segment, seg_a_);
   m.CompleteRestore();
   EXPECT_TRUE(m.RestoreCompleted());
+}
+
+// A node whose mount answer was lost mounts again with the very same spec:
+// the same answer, and nothing else changes; another token is refused.
+TEST_F(MasterRestoreTest, AMountRepeatedWithTheSameSpecGetsTheSameAnswer) {
+  MountBoth();
+  PutConfig on_a;
+  on_a.preferred_segment = "seg-a";
+  ASSERT_TRUE(PutSum("x", 1000, 1, on_a).ok());
+  auto m = Restored(log_.Decoded());
+  m->AwaitRestoreCompleted();
+  bool adopted = false;
+  auto first = RemountA(*m, &adopted);
+  ASSERT_TRUE(first.ok()) << first.status().ToString();
+  ASSERT_TRUE(adopted);
+  const size_t log_records = log2_.Decoded().size();
+  adopted = false;
+  auto again = RemountA(*m, &adopted);
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  EXPECT_EQ(*again, *first);
+  EXPECT_TRUE(adopted) << "the first answer, again";
+  EXPECT_EQ(log2_.Decoded().size(), log_records) << "a repeat logs nothing";
+  EXPECT_TRUE(m->GetReplicaList("x").ok());
+  auto other = m->MountSegment(Spec("seg-a", "node-a", "a:1#e2", 34));
+  EXPECT_EQ(other.status().code(), ErrorCode::kSegmentAlreadyExists);
+  // The repeat is also unmounted by its token, like the first.
+  EXPECT_TRUE(m->UnmountSegment("seg-a", "node-a", 33).ok());
+  EXPECT_FALSE(m->GetReplicaList("x").ok());
 }
 
 TEST_F(MasterRestoreTest, RecordsThatCannotApplyAreSkipped) {

@@ -205,6 +205,14 @@ StatusOr<SegmentId> MasterService::MountSegment(const SegmentSpec& spec,
       previous);
   counters_.mount.Record(1, mounted.ok() ? 0 : 1);
   if (!mounted.ok()) return mounted.status();
+  if (mounted->repeated) {
+    // Its first call logged the mount; durable before this answer too.
+    if (adopted != nullptr) *adopted = mounted->adopted;
+    if (Status s = AwaitLogged(log_ == nullptr ? 0 : log_->end_position(), /*now=*/true); !s.ok()) {
+      return s;
+    }
+    return mounted->id;
+  }
   if (mounted->replaced != kNoSegment) {
     // The node came back with new memory: what the restore kept there is gone.
     logged = std::max(logged, LogUnmounts({&mounted->replaced, 1}));

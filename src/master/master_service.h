@@ -84,11 +84,6 @@ inline constexpr uint64_t kListKeyFramingBytes = 4;
 
 class MasterService {
  public:
-  // Maintenance passes a promotion candidate that a read capability can still
-  // reach waits before it is promoted anyway (its persistent source is then
-  // held, never DRAM's space; master_tiering.cc).
-  static constexpr int kPromoteWaits = 8;
-
   // `log`, when given, receives every state change (it must outlive the
   // service); none: nothing is logged.
   static StatusOr<std::unique_ptr<MasterService>> Create(
@@ -453,6 +448,21 @@ class MasterService {
   // Removes a chosen victim (its shard locked by `lock`); returns bytes freed
   // (0 for a stale id).
   uint64_t EvictVictim(ObjectId id, VictimLock lock, EvictionReason reason);
+  // A DRAM victim that also has a persistent copy (a promotion kept it): its
+  // DRAM replicas are dropped (logged; their space freed once durable, or
+  // held while a reader may reach it) and it joins the persistent tier's
+  // policy. Returns the DRAM bytes it frees.
+  uint64_t DropDramCopy(ObjectId id, VictimLock lock);
+  bool HasCopyOn(const ObjectEntry& e, Tier tier) const;
+  // Objects left with persistent replicas only (their DRAM ones dropped with
+  // a segment) leave DRAM's policy for the persistent tier's.
+  struct PolicyMove {
+    ObjectId id;
+    uint64_t bytes;
+    uint64_t hash;
+  };
+  void JoinPmemPolicy(std::span<const PolicyMove> moves);
+  void JoinPmemPolicyLocked(std::span<const PolicyMove> moves);
 
   // ---- Tiers (master_tiering.cc) ----
   struct TierMove {
@@ -644,10 +654,6 @@ class MasterService {
   };
   absl::flat_hash_map<ObjectId, PmemHits> pmem_hits_;
   std::vector<ObjectId> promote_queue_;               // read twice in the window (policy_mu_)
-  // Promotion candidates a capability could still reach, by the passes they
-  // have waited (policy_mu_): one read that often is promoted anyway, its
-  // persistent source held until the capabilities end (master_tiering.cc).
-  absl::flat_hash_map<ObjectId, int> promote_waits_;
   std::atomic<ReplicaCopier*> copier_{nullptr};
   mutable std::mutex verify_mu_;  // guards verify_queue_; a leaf lock
   std::deque<PendingCheck> verify_queue_;
@@ -720,6 +726,7 @@ class MasterService {
   bool policies_filling_ = false;
   std::vector<Admission> late_admits_;
   std::vector<ObjectId> forgotten_while_filling_;
+  std::vector<PolicyMove> moved_while_filling_;  // JoinPmemPolicy meanwhile
   std::condition_variable policies_filled_cv_;
   // False from a restore's start until its filter is built: reads then ask
   // the index (BloomSaysAbsent). Stored with release after the filter is

@@ -1,10 +1,10 @@
-// Moves between tiers never hold their source's space (master_tiering.cc): an
-// object moves only once no read capability can reach its source (its lease
-// and the fencing grace are over), so the source is freed when the move
-// commits. A DRAM victim that a reader may still reach is passed over by a
-// demotion (a put then goes to PMEM), and a PMEM object read a moment ago is
-// promoted only after the grace. The copier here is a stand-in that reports
-// every copy done; the engine never touches bytes.
+// Moves between tiers (master_tiering.cc): a demotion moves only an object no
+// read capability can reach (its lease and the fencing grace are over), so its
+// source is freed when the move commits, and a DRAM victim that a reader may
+// still reach is passed over (a put then goes to PMEM). A promotion keeps the
+// persistent copy, and DRAM's eviction later drops only the DRAM one. The
+// copier here is a stand-in that reports every copy done; the engine never
+// touches bytes.
 #include <gtest/gtest.h>
 
 #include <span>
@@ -87,58 +87,66 @@ TEST_F(MasterTierMoveTest, ADramVictimAReaderMayStillReachIsNotDemoted) {
   EXPECT_EQ(SegmentOf("d"), dram_) << "and d took its space";
 }
 
-TEST_F(MasterTierMoveTest, APersistentObjectReadIsPromotedOnlyOnceNoCapabilityReachesIt) {
+// A promotion keeps the persistent copy (the durable one): the object gets a
+// DRAM replica first, and nothing of PMEM is freed or held. A reader that may
+// still reach the source delays nothing, since no space changes hands.
+TEST_F(MasterTierMoveTest, APromotionKeepsThePersistentCopy) {
   PutConfig there;
   there.preferred_segment = "pmem-u1";
   ASSERT_TRUE(Put("p", kObject, there).ok());
   ASSERT_EQ(SegmentOf("p"), pmem_);  // the read that makes it a candidate
-  master().RunMaintenance();         // the read reaches the policy
-  EXPECT_EQ(master().counters().promotions.load(), 0u) << "leased";
-  clock_.Advance(kLeaseMs + 100);
-  master().RunMaintenance();
-  EXPECT_EQ(master().counters().promotions.load(), 0u) << "the lease is over, the grace not";
-  EXPECT_EQ(copier_.copied, 0u);
-  clock_.Advance(kGraceMs);
+  master().RunMaintenance();         // still leased: promoted all the same
+  EXPECT_EQ(master().counters().promotions.load(), 1u);
+  EXPECT_EQ(copier_.copied, 1u);
+  auto r = master().GetReplicaList("p");
+  ASSERT_TRUE(r.ok());
+  ASSERT_EQ(r->replicas.size(), 2u);
+  EXPECT_EQ(r->replicas[0].segment, dram_) << "readers try DRAM first";
+  EXPECT_EQ(r->replicas[1].segment, pmem_) << "the persistent copy stays";
+  EXPECT_EQ(master().Stats().held_bytes, 0u);
+  EXPECT_EQ(Allocations(pmem_), 1u);
+  EXPECT_EQ(Allocations(dram_), 1u);
+  // Read again: it is DRAM's now, not a candidate for another promotion.
+  ASSERT_TRUE(master().GetReplicaList("p").ok());
   master().RunMaintenance();
   EXPECT_EQ(master().counters().promotions.load(), 1u);
-  EXPECT_EQ(master().Stats().held_bytes, 0u) << "its PMEM space is free at once";
-  EXPECT_EQ(Allocations(pmem_), 0u);
-  EXPECT_EQ(SegmentOf("p"), dram_);
 }
 
-TEST_F(MasterTierMoveTest, AnObjectReadAtEveryPassIsPromotedAfterItsWaitsWithItsSourceHeld) {
+// DRAM's eviction of a promoted object drops only its DRAM copy: no copy, no
+// loss; the object is the persistent tier's again (a read promotes it anew).
+TEST_F(MasterTierMoveTest, EvictingAPromotedObjectDropsOnlyItsDramCopy) {
   PutConfig there;
   there.preferred_segment = "pmem-u1";
   ASSERT_TRUE(Put("p", kObject, there).ok());
   ASSERT_EQ(SegmentOf("p"), pmem_);
-  // Read again before every pass: a capability always reaches it.
-  int passes = 0;
-  while (master().counters().promotions.load() == 0 && passes < 100) {
-    ASSERT_TRUE(master().GetReplicaList("p").ok());
-    master().RunMaintenance();
-    ++passes;
-    clock_.Advance(10);
-  }
-  EXPECT_EQ(master().counters().promotions.load(), 1u);
-  EXPECT_GT(passes, MasterService::kPromoteWaits) << "it waited first";
-  EXPECT_LT(passes, 3 * MasterService::kPromoteWaits) << "then it was promoted anyway";
-  EXPECT_EQ(SegmentOf("p"), dram_);
-  EXPECT_GT(master().Stats().held_bytes, 0u) << "its persistent source waits for the readers";
+  master().RunMaintenance();
+  ASSERT_EQ(master().counters().promotions.load(), 1u);
+  clock_.Advance(kLeaseMs + kGraceMs + 100);  // no reader reaches p
+  ASSERT_TRUE(Put("a", kObject).ok());         // DRAM holds two: p's copy and a
+  clock_.Advance(kLeaseMs + kGraceMs + 100);
+  ASSERT_TRUE(Put("b", kObject).ok());  // DRAM is full: its least recent, p, goes
+  EXPECT_EQ(master().counters().dram_copies_dropped.load(), 1u);
+  EXPECT_EQ(master().counters().demotions.load(), 0u) << "nothing was copied for it";
+  EXPECT_EQ(copier_.copied, 1u);
+  EXPECT_EQ(master().counters().evictions.load(), 0u);
+  EXPECT_EQ(SegmentOf("p"), pmem_) << "on its persistent copy alone";
+  EXPECT_EQ(SegmentOf("a"), dram_);
+  EXPECT_EQ(SegmentOf("b"), dram_);
   EXPECT_EQ(Allocations(pmem_), 1u);
+  // The persistent tier's object again: the read above makes it a candidate.
   clock_.Advance(kLeaseMs + kGraceMs + 100);
   master().RunMaintenance();
-  EXPECT_EQ(master().Stats().held_bytes, 0u);
-  EXPECT_EQ(Allocations(pmem_), 0u);
+  EXPECT_EQ(master().counters().promotions.load(), 2u);
 }
 
-TEST_F(MasterTierMoveTest, AReadDuringTheCopyHoldsTheSourceUntilItsCapabilityEnds) {
-  // A reader that leased the object after the move was chosen may be copying
-  // out of the source: that space waits for its lease and the grace.
+// A demotion whose source a reader leased during the copy holds that space
+// until the reader's lease and the grace end.
+TEST_F(MasterTierMoveTest, AReadDuringADemotionCopyHoldsTheSourceUntilItsCapabilityEnds) {
   class ReadMidCopy final : public ReplicaCopier {
    public:
     explicit ReadMidCopy(MasterService& m) : m_(m) {}
     std::vector<Status> Copy(std::span<const ReplicaCopy> copies, int64_t) override {
-      (void)m_.GetReplicaList("p");
+      (void)m_.GetReplicaList("a");
       return std::vector<Status>(copies.size(), Status::Ok());
     }
     std::vector<Status> Verify(std::span<const ReplicaCheck> c, int64_t) override {
@@ -148,16 +156,13 @@ TEST_F(MasterTierMoveTest, AReadDuringTheCopyHoldsTheSourceUntilItsCapabilityEnd
    private:
     MasterService& m_;
   } reader(master());
-  PutConfig there;
-  there.preferred_segment = "pmem-u1";
-  ASSERT_TRUE(Put("p", kObject, there).ok());
-  ASSERT_EQ(SegmentOf("p"), pmem_);
-  master().RunMaintenance();
+  ASSERT_TRUE(Put("a", kObject).ok());
+  ASSERT_TRUE(Put("b", kObject).ok());
   clock_.Advance(kLeaseMs + kGraceMs + 100);
   master().SetReplicaCopier(&reader);
-  master().RunMaintenance();
-  EXPECT_EQ(master().counters().promotions.load(), 1u);
-  EXPECT_GT(master().Stats().held_bytes, 0u);
+  ASSERT_TRUE(Put("c", kObject).ok());  // a, the least recent, is demoted
+  EXPECT_EQ(master().counters().demotions.load(), 1u);
+  EXPECT_GT(master().Stats().held_bytes, 0u) << "a's DRAM source waits for the reader";
   clock_.Advance(kLeaseMs + kGraceMs + 100);
   master().RunMaintenance();
   EXPECT_EQ(master().Stats().held_bytes, 0u);

@@ -3,6 +3,12 @@
 // persistent tier has room; a PMEM object read twice within the promotion
 // window is promoted back to DRAM when DRAM is below its watermark.
 //
+// A promotion keeps the persistent copy: the object then has two replicas,
+// DRAM's first (readers try it first), and the persistent one stays its
+// durable copy across a kill of its node. When DRAM's policy later picks it,
+// only its DRAM replica goes (DropDramCopy), no copy needed, and it joins the
+// persistent tier's policy again.
+//
 // A move, for each object of a batch:
 //  1. Under the object's shard lock: its only replica is on the source tier;
 //     a target is allocated on the other tier, near the source's node.
@@ -10,27 +16,22 @@
 //     the target and persist them. The object stays readable from its source
 //     replica throughout.
 //  3. Under the shard lock again: if the object is still the same (same
-//     entry, same single replica), its replica becomes the target and the
-//     change is logged (a PutEnded record with the new replica); the source's
-//     space is freed. Moves are chosen so that no read capability can reach
-//     the source (Reachable: its lease plus the fencing grace are over); a
-//     read during the copy makes it reachable again, and then the source is
-//     held until that capability's end plus the grace. (A promotion candidate
-//     read so often that it stays reachable for kPromoteWaits passes is moved
-//     all the same, and its persistent source is held so.) Otherwise (removed,
-//     replaced) the target is freed, or held until the copy capability's end
-//     when the copy failed (a late write could still land).
+//     entry, same single replica), the change is logged (a PutEnded record
+//     with the new replicas). A demotion's replica becomes the target and its
+//     source's space is freed: demotions are chosen so that no read
+//     capability can reach the source (Reachable: its lease plus the fencing
+//     grace are over); a read during the copy makes it reachable again, and
+//     then the source is held until that capability's end plus the grace. A
+//     promotion adds the target before the source, which stays. Otherwise
+//     (removed, replaced) the target is freed, or held until the copy
+//     capability's end when the copy failed (a late write could still land).
 //  4. Under policy_mu_: the object joins the target tier's policy.
 // A demotion whose copy fails drops the object, as the eviction would have.
-#include <absl/container/flat_hash_set.h>
-
 #include <algorithm>
 #include <mutex>
 #include <shared_mutex>
 
 #include "master/master_service.h"
-
-#include <absl/container/flat_hash_set.h>
 
 namespace crescent::master {
 
@@ -103,7 +104,13 @@ void MasterService::RunMoves(std::vector<TierMove>& moves) {
     ObjectEntry* e = shard.Resolve(m.id);
     const bool same = e != nullptr && e->state == EntryState::kComplete && e->num_replicas == 1 &&
                       e->replica(0) == m.from;
-    if (same && copied_ok) {
+    if (same && copied_ok && !demotion) {
+      // Both copies stay, DRAM's first; the persistent one keeps the object
+      // durable until DRAM drops its copy.
+      const ReplicaSlot both[] = {m.to, m.from};
+      shard.SetReplicas(IdSlot(m.id), both);
+      logged = std::max(logged, LogChange(PutEndedRecord(*e)));
+    } else if (same && copied_ok) {
       // Readers leased on the source may still be copying out of it.
       e->FlushTouch(LeaseMs(e->size));
       const TimeMs leased = e->lease_until.load(std::memory_order_relaxed);
@@ -115,6 +122,8 @@ void MasterService::RunMoves(std::vector<TierMove>& moves) {
       } else {
         FreeLogged({&m.from, 1}, m.size);
       }
+    }
+    if (same && copied_ok) {
       joined.push_back({m.id, m.size, e->Hash(), m.to_tier});
       (demotion ? counters_.demotions : counters_.promotions).fetch_add(1, std::memory_order_relaxed);
       (demotion ? counters_.demoted_bytes : counters_.promoted_bytes)
@@ -151,6 +160,64 @@ void MasterService::RunMoves(std::vector<TierMove>& moves) {
   ForgetInPolicy(dropped);
   moves.clear();
   (void)logged;  // nothing waits: a move is no acknowledged change
+}
+
+bool MasterService::HasCopyOn(const ObjectEntry& e, Tier tier) const {
+  for (size_t i = 0; i < e.num_replicas; ++i) {
+    if (segments_.TierOf(e.replica(i).segment) == tier) return true;
+  }
+  return false;
+}
+
+uint64_t MasterService::DropDramCopy(ObjectId id, VictimLock lock) {
+  ObjectShard& shard = ShardOf(id);
+  ObjectEntry* e = shard.Resolve(id);
+  if (e == nullptr || e->state != EntryState::kComplete) return 0;
+  std::vector<ReplicaSlot> keep;
+  std::vector<ReplicaSlot> drop;
+  for (size_t i = 0; i < e->num_replicas; ++i) {
+    const ReplicaSlot r = e->replica(i);
+    (segments_.TierOf(r.segment) == Tier::kDram ? drop : keep).push_back(r);
+  }
+  if (keep.empty() || drop.empty()) return 0;
+  const TimeMs now = clock_.NowMs();
+  const bool reachable = Reachable(*e, now);
+  const TimeMs leased = e->lease_until.load(std::memory_order_relaxed);
+  shard.SetReplicas(IdSlot(id), keep);
+  LogChange(PutEndedRecord(*e));
+  const uint64_t size = e->size;
+  const uint64_t hash = e->Hash();
+  if (reachable) {
+    HoldSlots(drop, size, leased + config_.capability_grace_ms);
+  } else {
+    FreeLogged(drop, size);
+  }
+  lock.unlock();
+  {
+    std::lock_guard policy_lock(policy_mu_);
+    policy_->Remove(id);
+    pmem_policy_->Insert(id, size, {.history = hash});
+  }
+  counters_.dram_copies_dropped.fetch_add(1, std::memory_order_relaxed);
+  return size * drop.size();
+}
+
+void MasterService::JoinPmemPolicy(std::span<const PolicyMove> moves) {
+  if (moves.empty()) return;
+  std::lock_guard lock(policy_mu_);
+  if (policies_filling_) {
+    // A restore fills a fresh set meanwhile: moved again when it comes in.
+    moved_while_filling_.insert(moved_while_filling_.end(), moves.begin(), moves.end());
+  }
+  JoinPmemPolicyLocked(moves);
+}
+
+void MasterService::JoinPmemPolicyLocked(std::span<const PolicyMove> moves) {
+  for (const PolicyMove& m : moves) {
+    if (!policy_->Contains(m.id)) continue;  // soft-pinned, or forgotten
+    policy_->Remove(m.id);
+    pmem_policy_->Insert(m.id, m.bytes, {.history = m.hash});
+  }
 }
 
 Tier MasterService::TierOfEntry(const ObjectEntry& e) const {
@@ -192,37 +259,22 @@ void MasterService::NotePmemHitLocked(ObjectId id, TimeMs now) {
 
 void MasterService::RunPromotions() {
   std::vector<ObjectId> ids;
-  absl::flat_hash_set<ObjectId> waited;  // waited kPromoteWaits passes: promoted anyway
   {
     std::lock_guard lock(policy_mu_);
     FlushTouchesLocked();
     ids.swap(promote_queue_);
-    for (ObjectId id : ids) {
-      if (auto it = promote_waits_.find(id); it != promote_waits_.end() && it->second >= kPromoteWaits)
-        waited.insert(id);
-    }
   }
   if (ids.empty() || copier_.load(std::memory_order_acquire) == nullptr) return;
+  // A promotion frees nothing (the persistent copy stays), so an object that
+  // a reader may still reach is promoted at once: no space is held for it.
   std::vector<TierMove> moves;
-  std::vector<ObjectId> later;  // reachable now: promoted once its readers are done
-  const TimeMs now = clock_.NowMs();
   for (ObjectId id : ids) {
     uint64_t size = 0;
     {
       ObjectShard& shard = ShardOf(id);
       std::shared_lock lock(shard.mutex());
-      ObjectEntry* e = shard.Resolve(id);
+      const ObjectEntry* e = shard.Resolve(id);
       if (e == nullptr || e->state != EntryState::kComplete) continue;
-      // A move whose source a read capability may still reach must hold
-      // that space until the lease and the fencing grace end, and the tier
-      // is short of it meanwhile: such an object waits for a later pass.
-      // One read so often that it never stops being reachable is promoted
-      // after kPromoteWaits passes all the same: its persistent source is
-      // held (the larger tier's space), never DRAM's.
-      if (Reachable(*e, now) && !waited.contains(id)) {
-        later.push_back(id);
-        continue;
-      }
       size = e->size;
     }
     // Room in DRAM below its watermark: its victims are demoted to make it,
@@ -241,15 +293,6 @@ void MasterService::RunPromotions() {
     if (moves.size() >= kMoveBatch) RunMoves(moves);
   }
   RunMoves(moves);
-  std::lock_guard lock(policy_mu_);
-  for (ObjectId id : waited) promote_waits_.erase(id);
-  // Bounded, as the hit counts: a flood of candidates forgets the waits.
-  if (promote_waits_.size() + later.size() > kMaxPmemHitMemory) promote_waits_.clear();
-  absl::flat_hash_set<ObjectId> counted;  // a candidate queued twice waits one pass
-  for (ObjectId id : later) {
-    if (counted.insert(id).second) ++promote_waits_[id];
-    if (promote_queue_.size() < kMaxPmemHitMemory) promote_queue_.push_back(id);
-  }
 }
 
 }  // namespace crescent::master

@@ -35,13 +35,17 @@ StatusOr<SegmentTable::MountResult> SegmentTable::Mount(
                                                " is below the allocation alignment");
   }
   std::unique_lock lock(mu_);
-  // A restored segment of this name whose allocator the restore's completion
-  // is still rebuilding: whether this mount takes it over or not, wait.
-  allocator_ready_.wait(lock, [&] {
-    auto r = restored_.find(spec.name);
-    const Segment* old = r == restored_.end() ? nullptr : Get(r->second.id);
-    return old == nullptr || !old->allocator_deferred;
-  });
+  if (auto it = by_name_.find(spec.name); it != by_name_.end()) {
+    Segment* mounted = Get(it->second);
+    if (IsRepeatLocked(*mounted, spec)) {
+      // The same mount again (its answer was lost): the same answer, once.
+      MountResult repeat;
+      repeat.id = mounted->id;
+      repeat.adopted = mounted->adopted;
+      repeat.repeated = true;
+      return repeat;
+    }
+  }
   if (auto it = by_name_.find(spec.name); it != by_name_.end()) {
     // A persistent segment's file is held (flock) by one process at a time:
     // a node that mounts it has the file, so the process that mounted it
@@ -57,21 +61,27 @@ StatusOr<SegmentTable::MountResult> SegmentTable::Mount(
   }
   MountResult result;
   std::unique_ptr<cache::OffsetAllocator> allocator;
+  bool deferred = false;
+  std::vector<cache::Allocation> deferred_frees;
   SegmentId id = kNoSegment;
   if (auto r = restored_.find(spec.name); r != restored_.end()) {
     Segment* old = Get(r->second.id);
     const bool same_process = previous != nullptr && old != nullptr &&
-                              previous->endpoint == old->spec.endpoint &&
-                              previous->owner_token != 0 &&
-                              previous->owner_token == old->spec.owner_token &&
+                              previous->Proves(old->spec.endpoint, old->spec.owner_token) &&
                               old->spec.owner_node == spec.owner_node;
     const bool same_file = old != nullptr && old->spec.tier == Tier::kPmem &&
                            spec.tier == Tier::kPmem;
-    const bool same = old != nullptr && old->allocator != nullptr &&
+    const bool same = old != nullptr && (old->allocator != nullptr || old->allocator_deferred) &&
                       old->spec.capacity == spec.capacity && (same_process || same_file);
     if (same) {
       id = old->id;
+      // Taken over at once, even while the restore's completion still
+      // rebuilds the allocator: the objects are readable now, and the
+      // segment takes new replicas once its allocator is installed.
       allocator = std::move(old->allocator);
+      deferred = old->allocator_deferred;
+      deferred_frees = std::move(old->deferred_frees);
+      old->allocator_deferred = false;
       restored_.erase(r);
       result.adopted = true;
       result.verify = !same_process;
@@ -104,6 +114,9 @@ StatusOr<SegmentTable::MountResult> SegmentTable::Mount(
   seg->id = id;
   seg->spec = spec;
   seg->allocator = std::move(allocator);
+  seg->allocator_deferred = deferred;
+  seg->deferred_frees = std::move(deferred_frees);
+  seg->adopted = result.adopted;
   by_name_.emplace(spec.name, id);
   Node& node = nodes_[spec.owner_node];
   node.last_heartbeat = clock_.NowMs();
@@ -111,7 +124,7 @@ StatusOr<SegmentTable::MountResult> SegmentTable::Mount(
   node.segments.push_back(id);
   const size_t tier = TierIndex(spec.tier);
   capacity_[tier].fetch_add(spec.capacity, std::memory_order_relaxed);
-  used_[tier].fetch_add(seg->allocator->used_bytes(), std::memory_order_relaxed);
+  if (seg->allocator) used_[tier].fetch_add(seg->allocator->used_bytes(), std::memory_order_relaxed);
   if (before_visible) before_visible(id);
   InstallLocked(std::move(seg));
   result.id = id;
@@ -131,11 +144,8 @@ void SegmentTable::DropRestoredLocked(SegmentId id) {
     restored_.erase(it);
   }
   seg->allocator.reset();
-  if (seg->allocator_deferred) {
-    seg->allocator_deferred = false;
-    seg->deferred_frees = {};
-    allocator_ready_.notify_all();
-  }
+  seg->allocator_deferred = false;
+  seg->deferred_frees = {};
   if (restore_finished_) free_slots_.push_back(SlotOf(id));
 }
 
@@ -189,25 +199,28 @@ Status SegmentTable::RebuildAllocator(SegmentId id,
   uint64_t capacity = 0;
   {
     std::lock_guard lock(mu_);
-    if (!IsRestoredLocked(id)) {
+    const Segment* seg = Get(id);
+    if (seg == nullptr || !seg->allocator_deferred) {
       return Status(ErrorCode::kSegmentNotFound,
-                    "segment " + std::to_string(id) + " is not restored");
+                    "segment " + std::to_string(id) + " has no allocator to rebuild");
     }
-    capacity = Get(id)->spec.capacity;  // immutable
+    capacity = seg->spec.capacity;  // immutable
   }
   auto alloc =
       cache::OffsetAllocator::Rebuild(capacity, {config_.allocation_alignment}, std::move(used));
   if (!alloc.ok()) return alloc.status();
   std::lock_guard lock(mu_);
-  // Dropped meanwhile (expired, or replaced by a mount with new memory).
-  if (!IsRestoredLocked(id)) return Status::Ok();
+  // Dropped meanwhile (expired, or replaced by a mount with new memory); a
+  // segment taken over meanwhile is the mount's Segment under the same id.
   Segment* seg = Get(id);
+  if (seg == nullptr || !seg->allocator_deferred) return Status::Ok();
   seg->allocator = std::make_unique<cache::OffsetAllocator>(std::move(alloc).value());
   for (const cache::Allocation& a : seg->deferred_frees) (void)seg->allocator->Free(a);
   seg->deferred_frees = {};
-  if (seg->allocator_deferred) {
-    seg->allocator_deferred = false;
-    allocator_ready_.notify_all();
+  seg->allocator_deferred = false;
+  if (seg->mounted.load(std::memory_order_relaxed)) {
+    used_[TierIndex(seg->spec.tier)].fetch_add(seg->allocator->used_bytes(),
+                                               std::memory_order_relaxed);
   }
   return Status::Ok();
 }
@@ -226,6 +239,41 @@ void SegmentTable::FinishRestore(TimeMs deadline) {
     const Segment* seg = by_id_[slot].load(std::memory_order_relaxed);
     if (seg == nullptr || !IsRestoredLocked(seg->id)) free_slots_.push_back(slot);
   }
+}
+
+std::vector<SegmentId> SegmentTable::DeferredIds() const {
+  std::lock_guard lock(mu_);
+  std::vector<SegmentId> out;
+  for (uint32_t slot = 1; slot < next_slot_; ++slot) {
+    const Segment* seg = by_id_[slot].load(std::memory_order_relaxed);
+    if (seg != nullptr && seg->allocator_deferred) out.push_back(seg->id);
+  }
+  return out;
+}
+
+bool SegmentTable::DropUnrebuildable(SegmentId id) {
+  std::lock_guard lock(mu_);
+  Segment* seg = Get(id);
+  if (seg == nullptr) return false;
+  if (!seg->mounted.load(std::memory_order_relaxed)) {
+    DropRestoredLocked(id);
+    return false;
+  }
+  seg->allocator_deferred = false;
+  seg->deferred_frees = {};
+  UnmountLocked(seg);
+  // A node left with no segment is forgotten: its next heartbeat is told to
+  // mount again, and gets a fresh segment.
+  if (auto it = nodes_.find(seg->spec.owner_node); it != nodes_.end() && it->second.segments.empty()) {
+    nodes_.erase(it);
+  }
+  return true;
+}
+
+bool SegmentTable::IsRepeatLocked(const Segment& mounted, const SegmentSpec& spec) const {
+  return spec.owner_token != 0 && mounted.spec.owner_token == spec.owner_token &&
+         mounted.spec.endpoint == spec.endpoint && mounted.spec.owner_node == spec.owner_node &&
+         mounted.spec.capacity == spec.capacity && mounted.spec.tier == spec.tier;
 }
 
 std::vector<SegmentId> SegmentTable::RestoredIds() const {
@@ -281,8 +329,10 @@ void SegmentTable::UnmountLocked(Segment* seg) {
   by_name_.erase(seg->spec.name);
   const size_t tier = TierIndex(seg->spec.tier);
   capacity_[tier].fetch_sub(seg->spec.capacity, std::memory_order_relaxed);
-  used_[tier].fetch_sub(seg->allocator->used_bytes(), std::memory_order_relaxed);
+  if (seg->allocator) used_[tier].fetch_sub(seg->allocator->used_bytes(), std::memory_order_relaxed);
   seg->allocator.reset();
+  seg->allocator_deferred = false;
+  seg->deferred_frees = {};
   auto it = nodes_.find(seg->spec.owner_node);
   if (it != nodes_.end()) {
     auto& segs = it->second.segments;
@@ -296,7 +346,7 @@ void SegmentTable::DetachLocked(Segment* seg) {
   by_name_.erase(seg->spec.name);
   const size_t tier = TierIndex(seg->spec.tier);
   capacity_[tier].fetch_sub(seg->spec.capacity, std::memory_order_relaxed);
-  used_[tier].fetch_sub(seg->allocator->used_bytes(), std::memory_order_relaxed);
+  if (seg->allocator) used_[tier].fetch_sub(seg->allocator->used_bytes(), std::memory_order_relaxed);
   auto it = nodes_.find(seg->spec.owner_node);
   if (it != nodes_.end()) {
     auto& segs = it->second.segments;
@@ -356,7 +406,7 @@ Status SegmentTable::Heartbeat(std::string_view node) {
 bool SegmentTable::MarkUnreachable(SegmentId id) {
   std::lock_guard lock(mu_);
   Segment* seg = Get(id);
-  if (seg == nullptr || !seg->allocator) return false;
+  if (seg == nullptr || !seg->mounted.load(std::memory_order_relaxed)) return false;
   auto it = nodes_.find(seg->spec.owner_node);
   if (it == nodes_.end()) return false;
   if (!it->second.suspect_since) it->second.suspect_since = clock_.NowMs();
@@ -405,7 +455,8 @@ std::vector<ReplicaSlot> SegmentTable::Allocate(uint64_t size, uint32_t count,
   cands.reserve(by_name_.size());
   for (const auto& [name, id] : by_name_) {
     Segment* seg = Get(id);
-    if (SuspectLocked(*seg) || (only && seg->spec.tier != *only)) continue;
+    // A taken-over segment whose allocator is being rebuilt places nothing yet.
+    if (!seg->allocator || SuspectLocked(*seg) || (only && seg->spec.tier != *only)) continue;
     int rank = 1 + 2 * static_cast<int>(seg->spec.tier);
     if (!config.preferred_segment.empty() && name == config.preferred_segment) {
       rank = 0;
@@ -481,8 +532,11 @@ uint64_t SegmentTable::largest_segment() const {
   uint64_t largest = 0;
   // The managed size (capacity rounded down to the alignment): an object larger
   // than that can never be placed, and must not trigger eviction.
+  const uint64_t align = std::max<uint64_t>(1, config_.allocation_alignment);
   for (const auto& [name, id] : by_name_) {
-    largest = std::max(largest, Get(id)->allocator->capacity());
+    const Segment* seg = Get(id);
+    largest = std::max(largest, seg->allocator ? seg->allocator->capacity()
+                                               : seg->spec.capacity / align * align);
   }
   return largest;
 }
@@ -507,9 +561,11 @@ std::vector<SegmentInfo> SegmentTable::List() const {
     SegmentInfo info;
     info.id = id;
     info.spec = seg->spec;
-    info.used_bytes = seg->allocator->used_bytes();
-    info.allocations = seg->allocator->allocation_count();
-    info.largest_free = seg->allocator->Stats().largest_free_bytes;
+    if (seg->allocator) {  // else its allocator is being rebuilt: nothing known yet
+      info.used_bytes = seg->allocator->used_bytes();
+      info.allocations = seg->allocator->allocation_count();
+      info.largest_free = seg->allocator->Stats().largest_free_bytes;
+    }
     out.push_back(std::move(info));
   }
   std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.id < b.id; });

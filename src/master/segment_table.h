@@ -58,6 +58,9 @@ class SegmentTable {
     // Taken over from another process of the node (a persistent segment's
     // file, not the same memory): its objects' bytes are to be verified.
     bool verify = false;
+    // The mount was already made (the same spec, owner token included): its
+    // answer again, and nothing else changed (its first answer was lost).
+    bool repeated = false;
   };
   struct UnmountResult {
     SegmentId id = kNoSegment;
@@ -72,7 +75,12 @@ class SegmentTable {
   // A restored segment of the same name is taken over when `previous` matches
   // its endpoint and token and the owner and capacity are the same; the
   // segment keeps its id and replicas, and gets `spec` (the new endpoint,
-  // whose new epoch refuses every capability of the previous master).
+  // whose new epoch refuses every capability of the previous master). The
+  // take-over never waits: when the restore's completion has not rebuilt the
+  // allocator yet, the segment is mounted without one (its objects readable,
+  // nothing new placed on it) until RebuildAllocator installs it.
+  // A mount whose spec equals the mounted one (its owner token included) is
+  // a repeat of it, its first answer lost: answered the same, `repeated`.
   // A waiting persistent segment (tier PMEM: restored, or detached) is taken
   // over by a PMEM mount of the same name and capacity from any node and
   // without `previous`: the name carries the UUID of the file that holds the
@@ -126,17 +134,22 @@ class SegmentTable {
   // Restored segment `id` gets its allocator later (RebuildAllocator, by the
   // restore's completion, while the engine serves). Meanwhile it has space
   // (HasSpace), a Free on it is kept and applied to the rebuilt allocator
-  // (the replicas' allocations were gathered before it), and a Mount that
-  // would take it over waits for it: its objects are not readable before
-  // that mount anyway.
+  // (the replicas' allocations were gathered before it), and a Mount may take
+  // it over (it then places nothing until the allocator is installed).
   void DeferAllocator(SegmentId id);
-  // Gives restored segment `id` its allocator, rebuilt from its replicas'
-  // allocations (built without mu_: sorting millions of them takes seconds),
-  // then the Frees kept since DeferAllocator; kCorruptData when they conflict
-  // (the caller drops the segment: its deferral ends with ForgetRestored).
-  // A segment no longer restored (expired or replaced meanwhile) is left as
-  // it is.
+  // Gives segment `id` (restored, or taken over since) its allocator, rebuilt
+  // from its replicas' allocations (built without mu_: sorting millions of
+  // them takes seconds), then the Frees kept since DeferAllocator;
+  // kCorruptData when they conflict (the caller drops the segment,
+  // DropUnrebuildable). A segment dropped meanwhile (expired, or replaced by a
+  // mount with new memory) is left as it is.
   Status RebuildAllocator(SegmentId id, std::vector<cache::OffsetAllocator::UsedRegion> used);
+  // The segments whose allocator is still to be rebuilt.
+  std::vector<SegmentId> DeferredIds() const;
+  // Drops segment `id`, whose allocations conflict: unmounted if a node took
+  // it over (true; a node left with no segment is forgotten, so that its
+  // next heartbeat mounts a fresh one), else no longer restored.
+  bool DropUnrebuildable(SegmentId id);
   // The restore is over: segments never used since slot reuse starts, and
   // restored ones wait until `deadline` (then ExpireRestored drops them).
   void FinishRestore(TimeMs deadline);
@@ -188,6 +201,7 @@ class SegmentTable {
     // meanwhile, for the rebuilt one.
     bool allocator_deferred = false;
     std::vector<cache::Allocation> deferred_frees;
+    bool adopted = false;  // this mount took a restored segment over
   };
   struct Node {
     TimeMs last_heartbeat = 0;
@@ -200,6 +214,8 @@ class SegmentTable {
   // Drops restored segment `id` from the table (no replica of it is valid).
   void DropRestoredLocked(SegmentId id);
   bool IsRestoredLocked(SegmentId id) const;
+  // `spec` is the mounted segment's own spec again (MountResult::repeated).
+  bool IsRepeatLocked(const Segment& mounted, const SegmentSpec& spec) const;
 
   Segment* Get(SegmentId id) const;
   void UnmountLocked(Segment* seg);
@@ -211,9 +227,6 @@ class SegmentTable {
   const MasterConfig& config_;
   const Clock& clock_;
   mutable std::mutex mu_;
-  // Signalled (under mu_) when a deferred allocator is installed or its
-  // segment dropped: a Mount taking the segment over waits for it.
-  std::condition_variable allocator_ready_;
   std::unique_ptr<std::atomic<Segment*>[]> by_id_;       // index = slot (id & 0xffff)
   uint32_t next_slot_ = 1;                               // slots never used yet start here
   std::deque<uint32_t> free_slots_;                      // unmounted slots, oldest first

@@ -29,13 +29,33 @@ struct SegmentSpec {
   bool operator==(const SegmentSpec&) const = default;
 };
 
+// One mount of a segment as its node made it: the endpoint (with its epoch)
+// and the owner token. Together they prove the node is the same process with
+// the same memory: the token never leaves master and node (and the master's
+// data dir).
+struct MountIdentity {
+  std::string endpoint;
+  uint64_t owner_token = 0;
+};
+
 // What a store node presents of its previous mount when it mounts again after
-// a master restart: the endpoint (with its epoch) and owner token it mounted
-// with. Together they prove the node is the same process with the same memory:
-// the token never leaves master and node (and the master's data dir).
+// a master restart. `earlier` holds the mounts before it that the node still
+// remembers, newest first: a master that lost the last moments of its log
+// (--log-sync N, or a torn tail) may know the segment only by one of them.
 struct PreviousMount {
   std::string endpoint;
   uint64_t owner_token = 0;
+  std::vector<MountIdentity> earlier;
+
+  // One of these mounts is `spec`'s (a token of 0 proves nothing).
+  bool Proves(const std::string& spec_endpoint, uint64_t spec_token) const {
+    if (spec_token == 0) return false;
+    if (endpoint == spec_endpoint && owner_token == spec_token) return true;
+    for (const MountIdentity& m : earlier) {
+      if (m.endpoint == spec_endpoint && m.owner_token == spec_token) return true;
+    }
+    return false;
+  }
 };
 
 struct SegmentInfo {

@@ -68,10 +68,13 @@ constexpr Family kFamilies[] = {
      "Reads (replica lists granted), by the tier of the replicas given."},
     {"crescent_tier_moves_total", "counter",
      "Objects moved between tiers, by direction: demote (DRAM to PMEM, instead of an "
-     "eviction), promote (back, on a second read within the window)."},
+     "eviction), promote (a DRAM copy made at a read; the persistent copy stays)."},
     {"crescent_tier_move_failures_total", "counter",
      "Tier moves whose copy failed, by direction (a failed demotion evicts its object)."},
     {"crescent_tier_moved_bytes_total", "counter", "Bytes of the objects moved, by direction."},
+    {"crescent_tier_dram_copies_dropped_total", "counter",
+     "DRAM copies of promoted objects dropped by DRAM's eviction (the object stays, on its "
+     "persistent copy)."},
     {"crescent_pmem_verifications_total", "counter",
      "Objects of persistent segments taken over from a restarted node, checked against their "
      "checksums, by result: ok, corrupt (the replica dropped), skipped (its segment went away, "
@@ -191,6 +194,7 @@ std::vector<Sample> CollectMasterSamples(const master::MasterService& master) {
   out.push_back(
       {Labelled("crescent_tier_move_failures_total", "direction", "promote"),
        Load(c.promotion_failures)});
+  out.push_back({"crescent_tier_dram_copies_dropped_total", Load(c.dram_copies_dropped)});
   out.push_back(
       {Labelled("crescent_tier_moved_bytes_total", "direction", "demote"), Load(c.demoted_bytes)});
   out.push_back(

@@ -552,6 +552,11 @@ StatusOr<master::SegmentId> MasterClient::MountSegment(
   if (previous != nullptr) {
     req.set_previous_endpoint(previous->endpoint);
     req.set_previous_owner_token(previous->owner_token);
+    for (const master::MountIdentity& m : previous->earlier) {
+      EarlierMount* e = req.add_earlier_mounts();
+      e->set_endpoint(m.endpoint);
+      e->set_owner_token(m.owner_token);
+    }
   }
   MountSegmentResponse resp;
   if (auto s = impl_->Invoke("MountSegment", &Stub::AsyncMountSegment, req, &resp); !s.ok())

@@ -39,7 +39,13 @@ TEST_F(RpcServerTest, MountListHeartbeatUnmount) {
   EXPECT_EQ((*segs)[0].spec.owner_token, 0u) << "the owner token is the owner's secret";
 
   EXPECT_TRUE(client_->Heartbeat("node-a").ok());
-  EXPECT_EQ(client_->MountSegment(Spec("seg-a")).status().code(), ErrorCode::kSegmentAlreadyExists);
+  // The same mount again (its answer lost): the same answer; another is refused.
+  auto again = client_->MountSegment(Spec("seg-a"));
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  EXPECT_EQ(*again, *id);
+  master::SegmentSpec other = Spec("seg-a");
+  other.owner_token += 1;
+  EXPECT_EQ(client_->MountSegment(other).status().code(), ErrorCode::kSegmentAlreadyExists);
   EXPECT_TRUE(client_->UnmountSegment("seg-a", "node-a", kOwnerToken).ok());
   EXPECT_TRUE(client_->ListSegments()->empty());
 }

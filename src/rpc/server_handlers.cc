@@ -98,11 +98,25 @@ void MasterHandlers::MountSegment(MountSegmentRequest& req, MountSegmentResponse
   if (auto s = CheckSegmentSpec(req.spec()); !s.ok()) return ToProto(s, resp->mutable_status());
   // Only compared with the restored segment's; bounded like any string.
   constexpr size_t kMaxPreviousEndpoint = 4096;
+  constexpr int kMaxEarlierMounts = 8;
   if (req.previous_endpoint().size() > kMaxPreviousEndpoint) {
     return ToProto(crescent::Status(ErrorCode::kInvalidArgument, "previous endpoint is too long"),
                    resp->mutable_status());
   }
-  master::PreviousMount previous{req.previous_endpoint(), req.previous_owner_token()};
+  if (req.earlier_mounts_size() > kMaxEarlierMounts) {
+    return ToProto(crescent::Status(ErrorCode::kInvalidArgument,
+                                    "more than " + std::to_string(kMaxEarlierMounts) +
+                                        " earlier mounts offered"),
+                   resp->mutable_status());
+  }
+  master::PreviousMount previous{req.previous_endpoint(), req.previous_owner_token(), {}};
+  for (const EarlierMount& m : req.earlier_mounts()) {
+    if (m.endpoint().size() > kMaxPreviousEndpoint) {
+      return ToProto(crescent::Status(ErrorCode::kInvalidArgument, "earlier endpoint is too long"),
+                     resp->mutable_status());
+    }
+    previous.earlier.push_back({m.endpoint(), m.owner_token()});
+  }
   bool adopted = false;
   auto id = master_.MountSegment(FromProto(req.spec()),
                                  previous.endpoint.empty() ? nullptr : &previous, &adopted);

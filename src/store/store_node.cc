@@ -109,7 +109,7 @@ StatusOr<std::unique_ptr<StoreNode>> StoreNode::Start(const StoreNodeOptions& op
   auto master = rpc::MasterClient::Create(opt.master);
   if (!master.ok()) return master.status();
   node->master_ = std::move(master.value());
-  if (Status s = node->Mount(); !s.ok()) return s;
+  if (Status s = node->Mount(/*fresh=*/true); !s.ok()) return s;
   node->heartbeat_ = std::thread([n = node.get()] { n->HeartbeatLoop(); });
   return node;
 }
@@ -122,16 +122,40 @@ void StoreNode::AddSegment(std::unique_ptr<transfer::SegmentMemory> memory, std:
   seg.tier = tier;
 }
 
-Status StoreNode::Mount() {
-  // Refuse every capability, and cut off the same-host clients that map the
-  // memory, before the master can hand the space to anything new.
-  for (Segment& seg : segments_) seg.memory->SetId(0);
-  if (shm_) shm_->DropMappings();
-  for (size_t i = 0; i < segments_.size(); ++i) {
-    if (Status s = MountOne(i); !s.ok()) return s;
+Status StoreNode::Mount(bool fresh) {
+  if (fresh) {
+    // Refuse every capability, and cut off the same-host clients that map the
+    // memory, before the master can hand the space to anything new.
+    for (Segment& seg : segments_) seg.memory->SetId(0);
+    if (shm_) shm_->DropMappings();
+    std::lock_guard g(mu_);
+    for (Segment& seg : segments_) seg.unanswered.reset();
   }
-  return Status::Ok();
+  Status first = Status::Ok();
+  for (size_t i = 0; i < segments_.size(); ++i) {
+    if (segments_[i].memory->id() != 0) continue;
+    if (Status s = MountOne(i); !s.ok() && first.ok()) first = s;
+  }
+  return first;
 }
+
+bool StoreNode::AnyUnmounted() const {
+  return std::any_of(segments_.begin(), segments_.end(),
+                     [](const Segment& s) { return s.memory->id() == 0; });
+}
+
+namespace {
+
+// Puts `m` first in `list` (once), keeping at most `limit`.
+void Remember(std::vector<master::MountIdentity>& list, master::MountIdentity m, size_t limit) {
+  std::erase_if(list, [&](const master::MountIdentity& x) {
+    return x.endpoint == m.endpoint && x.owner_token == m.owner_token;
+  });
+  list.insert(list.begin(), std::move(m));
+  if (list.size() > limit) list.resize(limit);
+}
+
+}  // namespace
 
 Status StoreNode::MountOne(size_t i) {
   Segment& seg = segments_[i];
@@ -139,31 +163,49 @@ Status StoreNode::MountOne(size_t i) {
   // segment over with its objects (the memory is the same): the new epoch
   // still refuses every capability of the previous mount.
   master::PreviousMount previous;
+  master::SegmentSpec spec;
   {
     std::lock_guard g(mu_);
-    previous = {seg.endpoint, seg.owner_token};
+    if (!seg.remembered.empty()) {
+      previous.endpoint = seg.remembered.front().endpoint;
+      previous.owner_token = seg.remembered.front().owner_token;
+      previous.earlier.assign(seg.remembered.begin() + 1, seg.remembered.end());
+    }
+    if (seg.unanswered) spec = *seg.unanswered;
   }
-  Endpoint ep = base_endpoint_;
-  ep.epoch = RandomNonZero();
-  master::SegmentSpec spec;
-  spec.name = seg.name;
-  spec.capacity = seg.memory->size();
-  spec.owner_node = options_.node_id;
-  spec.endpoint = ep.ToString();
-  spec.tier = seg.tier;
-  spec.owner_token = RandomNonZero();  // as random, and as secret: never leaves master and node
+  if (spec.name.empty()) {
+    Endpoint ep = base_endpoint_;
+    ep.epoch = RandomNonZero();
+    spec.name = seg.name;
+    spec.capacity = seg.memory->size();
+    spec.owner_node = options_.node_id;
+    spec.endpoint = ep.ToString();
+    spec.tier = seg.tier;
+    spec.owner_token = RandomNonZero();  // as random, and as secret: never leaves master and node
+  }
   bool adopted = false;
   StatusOr<master::SegmentId> id = master_->MountSegment(
       spec, &signer_, previous.endpoint.empty() ? nullptr : &previous, &adopted);
   if (!id.ok()) {
-    return Status(id.status().code(), "mounting segment " + spec.name + " on master " +
-                                          master_->address() + ": " + id.status().message());
+    const ErrorCode code = id.status().code();
+    std::lock_guard g(mu_);
+    if (code == ErrorCode::kUnavailable || code == ErrorCode::kTimeout) {
+      // The master may have mounted it: a mount it can prove from now on.
+      seg.unanswered = spec;
+      Remember(seg.remembered, {spec.endpoint, spec.owner_token}, kRememberedMounts);
+    } else {
+      seg.unanswered.reset();
+    }
+    return Status(code, "mounting segment " + spec.name + " on master " + master_->address() +
+                            ": " + id.status().message());
   }
   seg.memory->SetMount(id.value(), spec.endpoint);
   std::lock_guard g(mu_);
   seg.endpoint = spec.endpoint;
   seg.owner_token = spec.owner_token;
   seg.adopted = adopted;
+  seg.unanswered.reset();
+  Remember(seg.remembered, {spec.endpoint, spec.owner_token}, kRememberedMounts);
   return Status::Ok();
 }
 
@@ -190,8 +232,8 @@ void StoreNode::HeartbeatLoop() {
                           : options_.heartbeat_interval_ms;
     // Also while unmounted after a refused remount (another cluster secret):
     // the master may be restarted with the right one.
-    if (s.code() == ErrorCode::kNodeUnknown || (s.ok() && segment_id() == 0)) {
-      Status m = Mount();
+    if (s.code() == ErrorCode::kNodeUnknown || (s.ok() && AnyUnmounted())) {
+      Status m = Mount(/*fresh=*/s.code() == ErrorCode::kNodeUnknown);
       if (m.ok()) {
         std::lock_guard g(mu_);
         ++remounts_;

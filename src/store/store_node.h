@@ -10,9 +10,17 @@
 //    process on the same port, on TCP and on shared memory alike.
 //  - The heartbeat thread remounts when the master answers NODE_UNKNOWN: the
 //    master restarted, or it declared us dead after a silence. The node offers
-//    its previous mount (endpoint and owner token): a master restored from its
-//    data dir takes the segment over with the objects it knew in it
-//    (docs/durability.md); any other master mounts it as empty space.
+//    its previous mount (endpoint and owner token) and the few before it: a
+//    master restored from its data dir takes the segment over with the objects
+//    it knew in it when it can prove one of them (docs/durability.md); any
+//    other master mounts it as empty space.
+//  - A mount whose answer never came (the master unreachable, or too slow) is
+//    sent again as it was, at each heartbeat while the master knows the node:
+//    the master answers a repeat as it answered the first. After a master
+//    restart (NODE_UNKNOWN) it is offered as an earlier mount instead, and a
+//    new epoch is drawn (capabilities the old master issued for it stay
+//    refused). Every segment left unmounted is mounted again at each
+//    heartbeat, persistent ones too.
 //    Before it remounts, the node refuses every capability (id 0) and closes
 //    the connections of same-host clients that map its memory, so that none
 //    of them returns bytes it read after the space changed hands.
@@ -26,6 +34,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -107,7 +116,10 @@ class StoreNode {
  private:
   StoreNode(StoreNodeOptions options, transfer::CapabilitySigner signer)
       : options_(std::move(options)), signer_(std::move(signer)) {}
-  Status Mount();
+  // Mounts every segment not mounted yet; after a master restart (`fresh`)
+  // all of them, with new epochs. The first failure, after trying each.
+  Status Mount(bool fresh);
+  bool AnyUnmounted() const;
   void HeartbeatLoop();
 
   struct Segment {
@@ -120,7 +132,13 @@ class StoreNode {
     std::string endpoint;
     uint64_t owner_token = 0;
     bool adopted = false;
+    // Mounts of this segment a master may still know it by, newest first
+    // (the current one included), at most kRememberedMounts.
+    std::vector<master::MountIdentity> remembered;
+    // A mount sent whose answer never came: sent again as it is (mu_).
+    std::optional<master::SegmentSpec> unanswered;
   };
+  static constexpr size_t kRememberedMounts = 4;
   void AddSegment(std::unique_ptr<transfer::SegmentMemory> memory, std::string name,
                   master::Tier tier);
   // Mounts segments_[i] (its id must be 0 already).

@@ -1,5 +1,6 @@
 #include "integration/cluster.h"
 
+#include <algorithm>
 #include <cstring>
 #include <iostream>
 #include <optional>
@@ -52,9 +53,11 @@ testing::AssertionResult StartServe(TempDir& dir, const std::vector<std::string>
   for (int attempt = 0; attempt < 5; ++attempt) {
     out->http_port = PickFreePort();
     if (out->http_port == 0) return testing::AssertionFailure() << "no free port";
-    std::vector<std::string> argv{
-        CrescentBin(),    "serve", "--port", "0", "--http-port", std::to_string(out->http_port),
-        "--segment-size", "64MiB"};
+    std::vector<std::string> argv{CrescentBin(), "serve",       "--port",
+                                  "0",           "--http-port", std::to_string(out->http_port)};
+    if (std::find(extra.begin(), extra.end(), "--segment-size") == extra.end()) {
+      argv.insert(argv.end(), {"--segment-size", "64MiB"});
+    }
     argv.insert(argv.end(), extra.begin(), extra.end());
     out->proc = std::make_unique<Process>(argv, dir.File("serve.log"));
     if (!out->proc->started()) return testing::AssertionFailure() << "serve did not start";

@@ -114,6 +114,7 @@ struct ServeProcess {
 };
 
 // Starts `crescent serve --port 0 --http-port P --segment-size 64MiB EXTRA...`
+// (EXTRA may give its own --segment-size)
 // logging to dir/serve.log, and waits for it to be ready. The admin port is
 // picked here, so another process may take it before serve binds it (seen while
 // another test run shared the machine): then serve exits saying so, and a fresh

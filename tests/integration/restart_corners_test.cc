@@ -132,6 +132,37 @@ TEST_F(RestartCornersTest, AKillRightAfterTheNodesTookTheirSegmentsBackLosesNoth
   EXPECT_EQ(st->counters.at("crescent_restore_dropped_objects_total{reason=\"new_memory\"}"), 0u);
 }
 
+// The log's tail torn by 5 bytes right after the node took its segment back
+// (the cut record is that take-over): the next master knows the segment only
+// by the node's mount before it, which the node still offers, so the segment
+// comes back with every object instead of as new memory.
+TEST_F(RestartCornersTest, ATornTakeOverRecordStillLetsTheNodeTakeItsSegmentBack) {
+  ASSERT_NO_FATAL_FAILURE(Start("always", 1));
+  ASSERT_NO_FATAL_FAILURE(PutKeys("c/", 50));
+  ASSERT_NO_FATAL_FAILURE(KillMaster());
+  ASSERT_NO_FATAL_FAILURE(RestartMaster());
+  ASSERT_TRUE(cluster_->WaitForSegments(*client_, 1, kStartTimeout));
+  ASSERT_NO_FATAL_FAILURE(ExpectKeys("c/", 50));
+  ASSERT_NO_FATAL_FAILURE(KillMaster());
+  // The newest log file ends with the take-over's record: cut into it.
+  std::string newest;
+  for (const fs::directory_entry& e : fs::directory_iterator(data_dir_)) {
+    const std::string name = e.path().filename().string();
+    if (name.starts_with("log-") && name.ends_with(".crlog") && e.path().string() > newest) {
+      newest = e.path().string();
+    }
+  }
+  ASSERT_FALSE(newest.empty());
+  ASSERT_GT(fs::file_size(newest), 5u);
+  fs::resize_file(newest, fs::file_size(newest) - 5);
+  ASSERT_NO_FATAL_FAILURE(RestartMaster());
+  ASSERT_TRUE(cluster_->WaitForSegments(*client_, 1, kStartTimeout));
+  ASSERT_NO_FATAL_FAILURE(ExpectKeys("c/", 50));
+  StatusOr<ClusterStat> st = client_->Stat();
+  ASSERT_TRUE(st.ok());
+  EXPECT_EQ(st->counters.at("crescent_restore_dropped_objects_total{reason=\"new_memory\"}"), 0u);
+}
+
 // A second master on the same data dir is refused, naming the first's PID;
 // the first keeps serving, and its objects survive its own restart.
 TEST_F(RestartCornersTest, ASecondMasterOnTheSameDataDirIsRefused) {
