@@ -21,6 +21,7 @@
 #include "rpc/control_channel.h"
 #include "rpc/convert.h"
 #include "rpc/grpc_setup.h"
+#include "rpc/liveness_link.h"
 #include "rpc/master.grpc.pb.h"
 
 namespace crescent::rpc {
@@ -270,6 +271,17 @@ struct MasterClient::Impl {
   mutable std::shared_ptr<ControlChannel> lean;
   mutable std::chrono::steady_clock::time_point lean_retry_at{};
   mutable std::mutex lean_connect_mu;  // one thread connects; the others use gRPC meanwhile
+  std::unique_ptr<LivenessLink> liveness;  // heartbeats' own way (liveness_link.h)
+
+  // Learns where the master's Liveness service is (LivenessLink).
+  void FindLiveness() const {
+    ControlEndpointsResponse where;
+    if (Invoke("ControlEndpoints", &Master::Stub::AsyncControlEndpoints, Empty(), &where,
+               CallOptions::Tries(1))
+            .ok()) {
+      liveness->Learn(where.liveness_port(), where.instance());
+    }
+  }
 
   // The lean connection to use now, or null for gRPC.
   std::shared_ptr<ControlChannel> Lean() const {
@@ -505,6 +517,7 @@ StatusOr<std::unique_ptr<MasterClient>> MasterClient::Create(const MasterClientO
   // Each channel its own connection: a renewed channel (Impl::Renew) must not
   // inherit the failed one's from gRPC's process-wide pool.
   args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
+  impl->liveness = std::make_unique<LivenessLink>(HostOfAddress(impl->address), args);
   impl->connection = impl->Connect();
   if (!impl->connection->stub) {
     return crescent::Status(ErrorCode::kInvalidArgument,
@@ -562,6 +575,7 @@ StatusOr<master::SegmentId> MasterClient::MountSegment(
   if (auto s = impl_->Invoke("MountSegment", &Stub::AsyncMountSegment, req, &resp); !s.ok())
     return s;
   if (auto s = FromProto(resp.status()); !s.ok()) return s;
+  impl_->FindLiveness();  // this node's heartbeats follow
   if (adopted != nullptr) *adopted = resp.adopted();
   if (secret_check == nullptr) return resp.segment_id();
   std::string refused = MountProofProblem(resp, spec.endpoint, *secret_check);
@@ -586,6 +600,12 @@ crescent::Status MasterClient::UnmountSegment(const std::string& name,
 }
 
 crescent::Status MasterClient::Heartbeat(const std::string& node) {
+  // The master's Liveness service when there is one (liveness_link.h).
+  if (impl_->liveness->ShouldLook()) impl_->FindLiveness();
+  if (std::optional<crescent::Status> s =
+          impl_->liveness->Heartbeat(node, impl_->options.rpc_timeout_ms)) {
+    return *s;
+  }
   HeartbeatRequest req;
   req.set_node(node);
   StatusResponse resp;

@@ -117,7 +117,9 @@ class MasterClient {
   // `owner_token`: the SegmentSpec::owner_token the segment was mounted with.
   crescent::Status UnmountSegment(const std::string& name, const std::string& owner_node,
                                   uint64_t owner_token);
-  crescent::Status Heartbeat(const std::string& node);  // kNodeUnknown: remount
+  // kNodeUnknown: remount. Sent to the master's Liveness service when it has
+  // one (liveness_link.h; found at each MountSegment), else Master.Heartbeat.
+  crescent::Status Heartbeat(const std::string& node);
   StatusOr<std::vector<master::SegmentInfo>> ListSegments();
 
   StatusOr<RemotePut> PutStart(const std::string& key, uint64_t size,
