@@ -16,10 +16,15 @@
 // bounded by the configured timeouts; nothing hangs on a dead master or node.
 // Errors are returned as Status, never thrown.
 //
-// Batch calls take any number of keys and answer per key: an invalid key gets
-// its own kInvalidKey. A batch is sent to the master in requests of at most
-// 4096 keys (rpc::MasterClientOptions::max_batch_keys), and a get batch is
-// read part by part, so that no read lease lapses before its bytes are read.
+// Batch calls take any number of keys of any length and answer per key, as
+// the same calls made one by one would: an invalid key gets its own
+// kInvalidKey. A batch is sent to the master in parts of at most 4096 keys
+// (rpc::MasterClientOptions::max_batch_keys), fewer where long keys need it
+// to keep each request and its reply within the master's message limit
+// (docs/network.md, "Batches"). A get or put batch completes each part (a
+// get's leases granted and bytes read; a put's starts, writes and ends)
+// before the next, so that no read lease or write capability lapses while
+// earlier parts move their bytes.
 #pragma once
 
 #include <cstddef>
@@ -43,8 +48,11 @@ struct ClientConfig {
   // put's start and end) over the master's lean control protocol when it
   // offers one, on a kept connection (docs/network.md); false: gRPC only.
   bool lean_control = true;
-  // Per data-plane attempt on a batch. A read that fails on one replica tries
-  // the next (one attempt per replica), and a same-host op that shared memory
+  // Per transfer: each value's read or write of one replica fails with
+  // kTimeout when it has not finished this long after its turn came (TCP: its
+  // connection finished the transfer before it; shared memory: it started).
+  // It does not bound a batch call, which may take longer in all. A read that
+  // fails on one replica tries the next, and a same-host op that shared memory
   // cannot carry is retried over TCP, each with this timeout again.
   int64_t transfer_timeout_ms = 10000;
   // A put that fails for a reason a moment may cure is tried again, with a

@@ -36,6 +36,12 @@ void MasterFlags::Add(CLI::App& app) {
   app.add_option("--control-socket", server.control_socket,
                  "Also serve the lean control protocol on this Unix socket path, which clients "
                  "on this host then use instead of TCP");
+  app.add_option("--liveness-port", server.liveness_port,
+                 "TCP port on which store nodes' heartbeats are served, by a thread of their "
+                 "own, so that no slow call delays them; nodes find it through gRPC (0: any "
+                 "free port; -1: off, heartbeats share the gRPC threads; docs/network.md)")
+      ->capture_default_str()
+      ->check(CLI::Range(-1, 65535));
   app.add_option("--rpc-threads", server.threads,
                  "gRPC and lean control server threads (1 is fastest on few cores)")
       ->capture_default_str()

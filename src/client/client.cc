@@ -2,6 +2,7 @@
 // MasterClient (control) and ReplicaIo (data).
 #include "crescent/client.h"
 
+#include <algorithm>
 #include <atomic>
 #include <cstdlib>
 #include <functional>
@@ -147,10 +148,16 @@ struct Client::Impl {
   // cure until config.put_retry_ms after the start (ClientConfig), with a
   // backoff. A chain is retried in runs of consecutive keys, each run's first
   // page linked to the page before it, so that parents stay right.
+  //
+  // Keys go part by part (MasterClient::BatchParts, one request each): a
+  // part's puts are started, written and ended before the next part's start,
+  // so that no put of a large batch outlives its write capability or the
+  // master's put timeout while earlier parts are written.
   std::vector<Status> PutMany(std::span<const std::string> keys,
                               std::span<const std::byte* const> data, std::span<const size_t> sizes,
                               const PutOptions& options, bool chain) {
     const int64_t deadline = SteadyClock::Instance().NowMs() + config.put_retry_ms;
+    const uint64_t replicas = std::max<uint32_t>(options.replica_count, 1);
     std::vector<Status> out(keys.size());
     std::vector<size_t> pending(keys.size());
     for (size_t i = 0; i < keys.size(); ++i) pending[i] = i;
@@ -161,26 +168,41 @@ struct Client::Impl {
       for (size_t a = 0; a < pending.size();) {
         size_t b = a + 1;
         while (b < pending.size() && (!chain || pending[b] == pending[b - 1] + 1)) ++b;
-        master::PutConfig cfg = ToPutConfig(options);
-        if (chain && pending[a] > 0) cfg.parent_key = keys[pending[a] - 1];
-        std::vector<bool> retry;
-        std::vector<Status> r;
-        if (b - a == keys.size()) {  // every key (a first round): no copies
-          r = PutOnce(keys, data, sizes, cfg, chain, retry);
-        } else {
-          std::vector<std::string> k;
-          std::vector<const std::byte*> d;
-          std::vector<size_t> z;
+        // The run's keys, values and sizes: the caller's own when the run is
+        // every key (a first round), else copies.
+        std::span<const std::string> run_keys = keys;
+        std::span<const std::byte* const> run_data = data;
+        std::span<const size_t> run_sizes = sizes;
+        std::vector<std::string> k;
+        std::vector<const std::byte*> d;
+        std::vector<size_t> z;
+        if (b - a != keys.size()) {
           for (size_t j = a; j < b; ++j) {
             k.push_back(keys[pending[j]]);
             d.push_back(data[pending[j]]);
             z.push_back(sizes[pending[j]]);
           }
-          r = PutOnce(k, d, z, cfg, chain, retry);
+          run_keys = k;
+          run_data = d;
+          run_sizes = z;
         }
-        for (size_t j = a; j < b; ++j) {
-          out[pending[j]] = std::move(r[j - a]);
-          if (retry[j - a]) again.push_back(pending[j]);
+        for (const rpc::KeyRange part : master->BatchParts(run_keys, replicas)) {
+          const size_t first = pending[a + part.begin];
+          master::PutConfig cfg = ToPutConfig(options);
+          // Linked to the page before, unless that key was refused as invalid
+          // (as a parent it would fail the whole part).
+          if (chain && first > 0 && out[first - 1].code() != ErrorCode::kInvalidKey) {
+            cfg.parent_key = keys[first - 1];
+          }
+          std::vector<bool> retry;
+          std::vector<Status> r = PutOnce(
+              run_keys.subspan(part.begin, part.size()), run_data.subspan(part.begin, part.size()),
+              run_sizes.subspan(part.begin, part.size()), cfg, chain, retry);
+          for (size_t j = 0; j < part.size(); ++j) {
+            const size_t i = pending[a + part.begin + j];
+            out[i] = std::move(r[j]);
+            if (retry[j]) again.push_back(i);
+          }
         }
         a = b;
       }
@@ -208,19 +230,19 @@ struct Client::Impl {
   // the first key the master cannot serve. Results in input order, possibly
   // shorter than keys in prefix mode.
   //
-  // A batch of more keys than one request carries is read part by part, each
-  // part's leases granted and its bytes read before the next part is asked
-  // for: read leases are short (0.5 s by default), and asking for every part
-  // first would let the first parts' leases lapse before their reads.
+  // A batch of more keys than one request carries (MasterClient::BatchParts)
+  // is read part by part, each part's leases granted and its bytes read
+  // before the next part is asked for: read leases are short (0.5 s by
+  // default), and asking for every part first would let the first parts'
+  // leases lapse before their reads.
   template <typename Dest>
   std::vector<StatusOr<size_t>> GetMany(std::span<const std::string> keys, bool prefix_mode,
                                         Dest&& dest) {
-    const size_t part_keys = master->max_batch_keys();
     std::vector<StatusOr<size_t>> out;
     out.reserve(keys.size());
-    for (size_t at = 0; at < keys.size(); at += part_keys) {
-      const std::span<const std::string> part =
-          keys.subspan(at, std::min(part_keys, keys.size() - at));
+    for (const rpc::KeyRange range : master->BatchParts(keys, rpc::kDefaultMaxReplicas)) {
+      const size_t at = range.begin;
+      const std::span<const std::string> part = keys.subspan(at, range.size());
       std::vector<StatusOr<size_t>> r =
           GetPart(part, prefix_mode, [&](size_t i, uint64_t size) { return dest(at + i, size); });
       const bool whole = r.size() == part.size() && (r.empty() || r.back().ok());

@@ -17,9 +17,11 @@
 #include <thread>
 
 #include "common/listen_check.h"
+#include "rpc/batch_parts.h"
 #include "rpc/control_channel.h"
 #include "rpc/convert.h"
 #include "rpc/grpc_setup.h"
+#include "rpc/liveness_link.h"
 #include "rpc/master.grpc.pb.h"
 
 namespace crescent::rpc {
@@ -90,13 +92,6 @@ BatchPutTokenRequest MakeTokens(std::span<const std::string> keys,
   req.mutable_keys()->Assign(keys.begin(), keys.end());
   req.mutable_tokens()->Assign(tokens.begin(), tokens.end());
   return req;
-}
-
-// Elements [at, at + n) of `s`, as many of them as there are.
-template <typename T>
-std::span<const T> Part(std::span<const T> s, size_t at, size_t n) {
-  if (at >= s.size()) return {};
-  return s.subspan(at, std::min(n, s.size() - at));
 }
 
 // The share of `values` (one per key of `keys` keys) of the keys [at, at + n).
@@ -276,6 +271,17 @@ struct MasterClient::Impl {
   mutable std::shared_ptr<ControlChannel> lean;
   mutable std::chrono::steady_clock::time_point lean_retry_at{};
   mutable std::mutex lean_connect_mu;  // one thread connects; the others use gRPC meanwhile
+  std::unique_ptr<LivenessLink> liveness;  // heartbeats' own way (liveness_link.h)
+
+  // Learns where the master's Liveness service is (LivenessLink).
+  void FindLiveness() const {
+    ControlEndpointsResponse where;
+    if (Invoke("ControlEndpoints", &Master::Stub::AsyncControlEndpoints, Empty(), &where,
+               CallOptions::Tries(1))
+            .ok()) {
+      liveness->Learn(where.liveness_port(), where.instance());
+    }
+  }
 
   // The lean connection to use now, or null for gRPC.
   std::shared_ptr<ControlChannel> Lean() const {
@@ -386,15 +392,23 @@ struct MasterClient::Impl {
     return status;
   }
 
-  // A batch RPC answered by a StatusesResponse, sent in parts of at most
-  // max_batch_keys keys: `call(at, part, resp)` sends keys [at, at + part.size()).
-  // A part that fails as a whole gives its status to its keys and all later ones.
+  // The parts a batch over `keys` is sent in (batch_parts.h), for results of
+  // up to `replicas` replicas each.
+  std::vector<KeyRange> Parts(std::span<const std::string> keys, uint64_t replicas) const {
+    return SplitBatch(keys, options.max_batch_keys,
+                      static_cast<uint64_t>(options.max_message_bytes), replicas);
+  }
+
+  // A batch RPC answered by a StatusesResponse, sent in parts (Parts):
+  // `call(at, part, resp)` sends keys [at, at + part.size()). A part that
+  // fails as a whole gives its status to its keys and all later ones.
   template <typename Call>
   std::vector<crescent::Status> Statuses(std::span<const std::string> keys, Call call) const {
     std::vector<crescent::Status> out;
     out.reserve(keys.size());
-    for (size_t at = 0; at < keys.size(); at += options.max_batch_keys) {
-      const std::span<const std::string> part = Part(keys, at, options.max_batch_keys);
+    for (const KeyRange r : Parts(keys, 0)) {
+      const size_t at = r.begin;
+      const std::span<const std::string> part = keys.subspan(at, r.size());
       StatusesResponse resp;
       if (crescent::Status s = call(at, part, &resp); !s.ok()) {
         out.resize(keys.size(), s);
@@ -503,6 +517,7 @@ StatusOr<std::unique_ptr<MasterClient>> MasterClient::Create(const MasterClientO
   // Each channel its own connection: a renewed channel (Impl::Renew) must not
   // inherit the failed one's from gRPC's process-wide pool.
   args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
+  impl->liveness = std::make_unique<LivenessLink>(HostOfAddress(impl->address), args);
   impl->connection = impl->Connect();
   if (!impl->connection->stub) {
     return crescent::Status(ErrorCode::kInvalidArgument,
@@ -514,7 +529,10 @@ StatusOr<std::unique_ptr<MasterClient>> MasterClient::Create(const MasterClientO
 MasterClient::MasterClient(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 MasterClient::~MasterClient() = default;
 const std::string& MasterClient::address() const { return impl_->address; }
-size_t MasterClient::max_batch_keys() const { return impl_->options.max_batch_keys; }
+std::vector<KeyRange> MasterClient::BatchParts(std::span<const std::string> keys,
+                                               uint64_t replicas) const {
+  return impl_->Parts(keys, replicas);
+}
 
 using Stub = Master::Stub;
 
@@ -562,6 +580,7 @@ StatusOr<master::SegmentId> MasterClient::MountSegment(
   if (auto s = impl_->Invoke("MountSegment", &Stub::AsyncMountSegment, req, &resp); !s.ok())
     return s;
   if (auto s = FromProto(resp.status()); !s.ok()) return s;
+  impl_->FindLiveness();  // this node's heartbeats follow
   if (adopted != nullptr) *adopted = resp.adopted();
   if (secret_check == nullptr) return resp.segment_id();
   std::string refused = MountProofProblem(resp, spec.endpoint, *secret_check);
@@ -586,6 +605,12 @@ crescent::Status MasterClient::UnmountSegment(const std::string& name,
 }
 
 crescent::Status MasterClient::Heartbeat(const std::string& node) {
+  // The master's Liveness service when there is one (liveness_link.h).
+  if (impl_->liveness->ShouldLook()) impl_->FindLiveness();
+  if (std::optional<crescent::Status> s =
+          impl_->liveness->Heartbeat(node, impl_->options.rpc_timeout_ms)) {
+    return *s;
+  }
   HeartbeatRequest req;
   req.set_node(node);
   StatusResponse resp;
@@ -654,8 +679,9 @@ std::vector<StatusOr<RemotePut>> MasterClient::BatchPutStart(std::span<const std
   std::vector<Result> out;
   out.reserve(keys.size());
   master::PutConfig part_config = config;
-  for (size_t at = 0; at < keys.size(); at += impl_->options.max_batch_keys) {
-    const std::span<const std::string> part = Part(keys, at, impl_->options.max_batch_keys);
+  for (const KeyRange r : impl_->Parts(keys, std::max<uint32_t>(config.replica_count, 1))) {
+    const size_t at = r.begin;
+    const std::span<const std::string> part = keys.subspan(at, r.size());
     if (chain && at > 0) {
       // The part's first page is linked to the page before it, as the master
       // links pages within one request; an invalid one (refused) links none.
@@ -730,8 +756,9 @@ std::vector<StatusOr<RemoteRead>> MasterClient::BatchGetReplicaList(
   using Result = StatusOr<RemoteRead>;
   std::vector<Result> out;
   out.reserve(keys.size());
-  for (size_t at = 0; at < keys.size(); at += impl_->options.max_batch_keys) {
-    const std::span<const std::string> part = Part(keys, at, impl_->options.max_batch_keys);
+  for (const KeyRange r : impl_->Parts(keys, kDefaultMaxReplicas)) {
+    const size_t at = r.begin;
+    const std::span<const std::string> part = keys.subspan(at, r.size());
     BatchGetReplicaListRequest req;
     req.mutable_keys()->Assign(part.begin(), part.end());
     req.set_prefix_mode(prefix_mode);
@@ -772,8 +799,9 @@ StatusOr<master::BatchExistsResult> MasterClient::BatchExists(std::span<const st
   master::BatchExistsResult out;
   out.present.reserve(keys.size());
   bool leading = true;  // every key so far is present
-  for (size_t at = 0; at < keys.size(); at += impl_->options.max_batch_keys) {
-    const std::span<const std::string> part = Part(keys, at, impl_->options.max_batch_keys);
+  for (const KeyRange r : impl_->Parts(keys, 0)) {
+    const size_t at = r.begin;
+    const std::span<const std::string> part = keys.subspan(at, r.size());
     BatchExistsResponse resp;
     if (auto s = impl_->Invoke("BatchExists", &Stub::AsyncBatchExists, MakeKeys(part), &resp,
                                {.lean = ControlMethod::kBatchExists});
@@ -803,8 +831,9 @@ StatusOr<master::BatchExistsResult> MasterClient::BatchExists(std::span<const st
 
 StatusOr<size_t> MasterClient::BatchQueryPrefix(std::span<const std::string> keys) {
   size_t leading = 0;
-  for (size_t at = 0; at < keys.size(); at += impl_->options.max_batch_keys) {
-    const std::span<const std::string> part = Part(keys, at, impl_->options.max_batch_keys);
+  for (const KeyRange r : impl_->Parts(keys, 0)) {
+    const size_t at = r.begin;
+    const std::span<const std::string> part = keys.subspan(at, r.size());
     BatchQueryPrefixResponse resp;
     crescent::Status s =
         impl_->Invoke("BatchQueryPrefix", &Stub::AsyncBatchQueryPrefix, MakeKeys(part), &resp,

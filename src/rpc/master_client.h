@@ -1,8 +1,9 @@
 // MasterClient: the typed client of the control plane (master.proto). Thread-safe;
 // one gRPC channel shared by all callers.
 //
-// Every call has a deadline (rpc_timeout_ms); a batch call of more keys than
-// max_batch_keys is split into consecutive requests, each with its own. A call that fails because the master
+// Every call has a deadline (rpc_timeout_ms); a batch call is sent as
+// consecutive requests (BatchParts: by key count and by bytes, within the
+// master's message limits), each with its own. A call that fails because the master
 // cannot be reached (gRPC UNAVAILABLE) is retried with exponential backoff up to
 // `attempts` times, then returns kUnavailable with a message naming the address;
 // a deadline returns kTimeout. Engine errors come back as the engine's Status.
@@ -21,6 +22,7 @@
 
 #include "crescent/status.h"
 #include "master/types.h"
+#include "rpc/batch_parts.h"
 #include "transfer/capability.h"
 
 namespace crescent::rpc {
@@ -33,13 +35,15 @@ struct MasterClientOptions {
   int attempts = 4;  // tries per call while the master is unreachable
   int64_t backoff_initial_ms = 50;
   int64_t backoff_max_ms = 1000;
-  int max_message_bytes = 64 << 20;  // gRPC receive/send limit (match the server's)
-  // Keys per request. A batch call over more keys is sent as consecutive
-  // requests of at most this many, so that no batch is too large for the
-  // master: its limit (MasterServerOptions::max_batch, 65,536 by default) and
-  // the message limit, which 4096 results keep every reply under even with
-  // 1 KiB keys, 16 replicas each and 256-byte endpoints. A prefix query stops
-  // at the first request whose keys are not all present.
+  // gRPC receive/send limit and the lean protocol's body limit (match the
+  // server's); also the bytes a batch request and its reply may take
+  // (batch_parts.h).
+  int max_message_bytes = 64 << 20;
+  // Keys per request. A batch call is sent as consecutive requests of at most
+  // this many keys, and fewer where their bytes require (batch_parts.h), so
+  // that no batch is too large for the master: its key limit
+  // (MasterServerOptions::max_batch, 65,536 by default) and its message limit.
+  // A prefix query stops at the first request whose keys are not all present.
   size_t max_batch_keys = 4096;
   // The hot calls (control_methods.h) go over the master's lean control
   // protocol (control_channel.h) when it offers one: found with one
@@ -95,7 +99,11 @@ class MasterClient {
   static StatusOr<std::unique_ptr<MasterClient>> Create(const MasterClientOptions& options);
   ~MasterClient();
   const std::string& address() const;
-  size_t max_batch_keys() const;  // MasterClientOptions::max_batch_keys
+  // The requests a batch call over `keys` is sent in (batch_parts.h), for
+  // results that carry up to `replicas` replicas each (0: a call whose results
+  // carry none; kDefaultMaxReplicas: a replica list). For a caller that works
+  // part by part (a get's leases, a put's capabilities), one request per part.
+  std::vector<KeyRange> BatchParts(std::span<const std::string> keys, uint64_t replicas) const;
 
   // With `secret_check`, the mount's proof (master.proto, MountSegmentResponse)
   // must verify under it: on a mismatch the segment is unmounted again and the
@@ -109,7 +117,9 @@ class MasterClient {
   // `owner_token`: the SegmentSpec::owner_token the segment was mounted with.
   crescent::Status UnmountSegment(const std::string& name, const std::string& owner_node,
                                   uint64_t owner_token);
-  crescent::Status Heartbeat(const std::string& node);  // kNodeUnknown: remount
+  // kNodeUnknown: remount. Sent to the master's Liveness service when it has
+  // one (liveness_link.h; found at each MountSegment), else Master.Heartbeat.
+  crescent::Status Heartbeat(const std::string& node);
   StatusOr<std::vector<master::SegmentInfo>> ListSegments();
 
   StatusOr<RemotePut> PutStart(const std::string& key, uint64_t size,

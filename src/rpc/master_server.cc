@@ -2,6 +2,13 @@
 // is served by a generic Call<Req, Resp> that knows only how to wait for a request,
 // run its handler (server_handlers.h) and send the reply.
 //
+// Heartbeats have a grpc::Server of their own (the Liveness service): with
+// gRPC's poll poller (grpc_setup.h) a connection is read only by the threads
+// of the queue that accepted it, so a queue of its own on the same server
+// would not do: a node's connection may belong to a thread stuck in a slow
+// handler (a demotion's copy, a take-over, a key-index build). Its own port
+// gives the heartbeats their own connections, read by their own thread.
+//
 // Every handled call is timed and its reply's error statuses counted
 // (server_metrics.h); a refusal while draining counts as UNAVAILABLE.
 //
@@ -10,7 +17,7 @@
 // finish event it deletes itself. A request event with ok=false means the server is
 // shutting down: the Call deletes itself without arming a successor.
 //
-// Shutdown order (why): stop the server (in-flight calls get `kShutdownGraceMs`,
+// Shutdown order (why): stop both servers (in-flight calls get `kShutdownGraceMs`,
 // then are cancelled), wait until no handler is running so nobody touches a queue
 // after it is shut, shut the queues, drain them (deleting every Call), join.
 #include "rpc/master_server.h"
@@ -46,10 +53,9 @@ class CallBase {
   virtual void Proceed(bool ok) = 0;
 };
 
-// What every Call needs: the service to request on, the handlers, and the count of
-// handlers running (Shutdown waits for it to reach zero before shutting queues).
+// What every Call needs: the handlers, and the count of handlers running
+// (Shutdown waits for it to reach zero before shutting queues).
 struct CallEnv {
-  Master::AsyncService* service;
   const MasterHandlers* handlers;
   std::atomic<int>* running;
   const std::atomic<bool>* draining;  // MasterServer::BeginDrain
@@ -69,16 +75,17 @@ using RequestFn = void (Svc::*)(grpc::ServerContext*, Req*, grpc::ServerAsyncRes
 template <typename Svc, typename Req, typename Resp>
 class Call final : public CallBase {
  public:
-  Call(const CallEnv& env, grpc::ServerCompletionQueue* cq, RpcMethod method,
+  Call(const CallEnv& env, Svc* service, grpc::ServerCompletionQueue* cq, RpcMethod method,
        RequestFn<Svc, Req, Resp> request, HandlerFn<Req, Resp> handler, WhileDraining draining)
       : env_(env),
+        service_(service),
         cq_(cq),
         method_(method),
         request_(request),
         handler_(handler),
         while_draining_(draining),
         responder_(&ctx_) {
-    (env_.service->*request_)(&ctx_, &req_, &responder_, cq_, cq_, this);
+    (service_->*request_)(&ctx_, &req_, &responder_, cq_, cq_, this);
   }
 
   void Proceed(bool ok) override {
@@ -88,7 +95,7 @@ class Call final : public CallBase {
     }
     env_.running->fetch_add(1, std::memory_order_acq_rel);
     // Serve the next request meanwhile.
-    new Call(env_, cq_, method_, request_, handler_, while_draining_);
+    new Call(env_, service_, cq_, method_, request_, handler_, while_draining_);
     finishing_ = true;
     if (while_draining_ == WhileDraining::kRefuse &&
         env_.draining->load(std::memory_order_acquire)) {
@@ -107,6 +114,7 @@ class Call final : public CallBase {
 
  private:
   CallEnv env_;
+  Svc* service_;
   grpc::ServerCompletionQueue* cq_;
   RpcMethod method_;
   RequestFn<Svc, Req, Resp> request_;
@@ -119,51 +127,70 @@ class Call final : public CallBase {
   bool finishing_ = false;
 };
 
-template <typename Svc, typename Req, typename Resp>
-void Arm(const CallEnv& env, grpc::ServerCompletionQueue* cq, RpcMethod method,
+// `service` is the AsyncService whose generated base Svc declares `request`.
+template <typename Service, typename Svc, typename Req, typename Resp>
+void Arm(const CallEnv& env, Service* service, grpc::ServerCompletionQueue* cq, RpcMethod method,
          RequestFn<Svc, Req, Resp> request, HandlerFn<Req, Resp> handler,
          WhileDraining draining = WhileDraining::kRefuse) {
-  new Call<Svc, Req, Resp>(env, cq, method, request, handler, draining);
+  new Call<Svc, Req, Resp>(env, service, cq, method, request, handler, draining);
 }
 
-// One waiting Call per RPC on `cq`.
-void ArmAll(const CallEnv& env, grpc::ServerCompletionQueue* cq) {
+// One waiting Call per RPC of the Master service on `cq`.
+void ArmAll(const CallEnv& env, Master::AsyncService* service, grpc::ServerCompletionQueue* cq) {
   using S = Master::AsyncService;
   using H = MasterHandlers;
-  Arm(env, cq, RpcMethod::kMountSegment, &S::RequestMountSegment, &H::MountSegment);
-  Arm(env, cq, RpcMethod::kUnmountSegment, &S::RequestUnmountSegment, &H::UnmountSegment,
+  Arm(env, service, cq, RpcMethod::kMountSegment, &S::RequestMountSegment, &H::MountSegment);
+  Arm(env, service, cq, RpcMethod::kUnmountSegment, &S::RequestUnmountSegment, &H::UnmountSegment,
       WhileDraining::kServe);
-  Arm(env, cq, RpcMethod::kHeartbeat, &S::RequestHeartbeat, &H::Heartbeat, WhileDraining::kServe);
-  Arm(env, cq, RpcMethod::kListSegments, &S::RequestListSegments, &H::ListSegments,
+  Arm(env, service, cq, RpcMethod::kHeartbeat, &S::RequestHeartbeat, &H::Heartbeat,
       WhileDraining::kServe);
-  Arm(env, cq, RpcMethod::kReportUnreachable, &S::RequestReportUnreachable, &H::ReportUnreachable);
-  Arm(env, cq, RpcMethod::kPutStart, &S::RequestPutStart, &H::PutStart);
-  Arm(env, cq, RpcMethod::kPutEnd, &S::RequestPutEnd, &H::PutEnd);
-  Arm(env, cq, RpcMethod::kPutRevoke, &S::RequestPutRevoke, &H::PutRevoke);
-  Arm(env, cq, RpcMethod::kBatchPutStart, &S::RequestBatchPutStart, &H::BatchPutStart);
-  Arm(env, cq, RpcMethod::kBatchPutEnd, &S::RequestBatchPutEnd, &H::BatchPutEnd);
-  Arm(env, cq, RpcMethod::kBatchPutRevoke, &S::RequestBatchPutRevoke, &H::BatchPutRevoke);
-  Arm(env, cq, RpcMethod::kGetReplicaList, &S::RequestGetReplicaList, &H::GetReplicaList);
-  Arm(env, cq, RpcMethod::kBatchGetReplicaList, &S::RequestBatchGetReplicaList,
+  Arm(env, service, cq, RpcMethod::kListSegments, &S::RequestListSegments, &H::ListSegments,
+      WhileDraining::kServe);
+  Arm(env, service, cq, RpcMethod::kReportUnreachable, &S::RequestReportUnreachable,
+      &H::ReportUnreachable);
+  Arm(env, service, cq, RpcMethod::kPutStart, &S::RequestPutStart, &H::PutStart);
+  Arm(env, service, cq, RpcMethod::kPutEnd, &S::RequestPutEnd, &H::PutEnd);
+  Arm(env, service, cq, RpcMethod::kPutRevoke, &S::RequestPutRevoke, &H::PutRevoke);
+  Arm(env, service, cq, RpcMethod::kBatchPutStart, &S::RequestBatchPutStart, &H::BatchPutStart);
+  Arm(env, service, cq, RpcMethod::kBatchPutEnd, &S::RequestBatchPutEnd, &H::BatchPutEnd);
+  Arm(env, service, cq, RpcMethod::kBatchPutRevoke, &S::RequestBatchPutRevoke, &H::BatchPutRevoke);
+  Arm(env, service, cq, RpcMethod::kGetReplicaList, &S::RequestGetReplicaList, &H::GetReplicaList);
+  Arm(env, service, cq, RpcMethod::kBatchGetReplicaList, &S::RequestBatchGetReplicaList,
       &H::BatchGetReplicaList);
-  Arm(env, cq, RpcMethod::kExists, &S::RequestExists, &H::Exists);
-  Arm(env, cq, RpcMethod::kBatchExists, &S::RequestBatchExists, &H::BatchExists);
-  Arm(env, cq, RpcMethod::kBatchQueryPrefix, &S::RequestBatchQueryPrefix, &H::BatchQueryPrefix);
-  Arm(env, cq, RpcMethod::kReportCorruptReplica, &S::RequestReportCorruptReplica,
+  Arm(env, service, cq, RpcMethod::kExists, &S::RequestExists, &H::Exists);
+  Arm(env, service, cq, RpcMethod::kBatchExists, &S::RequestBatchExists, &H::BatchExists);
+  Arm(env, service, cq, RpcMethod::kBatchQueryPrefix, &S::RequestBatchQueryPrefix,
+      &H::BatchQueryPrefix);
+  Arm(env, service, cq, RpcMethod::kReportCorruptReplica, &S::RequestReportCorruptReplica,
       &H::ReportCorruptReplica);
-  Arm(env, cq, RpcMethod::kRemove, &S::RequestRemove, &H::Remove);
-  Arm(env, cq, RpcMethod::kBatchRemove, &S::RequestBatchRemove, &H::BatchRemove);
-  Arm(env, cq, RpcMethod::kRemoveByPrefix, &S::RequestRemoveByPrefix, &H::RemoveByPrefix);
-  Arm(env, cq, RpcMethod::kRemoveAll, &S::RequestRemoveAll, &H::RemoveAll);
-  Arm(env, cq, RpcMethod::kList, &S::RequestList, &H::List);
-  Arm(env, cq, RpcMethod::kStats, &S::RequestStats, &H::Stats, WhileDraining::kServe);
-  Arm(env, cq, RpcMethod::kSnapshot, &S::RequestSnapshot, &H::Snapshot);
-  Arm(env, cq, RpcMethod::kControlEndpoints, &S::RequestControlEndpoints, &H::ControlEndpoints,
-      WhileDraining::kServe);
+  Arm(env, service, cq, RpcMethod::kRemove, &S::RequestRemove, &H::Remove);
+  Arm(env, service, cq, RpcMethod::kBatchRemove, &S::RequestBatchRemove, &H::BatchRemove);
+  Arm(env, service, cq, RpcMethod::kRemoveByPrefix, &S::RequestRemoveByPrefix, &H::RemoveByPrefix);
+  Arm(env, service, cq, RpcMethod::kRemoveAll, &S::RequestRemoveAll, &H::RemoveAll);
+  Arm(env, service, cq, RpcMethod::kList, &S::RequestList, &H::List);
+  Arm(env, service, cq, RpcMethod::kStats, &S::RequestStats, &H::Stats, WhileDraining::kServe);
+  Arm(env, service, cq, RpcMethod::kSnapshot, &S::RequestSnapshot, &H::Snapshot);
+  Arm(env, service, cq, RpcMethod::kControlEndpoints, &S::RequestControlEndpoints,
+      &H::ControlEndpoints, WhileDraining::kServe);
+}
+
+// The Liveness service's one RPC on `cq`.
+void ArmLiveness(const CallEnv& env, Liveness::AsyncService* service,
+                 grpc::ServerCompletionQueue* cq) {
+  Arm(env, service, cq, RpcMethod::kHeartbeat, &Liveness::AsyncService::RequestHeartbeat,
+      &MasterHandlers::Heartbeat, WhileDraining::kServe);
+}
+
+// Serves `cq` until it is shut down and drained.
+void Drain(grpc::ServerCompletionQueue* cq) {
+  void* tag;
+  bool ok;
+  while (cq->Next(&tag, &ok)) static_cast<CallBase*>(tag)->Proceed(ok);
 }
 
 // The host part of "HOST:PORT" or "[V6]:PORT", as an IP address for the lean
-// protocol's listener (a name or an empty host: all addresses).
+// protocol's and the Liveness service's listeners (a name or an empty host:
+// all addresses).
 std::string HostOf(const std::string& address) {
   const size_t colon = address.rfind(':');
   std::string host = colon == std::string::npos ? address : address.substr(0, colon);
@@ -171,6 +198,12 @@ std::string HostOf(const std::string& address) {
     host = host.substr(1, host.size() - 2);
   if (host.empty() || host == "localhost") return host.empty() ? "0.0.0.0" : "127.0.0.1";
   return host;
+}
+
+// HOST:PORT, with brackets for an IPv6 host.
+std::string JoinHostPort(const std::string& host, int port) {
+  const std::string h = host.find(':') == std::string::npos ? host : "[" + host + "]";
+  return h + ":" + std::to_string(port);
 }
 
 uint64_t RandomInstance() {
@@ -190,6 +223,11 @@ struct MasterServer::Impl {
   MasterHandlers handlers;  // refers to `options` above
   Master::AsyncService service;
   std::unique_ptr<grpc::Server> server;
+  // The Liveness service's server (null: off), and its port.
+  Liveness::AsyncService liveness_service;
+  std::unique_ptr<grpc::Server> liveness;
+  int liveness_port = 0;
+  // Every queue and its thread: one per options.threads, then the Liveness one.
   std::vector<std::unique_ptr<grpc::ServerCompletionQueue>> cqs;
   std::vector<std::thread> threads;
   std::atomic<int> running{0};
@@ -217,6 +255,8 @@ StatusOr<std::unique_ptr<MasterServer>> MasterServer::Start(
   // gRPC would only log why it cannot listen; ask first, to say it in the error.
   if (auto s = CheckCanListenOn("master server", options.listen_address); !s.ok()) return s;
   auto impl = std::make_unique<Impl>(options, master, signer);
+  MasterHandlers::ControlAdvert advert;
+  advert.instance = RandomInstance();
   if (options.control_port >= 0) {
     ControlServerOptions co;
     co.host = HostOf(options.listen_address);
@@ -227,12 +267,13 @@ StatusOr<std::unique_ptr<MasterServer>> MasterServer::Start(
     co.acks_wait_for_sync = options.acks_wait_for_sync;
     co.spin_us = options.control_spin_us;
     co.spin_max_us = options.control_spin_max_us;
-    co.instance = RandomInstance();
+    co.instance = advert.instance;
     auto control = ControlServer::Start(
         co, impl->handlers, options.record_metrics ? &impl->metrics : nullptr, impl->draining);
     if (!control.ok()) return control.status();
     impl->control = std::move(control.value());
-    impl->handlers.SetControlAdvert({impl->control->port(), co.unix_socket, co.instance});
+    advert.port = impl->control->port();
+    advert.unix_socket = co.unix_socket;
   }
 
   PrepareGrpcProcess();
@@ -257,9 +298,11 @@ StatusOr<std::unique_ptr<MasterServer>> MasterServer::Start(
   builder.RegisterService(&impl->service);
   for (int i = 0; i < options.threads; ++i) impl->cqs.push_back(builder.AddCompletionQueue());
   impl->server = builder.BuildAndStart();
-  if (!impl->server || impl->port == 0) {
+  // Undoes a start that failed: nothing has been armed on the queues yet.
+  const auto abandon = [&impl](std::string why) {
     if (impl->control) impl->control->Stop();
     if (impl->server) impl->server->Shutdown();
+    if (impl->liveness) impl->liveness->Shutdown();
     for (auto& cq : impl->cqs) {
       cq->Shutdown();
       void* tag;
@@ -267,20 +310,38 @@ StatusOr<std::unique_ptr<MasterServer>> MasterServer::Start(
       while (cq->Next(&tag, &ok)) {
       }
     }
+    return crescent::Status(ErrorCode::kUnavailable, std::move(why));
+  };
+  if (!impl->server || impl->port == 0) {
     std::string where = options.listen_address;
     if (!options.unix_socket.empty()) where += " and unix:" + options.unix_socket;
-    return crescent::Status(ErrorCode::kUnavailable, "master server cannot listen on " + where);
+    return abandon("master server cannot listen on " + where);
   }
+  if (options.liveness_port >= 0) {
+    const std::string where = JoinHostPort(HostOf(options.listen_address), options.liveness_port);
+    grpc::ServerBuilder live;
+    live.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
+    live.AddListeningPort(where, grpc::InsecureServerCredentials(), &impl->liveness_port);
+    live.RegisterService(&impl->liveness_service);
+    impl->cqs.push_back(live.AddCompletionQueue());
+    impl->liveness = live.BuildAndStart();
+    if (!impl->liveness || impl->liveness_port == 0) {
+      return abandon("master server cannot listen for heartbeats (--liveness-port) on " + where);
+    }
+    advert.liveness_port = static_cast<uint32_t>(impl->liveness_port);
+  }
+  impl->handlers.SetControlAdvert(advert);
 
-  CallEnv env{&impl->service, &impl->handlers, &impl->running, &impl->draining,
+  CallEnv env{&impl->handlers, &impl->running, &impl->draining,
               options.record_metrics ? &impl->metrics : nullptr};
-  for (auto& cq : impl->cqs) {
-    ArmAll(env, cq.get());
-    impl->threads.emplace_back([cq = cq.get()] {
-      void* tag;
-      bool ok;
-      while (cq->Next(&tag, &ok)) static_cast<CallBase*>(tag)->Proceed(ok);
-    });
+  for (size_t i = 0; i < impl->cqs.size(); ++i) {
+    grpc::ServerCompletionQueue* cq = impl->cqs[i].get();
+    if (i < static_cast<size_t>(options.threads)) {
+      ArmAll(env, &impl->service, cq);
+    } else {
+      ArmLiveness(env, &impl->liveness_service, cq);
+    }
+    impl->threads.emplace_back([cq] { Drain(cq); });
   }
   return std::unique_ptr<MasterServer>(new MasterServer(std::move(impl)));
 }
@@ -293,6 +354,8 @@ int MasterServer::port() const { return impl_->port; }
 
 int MasterServer::control_port() const { return impl_->control ? impl_->control->port() : 0; }
 
+int MasterServer::liveness_port() const { return impl_->liveness ? impl_->liveness_port : 0; }
+
 const RpcServerMetrics& MasterServer::metrics() const { return impl_->metrics; }
 
 void MasterServer::BeginDrain() { impl_->draining.store(true, std::memory_order_release); }
@@ -302,8 +365,9 @@ void MasterServer::Shutdown() {
   std::lock_guard lock(impl_->shutdown_mu);
   if (impl_->shut_down) return;
   impl_->shut_down = true;
-  impl_->server->Shutdown(std::chrono::system_clock::now() +
-                          std::chrono::milliseconds(kShutdownGraceMs));
+  const auto grace = std::chrono::system_clock::now() + std::chrono::milliseconds(kShutdownGraceMs);
+  impl_->server->Shutdown(grace);
+  if (impl_->liveness) impl_->liveness->Shutdown(grace);
   // A handler that was running when the server stopped still calls Finish (and
   // may have armed a successor); both must happen before its queue shuts.
   while (impl_->running.load(std::memory_order_acquire) > 0) {

@@ -1,6 +1,9 @@
 // MasterServer: the gRPC front of a MasterService (master.proto), an async server
 // whose completion queues are drained by `threads` threads. It listens on TCP and,
-// optionally, on a Unix socket for same-host clients.
+// optionally, on a Unix socket for same-host clients. Store nodes' heartbeats
+// have a server of their own beside it (the Liveness service): its own port,
+// connections and thread, so that a slow call never makes a healthy node miss
+// its heartbeat TTL.
 //
 // Every request is validated here before it reaches the engine (key and batch
 // sizes, counts that must match, enum ranges, TTL signs), and every replica the
@@ -15,6 +18,7 @@
 
 #include "crescent/status.h"
 #include "master/master_service.h"
+#include "rpc/batch_parts.h"
 #include "transfer/capability.h"
 
 namespace crescent::rpc {
@@ -32,7 +36,7 @@ struct MasterServerOptions {
   int threads = 1;
   uint32_t max_batch = 1 << 16;       // keys per batch call
   uint32_t max_list = 1 << 20;        // keys per List reply (and what fits the message limit)
-  uint32_t max_replicas = 16;         // PutConfig.replica_count ceiling
+  uint32_t max_replicas = kDefaultMaxReplicas;  // PutConfig.replica_count ceiling
   int max_message_bytes = 64 << 20;   // gRPC receive/send limit
   // Asks for a snapshot and returns at once (the Snapshot RPC); empty: the
   // master keeps none (no --data-dir), and the RPC answers UNSUPPORTED.
@@ -43,6 +47,10 @@ struct MasterServerOptions {
   // find both through the ControlEndpoints RPC.
   int control_port = 0;
   std::string control_socket;
+  // The Liveness service's TCP port on the listen address's host (0: any
+  // free port; -1: none, and nodes' heartbeats share the threads above).
+  // Nodes find it through the ControlEndpoints RPC.
+  int liveness_port = 0;
   // Acknowledgements wait for the operation log's sync (--log-sync always):
   // the lean protocol answers puts' ends on workers, not its I/O thread.
   bool acks_wait_for_sync = false;
@@ -67,6 +75,8 @@ class MasterServer {
   int port() const;
   // The lean control protocol's bound TCP port; 0 when it is off.
   int control_port() const;
+  // The Liveness service's bound TCP port; 0 when it is off.
+  int liveness_port() const;
   // Latency and errors by method, object sizes (server_metrics.h).
   const RpcServerMetrics& metrics() const;
   // From now on, answers every client call with gRPC UNAVAILABLE ("the master

@@ -138,6 +138,11 @@ void MasterHandlers::UnmountSegment(UnmountSegmentRequest& req, StatusResponse* 
 
 void MasterHandlers::Heartbeat(HeartbeatRequest& req, StatusResponse* resp) const {
   crescent::Status s = CheckName("node", req.node());
+  if (s.ok() && req.master_instance() != 0 && req.master_instance() != control_.instance) {
+    s = crescent::Status(ErrorCode::kUnavailable,
+                         "this heartbeat is for another master process (instance " +
+                             std::to_string(req.master_instance()) + ")");
+  }
   if (s.ok()) s = master_.Heartbeat(req.node());
   ToProto(s, resp->mutable_status());
 }
@@ -398,6 +403,7 @@ void MasterHandlers::ControlEndpoints(Empty&, ControlEndpointsResponse* resp) co
   resp->set_port(control_.port);
   resp->set_unix_socket(control_.unix_socket);
   resp->set_instance(control_.instance);
+  resp->set_liveness_port(control_.liveness_port);
   ToProto(crescent::Status::Ok(), resp->mutable_status());
 }
 

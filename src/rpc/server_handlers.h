@@ -57,12 +57,14 @@ class MasterHandlers {
   void Snapshot(Empty& req, SnapshotResponse* resp) const;
   void ControlEndpoints(Empty& req, ControlEndpointsResponse* resp) const;
 
-  // Where the lean control protocol listens (control_server.h), as the
-  // ControlEndpoints RPC answers it; set once, before the server serves.
+  // Where the lean control protocol and the Liveness service listen
+  // (control_server.h, master_server.h), as the ControlEndpoints RPC answers
+  // it; set once, before the server serves.
   struct ControlAdvert {
     uint32_t port = 0;  // 0: none
     std::string unix_socket;
-    uint64_t instance = 0;
+    uint64_t instance = 0;       // this master process; a heartbeat for another is refused
+    uint32_t liveness_port = 0;  // the Liveness service; 0: none
   };
   void SetControlAdvert(ControlAdvert advert) { control_ = std::move(advert); }
 

@@ -62,11 +62,11 @@ crescent::Status CheckCorruptReport(const ReportCorruptReplicaRequest& req,
 
 uint64_t BatchReplyBound(const google::protobuf::RepeatedPtrField<std::string>& keys,
                          uint64_t replicas_per_key, uint64_t endpoint_bytes) {
-  uint64_t key_bytes = 0;
-  for (const std::string& k : keys) key_bytes += k.size();
-  const uint64_t per_result =
-      kResultReplyBytes + replicas_per_key * (endpoint_bytes + kReplicaReplyBytes);
-  return key_bytes + static_cast<uint64_t>(keys.size()) * per_result;
+  uint64_t bound = 0;
+  for (const std::string& k : keys) {
+    bound += ResultReplyBound(k.size(), replicas_per_key, endpoint_bytes);
+  }
+  return bound;
 }
 
 crescent::Status CheckReplyFits(std::string_view rpc, size_t keys, uint64_t bound,

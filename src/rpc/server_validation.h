@@ -12,6 +12,7 @@
 #include <string_view>
 
 #include "crescent/status.h"
+#include "rpc/batch_parts.h"
 #include "rpc/master.pb.h"
 
 namespace crescent::rpc {
@@ -38,15 +39,9 @@ crescent::Status CheckCorruptReport(const ReportCorruptReplicaRequest& req,
 
 // Replies that grow with the request. A batch reply whose every result may
 // carry replicas (BatchPutStart, BatchGetReplicaList) is bounded before the
-// engine runs, so that a reply the gRPC limit would refuse is never built,
-// and no put is started or space allocated for it. The bound per replica is
-// its endpoint plus kReplicaReplyBytes (capability, placement, framing, with
-// room for a few more fields); per result, kResultReplyBytes plus its key (an
-// error message quotes the key).
-inline constexpr uint64_t kReplicaReplyBytes = 160;
-inline constexpr uint64_t kResultReplyBytes = 256;
-// Room a reply keeps for what is not counted per key or per result.
-inline constexpr uint64_t kReplyHeadroomBytes = 4096;
+// engine runs, so that a reply the message limit would refuse is never built,
+// and no put is started or space allocated for it. The bound per result is
+// ResultReplyBound (batch_parts.h), which clients split their batches by.
 
 // The largest reply a batch over `keys` may get when each result carries up to
 // `replicas_per_key` replicas whose endpoints are at most `endpoint_bytes` long.

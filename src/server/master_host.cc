@@ -113,6 +113,11 @@ std::string MasterHost::Describe() const {
     if (!options_.rpc.control_socket.empty()) out += " and unix:" + options_.rpc.control_socket;
     out += "\n";
   }
+  if (const int live = rpc_->liveness_port(); live != 0) {
+    const std::string& listen = options_.rpc.listen_address;
+    out += "heartbeats (liveness) on " + listen.substr(0, listen.rfind(':')) + ":" +
+           std::to_string(live) + "\n";
+  }
   if (log_) {
     out += "operation log and snapshots in " + options_.data_dir + ", log synced " +
            (options_.log_sync_ms == 0 ? std::string("before every acknowledgement")

@@ -62,6 +62,9 @@ std::vector<Status> TierCopier::Execute(std::span<const transfer::TransferOp> op
   if (left_ms <= 0) {
     return std::vector<Status>(ops.size(), Status(ErrorCode::kTimeout, "no time left"));
   }
+  // The timeout bounds each op (transport.h), so a batch may run past the
+  // deadline; its capabilities do not: a node refuses an op that starts after
+  // them and stops one that outlives them, so no copy lands later.
   return tcp_->Execute(ops, left_ms);
 }
 

@@ -606,11 +606,14 @@ void ShmTransport::SweepGone() {
 }
 
 std::vector<Status> ShmTransport::Execute(std::span<const TransferOp> ops, int64_t timeout_ms) {
-  auto deadline = Clock::now() + std::chrono::milliseconds(timeout_ms);
   std::vector<Status> out;
   out.reserve(ops.size());
   std::vector<std::shared_ptr<Mapping>> used(ops.size());
-  for (size_t i = 0; i < ops.size(); ++i) out.push_back(ExecuteOne(ops[i], deadline, used[i]));
+  // The timeout bounds each op, from when it starts (transport.h).
+  for (size_t i = 0; i < ops.size(); ++i) {
+    out.push_back(
+        ExecuteOne(ops[i], Clock::now() + std::chrono::milliseconds(timeout_ms), used[i]));
+  }
   // Once per mapping, after its last copy: bytes copied into (or out of) the
   // memory of a node that no longer serves it are nobody's.
   std::vector<const Mapping*> checked, gone;

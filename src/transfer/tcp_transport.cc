@@ -22,10 +22,13 @@
 //    reads the responses in order (payloads straight into the caller's
 //    buffers). Doing both in one loop is what keeps a pipelined lane from
 //    deadlocking when both directions' socket buffers are full.
-//  - Timeouts: the batch has one deadline and each new connection a connect
-//    deadline; poll() never sleeps past the earlier. At the batch deadline
-//    every unfinished lane fails with kTimeout (kUnavailable if it was still
-//    connecting and its connect deadline came first).
+//  - Timeouts bound each transfer, not the batch: a lane's deadline is
+//    `timeout_ms` after it started or answered its last op, so each op has
+//    that long from the moment its turn on the lane comes (a lane answers in
+//    order), and a batch of many quick ops may take longer in all. Each new
+//    connection has a connect deadline too; poll() never sleeps past the
+//    earliest. A lane past its deadline fails with kTimeout (kUnavailable if
+//    it was still connecting and its connect deadline came first).
 //  - A lane's first failure is the status of every op it had not answered yet;
 //    a lane that failed is closed, never pooled. At most options.lanes idle
 //    connections per endpoint are kept (concurrent batches may open more).
@@ -98,6 +101,7 @@ struct Lane {
   int lowat = 1;  // the socket's SO_RCVLOWAT
   bool connecting = false;
   Clock::time_point connect_deadline;
+  Clock::time_point deadline;  // for its next answer: timeout after its last one
   std::vector<size_t> ops;  // indices into the batch, in input order
   std::vector<wire::RequestBytes> requests;
   std::vector<iovec> out;  // requests and write payloads; consumed from out_next
@@ -131,6 +135,7 @@ struct Lane {
 struct Batch {
   std::span<const TransferOp> ops;
   std::vector<Status>* results;
+  std::chrono::milliseconds timeout;  // per op (Lane::deadline)
 };
 
 void Fail(Lane& lane, const Batch& batch, Status status) {
@@ -191,11 +196,13 @@ size_t Receive(Lane& lane, const Batch& batch, void* p, size_t want) {
   }
 }
 
+// The lane's next op has its own timeout from now.
 void Answer(Lane& lane, const Batch& batch, Status status) {
   (*batch.results)[lane.ops[lane.answered]] = std::move(status);
   ++lane.answered;
   lane.in_payload = false;
   lane.in_got = 0;
+  lane.deadline = Clock::now() + batch.timeout;
 }
 
 // Sets SO_RCVLOWAT. Failing to raise it only costs wake-ups; failing to lower
@@ -373,8 +380,7 @@ class TcpTransport final : public Transport {
   StatusOr<Address> Resolve(const std::string& key, const Endpoint& ep);
   std::vector<Socket> TakeIdle(const std::string& key, size_t want);
   void ReturnIdle(const std::string& key, Socket socket);
-  void Run(std::vector<Lane>& lanes, const Batch& batch, Clock::time_point deadline,
-           int64_t timeout_ms);
+  void Run(std::vector<Lane>& lanes, const Batch& batch);
 
   TcpTransportOptions options_;
   std::mutex mu_;
@@ -422,9 +428,8 @@ void TcpTransport::ReturnIdle(const std::string& key, Socket socket) {
   // else: dropped, which closes it
 }
 
-// The poll loop: until every lane is done or the deadline passes.
-void TcpTransport::Run(std::vector<Lane>& lanes, const Batch& batch, Clock::time_point deadline,
-                       int64_t timeout_ms) {
+// The poll loop: until every lane is done or past its deadline.
+void TcpTransport::Run(std::vector<Lane>& lanes, const Batch& batch) {
   // Pooled lanes can start writing before the first poll.
   for (Lane& lane : lanes) {
     if (!lane.Done() && !lane.connecting) WriteSome(lane, batch);
@@ -433,24 +438,26 @@ void TcpTransport::Run(std::vector<Lane>& lanes, const Batch& batch, Clock::time
   std::vector<Lane*> polled;
   for (;;) {
     Clock::time_point now = Clock::now();
-    Clock::time_point wake = deadline;
+    Clock::time_point wake = Clock::time_point::max();
     fds.clear();
     polled.clear();
     for (Lane& lane : lanes) {
       if (lane.Done()) continue;
-      if (lane.connecting && lane.connect_deadline < deadline && now >= lane.connect_deadline) {
+      if (lane.connecting && lane.connect_deadline < lane.deadline &&
+          now >= lane.connect_deadline) {
         Fail(lane, batch,
              Status(ErrorCode::kUnavailable, "connect to " + lane.endpoint + " timed out after " +
                                                  std::to_string(options_.connect_timeout_ms) +
                                                  " ms"));
         continue;
       }
-      if (now >= deadline) {
+      if (now >= lane.deadline) {
         Fail(lane, batch,
-             Status(ErrorCode::kTimeout, lane.endpoint + " did not answer within " +
-                                             std::to_string(timeout_ms) + " ms"));
+             Status(ErrorCode::kTimeout, lane.endpoint + " did not finish a transfer within " +
+                                             std::to_string(batch.timeout.count()) + " ms"));
         continue;
       }
+      wake = std::min(wake, lane.deadline);
       if (lane.connecting) wake = std::min(wake, lane.connect_deadline);
       short events = lane.connecting ? POLLOUT : POLLIN;
       if (!lane.connecting && lane.Writing()) events |= POLLOUT;
@@ -483,8 +490,7 @@ void TcpTransport::Run(std::vector<Lane>& lanes, const Batch& batch, Clock::time
 std::vector<Status> TcpTransport::Execute(std::span<const TransferOp> ops, int64_t timeout_ms) {
   std::vector<Status> results(ops.size(), Status(ErrorCode::kInternal, "op was not run"));
   Clock::time_point now = Clock::now();
-  Clock::time_point deadline = now + std::chrono::milliseconds(std::max<int64_t>(0, timeout_ms));
-  Batch batch{ops, &results};
+  Batch batch{ops, &results, std::chrono::milliseconds(std::max<int64_t>(0, timeout_ms))};
 
   // Group valid ops by HOST:PORT, keeping input order within a group.
   struct Group {
@@ -537,6 +543,7 @@ std::vector<Status> TcpTransport::Execute(std::span<const TransferOp> ops, int64
     for (size_t k = 0; k < count; ++k) {
       Lane& lane = lanes.emplace_back();
       lane.endpoint = group.key;
+      lane.deadline = now + batch.timeout;
       lane_keys.push_back(group.key);
       if (k < pooled.size()) lane.socket = std::move(pooled[k]);
     }
@@ -575,7 +582,7 @@ std::vector<Status> TcpTransport::Execute(std::span<const TransferOp> ops, int64
     }
   }
 
-  Run(lanes, batch, deadline, timeout_ms);
+  Run(lanes, batch);
   for (size_t k = 0; k < lanes.size(); ++k) {
     // Pooled only with its low-water mark back at 1 (a stale mark would keep
     // poll() from reporting a later small answer).

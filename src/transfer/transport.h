@@ -14,8 +14,11 @@
 //    copy, copy_hash.h), and stores the XXH3-64 there when the op succeeds.
 //    The caller compares it with the object's checksum.
 //  - Batch ops return one Status per op in input order; they may run in parallel
-//    (TCP: across lanes, pipelined). Every call finishes within `timeout_ms`; a dead
-//    peer yields kTimeout or kUnavailable, never a hang.
+//    (TCP: across lanes, pipelined). `timeout_ms` bounds each op, not the call:
+//    an op fails with kTimeout when it has not finished `timeout_ms` after its
+//    turn came (shm: it started; TCP: its lane answered the op before it, or
+//    the call began), so a batch of many quick ops may take longer in all. A
+//    dead peer yields kTimeout or kUnavailable, never a hang.
 //  - Thread-safe: many threads may call one transport at once.
 #pragma once
 
