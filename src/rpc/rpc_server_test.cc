@@ -10,6 +10,7 @@
 #include <cstring>
 #include <thread>
 
+#include "master/scripted_node_for_test.h"
 #include "rpc/master.grpc.pb.h"
 #include "rpc/rpc_test_util.h"
 
@@ -233,7 +234,17 @@ TEST_F(RpcServerTest, ChecksumsTravelAndCorruptReportsAreChecked) {
   EXPECT_EQ(client_->ReportCorruptReplica("k", cap.segment, cap.offset, read->checksum + 1).code(),
             ErrorCode::kObjectNotFound);
 
+  // Without a way to have the node check its bytes, nothing is dropped.
+  EXPECT_EQ(client_->ReportCorruptReplica("k", cap.segment, cap.offset, read->checksum).code(),
+            ErrorCode::kUnavailable);
+  EXPECT_TRUE(*client_->Exists("k"));
+  // Its node confirms the report at the next maintenance pass.
+  master::testing::ScriptedNode node;
+  node.corrupt.insert({cap.segment, cap.offset});
+  master_->SetReplicaCopier(&node);
   ASSERT_TRUE(client_->ReportCorruptReplica("k", cap.segment, cap.offset, read->checksum).ok());
+  master_->RunMaintenance();
+  master_->SetReplicaCopier(nullptr);
   EXPECT_FALSE(*client_->Exists("k")) << "its only replica was dropped";
   auto stats = client_->Stats();
   ASSERT_TRUE(stats.ok());
