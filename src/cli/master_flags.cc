@@ -63,7 +63,8 @@ void MasterFlags::Add(CLI::App& app) {
       ->check(CLI::Range(int64_t{1}, int64_t{86'400'000}));
   app.add_option("--capability-grace-ms", config.capability_grace_ms,
                  "Freed space waits this long past the last capability that could reach it "
-                 "(the clock skew allowed between master and store nodes)")
+                 "(the clock skew allowed between master and store nodes: a node whose "
+                 "clock is off by more refuses capabilities)")
       ->capture_default_str()
       ->check(CLI::Range(int64_t{0}, int64_t{3'600'000}));
   app.add_option("--heartbeat-ttl-ms", config.heartbeat_ttl_ms,

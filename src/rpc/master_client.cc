@@ -580,15 +580,20 @@ crescent::Status MasterClient::UnmountSegment(const std::string& name,
   return FromProto(resp.status());
 }
 
-crescent::Status MasterClient::Heartbeat(const std::string& node) {
+crescent::Status MasterClient::Heartbeat(const std::string& node, MasterClockReading* clock) {
   HeartbeatRequest req;
   req.set_node(node);
-  StatusResponse resp;
+  HeartbeatResponse resp;
+  if (clock != nullptr) *clock = {};
   // One try: the node's heartbeat loop asks again in 100 ms while the master
   // is unreachable, and must not sit in this call's backoff when it is back.
   if (auto s = impl_->Invoke("Heartbeat", &Stub::AsyncHeartbeat, req, &resp, CallOptions::Tries(1));
       !s.ok()) {
     return s;
+  }
+  if (clock != nullptr) {
+    *clock = {resp.clock().unix_ms(), resp.clock().capability_grace_ms(),
+              resp.clock().capability_lifetime_ms()};
   }
   return FromProto(resp.status());
 }

@@ -109,7 +109,14 @@ class MasterClient {
   // `owner_token`: the SegmentSpec::owner_token the segment was mounted with.
   crescent::Status UnmountSegment(const std::string& name, const std::string& owner_node,
                                   uint64_t owner_token);
-  crescent::Status Heartbeat(const std::string& node);  // kNodeUnknown: remount
+  // kNodeUnknown: remount. With `clock`, the master's clock from its reply
+  // (unix_ms 0 when the reply carried none, or none came).
+  struct MasterClockReading {
+    int64_t unix_ms = 0;
+    int64_t capability_grace_ms = 0;
+    int64_t capability_lifetime_ms = 0;
+  };
+  crescent::Status Heartbeat(const std::string& node, MasterClockReading* clock = nullptr);
   StatusOr<std::vector<master::SegmentInfo>> ListSegments();
 
   StatusOr<RemotePut> PutStart(const std::string& key, uint64_t size,

@@ -62,6 +62,16 @@ TEST_F(RpcServerTest, UnmountNeedsTheMountsOwnerToken) {
 
 TEST_F(RpcServerTest, HeartbeatOfUnknownNodeAsksForRemount) {
   EXPECT_EQ(client_->Heartbeat("nobody").code(), ErrorCode::kNodeUnknown);
+  // The reply carries the master's clock all the same: a node measures its
+  // own against it before it first mounts (docs/network.md, "Clock skew").
+  MasterClient::MasterClockReading clock;
+  const int64_t before = UnixNowMs();
+  EXPECT_EQ(client_->Heartbeat("nobody", &clock).code(), ErrorCode::kNodeUnknown);
+  EXPECT_GE(clock.unix_ms, before);
+  EXPECT_LE(clock.unix_ms, UnixNowMs());
+  EXPECT_EQ(clock.capability_grace_ms, config_.capability_grace_ms);
+  EXPECT_EQ(clock.capability_lifetime_ms, master_->LongestCapabilityMs());
+  EXPECT_GE(clock.capability_lifetime_ms, config_.put_timeout_ms);
 }
 
 TEST_F(RpcServerTest, PutGetExistsRemove) {
