@@ -69,7 +69,8 @@ void MasterFlags::Add(CLI::App& app) {
       ->check(CLI::Range(int64_t{1}, int64_t{86'400'000}));
   app.add_option("--capability-grace-ms", config.capability_grace_ms,
                  "Freed space waits this long past the last capability that could reach it "
-                 "(the clock skew allowed between master and store nodes)")
+                 "(the clock skew allowed between master and store nodes: a node whose "
+                 "clock is off by more refuses capabilities)")
       ->capture_default_str()
       ->check(CLI::Range(int64_t{0}, int64_t{3'600'000}));
   app.add_option("--heartbeat-ttl-ms", config.heartbeat_ttl_ms,
@@ -93,8 +94,10 @@ void MasterFlags::Add(CLI::App& app) {
                  "(docs/durability.md)");
   app.add_option("--log-sync", log_sync,
                  "When the operation log reaches stable storage: 'always' (fdatasync before "
-                 "each acknowledgement, group-committed) or every N ms (an acknowledged change "
-                 "may be lost if the host fails within N ms)")
+                 "each acknowledgement, group-committed; records no call waits for, such as "
+                 "evictions and tier moves, are synced as soon as written) or every N ms (an "
+                 "acknowledged change may be lost if the host fails within N ms). Mounts are "
+                 "synced before they are answered either way")
       ->capture_default_str()
       ->check([](const std::string& v) -> std::string {
         if (v == "always") return {};
@@ -131,6 +134,12 @@ void MasterFlags::Add(CLI::App& app) {
                  "--pmem-promote-window ms (1: at every read)")
       ->capture_default_str()
       ->check(CLI::Range(1, 1000));
+  app.add_option("--pmem-promote-keeps-copy", config.pmem_promote_keeps_copy,
+                 "A promoted object keeps its persistent copy beside the DRAM one, so a read "
+                 "never costs it its durability; false moves the only copy (about 0.025 more "
+                 "hit ratio on the public trace with DRAM 5% and PMEM 20%, but a kill of the "
+                 "node loses every promoted object)")
+      ->capture_default_str();
   app.add_option("--pmem-promote-window", config.pmem_promote_window_ms,
                  "The window of --pmem-promote-hits, in ms (0: never promote)")
       ->capture_default_str()

@@ -50,6 +50,7 @@ struct ReplayFlags {
   std::string pmem_capacity_pages;    // a persistent tier too (a file in a temporary dir)
   std::string pmem_dir = "/dev/shm";  // where that directory is made
   int pmem_promote_hits = 1;
+  bool pmem_promote_keeps_copy = true;
   std::string eviction_policy = kDefaultEvictionPolicy;
   double high_watermark = 1.0;
   double evict_ratio = 0;  // 0: one page
@@ -163,6 +164,7 @@ int RunReplayCommand(const ReplayFlags& f, const std::vector<std::string>& embed
                         : static_cast<double>(*page_size) / static_cast<double>(segment);
     c.lease_ms = f.lease_ms;
     c.pmem_promote_hits = f.pmem_promote_hits;
+    c.pmem_promote_keeps_copy = f.pmem_promote_keeps_copy;
     // The master and the node are one process with one clock: the fencing
     // grace (clock skew between hosts, 1 s by default) needs to cover only
     // in-flight time. Space read a moment ago (the source of a promotion)
@@ -317,6 +319,10 @@ const Registrar kRegistrar([](CLI::App& app) {
                                   "tier page back to DRAM (1: every read, the master's default)")
                       ->capture_default_str()
                       ->check(CLI::Range(1, 1000));
+  auto* keep = cmd->add_option("--pmem-promote-keeps-copy", f->pmem_promote_keeps_copy,
+                               "Embedded cluster: a promoted page keeps its persistent copy "
+                               "(the master's default)")
+                   ->capture_default_str();
   auto* pol =
       cmd->add_option("--eviction-policy", f->eviction_policy, "Embedded cluster: eviction policy")
           ->capture_default_str()
@@ -333,7 +339,8 @@ const Registrar kRegistrar([](CLI::App& app) {
                                 "Embedded cluster: read lease (a leased page cannot be evicted)")
                     ->capture_default_str()
                     ->check(CLI::Range(int64_t{1}, int64_t{86'400'000}));
-  std::vector<CLI::Option*> embedded_opts = {seg, cap, pmem, pmem_dir, promote, pol, hw, er, lease};
+  std::vector<CLI::Option*> embedded_opts = {seg,     cap, pmem, pmem_dir, promote,
+                                             keep,    pol, hw,   er,       lease};
   cmd->callback([f, embedded_opts] {
     std::vector<std::string> given;
     for (CLI::Option* o : embedded_opts) {

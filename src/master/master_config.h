@@ -46,6 +46,10 @@ struct MasterConfig {
   // two tiers then act as one LRU cache (docs/persistent-tier.md).
   int pmem_promote_hits = 1;
   int64_t pmem_promote_window_ms = 10'000;
+  // A promotion keeps the persistent copy (the durable one) beside the DRAM
+  // copy; false moves the only copy (more capacity, but a kill of the node
+  // then loses every promoted object; docs/persistent-tier.md).
+  bool pmem_promote_keeps_copy = true;
   // How long one batch of tier moves may take (the copy capabilities' life).
   int64_t tier_copy_timeout_ms = 5'000;
   // A node a client could not reach (ReportUnreachable) is suspect: placement

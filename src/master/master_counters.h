@@ -31,7 +31,9 @@ struct MasterCounters {
   OpCounter put_start, put_end, put_revoke;
   OpCounter get_replica_list, exists, query_prefix;
   OpCounter remove;
-  OpCounter report_corrupt;  // ReportCorruptReplica; a failure is a stale report
+  // ReportCorruptReplica: a failure is a report that does not apply, or one
+  // that could not be queued for its node's check.
+  OpCounter report_corrupt;
   OpCounter report_unreachable;  // ReportUnreachable, per segment; a failure is a stale one
 
   std::atomic<uint64_t> exact_hits{0};  // GetReplicaList/Exists found a complete object
@@ -75,6 +77,13 @@ struct MasterCounters {
   // removed because that was their last replica (ReportCorruptReplica).
   std::atomic<uint64_t> corrupt_replicas{0};
   std::atomic<uint64_t> corrupt_objects{0};
+  // Readers' reports, by their node's verdict: the bytes there did not match
+  // (the replica dropped), matched (the report disproved: the reader's buffer
+  // changed or its memory is faulty; the replica kept), or no verdict came
+  // (the node gone, or kVerifyTries checks unanswered; kept).
+  std::atomic<uint64_t> reports_confirmed{0};
+  std::atomic<uint64_t> reports_disproved{0};
+  std::atomic<uint64_t> reports_unchecked{0};
   std::array<std::atomic<uint64_t>, kPrefixBuckets> prefix_length{};
 
   // Durability (docs/durability.md), set by the snapshotter: how many

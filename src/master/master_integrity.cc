@@ -1,9 +1,13 @@
 // End-to-end checksums, the master's part: a reader whose bytes failed the
-// object's checksum reports the replica it read, and the master drops that
-// replica (docs/network.md, "End-to-end checksums"). The report names the
-// version it read (the checksum the master returned, and the replica's place),
-// so a late report never touches a later object of the same key, or a replica
-// that another reader has already reported.
+// object's checksum reports the replica it read, the replica's node hashes the
+// stored range itself, and only a mismatch there drops the replica
+// (docs/network.md, "End-to-end checksums"). A reader is no witness for the
+// node's bytes: its own buffer may have changed during the read, or its own
+// memory may be faulty. The report names the version it read (the checksum the
+// master returned, and the replica's place), so a late report never touches a
+// later object of the same key, or a replica that is already gone. The checks
+// run with the take-over verifications (master_verify.cc), never on the
+// caller's thread.
 #include <mutex>
 #include <shared_mutex>
 
@@ -23,6 +27,57 @@ Status MasterService::ReportCorruptReplica(std::string_view key, SegmentId segme
                        "no replica of this version of '" + std::string(key) + "' at segment " +
                            std::to_string(segment) + " offset " + std::to_string(offset)));
   };
+  PendingCheck check;
+  check.reported = true;
+  {
+    Located loc = Locate(key);
+    std::shared_lock lock(loc.shard->mutex());
+    const uint32_t slot = loc.shard->Find(key, loc.hash);
+    if (slot == kNoSlot) return stale();
+    const ObjectEntry& e = loc.shard->entry(slot);
+    if (e.state != EntryState::kComplete || e.checksum != checksum) return stale();
+    std::optional<ReplicaSlot> reported;
+    (void)e.ReplicasExcept(segment, offset, &reported);
+    if (!reported) return stale();
+    check.key = std::string(key);
+    check.replica = *reported;
+    check.size = e.size;
+    check.checksum = checksum;
+  }
+  if (copier_.load(std::memory_order_acquire) == nullptr) {
+    return fail(Status(ErrorCode::kUnavailable,
+                       "this master cannot have a store node check a replica: the replica of '" +
+                           std::string(key) + "' is kept"));
+  }
+  {
+    std::lock_guard lock(verify_mu_);
+    const std::pair<SegmentId, uint64_t> place{segment, offset};
+    if (!reported_places_.contains(place)) {
+      if (report_queue_.size() >= kMaxQueuedReports) {
+        return fail(Status(ErrorCode::kUnavailable,
+                           std::to_string(kMaxQueuedReports) +
+                               " corruption reports are waiting for their nodes' checks: the "
+                               "replica of '" +
+                               std::string(key) + "' is kept until a later report"));
+      }
+      reported_places_.insert(place);
+      report_queue_.push_back(std::move(check));
+    }
+  }
+  counters_.report_corrupt.Record(1, 0);
+  return Status::Ok();
+}
+
+uint64_t MasterService::PendingCorruptionReports() const {
+  std::lock_guard lock(verify_mu_);
+  return reported_places_.size();
+}
+
+Status MasterService::DropCorruptReplica(std::string_view key, SegmentId segment, uint64_t offset,
+                                         uint64_t checksum) {
+  const Status stale(ErrorCode::kObjectNotFound,
+                     "no replica of this version of '" + std::string(key) + "' at segment " +
+                         std::to_string(segment) + " offset " + std::to_string(offset));
   Located loc = Locate(key);
   ObjectId removed = 0;
   bool last = false;
@@ -30,12 +85,12 @@ Status MasterService::ReportCorruptReplica(std::string_view key, SegmentId segme
   {
     std::unique_lock lock(loc.shard->mutex());
     const uint32_t slot = loc.shard->Find(key, loc.hash);
-    if (slot == kNoSlot) return stale();
+    if (slot == kNoSlot) return stale;
     ObjectEntry& e = loc.shard->entry(slot);
-    if (e.state != EntryState::kComplete || e.checksum != checksum) return stale();
+    if (e.state != EntryState::kComplete || e.checksum != checksum) return stale;
     std::optional<ReplicaSlot> bad;
     const std::vector<ReplicaSlot> keep = e.ReplicasExcept(segment, offset, &bad);
-    if (!bad) return stale();
+    if (!bad) return stale;
     if (keep.empty()) {
       logged = LogChange(RemovalRecord(e, RemovalReason::kCorrupt));
       // Nothing good is left to read: the object goes, as a removed one does
@@ -44,8 +99,10 @@ Status MasterService::ReportCorruptReplica(std::string_view key, SegmentId segme
       last = true;
     } else {
       // Readers granted this replica may still be reading it: its space waits
-      // for their capabilities (the lease) like a removed object's, then frees.
-      e.FlushTouch(config_.lease_ms);
+      // for their capabilities like a removed object's, then frees. A read
+      // not yet folded into the lease is folded with the lease it was granted
+      // (LeaseMs of the size, as ReadLocked gives).
+      e.FlushTouch(LeaseMs(e.size));
       const TimeMs until =
           e.lease_until.load(std::memory_order_relaxed) + config_.capability_grace_ms;
       if (until > clock_.NowMs()) {
@@ -67,7 +124,6 @@ Status MasterService::ReportCorruptReplica(std::string_view key, SegmentId segme
     counters_.corrupt_objects.fetch_add(1, std::memory_order_relaxed);
     ForgetInPolicy({&removed, 1});
   }
-  counters_.report_corrupt.Record(1, 0);
   return AwaitLogged(logged);
 }
 

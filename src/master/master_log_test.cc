@@ -9,11 +9,13 @@
 #include "master/log_record.h"
 #include "master/master_test_util.h"
 #include "master/memory_log_for_test.h"
+#include "master/scripted_node_for_test.h"
 
 namespace crescent::master {
 namespace {
 
 using testing::MemoryLog;
+using testing::ScriptedNode;
 
 class MasterLogTest : public testing::MasterTest {
  protected:
@@ -94,8 +96,15 @@ TEST_F(MasterLogTest, CorruptReplicaDropsAreRecorded) {
   ASSERT_TRUE(master().PutEnd("k", g->token, 7).ok());
   const ReplicaDescriptor first = g->replicas[0];
   const ReplicaDescriptor second = g->replicas[1];
+  // Their nodes confirm each report at the next maintenance pass.
+  ScriptedNode node;
+  node.corrupt = {{first.segment, first.offset}, {second.segment, second.offset}};
+  master().SetReplicaCopier(&node);
   ASSERT_TRUE(master().ReportCorruptReplica("k", first.segment, first.offset, 7).ok());
+  master().RunMaintenance();
   ASSERT_TRUE(master().ReportCorruptReplica("k", second.segment, second.offset, 7).ok());
+  master().RunMaintenance();
+  master().SetReplicaCopier(nullptr);
   const std::vector<LogRecord> r = log_.Decoded();
   ASSERT_EQ(r.size(), 5u);
   EXPECT_EQ(r[3].type, LogRecordType::kReplicaDropped);

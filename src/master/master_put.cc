@@ -125,7 +125,8 @@ StatusOr<PutGrant> MasterService::PutStart(std::string_view key, uint64_t size,
   if (slots.empty() && segments_.placeable_count() == 0) {
     return fail(Status(ErrorCode::kUnavailable,
                        "every mounted segment's store node is suspect (a client could not reach "
-                       "it); placement resumes when it heartbeats or mounts again"));
+                       "it, or it refused a transfer as unavailable: see its log, e.g. for clock "
+                       "skew); placement resumes when it heartbeats or mounts again"));
   }
   if (slots.empty()) {
     return fail(Status(ErrorCode::kNoSpace, "no space for " + std::to_string(size) +

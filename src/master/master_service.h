@@ -25,6 +25,7 @@
 #pragma once
 
 #include <absl/container/flat_hash_map.h>
+#include <absl/container/flat_hash_set.h>
 
 #include <algorithm>
 #include <atomic>
@@ -40,6 +41,7 @@
 #include <string>
 #include <string_view>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "cache/eviction_policy.h"
@@ -165,16 +167,23 @@ class MasterService {
   // keys are malformed learns it rather than seeing a permanent miss.
   StatusOr<size_t> BatchQueryPrefix(std::span<const std::string> keys);
 
-  // ---- Integrity ----
+  // ---- Integrity (master_integrity.cc) ----
   // A reader's bytes from `key`'s replica at (segment, offset) did not hash to
-  // `checksum`, the object's recorded value. Drops that replica, if it still
-  // belongs to that version of the object (complete, the same checksum, a
-  // replica at that place); the object goes with its last replica. Its space is
-  // held like a removed object's while read capabilities may reach it. A
-  // report that no longer applies (the replica already dropped, the key
-  // removed or put again) changes nothing: kObjectNotFound.
+  // `checksum`, the object's recorded value. The reader may be wrong (its
+  // buffer changed during the read, its own memory is faulty), so nothing is
+  // dropped on its word: the report is queued for the replica's node to hash
+  // the stored range itself (the copier's Verify, in the next maintenance
+  // pass), and only a mismatch there drops the replica (the object with its
+  // last one; its space held like a removed object's while read capabilities
+  // may reach it). A match keeps it, counted as disproved. OK: queued (or
+  // queued already). A report that does not apply (no replica of that version
+  // of the key there) changes nothing: kObjectNotFound. kUnavailable when it
+  // cannot be checked (no copier, or kMaxQueuedReports waiting): the replica
+  // is kept, and the next reader that finds it bad reports it again.
   Status ReportCorruptReplica(std::string_view key, SegmentId segment, uint64_t offset,
                               uint64_t checksum);
+  // Reports queued, or sent and waiting for another try, not yet decided.
+  uint64_t PendingCorruptionReports() const;
 
   // ---- Remove and list ----
   // Leased objects are refused (kObjectLeased) unless `force`. A forced one
@@ -318,6 +327,14 @@ class MasterService {
     return config_.lease_ms + static_cast<int64_t>(config_.lease_bytes_per_ms == 0
                                                        ? 0
                                                        : size / config_.lease_bytes_per_ms);
+  }
+  // The longest any capability this master signs lives: a write capability
+  // (put_timeout_ms), a read one (the lease of the largest object it
+  // accepts), a tier move's or a check's (tier_copy_timeout_ms). Store nodes
+  // learn it with each heartbeat (docs/network.md, "Clock skew").
+  int64_t LongestCapabilityMs() const {
+    return std::max(
+        {config_.put_timeout_ms, config_.tier_copy_timeout_ms, LeaseMs(LargestObject())});
   }
   // The clock that deadlines and lease ends in results are on.
   const Clock& clock() const { return clock_; }
@@ -492,9 +509,21 @@ class MasterService {
     ReplicaSlot replica;
     uint64_t size;
     uint64_t checksum;
-    uint32_t tries = 0;  // checks sent that came back with no verdict
+    uint32_t tries = 0;     // checks sent that came back with no verdict
+    bool reported = false;  // a reader's report (ReportCorruptReplica), not a take-over's
   };
   static constexpr size_t kVerifyBatch = 256;
+  // Readers' reports waiting for their nodes' checks, at most (one per
+  // replica): a flood of them costs bounded memory.
+  static constexpr size_t kMaxQueuedReports = 1024;
+  // Drops `key`'s replica at (segment, offset) that its node found corrupt,
+  // if it still belongs to that version of the object (kObjectNotFound if
+  // not, changing nothing).
+  Status DropCorruptReplica(std::string_view key, SegmentId segment, uint64_t offset,
+                            uint64_t checksum);
+  // The verdict of one check: counts it, drops a corrupt replica; false when
+  // it got none and should be sent again.
+  bool ApplyVerdict(PendingCheck& c, const Status& verdict);
   // A check that came back with neither match nor mismatch (no answer in
   // time, the connection lost, the capability refused) is queued again, for
   // a later pass, until it has been sent this many times; then it counts as
@@ -655,8 +684,13 @@ class MasterService {
   absl::flat_hash_map<ObjectId, PmemHits> pmem_hits_;
   std::vector<ObjectId> promote_queue_;               // read twice in the window (policy_mu_)
   std::atomic<ReplicaCopier*> copier_{nullptr};
-  mutable std::mutex verify_mu_;  // guards verify_queue_; a leaf lock
+  // Guards verify_queue_, report_queue_ and reported_places_; a leaf lock.
+  mutable std::mutex verify_mu_;
   std::deque<PendingCheck> verify_queue_;
+  // Readers' reports, checked before verify_queue_; the places (segment,
+  // offset) of those queued or in flight, each reported once at a time.
+  std::deque<PendingCheck> report_queue_;
+  absl::flat_hash_set<std::pair<SegmentId, uint64_t>> reported_places_;
   std::priority_queue<SoftPinExpiry, std::vector<SoftPinExpiry>, std::greater<>> soft_expiry_;
 
   // Pops ended puts off the front of pending_; pending_mu_ must be held.

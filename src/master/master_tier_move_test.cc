@@ -112,6 +112,31 @@ TEST_F(MasterTierMoveTest, APromotionKeepsThePersistentCopy) {
   EXPECT_EQ(master().counters().promotions.load(), 1u);
 }
 
+// --pmem-promote-keeps-copy false: a promotion moves the only copy, and its
+// persistent source is freed (held while a reader may still reach it).
+class MasterTierMoveOnlyCopyTest : public MasterTierMoveTest {
+ protected:
+  void SetUp() override {
+    config_.pmem_promote_keeps_copy = false;
+    MasterTierMoveTest::SetUp();
+  }
+};
+
+TEST_F(MasterTierMoveOnlyCopyTest, APromotionMovesTheOnlyCopyWhenToldNotToKeepIt) {
+  PutConfig there;
+  there.preferred_segment = "pmem-u1";
+  ASSERT_TRUE(Put("p", kObject, there).ok());
+  ASSERT_EQ(SegmentOf("p"), pmem_);
+  master().RunMaintenance();
+  EXPECT_EQ(master().counters().promotions.load(), 1u);
+  EXPECT_EQ(SegmentOf("p"), dram_) << "one replica, in DRAM";
+  EXPECT_GT(master().Stats().held_bytes, 0u) << "the source waits for the reader above";
+  clock_.Advance(kLeaseMs + kGraceMs + 100);
+  master().RunMaintenance();
+  EXPECT_EQ(master().Stats().held_bytes, 0u);
+  EXPECT_EQ(Allocations(pmem_), 0u);
+}
+
 // DRAM's eviction of a promoted object drops only its DRAM copy: no copy, no
 // loss; the object is the persistent tier's again (a read promotes it anew).
 TEST_F(MasterTierMoveTest, EvictingAPromotedObjectDropsOnlyItsDramCopy) {

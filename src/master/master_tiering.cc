@@ -104,7 +104,7 @@ void MasterService::RunMoves(std::vector<TierMove>& moves) {
     ObjectEntry* e = shard.Resolve(m.id);
     const bool same = e != nullptr && e->state == EntryState::kComplete && e->num_replicas == 1 &&
                       e->replica(0) == m.from;
-    if (same && copied_ok && !demotion) {
+    if (same && copied_ok && !demotion && config_.pmem_promote_keeps_copy) {
       // Both copies stay, DRAM's first; the persistent one keeps the object
       // durable until DRAM drops its copy.
       const ReplicaSlot both[] = {m.to, m.from};

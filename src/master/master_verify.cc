@@ -1,9 +1,11 @@
-// Verification of a persistent segment taken over from a restarted node
-// (docs/persistent-tier.md). Its bytes lived in a file while no process held
-// it; each object on it is checked against the checksum recorded at PutEnd,
-// by its node, in the background (RunMaintenance). Reads are served
-// meanwhile: a client checks every value it reads anyway, and a replica that
-// fails either check is dropped as a corrupt one (ReportCorruptReplica).
+// Checks of stored replicas by their own nodes (the copier's Verify: the node
+// hashes the range and compares it with the checksum recorded at PutEnd), in
+// the background (RunMaintenance). Two sources queue them: a persistent
+// segment taken over from a restarted node (docs/persistent-tier.md), whose
+// bytes lived in a file while no process held it, every object on it; and
+// readers' corruption reports (master_integrity.cc), checked first. Reads are
+// served meanwhile: a client checks every value it reads anyway. A mismatch
+// drops the replica (DropCorruptReplica); a match keeps it.
 #include <chrono>
 #include <mutex>
 
@@ -31,20 +33,50 @@ uint64_t MasterService::PendingVerifications() const {
   return verify_queue_.size();
 }
 
+bool MasterService::ApplyVerdict(PendingCheck& c, const Status& verdict) {
+  const bool mismatch = verdict.code() == ErrorCode::kChecksumMismatch;
+  if (verdict.ok() || mismatch) {
+    // A stale drop (the object removed or replaced meanwhile) is refused by
+    // DropCorruptReplica, and changes nothing.
+    const bool dropped =
+        mismatch && DropCorruptReplica(c.key, c.replica.segment, c.replica.offset, c.checksum).ok();
+    if (c.reported) {
+      if (verdict.ok()) counters_.reports_disproved.fetch_add(1, std::memory_order_relaxed);
+      if (dropped) counters_.reports_confirmed.fetch_add(1, std::memory_order_relaxed);
+    } else {
+      (verdict.ok() ? counters_.verified_ok : counters_.verified_corrupt)
+          .fetch_add(1, std::memory_order_relaxed);
+    }
+    return true;
+  }
+  if (++c.tries < kVerifyTries) {
+    counters_.verify_retries.fetch_add(1, std::memory_order_relaxed);
+    return false;
+  }
+  (c.reported ? counters_.reports_unchecked : counters_.verify_skipped)
+      .fetch_add(1, std::memory_order_relaxed);
+  return true;
+}
+
 void MasterService::RunVerifications(int64_t budget_ms) {
   ReplicaCopier* copier = copier_.load(std::memory_order_acquire);
   if (copier == nullptr) return;
   const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(budget_ms);
-  // Checks that got no verdict go back in the queue after this pass, so a
+  // Checks that got no verdict go back in their queue after this pass, so a
   // node that did not answer is asked again at the next one, not at once.
   std::vector<PendingCheck> again;
+  // A report's place leaves reported_places_ with its verdict: a later
+  // report of it is then queued anew.
+  std::vector<std::pair<SegmentId, uint64_t>> decided;
   while (std::chrono::steady_clock::now() < until) {
     std::vector<PendingCheck> batch;
     {
       std::lock_guard lock(verify_mu_);
-      while (!verify_queue_.empty() && batch.size() < kVerifyBatch) {
-        batch.push_back(std::move(verify_queue_.front()));
-        verify_queue_.pop_front();
+      for (auto* queue : {&report_queue_, &verify_queue_}) {
+        while (!queue->empty() && batch.size() < kVerifyBatch) {
+          batch.push_back(std::move(queue->front()));
+          queue->pop_front();
+        }
       }
     }
     if (batch.empty()) break;
@@ -55,7 +87,10 @@ void MasterService::RunVerifications(int64_t budget_ms) {
       if (endpoint == nullptr) {
         // Its segment is gone, or detached again: a node that takes it back
         // has every object of it queued anew.
-        counters_.verify_skipped.fetch_add(1, std::memory_order_relaxed);
+        (batch[i].reported ? counters_.reports_unchecked : counters_.verify_skipped)
+            .fetch_add(1, std::memory_order_relaxed);
+        if (batch[i].reported)
+          decided.emplace_back(batch[i].replica.segment, batch[i].replica.offset);
         continue;
       }
       checks.push_back({{batch[i].replica.segment, *endpoint, batch[i].replica.offset,
@@ -69,24 +104,19 @@ void MasterService::RunVerifications(int64_t budget_ms) {
     for (size_t k = 0; k < asked.size(); ++k) {
       PendingCheck& c = batch[asked[k]];
       const Status& s = k < done.size() ? done[k] : Status(ErrorCode::kInternal, "no result");
-      if (s.ok()) {
-        counters_.verified_ok.fetch_add(1, std::memory_order_relaxed);
-      } else if (s.code() == ErrorCode::kChecksumMismatch) {
-        counters_.verified_corrupt.fetch_add(1, std::memory_order_relaxed);
-        // A stale report (the object was removed or replaced meanwhile) is
-        // refused by it, and changes nothing.
-        (void)ReportCorruptReplica(c.key, c.replica.segment, c.replica.offset, c.checksum);
-      } else if (++c.tries < kVerifyTries) {
-        counters_.verify_retries.fetch_add(1, std::memory_order_relaxed);
+      if (!ApplyVerdict(c, s)) {
         again.push_back(std::move(c));
-      } else {
-        counters_.verify_skipped.fetch_add(1, std::memory_order_relaxed);
+      } else if (c.reported) {
+        decided.emplace_back(c.replica.segment, c.replica.offset);
       }
     }
   }
-  if (again.empty()) return;
+  if (again.empty() && decided.empty()) return;
   std::lock_guard lock(verify_mu_);
-  for (PendingCheck& c : again) verify_queue_.push_back(std::move(c));
+  for (const auto& place : decided) reported_places_.erase(place);
+  for (PendingCheck& c : again) {
+    (c.reported ? report_queue_ : verify_queue_).push_back(std::move(c));
+  }
 }
 
 }  // namespace crescent::master

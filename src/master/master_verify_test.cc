@@ -6,39 +6,18 @@
 // and only then counted as skipped.
 #include <gtest/gtest.h>
 
-#include <functional>
 #include <map>
-#include <span>
 #include <string>
 #include <vector>
 
 #include "master/master_test_util.h"
-#include "master/replica_copier.h"
+#include "master/scripted_node_for_test.h"
 
 namespace crescent::master {
 namespace {
 
 constexpr uint64_t kSegBytes = 1 << 20;
 constexpr uint32_t kTries = 4;  // MasterService::kVerifyTries
-
-// A node whose answer to each check the test scripts: by default the check
-// passes; `answer` overrides it for the n-th time (0-based) an offset is asked.
-class ScriptedNode final : public ReplicaCopier {
- public:
-  std::vector<Status> Copy(std::span<const ReplicaCopy> copies, int64_t) override {
-    return std::vector<Status>(copies.size(), Status(ErrorCode::kUnavailable, "no copies here"));
-  }
-  std::vector<Status> Verify(std::span<const ReplicaCheck> checks, int64_t) override {
-    std::vector<Status> out;
-    for (const ReplicaCheck& c : checks) {
-      const uint64_t n = asked[c.replica.offset]++;
-      out.push_back(answer ? answer(c.replica.offset, n) : Status::Ok());
-    }
-    return out;
-  }
-  std::function<Status(uint64_t offset, uint64_t nth)> answer;
-  std::map<uint64_t, uint64_t> asked;  // offset -> checks received
-};
 
 class MasterVerifyTest : public testing::MasterTest {
  protected:
@@ -67,7 +46,7 @@ class MasterVerifyTest : public testing::MasterTest {
 
   const MasterCounters& counters() { return master().counters(); }
 
-  ScriptedNode node_;
+  testing::ScriptedNode node_;
   std::map<std::string, uint64_t> offsets_;
 };
 

@@ -27,9 +27,16 @@ constexpr Family kFamilies[] = {
     {"crescent_expired_puts_total", "counter", "Puts discarded after the put timeout."},
     {"crescent_dropped_objects_total", "counter", "Objects that lost their last replica."},
     {"crescent_corrupt_replicas_total", "counter",
-     "Replicas dropped because a reader's end-to-end checksum did not match."},
+     "Replicas dropped because their node found the stored bytes did not match the value's "
+     "checksum (after a reader's report, or a take-over's check)."},
     {"crescent_corrupt_objects_total", "counter",
      "Objects removed because their last replica failed its checksum."},
+    {"crescent_corruption_reports_total", "counter",
+     "Readers' reports of a replica that failed its checksum, by its node's verdict on the "
+     "stored bytes: confirmed (they do not match: the replica dropped), disproved (they match: "
+     "kept), unchecked (no verdict: kept)."},
+    {"crescent_corruption_reports_pending", "gauge",
+     "Readers' corruption reports waiting for their node's check."},
     {"crescent_objects", "gauge", "Complete objects."},
     {"crescent_pending_puts", "gauge", "Puts started and not yet ended."},
     {"crescent_capacity_bytes", "gauge", "Capacity of the mounted segments."},
@@ -159,6 +166,14 @@ std::vector<Sample> CollectMasterSamples(const master::MasterService& master) {
   out.push_back({"crescent_dropped_objects_total", Load(c.dropped_objects)});
   out.push_back({"crescent_corrupt_replicas_total", Load(c.corrupt_replicas)});
   out.push_back({"crescent_corrupt_objects_total", Load(c.corrupt_objects)});
+  const std::pair<std::string_view, const std::atomic<uint64_t>*> reports[] = {
+      {"confirmed", &c.reports_confirmed},
+      {"disproved", &c.reports_disproved},
+      {"unchecked", &c.reports_unchecked}};
+  for (const auto& [result, n] : reports) {
+    out.push_back({Labelled("crescent_corruption_reports_total", "result", result), Load(*n)});
+  }
+  out.push_back({"crescent_corruption_reports_pending", master.PendingCorruptionReports()});
 
   out.push_back({"crescent_snapshots_total", Load(c.snapshots)});
   out.push_back({"crescent_snapshot_failures_total", Load(c.snapshot_failures)});

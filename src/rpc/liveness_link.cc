@@ -55,13 +55,14 @@ void LivenessLink::Forget(const std::shared_ptr<const Target>& used) {
 }
 
 std::optional<crescent::Status> LivenessLink::Heartbeat(const std::string& node,
-                                                        int64_t timeout_ms) {
+                                                        int64_t timeout_ms,
+                                                        HeartbeatResponse* reply) {
   std::shared_ptr<const Target> t = Current();
   if (!t) return std::nullopt;
   HeartbeatRequest req;
   req.set_node(node);
   req.set_master_instance(t->instance);
-  StatusResponse resp;
+  HeartbeatResponse resp;
   grpc::ClientContext ctx;
   ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::milliseconds(timeout_ms));
   const grpc::Status st = t->stub->Heartbeat(&ctx, req, &resp);
@@ -72,7 +73,10 @@ std::optional<crescent::Status> LivenessLink::Heartbeat(const std::string& node,
   }
   if (st.ok()) {
     crescent::Status s = FromProto(resp.status());
-    if (s.code() != ErrorCode::kUnavailable) return s;  // UNAVAILABLE: another master process
+    if (s.code() != ErrorCode::kUnavailable) {  // UNAVAILABLE: another master process
+      if (reply != nullptr) *reply = std::move(resp);
+      return s;
+    }
   }
   Forget(t);
   return std::nullopt;

@@ -24,6 +24,8 @@
 
 namespace crescent::rpc {
 
+class HeartbeatResponse;  // master.proto
+
 class LivenessLink {
  public:
   // `host`: the master's host, as a HOST of HOST:PORT. `args`: the channel's
@@ -41,8 +43,10 @@ class LivenessLink {
   // One heartbeat of `node` to the service, within `timeout_ms`. nullopt when
   // no service is known, or it could not be reached or belongs to another
   // master process (then it is forgotten): the caller sends it to
-  // Master.Heartbeat instead. Otherwise the master's answer, or kTimeout.
-  std::optional<crescent::Status> Heartbeat(const std::string& node, int64_t timeout_ms);
+  // Master.Heartbeat instead. Otherwise the master's answer (its whole reply
+  // in *reply, when given), or kTimeout.
+  std::optional<crescent::Status> Heartbeat(const std::string& node, int64_t timeout_ms,
+                                            HeartbeatResponse* reply = nullptr);
 
  private:
   struct Target;

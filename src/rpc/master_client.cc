@@ -604,22 +604,32 @@ crescent::Status MasterClient::UnmountSegment(const std::string& name,
   return FromProto(resp.status());
 }
 
-crescent::Status MasterClient::Heartbeat(const std::string& node) {
+crescent::Status MasterClient::Heartbeat(const std::string& node, MasterClockReading* clock) {
+  HeartbeatResponse resp;
+  if (clock != nullptr) *clock = {};
+  auto read_clock = [&] {
+    if (clock != nullptr) {
+      *clock = {resp.clock().unix_ms(), resp.clock().capability_grace_ms(),
+                resp.clock().capability_lifetime_ms()};
+    }
+  };
   // The master's Liveness service when there is one (liveness_link.h).
   if (impl_->liveness->ShouldLook()) impl_->FindLiveness();
   if (std::optional<crescent::Status> s =
-          impl_->liveness->Heartbeat(node, impl_->options.rpc_timeout_ms)) {
+          impl_->liveness->Heartbeat(node, impl_->options.rpc_timeout_ms, &resp)) {
+    read_clock();
     return *s;
   }
+  resp.Clear();
   HeartbeatRequest req;
   req.set_node(node);
-  StatusResponse resp;
   // One try: the node's heartbeat loop asks again in 100 ms while the master
   // is unreachable, and must not sit in this call's backoff when it is back.
   if (auto s = impl_->Invoke("Heartbeat", &Stub::AsyncHeartbeat, req, &resp, CallOptions::Tries(1));
       !s.ok()) {
     return s;
   }
+  read_clock();
   return FromProto(resp.status());
 }
 

@@ -119,7 +119,15 @@ class MasterClient {
                                   uint64_t owner_token);
   // kNodeUnknown: remount. Sent to the master's Liveness service when it has
   // one (liveness_link.h; found at each MountSegment), else Master.Heartbeat.
-  crescent::Status Heartbeat(const std::string& node);
+  // With `clock`, the master's clock from its reply (unix_ms 0 when the reply
+  // carried none, or none came).
+  // (unix_ms 0 when the reply carried none, or none came).
+  struct MasterClockReading {
+    int64_t unix_ms = 0;
+    int64_t capability_grace_ms = 0;
+    int64_t capability_lifetime_ms = 0;
+  };
+  crescent::Status Heartbeat(const std::string& node, MasterClockReading* clock = nullptr);
   StatusOr<std::vector<master::SegmentInfo>> ListSegments();
 
   StatusOr<RemotePut> PutStart(const std::string& key, uint64_t size,

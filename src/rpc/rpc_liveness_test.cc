@@ -30,11 +30,12 @@ class RpcLivenessTest : public RpcTest {
     HeartbeatRequest req;
     req.set_node(node);
     req.set_master_instance(instance);
-    StatusResponse resp;
+    HeartbeatResponse resp;
     grpc::ClientContext ctx;
     if (grpc::Status s = stub->Heartbeat(&ctx, req, &resp); !s.ok()) {
       return Status(ErrorCode::kInternal, s.error_message());
     }
+    EXPECT_NE(resp.clock().unix_ms(), 0) << "the liveness reply carries the master's clock";
     return FromProto(resp.status());
   }
 };

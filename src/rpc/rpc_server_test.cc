@@ -10,6 +10,7 @@
 #include <cstring>
 #include <thread>
 
+#include "master/scripted_node_for_test.h"
 #include "rpc/master.grpc.pb.h"
 #include "rpc/rpc_test_util.h"
 
@@ -67,6 +68,16 @@ TEST_F(RpcServerTest, UnmountNeedsTheMountsOwnerToken) {
 
 TEST_F(RpcServerTest, HeartbeatOfUnknownNodeAsksForRemount) {
   EXPECT_EQ(client_->Heartbeat("nobody").code(), ErrorCode::kNodeUnknown);
+  // The reply carries the master's clock all the same: a node measures its
+  // own against it before it first mounts (docs/network.md, "Clock skew").
+  MasterClient::MasterClockReading clock;
+  const int64_t before = UnixNowMs();
+  EXPECT_EQ(client_->Heartbeat("nobody", &clock).code(), ErrorCode::kNodeUnknown);
+  EXPECT_GE(clock.unix_ms, before);
+  EXPECT_LE(clock.unix_ms, UnixNowMs());
+  EXPECT_EQ(clock.capability_grace_ms, config_.capability_grace_ms);
+  EXPECT_EQ(clock.capability_lifetime_ms, master_->LongestCapabilityMs());
+  EXPECT_GE(clock.capability_lifetime_ms, config_.put_timeout_ms);
 }
 
 TEST_F(RpcServerTest, PutGetExistsRemove) {
@@ -239,7 +250,17 @@ TEST_F(RpcServerTest, ChecksumsTravelAndCorruptReportsAreChecked) {
   EXPECT_EQ(client_->ReportCorruptReplica("k", cap.segment, cap.offset, read->checksum + 1).code(),
             ErrorCode::kObjectNotFound);
 
+  // Without a way to have the node check its bytes, nothing is dropped.
+  EXPECT_EQ(client_->ReportCorruptReplica("k", cap.segment, cap.offset, read->checksum).code(),
+            ErrorCode::kUnavailable);
+  EXPECT_TRUE(*client_->Exists("k"));
+  // Its node confirms the report at the next maintenance pass.
+  master::testing::ScriptedNode node;
+  node.corrupt.insert({cap.segment, cap.offset});
+  master_->SetReplicaCopier(&node);
   ASSERT_TRUE(client_->ReportCorruptReplica("k", cap.segment, cap.offset, read->checksum).ok());
+  master_->RunMaintenance();
+  master_->SetReplicaCopier(nullptr);
   EXPECT_FALSE(*client_->Exists("k")) << "its only replica was dropped";
   auto stats = client_->Stats();
   ASSERT_TRUE(stats.ok());

@@ -136,7 +136,7 @@ void MasterHandlers::UnmountSegment(UnmountSegmentRequest& req, StatusResponse* 
   ToProto(s, resp->mutable_status());
 }
 
-void MasterHandlers::Heartbeat(HeartbeatRequest& req, StatusResponse* resp) const {
+void MasterHandlers::Heartbeat(HeartbeatRequest& req, HeartbeatResponse* resp) const {
   crescent::Status s = CheckName("node", req.node());
   if (s.ok() && req.master_instance() != 0 && req.master_instance() != control_.instance) {
     s = crescent::Status(ErrorCode::kUnavailable,
@@ -145,6 +145,10 @@ void MasterHandlers::Heartbeat(HeartbeatRequest& req, StatusResponse* resp) cons
   }
   if (s.ok()) s = master_.Heartbeat(req.node());
   ToProto(s, resp->mutable_status());
+  MasterClock* clock = resp->mutable_clock();
+  clock->set_capability_grace_ms(master_.config().capability_grace_ms);
+  clock->set_capability_lifetime_ms(master_.LongestCapabilityMs());
+  clock->set_unix_ms(UnixNowMs());  // last: the closest to the reply
 }
 
 void MasterHandlers::ReportUnreachable(ReportUnreachableRequest& req,

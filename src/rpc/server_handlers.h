@@ -28,7 +28,7 @@ class MasterHandlers {
 
   void MountSegment(MountSegmentRequest& req, MountSegmentResponse* resp) const;
   void UnmountSegment(UnmountSegmentRequest& req, StatusResponse* resp) const;
-  void Heartbeat(HeartbeatRequest& req, StatusResponse* resp) const;
+  void Heartbeat(HeartbeatRequest& req, HeartbeatResponse* resp) const;
   void ListSegments(Empty& req, ListSegmentsResponse* resp) const;
 
   void PutStart(PutStartRequest& req, PutStartResponse* resp) const;

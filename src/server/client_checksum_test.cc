@@ -1,8 +1,10 @@
 // End-to-end checksums through the whole stack: bytes that changed on a store
 // node after their put are never returned. A get reads another replica, the
-// master drops the bad one, and with no good replica left the get fails with
-// CHECKSUM_MISMATCH and the object is gone. Over TCP and over shared memory
-// (where the put's placement hint also makes the first get a copy ahead).
+// reader reports the bad one, its node finds the stored bytes do not match and
+// the master drops it (in its next maintenance pass); with no good replica
+// left the get fails with CHECKSUM_MISMATCH and the object goes. A report the
+// node disproves drops nothing. Over TCP and over shared memory (where the
+// put's placement hint also makes the first get a copy ahead).
 //
 // The corruption is a stray write into the node's memory, as a fault or a
 // process with access to it would make: through the node's own mapping of its
@@ -66,8 +68,9 @@ TEST_P(ChecksumTest, ACorruptReplicaIsSkippedAndDroppedByTheMaster) {
     EXPECT_EQ(client_->Counters().copy_ahead_discarded, 1u);
   }
 
+  ASSERT_TRUE(Eventually([&] { return Replicas("k").size() == 1; }))
+      << "the master kept the corrupt replica";
   std::vector<master::ReplicaDescriptor> after = Replicas("k");
-  ASSERT_EQ(after.size(), 1u) << "the master kept the corrupt replica";
   EXPECT_EQ(after[0].segment, before[1].segment);
   EXPECT_EQ(after[0].offset, before[1].offset);
   EXPECT_EQ(MasterCounter("crescent_corrupt_replicas_total"), 1u);
@@ -97,6 +100,7 @@ TEST_P(ChecksumTest, WithNoGoodReplicaTheGetFailsAndTheObjectIsDropped) {
   StatusOr<std::vector<std::byte>> got = client_->Get("only");
   EXPECT_EQ(got.status().code(), ErrorCode::kChecksumMismatch) << got.status().ToString();
   EXPECT_EQ(client_->Counters().checksum_mismatches, 1u);
+  ASSERT_TRUE(Eventually([&] { return !*client_->Exists("only"); }));
   EXPECT_EQ(client_->Get("only").status().code(), ErrorCode::kObjectNotFound);
   EXPECT_FALSE(*client_->Exists("only"));
   EXPECT_EQ(MasterCounter("crescent_corrupt_objects_total"), 1u);
@@ -130,7 +134,8 @@ TEST_P(ChecksumTest, BatchAndPrefixReadsVerifyEachValue) {
   EXPECT_EQ(*leading, 1u) << "the prefix must end at the corrupt page";
   EXPECT_TRUE(std::equal(values[0].begin(), values[0].end(), bufs[0].begin()));
 
-  // p1 is gone now; the batch reports it missing and serves the others.
+  // p1 goes; the batch reports it missing and serves the others.
+  ASSERT_TRUE(Eventually([&] { return !*client_->Exists("p1"); }));
   auto batch = client_->BatchGet(keys);
   ASSERT_EQ(batch.size(), 3u);
   EXPECT_TRUE(batch[0].ok() && *batch[0] == values[0]);
@@ -149,6 +154,28 @@ TEST_P(ChecksumTest, ABatchGetReportsTheMismatchPerKey) {
   EXPECT_EQ(got[0].status().code(), ErrorCode::kChecksumMismatch);
   ASSERT_TRUE(got[1].ok()) << got[1].status().ToString();
   EXPECT_TRUE(*got[1] == b);
+}
+
+// A reader is no witness for the node's bytes (its buffer may have changed
+// during the get, its memory may be faulty): a report of a healthy replica,
+// even the last one, is disproved by its node and drops nothing.
+TEST_P(ChecksumTest, AReportTheNodeDisprovesDropsNothing) {
+  const std::vector<std::byte> value = Pattern(200000, 4);
+  ASSERT_TRUE(client_->Put("healthy", Bytes(value)).ok());
+  auto read = cluster_->master().GetReplicaList("healthy");
+  ASSERT_TRUE(read.ok());
+  ASSERT_EQ(read->replicas.size(), 1u);
+  const master::ReplicaDescriptor& r = read->replicas[0];
+  ASSERT_TRUE(
+      cluster_->master().ReportCorruptReplica("healthy", r.segment, r.offset, read->checksum).ok());
+  ASSERT_TRUE(Eventually([&] {
+    return MasterCounter("crescent_corruption_reports_total{result=\"disproved\"}") == 1;
+  }));
+  EXPECT_EQ(MasterCounter("crescent_corruption_reports_total{result=\"confirmed\"}"), 0u);
+  EXPECT_EQ(MasterCounter("crescent_corrupt_replicas_total"), 0u);
+  StatusOr<std::vector<std::byte>> got = client_->Get("healthy");
+  ASSERT_TRUE(got.ok()) << got.status().ToString();
+  EXPECT_TRUE(*got == value);
 }
 
 // Verification off (for measurement only) returns what the replica holds:

@@ -5,11 +5,13 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <span>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "crescent/client.h"
@@ -79,6 +81,16 @@ inline std::unique_ptr<Client> ConnectWith(const ClientConfig& cc) {
 inline std::unique_ptr<Client> ConnectTo(const server::LocalCluster& cluster,
                                          bool use_shared_memory = true) {
   return ConnectWith(ConfigFor(cluster, use_shared_memory));
+}
+
+// Waits (bounded, about 10 s: only a hang guard) until `done` holds, as for
+// what the master's background maintenance does; false when it never did.
+template <typename F>
+bool Eventually(F done) {
+  for (int i = 0; i < 400 && !done(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(25));
+  }
+  return done();
 }
 
 // A test with a cluster and a client of its own. Base is ::testing::Test or a

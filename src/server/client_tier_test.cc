@@ -43,13 +43,6 @@ class TierTest : public WithCluster<::testing::TestWithParam<bool>> {
 
   const master::MasterCounters& counters() { return cluster_->master().counters(); }
 
-  // Waits (bounded) until `done` holds; false when it never did.
-  template <typename F>
-  bool Eventually(F done) {
-    for (int i = 0; i < 400 && !done(); ++i) std::this_thread::sleep_for(milliseconds(25));
-    return done();
-  }
-
   fs::path dir_;
 };
 

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <random>
 
+#include "common/clock.h"
 #include "common/endpoint.h"
 
 namespace crescent::store {
@@ -109,6 +110,9 @@ StatusOr<std::unique_ptr<StoreNode>> StoreNode::Start(const StoreNodeOptions& op
   auto master = rpc::MasterClient::Create(opt.master);
   if (!master.ok()) return master.status();
   node->master_ = std::move(master.value());
+  // The master's clock first: no capability for this node exists before the
+  // mount, so none is honoured before a reading.
+  (void)node->HeartbeatOnce();
   if (Status s = node->Mount(/*fresh=*/true); !s.ok()) return s;
   node->heartbeat_ = std::thread([n = node.get()] { n->HeartbeatLoop(); });
   return node;
@@ -116,6 +120,7 @@ StatusOr<std::unique_ptr<StoreNode>> StoreNode::Start(const StoreNodeOptions& op
 
 void StoreNode::AddSegment(std::unique_ptr<transfer::SegmentMemory> memory, std::string name,
                            master::Tier tier) {
+  memory->SetClockGate(&clock_gate_);
   Segment& seg = segments_.emplace_back();
   seg.memory = std::move(memory);
   seg.name = std::move(name);
@@ -225,7 +230,7 @@ void StoreNode::HeartbeatLoop() {
     cv_.wait_for(lock, std::chrono::milliseconds(wait_ms));
     if (stop_) break;
     lock.unlock();
-    Status s = master_->Heartbeat(options_.node_id);
+    Status s = HeartbeatOnce();
     const bool unreachable =
         s.code() == ErrorCode::kUnavailable || s.code() == ErrorCode::kTimeout;
     wait_ms = unreachable ? std::min(options_.heartbeat_interval_ms, kUnreachableRetryMs)
@@ -248,6 +253,31 @@ void StoreNode::HeartbeatLoop() {
     }
     lock.lock();
   }
+}
+
+Status StoreNode::HeartbeatOnce() {
+  rpc::MasterClient::MasterClockReading clock;
+  transfer::ClockGate::Reading r;
+  r.sent_steady_ms = SteadyClock::Instance().NowMs();
+  Status s = master_->Heartbeat(options_.node_id, &clock);
+  r.received_steady_ms = SteadyClock::Instance().NowMs();
+  r.master_unix_ms = clock.unix_ms;
+  r.grace_ms = clock.capability_grace_ms;
+  r.lifetime_ms = clock.capability_lifetime_ms;
+  (void)clock_gate_.Record(r);
+  // Said once per change (the heartbeat thread alone reads and writes it).
+  const Status gate = clock_gate_.Check(UnixNowMs());
+  if (!gate.ok() && !clock_refused_) {
+    std::fprintf(stderr, "crescent store: clock skew: %s\n", gate.message().c_str());
+  } else if (gate.ok() && clock_refused_) {
+    std::fprintf(
+        stderr,
+        "crescent store: clock skew: this node's clock agrees with the master's again "
+        "(%lld ms apart): serving capabilities\n",
+        static_cast<long long>(clock_gate_.SkewMs(UnixNowMs(), SteadyClock::Instance().NowMs())));
+  }
+  clock_refused_ = !gate.ok();
+  return s;
 }
 
 uint64_t StoreNode::remounts() const {
@@ -313,6 +343,15 @@ void StoreNode::CollectMetrics(metrics::TextWriter& w) const {
        "Bytes of the segment whose pages were touched after start (--no-warm-pages, and "
        "persistent segments: 0).",
        [this](size_t i, const Segment&) { return i == 0 ? warmed_bytes() : 0; });
+  w.Family("crescent_store_clock_skew_ms", "gauge",
+           "This node's wall clock minus the master's, as measured at its heartbeats and "
+           "carried on by its steady clock (0 before the first reading).");
+  const int64_t unix_now = UnixNowMs(), steady_now = SteadyClock::Instance().NowMs();
+  w.Sample({}, static_cast<double>(clock_gate_.SkewMs(unix_now, steady_now)));
+  w.Family("crescent_store_clock_refusing", "gauge",
+           "1 while the node refuses every capability because its clock disagrees with the "
+           "master's by more than the capability grace, else 0.");
+  w.Sample({}, clock_gate_.Open(unix_now, steady_now) ? uint64_t{0} : uint64_t{1});
   each("crescent_store_remounts_total", "counter",
        "Times the node mounted its segments again (a master restart, or it was dropped).",
        [remounted](size_t, const Segment&) { return remounted; });

@@ -27,6 +27,10 @@
 //    A persistent segment is mounted under the name "pmem-UUID" of its file's
 //    header: a node restarted with the same file presents the same segment,
 //    and a master that still knows its objects takes it over (tier PMEM).
+//  - Each heartbeat (and one before the first mount) reads the master's clock:
+//    while this node's wall clock differs from it by more than the master's
+//    --capability-grace-ms, every segment refuses every capability
+//    (transfer/clock_gate.h; docs/network.md, "Clock skew").
 //  - Stop() unmounts (best effort: the master may be gone), then stops serving.
 #pragma once
 
@@ -44,6 +48,7 @@
 #include "metrics/text_writer.h"
 #include "rpc/master_client.h"
 #include "transfer/capability.h"
+#include "transfer/clock_gate.h"
 #include "transfer/page_warmer.h"
 #include "transfer/segment_memory.h"
 #include "transfer/shm_server.h"
@@ -104,6 +109,8 @@ class StoreNode {
   transfer::SegmentMemory& segment_memory(size_t i = 0) { return *segments_[i].memory; }
   // Bytes of the segment whose pages the warmer touched (0 without warming).
   uint64_t warmed_bytes() const { return warmer_ ? warmer_->warmed_bytes() : 0; }
+  // Whether this node's clock agrees with the master's (clock_gate.h).
+  const transfer::ClockGate& clock_gate() const { return clock_gate_; }
   // The data plane's counters (transfer_metrics.h).
   const transfer::TransferMetrics& transfer_metrics() const { return transfer_metrics_; }
   // The node's crescent_store_* families (docs/metrics.md) for a /metrics.
@@ -121,6 +128,9 @@ class StoreNode {
   Status Mount(bool fresh);
   bool AnyUnmounted() const;
   void HeartbeatLoop();
+  // One heartbeat: its status, the master's clock read from its reply into
+  // the clock gate, and a line on stderr when the gate opens or closes.
+  Status HeartbeatOnce();
 
   struct Segment {
     std::unique_ptr<transfer::SegmentMemory> memory;
@@ -148,6 +158,8 @@ class StoreNode {
   StoreNodeOptions options_;
   transfer::CapabilitySigner signer_;
   transfer::TransferMetrics transfer_metrics_;  // before the servers: outlives them
+  transfer::ClockGate clock_gate_;              // before the segments: outlives them
+  bool clock_refused_ = false;                  // the gate was closed at the last heartbeat
   std::vector<Segment> segments_;  // [0] DRAM; fixed after Start
   std::unique_ptr<transfer::PageWarmer> warmer_;  // after segments_: destroyed first
   std::unique_ptr<transfer::TcpDataServer> tcp_;

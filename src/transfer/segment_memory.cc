@@ -239,6 +239,9 @@ StatusOr<std::byte*> SegmentMemory::Resolve(const Capability& cap, AccessOp op,
   if (current == 0) {
     return Status(ErrorCode::kSegmentNotFound, "segment is not mounted (no id yet)");
   }
+  if (clock_gate_ != nullptr) {
+    if (Status s = clock_gate_->Check(now_unix_ms); !s.ok()) return s;
+  }
   if (cap.segment != current) {
     return Status(ErrorCode::kSegmentNotFound,
                   "capability names segment " + std::to_string(cap.segment) +

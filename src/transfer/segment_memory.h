@@ -9,7 +9,8 @@
 // that the capability names this segment's current id, that [offset, offset +
 // length) lies inside the segment, and the HMAC/op/expiry (CapabilitySigner).
 // The id is 0 until the node mounts; the id and the binding change together when
-// it remounts (SetMount).
+// it remounts (SetMount). With a ClockGate (SetClockGate), Resolve and every
+// fence check also refuse while the node's clock disagrees with the master's.
 #pragma once
 
 #include <cstddef>
@@ -22,6 +23,7 @@
 
 #include "crescent/status.h"
 #include "transfer/capability.h"
+#include "transfer/clock_gate.h"
 #include "transfer/pmem_file.h"
 
 namespace crescent::transfer {
@@ -98,8 +100,9 @@ class SegmentMemory {
   class Fence {
    public:
     bool Holds() const {
-      return UnixNowMs() < expiry_unix_ms_ && segment_ != nullptr &&
-             segment_->identity() == mount_;
+      const int64_t now = UnixNowMs();
+      return now < expiry_unix_ms_ && segment_ != nullptr && segment_->identity() == mount_ &&
+             (segment_->clock_gate_ == nullptr || segment_->clock_gate_->Open(now));
     }
     int64_t expiry_unix_ms() const { return expiry_unix_ms_; }
     // The endpoint of the mount it was resolved against ("" before Resolve).
@@ -112,8 +115,13 @@ class SegmentMemory {
     int64_t expiry_unix_ms_ = 0;
   };
 
+  // The node's clock gate (clock_gate.h), which must outlive the segment; set
+  // before the segment serves. None: clocks are not checked.
+  void SetClockGate(const ClockGate* gate) { clock_gate_ = gate; }
+
   // The checked range for `cap`, or kCapabilityInvalid / kLeaseExpired /
-  // kSegmentNotFound (wrong id) / kInvalidArgument (out of bounds).
+  // kSegmentNotFound (wrong id) / kInvalidArgument (out of bounds) /
+  // kUnavailable (the clock gate is closed).
   // With `fence`, also fills it in for the transfer that follows.
   StatusOr<std::byte*> Resolve(const Capability& cap, AccessOp op, const CapabilitySigner& signer,
                                int64_t now_unix_ms, Fence* fence = nullptr) const;
@@ -126,6 +134,7 @@ class SegmentMemory {
   std::byte* data_;
   uint64_t size_;
   std::unique_ptr<PmemFile> pmem_;  // set for a persistent segment (it owns the mapping)
+  const ClockGate* clock_gate_ = nullptr;
   mutable std::mutex identity_mu_;  // guards identity_ (the pointer; the Identity is immutable)
   std::shared_ptr<const Identity> identity_ = std::make_shared<const Identity>();
 };

@@ -11,6 +11,7 @@ std::string_view ReasonName(RefusalReason r) {
     case RefusalReason::kBounds: return "bounds";
     case RefusalReason::kExpired: return "expired";
     case RefusalReason::kEpoch: return "epoch";
+    case RefusalReason::kClock: return "clock";
     case RefusalReason::kOther: break;
   }
   return "other";
@@ -31,6 +32,7 @@ RefusalReason RefusalReasonOf(ErrorCode code) {
     case ErrorCode::kInvalidArgument: return RefusalReason::kBounds;
     case ErrorCode::kLeaseExpired: return RefusalReason::kExpired;
     case ErrorCode::kSegmentNotFound: return RefusalReason::kEpoch;
+    case ErrorCode::kUnavailable: return RefusalReason::kClock;
     default: return RefusalReason::kOther;
   }
 }

@@ -32,6 +32,7 @@ enum class RefusalReason : uint8_t {
   kBounds,      // the range lies outside the segment (INVALID_ARGUMENT)
   kExpired,     // the capability expired, before or during the transfer (LEASE_EXPIRED)
   kEpoch,       // not mounted, or a capability of an earlier mount (SEGMENT_NOT_FOUND)
+  kClock,       // the node's clock disagrees with the master's (UNAVAILABLE; clock_gate.h)
   kOther,
 };
 // The reason a refusal with this code stands for.

@@ -132,7 +132,8 @@ testing::AssertionResult Cluster::StartMaster(uint16_t port) {
   return testing::AssertionSuccess();
 }
 
-testing::AssertionResult Cluster::AddStore(const std::vector<std::string>& extra_flags) {
+testing::AssertionResult Cluster::AddStore(const std::vector<std::string>& extra_flags,
+                                           const std::vector<std::string>& env) {
   std::vector<std::string> argv = {CrescentBin(),
                                    "store",
                                    "--master",
@@ -146,6 +147,10 @@ testing::AssertionResult Cluster::AddStore(const std::vector<std::string>& extra
   if (!options_.store_shm) argv.push_back("--no-shm");
   argv.insert(argv.end(), options_.store_flags.begin(), options_.store_flags.end());
   argv.insert(argv.end(), extra_flags.begin(), extra_flags.end());
+  if (!env.empty()) {
+    argv.insert(argv.begin(), env.begin(), env.end());
+    argv.insert(argv.begin(), "/usr/bin/env");
+  }
   StoreProcess s;
   s.proc =
       std::make_unique<Process>(argv, dir_.File("store" + std::to_string(++spawned_) + ".log"));

@@ -54,7 +54,9 @@ class Cluster {
   // Starts (or restarts, after it died) the master on `port` (0: any free one).
   testing::AssertionResult StartMaster(uint16_t port = 0);
   // Starts one more store node; its index is stores().size() - 1 afterwards.
-  testing::AssertionResult AddStore(const std::vector<std::string>& extra_flags = {});
+  // `env`: NAME=VALUE settings added to its environment (through env(1)).
+  testing::AssertionResult AddStore(const std::vector<std::string>& extra_flags = {},
+                                    const std::vector<std::string>& env = {});
 
   Process& master() { return *master_; }
   const std::string& master_address() const { return master_address_; }
