@@ -8,6 +8,8 @@
 //    cannot represent, such as nonzero reserved bytes).
 //  - Encoding a header built from fuzzed fields and decoding it gives back the
 //    same fields, and the decoder accepts it exactly when the fields are legal.
+//    Legal is this file's own model of wire.h's contract (LegalRequest), not a
+//    call into the decoder: the four ops, each with the payload it must declare.
 #include <algorithm>
 #include <cstring>
 
@@ -20,6 +22,24 @@ using crescent::fuzz::FuzzInput;
 using crescent::transfer::AccessOp;
 
 namespace {
+
+bool KnownOp(AccessOp op) {
+  return op == AccessOp::kRead || op == AccessOp::kWrite || op == AccessOp::kCopy ||
+         op == AccessOp::kVerify;
+}
+
+// The payload a request declares (wire.h): none for a read, the capability's
+// length for a write, the copy target (its fixed part and an endpoint of at
+// most 512 bytes) for a copy, an 8-byte hash for a verify.
+bool LegalRequest(AccessOp op, uint64_t cap_length, uint64_t payload) {
+  switch (op) {
+    case AccessOp::kRead: return payload == 0;
+    case AccessOp::kWrite: return payload == cap_length;
+    case AccessOp::kCopy: return payload >= w::kCopyTargetFixed && payload <= w::kCopyTargetMax;
+    case AccessOp::kVerify: return payload == w::kVerifyPayload;
+  }
+  return false;
+}
 
 void CheckSameRequest(const w::RequestHeader& a, const w::RequestHeader& b) {
   FUZZ_CHECK(a.request_id == b.request_id);
@@ -45,8 +65,8 @@ void DecodeRawRequest(const uint8_t* data, size_t size) {
     FUZZ_CHECK(h.status().code() == ErrorCode::kParseError);
     return;
   }
-  FUZZ_CHECK(h->cap.op == AccessOp::kRead || h->cap.op == AccessOp::kWrite);
-  FUZZ_CHECK(h->payload_length == (h->cap.op == AccessOp::kWrite ? h->cap.length : 0));
+  FUZZ_CHECK(KnownOp(h->cap.op));
+  FUZZ_CHECK(LegalRequest(h->cap.op, h->cap.length, h->payload_length));
   w::RequestBytes again;
   w::EncodeRequest(*h, again);
   FUZZ_CHECK(std::memcmp(again.data(), data, w::kRequestHeaderSize) == 0);
@@ -110,15 +130,18 @@ void RoundTripRequest(FuzzInput& in) {
   h.cap.length = in.Take<uint64_t>();
   h.cap.expiry_unix_ms = in.Take<int64_t>();
   in.TakeBytes(h.cap.tag.data(), h.cap.tag.size());
-  bool legal_op = h.cap.op == AccessOp::kRead || h.cap.op == AccessOp::kWrite;
-  // Mostly the legal payload length; sometimes a fuzzed one, which must be refused.
-  bool fuzz_payload = in.Take<uint8_t>() & 1;
-  uint64_t legal_payload = h.cap.op == AccessOp::kWrite ? h.cap.length : 0;
-  h.payload_length = fuzz_payload ? in.Take<uint64_t>() : legal_payload;
+  // Mostly a legal payload length for the op; sometimes a fuzzed one.
+  const uint8_t pick = in.Take<uint8_t>();
+  uint64_t legal_payload = 0;
+  if (h.cap.op == AccessOp::kWrite) legal_payload = h.cap.length;
+  if (h.cap.op == AccessOp::kCopy) legal_payload = w::kCopyTargetFixed + (pick >> 1);  // 0-127 B endpoint
+  if (h.cap.op == AccessOp::kVerify) legal_payload = w::kVerifyPayload;
+  h.payload_length = (pick & 1) ? in.Take<uint64_t>() : legal_payload;
   w::RequestBytes bytes;
   w::EncodeRequest(h, bytes);
   auto back = w::DecodeRequest(bytes.data());
-  FUZZ_CHECK(back.ok() == (legal_op && h.payload_length == legal_payload));
+  FUZZ_CHECK(back.ok() == (KnownOp(h.cap.op) && LegalRequest(h.cap.op, h.cap.length,
+                                                              h.payload_length)));
   if (back.ok()) CheckSameRequest(h, *back);
 }
 
