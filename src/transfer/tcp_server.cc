@@ -20,12 +20,12 @@
 // hands a range to another object once every capability that reaches it has
 // expired (plus a grace, docs/network.md), so a peer that stalls mid-transfer
 // (a frozen writer, a reader that stops reading) must not move segment bytes
-// after its capability's expiry. Each chunk is moved by a non-blocking call made
-// right after the check; waiting for the socket happens before the check, never
-// between it and the copy. A write that expires mid-payload gets its error
-// reply and the rest of its payload is read and dropped, as for a refused
-// write; a read that expires after part of its payload was sent cannot say so
-// in-stream, so its connection is closed and the client sees the op fail.
+// after its capability's expiry. A chunk is at most kFenceStep (256 KiB),
+// however much the socket holds (fenced_socket.h). A write that expires
+// mid-payload gets its error reply and the rest of its payload is read and
+// dropped, as for a refused write; a read that expires after part of its
+// payload was sent cannot say so in-stream, so its connection is closed and
+// the client sees the op fail.
 //
 // Stop(): every io_context.stop() + join, then the acceptor and every live
 // connection socket are closed from the stopping thread (no handler can run any
@@ -57,6 +57,7 @@
 #include "common/tsan.h"
 #include "transfer/asio_server.h"
 #include "transfer/congestion.h"
+#include "transfer/fenced_socket.h"
 #include "transfer/wire.h"
 
 namespace crescent::transfer {
@@ -65,74 +66,6 @@ namespace {
 using asio::ip::tcp;
 constexpr uint64_t kMaxDiscardBytes = 64ull << 20;
 constexpr size_t kDiscardChunk = 64 << 10;
-using Lowat = asio::socket_base::receive_low_watermark;
-
-// The outcome of a fenced transfer: done, stopped because the capability
-// expired first, or a socket error (in the caller's error code).
-enum class Fenced { kDone, kExpired, kSocketError };
-
-bool WouldBlock(const asio::error_code& ec) {
-  return ec == asio::error::would_block || ec == asio::error::try_again;
-}
-
-// Receives `length` bytes into `dst` (the segment), `*received` of them before
-// an expiry or error. SO_RCVLOWAT (wire::PayloadLowat): the reactor reports the
-// socket readable only once the rest of the payload (up to 1 MiB of it) has
-// arrived (TCP put 4 MiB 0.6-0.8x -> 0.9-1.1x of the raw stream, `crescent
-// bench all --size 4MiB`), lowered as the payload shrinks, and back to 1 for
-// the next header.
-asio::awaitable<Fenced> ReceiveFenced(tcp::socket& socket, std::byte* dst, size_t length,
-                                      const SegmentMemory::Fence& fence, size_t* received,
-                                      asio::error_code& ec) {
-  auto use = asio::redirect_error(asio::use_awaitable, ec);
-  Fenced out = Fenced::kDone;
-  int lowat = 1;
-  for (size_t done = 0; done < length;) {
-    const size_t left = length - done;
-    if (int want = wire::PayloadLowat(left); want != lowat) {
-      socket.set_option(Lowat(want), ec);
-      lowat = want;
-      if (ec) co_return Fenced::kSocketError;
-    }
-    if (!fence.Holds()) {
-      out = Fenced::kExpired;
-      break;
-    }
-    done += socket.read_some(asio::buffer(dst + done, left), ec);  // non-blocking socket
-    *received = done;
-    if (WouldBlock(ec)) {
-      co_await socket.async_wait(tcp::socket::wait_read, use);
-    }
-    if (ec) co_return Fenced::kSocketError;
-  }
-  if (lowat != 1) socket.set_option(Lowat(1), ec);
-  co_return ec ? Fenced::kSocketError : out;
-}
-
-// Sends `header` then `length` bytes from `src` (the segment), as gather
-// writes of everything left (asio's own composed write hands the kernel 64 KiB
-// per call).
-asio::awaitable<Fenced> SendFenced(tcp::socket& socket, asio::const_buffer header,
-                                   const std::byte* src, size_t length,
-                                   const SegmentMemory::Fence& fence, asio::error_code& ec) {
-  auto use = asio::redirect_error(asio::use_awaitable, ec);
-  const size_t total = header.size() + length;
-  for (size_t sent = 0; sent < total;) {
-    if (!fence.Holds()) co_return Fenced::kExpired;
-    std::array<asio::const_buffer, 2> out;
-    if (sent < header.size()) {
-      out = {header + sent, asio::buffer(src, length)};
-    } else {
-      out = {asio::buffer(src + (sent - header.size()), total - sent), asio::const_buffer()};
-    }
-    sent += socket.write_some(out, ec);  // non-blocking socket
-    if (WouldBlock(ec)) {
-      co_await socket.async_wait(tcp::socket::wait_write, use);
-    }
-    if (ec) co_return Fenced::kSocketError;
-  }
-  co_return Fenced::kDone;
-}
 
 // Exceptions (only bad_alloc is plausible: all I/O uses error codes) end the
 // coroutine and so the connection; they never reach the io_context thread.
