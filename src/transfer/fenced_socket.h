@@ -40,9 +40,8 @@ inline bool WouldBlock(const asio::error_code& ec) {
 // of the raw stream, `crescent bench all --size 4MiB`), and back to 1 for the
 // next header.
 template <typename Fence>
-asio::awaitable<Fenced> ReceiveFenced(asio::ip::tcp::socket& socket, std::byte* dst,
-                                      size_t length, const Fence& fence, size_t* received,
-                                      asio::error_code& ec) {
+asio::awaitable<Fenced> ReceiveFenced(asio::ip::tcp::socket& socket, std::byte* dst, size_t length,
+                                      const Fence& fence, size_t* received, asio::error_code& ec) {
   using Lowat = asio::socket_base::receive_low_watermark;
   auto use = asio::redirect_error(asio::use_awaitable, ec);
   Fenced out = Fenced::kDone;

@@ -59,8 +59,7 @@ class FencedSocketTest : public ::testing::Test {
 
   // The fence of a capability for the first kLength bytes.
   SegmentMemory::Fence Resolve(AccessOp op) {
-    const Capability cap =
-        signer_->Sign("127.0.0.1:1", 7, 0, kLength, op, UnixNowMs() + 60'000);
+    const Capability cap = signer_->Sign("127.0.0.1:1", 7, 0, kLength, op, UnixNowMs() + 60'000);
     SegmentMemory::Fence fence;
     EXPECT_TRUE(segment_->Resolve(cap, op, *signer_, UnixNowMs(), &fence).ok());
     EXPECT_TRUE(fence.Holds());

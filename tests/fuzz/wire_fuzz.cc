@@ -1,5 +1,5 @@
 // Fuzzes the TCP data plane's frame decoder (transfer/wire.h), and the lean
-// control protocol's request header, which shares its framing.
+// control protocol's headers, which share its framing, in both directions.
 //
 // Invariants checked on every input:
 //  - Decoding never reads past the fixed header, never crashes.
@@ -10,10 +10,21 @@
 //    same fields, and the decoder accepts it exactly when the fields are legal.
 //    Legal is this file's own model of wire.h's contract (LegalRequest), not a
 //    call into the decoder: the four ops, each with the payload it must declare.
+//  - Both directions of the lean control protocol bound what they make room
+//    for: a request header is refused past the master's body limit, and a
+//    control answer's body (ControlAnswerBody, what the client reads) is
+//    never more than the client's limit or an error text's.
+//  - The bytes as a stream of control frames, read in pieces into a
+//    FrameBuffer as the server reads them: the frames come out as one parse of
+//    the whole stream gives them, and the buffer never holds more than twice
+//    the bytes pending plus one step, whatever the headers claim.
 #include <algorithm>
 #include <cstring>
+#include <string>
+#include <vector>
 
 #include "fuzz_support.h"
+#include "transfer/frame_buffer.h"
 #include "transfer/wire.h"
 
 namespace w = crescent::transfer::wire;
@@ -105,6 +116,106 @@ void DecodeRawControl(const uint8_t* data, size_t size) {
   FUZZ_CHECK(std::memcmp(again, data, w::kControlHeaderSize) == 0);
 }
 
+// Limits a reader may run under: none to speak of, a small one, the default.
+constexpr uint64_t kLimits[] = {0, 1000, 64 << 20};
+
+// Raw bytes as a control request header under each limit: refused exactly
+// when the body is over it (and the header is otherwise fine).
+void DecodeRawControlLimited(const uint8_t* data, size_t size) {
+  if (size < w::kControlHeaderSize) return;
+  auto unlimited = w::DecodeControl(data);
+  for (uint64_t limit : kLimits) {
+    auto h = w::DecodeControl(data, static_cast<uint32_t>(limit));
+    if (!unlimited.ok()) {
+      FUZZ_CHECK(!h.ok() && h.status().code() == ErrorCode::kParseError);
+      continue;
+    }
+    FUZZ_CHECK(h.ok() == (unlimited->body_length <= limit));
+    if (!h.ok()) FUZZ_CHECK(h.status().code() == ErrorCode::kInvalidArgument);
+  }
+}
+
+// Raw bytes as a control answer's header, as the client reads it: the body
+// it makes room for is within its limit (or an error text's), so the frame's
+// length cannot wrap.
+void DecodeRawAnswer(const uint8_t* data, size_t size) {
+  if (size < w::kResponseHeaderSize) return;
+  auto h = w::DecodeResponse(data);
+  if (!h.ok()) return;
+  for (uint64_t limit : kLimits) {
+    auto body = w::ControlAnswerBody(*h, limit);
+    if (h->code != ErrorCode::kOk) {
+      FUZZ_CHECK(body.ok() && *body == h->message_length && *body <= w::kMaxErrorMessage);
+      continue;
+    }
+    FUZZ_CHECK(body.ok() == (h->payload_length <= limit));
+    if (body.ok()) FUZZ_CHECK(*body == h->payload_length);
+    if (!body.ok()) FUZZ_CHECK(body.status().code() == ErrorCode::kParseError);
+  }
+}
+
+struct Frame {
+  uint8_t method;
+  uint64_t request_id;
+  std::string body;
+  bool operator==(const Frame&) const = default;
+};
+
+// Whole control frames at the front of `bytes` under `limit`, as one parse
+// of all of it; stops at the first header refused.
+std::vector<Frame> ParseFrames(std::string_view bytes, uint32_t limit) {
+  std::vector<Frame> out;
+  while (bytes.size() >= w::kControlHeaderSize) {
+    auto h = w::DecodeControl(reinterpret_cast<const uint8_t*>(bytes.data()), limit);
+    if (!h.ok() || bytes.size() - w::kControlHeaderSize < h->body_length) break;
+    out.push_back({h->method, h->request_id,
+                   std::string(bytes.substr(w::kControlHeaderSize, h->body_length))});
+    bytes.remove_prefix(w::kControlHeaderSize + h->body_length);
+  }
+  return out;
+}
+
+// The input, repeated, as a stream read in pieces into a FrameBuffer.
+void StreamControlFrames(const uint8_t* data, size_t size) {
+  if (size < 2) return;
+  const size_t repeats = 1 + data[0] % 64;  // up to 64 copies: past a few buffer steps
+  const size_t piece = 1 + data[1] * 97;    // bytes per read: 1 to ~24 KiB
+  std::string stream;
+  for (size_t i = 0; i < repeats; ++i) stream.append(reinterpret_cast<const char*>(data), size);
+  constexpr uint32_t kLimit = 1 << 20;
+  const std::vector<Frame> whole = ParseFrames(stream, kLimit);
+
+  crescent::transfer::FrameBuffer buffer;
+  std::vector<Frame> read;
+  size_t most_pending = 0;
+  bool refused = false;
+  for (size_t at = 0; at < stream.size() && !refused;) {
+    std::span<char> room = buffer.Room();
+    FUZZ_CHECK(room.size() >= crescent::transfer::FrameBuffer::kStep / 2);
+    const size_t n = std::min({room.size(), piece, stream.size() - at});
+    std::memcpy(room.data(), stream.data() + at, n);
+    buffer.Filled(n);
+    at += n;
+    most_pending = std::max(most_pending, buffer.Pending().size());
+    FUZZ_CHECK(buffer.capacity() <= 2 * most_pending + crescent::transfer::FrameBuffer::kStep);
+    for (;;) {
+      const std::string_view pending = buffer.Pending();
+      if (pending.size() < w::kControlHeaderSize) break;
+      auto h = w::DecodeControl(reinterpret_cast<const uint8_t*>(pending.data()), kLimit);
+      if (!h.ok()) {
+        refused = true;
+        break;
+      }
+      const size_t frame = w::kControlHeaderSize + h->body_length;
+      if (pending.size() < frame) break;
+      read.push_back({h->method, h->request_id,
+                      std::string(pending.substr(w::kControlHeaderSize, h->body_length))});
+      buffer.Consume(frame);
+    }
+  }
+  FUZZ_CHECK(read == whole);
+}
+
 // Fuzzed control fields through EncodeControl and back: always accepted.
 void RoundTripControl(FuzzInput& in) {
   w::ControlHeader h;
@@ -173,6 +284,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   DecodeRawRequest(data, size);
   DecodeRawResponse(data, size);
   DecodeRawControl(data, size);
+  DecodeRawControlLimited(data, size);
+  DecodeRawAnswer(data, size);
+  StreamControlFrames(data, size);
   FuzzInput in(data, size);
   RoundTripRequest(in);
   RoundTripResponse(in);
