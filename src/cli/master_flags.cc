@@ -36,7 +36,7 @@ void MasterFlags::Add(CLI::App& app) {
   app.add_option("--control-socket", server.control_socket,
                  "Also serve the lean control protocol on this Unix socket path, which clients "
                  "on this host then use instead of TCP");
-  port_limits.Add(app, "the lean control port and socket (and a serve's data port)");
+  port_limits.Add(app, "the lean control port and socket; under serve, the data port too");
   app.add_option("--rpc-threads", server.threads,
                  "gRPC and lean control server threads (1 is fastest on few cores)")
       ->capture_default_str()

@@ -20,14 +20,14 @@ struct PortLimitFlags {
   // `ports` names the ports they bound, for --help.
   void Add(CLI::App& app, const std::string& ports) {
     app.add_option("--max-connections", max_connections,
-                   "Connections each of " + ports +
-                       " holds at most; past that a new connection is told so and closed (keep "
-                       "the process's open-file limit above the sum)")
+                   "Connections held at most per listening port (" + ports +
+                       "); past that a new connection is told so and closed (keep the "
+                       "process's open-file limit above the sum)")
         ->capture_default_str()
         ->check(CLI::Range(size_t{1}, size_t{1} << 20));
     app.add_option("--idle-timeout-ms", idle_timeout_ms,
-                   "Close a connection to " + ports +
-                       " on which no byte moved for this long, between frames or inside one "
+                   "Close a connection to a listening port (" + ports +
+                       ") on which no byte moved for this long, between frames or inside one "
                        "(0: never; clients reconnect on their next call)")
         ->capture_default_str()
         ->check(CLI::Range(int64_t{0}, int64_t{86'400'000}));
