@@ -191,3 +191,27 @@ TEST_F(PortLimitsTest, TheDataPortClosesIdleConnections) {
 
 }  // namespace
 }  // namespace crescent::itest
+
+namespace crescent::itest {
+namespace {
+
+// The master's gRPC port closes a connection with no call on it for
+// --idle-timeout-ms too (gRPC's max_connection_idle), and clients carry on.
+TEST_F(PortLimitsTest, TheMastersGrpcPortClosesIdleConnections) {
+  ClusterOptions options;
+  options.stores = 1;
+  options.segment_size = "16MiB";
+  options.master_flags = {"--idle-timeout-ms", "300"};
+  ASSERT_NO_FATAL_FAILURE(StartAndConnect(options, /*use_shm=*/false));
+  RawSocket idle;  // an HTTP/2 connection (preface, empty SETTINGS) that makes no call
+  ASSERT_TRUE(idle.Connect("127.0.0.1", cluster_->master_port()));
+  ASSERT_TRUE(idle.Send(std::string("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n") +
+                        std::string("\0\0\0\x04\0\0\0\0\0", 9)));
+  std::string received;
+  EXPECT_TRUE(idle.ReadUntilClosed(milliseconds(20000), &received))
+      << "an idle gRPC connection stayed open";
+  ASSERT_NO_FATAL_FAILURE(ExpectPutAndGet(*client_, "after"));
+}
+
+}  // namespace
+}  // namespace crescent::itest
