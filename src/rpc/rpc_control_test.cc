@@ -336,12 +336,6 @@ TEST_F(ControlTest, AClientCarriesOnAcrossAMasterRestart) {
   EXPECT_EQ(LeanCalls(), before + 1);
 }
 
-}  // namespace
-}  // namespace crescent::rpc::testing
-
-namespace crescent::rpc::testing {
-namespace {
-
 // A client never makes room for an answer longer than its message limit,
 // whatever length the master's header claims (one near 2^64 would wrap the
 // frame's length; a terabyte would throw bad_alloc): the connection fails

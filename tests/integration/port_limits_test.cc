@@ -189,12 +189,6 @@ TEST_F(PortLimitsTest, TheDataPortClosesIdleConnections) {
   ASSERT_NO_FATAL_FAILURE(ExpectPutAndGet(*client_, "after"));
 }
 
-}  // namespace
-}  // namespace crescent::itest
-
-namespace crescent::itest {
-namespace {
-
 // The master's gRPC port closes a connection with no call on it for
 // --idle-timeout-ms too (gRPC's max_connection_idle), and clients carry on.
 TEST_F(PortLimitsTest, TheMastersGrpcPortClosesIdleConnections) {
