@@ -8,7 +8,7 @@ CRESCENT   := $(BUILD)/bin/crescent
 # or pybind11) may come first on PATH. The module is built for this one.
 PYTHON     := /usr/bin/python3
 
-.PHONY: all deps build test test-unit test-integration test-python test-chaos chaos e2e test-asan test-tsan fuzz bench run screenshot format tidy clean
+.PHONY: all deps build test test-unit test-integration test-python test-chaos chaos e2e test-asan test-tsan test-fuzz fuzz bench run screenshot format tidy clean
 
 all: build
 
@@ -23,8 +23,8 @@ build: deps
 # the integration tests (real crescent processes) and the Python tests on the
 # release build that users run; the unit tests under ASan+UBSan (all but the
 # "race" ones); the concurrent tests under TSan (labels: see crescent_add_tests
-# in CMakeLists.txt).
-test: test-integration test-python test-chaos test-asan test-tsan
+# in CMakeLists.txt); every fuzz target on fresh inputs for a few seconds.
+test: test-integration test-python test-chaos test-asan test-tsan test-fuzz
 
 # Every unit and integration test on the release build (a quick check while
 # working; `make test` runs the unit tests under the sanitizers instead).
@@ -91,6 +91,15 @@ FUZZ_SECONDS ?= 60
 fuzz: deps
 	FUZZ_BUILD=$(BUILD)-fuzz FUZZ_SECONDS=$(FUZZ_SECONDS) FUZZ_RUNS=$(FUZZ_RUNS) \
 	    FUZZ_TARGETS="$(FUZZ_TARGETS)" JOBS=$(JOBS) bash scripts/fuzz.sh
+
+# The part of `make test` that fuzzes: every target for FUZZ_TEST_SECONDS on
+# fresh inputs (libFuzzer picks a new seed each run), beside the corpus replay
+# of test-asan, so that a change which breaks an invariant the corpus does not
+# reach is still caught.
+FUZZ_TEST_SECONDS ?= 5
+test-fuzz: deps
+	FUZZ_BUILD=$(BUILD)-fuzz FUZZ_SECONDS=$(FUZZ_TEST_SECONDS) FUZZ_RUNS= FUZZ_TARGETS= \
+	    JOBS=$(JOBS) bash scripts/fuzz.sh
 
 # Micro-benchmarks, the in-process master load test, the simulator on the
 # bundled trace, then `crescent bench all` (baseline, put-get over TCP and shared

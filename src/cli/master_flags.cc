@@ -42,6 +42,7 @@ void MasterFlags::Add(CLI::App& app) {
                  "free port; -1: off, heartbeats share the gRPC threads; docs/network.md)")
       ->capture_default_str()
       ->check(CLI::Range(-1, 65535));
+  port_limits.Add(app, "the lean control port and socket; under serve, the data port too");
   app.add_option("--rpc-threads", server.threads,
                  "gRPC and lean control server threads (1 is fastest on few cores)")
       ->capture_default_str()

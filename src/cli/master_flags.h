@@ -6,6 +6,7 @@
 #include <string>
 
 #include "cli/cli_util.h"
+#include "cli/port_limit_flags.h"
 #include "master/master_config.h"
 #include "rpc/master_server.h"
 #include "server/master_host.h"
@@ -28,12 +29,14 @@ struct MasterFlags {
   size_t snapshot_keep = 2;
   bool allow_empty_restore = false;
   int64_t restore_grace_ms = -1;  // -1: the heartbeat TTL
+  PortLimitFlags port_limits;     // the lean control port and socket (serve: the data port too)
 
   void Add(CLI::App& app);
   server::MasterHostOptions ToOptions() const {
     server::MasterHostOptions o;
     o.config = config;
     o.rpc = server;
+    o.rpc.limits = port_limits.ToLimits();
     // An IPv6 address goes in brackets: gRPC would read "::1:50051" as an
     // address without a port.
     const bool v6 = host.find(':') != std::string::npos && host.front() != '[';

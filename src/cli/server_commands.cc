@@ -23,6 +23,7 @@ struct StoreFlags {
   bool no_shm = false;
   bool no_warm_pages = false;
   int http_port = 0;  // standalone only: the node's own /metrics (serve shares the master's)
+  PortLimitFlags port_limits;  // standalone only (serve takes the master's)
 
   void Add(CLI::App& app, bool standalone) {
     app.add_option("--segment-size", segment_size,
@@ -61,6 +62,7 @@ struct StoreFlags {
                      "Admin HTTP port for the node's /metrics and /health, on --host (0: off)")
           ->capture_default_str()
           ->check(CLI::Range(0, 65535));
+      port_limits.Add(app, "the data port");
       app.add_option("--heartbeat-interval-ms", node.heartbeat_interval_ms,
                      "Heartbeat period (keep it well below the master's TTL)")
           ->capture_default_str()
@@ -86,6 +88,7 @@ struct StoreFlags {
       node.persistent.push_back({spec.substr(0, colon), file_size.value()});
     }
     node.shared_memory = !no_shm;
+    node.limits = port_limits.ToLimits();
     node.warm_pages = !no_warm_pages;
     if (Status s = transfer::CheckCongestionControl(node.tcp_congestion); !s.ok()) {
       return Status(s.code(), "--tcp-congestion: " + s.message());
@@ -194,6 +197,7 @@ void AddServe(CLI::App& root) {
     auto host = server::MasterHost::Start(mflags->ToOptions(), secret);
     if (!host.ok()) return SetExitCode(Report("serve", host.status()));
     sflags->node.host = mflags->host;
+    sflags->node.limits = mflags->port_limits.ToLimits();
     sflags->node.master.address = host.value()->address();
     auto node = store::StoreNode::Start(sflags->node, secret);
     if (!node.ok()) return SetExitCode(Report("serve", node.status()));

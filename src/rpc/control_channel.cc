@@ -21,6 +21,7 @@
 
 #include "common/listen_check.h"
 #include "rpc/master.pb.h"
+#include "transfer/frame_buffer.h"
 #include "transfer/wire.h"
 
 namespace crescent::rpc {
@@ -29,7 +30,10 @@ namespace {
 namespace wire = transfer::wire;
 using Clock = std::chrono::steady_clock;
 
-constexpr size_t kReadChunk = 64 << 10;
+// A channel unused this long is checked for a close by the master before
+// its next call (ControlChannel::broken): one poll(), which a client calling
+// more often than this never pays.
+constexpr std::chrono::milliseconds kIdleCheckAfter{10};
 
 crescent::Status Unavailable(const std::string& target, const std::string& why) {
   return crescent::Status(ErrorCode::kUnavailable,
@@ -134,6 +138,7 @@ struct ControlChannel::Impl {
   std::string target;
   int fd = -1;
   std::chrono::microseconds spin{0};  // ControlChannel::Connect
+  uint64_t max_answer = 0;            // likewise
   std::atomic<uint64_t> next_id{1};
   std::mutex write_mu;  // one frame at a time on the socket
 
@@ -142,9 +147,8 @@ struct ControlChannel::Impl {
   std::unordered_map<uint64_t, Waiter*> waiters;
   bool reading = false;     // a caller is reading the socket
   crescent::Status failed;  // not OK: broken
-  std::vector<char> in;     // read but not yet delivered: [begin, end)
-  size_t begin = 0;
-  size_t end = 0;
+  Clock::time_point last_call = Clock::now();  // when the last call ended
+  transfer::FrameBuffer in;  // read but not yet delivered; only the reader touches it
 
   crescent::Status Send(std::string_view frame, Deadline deadline);
   // Reads what the socket has (waiting until `deadline`) and delivers every
@@ -175,18 +179,12 @@ crescent::Status ControlChannel::Impl::Send(std::string_view frame, Deadline dea
 }
 
 crescent::Status ControlChannel::Impl::ReadAndDeliver(Deadline deadline) {
-  // Only the reader touches `in`, `begin` and `end`.
-  if (in.size() - end < kReadChunk / 4) {
-    std::memmove(in.data(), in.data() + begin, end - begin);
-    end -= begin;
-    begin = 0;
-    if (in.size() - end < kReadChunk / 4) in.resize(in.size() * 2);
-  }
+  const std::span<char> room = in.Room();
   const auto spin_until = Clock::now() + spin;
   for (;;) {
-    const ssize_t n = ::recv(fd, in.data() + end, in.size() - end, 0);
+    const ssize_t n = ::recv(fd, room.data(), room.size(), 0);
     if (n > 0) {
-      end += static_cast<size_t>(n);
+      in.Filled(static_cast<size_t>(n));
       break;
     }
     if (n == 0) return Unavailable(target, "the master closed the connection");
@@ -201,30 +199,29 @@ crescent::Status ControlChannel::Impl::ReadAndDeliver(Deadline deadline) {
     if (crescent::Status s = Wait(fd, POLLIN, deadline, target); !s.ok()) return s;
   }
   std::lock_guard lock(mu);
-  while (end - begin >= wire::kResponseHeaderSize) {
+  for (;;) {
+    const std::string_view pending = in.Pending();
+    if (pending.size() < wire::kResponseHeaderSize) break;
     StatusOr<wire::ResponseHeader> h =
-        wire::DecodeResponse(reinterpret_cast<const uint8_t*>(in.data() + begin));
+        wire::DecodeResponse(reinterpret_cast<const uint8_t*>(pending.data()));
     if (!h.ok()) return Unavailable(target, h.status().message());
-    const size_t body = h->code == ErrorCode::kOk ? h->payload_length : h->message_length;
-    const size_t frame = wire::kResponseHeaderSize + body;
-    if (end - begin < frame) {
-      if (in.size() - begin < frame) {  // make room for the whole answer
-        std::memmove(in.data(), in.data() + begin, end - begin);
-        end -= begin;
-        begin = 0;
-        if (in.size() < frame) in.resize(frame);
-      }
-      break;
+    StatusOr<uint64_t> body = wire::ControlAnswerBody(*h, max_answer);
+    if (!body.ok()) return Unavailable(target, body.status().message());
+    const size_t frame = wire::kResponseHeaderSize + static_cast<size_t>(*body);
+    if (pending.size() < frame) break;
+    const std::string_view text = pending.substr(wire::kResponseHeaderSize, *body);
+    if (h->request_id == 0 && h->code != ErrorCode::kOk) {
+      // For no call: the master refuses the connection itself, and says why.
+      return Unavailable(target, std::string(text));
     }
     if (auto it = waiters.find(h->request_id); it != waiters.end()) {
       Waiter& w = *it->second;
       w.code = h->code;
-      w.body.assign(in.data() + begin + wire::kResponseHeaderSize, body);
+      w.body.assign(text);
       w.done = true;
     }  // else: the answer to a call that timed out
-    begin += frame;
+    in.Consume(frame);
   }
-  if (begin == end) begin = end = 0;
   return crescent::Status::Ok();
 }
 
@@ -236,14 +233,15 @@ void ControlChannel::Impl::Fail(crescent::Status s) {
 StatusOr<std::unique_ptr<ControlChannel>> ControlChannel::Connect(const std::string& target,
                                                                   Deadline deadline,
                                                                   uint64_t* instance,
-                                                                  std::chrono::microseconds spin) {
+                                                                  std::chrono::microseconds spin,
+                                                                  uint64_t max_answer) {
   StatusOr<int> fd = Dial(target, deadline);
   if (!fd.ok()) return fd.status();
   auto impl = std::make_unique<Impl>();
   impl->target = target;
   impl->fd = *fd;
   impl->spin = spin;
-  impl->in.resize(kReadChunk);
+  impl->max_answer = max_answer;
   std::unique_ptr<ControlChannel> channel(new ControlChannel(std::move(impl)));
   ControlEndpointsResponse hello;
   if (crescent::Status s = channel->Call(ControlMethod::kHello, Empty(), &hello, deadline);
@@ -261,8 +259,21 @@ ControlChannel::~ControlChannel() {
 }
 
 bool ControlChannel::broken() const {
-  std::lock_guard lock(impl_->mu);
-  return !impl_->failed.ok();
+  Impl& c = *impl_;
+  std::lock_guard lock(c.mu);
+  if (!c.failed.ok()) return true;
+  if (!c.waiters.empty() || c.reading || Clock::now() - c.last_call < kIdleCheckAfter) {
+    return false;
+  }
+  // No call is waiting, so nothing should be readable: data, a hang-up or an
+  // error means the master closed the connection (or refused it, saying why).
+  pollfd p{c.fd, POLLIN, 0};
+  if (::poll(&p, 1, 0) == 0) return false;
+  char byte;
+  const ssize_t n = ::recv(c.fd, &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+  c.Fail(Unavailable(c.target, n == 0 ? "the master closed the idle connection"
+                                      : "unexpected bytes from the master on an idle connection"));
+  return true;
 }
 
 const std::string& ControlChannel::target() const { return impl_->target; }
@@ -326,6 +337,7 @@ crescent::Status ControlChannel::Call(ControlMethod method,
     }
   }
   c.waiters.erase(id);
+  c.last_call = Clock::now();
   lock.unlock();
   if (!w.done) return s;
   if (w.code != ErrorCode::kOk) return crescent::Status(w.code, w.body);

@@ -8,10 +8,14 @@
 // socket up once its own has arrived. So a lone caller pays one write and one
 // read, and no thread hop.
 //
-// Errors: a connection that fails (refused, reset, closed, a malformed answer)
-// fails every call on it with kUnavailable and stays broken; the owner makes a
-// new one. A call whose deadline passes returns kTimeout; the connection stays
-// usable (a late answer is dropped by its id).
+// Errors: a connection that fails (refused, reset, closed, a malformed answer,
+// an answer longer than `max_answer`, or an error answer for no call: the
+// master refusing the connection, say past its --max-connections, whose reason
+// is the error's text) fails every call on it with kUnavailable and stays
+// broken; the owner makes a new one. A call whose deadline passes returns
+// kTimeout; the connection stays usable (a late answer is dropped by its id).
+// The master closes a connection idle past its --idle-timeout-ms; broken()
+// notices that before a call is sent on it.
 #pragma once
 
 #include <google/protobuf/message_lite.h>
@@ -34,10 +38,13 @@ class ControlChannel {
   // Connects to "unix:PATH" or "HOST:PORT" and says Hello: `*instance` is the
   // master's (ControlEndpointsResponse.instance). A caller waiting for its
   // answer polls the socket for up to `spin` before it sleeps in poll(): on a
-  // VM, waking a thread whose vCPU went idle costs more than the call.
+  // VM, waking a thread whose vCPU went idle costs more than the call. An
+  // answer longer than `max_answer` bytes (the client's message limit) breaks
+  // the connection before any room is made for it.
   static StatusOr<std::unique_ptr<ControlChannel>> Connect(
       const std::string& target, Deadline deadline, uint64_t* instance,
-      std::chrono::microseconds spin = std::chrono::microseconds(0));
+      std::chrono::microseconds spin = std::chrono::microseconds(0),
+      uint64_t max_answer = 64 << 20);
   ~ControlChannel();
 
   // One call. `meanwhile`, when set, runs on the calling thread after the
@@ -48,7 +55,9 @@ class ControlChannel {
                         google::protobuf::MessageLite* reply, Deadline deadline,
                         const std::function<void()>* meanwhile = nullptr);
 
-  // The connection failed; every call on it fails.
+  // The connection failed, or the master closed it while no call was on it
+  // (checked with one poll() when it has been idle for 10 ms); every call
+  // on it fails.
   bool broken() const;
   const std::string& target() const;
 

@@ -6,7 +6,6 @@
 // that, then reads again.
 #include "rpc/control_server.h"
 
-
 #include <algorithm>
 #include <array>
 #include <asio/co_spawn.hpp>
@@ -26,7 +25,6 @@
 #include <functional>
 #include <mutex>
 #include <thread>
-#include <unordered_map>
 #include <vector>
 
 #include "common/listen_check.h"
@@ -34,6 +32,8 @@
 #include "rpc/master.pb.h"
 #include "rpc/record_call.h"
 #include "transfer/asio_server.h"
+#include "transfer/connection_table.h"
+#include "transfer/frame_buffer.h"
 #include "transfer/wire.h"
 
 namespace crescent::rpc {
@@ -43,36 +43,26 @@ using asio::ip::tcp;
 using unix_socket = asio::local::stream_protocol;
 namespace wire = transfer::wire;
 
-constexpr size_t kReadChunk = 64 << 10;
 // Workers for calls that wait for the log's sync: enough for a few concurrent
 // waits to share one fdatasync (group commit).
 constexpr int kSyncWaitWorkers = 4;
 
 void IgnoreException(std::exception_ptr) {}
 
-// Registers a connection for Stop() and counts it open, for as long as its
-// coroutine frame lives (a frame destroyed while suspended included).
-class ConnectionGuard {
+// Counts a connection open for as long as its coroutine frame lives (a frame
+// destroyed while suspended included).
+class CountedConnection {
  public:
-  ConnectionGuard(std::mutex& mu, std::unordered_map<void*, std::function<void()>>& closers,
-                  void* key, std::function<void()> close, RpcServerMetrics* metrics)
-      : mu_(mu), closers_(closers), key_(key), metrics_(metrics) {
-    std::lock_guard lock(mu_);
-    closers_.emplace(key_, std::move(close));
+  explicit CountedConnection(RpcServerMetrics* metrics) : metrics_(metrics) {
     if (metrics_) metrics_->LeanConnection(+1);
   }
-  ~ConnectionGuard() {
-    std::lock_guard lock(mu_);
-    closers_.erase(key_);
+  ~CountedConnection() {
     if (metrics_) metrics_->LeanConnection(-1);
   }
-  ConnectionGuard(const ConnectionGuard&) = delete;
-  ConnectionGuard& operator=(const ConnectionGuard&) = delete;
+  CountedConnection(const CountedConnection&) = delete;
+  CountedConnection& operator=(const CountedConnection&) = delete;
 
  private:
-  std::mutex& mu_;
-  std::unordered_map<void*, std::function<void()>>& closers_;
-  void* key_;
   RpcServerMetrics* metrics_;
 };
 
@@ -120,9 +110,10 @@ struct ControlServer::Impl {
       : options(o), handlers(h), metrics(m), draining(d) {}
 
   template <typename Acceptor>
-  asio::awaitable<void> Accept(Acceptor& acceptor);
+  asio::awaitable<void> Accept(Acceptor& acceptor, transfer::ConnectionTable::Listener& listener);
   template <typename Socket>
-  asio::awaitable<void> Serve(Socket socket);
+  asio::awaitable<void> Serve(Socket socket, size_t thread,
+                              transfer::ConnectionTable::Listener& listener);
   // Answers one frame into `out`.
   void Dispatch(const wire::ControlHeader& h, std::string_view body, std::string& out);
 
@@ -132,8 +123,10 @@ struct ControlServer::Impl {
   const std::atomic<bool>& draining;
   // Declared before ios so that coroutine frames destroyed with them can still
   // unregister their sockets.
-  std::mutex mu;
-  std::unordered_map<void*, std::function<void()>> closers;  // live connections
+  std::unique_ptr<transfer::ConnectionTable> connections;
+  transfer::ConnectionTable::Listener tcp_connections{0};
+  transfer::ConnectionTable::Listener unix_connections{0};
+  std::mutex mu;  // guards stopped
   bool stopped = false;
   uint16_t port = 0;
   std::vector<std::unique_ptr<asio::io_context>> ios;  // one per thread; [0] accepts
@@ -205,11 +198,12 @@ void ControlServer::Impl::Dispatch(const wire::ControlHeader& h, std::string_vie
 }
 
 template <typename Acceptor>
-asio::awaitable<void> ControlServer::Impl::Accept(Acceptor& acceptor) {
+asio::awaitable<void> ControlServer::Impl::Accept(Acceptor& acceptor,
+                                                  transfer::ConnectionTable::Listener& listener) {
   for (;;) {
     asio::error_code ec;
-    asio::io_context& home = *ios[next_io];
-    typename Acceptor::protocol_type::socket socket(home);
+    const size_t thread = next_io;
+    typename Acceptor::protocol_type::socket socket(*ios[thread]);
     co_await acceptor.async_accept(socket, asio::redirect_error(asio::use_awaitable, ec));
     if (ec == asio::error::operation_aborted || !acceptor.is_open()) co_return;
     if (ec) {
@@ -218,47 +212,45 @@ asio::awaitable<void> ControlServer::Impl::Accept(Acceptor& acceptor) {
       co_await pause.async_wait(asio::redirect_error(asio::use_awaitable, ec));
       continue;
     }
+    if (!connections->Admit(listener)) {
+      transfer::RefuseConnection(socket, connections->RefusalText("the master"));
+      continue;
+    }
     next_io = (next_io + 1) % ios.size();
-    asio::co_spawn(home, Serve(std::move(socket)), IgnoreException);
+    asio::co_spawn(*ios[thread], Serve(std::move(socket), thread, listener), IgnoreException);
   }
 }
 
+// Reads into a FrameBuffer, which grows only as bytes arrive: a header that
+// claims a large body costs nothing until the body comes.
 template <typename Socket>
-asio::awaitable<void> ControlServer::Impl::Serve(Socket socket) {
-  ConnectionGuard guard(
-      mu, closers, &socket,
-      [&socket] {
-        asio::error_code ignored;
-        socket.shutdown(Socket::shutdown_both, ignored);
-        socket.close(ignored);
-      },
-      metrics);
+asio::awaitable<void> ControlServer::Impl::Serve(Socket socket, size_t thread,
+                                                 transfer::ConnectionTable::Listener& listener) {
+  CountedConnection counted(metrics);
+  transfer::ConnectionTable::Entry entry(*connections, thread, listener, [&socket] {
+    asio::error_code ignored;
+    socket.shutdown(Socket::shutdown_both, ignored);
+    socket.close(ignored);
+  });
   asio::error_code ec;
   if constexpr (std::is_same_v<Socket, tcp::socket>) socket.set_option(tcp::no_delay(true), ec);
   auto use = asio::redirect_error(asio::use_awaitable, ec);
-  std::vector<char> in(kReadChunk);
-  size_t begin = 0;  // the first unanswered byte
-  size_t end = 0;    // past the last byte read
+  transfer::FrameBuffer in;
   std::string out;
   for (bool open = true; open;) {
-    size_t want = wire::kControlHeaderSize;  // bytes the next frame needs from `begin`
-    while (end - begin >= wire::kControlHeaderSize) {
+    for (;;) {  // every whole frame read so far
+      const std::string_view pending = in.Pending();
+      if (pending.size() < wire::kControlHeaderSize) break;
       StatusOr<wire::ControlHeader> h =
-          wire::DecodeControl(reinterpret_cast<const uint8_t*>(in.data() + begin));
-      if (h.ok() && h->body_length > options.max_body) {
-        h = crescent::Status(ErrorCode::kInvalidArgument,
-                             "control call body of " + std::to_string(h->body_length) +
-                                 " bytes exceeds the master's limit of " +
-                                 std::to_string(options.max_body));
-      }
+          wire::DecodeControl(reinterpret_cast<const uint8_t*>(pending.data()), options.max_body);
       if (!h.ok()) {  // out of sync (or not ours): say why, then hang up
         AppendError(h.status(), 0, out);
         open = false;
         break;
       }
-      want = wire::kControlHeaderSize + h->body_length;
-      if (end - begin < want) break;
-      const std::string_view body(in.data() + begin + wire::kControlHeaderSize, h->body_length);
+      const size_t frame = wire::kControlHeaderSize + h->body_length;
+      if (pending.size() < frame) break;
+      const std::string_view body = pending.substr(wire::kControlHeaderSize, h->body_length);
       const auto m = static_cast<ControlMethod>(h->method);
       if (sync_waits && h->method <= kControlMethodMax && MayWaitForLog(m)) {
         co_await asio::post(*sync_waits, asio::use_awaitable);
@@ -267,27 +259,20 @@ asio::awaitable<void> ControlServer::Impl::Serve(Socket socket) {
       } else {
         Dispatch(*h, body, out);
       }
-      begin += want;
-      want = wire::kControlHeaderSize;
+      in.Consume(frame);
     }
     if (!out.empty()) {
       co_await asio::async_write(socket, asio::buffer(out), use);
       out.clear();
       if (ec) break;
+      entry.Touch();
     }
     if (!open) break;
-    if (begin == end) {
-      begin = end = 0;
-    } else if (in.size() - begin < std::max(want, kReadChunk / 2)) {
-      std::memmove(in.data(), in.data() + begin, end - begin);
-      end -= begin;
-      begin = 0;
-    }
-    if (in.size() - begin < want) in.resize(begin + want);
-    const size_t n =
-        co_await socket.async_read_some(asio::buffer(in.data() + end, in.size() - end), use);
+    const std::span<char> room = in.Room();
+    const size_t n = co_await socket.async_read_some(asio::buffer(room.data(), room.size()), use);
     if (ec) break;
-    end += n;
+    in.Filled(n);
+    entry.Touch();
   }
   socket.close(ec);
 }
@@ -300,12 +285,19 @@ StatusOr<std::unique_ptr<ControlServer>> ControlServer::Start(const ControlServe
     return crescent::Status(ErrorCode::kInvalidArgument,
                             "control port " + std::to_string(options.port) + " is not 0-65535");
   }
+  if (options.limits.max_connections < 1) {
+    return crescent::Status(ErrorCode::kInvalidArgument, "max_connections must be at least 1");
+  }
   auto impl = std::make_unique<Impl>(options, handlers, metrics, draining);
   if (options.acks_wait_for_sync) {
     impl->sync_waits = std::make_unique<asio::thread_pool>(kSyncWaitWorkers);
   }
   const int threads = std::max(options.threads, 1);
-  for (int i = 0; i < threads; ++i) impl->ios.push_back(std::make_unique<asio::io_context>(1));
+  impl->connections = std::make_unique<transfer::ConnectionTable>(options.limits, threads);
+  for (int i = 0; i < threads; ++i) {
+    impl->ios.push_back(std::make_unique<asio::io_context>(1));
+    asio::co_spawn(*impl->ios.back(), impl->connections->SweepIdle(i), IgnoreException);
+  }
   asio::error_code ec;
   asio::ip::address address = asio::ip::make_address(options.host, ec);
   if (ec) {
@@ -334,9 +326,11 @@ StatusOr<std::unique_ptr<ControlServer>> ControlServer::Start(const ControlServe
       impl->unix_acceptor->listen(asio::socket_base::max_listen_connections, ec);
     }
     if (ec) return crescent::Status(ErrorCode::kUnavailable, what + ": " + ec.message());
-    asio::co_spawn(*impl->ios[0], impl->Accept(*impl->unix_acceptor), IgnoreException);
+    asio::co_spawn(*impl->ios[0], impl->Accept(*impl->unix_acceptor, impl->unix_connections),
+                   IgnoreException);
   }
-  asio::co_spawn(*impl->ios[0], impl->Accept(*impl->tcp_acceptor), IgnoreException);
+  asio::co_spawn(*impl->ios[0], impl->Accept(*impl->tcp_acceptor, impl->tcp_connections),
+                 IgnoreException);
   transfer::RunEach(impl->ios,
                     transfer::PollWindow(transfer::PollWindow::Us(options.spin_us),
                                          transfer::PollWindow::Us(options.spin_max_us)),
@@ -367,8 +361,7 @@ void ControlServer::Stop() {
     impl_->unix_acceptor->close(ec);
     std::filesystem::remove(impl_->options.unix_socket, ec);
   }
-  std::lock_guard lock(impl_->mu);
-  for (auto& [socket, close] : impl_->closers) close();
+  impl_->connections->CloseAll();
 }
 
 }  // namespace crescent::rpc

@@ -11,7 +11,11 @@
 // `acks_wait_for_sync`, so that one client's fsync does not stall the others.
 // A malformed frame or an oversized body gets an error answer and the
 // connection is closed; an unknown method or a body that does not parse gets an
-// error answer and the connection goes on.
+// error answer and the connection goes on. Input is bounded: a connection's
+// buffer grows only as bytes arrive (transfer/frame_buffer.h), each listener
+// (the TCP port, the Unix socket) holds at most `limits.max_connections`, and
+// a connection idle for `limits.idle_timeout` is closed
+// (transfer/connection_table.h).
 #pragma once
 
 #include <atomic>
@@ -22,6 +26,7 @@
 #include "crescent/status.h"
 #include "rpc/server_handlers.h"
 #include "rpc/server_metrics.h"
+#include "transfer/connection_limits.h"
 
 namespace crescent::rpc {
 
@@ -31,6 +36,7 @@ struct ControlServerOptions {
   std::string unix_socket;         // empty: none
   int threads = 1;                 // I/O threads
   uint32_t max_body = 64 << 20;    // bytes of one request's body
+  transfer::ConnectionLimits limits;
   bool acks_wait_for_sync = false;
   uint64_t instance = 0;           // answered by Hello
   // After each request (or other work), an I/O thread polls all of its

@@ -328,7 +328,8 @@ struct MasterClient::Impl {
     for (const std::string& target : targets) {
       uint64_t instance = 0;
       auto channel = ControlChannel::Connect(target, deadline, &instance,
-                                             std::chrono::microseconds(options.control_spin_us));
+                                             std::chrono::microseconds(options.control_spin_us),
+                                             static_cast<uint64_t>(options.max_message_bytes));
       if (channel.ok() && instance == where.instance()) return std::move(channel.value());
     }
     return nullptr;

@@ -24,8 +24,10 @@
 
 #include <grpcpp/grpcpp.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <climits>
 #include <filesystem>
 #include <mutex>
 #include <random>
@@ -267,6 +269,7 @@ StatusOr<std::unique_ptr<MasterServer>> MasterServer::Start(
     co.acks_wait_for_sync = options.acks_wait_for_sync;
     co.spin_us = options.control_spin_us;
     co.spin_max_us = options.control_spin_max_us;
+    co.limits = options.limits;
     co.instance = advert.instance;
     auto control = ControlServer::Start(
         co, impl->handlers, options.record_metrics ? &impl->metrics : nullptr, impl->draining);
@@ -284,6 +287,11 @@ StatusOr<std::unique_ptr<MasterServer>> MasterServer::Start(
   // gRPC sets SO_REUSEPORT by default, which would let a second master bind the
   // same port and silently take half the connections.
   builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
+  if (options.limits.idle_timeout.count() > 0) {
+    builder.AddChannelArgument(
+        GRPC_ARG_MAX_CONNECTION_IDLE_MS,
+        static_cast<int>(std::min<int64_t>(options.limits.idle_timeout.count(), INT32_MAX)));
+  }
   builder.AddListeningPort(options.listen_address, grpc::InsecureServerCredentials(), &impl->port);
   if (!options.unix_socket.empty()) {
     if (auto s = CheckUnixSocketPath("master server cannot listen on unix:" + options.unix_socket,

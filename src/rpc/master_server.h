@@ -20,6 +20,7 @@
 #include "master/master_service.h"
 #include "rpc/batch_parts.h"
 #include "transfer/capability.h"
+#include "transfer/connection_limits.h"
 
 namespace crescent::rpc {
 
@@ -59,6 +60,10 @@ struct MasterServerOptions {
   // to cover a client's gaps between calls (ControlServerOptions); 0: never.
   int control_spin_us = 200;
   int control_spin_max_us = 1000;
+  // The lean control port's and socket's connection cap and idle timeout
+  // (control_server.h); the idle timeout also closes idle gRPC connections
+  // (gRPC's max_connection_idle: its clients reconnect on their next call).
+  transfer::ConnectionLimits limits;
   // Time every call and count its reply's errors (server_metrics.h). Off
   // only to measure what that costs (`crescent bench --no-rpc-metrics`).
   bool record_metrics = true;

@@ -336,5 +336,126 @@ TEST_F(ControlTest, AClientCarriesOnAcrossAMasterRestart) {
   EXPECT_EQ(LeanCalls(), before + 1);
 }
 
+// A client never makes room for an answer longer than its message limit,
+// whatever length the master's header claims (one near 2^64 would wrap the
+// frame's length; a terabyte would throw bad_alloc): the connection fails
+// with a clear error instead.
+TEST_F(ControlTest, AnAnswerLongerThanTheClientsLimitIsRefused) {
+  for (uint64_t claimed : {(uint64_t{1} << 20) + 1, uint64_t{1} << 40, ~uint64_t{0} - 20}) {
+    SCOPED_TRACE(claimed);
+    int listener = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ASSERT_EQ(::bind(listener, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+    ASSERT_EQ(::listen(listener, 1), 0);
+    socklen_t len = sizeof a;
+    ::getsockname(listener, reinterpret_cast<sockaddr*>(&a), &len);
+    // A "master" that answers the Hello with a header claiming `claimed` bytes.
+    std::thread fake([&] {
+      const int fd = ::accept(listener, nullptr, nullptr);
+      char hello[wire::kControlHeaderSize];
+      ::recv(fd, hello, sizeof hello, MSG_WAITALL);
+      auto h = wire::DecodeControl(reinterpret_cast<const uint8_t*>(hello));
+      wire::ResponseBytes answer;
+      wire::EncodeResponse(ErrorCode::kOk, h.ok() ? h->request_id : 0, claimed, {}, answer);
+      ::send(fd, answer.data(), wire::kResponseHeaderSize, MSG_NOSIGNAL);
+      char c;
+      ::recv(fd, &c, 1, 0);  // until the client hangs up
+      ::close(fd);
+    });
+    const std::string target = "127.0.0.1:" + std::to_string(ntohs(a.sin_port));
+    auto channel = ControlChannel::Connect(target, In(10'000), nullptr,
+                                           std::chrono::microseconds(0), uint64_t{1} << 20);
+    EXPECT_EQ(channel.status().code(), ErrorCode::kUnavailable) << channel.status().ToString();
+    EXPECT_NE(channel.status().message().find("exceeds the client's message limit"),
+              std::string::npos)
+        << channel.status().ToString();
+    channel = StatusOr<std::unique_ptr<ControlChannel>>(Status(ErrorCode::kInternal, "closed"));
+    fake.join();
+    ::close(listener);
+  }
+}
+
+// Each listener holds at most --max-connections: the next connection is told
+// why and closed, a client then uses gRPC, and a freed slot is taken again.
+TEST_F(ControlTest, AListenerHoldsAtMostMaxConnections) {
+  MasterServerOptions options = DefaultServerOptions();
+  options.limits.max_connections = 3;
+  Start(options);
+  std::vector<int> held;
+  for (int i = 0; i < 3; ++i) {
+    held.push_back(Raw());
+    SendAll(held.back(), Frame(static_cast<uint8_t>(ControlMethod::kHello), 1, ""));
+    auto a = ReadAnswer(held.back());
+    ASSERT_TRUE(a.ok()) << a.status().ToString();
+    EXPECT_EQ(a->first.code, ErrorCode::kOk);
+  }
+  int extra = Raw();
+  auto a = ReadAnswer(extra);
+  ASSERT_TRUE(a.ok()) << a.status().ToString();
+  EXPECT_EQ(a->first.code, ErrorCode::kUnavailable);
+  EXPECT_EQ(a->first.request_id, 0u);
+  EXPECT_NE(a->second.find("3 connections on this port (--max-connections)"), std::string::npos)
+      << a->second;
+  EXPECT_TRUE(Closed(extra));
+  ::close(extra);
+  // The client library says the same, and its calls go over gRPC meanwhile.
+  const std::string target = "127.0.0.1:" + std::to_string(server_->control_port());
+  auto refused = ControlChannel::Connect(target, In(10'000), nullptr);
+  EXPECT_EQ(refused.status().code(), ErrorCode::kUnavailable);
+  EXPECT_NE(refused.status().message().find("--max-connections"), std::string::npos)
+      << refused.status().ToString();
+  Mount();
+  EXPECT_TRUE(Put("over-grpc").ok());
+  EXPECT_EQ(server_->metrics().lean_connections(), 3);
+
+  ::close(held.back());
+  held.pop_back();
+  bool admitted = false;
+  for (auto until = In(20'000); !admitted && Clock::now() < until;) {
+    auto channel = ControlChannel::Connect(target, In(10'000), nullptr);
+    admitted = channel.ok();
+    if (!admitted) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  EXPECT_TRUE(admitted) << "a freed slot was never taken again";
+  for (int fd : held) ::close(fd);
+}
+
+// A connection on which nothing moves for --idle-timeout-ms is closed, between
+// frames or inside one; a client whose kept connection was closed so notices
+// it before its next call and reconnects.
+TEST_F(ControlTest, IdleConnectionsAreClosedAndClientsReconnect) {
+  MasterServerOptions options = DefaultServerOptions();
+  options.limits.idle_timeout = std::chrono::milliseconds(300);
+  MasterClientOptions client_options;
+  client_options.attempts = 1;  // no retry may hide a call sent on a closed connection
+  Start(options, client_options);
+  Mount();
+  ASSERT_TRUE(Put("k").ok());
+  ASSERT_FALSE(client_->ControlTarget().empty());
+
+  timeval patience{20, 0};
+  int silent = Raw();
+  ::setsockopt(silent, SOL_SOCKET, SO_RCVTIMEO, &patience, sizeof patience);
+  int partial = Raw();
+  ::setsockopt(partial, SOL_SOCKET, SO_RCVTIMEO, &patience, sizeof patience);
+  std::string claim(wire::kControlHeaderSize, '\0');
+  wire::EncodeControl({static_cast<uint8_t>(ControlMethod::kExists), 1, 1000},
+                      reinterpret_cast<uint8_t*>(claim.data()));
+  SendAll(partial, claim + "abc");  // a body that never comes
+  EXPECT_TRUE(Closed(silent)) << "a silent connection stayed open";
+  EXPECT_TRUE(Closed(partial)) << "a connection stalled inside a frame stayed open";
+  ::close(silent);
+  ::close(partial);
+
+  // The client's kept connection went idle as long; its next call still works.
+  const uint64_t before = LeanCalls();
+  auto exists = client_->Exists("k");
+  ASSERT_TRUE(exists.ok()) << exists.status().ToString();
+  EXPECT_TRUE(*exists);
+  EXPECT_EQ(LeanCalls(), before + 1) << "the call did not go over a new lean connection";
+}
+
 }  // namespace
 }  // namespace crescent::rpc::testing

@@ -90,6 +90,7 @@ StatusOr<std::unique_ptr<StoreNode>> StoreNode::Start(const StoreNodeOptions& op
   tcp_options.threads = opt.io_threads;
   tcp_options.congestion = opt.tcp_congestion;
   tcp_options.metrics = &node->transfer_metrics_;
+  tcp_options.limits = opt.limits;
   auto tcp =
       transfer::TcpDataServer::Start(tcp_options, transfer::SegmentSet(memories), node->signer_);
   if (!tcp.ok()) return tcp.status();

@@ -75,6 +75,7 @@ struct StoreNodeOptions {
   uint16_t port = 0;  // 0: any free port
   int io_threads = 2;
   std::string tcp_congestion;  // TCP_CONGESTION of data connections; "" = system default
+  transfer::ConnectionLimits limits;  // the data port's connection cap and idle timeout
   bool shared_memory = true;   // offer the memfd to same-host clients
   // Touch every page of the segment once in the background after start, so the
   // first transfers into it do not pay first-access traps (page_warmer.h).

@@ -28,6 +28,16 @@
 
 namespace crescent::transfer {
 
+// The most bytes a transfer moves into or out of a segment between two checks
+// of its SegmentMemory::Fence, on TCP and on shared memory: what lands after a
+// fence stops holding (a node frozen between its check and its copy, or a
+// remount during one) is at most this much. 256 KiB: a TCP step still moves
+// far more than a system call costs, and a shared-memory write copies it in
+// about 20 us.
+inline constexpr uint64_t kFenceStep = 256 << 10;
+// The next chunk of a transfer with `left` bytes to go.
+inline uint64_t FenceStep(uint64_t left) { return left < kFenceStep ? left : kFenceStep; }
+
 // The memory a new segment could get now: MemAvailable + SwapFree from
 // /proc/meminfo, lowered to the smallest cgroup v2 memory.max on the way from this
 // process's cgroup to the root, where one is set. `detail` says where the figure
@@ -96,7 +106,8 @@ class SegmentMemory {
   std::shared_ptr<const Identity> identity() const;
   // What a transfer checks again before each chunk it moves: its capability
   // has not expired and the segment is still the mount that capability was
-  // resolved against (Resolve fills it in).
+  // resolved against (Resolve fills it in). A chunk is at most kFenceStep
+  // bytes (FenceStep), on every path, so a verdict covers no more than that.
   class Fence {
    public:
     bool Holds() const {

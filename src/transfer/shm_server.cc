@@ -44,8 +44,6 @@ namespace crescent::transfer {
 namespace {
 
 constexpr int kHandshakeTimeoutMs = 2000;
-// A write is copied, and its capability checked again, in chunks of this size.
-constexpr uint64_t kWriteChunk = 256 << 10;
 
 // How many handshake connections a server holds open at most.
 size_t MaxClients() {
@@ -263,7 +261,7 @@ Status ShmServer::Impl::Write(const shm::Request& req, pid_t pid) {
                     "write capability expired (or the segment was remounted) after " +
                         std::to_string(done) + " of " + std::to_string(cap.length) + " bytes");
     }
-    uint64_t n = std::min(kWriteChunk, cap.length - done);
+    uint64_t n = FenceStep(cap.length - done);
     iovec local{range->data + done, n};
     iovec remote{reinterpret_cast<void*>(static_cast<uintptr_t>(req.address + done)), n};
     ssize_t r = process_vm_readv(pid, &local, 1, &remote, 1, 0);

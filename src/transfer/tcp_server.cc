@@ -20,12 +20,12 @@
 // hands a range to another object once every capability that reaches it has
 // expired (plus a grace, docs/network.md), so a peer that stalls mid-transfer
 // (a frozen writer, a reader that stops reading) must not move segment bytes
-// after its capability's expiry. Each chunk is moved by a non-blocking call made
-// right after the check; waiting for the socket happens before the check, never
-// between it and the copy. A write that expires mid-payload gets its error
-// reply and the rest of its payload is read and dropped, as for a refused
-// write; a read that expires after part of its payload was sent cannot say so
-// in-stream, so its connection is closed and the client sees the op fail.
+// after its capability's expiry. A chunk is at most kFenceStep (256 KiB),
+// however much the socket holds (fenced_socket.h). A write that expires
+// mid-payload gets its error reply and the rest of its payload is read and
+// dropped, as for a refused write; a read that expires after part of its
+// payload was sent cannot say so in-stream, so its connection is closed and
+// the client sees the op fail.
 //
 // Stop(): every io_context.stop() + join, then the acceptor and every live
 // connection socket are closed from the stopping thread (no handler can run any
@@ -51,12 +51,13 @@
 #include <exception>
 #include <mutex>
 #include <thread>
-#include <unordered_set>
 #include <vector>
 
 #include "common/tsan.h"
 #include "transfer/asio_server.h"
 #include "transfer/congestion.h"
+#include "transfer/connection_table.h"
+#include "transfer/fenced_socket.h"
 #include "transfer/wire.h"
 
 namespace crescent::transfer {
@@ -65,98 +66,21 @@ namespace {
 using asio::ip::tcp;
 constexpr uint64_t kMaxDiscardBytes = 64ull << 20;
 constexpr size_t kDiscardChunk = 64 << 10;
-using Lowat = asio::socket_base::receive_low_watermark;
-
-// The outcome of a fenced transfer: done, stopped because the capability
-// expired first, or a socket error (in the caller's error code).
-enum class Fenced { kDone, kExpired, kSocketError };
-
-bool WouldBlock(const asio::error_code& ec) {
-  return ec == asio::error::would_block || ec == asio::error::try_again;
-}
-
-// Receives `length` bytes into `dst` (the segment), `*received` of them before
-// an expiry or error. SO_RCVLOWAT (wire::PayloadLowat): the reactor reports the
-// socket readable only once the rest of the payload (up to 1 MiB of it) has
-// arrived (TCP put 4 MiB 0.6-0.8x -> 0.9-1.1x of the raw stream, `crescent
-// bench all --size 4MiB`), lowered as the payload shrinks, and back to 1 for
-// the next header.
-asio::awaitable<Fenced> ReceiveFenced(tcp::socket& socket, std::byte* dst, size_t length,
-                                      const SegmentMemory::Fence& fence, size_t* received,
-                                      asio::error_code& ec) {
-  auto use = asio::redirect_error(asio::use_awaitable, ec);
-  Fenced out = Fenced::kDone;
-  int lowat = 1;
-  for (size_t done = 0; done < length;) {
-    const size_t left = length - done;
-    if (int want = wire::PayloadLowat(left); want != lowat) {
-      socket.set_option(Lowat(want), ec);
-      lowat = want;
-      if (ec) co_return Fenced::kSocketError;
-    }
-    if (!fence.Holds()) {
-      out = Fenced::kExpired;
-      break;
-    }
-    done += socket.read_some(asio::buffer(dst + done, left), ec);  // non-blocking socket
-    *received = done;
-    if (WouldBlock(ec)) {
-      co_await socket.async_wait(tcp::socket::wait_read, use);
-    }
-    if (ec) co_return Fenced::kSocketError;
-  }
-  if (lowat != 1) socket.set_option(Lowat(1), ec);
-  co_return ec ? Fenced::kSocketError : out;
-}
-
-// Sends `header` then `length` bytes from `src` (the segment), as gather
-// writes of everything left (asio's own composed write hands the kernel 64 KiB
-// per call).
-asio::awaitable<Fenced> SendFenced(tcp::socket& socket, asio::const_buffer header,
-                                   const std::byte* src, size_t length,
-                                   const SegmentMemory::Fence& fence, asio::error_code& ec) {
-  auto use = asio::redirect_error(asio::use_awaitable, ec);
-  const size_t total = header.size() + length;
-  for (size_t sent = 0; sent < total;) {
-    if (!fence.Holds()) co_return Fenced::kExpired;
-    std::array<asio::const_buffer, 2> out;
-    if (sent < header.size()) {
-      out = {header + sent, asio::buffer(src, length)};
-    } else {
-      out = {asio::buffer(src + (sent - header.size()), total - sent), asio::const_buffer()};
-    }
-    sent += socket.write_some(out, ec);  // non-blocking socket
-    if (WouldBlock(ec)) {
-      co_await socket.async_wait(tcp::socket::wait_write, use);
-    }
-    if (ec) co_return Fenced::kSocketError;
-  }
-  co_return Fenced::kDone;
-}
 
 // Exceptions (only bad_alloc is plausible: all I/O uses error codes) end the
 // coroutine and so the connection; they never reach the io_context thread.
 void IgnoreException(std::exception_ptr) {}
 
-// Registers a connection's socket for Stop() for the coroutine's lifetime.
-class ConnectionGuard {
- public:
-  ConnectionGuard(std::mutex& mu, std::unordered_set<tcp::socket*>& set, tcp::socket* socket)
-      : mu_(mu), set_(set), socket_(socket) {
-    std::lock_guard lock(mu_);
-    set_.insert(socket_);
+// A transfer's fence whose every check, made before each chunk moves, also
+// marks the connection active: a long transfer is not idle.
+template <typename Fence>
+struct TouchingFence {
+  const Fence& fence;
+  ConnectionTable::Entry& entry;
+  bool Holds() const {
+    entry.Touch();
+    return fence.Holds();
   }
-  ~ConnectionGuard() {
-    std::lock_guard lock(mu_);
-    set_.erase(socket_);
-  }
-  ConnectionGuard(const ConnectionGuard&) = delete;
-  ConnectionGuard& operator=(const ConnectionGuard&) = delete;
-
- private:
-  std::mutex& mu_;
-  std::unordered_set<tcp::socket*>& set_;
-  tcp::socket* socket_;
 };
 
 // Counts a connection open for as long as its coroutine frame lives.
@@ -188,7 +112,7 @@ struct TcpDataServer::Impl {
       : segments(std::move(segs)), signer(sig), copier(segments, signer) {}
 
   asio::awaitable<void> Accept();
-  asio::awaitable<void> Serve(tcp::socket socket);
+  asio::awaitable<void> Serve(tcp::socket socket, size_t thread);
 
   SegmentSet segments;
   CapabilitySigner signer;  // a copy: the caller's need not outlive the server
@@ -197,8 +121,9 @@ struct TcpDataServer::Impl {
   // unregister their sockets.
   std::string congestion;  // TCP_CONGESTION for accepted connections
   TransferMetrics* metrics = nullptr;
-  std::mutex mu;
-  std::unordered_set<tcp::socket*> connections;
+  std::unique_ptr<ConnectionTable> connections;
+  ConnectionTable::Listener listener{0};  // the data port's connections
+  std::mutex mu;                          // guards stopped
   bool stopped = false;
   uint16_t port = 0;  // the bound port, kept so port() works after Stop()
   std::vector<std::unique_ptr<asio::io_context>> ios;  // one per thread; [0] accepts
@@ -210,8 +135,8 @@ struct TcpDataServer::Impl {
 asio::awaitable<void> TcpDataServer::Impl::Accept() {
   for (;;) {
     asio::error_code ec;
-    asio::io_context& home = *ios[next_io];
-    tcp::socket socket(home);
+    const size_t thread = next_io;
+    tcp::socket socket(*ios[thread]);
     co_await acceptor->async_accept(socket, asio::redirect_error(asio::use_awaitable, ec));
     if (ec == asio::error::operation_aborted || !acceptor->is_open()) co_return;
     if (ec) {
@@ -220,14 +145,22 @@ asio::awaitable<void> TcpDataServer::Impl::Accept() {
       co_await pause.async_wait(asio::redirect_error(asio::use_awaitable, ec));
       continue;
     }
+    if (!connections->Admit(listener)) {
+      RefuseConnection(socket, connections->RefusalText("the store node"));
+      continue;
+    }
     next_io = (next_io + 1) % ios.size();
-    asio::co_spawn(home, Serve(std::move(socket)), IgnoreException);
+    asio::co_spawn(*ios[thread], Serve(std::move(socket), thread), IgnoreException);
   }
 }
 
-asio::awaitable<void> TcpDataServer::Impl::Serve(tcp::socket socket) {
-  ConnectionGuard guard(mu, connections, &socket);
+asio::awaitable<void> TcpDataServer::Impl::Serve(tcp::socket socket, size_t thread) {
   CountedConnection counted(metrics);
+  ConnectionTable::Entry entry(*connections, thread, listener, [&socket] {
+    asio::error_code ignored;
+    socket.shutdown(tcp::socket::shutdown_both, ignored);
+    socket.close(ignored);
+  });
   asio::error_code ec;
   socket.set_option(tcp::no_delay(true), ec);
   // Fenced transfers move bytes with non-blocking calls only (asio's async
@@ -241,6 +174,7 @@ asio::awaitable<void> TcpDataServer::Impl::Serve(tcp::socket socket) {
   for (;;) {
     co_await asio::async_read(socket, asio::buffer(request), use);
     if (ec) break;
+    entry.Touch();
     StatusOr<wire::RequestHeader> header = wire::DecodeRequest(request.data());
     if (!header.ok()) {
       // The stream is out of sync (or not ours): say why, then hang up.
@@ -254,6 +188,7 @@ asio::awaitable<void> TcpDataServer::Impl::Serve(tcp::socket socket) {
     SegmentMemory::Fence fence;
     StatusOr<SegmentSet::Resolved> range =
         segments.Resolve(h.cap, h.cap.op, signer, UnixNowMs(), &fence);
+    const TouchingFence<SegmentMemory::Fence> touching{fence, entry};
     Status refused;       // the reply's error, if the request is refused
     uint64_t unread = 0;  // payload bytes of a refused write still on the stream
     if (!range.ok()) {
@@ -285,9 +220,8 @@ asio::awaitable<void> TcpDataServer::Impl::Serve(tcp::socket socket) {
       TsanAcquire(range->segment);
       // Header and segment bytes in gather writes, straight from the segment.
       size_t n = wire::EncodeResponse(ErrorCode::kOk, h.request_id, h.cap.length, {}, response);
-      Fenced fenced =
-          co_await SendFenced(socket, asio::buffer(response.data(), n), range->data,
-                              static_cast<size_t>(h.cap.length), fence, ec);
+      Fenced fenced = co_await SendFenced(socket, asio::buffer(response.data(), n), range->data,
+                                          static_cast<size_t>(h.cap.length), touching, ec);
       TsanRelease(range->segment);
       if (fenced == Fenced::kExpired && metrics) {
         metrics->RecordRefusal(DataPath::kTcp, RefusalReason::kExpired);
@@ -299,8 +233,8 @@ asio::awaitable<void> TcpDataServer::Impl::Serve(tcp::socket socket) {
     } else {
       size_t received = 0;
       TsanAcquire(range->segment);
-      Fenced fenced = co_await ReceiveFenced(
-          socket, range->data, static_cast<size_t>(h.cap.length), fence, &received, ec);
+      Fenced fenced = co_await ReceiveFenced(socket, range->data, static_cast<size_t>(h.cap.length),
+                                             touching, &received, ec);
       TsanRelease(range->segment);
       if (fenced == Fenced::kSocketError) break;
       // Acknowledged only once durable (a persistent segment; DRAM: no-op).
@@ -329,6 +263,7 @@ asio::awaitable<void> TcpDataServer::Impl::Serve(tcp::socket socket) {
     for (uint64_t left = unread; left > 0 && !ec;) {
       size_t chunk = static_cast<size_t>(std::min<uint64_t>(left, kDiscardChunk));
       co_await asio::async_read(socket, asio::buffer(discard.get(), chunk), use);
+      entry.Touch();
       left -= chunk;
     }
     if (ec) break;
@@ -340,11 +275,18 @@ StatusOr<std::unique_ptr<TcpDataServer>> TcpDataServer::Start(const TcpServerOpt
                                                               SegmentSet segments,
                                                               const CapabilitySigner& signer) {
   if (Status s = CheckCongestionControl(options.congestion); !s.ok()) return s;
+  if (options.limits.max_connections < 1) {
+    return Status(ErrorCode::kInvalidArgument, "max_connections must be at least 1");
+  }
   auto impl = std::make_unique<Impl>(std::move(segments), signer);
   impl->congestion = options.congestion;
   impl->metrics = options.metrics;
   int threads = options.threads > 0 ? options.threads : 1;
-  for (int i = 0; i < threads; ++i) impl->ios.push_back(std::make_unique<asio::io_context>(1));
+  impl->connections = std::make_unique<ConnectionTable>(options.limits, threads);
+  for (int i = 0; i < threads; ++i) {
+    impl->ios.push_back(std::make_unique<asio::io_context>(1));
+    asio::co_spawn(*impl->ios.back(), impl->connections->SweepIdle(i), IgnoreException);
+  }
   impl->acceptor = std::make_unique<tcp::acceptor>(*impl->ios[0]);
   asio::error_code ec;
   asio::ip::address address = asio::ip::make_address(options.host, ec);
@@ -381,11 +323,7 @@ void TcpDataServer::Stop() {
   impl_->threads.clear();
   asio::error_code ec;
   impl_->acceptor->close(ec);
-  std::lock_guard lock(impl_->mu);
-  for (tcp::socket* socket : impl_->connections) {
-    socket->shutdown(tcp::socket::shutdown_both, ec);
-    socket->close(ec);
-  }
+  impl_->connections->CloseAll();
 }
 
 }  // namespace crescent::transfer

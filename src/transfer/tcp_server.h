@@ -6,8 +6,11 @@
 //
 // Every request passes SegmentMemory::Resolve (of the node's segment that its
 // capability names, segment_set.h) before any byte of the segment is touched;
-// a write into a persistent segment is persisted before it is answered. A malformed frame (bad magic, version, op or length) gets an error
-// reply and the connection is closed; the server keeps serving everyone else.
+// a write into a persistent segment is persisted before it is answered. A
+// malformed frame (bad magic, version, op or length) gets an error reply and
+// the connection is closed; the server keeps serving everyone else. The port
+// holds at most `limits.max_connections` connections and closes one on which
+// nothing moved for `limits.idle_timeout` (connection_table.h).
 #pragma once
 
 #include <cstdint>
@@ -16,6 +19,7 @@
 
 #include "crescent/status.h"
 #include "transfer/capability.h"
+#include "transfer/connection_limits.h"
 #include "transfer/segment_set.h"
 #include "transfer/transfer_metrics.h"
 
@@ -27,6 +31,7 @@ struct TcpServerOptions {
   int threads = 2;           // io_context threads
   std::string congestion{};  // TCP_CONGESTION for accepted connections; "" = system default
   TransferMetrics* metrics = nullptr;  // counts transfers if set; must outlive the server
+  ConnectionLimits limits;             // connections held at most, idle timeout
 };
 
 class TcpDataServer {

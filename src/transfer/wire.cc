@@ -138,7 +138,7 @@ void EncodeControl(const ControlHeader& h, uint8_t* p) {
   Put<uint32_t>(p + 16, h.body_length);
 }
 
-StatusOr<ControlHeader> DecodeControl(const uint8_t* p) {
+StatusOr<ControlHeader> DecodeControl(const uint8_t* p, uint32_t max_body) {
   if (uint32_t magic = Get<uint32_t>(p); magic != kControlMagic) {
     return Bad("bad control magic " + std::to_string(magic));
   }
@@ -151,7 +151,21 @@ StatusOr<ControlHeader> DecodeControl(const uint8_t* p) {
   h.method = p[5];
   h.request_id = Get<uint64_t>(p + 8);
   h.body_length = Get<uint32_t>(p + 16);
+  if (h.body_length > max_body) {
+    return Status(ErrorCode::kInvalidArgument,
+                  "control call body of " + std::to_string(h.body_length) +
+                      " bytes exceeds the master's limit of " + std::to_string(max_body));
+  }
   return h;
+}
+
+StatusOr<uint64_t> ControlAnswerBody(const ResponseHeader& h, uint64_t max_body) {
+  if (h.code != ErrorCode::kOk) return uint64_t{h.message_length};
+  if (h.payload_length > max_body) {
+    return Bad("control answer of " + std::to_string(h.payload_length) +
+               " bytes exceeds the client's message limit of " + std::to_string(max_body));
+  }
+  return h.payload_length;
 }
 
 size_t EncodeResponse(ErrorCode code, uint64_t request_id, uint64_t payload_length,

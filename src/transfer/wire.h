@@ -163,6 +163,14 @@ struct ControlHeader {
 using ControlBytes = std::array<uint8_t, kControlHeaderSize>;
 void EncodeControl(const ControlHeader& header, uint8_t* out);  // kControlHeaderSize bytes
 // kParseError naming the first bad field (the method is the caller's to check).
-StatusOr<ControlHeader> DecodeControl(const uint8_t* in);
+// With `max_body`, also kInvalidArgument for a body longer than that (the
+// master's message limit).
+StatusOr<ControlHeader> DecodeControl(const uint8_t* in, uint32_t max_body = UINT32_MAX);
+
+// The bytes that follow a control answer's header `h` (decoded by
+// DecodeResponse): its reply message, or its error text. kParseError when an
+// OK answer claims a reply longer than `max_body` (the client's message
+// limit): a reader must never make room for a length it has only been told.
+StatusOr<uint64_t> ControlAnswerBody(const ResponseHeader& h, uint64_t max_body);
 
 }  // namespace crescent::transfer::wire

@@ -1,5 +1,5 @@
 // Fuzzes the TCP data plane's frame decoder (transfer/wire.h), and the lean
-// control protocol's request header, which shares its framing.
+// control protocol's headers, which share its framing, in both directions.
 //
 // Invariants checked on every input:
 //  - Decoding never reads past the fixed header, never crashes.
@@ -8,10 +8,23 @@
 //    cannot represent, such as nonzero reserved bytes).
 //  - Encoding a header built from fuzzed fields and decoding it gives back the
 //    same fields, and the decoder accepts it exactly when the fields are legal.
+//    Legal is this file's own model of wire.h's contract (LegalRequest), not a
+//    call into the decoder: the four ops, each with the payload it must declare.
+//  - Both directions of the lean control protocol bound what they make room
+//    for: a request header is refused past the master's body limit, and a
+//    control answer's body (ControlAnswerBody, what the client reads) is
+//    never more than the client's limit or an error text's.
+//  - The bytes as a stream of control frames, read in pieces into a
+//    FrameBuffer as the server reads them: the frames come out as one parse of
+//    the whole stream gives them, and the buffer never holds more than twice
+//    the bytes pending plus one step, whatever the headers claim.
 #include <algorithm>
 #include <cstring>
+#include <string>
+#include <vector>
 
 #include "fuzz_support.h"
+#include "transfer/frame_buffer.h"
 #include "transfer/wire.h"
 
 namespace w = crescent::transfer::wire;
@@ -20,6 +33,24 @@ using crescent::fuzz::FuzzInput;
 using crescent::transfer::AccessOp;
 
 namespace {
+
+bool KnownOp(AccessOp op) {
+  return op == AccessOp::kRead || op == AccessOp::kWrite || op == AccessOp::kCopy ||
+         op == AccessOp::kVerify;
+}
+
+// The payload a request declares (wire.h): none for a read, the capability's
+// length for a write, the copy target (its fixed part and an endpoint of at
+// most 512 bytes) for a copy, an 8-byte hash for a verify.
+bool LegalRequest(AccessOp op, uint64_t cap_length, uint64_t payload) {
+  switch (op) {
+    case AccessOp::kRead: return payload == 0;
+    case AccessOp::kWrite: return payload == cap_length;
+    case AccessOp::kCopy: return payload >= w::kCopyTargetFixed && payload <= w::kCopyTargetMax;
+    case AccessOp::kVerify: return payload == w::kVerifyPayload;
+  }
+  return false;
+}
 
 void CheckSameRequest(const w::RequestHeader& a, const w::RequestHeader& b) {
   FUZZ_CHECK(a.request_id == b.request_id);
@@ -45,8 +76,8 @@ void DecodeRawRequest(const uint8_t* data, size_t size) {
     FUZZ_CHECK(h.status().code() == ErrorCode::kParseError);
     return;
   }
-  FUZZ_CHECK(h->cap.op == AccessOp::kRead || h->cap.op == AccessOp::kWrite);
-  FUZZ_CHECK(h->payload_length == (h->cap.op == AccessOp::kWrite ? h->cap.length : 0));
+  FUZZ_CHECK(KnownOp(h->cap.op));
+  FUZZ_CHECK(LegalRequest(h->cap.op, h->cap.length, h->payload_length));
   w::RequestBytes again;
   w::EncodeRequest(*h, again);
   FUZZ_CHECK(std::memcmp(again.data(), data, w::kRequestHeaderSize) == 0);
@@ -85,6 +116,106 @@ void DecodeRawControl(const uint8_t* data, size_t size) {
   FUZZ_CHECK(std::memcmp(again, data, w::kControlHeaderSize) == 0);
 }
 
+// Limits a reader may run under: none to speak of, a small one, the default.
+constexpr uint64_t kLimits[] = {0, 1000, 64 << 20};
+
+// Raw bytes as a control request header under each limit: refused exactly
+// when the body is over it (and the header is otherwise fine).
+void DecodeRawControlLimited(const uint8_t* data, size_t size) {
+  if (size < w::kControlHeaderSize) return;
+  auto unlimited = w::DecodeControl(data);
+  for (uint64_t limit : kLimits) {
+    auto h = w::DecodeControl(data, static_cast<uint32_t>(limit));
+    if (!unlimited.ok()) {
+      FUZZ_CHECK(!h.ok() && h.status().code() == ErrorCode::kParseError);
+      continue;
+    }
+    FUZZ_CHECK(h.ok() == (unlimited->body_length <= limit));
+    if (!h.ok()) FUZZ_CHECK(h.status().code() == ErrorCode::kInvalidArgument);
+  }
+}
+
+// Raw bytes as a control answer's header, as the client reads it: the body
+// it makes room for is within its limit (or an error text's), so the frame's
+// length cannot wrap.
+void DecodeRawAnswer(const uint8_t* data, size_t size) {
+  if (size < w::kResponseHeaderSize) return;
+  auto h = w::DecodeResponse(data);
+  if (!h.ok()) return;
+  for (uint64_t limit : kLimits) {
+    auto body = w::ControlAnswerBody(*h, limit);
+    if (h->code != ErrorCode::kOk) {
+      FUZZ_CHECK(body.ok() && *body == h->message_length && *body <= w::kMaxErrorMessage);
+      continue;
+    }
+    FUZZ_CHECK(body.ok() == (h->payload_length <= limit));
+    if (body.ok()) FUZZ_CHECK(*body == h->payload_length);
+    if (!body.ok()) FUZZ_CHECK(body.status().code() == ErrorCode::kParseError);
+  }
+}
+
+struct Frame {
+  uint8_t method;
+  uint64_t request_id;
+  std::string body;
+  bool operator==(const Frame&) const = default;
+};
+
+// Whole control frames at the front of `bytes` under `limit`, as one parse
+// of all of it; stops at the first header refused.
+std::vector<Frame> ParseFrames(std::string_view bytes, uint32_t limit) {
+  std::vector<Frame> out;
+  while (bytes.size() >= w::kControlHeaderSize) {
+    auto h = w::DecodeControl(reinterpret_cast<const uint8_t*>(bytes.data()), limit);
+    if (!h.ok() || bytes.size() - w::kControlHeaderSize < h->body_length) break;
+    out.push_back({h->method, h->request_id,
+                   std::string(bytes.substr(w::kControlHeaderSize, h->body_length))});
+    bytes.remove_prefix(w::kControlHeaderSize + h->body_length);
+  }
+  return out;
+}
+
+// The input, repeated, as a stream read in pieces into a FrameBuffer.
+void StreamControlFrames(const uint8_t* data, size_t size) {
+  if (size < 2) return;
+  const size_t repeats = 1 + data[0] % 64;  // up to 64 copies: past a few buffer steps
+  const size_t piece = 1 + data[1] * 97;    // bytes per read: 1 to ~24 KiB
+  std::string stream;
+  for (size_t i = 0; i < repeats; ++i) stream.append(reinterpret_cast<const char*>(data), size);
+  constexpr uint32_t kLimit = 1 << 20;
+  const std::vector<Frame> whole = ParseFrames(stream, kLimit);
+
+  crescent::transfer::FrameBuffer buffer;
+  std::vector<Frame> read;
+  size_t most_pending = 0;
+  bool refused = false;
+  for (size_t at = 0; at < stream.size() && !refused;) {
+    std::span<char> room = buffer.Room();
+    FUZZ_CHECK(room.size() >= crescent::transfer::FrameBuffer::kStep / 2);
+    const size_t n = std::min({room.size(), piece, stream.size() - at});
+    std::memcpy(room.data(), stream.data() + at, n);
+    buffer.Filled(n);
+    at += n;
+    most_pending = std::max(most_pending, buffer.Pending().size());
+    FUZZ_CHECK(buffer.capacity() <= 2 * most_pending + crescent::transfer::FrameBuffer::kStep);
+    for (;;) {
+      const std::string_view pending = buffer.Pending();
+      if (pending.size() < w::kControlHeaderSize) break;
+      auto h = w::DecodeControl(reinterpret_cast<const uint8_t*>(pending.data()), kLimit);
+      if (!h.ok()) {
+        refused = true;
+        break;
+      }
+      const size_t frame = w::kControlHeaderSize + h->body_length;
+      if (pending.size() < frame) break;
+      read.push_back({h->method, h->request_id,
+                      std::string(pending.substr(w::kControlHeaderSize, h->body_length))});
+      buffer.Consume(frame);
+    }
+  }
+  FUZZ_CHECK(read == whole);
+}
+
 // Fuzzed control fields through EncodeControl and back: always accepted.
 void RoundTripControl(FuzzInput& in) {
   w::ControlHeader h;
@@ -110,15 +241,18 @@ void RoundTripRequest(FuzzInput& in) {
   h.cap.length = in.Take<uint64_t>();
   h.cap.expiry_unix_ms = in.Take<int64_t>();
   in.TakeBytes(h.cap.tag.data(), h.cap.tag.size());
-  bool legal_op = h.cap.op == AccessOp::kRead || h.cap.op == AccessOp::kWrite;
-  // Mostly the legal payload length; sometimes a fuzzed one, which must be refused.
-  bool fuzz_payload = in.Take<uint8_t>() & 1;
-  uint64_t legal_payload = h.cap.op == AccessOp::kWrite ? h.cap.length : 0;
-  h.payload_length = fuzz_payload ? in.Take<uint64_t>() : legal_payload;
+  // Mostly a legal payload length for the op; sometimes a fuzzed one.
+  const uint8_t pick = in.Take<uint8_t>();
+  uint64_t legal_payload = 0;
+  if (h.cap.op == AccessOp::kWrite) legal_payload = h.cap.length;
+  if (h.cap.op == AccessOp::kCopy) legal_payload = w::kCopyTargetFixed + (pick >> 1);  // 0-127 B endpoint
+  if (h.cap.op == AccessOp::kVerify) legal_payload = w::kVerifyPayload;
+  h.payload_length = (pick & 1) ? in.Take<uint64_t>() : legal_payload;
   w::RequestBytes bytes;
   w::EncodeRequest(h, bytes);
   auto back = w::DecodeRequest(bytes.data());
-  FUZZ_CHECK(back.ok() == (legal_op && h.payload_length == legal_payload));
+  FUZZ_CHECK(back.ok() == (KnownOp(h.cap.op) && LegalRequest(h.cap.op, h.cap.length,
+                                                              h.payload_length)));
   if (back.ok()) CheckSameRequest(h, *back);
 }
 
@@ -150,6 +284,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   DecodeRawRequest(data, size);
   DecodeRawResponse(data, size);
   DecodeRawControl(data, size);
+  DecodeRawControlLimited(data, size);
+  DecodeRawAnswer(data, size);
+  StreamControlFrames(data, size);
   FuzzInput in(data, size);
   RoundTripRequest(in);
   RoundTripResponse(in);
