@@ -32,7 +32,7 @@ struct MasterServerOptions {
   int threads = 1;
   uint32_t max_batch = 1 << 16;       // keys per batch call
   uint32_t max_list = 1 << 20;        // keys per List reply (and what fits the message limit)
-  uint32_t max_replicas = 16;         // PutConfig.replica_count ceiling
+  uint32_t max_replicas = master::kMaxReplicas;  // PutConfig.replica_count ceiling
   int max_message_bytes = 64 << 20;   // gRPC receive/send limit
   // Asks for a snapshot and returns at once (the Snapshot RPC); empty: the
   // master keeps none (no --data-dir), and the RPC answers UNSUPPORTED.
