@@ -141,8 +141,8 @@ std::string Frame(const json& s) {
 }
 
 // Why a request to `ep` got no answer. httplib names only the step that
-// failed ("Read" for a refused connection), so the connection is tried once
-// more here for the system's reason: "Connection refused", "No route to host",
+// failed ("Connection", or "Read" for a connection refused as it was made), so
+// the connection is tried once more here for the system's reason: "Connection refused", "No route to host",
 // no answer within the timeout, or a peer that took the connection and closed
 // it without answering.
 std::string WhyNoAnswer(const Endpoint& ep, httplib::Error error) {
