@@ -88,7 +88,9 @@ struct ClientConfig {
 };
 
 struct PutOptions {
-  uint32_t replica_count = 1;     // best effort, on distinct segments
+  // Best effort: on distinct segments, as many as are mounted, at most 16
+  // (master::kMaxReplicas; a larger count is taken as 16). 0 is refused.
+  uint32_t replica_count = 1;
   std::string preferred_segment;  // place here first when it has room
   int64_t soft_pin_ttl_ms = 0;    // evicted only after unpinned objects, for this long
   bool hard_pin = false;          // never evicted (still removable)
@@ -254,6 +256,9 @@ class Client {
   // while they are fetched, whatever else is put or removed meanwhile.
   StatusOr<std::vector<std::string>> List(const std::string& prefix, size_t limit = 0,
                                           bool* truncated = nullptr, const std::string& after = "");
+  // Removes every key that starts with `prefix`, which must not be empty
+  // (INVALID_ARGUMENT: every key would go; that is RemoveAll). A key a reader
+  // holds a lease on stays unless `force`; the count removed is returned.
   StatusOr<size_t> RemoveByPrefix(const std::string& prefix, bool force = false);
   StatusOr<size_t> RemoveAll(bool force = false);
   StatusOr<uint64_t> GetSize(const std::string& key);

@@ -12,6 +12,10 @@ conventions); see docs/python.md.
 
 import atexit
 
+from ._interpreter import check as _check_interpreter
+
+_check_interpreter()  # before anything loads the extension
+
 from .config import DEFAULT_SOFT_PIN_TTL_MS, ReplicateConfig
 from . import errors as _errors
 from .errors import ERROR_NAMES, CrescentError, error_name, last_error

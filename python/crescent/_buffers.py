@@ -11,6 +11,8 @@ Values for put/put_batch may also be bytes, bytearray or memoryview.
 
 import ctypes
 
+from ._args import listed
+
 
 def _is_torch_tensor(obj):
     return type(obj).__module__.startswith("torch") and hasattr(obj, "data_ptr")
@@ -76,9 +78,7 @@ def address_and_size(obj, size=None):
 def addresses_and_sizes(objs, sizes):
     """Parallel lists for a batch; `sizes` may be None when every obj knows its size."""
     objs = list(objs)
-    if sizes is None:
-        sizes = [None] * len(objs)
-    sizes = list(sizes)
+    sizes = [None] * len(objs) if sizes is None else listed("sizes", sizes)
     if len(sizes) != len(objs):
         raise ValueError("%d buffers but %d sizes" % (len(objs), len(sizes)))
     pairs = [address_and_size(o, s) for o, s in zip(objs, sizes)]

@@ -10,7 +10,8 @@ DEFAULT_SOFT_PIN_TTL_MS = 30 * 60 * 1000
 class ReplicateConfig:
     """Placement of a put.
 
-    replica_num        copies on distinct segments (best effort), >= 1
+    replica_num        copies on distinct segments, >= 1; best effort: as many
+                       as there are segments, at most 16 (more are taken as 16)
     with_soft_pin      evicted only after unpinned objects, for soft_pin_ttl_ms
     with_hard_pin      never evicted (still removable)
     preferred_segment  segment to place the first copy in when it has room
@@ -40,7 +41,7 @@ class ReplicateConfig:
         if int(self.replica_num) < 1:
             raise ValueError("replica_num must be at least 1")
         o = _crescent.PutOptions()
-        o.replica_count = int(self.replica_num)
+        o.replica_count = min(int(self.replica_num), _crescent.MAX_REPLICAS)
         o.preferred_segment = self.preferred_segment or (
             self.preferred_segments[0] if self.preferred_segments else "")
         o.soft_pin_ttl_ms = int(self.soft_pin_ttl_ms) if self.with_soft_pin else 0

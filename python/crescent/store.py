@@ -18,10 +18,11 @@ import warnings
 import weakref
 
 from . import _crescent
+from ._args import lengths_differ, listed, text
 from ._buffers import (address_and_size, address_of, addresses_and_sizes, byte_view,
                        is_read_only, refuse_read_only)
 from .config import put_options
-from .errors import CLOSED, INVALID_ARGUMENT, CrescentError
+from .errors import CLOSED, CrescentError
 
 _live_stores = weakref.WeakSet()
 
@@ -91,7 +92,8 @@ class Store:
         transfer_timeout_ms = _int_in("transfer_timeout_ms", transfer_timeout_ms, 1,
                                       _MAX_TIMEOUT_MS)
         put_retry_ms = _int_in("put_retry_ms", put_retry_ms, 0, _MAX_TIMEOUT_MS)
-        code, message = self._core.setup(str(local_hostname), str(master_server_addr or ""),
+        code, message = self._core.setup(text("local_hostname", local_hostname),
+                                         text("master_server_addr", master_server_addr or ""),
                                          global_segment_size, rpc_timeout_ms, rpc_attempts,
                                          transfer_timeout_ms, put_retry_ms)
         if code != 0:
@@ -127,16 +129,16 @@ class Store:
 
     def put_batch(self, keys, values, config=None):
         """Stores values[i] under keys[i]; 0 when all succeed, else the first negative code."""
-        keys, values = list(keys), list(values)
+        keys, values = listed("keys", keys), listed("values", values)
         if len(keys) != len(values):
-            return INVALID_ARGUMENT
+            return lengths_differ("keys", len(keys), "values", len(values))
         results = self._core.put_batch(keys, [byte_view(v) for v in values],
                                        put_options(config))
         return next((r for r in results if r != 0), 0)
 
     def get_batch(self, keys):
         """One bytes per key, b"" for a key that cannot be read."""
-        return [value for _, value in self._core.get_batch(list(keys))]
+        return [value for _, value in self._core.get_batch(listed("keys", keys))]
 
     def is_exist(self, key):
         """1 if stored, 0 if not, or a negative code (e.g. INVALID_KEY)."""
@@ -144,7 +146,7 @@ class Store:
 
     def batch_is_exist(self, keys):
         """is_exist per key, as a list."""
-        return self._core.batch_is_exist(list(keys))
+        return self._core.batch_is_exist(listed("keys", keys))
 
     def remove(self, key, force=False):
         """0 or a negative code; force also removes an object under a read lease."""
@@ -203,19 +205,19 @@ class Store:
         return self._put_from(keys, buffer_ptrs, sizes, config, chain=True)
 
     def _put_from(self, keys, buffer_ptrs, sizes, config, chain):
-        keys = list(keys)
-        ptrs, sizes = addresses_and_sizes(buffer_ptrs, sizes)
+        keys = listed("keys", keys)
+        ptrs, sizes = addresses_and_sizes(listed("buffer_ptrs", buffer_ptrs), sizes)
         if len(ptrs) != len(keys):
-            return [INVALID_ARGUMENT] * len(keys)
+            return [lengths_differ("keys", len(keys), "buffer_ptrs", len(ptrs))] * len(keys)
         return self._core.batch_put_from(keys, ptrs, sizes, put_options(config), chain)
 
     def batch_get_into(self, keys, buffer_ptrs, sizes=None):
         """Reads keys[i] into registered memory; per key the bytes read or a negative code."""
-        keys, buffer_ptrs = list(keys), list(buffer_ptrs)
+        keys, buffer_ptrs = listed("keys", keys), listed("buffer_ptrs", buffer_ptrs)
         refuse_read_only(buffer_ptrs)
         ptrs, sizes = addresses_and_sizes(buffer_ptrs, sizes)
         if len(ptrs) != len(keys):
-            return [INVALID_ARGUMENT] * len(keys)
+            return [lengths_differ("keys", len(keys), "buffer_ptrs", len(ptrs))] * len(keys)
         return self._core.batch_get_into(keys, ptrs, sizes)
 
     def batch_put_from_multi_buffers(self, keys, all_buffer_ptrs, all_sizes=None, config=None):
@@ -225,30 +227,36 @@ class Store:
         a negative code.
         """
         keys, ptrs, sizes = self._multi(keys, all_buffer_ptrs, all_sizes)
-        if ptrs is None:
-            return [INVALID_ARGUMENT] * len(keys)
+        if ptrs is None:  # the lists differ in length; sizes holds the code
+            return [sizes] * len(keys)
         return self._core.batch_put_from_multi_buffers(keys, ptrs, sizes, put_options(config))
 
     def batch_get_into_multi_buffers(self, keys, all_buffer_ptrs, all_sizes=None,
                                      prefer_alloc_in_same_node=False):
         """Each value is spread over its key's buffers in order; per key bytes read or a code."""
-        all_buffer_ptrs = [list(bufs) for bufs in all_buffer_ptrs]
+        all_buffer_ptrs = [listed("all_buffer_ptrs[i]", bufs)
+                           for bufs in listed("all_buffer_ptrs", all_buffer_ptrs)]
         for bufs in all_buffer_ptrs:
             refuse_read_only(bufs)
         keys, ptrs, sizes = self._multi(keys, all_buffer_ptrs, all_sizes)
-        if ptrs is None:
-            return [INVALID_ARGUMENT] * len(keys)
+        if ptrs is None:  # the lists differ in length; sizes holds the code
+            return [sizes] * len(keys)
         return self._core.batch_get_into_multi_buffers(keys, ptrs, sizes)
 
     @staticmethod
     def _multi(keys, all_buffer_ptrs, all_sizes):
-        keys, all_buffer_ptrs = list(keys), list(all_buffer_ptrs)
-        all_sizes = [None] * len(all_buffer_ptrs) if all_sizes is None else list(all_sizes)
-        if len(all_buffer_ptrs) != len(keys) or len(all_sizes) != len(keys):
-            return keys, None, None
+        """keys, ptrs, sizes; or keys, None, a code when the lists differ in length."""
+        keys, all_buffer_ptrs = listed("keys", keys), listed("all_buffer_ptrs", all_buffer_ptrs)
+        all_sizes = [None] * len(all_buffer_ptrs) if all_sizes is None else \
+            listed("all_sizes", all_sizes)
+        if len(all_buffer_ptrs) != len(keys):
+            return keys, None, lengths_differ("keys", len(keys), "all_buffer_ptrs",
+                                              len(all_buffer_ptrs))
+        if len(all_sizes) != len(keys):
+            return keys, None, lengths_differ("keys", len(keys), "all_sizes", len(all_sizes))
         ptrs, sizes = [], []
         for bufs, szs in zip(all_buffer_ptrs, all_sizes):
-            p, s = addresses_and_sizes(bufs, szs)
+            p, s = addresses_and_sizes(listed("all_buffer_ptrs[i]", bufs), szs)
             ptrs.append(p)
             sizes.append(s)
         return keys, ptrs, sizes
@@ -257,18 +265,18 @@ class Store:
 
     def batch_query_prefix(self, keys):
         """How many leading keys are stored (stops at the first miss), or a negative code."""
-        keys = list(keys)
+        keys = listed("keys", keys)
         if not keys and not self.closed:
             return 0  # the master refuses an empty batch; nothing is a prefix of length 0
         return self._core.batch_query_prefix(keys)
 
     def batch_get_prefix_into(self, keys, buffer_ptrs, sizes=None):
         """Reads the longest stored prefix, page i into buffer i; its length or a negative code."""
-        keys, buffer_ptrs = list(keys), list(buffer_ptrs)
+        keys, buffer_ptrs = listed("keys", keys), listed("buffer_ptrs", buffer_ptrs)
         refuse_read_only(buffer_ptrs)
         ptrs, sizes = addresses_and_sizes(buffer_ptrs, sizes)
         if len(ptrs) != len(keys):
-            return INVALID_ARGUMENT
+            return lengths_differ("keys", len(keys), "buffer_ptrs", len(ptrs))
         if not keys and not self.closed:
             return 0
         return self._core.batch_get_prefix_into(keys, ptrs, sizes)

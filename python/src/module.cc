@@ -4,6 +4,7 @@
 #include <pybind11/stl.h>
 
 #include "bindings.h"
+#include "master/master_config.h"
 
 namespace crescent::python {
 namespace {
@@ -32,6 +33,11 @@ PYBIND11_MODULE(_crescent, m) {
   m.doc() = "Crescent client core; use the `crescent` package, not this module";
   BindErrors(m);
   m.def("last_error", [] { return py::make_tuple(PyCode(last_error), last_error.message()); });
+  // For arguments the Python layer refuses with a code rather than an exception
+  // (batch lists of different lengths): the code, and last_error() says why.
+  m.def("invalid_argument",
+        [](const std::string& why) { return PyCode(Status(ErrorCode::kInvalidArgument, why)); });
+  m.attr("MAX_REPLICAS") = master::kMaxReplicas;
   BindPutOptions(m);
   StoreClass cls(m, "StoreCore");
   cls.def(py::init<>());

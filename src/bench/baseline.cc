@@ -34,8 +34,8 @@ RepSample CopySample(double seconds, uint64_t calls, uint64_t requested, uint64_
 
 void Progress(const WorkloadOptions& o, const char* what, uint64_t size, int n, int rep) {
   if (o.on_phase) {
-    o.on_phase(std::string(what) + " " + SizeLabel(size) + " x" + std::to_string(n) + " rep " +
-               std::to_string(rep + 1));
+    o.on_phase(std::string(what) + " " + FormatBytes(size, BytesStyle::kLabel) + " x" +
+               std::to_string(n) + " rep " + std::to_string(rep + 1));
   }
 }
 

@@ -259,7 +259,7 @@ StatusOr<std::vector<PhaseResult>> RunPutGet(std::span<const Contender> contende
             side.copies[is_batch].push_back(Merged(per, secs));
             if (o.on_phase) {
               o.on_phase(std::string("memcpy as ") + (is_batch ? "batch get " : "get ") +
-                         SizeLabel(size) + " rep " + std::to_string(rep + 1));
+                         FormatBytes(size, BytesStyle::kLabel) + " rep " + std::to_string(rep + 1));
             }
           }
           if (is_batch && contenders[k].stream_beside_batches) {
@@ -274,7 +274,7 @@ StatusOr<std::vector<PhaseResult>> RunPutGet(std::span<const Contender> contende
             side.streams[put ? 0 : 1].push_back(std::move(s.value()));
             if (o.on_phase) {
               o.on_phase(std::string("raw tcp as ") + (put ? "batch put " : "batch get ") +
-                         SizeLabel(size) + " rep " + std::to_string(rep + 1));
+                         FormatBytes(size, BytesStyle::kLabel) + " rep " + std::to_string(rep + 1));
             }
           }
           std::vector<RepSample> per(static_cast<size_t>(o.clients));
@@ -291,7 +291,8 @@ StatusOr<std::vector<PhaseResult>> RunPutGet(std::span<const Contender> contende
           }
           side.reps[phase].push_back(std::move(total));
           if (o.on_phase)
-            o.on_phase(b.Label(op) + " " + SizeLabel(size) + " rep " + std::to_string(rep + 1));
+            o.on_phase(b.Label(op) + " " + FormatBytes(size, BytesStyle::kLabel) + " rep " +
+                       std::to_string(rep + 1));
         }
       }
       // Untimed cleanup, so the next repetition finds an empty store.

@@ -101,8 +101,8 @@ StatusOr<std::vector<PhaseResult>> MeasureRawShapes(const WorkloadOptions& o) {
         if (!s.ok()) return s.status();
         reps.push_back(std::move(s.value()));
         if (o.on_phase)
-          o.on_phase(std::string("raw one-object ") + op + " " + SizeLabel(size) + " rep " +
-                     std::to_string(rep + 1));
+          o.on_phase(std::string("raw one-object ") + op + " " +
+                     FormatBytes(size, BytesStyle::kLabel) + " rep " + std::to_string(rep + 1));
       }
       PhaseResult r;
       r.system = "raw-tcp";

@@ -129,20 +129,6 @@ std::string Table::Render() const {
   return out;
 }
 
-std::string SizeLabel(uint64_t bytes) {
-  struct U {
-    uint64_t f;
-    const char* name;
-  };
-  for (U u : {U{uint64_t{1} << 30, "GiB"}, U{uint64_t{1} << 20, "MiB"}, U{1024, "KiB"}}) {
-    if (bytes >= u.f) {
-      if (bytes % u.f == 0) return std::to_string(bytes / u.f) + u.name;
-      return Fixed(static_cast<double>(bytes) / static_cast<double>(u.f), 1) + u.name;
-    }
-  }
-  return std::to_string(bytes) + "B";
-}
-
 std::string Fixed(double value, int digits) {
   char buf[64];
   std::snprintf(buf, sizeof(buf), "%.*f", digits, value);

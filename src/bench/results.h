@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "bench/stats.h"
+#include "common/format_bytes.h"
 
 namespace crescent::bench {
 
@@ -92,8 +93,6 @@ class Table {
   std::vector<std::vector<std::string>> rows_;
 };
 
-// "64KiB", "1MiB", "1.5MiB", "100B".
-std::string SizeLabel(uint64_t bytes);
 // Fixed-point with `digits` decimals.
 std::string Fixed(double value, int digits);
 // 1234567 -> "1.23M", 12345 -> "12.3k".

@@ -56,7 +56,7 @@ std::string RenderPutGet(const std::vector<PhaseResult>& rows) {
   for (const PhaseResult& r : rows) {
     std::vector<std::string> row = {r.system,
                                     r.op,
-                                    SizeLabel(r.size),
+                                    FormatBytes(r.size, BytesStyle::kLabel),
                                     std::to_string(r.clients),
                                     std::to_string(r.batch),
                                     Fixed(r.gb_per_s, 2),
@@ -85,8 +85,9 @@ std::string RenderExists(const std::vector<PhaseResult>& rows) {
 std::string RenderBaseline(const std::vector<PhaseResult>& rows) {
   Table t({"reference", "size", "streams/threads", "GB/s"});
   for (const PhaseResult& r : rows) {
-    t.AddRow({r.system == "tcp" ? "loopback TCP" : "memcpy", SizeLabel(r.size),
-              std::to_string(r.clients), Fixed(r.gb_per_s, 2)});
+    t.AddRow({r.system == "tcp" ? "loopback TCP" : "memcpy",
+              FormatBytes(r.size, BytesStyle::kLabel), std::to_string(r.clients),
+              Fixed(r.gb_per_s, 2)});
   }
   return t.Render();
 }
@@ -94,9 +95,9 @@ std::string RenderBaseline(const std::vector<PhaseResult>& rows) {
 std::string RenderRawShapes(const std::vector<PhaseResult>& rows) {
   Table t({"shape", "size", "GB/s", "objects/s", "p50 µs", "p99 µs", "errors"});
   for (const PhaseResult& r : rows) {
-    t.AddRow({r.op == "put" ? "put: ctl, data, ctl" : "get: ctl, data", SizeLabel(r.size),
-              Fixed(r.gb_per_s, 2), Count(r.items_per_s), Fixed(r.p50_us, 0), Fixed(r.p99_us, 0),
-              ErrorsCell(r)});
+    t.AddRow({r.op == "put" ? "put: ctl, data, ctl" : "get: ctl, data",
+              FormatBytes(r.size, BytesStyle::kLabel), Fixed(r.gb_per_s, 2), Count(r.items_per_s),
+              Fixed(r.p50_us, 0), Fixed(r.p99_us, 0), ErrorsCell(r)});
   }
   return t.Render();
 }
@@ -114,7 +115,7 @@ std::string RenderRoundTrips(const std::vector<PhaseResult>& rows) {
 namespace {
 std::string SizesLabel(const WorkloadOptions& o) {
   std::string out;
-  for (uint64_t s : o.sizes) out += (out.empty() ? "" : ", ") + SizeLabel(s);
+  for (uint64_t s : o.sizes) out += (out.empty() ? "" : ", ") + FormatBytes(s, BytesStyle::kLabel);
   return out;
 }
 std::string ThreadsLabel(const WorkloadOptions& o, const char* what) {
@@ -215,7 +216,7 @@ std::string RenderVersus(const std::vector<PhaseResult>& crescent,
       theirs = r->items_per_s;
       unit = "keys/s";
     } else {
-      name = c.system + " " + c.op + " " + SizeLabel(c.size);
+      name = c.system + " " + c.op + " " + FormatBytes(c.size, BytesStyle::kLabel);
       if (c.batch > 1) name += " ×" + std::to_string(c.batch);
       ours = c.gb_per_s;
       theirs = r->gb_per_s;
@@ -281,7 +282,8 @@ std::vector<TargetCheck> CheckTargets(const std::vector<PhaseResult>& all) {
       continue;
     }
     if (r.size < (1u << 20) || r.size > (4u << 20)) continue;
-    std::string label = r.system.substr(9) + " " + r.op + " " + SizeLabel(r.size);
+    std::string label =
+        r.system.substr(9) + " " + r.op + " " + FormatBytes(r.size, BytesStyle::kLabel);
     if (r.batch > 1) label += " ×" + std::to_string(r.batch);
     label += clients;
     const PhaseResult* red = Find(all, "redis", r.op, r.size, r.clients, r.batch);

@@ -4,7 +4,6 @@
 #include <charconv>
 #include <cmath>
 #include <csignal>
-#include <cstdio>
 #include <iostream>
 #include <string_view>
 
@@ -77,22 +76,28 @@ CLI::Validator PositiveCheck(const std::string& hint) {
       "POSITIVE");
 }
 
-std::string FormatBytes(uint64_t bytes) {
-  static constexpr const char* kNames[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-  double v = static_cast<double>(bytes);
-  int u = 0;
-  while (v >= 1024 && u < 4) {
-    v /= 1024;
-    ++u;
+std::string EscapeText(std::string_view text) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out;
+  out.reserve(text.size());
+  for (char ch : text) {
+    const auto c = static_cast<unsigned char>(ch);
+    if (c == '\\') {
+      out += "\\\\";
+    } else if (c >= 0x20 && c < 0x7f) {
+      out += ch;
+    } else {
+      out += "\\x";
+      out += kHex[c >> 4];
+      out += kHex[c & 15];
+    }
   }
-  char buf[32];
-  std::snprintf(buf, sizeof buf, u == 0 ? "%.0f %s" : "%.1f %s", v, kNames[u]);
-  return buf;
+  return out;
 }
 
 int Report(const char* verb, const Status& status) {
   if (status.ok()) return 0;
-  std::cerr << "crescent " << verb << ": " << status.ToString() << "\n";
+  std::cerr << "crescent " << verb << ": " << EscapeText(status.ToString()) << "\n";
   return status.code() == ErrorCode::kObjectNotFound ? 1 : 2;
 }
 

@@ -1,11 +1,14 @@
 // Helpers shared by the crescent subcommands: byte sizes with units, the checks
-// of flag values, exit codes from a Status, and waiting for Ctrl-C / SIGTERM.
+// of flag values, the escaping of printed text, exit codes from a Status, and
+// waiting for Ctrl-C / SIGTERM.
 #pragma once
 
 #include <CLI/CLI.hpp>
 #include <cstdint>
 #include <string>
+#include <string_view>
 
+#include "common/format_bytes.h"
 #include "crescent/status.h"
 
 namespace crescent::cli {
@@ -13,9 +16,9 @@ namespace crescent::cli {
 // A byte count: digits, then optionally a unit, in any case: B; K, KB or KiB;
 // M, MB or MiB; G, GB or GiB; T, TB or TiB. Every unit is a power of 1024
 // (1G = 1GB = 1GiB = 2^30 bytes): sizes here are of memory, and FormatBytes
-// prints them so. Every size flag is read by this one parser.
+// (common/format_bytes.h) prints them so. Every size flag is read by this one
+// parser.
 StatusOr<uint64_t> ParseByteSize(const std::string& text);
-std::string FormatBytes(uint64_t bytes);  // "1.0 GiB"
 // What every size flag's --help adds after its own text.
 inline constexpr const char* kSizeHelp =
     " (bytes, or with a unit: K, M, G, T, also written KB/KiB, MB/MiB, ...; all are powers of "
@@ -35,8 +38,17 @@ CLI::Validator ByteSizeCheck();                         // what ParseByteSize ac
 CLI::Validator CountCheck();                            // a whole number, 0 or more
 CLI::Validator PositiveCheck(const std::string& hint);  // a number above 0; `hint` follows
 
-// 0 ok, 1 not found, 2 anything else; prints "crescent VERB: STATUS" to stderr
-// when not ok.
+// Text from outside this process as every command prints it (keys in ls and
+// exists, names and endpoints in stat and top, error messages, which quote
+// keys, paths and peers' words): printable ASCII as is, a backslash as \\,
+// and every other byte (a newline, a tab, a terminal escape, any byte above
+// 0x7e) as \xHH, so that one key always prints as one line of plain text,
+// distinct keys print differently, and no name can move the cursor or rewrite
+// the operator's screen. `ls -0` prints keys raw instead.
+std::string EscapeText(std::string_view text);
+
+// 0 ok, 1 not found, 2 anything else; prints "crescent VERB: STATUS" to stderr,
+// the status escaped (EscapeText), when not ok.
 int Report(const char* verb, const Status& status);
 
 // Blocks SIGINT and SIGTERM in this thread and every thread it starts later; call

@@ -124,7 +124,7 @@ void AddExists(CLI::App& root) {
     bool all = true;
     std::string out;
     for (size_t i = 0; i < f->keys.size(); ++i) {
-      out += EscapeKey(f->keys[i]) + "\t" + (*present[i] ? "yes" : "no") + "\n";
+      out += EscapeText(f->keys[i]) + "\t" + (*present[i] ? "yes" : "no") + "\n";
       all = all && *present[i];
     }
     if (Status s = WriteStdout(out); !s.ok()) return SetExitCode(Report("exists", s));
@@ -139,7 +139,7 @@ uint64_t Counter(const ClusterStat& s, const std::string& name) {
 
 std::string FormatStat(const ClusterStat& s, const std::string& master) {
   std::ostringstream out;
-  out << "master       " << master << "\n"
+  out << "master       " << EscapeText(master) << "\n"
       << "objects      " << s.objects << " (" << s.pending_puts << " puts pending)\n"
       << "used         " << FormatBytes(s.used_bytes) << " of " << FormatBytes(s.capacity_bytes);
   // Space of removed (or evicted) objects that readers' leases or unfinished
@@ -152,10 +152,10 @@ std::string FormatStat(const ClusterStat& s, const std::string& master) {
       << "largest      " << FormatBytes(s.largest_object) << " (the largest value a put takes)\n"
       << "segments     " << s.segments.size() << "\n";
   for (const SegmentUsage& seg : s.segments) {
-    out << "  " << std::left << std::setw(28) << seg.name << " " << seg.tier << " node "
-        << seg.owner_node << "  "
-        << FormatBytes(seg.used) << " / " << FormatBytes(seg.capacity) << "  " << seg.endpoint
-        << "\n";
+    // Names and endpoints are the store nodes' words: escaped like keys.
+    out << "  " << std::left << std::setw(28) << EscapeText(seg.name) << " " << EscapeText(seg.tier)
+        << " node " << EscapeText(seg.owner_node) << "  " << FormatBytes(seg.used) << " / "
+        << FormatBytes(seg.capacity) << "  " << EscapeText(seg.endpoint) << "\n";
   }
   uint64_t hit = Counter(s, "crescent_exact_lookups_total{result=\"hit\"}");
   uint64_t miss = Counter(s, "crescent_exact_lookups_total{result=\"miss\"}");

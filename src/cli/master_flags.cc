@@ -86,13 +86,17 @@ void MasterFlags::Add(CLI::App& app) {
       ->check(CLI::Range(0.001, 1.0));
   app.add_option("--max-key-length", config.max_key_length, "Longest accepted key in bytes")
       ->capture_default_str()
-      ->check(CLI::Range(1u, 1u << 20));
-  app.add_option("--data-dir", data_dir,
-                 "Keep the operation log and snapshots of the metadata here: every put ended, "
-                 "remove, eviction, mount and unmount is logged before it is acknowledged. At "
-                 "start the newest valid snapshot and the log after it are restored; store nodes "
-                 "that kept their memory take their segments back with the objects in them "
-                 "(docs/durability.md)");
+      ->check(CLI::Range(1u, master::kMaxKeyLengthLimit));
+  // The durability flags below mean nothing without --data-dir: each needs it
+  // (CLI11 refuses "--log-sync requires --data-dir"), so that a master the
+  // operator believes durable cannot start without a log.
+  CLI::Option* dir = app.add_option(
+      "--data-dir", data_dir,
+      "Keep the operation log and snapshots of the metadata here: every put ended, "
+      "remove, eviction, mount and unmount is logged before it is acknowledged. At "
+      "start the newest valid snapshot and the log after it are restored; store nodes "
+      "that kept their memory take their segments back with the objects in them "
+      "(docs/durability.md)");
   app.add_option("--log-sync", log_sync,
                  "When the operation log reaches stable storage: 'always' (fdatasync before "
                  "each acknowledgement, group-committed; records no call waits for, such as "
@@ -107,23 +111,28 @@ void MasterFlags::Add(CLI::App& app) {
           return {};
         }
         return "must be 'always' or a period in ms (1..9999999)";
-      });
+      })
+      ->needs(dir);
   app.add_option("--snapshot-interval", snapshot_interval_s,
                  "With --data-dir: a snapshot of the metadata every this many seconds (0: only "
                  "at shutdown), taken while serving; the log before the oldest kept one is "
                  "dropped")
       ->capture_default_str()
-      ->check(CLI::Range(int64_t{0}, int64_t{86'400 * 365}));
+      ->check(CLI::Range(int64_t{0}, int64_t{86'400 * 365}))
+      ->needs(dir);
   app.add_option("--snapshot-keep", snapshot_keep, "With --data-dir: snapshots kept, newest first")
       ->capture_default_str()
-      ->check(CLI::Range(size_t{1}, size_t{1000}));
+      ->check(CLI::Range(size_t{1}, size_t{1000}))
+      ->needs(dir);
   app.add_flag("--allow-empty-restore", allow_empty_restore,
                "With --data-dir: when no snapshot reads back whole and the log does not reach "
-               "back far enough (or is damaged), start empty instead of refusing to start");
+               "back far enough (or is damaged), start empty instead of refusing to start")
+      ->needs(dir);
   app.add_option("--restore-grace", restore_grace_ms,
                  "With --data-dir: ms a restored segment waits for its store node to take it "
                  "over before it is dropped with its objects (default: --heartbeat-ttl-ms)")
-      ->check(CLI::Range(int64_t{0}, int64_t{86'400'000}));
+      ->check(CLI::Range(int64_t{0}, int64_t{86'400'000}))
+      ->needs(dir);
   app.add_option("--pmem-grace", config.pmem_grace_ms,
                  "ms a persistent segment whose node unmounted it or died (or that a restore "
                  "brought back) waits, with its objects, for a node to mount the same segment "

@@ -7,6 +7,7 @@
 
 #include "cli/cli_util.h"
 #include "cli/port_limit_flags.h"
+#include "common/endpoint.h"
 #include "master/master_config.h"
 #include "rpc/master_server.h"
 #include "server/master_host.h"
@@ -39,8 +40,7 @@ struct MasterFlags {
     o.rpc.limits = port_limits.ToLimits();
     // An IPv6 address goes in brackets: gRPC would read "::1:50051" as an
     // address without a port.
-    const bool v6 = host.find(':') != std::string::npos && host.front() != '[';
-    o.rpc.listen_address = (v6 ? "[" + host + "]" : host) + ":" + std::to_string(port);
+    o.rpc.listen_address = HostPort(host, static_cast<uint16_t>(port));
     o.http_host = host;
     o.http_port = http_port;
     o.data_dir = data_dir;

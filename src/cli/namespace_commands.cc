@@ -55,7 +55,7 @@ void AddLs(CLI::App& root) {
       if (keys->empty()) break;
       std::string out;
       for (const std::string& k : *keys) {
-        out += f->nul ? k : EscapeKey(k);
+        out += f->nul ? k : EscapeText(k);
         out += f->nul ? '\0' : '\n';
       }
       if (Status s = WriteStdout(out); !s.ok()) return SetExitCode(Report("ls", s));
@@ -139,7 +139,7 @@ void AddRm(CLI::App& root) {
       const std::string count = more         ? "more than " + std::to_string(still) + " keys"
                                 : still == 1 ? "1 key"
                                              : std::to_string(still) + " keys";
-      const std::string where = f->all ? "" : " under '" + EscapeKey(prefix) + "'";
+      const std::string where = f->all ? "" : " under '" + prefix + "'";
       return SetExitCode(
           Report("rm", Status(ErrorCode::kObjectLeased,
                               count + where +

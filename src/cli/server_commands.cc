@@ -170,7 +170,8 @@ void AddStore(CLI::App& root) {
     std::cout << "crescent store: " << DescribeNode(*node.value()) << "mounted on master "
               << rpc::ResolveMasterAddress(*master) << "\n";
     if (http) {
-      std::cout << "metrics on http://" << flags->node.host << ":" << http->port() << "/metrics\n";
+      std::cout << "metrics on http://"
+                << HostPort(flags->node.host, static_cast<uint16_t>(http->port())) << "/metrics\n";
     }
     std::cout << "ready\n" << std::flush;
     int sig = WaitForShutdownSignal();

@@ -4,10 +4,15 @@
 // come from the last two points of the master's own history, so one request
 // gives a full frame.
 #include <httplib.h>
+#include <netdb.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <time.h>
+#include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -27,6 +32,8 @@ struct TopFlags {
   bool once = false;
   int interval_ms = 1000;
 };
+
+constexpr int kConnectTimeoutS = 2;
 
 std::string Percent(double r) {
   char buf[32];
@@ -53,13 +60,19 @@ std::string Fill(double ratio, int width) {
          std::string(static_cast<size_t>(width - n), '.') + "]";
 }
 
+// The string `key` of `j`, escaped (EscapeText): names come from store nodes,
+// and none may write a terminal escape to the operator's screen.
+std::string Text(const json& j, const char* key) {
+  return EscapeText(j.at(key).get<std::string>());
+}
+
 // One frame of the report; throws json::exception on a reply of another shape.
 std::string Frame(const json& s) {
   const json& sum = s.at("summary");
   std::ostringstream out;
-  char line[256];
-  out << "crescent top - master " << s.at("master").at("address").get<std::string>()
-      << ", eviction " << s.at("master").at("eviction_policy").get<std::string>() << "\n";
+  char line[4096];  // a row with two names of 256 bytes, each escaped to up to 4x
+  out << "crescent top - master " << Text(s.at("master"), "address") << ", eviction "
+      << Text(s.at("master"), "eviction_policy") << "\n";
   const uint64_t used = sum.at("used_bytes").get<uint64_t>();
   const uint64_t capacity = sum.at("capacity_bytes").get<uint64_t>();
   out << "objects " << sum.at("objects").get<uint64_t>() << "   used " << FormatBytes(used) << " / "
@@ -97,9 +110,8 @@ std::string Frame(const json& s) {
   for (const json& g : s.at("segments")) {
     const uint64_t gu = g.at("used_bytes").get<uint64_t>();
     const uint64_t gc = g.at("capacity_bytes").get<uint64_t>();
-    std::snprintf(line, sizeof line, "%-28s %-20s %-5s %-22s %12s %12s\n",
-                  g.at("name").get<std::string>().c_str(), g.at("node").get<std::string>().c_str(),
-                  g.at("tier").get<std::string>().c_str(),
+    std::snprintf(line, sizeof line, "%-28s %-20s %-5s %-22s %12s %12s\n", Text(g, "name").c_str(),
+                  Text(g, "node").c_str(), Text(g, "tier").c_str(),
                   Fill(gc ? static_cast<double>(gu) / static_cast<double>(gc) : 0, 20).c_str(),
                   FormatBytes(gu).c_str(), FormatBytes(gc).c_str());
     out << line;
@@ -109,8 +121,7 @@ std::string Frame(const json& s) {
                 "ERRORS");
   out << line;
   for (const json& m : s.at("rpc")) {
-    std::snprintf(line, sizeof line, "%-22s %10llu %11s %11s %8llu\n",
-                  m.at("method").get<std::string>().c_str(),
+    std::snprintf(line, sizeof line, "%-22s %10llu %11s %11s %8llu\n", Text(m, "method").c_str(),
                   static_cast<unsigned long long>(m.at("count").get<uint64_t>()),
                   Micros(m.at("p50_us").get<double>()).c_str(),
                   Micros(m.at("p99_us").get<double>()).c_str(),
@@ -120,9 +131,8 @@ std::string Frame(const json& s) {
   if (!s.at("errors").empty()) {
     out << "\nERRORS\n";
     for (const json& e : s.at("errors")) {
-      std::snprintf(line, sizeof line, "  %-22s %-24s %10llu\n",
-                    e.at("method").get<std::string>().c_str(),
-                    e.at("code").get<std::string>().c_str(),
+      std::snprintf(line, sizeof line, "  %-22s %-24s %10llu\n", Text(e, "method").c_str(),
+                    Text(e, "code").c_str(),
                     static_cast<unsigned long long>(e.at("count").get<uint64_t>()));
       out << line;
     }
@@ -130,12 +140,49 @@ std::string Frame(const json& s) {
   return out.str();
 }
 
+// Why a request to `ep` got no answer. httplib names only the step that
+// failed ("Connection", or "Read" for a connection refused as it was made), so
+// the connection is tried once more here for the system's reason: "Connection refused", "No route to host",
+// no answer within the timeout, or a peer that took the connection and closed
+// it without answering.
+std::string WhyNoAnswer(const Endpoint& ep, httplib::Error error) {
+  addrinfo hints{};
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = AI_NUMERICSERV;
+  addrinfo* res = nullptr;
+  if (int rc = getaddrinfo(ep.host.c_str(), std::to_string(ep.port).c_str(), &hints, &res);
+      rc != 0) {
+    return gai_strerror(rc);
+  }
+  int err = 0;
+  for (addrinfo* a = res; a != nullptr; a = a->ai_next) {
+    const int fd = socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol);
+    if (fd < 0) {
+      err = errno;
+      continue;
+    }
+    timeval limit{kConnectTimeoutS, 0};  // a blocking connect gives up after SO_SNDTIMEO
+    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &limit, sizeof limit);
+    err = connect(fd, a->ai_addr, a->ai_addrlen) == 0 ? 0 : errno;
+    close(fd);
+    if (err == 0) break;
+  }
+  freeaddrinfo(res);
+  if (err == EINPROGRESS || err == EAGAIN || err == ETIMEDOUT) {
+    return "no answer to the connection within " + std::to_string(kConnectTimeoutS) + " s";
+  }
+  if (err != 0) return std::strerror(err);
+  return "it took the connection but sent no HTTP answer (" + httplib::to_string(error) +
+         " failed; is this a master's admin port?)";
+}
+
 // Fetches and renders one frame, or says why not.
-StatusOr<std::string> FetchFrame(httplib::Client& http, const std::string& where) {
+StatusOr<std::string> FetchFrame(httplib::Client& http, const Endpoint& ep,
+                                 const std::string& where) {
   auto r = http.Get("/api/status");
   if (!r) {
     return Status(ErrorCode::kUnavailable,
-                  "cannot reach " + where + ": " + httplib::to_string(r.error()));
+                  "cannot reach " + where + ": " + WhyNoAnswer(ep, r.error()));
   }
   if (r->status != 200) {
     return Status(ErrorCode::kUnavailable, where + "/api/status answered HTTP " +
@@ -170,11 +217,11 @@ void AddTop(CLI::App& root) {
       return SetExitCode(
           Report("top", Status(ErrorCode::kInvalidArgument, "--http: " + ep.status().message())));
     httplib::Client http(ep->host, ep->port);
-    http.set_connection_timeout(2);
+    http.set_connection_timeout(kConnectTimeoutS);
     http.set_read_timeout(5);
     const std::string where = "http://" + flags->http;
     if (flags->once) {
-      StatusOr<std::string> frame = FetchFrame(http, where);
+      StatusOr<std::string> frame = FetchFrame(http, *ep, where);
       if (!frame.ok()) return SetExitCode(Report("top", frame.status()));
       std::cout << *frame << std::flush;
       return SetExitCode(std::cout ? 0 : 2);
@@ -185,9 +232,10 @@ void AddTop(CLI::App& root) {
     sigaddset(&stop, SIGTERM);
     pthread_sigmask(SIG_BLOCK, &stop, nullptr);
     for (;;) {
-      StatusOr<std::string> frame = FetchFrame(http, where);
+      StatusOr<std::string> frame = FetchFrame(http, *ep, where);
       // Home, clear, then the frame: one write per refresh, no flicker.
-      std::cout << "\x1b[H\x1b[2J" << (frame.ok() ? *frame : frame.status().ToString() + "\n")
+      std::cout << "\x1b[H\x1b[2J"
+                << (frame.ok() ? *frame : EscapeText(frame.status().ToString()) + "\n")
                 << std::flush;
       timespec wait{flags->interval_ms / 1000, (flags->interval_ms % 1000) * 1'000'000L};
       if (sigtimedwait(&stop, nullptr, &wait) > 0) break;

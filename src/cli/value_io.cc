@@ -27,7 +27,11 @@ Status TooBig(const std::string& name, size_t want, size_t done) {
                                          std::to_string(done) + " bytes read so far)");
 }
 
-std::string Bytes(uint64_t n) { return FormatBytes(n) + ", " + std::to_string(n) + " bytes"; }
+// "64.0 MiB, 67108864 bytes"; "4095 B" when the first part is the count already.
+std::string Bytes(uint64_t n) {
+  std::string text = FormatBytes(n);
+  return text.ends_with(" B") ? text : text + ", " + std::to_string(n) + " bytes";
+}
 
 // Reads all of `fd` (called `name` in messages), at most `max_bytes` of it. A
 // regular file's size is known up front: one that is too large fails before
@@ -206,24 +210,5 @@ StatusOr<std::string> ReadValue(const std::string& file, uint64_t max_bytes) {
 }
 
 Status WriteStdout(std::string_view text) { return WriteAll(STDOUT_FILENO, text, "to stdout"); }
-
-std::string EscapeKey(std::string_view key) {
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string out;
-  out.reserve(key.size());
-  for (char ch : key) {
-    const auto c = static_cast<unsigned char>(ch);
-    if (c == '\\') {
-      out += "\\\\";
-    } else if (c >= 0x20 && c < 0x7f) {
-      out += ch;
-    } else {
-      out += "\\x";
-      out += kHex[c >> 4];
-      out += kHex[c & 15];
-    }
-  }
-  return out;
-}
 
 }  // namespace crescent::cli

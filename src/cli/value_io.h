@@ -1,7 +1,7 @@
 // The bytes of the client verbs: a value read from a file or stdin for put,
 // written to a file or stdout for get, and the text that ls, exists and stat
-// print. Errors are Status values (IO_ERROR naming the file and errno's text);
-// nothing here prints.
+// print (escaped by EscapeText, cli_util.h). Errors are Status values
+// (IO_ERROR naming the file and errno's text); nothing here prints.
 #pragma once
 
 #include <cstdint>
@@ -28,11 +28,5 @@ Status WriteValue(const std::string& file, std::string_view data);
 // closed pipe) is an IO_ERROR "cannot write to stdout: REASON", never lost in
 // a stream's buffer.
 Status WriteStdout(std::string_view text);
-
-// A key as ls and exists print it: printable ASCII as is, a backslash as \\,
-// and every other byte (a newline, a tab, a terminal escape, any byte above
-// 0x7e) as \xHH, so that one key always prints as one line of plain text and
-// distinct keys print differently. `ls -0` prints keys raw instead.
-std::string EscapeKey(std::string_view key);
 
 }  // namespace crescent::cli

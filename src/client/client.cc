@@ -17,6 +17,7 @@
 #include "client/placement_hints.h"
 #include "client/replica_io.h"
 #include "common/clock.h"
+#include "master/master_config.h"
 #include "rpc/master_client.h"
 #include "transfer/congestion.h"
 #include "transfer/shm_transport.h"
@@ -53,7 +54,7 @@ struct Client::Impl {
 
   master::PutConfig ToPutConfig(const PutOptions& o) const {
     master::PutConfig c;
-    c.replica_count = o.replica_count;
+    c.replica_count = std::min(o.replica_count, master::kMaxReplicas);  // best effort
     c.preferred_segment = o.preferred_segment;
     c.local_node = config.local_node;
     c.soft_pin_ttl_ms = o.soft_pin_ttl_ms;
@@ -725,6 +726,10 @@ StatusOr<std::vector<std::string>> Client::List(const std::string& prefix, size_
 }
 
 StatusOr<size_t> Client::RemoveByPrefix(const std::string& prefix, bool force) {
+  if (prefix.empty()) {  // every key starts with "": removing them all takes RemoveAll
+    return Status(ErrorCode::kInvalidArgument,
+                  "an empty prefix would remove every key; to do that, call RemoveAll");
+  }
   CallTimer timer(impl_->metrics, ClientOp::kRemove);
   if (impl_->hints) impl_->hints->Clear();
   return TimedOne(timer, impl_->master->RemoveByPrefix(prefix, force));

@@ -4,8 +4,13 @@
 
 namespace crescent {
 
+std::string HostPort(std::string_view host, uint16_t port) {
+  const bool v6 = host.find(':') != std::string_view::npos && !host.starts_with('[');
+  return (v6 ? "[" + std::string(host) + "]" : std::string(host)) + ":" + std::to_string(port);
+}
+
 std::string Endpoint::ToString() const {
-  std::string out = host + ":" + std::to_string(port);
+  std::string out = HostPort(host, port);
   if (!shm_name.empty()) out += ";shm=" + shm_name;
   if (epoch != 0) {
     char hex[17];

@@ -1,7 +1,7 @@
 // Endpoint strings: how a store node tells clients (through the master) where its
 // data plane listens, and which incarnation of its segment they address.
-// Format: "HOST:PORT" for TCP, then optional ";KEY=VALUE" options, each at most
-// once, in any order:
+// Format: "HOST:PORT" for TCP ("[V6]:PORT" for an IPv6 address), then optional
+// ";KEY=VALUE" options, each at most once, in any order:
 //  - ";shm=NAME": NAME is the Linux abstract Unix socket that hands out the
 //    segment's memfd. Abstract sockets live in the host's network namespace, so
 //    a client that can connect to NAME is on the same host; others use TCP.
@@ -28,6 +28,12 @@ struct Endpoint {
   std::string ToString() const;
 };
 
+// Takes "HOST:PORT" or "[V6]:PORT"; the host comes back without brackets.
 StatusOr<Endpoint> ParseEndpoint(std::string_view text);
+
+// "HOST:PORT", an IPv6 address in brackets ("[::1]:9100"): unbracketed, its
+// last group would read as the port. A host already in brackets is kept.
+// Every address Crescent forms or prints goes through this.
+std::string HostPort(std::string_view host, uint16_t port);
 
 }  // namespace crescent

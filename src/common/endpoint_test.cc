@@ -30,6 +30,21 @@ TEST(Endpoint, OptionsInAnyOrderAndEachOptional) {
   EXPECT_EQ(Endpoint({"h", 3, "", 0}).ToString(), "h:3");
 }
 
+// An IPv6 host is written in brackets, so its last group never reads as the
+// port, and reads back without them.
+TEST(Endpoint, AnIpv6HostIsBracketed) {
+  Endpoint ep{"::1", 9100, "s", 0};
+  EXPECT_EQ(ep.ToString(), "[::1]:9100;shm=s");
+  StatusOr<Endpoint> back = ParseEndpoint(ep.ToString());
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(back->host, "::1");
+  EXPECT_EQ(back->port, 9100);
+  EXPECT_EQ(HostPort("fe80::1%eth0", 1), "[fe80::1%eth0]:1");
+  EXPECT_EQ(HostPort("[::1]", 2), "[::1]:2");
+  EXPECT_EQ(HostPort("10.0.0.7", 3), "10.0.0.7:3");
+  EXPECT_EQ(HostPort("localhost", 4), "localhost:4");
+}
+
 TEST(Endpoint, RefusesMalformedOptions) {
   for (const char* text : {"h:1;", "h:1;shm=", "h:1;epoch=", "h:1;epoch=0", "h:1;epoch=xyz",
                            "h:1;epoch=1ffffffffffffffff", "h:1;shm=a;shm=b", "h:1;epoch=1;epoch=2",

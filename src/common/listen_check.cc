@@ -11,10 +11,12 @@
 #include <filesystem>
 #include <string_view>
 
+#include "common/endpoint.h"
+
 namespace crescent {
 
 Status CheckCanListen(const std::string& what, const std::string& host, uint16_t port) {
-  const std::string where = host + ":" + std::to_string(port);
+  const std::string where = HostPort(host, port);
   addrinfo hints{};
   hints.ai_family = AF_UNSPEC;
   hints.ai_socktype = SOCK_STREAM;

@@ -7,8 +7,18 @@
 
 namespace crescent::master {
 
+// The largest max_key_length: an entry stores its key's length in 16 bits
+// (ObjectEntry::key_len). `--max-key-length` takes 1 to this.
+inline constexpr uint32_t kMaxKeyLengthLimit = 65535;
+
+// The most replicas a put gets. A client asks for at most this many (more are
+// clamped: the count is best effort, as is placing them all on distinct
+// segments); the master server refuses more.
+inline constexpr uint32_t kMaxReplicas = 16;
+
 struct MasterConfig {
-  // Keys are non-empty byte strings of at most this many bytes.
+  // Keys are non-empty byte strings of at most this many bytes (at most
+  // kMaxKeyLengthLimit).
   uint32_t max_key_length = 1024;
   // Largest accepted object; 0 means "no limit beyond the largest segment".
   uint64_t max_object_size = 0;

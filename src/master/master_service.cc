@@ -17,8 +17,9 @@ StatusOr<std::unique_ptr<MasterService>> MasterService::Create(const MasterConfi
       !std::has_single_bit(config.num_shards)) {
     return Status(ErrorCode::kInvalidArgument, "num_shards must be a power of two in [1, 256]");
   }
-  if (config.max_key_length == 0 || config.max_key_length > 65535) {
-    return Status(ErrorCode::kInvalidArgument, "max_key_length must be in [1, 65535]");
+  if (config.max_key_length == 0 || config.max_key_length > kMaxKeyLengthLimit) {
+    return Status(ErrorCode::kInvalidArgument,
+                  "max_key_length must be in [1, " + std::to_string(kMaxKeyLengthLimit) + "]");
   }
   if (!(config.high_watermark > 0 && config.high_watermark <= 1) ||
       !(config.evict_ratio > 0 && config.evict_ratio <= 1)) {

@@ -5,6 +5,7 @@
 
 #include <chrono>
 
+#include "common/endpoint.h"
 #include "common/listen_check.h"
 
 namespace crescent::metrics {
@@ -101,7 +102,7 @@ StatusOr<std::unique_ptr<AdminHttpServer>> AdminHttpServer::Start(const std::str
   }
   if (s->port_ <= 0) {
     return Status(ErrorCode::kUnavailable,
-                  "admin HTTP cannot listen on " + host + ":" + std::to_string(port));
+                  "admin HTTP cannot listen on " + HostPort(host, static_cast<uint16_t>(port)));
   }
   srv->RaiseBacklog(kListenBacklog);
   s->thread_ = std::thread([srv] { srv->listen_after_bind(); });

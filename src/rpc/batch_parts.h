@@ -30,6 +30,8 @@
 #include <string>
 #include <vector>
 
+#include "master/master_config.h"
+
 namespace crescent::rpc {
 
 // Per replica in a reply: its endpoint plus this (capability, placement,
@@ -41,7 +43,7 @@ inline constexpr uint64_t kResultReplyBytes = 256;
 inline constexpr uint64_t kReplyHeadroomBytes = 4096;
 // The master's default replica ceiling (MasterServerOptions::max_replicas),
 // which bounds a replica list's reply.
-inline constexpr uint32_t kDefaultMaxReplicas = 16;
+inline constexpr uint32_t kDefaultMaxReplicas = master::kMaxReplicas;
 // The endpoint length a client assumes when it sizes a part (see above).
 inline constexpr uint64_t kAssumedEndpointBytes = 256;
 

@@ -27,6 +27,7 @@
 #include <thread>
 #include <vector>
 
+#include "common/endpoint.h"
 #include "common/listen_check.h"
 #include "rpc/control_methods.h"
 #include "rpc/master.pb.h"
@@ -309,10 +310,10 @@ StatusOr<std::unique_ptr<ControlServer>> ControlServer::Start(const ControlServe
   tcp::endpoint endpoint(address, static_cast<uint16_t>(options.port));
   ec = transfer::ListenTcp(*impl->tcp_acceptor, endpoint);
   if (ec) {
-    return crescent::Status(ErrorCode::kUnavailable, "control server cannot listen on " +
-                                                         options.host + ":" +
-                                                         std::to_string(options.port) + ": " +
-                                                         ec.message() + " (--control-port)");
+    return crescent::Status(ErrorCode::kUnavailable,
+                            "control server cannot listen on " +
+                                HostPort(options.host, static_cast<uint16_t>(options.port)) + ": " +
+                                ec.message() + " (--control-port)");
   }
   impl->port = impl->tcp_acceptor->local_endpoint(ec).port();
   if (!options.unix_socket.empty()) {

@@ -80,6 +80,20 @@ TEST_P(ClientNamespaceTest, ListByPrefixWithLimit) {
   EXPECT_TRUE(client_->List("zzz")->empty());
 }
 
+// An empty prefix matches every key: the library refuses it, as the CLI does,
+// and removing everything takes RemoveAll.
+TEST_P(ClientNamespaceTest, RemoveByPrefixRefusesAnEmptyPrefix) {
+  PutKeys();
+  StatusOr<size_t> n = client_->RemoveByPrefix("");
+  ASSERT_FALSE(n.ok());
+  EXPECT_EQ(n.status().code(), ErrorCode::kInvalidArgument);
+  EXPECT_EQ(n.status().message(),
+            "an empty prefix would remove every key; to do that, call RemoveAll");
+  n = client_->RemoveByPrefix("", /*force=*/true);
+  EXPECT_EQ(n.status().code(), ErrorCode::kInvalidArgument);
+  EXPECT_EQ(client_->List("")->size(), 5u);
+}
+
 TEST_P(ClientNamespaceTest, RemoveByPrefixAndRemoveAll) {
   PutKeys();
   StatusOr<size_t> n = client_->RemoveByPrefix("a/");

@@ -71,6 +71,23 @@ TEST_P(ClientReplicaTest, ReadSurvivesCleanStopOfOneReplicaNode) {
   EXPECT_FALSE(client_->Get("r").ok());
 }
 
+// A replica count is best effort: one far beyond the cluster (or beyond the
+// master's ceiling of 16) places a replica on every segment there is, rather
+// than refusing the put.
+TEST_P(ClientReplicaTest, AReplicaCountBeyondTheClusterIsBestEffort) {
+  std::vector<std::byte> value = Pattern(4096, 33);
+  PutOptions many;
+  many.replica_count = 1000;
+  Status put = client_->Put("many", Bytes(value), many);
+  ASSERT_TRUE(put.ok()) << put.ToString();
+  StatusOr<ClusterStat> st = client_->Stat();
+  ASSERT_TRUE(st.ok());
+  for (const SegmentUsage& seg : st->segments) EXPECT_GE(seg.used, value.size()) << seg.name;
+  StatusOr<std::vector<std::byte>> got = client_->Get("many");
+  ASSERT_TRUE(got.ok()) << got.status().ToString();
+  EXPECT_TRUE(*got == value);
+}
+
 INSTANTIATE_TEST_SUITE_P(Transports, ClientReplicaTest, ::testing::Bool(),
                          client_test::TransportName);
 

@@ -3,6 +3,7 @@
 #include <iostream>
 
 #include "common/clock.h"
+#include "common/endpoint.h"
 #include "durability/restore.h"
 #include "metrics/master_metrics.h"
 #include "rpc/server_metrics.h"
@@ -130,7 +131,8 @@ std::string MasterHost::Describe() const {
     out += restored_ + "\n";
   }
   if (http_) {
-    std::string base = "http://" + options_.http_host + ":" + std::to_string(http_->port());
+    std::string base =
+        "http://" + HostPort(options_.http_host, static_cast<uint16_t>(http_->port()));
     out += "metrics on " + base + "/metrics, health on " + base + "/health, status page on " +
            base + "/\n";
   }

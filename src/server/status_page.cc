@@ -90,11 +90,15 @@ function noteError(message) {
 window.addEventListener("error", (e) => noteError(e.message));
 window.addEventListener("unhandledrejection", (e) => noteError(e.reason));
 const $ = (id) => document.getElementById(id);
+// The rule of FormatBytes (common/format_bytes.h): the largest unit in which
+// n is whole or a half, else the count itself, never a rounded size.
 function bytes(n) {
   const u = ["B", "KiB", "MiB", "GiB", "TiB"];
-  let i = 0;
-  while (n >= 1024 && i < u.length - 1) { n /= 1024; i++; }
-  return (i ? n.toFixed(1) : String(n)) + " " + u[i];
+  for (let i = u.length - 1; i > 0; i--) {
+    const half = 2 ** (10 * i - 1);
+    if (n >= 2 * half && n % half === 0) return (n / (2 * half)).toFixed(1) + " " + u[i];
+  }
+  return String(n) + " B";
 }
 function micros(us) {
   if (us >= 1e6) return (us / 1e6).toFixed(2) + " s";

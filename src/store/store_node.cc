@@ -1,6 +1,7 @@
 #include "store/store_node.h"
 
 #include <sys/random.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -17,6 +18,15 @@ std::string DefaultNodeId() {
   char host[256] = {};
   if (gethostname(host, sizeof host - 1) != 0) std::snprintf(host, sizeof host, "node");
   return std::string(host) + "-" + std::to_string(getpid());
+}
+
+// Whether paths `a` and `b` name one existing file (the same device and inode:
+// a link or another spelling of the path counts).
+bool SameFile(const std::string& a, const std::string& b) {
+  struct stat sa {
+  }, sb{};
+  return ::stat(a.c_str(), &sa) == 0 && ::stat(b.c_str(), &sb) == 0 && sa.st_dev == sb.st_dev &&
+         sa.st_ino == sb.st_ino;
 }
 
 // A random non-zero 64-bit value: a mount's epoch, its owner token.
@@ -64,14 +74,27 @@ StatusOr<std::unique_ptr<StoreNode>> StoreNode::Start(const StoreNodeOptions& op
   auto segment = transfer::SegmentMemory::Create(opt.segment_name, opt.segment_size);
   if (!segment.ok()) return segment.status();
   node->AddSegment(std::move(segment).value(), opt.segment_name, master::Tier::kDram);
-  for (const PersistentSegmentOptions& p : opt.persistent) {
+  for (size_t i = 0; i < opt.persistent.size(); ++i) {
+    const PersistentSegmentOptions& p = opt.persistent[i];
+    for (size_t j = 0; j < i; ++j) {
+      // The file of an earlier one exists by now (opened, created if missing).
+      if (SameFile(opt.persistent[j].path, p.path)) {
+        return Status(ErrorCode::kInvalidArgument,
+                      "persistent segment file " + p.path + " is given twice" +
+                          (p.path == opt.persistent[j].path
+                               ? std::string()
+                               : " (as " + opt.persistent[j].path + " and " + p.path + ")"));
+      }
+    }
     auto file = transfer::SegmentMemory::OpenPersistent(p.path, p.file_size);
     if (!file.ok()) return file.status();
     std::string name = "pmem-" + (*file)->persistent()->uuid();
     for (const Segment& other : node->segments_) {
-      if (other.name == name) {
+      if (other.name == name) {  // two files, one segment: a copy of a file
         return Status(ErrorCode::kInvalidArgument,
-                      "persistent segment file " + p.path + " is given twice");
+                      "persistent segment file " + p.path + " names the same segment (" + name +
+                          ") as another file given: a copy of it? Each segment needs its own "
+                          "file");
       }
     }
     node->AddSegment(std::move(file).value(), std::move(name), master::Tier::kPmem);

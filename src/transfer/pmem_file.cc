@@ -8,6 +8,7 @@
 #include <unistd.h>
 #include <xxhash.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -56,6 +57,23 @@ bool WriteAt(int fd, const std::byte* in, size_t n, uint64_t at) {
     if (r < 0 && errno == EINTR) continue;
     if (r <= 0) return false;
     done += static_cast<size_t>(r);
+  }
+  return true;
+}
+
+// Whether the header block `header` and the first `data_bytes` of the file
+// are all zero bytes.
+StatusOr<bool> AllZero(int fd, const std::byte* header, uint64_t data_bytes) {
+  auto zero = [](const std::byte* p, size_t n) {
+    return std::all_of(p, p + n, [](std::byte b) { return b == std::byte{0}; });
+  };
+  if (!zero(header, PmemFile::kHeaderBytes)) return false;
+  auto block = std::make_unique<std::byte[]>(PmemFile::kHeaderBytes);
+  for (uint64_t at = 0; at < data_bytes; at += PmemFile::kHeaderBytes) {
+    if (!ReadAt(fd, block.get(), PmemFile::kHeaderBytes, at)) {
+      return Status(ErrorCode::kIoError, Errno("cannot read", errno));
+    }
+    if (!zero(block.get(), PmemFile::kHeaderBytes)) return false;
   }
   return true;
 }
@@ -131,7 +149,29 @@ StatusOr<std::unique_ptr<PmemFile>> PmemFile::Open(const std::string& path, uint
   const uint64_t header_at = file_size - kHeaderBytes;
   auto header = std::make_unique<std::byte[]>(kHeaderBytes);
   PmemHeader h;
-  if (st.st_size == 0) {
+  // An empty file is new; so is one of the right size that start reserved
+  // (posix_fallocate below) but never wrote a header into, having stopped in
+  // between (a crash, a kill): its header block is all zero, and so is its
+  // data, which nothing writes before the header. The first MiB of data is
+  // checked too, so that a foreign file that merely ends in zeros is refused.
+  bool fresh = st.st_size == 0;
+  if (!fresh) {
+    if (static_cast<uint64_t>(st.st_size) != file_size) {
+      return Status(ErrorCode::kInvalidSize,
+                    named + " is " + std::to_string(st.st_size) + " bytes, not the " +
+                        std::to_string(file_size) +
+                        " asked for (give its size, or a new path for a new segment)");
+    }
+    if (!ReadAt(f->fd_, header.get(), kHeaderBytes, header_at)) {
+      return Status(ErrorCode::kIoError, Errno("cannot read the header of " + named, errno));
+    }
+    StatusOr<bool> zero = AllZero(f->fd_, header.get(), kMinFileBytes - kHeaderBytes);
+    if (!zero.ok()) {
+      return Status(ErrorCode::kIoError, named + ": " + zero.status().message());
+    }
+    fresh = *zero;
+  }
+  if (fresh) {
     f->created_ = true;
     // Reserve every block now: a sparse file on a full disk would fail later,
     // with SIGBUS on a store into the mapping.
@@ -154,15 +194,6 @@ StatusOr<std::unique_ptr<PmemFile>> PmemFile::Open(const std::string& path, uint
                     Errno("cannot write the header of " + named, err));
     }
   } else {
-    if (static_cast<uint64_t>(st.st_size) != file_size) {
-      return Status(ErrorCode::kInvalidSize,
-                    named + " is " + std::to_string(st.st_size) + " bytes, not the " +
-                        std::to_string(file_size) +
-                        " asked for (give its size, or a new path for a new segment)");
-    }
-    if (!ReadAt(f->fd_, header.get(), kHeaderBytes, header_at)) {
-      return Status(ErrorCode::kIoError, Errno("cannot read the header of " + named, errno));
-    }
     StatusOr<PmemHeader> decoded = DecodePmemHeader(header.get());
     if (!decoded.ok()) {
       return Status(decoded.status().code(),

@@ -16,7 +16,9 @@
 // while the PmemFile lives), a file of another size, a non-empty file without
 // a Crescent header (foreign) or with a damaged one, and a size the file system
 // cannot reserve (posix_fallocate: a full disk fails at start, not with SIGBUS
-// on a later write).
+// on a later write). A file of the right size whose header block and first MiB
+// are all zero was reserved by a start that stopped before it wrote the header
+// (nothing is written before it): it is taken as new, not refused as foreign.
 #pragma once
 
 #include <array>
@@ -49,7 +51,8 @@ class PmemFile {
   const std::string& path() const { return path_; }
   // 32 hex digits, fixed when the file was created.
   const std::string& uuid() const { return uuid_; }
-  // True when Open created the file (or found it empty): nothing in it is old.
+  // True when Open created the file (or found it empty, or reserved but never
+  // initialised): nothing in it is old.
   bool created() const { return created_; }
   // A read-only descriptor of the file, for same-host clients: a mapping of it
   // cannot be made writable.

@@ -53,6 +53,7 @@
 #include <thread>
 #include <vector>
 
+#include "common/endpoint.h"
 #include "common/tsan.h"
 #include "transfer/asio_server.h"
 #include "transfer/congestion.h"
@@ -295,7 +296,7 @@ StatusOr<std::unique_ptr<TcpDataServer>> TcpDataServer::Start(const TcpServerOpt
                   "data server host '" + options.host + "' is not an IP address: " + ec.message());
   }
   tcp::endpoint endpoint(address, options.port);
-  std::string where = options.host + ":" + std::to_string(options.port);
+  std::string where = HostPort(options.host, options.port);
   ec = ListenTcp(*impl->acceptor, endpoint);
   if (ec) {
     return Status(ErrorCode::kUnavailable, "cannot listen on " + where + ": " + ec.message());
