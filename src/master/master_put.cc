@@ -293,8 +293,28 @@ Status MasterService::PutEnd(std::string_view key, uint64_t token, uint64_t chec
       AdmitLocked(a);
     }
   }
+  if (Status s = WaitLogged(logged); !s.ok()) {
+    // Not recorded, so a restart would not bring it back: not served now either.
+    UndoPutEnd(*loc.shard, id);
+    counters_.put_end.Record(1, 1);
+    return Status(ErrorCode::kIoError,
+                  "the put of key '" + std::string(key) +
+                      "' is undone: the operation log could not record it: " + s.ToString());
+  }
   counters_.put_end.Record(1, 0);
-  return AwaitLogged(logged);
+  return Status::Ok();
+}
+
+void MasterService::UndoPutEnd(ObjectShard& shard, ObjectId id) {
+  {
+    std::unique_lock lock(shard.mutex());
+    ObjectEntry* e = shard.Resolve(id);
+    if (e == nullptr || e->state != EntryState::kComplete) return;  // removed meanwhile
+    // A failed log refuses this too; one that works again keeps in step.
+    (void)LogChange(RemovalRecord(*e, RemovalReason::kRemoved));
+    RemoveLocked(shard, IdSlot(id));
+  }
+  ForgetInPolicy({&id, 1});
 }
 
 LogRecord MasterService::PutEndedRecordLocked(ObjectId id, const ObjectEntry& e) {

@@ -155,11 +155,15 @@ uint64_t MasterService::LogChange(const LogRecord& record) {
   return at.ok() ? *at : kLogFailed;
 }
 
-Status MasterService::AwaitLogged(uint64_t position, bool now) {
+Status MasterService::WaitLogged(uint64_t position, bool now) {
   if (log_ == nullptr || position == 0) return Status::Ok();
-  Status s = position == kLogFailed ? Status(ErrorCode::kIoError, "the append failed")
-             : now                  ? log_->SyncThrough(position)
-                                    : log_->WaitDurable(position);
+  return position == kLogFailed ? Status(ErrorCode::kIoError, "the append failed")
+         : now                  ? log_->SyncThrough(position)
+                                : log_->WaitDurable(position);
+}
+
+Status MasterService::AwaitLogged(uint64_t position, bool now) {
+  Status s = WaitLogged(position, now);
   if (!s.ok()) {
     return Status(ErrorCode::kIoError,
                   "the change is made but the operation log could not record it: " + s.ToString());

@@ -355,6 +355,9 @@ class MasterService {
   // `now`: on stable storage, whatever the policy); the log's error if it
   // has failed.
   Status AwaitLogged(uint64_t position, bool now = false);
+  // The same wait, answering the log's own error (for a caller that undoes
+  // the change).
+  Status WaitLogged(uint64_t position, bool now = false);
   static constexpr uint64_t kLogFailed = UINT64_MAX;
   // The record of `e`'s removal (kObjectRemoved), for LogChange.
   static LogRecord RemovalRecord(const ObjectEntry& e, RemovalReason reason);
@@ -363,6 +366,10 @@ class MasterService {
   uint64_t LogUnmounts(std::span<const SegmentId> segments);
   // The record of pending put `id` (entry `e`) ending; under its shard lock.
   LogRecord PutEndedRecordLocked(ObjectId id, const ObjectEntry& e);
+  // Takes back the ended put `id` whose record the log could not make durable
+  // (PutEnd answers IO_ERROR): it is neither served nor listed, and its space
+  // is freed. Nothing if it was removed meanwhile.
+  void UndoPutEnd(ObjectShard& shard, ObjectId id);
 
   Status ValidateKey(std::string_view key) const;
   Status ValidateSize(uint64_t size) const;
