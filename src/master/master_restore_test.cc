@@ -258,6 +258,31 @@ TEST_F(MasterRestoreTest, ARestoredKeyWaitingForItsNodeIsNotListed) {
   EXPECT_EQ(m->List("k/"), on_a_keys);
 }
 
+// A slot's incarnation outlives a snapshot: an id unmounted before it is not
+// handed out again, nor is one a restored master used, by a second restore
+// from the same snapshot and the log after it.
+TEST_F(MasterRestoreTest, AnIdUnmountedBeforeTheSnapshotIsNotReused) {
+  MountBoth();
+  ASSERT_TRUE(master().UnmountSegment("seg-b", "node-b", 22).ok());
+  const std::vector<LogRecord> snapshot = Captured();
+  auto first = Restored(snapshot);
+  auto c = first->MountSegment(Spec("seg-c", "node-c", "c:1#e1", 55));
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_NE(*c, seg_b_);
+  std::vector<LogRecord> again = snapshot;
+  const std::vector<LogRecord> after = log2_.Decoded();  // the first restored master's log
+  again.insert(again.end(), after.begin(), after.end());
+  auto m = MasterService::Create(config_, clock_, nullptr);
+  ASSERT_TRUE(m.ok());
+  for (const LogRecord& r : again) (*m)->ApplyRestored(r);
+  (*m)->FinishRestore(5'000);
+  auto d = (*m)->MountSegment(Spec("seg-d", "node-d", "d:1#e1", 66));
+  ASSERT_TRUE(d.ok()) << d.status().ToString();
+  EXPECT_NE(*d, seg_b_);
+  EXPECT_NE(*d, *c);
+  EXPECT_NE(*d, seg_a_);
+}
+
 TEST_F(MasterRestoreTest, SegmentsThatNeverComeBackAreDroppedAfterTheGrace) {
   MountBoth();
   ASSERT_TRUE(PutSum("x", 100, 1).ok());
