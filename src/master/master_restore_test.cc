@@ -338,7 +338,8 @@ TEST_F(MasterRestoreTest, SnapshotPlusTheLogAfterItEqualsTheWholeLog) {
   EXPECT_EQ(m->List("s", 3, 0, nullptr, "s12"), master().List("s", 3, 0, nullptr, "s12"));
   const std::string first = master().List("s").front();
   ASSERT_TRUE(m->Remove(first, /*force=*/true).ok());  // the reads above leased it
-  m->AwaitRestoreCompleted();  // seg-a takes puts once its allocator is in
+  // seg-a takes puts once its allocator is in.
+  m->AwaitRestoreCompleted();
   ASSERT_TRUE(m->PutStart("s1x", 10, {}).ok());
   EXPECT_EQ(*m->RemoveByPrefix("s2", true), *master().RemoveByPrefix("s2", true));
   std::vector<std::string> want = master().List("s");
