@@ -13,6 +13,11 @@ namespace crescent::master {
 
 Status MasterService::ReportCorruptReplica(std::string_view key, SegmentId segment, uint64_t offset,
                                            uint64_t checksum) {
+  return DropReplica(key, segment, offset, checksum, /*corrupt=*/true);
+}
+
+Status MasterService::DropReplica(std::string_view key, SegmentId segment, uint64_t offset,
+                                  uint64_t checksum, bool corrupt) {
   auto fail = [&](Status s) {
     counters_.report_corrupt.Record(1, 1);
     return s;
@@ -62,9 +67,9 @@ Status MasterService::ReportCorruptReplica(std::string_view key, SegmentId segme
       loc.shard->SetReplicas(slot, keep);
     }
   }
-  counters_.corrupt_replicas.fetch_add(1, std::memory_order_relaxed);
+  if (corrupt) counters_.corrupt_replicas.fetch_add(1, std::memory_order_relaxed);
   if (last) {
-    counters_.corrupt_objects.fetch_add(1, std::memory_order_relaxed);
+    if (corrupt) counters_.corrupt_objects.fetch_add(1, std::memory_order_relaxed);
     ForgetInPolicy({&removed, 1});
   }
   counters_.report_corrupt.Record(1, 0);

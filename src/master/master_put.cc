@@ -14,6 +14,7 @@ std::vector<ReplicaDescriptor> MasterService::Describe(const ObjectEntry& e) con
   std::vector<ReplicaDescriptor> out;
   out.reserve(e.num_replicas);
   for (size_t i = 0; i < e.num_replicas; ++i) {
+    if (!Servable(e.replica(i))) continue;  // e.g. its check has not passed yet
     if (auto d = DescribeSlot(e.replica(i), e.size)) out.push_back(std::move(*d));
   }
   return out;
@@ -102,8 +103,9 @@ StatusOr<PutGrant> MasterService::PutStart(std::string_view key, uint64_t size,
       return Status(ErrorCode::kObjectNotReady,
                     "key '" + std::string(key) +
                         "' is stored on a segment whose store node is not mounted (restored by "
-                        "a master restart, detached, or being unmounted): it waits for the node "
-                        "to take the segment back, or is dropped; retry");
+                        "a master restart, detached, or being unmounted), or on a taken-over "
+                        "persistent segment whose bytes are not verified yet: it waits for the "
+                        "node (or the check), or is dropped; retry");
     }
     return Status(ErrorCode::kObjectAlreadyExists, "key '" + std::string(key) + "' exists");
   };

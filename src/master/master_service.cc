@@ -195,9 +195,13 @@ uint64_t MasterService::LogUnmounts(std::span<const SegmentId> segments) {
 StatusOr<SegmentId> MasterService::MountSegment(const SegmentSpec& spec,
                                                 const PreviousMount* previous, bool* adopted) {
   uint64_t logged = 0;
+  SegmentId held = kNoSegment;
   auto mounted = segments_.Mount(
       spec,
       [&](SegmentId id) {
+        // A persistent segment's replicas are not served before it is known
+        // whether they are to be verified (a take-over by another process).
+        if (spec.tier == Tier::kPmem) HoldForVerification(held = id);
         // A taken-over segment is logged as a mount of its id again: a
         // restore replaces that id's spec (the new endpoint and token).
         LogRecord r;
@@ -208,6 +212,9 @@ StatusOr<SegmentId> MasterService::MountSegment(const SegmentSpec& spec,
       },
       previous);
   counters_.mount.Record(1, mounted.ok() ? 0 : 1);
+  if (held != kNoSegment && !(mounted.ok() && mounted->verify && !mounted->repeated)) {
+    ReleaseVerificationHold(held);
+  }
   if (!mounted.ok()) return mounted.status();
   if (mounted->repeated) {
     // Its first call logged the mount; durable before this answer too.

@@ -25,6 +25,7 @@
 #pragma once
 
 #include <absl/container/flat_hash_map.h>
+#include <absl/container/flat_hash_set.h>
 
 #include <algorithm>
 #include <atomic>
@@ -206,7 +207,8 @@ class MasterService {
   // `copier` (null: none; a DRAM victim is dropped). Set before serving; it
   // must outlive the engine's maintenance.
   void SetReplicaCopier(ReplicaCopier* copier);
-  // Objects of taken-over persistent segments still to be checked.
+  // Replicas of taken-over persistent segments whose check has not settled
+  // (not served meanwhile), plus such segments still being queued.
   uint64_t PendingVerifications() const;
   void StopBackground();
   // Why an eviction ran (counted by reason).
@@ -507,8 +509,31 @@ class MasterService {
   // a later pass, until it has been sent this many times; then it counts as
   // skipped.
   static constexpr uint32_t kVerifyTries = 4;
-  // Queues every complete object with a replica on `segment` for a check.
+  // Queues every complete object with a replica on `segment` for a check,
+  // and keeps each such replica from being served until its check passes;
+  // then lifts the segment's hold (HoldForVerification).
   void EnqueueVerification(SegmentId segment);
+  // A persistent segment about to become visible by a mount: none of its
+  // replicas is served until EnqueueVerification (or ReleaseVerificationHold,
+  // for a mount that is not verified) has run for it. Under the segment
+  // table's lock (verify_mu_ is a leaf).
+  void HoldForVerification(SegmentId segment);
+  void ReleaseVerificationHold(SegmentId segment);
+  void ReleaseVerificationHoldLocked(SegmentId segment);
+  // `c`'s check is over (passed, failed, or given up): its replica is no
+  // longer held.
+  void SettleCheck(const PendingCheck& c);
+  // Replica `r` may be read: its segment is mounted and, when that is a
+  // taken-over persistent segment, its check has passed.
+  bool Servable(const ReplicaSlot& r) const;
+  static std::pair<uint64_t, uint64_t> VerifyKey(const ReplicaSlot& r) {
+    return {uint64_t{r.segment} << 32 | r.alloc_generation, r.offset};
+  }
+  // Drops one replica of that version of `key` (ReportCorruptReplica's
+  // rules); `corrupt`: its bytes were found bad (counted), rather than never
+  // verified.
+  Status DropReplica(std::string_view key, SegmentId segment, uint64_t offset, uint64_t checksum,
+                     bool corrupt);
   // Checks queued objects for up to `budget_ms`; a mismatch drops the replica.
   void RunVerifications(int64_t budget_ms);
   cache::EvictionPolicy& PolicyOf(Tier tier);
@@ -662,8 +687,14 @@ class MasterService {
   absl::flat_hash_map<ObjectId, PmemHits> pmem_hits_;
   std::vector<ObjectId> promote_queue_;               // read twice in the window (policy_mu_)
   std::atomic<ReplicaCopier*> copier_{nullptr};
-  mutable std::mutex verify_mu_;  // guards verify_queue_; a leaf lock
+  mutable std::mutex verify_mu_;  // guards verify_queue_ and the two below; a leaf lock
   std::deque<PendingCheck> verify_queue_;
+  // Replicas whose check has not passed (VerifyKey), and segments whose
+  // replicas are all held until they are queued: not served.
+  absl::flat_hash_set<std::pair<uint64_t, uint64_t>> unverified_;
+  std::vector<SegmentId> held_for_verification_;
+  // Their sizes together: 0 (the common case) lets Servable skip verify_mu_.
+  std::atomic<size_t> verification_holds_{0};
   std::priority_queue<SoftPinExpiry, std::vector<SoftPinExpiry>, std::greater<>> soft_expiry_;
 
   // Pops ended puts off the front of pending_; pending_mu_ must be held.

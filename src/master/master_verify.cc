@@ -1,9 +1,11 @@
 // Verification of a persistent segment taken over from a restarted node
 // (docs/persistent-tier.md). Its bytes lived in a file while no process held
 // it; each object on it is checked against the checksum recorded at PutEnd,
-// by its node, in the background (RunMaintenance). Reads are served
-// meanwhile: a client checks every value it reads anyway, and a replica that
-// fails either check is dropped as a corrupt one (ReportCorruptReplica).
+// by its node, in the background (RunMaintenance). Only verified bytes are
+// served: a replica of such a segment is not readable (Servable) until its
+// check passes; one whose check fails, or never gets a verdict, is dropped
+// (DropReplica), the object with its last replica.
+#include <algorithm>
 #include <chrono>
 #include <mutex>
 
@@ -23,12 +25,54 @@ void MasterService::EnqueueVerification(SegmentId segment) {
     });
   }
   std::lock_guard lock(verify_mu_);
-  for (PendingCheck& c : found) verify_queue_.push_back(std::move(c));
+  for (PendingCheck& c : found) {
+    if (unverified_.insert(VerifyKey(c.replica)).second) verification_holds_.fetch_add(1);
+    verify_queue_.push_back(std::move(c));
+  }
+  // Every replica is held on its own now: lift the segment's hold.
+  ReleaseVerificationHoldLocked(segment);
+}
+
+void MasterService::HoldForVerification(SegmentId segment) {
+  std::lock_guard lock(verify_mu_);
+  held_for_verification_.push_back(segment);
+  verification_holds_.fetch_add(1);
+}
+
+void MasterService::ReleaseVerificationHold(SegmentId segment) {
+  std::lock_guard lock(verify_mu_);
+  ReleaseVerificationHoldLocked(segment);
+}
+
+void MasterService::ReleaseVerificationHoldLocked(SegmentId segment) {
+  auto it = std::find(held_for_verification_.begin(), held_for_verification_.end(), segment);
+  if (it == held_for_verification_.end()) return;
+  held_for_verification_.erase(it);
+  verification_holds_.fetch_sub(1);
+}
+
+bool MasterService::Servable(const ReplicaSlot& r) const {
+  // The mount's hold is taken before the segment is visible, so a reader
+  // that sees it mounted sees the hold too.
+  if (!segments_.IsMounted(r.segment)) return false;
+  if (verification_holds_.load() == 0) return true;
+  std::lock_guard lock(verify_mu_);
+  if (std::find(held_for_verification_.begin(), held_for_verification_.end(), r.segment) !=
+      held_for_verification_.end()) {
+    return false;
+  }
+  return !unverified_.contains(VerifyKey(r));
+}
+
+void MasterService::SettleCheck(const PendingCheck& c) {
+  std::lock_guard lock(verify_mu_);
+  if (unverified_.erase(VerifyKey(c.replica)) != 0) verification_holds_.fetch_sub(1);
 }
 
 uint64_t MasterService::PendingVerifications() const {
-  std::lock_guard lock(verify_mu_);
-  return verify_queue_.size();
+  // Checks not settled yet (queued, or sent and unanswered), and segments
+  // whose objects are still being queued: none of those objects is served.
+  return verification_holds_.load();
 }
 
 void MasterService::RunVerifications(int64_t budget_ms) {
@@ -54,8 +98,9 @@ void MasterService::RunVerifications(int64_t budget_ms) {
       const std::string* endpoint = segments_.MountedEndpoint(batch[i].replica.segment);
       if (endpoint == nullptr) {
         // Its segment is gone, or detached again: a node that takes it back
-        // has every object of it queued anew.
+        // has every object of it queued (and held) anew.
         counters_.verify_skipped.fetch_add(1, std::memory_order_relaxed);
+        SettleCheck(batch[i]);
         continue;
       }
       checks.push_back({{batch[i].replica.segment, *endpoint, batch[i].replica.offset,
@@ -71,16 +116,24 @@ void MasterService::RunVerifications(int64_t budget_ms) {
       const Status& s = k < done.size() ? done[k] : Status(ErrorCode::kInternal, "no result");
       if (s.ok()) {
         counters_.verified_ok.fetch_add(1, std::memory_order_relaxed);
+        SettleCheck(c);  // readable from now on
       } else if (s.code() == ErrorCode::kChecksumMismatch) {
         counters_.verified_corrupt.fetch_add(1, std::memory_order_relaxed);
         // A stale report (the object was removed or replaced meanwhile) is
         // refused by it, and changes nothing.
-        (void)ReportCorruptReplica(c.key, c.replica.segment, c.replica.offset, c.checksum);
+        (void)DropReplica(c.key, c.replica.segment, c.replica.offset, c.checksum,
+                          /*corrupt=*/true);
+        SettleCheck(c);
       } else if (++c.tries < kVerifyTries) {
         counters_.verify_retries.fetch_add(1, std::memory_order_relaxed);
         again.push_back(std::move(c));
       } else {
+        // Never verified: its bytes are not served, so the replica goes (the
+        // object with its last one) rather than waiting unreadable for good.
         counters_.verify_skipped.fetch_add(1, std::memory_order_relaxed);
+        (void)DropReplica(c.key, c.replica.segment, c.replica.offset, c.checksum,
+                          /*corrupt=*/false);
+        SettleCheck(c);
       }
     }
   }
