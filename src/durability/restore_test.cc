@@ -199,9 +199,10 @@ TEST_F(RestoreTest, ALogDeletedAfterASnapshotGoesOnFromItsPosition) {
   auto r = Restore();
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   EXPECT_TRUE(Readable(*r->master, "a"));
+  r->master->AwaitRestoreCompleted();  // the segment takes puts once its allocator is in
   // What the restored master logs now is found by the next restore.
   auto g = r->master->PutStart("b", 10, {});
-  ASSERT_TRUE(g.ok());
+  ASSERT_TRUE(g.ok()) << g.status().ToString();
   ASSERT_TRUE(r->master->PutEnd("b", g->token, 1).ok());
   r->master.reset();
   auto again = Restart();
@@ -377,8 +378,9 @@ TEST_F(RestoreTest, ASnapshotBeyondTheLogsEndIsUsedAloneWhenNothingElseIs) {
   EXPECT_EQ(r->snapshot, ListSnapshots(dir_).front());
   EXPECT_EQ(log_->end_position(), position) << "the log goes on from the snapshot";
   for (int i = 0; i < 20; ++i) EXPECT_TRUE(Readable(*r->master, "k" + std::to_string(i))) << i;
+  r->master->AwaitRestoreCompleted();  // the segment takes puts once its allocator is in
   auto g = r->master->PutStart("after", 10, {});
-  ASSERT_TRUE(g.ok());
+  ASSERT_TRUE(g.ok()) << g.status().ToString();
   ASSERT_TRUE(r->master->PutEnd("after", g->token, 1).ok());
   r->master.reset();
   auto again = Restart();

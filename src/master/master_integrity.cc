@@ -73,8 +73,8 @@ uint64_t MasterService::PendingCorruptionReports() const {
   return reported_places_.size();
 }
 
-Status MasterService::DropCorruptReplica(std::string_view key, SegmentId segment, uint64_t offset,
-                                         uint64_t checksum) {
+Status MasterService::DropReplica(std::string_view key, SegmentId segment, uint64_t offset,
+                                  uint64_t checksum, bool corrupt) {
   const Status stale(ErrorCode::kObjectNotFound,
                      "no replica of this version of '" + std::string(key) + "' at segment " +
                          std::to_string(segment) + " offset " + std::to_string(offset));
@@ -119,9 +119,9 @@ Status MasterService::DropCorruptReplica(std::string_view key, SegmentId segment
       loc.shard->SetReplicas(slot, keep);
     }
   }
-  counters_.corrupt_replicas.fetch_add(1, std::memory_order_relaxed);
+  if (corrupt) counters_.corrupt_replicas.fetch_add(1, std::memory_order_relaxed);
   if (last) {
-    counters_.corrupt_objects.fetch_add(1, std::memory_order_relaxed);
+    if (corrupt) counters_.corrupt_objects.fetch_add(1, std::memory_order_relaxed);
     ForgetInPolicy({&removed, 1});
   }
   return AwaitLogged(logged);

@@ -132,5 +132,45 @@ TEST_F(MasterLogTest, AFailedLogFailsTheAcknowledgement) {
   EXPECT_EQ(master().PutEnd("k", g->token).code(), ErrorCode::kIoError);
 }
 
+// A put answered IO_ERROR was not recorded: a restart would not bring it back,
+// so it is not served now either (neither readable nor listed), whether the
+// append or only the sync failed; the key can be put again once the log works.
+TEST_F(MasterLogTest, APutAnsweredIoErrorIsUndone) {
+  Mount("seg-a", 1 << 20);
+  for (bool only_sync : {false, true}) {
+    SCOPED_TRACE(only_sync ? "the sync failed" : "the append failed");
+    const std::string key = only_sync ? "sync" : "append";
+    auto g = master().PutStart(key, 100, {});
+    ASSERT_TRUE(g.ok());
+    (only_sync ? log_.fail_syncs : log_.fail) = true;
+    EXPECT_EQ(master().PutEnd(key, g->token).code(), ErrorCode::kIoError);
+    log_.fail = log_.fail_syncs = false;
+    EXPECT_FALSE(Readable(key));
+    EXPECT_FALSE(*master().Exists(key));
+    EXPECT_TRUE(master().List(key).empty());
+    EXPECT_EQ(master().PutEnd(key, g->token).code(), ErrorCode::kPutNotStarted);
+    EXPECT_TRUE(Put(key, 100).ok()) << "the undone put's space and key are free again";
+    EXPECT_TRUE(Readable(key));
+  }
+}
+
+TEST_F(MasterLogTest, ABatchPutAnsweredIoErrorIsUndone) {
+  Mount("seg-a", 1 << 20);
+  const std::vector<std::string> keys = Keys("b", 3);
+  std::vector<uint64_t> tokens;
+  for (const std::string& k : keys) {
+    auto g = master().PutStart(k, 100, {});
+    ASSERT_TRUE(g.ok());
+    tokens.push_back(g->token);
+  }
+  log_.fail_syncs = true;
+  for (const Status& s : master().BatchPutEnd(keys, tokens, {})) {
+    EXPECT_EQ(s.code(), ErrorCode::kIoError);
+  }
+  log_.fail_syncs = false;
+  for (const std::string& k : keys) EXPECT_FALSE(Readable(k)) << k;
+  EXPECT_TRUE(master().List("b").empty());
+}
+
 }  // namespace
 }  // namespace crescent::master

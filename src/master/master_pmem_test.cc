@@ -27,6 +27,7 @@ class MasterPmemTest : public testing::MasterTest {
     oplog_ = &log_;
     config_.heartbeat_ttl_ms = 1'000;
     config_.pmem_grace_ms = 60'000;
+    master().SetReplicaCopier(&node_);
   }
 
   // node-1 with a DRAM segment and a persistent one.
@@ -44,13 +45,17 @@ class MasterPmemTest : public testing::MasterTest {
     return r.ok() && r->replicas.size() == 1 ? r->replicas[0].segment : kNoSegment;
   }
 
-  // A new process of the node (another id) mounts the same file's segment.
+  // A new process of the node (another id) mounts the same file's segment;
+  // a maintenance pass verifies the objects it takes back (only then served).
   StatusOr<SegmentId> Remount(MasterService& m, bool* adopted,
                               const std::string& name = "pmem-u1") {
-    return m.MountSegment(Spec(name, Tier::kPmem, "node-2", "n:2#e9", 99), nullptr, adopted);
+    auto id = m.MountSegment(Spec(name, Tier::kPmem, "node-2", "n:2#e9", 99), nullptr, adopted);
+    m.RunMaintenance();
+    return id;
   }
 
   testing::MemoryLog log_;
+  testing::CopiesDone node_;  // every check passes
   SegmentId dram_ = kNoSegment;
   SegmentId pmem_ = kNoSegment;
 };
@@ -210,6 +215,7 @@ TEST_F(MasterPmemTest, ASnapshotKeepsADetachedSegmentAndARestoreTakesItBack) {
   testing::MemoryLog log2;
   auto m = MasterService::Create(config_, clock_, &log2);
   ASSERT_TRUE(m.ok());
+  (*m)->SetReplicaCopier(&node_);
   for (const LogRecord& r : records) (*m)->ApplyRestored(r);
   (*m)->FinishRestore(1'000);
   // The restore grace is short; a persistent segment waits the PMEM grace.

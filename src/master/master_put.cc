@@ -14,6 +14,7 @@ std::vector<ReplicaDescriptor> MasterService::Describe(const ObjectEntry& e) con
   std::vector<ReplicaDescriptor> out;
   out.reserve(e.num_replicas);
   for (size_t i = 0; i < e.num_replicas; ++i) {
+    if (!Servable(e.replica(i))) continue;  // e.g. its check has not passed yet
     if (auto d = DescribeSlot(e.replica(i), e.size)) out.push_back(std::move(*d));
   }
   return out;
@@ -102,8 +103,9 @@ StatusOr<PutGrant> MasterService::PutStart(std::string_view key, uint64_t size,
       return Status(ErrorCode::kObjectNotReady,
                     "key '" + std::string(key) +
                         "' is stored on a segment whose store node is not mounted (restored by "
-                        "a master restart, detached, or being unmounted): it waits for the node "
-                        "to take the segment back, or is dropped; retry");
+                        "a master restart, detached, or being unmounted), or on a taken-over "
+                        "persistent segment whose bytes are not verified yet: it waits for the "
+                        "node (or the check), or is dropped; retry");
     }
     return Status(ErrorCode::kObjectAlreadyExists, "key '" + std::string(key) + "' exists");
   };
@@ -294,8 +296,28 @@ Status MasterService::PutEnd(std::string_view key, uint64_t token, uint64_t chec
       AdmitLocked(a);
     }
   }
+  if (Status s = WaitLogged(logged); !s.ok()) {
+    // Not recorded, so a restart would not bring it back: not served now either.
+    UndoPutEnd(*loc.shard, id);
+    counters_.put_end.Record(1, 1);
+    return Status(ErrorCode::kIoError,
+                  "the put of key '" + std::string(key) +
+                      "' is undone: the operation log could not record it: " + s.ToString());
+  }
   counters_.put_end.Record(1, 0);
-  return AwaitLogged(logged);
+  return Status::Ok();
+}
+
+void MasterService::UndoPutEnd(ObjectShard& shard, ObjectId id) {
+  {
+    std::unique_lock lock(shard.mutex());
+    ObjectEntry* e = shard.Resolve(id);
+    if (e == nullptr || e->state != EntryState::kComplete) return;  // removed meanwhile
+    // A failed log refuses this too; one that works again keeps in step.
+    (void)LogChange(RemovalRecord(*e, RemovalReason::kRemoved));
+    RemoveLocked(shard, IdSlot(id));
+  }
+  ForgetInPolicy({&id, 1});
 }
 
 LogRecord MasterService::PutEndedRecordLocked(ObjectId id, const ObjectEntry& e) {

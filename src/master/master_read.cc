@@ -102,7 +102,7 @@ StatusOr<bool> MasterService::Exists(std::string_view key) {
 
 bool MasterService::HasLiveReplica(const ObjectEntry& e) const {
   for (size_t i = 0; i < e.num_replicas; ++i) {
-    if (segments_.IsMounted(e.replica(i).segment)) return true;
+    if (Servable(e.replica(i))) return true;
   }
   return false;
 }

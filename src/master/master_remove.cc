@@ -230,6 +230,9 @@ std::vector<std::string> MasterService::List(std::string_view prefix, size_t lim
   for (const auto& shard : shards_) {
     std::shared_lock lock(shard->mutex());
     auto take = [&](uint32_t slot) {
+      // One waiting for its node (restored, or on a detached persistent
+      // segment) is not shown, as Exists and gets do not show it.
+      if (!HasLiveReplica(shard->entry(slot))) return true;
       const std::string_view key = shard->entry(slot).key_view();
       const uint64_t cost = key.size() + kListKeyFramingBytes;
       const bool room = heap.size() < max_keys && bytes + cost <= budget;

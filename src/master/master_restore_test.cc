@@ -233,6 +233,56 @@ TEST_F(MasterRestoreTest, APutOfARestoredKeyWaitingForItsNodeIsNotReady) {
   EXPECT_TRUE(*m->Exists("on-b"));
 }
 
+// Listing agrees with Exists and gets during the grace: a key that waits for
+// its node is not listed until the node is back, and never after its drop.
+TEST_F(MasterRestoreTest, ARestoredKeyWaitingForItsNodeIsNotListed) {
+  MountBoth();
+  PutConfig on_a, on_b;
+  on_a.preferred_segment = "seg-a";
+  on_b.preferred_segment = "seg-b";
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_TRUE(PutSum("k/a" + std::to_string(i), 100, 1, on_a).ok());
+    ASSERT_TRUE(PutSum("k/b" + std::to_string(i), 100, 2, on_b).ok());
+  }
+  auto m = Restored(log_.Decoded(), 2'000);
+  m->AwaitRestoreCompleted();
+  EXPECT_TRUE(m->List("k/").empty()) << "no node is back";
+  ASSERT_TRUE(RemountA(*m).ok());
+  const std::vector<std::string> on_a_keys = {"k/a0", "k/a1", "k/a2"};
+  EXPECT_EQ(m->List("k/"), on_a_keys);
+  EXPECT_EQ(m->List("k/", 0, 0, nullptr, "k/a0"), std::vector<std::string>({"k/a1", "k/a2"}));
+  for (const std::string& k : m->List("k/")) EXPECT_TRUE(*m->Exists(k)) << k;
+  EXPECT_FALSE(*m->Exists("k/b0"));
+  clock_.Advance(2'001);
+  m->RunMaintenance();
+  EXPECT_EQ(m->List("k/"), on_a_keys);
+}
+
+// A slot's incarnation outlives a snapshot: an id unmounted before it is not
+// handed out again, nor is one a restored master used, by a second restore
+// from the same snapshot and the log after it.
+TEST_F(MasterRestoreTest, AnIdUnmountedBeforeTheSnapshotIsNotReused) {
+  MountBoth();
+  ASSERT_TRUE(master().UnmountSegment("seg-b", "node-b", 22).ok());
+  const std::vector<LogRecord> snapshot = Captured();
+  auto first = Restored(snapshot);
+  auto c = first->MountSegment(Spec("seg-c", "node-c", "c:1#e1", 55));
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_NE(*c, seg_b_);
+  std::vector<LogRecord> again = snapshot;
+  const std::vector<LogRecord> after = log2_.Decoded();  // the first restored master's log
+  again.insert(again.end(), after.begin(), after.end());
+  auto m = MasterService::Create(config_, clock_, nullptr);
+  ASSERT_TRUE(m.ok());
+  for (const LogRecord& r : again) (*m)->ApplyRestored(r);
+  (*m)->FinishRestore(5'000);
+  auto d = (*m)->MountSegment(Spec("seg-d", "node-d", "d:1#e1", 66));
+  ASSERT_TRUE(d.ok()) << d.status().ToString();
+  EXPECT_NE(*d, seg_b_);
+  EXPECT_NE(*d, *c);
+  EXPECT_NE(*d, seg_a_);
+}
+
 TEST_F(MasterRestoreTest, SegmentsThatNeverComeBackAreDroppedAfterTheGrace) {
   MountBoth();
   ASSERT_TRUE(PutSum("x", 100, 1).ok());
@@ -288,6 +338,8 @@ TEST_F(MasterRestoreTest, SnapshotPlusTheLogAfterItEqualsTheWholeLog) {
   EXPECT_EQ(m->List("s", 3, 0, nullptr, "s12"), master().List("s", 3, 0, nullptr, "s12"));
   const std::string first = master().List("s").front();
   ASSERT_TRUE(m->Remove(first, /*force=*/true).ok());  // the reads above leased it
+  // seg-a takes puts once its allocator is in.
+  m->AwaitRestoreCompleted();
   ASSERT_TRUE(m->PutStart("s1x", 10, {}).ok());
   EXPECT_EQ(*m->RemoveByPrefix("s2", true), *master().RemoveByPrefix("s2", true));
   std::vector<std::string> want = master().List("s");

@@ -156,11 +156,15 @@ uint64_t MasterService::LogChange(const LogRecord& record) {
   return at.ok() ? *at : kLogFailed;
 }
 
-Status MasterService::AwaitLogged(uint64_t position, bool now) {
+Status MasterService::WaitLogged(uint64_t position, bool now) {
   if (log_ == nullptr || position == 0) return Status::Ok();
-  Status s = position == kLogFailed ? Status(ErrorCode::kIoError, "the append failed")
-             : now                  ? log_->SyncThrough(position)
-                                    : log_->WaitDurable(position);
+  return position == kLogFailed ? Status(ErrorCode::kIoError, "the append failed")
+         : now                  ? log_->SyncThrough(position)
+                                : log_->WaitDurable(position);
+}
+
+Status MasterService::AwaitLogged(uint64_t position, bool now) {
+  Status s = WaitLogged(position, now);
   if (!s.ok()) {
     return Status(ErrorCode::kIoError,
                   "the change is made but the operation log could not record it: " + s.ToString());
@@ -192,9 +196,13 @@ uint64_t MasterService::LogUnmounts(std::span<const SegmentId> segments) {
 StatusOr<SegmentId> MasterService::MountSegment(const SegmentSpec& spec,
                                                 const PreviousMount* previous, bool* adopted) {
   uint64_t logged = 0;
+  SegmentId held = kNoSegment;
   auto mounted = segments_.Mount(
       spec,
       [&](SegmentId id) {
+        // A persistent segment's replicas are not served before it is known
+        // whether they are to be verified (a take-over by another process).
+        if (spec.tier == Tier::kPmem) HoldForVerification(held = id);
         // A taken-over segment is logged as a mount of its id again: a
         // restore replaces that id's spec (the new endpoint and token).
         LogRecord r;
@@ -205,6 +213,9 @@ StatusOr<SegmentId> MasterService::MountSegment(const SegmentSpec& spec,
       },
       previous);
   counters_.mount.Record(1, mounted.ok() ? 0 : 1);
+  if (held != kNoSegment && !(mounted.ok() && mounted->verify && !mounted->repeated)) {
+    ReleaseVerificationHold(held);
+  }
   if (!mounted.ok()) return mounted.status();
   if (mounted->repeated) {
     // Its first call logged the mount; durable before this answer too.

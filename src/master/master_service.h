@@ -215,7 +215,8 @@ class MasterService {
   // `copier` (null: none; a DRAM victim is dropped). Set before serving; it
   // must outlive the engine's maintenance.
   void SetReplicaCopier(ReplicaCopier* copier);
-  // Objects of taken-over persistent segments still to be checked.
+  // Replicas of taken-over persistent segments whose check has not settled
+  // (not served meanwhile), plus such segments still being queued.
   uint64_t PendingVerifications() const;
   void StopBackground();
   // Why an eviction ran (counted by reason).
@@ -372,6 +373,9 @@ class MasterService {
   // `now`: on stable storage, whatever the policy); the log's error if it
   // has failed.
   Status AwaitLogged(uint64_t position, bool now = false);
+  // The same wait, answering the log's own error (for a caller that undoes
+  // the change).
+  Status WaitLogged(uint64_t position, bool now = false);
   static constexpr uint64_t kLogFailed = UINT64_MAX;
   // The record of `e`'s removal (kObjectRemoved), for LogChange.
   static LogRecord RemovalRecord(const ObjectEntry& e, RemovalReason reason);
@@ -380,6 +384,10 @@ class MasterService {
   uint64_t LogUnmounts(std::span<const SegmentId> segments);
   // The record of pending put `id` (entry `e`) ending; under its shard lock.
   LogRecord PutEndedRecordLocked(ObjectId id, const ObjectEntry& e);
+  // Takes back the ended put `id` whose record the log could not make durable
+  // (PutEnd answers IO_ERROR): it is neither served nor listed, and its space
+  // is freed. Nothing if it was removed meanwhile.
+  void UndoPutEnd(ObjectShard& shard, ObjectId id);
 
   Status ValidateKey(std::string_view key) const;
   Status ValidateSize(uint64_t size) const;
@@ -516,11 +524,12 @@ class MasterService {
   // Readers' reports waiting for their nodes' checks, at most (one per
   // replica): a flood of them costs bounded memory.
   static constexpr size_t kMaxQueuedReports = 1024;
-  // Drops `key`'s replica at (segment, offset) that its node found corrupt,
-  // if it still belongs to that version of the object (kObjectNotFound if
-  // not, changing nothing).
-  Status DropCorruptReplica(std::string_view key, SegmentId segment, uint64_t offset,
-                            uint64_t checksum);
+  // Drops `key`'s replica at (segment, offset) that its node found corrupt
+  // (`corrupt`, counted) or whose check never got a verdict, if it still
+  // belongs to that version of the object (kObjectNotFound if not, changing
+  // nothing).
+  Status DropReplica(std::string_view key, SegmentId segment, uint64_t offset, uint64_t checksum,
+                     bool corrupt);
   // The verdict of one check: counts it, drops a corrupt replica; false when
   // it got none and should be sent again.
   bool ApplyVerdict(PendingCheck& c, const Status& verdict);
@@ -529,8 +538,26 @@ class MasterService {
   // a later pass, until it has been sent this many times; then it counts as
   // skipped.
   static constexpr uint32_t kVerifyTries = 4;
-  // Queues every complete object with a replica on `segment` for a check.
+  // Queues every complete object with a replica on `segment` for a check,
+  // and keeps each such replica from being served until its check passes;
+  // then lifts the segment's hold (HoldForVerification).
   void EnqueueVerification(SegmentId segment);
+  // A persistent segment about to become visible by a mount: none of its
+  // replicas is served until EnqueueVerification (or ReleaseVerificationHold,
+  // for a mount that is not verified) has run for it. Under the segment
+  // table's lock (verify_mu_ is a leaf).
+  void HoldForVerification(SegmentId segment);
+  void ReleaseVerificationHold(SegmentId segment);
+  void ReleaseVerificationHoldLocked(SegmentId segment);
+  // `c`'s check is over (passed, failed, or given up): its replica is no
+  // longer held.
+  void SettleCheck(const PendingCheck& c);
+  // Replica `r` may be read: its segment is mounted and, when that is a
+  // taken-over persistent segment, its check has passed.
+  bool Servable(const ReplicaSlot& r) const;
+  static std::pair<uint64_t, uint64_t> VerifyKey(const ReplicaSlot& r) {
+    return {uint64_t{r.segment} << 32 | r.alloc_generation, r.offset};
+  }
   // Checks queued objects for up to `budget_ms`; a mismatch drops the replica.
   void RunVerifications(int64_t budget_ms);
   cache::EvictionPolicy& PolicyOf(Tier tier);
@@ -684,13 +711,20 @@ class MasterService {
   absl::flat_hash_map<ObjectId, PmemHits> pmem_hits_;
   std::vector<ObjectId> promote_queue_;               // read twice in the window (policy_mu_)
   std::atomic<ReplicaCopier*> copier_{nullptr};
-  // Guards verify_queue_, report_queue_ and reported_places_; a leaf lock.
+  // Guards verify_queue_, report_queue_, reported_places_ and the two
+  // below; a leaf lock.
   mutable std::mutex verify_mu_;
   std::deque<PendingCheck> verify_queue_;
   // Readers' reports, checked before verify_queue_; the places (segment,
   // offset) of those queued or in flight, each reported once at a time.
   std::deque<PendingCheck> report_queue_;
   absl::flat_hash_set<std::pair<SegmentId, uint64_t>> reported_places_;
+  // Replicas whose check has not passed (VerifyKey), and segments whose
+  // replicas are all held until they are queued: not served.
+  absl::flat_hash_set<std::pair<uint64_t, uint64_t>> unverified_;
+  std::vector<SegmentId> held_for_verification_;
+  // Their sizes together: 0 (the common case) lets Servable skip verify_mu_.
+  std::atomic<size_t> verification_holds_{0};
   std::priority_queue<SoftPinExpiry, std::vector<SoftPinExpiry>, std::greater<>> soft_expiry_;
 
   // Pops ended puts off the front of pending_; pending_mu_ must be held.

@@ -64,6 +64,16 @@ Status MasterService::Capture(uint64_t* log_position,
     ++st.segments;
     if (Status e = sink(r); !e.ok()) return e;
   }
+  // Then each other slot's last id, as its unmount: a restore from this
+  // snapshot gives the slot's next mount a later incarnation, so no id an
+  // earlier incarnation of the data dir used (whose replicas a log after this
+  // snapshot, or a node, may still name) is handed out again.
+  for (SegmentId id : segments_.UnmountedIds()) {
+    LogRecord r;
+    r.type = LogRecordType::kSegmentUnmounted;
+    r.segment = id;
+    if (Status e = sink(r); !e.ok()) return e;
+  }
   // The order: the unpinned objects' policy from its next victim on, then the
   // soft-pinned ones' (evicted only after every unpinned one). It is copied
   // under policy_mu_ into memory made ready before (a list policy's copy is

@@ -20,15 +20,7 @@ namespace {
 constexpr uint64_t kSegBytes = 1 << 20;
 constexpr uint64_t kObject = 400 << 10;  // two fit in a segment
 
-class CopiesDone final : public ReplicaCopier {
- public:
-  std::vector<Status> Copy(std::span<const ReplicaCopy> copies, int64_t) override {
-    return std::vector<Status>(copies.size(), Status::Ok());
-  }
-  std::vector<Status> Verify(std::span<const ReplicaCheck> checks, int64_t) override {
-    return std::vector<Status>(checks.size(), Status::Ok());
-  }
-};
+using testing::CopiesDone;
 
 class MasterSpaceReuseTest : public testing::MasterTest {
  protected:

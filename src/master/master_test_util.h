@@ -9,8 +9,22 @@
 #include <vector>
 
 #include "master/master_service.h"
+#include "master/replica_copier.h"
 
 namespace crescent::master::testing {
+
+// A node on which every copy and every check succeeds (counting the copies).
+class CopiesDone final : public ReplicaCopier {
+ public:
+  std::vector<Status> Copy(std::span<const ReplicaCopy> copies, int64_t) override {
+    copied += copies.size();
+    return std::vector<Status>(copies.size(), Status::Ok());
+  }
+  std::vector<Status> Verify(std::span<const ReplicaCheck> checks, int64_t) override {
+    return std::vector<Status>(checks.size(), Status::Ok());
+  }
+  size_t copied = 0;
+};
 
 class MasterTest : public ::testing::Test {
  protected:

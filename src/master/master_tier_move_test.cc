@@ -22,17 +22,7 @@ constexpr uint64_t kObject = 400 << 10;  // two fit in DRAM
 constexpr int64_t kLeaseMs = 500;        // a 400 KiB read is leased for 512 ms
 constexpr int64_t kGraceMs = 1'000;
 
-class CopiesDone final : public ReplicaCopier {
- public:
-  std::vector<Status> Copy(std::span<const ReplicaCopy> copies, int64_t) override {
-    copied += copies.size();
-    return std::vector<Status>(copies.size(), Status::Ok());
-  }
-  std::vector<Status> Verify(std::span<const ReplicaCheck> checks, int64_t) override {
-    return std::vector<Status>(checks.size(), Status::Ok());
-  }
-  size_t copied = 0;
-};
+using testing::CopiesDone;
 
 class MasterTierMoveTest : public testing::MasterTest {
  protected:

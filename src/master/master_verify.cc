@@ -3,9 +3,13 @@
 // the background (RunMaintenance). Two sources queue them: a persistent
 // segment taken over from a restarted node (docs/persistent-tier.md), whose
 // bytes lived in a file while no process held it, every object on it; and
-// readers' corruption reports (master_integrity.cc), checked first. Reads are
-// served meanwhile: a client checks every value it reads anyway. A mismatch
-// drops the replica (DropCorruptReplica); a match keeps it.
+// readers' corruption reports (master_integrity.cc), checked first. Only
+// verified bytes of a taken-over segment are served: such a replica is not
+// readable (Servable) until its check passes; one whose check fails, or never
+// gets a verdict, is dropped (DropReplica), the object with its last replica.
+// A reported replica stays readable meanwhile (a client checks every value it
+// reads anyway); a mismatch drops it, a match keeps it.
+#include <algorithm>
 #include <chrono>
 #include <mutex>
 
@@ -25,21 +29,64 @@ void MasterService::EnqueueVerification(SegmentId segment) {
     });
   }
   std::lock_guard lock(verify_mu_);
-  for (PendingCheck& c : found) verify_queue_.push_back(std::move(c));
+  for (PendingCheck& c : found) {
+    if (unverified_.insert(VerifyKey(c.replica)).second) verification_holds_.fetch_add(1);
+    verify_queue_.push_back(std::move(c));
+  }
+  // Every replica is held on its own now: lift the segment's hold.
+  ReleaseVerificationHoldLocked(segment);
+}
+
+void MasterService::HoldForVerification(SegmentId segment) {
+  std::lock_guard lock(verify_mu_);
+  held_for_verification_.push_back(segment);
+  verification_holds_.fetch_add(1);
+}
+
+void MasterService::ReleaseVerificationHold(SegmentId segment) {
+  std::lock_guard lock(verify_mu_);
+  ReleaseVerificationHoldLocked(segment);
+}
+
+void MasterService::ReleaseVerificationHoldLocked(SegmentId segment) {
+  auto it = std::find(held_for_verification_.begin(), held_for_verification_.end(), segment);
+  if (it == held_for_verification_.end()) return;
+  held_for_verification_.erase(it);
+  verification_holds_.fetch_sub(1);
+}
+
+bool MasterService::Servable(const ReplicaSlot& r) const {
+  // The mount's hold is taken before the segment is visible, so a reader
+  // that sees it mounted sees the hold too.
+  if (!segments_.IsMounted(r.segment)) return false;
+  if (verification_holds_.load() == 0) return true;
+  std::lock_guard lock(verify_mu_);
+  if (std::find(held_for_verification_.begin(), held_for_verification_.end(), r.segment) !=
+      held_for_verification_.end()) {
+    return false;
+  }
+  return !unverified_.contains(VerifyKey(r));
+}
+
+void MasterService::SettleCheck(const PendingCheck& c) {
+  std::lock_guard lock(verify_mu_);
+  if (unverified_.erase(VerifyKey(c.replica)) != 0) verification_holds_.fetch_sub(1);
 }
 
 uint64_t MasterService::PendingVerifications() const {
-  std::lock_guard lock(verify_mu_);
-  return verify_queue_.size();
+  // Checks not settled yet (queued, or sent and unanswered), and segments
+  // whose objects are still being queued: none of those objects is served.
+  return verification_holds_.load();
 }
 
 bool MasterService::ApplyVerdict(PendingCheck& c, const Status& verdict) {
   const bool mismatch = verdict.code() == ErrorCode::kChecksumMismatch;
   if (verdict.ok() || mismatch) {
     // A stale drop (the object removed or replaced meanwhile) is refused by
-    // DropCorruptReplica, and changes nothing.
+    // DropReplica, and changes nothing.
     const bool dropped =
-        mismatch && DropCorruptReplica(c.key, c.replica.segment, c.replica.offset, c.checksum).ok();
+        mismatch &&
+        DropReplica(c.key, c.replica.segment, c.replica.offset, c.checksum, /*corrupt=*/true).ok();
     if (c.reported) {
       if (verdict.ok()) counters_.reports_disproved.fetch_add(1, std::memory_order_relaxed);
       if (dropped) counters_.reports_confirmed.fetch_add(1, std::memory_order_relaxed);
@@ -55,6 +102,12 @@ bool MasterService::ApplyVerdict(PendingCheck& c, const Status& verdict) {
   }
   (c.reported ? counters_.reports_unchecked : counters_.verify_skipped)
       .fetch_add(1, std::memory_order_relaxed);
+  if (!c.reported) {
+    // A take-over's check that never got a verdict: its bytes are never
+    // served, so the replica goes (the object with its last one) rather than
+    // waiting unreadable for good. A reader's report keeps its replica.
+    (void)DropReplica(c.key, c.replica.segment, c.replica.offset, c.checksum, /*corrupt=*/false);
+  }
   return true;
 }
 
@@ -86,11 +139,14 @@ void MasterService::RunVerifications(int64_t budget_ms) {
       const std::string* endpoint = segments_.MountedEndpoint(batch[i].replica.segment);
       if (endpoint == nullptr) {
         // Its segment is gone, or detached again: a node that takes it back
-        // has every object of it queued anew.
+        // has every object of it queued (and held) anew.
         (batch[i].reported ? counters_.reports_unchecked : counters_.verify_skipped)
             .fetch_add(1, std::memory_order_relaxed);
-        if (batch[i].reported)
+        if (batch[i].reported) {
           decided.emplace_back(batch[i].replica.segment, batch[i].replica.offset);
+        } else {
+          SettleCheck(batch[i]);
+        }
         continue;
       }
       checks.push_back({{batch[i].replica.segment, *endpoint, batch[i].replica.offset,
@@ -108,6 +164,8 @@ void MasterService::RunVerifications(int64_t budget_ms) {
         again.push_back(std::move(c));
       } else if (c.reported) {
         decided.emplace_back(c.replica.segment, c.replica.offset);
+      } else {
+        SettleCheck(c);  // readable from now on, or dropped
       }
     }
   }

@@ -1,9 +1,10 @@
 // Background verification of a persistent segment taken over by a restarted
 // node (master_verify.cc): every object on it is checked by its node against
-// the checksum recorded at PutEnd. A mismatch drops the replica at once; a
-// check that comes back with no verdict (no answer in time, the connection
-// lost) is sent again at a later maintenance pass, a bounded number of times,
-// and only then counted as skipped.
+// the checksum recorded at PutEnd, and none is served before its check
+// passes. A mismatch drops the replica at once; a check that comes back with
+// no verdict (no answer in time, the connection lost) is sent again at a later
+// maintenance pass, a bounded number of times, and only then counted as
+// skipped, and its replica dropped.
 #include <gtest/gtest.h>
 
 #include <map>
@@ -59,6 +60,31 @@ TEST_F(MasterVerifyTest, EveryObjectOfATakenOverSegmentIsCheckedOnce) {
   for (const auto& [key, offset] : offsets_) EXPECT_EQ(node_.asked[offset], 1u) << key;
 }
 
+// Only verified bytes are served: after the take-over no object of the
+// segment is readable, shown or listed until its own check has passed.
+TEST_F(MasterVerifyTest, AnObjectIsServedOnlyOnceItsCheckHasPassed) {
+  PutThenTakeOver(3);
+  for (const std::string& k : Keys("k", 3)) {
+    EXPECT_EQ(master().GetReplicaList(k).status().code(), ErrorCode::kObjectNotFound) << k;
+    EXPECT_FALSE(*master().Exists(k)) << k;
+    EXPECT_EQ(master().PutStart(k, 1000, {}).status().code(), ErrorCode::kObjectNotReady) << k;
+  }
+  EXPECT_TRUE(master().List("k").empty());
+  const uint64_t slow = offsets_["k1"];
+  node_.answer = [slow](uint64_t offset, uint64_t nth) {
+    return offset == slow && nth == 0 ? Status(ErrorCode::kTimeout, "did not answer in time")
+                                      : Status::Ok();
+  };
+  master().RunMaintenance();
+  EXPECT_TRUE(Readable("k0"));
+  EXPECT_FALSE(Readable("k1")) << "its check has no verdict yet";
+  EXPECT_TRUE(Readable("k2"));
+  EXPECT_EQ(master().List("k"), std::vector<std::string>({"k0", "k2"}));
+  master().RunMaintenance();
+  EXPECT_TRUE(Readable("k1"));
+  EXPECT_EQ(master().List("k"), Keys("k", 3));
+}
+
 TEST_F(MasterVerifyTest, ACheckWithNoVerdictIsSentAgainAtTheNextPass) {
   PutThenTakeOver(3);
   // The node answers no check of the first batch (as a lost connection or a
@@ -93,7 +119,13 @@ TEST_F(MasterVerifyTest, ACheckThatNeverGetsAVerdictIsSkippedAfterItsLastTry) {
   EXPECT_EQ(counters().verify_skipped.load(), 1u);
   EXPECT_EQ(counters().verify_retries.load(), kTries - 1);
   EXPECT_EQ(master().PendingVerifications(), 0u);
-  // Unchecked is not condemned: readers check every value they read anyway.
+  // Never verified, never served: the object (its only replica) is dropped,
+  // and the key can be put again.
+  EXPECT_FALSE(Readable("k0"));
+  EXPECT_FALSE(*master().Exists("k0"));
+  EXPECT_TRUE(Readable("k1"));
+  EXPECT_EQ(counters().verified_corrupt.load(), 0u) << "not counted as corrupt";
+  EXPECT_TRUE(Put("k0", 1000).ok());
   EXPECT_TRUE(Readable("k0"));
 }
 

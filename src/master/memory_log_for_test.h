@@ -1,7 +1,9 @@
 // MemoryLog: an OperationLog in memory, for the engine's tests: records are
 // kept as appended, WaitDurable() remembers the highest position asked, and
 // every record is durable once appended, unless `manual_sync` is set: then
-// only what SyncThrough() made durable is (it counts its calls).
+// only what SyncThrough() made durable is (it counts its calls). `fail` fails
+// every call, as a log whose write failed; `fail_syncs` only WaitDurable and
+// SyncThrough, as a log whose appends were buffered but whose sync failed.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -27,12 +29,12 @@ class MemoryLog final : public OperationLog {
   Status WaitDurable(uint64_t position) override {
     std::lock_guard lock(mu_);
     waited = std::max(waited, position);
-    if (fail) return Status(ErrorCode::kIoError, "disk gone");
+    if (fail || fail_syncs) return Status(ErrorCode::kIoError, "disk gone");
     return Status::Ok();
   }
   Status SyncThrough(uint64_t position) override {
     std::lock_guard lock(mu_);
-    if (fail) return Status(ErrorCode::kIoError, "disk gone");
+    if (fail || fail_syncs) return Status(ErrorCode::kIoError, "disk gone");
     synced = std::max(synced, position);
     ++forced_syncs;
     return Status::Ok();
@@ -66,6 +68,7 @@ class MemoryLog final : public OperationLog {
   }
 
   bool fail = false;
+  bool fail_syncs = false;
   uint64_t waited = 0;
   bool manual_sync = false;
   uint64_t synced = 0;  // with manual_sync

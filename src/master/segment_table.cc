@@ -176,7 +176,21 @@ SegmentId SegmentTable::Restore(SegmentId id, const SegmentSpec& spec) {
 
 void SegmentTable::ForgetRestored(SegmentId id) {
   std::lock_guard lock(mu_);
-  DropRestoredLocked(id);
+  const uint32_t slot = SlotOf(id);
+  const Segment* old = by_id_[slot].load(std::memory_order_relaxed);
+  if (slot == 0 || (old != nullptr && (old->id == id || IsRestoredLocked(old->id) ||
+                                       old->mounted.load(std::memory_order_relaxed)))) {
+    DropRestoredLocked(id);
+    return;
+  }
+  // Not held (unmounted before the snapshot): the slot's id from then on.
+  // FinishRestore frees the slot for reuse.
+  restore_finished_ = false;
+  auto seg = std::make_unique<Segment>();
+  seg->id = id;
+  seg->mounted.store(false, std::memory_order_relaxed);
+  InstallLocked(std::move(seg));
+  next_slot_ = std::max(next_slot_, slot + 1);
 }
 
 bool SegmentTable::IsRestoredLocked(SegmentId id) const {
@@ -292,6 +306,18 @@ std::vector<std::pair<SegmentId, SegmentSpec>> SegmentTable::Waiting() const {
   }
   std::sort(out.begin(), out.end(),
             [](const auto& a, const auto& b) { return a.first < b.first; });
+  return out;
+}
+
+std::vector<SegmentId> SegmentTable::UnmountedIds() const {
+  std::lock_guard lock(mu_);
+  std::vector<SegmentId> out;
+  for (uint32_t slot = 1; slot < next_slot_; ++slot) {
+    const Segment* seg = by_id_[slot].load(std::memory_order_relaxed);
+    if (seg == nullptr || seg->mounted.load(std::memory_order_relaxed)) continue;
+    auto waiting = restored_.find(seg->spec.name);
+    if (waiting == restored_.end() || waiting->second.id != seg->id) out.push_back(seg->id);
+  }
   return out;
 }
 

@@ -129,7 +129,9 @@ class SegmentTable {
   // second one of the same name replaces the first, whose id is returned (its
   // replicas are dead); kNoSegment otherwise.
   SegmentId Restore(SegmentId id, const SegmentSpec& spec);
-  // The log says `id` was unmounted: it is no longer restored.
+  // The log (or a snapshot) says `id` was unmounted: it is no longer
+  // restored. An id the table does not hold is remembered as its slot's last
+  // (unmounted), so the slot's next mount takes the incarnation after it.
   void ForgetRestored(SegmentId id);
   // Restored segment `id` gets its allocator later (RebuildAllocator, by the
   // restore's completion, while the engine serves). Meanwhile it has space
@@ -161,6 +163,10 @@ class SegmentTable {
   // The waiting segments (restored or detached), for a snapshot: a restore
   // from it has them wait again.
   std::vector<std::pair<SegmentId, SegmentSpec>> Waiting() const;
+  // The last id of each slot whose segment is neither mounted nor waiting,
+  // for a snapshot (as unmounts): a restore from it never hands out an id an
+  // earlier incarnation of the data dir used.
+  std::vector<SegmentId> UnmountedIds() const;
 
   struct NodeInfo {
     std::string node;

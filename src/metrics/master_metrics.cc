@@ -85,9 +85,10 @@ constexpr Family kFamilies[] = {
     {"crescent_pmem_verifications_total", "counter",
      "Objects of persistent segments taken over from a restarted node, checked against their "
      "checksums, by result: ok, corrupt (the replica dropped), skipped (its segment went away, "
-     "or four checks in a row got no verdict)."},
+     "or four checks in a row got no verdict: the replica dropped)."},
     {"crescent_pmem_verifications_pending", "gauge",
-     "Objects of taken-over persistent segments still to be checked."},
+     "Objects of taken-over persistent segments still to be checked (not served until their "
+     "check passes)."},
     {"crescent_pmem_verification_retries_total", "counter",
      "Checks sent again because the last one got no verdict (no answer in time, the connection "
      "lost, the capability refused)."},

@@ -202,4 +202,25 @@ testing::AssertionResult Cluster::WaitForSegments(Client& client, size_t n,
   }
 }
 
+testing::AssertionResult WaitForVerified(Client& client, milliseconds timeout) {
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  std::string last;
+  while (true) {
+    StatusOr<ClusterStat> st = client.Stat();
+    if (st.ok()) {
+      auto it = st.value().counters.find("crescent_pmem_verifications_pending");
+      const uint64_t pending = it == st.value().counters.end() ? 0 : it->second;
+      if (pending == 0) return testing::AssertionSuccess();
+      last = std::to_string(pending) + " pending";
+    } else {
+      last = st.status().ToString();
+    }
+    if (std::chrono::steady_clock::now() >= deadline) {
+      return testing::AssertionFailure()
+             << "verifications not settled within " << timeout.count() << " ms; last: " << last;
+    }
+    std::this_thread::sleep_for(milliseconds(20));
+  }
+}
+
 }  // namespace crescent::itest

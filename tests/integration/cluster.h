@@ -109,6 +109,11 @@ class WithCluster : public Base {
 
 // A `crescent serve` with its admin HTTP port on: the process, its master's
 // gRPC address and the admin port.
+// Waits until the master has settled the check of every object of the
+// persistent segments it took over (crescent_pmem_verifications_pending is 0):
+// until its check passes, such an object is not served.
+testing::AssertionResult WaitForVerified(Client& client, milliseconds timeout);
+
 struct ServeProcess {
   std::unique_ptr<Process> proc;
   std::string master;

@@ -63,6 +63,8 @@ class PmemTest : public WithCluster<testing::Test> {
     ASSERT_TRUE(cluster_->store(0).proc->Wait(kExitTimeout).has_value());
     ASSERT_TRUE(cluster_->AddStore());
     ASSERT_TRUE(cluster_->WaitForSegments(*client_, 2, kStartTimeout));
+    // The taken-over segment's objects are served once verified.
+    ASSERT_TRUE(WaitForVerified(*client_, kStartTimeout));
   }
 
   TempDir tmp_;
@@ -224,6 +226,7 @@ TEST(PmemServeTest, AWholeServeKilledAndStartedAgainKeepsThePersistentObjects) {
   config.master_address = again.master;
   auto client2 = Client::Connect(config);
   ASSERT_TRUE(client2.ok()) << client2.status().ToString();
+  ASSERT_TRUE(WaitForVerified(**client2, kStartTimeout));  // served once verified
   for (int i = 0; i < kObjects; ++i) {
     StatusOr<std::vector<std::byte>> v = (*client2)->Get("s/" + std::to_string(i));
     ASSERT_TRUE(v.ok()) << i << ": " << v.status().ToString();

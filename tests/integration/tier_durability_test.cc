@@ -66,6 +66,8 @@ class TierDurabilityTest : public testing::Test {
     ASSERT_TRUE(StartServe(second_, flags_, &again));
     serve_ = std::move(again);
     Connect(serve_.master);
+    // The persistent segment's objects are served once verified.
+    ASSERT_TRUE(WaitForVerified(*client_, kStartTimeout));
   }
   // The keys k/0 .. k/(n-1) that read back, each checked against its bytes.
   int ReadBack(int n) {
