@@ -148,6 +148,10 @@ struct ClientCounters {
   uint64_t put_retries = 0;
   // Reads that failed on one replica and were tried on the next.
   uint64_t replica_fallbacks = 0;
+  // Keys of gets asked of the master again because their read capability
+  // expired before the copy (a first mapping of a node's segment, a stalled
+  // client), counted once per key and round (at most 3 rounds).
+  uint64_t lease_retries = 0;
   // Bytes of same-host store-node segments this client has mapped now, and of
   // those, bytes whose pages it has read once since, in the background: on a
   // VM that shadows page tables, a get's first copy out of a page not yet

@@ -292,7 +292,7 @@ class Store:
         and client: this process's own calls, a dict with ops (per operation
         family: calls, ok_keys, failed_keys, bytes, seconds, p50_seconds,
         p99_seconds), put_retries, shm_fallbacks, replica_fallbacks,
-        checksum_mismatches, copy_ahead_kept, copy_ahead_discarded, and
+        lease_retries, checksum_mismatches, copy_ahead_kept, copy_ahead_discarded, and
         shm_mapped_bytes and shm_warmed_bytes (same-host segments mapped, and how much of them
         was read once in the background).
         """

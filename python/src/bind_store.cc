@@ -46,6 +46,7 @@ py::dict ClientDict(const Client& client) {
   d["put_retries"] = c.put_retries;
   d["shm_fallbacks"] = c.shm_fallbacks;
   d["replica_fallbacks"] = c.replica_fallbacks;
+  d["lease_retries"] = c.lease_retries;
   d["checksum_mismatches"] = c.checksum_mismatches;
   d["copy_ahead_kept"] = c.copy_ahead_kept;
   d["copy_ahead_discarded"] = c.copy_ahead_discarded;

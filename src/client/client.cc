@@ -35,6 +35,8 @@ constexpr uint64_t kMaxCopyAheadBytes = uint64_t{64} << 20;
 // A put's retries (ClientConfig::put_retry_ms) wait this long, doubling to the max.
 constexpr int64_t kPutRetryBackoffMs = 10;
 constexpr int64_t kPutRetryBackoffMaxMs = 100;
+// A get whose capability expired before its copy asks the master again, at most this often.
+constexpr int kLeaseRetries = 3;
 }  // namespace
 
 struct Client::Impl {
@@ -49,6 +51,7 @@ struct Client::Impl {
   std::atomic<uint64_t> copy_ahead_discarded{0};
   std::atomic<uint64_t> checksum_mismatches{0};
   std::atomic<uint64_t> put_retries{0};
+  std::atomic<uint64_t> lease_retries{0};
   client::BufferRegistry buffers;
   client::ClientMetrics metrics;
 
@@ -299,9 +302,8 @@ struct Client::Impl {
     std::vector<StatusOr<size_t>> out;
     out.reserve(reads.size());
     std::vector<size_t> reading;
-    std::vector<const std::vector<RemoteReplica>*> replicas;
+    std::vector<const RemoteRead*> granted;
     std::vector<std::byte*> buffers;
-    std::vector<uint64_t> checksums;
     for (size_t i = 0; i < reads.size(); ++i) {
       const bool copied = !ahead.empty() && ahead[i] && ahead[i]->copied;
       const RemoteReplica* confirmed =
@@ -349,31 +351,75 @@ struct Client::Impl {
       }
       out.emplace_back(size_t{reads[i].value().size});
       reading.push_back(i);
-      replicas.push_back(&reads[i].value().replicas);
+      granted.push_back(&reads[i].value());
       buffers.push_back(buf.value());
-      checksums.push_back(reads[i].value().checksum);
     }
-    if (!reading.empty()) {
-      std::vector<client::ReplicaIo::CorruptRead> corrupt;
-      std::vector<uint32_t> unreachable;
-      std::vector<Status> res =
-          io->ReadAny(replicas, buffers,
-                      verify ? std::span<const uint64_t>(checksums) : std::span<const uint64_t>(),
-                      &corrupt, &unreachable);
-      if (!unreachable.empty()) (void)master->ReportUnreachable(unreachable);
-      for (const client::ReplicaIo::CorruptRead& c : corrupt) {
-        ReportCorrupt(keys[reading[c.object]], *reads[reading[c.object]],
-                      (*replicas[c.object])[c.replica]);
+    ReadGranted(keys, reading, granted, buffers, out);
+    // A read whose capability ran out before its copy (a first mapping of a
+    // node's segment, a stalled client) is granted again, as the object may
+    // well still be there; kLeaseRetries rounds at most.
+    for (int round = 0; round < kLeaseRetries; ++round) {
+      std::vector<size_t> expired;
+      std::vector<std::string> again;
+      for (size_t i : reading) {
+        if (out[i].ok() || out[i].status().code() != ErrorCode::kLeaseExpired) continue;
+        expired.push_back(i);
+        again.push_back(keys[i]);
       }
-      for (size_t k = 0; k < reading.size(); ++k) {
-        if (res[k].ok()) {
-          Remember(keys[reading[k]], *replicas[k]);
-        } else {
-          out[reading[k]] = std::move(res[k]);
+      if (expired.empty()) break;
+      lease_retries.fetch_add(expired.size(), std::memory_order_relaxed);
+      std::vector<StatusOr<RemoteRead>> regranted = master->BatchGetReplicaList(again, false);
+      reading.clear();
+      granted.clear();
+      buffers.clear();
+      for (size_t j = 0; j < expired.size() && j < regranted.size(); ++j) {
+        const size_t i = expired[j];
+        StatusOr<std::byte*> buf = regranted[j].ok() ? dest(i, regranted[j]->size)
+                                                     : StatusOr<std::byte*>(regranted[j].status());
+        if (!buf.ok()) {
+          out[i] = buf.status();
+          continue;
         }
+        out[i] = size_t{regranted[j]->size};
+        reading.push_back(i);
+        granted.push_back(&regranted[j].value());
+        buffers.push_back(buf.value());
       }
+      ReadGranted(keys, reading, granted, buffers, out);
     }
     return out;
+  }
+
+  // Reads keys[reading[k]] into buffers[k] by its grant granted[k]; a failure
+  // replaces out[reading[k]]. Corrupt replicas are reported, unreachable nodes too.
+  void ReadGranted(std::span<const std::string> keys, const std::vector<size_t>& reading,
+                   const std::vector<const RemoteRead*>& granted,
+                   const std::vector<std::byte*>& buffers, std::vector<StatusOr<size_t>>& out) {
+    if (reading.empty()) return;
+    const bool verify = config.verify_checksums;
+    std::vector<const std::vector<RemoteReplica>*> replicas;
+    std::vector<uint64_t> checksums;
+    for (const RemoteRead* g : granted) {
+      replicas.push_back(&g->replicas);
+      checksums.push_back(g->checksum);
+    }
+    std::vector<client::ReplicaIo::CorruptRead> corrupt;
+    std::vector<uint32_t> unreachable;
+    std::vector<Status> res =
+        io->ReadAny(replicas, buffers,
+                    verify ? std::span<const uint64_t>(checksums) : std::span<const uint64_t>(),
+                    &corrupt, &unreachable);
+    if (!unreachable.empty()) (void)master->ReportUnreachable(unreachable);
+    for (const client::ReplicaIo::CorruptRead& c : corrupt) {
+      ReportCorrupt(keys[reading[c.object]], *granted[c.object], (*replicas[c.object])[c.replica]);
+    }
+    for (size_t k = 0; k < reading.size(); ++k) {
+      if (res[k].ok()) {
+        Remember(keys[reading[k]], *replicas[k]);
+      } else {
+        out[reading[k]] = std::move(res[k]);
+      }
+    }
   }
 
   // Counts a replica that failed its checksum and tells the master, which
@@ -755,6 +801,7 @@ ClientCounters Client::Counters() const {
   c.checksum_mismatches = impl_->checksum_mismatches.load(std::memory_order_relaxed);
   c.put_retries = impl_->put_retries.load(std::memory_order_relaxed);
   c.replica_fallbacks = impl_->io->replica_fallbacks();
+  c.lease_retries = impl_->lease_retries.load(std::memory_order_relaxed);
   if (impl_->shm) {
     const transfer::Transport::MappedMemory m = impl_->shm->Mapped();
     c.shm_mapped_bytes = m.mapped;
@@ -776,6 +823,10 @@ std::string Client::Metrics() const {
   w.Family("crescent_client_replica_fallbacks_total", "counter",
            "Reads that failed on one replica and were tried on the next.");
   w.Sample({}, c.replica_fallbacks);
+  w.Family(
+      "crescent_client_lease_retries_total", "counter",
+      "Keys of gets asked of the master again after their capability expired before the copy.");
+  w.Sample({}, c.lease_retries);
   w.Family("crescent_client_checksum_mismatches_total", "counter",
            "Replicas whose bytes did not match their value's checksum.");
   w.Sample({}, c.checksum_mismatches);

@@ -52,10 +52,23 @@ StatusOr<SegmentTable::MountResult> SegmentTable::Mount(
     // before is gone (killed, and not yet declared dead). Its mount is
     // detached, and taken over below with its objects; the new epoch fences
     // the old process's capabilities.
+    // That holds only for the same file: a copy of it has the same name (its
+    // header's UUID) but another file identity, and while the node holding the
+    // original is alive, the copy must not displace it.
     Segment* old = Get(it->second);
     if (spec.tier != Tier::kPmem || old->spec.tier != Tier::kPmem ||
         old->spec.capacity != spec.capacity) {
       return Status(ErrorCode::kSegmentAlreadyExists, "segment '" + spec.name + "' is mounted");
+    }
+    if (old->spec.file_identity != 0 && spec.file_identity != old->spec.file_identity &&
+        OwnerAliveLocked(*old)) {
+      return Status(ErrorCode::kSegmentAlreadyExists,
+                    "persistent segment '" + spec.name + "' is mounted by node '" +
+                        old->spec.owner_node +
+                        "', which is alive, from another file: this file is a copy of it (the "
+                        "same header). Give this node a file of its own (a new path), or stop "
+                        "node '" +
+                        old->spec.owner_node + "' first");
     }
     DetachLocked(old);
   }
@@ -437,6 +450,12 @@ bool SegmentTable::MarkUnreachable(SegmentId id) {
   if (it == nodes_.end()) return false;
   if (!it->second.suspect_since) it->second.suspect_since = clock_.NowMs();
   return true;
+}
+
+bool SegmentTable::OwnerAliveLocked(const Segment& seg) const {
+  auto it = nodes_.find(seg.spec.owner_node);
+  return it != nodes_.end() &&
+         clock_.NowMs() - it->second.last_heartbeat <= config_.heartbeat_ttl_ms;
 }
 
 bool SegmentTable::SuspectLocked(const Segment& seg) const {

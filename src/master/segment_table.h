@@ -215,6 +215,8 @@ class SegmentTable {
     std::optional<TimeMs> suspect_since;  // set by MarkUnreachable
   };
   bool SuspectLocked(const Segment& seg) const;
+  // Whether seg's node has heartbeated within the TTL (it has not timed out).
+  bool OwnerAliveLocked(const Segment& seg) const;
   // Puts `seg` in its slot, retiring whatever was there.
   void InstallLocked(std::unique_ptr<Segment> seg);
   // Drops restored segment `id` from the table (no replica of it is valid).

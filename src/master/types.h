@@ -25,6 +25,10 @@ struct SegmentSpec {
   // The mounting node's proof of ownership: Unmount must present it when it is
   // non-zero (the RPC layer requires it). Never shown to anyone else.
   uint64_t owner_token = 0;
+  // A persistent segment's file (transfer::PmemFile::file_identity); 0 for
+  // DRAM, and where unknown (a node that does not send it, a restored spec).
+  // A copy of the file carries the same name but not this.
+  uint64_t file_identity = 0;
 
   bool operator==(const SegmentSpec&) const = default;
 };

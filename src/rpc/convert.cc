@@ -28,6 +28,7 @@ void ToProto(const master::SegmentSpec& spec, SegmentSpec* out) {
   out->set_endpoint(spec.endpoint);
   out->set_tier(static_cast<uint32_t>(spec.tier));
   out->set_owner_token(spec.owner_token);
+  out->set_file_identity(spec.file_identity);
 }
 
 master::SegmentSpec FromProto(const SegmentSpec& spec) {
@@ -37,6 +38,7 @@ master::SegmentSpec FromProto(const SegmentSpec& spec) {
   out.owner_node = spec.owner_node();
   out.endpoint = spec.endpoint();
   out.owner_token = spec.owner_token();
+  out.file_identity = spec.file_identity();
   out.tier = spec.tier() == static_cast<uint32_t>(master::Tier::kPmem) ? master::Tier::kPmem
                                                                        : master::Tier::kDram;
   return out;

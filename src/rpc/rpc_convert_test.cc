@@ -69,6 +69,11 @@ TEST(RpcConvertTest, SegmentAndPutConfig) {
   EXPECT_EQ(back.spec.tier, master::Tier::kPmem);
   EXPECT_EQ(back.largest_free, 900u);
 
+  master::SegmentSpec spec{"pmem-1", 1 << 20, "n", "h:1", master::Tier::kPmem, 7, 0xfeed};
+  SegmentSpec spec_wire;
+  ToProto(spec, &spec_wire);
+  EXPECT_EQ(FromProto(spec_wire), spec);  // the file identity too, which a copy lacks
+
   PutConfig config;
   config.set_replica_count(0);
   config.set_soft_pin_ttl_ms(50);

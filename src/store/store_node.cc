@@ -211,6 +211,9 @@ Status StoreNode::MountOne(size_t i) {
     spec.endpoint = ep.ToString();
     spec.tier = seg.tier;
     spec.owner_token = RandomNonZero();  // as random, and as secret: never leaves master and node
+    if (const transfer::PmemFile* file = seg.memory->persistent()) {
+      spec.file_identity = file->file_identity();
+    }
   }
   bool adopted = false;
   StatusOr<master::SegmentId> id = master_->MountSegment(

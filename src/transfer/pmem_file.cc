@@ -24,6 +24,24 @@ constexpr size_t kFieldBytes = 16 + 4 + 4 + 8 + 16 + 8;
 
 std::string Errno(const std::string& what, int err) { return what + ": " + std::strerror(err); }
 
+// PmemFile::file_identity of the file `st` describes. The boot id tells two
+// hosts (or two boots) apart, where device and inode numbers may repeat.
+uint64_t FileIdentity(const struct stat& st) {
+  struct {
+    uint64_t dev;
+    uint64_t ino;
+    char boot_id[40];
+  } id{};
+  id.dev = static_cast<uint64_t>(st.st_dev);
+  id.ino = static_cast<uint64_t>(st.st_ino);
+  if (const int fd = open("/proc/sys/kernel/random/boot_id", O_RDONLY | O_CLOEXEC); fd >= 0) {
+    (void)!read(fd, id.boot_id, sizeof id.boot_id);
+    close(fd);
+  }
+  const uint64_t h = XXH3_64bits(&id, sizeof id);
+  return h != 0 ? h : 1;
+}
+
 std::string Pmem2Error(const std::string& what) {
   const char* msg = pmem2_errormsg();
   return what + ": " + (msg != nullptr && *msg != '\0' ? msg : "libpmem2 failed");
@@ -209,6 +227,7 @@ StatusOr<std::unique_ptr<PmemFile>> PmemFile::Open(const std::string& path, uint
     }
   }
   f->uuid_ = Hex(h.uuid);
+  f->file_identity_ = FileIdentity(st);
   f->read_fd_ = open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (f->read_fd_ < 0) return Status(ErrorCode::kIoError, Errno("cannot reopen " + named, errno));
 

@@ -51,6 +51,11 @@ class PmemFile {
   const std::string& path() const { return path_; }
   // 32 hex digits, fixed when the file was created.
   const std::string& uuid() const { return uuid_; }
+  // Names this file on this host since boot, which a copy of it (same header,
+  // same UUID) does not share: an XXH3 of its device, its inode and the boot id.
+  // Non-zero. The master refuses a mount of the UUID from another file while
+  // the node holding the original is alive (docs/persistent-tier.md).
+  uint64_t file_identity() const { return file_identity_; }
   // True when Open created the file (or found it empty, or reserved but never
   // initialised): nothing in it is old.
   bool created() const { return created_; }
@@ -64,6 +69,7 @@ class PmemFile {
   PmemFile() = default;
   std::string path_;
   std::string uuid_;
+  uint64_t file_identity_ = 0;
   bool created_ = false;
   int fd_ = -1;       // read-write, holds the flock
   int read_fd_ = -1;  // read-only, handed to clients

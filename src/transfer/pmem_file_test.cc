@@ -58,6 +58,25 @@ TEST_F(PmemFileTest, TwoFilesGetDifferentIdentities) {
   EXPECT_NE((*a)->uuid(), (*b)->uuid());
 }
 
+TEST_F(PmemFileTest, ACopyHasTheSameUuidButAnotherFileIdentity) {
+  uint64_t identity = 0;
+  std::string uuid;
+  {
+    auto a = PmemFile::Open(Path("a"), kSize);
+    ASSERT_TRUE(a.ok()) << a.status().ToString();
+    identity = (*a)->file_identity();
+    uuid = (*a)->uuid();
+    EXPECT_NE(identity, 0u);
+    fs::copy_file(Path("a"), Path("b"));
+  }
+  auto again = PmemFile::Open(Path("a"), kSize);
+  auto copy = PmemFile::Open(Path("b"), kSize);
+  ASSERT_TRUE(again.ok() && copy.ok());
+  EXPECT_EQ((*again)->file_identity(), identity);
+  EXPECT_EQ((*copy)->uuid(), uuid);
+  EXPECT_NE((*copy)->file_identity(), identity);
+}
+
 TEST_F(PmemFileTest, TheReadOnlyFdMapsTheSameBytesAndCannotBeMappedWritable) {
   auto f = PmemFile::Open(Path(), kSize);
   ASSERT_TRUE(f.ok());

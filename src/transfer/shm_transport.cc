@@ -25,6 +25,7 @@
 // connections.
 #include "transfer/shm_transport.h"
 
+#include <fcntl.h>
 #include <poll.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
@@ -85,6 +86,7 @@ struct Mapping {
   int conn = -1;  // the handshake connection, held open while the node serves
   // Reads one byte of each page from user mode, in the background, so that
   // first copies out of a page do not pay a first-access trap (page_warmer.h).
+  // Null for a persistent segment's file, mapped lazily (Handshake).
   std::unique_ptr<PageWarmer> warmer;
   // [offset, offset + length) lies inside the mapping (written so it cannot wrap).
   bool Holds(uint64_t offset, uint64_t length) const {
@@ -253,19 +255,29 @@ StatusOr<std::shared_ptr<Mapping>> Handshake(const std::string& name, const Capa
                                             " bytes, server announced " +
                                             std::to_string(reply.size));
   }
-  // MAP_POPULATE: the node reserved the pages; mapping them all now, once per
-  // endpoint, keeps page faults out of every later copy, and the warmer below
-  // the first-access traps of a VM that shadows page tables. Read-only: the
-  // memfd is sealed against writable mappings, and writes go through the node.
-  void* p = mmap(nullptr, reply.size, PROT_READ, MAP_SHARED | MAP_POPULATE, memfd.fd, 0);
+  // A DRAM segment is the node's memfd, sealed against writes (segment_memory.cc):
+  // the node reserved its pages, so MAP_POPULATE maps them all now, once per
+  // endpoint, keeping page faults out of every later copy, and the warmer below
+  // the first-access traps of a VM that shadows page tables. A persistent
+  // segment is a file (pmem_file.h), which cannot carry that seal: it is mapped
+  // lazily, each page when a copy first reads it, and never warmed. Populating
+  // or warming it would bring in the whole file (0.55 s for 512 MiB in tmpfs on
+  // the development VM, past a read's lease; on an SSD, reading it all) before
+  // or beside the first read. Read-only either way: writes go through the node.
+  const int seals = fcntl(memfd.fd, F_GET_SEALS);
+  const bool dram = seals >= 0 && (seals & F_SEAL_FUTURE_WRITE) != 0;
+  void* p =
+      mmap(nullptr, reply.size, PROT_READ, MAP_SHARED | (dram ? MAP_POPULATE : 0), memfd.fd, 0);
   if (p == MAP_FAILED) return Errno(ErrorCode::kIoError, "mmap shm segment", errno);
   auto mapping = std::make_shared<Mapping>();
   mapping->data = static_cast<std::byte*>(p);
   mapping->size = reply.size;
   mapping->segment = reply.segment;
   mapping->conn = conn.release();
-  mapping->warmer =
-      std::make_unique<PageWarmer>(mapping->data, mapping->size, PageWarmer::Access::kUser);
+  if (dram) {
+    mapping->warmer =
+        std::make_unique<PageWarmer>(mapping->data, mapping->size, PageWarmer::Access::kUser);
+  }
   return mapping;  // memfd closes here: the mapping keeps the pages
 }
 
@@ -552,6 +564,7 @@ Transport::MappedMemory ShmTransport::Mapped() {
     }
     if (!m) continue;
     out.mapped += m->size;
+    // A lazily mapped file has no warming to wait for.
     out.warmed += m->warmer ? m->warmer->warmed_bytes() : m->size;
   }
   return out;

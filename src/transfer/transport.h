@@ -69,7 +69,9 @@ class Transport {
   }
   // Same-host transports only: bytes of store-node memory mapped now, and of
   // those, bytes whose pages this process has read once since (page_warmer.h:
-  // until then, a first copy out of a page may trap on some VMs).
+  // until then, a first copy out of a page may trap on some VMs). A persistent
+  // segment's file is mapped lazily and never read ahead: it counts as warmed
+  // at once, as nothing is left to wait for.
   struct MappedMemory {
     uint64_t mapped = 0;
     uint64_t warmed = 0;
