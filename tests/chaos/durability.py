@@ -11,7 +11,7 @@ successful put P ended before a master kill that came before the read, and
 nothing else may have dropped the object meanwhile. Legitimate drops, which
 excuse the miss:
   - a remove of the key that began before the read ended and ended after P began
-    (or never ended);
+    (or never ended), and succeeded or has an unknown outcome;
   - a store node that lost its memory or its heartbeats between P and the read
     (its DRAM objects go; the client cannot see which node held P, so any node
     fault window, plus NODE_MARGIN_S, excuses every key);
@@ -24,6 +24,8 @@ judged: a restored object is hidden until its node takes its segment back.
 import bisect
 
 import crescent
+
+import checker
 
 MARGIN_S = 0.3
 NODE_MARGIN_S = 10.0
@@ -74,7 +76,9 @@ class Model:
         for key, kops in by_key.items():
             puts = sorted((op for op in kops if op["op"] in ("put", "put_from")
                            and op.get("code") == 0), key=lambda op: op["t1"])
-            removes = [op for op in kops if op["op"] in REMOVES]
+            # Only a remove that succeeded or whose outcome is unknown may have removed it.
+            removes = [op for op in kops if op["op"] in REMOVES
+                       and op.get("code", 0) in (0, *checker.UNKNOWN_CODES)]
             for r in kops:
                 if r["op"] not in READS or r.get("code") != crescent.OBJECT_NOT_FOUND:
                     continue

@@ -96,6 +96,8 @@ def test_legitimate_drops_excuse_a_miss():
     miss = op(1, 1, "get", "k", 20, 21, code=MISS)
     remove = op(1, 2, "remove", "k", 3, 4, code=-15)  # unknown outcome: may have removed it
     assert durable([put, remove, miss], [KILL]) == []
+    failed_remove = op(1, 2, "remove", "k", 3, 4, code=-7)  # OBJECT_LEASED: removed nothing
+    assert "lost" in durable([put, failed_remove, miss], [KILL])[0]
     node = {"kind": "store_kill", "target": "store0", "begin": 5.0, "end": 6.0}
     assert durable([put, miss], [KILL, node]) == []
     assert durable([put, miss], [KILL], evictions=[(3.0, 4.0)]) == []
