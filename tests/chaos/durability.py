@@ -28,6 +28,7 @@ import crescent
 import checker
 
 MARGIN_S = 0.3
+KILL_SLACK_S = 0.1
 NODE_MARGIN_S = 10.0
 SETTLE_S = 3.0
 NODE_KINDS = ("store_kill", "store_stop", "partition")
@@ -60,12 +61,16 @@ class Model:
 
     def may_be_undone(self, change, key, read_t):
         """Whether a master kill between `change`'s acknowledgement and `read_t` may have
-        undone it (a change inside the sync window, or the record a torn tail cut)."""
-        kills = self._kills_between(change["t1"], read_t)
-        if not kills:
-            return False
-        first = kills[0]
-        return first[0] - change["t1"] < self.window_s or any(key in k[2] for k in kills)
+        undone it: under N, a kill within the sync window after it; in any mode, a torn tail
+        that cut the record naming the key. A kill is recorded just before the signal, so
+        an acknowledgement up to KILL_SLACK_S later may still have come from the killed
+        process."""
+        t1 = change["t1"]
+        kills = [k for k in self._kills_between(t1 - KILL_SLACK_S, read_t)
+                 if k[1] is not None and k[1] < read_t]
+        if self.window_s > 0 and any(k[0] < t1 + self.window_s for k in kills):
+            return True
+        return any(key in k[2] for k in kills)
 
     def losses(self, ops):
         """Violations: acknowledged puts a master restart lost."""

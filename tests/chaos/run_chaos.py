@@ -176,6 +176,9 @@ def run(seconds, seed, mode="auto", kinds=None, out_dir=None, keys=300,
     ops = checker.load(sorted(os.path.join(out_dir, f) for f in os.listdir(out_dir)
                               if f.endswith(".ops")))
     model = None
+    if poller:
+        with open(os.path.join(out_dir, "evictions.json"), "w") as f:
+            json.dump(poller.rises, f)
     if durable:
         model = durability.Model(injector.records,
                                  0 if durability_mode == "always" else int(durability_mode),

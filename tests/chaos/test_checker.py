@@ -118,3 +118,6 @@ def test_under_a_sync_interval_only_older_changes_must_survive():
     read = op(0, 2, "get", "k", 20, 21, got=5)
     assert durable([put, remove, read], [KILL], sync_ms=10) == []
     assert "stale" in durable([put, remove, read], [KILL], sync_ms=0)[0]
+    # Acknowledged just after the kill was recorded: the dying master may have sent it.
+    remove = op(1, 1, "remove", "k", 9.99, 10.01)
+    assert durable([put, remove, read], [KILL], sync_ms=10) == []
