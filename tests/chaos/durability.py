@@ -12,9 +12,10 @@ nothing else may have dropped the object meanwhile. Legitimate drops, which
 excuse the miss:
   - a remove of the key that began before the read ended and ended after P began
     (or never ended), and succeeded or has an unknown outcome;
-  - a store node that lost its memory or its heartbeats between P and the read
-    (its DRAM objects go; the client cannot see which node held P, so any node
-    fault window, plus NODE_MARGIN_S, excuses every key);
+  - a store node that lost its memory (killed), or its heartbeats for long enough
+    (stopped or cut off for SHORT_S or more), between P and the read: its DRAM
+    objects go, and the client cannot see which node held P, so any such window,
+    plus NODE_MARGIN_S, excuses every key;
   - an eviction, seen by the stats poller between P and the read;
   - a torn log tail that cut the record naming the key.
 A read that began less than SETTLE_S after the master was ready again is not
@@ -29,7 +30,11 @@ import checker
 
 MARGIN_S = 0.3
 KILL_SLACK_S = 0.1
-NODE_MARGIN_S = 10.0
+# A node's DRAM segment is dropped once its heartbeats (every 0.5 s) stop for the TTL
+# (3 s): a stop or a partition shorter than SHORT_S never drops it, and a drop comes
+# at most NODE_MARGIN_S after the fault ends.
+SHORT_S = 2.0
+NODE_MARGIN_S = 4.0
 SETTLE_S = 3.0
 NODE_KINDS = ("store_kill", "store_stop", "partition")
 REMOVES = ("remove", "remove_force")
@@ -44,8 +49,9 @@ class Model:
         self.kills = sorted((k[0], k[1], tuple(f.get("torn_keys", ())))
                             for f in faults for k in f.get("kills", ()))
         self.kill_times = [k[0] for k in self.kills]
-        self.node_windows = [(f["begin"], f["end"] + NODE_MARGIN_S)
-                             for f in faults if f["kind"] in NODE_KINDS]
+        self.node_windows = [(f["begin"], f["end"] + NODE_MARGIN_S) for f in faults
+                             if f["kind"] == "store_kill" or (f["kind"] in NODE_KINDS and
+                                                              f["end"] - f["begin"] >= SHORT_S)]
         self.node_windows += [(w[0], w[1] + NODE_MARGIN_S)
                               for w in (f.get("node_window") for f in faults) if w]
         self.evictions = list(evictions)

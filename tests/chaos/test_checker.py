@@ -100,6 +100,8 @@ def test_legitimate_drops_excuse_a_miss():
     assert "lost" in durable([put, failed_remove, miss], [KILL])[0]
     node = {"kind": "store_kill", "target": "store0", "begin": 5.0, "end": 6.0}
     assert durable([put, miss], [KILL, node]) == []
+    short = {"kind": "store_stop", "target": "store0", "begin": 5.0, "end": 6.0}
+    assert "lost" in durable([put, miss], [KILL, short])[0]  # heartbeats never timed out
     assert durable([put, miss], [KILL], evictions=[(3.0, 4.0)]) == []
     torn = dict(KILL, torn_keys=["k"])
     assert durable([put, miss], [torn]) == []
