@@ -158,6 +158,9 @@ class MasterFaults:
                 for a in store.argv]
         argv[argv.index("--node-id") + 1] = store.name + "-copy"
         log_path = os.path.join(os.path.dirname(store.log_path), store.name + "-copy.log")
+        # From here objects may be lost: those put into the copy node's DRAM segment, and
+        # then the node's own DRAM ones.
+        begin = time.monotonic()
         with open(log_path, "a") as log:
             impostor = subprocess.Popen(store.host.command(argv), stdout=log,
                                         stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
@@ -173,7 +176,6 @@ class MasterFaults:
                 store.name, out[-400:].replace("\n", " | "))
         record["note"] = "copy node: " + (out.strip().splitlines() or ["(no output)"])[-1][:200]
         os.rename(log_path, log_path + ".%d" % int(record["begin"] * 1000))
-        begin = time.monotonic()
         store.kill()
         new = path + ".n" if not path.endswith(".n") else path[:-2]
         shutil.copyfile(path, new)
