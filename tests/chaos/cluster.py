@@ -30,7 +30,11 @@ class Daemon:
 
     def start(self):
         """Starts the role and waits for its "ready" line; retries while it exits early
-        (a store node cannot mount while the master is down). Returns whether it is ready."""
+        (a store node cannot mount while the master is down). Returns whether it is ready.
+        A role whose process still runs (another fault restarted it) is left as it is: a
+        second process would find the first holding the node's files."""
+        if self.alive():
+            return True
         deadline = time.monotonic() + self.ready_timeout
         while time.monotonic() < deadline:
             with open(self.log_path, "a") as log:

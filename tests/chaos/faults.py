@@ -48,7 +48,7 @@ def schedule(seed, seconds, kinds, targets, mean_gap):
             target = rng.choice(free)
             duration = rng.uniform(*DURATIONS[kind])
             # A master fault occupies the whole cluster's control plane, one at a time.
-            busy_until[target] = t + duration + 1.0
+            busy_until[target] = t + duration + 1.0 + master_faults.EXTRA_S.get(kind, 0.0)
             faults.append((t, kind, target, duration))
         t += rng.expovariate(1.0 / mean_gap)
     return faults
@@ -128,7 +128,8 @@ class Injector:
         elif kind == "store_kill":
             d.kill()
         elif kind == "master_term":
-            record.setdefault("kills", []).append([time.monotonic(), None])
+            if d.alive():
+                record.setdefault("kills", []).append([time.monotonic(), None])
             d.terminate()
         else:
             d.signal(signal.SIGSTOP)

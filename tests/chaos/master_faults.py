@@ -28,6 +28,11 @@ import time
 TIMEOUT_STOP_S = 4.5
 # A burst runs this long at most; the kill comes once it has ended a few operations.
 BURST_S = 8.0
+# Seconds a fault of these kinds occupies its target beyond its drawn duration (the schedule
+# keeps the next fault on that target off until then).
+EXTRA_S = {"master_timeout_kill": TIMEOUT_STOP_S + 1, "master_remount_kill": 2.0,
+           "master_double": 2.0, "master_demote_kill": 2.0, "master_promote_kill": 2.0,
+           "store_copy": 7.0}
 LOG_HEADER = 16
 
 KINDS = ["master_snapshot_kill", "master_timeout_kill", "master_remount_kill",
@@ -45,14 +50,14 @@ class MasterFaults:
     # --- helpers ---------------------------------------------------------------------
 
     def kill_master(self, record):
-        record.setdefault("kills", []).append([time.monotonic(), None])
+        """kill -9, recorded when there was a master to kill."""
+        if self.cluster.master.alive():
+            record.setdefault("kills", []).append([time.monotonic(), None])
         self.cluster.master.kill()
 
     def start_master(self, record):
         m = self.cluster.master
-        if m.alive():
-            return True
-        ok = m.start()
+        ok = m.start()  # at once when another fault restarted it meanwhile
         if record.get("kills") and record["kills"][-1][1] is None and ok:
             record["kills"][-1][1] = m.starts[-1]
         if not ok:
