@@ -47,17 +47,21 @@ test-python: build
 # run as root (loopback otherwise), under seeded faults. `test-chaos` is the
 # one-minute run of `make test`; `chaos` runs for CHAOS_SECONDS with CHAOS_SEED
 # and prints faults, operations and violations (exit 1 on any). CHAOS_FAULTS
-# (comma-separated kinds) narrows the fault mix of either.
-CHAOS_SECONDS ?= 300
-CHAOS_SEED    ?= 1
-CHAOS_FAULTS  ?=
+# (comma-separated kinds) narrows the fault mix of either; CHAOS_DURABILITY is
+# the master's --log-sync (always, or N ms; with a data dir and a persistent
+# segment per node), or off (neither).
+CHAOS_SECONDS    ?= 300
+CHAOS_SEED       ?= 1
+CHAOS_FAULTS     ?=
+CHAOS_DURABILITY ?= always
 test-chaos: build
 	PYTHONPATH=$(BUILD)/python CRESCENT_BUILD=$(abspath $(BUILD)) CHAOS_FAULTS=$(CHAOS_FAULTS) \
-	    $(PYTHON) -m pytest -q -s -p no:cacheprovider tests/chaos
+	    CHAOS_DURABILITY=$(CHAOS_DURABILITY) $(PYTHON) -m pytest -q -s -p no:cacheprovider tests/chaos
 
 chaos: build
 	PYTHONPATH=$(BUILD)/python CRESCENT_BIN=$(abspath $(CRESCENT)) $(PYTHON) tests/chaos/run_chaos.py \
-	    --seconds $(CHAOS_SECONDS) --seed $(CHAOS_SEED) $(if $(CHAOS_FAULTS),--faults $(CHAOS_FAULTS))
+	    --seconds $(CHAOS_SECONDS) --seed $(CHAOS_SEED) --durability $(CHAOS_DURABILITY) \
+	    $(if $(CHAOS_FAULTS),--faults $(CHAOS_FAULTS))
 
 # The end-to-end harness (python/crescent_e2e): a small GQA model (CPU, float32)
 # serving a multi-turn workload with prefix reuse through crescent.hicache,

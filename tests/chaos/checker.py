@@ -23,7 +23,7 @@ import crescent
 import oplog
 
 UNKNOWN_CODES = {-int(c) for c in (15, 16, 21)}  # UNAVAILABLE, TIMEOUT, INTERNAL
-READS = {"get", "get_into", "verify"}
+READS = {"get", "get_into", "verify", "probe"}
 PUTS = {"put", "put_from"}
 
 
@@ -54,8 +54,9 @@ def _frozen(intervals, t0, t1):
     return sum(max(0.0, min(t1, b) - max(t0, a)) for a, b in intervals)
 
 
-def check(ops, faults, run_end, worker_names):
-    """(violations: [str], counts: {(op, outcome): n})."""
+def check(ops, faults, run_end, worker_names, model=None):
+    """(violations: [str], counts: {(op, outcome): n}). `model` (durability.Model) adds the
+    durability checks of a master with a data dir, and the changes a restart may undo."""
     violations = []
     counts = collections.Counter((op["op"], outcome(op)) for op in ops)
     freezes = collections.defaultdict(list)
@@ -101,9 +102,13 @@ def check(ops, faults, run_end, worker_names):
         elif "t1" in source[0]:
             for b in barriers[op["key"]]:
                 if b["t"] > source[0]["t1"] and b["t1"] < op["t"]:
+                    if model is not None and model.may_be_undone(b, op["key"], op["t"]):
+                        continue
                     violations.append("stale read: %s; its put %s; then %s" % (
                         _show(op), _show(source[0]), _show(b)))
                     break
+    if model is not None:
+        violations += model.losses(ops)
     return violations, counts
 
 

@@ -19,20 +19,27 @@ class Daemon:
         self.argv = argv
         self.log_path = os.path.join(log_dir, name + ".log")
         self.ready_timeout = ready_timeout
+        self.retry_s = 0.5  # between starts that exited early
         self.proc = None
         self.stopped = False  # SIGSTOPped by us and not yet continued
+        self.offset = 0  # where the current process's output begins in the log
+        self.starts = []  # monotonic time of each start that printed "ready"
 
     def alive(self):
         return self.proc is not None and self.proc.poll() is None
 
     def start(self):
         """Starts the role and waits for its "ready" line; retries while it exits early
-        (a store node cannot mount while the master is down). Returns whether it is ready."""
+        (a store node cannot mount while the master is down). Returns whether it is ready.
+        A role whose process still runs (another fault restarted it) is left as it is: a
+        second process would find the first holding the node's files."""
+        if self.alive():
+            return True
         deadline = time.monotonic() + self.ready_timeout
         while time.monotonic() < deadline:
             with open(self.log_path, "a") as log:
                 log.write("---- %s start %.3f\n" % (self.name, time.monotonic()))
-            offset = os.path.getsize(self.log_path)
+            offset = self.offset = os.path.getsize(self.log_path)
             log = open(self.log_path, "a")
             self.proc = subprocess.Popen(self.host.command(self.argv), stdout=log,
                                          stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
@@ -42,11 +49,27 @@ class Daemon:
                 with open(self.log_path) as f:
                     f.seek(offset)
                     if "ready" in f.read():
+                        self.starts.append(time.monotonic())
                         return True
                 time.sleep(0.05)
             if self.proc.poll() is None:
                 break
-            time.sleep(0.5)
+            time.sleep(self.retry_s)
+        return False
+
+    def output(self):
+        """What the current (or last) process has printed so far."""
+        with open(self.log_path, errors="replace") as f:
+            f.seek(self.offset)
+            return f.read()
+
+    def wait_output(self, text, timeout):
+        """Whether the current process prints `text` within `timeout` seconds."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if text in self.output():
+                return True
+            time.sleep(0.02)
         return False
 
     def signal(self, sig):
@@ -79,11 +102,16 @@ class Daemon:
 
 class Cluster:
     """master + stores. Store i runs on topology host stores[i][0]; stores[i][1] is
-    whether it offers shared memory."""
+    whether it offers shared memory.
+
+    `durability` is "off" (no data dir, DRAM only), or the master's --log-sync ("always" or
+    N ms): then the master keeps its log and snapshots in DIR/master-data and each store
+    has a persistent segment (a file of `pmem_size` in DIR/pmem) beside its DRAM one."""
 
     PORT = 50051
 
-    def __init__(self, topology, master_host, stores, log_dir, secret_file, segment_size):
+    def __init__(self, topology, master_host, stores, log_dir, secret_file, segment_size,
+                 durability="off", pmem_size="128MiB"):
         self.topology = topology
         mhost = topology.hosts[master_host]
         port = self.PORT if topology.kind == "netns" else _free_port()
@@ -93,6 +121,14 @@ class Cluster:
             crescent, "master", "--host", mhost.address, "--port", str(port),
             "--http-port", "0", "--secret-file", secret_file, "--put-timeout-ms", "2000",
             "--heartbeat-ttl-ms", "3000", "--lease-ms", "2000"], log_dir)
+        self.durability = durability
+        self.data_dir = None
+        self.pmem_size = pmem_size
+        if durability != "off":
+            self.data_dir = os.path.join(log_dir, "master-data")
+            os.makedirs(self.data_dir, exist_ok=True)
+            os.makedirs(os.path.join(log_dir, "pmem"), exist_ok=True)
+            self.master.argv += ["--data-dir", self.data_dir, "--log-sync", durability]
         self.stores = []
         for i, (host_name, shm) in enumerate(stores):
             host = topology.hosts[host_name]
@@ -102,7 +138,15 @@ class Cluster:
                     "--no-warm-pages"]
             if not shm:
                 argv.append("--no-shm")
-            self.stores.append(Daemon("store%d" % i, host, argv, log_dir))
+            d = Daemon("store%d" % i, host, argv, log_dir)
+            if durability != "off":
+                path = os.path.join(log_dir, "pmem", "store%d.seg" % i)
+                d.argv += ["--pmem", "%s:%s" % (path, pmem_size)]
+                # A node with a persistent segment that starts again while its dead DRAM
+                # segment is still mounted is refused, and such refused starts, made
+                # faster than the heartbeat TTL, keep that segment mounted (docs/testing.md).
+                d.retry_s = 4.0
+            self.stores.append(d)
 
     def start(self):
         if not self.master.start():
@@ -110,6 +154,18 @@ class Cluster:
         for s in self.stores:
             if not s.start():
                 raise RuntimeError("%s did not start; see %s" % (s.name, s.log_path))
+
+    def pmem_path(self, store):
+        """The persistent file a store daemon starts with (None without one)."""
+        for arg in store.argv:
+            if arg.endswith(":" + self.pmem_size) and os.sep in arg:
+                return arg[:-len(self.pmem_size) - 1]
+        return None
+
+    def set_pmem_path(self, store, path):
+        old = self.pmem_path(store)
+        store.argv = [path + ":" + self.pmem_size if a == old + ":" + self.pmem_size else a
+                      for a in store.argv]
 
     def heal(self):
         """Every process running and continued (the end of every fault)."""

@@ -14,6 +14,8 @@ import signal
 import threading
 import time
 
+import master_faults
+
 DURATIONS = {  # seconds, drawn uniformly
     "store_kill": (0.3, 3.0),    # kill -9, restart after the duration
     "store_stop": (0.5, 4.0),    # SIGSTOP ... SIGCONT
@@ -22,10 +24,14 @@ DURATIONS = {  # seconds, drawn uniformly
     "master_term": (0.2, 2.0),   # SIGTERM, restart on the same port
     "partition": (0.5, 4.0),     # a host's link down ... up
 }
+# With a durable cluster only (master_faults.py): the master (or a node) down this long.
+DURATIONS.update({k: (0.2, 2.0) for k in master_faults.KINDS})
+DURABLE_KINDS = list(master_faults.KINDS)
 KINDS = list(DURATIONS)
-# Relative frequency: a master restart forgets every object, so it comes rarer.
+MASTER_KILLS = {"master_kill", "master_term", *DURABLE_KINDS} - {"store_copy"}
+# Relative frequency: a master restart stops the whole control plane, so it comes rarer.
 WEIGHTS = {"store_kill": 3, "store_stop": 3, "client_stop": 3, "master_kill": 1,
-           "master_term": 1, "partition": 3}
+           "master_term": 1, "partition": 3, **{k: 1 for k in DURABLE_KINDS}}
 TRANSFERS = ("put", "put_from", "get", "get_into")
 
 
@@ -42,15 +48,16 @@ def schedule(seed, seconds, kinds, targets, mean_gap):
             target = rng.choice(free)
             duration = rng.uniform(*DURATIONS[kind])
             # A master fault occupies the whole cluster's control plane, one at a time.
-            busy_until[target] = t + duration + 1.0
+            busy_until[target] = t + duration + 1.0 + master_faults.EXTRA_S.get(kind, 0.0)
             faults.append((t, kind, target, duration))
         t += rng.expovariate(1.0 / mean_gap)
     return faults
 
 
 class Injector:
-    def __init__(self, cluster, topology, workers, op_logs):
+    def __init__(self, cluster, topology, workers, op_logs, burst=None):
         self.cluster = cluster
+        self.durable = master_faults.MasterFaults(self, burst)
         self.topology = topology
         self.workers = workers  # name -> subprocess.Popen
         self.op_logs = op_logs  # name -> path of the worker's operation log
@@ -68,6 +75,8 @@ class Injector:
             "master_kill": ["master"],
             "master_term": ["master"],
             "partition": list(self.topology.hosts),
+            "store_copy": [d.name for d in self.cluster.stores],
+            **{k: ["master"] for k in MASTER_KILLS if k not in ("master_kill", "master_term")},
         }
 
     def play(self, faults, t0):
@@ -84,20 +93,25 @@ class Injector:
         self.stop.set()
         for th in self.threads:
             th.join()
+        self.durable.finish()
 
     def _one(self, kind, target, duration):
         lock = self.locks.setdefault(target, threading.Lock())
         record = {"kind": kind, "target": target, "planned_s": round(duration, 3)}
         with lock:
             record["begin"] = time.monotonic()
-            record["pid"] = self._begin(kind, target)
+            record["pid"] = self._begin(kind, target, record)
         self.stop.wait(duration)
         with lock:
             record["end"] = time.monotonic()
-            record["ok"] = self._end(kind, target)
+            record["ok"] = self._end(kind, target, record)
         self.records.append(record)
 
-    def _begin(self, kind, target):
+    def _begin(self, kind, target, record):
+        if kind in DURABLE_KINDS:
+            pid = self.cluster.master.proc.pid if self.cluster.master.alive() else None
+            self.durable.begin(kind, target, record)
+            return pid
         if kind == "client_stop":
             proc = self.workers[target]
             self._await_transfer(target)
@@ -109,15 +123,21 @@ class Injector:
             return None
         d = self.daemons[target]
         pid = d.proc.pid if d.alive() else None
-        if kind in ("store_kill", "master_kill"):
+        if kind == "master_kill":
+            self.durable.kill_master(record)
+        elif kind == "store_kill":
             d.kill()
         elif kind == "master_term":
+            if d.alive():
+                record.setdefault("kills", []).append([time.monotonic(), None])
             d.terminate()
         else:
             d.signal(signal.SIGSTOP)
         return pid
 
-    def _end(self, kind, target):
+    def _end(self, kind, target, record):
+        if kind in MASTER_KILLS or kind == "store_copy":
+            return self.durable.end(kind, target, record)
         if kind == "client_stop":
             proc = self.workers[target]
             if proc.poll() is None:

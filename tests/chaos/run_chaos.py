@@ -8,6 +8,11 @@ workers, on network-namespace hosts when it can), a seeded fault schedule for
 Prints faults injected by kind, operations by kind and outcome, and every
 violation; exits 1 when there is one. `run()` is the same for the pytest test.
 
+--durability always (the default) or N runs the master with a data dir and
+--log-sync always or N ms, and every store node with a persistent segment
+beside DRAM; the durable faults (master_faults.py) and checks (durability.py)
+join in. --durability off is the cluster without either.
+
 Hosts:  m: master    a: store0 (shared memory) + workers w0, w1
         b: store1    c: store2 (--no-shm) + workers w2, w3
 """
@@ -22,8 +27,11 @@ import sys
 import tempfile
 import time
 
+import burst as burst_mod
 import checker
 import cluster as cluster_mod
+import durability
+import evictions as evictions_mod
 import faults as faults_mod
 import oplog
 import topology as topology_mod
@@ -35,8 +43,10 @@ WORKERS = {"w0": "a", "w1": "a", "w2": "c", "w3": "c"}
 
 
 class Result:
-    def __init__(self, note, faults, counts, violations, out_dir):
+    def __init__(self, note, faults, counts, violations, out_dir, kinds=(), judged=None):
         self.note = note
+        self.judged = judged
+        self.kinds = list(kinds)
         self.faults = faults
         self.counts = counts
         self.violations = violations
@@ -44,28 +54,40 @@ class Result:
 
     def table(self):
         lines = ["cluster: " + self.note, "run files: " + self.out_dir, "",
-                 "%-14s %6s %6s" % ("fault", "count", "failed")]
+                 "%-20s %6s %6s" % ("fault", "count", "failed")]
         by_kind = collections.Counter(f["kind"] for f in self.faults)
         failed = collections.Counter(f["kind"] for f in self.faults if not f["ok"])
         for kind in faults_mod.KINDS:
-            if by_kind[kind]:
-                lines.append("%-14s %6d %6d" % (kind, by_kind[kind], failed[kind]))
+            if by_kind[kind] or kind in self.kinds:
+                lines.append("%-20s %6d %6d" % (kind, by_kind[kind], failed[kind]))
         lines += ["", "%-14s %-24s %7s" % ("operation", "outcome", "count")]
         for (op, result), n in sorted(self.counts.items()):
             lines.append("%-14s %-24s %7d" % (op, result, n))
+        if self.judged:
+            lines += ["", self.judged]
         lines += ["", "violations: %d" % len(self.violations)]
         lines += ["  " + v for v in self.violations]
         return "\n".join(lines)
 
 
 def run(seconds, seed, mode="auto", kinds=None, out_dir=None, keys=300,
-        max_size=4 << 20, segment_size="64MiB", mean_gap=2.0, calm_s=5.0):
+        max_size=4 << 20, segment_size=None, mean_gap=2.0, calm_s=5.0, durability_mode="always",
+        pmem_size="128MiB"):
+    """`durability_mode`: "always", N (ms, as a string) or "off". Without a segment size,
+    each node's DRAM is 64 MiB, or 32 MiB beside a persistent segment of `pmem_size`
+    (DRAM then fills and demotes, while both tiers hold every key without evicting)."""
     out_dir = out_dir or tempfile.mkdtemp(prefix="crescent-chaos-")
     os.makedirs(out_dir, exist_ok=True)
+    durable = durability_mode != "off"
+    segment_size = segment_size or ("32MiB" if durable else "64MiB")
     topo, note = topology_mod.make(HOSTS, mode)
     kinds = [k for k in (kinds or faults_mod.KINDS) if k != "partition" or topo.can_partition]
+    if not durable:
+        kinds = [k for k in kinds if k not in faults_mod.DURABLE_KINDS]
     if not topo.can_partition:
         note += "; no partitions"
+    note += "; log sync %s, persistent segments of %s" % (durability_mode, pmem_size) \
+        if durable else "; no data dir, DRAM only"
     secret = os.path.join(out_dir, "cluster.secret")
     with open(secret, "w") as f:
         f.write("chaos-%d-%s\n" % (seed, os.urandom(16).hex()))
@@ -75,7 +97,8 @@ def run(seconds, seed, mode="auto", kinds=None, out_dir=None, keys=300,
     workers = {}
     violations = []
     try:
-        cl = cluster_mod.Cluster(topo, "m", STORES, out_dir, secret, segment_size)
+        cl = cluster_mod.Cluster(topo, "m", STORES, out_dir, secret, segment_size,
+                                 durability_mode, pmem_size)
         cl.start()
         stop_file = os.path.join(out_dir, "stop")
         for i, (name, host) in enumerate(WORKERS.items()):
@@ -87,13 +110,29 @@ def run(seconds, seed, mode="auto", kinds=None, out_dir=None, keys=300,
             with open(os.path.join(out_dir, name + ".log"), "w") as log:
                 workers[name] = subprocess.Popen(topo.hosts[host].command(argv), env=env,
                                                  stdout=log, stderr=subprocess.STDOUT)
+        bursts = iter(range(200, 1 << 20))
+
+        def burst(burst_mode):
+            bid = next(bursts)
+            ops = os.path.join(out_dir, "burst%d.ops" % bid)
+            argv = [sys.executable, os.path.join(HERE, "burst.py"), "--id", str(bid),
+                    "--master", cl.master_address, "--mode", burst_mode, "--keys", str(keys),
+                    "--seconds", str(faults_mod.master_faults.BURST_S), "--log", ops]
+            open(ops, "w").close()
+            with open(os.path.join(out_dir, "burst%d.log" % bid), "w") as log:
+                return subprocess.Popen(topo.hosts["a"].command(argv), env=env, stdout=log,
+                                        stderr=subprocess.STDOUT), ops
+
         injector = faults_mod.Injector(
-            cl, topo, workers, {n: os.path.join(out_dir, n + ".ops") for n in WORKERS})
+            cl, topo, workers, {n: os.path.join(out_dir, n + ".ops") for n in WORKERS}, burst)
         plan = faults_mod.schedule(seed, seconds, kinds, injector.targets(), mean_gap)
+        poller = evictions_mod.Poller(cl) if durable else None
         t0 = time.monotonic()
         injector.play(plan, t0)
         injector.stop.wait(max(0.0, t0 + seconds - time.monotonic()))
         injector.finish()
+        if poller:
+            poller.stop()
         for name in topo.hosts if topo.can_partition else []:
             topo.partition(name, False)
         cl.heal()
@@ -116,9 +155,13 @@ def run(seconds, seed, mode="auto", kinds=None, out_dir=None, keys=300,
                 violations.append("worker %s exited with %d; see %s.log" % (name, rc, name))
         run_end = time.monotonic()
         violations += ["fault %s on %s: restart failed" % (f["kind"], f["target"])
-                       for f in injector.records if not f["ok"]]
+                       for f in injector.records if not f["ok"] and "violation" not in f]
+        violations += ["fault %s on %s: %s" % (f["kind"], f["target"], f["violation"])
+                       for f in injector.records if "violation" in f]
+        probe = ["k%04d" % i for i in range(keys)] + \
+            ["d%04d" % i for i in range(burst_mod.DEMOTE_KEYS)] if durable else []
         for i, host in enumerate(sorted(set(WORKERS.values()))):
-            violations += _verify(topo.hosts[host], cl, out_dir, 100 + i, env)
+            violations += _verify(topo.hosts[host], cl, out_dir, 100 + i, env, probe)
     finally:
         for proc in workers.values():
             if proc.poll() is None:
@@ -132,14 +175,24 @@ def run(seconds, seed, mode="auto", kinds=None, out_dir=None, keys=300,
     names = {i: name for i, name in enumerate(WORKERS)}
     ops = checker.load(sorted(os.path.join(out_dir, f) for f in os.listdir(out_dir)
                               if f.endswith(".ops")))
-    found, counts = checker.check(ops, injector.records, run_end, names)
-    return Result(note, injector.records, counts, violations + found, out_dir)
+    model = None
+    if poller:
+        with open(os.path.join(out_dir, "evictions.json"), "w") as f:
+            json.dump(poller.rises, f)
+    if durable:
+        model = durability.Model(injector.records,
+                                 0 if durability_mode == "always" else int(durability_mode),
+                                 poller.rises if poller else ())
+    found, counts = checker.check(ops, injector.records, run_end, names, model)
+    return Result(note, injector.records, counts, violations + found, out_dir, kinds,
+                  model.summary() if model else None)
 
 
-def _verify(host, cl, out_dir, vid, env):
+def _verify(host, cl, out_dir, vid, env, probe):
+    segments = len(cl.stores) * (2 if cl.durability != "off" else 1)
     argv = [sys.executable, os.path.join(HERE, "verify.py"), "--id", str(vid),
-            "--master", cl.master_address, "--segments", str(len(cl.stores)),
-            "--log", os.path.join(out_dir, "verify-%s.ops" % host.name)]
+            "--master", cl.master_address, "--segments", str(segments),
+            "--log", os.path.join(out_dir, "verify-%s.ops" % host.name), "--probe", *probe]
     try:
         done = subprocess.run(host.command(argv), env=env, capture_output=True, text=True,
                               timeout=300)
@@ -160,16 +213,24 @@ def main():
                    help="comma-separated fault kinds (default: all)")
     p.add_argument("--out", help="directory for logs and op records (default: a new temp dir)")
     p.add_argument("--max-size", type=int, default=4 << 20, help="largest value in bytes")
-    p.add_argument("--segment-size", default="64MiB", help="each store node's segment")
+    p.add_argument("--segment-size", help="each store node's DRAM segment (default 64MiB, "
+                   "32MiB beside a persistent one)")
+    p.add_argument("--durability", default="always",
+                   help="'always' or N: the master's --log-sync, with a data dir and a "
+                   "persistent segment per node; 'off': neither (default: always)")
+    p.add_argument("--pmem-size", default="128MiB", help="each node's persistent segment")
     p.add_argument("--mean-gap", type=float, default=2.0, help="mean seconds between faults")
     a = p.parse_args()
     kinds = [k for k in a.faults.split(",") if k]
     unknown = set(kinds) - set(faults_mod.KINDS)
     if unknown:
         p.error("unknown fault kinds: %s" % ", ".join(sorted(unknown)))
+    if a.durability != "always" and a.durability != "off" and not a.durability.isdigit():
+        p.error("--durability takes always, off or a number of ms")
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # unwinds through run()'s finally
     result = run(a.seconds, a.seed, a.mode, kinds, a.out, max_size=a.max_size,
-                 segment_size=a.segment_size, mean_gap=a.mean_gap)
+                 segment_size=a.segment_size, mean_gap=a.mean_gap, durability_mode=a.durability,
+                 pmem_size=a.pmem_size)
     print(result.table())
     return 1 if result.violations else 0
 

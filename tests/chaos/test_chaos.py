@@ -1,7 +1,8 @@
 """The short chaos run of `make test`: one minute of seeded faults against a
 real cluster (network namespaces when run as root, loopback otherwise), then
 the checker's verdict. $CHAOS_FAULTS (comma-separated kinds, see faults.py)
-narrows the fault mix; $CHAOS_SEED changes the schedule.
+narrows the fault mix; $CHAOS_SEED changes the schedule; $CHAOS_DURABILITY
+(always, N or off; default always) is the master's --log-sync (see run_chaos.py).
 """
 
 import os
@@ -18,7 +19,8 @@ def test_short_seeded_run(tmp_path):
     os.environ.setdefault("CRESCENT_BIN", str(BUILD / "bin" / "crescent"))
     kinds = [k for k in os.environ.get("CHAOS_FAULTS", "").split(",") if k] or faults.KINDS
     result = run_chaos.run(seconds=60, seed=int(os.environ.get("CHAOS_SEED", "18")),
-                           kinds=kinds, out_dir=str(tmp_path / "run"))
+                           kinds=kinds, out_dir=str(tmp_path / "run"),
+                           durability_mode=os.environ.get("CHAOS_DURABILITY") or "always")
     print(result.table())
     assert sum(1 for f in result.faults if f["kind"] in kinds) > 10, result.table()
     assert result.counts[("verify", "ok")] > 0, result.table()

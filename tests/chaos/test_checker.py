@@ -3,6 +3,7 @@ violation and accept what faults legitimately cause (misses, unknown put
 outcomes, time spent frozen)."""
 
 import checker
+import durability
 import values
 
 
@@ -66,3 +67,59 @@ def test_hangs_count_only_unfrozen_time():
 
 def test_verify_read_must_succeed():
     assert "unreadable" in verdict([op(100, 1, "verify", "k", 0, 1, code=-15)])[0]
+
+
+def durable(ops, faults, sync_ms=0, evictions=()):
+    model = durability.Model(list(faults), sync_ms, evictions)
+    return checker.check(ops, list(faults), 100.0, {0: "w0", 1: "w1"}, model)[0]
+
+
+KILL = {"kind": "master_kill", "target": "master", "begin": 10.0, "end": 11.0,
+        "kills": [[10.0, 11.0]]}
+MISS = -4  # OBJECT_NOT_FOUND
+
+
+def test_a_put_acknowledged_before_a_master_kill_must_survive_it():
+    put = op(0, 1, "put", "k", 1, 2, put_id=5)
+    assert "lost by a master restart" in durable([put, op(1, 1, "get", "k", 20, 21, code=MISS)],
+                                                  [KILL])[0]
+    # Read too soon after the restart (its node may not have taken the segment back yet).
+    assert durable([put, op(1, 1, "get", "k", 12, 13, code=MISS)], [KILL]) == []
+    # A put still in flight at the kill, or a miss without a kill between, is not judged.
+    assert durable([op(0, 1, "put", "k", 9, 10.5, put_id=5),
+                    op(1, 1, "get", "k", 20, 21, code=MISS)], [KILL]) == []
+    assert durable([put, op(1, 1, "get", "k", 5, 6, code=MISS)], [KILL]) == []
+
+
+def test_legitimate_drops_excuse_a_miss():
+    put = op(0, 1, "put", "k", 1, 2, put_id=5)
+    miss = op(1, 1, "get", "k", 20, 21, code=MISS)
+    remove = op(1, 2, "remove", "k", 3, 4, code=-15)  # unknown outcome: may have removed it
+    assert durable([put, remove, miss], [KILL]) == []
+    failed_remove = op(1, 2, "remove", "k", 3, 4, code=-7)  # OBJECT_LEASED: removed nothing
+    assert "lost" in durable([put, failed_remove, miss], [KILL])[0]
+    node = {"kind": "store_kill", "target": "store0", "begin": 5.0, "end": 6.0}
+    assert durable([put, miss], [KILL, node]) == []
+    short = {"kind": "store_stop", "target": "store0", "begin": 5.0, "end": 6.0}
+    assert "lost" in durable([put, miss], [KILL, short])[0]  # heartbeats never timed out
+    assert durable([put, miss], [KILL], evictions=[(3.0, 4.0)]) == []
+    torn = dict(KILL, torn_keys=["k"])
+    assert durable([put, miss], [torn]) == []
+
+
+def test_under_a_sync_interval_only_older_changes_must_survive():
+    late = op(0, 1, "put", "k", 9.5, 9.9, put_id=5)
+    miss = op(1, 1, "get", "k", 20, 21, code=MISS)
+    assert durable([late, miss], [KILL], sync_ms=10) == []
+    assert "lost" in durable([late, miss], [KILL], sync_ms=0)[0]
+    early = op(0, 1, "put", "k", 1, 2, put_id=5)
+    assert "lost" in durable([early, miss], [KILL], sync_ms=10)[0]
+    # A remove acknowledged inside the window may be undone: the old value reads back.
+    put = op(0, 1, "put", "k", 1, 2, put_id=5)
+    remove = op(1, 1, "remove", "k", 9.8, 9.9)
+    read = op(0, 2, "get", "k", 20, 21, got=5)
+    assert durable([put, remove, read], [KILL], sync_ms=10) == []
+    assert "stale" in durable([put, remove, read], [KILL], sync_ms=0)[0]
+    # Acknowledged just after the kill was recorded: the dying master may have sent it.
+    remove = op(1, 1, "remove", "k", 9.99, 10.01)
+    assert durable([put, remove, read], [KILL], sync_ms=10) == []

@@ -1,7 +1,8 @@
 """After the faults: waits until every store node is mounted again and no put
 can still be pending, then reads back every key the master lists, logging each
 read as a "verify" operation. The checker requires each to succeed with the
-bytes of an allowed put.
+bytes of an allowed put. With --probe, each named key the master does not list
+is read too, as a "probe" (a miss there is judged by the durability checks).
 """
 
 import argparse
@@ -20,6 +21,7 @@ def main():
     p.add_argument("--segments", type=int, required=True)
     p.add_argument("--log", required=True)
     p.add_argument("--settle-s", type=float, default=60.0)
+    p.add_argument("--probe", nargs="*", default=[], help="keys to read when not listed")
     a = p.parse_args()
 
     deadline = time.monotonic() + a.settle_s
@@ -39,8 +41,11 @@ def main():
         raise SystemExit("verify: crescent ls failed (%d): %s" % (listing.returncode,
                                                                   listing.stderr))
     log = oplog.OpLog(a.log, a.id)
-    for key in listing.stdout.split():
-        n = log.begin("verify", key)
+    listed = listing.stdout.split()
+    unlisted = sorted(set(a.probe) - set(listed))
+    reads = [("verify", k) for k in listed] + [("probe", k) for k in unlisted]
+    for op, key in reads:
+        n = log.begin(op, key)
         code, data = store.get_with_code(key)
         if code == 0:
             put_id, bad = values.identify(key, data)
