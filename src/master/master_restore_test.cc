@@ -227,6 +227,7 @@ TEST_F(MasterRestoreTest, APutOfARestoredKeyWaitingForItsNodeIsNotReady) {
   clock_.Advance(2'001);
   m->RunMaintenance();
   EXPECT_FALSE(*m->Exists("on-b"));
+  m->AwaitRestoreCompleted();  // seg-a takes puts once its allocator is in
   auto put = m->PutStart("on-b", 100, {});
   ASSERT_TRUE(put.ok()) << put.status().ToString();
   ASSERT_TRUE(m->PutEnd("on-b", put->token, 3).ok());
