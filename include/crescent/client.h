@@ -82,8 +82,8 @@ struct ClientConfig {
   // a background thread at the lowest priority (not for a mapping of a file):
   // on VMs that shadow page tables the kernel's first access to each page,
   // a TCP transfer's send or recv, otherwise traps, and a fresh buffer's first
-  // transfers run several times slower (docs/performance.md). Only reads: it
-  // never changes a byte. UnregisterBuffer stops it first.
+  // transfers run several times slower (docs/network.md, "Design decisions").
+  // Only reads: it never changes a byte. UnregisterBuffer stops it first.
   bool warm_registered_buffers = true;
 };
 
@@ -155,7 +155,7 @@ struct ClientCounters {
   // Bytes of same-host store-node segments this client has mapped now, and of
   // those, bytes whose pages it has read once since, in the background: on a
   // VM that shadows page tables, a get's first copy out of a page not yet
-  // read costs several times a later one (docs/network.md, "Same-host gets").
+  // read costs several times a later one (docs/network.md, "Warming the client's mapping").
   uint64_t shm_mapped_bytes = 0;
   uint64_t shm_warmed_bytes = 0;
 };

@@ -1,6 +1,6 @@
 // DurableFrees: space that a logged object left (removed, evicted, moved to
 // the other tier, a bad replica dropped), kept from reuse until the log record
-// that says so is durable (docs/durability.md, "Space reuse").
+// that says so is durable (docs/durability.md, "Space waits for its record").
 //
 // Why: a restore maps each object onto the place its last durable record
 // names. Were the space reused before the record that freed it reached the
