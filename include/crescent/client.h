@@ -60,7 +60,9 @@ struct ClientConfig {
   // cluster starting, or nodes remounting on a restarted master), the master
   // unreachable, a replica's node unreachable (reported to the master, which
   // then places elsewhere), or the master no longer knowing the put at its end
-  // (it restarted, or the replica's segment was unmounted). 0: no retry.
+  // (it restarted, or the replica's segment was unmounted). A put whose end
+  // went unanswered is ended again, not started again: the end may have been
+  // applied, and the put then succeeded. 0: no retry.
   int64_t put_retry_ms = 5000;
   int tcp_lanes = 4;  // TCP connections per store node
   // TCP congestion control of this client's data connections (e.g. "cubic",

@@ -10,11 +10,11 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
-#include <thread>
 
 #include "client/buffer_registry.h"
 #include "client/client_metrics.h"
 #include "client/placement_hints.h"
+#include "client/put_path.h"
 #include "client/replica_io.h"
 #include "common/clock.h"
 #include "master/master_config.h"
@@ -32,9 +32,6 @@ namespace {
 // At most this many bytes per call are copied ahead: the copies run before the
 // reply is collected, and must stay far inside the call's deadline.
 constexpr uint64_t kMaxCopyAheadBytes = uint64_t{64} << 20;
-// A put's retries (ClientConfig::put_retry_ms) wait this long, doubling to the max.
-constexpr int64_t kPutRetryBackoffMs = 10;
-constexpr int64_t kPutRetryBackoffMaxMs = 100;
 // A get whose capability expired before its copy asks the master again, at most this often.
 constexpr int kLeaseRetries = 3;
 }  // namespace
@@ -46,6 +43,7 @@ struct Client::Impl {
   std::unique_ptr<transfer::Transport> tcp;
   std::unique_ptr<transfer::Transport> shm;
   std::unique_ptr<client::ReplicaIo> io;
+  std::unique_ptr<client::PutPath> putter;
   std::unique_ptr<client::PlacementHints> hints;  // null without shared memory
   std::atomic<uint64_t> copy_ahead_kept{0};
   std::atomic<uint64_t> copy_ahead_discarded{0};
@@ -65,160 +63,12 @@ struct Client::Impl {
     return c;
   }
 
-  // One round of a put: PutStart for every key, write every replica, then
-  // PutEnd what was fully written and PutRevoke the rest. Results in input
-  // order; retry[i] says whether key i failed for a reason a moment may cure
-  // (Retryable). Segments whose node could not be reached are reported to the
-  // master before the revoke, so that a retry is placed elsewhere.
-  std::vector<Status> PutOnce(std::span<const std::string> keys,
-                              std::span<const std::byte* const> data, std::span<const size_t> sizes,
-                              const master::PutConfig& config, bool chain,
-                              std::vector<bool>& retry) {
-    std::vector<uint64_t> sizes64(sizes.begin(), sizes.end());
-    std::vector<StatusOr<rpc::RemotePut>> started =
-        master->BatchPutStart(keys, sizes64, config, chain);
-    std::vector<Status> out(keys.size());
-    retry.assign(keys.size(), false);
-    std::vector<size_t> writing;
-    std::vector<const std::vector<RemoteReplica>*> replicas;
-    std::vector<const std::byte*> buffers;
-    for (size_t i = 0; i < keys.size(); ++i) {
-      if (!started[i].ok()) {
-        out[i] = started[i].status();
-        // UNAVAILABLE: the master unreachable, or no segment to place on yet.
-        // Not a TIMEOUT: the put may have started, and a retry would meet it.
-        retry[i] = out[i].code() == ErrorCode::kUnavailable;
-        continue;
-      }
-      writing.push_back(i);
-      replicas.push_back(&started[i]->replicas);
-      buffers.push_back(data[i]);
-    }
-    if (writing.empty()) return out;
-    std::vector<uint32_t> unreachable;
-    // Each value's checksum is taken by the transports as its bytes leave the
-    // caller's buffer, and every replica must have sent the same bytes.
-    std::vector<uint64_t> checksums;
-    std::vector<Status> written = io->WriteAll(replicas, buffers, &unreachable, &checksums);
-    if (!unreachable.empty()) (void)master->ReportUnreachable(unreachable);
-    std::vector<std::string> end_keys, revoke_keys;
-    std::vector<uint64_t> end_tokens, end_checksums, revoke_tokens;
-    std::vector<size_t> end_idx;
-    for (size_t k = 0; k < writing.size(); ++k) {
-      const uint64_t token = started[writing[k]]->token;
-      if (written[k].ok()) {
-        end_keys.push_back(keys[writing[k]]);
-        end_tokens.push_back(token);
-        end_checksums.push_back(checksums[k]);
-        end_idx.push_back(writing[k]);
-      } else {
-        // Revoked below, so a retry meets no pending put of its own.
-        retry[writing[k]] = transfer::IsNodeFailure(written[k].code());
-        out[writing[k]] = std::move(written[k]);
-        revoke_keys.push_back(keys[writing[k]]);
-        revoke_tokens.push_back(token);
-      }
-    }
-    // Revoke first: a failed write must not linger as a pending put. A revoke
-    // that fails (master gone) is reclaimed by the master's put timeout. The
-    // tokens keep a late end or revoke off a later put of the same key.
-    if (!revoke_keys.empty()) (void)master->BatchPutRevoke(revoke_keys, revoke_tokens);
-    if (!end_keys.empty()) {
-      std::vector<Status> ended = master->BatchPutEnd(end_keys, end_tokens, end_checksums);
-      for (size_t k = 0; k < end_idx.size(); ++k) {
-        if (ended[k].ok()) {
-          Remember(end_keys[k], started[end_idx[k]]->replicas);
-        } else if (ended[k].code() == ErrorCode::kPutNotStarted) {
-          // The master dropped the put after granting it: it restarted, or a
-          // replica's segment was unmounted (its node stopped), or the put
-          // outlived the master's put timeout. Nothing of it is visible; the
-          // put as a whole may be tried again.
-          ended[k] = Status(ErrorCode::kUnavailable,
-                            "the master no longer knows this put of '" + end_keys[k] +
-                                "' (it restarted, or the replica's store node unmounted, or the "
-                                "put outlived the put timeout): " +
-                                ended[k].message());
-          retry[end_idx[k]] = true;
-        } else {
-          retry[end_idx[k]] = ended[k].code() == ErrorCode::kUnavailable;
-        }
-        out[end_idx[k]] = std::move(ended[k]);
-      }
-    }
-    return out;
-  }
-
-  // Puts every key, retrying the keys that failed for a reason a moment may
-  // cure until config.put_retry_ms after the start (ClientConfig), with a
-  // backoff. A chain is retried in runs of consecutive keys, each run's first
-  // page linked to the page before it, so that parents stay right.
-  //
-  // Keys go part by part (MasterClient::BatchParts, one request each): a
-  // part's puts are started, written and ended before the next part's start,
-  // so that no put of a large batch outlives its write capability or the
-  // master's put timeout while earlier parts are written.
+  // Puts every key (PutPath: rounds, retries, ends sent again).
   std::vector<Status> PutMany(std::span<const std::string> keys,
                               std::span<const std::byte* const> data, std::span<const size_t> sizes,
                               const PutOptions& options, bool chain) {
-    const int64_t deadline = SteadyClock::Instance().NowMs() + config.put_retry_ms;
-    const uint64_t replicas = std::max<uint32_t>(options.replica_count, 1);
-    std::vector<Status> out(keys.size());
-    std::vector<size_t> pending(keys.size());
-    for (size_t i = 0; i < keys.size(); ++i) pending[i] = i;
-    int64_t backoff_ms = kPutRetryBackoffMs;
-    for (;;) {
-      std::vector<size_t> again;
-      // One round of every pending key; a chain's in runs of consecutive keys.
-      for (size_t a = 0; a < pending.size();) {
-        size_t b = a + 1;
-        while (b < pending.size() && (!chain || pending[b] == pending[b - 1] + 1)) ++b;
-        // The run's keys, values and sizes: the caller's own when the run is
-        // every key (a first round), else copies.
-        std::span<const std::string> run_keys = keys;
-        std::span<const std::byte* const> run_data = data;
-        std::span<const size_t> run_sizes = sizes;
-        std::vector<std::string> k;
-        std::vector<const std::byte*> d;
-        std::vector<size_t> z;
-        if (b - a != keys.size()) {
-          for (size_t j = a; j < b; ++j) {
-            k.push_back(keys[pending[j]]);
-            d.push_back(data[pending[j]]);
-            z.push_back(sizes[pending[j]]);
-          }
-          run_keys = k;
-          run_data = d;
-          run_sizes = z;
-        }
-        for (const rpc::KeyRange part : master->BatchParts(run_keys, replicas)) {
-          const size_t first = pending[a + part.begin];
-          master::PutConfig cfg = ToPutConfig(options);
-          // Linked to the page before, unless that key was refused as invalid
-          // (as a parent it would fail the whole part).
-          if (chain && first > 0 && out[first - 1].code() != ErrorCode::kInvalidKey) {
-            cfg.parent_key = keys[first - 1];
-          }
-          std::vector<bool> retry;
-          std::vector<Status> r = PutOnce(
-              run_keys.subspan(part.begin, part.size()), run_data.subspan(part.begin, part.size()),
-              run_sizes.subspan(part.begin, part.size()), cfg, chain, retry);
-          for (size_t j = 0; j < part.size(); ++j) {
-            const size_t i = pending[a + part.begin + j];
-            out[i] = std::move(r[j]);
-            if (retry[j]) again.push_back(i);
-          }
-        }
-        a = b;
-      }
-      if (again.empty()) break;
-      const int64_t now = SteadyClock::Instance().NowMs();
-      if (now + backoff_ms > deadline) break;
-      put_retries.fetch_add(again.size(), std::memory_order_relaxed);
-      std::this_thread::sleep_for(std::chrono::milliseconds(backoff_ms));
-      backoff_ms = std::min(backoff_ms * 2, kPutRetryBackoffMaxMs);
-      pending = std::move(again);
-    }
-    return out;
+    return putter->Put(keys, data, sizes, ToPutConfig(options),
+                       std::max<uint32_t>(options.replica_count, 1), chain);
   }
 
   // Notes where a complete object lives on this host, for the next get.
@@ -487,6 +337,12 @@ StatusOr<std::unique_ptr<Client>> Client::Connect(const ClientConfig& given) {
   if (impl->shm && config.placement_hints > 0) {
     impl->hints = std::make_unique<client::PlacementHints>(config.placement_hints);
   }
+  Impl* self = impl.get();
+  impl->putter = std::make_unique<client::PutPath>(
+      *impl->master, *impl->io, impl->config, impl->put_retries,
+      [self](const std::string& key, const std::vector<RemoteReplica>& replicas) {
+        self->Remember(key, replicas);
+      });
   return std::unique_ptr<Client>(new Client(std::move(impl)));
 }
 

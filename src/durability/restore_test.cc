@@ -112,6 +112,24 @@ class RestoreTest : public ::testing::Test {
   std::unique_ptr<master::MasterService> master_;
 };
 
+// A put's end applied and logged just before a kill, its answer lost: the
+// client ends it again on the restarted master with the old token. The key
+// holds the object with that checksum, so the end succeeds (the put is not
+// reported failed while its bytes are readable); any other end is refused.
+TEST_F(RestoreTest, AnEndSentAgainAfterARestartSucceedsForItsOwnObject) {
+  auto g = master_->PutStart("k", 1000, {});
+  ASSERT_TRUE(g.ok());
+  ASSERT_TRUE(master_->PutEnd("k", g->token, 0xabc).ok());
+  auto r = Restart();
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  ASSERT_TRUE(Readable(*r->master, "k"));  // its node took the segment back
+  EXPECT_TRUE(r->master->PutEnd("k", g->token, 0xabc).ok());
+  EXPECT_EQ(r->master->PutEnd("k", g->token, 0xabd).code(), ErrorCode::kPutNotStarted);
+  EXPECT_EQ(r->master->PutEnd("k", g->token, 0).code(), ErrorCode::kPutNotStarted);
+  EXPECT_EQ(r->master->PutEnd("other", g->token, 0xabc).code(), ErrorCode::kPutNotStarted);
+  EXPECT_EQ(r->master->Stats().objects, 1u);
+}
+
 TEST_F(RestoreTest, TheLogAloneWhenThereIsNoSnapshot) {
   Put("a");
   Put("b");
