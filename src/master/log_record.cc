@@ -6,6 +6,11 @@ namespace crescent::master {
 
 namespace {
 
+// The type byte of a segment mount that carries its file identity
+// (SegmentSpec::file_identity): read back as LogRecordType::kSegmentMounted.
+// Type 1 (kSegmentMounted) is a mount written before identities were kept.
+constexpr uint8_t kSegmentMountedWithFile = 6;
+
 void PutVarint(std::string& out, uint64_t v) {
   while (v >= 0x80) {
     out.push_back(static_cast<char>(v | 0x80));
@@ -99,6 +104,8 @@ std::string EncodeLogRecord(const LogRecord& r) {
       PutString(out, r.spec.endpoint);
       out.push_back(static_cast<char>(r.spec.tier));
       PutVarint(out, r.spec.owner_token);
+      PutVarint(out, r.spec.file_identity);
+      out[0] = static_cast<char>(kSegmentMountedWithFile);
       break;
     case LogRecordType::kSegmentUnmounted: PutVarint(out, r.segment); break;
     case LogRecordType::kPutEnded:
@@ -145,6 +152,9 @@ Status DecodeLogRecordInto(std::string_view bytes, LogRecord* out) {
   Reader in(bytes);
   uint8_t type;
   if (!in.Byte(&type)) return Corrupt("empty");
+  // A mount written before file identities were kept has none (0).
+  const bool with_file = type == kSegmentMountedWithFile;
+  if (with_file) type = static_cast<uint8_t>(LogRecordType::kSegmentMounted);
   r.type = static_cast<LogRecordType>(type);
   switch (r.type) {
     case LogRecordType::kSegmentMounted: {
@@ -155,6 +165,7 @@ Status DecodeLogRecordInto(std::string_view bytes, LogRecord* out) {
           !in.Varint(&r.spec.owner_token)) {
         return Corrupt("truncated segment mount");
       }
+      if (with_file && !in.Varint(&r.spec.file_identity)) return Corrupt("truncated segment mount");
       if (tier > static_cast<uint8_t>(Tier::kPmem)) return Corrupt("unknown tier");
       r.spec.tier = static_cast<Tier>(tier);
       break;

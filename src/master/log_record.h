@@ -33,6 +33,8 @@ enum class LogRecordType : uint8_t {
   kPutEnded = 3,
   kObjectRemoved = 4,
   kReplicaDropped = 5,
+  // 6 is taken on disk: a kSegmentMounted that carries its file identity
+  // (log_record.cc).
 };
 
 // Why an object left (kObjectRemoved).

@@ -14,7 +14,8 @@ std::vector<LogRecord> Samples() {
   LogRecord mount;
   mount.type = LogRecordType::kSegmentMounted;
   mount.segment = (7u << 16) | 3;
-  mount.spec = {"seg-a", 1 << 30, "node-a", "tcp://127.0.0.1:7000#e=12345", Tier::kPmem, ~0ull};
+  mount.spec = {"seg-a", 1 << 30, "node-a", "tcp://127.0.0.1:7000#e=12345", Tier::kPmem, ~0ull,
+                0x1234567890abcdefull};
   out.push_back(mount);
   LogRecord unmount;
   unmount.type = LogRecordType::kSegmentUnmounted;
@@ -61,6 +62,20 @@ TEST(LogRecordTest, TruncationsAndTrailingBytesAreRefused) {
     }
     EXPECT_EQ(DecodeLogRecord(bytes + '\0').status().code(), ErrorCode::kCorruptData);
   }
+}
+
+// A mount written before file identities were kept (type 1, no identity) is
+// read back with none (0): a log or snapshot from before still restores.
+TEST(LogRecordTest, AMountWithoutAFileIdentityIsReadWithNone) {
+  LogRecord mount = Samples()[0];
+  mount.spec.file_identity = 0;
+  std::string bytes = EncodeLogRecord(mount);
+  ASSERT_EQ(bytes.back(), '\0');  // the identity, 0, as the last varint
+  bytes.pop_back();
+  bytes[0] = static_cast<char>(LogRecordType::kSegmentMounted);
+  auto back = DecodeLogRecord(bytes);
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(*back, mount);
 }
 
 TEST(LogRecordTest, UnknownValuesAreRefused) {

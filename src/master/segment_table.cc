@@ -16,6 +16,24 @@ SegmentTable::~SegmentTable() {
 namespace {
 constexpr uint32_t kSlotBits = 16;
 uint32_t SlotOf(SegmentId id) { return id & ((1u << kSlotBits) - 1); }
+
+// Whether `spec` mounts a copy of `held`'s persistent file: the same segment
+// name (the file header's UUID) from a file of another identity. A side that
+// sent no identity (0) is not told apart.
+bool FromAnotherFile(const SegmentSpec& held, const SegmentSpec& spec) {
+  return held.file_identity != 0 && spec.file_identity != 0 &&
+         held.file_identity != spec.file_identity;
+}
+
+Status CopyRefused(const SegmentSpec& spec, const std::string& owner, const std::string& how) {
+  return Status(ErrorCode::kSegmentAlreadyExists,
+                "persistent segment '" + spec.name + "' " + how + " node '" + owner +
+                    "', from another file: this file is a copy of that node's (the same "
+                    "header). Give node '" +
+                    spec.owner_node + "' a file of its own (a new path), or start node '" +
+                    owner + "' on this file");
+}
+
 }  // namespace
 
 SegmentTable::Segment* SegmentTable::Get(SegmentId id) const {
@@ -60,15 +78,11 @@ StatusOr<SegmentTable::MountResult> SegmentTable::Mount(
         old->spec.capacity != spec.capacity) {
       return Status(ErrorCode::kSegmentAlreadyExists, "segment '" + spec.name + "' is mounted");
     }
-    if (old->spec.file_identity != 0 && spec.file_identity != old->spec.file_identity &&
-        OwnerAliveLocked(*old)) {
-      return Status(ErrorCode::kSegmentAlreadyExists,
-                    "persistent segment '" + spec.name + "' is mounted by node '" +
-                        old->spec.owner_node +
-                        "', which is alive, from another file: this file is a copy of it (the "
-                        "same header). Give this node a file of its own (a new path), or stop "
-                        "node '" +
-                        old->spec.owner_node + "' first");
+    // Only its own node may bring the segment back from another file (the
+    // file moved), and only once that node is no longer alive.
+    if (FromAnotherFile(old->spec, spec) &&
+        (OwnerAliveLocked(*old) || spec.owner_node != old->spec.owner_node)) {
+      return CopyRefused(spec, old->spec.owner_node, "is mounted by");
     }
     DetachLocked(old);
   }
@@ -79,6 +93,13 @@ StatusOr<SegmentTable::MountResult> SegmentTable::Mount(
   SegmentId id = kNoSegment;
   if (auto r = restored_.find(spec.name); r != restored_.end()) {
     Segment* old = Get(r->second.id);
+    // A copy of the file, on another node, must not take over (nor replace)
+    // a segment that awaits its own node: that node may be alive, merely not
+    // heard from yet (the master restarted, or the node was stopped).
+    if (old != nullptr && FromAnotherFile(old->spec, spec) &&
+        spec.owner_node != old->spec.owner_node) {
+      return CopyRefused(spec, old->spec.owner_node, "awaits");
+    }
     const bool same_process = previous != nullptr && old != nullptr &&
                               previous->Proves(old->spec.endpoint, old->spec.owner_token) &&
                               old->spec.owner_node == spec.owner_node;
