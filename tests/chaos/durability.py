@@ -49,6 +49,10 @@ class Model:
         self.kills = sorted((k[0], k[1], tuple(f.get("torn_keys", ())))
                             for f in faults for k in f.get("kills", ()))
         self.kill_times = [k[0] for k in self.kills]
+        # Tears made while the master was already down (another fault's kill or SIGTERM):
+        # (when, keys the cut record names), not tied to a kill of their own.
+        self.tears = [(f["begin"], tuple(f.get("torn_keys", ()))) for f in faults
+                      if f["kind"] == "torn_tail" and not f.get("kills")]
         self.node_windows = [(f["begin"], f["end"] + NODE_MARGIN_S) for f in faults
                              if f["kind"] == "store_kill" or (f["kind"] in NODE_KINDS and
                                                               f["end"] - f["begin"] >= SHORT_S)]
@@ -76,7 +80,9 @@ class Model:
                  if k[1] is not None and k[1] < read_t]
         if self.window_s > 0 and any(k[0] < t1 + self.window_s for k in kills):
             return True
-        return any(key in k[2] for k in kills)
+        if any(key in k[2] for k in kills):
+            return True
+        return any(t1 - KILL_SLACK_S < at < read_t and key in keys for at, keys in self.tears)
 
     def losses(self, ops):
         """Violations: acknowledged puts a master restart lost."""

@@ -123,3 +123,18 @@ def test_under_a_sync_interval_only_older_changes_must_survive():
     # Acknowledged just after the kill was recorded: the dying master may have sent it.
     remove = op(1, 1, "remove", "k", 9.99, 10.01)
     assert durable([put, remove, read], [KILL], sync_ms=10) == []
+
+
+def test_a_tear_made_while_the_master_was_down_excuses_what_it_cut():
+    # The master stopped by SIGTERM at 10; its log's last record (the remove of k)
+    # was cut while it was down: the removed value may read back after the restart.
+    put = op(0, 1, "put", "k", 1, 2, put_id=5)
+    remove = op(1, 1, "remove", "k", 5, 6)
+    read = op(0, 2, "get", "k", 20, 21, got=5)
+    term = dict(KILL, kind="master_term")
+    tear = {"kind": "torn_tail", "target": "master", "begin": 10.5, "end": 11.5,
+            "torn_keys": ["k"]}
+    assert durable([put, remove, read], [term, tear]) == []
+    assert "stale" in durable([put, remove, read], [term])[0]
+    other = dict(tear, torn_keys=["j"])
+    assert "stale" in durable([put, remove, read], [term, other])[0]
