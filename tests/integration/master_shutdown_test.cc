@@ -177,6 +177,8 @@ TEST_F(MasterShutdownTest, ASigtermWhileAPutsEvictionWaitsOnAStoppedNodeEndsTheM
   std::thread big([&] {
     ClientConfig c = cluster_->ClientConfigFor(false);
     c.rpc_attempts = 1;
+    c.put_retry_ms = 0;
+    c.transfer_timeout_ms = 1000;
     auto other = Client::Connect(c);
     // 16 MiB: 256 victims, 8 batches of copies. Answered or not, it does not
     // matter here; it is never acknowledged (its node is stopped).
