@@ -168,7 +168,9 @@ uint64_t MasterService::EvictFromTier(uint64_t bytes, EvictionReason reason, Tie
   // Bounded: every iteration frees or moves an object, or drops a stale id
   // from the policy; the policy's own spare limit makes PickVictimLocked
   // return nothing once only unevictable objects remain.
-  while (freed < bytes) {
+  // A stopping engine evicts nothing more (BeginShutdown): the moves queued
+  // so far run (and end at once) below.
+  while (freed < bytes && !stopping_.load(std::memory_order_acquire)) {
     std::optional<ObjectId> victim;
     VictimLock victim_lock;
     bool soft = false;

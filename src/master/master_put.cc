@@ -130,6 +130,10 @@ StatusOr<PutGrant> MasterService::PutStart(std::string_view key, uint64_t size,
                        "it, or it refused a transfer as unavailable: see its log, e.g. for clock "
                        "skew); placement resumes when it heartbeats or mounts again"));
   }
+  if (slots.empty() && stopping_.load(std::memory_order_acquire)) {
+    // It made no room (BeginShutdown): retryable, not an answer about space.
+    return fail(Status(ErrorCode::kUnavailable, "the master is shutting down"));
+  }
   if (slots.empty()) {
     return fail(Status(ErrorCode::kNoSpace, "no space for " + std::to_string(size) +
                                                 " bytes and nothing evictable is left"));

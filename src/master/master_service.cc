@@ -381,6 +381,14 @@ void MasterService::StopBackground() {
   if (bg_thread_.joinable()) bg_thread_.join();
 }
 
+void MasterService::BeginShutdown() {
+  // Before the copier closes: a move or check that fails from here on may
+  // have failed for the close, and is then taken as not done (RunMoves,
+  // RunVerifications), never as the node's answer.
+  stopping_.store(true, std::memory_order_release);
+  if (ReplicaCopier* copier = copier_.load(std::memory_order_acquire)) copier->Close();
+}
+
 void MasterService::MaybeRebuildBloom() {
   // A restore's completion builds the filter for the restored count itself.
   if (!bloom_ready_.load(std::memory_order_acquire)) return;

@@ -219,6 +219,12 @@ class MasterService {
   // (not served meanwhile), plus such segments still being queued.
   uint64_t PendingVerifications() const;
   void StopBackground();
+  // The host is stopping (before StopBackground and the RPC server's
+  // shutdown): no tier move, check or eviction starts from now on, those in
+  // flight end at once (the copier is Close()d) and change nothing, and a put
+  // that needs room is refused UNAVAILABLE; so no maintenance pass and no
+  // handler waits for a slow or stopped node. Not undone.
+  void BeginShutdown();
   // Why an eviction ran (counted by reason).
   enum class EvictionReason { kWatermark, kForPut };
   // Frees at least `bytes` by eviction if possible; returns bytes freed.
@@ -711,6 +717,7 @@ class MasterService {
   absl::flat_hash_map<ObjectId, PmemHits> pmem_hits_;
   std::vector<ObjectId> promote_queue_;               // read twice in the window (policy_mu_)
   std::atomic<ReplicaCopier*> copier_{nullptr};
+  std::atomic<bool> stopping_{false};  // BeginShutdown; set before the copier closes
   // Guards verify_queue_, report_queue_, reported_places_ and the two
   // below; a leaf lock.
   mutable std::mutex verify_mu_;

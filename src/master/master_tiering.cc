@@ -26,7 +26,8 @@
 //     (removed, replaced) the target is freed, or held until the copy
 //     capability's end when the copy failed (a late write could still land).
 //  4. Under policy_mu_: the object joins the target tier's policy.
-// A demotion whose copy fails drops the object, as the eviction would have.
+// A demotion whose copy fails drops the object, as the eviction would have;
+// unless the engine is stopping (BeginShutdown): then it stays where it was.
 #include <algorithm>
 #include <mutex>
 #include <shared_mutex>
@@ -98,6 +99,8 @@ void MasterService::RunMoves(std::vector<TierMove>& moves) {
   for (size_t i = 0; i < moves.size(); ++i) {
     const TierMove& m = moves[i];
     const bool copied_ok = results[i].ok();
+    // A failure once the engine stops may be the copier's close.
+    const bool stopped = !copied_ok && stopping_.load(std::memory_order_acquire);
     const bool demotion = m.to_tier == Tier::kPmem;
     ObjectShard& shard = ShardOf(m.id);
     std::unique_lock lock(shard.mutex());
@@ -139,7 +142,12 @@ void MasterService::RunMoves(std::vector<TierMove>& moves) {
       (demotion ? counters_.demotion_failures : counters_.promotion_failures)
           .fetch_add(1, std::memory_order_relaxed);
     }
-    if (same && demotion) {
+    if (same && demotion && stopped) {
+      // Not done, for the engine's stop (BeginShutdown): the object stays
+      // where it is, back in DRAM's policy, rather than lost to an eviction
+      // that only the stop failed.
+      joined.push_back({m.id, m.size, e->Hash(), Tier::kDram});
+    } else if (same && demotion) {
       // The eviction goes ahead: the object was its round's victim.
       LogChange(RemovalRecord(*e, RemovalReason::kEvicted));
       dropped.push_back(RemoveLocked(shard, IdSlot(m.id)));
@@ -150,8 +158,8 @@ void MasterService::RunMoves(std::vector<TierMove>& moves) {
   {
     std::lock_guard lock(policy_mu_);
     for (const Joined& j : joined) {
-      // A promoted object leaves the PMEM policy; a demoted one left DRAM's
-      // when it was chosen as a victim.
+      // A promoted object leaves the PMEM policy; a demoted one (or one the
+      // stop kept in DRAM) left DRAM's when it was chosen as a victim.
       policy_->Remove(j.id);
       pmem_policy_->Remove(j.id);
       PolicyOf(j.to).Insert(j.id, j.size, {.history = j.hash});
@@ -269,6 +277,7 @@ void MasterService::RunPromotions() {
   // a reader may still reach is promoted at once: no space is held for it.
   std::vector<TierMove> moves;
   for (ObjectId id : ids) {
+    if (stopping_.load(std::memory_order_acquire)) break;  // BeginShutdown
     uint64_t size = 0;
     {
       ObjectShard& shard = ShardOf(id);

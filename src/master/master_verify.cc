@@ -121,7 +121,8 @@ void MasterService::RunVerifications(int64_t budget_ms) {
   // A report's place leaves reported_places_ with its verdict: a later
   // report of it is then queued anew.
   std::vector<std::pair<SegmentId, uint64_t>> decided;
-  while (std::chrono::steady_clock::now() < until) {
+  // A stopping engine starts no check (BeginShutdown).
+  while (std::chrono::steady_clock::now() < until && !stopping_.load(std::memory_order_acquire)) {
     std::vector<PendingCheck> batch;
     {
       std::lock_guard lock(verify_mu_);
@@ -160,7 +161,12 @@ void MasterService::RunVerifications(int64_t budget_ms) {
     for (size_t k = 0; k < asked.size(); ++k) {
       PendingCheck& c = batch[asked[k]];
       const Status& s = k < done.size() ? done[k] : Status(ErrorCode::kInternal, "no result");
-      if (!ApplyVerdict(c, s)) {
+      if (!s.ok() && s.code() != ErrorCode::kChecksumMismatch &&
+          stopping_.load(std::memory_order_acquire)) {
+        // Perhaps the copier's close (BeginShutdown): no verdict, and no try
+        // counted, so that the stop never drops a replica it did not check.
+        again.push_back(std::move(c));
+      } else if (!ApplyVerdict(c, s)) {
         again.push_back(std::move(c));
       } else if (c.reported) {
         decided.emplace_back(c.replica.segment, c.replica.offset);

@@ -36,6 +36,11 @@ class ReplicaCopier {
   // value's), or why it could not be checked.
   virtual std::vector<Status> Verify(std::span<const ReplicaCheck> checks,
                                      int64_t deadline_unix_ms) = 0;
+  // Ends the copies and checks in flight (they fail, kClosed, instead of
+  // waiting out a silent node) and fails later ones at once; for an engine
+  // that is stopping (MasterService::BeginShutdown). Thread-safe; may be a
+  // no-op where nothing can wait long.
+  virtual void Close() {}
 };
 
 }  // namespace crescent::master

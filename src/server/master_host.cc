@@ -153,10 +153,17 @@ MasterHost::~MasterHost() {
     sampler_cv_.notify_all();
     sampler_.join();
   }
-  // Maintenance stops first: the RPC server's shutdown may wait out its grace
-  // period for open channels, longer than the heartbeat TTL, and the nodes'
-  // heartbeats stop reaching it; node expiry would then unmount every segment
-  // (and log that), though the nodes are alive and keep their bytes.
+  // Clients are refused first (retryable), then the engine stops waiting for
+  // nodes: a tier move or check in flight, in the maintenance pass or in a
+  // put's eviction, ends at once instead of waiting out a stopped or
+  // unreachable node's timeout, and nothing starts another. Both waits below
+  // are then short: the maintenance pass, and the handlers still running.
+  if (rpc_) rpc_->BeginDrain();
+  if (master_) master_->BeginShutdown();
+  // Maintenance stops before the RPC server: its shutdown may wait out its
+  // grace period for open channels, longer than the heartbeat TTL, and the
+  // nodes' heartbeats stop reaching it; node expiry would then unmount every
+  // segment (and log that), though the nodes are alive and keep their bytes.
   if (master_) master_->StopBackground();
   if (rpc_) rpc_->Shutdown();
   if (snapshotter_) {

@@ -1,8 +1,10 @@
 // MasterHost: a running master as a process holds it — the engine with its
 // background maintenance thread, the gRPC server in front, and the admin HTTP
-// endpoint. Shared by `crescent master` and `crescent serve`. Destruction stops
-// the parts in reverse order: HTTP, gRPC (in-flight calls finish), maintenance.
-// Also the master half of LocalCluster (tests, benchmarks).
+// endpoint. Shared by `crescent master` and `crescent serve`. Destruction
+// stops the parts: HTTP; clients refused; the engine's waits for nodes ended
+// (MasterService::BeginShutdown), so that no step below waits for a stopped
+// node; maintenance; gRPC (in-flight calls finish); then the shutdown
+// snapshot. Also the master half of LocalCluster (tests, benchmarks).
 #pragma once
 
 #include <condition_variable>

@@ -9,8 +9,11 @@ namespace crescent::server {
 TierCopier::TierCopier(const transfer::CapabilitySigner& signer) : signer_(signer) {
   transfer::TcpTransportOptions options;
   options.lanes = 2;
+  options.stop = &closed_;
   tcp_ = transfer::MakeTcpTransport(options);
 }
+
+void TierCopier::Close() { closed_.store(true, std::memory_order_release); }
 
 TierCopier::~TierCopier() = default;
 

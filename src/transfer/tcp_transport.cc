@@ -29,6 +29,9 @@
 //    connection has a connect deadline too; poll() never sleeps past the
 //    earliest. A lane past its deadline fails with kTimeout (kUnavailable if
 //    it was still connecting and its connect deadline came first).
+//  - A stop switch (TcpTransportOptions::stop) is looked at before each
+//    poll(), which then sleeps at most kStopCheckMs: once it is set, every
+//    lane not done fails with kClosed.
 //  - A lane's first failure is the status of every op it had not answered yet;
 //    a lane that failed is closed, never pooled. At most options.lanes idle
 //    connections per endpoint are kept (concurrent batches may open more).
@@ -441,8 +444,15 @@ void TcpTransport::Run(std::vector<Lane>& lanes, const Batch& batch) {
     Clock::time_point wake = Clock::time_point::max();
     fds.clear();
     polled.clear();
+    const bool stopped = options_.stop != nullptr && options_.stop->load(std::memory_order_acquire);
     for (Lane& lane : lanes) {
       if (lane.Done()) continue;
+      if (stopped) {
+        Fail(lane, batch,
+             Status(ErrorCode::kClosed,
+                    "the transfer to " + lane.endpoint + " was stopped: the process is stopping"));
+        continue;
+      }
       if (lane.connecting && lane.connect_deadline < lane.deadline &&
           now >= lane.connect_deadline) {
         Fail(lane, batch,
@@ -466,6 +476,7 @@ void TcpTransport::Run(std::vector<Lane>& lanes, const Batch& batch) {
     }
     if (fds.empty()) return;
     int64_t wait = MillisUntil(wake, now);
+    if (options_.stop != nullptr) wait = std::min(wait, kStopCheckMs);
     int rc = ::poll(fds.data(), fds.size(), static_cast<int>(std::min<int64_t>(wait, INT_MAX)));
     if (rc < 0 && errno != EINTR) {
       for (Lane* lane : polled) Fail(*lane, batch, lane->IoFailure(errno));
@@ -488,6 +499,10 @@ void TcpTransport::Run(std::vector<Lane>& lanes, const Batch& batch) {
 }
 
 std::vector<Status> TcpTransport::Execute(std::span<const TransferOp> ops, int64_t timeout_ms) {
+  if (options_.stop != nullptr && options_.stop->load(std::memory_order_acquire)) {
+    return std::vector<Status>(
+        ops.size(), Status(ErrorCode::kClosed, "transfers are stopped: the process is stopping"));
+  }
   std::vector<Status> results(ops.size(), Status(ErrorCode::kInternal, "op was not run"));
   Clock::time_point now = Clock::now();
   Batch batch{ops, &results, std::chrono::milliseconds(std::max<int64_t>(0, timeout_ms))};

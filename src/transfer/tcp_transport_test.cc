@@ -348,6 +348,29 @@ TEST_F(TcpTransportTest, SingleOpsTimeOutOnASilentPeer) {
   EXPECT_EQ(t->Execute(std::span(&write, 1), 300)[0].code(), ErrorCode::kTimeout);
 }
 
+// A transport with a stop switch: an op waiting on a silent peer ends with
+// kClosed once the switch is set, not at its (here a minute's) timeout, and a
+// later op fails at once.
+TEST_F(TcpTransportTest, TheStopSwitchEndsAWaitForASilentPeer) {
+  asio::io_context io;
+  tcp::acceptor silent(io, tcp::endpoint(asio::ip::make_address("127.0.0.1"), 0));
+  std::string dead = "127.0.0.1:" + std::to_string(silent.local_endpoint().port());
+  std::atomic<bool> stop{false};
+  std::unique_ptr<Transport> t = MakeTcpTransport({.lanes = 1, .stop = &stop});
+  std::vector<std::byte> small(100);
+  TransferOp read{dead,
+                  signer_->Sign(dead, 1, 0, small.size(), AccessOp::kRead, UnixNowMs() + 90000),
+                  small.data()};
+  std::thread stopper([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    stop.store(true);
+  });
+  const Status waited = t->Execute(std::span(&read, 1), 60000)[0];
+  stopper.join();
+  EXPECT_EQ(waited.code(), ErrorCode::kClosed) << waited.ToString();
+  EXPECT_EQ(t->Execute(std::span(&read, 1), 60000)[0].code(), ErrorCode::kClosed);
+}
+
 // A peer that answers a read one byte at a time keeps the reader busy; the op
 // must still end at its deadline, not when the peer gives up.
 TEST_F(TcpTransportTest, ATricklingPeerStillTimesOut) {
