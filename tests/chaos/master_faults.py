@@ -91,13 +91,27 @@ class MasterFaults:
         self.kill_master(record)
 
     def _begin_master_timeout_kill(self, target, record):
-        store = random.Random("%s-%s" % (record["planned_s"], target)).choice(self.cluster.stores)
-        with self.inj.locks.setdefault(store.name, threading.Lock()):
+        # A node free of other faults, taken without waiting: this fault holds the master,
+        # and a node's fault may be waiting for the master (a restart that must mount), so
+        # waiting for the node here would keep the master down until that restart gave up.
+        stores = list(self.cluster.stores)
+        random.Random("%s-%s" % (record["planned_s"], target)).shuffle(stores)
+        for store in stores:
+            lock = self.inj.locks.setdefault(store.name, threading.Lock())
+            if lock.acquire(blocking=False):
+                break
+        else:
+            record["note"] = "every node busy: no node timed out"
+            self.kill_master(record)
+            return
+        try:
             begin = time.monotonic()
             store.signal(signal.SIGSTOP)
             time.sleep(TIMEOUT_STOP_S)
             self.kill_master(record)
             store.signal(signal.SIGCONT)
+        finally:
+            lock.release()
         record["note"] = "%s stopped %.1f s" % (store.name, TIMEOUT_STOP_S)
         record["node_window"] = [begin, time.monotonic() + record["planned_s"]]
 
