@@ -61,29 +61,6 @@
 
 namespace crescent::master {
 
-struct MasterStats {
-  uint64_t objects = 0;  // complete
-  uint64_t pending_puts = 0;
-  uint64_t capacity_bytes = 0;  // mounted segments
-  uint64_t used_bytes = 0;      // allocated (complete + pending + held)
-  // Allocated space that left the namespace (removed, evicted, revoked or
-  // timed-out puts) while a capability may still reach it (part of
-  // used_bytes): not reusable until the last such capability has expired plus
-  // capability_grace_ms (fencing, docs/network.md).
-  uint64_t held_bytes = 0;
-  uint64_t metadata_bytes = 0;  // indexes, slabs, bloom, policy estimate
-  uint64_t bloom_design_keys = 0;
-  double bloom_estimated_fpr = 0;
-  size_t segments = 0;
-  // The largest object a put is accepted for now (ValidateSize): the largest
-  // segment, within the configured limits; 0 while no segment is mounted.
-  uint64_t largest_object = 0;
-};
-
-// What List() counts for each key beyond its bytes: a reply's framing of one
-// key (a protobuf tag and a length of up to 3 bytes, as keys are below 2^21).
-inline constexpr uint64_t kListKeyFramingBytes = 4;
-
 class MasterService {
  public:
   // `log`, when given, receives every state change (it must outlive the
@@ -219,11 +196,9 @@ class MasterService {
   // (not served meanwhile), plus such segments still being queued.
   uint64_t PendingVerifications() const;
   void StopBackground();
-  // The host is stopping (before StopBackground and the RPC server's
-  // shutdown): no tier move, check or eviction starts from now on, those in
-  // flight end at once (the copier is Close()d) and change nothing, and a put
-  // that needs room is refused UNAVAILABLE; so no maintenance pass and no
-  // handler waits for a slow or stopped node. Not undone.
+  // The host is stopping (before StopBackground): no tier move, check or
+  // eviction starts, those in flight end at once (Close()) and change nothing,
+  // a put needing room is refused UNAVAILABLE: nothing waits on a node. Final.
   void BeginShutdown();
   // Why an eviction ran (counted by reason).
   enum class EvictionReason { kWatermark, kForPut };

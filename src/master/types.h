@@ -2,6 +2,7 @@
 // read results. Plain data; no behaviour.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -133,5 +134,28 @@ struct BatchExistsResult {
   // refused (INVALID_KEY), OK for the keys `present` answers.
   std::vector<Status> statuses;
 };
+
+struct MasterStats {
+  uint64_t objects = 0;  // complete
+  uint64_t pending_puts = 0;
+  uint64_t capacity_bytes = 0;  // mounted segments
+  uint64_t used_bytes = 0;      // allocated (complete + pending + held)
+  // Allocated space that left the namespace (removed, evicted, revoked or
+  // timed-out puts) while a capability may still reach it (part of
+  // used_bytes): not reusable until the last such capability has expired plus
+  // capability_grace_ms (fencing, docs/network.md).
+  uint64_t held_bytes = 0;
+  uint64_t metadata_bytes = 0;  // indexes, slabs, bloom, policy estimate
+  uint64_t bloom_design_keys = 0;
+  double bloom_estimated_fpr = 0;
+  size_t segments = 0;
+  // The largest object a put is accepted for now (ValidateSize): the largest
+  // segment, within the configured limits; 0 while no segment is mounted.
+  uint64_t largest_object = 0;
+};
+
+// What List() counts for each key beyond its bytes: a reply's framing of one
+// key (a protobuf tag and a length of up to 3 bytes, as keys are below 2^21).
+inline constexpr uint64_t kListKeyFramingBytes = 4;
 
 }  // namespace crescent::master
