@@ -233,31 +233,26 @@ Status MasterService::PutEnd(std::string_view key, uint64_t token, uint64_t chec
   {
     std::unique_lock lock(loc.shard->mutex());
     StatusOr<uint32_t> found = FindPutLocked(loc, key, token);
+    const uint32_t held = found.ok() ? *found : loc.shard->Find(key, loc.hash);
+    // Ended already: this very put (a retry whose first try's reply was lost),
+    // or, to a master that restarted since (the token was the previous
+    // incarnation's), a complete object with this very checksum: that first
+    // try was applied and logged, and the key holds this put's bytes. Either
+    // way its record is somewhere before the log's end.
+    const bool ended =
+        held != kNoSlot && loc.shard->entry(held).state == EntryState::kComplete &&
+        (found.ok() || (checksum != 0 && loc.shard->entry(held).checksum == checksum));
+    if (ended) {
+      lock.unlock();
+      counters_.put_end.Record(1, 0);
+      return AwaitLogged(log_ == nullptr ? 0 : log_->end_position());
+    }
     if (!found.ok()) {
-      // An end sent again after its first try went unanswered, to a master
-      // that restarted since (the token was the previous incarnation's): if
-      // the key holds a complete object with this very checksum, that first
-      // try was applied and logged, and the key holds this put's bytes.
-      const uint32_t held = loc.shard->Find(key, loc.hash);
-      if (checksum != 0 && held != kNoSlot &&
-          loc.shard->entry(held).state == EntryState::kComplete &&
-          loc.shard->entry(held).checksum == checksum) {
-        lock.unlock();
-        counters_.put_end.Record(1, 0);
-        return AwaitLogged(log_ == nullptr ? 0 : log_->end_position());
-      }
       counters_.put_end.Record(1, 1);
       return found.status();
     }
     const uint32_t slot = *found;
     ObjectEntry& e = loc.shard->entry(slot);
-    if (e.state == EntryState::kComplete) {
-      // This very put has ended: a retry whose first try's reply was lost.
-      // Its record is somewhere before the log's end.
-      lock.unlock();
-      counters_.put_end.Record(1, 0);
-      return AwaitLogged(log_ == nullptr ? 0 : log_->end_position());
-    }
     e.checksum = checksum;
     if (log_ != nullptr) logged = LogChange(PutEndedRecordLocked(loc.shard->IdOf(slot), e));
     loc.shard->Publish(slot);
