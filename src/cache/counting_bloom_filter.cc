@@ -60,6 +60,24 @@ void CountingBloomFilter::RemoveHash(uint64_t hash) {
   count_.fetch_sub(1, std::memory_order_relaxed);
 }
 
+void CountingBloomFilter::AddHashes(std::span<const uint64_t> hashes) {
+  constexpr size_t kAhead = 2;
+  for (size_t i = 0; i < std::min(kAhead, hashes.size()); ++i) Prefetch(hashes[i]);
+  for (size_t i = 0; i < hashes.size(); ++i) {
+    if (i + kAhead < hashes.size()) Prefetch(hashes[i + kAhead]);
+    Apply(hashes[i], +1);
+  }
+  count_.fetch_add(static_cast<int64_t>(hashes.size()), std::memory_order_relaxed);
+}
+
+void CountingBloomFilter::Prefetch(uint64_t hash) const {
+  uint64_t g = hash;
+  const uint64_t step = Step(hash);
+  for (uint32_t i = 0; i < num_hashes_; ++i, g += step) {
+    __builtin_prefetch(&words_[Reduce(g) >> 4], 1);
+  }
+}
+
 void CountingBloomFilter::Apply(uint64_t hash, int delta) {
   uint64_t g = hash;
   const uint64_t step = Step(hash);

@@ -34,6 +34,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <span>
 #include <string_view>
 #include <vector>
 
@@ -59,6 +60,10 @@ class CountingBloomFilter {
 
   void AddHash(uint64_t hash);
   void RemoveHash(uint64_t hash);
+  // AddHash of each, in order; the counters of the keys a few places ahead are
+  // loaded while these are updated (a filter far larger than the caches,
+  // filled in bulk, waits on memory, not on its arithmetic).
+  void AddHashes(std::span<const uint64_t> hashes);
 
   // Exits at the first zero counter; no allocation, no writes.
   bool MayContainHash(uint64_t hash) const {
@@ -93,6 +98,7 @@ class CountingBloomFilter {
  private:
   // Adds delta (+1 or -1) to each of the key's k counters.
   void Apply(uint64_t hash, int delta);
+  void Prefetch(uint64_t hash) const;
   static uint64_t Step(uint64_t hash) { return ((hash << 32) | (hash >> 32)) | 1; }
   static uint32_t CounterOf(uint64_t word, uint64_t pos) { return (word >> ((pos & 15) * 4)) & 15; }
   // Maps a 64-bit value onto [0, m) without a division (Lemire's reduction).

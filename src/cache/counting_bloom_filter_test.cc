@@ -6,7 +6,9 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <span>
 #include <string>
+#include <vector>
 
 namespace crescent::cache {
 namespace {
@@ -44,6 +46,33 @@ TEST(CountingBloomFilterTest, HashOverloadsMatchKeyOverloads) {
   EXPECT_FALSE(f.MayContain("page-a"));
   EXPECT_FALSE(f.MayContain("page-b"));
   EXPECT_EQ(f.FillRatio(), 0.0);  // Unsaturated add+remove is exactly undone.
+}
+
+TEST(CountingBloomFilterTest, AddingInBulkEqualsAddingOneByOne) {
+  // Runs of every length around the read-ahead distance, keys repeated so that
+  // counters are shared and some saturate: the same counters either way.
+  std::vector<uint64_t> hashes;
+  for (int i = 0; i < 5000; ++i) hashes.push_back(HashKey(Key(i % 1700)));
+  CountingBloomFilter bulk(2000, 0.05);
+  CountingBloomFilter single(2000, 0.05);
+  size_t at = 0;
+  for (size_t run = 0; at < hashes.size(); run = (run + 1) % 7) {
+    const size_t n = std::min(run, hashes.size() - at);
+    bulk.AddHashes(std::span<const uint64_t>(hashes.data() + at, n));
+    at += n;
+  }
+  for (uint64_t h : hashes) single.AddHash(h);
+  EXPECT_EQ(bulk.ApproximateCount(), single.ApproximateCount());
+  EXPECT_EQ(bulk.FillRatio(), single.FillRatio());
+  for (int i = 0; i < 1700; ++i) {
+    // Equal counters: removing each key as often as it was added empties both.
+    for (int r = 0; r < 5000 / 1700 + (i < 5000 % 1700 ? 1 : 0); ++r) {
+      bulk.Remove(Key(i));
+      single.Remove(Key(i));
+    }
+  }
+  EXPECT_EQ(bulk.FillRatio(), single.FillRatio());
+  EXPECT_EQ(bulk.ApproximateCount(), 0u);
 }
 
 TEST(CountingBloomFilterTest, RemovedKeysBecomeAbsentAndOthersStay) {

@@ -21,6 +21,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <span>
 #include <vector>
 
 #include "cache/counting_bloom_filter.h"
@@ -43,7 +44,7 @@ class BloomIndex {
 
   // Rebuild protocol (maintenance thread only; see the header comment).
   void BeginRebuild(uint64_t design_keys);
-  void AddToNext(uint64_t hash) { next_.load()->AddHash(hash); }
+  void AddToNext(std::span<const uint64_t> hashes) { next_.load()->AddHashes(hashes); }
   void MarkMigrated(uint32_t shard) { migrated_[shard].store(true); }
   void FinishRebuild();
 

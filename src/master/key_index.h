@@ -82,34 +82,42 @@ class KeyIndex {
   // top) with no search per key. A restore builds each shard's index so.
   template <typename KeyOf>
   void Build(const std::vector<uint32_t>& slots, const KeyOf& key_of) {
+    BuildSorted(
+        slots.size(), [&](size_t i) { return slots[i]; },
+        [&](size_t i) { return key_of(slots[i]); });
+  }
+  // The same from the i-th slot and its key (a caller that holds the sorted
+  // keys already reads no entry for them).
+  template <typename SlotAt, typename KeyAt>
+  void BuildSorted(size_t count, const SlotAt& slot_at, const KeyAt& key_at) {
     nodes_.clear();
     free_ = kNone;
-    size_ = slots.size();
-    if (slots.empty()) return;
-    nodes_.resize(slots.size() - 1);
+    size_ = count;
+    if (count == 0) return;
+    nodes_.resize(count - 1);
     // The right spine of the tree built so far, the deepest node on top.
     std::vector<uint32_t> spine;
-    std::string_view prev = key_of(slots[0]);
-    for (uint32_t i = 0; i + 1 < slots.size(); ++i) {
-      const std::string_view next = key_of(slots[i + 1]);
+    std::string_view prev = key_at(0);
+    for (uint32_t i = 0; i + 1 < count; ++i) {
+      const std::string_view next = key_at(i + 1);
       const size_t pos = FirstDiff(prev, next);
       assert(pos < next.size() && (pos == prev.size() || prev[pos] != next[pos]));
       Node& n = nodes_[i];
       n.pos = static_cast<uint16_t>(pos);
       n.mask = static_cast<uint16_t>(std::bit_floor(Sym(prev, pos) ^ Sym(next, pos)));
       // Nodes below this bit go under it, on its smaller side.
-      uint32_t left = kLeaf | slots[i];
+      uint32_t left = kLeaf | slot_at(i);
       while (!spine.empty() && Below(nodes_[spine.back()], n.pos, n.mask)) {
         left = spine.back();
         spine.pop_back();
       }
       n.child[0] = left;
-      n.child[1] = kLeaf | slots[i + 1];  // until a later node takes its place
+      n.child[1] = kLeaf | slot_at(i + 1);  // until a later node takes its place
       if (!spine.empty()) nodes_[spine.back()].child[1] = i;
       spine.push_back(i);
       prev = next;
     }
-    root_ = slots.size() == 1 ? kLeaf | slots[0] : spine.front();
+    root_ = count == 1 ? kLeaf | slot_at(0) : spine.front();
   }
 
   // Removes `slot`, stored under `key`; false when it is not there.

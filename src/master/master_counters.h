@@ -103,6 +103,13 @@ struct MasterCounters {
   std::atomic<uint64_t> restore_duration_us{0};
   // The restore's completion after it began serving (master_restore_complete.cc).
   std::atomic<uint64_t> restore_completion_us{0};
+  // Its steps, each from the completion's start to the step's end (the
+  // allocators and the policy fill run beside the key indexes and the Bloom
+  // filter, so the two chains overlap).
+  std::atomic<uint64_t> restore_allocators_done_us{0};
+  std::atomic<uint64_t> restore_policies_done_us{0};
+  std::atomic<uint64_t> restore_key_indexes_done_us{0};
+  std::atomic<uint64_t> restore_bloom_done_us{0};
   std::atomic<uint64_t> restored_objects{0};
   std::atomic<uint64_t> restored_segments{0};
   std::atomic<uint64_t> restore_adopted_segments{0};

@@ -3,8 +3,10 @@
 // master_put.cc, master_read.cc, master_remove.cc and master_eviction.cc.
 #include "master/master_service.h"
 
+#include <array>
 #include <bit>
 #include <random>
+#include <span>
 
 #include "common/hash.h"
 
@@ -403,10 +405,21 @@ void MasterService::MaybeRebuildBloom() {
 }
 
 void MasterService::AddShardToNextBloomLocked(const ObjectShard& shard) {
+  // In runs, so that the filter loads the counters of the next keys while it
+  // updates these (CountingBloomFilter::AddHashes).
+  constexpr size_t kRun = 256;
+  std::array<uint64_t, kRun> run;
+  size_t n = 0;
   shard.VisitAll([&](uint32_t slot) {
     const ObjectEntry& e = shard.entry(slot);
-    if (e.state == EntryState::kComplete) bloom_.AddToNext(e.Hash());
+    if (e.state != EntryState::kComplete) return;
+    run[n++] = e.Hash();
+    if (n == kRun) {
+      bloom_.AddToNext(run);
+      n = 0;
+    }
   });
+  bloom_.AddToNext(std::span<const uint64_t>(run.data(), n));
   bloom_.MarkMigrated(shard.index());
 }
 
