@@ -22,8 +22,9 @@ build: deps
 # The whole suite, each test built and run once where it checks the most:
 # the integration tests (real crescent processes) and the Python tests on the
 # release build that users run; the unit tests under ASan+UBSan (all but the
-# "race" ones); the concurrent tests under TSan (labels: see crescent_add_tests
-# in CMakeLists.txt); every fuzz target on fresh inputs for a few seconds.
+# "race" ones); the concurrent tests under TSan (labels: declared with each
+# test in its directory's crescent_add_tests call); every fuzz target on fresh
+# inputs for a few seconds.
 test: test-integration test-python test-chaos test-asan test-tsan test-fuzz
 
 # Every unit and integration test on the release build (a quick check while
