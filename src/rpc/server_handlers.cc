@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "common/clock.h"
-#include "metrics/master_metrics.h"
+#include "master/master_metrics.h"
 #include "rpc/convert.h"
 #include "rpc/server_validation.h"
 
@@ -383,7 +383,7 @@ void MasterHandlers::Stats(Empty&, StatsResponse* resp) const {
     ToProto(info, resp->add_segments());
   }
   auto& counters = *resp->mutable_counters();
-  for (const metrics::Sample& sample : metrics::CollectMasterSamples(master_)) {
+  for (const master::Sample& sample : master::CollectMasterSamples(master_)) {
     counters[sample.name] = sample.value;
   }
   ToProto(crescent::Status::Ok(), resp->mutable_status());
