@@ -15,8 +15,10 @@ all: build
 deps:
 	@bash scripts/install-deps.sh
 
+CONFIGURE = cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release -DCRESCENT_PYTHON=$(PYTHON) $(CMAKE_ARGS) >/dev/null
+
 build: deps
-	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release -DCRESCENT_PYTHON=$(PYTHON) $(CMAKE_ARGS) >/dev/null
+	@$(CONFIGURE)
 	@cmake --build $(BUILD) -j $(JOBS)
 
 # The whole suite, each test built and run once where it checks the most:
@@ -118,8 +120,11 @@ bench: build
 	$(CRESCENT) bench all $(BENCH_ARGS) --json $(BUILD)/bench.json
 
 # The embedded store: master + one store node on 127.0.0.1 (gRPC 50051, HTTP 9003).
-# Pass flags with ARGS, e.g. `make run ARGS="--segment-size 4GiB"`.
-run: build
+# Builds only the `crescent` binary (and the libraries it links): no perf
+# program, no Python module. Pass flags with ARGS, e.g. `make run ARGS="--segment-size 4GiB"`.
+run: deps
+	@$(CONFIGURE)
+	@cmake --build $(BUILD) -j $(JOBS) --target crescent
 	$(CRESCENT) serve $(ARGS)
 
 # A PNG of the status page (GET / on the admin port) of a live serve under a
