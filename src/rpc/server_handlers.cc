@@ -379,6 +379,7 @@ void MasterHandlers::Stats(Empty&, StatsResponse* resp) const {
   resp->set_held_bytes(s.held_bytes);
   resp->set_largest_object(s.largest_object);
   resp->set_metadata_bytes(s.metadata_bytes);
+  resp->set_admin_port(admin_port_.load(std::memory_order_relaxed));
   for (const master::SegmentInfo& info : master_.ListSegments()) {
     ToProto(info, resp->add_segments());
   }

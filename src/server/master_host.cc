@@ -95,6 +95,7 @@ StatusOr<std::unique_ptr<MasterHost>> MasterHost::Start(const MasterHostOptions&
         metrics::AdminHttpServer::Start(options.http_host, options.http_port, std::move(routes));
     if (!http.ok()) return http.status();
     host->http_ = std::move(http.value());
+    host->rpc_->SetAdminPort(host->http_->port());  // `crescent top` finds it through Stats
   }
   return host;
 }
