@@ -15,15 +15,18 @@ all: build
 deps:
 	@bash scripts/install-deps.sh
 
+CONFIGURE = cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release -DCRESCENT_PYTHON=$(PYTHON) $(CMAKE_ARGS) >/dev/null
+
 build: deps
-	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release -DCRESCENT_PYTHON=$(PYTHON) $(CMAKE_ARGS) >/dev/null
+	@$(CONFIGURE)
 	@cmake --build $(BUILD) -j $(JOBS)
 
 # The whole suite, each test built and run once where it checks the most:
 # the integration tests (real crescent processes) and the Python tests on the
 # release build that users run; the unit tests under ASan+UBSan (all but the
-# "race" ones); the concurrent tests under TSan (labels: see crescent_add_tests
-# in CMakeLists.txt); every fuzz target on fresh inputs for a few seconds.
+# "race" ones); the concurrent tests under TSan (labels: declared with each
+# test in its directory's crescent_add_tests call); every fuzz target on fresh
+# inputs for a few seconds.
 test: test-integration test-python test-chaos test-asan test-tsan test-fuzz
 
 # Every unit and integration test on the release build (a quick check while
@@ -117,8 +120,11 @@ bench: build
 	$(CRESCENT) bench all $(BENCH_ARGS) --json $(BUILD)/bench.json
 
 # The embedded store: master + one store node on 127.0.0.1 (gRPC 50051, HTTP 9003).
-# Pass flags with ARGS, e.g. `make run ARGS="--segment-size 4GiB"`.
-run: build
+# Builds only the `crescent` binary (and the libraries it links): no perf
+# program, no Python module. Pass flags with ARGS, e.g. `make run ARGS="--segment-size 4GiB"`.
+run: deps
+	@$(CONFIGURE)
+	@cmake --build $(BUILD) -j $(JOBS) --target crescent
 	$(CRESCENT) serve $(ARGS)
 
 # A PNG of the status page (GET / on the admin port) of a live serve under a

@@ -125,6 +125,9 @@ struct ClusterStat {
   // The largest value a put is accepted for now: the largest segment, within
   // the master's limits (0 while no segment is mounted).
   uint64_t largest_object = 0;
+  // The master's admin HTTP port (/metrics, /health, /api/status, the status
+  // page) on the master's host; 0 when it serves none.
+  uint32_t admin_port = 0;
   std::vector<SegmentUsage> segments;
   std::map<std::string, uint64_t> counters;  // Prometheus sample name -> value
 };

@@ -182,158 +182,220 @@ RepSample Merged(const std::vector<RepSample>& per, double seconds) {
   return total;
 }
 
-}  // namespace
-
-StatusOr<std::vector<PhaseResult>> RunPutGet(std::span<const Contender> contenders,
-                                             const WorkloadOptions& o) {
-  std::vector<PhaseResult> out;
-  const int batch = std::max(1, o.batch());
-  const size_t n_sides = contenders.size();
+// What every phase of one RunPutGet shares.
+struct PutGetRun {
+  std::span<const Contender> contenders;
+  const WorkloadOptions& o;
+  int batch;
   std::vector<std::string> prefixes;  // each contender's keys its own
-  for (size_t k = 0; k < n_sides; ++k) prefixes.push_back(RunPrefix() + "/c" + std::to_string(k));
   // The memcpy references' sources, one per client thread, and where each
   // thread's copies have got to (they walk on across phases and sizes).
   std::vector<std::unique_ptr<Buffer>> sources;
-  std::vector<uint64_t> cursors(size_t(o.clients), 0);
-  bool any_memcpy = false;
+  std::vector<uint64_t> cursors;
   bool any_stream = false;
+};
+
+// One object size's calls: n single ones, nb batches of `batch`.
+struct SizeRun {
+  uint64_t size, n, nb;
+  // The raw streams' ends, per client (only with a stream beside batches).
+  std::vector<std::unique_ptr<StreamSide>> stream_sides;
+};
+
+// One contender's samples at one size.
+struct ContenderSamples {
+  std::vector<RepSample> reps[kPutGetPhases];
+  std::vector<RepSample> copies[2];   // beside get, beside batch_get
+  std::vector<RepSample> streams[2];  // beside batch_put, beside batch_get
+};
+
+PutGetRun StartPutGet(std::span<const Contender> contenders, const WorkloadOptions& o) {
+  PutGetRun run{contenders, o, std::max(1, o.batch()), {}, {}, {}, false};
+  for (size_t k = 0; k < contenders.size(); ++k) {
+    run.prefixes.push_back(RunPrefix() + "/c" + std::to_string(k));
+  }
+  run.cursors.assign(size_t(o.clients), 0);
+  bool any_memcpy = false;
   for (const Contender& c : contenders) {
     any_memcpy = any_memcpy || c.memcpy_beside_gets;
-    any_stream = any_stream || c.stream_beside_batches;
+    run.any_stream = run.any_stream || c.stream_beside_batches;
   }
   if (any_memcpy) {
     uint64_t largest = 0;
     for (uint64_t s : o.sizes) largest = std::max(largest, s);
     for (int c = 0; c < o.clients; ++c)
-      sources.push_back(std::make_unique<Buffer>(std::max<uint64_t>(256ull << 20, 2 * largest)));
+      run.sources.push_back(
+          std::make_unique<Buffer>(std::max<uint64_t>(256ull << 20, 2 * largest)));
   }
-  const bool side_by_side = n_sides > 1;
+  return run;
+}
+
+// The raw streams' ends, per client, with the cache state of a batch phase:
+// `slots` as the client's buffer (one call's objects), `region` as the store
+// node's memory (as many distinct objects as the phase moves). One untimed
+// pass first, so that no timed stream is the first to touch either (on these
+// VMs that first pass runs several times slower).
+Status PrepareStreams(const PutGetRun& run, SizeRun& sz) {
+  const uint64_t batch = uint64_t(run.batch);
+  for (int c = 0; c < run.o.clients; ++c) {
+    sz.stream_sides.push_back(
+        std::make_unique<StreamSide>(batch * sz.size, sz.nb * batch * sz.size));
+  }
+  StatusOr<RepSample> s = TcpStreamsOnce(sz.size, sz.nb * batch,
+                                         StreamEndsOf(sz.stream_sides, true), run.o.tcp_congestion);
+  return s.ok() ? Status::Ok() : s.status();
+}
+
+std::string RepLabel(uint64_t size, int rep) {
+  return FormatBytes(size, BytesStyle::kLabel) + " rep " + std::to_string(rep + 1);
+}
+
+// The memcpy reference beside a get phase (the same copies into the same
+// buffer slots).
+void CopyBesideGets(PutGetRun& run, Backend& b, const SizeRun& sz, bool is_batch, int rep,
+                    ContenderSamples& samples) {
+  const WorkloadOptions& o = run.o;
+  std::vector<RepSample> per(static_cast<size_t>(o.clients));
+  const double secs = RunParallel(o.clients, [&](int c) {
+    RunCopies(b.buffer(c), *run.sources[size_t(c)], sz.size, is_batch ? sz.nb : sz.n,
+              is_batch ? run.batch : 1, run.cursors[size_t(c)], per[size_t(c)]);
+  });
+  samples.copies[is_batch].push_back(Merged(per, secs));
+  if (o.on_phase) {
+    o.on_phase(std::string("memcpy as ") + (is_batch ? "batch get " : "get ") +
+               RepLabel(sz.size, rep));
+  }
+}
+
+// The raw TCP streams beside a batch phase: as many objects per stream as
+// each client's batch phase moves, a put's from the client's slots into
+// distinct memory, a get's back out of it into the slots.
+Status StreamBesideBatches(const PutGetRun& run, const SizeRun& sz, Op op, int rep,
+                           ContenderSamples& samples) {
+  const bool put = op == Op::kBatchPut;
+  StatusOr<RepSample> s = TcpStreamsOnce(sz.size, sz.nb * uint64_t(run.batch),
+                                         StreamEndsOf(sz.stream_sides, put), run.o.tcp_congestion);
+  if (!s.ok()) return s.status();
+  samples.streams[put ? 0 : 1].push_back(std::move(s.value()));
+  if (run.o.on_phase) {
+    run.o.on_phase(std::string("raw tcp as ") + (put ? "batch put " : "batch get ") +
+                   RepLabel(sz.size, rep));
+  }
+  return Status::Ok();
+}
+
+// Contender k's phase `op` of repetition `rep`, with the references beside it.
+Status RunContenderPhase(PutGetRun& run, size_t k, const SizeRun& sz, int rep, Op op,
+                         const PutGetKeys& keys, ContenderSamples& samples) {
+  const WorkloadOptions& o = run.o;
+  const Contender& contender = run.contenders[k];
+  Backend& b = *contender.backend;
+  const bool is_batch = op == Op::kBatchPut || op == Op::kBatchGet;
+  const bool is_get = op == Op::kGet || op == Op::kBatchGet;
+  if (is_get && contender.memcpy_beside_gets) CopyBesideGets(run, b, sz, is_batch, rep, samples);
+  if (is_batch && contender.stream_beside_batches) {
+    if (Status s = StreamBesideBatches(run, sz, op, rep, samples); !s.ok()) return s;
+  }
+  std::vector<RepSample> per(static_cast<size_t>(o.clients));
+  const double secs = RunParallel(o.clients, [&](int c) {
+    const auto& kk = is_batch ? keys.batched[size_t(c)] : keys.single[size_t(c)];
+    RunCalls(b, c, op, sz.size, rep, kk, is_batch ? sz.nb : sz.n, is_batch ? run.batch : 1,
+             per[size_t(c)]);
+  });
+  RepSample total = Merged(per, secs);
+  if (total.errors > 0 && total.bytes_moved == 0) {
+    // Nothing got through (no cluster, no space): stop rather than time errors.
+    return Status(ErrorCode::kUnavailable, b.system() + " " + std::to_string(sz.size) +
+                                               "-byte phase failed: " + total.first_error);
+  }
+  samples.reps[static_cast<int>(op)].push_back(std::move(total));
+  if (o.on_phase) o.on_phase(b.Label(op) + " " + RepLabel(sz.size, rep));
+  return Status::Ok();
+}
+
+// One repetition at one size: every phase, each contender in turn, then the
+// untimed cleanup, so the next repetition finds an empty store.
+Status RunPutGetRep(PutGetRun& run, const SizeRun& sz, int rep,
+                    std::vector<ContenderSamples>& samples) {
+  const size_t n_sides = run.contenders.size();
+  // Keys are built before timing; the timed loops only call the backend.
+  std::vector<PutGetKeys> keys;
+  for (size_t k = 0; k < n_sides; ++k) {
+    keys.push_back(MakePutGetKeys(
+        run.prefixes[k] + "/s" + std::to_string(sz.size) + "/r" + std::to_string(rep),
+        run.o.clients, sz.n, sz.nb * uint64_t(run.batch)));
+  }
+  for (int phase = 0; phase < kPutGetPhases; ++phase) {
+    for (size_t k = 0; k < n_sides; ++k) {
+      Status s = RunContenderPhase(run, k, sz, rep, static_cast<Op>(phase), keys[k], samples[k]);
+      if (!s.ok()) return s;
+    }
+  }
+  for (size_t k = 0; k < n_sides; ++k) {
+    Backend& b = *run.contenders[k].backend;
+    for (int c = 0; c < run.o.clients; ++c) {
+      b.Remove(c, keys[k].single[size_t(c)]);
+      b.Remove(c, keys[k].batched[size_t(c)]);
+    }
+  }
+  if (rep + 1 < run.o.reps) {
+    for (const Contender& c : run.contenders) c.backend->Settle();
+  }
+  return Status::Ok();
+}
+
+// The rows of one size: each contender's phases, then the references measured
+// beside them.
+void AppendSizeRows(const PutGetRun& run, uint64_t size,
+                    const std::vector<ContenderSamples>& samples, std::vector<PhaseResult>& out) {
+  const bool side_by_side = run.contenders.size() > 1;
+  for (size_t k = 0; k < run.contenders.size(); ++k) {
+    const Contender& contender = run.contenders[k];
+    const size_t first = out.size();
+    AppendPutGetRows(contender.backend->system(), size, run.o.clients, run.batch, samples[k].reps,
+                     out);
+    const bool beside =
+        side_by_side || contender.memcpy_beside_gets || contender.stream_beside_batches;
+    for (size_t i = first; i < out.size(); ++i) out[i].side_by_side = beside;
+    if (contender.memcpy_beside_gets) {
+      for (int g = 0; g < 2; ++g) {
+        PhaseResult r = Reference("memcpy", g ? "copy_as_batch_get" : "copy_as_get", size,
+                                  run.o.clients, samples[k].copies[g]);
+        r.batch = g ? run.batch : 1;
+        r.side_by_side = true;
+        PhaseResult& get = out[first + (g ? 3 : 1)];
+        get.paired_ratio = PairedRatio(get, r);
+        out.push_back(std::move(r));
+      }
+    }
+    if (contender.stream_beside_batches) {
+      for (int g = 0; g < 2; ++g) {
+        PhaseResult r = Reference("tcp", g ? "stream_as_batch_get" : "stream_as_batch_put", size,
+                                  run.o.clients, samples[k].streams[g]);
+        r.side_by_side = true;
+        out.push_back(std::move(r));
+      }
+    }
+  }
+}
+
+}  // namespace
+
+StatusOr<std::vector<PhaseResult>> RunPutGet(std::span<const Contender> contenders,
+                                             const WorkloadOptions& o) {
+  std::vector<PhaseResult> out;
+  PutGetRun run = StartPutGet(contenders, o);
   for (uint64_t size : o.sizes) {
     const uint64_t n = o.OpsFor(size);
-    const uint64_t nb = std::max<uint64_t>(kMinBatchCalls, n / uint64_t(batch));
-    struct Side {
-      std::vector<RepSample> reps[kPutGetPhases];
-      std::vector<RepSample> copies[2];   // beside get, beside batch_get
-      std::vector<RepSample> streams[2];  // beside batch_put, beside batch_get
-    };
-    std::vector<Side> sides(n_sides);
-    // The raw streams' ends, per client, with the cache state of a batch
-    // phase: `slots` as the client's buffer (one call's objects), `region` as
-    // the store node's memory (as many distinct objects as the phase moves).
-    // One untimed pass first, so that no timed stream is the first to touch
-    // either (on these VMs that first pass runs several times slower).
-    std::vector<std::unique_ptr<StreamSide>> stream_sides;
-    if (any_stream) {
-      for (int c = 0; c < o.clients; ++c) {
-        stream_sides.push_back(std::make_unique<StreamSide>(uint64_t(batch) * size,
-                                                            nb * uint64_t(batch) * size));
-      }
-      if (StatusOr<RepSample> s = TcpStreamsOnce(size, nb * uint64_t(batch),
-                                                 StreamEndsOf(stream_sides, true),
-                                                 o.tcp_congestion);
-          !s.ok()) {
-        return s.status();
-      }
+    SizeRun sz{size, n, std::max<uint64_t>(kMinBatchCalls, n / uint64_t(run.batch)), {}};
+    if (run.any_stream) {
+      if (Status s = PrepareStreams(run, sz); !s.ok()) return s;
     }
+    std::vector<ContenderSamples> samples(contenders.size());
     for (int rep = 0; rep < o.reps; ++rep) {
-      // Keys are built before timing; the timed loops only call the backend.
-      std::vector<PutGetKeys> keys;
-      for (size_t k = 0; k < n_sides; ++k) {
-        keys.push_back(MakePutGetKeys(
-            prefixes[k] + "/s" + std::to_string(size) + "/r" + std::to_string(rep), o.clients, n,
-            nb * uint64_t(batch)));
-      }
-      for (int phase = 0; phase < kPutGetPhases; ++phase) {
-        const Op op = static_cast<Op>(phase);
-        const bool is_batch = phase >= 2;
-        const bool is_get = op == Op::kGet || op == Op::kBatchGet;
-        for (size_t k = 0; k < n_sides; ++k) {
-          Backend& b = *contenders[k].backend;
-          Side& side = sides[k];
-          if (is_get && contenders[k].memcpy_beside_gets) {
-            std::vector<RepSample> per(static_cast<size_t>(o.clients));
-            const double secs = RunParallel(o.clients, [&](int c) {
-              RunCopies(b.buffer(c), *sources[size_t(c)], size, is_batch ? nb : n,
-                        is_batch ? batch : 1, cursors[size_t(c)], per[size_t(c)]);
-            });
-            side.copies[is_batch].push_back(Merged(per, secs));
-            if (o.on_phase) {
-              o.on_phase(std::string("memcpy as ") + (is_batch ? "batch get " : "get ") +
-                         FormatBytes(size, BytesStyle::kLabel) + " rep " + std::to_string(rep + 1));
-            }
-          }
-          if (is_batch && contenders[k].stream_beside_batches) {
-            // As many objects per stream as each client's batch phase moves:
-            // a put's from the client's slots into distinct memory, a get's
-            // back out of it into the slots.
-            const bool put = op == Op::kBatchPut;
-            StatusOr<RepSample> s = TcpStreamsOnce(size, nb * uint64_t(batch),
-                                                   StreamEndsOf(stream_sides, put),
-                                                   o.tcp_congestion);
-            if (!s.ok()) return s.status();
-            side.streams[put ? 0 : 1].push_back(std::move(s.value()));
-            if (o.on_phase) {
-              o.on_phase(std::string("raw tcp as ") + (put ? "batch put " : "batch get ") +
-                         FormatBytes(size, BytesStyle::kLabel) + " rep " + std::to_string(rep + 1));
-            }
-          }
-          std::vector<RepSample> per(static_cast<size_t>(o.clients));
-          const double secs = RunParallel(o.clients, [&](int c) {
-            const auto& kk = is_batch ? keys[k].batched[size_t(c)] : keys[k].single[size_t(c)];
-            RunCalls(b, c, op, size, rep, kk, is_batch ? nb : n, is_batch ? batch : 1,
-                     per[size_t(c)]);
-          });
-          RepSample total = Merged(per, secs);
-          if (total.errors > 0 && total.bytes_moved == 0) {
-            // Nothing got through (no cluster, no space): stop rather than time errors.
-            return Status(ErrorCode::kUnavailable, b.system() + " " + std::to_string(size) +
-                                                       "-byte phase failed: " + total.first_error);
-          }
-          side.reps[phase].push_back(std::move(total));
-          if (o.on_phase)
-            o.on_phase(b.Label(op) + " " + FormatBytes(size, BytesStyle::kLabel) + " rep " +
-                       std::to_string(rep + 1));
-        }
-      }
-      // Untimed cleanup, so the next repetition finds an empty store.
-      for (size_t k = 0; k < n_sides; ++k) {
-        Backend& b = *contenders[k].backend;
-        for (int c = 0; c < o.clients; ++c) {
-          b.Remove(c, keys[k].single[size_t(c)]);
-          b.Remove(c, keys[k].batched[size_t(c)]);
-        }
-      }
-      if (rep + 1 < o.reps) {
-        for (const Contender& c : contenders) c.backend->Settle();
-      }
+      if (Status s = RunPutGetRep(run, sz, rep, samples); !s.ok()) return s;
     }
-    for (size_t k = 0; k < n_sides; ++k) {
-      const size_t first = out.size();
-      AppendPutGetRows(contenders[k].backend->system(), size, o.clients, batch, sides[k].reps,
-                       out);
-      const bool beside = side_by_side || contenders[k].memcpy_beside_gets ||
-                          contenders[k].stream_beside_batches;
-      for (size_t i = first; i < out.size(); ++i) out[i].side_by_side = beside;
-      if (contenders[k].memcpy_beside_gets) {
-        for (int g = 0; g < 2; ++g) {
-          PhaseResult r = Reference("memcpy", g ? "copy_as_batch_get" : "copy_as_get", size,
-                                    o.clients, sides[k].copies[g]);
-          r.batch = g ? batch : 1;
-          r.side_by_side = true;
-          PhaseResult& get = out[first + (g ? 3 : 1)];
-          get.paired_ratio = PairedRatio(get, r);
-          out.push_back(std::move(r));
-        }
-      }
-      if (contenders[k].stream_beside_batches) {
-        for (int g = 0; g < 2; ++g) {
-          PhaseResult r = Reference("tcp", g ? "stream_as_batch_get" : "stream_as_batch_put", size,
-                                    o.clients, sides[k].streams[g]);
-          r.side_by_side = true;
-          out.push_back(std::move(r));
-        }
-      }
-    }
+    AppendSizeRows(run, size, samples, out);
   }
   return out;
 }

@@ -175,280 +175,364 @@ void WarnIfTooSmall(const std::string& master, uint64_t need) {
                "Use a smaller --bytes-per-client or --size, or a larger cluster.\n";
 }
 
-int RunBench(Mode mode, const BenchFlags& f) {
-  using namespace crescent::bench;
+// Which parts a mode runs.
+struct Wants {
+  bool putget, exists, prefix, baseline, floors, redis;
+  std::vector<std::string> transports;  // put-get's, side by side
+};
+
+Wants WantsFor(Mode mode, const BenchFlags& f) {
+  Wants w;
+  w.putget = mode == Mode::kPutGet || mode == Mode::kVsRedis || mode == Mode::kAll;
+  w.exists = mode == Mode::kExists || mode == Mode::kVsRedis || mode == Mode::kAll;
+  w.prefix = mode == Mode::kPrefix || mode == Mode::kAll;
+  w.baseline = mode == Mode::kBaseline || mode == Mode::kAll;
+  w.floors = mode == Mode::kFloors || mode == Mode::kAll;
+  w.redis = mode == Mode::kVsRedis || mode == Mode::kAll;
+  if (mode == Mode::kPutGet) w.transports = {f.transport};
+  if (mode == Mode::kVsRedis || mode == Mode::kAll) w.transports = {"tcp", "shm"};
+  return w;
+}
+
+// The workloads the flags ask for: put-get's (and the references'), and the
+// exists and prefix calls' (the same with the exists batches). Throws
+// BenchError on a bad flag.
+struct Workloads {
+  bench::WorkloadOptions o, eo;
+};
+
+Workloads WorkloadsFor(Mode mode, const Wants& w, const BenchFlags& f) {
+  bench::WorkloadOptions o;
+  o.clients = f.clients;
+  o.reps = f.reps;
+  if (mode != Mode::kExists && mode != Mode::kPrefix) o.sizes = ParseSizes(f.sizes);
+  o.batches = {f.batch};
+  std::vector<int> exists_batches;
+  if (w.exists || w.prefix) {
+    exists_batches = ParseInts(f.exists_batches);
+    o.misses = ParseMisses(f.misses);
+  }
+  o.bytes_per_client = Must(ParseByteSize(f.bytes_per_client), "--bytes-per-client");
+  o.tcp_congestion = f.tcp_congestion;
+  o.verify_checksums = !f.no_verify;
+  o.lean_control = !f.grpc_control;
+  if (const char* env = std::getenv("CRESCENT_TCP_CONGESTION"); o.tcp_congestion.empty() && env)
+    o.tcp_congestion = env;  // as the client would, so the references follow it too
+  if (Status s = transfer::CheckCongestionControl(o.tcp_congestion); !s.ok())
+    throw BenchError("--tcp-congestion: " + s.message());
+  if (f.quick) {
+    o.reps = 1;
+    o.bytes_per_client = 0;
+    o.min_ops = 2;
+    o.max_ops = 4;
+    o.keys_per_client = 0;
+    o.min_calls = 3;
+    o.max_calls = 3;
+  }
+  bench::WorkloadOptions eo = o;
+  eo.batches = exists_batches;
+  return {o, eo};
+}
+
+// Progress steps: one per measured phase and repetition.
+uint64_t ProgressSteps(const Wants& w, const BenchFlags& f, const bench::WorkloadOptions& o,
+                       const bench::WorkloadOptions& eo) {
+  const uint64_t nsizes = o.sizes.size(), reps = uint64_t(o.reps);
+  const uint64_t pg = nsizes * reps * bench::kPutGetPhases;
+  const uint64_t ex = eo.batches.size() * o.misses.size() * reps;
+  const uint64_t streams = f.clients > 1 ? 2 : 1;
+  uint64_t total = 0;
+  if (w.putget) total += pg * w.transports.size();
+  // The memcpy phases beside the shm gets, the raw streams beside the tcp batches.
+  for (const std::string& t : w.transports) total += (t == "shm" ? 2 : 1) * nsizes * reps;
+  if (w.exists) total += ex;
+  if (w.prefix) total += ex;
+  if (w.baseline) total += 2 * nsizes * streams * reps;
+  if (w.floors) total += 2 * nsizes * reps + 2 * reps;
+  if (w.redis) total += pg + ex;
+  return total;
+}
+
+nlohmann::json OptionsJson(const BenchFlags& f, const bench::WorkloadOptions& o,
+                           const bench::WorkloadOptions& eo) {
+  return {{"clients", o.clients},
+          {"reps", o.reps},
+          {"sizes", o.sizes},
+          {"batch", o.batch()},
+          {"exists_batches", eo.batches},
+          {"misses", o.misses},
+          {"bytes_per_client", o.bytes_per_client},
+          {"quick", f.quick},
+          {"lanes", f.lanes},
+          {"tcp_congestion", o.tcp_congestion},
+          {"verify_checksums", o.verify_checksums},
+          {"lean_control", o.lean_control}};
+}
+
+// Bytes the put-get phases hold at once: each size's single and batched
+// objects, for every client, until the rep's cleanup; the transports run side
+// by side, each holding its own objects at once.
+uint64_t PutGetHeldBytes(const Wants& w, const bench::WorkloadOptions& o) {
+  if (!w.putget) return 0;
+  uint64_t need = 0;
+  for (uint64_t s : o.sizes) {
+    const uint64_t n = o.OpsFor(s);
+    const uint64_t nb =
+        std::max<uint64_t>(bench::kMinBatchCalls, n / uint64_t(std::max(1, o.batch())));
+    need = std::max(need, uint64_t(o.clients) * (n + nb * uint64_t(o.batch())) * s);
+  }
+  return need * w.transports.size();
+}
+
+// What the phases add to: the JSON document, the tables (printed after the
+// progress bar is cleared), every row for the target checks, and the count of
+// failed operations.
+struct BenchReport {
   nlohmann::json doc;
-  doc["command"] = CommandLine();
-  doc["machine"] = DescribeMachine();
-  std::vector<PhaseResult> all;  // every row, for the target checks
+  std::ostringstream text;
+  std::vector<bench::PhaseResult> all;
   uint64_t failed = 0;
+
+  void CountFailed(const std::vector<bench::PhaseResult>& rows) {
+    for (const bench::PhaseResult& r : rows) failed += r.errors;
+  }
+};
+
+// The cluster the phases run against: the one at --master, or an embedded one
+// (started here, into `cluster`, sized to hold `need` bytes at once). Returns
+// the master's address.
+std::string SetUpCluster(const BenchFlags& f, const Wants& w, const bench::WorkloadOptions& o,
+                         std::unique_ptr<server::LocalCluster>& cluster, BenchReport& report) {
+  const uint64_t need = PutGetHeldBytes(w, o);
+  const bool need_cluster = w.putget || w.exists || w.prefix || w.floors;
+  if (!need_cluster) return f.master;
+  if (!f.master.empty()) {
+    report.doc["cluster"] = {{"kind", "external"}, {"master", f.master}};
+    std::cout << "cluster: " << f.master << "\n";
+    if (w.putget) WarnIfTooSmall(f.master, need);
+    return f.master;
+  }
+  server::LocalClusterOptions lo;
+  lo.store_nodes = f.nodes;
+  lo.tcp_congestion = o.tcp_congestion;
+  // Between repetitions the bench removes what it read, whose space the
+  // master holds until the reads' leases end: a short lease keeps that
+  // wait short. Every get still finishes far inside it.
+  lo.master.config.lease_ms = 1000;
+  lo.master.rpc.record_metrics = !f.no_rpc_metrics;
+  lo.segment_size = f.segment_size.empty()
+                        ? std::max<uint64_t>(256ull << 20, need + need / 2 + (64ull << 20))
+                        : Must(ParseByteSize(f.segment_size), "--segment-size");
+  cluster = Must(server::LocalCluster::Start(lo), "starting the embedded cluster");
+  cluster->WaitPagesWarm();  // untimed: the warmer would compete with the phases
+  const std::string master = cluster->master_address();
+  report.doc["cluster"] = {{"kind", "embedded"},
+                           {"store_nodes", f.nodes},
+                           {"segment_size", lo.segment_size},
+                           {"master", master}};
+  std::cout << "cluster: embedded, master + " << f.nodes << " store node(s), "
+            << FormatBytes(lo.segment_size) << " segment each, at " << master << "\n";
+  return master;
+}
+
+void RunBaseline(const bench::WorkloadOptions& o, BenchReport& report) {
+  using namespace crescent::bench;
+  std::vector<PhaseResult> rows = Must(MeasureTcpStreams(o), "raw TCP");
+  std::vector<PhaseResult> mc = MeasureMemcpy(o);
+  rows.insert(rows.end(), mc.begin(), mc.end());
+  report.doc["baseline"] = nlohmann::json::array();
+  for (const auto& r : rows) report.doc["baseline"].push_back(ToJson(r));
+  report.text << "\n== baseline: the physical references ==\n"
+              << RenderBaseline(rows) << HowBaselineMeasured(o);
+  report.doc["references"]["baseline"] = HowBaselineMeasured(o);
+  report.all.insert(report.all.end(), rows.begin(), rows.end());
+}
+
+void RunFloors(const std::string& master, const bench::WorkloadOptions& o, BenchReport& report) {
+  using namespace crescent::bench;
+  std::vector<PhaseResult> shapes = Must(MeasureRawShapes(o), "raw one-object shapes");
+  std::vector<PhaseResult> trips = Must(MeasureRoundTrips(master, o), "round trips");
+  report.CountFailed(shapes);
+  report.CountFailed(trips);
+  report.doc["floors"] = nlohmann::json::array();
+  for (const auto& r : shapes) report.doc["floors"].push_back(ToJson(r));
+  for (const auto& r : trips) report.doc["floors"].push_back(ToJson(r));
+  report.text << "\n== floors: one object per call over raw loopback sockets (no gRPC) ==\n"
+              << RenderRawShapes(shapes) << "\n== floors: one round trip, tight and after "
+              << Fixed(kCallerBusyUs, 0) << " µs of caller CPU work ==\n"
+              << RenderRoundTrips(trips);
+}
+
+// Redis runs side by side with Crescent (driver.h), phase by phase; its rows
+// and Crescent's are set beside each other at the end.
+struct Contenders {
+  std::unique_ptr<bench::RedisServer> redis;  // null: no Redis
+  std::unique_ptr<bench::RedisBackend> redis_putget, redis_exists;
+  std::vector<bench::PhaseResult> crescent_rows, redis_rows;
+  size_t redis_putget_rows = 0;  // the first rows of redis_rows are put-get's
+};
+
+void StartRedis(const BenchFlags& f, const bench::WorkloadOptions& o,
+                const bench::WorkloadOptions& eo, Contenders& c) {
+  using namespace crescent::bench;
+  c.redis = Must(RedisServer::Start(f.redis_server), "redis-server");
+  c.redis_putget = Must(RedisBackend::Connect(c.redis->port(), o), "redis");
+  c.redis_exists = Must(RedisBackend::Connect(c.redis->port(), eo), "redis");
+}
+
+void RunPutGetPhases(const std::string& master, const BenchFlags& f, const Wants& w,
+                     const bench::WorkloadOptions& o, Contenders& c, BenchReport& report) {
+  using namespace crescent::bench;
+  report.doc["put_get"] = nlohmann::json::array();
+  std::vector<std::unique_ptr<CrescentBackend>> backends;
+  std::vector<Contender> contenders;
+  for (const std::string& t : w.transports) {
+    backends.push_back(Must(CrescentBackend::Connect(master, o, t == "shm", f.lanes), "connect"));
+    contenders.push_back({backends.back().get(), t == "shm", t == "tcp"});
+  }
+  if (c.redis_putget) contenders.push_back({c.redis_putget.get(), false, false});
+  std::vector<PhaseResult> rows = Must(RunPutGet(contenders, o), "put-get");
+  report.CountFailed(rows);
+  for (const std::string& t : w.transports) {
+    // Each transport's rows with the references measured beside them.
+    const std::string reference = t == "shm" ? "memcpy" : "tcp";
+    std::vector<PhaseResult> mine;
+    for (const PhaseResult& r : rows) {
+      if (r.system == "crescent-" + t || r.system == reference) mine.push_back(r);
+    }
+    for (const auto& r : mine) report.doc["put_get"].push_back(ToJson(r));
+    report.text << "\n== put-get: crescent over " << t << " ==\n" << RenderPutGet(mine);
+    if (t == "shm") {
+      report.text << HowMemcpyBesideGetsMeasured(o);
+      report.doc["references"]["memcpy_beside_shm_gets"] = HowMemcpyBesideGetsMeasured(o);
+    } else {
+      report.text << HowStreamBesideBatchesMeasured(o);
+      report.doc["references"]["stream_beside_tcp_batches"] = HowStreamBesideBatchesMeasured(o);
+    }
+  }
+  for (const PhaseResult& r : rows) {
+    if (r.system == "redis")
+      c.redis_rows.push_back(r);
+    else if (r.system.starts_with("crescent"))
+      c.crescent_rows.push_back(r);
+    else
+      report.all.push_back(r);  // the references beside
+  }
+  c.redis_putget_rows = c.redis_rows.size();
+}
+
+void RunExistsPhases(const std::string& master, const BenchFlags& f,
+                     const bench::WorkloadOptions& eo, Contenders& c, BenchReport& report) {
+  using namespace crescent::bench;
+  auto w = Must(CrescentBackend::Connect(master, eo, false, f.lanes), "connect");
+  std::vector<Backend*> sides = {w.get()};
+  if (c.redis_exists) sides.push_back(c.redis_exists.get());
+  std::vector<PhaseResult> rows = Must(RunExists(sides, eo), "exists");
+  report.CountFailed(rows);
+  report.doc["exists"] = nlohmann::json::array();
+  std::vector<PhaseResult> mine;
+  for (const PhaseResult& r : rows) {
+    if (r.system == "redis") {
+      c.redis_rows.push_back(r);
+      continue;
+    }
+    mine.push_back(r);
+    report.doc["exists"].push_back(ToJson(r));
+  }
+  report.text << "\n== exists: crescent BatchExists ==\n" << RenderExists(mine);
+  c.crescent_rows.insert(c.crescent_rows.end(), mine.begin(), mine.end());
+}
+
+void RunPrefixPhases(const std::string& master, const BenchFlags& f,
+                     const bench::WorkloadOptions& eo, BenchReport& report) {
+  using namespace crescent::bench;
+  auto w = Must(CrescentBackend::Connect(master, eo, false, f.lanes), "connect");
+  std::vector<PhaseResult> rows = Must(RunExists(*w, eo, Op::kPrefix), "prefix");
+  report.CountFailed(rows);
+  report.doc["prefix"] = nlohmann::json::array();
+  for (const auto& r : rows) report.doc["prefix"].push_back(ToJson(r));
+  report.text << "\n== prefix: crescent BatchQueryPrefix (stored keys first; a miss ends the "
+                 "run) ==\n"
+              << RenderExists(rows);
+  report.all.insert(report.all.end(), rows.begin(), rows.end());  // its p50 target
+}
+
+void ReportRedis(const bench::WorkloadOptions& o, const Contenders& c, BenchReport& report) {
+  using namespace crescent::bench;
+  const std::vector<PhaseResult>& rows = c.redis_rows;
+  const long putget_rows = long(c.redis_putget_rows);
+  report.doc["redis"] = {{"version", c.redis->version()},
+                         {"port", c.redis->port()},
+                         {"rows", nlohmann::json::array()}};
+  for (const auto& r : rows) report.doc["redis"]["rows"].push_back(ToJson(r));
+  report.text << "\n== redis " << c.redis->version() << " (hiredis; batches pipelined) ==\n"
+              << RenderPutGet(std::vector<PhaseResult>(rows.begin(), rows.begin() + putget_rows))
+              << "\n"
+              << RenderExists(std::vector<PhaseResult>(rows.begin() + putget_rows, rows.end()))
+              << HowRedisMeasured(o, c.redis->version())
+              << "\n== crescent vs redis (same sizes, clients, batches) ==\n"
+              << RenderVersus(c.crescent_rows, rows);
+  report.doc["references"]["redis"] = HowRedisMeasured(o, c.redis->version());
+  report.all.insert(report.all.end(), rows.begin(), rows.end());
+}
+
+void ReportTargets(BenchReport& report) {
+  std::vector<bench::TargetCheck> checks = bench::CheckTargets(report.all);
+  report.doc["targets"] = nlohmann::json::array();
+  for (const auto& c : checks) report.doc["targets"].push_back(bench::ToJson(c));
+  if (!checks.empty())
+    report.text << "\n== targets (ratios from this run) ==\n" << bench::RenderTargets(checks);
+}
+
+// Every phase the mode asks for, in order, into `report`; throws BenchError.
+void RunPhases(Mode mode, const BenchFlags& f, BenchReport& report) {
+  const Wants w = WantsFor(mode, f);
+  auto [o, eo] = WorkloadsFor(mode, w, f);
+  Progress progress(ProgressSteps(w, f, o, eo));
+  o.on_phase = eo.on_phase = [&progress](const std::string& l) { progress.Step(l); };
+  report.doc["options"] = OptionsJson(f, o, eo);
+
+  std::unique_ptr<server::LocalCluster> cluster;
+  const std::string master = SetUpCluster(f, w, o, cluster, report);
+  std::cout << bench::MachineLine(report.doc["machine"]) << std::flush;
+
+  if (w.baseline) RunBaseline(o, report);
+  if (w.floors) RunFloors(master, o, report);
+  Contenders c;
+  if (w.redis) StartRedis(f, o, eo, c);
+  if (w.putget) RunPutGetPhases(master, f, w, o, c, report);
+  if (w.exists) RunExistsPhases(master, f, eo, c, report);
+  report.all.insert(report.all.end(), c.crescent_rows.begin(), c.crescent_rows.end());
+  if (w.prefix) RunPrefixPhases(master, f, eo, report);
+  if (c.redis) ReportRedis(o, c, report);
+
+  ReportTargets(report);
+  report.doc["errors"] = report.failed;
+  report.doc["machine_after"] = bench::DescribeMachine();
+  progress.Clear();
+  std::cout << report.text.str() << std::flush;
+}
+
+int RunBench(Mode mode, const BenchFlags& f) {
+  BenchReport report;
+  report.doc["command"] = CommandLine();
+  report.doc["machine"] = bench::DescribeMachine();
   try {
-    const bool want_putget = mode == Mode::kPutGet || mode == Mode::kVsRedis || mode == Mode::kAll;
-    const bool want_exists = mode == Mode::kExists || mode == Mode::kVsRedis || mode == Mode::kAll;
-    const bool want_prefix = mode == Mode::kPrefix || mode == Mode::kAll;
-    const bool want_baseline = mode == Mode::kBaseline || mode == Mode::kAll;
-    const bool want_floors = mode == Mode::kFloors || mode == Mode::kAll;
-    const bool want_redis = mode == Mode::kVsRedis || mode == Mode::kAll;
-    std::vector<std::string> transports;
-    if (mode == Mode::kPutGet) transports = {f.transport};
-    if (mode == Mode::kVsRedis || mode == Mode::kAll) transports = {"tcp", "shm"};
-
-    WorkloadOptions o;
-    o.clients = f.clients;
-    o.reps = f.reps;
-    if (mode != Mode::kExists && mode != Mode::kPrefix) o.sizes = ParseSizes(f.sizes);
-    o.batches = {f.batch};
-    std::vector<int> exists_batches;
-    if (want_exists || want_prefix) {
-      exists_batches = ParseInts(f.exists_batches);
-      o.misses = ParseMisses(f.misses);
-    }
-    o.bytes_per_client = Must(ParseByteSize(f.bytes_per_client), "--bytes-per-client");
-    o.tcp_congestion = f.tcp_congestion;
-    o.verify_checksums = !f.no_verify;
-    o.lean_control = !f.grpc_control;
-    if (const char* env = std::getenv("CRESCENT_TCP_CONGESTION"); o.tcp_congestion.empty() && env)
-      o.tcp_congestion = env;  // as the client would, so the references follow it too
-    if (Status s = transfer::CheckCongestionControl(o.tcp_congestion); !s.ok())
-      throw BenchError("--tcp-congestion: " + s.message());
-    if (f.quick) {
-      o.reps = 1;
-      o.bytes_per_client = 0;
-      o.min_ops = 2;
-      o.max_ops = 4;
-      o.keys_per_client = 0;
-      o.min_calls = 3;
-      o.max_calls = 3;
-    }
-    WorkloadOptions eo = o;  // exists: the exists batches
-    eo.batches = exists_batches;
-
-    // Progress: one step per measured phase and repetition.
-    const uint64_t nsizes = o.sizes.size(), reps = uint64_t(o.reps);
-    const uint64_t pg = nsizes * reps * kPutGetPhases;
-    const uint64_t ex = exists_batches.size() * o.misses.size() * reps;
-    const uint64_t streams = f.clients > 1 ? 2 : 1;
-    uint64_t total = 0;
-    if (want_putget) total += pg * transports.size();
-    // The memcpy phases beside the shm gets, the raw streams beside the tcp batches.
-    for (const std::string& t : transports) total += (t == "shm" ? 2 : 1) * nsizes * reps;
-    if (want_exists) total += ex;
-    if (want_prefix) total += ex;
-    if (want_baseline) total += 2 * nsizes * streams * reps;
-    if (want_floors) total += 2 * nsizes * reps + 2 * reps;
-    if (want_redis) total += pg + ex;
-    Progress progress(total);
-    o.on_phase = eo.on_phase = [&progress](const std::string& l) { progress.Step(l); };
-
-    nlohmann::json opts = {{"clients", o.clients},
-                           {"reps", o.reps},
-                           {"sizes", o.sizes},
-                           {"batch", o.batch()},
-                           {"exists_batches", exists_batches},
-                           {"misses", o.misses},
-                           {"bytes_per_client", o.bytes_per_client},
-                           {"quick", f.quick},
-                           {"lanes", f.lanes},
-                           {"tcp_congestion", o.tcp_congestion},
-                           {"verify_checksums", o.verify_checksums},
-                           {"lean_control", o.lean_control}};
-    doc["options"] = opts;
-
-    // The cluster: the one at --master, or an embedded one.
-    std::unique_ptr<server::LocalCluster> cluster;
-    std::string master = f.master;
-    const bool need_cluster = want_putget || want_exists || want_prefix || want_floors;
-    // Bytes the put-get phases hold at once: each size's single and batched
-    // objects, for every client, until the rep's cleanup.
-    uint64_t need = 0;
-    for (uint64_t s : want_putget ? o.sizes : std::vector<uint64_t>{}) {
-      const uint64_t n = o.OpsFor(s);
-      const uint64_t nb = std::max<uint64_t>(kMinBatchCalls, n / uint64_t(std::max(1, o.batch())));
-      need = std::max(need, uint64_t(o.clients) * (n + nb * uint64_t(o.batch())) * s);
-    }
-    if (want_putget) {
-      // The transports run side by side, each holding its own objects at once.
-      need *= transports.size();
-    }
-    if (need_cluster && master.empty()) {
-      server::LocalClusterOptions lo;
-      lo.store_nodes = f.nodes;
-      lo.tcp_congestion = o.tcp_congestion;
-      // Between repetitions the bench removes what it read, whose space the
-      // master holds until the reads' leases end: a short lease keeps that
-      // wait short. Every get still finishes far inside it.
-      lo.master.config.lease_ms = 1000;
-      lo.master.rpc.record_metrics = !f.no_rpc_metrics;
-      lo.segment_size = f.segment_size.empty()
-                            ? std::max<uint64_t>(256ull << 20, need + need / 2 + (64ull << 20))
-                            : Must(ParseByteSize(f.segment_size), "--segment-size");
-      cluster = Must(server::LocalCluster::Start(lo), "starting the embedded cluster");
-      cluster->WaitPagesWarm();  // untimed: the warmer would compete with the phases
-      master = cluster->master_address();
-      doc["cluster"] = {{"kind", "embedded"},
-                        {"store_nodes", f.nodes},
-                        {"segment_size", lo.segment_size},
-                        {"master", master}};
-      std::cout << "cluster: embedded, master + " << f.nodes << " store node(s), "
-                << FormatBytes(lo.segment_size) << " segment each, at " << master << "\n";
-    } else if (need_cluster) {
-      doc["cluster"] = {{"kind", "external"}, {"master", master}};
-      std::cout << "cluster: " << master << "\n";
-      if (want_putget) WarnIfTooSmall(master, need);
-    }
-    std::cout << MachineLine(doc["machine"]) << std::flush;
-
-    std::ostringstream text;  // tables, printed after the progress bar is cleared
-    auto count_failed = [&](const std::vector<PhaseResult>& rows) {
-      for (const PhaseResult& r : rows) failed += r.errors;
-    };
-
-    if (want_baseline) {
-      std::vector<PhaseResult> rows = Must(MeasureTcpStreams(o), "raw TCP");
-      std::vector<PhaseResult> mc = MeasureMemcpy(o);
-      rows.insert(rows.end(), mc.begin(), mc.end());
-      doc["baseline"] = nlohmann::json::array();
-      for (const auto& r : rows) doc["baseline"].push_back(ToJson(r));
-      text << "\n== baseline: the physical references ==\n"
-           << RenderBaseline(rows) << HowBaselineMeasured(o);
-      doc["references"]["baseline"] = HowBaselineMeasured(o);
-      all.insert(all.end(), rows.begin(), rows.end());
-    }
-
-    if (want_floors) {
-      std::vector<PhaseResult> shapes = Must(MeasureRawShapes(o), "raw one-object shapes");
-      std::vector<PhaseResult> trips = Must(MeasureRoundTrips(master, o), "round trips");
-      count_failed(shapes);
-      count_failed(trips);
-      doc["floors"] = nlohmann::json::array();
-      for (const auto& r : shapes) doc["floors"].push_back(ToJson(r));
-      for (const auto& r : trips) doc["floors"].push_back(ToJson(r));
-      text << "\n== floors: one object per call over raw loopback sockets (no gRPC) ==\n"
-           << RenderRawShapes(shapes) << "\n== floors: one round trip, tight and after "
-           << Fixed(kCallerBusyUs, 0) << " µs of caller CPU work ==\n"
-           << RenderRoundTrips(trips);
-    }
-
-    // Redis runs side by side with Crescent (driver.h), phase by phase.
-    std::unique_ptr<RedisServer> redis;
-    std::unique_ptr<RedisBackend> redis_putget, redis_exists;
-    if (want_redis) {
-      redis = Must(RedisServer::Start(f.redis_server), "redis-server");
-      redis_putget = Must(RedisBackend::Connect(redis->port(), o), "redis");
-      redis_exists = Must(RedisBackend::Connect(redis->port(), eo), "redis");
-    }
-    std::vector<PhaseResult> crescent_rows, redis_rows;
-    size_t redis_putget_rows = 0;
-    if (want_putget) {
-      doc["put_get"] = nlohmann::json::array();
-      std::vector<std::unique_ptr<CrescentBackend>> backends;
-      std::vector<Contender> contenders;
-      for (const std::string& t : transports) {
-        backends.push_back(Must(CrescentBackend::Connect(master, o, t == "shm", f.lanes), "connect"));
-        contenders.push_back({backends.back().get(), t == "shm", t == "tcp"});
-      }
-      if (redis_putget) contenders.push_back({redis_putget.get(), false, false});
-      std::vector<PhaseResult> rows = Must(RunPutGet(contenders, o), "put-get");
-      count_failed(rows);
-      for (const std::string& t : transports) {
-        // Each transport's rows with the references measured beside them.
-        const std::string reference = t == "shm" ? "memcpy" : "tcp";
-        std::vector<PhaseResult> mine;
-        for (const PhaseResult& r : rows) {
-          if (r.system == "crescent-" + t || r.system == reference) mine.push_back(r);
-        }
-        for (const auto& r : mine) doc["put_get"].push_back(ToJson(r));
-        text << "\n== put-get: crescent over " << t << " ==\n" << RenderPutGet(mine);
-        if (t == "shm") {
-          text << HowMemcpyBesideGetsMeasured(o);
-          doc["references"]["memcpy_beside_shm_gets"] = HowMemcpyBesideGetsMeasured(o);
-        } else {
-          text << HowStreamBesideBatchesMeasured(o);
-          doc["references"]["stream_beside_tcp_batches"] = HowStreamBesideBatchesMeasured(o);
-        }
-      }
-      for (const PhaseResult& r : rows) {
-        if (r.system == "redis")
-          redis_rows.push_back(r);
-        else if (r.system.starts_with("crescent"))
-          crescent_rows.push_back(r);
-        else
-          all.push_back(r);  // the references beside
-      }
-      redis_putget_rows = redis_rows.size();
-    }
-    if (want_exists) {
-      auto w = Must(CrescentBackend::Connect(master, eo, false, f.lanes), "connect");
-      std::vector<Backend*> sides = {w.get()};
-      if (redis_exists) sides.push_back(redis_exists.get());
-      std::vector<PhaseResult> rows = Must(RunExists(sides, eo), "exists");
-      count_failed(rows);
-      doc["exists"] = nlohmann::json::array();
-      std::vector<PhaseResult> mine;
-      for (const PhaseResult& r : rows) {
-        if (r.system == "redis") {
-          redis_rows.push_back(r);
-          continue;
-        }
-        mine.push_back(r);
-        doc["exists"].push_back(ToJson(r));
-      }
-      text << "\n== exists: crescent BatchExists ==\n" << RenderExists(mine);
-      crescent_rows.insert(crescent_rows.end(), mine.begin(), mine.end());
-    }
-    all.insert(all.end(), crescent_rows.begin(), crescent_rows.end());
-    if (want_prefix) {
-      auto w = Must(CrescentBackend::Connect(master, eo, false, f.lanes), "connect");
-      std::vector<PhaseResult> rows = Must(RunExists(*w, eo, Op::kPrefix), "prefix");
-      count_failed(rows);
-      doc["prefix"] = nlohmann::json::array();
-      for (const auto& r : rows) doc["prefix"].push_back(ToJson(r));
-      text << "\n== prefix: crescent BatchQueryPrefix (stored keys first; a miss ends the run) ==\n"
-           << RenderExists(rows);
-      all.insert(all.end(), rows.begin(), rows.end());  // its p50 target
-    }
-
-    if (redis) {
-      doc["redis"] = {{"version", redis->version()},
-                      {"port", redis->port()},
-                      {"rows", nlohmann::json::array()}};
-      for (const auto& r : redis_rows) doc["redis"]["rows"].push_back(ToJson(r));
-      text << "\n== redis " << redis->version() << " (hiredis; batches pipelined) ==\n"
-           << RenderPutGet(std::vector<PhaseResult>(redis_rows.begin(),
-                                                    redis_rows.begin() + long(redis_putget_rows)))
-           << "\n"
-           << RenderExists(std::vector<PhaseResult>(redis_rows.begin() + long(redis_putget_rows),
-                                                    redis_rows.end()))
-           << HowRedisMeasured(o, redis->version())
-           << "\n== crescent vs redis (same sizes, clients, batches) ==\n"
-           << RenderVersus(crescent_rows, redis_rows);
-      doc["references"]["redis"] = HowRedisMeasured(o, redis->version());
-      all.insert(all.end(), redis_rows.begin(), redis_rows.end());
-    }
-
-    std::vector<TargetCheck> checks = CheckTargets(all);
-    doc["targets"] = nlohmann::json::array();
-    for (const auto& c : checks) doc["targets"].push_back(ToJson(c));
-    if (!checks.empty())
-      text << "\n== targets (ratios from this run) ==\n" << RenderTargets(checks);
-    doc["errors"] = failed;
-    doc["machine_after"] = DescribeMachine();
-    progress.Clear();
-    std::cout << text.str() << std::flush;
+    RunPhases(mode, f, report);
   } catch (const BenchError& e) {
     std::cerr << "crescent bench: " << e.message << "\n";
     return 2;
   }
   if (!f.json.empty()) {
     std::ofstream out(f.json, std::ios::trunc);
-    out << doc.dump(2) << "\n";
+    out << report.doc.dump(2) << "\n";
     if (!out) {
       std::cerr << "crescent bench: cannot write '" << f.json << "'\n";
       return 2;
     }
   }
-  if (failed > 0) {
-    std::cerr << "crescent bench: " << failed << " operation(s) failed\n";
+  if (report.failed > 0) {
+    std::cerr << "crescent bench: " << report.failed << " operation(s) failed\n";
     return 2;
   }
   return 0;

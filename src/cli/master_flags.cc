@@ -6,6 +6,17 @@
 namespace crescent::cli {
 
 void MasterFlags::Add(CLI::App& app) {
+  AddServingFlags(app);
+  AddEngineFlags(app);
+  AddDurabilityFlags(app);
+  AddTierFlags(app);
+  app.add_option("--bloom-expected-keys", config.bloom_expected_keys,
+                 "Design load of the negative-lookup filter (it grows when outgrown)")
+      ->capture_default_str()
+      ->check(CountCheck());
+}
+
+void MasterFlags::AddServingFlags(CLI::App& app) {
   app.add_option("--host", host, "Address to listen on (gRPC and HTTP)")->capture_default_str();
   app.add_option("--port", port, "gRPC port")->capture_default_str()->check(CLI::Range(0, 65535));
   app.add_option("--http-port", http_port,
@@ -47,6 +58,9 @@ void MasterFlags::Add(CLI::App& app) {
                  "gRPC and lean control server threads (1 is fastest on few cores)")
       ->capture_default_str()
       ->check(CLI::Range(1, 256));
+}
+
+void MasterFlags::AddEngineFlags(CLI::App& app) {
   app.add_option("--eviction-policy", config.eviction_policy,
                  "Eviction policy (adaptive: learns online which pages to keep; "
                  "docs/adaptive.md)")
@@ -87,6 +101,9 @@ void MasterFlags::Add(CLI::App& app) {
   app.add_option("--max-key-length", config.max_key_length, "Longest accepted key in bytes")
       ->capture_default_str()
       ->check(CLI::Range(1u, master::kMaxKeyLengthLimit));
+}
+
+void MasterFlags::AddDurabilityFlags(CLI::App& app) {
   // The durability flags below mean nothing without --data-dir: each needs it
   // (CLI11 refuses "--log-sync requires --data-dir"), so that a master the
   // operator believes durable cannot start without a log.
@@ -133,6 +150,9 @@ void MasterFlags::Add(CLI::App& app) {
                  "over before it is dropped with its objects (default: --heartbeat-ttl-ms)")
       ->check(CLI::Range(int64_t{0}, int64_t{86'400'000}))
       ->needs(dir);
+}
+
+void MasterFlags::AddTierFlags(CLI::App& app) {
   app.add_option("--pmem-grace", config.pmem_grace_ms,
                  "ms a persistent segment whose node unmounted it or died (or that a restore "
                  "brought back) waits, with its objects, for a node to mount the same segment "
@@ -154,10 +174,6 @@ void MasterFlags::Add(CLI::App& app) {
                  "The window of --pmem-promote-hits, in ms (0: never promote)")
       ->capture_default_str()
       ->check(CLI::Range(int64_t{0}, int64_t{86'400'000}));
-  app.add_option("--bloom-expected-keys", config.bloom_expected_keys,
-                 "Design load of the negative-lookup filter (it grows when outgrown)")
-      ->capture_default_str()
-      ->check(CountCheck());
 }
 
 }  // namespace crescent::cli

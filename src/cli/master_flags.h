@@ -51,6 +51,16 @@ struct MasterFlags {
     o.log_sync_ms = log_sync == "always" ? 0 : std::stoll(log_sync);  // checked by Add()
     return o;
   }
+
+ private:
+  // Where and how it serves: ports, sockets, the lean protocol, threads.
+  void AddServingFlags(CLI::App& app);
+  // The engine: eviction, leases, timeouts, limits.
+  void AddEngineFlags(CLI::App& app);
+  // --data-dir and what needs it.
+  void AddDurabilityFlags(CLI::App& app);
+  // The persistent tier: its grace and promotions.
+  void AddTierFlags(CLI::App& app);
 };
 
 }  // namespace crescent::cli

@@ -79,21 +79,8 @@ StatusOr<uint64_t> ParsePages(const std::string& spec, uint64_t distinct) {
   return n;
 }
 
-int RunReplayCommand(const ReplayFlags& f, const std::vector<std::string>& embedded_flags_given) {
-  const bool embedded = f.master.empty();
-  if (!embedded && !embedded_flags_given.empty()) {
-    return Fail(embedded_flags_given.front() +
-                " sizes the embedded cluster; it cannot be used with --master (configure the "
-                "running cluster instead, see docs/replay.md)");
-  }
-  if (!f.segment_size.empty() && !f.capacity_pages.empty()) {
-    return Fail("give --segment-size or --capacity-pages, not both");
-  }
-  StatusOr<uint64_t> page_size = ParseByteSize(f.page_size);
-  if (!page_size.ok()) return Fail("--page-size: " + page_size.status().message());
-  if (*page_size < 8) return Fail("--page-size must be at least 8 bytes");
-
-  sim::ProgressBar bar(stderr, sim::StderrIsTerminal());
+// The trace, loaded with a progress bar; skipped lines are reported on stderr.
+StatusOr<sim::Trace> LoadReplayTrace(const ReplayFlags& f, sim::ProgressBar& bar) {
   sim::TraceOptions trace_options;
   trace_options.skip_bad = f.skip_bad;
   trace_options.progress = [&bar](size_t done, size_t total) {
@@ -101,14 +88,197 @@ int RunReplayCommand(const ReplayFlags& f, const std::vector<std::string>& embed
   };
   auto loaded = sim::LoadTrace(f.trace, trace_options);
   bar.Clear();
-  if (!loaded.ok()) return Fail(loaded.status().message());
+  if (!loaded.ok()) return loaded.status();
   const sim::Trace& trace = *loaded;
   if (trace.skipped_lines > 0) {
     std::cerr << "crescent replay: skipped " << trace.skipped_lines << " malformed line(s):\n";
     for (const std::string& e : trace.skipped_examples) std::cerr << "  " << e << "\n";
     if (trace.skipped_lines > trace.skipped_examples.size()) std::cerr << "  ...\n";
   }
-  if (trace.block_refs() == 0) return Fail("trace '" + f.trace + "' has no block references");
+  if (trace.block_refs() == 0) {
+    return Status(ErrorCode::kInvalidArgument, "trace '" + f.trace + "' has no block references");
+  }
+  return loaded;
+}
+
+// An embedded cluster, and the temporary directory of its persistent tier's
+// file, removed once the cluster has stopped.
+struct EmbeddedCluster {
+  std::string pmem_dir;  // empty: none
+  std::unique_ptr<server::LocalCluster> cluster;
+  std::string description;
+
+  ~EmbeddedCluster() {
+    cluster.reset();
+    std::error_code ec;
+    if (!pmem_dir.empty()) std::filesystem::remove_all(pmem_dir, ec);
+  }
+};
+
+// The embedded DRAM segment's bytes: --capacity-pages, --segment-size or 1 GiB.
+StatusOr<uint64_t> EmbeddedSegmentBytes(const ReplayFlags& f, const sim::Trace& trace,
+                                        uint64_t page_size) {
+  uint64_t segment = uint64_t{1} << 30;
+  if (!f.capacity_pages.empty()) {
+    auto pages = ParsePages(f.capacity_pages, trace.distinct_blocks());
+    if (!pages.ok()) return pages.status();
+    segment = *pages * page_size;
+  } else if (!f.segment_size.empty()) {
+    auto bytes = ParseByteSize(f.segment_size);
+    if (!bytes.ok()) {
+      return Status(ErrorCode::kInvalidArgument, "--segment-size: " + bytes.status().message());
+    }
+    segment = *bytes;
+  }
+  if (segment < page_size) {
+    return Status(ErrorCode::kInvalidArgument, "the segment is smaller than one page");
+  }
+  return segment;
+}
+
+// The embedded master's configuration for a replay of `distinct_pages` pages.
+void ConfigureEmbeddedMaster(const ReplayFlags& f, uint64_t page_size, uint64_t segment,
+                             uint64_t distinct_pages, master::MasterConfig& c) {
+  c.eviction_policy = f.eviction_policy;
+  c.high_watermark = f.high_watermark;
+  // Default: one page per background round, so the cache stays within one page of full.
+  c.evict_ratio = f.evict_ratio > 0 ? f.evict_ratio
+                                    : static_cast<double>(page_size) / static_cast<double>(segment);
+  c.lease_ms = f.lease_ms;
+  c.pmem_promote_hits = f.pmem_promote_hits;
+  c.pmem_promote_keeps_copy = f.pmem_promote_keeps_copy;
+  // The master and the node are one process with one clock: the fencing
+  // grace (clock skew between hosts, 1 s by default) needs to cover only
+  // in-flight time. Space read a moment ago (the source of a promotion)
+  // then comes free after the lease, not a second later.
+  c.capability_grace_ms = 50;
+  c.heartbeat_ttl_ms = std::max<int64_t>(c.heartbeat_ttl_ms, 10'000);
+  // Pages are allocated back to back with no rounding, so the segment holds
+  // exactly segment / page_size pages when the page size is a multiple of 64.
+  c.allocation_alignment = page_size % 64 == 0 ? 64 : 8;
+  c.bloom_expected_keys = std::max<uint64_t>(distinct_pages + 1, 1024);
+}
+
+// --pmem-capacity-pages: a persistent tier of that many pages, a file in a
+// fresh directory under --pmem-dir (into `e`). Returns its data bytes.
+StatusOr<uint64_t> AddPmemTier(const ReplayFlags& f, const sim::Trace& trace, uint64_t page_size,
+                               server::LocalClusterOptions& o, EmbeddedCluster& e) {
+  auto pages = ParsePages(f.pmem_capacity_pages, trace.distinct_blocks());
+  if (!pages.ok()) {
+    return Status(ErrorCode::kInvalidArgument,
+                  "--pmem-capacity-pages: " + pages.status().message());
+  }
+  const uint64_t pmem_bytes = (*pages * page_size + 4095) / 4096 * 4096;
+  o.pmem_file_size = pmem_bytes + transfer::PmemFile::kHeaderBytes;
+  if (o.pmem_file_size < transfer::PmemFile::kMinFileBytes) {
+    return Status(ErrorCode::kInvalidArgument,
+                  "--pmem-capacity-pages: the persistent tier must hold at least 1 MiB (" +
+                      std::to_string(*pages) + " pages of " + std::to_string(page_size) +
+                      " bytes do not)");
+  }
+  std::string dir_template = f.pmem_dir + "/crescent-replay-pmem-XXXXXX";
+  if (mkdtemp(dir_template.data()) == nullptr) {
+    return Status(ErrorCode::kInvalidArgument, "cannot make a directory in --pmem-dir " +
+                                                   f.pmem_dir + ": " + std::strerror(errno));
+  }
+  e.pmem_dir = dir_template;
+  o.pmem_dir = e.pmem_dir;
+  return pmem_bytes;
+}
+
+// Starts the embedded cluster (master + one store node) into `e`; a failure's
+// message is what to print.
+Status StartEmbedded(const ReplayFlags& f, const sim::Trace& trace, uint64_t page_size,
+                     const replay::Plan& plan, EmbeddedCluster& e) {
+  StatusOr<uint64_t> segment = EmbeddedSegmentBytes(f, trace, page_size);
+  if (!segment.ok()) return segment.status();
+  server::LocalClusterOptions o;
+  ConfigureEmbeddedMaster(f, page_size, *segment, plan.distinct_pages, o.master.config);
+  o.store_nodes = 1;
+  o.segment_size = *segment;
+  uint64_t pmem_bytes = 0;
+  if (!f.pmem_capacity_pages.empty()) {
+    StatusOr<uint64_t> added = AddPmemTier(f, trace, page_size, o, e);
+    if (!added.ok()) return added.status();
+    pmem_bytes = *added;
+  }
+  auto started = server::LocalCluster::Start(o);
+  if (!started.ok()) {
+    return Status(started.status().code(), "embedded cluster: " + started.status().ToString());
+  }
+  e.cluster = std::move(started.value());
+  e.cluster->WaitPagesWarm();  // untimed: the warmer would compete with the replay
+  e.description = "embedded: 1 store node, " + FormatBytes(*segment) + " segment (" +
+                  std::to_string(*segment / page_size) + " pages), " + f.eviction_policy +
+                  ", high watermark " + std::to_string(f.high_watermark).substr(0, 4) + ", lease " +
+                  std::to_string(f.lease_ms) + " ms";
+  if (pmem_bytes != 0) {
+    e.description += "; persistent tier " + FormatBytes(pmem_bytes) + " (" +
+                     std::to_string(pmem_bytes / page_size) + " pages, a file in " + e.pmem_dir +
+                     ")";
+  }
+  return Status::Ok();
+}
+
+// What the cluster at --master holds, for the report; fails when it cannot
+// be reached.
+StatusOr<std::string> DescribeExternal(Client& client, const std::string& address,
+                                       uint64_t page_size) {
+  auto stat = client.Stat();
+  if (!stat.ok()) {
+    return Status(stat.status().code(),
+                  "cannot reach master " + address + ": " + stat.status().ToString());
+  }
+  return "master " + client.master_address() + ": " + std::to_string(stat->segments.size()) +
+         " segment(s), " + FormatBytes(stat->capacity_bytes) + " (" +
+         std::to_string(stat->capacity_bytes / page_size) + " pages)";
+}
+
+// The table (or the JSON, with --json -) on stdout, and the JSON to the open
+// `json_file` if any; the exit code.
+int PrintReport(const ReplayFlags& f, const replay::ReplayReport& report,
+                std::ofstream& json_file) {
+  if (f.json == "-") {
+    std::cout << replay::FormatReplayJson(report);
+  } else {
+    std::cout << replay::FormatReplayTable(report);
+    if (json_file.is_open()) {
+      json_file << replay::FormatReplayJson(report);
+      json_file.close();
+      if (!json_file) return Fail("cannot write '" + f.json + "'");
+    }
+  }
+  std::cout.flush();
+  if (report.corrupt_pages > 0) {
+    return Fail(std::to_string(report.corrupt_pages) + " page(s) came back with wrong contents");
+  }
+  return 0;
+}
+
+// The flags that are checked before the trace is read; "" when they are fine.
+std::string CheckFlags(const ReplayFlags& f, const std::vector<std::string>& embedded_flags_given) {
+  if (!f.master.empty() && !embedded_flags_given.empty()) {
+    return embedded_flags_given.front() +
+           " sizes the embedded cluster; it cannot be used with --master (configure the "
+           "running cluster instead, see docs/replay.md)";
+  }
+  if (!f.segment_size.empty() && !f.capacity_pages.empty()) {
+    return "give --segment-size or --capacity-pages, not both";
+  }
+  return "";
+}
+
+int RunReplayCommand(const ReplayFlags& f, const std::vector<std::string>& embedded_flags_given) {
+  const bool embedded = f.master.empty();
+  if (std::string bad = CheckFlags(f, embedded_flags_given); !bad.empty()) return Fail(bad);
+  StatusOr<uint64_t> page_size = ParseByteSize(f.page_size);
+  if (!page_size.ok()) return Fail("--page-size: " + page_size.status().message());
+  if (*page_size < 8) return Fail("--page-size must be at least 8 bytes");
+
+  sim::ProgressBar bar(stderr, sim::StderrIsTerminal());
+  auto loaded = LoadReplayTrace(f, bar);
+  if (!loaded.ok()) return Fail(loaded.status().message());
+  const sim::Trace& trace = *loaded;
 
   replay::PlanOptions plan_options;
   plan_options.key_prefix = f.key_prefix;
@@ -120,8 +290,7 @@ int RunReplayCommand(const ReplayFlags& f, const std::vector<std::string>& embed
 
   // Open the JSON file before the run, so a bad path fails fast.
   std::ofstream json_file;
-  const bool json_stdout = f.json == "-";
-  if (!f.json.empty() && !json_stdout) {
+  if (!f.json.empty() && f.json != "-") {
     json_file.open(f.json, std::ios::binary | std::ios::trunc);
     if (!json_file) {
       const int err = errno;
@@ -129,100 +298,24 @@ int RunReplayCommand(const ReplayFlags& f, const std::vector<std::string>& embed
     }
   }
 
-  // The persistent tier's file lives in a directory removed after the run
-  // (declared before the cluster, which is stopped first).
-  std::string pmem_dir;
-  struct RemoveDir {
-    const std::string& dir;
-    ~RemoveDir() {
-      std::error_code ec;
-      if (!dir.empty()) std::filesystem::remove_all(dir, ec);
-    }
-  } remove_pmem_dir{pmem_dir};
-  std::unique_ptr<server::LocalCluster> cluster;
+  EmbeddedCluster cluster;  // declared before the client, which goes first
   std::string address = f.master;
-  std::string cluster_desc;
   if (embedded) {
-    uint64_t segment = uint64_t{1} << 30;
-    if (!f.capacity_pages.empty()) {
-      auto pages = ParsePages(f.capacity_pages, trace.distinct_blocks());
-      if (!pages.ok()) return Fail(pages.status().message());
-      segment = *pages * *page_size;
-    } else if (!f.segment_size.empty()) {
-      auto bytes = ParseByteSize(f.segment_size);
-      if (!bytes.ok()) return Fail("--segment-size: " + bytes.status().message());
-      segment = *bytes;
+    if (Status s = StartEmbedded(f, trace, *page_size, *plan, cluster); !s.ok()) {
+      return Fail(s.message());
     }
-    if (segment < *page_size) return Fail("the segment is smaller than one page");
-    server::LocalClusterOptions o;
-    master::MasterConfig& c = o.master.config;
-    c.eviction_policy = f.eviction_policy;
-    c.high_watermark = f.high_watermark;
-    // Default: one page per background round, so the cache stays within one page of full.
-    c.evict_ratio = f.evict_ratio > 0
-                        ? f.evict_ratio
-                        : static_cast<double>(*page_size) / static_cast<double>(segment);
-    c.lease_ms = f.lease_ms;
-    c.pmem_promote_hits = f.pmem_promote_hits;
-    c.pmem_promote_keeps_copy = f.pmem_promote_keeps_copy;
-    // The master and the node are one process with one clock: the fencing
-    // grace (clock skew between hosts, 1 s by default) needs to cover only
-    // in-flight time. Space read a moment ago (the source of a promotion)
-    // then comes free after the lease, not a second later.
-    c.capability_grace_ms = 50;
-    c.heartbeat_ttl_ms = std::max<int64_t>(c.heartbeat_ttl_ms, 10'000);
-    // Pages are allocated back to back with no rounding, so the segment holds
-    // exactly segment / page_size pages when the page size is a multiple of 64.
-    c.allocation_alignment = *page_size % 64 == 0 ? 64 : 8;
-    c.bloom_expected_keys = std::max<uint64_t>(plan->distinct_pages + 1, 1024);
-    o.store_nodes = 1;
-    o.segment_size = segment;
-    uint64_t pmem_bytes = 0;
-    if (!f.pmem_capacity_pages.empty()) {
-      auto pages = ParsePages(f.pmem_capacity_pages, trace.distinct_blocks());
-      if (!pages.ok()) return Fail("--pmem-capacity-pages: " + pages.status().message());
-      pmem_bytes = (*pages * *page_size + 4095) / 4096 * 4096;
-      o.pmem_file_size = pmem_bytes + transfer::PmemFile::kHeaderBytes;
-      if (o.pmem_file_size < transfer::PmemFile::kMinFileBytes) {
-        return Fail("--pmem-capacity-pages: the persistent tier must hold at least 1 MiB (" +
-                    std::to_string(*pages) + " pages of " + std::to_string(*page_size) +
-                    " bytes do not)");
-      }
-      std::string dir_template = f.pmem_dir + "/crescent-replay-pmem-XXXXXX";
-      if (mkdtemp(dir_template.data()) == nullptr) {
-        return Fail("cannot make a directory in --pmem-dir " + f.pmem_dir + ": " +
-                    std::strerror(errno));
-      }
-      pmem_dir = dir_template;
-      o.pmem_dir = pmem_dir;
-    }
-    auto started = server::LocalCluster::Start(o);
-    if (!started.ok()) return Fail("embedded cluster: " + started.status().ToString());
-    cluster = std::move(started.value());
-    cluster->WaitPagesWarm();  // untimed: the warmer would compete with the replay
-    address = cluster->master_address();
-    cluster_desc = "embedded: 1 store node, " + FormatBytes(segment) + " segment (" +
-                   std::to_string(segment / *page_size) + " pages), " + f.eviction_policy +
-                   ", high watermark " + std::to_string(f.high_watermark).substr(0, 4) +
-                   ", lease " + std::to_string(f.lease_ms) + " ms";
-    if (pmem_bytes != 0) {
-      cluster_desc += "; persistent tier " + FormatBytes(pmem_bytes) + " (" +
-                      std::to_string(pmem_bytes / *page_size) + " pages, a file in " + pmem_dir +
-                      ")";
-    }
+    address = cluster.cluster->master_address();
   }
 
   ClientConfig cc;
   cc.master_address = address;
   auto client = Client::Connect(cc);
   if (!client.ok()) return Fail("cannot connect: " + client.status().ToString());
+  std::string cluster_desc = cluster.description;
   if (!embedded) {
-    auto stat = client.value()->Stat();
-    if (!stat.ok()) return Fail("cannot reach master " + address + ": " + stat.status().ToString());
-    cluster_desc = "master " + client.value()->master_address() + ": " +
-                   std::to_string(stat->segments.size()) + " segment(s), " +
-                   FormatBytes(stat->capacity_bytes) + " (" +
-                   std::to_string(stat->capacity_bytes / *page_size) + " pages)";
+    StatusOr<std::string> desc = DescribeExternal(*client.value(), address, *page_size);
+    if (!desc.ok()) return Fail(desc.status().message());
+    cluster_desc = *desc;
   }
 
   replay::ReplayOptions ro;
@@ -241,22 +334,7 @@ int RunReplayCommand(const ReplayFlags& f, const std::vector<std::string>& embed
   report.max_rate = f.max_rate;
   report.speed = f.speed;
   report.skipped_lines = trace.skipped_lines;
-
-  if (json_stdout) {
-    std::cout << replay::FormatReplayJson(report);
-  } else {
-    std::cout << replay::FormatReplayTable(report);
-    if (json_file.is_open()) {
-      json_file << replay::FormatReplayJson(report);
-      json_file.close();
-      if (!json_file) return Fail("cannot write '" + f.json + "'");
-    }
-  }
-  std::cout.flush();
-  if (report.corrupt_pages > 0) {
-    return Fail(std::to_string(report.corrupt_pages) + " page(s) came back with wrong contents");
-  }
-  return 0;
+  return PrintReport(f, report, json_file);
 }
 
 const Registrar kRegistrar([](CLI::App& app) {

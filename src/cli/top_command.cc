@@ -2,7 +2,8 @@
 // status page draws; server/status_report.h), refreshed every second like
 // `redis-cli --stat`; `--once` prints one frame and exits, for scripts. Rates
 // come from the last two points of the master's own history, so one request
-// gives a full frame.
+// gives a full frame. The admin port is the one the master names in its Stats
+// reply (--master, like every client verb), or given outright (--http).
 #include <httplib.h>
 #include <netdb.h>
 #include <signal.h>
@@ -19,6 +20,7 @@
 #include <string>
 
 #include "cli/cli_util.h"
+#include "cli/client_flags.h"
 #include "cli/command.h"
 #include "common/endpoint.h"
 
@@ -28,7 +30,8 @@ namespace {
 using nlohmann::json;
 
 struct TopFlags {
-  std::string http = "127.0.0.1:9003";
+  ClientFlags client;
+  std::string http;  // empty: the port the master names, on its host
   bool once = false;
   int interval_ms = 1000;
 };
@@ -201,25 +204,53 @@ StatusOr<std::string> FetchFrame(httplib::Client& http, const Endpoint& ep,
   }
 }
 
+// The admin HTTP address to read: --http, or the master's host (of --master)
+// with the port its Stats reply names.
+StatusOr<std::string> AdminAddress(const TopFlags& flags) {
+  if (!flags.http.empty()) return flags.http;
+  StatusOr<Client*> client = flags.client.Connect();
+  if (!client.ok()) return client.status();
+  const std::string master = (*client)->master_address();
+  StatusOr<ClusterStat> stat = (*client)->Stat();
+  if (!stat.ok()) return stat.status();  // it names the master
+  if (stat->admin_port == 0) {
+    return Status(ErrorCode::kUnavailable,
+                  "the master at " + master + " serves no admin HTTP port (--http-port 0)");
+  }
+  // A master on a Unix socket is on this host.
+  std::string host = "127.0.0.1";
+  if (!master.starts_with("unix:")) {
+    StatusOr<Endpoint> ep = ParseEndpoint(master);
+    if (!ep.ok()) return Status(ErrorCode::kInvalidArgument, "--master: " + ep.status().message());
+    host = ep->host;
+  }
+  return HostPort(host, static_cast<uint16_t>(stat->admin_port));
+}
+
 void AddTop(CLI::App& root) {
   auto* app = root.add_subcommand(
       "top", "Live view of a master: usage, hit ratio, request rate, latencies, errors");
   auto flags = std::make_shared<TopFlags>();
-  app->add_option("--http", flags->http, "The master's admin HTTP address (HOST:PORT)")
-      ->capture_default_str();
+  flags->client.Add(*app);
+  app->add_option("--http", flags->http,
+                  "The master's admin HTTP address (HOST:PORT), instead of asking the master "
+                  "for its port")
+      ->excludes(app->get_option("--master"));
   app->add_flag("--once", flags->once, "Print one frame and exit (for scripts)");
   app->add_option("--interval-ms", flags->interval_ms, "Refresh period")
       ->capture_default_str()
       ->check(CLI::Range(100, 3'600'000));
   app->callback([flags] {
-    StatusOr<Endpoint> ep = ParseEndpoint(flags->http);
+    StatusOr<std::string> address = AdminAddress(*flags);
+    if (!address.ok()) return SetExitCode(Report("top", address.status()));
+    StatusOr<Endpoint> ep = ParseEndpoint(*address);
     if (!ep.ok())
       return SetExitCode(
           Report("top", Status(ErrorCode::kInvalidArgument, "--http: " + ep.status().message())));
     httplib::Client http(ep->host, ep->port);
     http.set_connection_timeout(kConnectTimeoutS);
     http.set_read_timeout(5);
-    const std::string where = "http://" + flags->http;
+    const std::string where = "http://" + *address;
     if (flags->once) {
       StatusOr<std::string> frame = FetchFrame(http, *ep, where);
       if (!frame.ok()) return SetExitCode(Report("top", frame.status()));

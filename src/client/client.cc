@@ -727,6 +727,7 @@ StatusOr<ClusterStat> Client::Stat() {
   out.used_bytes = s.value().used_bytes;
   out.held_bytes = s.value().held_bytes;
   out.largest_object = s.value().largest_object;
+  out.admin_port = s.value().admin_port;
   out.counters = s.value().counters;
   for (const master::SegmentInfo& seg : s.value().segments) {
     out.segments.push_back({seg.spec.name, seg.spec.owner_node, seg.spec.endpoint,

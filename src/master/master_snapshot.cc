@@ -28,6 +28,56 @@ namespace {
 // How long a snapshot leaves the policy lock free between two parts of the
 // eviction order it copies (below).
 constexpr auto kGapBetweenParts = std::chrono::microseconds(200);
+
+// The segments as records: the mounted ones, then those waiting for their
+// node (restored, or detached persistent ones), whom a restore has wait
+// again; then each other slot's last id, as its unmount: a restore from this
+// snapshot gives the slot's next mount a later incarnation, so no id an
+// earlier incarnation of the data dir used (whose replicas a log after this
+// snapshot, or a node, may still name) is handed out again.
+Status CaptureSegments(const SegmentTable& table,
+                       const std::function<Status(const LogRecord&)>& sink,
+                       MasterService::CaptureStats& st) {
+  std::vector<std::pair<SegmentId, SegmentSpec>> segments;
+  for (SegmentInfo& s : table.List()) segments.emplace_back(s.id, std::move(s.spec));
+  for (auto& waiting : table.Waiting()) segments.push_back(std::move(waiting));
+  for (const auto& [id, spec] : segments) {
+    LogRecord r;
+    r.type = LogRecordType::kSegmentMounted;
+    r.segment = id;
+    r.spec = spec;
+    ++st.segments;
+    if (Status e = sink(r); !e.ok()) return e;
+  }
+  for (SegmentId id : table.UnmountedIds()) {
+    LogRecord r;
+    r.type = LogRecordType::kSegmentUnmounted;
+    r.segment = id;
+    if (Status e = sink(r); !e.ok()) return e;
+  }
+  return Status::Ok();
+}
+
+// `order`'s ids sorted, for the pass over the objects the order did not hold.
+// A copy in parts can hold an object twice (it moved between the policies, or
+// was erased and tracked again, between two parts): its first place in
+// `order` is kept, and the later ones dropped.
+std::vector<ObjectId> SortedOnce(std::vector<ObjectId>& order) {
+  std::vector<ObjectId> sorted = order;
+  std::sort(sorted.begin(), sorted.end());
+  if (std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end()) {
+    std::unordered_set<ObjectId> twice;
+    for (size_t i = 1; i < sorted.size(); ++i) {
+      if (sorted[i] == sorted[i - 1]) twice.insert(sorted[i]);
+    }
+    std::unordered_set<ObjectId> kept;
+    std::erase_if(order,
+                  [&](ObjectId id) { return twice.contains(id) && !kept.insert(id).second; });
+    sorted.erase(std::unique(sorted.begin(), sorted.end()), sorted.end());
+  }
+  return sorted;
+}
+
 }  // namespace
 
 Status MasterService::Capture(uint64_t* log_position,
@@ -51,29 +101,7 @@ Status MasterService::Capture(uint64_t* log_position,
     return ms;
   };
   *log_position = log_ == nullptr ? 0 : log_->end_position();
-  // Mounted segments, then those waiting for their node (restored, or
-  // detached persistent ones): a restore has the latter wait again.
-  std::vector<std::pair<SegmentId, SegmentSpec>> segments;
-  for (SegmentInfo& s : segments_.List()) segments.emplace_back(s.id, std::move(s.spec));
-  for (auto& waiting : segments_.Waiting()) segments.push_back(std::move(waiting));
-  for (const auto& [id, spec] : segments) {
-    LogRecord r;
-    r.type = LogRecordType::kSegmentMounted;
-    r.segment = id;
-    r.spec = spec;
-    ++st.segments;
-    if (Status e = sink(r); !e.ok()) return e;
-  }
-  // Then each other slot's last id, as its unmount: a restore from this
-  // snapshot gives the slot's next mount a later incarnation, so no id an
-  // earlier incarnation of the data dir used (whose replicas a log after this
-  // snapshot, or a node, may still name) is handed out again.
-  for (SegmentId id : segments_.UnmountedIds()) {
-    LogRecord r;
-    r.type = LogRecordType::kSegmentUnmounted;
-    r.segment = id;
-    if (Status e = sink(r); !e.ok()) return e;
-  }
+  if (Status e = CaptureSegments(segments_, sink, st); !e.ok()) return e;
   // The order: the unpinned objects' policy from its next victim on, then the
   // soft-pinned ones' (evicted only after every unpinned one). It is copied
   // under policy_mu_ into memory made ready before (a list policy's copy is
@@ -125,21 +153,7 @@ Status MasterService::Capture(uint64_t* log_position,
   main_order.reset();
   soft_order.reset();
   pmem_order.reset();
-  // Sorted, for the pass over the objects the order did not hold (below). A
-  // copy in parts can hold an object twice (it moved between the policies, or
-  // was erased and tracked again, between two parts): its first place is kept.
-  std::vector<ObjectId> sorted = order;
-  std::sort(sorted.begin(), sorted.end());
-  if (std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end()) {
-    std::unordered_set<ObjectId> twice;
-    for (size_t i = 1; i < sorted.size(); ++i) {
-      if (sorted[i] == sorted[i - 1]) twice.insert(sorted[i]);
-    }
-    std::unordered_set<ObjectId> kept;
-    std::erase_if(order,
-                  [&](ObjectId id) { return twice.contains(id) && !kept.insert(id).second; });
-    sorted.erase(std::unique(sorted.begin(), sorted.end()), sorted.end());
-  }
+  std::vector<ObjectId> sorted = SortedOnce(order);
   auto emit = [&](ObjectId id, ObjectId parent) -> Status {
     LogRecord r;
     {

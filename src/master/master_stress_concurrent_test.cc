@@ -19,6 +19,9 @@ constexpr int kThreads = 4;
 uint64_t RoundUp(uint64_t n, uint64_t a) { return (n + a - 1) / a * a; }
 
 class StressTest : public MasterTest {
+ public:
+  using MasterTest::Keys;  // for the workers' chains (StressWorker)
+
  protected:
   StressTest() {
     config_.heartbeat_ttl_ms = int64_t{1} << 40;
@@ -60,6 +63,200 @@ struct KeyState {
   TimeMs own_lease = 0;  // latest lease expiry this thread was granted
 };
 
+constexpr int kKeys = 48;  // per thread
+
+std::string KeyOf(int t, int i) { return "t" + std::to_string(t) + "/k" + std::to_string(i); }
+
+// What the threads found wrong, counted across them.
+struct StressTallies {
+  std::atomic<uint64_t> lease_violations{0}, resurrections{0}, bad_results{0};
+};
+
+// One thread's random operations: puts, reads (mostly of its own keys),
+// removes, prefix queries, eviction, maintenance, time passing, segment
+// churn, chains, exists and dropping its whole namespace. `mine` is its keys'
+// state, which only it writes.
+class StressWorker {
+ public:
+  StressWorker(MasterService& master, ManualClock& clock, int t, std::vector<KeyState>& mine,
+               StressTallies& tallies)
+      : master_(master),
+        clock_(clock),
+        t_(t),
+        mine_(mine),
+        tallies_(tallies),
+        rng_(1234 + t),
+        prefix_("t" + std::to_string(t) + "/"),
+        extra_("extra-" + std::to_string(t)),
+        node_("node-" + std::to_string(t)) {}
+
+  void Run(int ops) {
+    for (int op = 0; op < ops; ++op) {
+      const int i = static_cast<int>(Uniform(kKeys));
+      const std::string key = KeyOf(t_, i);
+      const uint64_t r = Uniform(1000);
+      if (r < 340) {
+        Put(i, key);
+      } else if (r < 590) {
+        Read(i, key);
+      } else if (r < 690) {
+        Remove(i, key);
+      } else if (r < 770) {
+        QueryPrefix();
+      } else if (r < 810) {
+        master_.EvictBytes(Uniform(8192));
+      } else if (r < 830) {
+        master_.RunMaintenance();
+      } else if (r < 900) {
+        clock_.Advance(1 + static_cast<TimeMs>(Uniform(8)));
+      } else if (r < 920) {
+        ChurnSegment();
+      } else if (r < 960) {
+        PutChain();
+      } else if (r < 995) {
+        auto e = master_.Exists(key);
+        if (!e.ok() || (*e && mine_[i].removed)) tallies_.resurrections.fetch_add(1);
+      } else {  // drop the whole namespace, leases or not
+        auto n = master_.RemoveByPrefix(prefix_, /*force=*/true);
+        if (!n.ok()) Bad();
+        for (auto& st : mine_) st = KeyState{true, false, 0};
+      }
+    }
+  }
+
+ private:
+  uint64_t Uniform(uint64_t n) { return static_cast<uint64_t>(rng_() % n); }
+  void Bad() { tallies_.bad_results.fetch_add(1); }
+
+  void Put(int i, const std::string& key) {
+    PutConfig cfg;
+    cfg.replica_count = 1 + static_cast<uint32_t>(Uniform(2));
+    uint64_t size = 1 + Uniform(2048);
+    if (Uniform(100) < 10) cfg.soft_pin_ttl_ms = 1 + static_cast<int64_t>(Uniform(50));
+    if (Uniform(100) < 1) {
+      cfg.hard_pin = true;
+      size = 64;
+    }
+    auto s = master_.PutStart(key, size, cfg);
+    if (!s.ok()) {
+      if (s.status().code() != ErrorCode::kObjectAlreadyExists &&
+          s.status().code() != ErrorCode::kNoSpace &&
+          s.status().code() != ErrorCode::kUnavailable &&     // its segment went away
+          s.status().code() != ErrorCode::kObjectNotReady) {  // the old one's is going
+        Bad();
+      }
+      return;
+    }
+    for (const ReplicaDescriptor& d : s->replicas) {
+      if (d.length != size) Bad();
+    }
+    if (Uniform(100) < 10) {
+      // A concurrent unmount may already have dropped the pending put.
+      Status revoke = master_.PutRevoke(key, s->token);
+      if (!revoke.ok() && revoke.code() != ErrorCode::kPutNotStarted) Bad();
+      return;
+    }
+    Status end = master_.PutEnd(key, s->token);
+    if (end.ok()) {
+      mine_[i] = KeyState{false, cfg.hard_pin, 0};
+    } else if (end.code() != ErrorCode::kPutNotStarted) {
+      Bad();
+    }
+  }
+
+  // Mostly its own key; one read in four another thread's.
+  void Read(int i, const std::string& key) {
+    int owner = Uniform(4) == 0 ? static_cast<int>(Uniform(kThreads)) : t_;
+    std::string k = owner == t_ ? key : KeyOf(owner, i);
+    auto g = master_.GetReplicaList(k);
+    if (owner == t_ && mine_[i].removed && g.ok()) tallies_.resurrections.fetch_add(1);
+    if (g.ok()) {
+      if (g->replicas.empty()) Bad();
+      if (owner == t_) mine_[i].own_lease = std::max(mine_[i].own_lease, g->lease_expiry);
+    }
+  }
+
+  // Its own key, without force: refused while a lease it was granted holds.
+  void Remove(int i, const std::string& key) {
+    Status s = master_.Remove(key);
+    if (s.ok()) {
+      TimeMs after = clock_.NowMs();
+      if (mine_[i].own_lease > after) tallies_.lease_violations.fetch_add(1);
+      mine_[i] = KeyState{true, false, 0};
+      if (master_.GetReplicaList(key).ok()) tallies_.resurrections.fetch_add(1);
+    } else if (s.code() != ErrorCode::kObjectLeased && s.code() != ErrorCode::kObjectNotFound) {
+      Bad();
+    }
+  }
+
+  // A prefix query over a window of its own keys.
+  void QueryPrefix() {
+    int from = static_cast<int>(Uniform(kKeys));
+    int len = static_cast<int>(Uniform(kKeys - from)) + 1;
+    std::vector<std::string> q;
+    size_t first_removed = SIZE_MAX;
+    for (int j = from; j < from + len; ++j) {
+      if (mine_[j].removed && first_removed == SIZE_MAX) first_removed = q.size();
+      q.push_back(KeyOf(t_, j));
+    }
+    if (Uniform(2) == 0) {
+      auto n = master_.BatchQueryPrefix(q);
+      if (!n.ok() || *n > q.size() || *n > first_removed) Bad();
+      return;
+    }
+    auto got = master_.BatchGetReplicaList(q, /*prefix_mode=*/true);
+    // The prefix, then (unless every key was read) the key that ended it.
+    size_t readable = 0;
+    while (readable < got.size() && got[readable].ok()) ++readable;
+    if (readable > first_removed) tallies_.resurrections.fetch_add(1);
+    if (got.size() > readable + 1) Bad();
+    for (size_t j = 0; j < readable; ++j) {
+      auto& st = mine_[from + j];
+      st.own_lease = std::max(st.own_lease, got[j]->lease_expiry);
+    }
+  }
+
+  // Mounts its extra segment, or unmounts it.
+  void ChurnSegment() {
+    if (!mounted_) {
+      auto id = master_.MountSegment({extra_, 16 << 10, node_, node_ + ":1", Tier::kDram});
+      mounted_ = id.ok();
+      if (!id.ok()) Bad();
+    } else {
+      if (!master_.UnmountSegment(extra_, node_).ok()) Bad();
+      mounted_ = false;
+    }
+  }
+
+  // A chain of fresh pages.
+  void PutChain() {
+    std::vector<std::string> chain =
+        StressTest::Keys(prefix_ + "c" + std::to_string(chains_++) + "/", 4);
+    std::vector<uint64_t> sizes(chain.size(), 256);
+    auto starts = master_.BatchPutStart(chain, sizes, {}, /*chain=*/true);
+    std::vector<std::string> started;
+    std::vector<uint64_t> tokens;
+    for (size_t j = 0; j < chain.size(); ++j) {
+      if (!starts[j].ok()) continue;
+      started.push_back(chain[j]);
+      tokens.push_back(starts[j]->token);
+    }
+    for (const Status& s : master_.BatchPutEnd(started, tokens)) {
+      if (!s.ok() && s.code() != ErrorCode::kPutNotStarted) Bad();
+    }
+  }
+
+  MasterService& master_;
+  ManualClock& clock_;
+  const int t_;
+  std::vector<KeyState>& mine_;
+  StressTallies& tallies_;
+  std::mt19937_64 rng_;
+  const std::string prefix_, extra_, node_;
+  bool mounted_ = false;
+  int chains_ = 0;
+};
+
 TEST_F(StressTest, RandomOperationsKeepInvariants) {
   config_.num_shards = 8;
   config_.lease_ms = 20;
@@ -73,149 +270,20 @@ TEST_F(StressTest, RandomOperationsKeepInvariants) {
   master().StartBackground(/*interval_ms=*/1);
 
   constexpr int kOps = 3000;
-  constexpr int kKeys = 48;
-  auto key_of = [](int t, int i) { return "t" + std::to_string(t) + "/k" + std::to_string(i); };
   std::vector<std::vector<KeyState>> states(kThreads, std::vector<KeyState>(kKeys));
-  std::atomic<uint64_t> lease_violations{0}, resurrections{0}, bad_results{0};
-
-  auto worker = [&](int t) {
-    std::mt19937_64 rng(1234 + t);
-    auto uniform = [&](uint64_t n) { return static_cast<uint64_t>(rng() % n); };
-    std::vector<KeyState>& mine = states[t];
-    const std::string prefix = "t" + std::to_string(t) + "/";
-    const std::string extra = "extra-" + std::to_string(t);
-    const std::string node = "node-" + std::to_string(t);
-    bool mounted = false;
-    int chains = 0;
-    for (int op = 0; op < kOps; ++op) {
-      int i = static_cast<int>(uniform(kKeys));
-      std::string key = key_of(t, i);
-      uint64_t r = uniform(1000);
-      if (r < 340) {  // put
-        PutConfig cfg;
-        cfg.replica_count = 1 + static_cast<uint32_t>(uniform(2));
-        uint64_t size = 1 + uniform(2048);
-        if (uniform(100) < 10) cfg.soft_pin_ttl_ms = 1 + static_cast<int64_t>(uniform(50));
-        if (uniform(100) < 1) {
-          cfg.hard_pin = true;
-          size = 64;
-        }
-        auto s = master().PutStart(key, size, cfg);
-        if (!s.ok()) {
-          if (s.status().code() != ErrorCode::kObjectAlreadyExists &&
-              s.status().code() != ErrorCode::kNoSpace &&
-              s.status().code() != ErrorCode::kUnavailable &&  // its segment went away
-              s.status().code() != ErrorCode::kObjectNotReady) {  // the old one's is going
-            bad_results.fetch_add(1);
-          }
-          continue;
-        }
-        for (const ReplicaDescriptor& d : s->replicas) {
-          if (d.length != size) bad_results.fetch_add(1);
-        }
-        if (uniform(100) < 10) {
-          // A concurrent unmount may already have dropped the pending put.
-          Status revoke = master().PutRevoke(key, s->token);
-          if (!revoke.ok() && revoke.code() != ErrorCode::kPutNotStarted) bad_results.fetch_add(1);
-          continue;
-        }
-        Status end = master().PutEnd(key, s->token);
-        if (end.ok()) {
-          mine[i] = KeyState{false, cfg.hard_pin, 0};
-        } else if (end.code() != ErrorCode::kPutNotStarted) {
-          bad_results.fetch_add(1);
-        }
-      } else if (r < 590) {  // read, mostly own keys
-        int owner = uniform(4) == 0 ? static_cast<int>(uniform(kThreads)) : t;
-        std::string k = owner == t ? key : key_of(owner, i);
-        auto g = master().GetReplicaList(k);
-        if (owner == t && mine[i].removed && g.ok()) resurrections.fetch_add(1);
-        if (g.ok()) {
-          if (g->replicas.empty()) bad_results.fetch_add(1);
-          if (owner == t) mine[i].own_lease = std::max(mine[i].own_lease, g->lease_expiry);
-        }
-      } else if (r < 690) {  // remove own key, no force
-        Status s = master().Remove(key);
-        if (s.ok()) {
-          TimeMs after = clock_.NowMs();
-          if (mine[i].own_lease > after) lease_violations.fetch_add(1);
-          mine[i] = KeyState{true, false, 0};
-          if (master().GetReplicaList(key).ok()) resurrections.fetch_add(1);
-        } else if (s.code() != ErrorCode::kObjectLeased && s.code() != ErrorCode::kObjectNotFound) {
-          bad_results.fetch_add(1);
-        }
-      } else if (r < 770) {  // prefix query over a window of own keys
-        int from = static_cast<int>(uniform(kKeys));
-        int len = static_cast<int>(uniform(kKeys - from)) + 1;
-        std::vector<std::string> q;
-        size_t first_removed = SIZE_MAX;
-        for (int j = from; j < from + len; ++j) {
-          if (mine[j].removed && first_removed == SIZE_MAX) first_removed = q.size();
-          q.push_back(key_of(t, j));
-        }
-        if (uniform(2) == 0) {
-          auto n = master().BatchQueryPrefix(q);
-          if (!n.ok() || *n > q.size() || *n > first_removed) bad_results.fetch_add(1);
-        } else {
-          auto got = master().BatchGetReplicaList(q, /*prefix_mode=*/true);
-          // The prefix, then (unless every key was read) the key that ended it.
-          size_t readable = 0;
-          while (readable < got.size() && got[readable].ok()) ++readable;
-          if (readable > first_removed) resurrections.fetch_add(1);
-          if (got.size() > readable + 1) bad_results.fetch_add(1);
-          for (size_t j = 0; j < readable; ++j) {
-            auto& st = mine[from + j];
-            st.own_lease = std::max(st.own_lease, got[j]->lease_expiry);
-          }
-        }
-      } else if (r < 810) {
-        master().EvictBytes(uniform(8192));
-      } else if (r < 830) {
-        master().RunMaintenance();
-      } else if (r < 900) {
-        clock_.Advance(1 + static_cast<TimeMs>(uniform(8)));
-      } else if (r < 920) {  // segment churn
-        if (!mounted) {
-          auto id = master().MountSegment({extra, 16 << 10, node, node + ":1", Tier::kDram});
-          mounted = id.ok();
-          if (!id.ok()) bad_results.fetch_add(1);
-        } else {
-          if (!master().UnmountSegment(extra, node).ok()) bad_results.fetch_add(1);
-          mounted = false;
-        }
-      } else if (r < 960) {  // a chain of fresh pages
-        std::vector<std::string> chain = Keys(prefix + "c" + std::to_string(chains++) + "/", 4);
-        std::vector<uint64_t> sizes(chain.size(), 256);
-        auto starts = master().BatchPutStart(chain, sizes, {}, /*chain=*/true);
-        std::vector<std::string> started;
-        std::vector<uint64_t> tokens;
-        for (size_t j = 0; j < chain.size(); ++j) {
-          if (!starts[j].ok()) continue;
-          started.push_back(chain[j]);
-          tokens.push_back(starts[j]->token);
-        }
-        for (const Status& s : master().BatchPutEnd(started, tokens)) {
-          if (!s.ok() && s.code() != ErrorCode::kPutNotStarted) bad_results.fetch_add(1);
-        }
-      } else if (r < 995) {
-        auto e = master().Exists(key);
-        if (!e.ok() || (*e && mine[i].removed)) resurrections.fetch_add(1);
-      } else {  // drop the whole namespace, leases or not
-        auto n = master().RemoveByPrefix(prefix, /*force=*/true);
-        if (!n.ok()) bad_results.fetch_add(1);
-        for (auto& st : mine) st = KeyState{true, false, 0};
-      }
-    }
-  };
+  StressTallies tallies;
   std::vector<std::thread> threads;
   threads.reserve(kThreads);
-  for (int t = 0; t < kThreads; ++t) threads.emplace_back(worker, t);
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back(
+        [&, t] { StressWorker(master(), clock_, t, states[t], tallies).Run(kOps); });
+  }
   for (auto& th : threads) th.join();
   master().StopBackground();
 
-  EXPECT_EQ(lease_violations.load(), 0u);
-  EXPECT_EQ(resurrections.load(), 0u);
-  EXPECT_EQ(bad_results.load(), 0u);
+  EXPECT_EQ(tallies.lease_violations.load(), 0u);
+  EXPECT_EQ(tallies.resurrections.load(), 0u);
+  EXPECT_EQ(tallies.bad_results.load(), 0u);
   EXPECT_GT(master().counters().evictions.load(), 0u);
   EXPECT_GE(master().counters().bloom_rebuilds.load(), 1u);
   ExpectSpaceAccountedFor();
@@ -225,7 +293,7 @@ TEST_F(StressTest, RandomOperationsKeepInvariants) {
   for (int t = 0; t < kThreads; ++t) {
     for (int i = 0; i < kKeys; ++i) {
       if (states[t][i].removed) {
-        EXPECT_FALSE(Readable(key_of(t, i))) << key_of(t, i);
+        EXPECT_FALSE(Readable(KeyOf(t, i))) << KeyOf(t, i);
       }
     }
   }

@@ -32,7 +32,7 @@ class TextWriter {
   // The current family must be a histogram. Values are divided by `scale`.
   void Histogram(Labels labels, const HistogramSnapshot& h, double scale = 1);
   void Histogram(const std::vector<Label>& labels, const HistogramSnapshot& h, double scale = 1);
-  // Text already in the exposition format (e.g. master_metrics.h).
+  // Text already in the exposition format (e.g. master/master_metrics.h).
   void Raw(std::string_view text) { out_ += text; }
 
   const std::string& text() const { return out_; }

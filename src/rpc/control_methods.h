@@ -2,12 +2,10 @@
 // master.proto, each carried in a control frame (transfer/wire.h) whose body is
 // the same request message the gRPC method takes, and answered with the same
 // reply message. Numbers are part of the wire format: append, never renumber.
+// Both ends include this; it includes nothing of the server.
 #pragma once
 
 #include <cstdint>
-#include <string_view>
-
-#include "rpc/server_metrics.h"
 
 namespace crescent::rpc {
 
@@ -26,37 +24,6 @@ enum class ControlMethod : uint8_t {
   kBatchQueryPrefix = 12,
 };
 inline constexpr uint8_t kControlMethodMax = 12;
-
-// The gRPC method of the same call (for its metrics), and its name.
-inline RpcMethod RpcMethodOf(ControlMethod m) {
-  switch (m) {
-    case ControlMethod::kHello:
-      return RpcMethod::kStats;  // never recorded; any value
-    case ControlMethod::kPutStart:
-      return RpcMethod::kPutStart;
-    case ControlMethod::kPutEnd:
-      return RpcMethod::kPutEnd;
-    case ControlMethod::kPutRevoke:
-      return RpcMethod::kPutRevoke;
-    case ControlMethod::kBatchPutStart:
-      return RpcMethod::kBatchPutStart;
-    case ControlMethod::kBatchPutEnd:
-      return RpcMethod::kBatchPutEnd;
-    case ControlMethod::kBatchPutRevoke:
-      return RpcMethod::kBatchPutRevoke;
-    case ControlMethod::kGetReplicaList:
-      return RpcMethod::kGetReplicaList;
-    case ControlMethod::kBatchGetReplicaList:
-      return RpcMethod::kBatchGetReplicaList;
-    case ControlMethod::kExists:
-      return RpcMethod::kExists;
-    case ControlMethod::kBatchExists:
-      return RpcMethod::kBatchExists;
-    case ControlMethod::kBatchQueryPrefix:
-      return RpcMethod::kBatchQueryPrefix;
-  }
-  return RpcMethod::kStats;
-}
 
 // A call whose answer may wait for the operation log to reach stable storage
 // (--log-sync always): the server runs it off its I/O thread.

@@ -32,6 +32,7 @@
 #include "rpc/control_methods.h"
 #include "rpc/master.pb.h"
 #include "rpc/record_call.h"
+#include "rpc/server_metrics.h"
 #include "transfer/asio_server.h"
 #include "transfer/connection_table.h"
 #include "transfer/frame_buffer.h"
@@ -49,6 +50,37 @@ namespace wire = transfer::wire;
 constexpr int kSyncWaitWorkers = 4;
 
 void IgnoreException(std::exception_ptr) {}
+
+// The gRPC method of the same call, under which its metrics are kept.
+RpcMethod RpcMethodOf(ControlMethod m) {
+  switch (m) {
+    case ControlMethod::kHello:
+      return RpcMethod::kStats;  // never recorded; any value
+    case ControlMethod::kPutStart:
+      return RpcMethod::kPutStart;
+    case ControlMethod::kPutEnd:
+      return RpcMethod::kPutEnd;
+    case ControlMethod::kPutRevoke:
+      return RpcMethod::kPutRevoke;
+    case ControlMethod::kBatchPutStart:
+      return RpcMethod::kBatchPutStart;
+    case ControlMethod::kBatchPutEnd:
+      return RpcMethod::kBatchPutEnd;
+    case ControlMethod::kBatchPutRevoke:
+      return RpcMethod::kBatchPutRevoke;
+    case ControlMethod::kGetReplicaList:
+      return RpcMethod::kGetReplicaList;
+    case ControlMethod::kBatchGetReplicaList:
+      return RpcMethod::kBatchGetReplicaList;
+    case ControlMethod::kExists:
+      return RpcMethod::kExists;
+    case ControlMethod::kBatchExists:
+      return RpcMethod::kBatchExists;
+    case ControlMethod::kBatchQueryPrefix:
+      return RpcMethod::kBatchQueryPrefix;
+  }
+  return RpcMethod::kStats;
+}
 
 // Counts a connection open for as long as its coroutine frame lives (a frame
 // destroyed while suspended included).

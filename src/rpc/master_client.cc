@@ -783,6 +783,7 @@ StatusOr<ClusterStats> MasterClient::Stats() {
   out.held_bytes = resp.held_bytes();
   out.metadata_bytes = resp.metadata_bytes();
   out.largest_object = resp.largest_object();
+  out.admin_port = resp.admin_port();
   for (const SegmentInfo& info : resp.segments()) out.segments.push_back(FromProto(info));
   out.counters.insert(resp.counters().begin(), resp.counters().end());
   return out;

@@ -90,6 +90,7 @@ struct ClusterStats {
   uint64_t held_bytes = 0;  // part of used_bytes (master::MasterStats)
   uint64_t metadata_bytes = 0;
   uint64_t largest_object = 0;  // master::MasterStats
+  uint32_t admin_port = 0;      // the master's admin HTTP port (0: none)
   std::vector<master::SegmentInfo> segments;
   std::map<std::string, uint64_t> counters;
 };

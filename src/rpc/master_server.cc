@@ -364,6 +364,10 @@ int MasterServer::control_port() const { return impl_->control ? impl_->control-
 
 int MasterServer::liveness_port() const { return impl_->liveness ? impl_->liveness_port : 0; }
 
+void MasterServer::SetAdminPort(int port) {
+  impl_->handlers.SetAdminPort(static_cast<uint32_t>(port));
+}
+
 const RpcServerMetrics& MasterServer::metrics() const { return impl_->metrics; }
 
 void MasterServer::BeginDrain() { impl_->draining.store(true, std::memory_order_release); }

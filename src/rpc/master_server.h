@@ -82,6 +82,9 @@ class MasterServer {
   int control_port() const;
   // The Liveness service's bound TCP port; 0 when it is off.
   int liveness_port() const;
+  // The admin HTTP port that Stats replies name (MasterHost sets it once its
+  // endpoint is up); 0 until then, or without one.
+  void SetAdminPort(int port);
   // Latency and errors by method, object sizes (server_metrics.h).
   const RpcServerMetrics& metrics() const;
   // From now on, answers every client call with gRPC UNAVAILABLE ("the master

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "common/clock.h"
-#include "metrics/master_metrics.h"
+#include "master/master_metrics.h"
 #include "rpc/convert.h"
 #include "rpc/server_validation.h"
 
@@ -379,11 +379,12 @@ void MasterHandlers::Stats(Empty&, StatsResponse* resp) const {
   resp->set_held_bytes(s.held_bytes);
   resp->set_largest_object(s.largest_object);
   resp->set_metadata_bytes(s.metadata_bytes);
+  resp->set_admin_port(admin_port_.load(std::memory_order_relaxed));
   for (const master::SegmentInfo& info : master_.ListSegments()) {
     ToProto(info, resp->add_segments());
   }
   auto& counters = *resp->mutable_counters();
-  for (const metrics::Sample& sample : metrics::CollectMasterSamples(master_)) {
+  for (const master::Sample& sample : master::CollectMasterSamples(master_)) {
     counters[sample.name] = sample.value;
   }
   ToProto(crescent::Status::Ok(), resp->mutable_status());

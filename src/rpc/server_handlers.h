@@ -13,6 +13,9 @@
 //  - Handlers are const and thread-safe; they may take the request's strings.
 #pragma once
 
+#include <atomic>
+#include <cstdint>
+
 #include "master/master_service.h"
 #include "rpc/master.pb.h"
 #include "rpc/master_server.h"
@@ -67,6 +70,9 @@ class MasterHandlers {
     uint32_t liveness_port = 0;  // the Liveness service; 0: none
   };
   void SetControlAdvert(ControlAdvert advert) { control_ = std::move(advert); }
+  // The admin HTTP port the Stats RPC names (0: none); set while serving, once
+  // the endpoint has started (after this server).
+  void SetAdminPort(uint32_t port) { admin_port_.store(port, std::memory_order_relaxed); }
 
  private:
   // A started put: its token, and its replicas, each with a WRITE capability.
@@ -88,6 +94,7 @@ class MasterHandlers {
   master::MasterService& master_;
   const transfer::CapabilitySigner& signer_;
   ControlAdvert control_;
+  std::atomic<uint32_t> admin_port_{0};
 };
 
 // A handler, as both transports call it.

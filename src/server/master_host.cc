@@ -5,7 +5,7 @@
 #include "common/clock.h"
 #include "common/endpoint.h"
 #include "durability/restore.h"
-#include "metrics/master_metrics.h"
+#include "master/master_metrics.h"
 #include "rpc/server_metrics.h"
 #include "server/status_page.h"
 
@@ -72,8 +72,8 @@ StatusOr<std::unique_ptr<MasterHost>> MasterHost::Start(const MasterHostOptions&
   host->address_ = listen.substr(0, listen.rfind(':')) + ":" + std::to_string(host->rpc_->port());
 
   host->registry_.Add([m = host->master_.get()](metrics::TextWriter& w) {
-    w.Raw(metrics::RenderPrometheus(*m));
-    metrics::CollectMasterGauges(*m, w);
+    w.Raw(master::RenderPrometheus(*m));
+    master::CollectMasterGauges(*m, w);
   });
   host->registry_.Add([r = host->rpc_.get()](metrics::TextWriter& w) { r->metrics().Collect(w); });
   if (options.http_port != 0) {
@@ -87,7 +87,7 @@ StatusOr<std::unique_ptr<MasterHost>> MasterHost::Start(const MasterHostOptions&
         h->status_->Sample(UnixNowMs());
       }
     });
-    metrics::AdminRoutes routes = metrics::MasterRoutes(*host->master_);
+    metrics::AdminRoutes routes = master::MasterRoutes(*host->master_);
     routes.metrics = [r = &host->registry_] { return r->Render(); };
     routes.status_json = [s = host->status_.get()] { return s->Json(UnixNowMs()); };
     routes.status_page = std::string(kStatusPageHtml);
@@ -95,6 +95,7 @@ StatusOr<std::unique_ptr<MasterHost>> MasterHost::Start(const MasterHostOptions&
         metrics::AdminHttpServer::Start(options.http_host, options.http_port, std::move(routes));
     if (!http.ok()) return http.status();
     host->http_ = std::move(http.value());
+    host->rpc_->SetAdminPort(host->http_->port());  // `crescent top` finds it through Stats
   }
   return host;
 }

@@ -3,7 +3,7 @@
 // StoreNodeOptions::warm_pages is off.
 #include <gtest/gtest.h>
 
-#include "client_test_util.h"
+#include "client/client_test_util.h"
 
 namespace crescent::client_test {
 namespace {

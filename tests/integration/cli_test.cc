@@ -12,6 +12,7 @@
 #include <cstring>
 #include <filesystem>
 #include <optional>
+#include <regex>
 
 #include "integration/cluster.h"
 #include "integration/raw_socket.h"
@@ -411,6 +412,45 @@ TEST_F(CliTest, MetricsAndHealthOverHttp) {
   auto missing = http.Get("/nope");
   ASSERT_TRUE(missing);
   EXPECT_EQ(missing->status, 404);
+}
+
+// top reads the admin port that the master names (its Stats reply), on the
+// master's host, like every client verb given --master; --http names the port
+// outright instead, and both at once is a usage error.
+TEST_F(CliTest, TopFindsTheAdminPortThroughTheMaster) {
+  ASSERT_EQ(Cli({"put", "cli/top", "-"}, "t").exit_code, 0);
+  CommandResult top = Cli({"top", "--once"});
+  ASSERT_EQ(top.exit_code, 0) << top.err;
+  EXPECT_THAT(top.out, HasSubstr("crescent top - master "));
+  EXPECT_THAT(top.out, HasSubstr("objects 1 "));
+
+  const std::string http = "127.0.0.1:" + std::to_string(http_port_);
+  CommandResult direct = RunCrescent({"top", "--once", "--http", http}, dir_.path());
+  ASSERT_EQ(direct.exit_code, 0) << direct.err;
+  EXPECT_THAT(direct.out, HasSubstr("objects 1 "));
+
+  CommandResult both = Cli({"top", "--once", "--http", http});
+  EXPECT_EQ(both.exit_code, 2) << both.err;
+  EXPECT_THAT(both.err, HasSubstr("--http"));
+
+  const std::string closed = "127.0.0.1:" + std::to_string(PickFreePort());
+  CommandResult unreachable =
+      RunCrescent({"top", "--once", "--master", closed, "--timeout-ms", "1000"}, dir_.path());
+  EXPECT_EQ(unreachable.exit_code, 2) << unreachable.err;
+  EXPECT_THAT(unreachable.err, HasSubstr(closed));
+}
+
+// A master without an admin port says so, rather than top trying a port.
+TEST_F(CliTest, TopSaysWhenTheMasterServesNoAdminPort) {
+  ASSERT_TRUE(WriteFile(dir_.File("master-secret"), "integration-test-secret-0123456789abcdef"));
+  Process master({CrescentBin(), "master", "--port", "0", "--http-port", "0", "--secret-file",
+                  dir_.File("master-secret")},
+                 dir_.File("no-http-master.log"));
+  auto address = master.WaitForMatch(std::regex(R"(listening on ([0-9.]+:[0-9]+))"), kStartTimeout);
+  ASSERT_TRUE(address.has_value()) << master.Output();
+  CommandResult top = RunCrescent({"top", "--once", "--master", (*address)[1]}, dir_.path());
+  EXPECT_EQ(top.exit_code, 2) << top.err;
+  EXPECT_THAT(top.err, HasSubstr("serves no admin HTTP port"));
 }
 
 TEST_F(CliTest, ServeExitsZeroOnSigterm) {

@@ -9,7 +9,7 @@
 #include <thread>
 #include <vector>
 
-#include "server/client_test_util.h"
+#include "client/client_test_util.h"
 
 namespace crescent {
 namespace {

@@ -16,7 +16,7 @@
 
 #include "common/value_hash.h"
 #include "rpc/master_client.h"
-#include "server/client_test_util.h"
+#include "client/client_test_util.h"
 #include "transfer/tcp_transport.h"
 
 namespace crescent {

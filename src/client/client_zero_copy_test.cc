@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "server/client_test_util.h"
+#include "client/client_test_util.h"
 
 namespace crescent {
 namespace {

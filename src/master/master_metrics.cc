@@ -1,8 +1,8 @@
-#include "metrics/master_metrics.h"
+#include "master/master_metrics.h"
 
 #include <string_view>
 
-namespace crescent::metrics {
+namespace crescent::master {
 namespace {
 
 struct Family {
@@ -119,10 +119,10 @@ std::string Labelled(std::string_view family, std::string_view key, std::string_
 
 }  // namespace
 
-std::vector<Sample> CollectMasterSamples(const master::MasterService& master) {
-  const master::MasterCounters& c = master.counters();
+std::vector<Sample> CollectMasterSamples(const MasterService& master) {
+  const MasterCounters& c = master.counters();
   std::vector<Sample> out;
-  const std::pair<std::string_view, const master::OpCounter*> ops[] = {
+  const std::pair<std::string_view, const OpCounter*> ops[] = {
       {"mount", &c.mount},
       {"unmount", &c.unmount},
       {"heartbeat", &c.heartbeat},
@@ -223,7 +223,7 @@ std::vector<Sample> CollectMasterSamples(const master::MasterService& master) {
   out.push_back({"crescent_pmem_verification_retries_total", Load(c.verify_retries)});
   out.push_back({"crescent_pmem_verifications_pending", master.PendingVerifications()});
 
-  master::MasterStats s = master.Stats();
+  MasterStats s = master.Stats();
   out.push_back({"crescent_objects", s.objects});
   out.push_back({"crescent_pending_puts", s.pending_puts});
   out.push_back({"crescent_capacity_bytes", s.capacity_bytes});
@@ -231,7 +231,7 @@ std::vector<Sample> CollectMasterSamples(const master::MasterService& master) {
   out.push_back({"crescent_held_bytes", s.held_bytes});
   out.push_back({"crescent_metadata_bytes", s.metadata_bytes});
   out.push_back({"crescent_segments", s.segments});
-  for (const master::SegmentInfo& seg : master.ListSegments()) {
+  for (const SegmentInfo& seg : master.ListSegments()) {
     out.push_back(
         {Labelled("crescent_segment_used_bytes", "segment", seg.spec.name), seg.used_bytes});
     out.push_back(
@@ -240,7 +240,7 @@ std::vector<Sample> CollectMasterSamples(const master::MasterService& master) {
   return out;
 }
 
-std::string RenderPrometheus(const master::MasterService& master) {
+std::string RenderPrometheus(const MasterService& master) {
   std::vector<Sample> samples = CollectMasterSamples(master);
   std::string out;
   out.reserve(samples.size() * 64);
@@ -277,15 +277,15 @@ std::string RenderPrometheus(const master::MasterService& master) {
   return out;
 }
 
-void CollectMasterGauges(const master::MasterService& master, TextWriter& w) {
-  const master::MasterStats s = master.Stats();
+void CollectMasterGauges(const MasterService& master, metrics::TextWriter& w) {
+  const MasterStats s = master.Stats();
   w.Family("crescent_bloom_estimated_fpr", "gauge",
            "Estimated false-positive rate of the negative-lookup Bloom filter now.");
   w.Sample({}, s.bloom_estimated_fpr);
-  const std::vector<master::SegmentInfo> segments = master.ListSegments();
+  const std::vector<SegmentInfo> segments = master.ListSegments();
   uint64_t capacity[2] = {0, 0}, used[2] = {0, 0};
-  for (const master::SegmentInfo& seg : segments) {
-    const size_t t = seg.spec.tier == master::Tier::kDram ? 0 : 1;
+  for (const SegmentInfo& seg : segments) {
+    const size_t t = seg.spec.tier == Tier::kDram ? 0 : 1;
     capacity[t] += seg.spec.capacity;
     used[t] += seg.used_bytes;
   }
@@ -298,17 +298,17 @@ void CollectMasterGauges(const master::MasterService& master, TextWriter& w) {
   w.Family("crescent_evictions_by_reason_total", "counter",
            "Objects evicted, by reason: watermark (the background round) or put (a put found "
            "no space).");
-  const master::MasterCounters& c = master.counters();
+  const MasterCounters& c = master.counters();
   w.Sample({{"reason", "watermark"}}, Load(c.evictions_watermark));
   w.Sample({{"reason", "put"}}, Load(c.evictions_for_put));
-  const master::MasterService::PinCounts pins = master.Pins();
+  const MasterService::PinCounts pins = master.Pins();
   w.Family("crescent_leased_objects", "gauge",
            "Complete objects under a read lease now (removal refused, eviction spares them).");
   w.Sample({}, master.CountLeased());
   w.Family("crescent_pinned_objects", "gauge", "Complete objects pinned, by kind (hard, soft).");
   w.Sample({{"kind", "hard"}}, pins.hard);
   w.Sample({{"kind", "soft"}}, pins.soft);
-  const std::vector<master::SegmentTable::NodeInfo> nodes = master.ListNodes();
+  const std::vector<SegmentTable::NodeInfo> nodes = master.ListNodes();
   uint64_t suspect = 0;
   for (const auto& n : nodes) suspect += n.suspect ? 1 : 0;
   w.Family("crescent_nodes", "gauge",
@@ -323,21 +323,21 @@ void CollectMasterGauges(const master::MasterService& master, TextWriter& w) {
   }
   w.Family("crescent_segment_allocations", "gauge",
            "Allocations (object replicas, pending puts, held space), by segment.");
-  for (const master::SegmentInfo& seg : segments) {
+  for (const SegmentInfo& seg : segments) {
     w.Sample({{"segment", seg.spec.name}}, seg.allocations);
   }
 }
 
-std::string MasterNotReadyReason(const master::MasterService& master) {
+std::string MasterNotReadyReason(const MasterService& master) {
   if (!master.ListSegments().empty()) return {};
   return "no segment is mounted (no store node has mounted one yet)";
 }
 
-AdminRoutes MasterRoutes(const master::MasterService& master) {
-  AdminRoutes r;
+metrics::AdminRoutes MasterRoutes(const MasterService& master) {
+  metrics::AdminRoutes r;
   r.metrics = [&master] { return RenderPrometheus(master); };
   r.not_ready_reason = [&master] { return MasterNotReadyReason(master); };
   return r;
 }
 
-}  // namespace crescent::metrics
+}  // namespace crescent::master

@@ -12,7 +12,7 @@
 #include <filesystem>
 #include <thread>
 
-#include "server/client_test_util.h"
+#include "client/client_test_util.h"
 
 namespace crescent::client_test {
 namespace {

@@ -10,7 +10,7 @@
 // process with access to it would make: through the node's own mapping of its
 // segment (the cluster runs in this process), at the replica's offset. Nothing
 // in the data plane sees it.
-#include "server/client_test_util.h"
+#include "client/client_test_util.h"
 
 namespace crescent::client_test {
 namespace {
