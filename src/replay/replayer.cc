@@ -11,8 +11,8 @@
 #include <thread>
 #include <vector>
 
+#include "common/host_memory.h"
 #include "replay/sequencer.h"
-#include "transfer/segment_memory.h"
 
 namespace crescent::replay {
 
@@ -213,7 +213,7 @@ Status CheckItFits(Client& client, const Plan& plan, const ReplayOptions& option
       __builtin_mul_overflow(need, static_cast<uint64_t>(options.streams), &need)) {
     need = UINT64_MAX;
   }
-  std::optional<transfer::AvailableMemory> avail = transfer::AvailableSegmentMemory();
+  std::optional<AvailableMemory> avail = AvailableSegmentMemory();
   if (avail && need > avail->bytes) {
     return Status(
         ErrorCode::kNoSpace,

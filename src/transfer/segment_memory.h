@@ -1,7 +1,7 @@
 // SegmentMemory: one store-node segment. A DRAM segment is a memfd mapped
 // MAP_SHARED, its pages reserved (fallocate) and mapped (MAP_POPULATE) at
 // creation; a persistent one is a file mapped through libpmem2 (pmem_file.h). Create() first
-// refuses a size the host cannot give (AvailableSegmentMemory below). The TCP data
+// refuses a size the host cannot give (AvailableSegmentMemory, common/host_memory.h). The TCP data
 // server reads and writes it in place; the shm server hands its fd to same-host
 // clients, who map the same pages.
 //
@@ -21,6 +21,7 @@
 #include <string>
 #include <string_view>
 
+#include "common/host_memory.h"
 #include "crescent/status.h"
 #include "transfer/capability.h"
 #include "transfer/clock_gate.h"
@@ -38,30 +39,12 @@ inline constexpr uint64_t kFenceStep = 256 << 10;
 // The next chunk of a transfer with `left` bytes to go.
 inline uint64_t FenceStep(uint64_t left) { return left < kFenceStep ? left : kFenceStep; }
 
-// The memory a new segment could get now: MemAvailable + SwapFree from
-// /proc/meminfo, lowered to the smallest cgroup v2 memory.max on the way from this
-// process's cgroup to the root, where one is set. `detail` says where the figure
-// comes from, for error messages. nullopt when /proc/meminfo cannot be read.
-// The cgroup's own usage is not subtracted (much of it can be reclaimable page
-// cache); past its limit the cgroup's OOM killer acts inside it, not host-wide.
-struct AvailableMemory {
-  uint64_t bytes = 0;
-  std::string detail;
-};
-std::optional<AvailableMemory> AvailableSegmentMemory();
-// The parts of it, split out for tests. From /proc/meminfo's text: MemAvailable
-// (MemFree on kernels without it) + SwapFree; nullopt without either.
-std::optional<AvailableMemory> ParseMeminfoAvailable(std::string_view meminfo);
-// The smallest memory.max from the cgroup that the "0::PATH" line of
-// `proc_self_cgroup` names up to the root of the v2 hierarchy at `cgroup_root`,
-// and the cgroup setting it; nullopt when `cgroup_root` is not a v2 hierarchy (a
-// v1 or hybrid host) or no cgroup on the way sets a limit.
-struct CgroupLimit {
-  uint64_t bytes = 0;
-  std::string path;
-};
-std::optional<CgroupLimit> CgroupMemoryMax(const std::string& cgroup_root,
-                                           std::string_view proc_self_cgroup);
+// The memory a new segment could get now (common/host_memory.h).
+using crescent::AvailableMemory;
+using crescent::AvailableSegmentMemory;
+using crescent::CgroupLimit;
+using crescent::CgroupMemoryMax;
+using crescent::ParseMeminfoAvailable;
 
 class SegmentMemory {
  public:
