@@ -103,6 +103,16 @@ TEST(LogRecordTest, AMountWithoutAFileIdentityIsReadWithNone) {
   EXPECT_EQ(*back, mount);
 }
 
+// Every varint in its one encoding (common/coding.h): a padded one, which the
+// decoder before it read as the same number, is refused.
+TEST(LogRecordTest, APaddedVarintIsRefused) {
+  ASSERT_TRUE(DecodeLogRecord(UnhexForTest("0203")).ok());  // segment 3 unmounted
+  EXPECT_EQ(DecodeLogRecord(UnhexForTest("028300")).status().code(), ErrorCode::kCorruptData);
+  EXPECT_EQ(DecodeLogRecord(UnhexForTest("0404676f6e6501")).status().code(), ErrorCode::kOk);
+  EXPECT_EQ(DecodeLogRecord(UnhexForTest("048400676f6e6501")).status().code(),
+            ErrorCode::kCorruptData);  // the key's length padded
+}
+
 TEST(LogRecordTest, UnknownValuesAreRefused) {
   EXPECT_EQ(DecodeLogRecord(std::string(1, '\x09')).status().code(), ErrorCode::kCorruptData);
   LogRecord removed = Samples()[3];
