@@ -53,10 +53,6 @@ size_t MaxClients() {
   return std::clamp<size_t>(static_cast<size_t>(lim.rlim_cur / 4), 16, 1024);
 }
 
-Status Errno(const char* what, int err) {
-  return Status(ErrorCode::kIoError, std::string(what) + ": " + std::strerror(err));
-}
-
 int64_t SteadyMs() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(
              std::chrono::steady_clock::now().time_since_epoch())
@@ -420,16 +416,16 @@ StatusOr<std::unique_ptr<ShmServer>> ShmServer::Start(const std::string& name,
   // must not block the loop.
   // On a failure `impl` goes, and its fds with it.
   impl->listen_fd.reset(socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
-  if (!impl->listen_fd.valid()) return Errno("shm socket", errno);
+  if (!impl->listen_fd.valid()) return IoError("shm socket", errno);
   if (bind(impl->listen_fd.get(), reinterpret_cast<sockaddr*>(&addr), addr_len) != 0) {
-    Status s = Errno("shm bind", errno);
+    Status s = IoError("shm bind", errno);
     return Status(s.code(), s.message() + " (abstract name '" + name + "')");
   }
-  if (listen(impl->listen_fd.get(), 64) != 0) return Errno("shm listen", errno);
+  if (listen(impl->listen_fd.get(), 64) != 0) return IoError("shm listen", errno);
   impl->wake_fd.reset(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
-  if (!impl->wake_fd.valid()) return Errno("shm eventfd", errno);
+  if (!impl->wake_fd.valid()) return IoError("shm eventfd", errno);
   impl->drop_fd.reset(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
-  if (!impl->drop_fd.valid()) return Errno("shm eventfd", errno);
+  if (!impl->drop_fd.valid()) return IoError("shm eventfd", errno);
   Impl* raw = impl.get();
   impl->thread = std::thread([raw] { raw->Run(); });
   return std::unique_ptr<ShmServer>(new ShmServer(std::move(impl)));
