@@ -54,7 +54,7 @@ StatusOr<RepSample> TcpStreamsOnce(uint64_t size, uint64_t objects,
   std::vector<Clock::time_point> done(static_cast<size_t>(streams));
   for (int i = 0; i < streams; ++i) {
     receivers.emplace_back([&, i] {
-      const int fd = (*pairs)[size_t(i)]->server;
+      const int fd = (*pairs)[size_t(i)]->server.get();
       const std::span<std::byte> into = ends[size_t(i)].into;
       const uint64_t slots = std::max<uint64_t>(1, into.size() / size);
       uint64_t& got = received[size_t(i)];
@@ -72,7 +72,8 @@ StatusOr<RepSample> TcpStreamsOnce(uint64_t size, uint64_t objects,
   const auto start = Clock::now();
   RunParallel(streams, [&](int i) {
     for (uint64_t k = 0; k < objects; ++k) {
-      if (!WriteAll((*pairs)[size_t(i)]->client, Chunk(ends[size_t(i)].from, size, k), size)) {
+      if (!WriteAll((*pairs)[size_t(i)]->client.get(), Chunk(ends[size_t(i)].from, size, k),
+                    size)) {
         (*pairs)[size_t(i)]->Shutdown();  // its receiver stops short
         return;
       }

@@ -9,18 +9,15 @@
 #include <string>
 #include <vector>
 
+#include "common/fd.h"
 #include "crescent/status.h"
 
 namespace crescent::bench {
 
 // A connected pair, TCP_NODELAY on both ends; closed on destruction.
 struct SocketPair {
-  int client = -1;
-  int server = -1;
-  SocketPair() = default;
-  SocketPair(const SocketPair&) = delete;
-  SocketPair& operator=(const SocketPair&) = delete;
-  ~SocketPair();
+  ScopedFd client;
+  ScopedFd server;
   // Wakes any thread blocked on either end (after a failure).
   void Shutdown();
 };
@@ -31,8 +28,8 @@ struct SocketPair {
 StatusOr<std::vector<std::unique_ptr<SocketPair>>> LoopbackPairs(
     int n, const std::string& congestion = "");
 
-// Blocking full writes and reads; false on error or end of stream.
-bool WriteAll(int fd, const std::byte* p, size_t n);
+// A blocking full read; false on error or end of stream. (Writes:
+// common/fd.h's WriteAll.)
 bool ReadAll(int fd, std::byte* p, size_t n);
 
 // The i-th `size`-byte chunk of `source`, cycling (source holds at least one).

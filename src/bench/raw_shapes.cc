@@ -31,18 +31,18 @@ StatusOr<RepSample> RawShapeOnce(RawShape shape, uint64_t size, uint64_t objects
   std::thread master([&] {
     std::byte b[kHeader];
     for (uint64_t i = 0; i < trips; ++i) {
-      if (!ReadAll(control.server, b, kHeader) || !WriteAll(control.server, b, kHeader))
+      if (!ReadAll(control.server.get(), b, kHeader) || !WriteAll(control.server.get(), b, kHeader))
         return fail();
     }
   });
   std::thread store([&] {
     Buffer sink(size + kHeader);
     for (uint64_t i = 0; i < objects; ++i) {
-      const bool ok = shape.get ? ReadAll(data.server, sink.data(), kHeader) &&
-                                      WriteAll(data.server, sink.data(), kHeader) &&
-                                      WriteAll(data.server, Chunk(source, size, i), size)
-                                : ReadAll(data.server, sink.data(), size + kHeader) &&
-                                      WriteAll(data.server, sink.data(), kHeader);
+      const bool ok = shape.get ? ReadAll(data.server.get(), sink.data(), kHeader) &&
+                                      WriteAll(data.server.get(), sink.data(), kHeader) &&
+                                      WriteAll(data.server.get(), Chunk(source, size, i), size)
+                                : ReadAll(data.server.get(), sink.data(), size + kHeader) &&
+                                      WriteAll(data.server.get(), sink.data(), kHeader);
       if (!ok) return fail();
     }
   });
@@ -50,7 +50,7 @@ StatusOr<RepSample> RawShapeOnce(RawShape shape, uint64_t size, uint64_t objects
   std::byte b[kHeader] = {};
   auto ping = [&](int k) {
     for (int i = 0; i < k; ++i) {
-      if (!WriteAll(control.client, b, kHeader) || !ReadAll(control.client, b, kHeader))
+      if (!WriteAll(control.client.get(), b, kHeader) || !ReadAll(control.client.get(), b, kHeader))
         return false;
     }
     return true;
@@ -60,12 +60,13 @@ StatusOr<RepSample> RawShapeOnce(RawShape shape, uint64_t size, uint64_t objects
   const auto start = Clock::now();
   for (uint64_t i = 0; i < objects && !failed; ++i) {
     const auto t0 = Clock::now();
-    bool ok = ping(shape.control_before) && WriteAll(data.client, b, kHeader);
+    bool ok = ping(shape.control_before) && WriteAll(data.client.get(), b, kHeader);
     if (shape.get) {
-      ok = ok && ReadAll(data.client, b, kHeader) && ReadAll(data.client, back.data(), size);
+      ok = ok && ReadAll(data.client.get(), b, kHeader) &&
+           ReadAll(data.client.get(), back.data(), size);
     } else {
-      ok = ok && WriteAll(data.client, Chunk(source, size, i), size) &&
-           ReadAll(data.client, b, kHeader);
+      ok = ok && WriteAll(data.client.get(), Chunk(source, size, i), size) &&
+           ReadAll(data.client.get(), b, kHeader);
     }
     ok = ok && ping(shape.control_after);
     s.latency.Add(std::chrono::duration<double, std::micro>(Clock::now() - t0).count());

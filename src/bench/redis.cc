@@ -13,6 +13,8 @@
 #include <chrono>
 #include <thread>
 
+#include "common/fd.h"
+
 namespace crescent::bench {
 
 using Clock = std::chrono::steady_clock;
@@ -25,18 +27,16 @@ redisContext* ConnectRedis(int port) {
 void RedisReplyDeleter::operator()(redisReply* r) const { freeReplyObject(r); }
 
 StatusOr<int> FreeLoopbackPort() {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  if (fd < 0) return Status(ErrorCode::kInternal, "socket failed");
+  const ScopedFd fd(socket(AF_INET, SOCK_STREAM, 0));
+  if (!fd.valid()) return Status(ErrorCode::kInternal, "socket failed");
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
   addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
   socklen_t len = sizeof(addr);
-  if (bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 ||
-      getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
-    close(fd);
+  if (bind(fd.get(), reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 ||
+      getsockname(fd.get(), reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
     return Status(ErrorCode::kInternal, "cannot bind a loopback port");
   }
-  close(fd);
   return int(ntohs(addr.sin_port));
 }
 

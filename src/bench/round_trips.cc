@@ -48,12 +48,13 @@ StatusOr<RepSample> PingPong(uint64_t calls, double busy_us, const std::string& 
   std::thread echo([&] {
     std::byte b[64];
     for (uint64_t i = 0; i < calls; ++i) {
-      if (!ReadAll(p.server, b, sizeof(b)) || !WriteAll(p.server, b, sizeof(b))) return;
+      if (!ReadAll(p.server.get(), b, sizeof(b)) || !WriteAll(p.server.get(), b, sizeof(b))) return;
     }
   });
   std::byte b[64] = {};
   RepSample s = TimeCalls(calls, busy_us, [&] {
-    if (WriteAll(p.client, b, sizeof(b)) && ReadAll(p.client, b, sizeof(b))) return Status::Ok();
+    if (WriteAll(p.client.get(), b, sizeof(b)) && ReadAll(p.client.get(), b, sizeof(b)))
+      return Status::Ok();
     p.Shutdown();  // the echo thread stops too
     return Status(ErrorCode::kIoError, "raw ping-pong failed");
   });

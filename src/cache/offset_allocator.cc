@@ -4,6 +4,7 @@
 #include <span>
 #include <utility>
 
+#include "common/coding.h"
 #include "common/hash.h"
 
 namespace crescent::cache {
@@ -28,50 +29,9 @@ constexpr size_t kHeaderBytes = 4 + 2 + 2 + 8;
 constexpr size_t kChecksumBytes = 8;
 constexpr uint32_t kMaxShift = 32;
 
-void PutFixed(std::string& out, uint64_t v, int bytes) {
-  for (int i = 0; i < bytes; ++i) out.push_back(static_cast<char>((v >> (8 * i)) & 0xFF));
-}
-
-uint64_t GetFixed(std::string_view in, size_t pos, int bytes) {
-  uint64_t v = 0;
-  for (int i = 0; i < bytes; ++i) v |= uint64_t{static_cast<unsigned char>(in[pos + i])} << (8 * i);
-  return v;
-}
-
-void PutVarint(std::string& out, uint64_t v) {
-  while (v >= 0x80) {
-    out.push_back(static_cast<char>((v & 0x7F) | 0x80));
-    v >>= 7;
-  }
-  out.push_back(static_cast<char>(v));
-}
-
 uint64_t Checksum(std::string_view bytes) {
   return HashBytes(std::span(reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size()));
 }
-
-// Reads LEB128 varints; refuses truncated and over-long encodings.
-class VarintReader {
- public:
-  explicit VarintReader(std::string_view in) : in_(in) {}
-
-  bool Read(uint64_t& v) {
-    v = 0;
-    for (int shift = 0; shift < 64; shift += 7) {
-      if (pos_ == in_.size()) return false;
-      const uint64_t byte = static_cast<unsigned char>(in_[pos_++]);
-      if (shift == 63 && byte > 1) return false;
-      v |= (byte & 0x7F) << shift;
-      if ((byte & 0x80) == 0) return true;
-    }
-    return false;
-  }
-  size_t remaining() const { return in_.size() - pos_; }
-
- private:
-  std::string_view in_;
-  size_t pos_ = 0;
-};
 
 Status Corrupt(const std::string& what) {
   return Status(ErrorCode::kCorruptData, "offset allocator blob: " + what);
@@ -434,11 +394,11 @@ std::string OffsetAllocator::Serialise() const {
   for (uint32_t n = spare_head_; n != kNone; n = nodes_[n].bin_next) PutVarint(payload, n);
 
   std::string out(kMagic, sizeof(kMagic));
-  PutFixed(out, kVersion, 2);
-  PutFixed(out, 0, 2);
-  PutFixed(out, payload.size(), 8);
+  PutFixed16(out, kVersion);
+  PutFixed16(out, 0);
+  PutFixed64(out, payload.size());
   out += payload;
-  PutFixed(out, Checksum(out), kChecksumBytes);
+  PutFixed64(out, Checksum(out));
   return out;
 }
 
@@ -447,27 +407,27 @@ StatusOr<OffsetAllocator> OffsetAllocator::Restore(std::string_view blob) {
   if (blob.substr(0, sizeof(kMagic)) != std::string_view(kMagic, sizeof(kMagic))) {
     return Corrupt("bad magic");
   }
-  if (GetFixed(blob, 8, 8) != blob.size() - kHeaderBytes - kChecksumBytes) {
+  if (DecodeFixed64(blob.data() + 8) != blob.size() - kHeaderBytes - kChecksumBytes) {
     return Corrupt("length mismatch (truncated or padded)");
   }
   const size_t body_end = blob.size() - kChecksumBytes;
-  if (Checksum(blob.substr(0, body_end)) != GetFixed(blob, body_end, kChecksumBytes)) {
+  if (Checksum(blob.substr(0, body_end)) != DecodeFixed64(blob.data() + body_end)) {
     return Corrupt("checksum mismatch");
   }
-  if (const uint64_t version = GetFixed(blob, 4, 2); version != kVersion) {
+  if (const uint64_t version = DecodeFixed16(blob.data() + 4); version != kVersion) {
     return Status(ErrorCode::kUnsupported,
                   "offset allocator blob version " + std::to_string(version) +
                       " is not supported (this build reads version " +
                       std::to_string(kVersion) + ")");
   }
 
-  VarintReader in(blob.substr(kHeaderBytes, body_end - kHeaderBytes));
+  ByteReader in(blob.substr(kHeaderBytes, body_end - kHeaderBytes));
   OffsetAllocator a;
   uint64_t shift = 0;
   uint64_t slots = 0;
   uint64_t last_generation = 0;
-  if (!in.Read(shift) || !in.Read(a.capacity_units_) || !in.Read(slots) ||
-      !in.Read(last_generation)) {
+  if (!in.Varint(&shift) || !in.Varint(&a.capacity_units_) || !in.Varint(&slots) ||
+      !in.Varint(&last_generation)) {
     return Corrupt("truncated header fields");
   }
   if (last_generation > ~uint32_t{0}) return Corrupt("bad generation counter");
@@ -483,14 +443,14 @@ StatusOr<OffsetAllocator> OffsetAllocator::Restore(std::string_view blob) {
   a.nodes_.resize(slots);
 
   uint64_t regions = 0;
-  if (!in.Read(regions) || regions == 0 || regions > slots) return Corrupt("bad region count");
+  if (!in.Varint(&regions) || regions == 0 || regions > slots) return Corrupt("bad region count");
   uint64_t offset = 0;
   uint32_t prev = kNone;
   uint64_t free_regions = 0;
   for (uint64_t i = 0; i < regions; ++i) {
     uint64_t tag = 0;
     uint64_t size = 0;
-    if (!in.Read(tag) || !in.Read(size)) return Corrupt("truncated region list");
+    if (!in.Varint(&tag) || !in.Varint(&size)) return Corrupt("truncated region list");
     const uint64_t n = tag >> 1;
     if (n >= slots || a.nodes_[n].state() != State::kSpare) return Corrupt("bad region slot");
     if (size == 0 || size > a.capacity_units_ - offset) return Corrupt("bad region size");
@@ -504,7 +464,7 @@ StatusOr<OffsetAllocator> OffsetAllocator::Restore(std::string_view blob) {
     }
     if ((tag & 1) != 0) {
       uint64_t generation = 0;
-      if (!in.Read(generation) || generation > ~uint32_t{0}) return Corrupt("bad generation");
+      if (!in.Varint(&generation) || generation > ~uint32_t{0}) return Corrupt("bad generation");
       x.set_state(State::kUsed);
       x.bin_prev = static_cast<uint32_t>(generation);
       a.used_units_ += size;
@@ -521,12 +481,12 @@ StatusOr<OffsetAllocator> OffsetAllocator::Restore(std::string_view blob) {
   // Bin lists, rebuilt in their saved order so later choices are identical.
   std::vector<bool> listed(slots, false);
   uint64_t bins = 0;
-  if (!in.Read(bins) || bins > kNumBins) return Corrupt("bad bin count");
+  if (!in.Varint(&bins) || bins > kNumBins) return Corrupt("bad bin count");
   uint64_t last_bin = 0;
   for (uint64_t i = 0; i < bins; ++i) {
     uint64_t b = 0;
     uint64_t length = 0;
-    if (!in.Read(b) || !in.Read(length)) return Corrupt("truncated bin list");
+    if (!in.Varint(&b) || !in.Varint(&length)) return Corrupt("truncated bin list");
     if (b >= kNumBins || (i > 0 && b <= last_bin) || length == 0 || length > free_regions) {
       return Corrupt("bad bin header");
     }
@@ -534,7 +494,7 @@ StatusOr<OffsetAllocator> OffsetAllocator::Restore(std::string_view blob) {
     uint32_t tail = kNone;
     for (uint64_t j = 0; j < length; ++j) {
       uint64_t n = 0;
-      if (!in.Read(n) || n >= slots || listed[n] || a.nodes_[n].state() != State::kFree ||
+      if (!in.Varint(&n) || n >= slots || listed[n] || a.nodes_[n].state() != State::kFree ||
           FloorBin(a.RegionSize(static_cast<uint32_t>(n))) != b) {
         return Corrupt("bad bin entry");
       }
@@ -555,11 +515,11 @@ StatusOr<OffsetAllocator> OffsetAllocator::Restore(std::string_view blob) {
   if (a.free_regions_ != free_regions) return Corrupt("free region missing from bins");
 
   uint64_t spares = 0;
-  if (!in.Read(spares) || spares != slots - regions) return Corrupt("bad spare count");
+  if (!in.Varint(&spares) || spares != slots - regions) return Corrupt("bad spare count");
   uint32_t tail = kNone;
   for (uint64_t i = 0; i < spares; ++i) {
     uint64_t n = 0;
-    if (!in.Read(n) || n >= slots || listed[n] || a.nodes_[n].state() != State::kSpare) {
+    if (!in.Varint(&n) || n >= slots || listed[n] || a.nodes_[n].state() != State::kSpare) {
       return Corrupt("bad spare slot");
     }
     listed[n] = true;

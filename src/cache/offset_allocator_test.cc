@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "common/hash.h"
+#include "common/hex_for_test.h"
 
 namespace crescent::cache {
 namespace {
@@ -350,6 +351,19 @@ std::string SmallBlob() {
   for (int i = 0; i < 12; ++i) xs.push_back(MustAllocate(a, (i + 1) * KiB));
   for (int i : {1, 2, 5, 9}) EXPECT_TRUE(a.Free(xs[i]).ok());
   return a.Serialise();
+}
+
+// SmallBlob() as Serialise() wrote it before the shared codec
+// (common/coding.h): a saved allocator restores, and saves to the same bytes.
+TEST(OffsetAllocatorRestoreTest, TheBlobIsTheGoldenBytes) {
+  const std::string golden =
+      "434f4641020000003c00000000000000068080010d0c0c01100102500740040950050a600d70070f"
+      "8001081190010912a00115b0010b17c0010c18a076042201012401052a01095e010c0102c514f0bc"
+      "44551b65";
+  EXPECT_EQ(HexForTest(SmallBlob()), golden);
+  auto restored = OffsetAllocator::Restore(UnhexForTest(golden));
+  ASSERT_TRUE(restored.ok()) << restored.status().ToString();
+  EXPECT_EQ(HexForTest(restored->Serialise()), golden);
 }
 
 TEST(OffsetAllocatorRestoreTest, RejectsTruncatedAndPaddedBlobs) {

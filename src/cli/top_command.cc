@@ -23,6 +23,7 @@
 #include "cli/client_flags.h"
 #include "cli/command.h"
 #include "common/endpoint.h"
+#include "common/listen_check.h"
 
 namespace crescent::cli {
 namespace {
@@ -157,19 +158,11 @@ std::string WhyNoAnswer(const Endpoint& ep, httplib::Error error) {
       rc != 0) {
     return gai_strerror(rc);
   }
-  int err = 0;
-  for (addrinfo* a = res; a != nullptr; a = a->ai_next) {
-    const int fd = socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol);
-    if (fd < 0) {
-      err = errno;
-      continue;
-    }
+  const int err = TryEachAddress(res, [](int fd, const addrinfo& a) {
     timeval limit{kConnectTimeoutS, 0};  // a blocking connect gives up after SO_SNDTIMEO
     setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &limit, sizeof limit);
-    err = connect(fd, a->ai_addr, a->ai_addrlen) == 0 ? 0 : errno;
-    close(fd);
-    if (err == 0) break;
-  }
+    return connect(fd, a.ai_addr, a.ai_addrlen) == 0 ? 0 : errno;
+  });
   freeaddrinfo(res);
   if (err == EINPROGRESS || err == EAGAIN || err == ETIMEDOUT) {
     return "no answer to the connection within " + std::to_string(kConnectTimeoutS) + " s";

@@ -10,16 +10,12 @@
 #include <fstream>
 #include <new>
 #include <stdexcept>
-#include <system_error>
 
 #include "cli/cli_util.h"
+#include "common/fd.h"
 
 namespace crescent::cli {
 namespace {
-
-Status IoError(const std::string& what, int err) {
-  return Status(ErrorCode::kIoError, what + ": " + std::generic_category().message(err));
-}
 
 Status TooBig(const std::string& name, size_t want, size_t done) {
   std::string size = want > done ? " (" + std::to_string(want) + " bytes)" : "";
@@ -106,29 +102,20 @@ StatusOr<std::string> ReadAll(int fd, const std::string& name, uint64_t max_byte
   return data;
 }
 
-// Writes all of `data`, retrying short writes.
-Status WriteAll(int fd, std::string_view data, const std::string& name) {
-  size_t done = 0;
-  while (done < data.size()) {
-    ssize_t n = ::write(fd, data.data() + done, data.size() - done);
-    int err = errno;
-    if (n < 0 && err == EINTR) continue;
-    if (n < 0) return IoError("cannot write " + name, err);
-    if (n == 0) return Status(ErrorCode::kIoError, "cannot write " + name);
-    done += static_cast<size_t>(n);
-  }
-  return Status::Ok();
+// Writes all of `data` to `fd` (called `name` in messages).
+Status WriteData(int fd, std::string_view data, const std::string& name) {
+  if (WriteAll(fd, data)) return Status::Ok();
+  const int err = errno;  // before building a message can change it
+  return IoError("cannot write " + name, err);
 }
 
 // Writes `data` to the open `fd` (then fsyncs it, with `sync`) and closes it;
 // close can report a deferred write error (NFS, quota), so it is checked too.
-Status WriteAndClose(int fd, std::string_view data, const std::string& name, bool sync = false) {
-  Status s = WriteAll(fd, data, name);
-  if (s.ok() && sync && ::fsync(fd) != 0) s = IoError("cannot write " + name, errno);
-  if (::close(fd) != 0) {
-    int err = errno;
-    if (s.ok()) s = IoError("cannot write " + name, err);
-  }
+Status WriteAndClose(ScopedFd fd, std::string_view data, const std::string& name,
+                     bool sync = false) {
+  Status s = WriteData(fd.get(), data, name);
+  if (s.ok() && sync && ::fsync(fd.get()) != 0) s = IoError("cannot write " + name, errno);
+  if (const int err = fd.Close(); err != 0 && s.ok()) s = IoError("cannot write " + name, err);
   return s;
 }
 
@@ -172,15 +159,14 @@ Status WriteValue(const std::string& file, std::string_view data) {
   const bool exists = ::lstat(file.c_str(), &st) == 0;
   if (ReplaceableByRename(file, st, exists)) {
     std::string tmp = file + ".crescent-XXXXXX";
-    int fd = ::mkostemp(tmp.data(), O_CLOEXEC);
-    if (fd >= 0) {
+    ScopedFd fd(::mkostemp(tmp.data(), O_CLOEXEC));
+    if (fd.valid()) {
       const mode_t mode = exists ? st.st_mode & 07777 : 0666 & ~CurrentUmask();
       Status s;
-      if (::fchmod(fd, mode) == 0) {
-        s = WriteAndClose(fd, data, file, /*sync=*/true);
+      if (::fchmod(fd.get(), mode) == 0) {
+        s = WriteAndClose(std::move(fd), data, file, /*sync=*/true);
       } else {
         s = IoError("cannot write " + file, errno);
-        ::close(fd);
       }
       if (s.ok() && ::rename(tmp.c_str(), file.c_str()) != 0) {
         s = IoError("cannot write " + file, errno);
@@ -189,26 +175,24 @@ Status WriteValue(const std::string& file, std::string_view data) {
       return s;
     }
   }
-  int fd = ::open(file.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
-  if (fd < 0) {
+  ScopedFd fd(::open(file.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666));
+  if (!fd.valid()) {
     int err = errno;
     return IoError("cannot write " + file, err);
   }
-  return WriteAndClose(fd, data, file);
+  return WriteAndClose(std::move(fd), data, file);
 }
 
 StatusOr<std::string> ReadValue(const std::string& file, uint64_t max_bytes) {
   if (file.empty() || file == "-") return ReadAll(STDIN_FILENO, "stdin", max_bytes);
-  int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
+  const ScopedFd fd(::open(file.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd.valid()) {
     int err = errno;
     return IoError("cannot read " + file, err);
   }
-  StatusOr<std::string> data = ReadAll(fd, file, max_bytes);
-  ::close(fd);
-  return data;
+  return ReadAll(fd.get(), file, max_bytes);
 }
 
-Status WriteStdout(std::string_view text) { return WriteAll(STDOUT_FILENO, text, "to stdout"); }
+Status WriteStdout(std::string_view text) { return WriteData(STDOUT_FILENO, text, "to stdout"); }
 
 }  // namespace crescent::cli

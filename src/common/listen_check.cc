@@ -12,8 +12,20 @@
 #include <string_view>
 
 #include "common/endpoint.h"
+#include "common/fd.h"
 
 namespace crescent {
+
+int TryEachAddress(const addrinfo* list,
+                   const std::function<int(int fd, const addrinfo& a)>& attempt) {
+  int err = 0;
+  for (const addrinfo* a = list; a != nullptr; a = a->ai_next) {
+    const ScopedFd fd(socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol));
+    err = fd.valid() ? attempt(fd.get(), *a) : errno;
+    if (err == 0) break;
+  }
+  return err;
+}
 
 Status CheckCanListen(const std::string& what, const std::string& host, uint16_t port) {
   const std::string where = HostPort(host, port);
@@ -28,20 +40,11 @@ Status CheckCanListen(const std::string& what, const std::string& host, uint16_t
     return Status(ErrorCode::kInvalidArgument,
                   what + " cannot listen on " + where + ": " + gai_strerror(rc));
   }
-  int err = 0;
-  for (addrinfo* a = res; a != nullptr; a = a->ai_next) {
-    int fd = socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol);
-    if (fd < 0) {
-      err = errno;
-      continue;
-    }
+  const int err = TryEachAddress(res, [](int fd, const addrinfo& a) {
     int yes = 1;
     setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
-    const bool bound = bind(fd, a->ai_addr, a->ai_addrlen) == 0;
-    err = bound ? 0 : errno;
-    close(fd);
-    if (bound) break;
-  }
+    return bind(fd, a.ai_addr, a.ai_addrlen) == 0 ? 0 : errno;
+  });
   freeaddrinfo(res);
   if (err == 0) return Status::Ok();
   return Status(ErrorCode::kUnavailable,
@@ -83,14 +86,14 @@ Status CheckCanListenUnix(const std::string& what, const std::string& path) {
   sockaddr_un addr{};
   addr.sun_family = AF_UNIX;
   std::memcpy(addr.sun_path, path.data(), path.size());
-  const int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) {
+  ScopedFd fd(socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  if (!fd.valid()) {
     return Status(ErrorCode::kUnavailable,
                   what + " cannot listen on unix:" + path + ": " + std::strerror(errno));
   }
-  const bool bound = bind(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) == 0;
+  const bool bound = bind(fd.get(), reinterpret_cast<const sockaddr*>(&addr), sizeof addr) == 0;
   const int err = bound ? 0 : errno;
-  close(fd);
+  fd.reset();
   if (bound) {
     unlink(path.c_str());
     return Status::Ok();

@@ -5,11 +5,22 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 
 #include "crescent/status.h"
 
+struct addrinfo;
+
 namespace crescent {
+
+// Opens a socket for each address of `list` (getaddrinfo's) in turn and hands
+// it to `attempt`, which returns 0 or an errno, until one succeeds; the socket
+// is closed after each attempt. 0 then, else the errno of the last failure (a
+// socket that could not be opened included): the system's reason, for a
+// message. How CheckCanListen binds and `crescent top` probes a connection.
+int TryEachAddress(const addrinfo* list,
+                   const std::function<int(int fd, const addrinfo& a)>& attempt);
 
 // Binds (and at once closes) a socket on host:port the way a server would,
 // with SO_REUSEADDR (port 0: any port, which still checks the address). OK

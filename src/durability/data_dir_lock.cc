@@ -5,7 +5,6 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <cstring>
 #include <filesystem>
 
 namespace crescent::durability {
@@ -17,19 +16,14 @@ StatusOr<DataDirLock> DataDirLock::Acquire(const std::string& dir) {
     return Status(ErrorCode::kIoError, "cannot create data dir '" + dir + "': " + ec.message());
   }
   const std::string path = (std::filesystem::path(dir) / "LOCK").string();
-  const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-  if (fd < 0) {
-    return Status(ErrorCode::kIoError,
-                  "cannot open the data dir's lock '" + path + "': " + std::strerror(errno));
-  }
-  if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+  ScopedFd fd(::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600));
+  if (!fd.valid()) return IoError("cannot open the data dir's lock", path, errno);
+  if (::flock(fd.get(), LOCK_EX | LOCK_NB) != 0) {
     const int err = errno;
     char pid[32] = {};
-    const ssize_t n = ::pread(fd, pid, sizeof pid - 1, 0);
-    ::close(fd);
-    if (err != EWOULDBLOCK) {
-      return Status(ErrorCode::kIoError, "cannot lock '" + path + "': " + std::strerror(err));
-    }
+    const ssize_t n = ::pread(fd.get(), pid, sizeof pid - 1, 0);
+    fd.reset();
+    if (err != EWOULDBLOCK) return IoError("cannot lock", path, err);
     std::string holder = n > 0 ? std::string(pid, static_cast<size_t>(n)) : "";
     while (!holder.empty() && (holder.back() == '\n' || holder.back() == ' ')) holder.pop_back();
     return Status(ErrorCode::kUnavailable,
@@ -38,17 +32,11 @@ StatusOr<DataDirLock> DataDirLock::Acquire(const std::string& dir) {
                       "): one master per data dir; stop that one first or give another --data-dir");
   }
   const std::string me = std::to_string(::getpid()) + "\n";
-  if (::ftruncate(fd, 0) != 0 ||
-      ::pwrite(fd, me.data(), me.size(), 0) != static_cast<ssize_t>(me.size())) {
-    const int err = errno;
-    ::close(fd);
-    return Status(ErrorCode::kIoError, "cannot write '" + path + "': " + std::strerror(err));
+  if (::ftruncate(fd.get(), 0) != 0 ||
+      ::pwrite(fd.get(), me.data(), me.size(), 0) != static_cast<ssize_t>(me.size())) {
+    return IoError("cannot write", path, errno);
   }
-  return DataDirLock(fd);
-}
-
-DataDirLock::~DataDirLock() {
-  if (fd_ >= 0) ::close(fd_);  // releases the flock
+  return DataDirLock(std::move(fd));
 }
 
 }  // namespace crescent::durability

@@ -8,6 +8,7 @@
 
 #include <string>
 
+#include "common/fd.h"
 #include "crescent/status.h"
 
 namespace crescent::durability {
@@ -17,14 +18,13 @@ class DataDirLock {
   // Creates `dir` if needed and takes its lock; kUnavailable naming the
   // holder's PID when another process has it.
   static StatusOr<DataDirLock> Acquire(const std::string& dir);
-  DataDirLock(DataDirLock&& o) noexcept : fd_(o.fd_) { o.fd_ = -1; }
+  DataDirLock(DataDirLock&& o) noexcept = default;
   DataDirLock& operator=(DataDirLock&&) = delete;
   DataDirLock(const DataDirLock&) = delete;
-  ~DataDirLock();
 
  private:
-  explicit DataDirLock(int fd) : fd_(fd) {}
-  int fd_ = -1;
+  explicit DataDirLock(ScopedFd fd) : fd_(std::move(fd)) {}
+  ScopedFd fd_;  // closing it releases the flock
 };
 
 }  // namespace crescent::durability

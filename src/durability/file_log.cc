@@ -14,6 +14,8 @@
 #include <filesystem>
 #include <optional>
 
+#include "common/coding.h"
+#include "common/fd.h"
 #include "durability/mapped_file.h"
 
 namespace crescent::durability {
@@ -24,26 +26,10 @@ namespace {
 
 constexpr char kMagic[8] = {'C', 'R', 'S', 'L', 'O', 'G', '0', '1'};
 
-void PutU32(std::string& out, uint32_t v) {
-  for (int i = 0; i < 4; ++i) out.push_back(static_cast<char>(v >> (8 * i)));
-}
-void PutU64(std::string& out, uint64_t v) {
-  for (int i = 0; i < 8; ++i) out.push_back(static_cast<char>(v >> (8 * i)));
-}
-uint64_t GetLE(const char* p, int bytes) {
-  uint64_t v = 0;
-  for (int i = 0; i < bytes; ++i) v |= uint64_t{static_cast<uint8_t>(p[i])} << (8 * i);
-  return v;
-}
-
 // Seeded with the length, so a length that changed fails the check too.
 uint32_t FrameCheck(std::string_view payload) {
   return static_cast<uint32_t>(
       XXH3_64bits_withSeed(payload.data(), payload.size(), payload.size()));
-}
-
-Status IoError(const std::string& what, const std::string& path) {
-  return Status(ErrorCode::kIoError, what + " '" + path + "': " + std::strerror(errno));
 }
 
 std::string FileName(uint64_t start) {
@@ -52,23 +38,14 @@ std::string FileName(uint64_t start) {
   return name;
 }
 
-Status SyncDir(const std::string& dir) {
-  const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY);
-  if (fd < 0) return IoError("cannot open directory", dir);
-  const int rc = ::fsync(fd);
-  ::close(fd);
-  if (rc != 0) return IoError("cannot sync directory", dir);
-  return Status::Ok();
-}
-
 // Walks the frames of one file's contents (header included). Calls fn(offset,
 // payload) per good frame; returns the offset where good frames end.
 template <typename Fn>
 uint64_t ScanFrames(std::string_view data, Fn&& fn) {
   uint64_t at = FileOperationLog::kHeaderBytes;
   while (data.size() - at >= FileOperationLog::kFrameBytes) {
-    const uint64_t len = GetLE(data.data() + at, 4);
-    const auto check = static_cast<uint32_t>(GetLE(data.data() + at + 4, 4));
+    const uint64_t len = DecodeFixed32(data.data() + at);
+    const uint32_t check = DecodeFixed32(data.data() + at + 4);
     if (len > FileOperationLog::kMaxRecordBytes ||
         data.size() - at - FileOperationLog::kFrameBytes < len) {
       break;
@@ -87,7 +64,7 @@ StatusOr<uint64_t> HeaderStart(std::string_view data, const std::string& path) {
       std::memcmp(data.data(), kMagic, sizeof kMagic) != 0) {
     return Status(ErrorCode::kCorruptData, "log file '" + path + "': bad header");
   }
-  return GetLE(data.data() + 8, 8);
+  return DecodeFixed64(data.data() + 8);
 }
 
 }  // namespace
@@ -130,7 +107,9 @@ Status FileOperationLog::OpenTail(std::vector<std::string>* warnings) {
     // Torn while it was being created: it never held a record.
     warnings->push_back("log file '" + tail.path + "' is shorter than its header (" +
                         std::to_string(size) + " bytes): a torn creation, removed");
-    if (::unlink(tail.path.c_str()) != 0) return IoError("cannot remove log file", tail.path);
+    if (::unlink(tail.path.c_str()) != 0) {
+      return IoError("cannot remove log file", tail.path, errno);
+    }
     files_.pop_back();
     end_ = written_ = synced_ = tail.start;
     return StartFile(tail.start);
@@ -149,12 +128,12 @@ Status FileOperationLog::OpenTail(std::vector<std::string>* warnings) {
                         ", " + std::to_string(size - good) +
                         " bytes cut (a crash during an append)");
     if (::truncate(tail.path.c_str(), static_cast<off_t>(good)) != 0) {
-      return IoError("cannot cut log file", tail.path);
+      return IoError("cannot cut log file", tail.path, errno);
     }
   }
-  fd_ = ::open(tail.path.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
-  if (fd_ < 0) return IoError("cannot open log file", tail.path);
-  if (::fdatasync(fd_) != 0) return IoError("cannot sync log file", tail.path);
+  fd_.reset(::open(tail.path.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC));
+  if (!fd_.valid()) return IoError("cannot open log file", tail.path, errno);
+  if (::fdatasync(fd_.get()) != 0) return IoError("cannot sync log file", tail.path, errno);
   file_written_bytes_ = good;
   end_ = written_ = synced_ = tail.start + good - kHeaderBytes;
   return Status::Ok();
@@ -162,21 +141,15 @@ Status FileOperationLog::OpenTail(std::vector<std::string>* warnings) {
 
 Status FileOperationLog::StartFile(uint64_t start) {
   const std::string path = (fs::path(options_.dir) / FileName(start)).string();
-  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0644);
-  if (fd < 0) return IoError("cannot create log file", path);
+  ScopedFd fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0644));
+  if (!fd.valid()) return IoError("cannot create log file", path, errno);
   std::string header(kMagic, sizeof kMagic);
-  PutU64(header, start);
-  if (::write(fd, header.data(), header.size()) != static_cast<ssize_t>(header.size()) ||
-      ::fdatasync(fd) != 0) {
-    ::close(fd);
-    return IoError("cannot write log file", path);
+  PutFixed64(header, start);
+  if (!WriteAll(fd.get(), header) || ::fdatasync(fd.get()) != 0) {
+    return IoError("cannot write log file", path, errno);
   }
-  if (Status s = SyncDir(options_.dir); !s.ok()) {
-    ::close(fd);
-    return s;
-  }
-  if (fd_ >= 0) ::close(fd_);
-  fd_ = fd;
+  if (Status s = SyncDir(options_.dir); !s.ok()) return s;
+  fd_ = std::move(fd);
   file_written_bytes_ = kHeaderBytes;
   std::lock_guard lock(mu_);  // Stats() reads files_ under mu_ alone
   files_.push_back({start, path});
@@ -194,7 +167,6 @@ FileOperationLog::~FileOperationLog() {
     std::lock_guard io(io_mu_);
     (void)WriteBufferedLocked(true);
   }
-  if (fd_ >= 0) ::close(fd_);
 }
 
 StatusOr<uint64_t> FileOperationLog::Append(std::string_view record) {
@@ -204,8 +176,8 @@ StatusOr<uint64_t> FileOperationLog::Append(std::string_view record) {
   }
   std::string frame;
   frame.reserve(kFrameBytes + record.size());
-  PutU32(frame, static_cast<uint32_t>(record.size()));
-  PutU32(frame, FrameCheck(record));
+  PutFixed32(frame, static_cast<uint32_t>(record.size()));
+  PutFixed32(frame, FrameCheck(record));
   frame.append(record);
   std::lock_guard lock(mu_);
   if (!error_.ok()) return error_;
@@ -275,18 +247,13 @@ Status FileOperationLog::WriteBufferedLocked(bool sync) {
       }
       s = StartFile(start);
     }
-    const char* p = batch.data();
-    size_t left = batch.size();
-    while (s.ok() && left > 0) {
-      const ssize_t n = ::write(fd_, p, left);
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) {
-        s = IoError("cannot append to log file", files_.back().path);
-        break;
+    if (s.ok()) {
+      // After a failure nothing more is written (error_ is sticky), so the
+      // file's size no longer matters.
+      if (!WriteAll(fd_.get(), batch)) {
+        s = IoError("cannot append to log file", files_.back().path, errno);
       }
-      p += n;
-      left -= static_cast<size_t>(n);
-      file_written_bytes_ += static_cast<uint64_t>(n);
+      file_written_bytes_ += batch.size();
     }
   }
   bool need_sync = false;
@@ -295,8 +262,8 @@ Status FileOperationLog::WriteBufferedLocked(bool sync) {
     written_ = batch_end;
     need_sync = sync && synced_ < written_;
   }
-  if (s.ok() && need_sync && ::fdatasync(fd_) != 0) {
-    s = IoError("cannot sync log file", files_.back().path);
+  if (s.ok() && need_sync && ::fdatasync(fd_.get()) != 0) {
+    s = IoError("cannot sync log file", files_.back().path, errno);
   }
   {
     std::lock_guard lock(mu_);
@@ -396,7 +363,7 @@ Status FileOperationLog::TruncateBefore(uint64_t position) {
   }
   for (const std::string& path : doomed) {
     if (::unlink(path.c_str()) != 0 && errno != ENOENT) {
-      return IoError("cannot remove log file", path);
+      return IoError("cannot remove log file", path, errno);
     }
   }
   return doomed.empty() ? Status::Ok() : SyncDir(options_.dir);

@@ -36,6 +36,7 @@
 #include <thread>
 #include <vector>
 
+#include "common/fd.h"
 #include "master/operation_log.h"
 
 namespace crescent::durability {
@@ -118,7 +119,7 @@ class FileOperationLog final : public master::OperationLog {
   // first), so either one suffices to read it.
   std::vector<File> files_;
   // io_mu_ alone: the file appended to and its size.
-  int fd_ = -1;
+  ScopedFd fd_;
   uint64_t file_written_bytes_ = 0;
   std::thread flusher_;
 };

@@ -6,38 +6,30 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <cstring>
 #include <utility>
+
+#include "common/fd.h"
 
 namespace crescent::durability {
 
 StatusOr<MappedFile> MappedFile::Open(const std::string& path, const std::string& what) {
-  auto fail = [&](const char* verb) {
-    return Status(ErrorCode::kIoError,
-                  std::string(verb) + " " + what + " '" + path + "': " + std::strerror(errno));
+  auto fail = [&](const char* verb, int err) {
+    return IoError(std::string(verb) + " " + what, path, err);
   };
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return fail("cannot open");
+  // Closed on return: the mapping keeps the file's pages.
+  const ScopedFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd.valid()) return fail("cannot open", errno);
   struct stat st {};
-  if (::fstat(fd, &st) != 0) {
-    const Status s = fail("cannot stat");
-    ::close(fd);
-    return s;
-  }
+  if (::fstat(fd.get(), &st) != 0) return fail("cannot stat", errno);
   MappedFile out;
   if (st.st_size > 0) {
     void* p = ::mmap(nullptr, static_cast<size_t>(st.st_size), PROT_READ,
-                     MAP_PRIVATE | MAP_POPULATE, fd, 0);
-    if (p == MAP_FAILED) {
-      const Status s = fail("cannot map");
-      ::close(fd);
-      return s;
-    }
+                     MAP_PRIVATE | MAP_POPULATE, fd.get(), 0);
+    if (p == MAP_FAILED) return fail("cannot map", errno);
     ::madvise(p, static_cast<size_t>(st.st_size), MADV_SEQUENTIAL);
     out.base_ = static_cast<const char*>(p);
     out.size_ = static_cast<size_t>(st.st_size);
   }
-  ::close(fd);  // the mapping keeps the file's pages
   return out;
 }
 

@@ -14,6 +14,8 @@
 #include <filesystem>
 #include <utility>
 
+#include "common/coding.h"
+#include "common/fd.h"
 #include "durability/mapped_file.h"
 
 namespace crescent::durability {
@@ -30,49 +32,6 @@ constexpr size_t kTrailerBytes = 32;
 // A block holds whole records: kBlockRawBytes plus at most one record.
 constexpr uint64_t kMaxBlockRawBytes = 16u << 20;
 constexpr int kZstdLevel = 1;  // fast: a snapshot is written while serving
-
-void PutFixed(std::string& out, uint64_t v, int bytes) {
-  for (int i = 0; i < bytes; ++i) out.push_back(static_cast<char>(v >> (8 * i)));
-}
-uint64_t GetFixed(const char* p, int bytes) {
-  uint64_t v = 0;
-  for (int i = 0; i < bytes; ++i) v |= uint64_t{static_cast<uint8_t>(p[i])} << (8 * i);
-  return v;
-}
-void PutVarint(std::string& out, uint64_t v) {
-  while (v >= 0x80) {
-    out.push_back(static_cast<char>(v | 0x80));
-    v >>= 7;
-  }
-  out.push_back(static_cast<char>(v));
-}
-bool GetVarint(std::string_view* in, uint64_t* v) {
-  uint64_t result = 0;
-  for (int shift = 0; shift < 64 && !in->empty(); shift += 7) {
-    const auto byte = static_cast<uint8_t>(in->front());
-    in->remove_prefix(1);
-    result |= uint64_t{byte & 0x7fu} << shift;
-    if ((byte & 0x80) == 0) {
-      *v = result;
-      return true;
-    }
-  }
-  return false;
-}
-
-Status IoError(const std::string& what, const std::string& path) {
-  return Status(ErrorCode::kIoError, what + " '" + path + "': " + std::strerror(errno));
-}
-
-Status WriteAll(int fd, std::string_view data, const std::string& path) {
-  while (!data.empty()) {
-    const ssize_t n = ::write(fd, data.data(), data.size());
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return IoError("cannot write snapshot", path);
-    data.remove_prefix(static_cast<size_t>(n));
-  }
-  return Status::Ok();
-}
 
 std::string FileName(uint64_t position) {
   char name[48];
@@ -96,8 +55,8 @@ StatusOr<SnapshotWriter> SnapshotWriter::Create(const std::string& dir, uint64_t
   w.dir_ = dir;
   w.final_path_ = (fs::path(dir) / FileName(log_position)).string();
   w.temp_path_ = w.final_path_ + ".tmp";
-  w.fd_ = ::open(w.temp_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (w.fd_ < 0) return IoError("cannot create snapshot", w.temp_path_);
+  w.fd_.reset(::open(w.temp_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
+  if (!w.fd_.valid()) return IoError("cannot create snapshot", w.temp_path_, errno);
   w.info_.path = w.final_path_;
   w.info_.log_position = log_position;
   w.info_.created_unix_ms =
@@ -105,34 +64,29 @@ StatusOr<SnapshotWriter> SnapshotWriter::Create(const std::string& dir, uint64_t
                                 std::chrono::system_clock::now().time_since_epoch())
                                 .count());
   std::string header(kMagic, sizeof kMagic);
-  PutFixed(header, kSnapshotVersion, 4);
-  PutFixed(header, 0, 4);
-  PutFixed(header, log_position, 8);
-  PutFixed(header, w.info_.created_unix_ms, 8);
-  if (Status s = WriteAll(w.fd_, header, w.temp_path_); !s.ok()) return s;
+  PutFixed32(header, kSnapshotVersion);
+  PutFixed32(header, 0);
+  PutFixed64(header, log_position);
+  PutFixed64(header, w.info_.created_unix_ms);
+  if (!WriteAll(w.fd_.get(), header)) {
+    return IoError("cannot write snapshot", w.temp_path_, errno);
+  }
   w.info_.file_bytes = header.size();
   return w;
 }
 
-SnapshotWriter::SnapshotWriter(SnapshotWriter&& o) noexcept
-    : dir_(std::move(o.dir_)),
-      temp_path_(std::move(o.temp_path_)),
-      final_path_(std::move(o.final_path_)),
-      fd_(std::exchange(o.fd_, -1)),
-      block_(std::move(o.block_)),
-      info_(std::move(o.info_)) {}
+SnapshotWriter::SnapshotWriter(SnapshotWriter&& o) noexcept = default;
 
 SnapshotWriter::~SnapshotWriter() {
-  if (fd_ >= 0) {
-    ::close(fd_);
+  if (fd_.valid()) {
+    fd_.reset();
     ::unlink(temp_path_.c_str());
   }
 }
 
 Status SnapshotWriter::Add(const master::LogRecord& record) {
   const std::string bytes = master::EncodeLogRecord(record);
-  PutVarint(block_, bytes.size());
-  block_ += bytes;
+  PutLengthPrefixed(block_, bytes);
   ++info_.records;
   return block_.size() >= kBlockRawBytes ? FlushBlock() : Status::Ok();
 }
@@ -147,16 +101,16 @@ Status SnapshotWriter::FlushBlock() {
   }
   out.resize(kBlockHeaderBytes + n);
   std::string head;
-  PutFixed(head, n, 4);
-  PutFixed(head, block_.size(), 4);
+  PutFixed32(head, static_cast<uint32_t>(n));
+  PutFixed32(head, static_cast<uint32_t>(block_.size()));
   XXH3_state_t* st = XXH3_createState();
   XXH3_64bits_reset(st);
   XXH3_64bits_update(st, head.data(), 8);
   XXH3_64bits_update(st, out.data() + kBlockHeaderBytes, n);
-  PutFixed(head, XXH3_64bits_digest(st), 8);
+  PutFixed64(head, XXH3_64bits_digest(st));
   XXH3_freeState(st);
   std::memcpy(out.data(), head.data(), kBlockHeaderBytes);
-  if (Status s = WriteAll(fd_, out, temp_path_); !s.ok()) return s;
+  if (!WriteAll(fd_.get(), out)) return IoError("cannot write snapshot", temp_path_, errno);
   info_.file_bytes += out.size();
   ++info_.blocks;
   block_.clear();
@@ -166,24 +120,21 @@ Status SnapshotWriter::FlushBlock() {
 StatusOr<SnapshotInfo> SnapshotWriter::Finish() {
   if (Status s = FlushBlock(); !s.ok()) return s;
   std::string trailer(kEndMagic, sizeof kEndMagic);
-  PutFixed(trailer, info_.blocks, 8);
-  PutFixed(trailer, info_.records, 8);
-  PutFixed(trailer, XXH3_64bits(trailer.data(), trailer.size()), 8);
-  if (Status s = WriteAll(fd_, trailer, temp_path_); !s.ok()) return s;
+  PutFixed64(trailer, info_.blocks);
+  PutFixed64(trailer, info_.records);
+  PutFixed64(trailer, XXH3_64bits(trailer.data(), trailer.size()));
+  if (!WriteAll(fd_.get(), trailer)) {
+    return IoError("cannot write snapshot", temp_path_, errno);
+  }
   info_.file_bytes += trailer.size();
-  if (::fsync(fd_) != 0) return IoError("cannot sync snapshot", temp_path_);
-  ::close(fd_);
-  fd_ = -1;
+  if (::fsync(fd_.get()) != 0) return IoError("cannot sync snapshot", temp_path_, errno);
+  fd_.reset();
   if (::rename(temp_path_.c_str(), final_path_.c_str()) != 0) {
-    const Status s = IoError("cannot rename snapshot", temp_path_);
+    const Status s = IoError("cannot rename snapshot", temp_path_, errno);
     ::unlink(temp_path_.c_str());
     return s;
   }
-  const int dfd = ::open(dir_.c_str(), O_RDONLY | O_DIRECTORY);
-  if (dfd < 0) return IoError("cannot open directory", dir_);
-  const int rc = ::fsync(dfd);
-  ::close(dfd);
-  if (rc != 0) return IoError("cannot sync directory", dir_);
+  if (Status s = SyncDir(dir_); !s.ok()) return s;
   return info_;
 }
 
@@ -227,14 +178,14 @@ Status CheckSnapshotData(std::string_view data, const std::string& name, Snapsho
   }
   info->path = name;
   info->file_bytes = data.size();
-  const auto version = static_cast<uint32_t>(GetFixed(data.data() + 8, 4));
+  const uint32_t version = DecodeFixed32(data.data() + 8);
   if (version != kSnapshotVersion) {
     return Status(ErrorCode::kUnsupported, "snapshot '" + name + "': format version " +
                                                std::to_string(version) + ", this build reads " +
                                                std::to_string(kSnapshotVersion));
   }
-  info->log_position = GetFixed(data.data() + 16, 8);
-  info->created_unix_ms = GetFixed(data.data() + 24, 8);
+  info->log_position = DecodeFixed64(data.data() + 16);
+  info->created_unix_ms = DecodeFixed64(data.data() + 24);
   std::string_view rest = data.substr(kHeaderBytes);
   for (;;) {
     const std::string block_name = "block " + std::to_string(blocks->size());
@@ -242,9 +193,9 @@ Status CheckSnapshotData(std::string_view data, const std::string& name, Snapsho
     if (rest.size() < kBlockHeaderBytes) {
       return corrupt(block_name + ": cut short (no trailer: an incomplete file)");
     }
-    const uint64_t comp = GetFixed(rest.data(), 4);
-    const uint64_t raw = GetFixed(rest.data() + 4, 4);
-    const uint64_t check = GetFixed(rest.data() + 8, 8);
+    const uint64_t comp = DecodeFixed32(rest.data());
+    const uint64_t raw = DecodeFixed32(rest.data() + 4);
+    const uint64_t check = DecodeFixed64(rest.data() + 8);
     if (rest.size() - kBlockHeaderBytes < comp) return corrupt(block_name + ": cut short");
     if (raw > kMaxBlockRawBytes) return corrupt(block_name + ": size out of range");
     XXH3_state_t* st = XXH3_createState();
@@ -258,11 +209,11 @@ Status CheckSnapshotData(std::string_view data, const std::string& name, Snapsho
     rest.remove_prefix(kBlockHeaderBytes + comp);
   }
   if (rest.size() != kTrailerBytes ||
-      GetFixed(rest.data() + 24, 8) != XXH3_64bits(rest.data(), 24)) {
+      DecodeFixed64(rest.data() + 24) != XXH3_64bits(rest.data(), 24)) {
     return corrupt("bad trailer");
   }
-  info->blocks = GetFixed(rest.data() + 8, 8);
-  info->records = GetFixed(rest.data() + 16, 8);
+  info->blocks = DecodeFixed64(rest.data() + 8);
+  info->records = DecodeFixed64(rest.data() + 16);
   if (info->blocks != blocks->size()) {
     return corrupt("the trailer counts " + std::to_string(info->blocks) + " blocks, the file has " +
                    std::to_string(blocks->size()));
@@ -301,14 +252,13 @@ StatusOr<SnapshotInfo> DecodeSnapshot(std::string_view data, const std::string& 
     const size_t n = ZSTD_decompress(raw.data(), raw.size(), blocks[b].compressed.data(),
                                      blocks[b].compressed.size());
     if (ZSTD_isError(n) || n != raw.size()) return corrupt(block_name + ": does not decompress");
-    std::string_view in = raw;
-    while (!in.empty()) {
-      uint64_t len;
-      if (!GetVarint(&in, &len) || len > in.size()) return corrupt(block_name + ": record cut");
-      if (Status s = master::DecodeLogRecordInto(in.substr(0, len), &sink.Next()); !s.ok()) {
+    ByteReader in(raw);
+    while (in.remaining() > 0) {
+      std::string_view record;
+      if (!in.LengthPrefixed(&record)) return corrupt(block_name + ": record cut");
+      if (Status s = master::DecodeLogRecordInto(record, &sink.Next()); !s.ok()) {
         return corrupt(block_name + ": " + s.message());
       }
-      in.remove_prefix(len);
       ++info.records;
       if (Status s = sink.Commit(); !s.ok()) return s;
     }
@@ -368,7 +318,7 @@ StatusOr<PruneResult> PruneSnapshots(const std::string& dir, size_t keep) {
     }
     if (!info.ok()) out.removed_damaged.push_back(info.status().message());
     if (::unlink(path.c_str()) != 0 && errno != ENOENT) {
-      return IoError("cannot remove snapshot", path);
+      return IoError("cannot remove snapshot", path, errno);
     }
   }
   return out;

@@ -22,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "common/fd.h"
 #include "crescent/status.h"
 #include "durability/record_sink.h"
 #include "master/log_record.h"
@@ -58,7 +59,7 @@ class SnapshotWriter {
   Status FlushBlock();
 
   std::string dir_, temp_path_, final_path_;
-  int fd_ = -1;
+  ScopedFd fd_;        // the temporary file, until Finish()
   std::string block_;  // raw bytes of the block being filled
   SnapshotInfo info_;
 };

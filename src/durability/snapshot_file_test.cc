@@ -3,11 +3,15 @@
 #include "durability/snapshot_file.h"
 
 #include <gtest/gtest.h>
+#include <xxhash.h>
+#include <zstd.h>
 
 #include <filesystem>
 #include <fstream>
 #include <iterator>
 
+#include "common/coding.h"
+#include "common/hex_for_test.h"
 #include "durability/test_dir_for_test.h"
 
 namespace crescent::durability {
@@ -61,6 +65,91 @@ class SnapshotFileTest : public ::testing::Test {
 
   std::string dir_;
 };
+
+// Three records at log position 0x1234 as a snapshot held them before the
+// shared codec (common/coding.h). Such a file still restores, and the writer
+// still lays the same records out the same way.
+constexpr char kGoldenSnapshot[] =
+    "4352534e4150303101000000000000003412000000000000a3cdcc4da2010000550000004c000000"
+    "2d222975e6079c3128b52ffd204c6102001203056b65792d3080200001010001000000001c03056b"
+    "65792d31812095f8a9fa97b7de9b9e010101010280200000001b03056b65792d328220aaf0d3f4af"
+    "eebcb73c0101020380400000004352534e4150454e010000000000000003000000000000004680d8"
+    "836c097cf6";
+
+// The raw bytes of a one-block snapshot's block (zstd's compressed form is zstd's).
+std::string RawBlock(const std::string& file) {
+  const uint32_t comp = DecodeFixed32(file.data() + 32);  // the block header's first two fields
+  const uint32_t raw = DecodeFixed32(file.data() + 36);
+  std::string out(raw, '\0');
+  const size_t n = ZSTD_decompress(out.data(), out.size(), file.data() + 48, comp);
+  EXPECT_EQ(n, out.size());
+  return out;
+}
+
+TEST_F(SnapshotFileTest, AGoldenSnapshotReadsBack) {
+  std::vector<master::LogRecord> got;
+  auto info =
+      DecodeSnapshot(UnhexForTest(kGoldenSnapshot), "golden", [&](const master::LogRecord& r) {
+        got.push_back(r);
+        return Status::Ok();
+      });
+  ASSERT_TRUE(info.ok()) << info.status().ToString();
+  EXPECT_EQ(info->log_position, 0x1234u);
+  EXPECT_EQ(info->blocks, 1u);
+  ASSERT_EQ(got.size(), 3u);
+  for (uint64_t i = 0; i < 3; ++i) EXPECT_EQ(got[i], Object(i));
+}
+
+TEST_F(SnapshotFileTest, TheWriterKeepsTheGoldenLayout) {
+  const std::string golden = UnhexForTest(kGoldenSnapshot);
+  const std::string now = Slurp(Write(3, 0x1234));
+  // The header but its creation time, and the trailer, byte for byte.
+  EXPECT_EQ(HexForTest(now.substr(0, 24)), HexForTest(golden.substr(0, 24)));
+  ASSERT_GE(now.size(), 80u);
+  EXPECT_EQ(HexForTest(now.substr(now.size() - 32)), HexForTest(golden.substr(golden.size() - 32)));
+  EXPECT_EQ(HexForTest(RawBlock(now)), HexForTest(RawBlock(golden)));
+}
+
+// A whole snapshot at position 1 holding one block of `raw` (record lengths
+// and records, as the writer lays them out) with every check right, so that
+// only the block's contents can make a reader refuse it.
+std::string SnapshotHolding(const std::string& raw, uint64_t records) {
+  std::string comp(ZSTD_compressBound(raw.size()), '\0');
+  comp.resize(ZSTD_compress(comp.data(), comp.size(), raw.data(), raw.size(), 1));
+  std::string out = "CRSNAP01";
+  PutFixed32(out, 1);  // version
+  PutFixed32(out, 0);
+  PutFixed64(out, 1);  // log position
+  PutFixed64(out, 0);  // created
+  std::string head;
+  PutFixed32(head, static_cast<uint32_t>(comp.size()));
+  PutFixed32(head, static_cast<uint32_t>(raw.size()));
+  PutFixed64(head, XXH3_64bits((head + comp).data(), head.size() + comp.size()));
+  std::string trailer = "CRSNAPEN";
+  PutFixed64(trailer, 1);  // blocks
+  PutFixed64(trailer, records);
+  PutFixed64(trailer, XXH3_64bits(trailer.data(), trailer.size()));
+  return out + head + comp + trailer;
+}
+
+// A record's length must be a varint in its one encoding (common/coding.h).
+// The reader before it took a padded length, or one whose tenth byte carried
+// bits past 64, for a plain small number.
+TEST_F(SnapshotFileTest, AnOverlongRecordLengthIsRefused) {
+  const std::string unmount = "\x02\x03";  // segment 3 unmounted
+  auto decode = [](const std::string& raw) {
+    return DecodeSnapshot(SnapshotHolding(raw, 1), "crafted",
+                          [](const master::LogRecord&) { return Status::Ok(); });
+  };
+  auto good = decode("\x02" + unmount);
+  ASSERT_TRUE(good.ok()) << good.status().ToString();
+  EXPECT_EQ(good->records, 1u);
+  for (const char* length : {"8200", "82808080808080808002", "82808080808080808080"}) {
+    auto bad = decode(UnhexForTest(length) + unmount);
+    EXPECT_EQ(bad.status().code(), ErrorCode::kCorruptData) << length;
+    EXPECT_EQ(bad.status().message(), "snapshot 'crafted': block 0: record cut") << length;
+  }
+}
 
 TEST_F(SnapshotFileTest, RecordsRoundTripAcrossBlocks) {
   constexpr uint64_t kN = 60'000;  // several 1 MiB blocks

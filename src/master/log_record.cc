@@ -2,6 +2,8 @@
 // against what is left before reading, and refuses trailing bytes.
 #include "master/log_record.h"
 
+#include "common/coding.h"
+
 namespace crescent::master {
 
 namespace {
@@ -10,64 +12,6 @@ namespace {
 // (SegmentSpec::file_identity): read back as LogRecordType::kSegmentMounted.
 // Type 1 (kSegmentMounted) is a mount written before identities were kept.
 constexpr uint8_t kSegmentMountedWithFile = 6;
-
-void PutVarint(std::string& out, uint64_t v) {
-  while (v >= 0x80) {
-    out.push_back(static_cast<char>(v | 0x80));
-    v >>= 7;
-  }
-  out.push_back(static_cast<char>(v));
-}
-
-void PutString(std::string& out, std::string_view s) {
-  PutVarint(out, s.size());
-  out.append(s);
-}
-
-class Reader {
- public:
-  explicit Reader(std::string_view in) : in_(in) {}
-
-  bool Varint(uint64_t* v) {
-    uint64_t result = 0;
-    for (int shift = 0; shift < 64; shift += 7) {
-      if (in_.empty()) return false;
-      const auto byte = static_cast<uint8_t>(in_.front());
-      in_.remove_prefix(1);
-      // The tenth byte may carry only the top bit of a 64-bit value.
-      if (shift == 63 && byte > 1) return false;
-      result |= uint64_t{byte & 0x7fu} << shift;
-      if ((byte & 0x80) == 0) {
-        *v = result;
-        return true;
-      }
-    }
-    return false;
-  }
-  bool Varint32(uint32_t* v) {
-    uint64_t w;
-    if (!Varint(&w) || w > UINT32_MAX) return false;
-    *v = static_cast<uint32_t>(w);
-    return true;
-  }
-  bool String(std::string* s, uint64_t max_len) {
-    uint64_t n;
-    if (!Varint(&n) || n > max_len || n > in_.size()) return false;
-    s->assign(in_.data(), n);
-    in_.remove_prefix(n);
-    return true;
-  }
-  bool Byte(uint8_t* b) {
-    if (in_.empty()) return false;
-    *b = static_cast<uint8_t>(in_.front());
-    in_.remove_prefix(1);
-    return true;
-  }
-  bool done() const { return in_.empty(); }
-
- private:
-  std::string_view in_;
-};
 
 // Keys are at most 65535 bytes (ObjectEntry::key_len); names and endpoints
 // are bounded alike, so a corrupt length never asks for a huge allocation.
@@ -98,10 +42,10 @@ std::string EncodeLogRecord(const LogRecord& r) {
   switch (r.type) {
     case LogRecordType::kSegmentMounted:
       PutVarint(out, r.segment);
-      PutString(out, r.spec.name);
+      PutLengthPrefixed(out, r.spec.name);
       PutVarint(out, r.spec.capacity);
-      PutString(out, r.spec.owner_node);
-      PutString(out, r.spec.endpoint);
+      PutLengthPrefixed(out, r.spec.owner_node);
+      PutLengthPrefixed(out, r.spec.endpoint);
       out.push_back(static_cast<char>(r.spec.tier));
       PutVarint(out, r.spec.owner_token);
       PutVarint(out, r.spec.file_identity);
@@ -109,7 +53,7 @@ std::string EncodeLogRecord(const LogRecord& r) {
       break;
     case LogRecordType::kSegmentUnmounted: PutVarint(out, r.segment); break;
     case LogRecordType::kPutEnded:
-      PutString(out, r.key);
+      PutLengthPrefixed(out, r.key);
       PutVarint(out, r.size);
       PutVarint(out, r.checksum);
       PutVarint(out, r.replicas.size());
@@ -119,16 +63,16 @@ std::string EncodeLogRecord(const LogRecord& r) {
         PutVarint(out, s.alloc_generation);
         PutVarint(out, s.offset);
       }
-      PutString(out, r.parent_key);
+      PutLengthPrefixed(out, r.parent_key);
       out.push_back(r.hard_pin ? 1 : 0);
       PutVarint(out, static_cast<uint64_t>(r.soft_pin_until));
       break;
     case LogRecordType::kObjectRemoved:
-      PutString(out, r.key);
+      PutLengthPrefixed(out, r.key);
       out.push_back(static_cast<char>(r.reason));
       break;
     case LogRecordType::kReplicaDropped:
-      PutString(out, r.key);
+      PutLengthPrefixed(out, r.key);
       PutVarint(out, r.segment);
       PutVarint(out, r.offset);
       break;
@@ -149,7 +93,7 @@ Status DecodeLogRecordInto(std::string_view bytes, LogRecord* out) {
   out->parent_key = std::move(parent);
   out->replicas = std::move(replicas);
   LogRecord& r = *out;
-  Reader in(bytes);
+  ByteReader in(bytes);
   uint8_t type;
   if (!in.Byte(&type)) return Corrupt("empty");
   // A mount written before file identities were kept has none (0).
@@ -159,9 +103,9 @@ Status DecodeLogRecordInto(std::string_view bytes, LogRecord* out) {
   switch (r.type) {
     case LogRecordType::kSegmentMounted: {
       uint8_t tier;
-      if (!in.Varint32(&r.segment) || !in.String(&r.spec.name, kMaxStringBytes) ||
-          !in.Varint(&r.spec.capacity) || !in.String(&r.spec.owner_node, kMaxStringBytes) ||
-          !in.String(&r.spec.endpoint, kMaxStringBytes) || !in.Byte(&tier) ||
+      if (!in.Varint32(&r.segment) || !in.LengthPrefixed(&r.spec.name, kMaxStringBytes) ||
+          !in.Varint(&r.spec.capacity) || !in.LengthPrefixed(&r.spec.owner_node, kMaxStringBytes) ||
+          !in.LengthPrefixed(&r.spec.endpoint, kMaxStringBytes) || !in.Byte(&tier) ||
           !in.Varint(&r.spec.owner_token)) {
         return Corrupt("truncated segment mount");
       }
@@ -175,8 +119,8 @@ Status DecodeLogRecordInto(std::string_view bytes, LogRecord* out) {
       break;
     case LogRecordType::kPutEnded: {
       uint64_t n;
-      if (!in.String(&r.key, kMaxStringBytes) || !in.Varint(&r.size) || !in.Varint(&r.checksum) ||
-          !in.Varint(&n)) {
+      if (!in.LengthPrefixed(&r.key, kMaxStringBytes) || !in.Varint(&r.size) ||
+          !in.Varint(&r.checksum) || !in.Varint(&n)) {
         return Corrupt("truncated put");
       }
       if (n == 0 || n > kMaxReplicas) return Corrupt("replica count out of range");
@@ -190,7 +134,8 @@ Status DecodeLogRecordInto(std::string_view bytes, LogRecord* out) {
       }
       uint8_t hard;
       uint64_t soft;
-      if (!in.String(&r.parent_key, kMaxStringBytes) || !in.Byte(&hard) || !in.Varint(&soft)) {
+      if (!in.LengthPrefixed(&r.parent_key, kMaxStringBytes) || !in.Byte(&hard) ||
+          !in.Varint(&soft)) {
         return Corrupt("truncated put");
       }
       if (hard > 1) return Corrupt("bad hard-pin flag");
@@ -201,7 +146,7 @@ Status DecodeLogRecordInto(std::string_view bytes, LogRecord* out) {
     }
     case LogRecordType::kObjectRemoved: {
       uint8_t reason;
-      if (!in.String(&r.key, kMaxStringBytes) || !in.Byte(&reason)) {
+      if (!in.LengthPrefixed(&r.key, kMaxStringBytes) || !in.Byte(&reason)) {
         return Corrupt("truncated removal");
       }
       if (reason > static_cast<uint8_t>(RemovalReason::kCorrupt)) return Corrupt("unknown reason");
@@ -209,7 +154,7 @@ Status DecodeLogRecordInto(std::string_view bytes, LogRecord* out) {
       break;
     }
     case LogRecordType::kReplicaDropped:
-      if (!in.String(&r.key, kMaxStringBytes) || !in.Varint32(&r.segment) ||
+      if (!in.LengthPrefixed(&r.key, kMaxStringBytes) || !in.Varint32(&r.segment) ||
           !in.Varint(&r.offset)) {
         return Corrupt("truncated replica drop");
       }

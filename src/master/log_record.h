@@ -10,10 +10,11 @@
 // so neither their start nor their revocation changes what it rebuilds. Pins
 // are set by the put itself (PutConfig) and logged with its end.
 //
-// Encoding: a type byte, then the fields in order; integers as LEB128
-// varints, strings as a varint length and the bytes. Decode() refuses a
-// record that is cut short, has bytes left over, or holds a value out of
-// range with kCorruptData, and never reads past its input.
+// Encoding (common/coding.h): a type byte, then the fields in order; integers
+// as LEB128 varints, strings as a varint length and the bytes. Decode()
+// refuses a record that is cut short, has bytes left over, holds a varint in
+// any but its one encoding, or holds a value out of range with kCorruptData,
+// and never reads past its input.
 #pragma once
 
 #include <cstdint>

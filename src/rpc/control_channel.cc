@@ -19,6 +19,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "common/fd.h"
 #include "common/listen_check.h"
 #include "rpc/master.pb.h"
 #include "transfer/frame_buffer.h"
@@ -64,7 +65,7 @@ crescent::Status Wait(int fd, short events, ControlChannel::Deadline deadline,
 }
 
 // A connected non-blocking socket to `target` ("unix:PATH" or "HOST:PORT").
-StatusOr<int> Dial(const std::string& target, ControlChannel::Deadline deadline) {
+StatusOr<ScopedFd> Dial(const std::string& target, ControlChannel::Deadline deadline) {
   sockaddr_storage addr{};
   socklen_t len = 0;
   int family = AF_UNIX;
@@ -98,29 +99,21 @@ StatusOr<int> Dial(const std::string& target, ControlChannel::Deadline deadline)
     family = found->ai_family;
     ::freeaddrinfo(found);
   }
-  const int fd = ::socket(family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-  if (fd < 0) return Unavailable(target, std::string("socket: ") + std::strerror(errno));
+  ScopedFd fd(::socket(family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
+  if (!fd.valid()) return Unavailable(target, std::string("socket: ") + std::strerror(errno));
   if (family != AF_UNIX) {
     const int one = 1;
-    ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    ::setsockopt(fd.get(), IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
   }
-  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), len) != 0) {
+  if (::connect(fd.get(), reinterpret_cast<sockaddr*>(&addr), len) != 0) {
     if (errno != EINPROGRESS && errno != EAGAIN) {
-      const std::string why = std::strerror(errno);
-      ::close(fd);
-      return Unavailable(target, "connect: " + why);
+      return Unavailable(target, std::string("connect: ") + std::strerror(errno));
     }
-    if (crescent::Status s = Wait(fd, POLLOUT, deadline, target); !s.ok()) {
-      ::close(fd);
-      return s;
-    }
+    if (crescent::Status s = Wait(fd.get(), POLLOUT, deadline, target); !s.ok()) return s;
     int err = 0;
     socklen_t err_len = sizeof err;
-    ::getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &err_len);
-    if (err != 0) {
-      ::close(fd);
-      return Unavailable(target, std::string("connect: ") + std::strerror(err));
-    }
+    ::getsockopt(fd.get(), SOL_SOCKET, SO_ERROR, &err, &err_len);
+    if (err != 0) return Unavailable(target, std::string("connect: ") + std::strerror(err));
   }
   return fd;
 }
@@ -136,7 +129,7 @@ struct ControlChannel::Impl {
   };
 
   std::string target;
-  int fd = -1;
+  ScopedFd fd;
   std::chrono::microseconds spin{0};  // ControlChannel::Connect
   uint64_t max_answer = 0;            // likewise
   std::atomic<uint64_t> next_id{1};
@@ -161,7 +154,7 @@ struct ControlChannel::Impl {
 crescent::Status ControlChannel::Impl::Send(std::string_view frame, Deadline deadline) {
   std::lock_guard lock(write_mu);
   for (size_t sent = 0; sent < frame.size();) {
-    const ssize_t n = ::send(fd, frame.data() + sent, frame.size() - sent, MSG_NOSIGNAL);
+    const ssize_t n = ::send(fd.get(), frame.data() + sent, frame.size() - sent, MSG_NOSIGNAL);
     if (n >= 0) {
       sent += static_cast<size_t>(n);
       continue;
@@ -170,7 +163,7 @@ crescent::Status ControlChannel::Impl::Send(std::string_view frame, Deadline dea
     if (errno != EAGAIN && errno != EWOULDBLOCK) {
       return Unavailable(target, std::string("send: ") + std::strerror(errno));
     }
-    if (crescent::Status s = Wait(fd, POLLOUT, deadline, target); !s.ok()) {
+    if (crescent::Status s = Wait(fd.get(), POLLOUT, deadline, target); !s.ok()) {
       // Part of a frame may be on the stream: it cannot be used again.
       return sent == 0 ? s : Unavailable(target, "send stalled mid-frame: " + s.message());
     }
@@ -182,7 +175,7 @@ crescent::Status ControlChannel::Impl::ReadAndDeliver(Deadline deadline) {
   const std::span<char> room = in.Room();
   const auto spin_until = Clock::now() + spin;
   for (;;) {
-    const ssize_t n = ::recv(fd, room.data(), room.size(), 0);
+    const ssize_t n = ::recv(fd.get(), room.data(), room.size(), 0);
     if (n > 0) {
       in.Filled(static_cast<size_t>(n));
       break;
@@ -196,7 +189,7 @@ crescent::Status ControlChannel::Impl::ReadAndDeliver(Deadline deadline) {
       sched_yield();  // the master may be waiting for this CPU (control_server.cc)
       continue;
     }
-    if (crescent::Status s = Wait(fd, POLLIN, deadline, target); !s.ok()) return s;
+    if (crescent::Status s = Wait(fd.get(), POLLIN, deadline, target); !s.ok()) return s;
   }
   std::lock_guard lock(mu);
   for (;;) {
@@ -235,11 +228,11 @@ StatusOr<std::unique_ptr<ControlChannel>> ControlChannel::Connect(const std::str
                                                                   uint64_t* instance,
                                                                   std::chrono::microseconds spin,
                                                                   uint64_t max_answer) {
-  StatusOr<int> fd = Dial(target, deadline);
+  StatusOr<ScopedFd> fd = Dial(target, deadline);
   if (!fd.ok()) return fd.status();
   auto impl = std::make_unique<Impl>();
   impl->target = target;
-  impl->fd = *fd;
+  impl->fd = std::move(fd).value();
   impl->spin = spin;
   impl->max_answer = max_answer;
   std::unique_ptr<ControlChannel> channel(new ControlChannel(std::move(impl)));
@@ -254,9 +247,7 @@ StatusOr<std::unique_ptr<ControlChannel>> ControlChannel::Connect(const std::str
 
 ControlChannel::ControlChannel(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 
-ControlChannel::~ControlChannel() {
-  if (impl_->fd >= 0) ::close(impl_->fd);
-}
+ControlChannel::~ControlChannel() = default;
 
 bool ControlChannel::broken() const {
   Impl& c = *impl_;
@@ -267,10 +258,10 @@ bool ControlChannel::broken() const {
   }
   // No call is waiting, so nothing should be readable: data, a hang-up or an
   // error means the master closed the connection (or refused it, saying why).
-  pollfd p{c.fd, POLLIN, 0};
+  pollfd p{c.fd.get(), POLLIN, 0};
   if (::poll(&p, 1, 0) == 0) return false;
   char byte;
-  const ssize_t n = ::recv(c.fd, &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+  const ssize_t n = ::recv(c.fd.get(), &byte, 1, MSG_PEEK | MSG_DONTWAIT);
   c.Fail(Unavailable(c.target, n == 0 ? "the master closed the idle connection"
                                       : "unexpected bytes from the master on an idle connection"));
   return true;

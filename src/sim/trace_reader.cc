@@ -10,7 +10,8 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <optional>
-#include <system_error>
+
+#include "common/fd.h"
 
 namespace crescent::sim {
 
@@ -188,17 +189,12 @@ StatusOr<Trace> ParseTrace(std::string_view text, std::string source, const Trac
 
 StatusOr<Trace> LoadTrace(const std::string& path, const TraceOptions& options) {
   auto io_error = [&path](const char* what, int err) {
-    return Status(ErrorCode::kIoError, std::string(what) + " trace '" + path +
-                                           "': " + std::generic_category().message(err));
+    return IoError(std::string(what) + " trace", path, err);
   };
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return io_error("cannot open", errno);
-  struct Closer {
-    int fd;
-    ~Closer() { ::close(fd); }
-  } closer{fd};
+  const ScopedFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd.valid()) return io_error("cannot open", errno);
   struct stat st {};
-  if (::fstat(fd, &st) != 0) return io_error("cannot read", errno);
+  if (::fstat(fd.get(), &st) != 0) return io_error("cannot read", errno);
   if (S_ISDIR(st.st_mode)) return io_error("cannot read", EISDIR);
   // Progress against the size when there is one (not for a pipe or device).
   const size_t size = S_ISREG(st.st_mode) ? static_cast<size_t>(st.st_size) : 0;
@@ -210,7 +206,7 @@ StatusOr<Trace> LoadTrace(const std::string& path, const TraceOptions& options) 
   std::string partial;
   size_t done = 0;
   for (;;) {
-    const ssize_t n = ::read(fd, chunk.data(), chunk.size());
+    const ssize_t n = ::read(fd.get(), chunk.data(), chunk.size());
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) return io_error("cannot read", errno);
     if (n == 0) break;

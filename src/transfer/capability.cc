@@ -12,18 +12,13 @@
 #include <atomic>
 #include <cerrno>
 #include <cstdlib>
-#include <cstring>
-#include <system_error>
 #include <vector>
+
+#include "common/coding.h"
+#include "common/fd.h"
 
 namespace crescent::transfer {
 namespace {
-
-// Writes the low `bytes` bytes of `v` little-endian at `out`; returns the end.
-unsigned char* PutLe(unsigned char* out, uint64_t v, int bytes) {
-  for (int i = 0; i < bytes; ++i) *out++ = static_cast<unsigned char>((v >> (8 * i)) & 0xff);
-  return out;
-}
 
 std::string Trim(std::string s) {
   size_t b = s.find_first_not_of(" \t\r\n");
@@ -122,13 +117,13 @@ std::optional<std::array<uint8_t, 32>> CapabilitySigner::Tag(std::string_view bi
                                                              const Capability& cap) const {
   if (!key_) return std::nullopt;  // a moved-from signer signs nothing
   unsigned char head[4];
-  PutLe(head, binding.size(), 4);
+  EncodeFixed32(head, static_cast<uint32_t>(binding.size()));
   unsigned char fields[29];
-  unsigned char* f = PutLe(fields, cap.segment, 4);
-  f = PutLe(f, cap.offset, 8);
-  f = PutLe(f, cap.length, 8);
-  f = PutLe(f, static_cast<uint8_t>(cap.op), 1);
-  PutLe(f, static_cast<uint64_t>(cap.expiry_unix_ms), 8);
+  EncodeFixed32(fields, cap.segment);
+  EncodeFixed64(fields + 4, cap.offset);
+  EncodeFixed64(fields + 12, cap.length);
+  fields[20] = static_cast<uint8_t>(cap.op);
+  EncodeFixed64(fields + 21, static_cast<uint64_t>(cap.expiry_unix_ms));
   EVP_MAC_CTX* ctx = t_macs.Restarted(key_->id, key_->secret);
   if (ctx == nullptr) return std::nullopt;
   auto feed = [ctx](std::string_view part) {
@@ -193,36 +188,25 @@ std::string SecretHowTo(const std::string& file) {
 // endless read.
 StatusOr<std::string> ReadSecretFile(const std::string& file) {
   auto io_error = [&file](int err) {
-    return Status(ErrorCode::kIoError, "cannot read cluster secret file " + file + ": " +
-                                           std::generic_category().message(err));
+    return IoError("cannot read cluster secret file " + file, err);
   };
-  const int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return io_error(errno);
+  const ScopedFd fd(::open(file.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd.valid()) return io_error(errno);
   struct stat st {};
-  if (::fstat(fd, &st) != 0) {
-    const int err = errno;
-    ::close(fd);
-    return io_error(err);
-  }
+  if (::fstat(fd.get(), &st) != 0) return io_error(errno);
   if (S_ISDIR(st.st_mode)) {
-    ::close(fd);
     return Status(ErrorCode::kInvalidArgument,
                   "cluster secret file " + file + " is a directory, not a file" + SecretHowTo(""));
   }
   std::string text(kMaxSecretFileBytes + 1, '\0');
   size_t done = 0;
   while (done < text.size()) {
-    const ssize_t n = ::read(fd, text.data() + done, text.size() - done);
+    const ssize_t n = ::read(fd.get(), text.data() + done, text.size() - done);
     if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      const int err = errno;
-      ::close(fd);
-      return io_error(err);
-    }
+    if (n < 0) return io_error(errno);
     if (n == 0) break;
     done += static_cast<size_t>(n);
   }
-  ::close(fd);
   if (done > kMaxSecretFileBytes) {
     return Status(ErrorCode::kInvalidArgument, "cluster secret file " + file + " is larger than " +
                                                    std::to_string(kMaxSecretFileBytes >> 10) +

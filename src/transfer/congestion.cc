@@ -8,6 +8,8 @@
 #include <cerrno>
 #include <cstring>
 
+#include "common/fd.h"
+
 namespace crescent::transfer {
 
 Status SetCongestionControl(int fd, const std::string& name) {
@@ -38,15 +40,13 @@ Status SetCongestionControl(int fd, const std::string& name) {
 
 Status CheckCongestionControl(const std::string& name) {
   if (name.empty()) return Status::Ok();
-  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) {
+  const ScopedFd fd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  if (!fd.valid()) {
     return Status(ErrorCode::kInternal,
                   std::string("cannot open a socket to check TCP congestion control: ") +
                       std::strerror(errno));
   }
-  Status s = SetCongestionControl(fd, name);
-  ::close(fd);
-  return s;
+  return SetCongestionControl(fd.get(), name);
 }
 
 }  // namespace crescent::transfer

@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "common/fd.h"
 #include "common/tsan.h"
 
 namespace crescent::transfer {
@@ -96,10 +97,11 @@ void PageWarmer::Run() {
   } else if (pipe2(fds, O_CLOEXEC) != 0) {
     std::fprintf(stderr, "crescent: %s pages not warmed (pipe: %s)\n", what_, std::strerror(errno));
   } else {
+    const ScopedFd read_end(fds[0]), write_end(fds[1]);
     uint64_t off = 0;
     while (off < size_ && !stop_.load(std::memory_order_relaxed)) {
       const uint64_t n = std::min(step, size_ - off);
-      if (!KernelReadPages(data_ + off, n, page, fds[0], fds[1])) {
+      if (!KernelReadPages(data_ + off, n, page, read_end.get(), write_end.get())) {
         std::fprintf(stderr, "crescent: %s page warming stopped at %llu of %llu bytes (%s)\n",
                      what_, static_cast<unsigned long long>(off),
                      static_cast<unsigned long long>(size_), std::strerror(errno));
@@ -108,8 +110,6 @@ void PageWarmer::Run() {
       off += n;
       warmed_.store(off, std::memory_order_release);
     }
-    close(fds[0]);
-    close(fds[1]);
   }
   std::lock_guard lock(mu_);
   finished_ = true;

@@ -34,9 +34,9 @@ uint64_t FileIdentity(const struct stat& st) {
   } id{};
   id.dev = static_cast<uint64_t>(st.st_dev);
   id.ino = static_cast<uint64_t>(st.st_ino);
-  if (const int fd = open("/proc/sys/kernel/random/boot_id", O_RDONLY | O_CLOEXEC); fd >= 0) {
-    (void)!read(fd, id.boot_id, sizeof id.boot_id);
-    close(fd);
+  if (const ScopedFd fd(open("/proc/sys/kernel/random/boot_id", O_RDONLY | O_CLOEXEC));
+      fd.valid()) {
+    (void)!read(fd.get(), id.boot_id, sizeof id.boot_id);
   }
   const uint64_t h = XXH3_64bits(&id, sizeof id);
   return h != 0 ? h : 1;
@@ -149,14 +149,15 @@ StatusOr<std::unique_ptr<PmemFile>> PmemFile::Open(const std::string& path, uint
   }
   std::unique_ptr<PmemFile> f(new PmemFile());
   f->path_ = path;
-  f->fd_ = open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-  if (f->fd_ < 0) return Status(ErrorCode::kIoError, Errno("cannot open " + named, errno));
+  f->fd_.reset(open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600));
+  if (!f->fd_.valid()) return Status(ErrorCode::kIoError, Errno("cannot open " + named, errno));
   struct stat st{};
-  if (fstat(f->fd_, &st) != 0) return Status(ErrorCode::kIoError, Errno("stat " + named, errno));
+  if (fstat(f->fd_.get(), &st) != 0)
+    return Status(ErrorCode::kIoError, Errno("stat " + named, errno));
   if (!S_ISREG(st.st_mode)) {
     return Status(ErrorCode::kInvalidArgument, named + " is not a regular file");
   }
-  if (flock(f->fd_, LOCK_EX | LOCK_NB) != 0) {
+  if (flock(f->fd_.get(), LOCK_EX | LOCK_NB) != 0) {
     const int err = errno;
     if (err == EWOULDBLOCK) {
       return Status(ErrorCode::kUnavailable,
@@ -180,10 +181,10 @@ StatusOr<std::unique_ptr<PmemFile>> PmemFile::Open(const std::string& path, uint
                         std::to_string(file_size) +
                         " asked for (give its size, or a new path for a new segment)");
     }
-    if (!ReadAt(f->fd_, header.get(), kHeaderBytes, header_at)) {
+    if (!ReadAt(f->fd_.get(), header.get(), kHeaderBytes, header_at)) {
       return Status(ErrorCode::kIoError, Errno("cannot read the header of " + named, errno));
     }
-    StatusOr<bool> zero = AllZero(f->fd_, header.get(), kMinFileBytes - kHeaderBytes);
+    StatusOr<bool> zero = AllZero(f->fd_.get(), header.get(), kMinFileBytes - kHeaderBytes);
     if (!zero.ok()) {
       return Status(ErrorCode::kIoError, named + ": " + zero.status().message());
     }
@@ -193,8 +194,8 @@ StatusOr<std::unique_ptr<PmemFile>> PmemFile::Open(const std::string& path, uint
     f->created_ = true;
     // Reserve every block now: a sparse file on a full disk would fail later,
     // with SIGBUS on a store into the mapping.
-    if (int err = posix_fallocate(f->fd_, 0, static_cast<off_t>(file_size)); err != 0) {
-      (void)ftruncate(f->fd_, 0);
+    if (int err = posix_fallocate(f->fd_.get(), 0, static_cast<off_t>(file_size)); err != 0) {
+      (void)ftruncate(f->fd_.get(), 0);
       return Status(err == ENOSPC ? ErrorCode::kNoSpace : ErrorCode::kIoError,
                     Errno("cannot reserve " + std::to_string(file_size) + " bytes for " + named,
                           err));
@@ -205,9 +206,10 @@ StatusOr<std::unique_ptr<PmemFile>> PmemFile::Open(const std::string& path, uint
     }
     h.created_unix_ms = UnixNowMs();
     EncodePmemHeader(h, header.get());
-    if (!WriteAt(f->fd_, header.get(), kHeaderBytes, header_at) || fdatasync(f->fd_) != 0) {
+    if (!WriteAt(f->fd_.get(), header.get(), kHeaderBytes, header_at) ||
+        fdatasync(f->fd_.get()) != 0) {
       const int err = errno;
-      (void)ftruncate(f->fd_, 0);
+      (void)ftruncate(f->fd_.get(), 0);
       return Status(err == ENOSPC ? ErrorCode::kNoSpace : ErrorCode::kIoError,
                     Errno("cannot write the header of " + named, err));
     }
@@ -228,13 +230,14 @@ StatusOr<std::unique_ptr<PmemFile>> PmemFile::Open(const std::string& path, uint
   }
   f->uuid_ = Hex(h.uuid);
   f->file_identity_ = FileIdentity(st);
-  f->read_fd_ = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (f->read_fd_ < 0) return Status(ErrorCode::kIoError, Errno("cannot reopen " + named, errno));
+  f->read_fd_.reset(open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!f->read_fd_.valid())
+    return Status(ErrorCode::kIoError, Errno("cannot reopen " + named, errno));
 
   pmem2_config* cfg = nullptr;
   pmem2_source* src = nullptr;
   if (pmem2_config_new(&cfg) != 0) return Status(ErrorCode::kIoError, Pmem2Error(named));
-  int rc = pmem2_source_from_fd(&src, f->fd_);
+  int rc = pmem2_source_from_fd(&src, f->fd_.get());
   // Page granularity is the weakest: libpmem2 then accepts any file, and
   // persists through msync where the file is not on DAX.
   if (rc == 0) rc = pmem2_config_set_required_store_granularity(cfg, PMEM2_GRANULARITY_PAGE);
@@ -256,8 +259,6 @@ void PmemFile::Persist(const std::byte* p, size_t n) const {
 
 PmemFile::~PmemFile() {
   if (map_ != nullptr) pmem2_map_delete(&map_);
-  if (read_fd_ >= 0) close(read_fd_);
-  if (fd_ >= 0) close(fd_);  // releases the flock
-}
+}  // then read_fd_ closes, and fd_, which releases the flock
 
 }  // namespace crescent::transfer

@@ -27,6 +27,7 @@
 #include <memory>
 #include <string>
 
+#include "common/fd.h"
 #include "crescent/status.h"
 
 struct pmem2_map;
@@ -61,7 +62,7 @@ class PmemFile {
   bool created() const { return created_; }
   // A read-only descriptor of the file, for same-host clients: a mapping of it
   // cannot be made writable.
-  int read_fd() const { return read_fd_; }
+  int read_fd() const { return read_fd_.get(); }
   // Makes [p, p + n) of the data durable before it returns.
   void Persist(const std::byte* p, size_t n) const;
 
@@ -71,8 +72,8 @@ class PmemFile {
   std::string uuid_;
   uint64_t file_identity_ = 0;
   bool created_ = false;
-  int fd_ = -1;       // read-write, holds the flock
-  int read_fd_ = -1;  // read-only, handed to clients
+  ScopedFd fd_;       // read-write, holds the flock
+  ScopedFd read_fd_;  // read-only, handed to clients
   pmem2_map* map_ = nullptr;
   void (*persist_)(const void*, size_t) = nullptr;
   std::byte* data_ = nullptr;

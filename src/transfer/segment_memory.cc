@@ -39,14 +39,13 @@ StatusOr<std::unique_ptr<SegmentMemory>> SegmentMemory::Create(const std::string
                                            " is available (" + available->detail +
                                            "); choose a smaller segment size");
   }
-  int fd = memfd_create(name.c_str(), MFD_CLOEXEC | MFD_ALLOW_SEALING);
-  if (fd < 0) {
+  ScopedFd fd(memfd_create(name.c_str(), MFD_CLOEXEC | MFD_ALLOW_SEALING));
+  if (!fd.valid()) {
     return Status(ErrorCode::kIoError,
                   "memfd_create(" + name + ") failed: " + std::strerror(errno));
   }
-  if (ftruncate(fd, static_cast<off_t>(size)) != 0) {
+  if (ftruncate(fd.get(), static_cast<off_t>(size)) != 0) {
     int err = errno;
-    close(fd);
     return Status(ErrorCode::kNoSpace, "ftruncate of segment " + name + " to " +
                                            std::to_string(size) +
                                            " bytes failed: " + std::strerror(err));
@@ -57,19 +56,17 @@ StatusOr<std::unique_ptr<SegmentMemory>> SegmentMemory::Create(const std::string
   // MAP_POPULATE then maps the pages, so no transfer pays a first-touch fault.
   int rc;
   do {
-    rc = fallocate(fd, 0, 0, static_cast<off_t>(size));
+    rc = fallocate(fd.get(), 0, 0, static_cast<off_t>(size));
   } while (rc != 0 && errno == EINTR);
   if (rc != 0) {
     int err = errno;
-    close(fd);
     return Status(ErrorCode::kNoSpace, "cannot reserve " + std::to_string(size) +
                                            " bytes for segment " + name + ": " +
                                            std::strerror(err));
   }
-  void* p = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd, 0);
+  void* p = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd.get(), 0);
   if (p == MAP_FAILED) {
     int err = errno;
-    close(fd);
     return Status(ErrorCode::kNoSpace, "mmap of segment " + name + " (" + std::to_string(size) +
                                            " bytes) failed: " + std::strerror(err));
   }
@@ -79,17 +76,17 @@ StatusOr<std::unique_ptr<SegmentMemory>> SegmentMemory::Create(const std::string
   // lets the node fence shared-memory writes (it performs them itself,
   // checking the capability as it copies). The size is sealed too: a client
   // cannot shrink the file under the node's mapping (SIGBUS).
-  if (fcntl(fd, F_ADD_SEALS, F_SEAL_FUTURE_WRITE | F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) !=
-      0) {
+  if (fcntl(fd.get(), F_ADD_SEALS,
+            F_SEAL_FUTURE_WRITE | F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) != 0) {
     int err = errno;
     munmap(p, size);
-    close(fd);
     return Status(ErrorCode::kIoError, "sealing segment " + name +
                                            " against writable mappings failed (Linux 5.1 or "
                                            "later is needed): " +
                                            std::strerror(err));
   }
-  return std::unique_ptr<SegmentMemory>(new SegmentMemory(fd, static_cast<std::byte*>(p), size));
+  return std::unique_ptr<SegmentMemory>(
+      new SegmentMemory(std::move(fd), static_cast<std::byte*>(p), size));
 }
 
 void SegmentMemory::SetMount(uint32_t id, std::string binding) {
@@ -119,8 +116,7 @@ StatusOr<std::unique_ptr<SegmentMemory>> SegmentMemory::OpenPersistent(const std
 SegmentMemory::~SegmentMemory() {
   if (pmem_) return;  // the file unmaps itself
   munmap(data_, size_);
-  close(fd_);
-}
+}  // then fd_ closes
 
 StatusOr<std::byte*> SegmentMemory::Resolve(const Capability& cap, AccessOp op,
                                             const CapabilitySigner& signer,

@@ -21,6 +21,7 @@
 #include <string>
 #include <string_view>
 
+#include "common/fd.h"
 #include "common/host_memory.h"
 #include "crescent/status.h"
 #include "transfer/capability.h"
@@ -63,7 +64,7 @@ class SegmentMemory {
   std::byte* data() const { return data_; }
   uint64_t size() const { return size_; }
   // What same-host clients map: the memfd, or the persistent file read-only.
-  int fd() const { return pmem_ ? pmem_->read_fd() : fd_; }
+  int fd() const { return pmem_ ? pmem_->read_fd() : fd_.get(); }
   // The persistent file behind the segment; null for DRAM.
   const PmemFile* persistent() const { return pmem_.get(); }
   // Makes written bytes durable before a write is acknowledged: a no-op for
@@ -121,10 +122,11 @@ class SegmentMemory {
                                int64_t now_unix_ms, Fence* fence = nullptr) const;
 
  private:
-  SegmentMemory(int fd, std::byte* data, uint64_t size) : fd_(fd), data_(data), size_(size) {}
+  SegmentMemory(ScopedFd fd, std::byte* data, uint64_t size)
+      : fd_(std::move(fd)), data_(data), size_(size) {}
   explicit SegmentMemory(std::unique_ptr<PmemFile> pmem)
-      : fd_(-1), data_(pmem->data()), size_(pmem->data_size()), pmem_(std::move(pmem)) {}
-  int fd_;
+      : data_(pmem->data()), size_(pmem->data_size()), pmem_(std::move(pmem)) {}
+  ScopedFd fd_;  // the memfd of a DRAM segment
   std::byte* data_;
   uint64_t size_;
   std::unique_ptr<PmemFile> pmem_;  // set for a persistent segment (it owns the mapping)

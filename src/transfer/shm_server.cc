@@ -29,15 +29,16 @@
 
 #include <algorithm>
 #include <atomic>
-#include <condition_variable>
-#include <list>
 #include <cerrno>
 #include <chrono>
+#include <condition_variable>
 #include <cstring>
+#include <list>
 #include <mutex>
 #include <thread>
 #include <vector>
 
+#include "common/fd.h"
 #include "transfer/shm_protocol.h"
 
 namespace crescent::transfer {
@@ -50,15 +51,6 @@ size_t MaxClients() {
   rlimit lim{};
   if (getrlimit(RLIMIT_NOFILE, &lim) != 0 || lim.rlim_cur == RLIM_INFINITY) return 1024;
   return std::clamp<size_t>(static_cast<size_t>(lim.rlim_cur / 4), 16, 1024);
-}
-
-Status Errno(const char* what, int err) {
-  return Status(ErrorCode::kIoError, std::string(what) + ": " + std::strerror(err));
-}
-
-void CloseFd(int fd) {
-  // close() is not retried on EINTR: on Linux the fd is released regardless.
-  if (fd >= 0) close(fd);
 }
 
 int64_t SteadyMs() {
@@ -75,14 +67,15 @@ struct ShmServer::Impl {
   SegmentSet segments;
   CapabilitySigner signer;  // a copy: the caller's may not outlive us
   TransferMetrics* metrics = nullptr;
-  int listen_fd = -1;
-  int wake_fd = -1;  // eventfd; readable once Stop() has been called
-  int drop_fd = -1;  // eventfd; readable while a DropMappings() waits
+  ScopedFd listen_fd;
+  ScopedFd wake_fd;  // eventfd; readable once Stop() has been called
+  ScopedFd drop_fd;  // eventfd; readable while a DropMappings() waits
   std::thread thread;
   std::mutex stop_mu;
   bool stopped = false;
 
-  std::vector<int> clients;  // map connections, held open (the accept thread's; Stop's after)
+  // Map connections, held open (the accept thread's; Stop's after).
+  std::vector<ScopedFd> clients;
   const size_t max_clients = MaxClients();
 
   // DropMappings() handshake with the accept thread.
@@ -99,11 +92,12 @@ struct ShmServer::Impl {
   std::list<Writer> writers;  // guarded by writers_mu; finished ones are reaped by Run
 
   void Run();
-  // What became of a connection after its first request.
+  // What became of a connection after its first request (kHandedOff: `conn`
+  // was moved to a writer thread).
   enum class Outcome { kClose, kHeld, kHandedOff };
-  Outcome Serve(int conn);
+  Outcome Serve(ScopedFd& conn);
   // Serves `first` and every later write request on `conn`, then closes it.
-  void WriteLoop(int conn, pid_t pid, shm::Request first, std::atomic<bool>* done);
+  void WriteLoop(ScopedFd conn, pid_t pid, shm::Request first, std::atomic<bool>* done);
   // Copies the write's bytes out of process `pid`, chunk by chunk.
   Status Write(const shm::Request& req, pid_t pid);
   size_t HeldCount();
@@ -120,7 +114,7 @@ bool ShmServer::Impl::WaitReadable(int fd, int64_t deadline_ms) {
   for (;;) {
     int64_t left = deadline_ms - SteadyMs();
     if (left <= 0) return false;
-    pollfd fds[2] = {{fd, POLLIN, 0}, {wake_fd, POLLIN, 0}};
+    pollfd fds[2] = {{fd, POLLIN, 0}, {wake_fd.get(), POLLIN, 0}};
     int rc = poll(fds, 2, static_cast<int>(std::min<int64_t>(left, 60'000)));
     if (rc < 0 && errno == EINTR) continue;
     if (rc < 0) return false;
@@ -176,7 +170,8 @@ void ShmServer::Impl::SendReply(int conn, const shm::Reply& reply, int attach_fd
   }
 }
 
-ShmServer::Impl::Outcome ShmServer::Impl::Serve(int conn) {
+ShmServer::Impl::Outcome ShmServer::Impl::Serve(ScopedFd& owned) {
+  const int conn = owned.get();
   // Belt and braces under the poll deadline: no blocking call may outlast it.
   timeval tv{kHandshakeTimeoutMs / 1000, 0};
   setsockopt(conn, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
@@ -217,9 +212,10 @@ ShmServer::Impl::Outcome ShmServer::Impl::Serve(int conn) {
   if (req.kind == shm::Kind::kWrite) {
     std::lock_guard lock(writers_mu);
     Writer& w = writers.emplace_back();
-    w.thread = std::thread([this, conn, pid = cred.pid, req, done = &w.done] {
-      WriteLoop(conn, pid, req, done);
-    });
+    w.thread =
+        std::thread([this, fd = std::move(owned), pid = cred.pid, req, done = &w.done]() mutable {
+          WriteLoop(std::move(fd), pid, req, done);
+        });
     return Outcome::kHandedOff;
   }
   StatusOr<SegmentSet::Resolved> range =
@@ -295,8 +291,9 @@ Status ShmServer::Impl::Write(const shm::Request& req, pid_t pid) {
   return Status::Ok();
 }
 
-void ShmServer::Impl::WriteLoop(int conn, pid_t pid, shm::Request req,
+void ShmServer::Impl::WriteLoop(ScopedFd owned, pid_t pid, shm::Request req,
                                 std::atomic<bool>* done) {
+  const int conn = owned.get();
   for (;;) {
     Status s = Write(req, pid);
     shm::Reply reply;
@@ -315,7 +312,7 @@ void ShmServer::Impl::WriteLoop(int conn, pid_t pid, shm::Request req,
       break;
     }
   }
-  CloseFd(conn);
+  owned.reset();
   done->store(true, std::memory_order_release);
 }
 
@@ -339,17 +336,15 @@ void ShmServer::Impl::ReapWriters(bool all) {
   for (Writer& w : finished) w.thread.join();
 }
 
-void ShmServer::Impl::CloseMappings() {
-  for (int c : clients) CloseFd(c);
-  clients.clear();
-}
+void ShmServer::Impl::CloseMappings() { clients.clear(); }
 
 void ShmServer::Impl::Run() {
   for (;;) {
     ReapWriters(false);
     if (metrics) metrics->SetShmClients(HeldCount());
-    std::vector<pollfd> fds = {{listen_fd, POLLIN, 0}, {wake_fd, POLLIN, 0}, {drop_fd, POLLIN, 0}};
-    for (int c : clients) fds.push_back({c, POLLIN, 0});
+    std::vector<pollfd> fds = {
+        {listen_fd.get(), POLLIN, 0}, {wake_fd.get(), POLLIN, 0}, {drop_fd.get(), POLLIN, 0}};
+    for (const ScopedFd& c : clients) fds.push_back({c.get(), POLLIN, 0});
     // Finished writers are reaped at the next wake-up; a second's timeout
     // bounds how long their threads linger when nothing else happens.
     int rc = poll(fds.data(), fds.size(), 1000);
@@ -357,7 +352,7 @@ void ShmServer::Impl::Run() {
     if (rc < 0 || fds[1].revents != 0) break;
     if (fds[2].revents != 0) {
       uint64_t n;
-      ssize_t r = read(drop_fd, &n, sizeof n);
+      ssize_t r = read(drop_fd.get(), &n, sizeof n);
       (void)r;
       uint64_t asked;
       {
@@ -376,27 +371,22 @@ void ShmServer::Impl::Run() {
     // sent what the protocol never sends): either way it is done.
     for (size_t i = fds.size(); i-- > 3;) {
       if (fds[i].revents == 0) continue;
-      CloseFd(fds[i].fd);
-      clients.erase(clients.begin() + static_cast<std::ptrdiff_t>(i - 3));
+      clients.erase(clients.begin() + static_cast<std::ptrdiff_t>(i - 3));  // and closed
     }
     if (fds[0].revents == 0) continue;
-    int conn = accept4(listen_fd, nullptr, nullptr, SOCK_CLOEXEC);
-    if (conn < 0) {
+    ScopedFd conn(accept4(listen_fd.get(), nullptr, nullptr, SOCK_CLOEXEC));
+    if (!conn.valid()) {
       if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
         // Out of resources: back off instead of spinning on a ready listener.
-        pollfd wake{wake_fd, POLLIN, 0};
+        pollfd wake{wake_fd.get(), POLLIN, 0};
         if (poll(&wake, 1, 100) > 0) break;
       }
       continue;  // EINTR, EAGAIN (client gone), ECONNABORTED, ...
     }
     switch (Serve(conn)) {
-      case Outcome::kHeld:
-        clients.push_back(conn);
-        break;
+      case Outcome::kHeld: clients.push_back(std::move(conn)); break;
       case Outcome::kHandedOff:
-        break;
-      case Outcome::kClose:
-        CloseFd(conn);
+      case Outcome::kClose:  // closed here
         break;
     }
   }
@@ -424,24 +414,18 @@ StatusOr<std::unique_ptr<ShmServer>> ShmServer::Start(const std::string& name,
   impl->metrics = metrics;
   // Non-blocking listener: a client that disconnects between poll and accept
   // must not block the loop.
-  impl->listen_fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-  if (impl->listen_fd < 0) return Errno("shm socket", errno);
-  auto fail = [&](const char* what) {
-    Status s = Errno(what, errno);
-    CloseFd(impl->listen_fd);
-    CloseFd(impl->wake_fd);
-    CloseFd(impl->drop_fd);
-    return s;
-  };
-  if (bind(impl->listen_fd, reinterpret_cast<sockaddr*>(&addr), addr_len) != 0) {
-    Status s = fail("shm bind");
+  // On a failure `impl` goes, and its fds with it.
+  impl->listen_fd.reset(socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
+  if (!impl->listen_fd.valid()) return IoError("shm socket", errno);
+  if (bind(impl->listen_fd.get(), reinterpret_cast<sockaddr*>(&addr), addr_len) != 0) {
+    Status s = IoError("shm bind", errno);
     return Status(s.code(), s.message() + " (abstract name '" + name + "')");
   }
-  if (listen(impl->listen_fd, 64) != 0) return fail("shm listen");
-  impl->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-  if (impl->wake_fd < 0) return fail("shm eventfd");
-  impl->drop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-  if (impl->drop_fd < 0) return fail("shm eventfd");
+  if (listen(impl->listen_fd.get(), 64) != 0) return IoError("shm listen", errno);
+  impl->wake_fd.reset(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
+  if (!impl->wake_fd.valid()) return IoError("shm eventfd", errno);
+  impl->drop_fd.reset(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
+  if (!impl->drop_fd.valid()) return IoError("shm eventfd", errno);
   Impl* raw = impl.get();
   impl->thread = std::thread([raw] { raw->Run(); });
   return std::unique_ptr<ShmServer>(new ShmServer(std::move(impl)));
@@ -454,7 +438,7 @@ void ShmServer::Stop() {
   uint64_t one = 1;
   ssize_t r;
   do {
-    r = write(impl_->wake_fd, &one, sizeof one);
+    r = write(impl_->wake_fd.get(), &one, sizeof one);
   } while (r < 0 && errno == EINTR);
   if (impl_->thread.joinable()) impl_->thread.join();
   // Writers see the eventfd too: each finishes its chunk, replies, and exits.
@@ -462,10 +446,9 @@ void ShmServer::Stop() {
   // Closing the held connections tells their clients this memory is no longer
   // served.
   impl_->CloseMappings();
-  CloseFd(impl_->listen_fd);
-  CloseFd(impl_->wake_fd);
-  CloseFd(impl_->drop_fd);
-  impl_->listen_fd = impl_->wake_fd = impl_->drop_fd = -1;
+  impl_->listen_fd.reset();
+  impl_->wake_fd.reset();
+  impl_->drop_fd.reset();
 }
 
 void ShmServer::DropMappings() {
@@ -475,7 +458,7 @@ void ShmServer::DropMappings() {
   uint64_t one = 1;
   ssize_t r;
   do {
-    r = write(impl_->drop_fd, &one, sizeof one);
+    r = write(impl_->drop_fd.get(), &one, sizeof one);
   } while (r < 0 && errno == EINTR);
   impl_->drop_cv.wait(lock, [&] { return impl_->drops_done >= ticket || impl_->thread_exited; });
 }

@@ -43,6 +43,7 @@
 #include <unordered_map>
 
 #include "common/endpoint.h"
+#include "common/fd.h"
 #include "common/value_hash.h"
 #include "transfer/bulk_copy.h"
 #include "transfer/copy_hash.h"
@@ -61,29 +62,11 @@ constexpr auto kNegativeReachTtl = std::chrono::seconds(5);
 // How often Execute and CanReach look for mappings whose node stopped serving.
 constexpr auto kSweepInterval = std::chrono::seconds(1);
 
-void CloseFd(int fd) {
-  if (fd >= 0) close(fd);  // not retried on EINTR: Linux releases the fd anyway
-}
-
-// Owns one fd; closes it on every path.
-struct Fd {
-  int fd = -1;
-  explicit Fd(int f = -1) : fd(f) {}
-  ~Fd() { CloseFd(fd); }
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  int release() {
-    int f = fd;
-    fd = -1;
-    return f;
-  }
-};
-
 struct Mapping {
   std::byte* data = nullptr;
   uint64_t size = 0;
   uint32_t segment = 0;
-  int conn = -1;  // the handshake connection, held open while the node serves
+  ScopedFd conn;  // the handshake connection, held open while the node serves
   // Reads one byte of each page from user mode, in the background, so that
   // first copies out of a page do not pay a first-access trap (page_warmer.h).
   // Null for a persistent segment's file, mapped lazily (Handshake).
@@ -95,8 +78,7 @@ struct Mapping {
   ~Mapping() {
     warmer.reset();  // stopped and joined before its pages go
     if (data) munmap(data, size);
-    CloseFd(conn);
-  }
+  }  // then conn closes
 };
 
 Status Errno(ErrorCode code, const std::string& what, int err) {
@@ -104,22 +86,22 @@ Status Errno(ErrorCode code, const std::string& what, int err) {
 }
 
 // A connected socket to abstract socket `name`, with send/receive timeouts.
-StatusOr<int> Connect(const std::string& name, int64_t timeout_ms) {
+StatusOr<ScopedFd> Connect(const std::string& name, int64_t timeout_ms) {
   sockaddr_un addr;
   socklen_t len = 0;
   if (!shm::AbstractAddress(name, addr, len)) {
     return Status(ErrorCode::kInvalidArgument, "bad shm name '" + name + "'");
   }
-  Fd fd(socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
-  if (fd.fd < 0) return Errno(ErrorCode::kIoError, "shm socket", errno);
+  ScopedFd fd(socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  if (!fd.valid()) return Errno(ErrorCode::kIoError, "shm socket", errno);
   if (timeout_ms < 1) timeout_ms = 1;
   timeval tv{static_cast<time_t>(timeout_ms / 1000),
              static_cast<suseconds_t>((timeout_ms % 1000) * 1000)};
-  setsockopt(fd.fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-  setsockopt(fd.fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+  setsockopt(fd.get(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  setsockopt(fd.get(), SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
   int rc;
   do {
-    rc = connect(fd.fd, reinterpret_cast<sockaddr*>(&addr), len);
+    rc = connect(fd.get(), reinterpret_cast<sockaddr*>(&addr), len);
   } while (rc != 0 && errno == EINTR);
   if (rc != 0) {
     int err = errno;
@@ -127,7 +109,7 @@ StatusOr<int> Connect(const std::string& name, int64_t timeout_ms) {
     return Errno(err == EAGAIN ? ErrorCode::kTimeout : ErrorCode::kUnavailable,
                  "shm connect to '" + name + "'", err);
   }
-  return fd.release();
+  return fd;
 }
 
 bool IsTimeout(int err) { return err == EAGAIN || err == EWOULDBLOCK; }
@@ -143,7 +125,7 @@ void CopyOut(std::byte* dst, const std::byte* src, uint64_t length, uint64_t* ch
 // handshake connection is open. The node never sends on it, so readable or
 // hung up means it closed (stopped, or exited and the kernel closed it).
 bool NodeServes(const Mapping& m) {
-  pollfd p{m.conn, POLLIN | POLLRDHUP, 0};
+  pollfd p{m.conn.get(), POLLIN | POLLRDHUP, 0};
   int rc;
   do {
     rc = poll(&p, 1, 0);
@@ -152,20 +134,17 @@ bool NodeServes(const Mapping& m) {
 }
 
 // Closes every fd carried by `msg`'s control data except the first SCM_RIGHTS
-// one, which it returns (-1 if none).
-int TakeFirstFd(msghdr& msg) {
-  int first = -1;
+// one, which it returns (none if there is none).
+ScopedFd TakeFirstFd(msghdr& msg) {
+  ScopedFd first;
   for (cmsghdr* c = CMSG_FIRSTHDR(&msg); c != nullptr; c = CMSG_NXTHDR(&msg, c)) {
     if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS) continue;
     size_t n = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
     for (size_t i = 0; i < n; ++i) {
-      int fd;
-      std::memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof fd);
-      if (first < 0) {
-        first = fd;
-      } else {
-        CloseFd(fd);
-      }
+      int raw;
+      std::memcpy(&raw, CMSG_DATA(c) + i * sizeof(int), sizeof raw);
+      ScopedFd fd(raw);
+      if (!first.valid()) first = std::move(fd);  // any other closes here
     }
   }
   return first;
@@ -174,16 +153,16 @@ int TakeFirstFd(msghdr& msg) {
 // Sends `cap`, receives the reply and the memfd, and maps it.
 StatusOr<std::shared_ptr<Mapping>> Handshake(const std::string& name, const Capability& cap,
                                              int64_t timeout_ms) {
-  StatusOr<int> conn_or = Connect(name, timeout_ms);
+  StatusOr<ScopedFd> conn_or = Connect(name, timeout_ms);
   if (!conn_or.ok()) return conn_or.status();
-  Fd conn(*conn_or);
+  ScopedFd conn = std::move(conn_or).value();
 
   uint8_t req[shm::kRequestBytes];
   shm::EncodeRequest(shm::Request{cap, shm::Kind::kMap, 0}, req);
   size_t sent = 0;
   Status send_failure;
   while (sent < sizeof req) {
-    ssize_t w = send(conn.fd, req + sent, sizeof req - sent, MSG_NOSIGNAL);
+    ssize_t w = send(conn.get(), req + sent, sizeof req - sent, MSG_NOSIGNAL);
     if (w < 0 && errno == EINTR) continue;
     if (w < 0) {
       int err = errno;
@@ -198,7 +177,7 @@ StatusOr<std::shared_ptr<Mapping>> Handshake(const std::string& name, const Capa
   }
 
   uint8_t buf[shm::kReplyBytes];
-  Fd memfd;
+  ScopedFd memfd;
   size_t got = 0;
   while (got < sizeof buf) {
     iovec iov{buf + got, sizeof buf - got};
@@ -208,7 +187,7 @@ StatusOr<std::shared_ptr<Mapping>> Handshake(const std::string& name, const Capa
     msg.msg_iovlen = 1;
     msg.msg_control = control;
     msg.msg_controllen = sizeof control;
-    ssize_t r = recvmsg(conn.fd, &msg, MSG_CMSG_CLOEXEC);
+    ssize_t r = recvmsg(conn.get(), &msg, MSG_CMSG_CLOEXEC);
     if (r < 0 && errno == EINTR) continue;
     if (r < 0) {
       int err = errno;
@@ -216,14 +195,9 @@ StatusOr<std::shared_ptr<Mapping>> Handshake(const std::string& name, const Capa
       return Errno(IsTimeout(err) ? ErrorCode::kTimeout : ErrorCode::kUnavailable,
                    "shm handshake receive", err);
     }
-    int fd = TakeFirstFd(msg);
-    if (fd >= 0) {
-      if (memfd.fd >= 0) {
-        CloseFd(fd);  // the protocol sends one fd; ignore any other
-      } else {
-        memfd.fd = fd;
-      }
-    }
+    ScopedFd fd = TakeFirstFd(msg);
+    // The protocol sends one fd; any other closes here.
+    if (fd.valid() && !memfd.valid()) memfd = std::move(fd);
     if (r == 0) {
       if (!send_failure.ok()) return send_failure;
       return Status(ErrorCode::kUnavailable, "shm server closed during handshake");
@@ -242,14 +216,14 @@ StatusOr<std::shared_ptr<Mapping>> Handshake(const std::string& name, const Capa
     return Status(reply.code, "shm handshake refused: " + reply.message);
   }
   if (!send_failure.ok()) return send_failure;  // an OK reply to a request it never got
-  if (memfd.fd < 0) return Status(ErrorCode::kInternal, "shm handshake reply carried no fd");
+  if (!memfd.valid()) return Status(ErrorCode::kInternal, "shm handshake reply carried no fd");
   if (reply.segment != cap.segment) {
     return Status(ErrorCode::kSegmentNotFound,
                   "shm server holds segment " + std::to_string(reply.segment) +
                       ", capability names " + std::to_string(cap.segment));
   }
   struct stat st {};
-  if (fstat(memfd.fd, &st) != 0) return Errno(ErrorCode::kIoError, "fstat shm fd", errno);
+  if (fstat(memfd.get(), &st) != 0) return Errno(ErrorCode::kIoError, "fstat shm fd", errno);
   if (reply.size == 0 || st.st_size < 0 || static_cast<uint64_t>(st.st_size) < reply.size) {
     return Status(ErrorCode::kInternal, "shm fd holds " + std::to_string(st.st_size) +
                                             " bytes, server announced " +
@@ -264,16 +238,16 @@ StatusOr<std::shared_ptr<Mapping>> Handshake(const std::string& name, const Capa
   // or warming it would bring in the whole file (0.55 s for 512 MiB in tmpfs on
   // the development VM, past a read's lease; on an SSD, reading it all) before
   // or beside the first read. Read-only either way: writes go through the node.
-  const int seals = fcntl(memfd.fd, F_GET_SEALS);
+  const int seals = fcntl(memfd.get(), F_GET_SEALS);
   const bool dram = seals >= 0 && (seals & F_SEAL_FUTURE_WRITE) != 0;
   void* p =
-      mmap(nullptr, reply.size, PROT_READ, MAP_SHARED | (dram ? MAP_POPULATE : 0), memfd.fd, 0);
+      mmap(nullptr, reply.size, PROT_READ, MAP_SHARED | (dram ? MAP_POPULATE : 0), memfd.get(), 0);
   if (p == MAP_FAILED) return Errno(ErrorCode::kIoError, "mmap shm segment", errno);
   auto mapping = std::make_shared<Mapping>();
   mapping->data = static_cast<std::byte*>(p);
   mapping->size = reply.size;
   mapping->segment = reply.segment;
-  mapping->conn = conn.release();
+  mapping->conn = std::move(conn);
   if (dram) {
     mapping->warmer =
         std::make_unique<PageWarmer>(mapping->data, mapping->size, PageWarmer::Access::kUser);
@@ -295,11 +269,8 @@ class ShmTransport final : public Transport {
     std::string shm_name;
     std::mutex mu;  // serialises handshakes; guards mapping
     std::shared_ptr<Mapping> mapping;
-    std::mutex write_mu;            // guards idle_writers
-    std::vector<int> idle_writers;  // kept write connections, not in use
-    ~EndpointState() {
-      for (int fd : idle_writers) CloseFd(fd);
-    }
+    std::mutex write_mu;                 // guards idle_writers
+    std::vector<ScopedFd> idle_writers;  // kept write connections, not in use
   };
   struct Reach {
     bool ok = false;
@@ -357,11 +328,7 @@ bool ShmTransport::CanReach(const std::string& endpoint) {
   if (StatusOr<Endpoint> ep = ParseEndpoint(endpoint); ep.ok() && !ep->shm_name.empty()) {
     // Connecting proves the socket is in our network namespace, i.e. same host;
     // the server sees EOF instead of a request and just closes.
-    StatusOr<int> fd = Connect(ep->shm_name, 1000);
-    if (fd.ok()) {
-      CloseFd(*fd);
-      ok = true;
-    }
+    ok = Connect(ep->shm_name, 1000).ok();  // and closed at once
   }
   std::lock_guard<std::mutex> lock(mu_);
   reach_[endpoint] = Reach{ok, now};
@@ -445,26 +412,26 @@ Status ShmTransport::WriteThroughNode(const TransferOp& op, Clock::time_point de
   auto left_ms = [&] {
     return std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
   };
-  Fd conn;
+  ScopedFd conn;
   {
     std::lock_guard lock(state.write_mu);
     if (!state.idle_writers.empty()) {
-      conn.fd = state.idle_writers.back();
+      conn = std::move(state.idle_writers.back());
       state.idle_writers.pop_back();
     }
   }
-  if (conn.fd < 0) {
+  if (!conn.valid()) {
     if (left_ms() <= 0) return Status(ErrorCode::kTimeout, "shm write: deadline passed");
-    StatusOr<int> fresh = Connect(state.shm_name, left_ms());
+    StatusOr<ScopedFd> fresh = Connect(state.shm_name, left_ms());
     if (!fresh.ok()) return fresh.status();
-    conn.fd = *fresh;
+    conn = std::move(fresh).value();
   }
   uint8_t req[shm::kRequestBytes];
   shm::EncodeRequest(
       shm::Request{op.cap, shm::Kind::kWrite, reinterpret_cast<uintptr_t>(op.buffer)}, req);
   size_t sent = 0;
   while (sent < sizeof req) {
-    ssize_t w = send(conn.fd, req + sent, sizeof req - sent, MSG_NOSIGNAL);
+    ssize_t w = send(conn.get(), req + sent, sizeof req - sent, MSG_NOSIGNAL);
     if (w < 0 && errno == EINTR) continue;
     // A kept connection the node closed (it restarted its server): a path failure.
     if (w < 0) {
@@ -488,11 +455,11 @@ Status ShmTransport::WriteThroughNode(const TransferOp& op, Clock::time_point de
       // mid-request), and the put will be revoked. Its capability fences the rest.
       return Status(ErrorCode::kTimeout, "shm write: no reply from the node before the deadline");
     }
-    pollfd p{conn.fd, POLLIN, 0};
+    pollfd p{conn.get(), POLLIN, 0};
     int rc = poll(&p, 1, static_cast<int>(std::min<int64_t>(left, 60'000)));
     if (rc < 0 && errno == EINTR) continue;
     if (rc <= 0) continue;
-    ssize_t r = recv(conn.fd, buf + got, sizeof buf - got, MSG_DONTWAIT);
+    ssize_t r = recv(conn.get(), buf + got, sizeof buf - got, MSG_DONTWAIT);
     if (r < 0 && (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK)) continue;
     if (r <= 0) {
       return Status(ErrorCode::kUnavailable,
@@ -507,7 +474,7 @@ Status ShmTransport::WriteThroughNode(const TransferOp& op, Clock::time_point de
   {
     std::lock_guard lock(state.write_mu);
     if (state.idle_writers.size() < kIdleWriteConnections) {
-      state.idle_writers.push_back(conn.release());
+      state.idle_writers.push_back(std::move(conn));
     }
   }
   if (reply.code != ErrorCode::kOk) return Status(reply.code, "shm write: " + reply.message);

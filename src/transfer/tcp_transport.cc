@@ -59,6 +59,7 @@
 #include <vector>
 
 #include "common/endpoint.h"
+#include "common/fd.h"
 #include "common/value_hash.h"
 #include "transfer/congestion.h"
 #include "transfer/wire.h"
@@ -68,29 +69,7 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// An owned socket.
-class Socket {
- public:
-  Socket() = default;
-  explicit Socket(int fd) : fd_(fd) {}
-  Socket(Socket&& o) noexcept : fd_(std::exchange(o.fd_, -1)) {}
-  Socket& operator=(Socket&& o) noexcept {
-    if (this != &o) {
-      Close();
-      fd_ = std::exchange(o.fd_, -1);
-    }
-    return *this;
-  }
-  ~Socket() { Close(); }
-  int fd() const { return fd_; }
-  void Close() {
-    if (fd_ >= 0) ::close(fd_);
-    fd_ = -1;
-  }
-
- private:
-  int fd_ = -1;
-};
+using Socket = ScopedFd;  // an owned socket
 
 struct Address {
   sockaddr_storage storage{};
@@ -144,7 +123,7 @@ struct Batch {
 void Fail(Lane& lane, const Batch& batch, Status status) {
   if (lane.Done()) return;
   lane.failure = std::move(status);
-  lane.socket.Close();
+  lane.socket.reset();
   for (size_t k = lane.answered; k < lane.ops.size(); ++k) {
     (*batch.results)[lane.ops[k]] = lane.failure;
   }
@@ -156,7 +135,7 @@ void WriteSome(Lane& lane, const Batch& batch) {
     msghdr msg{};
     msg.msg_iov = lane.out.data() + lane.out_next;
     msg.msg_iovlen = std::min<size_t>(lane.out.size() - lane.out_next, IOV_MAX);
-    ssize_t n = ::sendmsg(lane.socket.fd(), &msg, MSG_NOSIGNAL);
+    ssize_t n = ::sendmsg(lane.socket.get(), &msg, MSG_NOSIGNAL);
     if (n < 0) {
       if (errno == EINTR) continue;
       if (errno == EAGAIN || errno == EWOULDBLOCK) return;
@@ -187,7 +166,7 @@ void WriteSome(Lane& lane, const Batch& batch) {
 // nothing now, or fails the lane (and returns 0) on EOF or error.
 size_t Receive(Lane& lane, const Batch& batch, void* p, size_t want) {
   for (;;) {
-    ssize_t n = ::recv(lane.socket.fd(), p, want, 0);
+    ssize_t n = ::recv(lane.socket.get(), p, want, 0);
     if (n > 0) return static_cast<size_t>(n);
     if (n == 0) {
       Fail(lane, batch, Status(ErrorCode::kUnavailable, lane.endpoint + " closed the connection"));
@@ -214,7 +193,7 @@ void Answer(Lane& lane, const Batch& batch, Status status) {
 // when the lane failed.
 bool SetLowat(Lane& lane, const Batch& batch, int bytes) {
   if (bytes == lane.lowat) return true;
-  if (::setsockopt(lane.socket.fd(), SOL_SOCKET, SO_RCVLOWAT, &bytes, sizeof(bytes)) == 0) {
+  if (::setsockopt(lane.socket.get(), SOL_SOCKET, SO_RCVLOWAT, &bytes, sizeof(bytes)) == 0) {
     lane.lowat = bytes;
   } else if (bytes < lane.lowat) {
     Fail(lane, batch,
@@ -312,7 +291,7 @@ void ReadSome(Lane& lane, const Batch& batch, bool shared) {
 void FinishConnect(Lane& lane, const Batch& batch) {
   int err = 0;
   socklen_t len = sizeof(err);
-  if (::getsockopt(lane.socket.fd(), SOL_SOCKET, SO_ERROR, &err, &len) != 0) err = errno;
+  if (::getsockopt(lane.socket.get(), SOL_SOCKET, SO_ERROR, &err, &len) != 0) err = errno;
   if (err == EINPROGRESS || err == EALREADY) return;  // not yet
   if (err == ECONNREFUSED) {
     return Fail(lane, batch,
@@ -354,7 +333,7 @@ void StartConnect(Lane& lane, const Batch& batch, const Address& address,
 // closed it (e.g. restarted). Checking costs one poll() and saves a batch from
 // failing on a stale pooled connection.
 bool StillOpen(const Socket& s) {
-  pollfd p{s.fd(), POLLIN, 0};
+  pollfd p{s.get(), POLLIN, 0};
   return ::poll(&p, 1, 0) == 0;
 }
 
@@ -471,7 +450,7 @@ void TcpTransport::Run(std::vector<Lane>& lanes, const Batch& batch) {
       if (lane.connecting) wake = std::min(wake, lane.connect_deadline);
       short events = lane.connecting ? POLLOUT : POLLIN;
       if (!lane.connecting && lane.Writing()) events |= POLLOUT;
-      fds.push_back(pollfd{lane.socket.fd(), events, 0});
+      fds.push_back(pollfd{lane.socket.get(), events, 0});
       polled.push_back(&lane);
     }
     if (fds.empty()) return;
@@ -601,7 +580,7 @@ std::vector<Status> TcpTransport::Execute(std::span<const TransferOp> ops, int64
   for (size_t k = 0; k < lanes.size(); ++k) {
     // Pooled only with its low-water mark back at 1 (a stale mark would keep
     // poll() from reporting a later small answer).
-    if (lanes[k].failure.ok() && lanes[k].socket.fd() >= 0 && lanes[k].lowat == 1) {
+    if (lanes[k].failure.ok() && lanes[k].socket.valid() && lanes[k].lowat == 1) {
       ReturnIdle(lane_keys[k], std::move(lanes[k].socket));
     }
   }

@@ -3,26 +3,11 @@
 #include <algorithm>
 #include <cstring>
 #include <string>
-#include <type_traits>
+
+#include "common/coding.h"
 
 namespace crescent::transfer::wire {
 namespace {
-
-// Explicit little-endian byte packing; compilers turn these loops into plain
-// loads and stores on little-endian hosts.
-template <typename T>
-void Put(uint8_t* at, T value) {
-  auto v = static_cast<std::make_unsigned_t<T>>(value);
-  for (size_t i = 0; i < sizeof(T); ++i) at[i] = static_cast<uint8_t>(v >> (8 * i));
-}
-
-template <typename T>
-T Get(const uint8_t* at) {
-  std::make_unsigned_t<T> v = 0;
-  for (size_t i = 0; i < sizeof(T); ++i)
-    v |= static_cast<std::make_unsigned_t<T>>(at[i]) << (8 * i);
-  return static_cast<T>(v);
-}
 
 bool AllZero(const uint8_t* at, size_t n) {
   return std::all_of(at, at + n, [](uint8_t b) { return b == 0; });
@@ -37,20 +22,20 @@ Status Bad(const std::string& what) {
 void EncodeRequest(const RequestHeader& h, RequestBytes& out) {
   out.fill(0);
   uint8_t* p = out.data();
-  Put<uint32_t>(p + 0, kRequestMagic);
+  EncodeFixed32(p + 0, kRequestMagic);
   p[4] = kVersion;
   p[5] = static_cast<uint8_t>(h.cap.op);
-  Put<uint64_t>(p + 8, h.request_id);
-  Put<uint32_t>(p + 16, h.cap.segment);
-  Put<uint64_t>(p + 24, h.cap.offset);
-  Put<uint64_t>(p + 32, h.cap.length);
-  Put<int64_t>(p + 40, h.cap.expiry_unix_ms);
+  EncodeFixed64(p + 8, h.request_id);
+  EncodeFixed32(p + 16, h.cap.segment);
+  EncodeFixed64(p + 24, h.cap.offset);
+  EncodeFixed64(p + 32, h.cap.length);
+  EncodeFixed64(p + 40, static_cast<uint64_t>(h.cap.expiry_unix_ms));
   std::memcpy(p + 48, h.cap.tag.data(), h.cap.tag.size());
-  Put<uint64_t>(p + 80, h.payload_length);
+  EncodeFixed64(p + 80, h.payload_length);
 }
 
 StatusOr<RequestHeader> DecodeRequest(const uint8_t* p) {
-  if (uint32_t magic = Get<uint32_t>(p); magic != kRequestMagic) {
+  if (uint32_t magic = DecodeFixed32(p); magic != kRequestMagic) {
     return Bad("bad request magic " + std::to_string(magic));
   }
   if (p[4] != kVersion) {
@@ -66,13 +51,13 @@ StatusOr<RequestHeader> DecodeRequest(const uint8_t* p) {
   if (!AllZero(p + 6, 2) || !AllZero(p + 20, 4)) return Bad("reserved request bytes are not 0");
   RequestHeader h;
   h.cap.op = static_cast<AccessOp>(p[5]);
-  h.request_id = Get<uint64_t>(p + 8);
-  h.cap.segment = Get<uint32_t>(p + 16);
-  h.cap.offset = Get<uint64_t>(p + 24);
-  h.cap.length = Get<uint64_t>(p + 32);
-  h.cap.expiry_unix_ms = Get<int64_t>(p + 40);
+  h.request_id = DecodeFixed64(p + 8);
+  h.cap.segment = DecodeFixed32(p + 16);
+  h.cap.offset = DecodeFixed64(p + 24);
+  h.cap.length = DecodeFixed64(p + 32);
+  h.cap.expiry_unix_ms = static_cast<int64_t>(DecodeFixed64(p + 40));
   std::memcpy(h.cap.tag.data(), p + 48, h.cap.tag.size());
-  h.payload_length = Get<uint64_t>(p + 80);
+  h.payload_length = DecodeFixed64(p + 80);
   if (h.cap.op == AccessOp::kCopy) {
     if (h.payload_length < kCopyTargetFixed || h.payload_length > kCopyTargetMax) {
       return Bad("copy target of " + std::to_string(h.payload_length) + " bytes (expected " +
@@ -99,11 +84,11 @@ StatusOr<RequestHeader> DecodeRequest(const uint8_t* p) {
 std::vector<uint8_t> EncodeCopyTarget(const CopyTarget& t) {
   std::vector<uint8_t> out(kCopyTargetFixed + t.endpoint.size());
   uint8_t* p = out.data();
-  Put<uint32_t>(p + 0, t.cap.segment);
-  Put<uint32_t>(p + 4, static_cast<uint32_t>(t.endpoint.size()));
-  Put<uint64_t>(p + 8, t.cap.offset);
-  Put<uint64_t>(p + 16, t.cap.length);
-  Put<int64_t>(p + 24, t.cap.expiry_unix_ms);
+  EncodeFixed32(p + 0, t.cap.segment);
+  EncodeFixed32(p + 4, static_cast<uint32_t>(t.endpoint.size()));
+  EncodeFixed64(p + 8, t.cap.offset);
+  EncodeFixed64(p + 16, t.cap.length);
+  EncodeFixed64(p + 24, static_cast<uint64_t>(t.cap.expiry_unix_ms));
   std::memcpy(p + 32, t.cap.tag.data(), t.cap.tag.size());
   std::memcpy(p + kCopyTargetFixed, t.endpoint.data(), t.endpoint.size());
   return out;
@@ -113,17 +98,17 @@ StatusOr<CopyTarget> DecodeCopyTarget(const uint8_t* p, size_t n) {
   if (n < kCopyTargetFixed || n > kCopyTargetMax) {
     return Bad("copy target of " + std::to_string(n) + " bytes");
   }
-  const uint32_t endpoint_bytes = Get<uint32_t>(p + 4);
+  const uint32_t endpoint_bytes = DecodeFixed32(p + 4);
   if (endpoint_bytes != n - kCopyTargetFixed) {
     return Bad("copy target endpoint of " + std::to_string(endpoint_bytes) + " bytes in " +
                std::to_string(n));
   }
   CopyTarget t;
   t.cap.op = AccessOp::kWrite;
-  t.cap.segment = Get<uint32_t>(p + 0);
-  t.cap.offset = Get<uint64_t>(p + 8);
-  t.cap.length = Get<uint64_t>(p + 16);
-  t.cap.expiry_unix_ms = Get<int64_t>(p + 24);
+  t.cap.segment = DecodeFixed32(p + 0);
+  t.cap.offset = DecodeFixed64(p + 8);
+  t.cap.length = DecodeFixed64(p + 16);
+  t.cap.expiry_unix_ms = static_cast<int64_t>(DecodeFixed64(p + 24));
   std::memcpy(t.cap.tag.data(), p + 32, t.cap.tag.size());
   t.endpoint.assign(reinterpret_cast<const char*>(p + kCopyTargetFixed), endpoint_bytes);
   return t;
@@ -131,15 +116,15 @@ StatusOr<CopyTarget> DecodeCopyTarget(const uint8_t* p, size_t n) {
 
 void EncodeControl(const ControlHeader& h, uint8_t* p) {
   std::memset(p, 0, kControlHeaderSize);
-  Put<uint32_t>(p + 0, kControlMagic);
+  EncodeFixed32(p + 0, kControlMagic);
   p[4] = kVersion;
   p[5] = h.method;
-  Put<uint64_t>(p + 8, h.request_id);
-  Put<uint32_t>(p + 16, h.body_length);
+  EncodeFixed64(p + 8, h.request_id);
+  EncodeFixed32(p + 16, h.body_length);
 }
 
 StatusOr<ControlHeader> DecodeControl(const uint8_t* p, uint32_t max_body) {
-  if (uint32_t magic = Get<uint32_t>(p); magic != kControlMagic) {
+  if (uint32_t magic = DecodeFixed32(p); magic != kControlMagic) {
     return Bad("bad control magic " + std::to_string(magic));
   }
   if (p[4] != kVersion) {
@@ -149,8 +134,8 @@ StatusOr<ControlHeader> DecodeControl(const uint8_t* p, uint32_t max_body) {
   if (!AllZero(p + 6, 2) || !AllZero(p + 20, 4)) return Bad("reserved control bytes are not 0");
   ControlHeader h;
   h.method = p[5];
-  h.request_id = Get<uint64_t>(p + 8);
-  h.body_length = Get<uint32_t>(p + 16);
+  h.request_id = DecodeFixed64(p + 8);
+  h.body_length = DecodeFixed32(p + 16);
   if (h.body_length > max_body) {
     return Status(ErrorCode::kInvalidArgument,
                   "control call body of " + std::to_string(h.body_length) +
@@ -173,27 +158,27 @@ size_t EncodeResponse(ErrorCode code, uint64_t request_id, uint64_t payload_leng
   size_t n = std::min(message.size(), kMaxErrorMessage);
   uint8_t* p = out.data();
   std::memset(p, 0, kResponseHeaderSize);
-  Put<uint32_t>(p + 0, kResponseMagic);
-  Put<int32_t>(p + 4, static_cast<int32_t>(code));
-  Put<uint64_t>(p + 8, request_id);
-  Put<uint64_t>(p + 16, payload_length);
-  Put<uint16_t>(p + 24, static_cast<uint16_t>(n));
+  EncodeFixed32(p + 0, kResponseMagic);
+  EncodeFixed32(p + 4, static_cast<uint32_t>(static_cast<int32_t>(code)));
+  EncodeFixed64(p + 8, request_id);
+  EncodeFixed64(p + 16, payload_length);
+  EncodeFixed16(p + 24, static_cast<uint16_t>(n));
   if (n > 0) std::memcpy(p + kResponseHeaderSize, message.data(), n);  // data() may be null
   return kResponseHeaderSize + n;
 }
 
 StatusOr<ResponseHeader> DecodeResponse(const uint8_t* p) {
-  if (uint32_t magic = Get<uint32_t>(p); magic != kResponseMagic) {
+  if (uint32_t magic = DecodeFixed32(p); magic != kResponseMagic) {
     return Bad("bad response magic " + std::to_string(magic));
   }
   if (!AllZero(p + 26, 6)) return Bad("reserved response bytes are not 0");
   ResponseHeader h;
-  int32_t code = Get<int32_t>(p + 4);
+  int32_t code = static_cast<int32_t>(DecodeFixed32(p + 4));
   if (code < 0) return Bad("negative status code " + std::to_string(code));
   h.code = static_cast<ErrorCode>(code);
-  h.request_id = Get<uint64_t>(p + 8);
-  h.payload_length = Get<uint64_t>(p + 16);
-  h.message_length = Get<uint16_t>(p + 24);
+  h.request_id = DecodeFixed64(p + 8);
+  h.payload_length = DecodeFixed64(p + 16);
+  h.message_length = DecodeFixed16(p + 24);
   if (h.message_length > kMaxErrorMessage) {
     return Bad("error message of " + std::to_string(h.message_length) + " bytes exceeds " +
                std::to_string(kMaxErrorMessage));

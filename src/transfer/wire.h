@@ -1,4 +1,5 @@
-// Wire format of the TCP data plane: fixed-size little-endian binary frames.
+// Wire format of the TCP data plane: fixed-size little-endian binary frames
+// (common/coding.h).
 //
 // Request (kRequestHeaderSize = 88 bytes), then for a write `payload_length`
 // bytes of payload:

@@ -5,6 +5,8 @@
 #include <cstring>
 #include <vector>
 
+#include "common/hex_for_test.h"
+
 namespace crescent::transfer::wire {
 namespace {
 
@@ -66,6 +68,47 @@ TEST(WireTest, RequestRoundTrip) {
   d = DecodeRequest(bytes.data());
   ASSERT_TRUE(d.ok()) << d.status().ToString();
   EXPECT_EQ(d->cap.op, AccessOp::kRead);
+}
+
+// The bytes of each frame as the data plane sent them before the shared codec
+// (common/coding.h): peers of either build understand each other.
+TEST(WireTest, FramesAreTheGoldenBytes) {
+  RequestBytes request;
+  EncodeRequest(SampleWrite(), request);
+  EXPECT_EQ(HexForTest(request.data(), request.size()),
+            "43525131010200000807060504030201d4c3b2a10000000000000000000100000000400000000000"
+            "fbffffffffffffff00070e151c232a31383f464d545b626970777e858c939aa1a8afb6bdc4cbd2d9"
+            "0000400000000000");
+  auto decoded = DecodeRequest(request.data());
+  ASSERT_TRUE(decoded.ok()) << decoded.status().ToString();
+  EXPECT_EQ(decoded->request_id, SampleWrite().request_id);
+
+  ResponseBytes response;
+  size_t n =
+      EncodeResponse(ErrorCode::kCapabilityInvalid, 0x1122334455667788ull, 0, "nope", response);
+  EXPECT_EQ(HexForTest(response.data(), n),
+            "435253310e0000008877665544332211000000000000000004000000000000006e6f7065");
+  n = EncodeResponse(ErrorCode::kOk, 7, uint64_t{5} << 33, {}, response);
+  EXPECT_EQ(HexForTest(response.data(), n),
+            "43525331000000000700000000000000000000000a0000000000000000000000");
+
+  ControlBytes control;
+  EncodeControl({.method = 9, .request_id = 0xa0b0c0d0e0f00102ull, .body_length = 70000},
+                control.data());
+  EXPECT_EQ(HexForTest(control.data(), control.size()),
+            "43435131010900000201f0e0d0c0b0a07011010000000000");
+
+  CopyTarget t;
+  t.endpoint = "10.0.0.2:7000";
+  t.cap.segment = 0x10002;
+  t.cap.offset = 4096;
+  t.cap.length = 65536;
+  t.cap.expiry_unix_ms = -2;
+  for (size_t i = 0; i < t.cap.tag.size(); ++i) t.cap.tag[i] = static_cast<uint8_t>(0xf0 - i);
+  const std::vector<uint8_t> target = EncodeCopyTarget(t);
+  EXPECT_EQ(HexForTest(target.data(), target.size()),
+            "020001000d00000000100000000000000000010000000000fefffffffffffffff0efeeedecebeae9"
+            "e8e7e6e5e4e3e2e1e0dfdedddcdbdad9d8d7d6d5d4d3d2d131302e302e302e323a37303030");
 }
 
 TEST(WireTest, RequestRejects) {
