@@ -80,8 +80,8 @@ struct MasterClient::Impl {
 
   // Learns where the master's Liveness service is (LivenessLink).
   void FindLiveness() const {
-    ControlEndpointsResponse where;
-    if (Invoke("ControlEndpoints", &Master::Stub::AsyncControlEndpoints, Empty(), &where,
+    proto::ControlEndpointsResponse where;
+    if (Invoke("ControlEndpoints", &Master::Stub::AsyncControlEndpoints, proto::Empty(), &where,
                CallOptions::Tries(1))
             .ok()) {
       liveness->Learn(where.liveness_port(), where.instance());
@@ -117,8 +117,8 @@ struct MasterClient::Impl {
   // `address` names. A connection counts only if its Hello names the same
   // master instance (a socket path on another host may be another master's).
   std::shared_ptr<ControlChannel> ConnectLean() const {
-    ControlEndpointsResponse where;
-    if (!Invoke("ControlEndpoints", &Master::Stub::AsyncControlEndpoints, Empty(), &where,
+    proto::ControlEndpointsResponse where;
+    if (!Invoke("ControlEndpoints", &Master::Stub::AsyncControlEndpoints, proto::Empty(), &where,
                 CallOptions::Tries(1))
              .ok() ||
         where.port() == 0) {
@@ -209,18 +209,18 @@ struct MasterClient::Impl {
   // `call(at, part, resp)` sends keys [at, at + part.size()). A part that
   // fails as a whole gives its status to its keys and all later ones.
   template <typename Call>
-  std::vector<crescent::Status> Statuses(std::span<const std::string> keys, Call call) const {
-    std::vector<crescent::Status> out;
+  std::vector<Status> Statuses(std::span<const std::string> keys, Call call) const {
+    std::vector<Status> out;
     out.reserve(keys.size());
     for (const KeyRange r : Parts(keys, 0)) {
       const size_t at = r.begin;
       const std::span<const std::string> part = keys.subspan(at, r.size());
-      StatusesResponse resp;
-      if (crescent::Status s = call(at, part, &resp); !s.ok()) {
+      proto::StatusesResponse resp;
+      if (Status s = call(at, part, &resp); !s.ok()) {
         out.resize(keys.size(), s);
         break;
       }
-      for (crescent::Status& s : StatusesFromProto(resp, part.size())) out.push_back(std::move(s));
+      for (Status& s : StatusesFromProto(resp, part.size())) out.push_back(std::move(s));
     }
     return out;
   }
@@ -232,8 +232,8 @@ struct MasterClient::Impl {
   // removes and corrupt-replica reports whose repeat answers OBJECT_NOT_FOUND.
   // The call's options are CallOptions' (above).
   template <typename Req, typename Resp>
-  crescent::Status Invoke(const char* rpc, AsyncMethod<Req, Resp> method, const Req& req,
-                          Resp* resp, const CallOptions& call = {}) const {
+  Status Invoke(const char* rpc, AsyncMethod<Req, Resp> method, const Req& req, Resp* resp,
+                const CallOptions& call = {}) const {
     const std::function<void()>* meanwhile = call.meanwhile;
     const std::optional<ControlMethod>& lean_method = call.lean;
     const int attempts = call.tries > 0 ? call.tries : options.attempts;
@@ -241,27 +241,26 @@ struct MasterClient::Impl {
     std::string last_error;
     for (int attempt = 1; attempt <= attempts; ++attempt) {
       if (std::shared_ptr<ControlChannel> channel = lean_method ? Lean() : nullptr) {
-        crescent::Status s = channel->Call(
+        Status s = channel->Call(
             *lean_method, req, resp,
             std::chrono::steady_clock::now() + std::chrono::milliseconds(options.rpc_timeout_ms),
             attempt == 1 ? meanwhile : nullptr);
         if (s.ok()) return s;
         if (s.code() == ErrorCode::kTimeout) {
-          return crescent::Status(ErrorCode::kTimeout,
-                                  std::string("master call ") + rpc + " to " + channel->target() +
-                                      " failed: no answer within " +
-                                      std::to_string(options.rpc_timeout_ms) + " ms");
+          return Status(ErrorCode::kTimeout, std::string("master call ") + rpc + " to " +
+                                                 channel->target() + " failed: no answer within " +
+                                                 std::to_string(options.rpc_timeout_ms) + " ms");
         }
         if (s.code() != ErrorCode::kUnavailable) {
-          return crescent::Status(s.code(), std::string("master call ") + rpc + " to " +
-                                                channel->target() + " failed: " + s.message());
+          return Status(s.code(), std::string("master call ") + rpc + " to " + channel->target() +
+                                      " failed: " + s.message());
         }
         last_error = s.message();
         DropLean(channel);
       } else {
         grpc::Status last;
         if (TryGrpc(method, req, resp, attempt == 1 ? meanwhile : nullptr, &last)) {
-          return crescent::Status::Ok();
+          return Status::Ok();
         }
         if (last.error_code() != grpc::StatusCode::UNAVAILABLE) {
           return FromGrpc(last, rpc, address, options.rpc_timeout_ms);
@@ -273,10 +272,9 @@ struct MasterClient::Impl {
         backoff_ms = std::min(backoff_ms * 2, options.backoff_max_ms);
       }
     }
-    return crescent::Status(ErrorCode::kUnavailable,
-                            "master at " + address + " unreachable after " +
-                                std::to_string(attempts) +
-                                (attempts == 1 ? " attempt: " : " attempts: ") + last_error);
+    return Status(ErrorCode::kUnavailable,
+                  "master at " + address + " unreachable after " + std::to_string(attempts) +
+                      (attempts == 1 ? " attempt: " : " attempts: ") + last_error);
   }
 
   // One gRPC try: true when it succeeded, else `*last` says why (and an
@@ -300,10 +298,10 @@ StatusOr<std::unique_ptr<MasterClient>> MasterClient::Create(const MasterClientO
   if (options.attempts < 1 || options.rpc_timeout_ms <= 0 || options.backoff_initial_ms < 0 ||
       options.backoff_max_ms < options.backoff_initial_ms || options.max_message_bytes <= 0 ||
       options.max_batch_keys < 1) {
-    return crescent::Status(ErrorCode::kInvalidArgument,
-                            "client options: need attempts >= 1, rpc_timeout_ms > 0, "
-                            "0 <= backoff_initial_ms <= backoff_max_ms, max_message_bytes > 0, "
-                            "max_batch_keys >= 1");
+    return Status(ErrorCode::kInvalidArgument,
+                  "client options: need attempts >= 1, rpc_timeout_ms > 0, "
+                  "0 <= backoff_initial_ms <= backoff_max_ms, max_message_bytes > 0, "
+                  "max_batch_keys >= 1");
   }
   auto impl = std::make_unique<Impl>();
   impl->options = options;
@@ -326,8 +324,7 @@ StatusOr<std::unique_ptr<MasterClient>> MasterClient::Create(const MasterClientO
   impl->liveness = std::make_unique<LivenessLink>(HostOfAddress(impl->address), args);
   impl->connection = impl->Connect();
   if (!impl->connection->stub) {
-    return crescent::Status(ErrorCode::kInvalidArgument,
-                            "cannot create a channel to " + impl->address);
+    return Status(ErrorCode::kInvalidArgument, "cannot create a channel to " + impl->address);
   }
   return std::unique_ptr<MasterClient>(new MasterClient(std::move(impl)));
 }
@@ -350,17 +347,17 @@ namespace {
 // master's secret to be `check`'s, as words after "the master at ADDR"; empty
 // when it does. Only the tag matters: the expiry is checked against the
 // proof's own clock, so clock skew between the hosts cannot fail a mount.
-std::string MountProofProblem(const MountSegmentResponse& resp, const std::string& endpoint,
+std::string MountProofProblem(const proto::MountSegmentResponse& resp, const std::string& endpoint,
                               const transfer::CapabilitySigner& check) {
   if (resp.proof().tag().empty()) {
     return " sent no proof of its cluster secret (a master older than this store node?)";
   }
   auto proof = FromProto(resp.proof());
-  crescent::Status s = proof.ok() ? check.Verify(endpoint, *proof, transfer::AccessOp::kRead,
-                                                 proof->expiry_unix_ms - 1)
-                                  : proof.status();
+  Status s = proof.ok() ? check.Verify(endpoint, *proof, transfer::AccessOp::kRead,
+                                       proof->expiry_unix_ms - 1)
+                        : proof.status();
   if (s.ok() && (proof->segment != resp.segment_id() || proof->length != 0)) {
-    s = crescent::Status(ErrorCode::kCapabilityInvalid, "the proof names another segment");
+    s = Status(ErrorCode::kCapabilityInvalid, "the proof names another segment");
   }
   return s.ok() ? std::string()
                 : " signs with another cluster secret than this node's (" + s.message() + ")";
@@ -371,18 +368,18 @@ std::string MountProofProblem(const MountSegmentResponse& resp, const std::strin
 StatusOr<master::SegmentId> MasterClient::MountSegment(
     const master::SegmentSpec& spec, const transfer::CapabilitySigner* secret_check,
     const master::PreviousMount* previous, bool* adopted) {
-  MountSegmentRequest req;
+  proto::MountSegmentRequest req;
   ToProto(spec, req.mutable_spec());
   if (previous != nullptr) {
     req.set_previous_endpoint(previous->endpoint);
     req.set_previous_owner_token(previous->owner_token);
     for (const master::MountIdentity& m : previous->earlier) {
-      EarlierMount* e = req.add_earlier_mounts();
+      proto::EarlierMount* e = req.add_earlier_mounts();
       e->set_endpoint(m.endpoint);
       e->set_owner_token(m.owner_token);
     }
   }
-  MountSegmentResponse resp;
+  proto::MountSegmentResponse resp;
   if (auto s = impl_->Invoke("MountSegment", &Stub::AsyncMountSegment, req, &resp); !s.ok())
     return s;
   if (auto s = FromProto(resp.status()); !s.ok()) return s;
@@ -392,26 +389,25 @@ StatusOr<master::SegmentId> MasterClient::MountSegment(
   std::string refused = MountProofProblem(resp, spec.endpoint, *secret_check);
   if (refused.empty()) return resp.segment_id();
   (void)UnmountSegment(spec.name, spec.owner_node, spec.owner_token);
-  return crescent::Status(
-      ErrorCode::kCapabilityInvalid,
-      "the master at " + address() + refused + "; segment " + spec.name + " unmounted again");
+  return Status(ErrorCode::kCapabilityInvalid, "the master at " + address() + refused +
+                                                   "; segment " + spec.name + " unmounted again");
 }
 
-crescent::Status MasterClient::UnmountSegment(const std::string& name,
-                                              const std::string& owner_node, uint64_t owner_token) {
-  UnmountSegmentRequest req;
+Status MasterClient::UnmountSegment(const std::string& name, const std::string& owner_node,
+                                    uint64_t owner_token) {
+  proto::UnmountSegmentRequest req;
   req.set_name(name);
   req.set_owner_node(owner_node);
   req.set_owner_token(owner_token);
-  StatusResponse resp;
+  proto::StatusResponse resp;
   if (auto s = impl_->Invoke("UnmountSegment", &Stub::AsyncUnmountSegment, req, &resp); !s.ok()) {
     return s;
   }
   return FromProto(resp.status());
 }
 
-crescent::Status MasterClient::Heartbeat(const std::string& node, MasterClockReading* clock) {
-  HeartbeatResponse resp;
+Status MasterClient::Heartbeat(const std::string& node, MasterClockReading* clock) {
+  proto::HeartbeatResponse resp;
   if (clock != nullptr) *clock = {};
   auto read_clock = [&] {
     if (clock != nullptr) {
@@ -421,13 +417,13 @@ crescent::Status MasterClient::Heartbeat(const std::string& node, MasterClockRea
   };
   // The master's Liveness service when there is one (liveness_link.h).
   if (impl_->liveness->ShouldLook()) impl_->FindLiveness();
-  if (std::optional<crescent::Status> s =
+  if (std::optional<Status> s =
           impl_->liveness->Heartbeat(node, impl_->options.rpc_timeout_ms, &resp)) {
     read_clock();
     return *s;
   }
   resp.Clear();
-  HeartbeatRequest req;
+  proto::HeartbeatRequest req;
   req.set_node(node);
   // One try: the node's heartbeat loop asks again in 100 ms while the master
   // is unreachable, and must not sit in this call's backoff when it is back.
@@ -440,13 +436,14 @@ crescent::Status MasterClient::Heartbeat(const std::string& node, MasterClockRea
 }
 
 StatusOr<std::vector<master::SegmentInfo>> MasterClient::ListSegments() {
-  ListSegmentsResponse resp;
-  if (auto s = impl_->Invoke("ListSegments", &Stub::AsyncListSegments, Empty(), &resp); !s.ok()) {
+  proto::ListSegmentsResponse resp;
+  if (auto s = impl_->Invoke("ListSegments", &Stub::AsyncListSegments, proto::Empty(), &resp);
+      !s.ok()) {
     return s;
   }
   if (auto s = FromProto(resp.status()); !s.ok()) return s;
   std::vector<master::SegmentInfo> out;
-  for (const SegmentInfo& info : resp.segments()) out.push_back(FromProto(info));
+  for (const proto::SegmentInfo& info : resp.segments()) out.push_back(FromProto(info));
   return out;
 }
 
@@ -454,12 +451,12 @@ StatusOr<std::vector<master::SegmentInfo>> MasterClient::ListSegments() {
 
 StatusOr<RemotePut> MasterClient::PutStart(const std::string& key, uint64_t size,
                                            const master::PutConfig& config) {
-  PutStartRequest req;
+  proto::PutStartRequest req;
   req.set_key(key);
   req.set_size(size);
   ToProto(config, req.mutable_config());
   req.set_attempt(impl_->NextAttempt());
-  PutStartResponse resp;
+  proto::PutStartResponse resp;
   if (auto s = impl_->Invoke("PutStart", &Stub::AsyncPutStart, req, &resp,
                              {.lean = ControlMethod::kPutStart});
       !s.ok())
@@ -467,8 +464,8 @@ StatusOr<RemotePut> MasterClient::PutStart(const std::string& key, uint64_t size
   return PutFromProto(resp);
 }
 
-crescent::Status MasterClient::PutEnd(const std::string& key, uint64_t token, uint64_t checksum) {
-  StatusResponse resp;
+Status MasterClient::PutEnd(const std::string& key, uint64_t token, uint64_t checksum) {
+  proto::StatusResponse resp;
   if (auto s = impl_->Invoke("PutEnd", &Stub::AsyncPutEnd, MakeToken(key, token, checksum), &resp,
                              {.lean = ControlMethod::kPutEnd});
       !s.ok()) {
@@ -477,8 +474,8 @@ crescent::Status MasterClient::PutEnd(const std::string& key, uint64_t token, ui
   return FromProto(resp.status());
 }
 
-crescent::Status MasterClient::PutRevoke(const std::string& key, uint64_t token) {
-  StatusResponse resp;
+Status MasterClient::PutRevoke(const std::string& key, uint64_t token) {
+  proto::StatusResponse resp;
   if (auto s = impl_->Invoke("PutRevoke", &Stub::AsyncPutRevoke, MakeToken(key, token), &resp,
                              {.lean = ControlMethod::kPutRevoke});
       !s.ok()) {
@@ -504,16 +501,16 @@ std::vector<StatusOr<RemotePut>> MasterClient::BatchPutStart(std::span<const std
       part_config.parent_key =
           out.back().status().code() == ErrorCode::kInvalidKey ? "" : keys[at - 1];
     }
-    BatchPutStartRequest req;
+    proto::BatchPutStartRequest req;
     req.mutable_keys()->Assign(part.begin(), part.end());
     const std::span<const uint64_t> part_sizes = PartOf(sizes, keys.size(), at, part.size());
     req.mutable_sizes()->Assign(part_sizes.begin(), part_sizes.end());
     ToProto(part_config, req.mutable_config());
     req.set_chain(chain);
     for (size_t i = 0; i < part.size(); ++i) req.add_attempts(impl_->NextAttempt());
-    BatchPutStartResponse resp;
-    crescent::Status s = impl_->Invoke("BatchPutStart", &Stub::AsyncBatchPutStart, req, &resp,
-                                       {.lean = ControlMethod::kBatchPutStart});
+    proto::BatchPutStartResponse resp;
+    Status s = impl_->Invoke("BatchPutStart", &Stub::AsyncBatchPutStart, req, &resp,
+                             {.lean = ControlMethod::kBatchPutStart});
     if (s.ok() && static_cast<size_t>(resp.results_size()) != part.size()) {
       s = ShortReply(resp.results_size(), part.size());
     }
@@ -521,17 +518,18 @@ std::vector<StatusOr<RemotePut>> MasterClient::BatchPutStart(std::span<const std
       out.resize(keys.size(), Result(s));
       break;
     }
-    for (const PutStartResponse& r : resp.results()) out.push_back(PutFromProto(r));
+    for (const proto::PutStartResponse& r : resp.results()) out.push_back(PutFromProto(r));
   }
   return out;
 }
 
-std::vector<crescent::Status> MasterClient::BatchPutEnd(std::span<const std::string> keys,
-                                                        std::span<const uint64_t> tokens,
-                                                        std::span<const uint64_t> checksums) {
+std::vector<Status> MasterClient::BatchPutEnd(std::span<const std::string> keys,
+                                              std::span<const uint64_t> tokens,
+                                              std::span<const uint64_t> checksums) {
   return impl_->Statuses(
-      keys, [&](size_t at, std::span<const std::string> part, StatusesResponse* resp) {
-        BatchPutTokenRequest req = MakeTokens(part, PartOf(tokens, keys.size(), at, part.size()));
+      keys, [&](size_t at, std::span<const std::string> part, proto::StatusesResponse* resp) {
+        proto::BatchPutTokenRequest req =
+            MakeTokens(part, PartOf(tokens, keys.size(), at, part.size()));
         if (checksums.empty()) {
           req.mutable_checksums()->Resize(static_cast<int>(part.size()), 0);
         } else {
@@ -543,10 +541,10 @@ std::vector<crescent::Status> MasterClient::BatchPutEnd(std::span<const std::str
       });
 }
 
-std::vector<crescent::Status> MasterClient::BatchPutRevoke(std::span<const std::string> keys,
-                                                           std::span<const uint64_t> tokens) {
+std::vector<Status> MasterClient::BatchPutRevoke(std::span<const std::string> keys,
+                                                 std::span<const uint64_t> tokens) {
   return impl_->Statuses(
-      keys, [&](size_t at, std::span<const std::string> part, StatusesResponse* resp) {
+      keys, [&](size_t at, std::span<const std::string> part, proto::StatusesResponse* resp) {
         return impl_->Invoke("BatchPutRevoke", &Stub::AsyncBatchPutRevoke,
                              MakeTokens(part, PartOf(tokens, keys.size(), at, part.size())), resp,
                              {.lean = ControlMethod::kBatchPutRevoke});
@@ -556,9 +554,9 @@ std::vector<crescent::Status> MasterClient::BatchPutRevoke(std::span<const std::
 // ---- Reads ----
 
 StatusOr<RemoteRead> MasterClient::GetReplicaList(const std::string& key) {
-  KeyRequest req;
+  proto::KeyRequest req;
   req.set_key(key);
-  ReadResult resp;
+  proto::ReadResult resp;
   if (auto s = impl_->Invoke("GetReplicaList", &Stub::AsyncGetReplicaList, req, &resp,
                              {.lean = ControlMethod::kGetReplicaList});
       !s.ok()) {
@@ -575,12 +573,12 @@ std::vector<StatusOr<RemoteRead>> MasterClient::BatchGetReplicaList(
   for (const KeyRange r : impl_->Parts(keys, kDefaultMaxReplicas)) {
     const size_t at = r.begin;
     const std::span<const std::string> part = keys.subspan(at, r.size());
-    BatchGetReplicaListRequest req;
+    proto::BatchGetReplicaListRequest req;
     req.mutable_keys()->Assign(part.begin(), part.end());
     req.set_prefix_mode(prefix_mode);
-    BatchGetReplicaListResponse resp;
+    proto::BatchGetReplicaListResponse resp;
     // `meanwhile` runs once, during the first request.
-    crescent::Status s = impl_->Invoke(
+    Status s = impl_->Invoke(
         "BatchGetReplicaList", &Stub::AsyncBatchGetReplicaList, req, &resp,
         {.meanwhile = at == 0 ? &meanwhile : nullptr, .lean = ControlMethod::kBatchGetReplicaList});
     // Prefix mode stops at the first unreadable key, so the reply may be shorter.
@@ -592,7 +590,7 @@ std::vector<StatusOr<RemoteRead>> MasterClient::BatchGetReplicaList(
       out.resize(keys.size(), Result(s));
       break;
     }
-    for (const ReadResult& r : resp.results()) out.push_back(ReadFromProto(r));
+    for (const proto::ReadResult& r : resp.results()) out.push_back(ReadFromProto(r));
     // A prefix that ended in this part ends the whole prefix.
     if (prefix_mode && (got < part.size() || !out.back().ok())) break;
   }
@@ -600,9 +598,9 @@ std::vector<StatusOr<RemoteRead>> MasterClient::BatchGetReplicaList(
 }
 
 StatusOr<bool> MasterClient::Exists(const std::string& key) {
-  KeyRequest req;
+  proto::KeyRequest req;
   req.set_key(key);
-  ExistsResponse resp;
+  proto::ExistsResponse resp;
   if (auto s =
           impl_->Invoke("Exists", &Stub::AsyncExists, req, &resp, {.lean = ControlMethod::kExists});
       !s.ok())
@@ -618,7 +616,7 @@ StatusOr<master::BatchExistsResult> MasterClient::BatchExists(std::span<const st
   for (const KeyRange r : impl_->Parts(keys, 0)) {
     const size_t at = r.begin;
     const std::span<const std::string> part = keys.subspan(at, r.size());
-    BatchExistsResponse resp;
+    proto::BatchExistsResponse resp;
     if (auto s = impl_->Invoke("BatchExists", &Stub::AsyncBatchExists, MakeKeys(part), &resp,
                                {.lean = ControlMethod::kBatchExists});
         !s.ok()) {
@@ -634,7 +632,7 @@ StatusOr<master::BatchExistsResult> MasterClient::BatchExists(std::span<const st
         return ShortReply(resp.statuses_size(), got);
       }
       out.statuses.resize(at);
-      for (const Status& st : resp.statuses()) out.statuses.push_back(FromProto(st));
+      for (const proto::Status& st : resp.statuses()) out.statuses.push_back(FromProto(st));
     } else if (!out.statuses.empty()) {
       out.statuses.resize(at + got);
     }
@@ -650,10 +648,9 @@ StatusOr<size_t> MasterClient::BatchQueryPrefix(std::span<const std::string> key
   for (const KeyRange r : impl_->Parts(keys, 0)) {
     const size_t at = r.begin;
     const std::span<const std::string> part = keys.subspan(at, r.size());
-    BatchQueryPrefixResponse resp;
-    crescent::Status s =
-        impl_->Invoke("BatchQueryPrefix", &Stub::AsyncBatchQueryPrefix, MakeKeys(part), &resp,
-                      {.lean = ControlMethod::kBatchQueryPrefix});
+    proto::BatchQueryPrefixResponse resp;
+    Status s = impl_->Invoke("BatchQueryPrefix", &Stub::AsyncBatchQueryPrefix, MakeKeys(part),
+                             &resp, {.lean = ControlMethod::kBatchQueryPrefix});
     if (s.ok()) s = FromProto(resp.status());
     // A part that starts with an invalid key: the prefix ends there, and only
     // as the very first key is that an error.
@@ -667,14 +664,14 @@ StatusOr<size_t> MasterClient::BatchQueryPrefix(std::span<const std::string> key
 
 // ---- Integrity ----
 
-crescent::Status MasterClient::ReportCorruptReplica(const std::string& key, uint32_t segment,
-                                                    uint64_t offset, uint64_t checksum) {
-  ReportCorruptReplicaRequest req;
+Status MasterClient::ReportCorruptReplica(const std::string& key, uint32_t segment, uint64_t offset,
+                                          uint64_t checksum) {
+  proto::ReportCorruptReplicaRequest req;
   req.set_key(key);
   req.set_segment(segment);
   req.set_offset(offset);
   req.set_checksum(checksum);
-  StatusResponse resp;
+  proto::StatusResponse resp;
   if (auto s = impl_->Invoke("ReportCorruptReplica", &Stub::AsyncReportCorruptReplica, req, &resp);
       !s.ok()) {
     return s;
@@ -682,10 +679,10 @@ crescent::Status MasterClient::ReportCorruptReplica(const std::string& key, uint
   return FromProto(resp.status());
 }
 
-crescent::Status MasterClient::ReportUnreachable(std::span<const uint32_t> segments) {
-  ReportUnreachableRequest req;
+Status MasterClient::ReportUnreachable(std::span<const uint32_t> segments) {
+  proto::ReportUnreachableRequest req;
   req.mutable_segments()->Assign(segments.begin(), segments.end());
-  StatusResponse resp;
+  proto::StatusResponse resp;
   if (auto s = impl_->Invoke("ReportUnreachable", &Stub::AsyncReportUnreachable, req, &resp);
       !s.ok()) {
     return s;
@@ -695,31 +692,30 @@ crescent::Status MasterClient::ReportUnreachable(std::span<const uint32_t> segme
 
 // ---- Remove and list ----
 
-crescent::Status MasterClient::Remove(const std::string& key, bool force) {
-  RemoveRequest req;
+Status MasterClient::Remove(const std::string& key, bool force) {
+  proto::RemoveRequest req;
   req.set_key(key);
   req.set_force(force);
-  StatusResponse resp;
+  proto::StatusResponse resp;
   if (auto s = impl_->Invoke("Remove", &Stub::AsyncRemove, req, &resp); !s.ok()) return s;
   return FromProto(resp.status());
 }
 
-std::vector<crescent::Status> MasterClient::BatchRemove(std::span<const std::string> keys,
-                                                        bool force) {
-  return impl_->Statuses(keys,
-                         [&](size_t, std::span<const std::string> part, StatusesResponse* resp) {
-                           BatchRemoveRequest req;
-                           req.mutable_keys()->Assign(part.begin(), part.end());
-                           req.set_force(force);
-                           return impl_->Invoke("BatchRemove", &Stub::AsyncBatchRemove, req, resp);
-                         });
+std::vector<Status> MasterClient::BatchRemove(std::span<const std::string> keys, bool force) {
+  return impl_->Statuses(
+      keys, [&](size_t, std::span<const std::string> part, proto::StatusesResponse* resp) {
+        proto::BatchRemoveRequest req;
+        req.mutable_keys()->Assign(part.begin(), part.end());
+        req.set_force(force);
+        return impl_->Invoke("BatchRemove", &Stub::AsyncBatchRemove, req, resp);
+      });
 }
 
 StatusOr<size_t> MasterClient::RemoveByPrefix(const std::string& prefix, bool force) {
-  RemoveByPrefixRequest req;
+  proto::RemoveByPrefixRequest req;
   req.set_prefix(prefix);
   req.set_force(force);
-  CountResponse resp;
+  proto::CountResponse resp;
   if (auto s = impl_->Invoke("RemoveByPrefix", &Stub::AsyncRemoveByPrefix, req, &resp); !s.ok()) {
     return s;
   }
@@ -728,9 +724,9 @@ StatusOr<size_t> MasterClient::RemoveByPrefix(const std::string& prefix, bool fo
 }
 
 StatusOr<size_t> MasterClient::RemoveAll(bool force) {
-  RemoveAllRequest req;
+  proto::RemoveAllRequest req;
   req.set_force(force);
-  CountResponse resp;
+  proto::CountResponse resp;
   if (auto s = impl_->Invoke("RemoveAll", &Stub::AsyncRemoveAll, req, &resp); !s.ok()) return s;
   if (auto s = FromProto(resp.status()); !s.ok()) return s;
   return static_cast<size_t>(resp.count());
@@ -742,11 +738,11 @@ StatusOr<std::vector<std::string>> MasterClient::List(const std::string& prefix,
   // masters that predate ListResponse.truncated too; the flag adds the cut at
   // the master's own cap (and at any limit with `limit` 0).
   const bool probe = truncated != nullptr && limit > 0 && limit < SIZE_MAX;
-  ListRequest req;
+  proto::ListRequest req;
   req.set_prefix(prefix);
   req.set_limit(probe ? limit + 1 : limit);
   req.set_after(after);
-  ListResponse resp;
+  proto::ListResponse resp;
   if (auto s = impl_->Invoke("List", &Stub::AsyncList, req, &resp); !s.ok()) return s;
   if (auto s = FromProto(resp.status()); !s.ok()) return s;
   std::vector<std::string> keys(resp.keys().begin(), resp.keys().end());
@@ -760,8 +756,9 @@ StatusOr<std::vector<std::string>> MasterClient::List(const std::string& prefix,
 }
 
 StatusOr<uint64_t> MasterClient::RequestSnapshot() {
-  SnapshotResponse resp;
-  if (auto s = impl_->Invoke("Snapshot", &Stub::AsyncSnapshot, Empty(), &resp); !s.ok()) return s;
+  proto::SnapshotResponse resp;
+  if (auto s = impl_->Invoke("Snapshot", &Stub::AsyncSnapshot, proto::Empty(), &resp); !s.ok())
+    return s;
   if (auto s = FromProto(resp.status()); !s.ok()) return s;
   return resp.snapshots_before();
 }
@@ -772,8 +769,8 @@ std::string MasterClient::ControlTarget() {
 }
 
 StatusOr<ClusterStats> MasterClient::Stats() {
-  StatsResponse resp;
-  if (auto s = impl_->Invoke("Stats", &Stub::AsyncStats, Empty(), &resp); !s.ok()) return s;
+  proto::StatsResponse resp;
+  if (auto s = impl_->Invoke("Stats", &Stub::AsyncStats, proto::Empty(), &resp); !s.ok()) return s;
   if (auto s = FromProto(resp.status()); !s.ok()) return s;
   ClusterStats out;
   out.objects = resp.objects();
@@ -784,7 +781,7 @@ StatusOr<ClusterStats> MasterClient::Stats() {
   out.metadata_bytes = resp.metadata_bytes();
   out.largest_object = resp.largest_object();
   out.admin_port = resp.admin_port();
-  for (const SegmentInfo& info : resp.segments()) out.segments.push_back(FromProto(info));
+  for (const proto::SegmentInfo& info : resp.segments()) out.segments.push_back(FromProto(info));
   out.counters.insert(resp.counters().begin(), resp.counters().end());
   return out;
 }
