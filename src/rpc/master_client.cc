@@ -1,6 +1,7 @@
-// MasterClient: one channel, one stub, and one retry loop (Impl::Invoke) that all
-// calls share. Conversions to Crescent types live in convert.h; this file maps
-// gRPC outcomes to Status and reply shapes to the client's types.
+// MasterClient: every call goes through one retry loop (ControlRetry) over the
+// lean protocol or gRPC (control_transport.h), by its row of the table of
+// calls. Conversions to Crescent types live in convert.h; this file maps
+// requests and reply shapes to the client's types.
 #include "rpc/master_client.h"
 
 #include <grpcpp/grpcpp.h>
@@ -19,11 +20,13 @@
 #include "common/listen_check.h"
 #include "rpc/batch_parts.h"
 #include "rpc/control_channel.h"
+#include "rpc/control_transport.h"
 #include "rpc/convert.h"
 #include "rpc/grpc_setup.h"
+#include "rpc/grpc_transport.h"
+#include "rpc/lean_transport.h"
 #include "rpc/liveness_link.h"
 #include "rpc/master_client_wire.h"
-#include "rpc/master.grpc.pb.h"
 
 namespace crescent::rpc {
 using namespace client_wire;  // NOLINT: this file is its one user
@@ -59,143 +62,32 @@ struct MasterClient::Impl {
         attempt_base + attempts.fetch_add(1, std::memory_order_relaxed) * 0xD1B54A32D192ED03ull;
     return v != 0 ? v : 1;
   }
-  // The channel and its stub, replaced as a whole by Renew; a call holds the
-  // one it started on.
-  struct Connection {
-    std::shared_ptr<grpc::Channel> channel;
-    std::unique_ptr<Master::Stub> stub;
-  };
-  grpc::ChannelArguments channel_args;
-  mutable std::mutex connection_mu;  // guards `connection` (the pointer, not what it points to)
-  mutable std::shared_ptr<const Connection> connection;
-  mutable QueuePool queues;  // after connection: destroyed first, when no call is running
-
-  // The lean control protocol: the kept connection (null: use gRPC), and
-  // when to look for one again after a failure.
-  mutable std::mutex lean_mu;
-  mutable std::shared_ptr<ControlChannel> lean;
-  mutable std::chrono::steady_clock::time_point lean_retry_at{};
-  mutable std::mutex lean_connect_mu;  // one thread connects; the others use gRPC meanwhile
+  // Every call goes through `retry`, over `lean` (which sends what the lean
+  // protocol does not carry over `grpc`).
+  std::unique_ptr<GrpcTransport> grpc;
+  std::unique_ptr<LeanTransport> lean;
+  std::unique_ptr<ControlRetry> retry;
   std::unique_ptr<LivenessLink> liveness;  // heartbeats' own way (liveness_link.h)
+
+  template <typename Req, typename Resp>
+  Status Invoke(const TypedCall<Req, Resp>& call, const std::type_identity_t<Req>& req,
+                std::type_identity_t<Resp>* resp, const CallOptions& how = {}) const {
+    return retry->Invoke(call, req, resp, how);
+  }
+  // Invoke, then the reply's own status (the engine's answer).
+  template <typename Req, typename Resp>
+  Status Ask(const TypedCall<Req, Resp>& call, const std::type_identity_t<Req>& req,
+             std::type_identity_t<Resp>* resp, const CallOptions& how = {}) const {
+    if (auto s = Invoke(call, req, resp, how); !s.ok()) return s;
+    return FromProto(resp->status());
+  }
 
   // Learns where the master's Liveness service is (LivenessLink).
   void FindLiveness() const {
     proto::ControlEndpointsResponse where;
-    if (Invoke("ControlEndpoints", &Master::Stub::AsyncControlEndpoints, proto::Empty(), &where,
-               CallOptions::Tries(1))
-            .ok()) {
+    if (Invoke(calls::ControlEndpoints, proto::Empty(), &where, CallOptions::Tries(1)).ok()) {
       liveness->Learn(where.liveness_port(), where.instance());
     }
-  }
-
-  // The lean connection to use now, or null for gRPC.
-  std::shared_ptr<ControlChannel> Lean() const {
-    if (!options.lean_control) return nullptr;
-    const auto now = std::chrono::steady_clock::now();
-    {
-      std::lock_guard lock(lean_mu);
-      if (lean && !lean->broken()) return lean;
-      if (now < lean_retry_at) return nullptr;
-    }
-    std::unique_lock connecting(lean_connect_mu, std::try_to_lock);
-    if (!connecting.owns_lock()) return nullptr;
-    std::shared_ptr<ControlChannel> fresh = ConnectLean();
-    std::lock_guard lock(lean_mu);
-    lean = fresh;
-    if (!fresh) lean_retry_at = std::chrono::steady_clock::now() + std::chrono::seconds(1);
-    return fresh;
-  }
-  // After a lean call failed with kUnavailable: a broken connection is
-  // dropped, and the next call connects again (or uses gRPC).
-  void DropLean(const std::shared_ptr<ControlChannel>& used) const {
-    if (!used->broken()) return;
-    std::lock_guard lock(lean_mu);
-    if (lean == used) lean.reset();
-  }
-  // Asks the master where it serves the lean protocol and connects there: its
-  // Unix socket first (a client on its host), then TCP on the host that
-  // `address` names. A connection counts only if its Hello names the same
-  // master instance (a socket path on another host may be another master's).
-  std::shared_ptr<ControlChannel> ConnectLean() const {
-    proto::ControlEndpointsResponse where;
-    if (!Invoke("ControlEndpoints", &Master::Stub::AsyncControlEndpoints, proto::Empty(), &where,
-                CallOptions::Tries(1))
-             .ok() ||
-        where.port() == 0) {
-      return nullptr;
-    }
-    std::vector<std::string> targets;
-    if (!where.unix_socket().empty()) targets.push_back("unix:" + where.unix_socket());
-    targets.push_back(HostOfAddress(address) + ":" + std::to_string(where.port()));
-    const auto deadline =
-        std::chrono::steady_clock::now() +
-        std::chrono::milliseconds(std::min<int64_t>(options.rpc_timeout_ms, 1000));
-    for (const std::string& target : targets) {
-      uint64_t instance = 0;
-      auto channel = ControlChannel::Connect(target, deadline, &instance,
-                                             std::chrono::microseconds(options.control_spin_us),
-                                             static_cast<uint64_t>(options.max_message_bytes));
-      if (channel.ok() && instance == where.instance()) return std::move(channel.value());
-    }
-    return nullptr;
-  }
-
-  std::shared_ptr<const Connection> Connect() const {
-    auto c = std::make_shared<Connection>();
-    c->channel =
-        grpc::CreateCustomChannel(address, grpc::InsecureChannelCredentials(), channel_args);
-    if (c->channel) c->stub = Master::NewStub(c->channel);
-    return c;
-  }
-  std::shared_ptr<const Connection> Current() const {
-    std::lock_guard lock(connection_mu);
-    return connection;
-  }
-  // After a call on `used` found the master unreachable: when that channel has
-  // given up on its connection (TRANSIENT_FAILURE), replaces it by a new one,
-  // which connects on its first call. gRPC 1.51 leaves a failed connection
-  // idle once its backoff has passed and fails every call at once with the
-  // old error until something else makes it connect: a restarted master
-  // stayed unreachable to a running client or node for about 5 s.
-  void Renew(const std::shared_ptr<const Connection>& used) const {
-    if (used->channel->GetState(/*try_to_connect=*/false) != GRPC_CHANNEL_TRANSIENT_FAILURE) {
-      return;
-    }
-    std::shared_ptr<const Connection> fresh = Connect();
-    if (!fresh->stub) return;
-    std::lock_guard lock(connection_mu);
-    if (connection == used) connection.swap(fresh);  // another thread may have renewed it
-  }
-
-  // One unary call on a pooled queue; returns when it completed (the deadline
-  // bounds that).
-  template <typename Req, typename Resp>
-  grpc::Status CallOnce(const Connection& conn, AsyncMethod<Req, Resp> method,
-                        grpc::ClientContext& ctx, const Req& req, Resp* resp,
-                        const std::function<void()>* meanwhile) const {
-    std::unique_ptr<grpc::CompletionQueue> cq = queues.Take();
-    grpc::Status status;
-    std::unique_ptr<grpc::ClientAsyncResponseReader<Resp>> call =
-        (conn.stub.get()->*method)(&ctx, req, cq.get());
-    call->Finish(resp, &status, &ctx);
-    void* tag = nullptr;
-    bool ok = false;
-    bool done = false;  // the queue is this call's alone: its one event is this call's end
-    if (meanwhile != nullptr && *meanwhile) {
-      // gRPC queues the request's write until the queue is polled. One poll
-      // that does not wait sends it, so the master works while `meanwhile` runs
-      // (measured: the wait left after a 1 MiB copy fell from ~80 to ~10 us).
-      done = cq->AsyncNext(&tag, &ok, std::chrono::system_clock::time_point{}) ==
-             grpc::CompletionQueue::GOT_EVENT;
-      (*meanwhile)();
-    }
-    if (!done) done = cq->Next(&tag, &ok);
-    if (!done || tag != &ctx || !ok) {
-      Retire(std::move(cq));
-      return grpc::Status(grpc::StatusCode::INTERNAL, "completion queue lost the call");
-    }
-    queues.Give(std::move(cq));
-    return status;
   }
 
   // The parts a batch over `keys` is sent in (batch_parts.h), for results of
@@ -224,74 +116,6 @@ struct MasterClient::Impl {
     }
     return out;
   }
-
-  // Calls `method` with a fresh deadline per try, retrying UNAVAILABLE with
-  // exponential backoff. Every try sends the same request, so a PutStart's put
-  // attempts repeat and a try after a lost reply gets that put back (PutEnd
-  // with its token is idempotent too); other retried calls are reads, or
-  // removes and corrupt-replica reports whose repeat answers OBJECT_NOT_FOUND.
-  // The call's options are CallOptions' (above).
-  template <typename Req, typename Resp>
-  Status Invoke(const char* rpc, AsyncMethod<Req, Resp> method, const Req& req, Resp* resp,
-                const CallOptions& call = {}) const {
-    const std::function<void()>* meanwhile = call.meanwhile;
-    const std::optional<ControlMethod>& lean_method = call.lean;
-    const int attempts = call.tries > 0 ? call.tries : options.attempts;
-    int64_t backoff_ms = options.backoff_initial_ms;
-    std::string last_error;
-    for (int attempt = 1; attempt <= attempts; ++attempt) {
-      if (std::shared_ptr<ControlChannel> channel = lean_method ? Lean() : nullptr) {
-        Status s = channel->Call(
-            *lean_method, req, resp,
-            std::chrono::steady_clock::now() + std::chrono::milliseconds(options.rpc_timeout_ms),
-            attempt == 1 ? meanwhile : nullptr);
-        if (s.ok()) return s;
-        if (s.code() == ErrorCode::kTimeout) {
-          return Status(ErrorCode::kTimeout, std::string("master call ") + rpc + " to " +
-                                                 channel->target() + " failed: no answer within " +
-                                                 std::to_string(options.rpc_timeout_ms) + " ms");
-        }
-        if (s.code() != ErrorCode::kUnavailable) {
-          return Status(s.code(), std::string("master call ") + rpc + " to " + channel->target() +
-                                      " failed: " + s.message());
-        }
-        last_error = s.message();
-        DropLean(channel);
-      } else {
-        grpc::Status last;
-        if (TryGrpc(method, req, resp, attempt == 1 ? meanwhile : nullptr, &last)) {
-          return Status::Ok();
-        }
-        if (last.error_code() != grpc::StatusCode::UNAVAILABLE) {
-          return FromGrpc(last, rpc, address, options.rpc_timeout_ms);
-        }
-        last_error = last.error_message();
-      }
-      if (attempt < attempts) {
-        std::this_thread::sleep_for(std::chrono::milliseconds(backoff_ms));
-        backoff_ms = std::min(backoff_ms * 2, options.backoff_max_ms);
-      }
-    }
-    return Status(ErrorCode::kUnavailable,
-                  "master at " + address + " unreachable after " + std::to_string(attempts) +
-                      (attempts == 1 ? " attempt: " : " attempts: ") + last_error);
-  }
-
-  // One gRPC try: true when it succeeded, else `*last` says why (and an
-  // unreachable master's channel is renewed).
-  template <typename Req, typename Resp>
-  bool TryGrpc(AsyncMethod<Req, Resp> method, const Req& req, Resp* resp,
-               const std::function<void()>* meanwhile, grpc::Status* last) const {
-    grpc::ClientContext ctx;
-    ctx.set_deadline(std::chrono::system_clock::now() +
-                     std::chrono::milliseconds(options.rpc_timeout_ms));
-    resp->Clear();
-    std::shared_ptr<const Connection> conn = Current();
-    *last = CallOnce(*conn, method, ctx, req, resp, meanwhile);
-    if (last->ok()) return true;
-    if (last->error_code() == grpc::StatusCode::UNAVAILABLE) Renew(conn);
-    return false;
-  }
 };
 
 StatusOr<std::unique_ptr<MasterClient>> MasterClient::Create(const MasterClientOptions& options) {
@@ -308,7 +132,7 @@ StatusOr<std::unique_ptr<MasterClient>> MasterClient::Create(const MasterClientO
   impl->address = ResolveMasterAddress(options.address);
   if (auto s = CheckAddress(impl->address); !s.ok()) return s;
   PrepareGrpcProcess();
-  grpc::ChannelArguments& args = impl->channel_args;
+  grpc::ChannelArguments args;
   args.SetMaxReceiveMessageSize(options.max_message_bytes);
   args.SetMaxSendMessageSize(options.max_message_bytes);
   // gRPC waits 1 s, then up to 120 s (x1.6 each time), before it tries a lost
@@ -322,10 +146,23 @@ StatusOr<std::unique_ptr<MasterClient>> MasterClient::Create(const MasterClientO
   // inherit the failed one's from gRPC's process-wide pool.
   args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
   impl->liveness = std::make_unique<LivenessLink>(HostOfAddress(impl->address), args);
-  impl->connection = impl->Connect();
-  if (!impl->connection->stub) {
+  impl->grpc = GrpcTransport::Create(impl->address, args);
+  if (!impl->grpc) {
     return Status(ErrorCode::kInvalidArgument, "cannot create a channel to " + impl->address);
   }
+  impl->lean = std::make_unique<LeanTransport>(
+      impl->address,
+      LeanOptions{.enabled = options.lean_control,
+                  .rpc_timeout_ms = options.rpc_timeout_ms,
+                  .control_spin_us = options.control_spin_us,
+                  .max_message_bytes = static_cast<uint64_t>(options.max_message_bytes)},
+      *impl->grpc);
+  impl->retry =
+      std::make_unique<ControlRetry>(*impl->lean, impl->address,
+                                     RetryOptions{.attempts = options.attempts,
+                                                  .rpc_timeout_ms = options.rpc_timeout_ms,
+                                                  .backoff_initial_ms = options.backoff_initial_ms,
+                                                  .backoff_max_ms = options.backoff_max_ms});
   return std::unique_ptr<MasterClient>(new MasterClient(std::move(impl)));
 }
 
@@ -336,8 +173,6 @@ std::vector<KeyRange> MasterClient::BatchParts(std::span<const std::string> keys
                                                uint64_t replicas) const {
   return impl_->Parts(keys, replicas);
 }
-
-using Stub = Master::Stub;
 
 // ---- Segments ----
 
@@ -380,9 +215,7 @@ StatusOr<master::SegmentId> MasterClient::MountSegment(
     }
   }
   proto::MountSegmentResponse resp;
-  if (auto s = impl_->Invoke("MountSegment", &Stub::AsyncMountSegment, req, &resp); !s.ok())
-    return s;
-  if (auto s = FromProto(resp.status()); !s.ok()) return s;
+  if (auto s = impl_->Ask(calls::MountSegment, req, &resp); !s.ok()) return s;
   impl_->FindLiveness();  // this node's heartbeats follow
   if (adopted != nullptr) *adopted = resp.adopted();
   if (secret_check == nullptr) return resp.segment_id();
@@ -400,10 +233,7 @@ Status MasterClient::UnmountSegment(const std::string& name, const std::string& 
   req.set_owner_node(owner_node);
   req.set_owner_token(owner_token);
   proto::StatusResponse resp;
-  if (auto s = impl_->Invoke("UnmountSegment", &Stub::AsyncUnmountSegment, req, &resp); !s.ok()) {
-    return s;
-  }
-  return FromProto(resp.status());
+  return impl_->Ask(calls::UnmountSegment, req, &resp);
 }
 
 Status MasterClient::Heartbeat(const std::string& node, MasterClockReading* clock) {
@@ -427,8 +257,7 @@ Status MasterClient::Heartbeat(const std::string& node, MasterClockReading* cloc
   req.set_node(node);
   // One try: the node's heartbeat loop asks again in 100 ms while the master
   // is unreachable, and must not sit in this call's backoff when it is back.
-  if (auto s = impl_->Invoke("Heartbeat", &Stub::AsyncHeartbeat, req, &resp, CallOptions::Tries(1));
-      !s.ok()) {
+  if (auto s = impl_->Invoke(calls::Heartbeat, req, &resp, CallOptions::Tries(1)); !s.ok()) {
     return s;
   }
   read_clock();
@@ -437,11 +266,7 @@ Status MasterClient::Heartbeat(const std::string& node, MasterClockReading* cloc
 
 StatusOr<std::vector<master::SegmentInfo>> MasterClient::ListSegments() {
   proto::ListSegmentsResponse resp;
-  if (auto s = impl_->Invoke("ListSegments", &Stub::AsyncListSegments, proto::Empty(), &resp);
-      !s.ok()) {
-    return s;
-  }
-  if (auto s = FromProto(resp.status()); !s.ok()) return s;
+  if (auto s = impl_->Ask(calls::ListSegments, proto::Empty(), &resp); !s.ok()) return s;
   std::vector<master::SegmentInfo> out;
   for (const proto::SegmentInfo& info : resp.segments()) out.push_back(FromProto(info));
   return out;
@@ -457,31 +282,18 @@ StatusOr<RemotePut> MasterClient::PutStart(const std::string& key, uint64_t size
   ToProto(config, req.mutable_config());
   req.set_attempt(impl_->NextAttempt());
   proto::PutStartResponse resp;
-  if (auto s = impl_->Invoke("PutStart", &Stub::AsyncPutStart, req, &resp,
-                             {.lean = ControlMethod::kPutStart});
-      !s.ok())
-    return s;
+  if (auto s = impl_->Invoke(calls::PutStart, req, &resp); !s.ok()) return s;
   return PutFromProto(resp);
 }
 
 Status MasterClient::PutEnd(const std::string& key, uint64_t token, uint64_t checksum) {
   proto::StatusResponse resp;
-  if (auto s = impl_->Invoke("PutEnd", &Stub::AsyncPutEnd, MakeToken(key, token, checksum), &resp,
-                             {.lean = ControlMethod::kPutEnd});
-      !s.ok()) {
-    return s;
-  }
-  return FromProto(resp.status());
+  return impl_->Ask(calls::PutEnd, MakeToken(key, token, checksum), &resp);
 }
 
 Status MasterClient::PutRevoke(const std::string& key, uint64_t token) {
   proto::StatusResponse resp;
-  if (auto s = impl_->Invoke("PutRevoke", &Stub::AsyncPutRevoke, MakeToken(key, token), &resp,
-                             {.lean = ControlMethod::kPutRevoke});
-      !s.ok()) {
-    return s;
-  }
-  return FromProto(resp.status());
+  return impl_->Ask(calls::PutRevoke, MakeToken(key, token), &resp);
 }
 
 std::vector<StatusOr<RemotePut>> MasterClient::BatchPutStart(std::span<const std::string> keys,
@@ -509,8 +321,7 @@ std::vector<StatusOr<RemotePut>> MasterClient::BatchPutStart(std::span<const std
     req.set_chain(chain);
     for (size_t i = 0; i < part.size(); ++i) req.add_attempts(impl_->NextAttempt());
     proto::BatchPutStartResponse resp;
-    Status s = impl_->Invoke("BatchPutStart", &Stub::AsyncBatchPutStart, req, &resp,
-                             {.lean = ControlMethod::kBatchPutStart});
+    Status s = impl_->Invoke(calls::BatchPutStart, req, &resp);
     if (s.ok() && static_cast<size_t>(resp.results_size()) != part.size()) {
       s = ShortReply(resp.results_size(), part.size());
     }
@@ -536,8 +347,7 @@ std::vector<Status> MasterClient::BatchPutEnd(std::span<const std::string> keys,
           const std::span<const uint64_t> mine = PartOf(checksums, keys.size(), at, part.size());
           req.mutable_checksums()->Assign(mine.begin(), mine.end());
         }
-        return impl_->Invoke("BatchPutEnd", &Stub::AsyncBatchPutEnd, req, resp,
-                             {.lean = ControlMethod::kBatchPutEnd});
+        return impl_->Invoke(calls::BatchPutEnd, req, resp);
       });
 }
 
@@ -545,9 +355,8 @@ std::vector<Status> MasterClient::BatchPutRevoke(std::span<const std::string> ke
                                                  std::span<const uint64_t> tokens) {
   return impl_->Statuses(
       keys, [&](size_t at, std::span<const std::string> part, proto::StatusesResponse* resp) {
-        return impl_->Invoke("BatchPutRevoke", &Stub::AsyncBatchPutRevoke,
-                             MakeTokens(part, PartOf(tokens, keys.size(), at, part.size())), resp,
-                             {.lean = ControlMethod::kBatchPutRevoke});
+        return impl_->Invoke(calls::BatchPutRevoke,
+                             MakeTokens(part, PartOf(tokens, keys.size(), at, part.size())), resp);
       });
 }
 
@@ -557,9 +366,7 @@ StatusOr<RemoteRead> MasterClient::GetReplicaList(const std::string& key) {
   proto::KeyRequest req;
   req.set_key(key);
   proto::ReadResult resp;
-  if (auto s = impl_->Invoke("GetReplicaList", &Stub::AsyncGetReplicaList, req, &resp,
-                             {.lean = ControlMethod::kGetReplicaList});
-      !s.ok()) {
+  if (auto s = impl_->Invoke(calls::GetReplicaList, req, &resp); !s.ok()) {
     return s;
   }
   return ReadFromProto(resp);
@@ -578,9 +385,8 @@ std::vector<StatusOr<RemoteRead>> MasterClient::BatchGetReplicaList(
     req.set_prefix_mode(prefix_mode);
     proto::BatchGetReplicaListResponse resp;
     // `meanwhile` runs once, during the first request.
-    Status s = impl_->Invoke(
-        "BatchGetReplicaList", &Stub::AsyncBatchGetReplicaList, req, &resp,
-        {.meanwhile = at == 0 ? &meanwhile : nullptr, .lean = ControlMethod::kBatchGetReplicaList});
+    Status s = impl_->Invoke(calls::BatchGetReplicaList, req, &resp,
+                             {.meanwhile = at == 0 ? &meanwhile : nullptr});
     // Prefix mode stops at the first unreadable key, so the reply may be shorter.
     const size_t got = resp.results_size();
     if (s.ok() && (prefix_mode ? got > part.size() : got != part.size())) {
@@ -601,11 +407,7 @@ StatusOr<bool> MasterClient::Exists(const std::string& key) {
   proto::KeyRequest req;
   req.set_key(key);
   proto::ExistsResponse resp;
-  if (auto s =
-          impl_->Invoke("Exists", &Stub::AsyncExists, req, &resp, {.lean = ControlMethod::kExists});
-      !s.ok())
-    return s;
-  if (auto s = FromProto(resp.status()); !s.ok()) return s;
+  if (auto s = impl_->Ask(calls::Exists, req, &resp); !s.ok()) return s;
   return resp.exists();
 }
 
@@ -617,12 +419,7 @@ StatusOr<master::BatchExistsResult> MasterClient::BatchExists(std::span<const st
     const size_t at = r.begin;
     const std::span<const std::string> part = keys.subspan(at, r.size());
     proto::BatchExistsResponse resp;
-    if (auto s = impl_->Invoke("BatchExists", &Stub::AsyncBatchExists, MakeKeys(part), &resp,
-                               {.lean = ControlMethod::kBatchExists});
-        !s.ok()) {
-      return s;
-    }
-    if (auto s = FromProto(resp.status()); !s.ok()) return s;
+    if (auto s = impl_->Ask(calls::BatchExists, MakeKeys(part), &resp); !s.ok()) return s;
     const size_t got = resp.present_size();
     if (got != part.size()) return ShortReply(got, part.size());
     // out.statuses stays empty until a part refuses a key; from then on it
@@ -649,8 +446,7 @@ StatusOr<size_t> MasterClient::BatchQueryPrefix(std::span<const std::string> key
     const size_t at = r.begin;
     const std::span<const std::string> part = keys.subspan(at, r.size());
     proto::BatchQueryPrefixResponse resp;
-    Status s = impl_->Invoke("BatchQueryPrefix", &Stub::AsyncBatchQueryPrefix, MakeKeys(part),
-                             &resp, {.lean = ControlMethod::kBatchQueryPrefix});
+    Status s = impl_->Invoke(calls::BatchQueryPrefix, MakeKeys(part), &resp);
     if (s.ok()) s = FromProto(resp.status());
     // A part that starts with an invalid key: the prefix ends there, and only
     // as the very first key is that an error.
@@ -672,22 +468,14 @@ Status MasterClient::ReportCorruptReplica(const std::string& key, uint32_t segme
   req.set_offset(offset);
   req.set_checksum(checksum);
   proto::StatusResponse resp;
-  if (auto s = impl_->Invoke("ReportCorruptReplica", &Stub::AsyncReportCorruptReplica, req, &resp);
-      !s.ok()) {
-    return s;
-  }
-  return FromProto(resp.status());
+  return impl_->Ask(calls::ReportCorruptReplica, req, &resp);
 }
 
 Status MasterClient::ReportUnreachable(std::span<const uint32_t> segments) {
   proto::ReportUnreachableRequest req;
   req.mutable_segments()->Assign(segments.begin(), segments.end());
   proto::StatusResponse resp;
-  if (auto s = impl_->Invoke("ReportUnreachable", &Stub::AsyncReportUnreachable, req, &resp);
-      !s.ok()) {
-    return s;
-  }
-  return FromProto(resp.status());
+  return impl_->Ask(calls::ReportUnreachable, req, &resp);
 }
 
 // ---- Remove and list ----
@@ -697,8 +485,7 @@ Status MasterClient::Remove(const std::string& key, bool force) {
   req.set_key(key);
   req.set_force(force);
   proto::StatusResponse resp;
-  if (auto s = impl_->Invoke("Remove", &Stub::AsyncRemove, req, &resp); !s.ok()) return s;
-  return FromProto(resp.status());
+  return impl_->Ask(calls::Remove, req, &resp);
 }
 
 std::vector<Status> MasterClient::BatchRemove(std::span<const std::string> keys, bool force) {
@@ -707,7 +494,7 @@ std::vector<Status> MasterClient::BatchRemove(std::span<const std::string> keys,
         proto::BatchRemoveRequest req;
         req.mutable_keys()->Assign(part.begin(), part.end());
         req.set_force(force);
-        return impl_->Invoke("BatchRemove", &Stub::AsyncBatchRemove, req, resp);
+        return impl_->Invoke(calls::BatchRemove, req, resp);
       });
 }
 
@@ -716,10 +503,7 @@ StatusOr<size_t> MasterClient::RemoveByPrefix(const std::string& prefix, bool fo
   req.set_prefix(prefix);
   req.set_force(force);
   proto::CountResponse resp;
-  if (auto s = impl_->Invoke("RemoveByPrefix", &Stub::AsyncRemoveByPrefix, req, &resp); !s.ok()) {
-    return s;
-  }
-  if (auto s = FromProto(resp.status()); !s.ok()) return s;
+  if (auto s = impl_->Ask(calls::RemoveByPrefix, req, &resp); !s.ok()) return s;
   return static_cast<size_t>(resp.count());
 }
 
@@ -727,8 +511,7 @@ StatusOr<size_t> MasterClient::RemoveAll(bool force) {
   proto::RemoveAllRequest req;
   req.set_force(force);
   proto::CountResponse resp;
-  if (auto s = impl_->Invoke("RemoveAll", &Stub::AsyncRemoveAll, req, &resp); !s.ok()) return s;
-  if (auto s = FromProto(resp.status()); !s.ok()) return s;
+  if (auto s = impl_->Ask(calls::RemoveAll, req, &resp); !s.ok()) return s;
   return static_cast<size_t>(resp.count());
 }
 
@@ -743,8 +526,7 @@ StatusOr<std::vector<std::string>> MasterClient::List(const std::string& prefix,
   req.set_limit(probe ? limit + 1 : limit);
   req.set_after(after);
   proto::ListResponse resp;
-  if (auto s = impl_->Invoke("List", &Stub::AsyncList, req, &resp); !s.ok()) return s;
-  if (auto s = FromProto(resp.status()); !s.ok()) return s;
+  if (auto s = impl_->Ask(calls::List, req, &resp); !s.ok()) return s;
   std::vector<std::string> keys(resp.keys().begin(), resp.keys().end());
   bool cut = resp.truncated();
   if (probe && keys.size() > limit) {
@@ -757,21 +539,18 @@ StatusOr<std::vector<std::string>> MasterClient::List(const std::string& prefix,
 
 StatusOr<uint64_t> MasterClient::RequestSnapshot() {
   proto::SnapshotResponse resp;
-  if (auto s = impl_->Invoke("Snapshot", &Stub::AsyncSnapshot, proto::Empty(), &resp); !s.ok())
-    return s;
-  if (auto s = FromProto(resp.status()); !s.ok()) return s;
+  if (auto s = impl_->Ask(calls::Snapshot, proto::Empty(), &resp); !s.ok()) return s;
   return resp.snapshots_before();
 }
 
 std::string MasterClient::ControlTarget() {
-  std::shared_ptr<ControlChannel> channel = impl_->Lean();
+  std::shared_ptr<ControlChannel> channel = impl_->lean->Channel();
   return channel ? channel->target() : std::string();
 }
 
 StatusOr<ClusterStats> MasterClient::Stats() {
   proto::StatsResponse resp;
-  if (auto s = impl_->Invoke("Stats", &Stub::AsyncStats, proto::Empty(), &resp); !s.ok()) return s;
-  if (auto s = FromProto(resp.status()); !s.ok()) return s;
+  if (auto s = impl_->Ask(calls::Stats, proto::Empty(), &resp); !s.ok()) return s;
   ClusterStats out;
   out.objects = resp.objects();
   out.pending_puts = resp.pending_puts();

@@ -1,27 +1,20 @@
 // What MasterClient (master_client.cc) builds its calls from: gRPC outcomes
 // as Status, replies as the client's types, requests from keys and tokens,
-// checks of a master address, and the pool of completion queues its calls
-// wait on. Internal to the client side of rpc/.
+// and checks of a master address. Internal to the client side of rpc/.
 #pragma once
 
 #include <grpcpp/grpcpp.h>
 
 #include <algorithm>
 #include <cstdint>
-#include <functional>
-#include <memory>
-#include <mutex>
-#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "common/listen_check.h"
-#include "rpc/control_methods.h"
 #include "rpc/convert.h"
 #include "rpc/grpc_setup.h"
-#include "rpc/master.grpc.pb.h"
 #include "rpc/master_client.h"
 
 namespace crescent::rpc::client_wire {
@@ -156,69 +149,5 @@ inline std::string HostOfAddress(const std::string& address) {
   const size_t colon = a.rfind(':');
   return colon == std::string::npos ? a : a.substr(0, colon);
 }
-
-// A queue must be shut down and emptied before it is destroyed.
-inline void Retire(std::unique_ptr<grpc::CompletionQueue> cq) {
-  cq->Shutdown();
-  void* tag;
-  bool ok;
-  while (cq->Next(&tag, &ok)) {
-  }
-}
-
-// Completion queues for calls, reused: gRPC's blocking stub creates (and
-// destroys) a queue, and with it a pollset and its wake-up eventfd, for every
-// call; on a VM those extra system calls were a measurable share of a round
-// trip. A call takes an idle queue (or makes one), waits on it for its own
-// completion only, and gives it back. Queues die with the client.
-class QueuePool {
- public:
-  ~QueuePool() {
-    for (auto& cq : idle_) Retire(std::move(cq));
-  }
-  std::unique_ptr<grpc::CompletionQueue> Take() {
-    {
-      std::lock_guard lock(mu_);
-      if (!idle_.empty()) {
-        auto cq = std::move(idle_.back());
-        idle_.pop_back();
-        return cq;
-      }
-    }
-    return std::make_unique<grpc::CompletionQueue>();
-  }
-  void Give(std::unique_ptr<grpc::CompletionQueue> cq) {
-    std::lock_guard lock(mu_);
-    idle_.push_back(std::move(cq));
-  }
-
- private:
-  std::mutex mu_;
-  std::vector<std::unique_ptr<grpc::CompletionQueue>> idle_;
-};
-
-template <typename Req, typename Resp>
-using AsyncMethod = std::unique_ptr<grpc::ClientAsyncResponseReader<Resp>> (Master::Stub::*)(
-    grpc::ClientContext*, const Req&, grpc::CompletionQueue*);
-
-// How Impl::Invoke makes one call.
-struct CallOptions {
-  // Runs on the calling thread while the first try's request is on its way
-  // (a same-host get's copy-ahead), once.
-  const std::function<void()>* meanwhile = nullptr;
-  // Tries at most (0: MasterClientOptions::attempts), for a call whose caller
-  // retries on its own.
-  int tries = 0;
-  // A hot call (control_methods.h): each try goes over the lean connection when
-  // there is one, under the same rules: kUnavailable (the connection failed, or
-  // the master is shutting down) is retried, a deadline returns kTimeout.
-  std::optional<ControlMethod> lean;
-
-  static CallOptions Tries(int n) {
-    CallOptions o;
-    o.tries = n;
-    return o;
-  }
-};
 
 }  // namespace crescent::rpc::client_wire
