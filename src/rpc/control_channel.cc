@@ -21,7 +21,7 @@
 
 #include "common/fd.h"
 #include "common/listen_check.h"
-#include "rpc/master.pb.h"
+#include "rpc/messages.pb.h"
 #include "transfer/frame_buffer.h"
 #include "transfer/wire.h"
 
@@ -36,9 +36,8 @@ using Clock = std::chrono::steady_clock;
 // more often than this never pays.
 constexpr std::chrono::milliseconds kIdleCheckAfter{10};
 
-crescent::Status Unavailable(const std::string& target, const std::string& why) {
-  return crescent::Status(ErrorCode::kUnavailable,
-                          "lean control connection to " + target + ": " + why);
+Status Unavailable(const std::string& target, const std::string& why) {
+  return Status(ErrorCode::kUnavailable, "lean control connection to " + target + ": " + why);
 }
 
 // Milliseconds left until `deadline` for poll(), at least 0.
@@ -48,15 +47,14 @@ int PollMs(ControlChannel::Deadline deadline) {
 }
 
 // Waits for `events` on `fd`: OK, kTimeout, or kUnavailable with the reason.
-crescent::Status Wait(int fd, short events, ControlChannel::Deadline deadline,
-                      const std::string& target) {
+Status Wait(int fd, short events, ControlChannel::Deadline deadline, const std::string& target) {
   for (;;) {
     pollfd p{fd, events, 0};
     const int n = ::poll(&p, 1, PollMs(deadline));
-    if (n > 0) return crescent::Status::Ok();
+    if (n > 0) return Status::Ok();
     if (n == 0) {
       if (Clock::now() >= deadline) {
-        return crescent::Status(ErrorCode::kTimeout, "no answer from the master at " + target);
+        return Status(ErrorCode::kTimeout, "no answer from the master at " + target);
       }
       continue;
     }
@@ -79,8 +77,8 @@ StatusOr<ScopedFd> Dial(const std::string& target, ControlChannel::Deadline dead
   } else {
     const size_t colon = target.rfind(':');
     if (colon == std::string::npos || colon == 0) {
-      return crescent::Status(ErrorCode::kInvalidArgument,
-                              "lean control address '" + target + "' is not HOST:PORT");
+      return Status(ErrorCode::kInvalidArgument,
+                    "lean control address '" + target + "' is not HOST:PORT");
     }
     std::string host = target.substr(0, colon);
     if (host.size() > 2 && host.front() == '[' && host.back() == ']') {
@@ -109,7 +107,7 @@ StatusOr<ScopedFd> Dial(const std::string& target, ControlChannel::Deadline dead
     if (errno != EINPROGRESS && errno != EAGAIN) {
       return Unavailable(target, std::string("connect: ") + std::strerror(errno));
     }
-    if (crescent::Status s = Wait(fd.get(), POLLOUT, deadline, target); !s.ok()) return s;
+    if (Status s = Wait(fd.get(), POLLOUT, deadline, target); !s.ok()) return s;
     int err = 0;
     socklen_t err_len = sizeof err;
     ::getsockopt(fd.get(), SOL_SOCKET, SO_ERROR, &err, &err_len);
@@ -139,19 +137,19 @@ struct ControlChannel::Impl {
   std::condition_variable cv;
   std::unordered_map<uint64_t, Waiter*> waiters;
   bool reading = false;     // a caller is reading the socket
-  crescent::Status failed;  // not OK: broken
+  Status failed;            // not OK: broken
   Clock::time_point last_call = Clock::now();  // when the last call ended
   transfer::FrameBuffer in;  // read but not yet delivered; only the reader touches it
 
-  crescent::Status Send(std::string_view frame, Deadline deadline);
+  Status Send(std::string_view frame, Deadline deadline);
   // Reads what the socket has (waiting until `deadline`) and delivers every
   // complete answer. Called by the one reader, without `mu`.
-  crescent::Status ReadAndDeliver(Deadline deadline);
+  Status ReadAndDeliver(Deadline deadline);
   // Breaks the connection: every waiter, now and later, gets `s`. Under `mu`.
-  void Fail(crescent::Status s);
+  void Fail(Status s);
 };
 
-crescent::Status ControlChannel::Impl::Send(std::string_view frame, Deadline deadline) {
+Status ControlChannel::Impl::Send(std::string_view frame, Deadline deadline) {
   std::lock_guard lock(write_mu);
   for (size_t sent = 0; sent < frame.size();) {
     const ssize_t n = ::send(fd.get(), frame.data() + sent, frame.size() - sent, MSG_NOSIGNAL);
@@ -163,15 +161,15 @@ crescent::Status ControlChannel::Impl::Send(std::string_view frame, Deadline dea
     if (errno != EAGAIN && errno != EWOULDBLOCK) {
       return Unavailable(target, std::string("send: ") + std::strerror(errno));
     }
-    if (crescent::Status s = Wait(fd.get(), POLLOUT, deadline, target); !s.ok()) {
+    if (Status s = Wait(fd.get(), POLLOUT, deadline, target); !s.ok()) {
       // Part of a frame may be on the stream: it cannot be used again.
       return sent == 0 ? s : Unavailable(target, "send stalled mid-frame: " + s.message());
     }
   }
-  return crescent::Status::Ok();
+  return Status::Ok();
 }
 
-crescent::Status ControlChannel::Impl::ReadAndDeliver(Deadline deadline) {
+Status ControlChannel::Impl::ReadAndDeliver(Deadline deadline) {
   const std::span<char> room = in.Room();
   const auto spin_until = Clock::now() + spin;
   for (;;) {
@@ -189,7 +187,7 @@ crescent::Status ControlChannel::Impl::ReadAndDeliver(Deadline deadline) {
       sched_yield();  // the master may be waiting for this CPU (control_server.cc)
       continue;
     }
-    if (crescent::Status s = Wait(fd.get(), POLLIN, deadline, target); !s.ok()) return s;
+    if (Status s = Wait(fd.get(), POLLIN, deadline, target); !s.ok()) return s;
   }
   std::lock_guard lock(mu);
   for (;;) {
@@ -215,10 +213,10 @@ crescent::Status ControlChannel::Impl::ReadAndDeliver(Deadline deadline) {
     }  // else: the answer to a call that timed out
     in.Consume(frame);
   }
-  return crescent::Status::Ok();
+  return Status::Ok();
 }
 
-void ControlChannel::Impl::Fail(crescent::Status s) {
+void ControlChannel::Impl::Fail(Status s) {
   if (failed.ok()) failed = std::move(s);
   cv.notify_all();
 }
@@ -236,9 +234,8 @@ StatusOr<std::unique_ptr<ControlChannel>> ControlChannel::Connect(const std::str
   impl->spin = spin;
   impl->max_answer = max_answer;
   std::unique_ptr<ControlChannel> channel(new ControlChannel(std::move(impl)));
-  ControlEndpointsResponse hello;
-  if (crescent::Status s = channel->Call(ControlMethod::kHello, Empty(), &hello, deadline);
-      !s.ok()) {
+  proto::ControlEndpointsResponse hello;
+  if (Status s = channel->Call(ControlMethod::kHello, proto::Empty(), &hello, deadline); !s.ok()) {
     return s;
   }
   if (instance != nullptr) *instance = hello.instance();
@@ -269,15 +266,14 @@ bool ControlChannel::broken() const {
 
 const std::string& ControlChannel::target() const { return impl_->target; }
 
-crescent::Status ControlChannel::Call(ControlMethod method,
-                                      const google::protobuf::MessageLite& request,
-                                      google::protobuf::MessageLite* reply, Deadline deadline,
-                                      const std::function<void()>* meanwhile) {
+Status ControlChannel::Call(ControlMethod method, const google::protobuf::MessageLite& request,
+                            google::protobuf::MessageLite* reply, Deadline deadline,
+                            const std::function<void()>* meanwhile) {
   Impl& c = *impl_;
   const uint64_t id = c.next_id.fetch_add(1, std::memory_order_relaxed);
   const size_t body = request.ByteSizeLong();
   if (body > UINT32_MAX) {
-    return crescent::Status(ErrorCode::kInvalidArgument, "control call body too large");
+    return Status(ErrorCode::kInvalidArgument, "control call body too large");
   }
   thread_local std::string frame;
   frame.resize(wire::kControlHeaderSize + body);
@@ -292,7 +288,7 @@ crescent::Status ControlChannel::Call(ControlMethod method,
     if (!c.failed.ok()) return c.failed;
     c.waiters.emplace(id, &w);
   }
-  crescent::Status s = c.Send(frame, deadline);
+  Status s = c.Send(frame, deadline);
   if (!s.ok()) {
     std::lock_guard lock(c.mu);
     c.waiters.erase(id);
@@ -310,7 +306,7 @@ crescent::Status ControlChannel::Call(ControlMethod method,
     if (!c.reading) {
       c.reading = true;
       lock.unlock();
-      crescent::Status r = c.ReadAndDeliver(deadline);
+      Status r = c.ReadAndDeliver(deadline);
       lock.lock();
       c.reading = false;
       c.cv.notify_all();  // answers for others, or the socket for the next reader
@@ -323,7 +319,7 @@ crescent::Status ControlChannel::Call(ControlMethod method,
     }
     if (c.cv.wait_until(lock, deadline) == std::cv_status::timeout && !w.done &&
         Clock::now() >= deadline) {
-      s = crescent::Status(ErrorCode::kTimeout, "no answer from the master at " + c.target);
+      s = Status(ErrorCode::kTimeout, "no answer from the master at " + c.target);
       break;
     }
   }
@@ -331,12 +327,11 @@ crescent::Status ControlChannel::Call(ControlMethod method,
   c.last_call = Clock::now();
   lock.unlock();
   if (!w.done) return s;
-  if (w.code != ErrorCode::kOk) return crescent::Status(w.code, w.body);
+  if (w.code != ErrorCode::kOk) return Status(w.code, w.body);
   if (!reply->ParseFromString(w.body)) {
-    return crescent::Status(ErrorCode::kInternal,
-                            "the master's answer to a control call does not parse");
+    return Status(ErrorCode::kInternal, "the master's answer to a control call does not parse");
   }
-  return crescent::Status::Ok();
+  return Status::Ok();
 }
 
 }  // namespace crescent::rpc

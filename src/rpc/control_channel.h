@@ -51,9 +51,9 @@ class ControlChannel {
   // request is sent and before the answer is awaited. An error answer (the
   // master refused the frame or is shutting down: kUnavailable) comes back as
   // its status; the reply message is filled only on success.
-  crescent::Status Call(ControlMethod method, const google::protobuf::MessageLite& request,
-                        google::protobuf::MessageLite* reply, Deadline deadline,
-                        const std::function<void()>* meanwhile = nullptr);
+  Status Call(ControlMethod method, const google::protobuf::MessageLite& request,
+              google::protobuf::MessageLite* reply, Deadline deadline,
+              const std::function<void()>* meanwhile = nullptr);
 
   // The connection failed, or the master closed it while no call was on it
   // (checked with one poll() when it has been idle for 10 ms); every call

@@ -30,7 +30,7 @@
 #include "common/endpoint.h"
 #include "common/listen_check.h"
 #include "rpc/control_methods.h"
-#include "rpc/master.pb.h"
+#include "rpc/messages.pb.h"
 #include "rpc/record_call.h"
 #include "rpc/server_metrics.h"
 #include "transfer/asio_server.h"
@@ -100,7 +100,7 @@ class CountedConnection {
 };
 
 // Appends an error answer to `out`.
-void AppendError(const crescent::Status& s, uint64_t request_id, std::string& out) {
+void AppendError(const Status& s, uint64_t request_id, std::string& out) {
   wire::ResponseBytes bytes;
   const size_t n = wire::EncodeResponse(s.code(), request_id, 0, s.message(), bytes);
   out.append(reinterpret_cast<const char*>(bytes.data()), n);
@@ -125,8 +125,8 @@ void Answer(const MasterHandlers& handlers, HandlerFn<Req, Resp> handler, RpcMet
             std::string& out) {
   Req req;
   if (!req.ParseFromArray(body.data(), static_cast<int>(body.size()))) {
-    AppendError(crescent::Status(ErrorCode::kParseError, "control call body is not a valid " +
-                                                             Req::GetDescriptor()->name()),
+    AppendError(Status(ErrorCode::kParseError,
+                       "control call body is not a valid " + Req::GetDescriptor()->name()),
                 request_id, out);
     return;
   }
@@ -176,14 +176,14 @@ void ControlServer::Impl::Dispatch(const wire::ControlHeader& h, std::string_vie
                                    std::string& out) {
   const uint64_t id = h.request_id;
   if (h.method < 1 || h.method > kControlMethodMax) {
-    AppendError(crescent::Status(ErrorCode::kInvalidArgument,
-                                 "unknown control method " + std::to_string(h.method)),
-                id, out);
+    AppendError(
+        Status(ErrorCode::kInvalidArgument, "unknown control method " + std::to_string(h.method)),
+        id, out);
     return;
   }
   const auto m = static_cast<ControlMethod>(h.method);
   if (m == ControlMethod::kHello) {
-    ControlEndpointsResponse resp;
+    proto::ControlEndpointsResponse resp;
     resp.set_port(port);
     resp.set_unix_socket(options.unix_socket);
     resp.set_instance(options.instance);
@@ -193,7 +193,7 @@ void ControlServer::Impl::Dispatch(const wire::ControlHeader& h, std::string_vie
   if (draining.load(std::memory_order_acquire)) {
     // Retryable, as gRPC's UNAVAILABLE: the client waits for the next master.
     if (metrics) metrics->RecordError(RpcMethodOf(m), ErrorCode::kUnavailable);
-    AppendError(crescent::Status(ErrorCode::kUnavailable, "the master is shutting down"), id, out);
+    AppendError(Status(ErrorCode::kUnavailable, "the master is shutting down"), id, out);
     return;
   }
   if (metrics) metrics->RecordLeanCall();
@@ -315,11 +315,11 @@ StatusOr<std::unique_ptr<ControlServer>> ControlServer::Start(const ControlServe
                                                               RpcServerMetrics* metrics,
                                                               const std::atomic<bool>& draining) {
   if (options.port < 0 || options.port > 65535) {
-    return crescent::Status(ErrorCode::kInvalidArgument,
-                            "control port " + std::to_string(options.port) + " is not 0-65535");
+    return Status(ErrorCode::kInvalidArgument,
+                  "control port " + std::to_string(options.port) + " is not 0-65535");
   }
   if (options.limits.max_connections < 1) {
-    return crescent::Status(ErrorCode::kInvalidArgument, "max_connections must be at least 1");
+    return Status(ErrorCode::kInvalidArgument, "max_connections must be at least 1");
   }
   auto impl = std::make_unique<Impl>(options, handlers, metrics, draining);
   if (options.acks_wait_for_sync) {
@@ -334,18 +334,17 @@ StatusOr<std::unique_ptr<ControlServer>> ControlServer::Start(const ControlServe
   asio::error_code ec;
   asio::ip::address address = asio::ip::make_address(options.host, ec);
   if (ec) {
-    return crescent::Status(
-        ErrorCode::kInvalidArgument,
-        "control server host '" + options.host + "' is not an IP address: " + ec.message());
+    return Status(ErrorCode::kInvalidArgument, "control server host '" + options.host +
+                                                   "' is not an IP address: " + ec.message());
   }
   impl->tcp_acceptor = std::make_unique<tcp::acceptor>(*impl->ios[0]);
   tcp::endpoint endpoint(address, static_cast<uint16_t>(options.port));
   ec = transfer::ListenTcp(*impl->tcp_acceptor, endpoint);
   if (ec) {
-    return crescent::Status(ErrorCode::kUnavailable,
-                            "control server cannot listen on " +
-                                HostPort(options.host, static_cast<uint16_t>(options.port)) + ": " +
-                                ec.message() + " (--control-port)");
+    return Status(ErrorCode::kUnavailable,
+                  "control server cannot listen on " +
+                      HostPort(options.host, static_cast<uint16_t>(options.port)) + ": " +
+                      ec.message() + " (--control-port)");
   }
   impl->port = impl->tcp_acceptor->local_endpoint(ec).port();
   if (!options.unix_socket.empty()) {
@@ -358,7 +357,7 @@ StatusOr<std::unique_ptr<ControlServer>> ControlServer::Start(const ControlServe
         !ec && (impl->unix_acceptor->bind(where, ec), !ec)) {
       impl->unix_acceptor->listen(asio::socket_base::max_listen_connections, ec);
     }
-    if (ec) return crescent::Status(ErrorCode::kUnavailable, what + ": " + ec.message());
+    if (ec) return Status(ErrorCode::kUnavailable, what + ": " + ec.message());
     asio::co_spawn(*impl->ios[0], impl->Accept(*impl->unix_acceptor, impl->unix_connections),
                    IgnoreException);
   }

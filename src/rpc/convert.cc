@@ -5,23 +5,23 @@
 
 namespace crescent::rpc {
 
-void ToProto(const crescent::Status& status, Status* out) {
+void ToProto(const Status& status, proto::Status* out) {
   out->set_code(static_cast<int32_t>(status.code()));
   out->set_message(status.message());
 }
 
-crescent::Status FromProto(const Status& status) {
+Status FromProto(const proto::Status& status) {
   int32_t code = status.code();
-  if (code == 0) return crescent::Status::Ok();
+  if (code == 0) return Status::Ok();
   // Known range: kOk..kLastErrorCode. Unknown numbers must not be read as success.
   if (code < 0 || code > static_cast<int32_t>(kLastErrorCode)) {
-    return crescent::Status(ErrorCode::kInternal,
-                            "unknown error code " + std::to_string(code) + ": " + status.message());
+    return Status(ErrorCode::kInternal,
+                  "unknown error code " + std::to_string(code) + ": " + status.message());
   }
-  return crescent::Status(static_cast<ErrorCode>(code), status.message());
+  return Status(static_cast<ErrorCode>(code), status.message());
 }
 
-void ToProto(const master::SegmentSpec& spec, SegmentSpec* out) {
+void ToProto(const master::SegmentSpec& spec, proto::SegmentSpec* out) {
   out->set_name(spec.name);
   out->set_capacity(spec.capacity);
   out->set_owner_node(spec.owner_node);
@@ -31,7 +31,7 @@ void ToProto(const master::SegmentSpec& spec, SegmentSpec* out) {
   out->set_file_identity(spec.file_identity);
 }
 
-master::SegmentSpec FromProto(const SegmentSpec& spec) {
+master::SegmentSpec FromProto(const proto::SegmentSpec& spec) {
   master::SegmentSpec out;
   out.name = spec.name();
   out.capacity = spec.capacity();
@@ -44,7 +44,7 @@ master::SegmentSpec FromProto(const SegmentSpec& spec) {
   return out;
 }
 
-void ToProto(const master::SegmentInfo& info, SegmentInfo* out) {
+void ToProto(const master::SegmentInfo& info, proto::SegmentInfo* out) {
   out->set_id(info.id);
   ToProto(info.spec, out->mutable_spec());
   out->mutable_spec()->clear_owner_token();  // the owner's secret
@@ -53,7 +53,7 @@ void ToProto(const master::SegmentInfo& info, SegmentInfo* out) {
   out->set_largest_free(info.largest_free);
 }
 
-master::SegmentInfo FromProto(const SegmentInfo& info) {
+master::SegmentInfo FromProto(const proto::SegmentInfo& info) {
   master::SegmentInfo out;
   out.id = info.id();
   out.spec = FromProto(info.spec());
@@ -63,7 +63,7 @@ master::SegmentInfo FromProto(const SegmentInfo& info) {
   return out;
 }
 
-void ToProto(const master::PutConfig& config, PutConfig* out) {
+void ToProto(const master::PutConfig& config, proto::PutConfig* out) {
   out->set_replica_count(config.replica_count);
   out->set_preferred_segment(config.preferred_segment);
   out->set_local_node(config.local_node);
@@ -72,7 +72,7 @@ void ToProto(const master::PutConfig& config, PutConfig* out) {
   out->set_parent_key(config.parent_key);
 }
 
-master::PutConfig FromProto(const PutConfig& config) {
+master::PutConfig FromProto(const proto::PutConfig& config) {
   master::PutConfig out;
   out.replica_count = std::max<uint32_t>(config.replica_count(), 1);
   out.preferred_segment = config.preferred_segment();
@@ -83,7 +83,7 @@ master::PutConfig FromProto(const PutConfig& config) {
   return out;
 }
 
-void ToProto(const transfer::Capability& cap, Capability* out) {
+void ToProto(const transfer::Capability& cap, proto::Capability* out) {
   out->set_segment(cap.segment);
   out->set_offset(cap.offset);
   out->set_length(cap.length);
@@ -92,18 +92,17 @@ void ToProto(const transfer::Capability& cap, Capability* out) {
   out->set_tag(reinterpret_cast<const char*>(cap.tag.data()), cap.tag.size());
 }
 
-StatusOr<transfer::Capability> FromProto(const Capability& cap) {
+StatusOr<transfer::Capability> FromProto(const proto::Capability& cap) {
   transfer::Capability out;
   if (cap.tag().size() != out.tag.size()) {
-    return crescent::Status(ErrorCode::kCapabilityInvalid,
-                            "capability tag is " + std::to_string(cap.tag().size()) +
-                                " bytes; expected " + std::to_string(out.tag.size()));
+    return Status(ErrorCode::kCapabilityInvalid,
+                  "capability tag is " + std::to_string(cap.tag().size()) + " bytes; expected " +
+                      std::to_string(out.tag.size()));
   }
   if (cap.op() != static_cast<uint32_t>(transfer::AccessOp::kRead) &&
       cap.op() != static_cast<uint32_t>(transfer::AccessOp::kWrite)) {
-    return crescent::Status(
-        ErrorCode::kCapabilityInvalid,
-        "capability op " + std::to_string(cap.op()) + " is neither read nor write");
+    return Status(ErrorCode::kCapabilityInvalid,
+                  "capability op " + std::to_string(cap.op()) + " is neither read nor write");
   }
   out.segment = cap.segment();
   out.offset = cap.offset();

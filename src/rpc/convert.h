@@ -9,31 +9,31 @@
 //  - FromProto of a SegmentSpec trusts `tier` to have been validated (0 or 1);
 //    any other value maps to kDram.
 //
-// Note: the generated classes live in crescent::rpc, so inside that namespace the
-// bare name `Status` is the wire message; Crescent's is spelled crescent::Status.
+// The generated messages live in crescent::proto (messages.proto): `Status` is
+// Crescent's, proto::Status the wire message.
 #pragma once
 
 #include "crescent/status.h"
 #include "master/types.h"
-#include "rpc/master.pb.h"
+#include "rpc/messages.pb.h"
 #include "transfer/capability.h"
 
 namespace crescent::rpc {
 
-void ToProto(const crescent::Status& status, Status* out);
-crescent::Status FromProto(const Status& status);
+void ToProto(const Status& status, proto::Status* out);
+Status FromProto(const proto::Status& status);
 
-void ToProto(const master::SegmentSpec& spec, SegmentSpec* out);
-master::SegmentSpec FromProto(const SegmentSpec& spec);
+void ToProto(const master::SegmentSpec& spec, proto::SegmentSpec* out);
+master::SegmentSpec FromProto(const proto::SegmentSpec& spec);
 
-void ToProto(const master::SegmentInfo& info, SegmentInfo* out);
-master::SegmentInfo FromProto(const SegmentInfo& info);
+void ToProto(const master::SegmentInfo& info, proto::SegmentInfo* out);
+master::SegmentInfo FromProto(const proto::SegmentInfo& info);
 
 // replica_count 0 on the wire means 1.
-void ToProto(const master::PutConfig& config, PutConfig* out);
-master::PutConfig FromProto(const PutConfig& config);
+void ToProto(const master::PutConfig& config, proto::PutConfig* out);
+master::PutConfig FromProto(const proto::PutConfig& config);
 
-void ToProto(const transfer::Capability& cap, Capability* out);
-StatusOr<transfer::Capability> FromProto(const Capability& cap);
+void ToProto(const transfer::Capability& cap, proto::Capability* out);
+StatusOr<transfer::Capability> FromProto(const proto::Capability& cap);
 
 }  // namespace crescent::rpc

@@ -54,25 +54,24 @@ void LivenessLink::Forget(const std::shared_ptr<const Target>& used) {
   }
 }
 
-std::optional<crescent::Status> LivenessLink::Heartbeat(const std::string& node,
-                                                        int64_t timeout_ms,
-                                                        HeartbeatResponse* reply) {
+std::optional<Status> LivenessLink::Heartbeat(const std::string& node, int64_t timeout_ms,
+                                              proto::HeartbeatResponse* reply) {
   std::shared_ptr<const Target> t = Current();
   if (!t) return std::nullopt;
-  HeartbeatRequest req;
+  proto::HeartbeatRequest req;
   req.set_node(node);
   req.set_master_instance(t->instance);
-  HeartbeatResponse resp;
+  proto::HeartbeatResponse resp;
   grpc::ClientContext ctx;
   ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::milliseconds(timeout_ms));
   const grpc::Status st = t->stub->Heartbeat(&ctx, req, &resp);
   if (st.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED) {
-    return crescent::Status(ErrorCode::kTimeout, "heartbeat to the master's liveness port " +
-                                                     t->address + ": no answer within " +
-                                                     std::to_string(timeout_ms) + " ms");
+    return Status(ErrorCode::kTimeout, "heartbeat to the master's liveness port " + t->address +
+                                           ": no answer within " + std::to_string(timeout_ms) +
+                                           " ms");
   }
   if (st.ok()) {
-    crescent::Status s = FromProto(resp.status());
+    Status s = FromProto(resp.status());
     if (s.code() != ErrorCode::kUnavailable) {  // UNAVAILABLE: another master process
       if (reply != nullptr) *reply = std::move(resp);
       return s;

@@ -22,9 +22,11 @@
 
 #include "crescent/status.h"
 
-namespace crescent::rpc {
+namespace crescent::proto {
+class HeartbeatResponse;  // messages.proto
+}  // namespace crescent::proto
 
-class HeartbeatResponse;  // master.proto
+namespace crescent::rpc {
 
 class LivenessLink {
  public:
@@ -45,8 +47,8 @@ class LivenessLink {
   // master process (then it is forgotten): the caller sends it to
   // Master.Heartbeat instead. Otherwise the master's answer (its whole reply
   // in *reply, when given), or kTimeout.
-  std::optional<crescent::Status> Heartbeat(const std::string& node, int64_t timeout_ms,
-                                            HeartbeatResponse* reply = nullptr);
+  std::optional<Status> Heartbeat(const std::string& node, int64_t timeout_ms,
+                                  proto::HeartbeatResponse* reply = nullptr);
 
  private:
   struct Target;

@@ -1,6 +1,7 @@
-// MasterClient: one channel, one stub, and one retry loop (Impl::Invoke) that all
-// calls share. Conversions to Crescent types live in convert.h; this file maps
-// gRPC outcomes to Status and reply shapes to the client's types.
+// MasterClient: every call goes through one retry loop (ControlRetry) over the
+// lean protocol or gRPC (control_transport.h), by its row of the table of
+// calls. Conversions to Crescent types live in convert.h; this file maps
+// requests and reply shapes to the client's types.
 #include "rpc/master_client.h"
 
 #include <grpcpp/grpcpp.h>
@@ -19,11 +20,13 @@
 #include "common/listen_check.h"
 #include "rpc/batch_parts.h"
 #include "rpc/control_channel.h"
+#include "rpc/control_transport.h"
 #include "rpc/convert.h"
 #include "rpc/grpc_setup.h"
+#include "rpc/grpc_transport.h"
+#include "rpc/lean_transport.h"
 #include "rpc/liveness_link.h"
 #include "rpc/master_client_wire.h"
-#include "rpc/master.grpc.pb.h"
 
 namespace crescent::rpc {
 using namespace client_wire;  // NOLINT: this file is its one user
@@ -59,143 +62,32 @@ struct MasterClient::Impl {
         attempt_base + attempts.fetch_add(1, std::memory_order_relaxed) * 0xD1B54A32D192ED03ull;
     return v != 0 ? v : 1;
   }
-  // The channel and its stub, replaced as a whole by Renew; a call holds the
-  // one it started on.
-  struct Connection {
-    std::shared_ptr<grpc::Channel> channel;
-    std::unique_ptr<Master::Stub> stub;
-  };
-  grpc::ChannelArguments channel_args;
-  mutable std::mutex connection_mu;  // guards `connection` (the pointer, not what it points to)
-  mutable std::shared_ptr<const Connection> connection;
-  mutable QueuePool queues;  // after connection: destroyed first, when no call is running
-
-  // The lean control protocol: the kept connection (null: use gRPC), and
-  // when to look for one again after a failure.
-  mutable std::mutex lean_mu;
-  mutable std::shared_ptr<ControlChannel> lean;
-  mutable std::chrono::steady_clock::time_point lean_retry_at{};
-  mutable std::mutex lean_connect_mu;  // one thread connects; the others use gRPC meanwhile
+  // Every call goes through `retry`, over `lean` (which sends what the lean
+  // protocol does not carry over `grpc`).
+  std::unique_ptr<GrpcTransport> grpc;
+  std::unique_ptr<LeanTransport> lean;
+  std::unique_ptr<ControlRetry> retry;
   std::unique_ptr<LivenessLink> liveness;  // heartbeats' own way (liveness_link.h)
+
+  template <typename Req, typename Resp>
+  Status Invoke(const TypedCall<Req, Resp>& call, const std::type_identity_t<Req>& req,
+                std::type_identity_t<Resp>* resp, const CallOptions& how = {}) const {
+    return retry->Invoke(call, req, resp, how);
+  }
+  // Invoke, then the reply's own status (the engine's answer).
+  template <typename Req, typename Resp>
+  Status Ask(const TypedCall<Req, Resp>& call, const std::type_identity_t<Req>& req,
+             std::type_identity_t<Resp>* resp, const CallOptions& how = {}) const {
+    if (auto s = Invoke(call, req, resp, how); !s.ok()) return s;
+    return FromProto(resp->status());
+  }
 
   // Learns where the master's Liveness service is (LivenessLink).
   void FindLiveness() const {
-    ControlEndpointsResponse where;
-    if (Invoke("ControlEndpoints", &Master::Stub::AsyncControlEndpoints, Empty(), &where,
-               CallOptions::Tries(1))
-            .ok()) {
+    proto::ControlEndpointsResponse where;
+    if (Invoke(calls::ControlEndpoints, proto::Empty(), &where, CallOptions::Tries(1)).ok()) {
       liveness->Learn(where.liveness_port(), where.instance());
     }
-  }
-
-  // The lean connection to use now, or null for gRPC.
-  std::shared_ptr<ControlChannel> Lean() const {
-    if (!options.lean_control) return nullptr;
-    const auto now = std::chrono::steady_clock::now();
-    {
-      std::lock_guard lock(lean_mu);
-      if (lean && !lean->broken()) return lean;
-      if (now < lean_retry_at) return nullptr;
-    }
-    std::unique_lock connecting(lean_connect_mu, std::try_to_lock);
-    if (!connecting.owns_lock()) return nullptr;
-    std::shared_ptr<ControlChannel> fresh = ConnectLean();
-    std::lock_guard lock(lean_mu);
-    lean = fresh;
-    if (!fresh) lean_retry_at = std::chrono::steady_clock::now() + std::chrono::seconds(1);
-    return fresh;
-  }
-  // After a lean call failed with kUnavailable: a broken connection is
-  // dropped, and the next call connects again (or uses gRPC).
-  void DropLean(const std::shared_ptr<ControlChannel>& used) const {
-    if (!used->broken()) return;
-    std::lock_guard lock(lean_mu);
-    if (lean == used) lean.reset();
-  }
-  // Asks the master where it serves the lean protocol and connects there: its
-  // Unix socket first (a client on its host), then TCP on the host that
-  // `address` names. A connection counts only if its Hello names the same
-  // master instance (a socket path on another host may be another master's).
-  std::shared_ptr<ControlChannel> ConnectLean() const {
-    ControlEndpointsResponse where;
-    if (!Invoke("ControlEndpoints", &Master::Stub::AsyncControlEndpoints, Empty(), &where,
-                CallOptions::Tries(1))
-             .ok() ||
-        where.port() == 0) {
-      return nullptr;
-    }
-    std::vector<std::string> targets;
-    if (!where.unix_socket().empty()) targets.push_back("unix:" + where.unix_socket());
-    targets.push_back(HostOfAddress(address) + ":" + std::to_string(where.port()));
-    const auto deadline =
-        std::chrono::steady_clock::now() +
-        std::chrono::milliseconds(std::min<int64_t>(options.rpc_timeout_ms, 1000));
-    for (const std::string& target : targets) {
-      uint64_t instance = 0;
-      auto channel = ControlChannel::Connect(target, deadline, &instance,
-                                             std::chrono::microseconds(options.control_spin_us),
-                                             static_cast<uint64_t>(options.max_message_bytes));
-      if (channel.ok() && instance == where.instance()) return std::move(channel.value());
-    }
-    return nullptr;
-  }
-
-  std::shared_ptr<const Connection> Connect() const {
-    auto c = std::make_shared<Connection>();
-    c->channel =
-        grpc::CreateCustomChannel(address, grpc::InsecureChannelCredentials(), channel_args);
-    if (c->channel) c->stub = Master::NewStub(c->channel);
-    return c;
-  }
-  std::shared_ptr<const Connection> Current() const {
-    std::lock_guard lock(connection_mu);
-    return connection;
-  }
-  // After a call on `used` found the master unreachable: when that channel has
-  // given up on its connection (TRANSIENT_FAILURE), replaces it by a new one,
-  // which connects on its first call. gRPC 1.51 leaves a failed connection
-  // idle once its backoff has passed and fails every call at once with the
-  // old error until something else makes it connect: a restarted master
-  // stayed unreachable to a running client or node for about 5 s.
-  void Renew(const std::shared_ptr<const Connection>& used) const {
-    if (used->channel->GetState(/*try_to_connect=*/false) != GRPC_CHANNEL_TRANSIENT_FAILURE) {
-      return;
-    }
-    std::shared_ptr<const Connection> fresh = Connect();
-    if (!fresh->stub) return;
-    std::lock_guard lock(connection_mu);
-    if (connection == used) connection.swap(fresh);  // another thread may have renewed it
-  }
-
-  // One unary call on a pooled queue; returns when it completed (the deadline
-  // bounds that).
-  template <typename Req, typename Resp>
-  grpc::Status CallOnce(const Connection& conn, AsyncMethod<Req, Resp> method,
-                        grpc::ClientContext& ctx, const Req& req, Resp* resp,
-                        const std::function<void()>* meanwhile) const {
-    std::unique_ptr<grpc::CompletionQueue> cq = queues.Take();
-    grpc::Status status;
-    std::unique_ptr<grpc::ClientAsyncResponseReader<Resp>> call =
-        (conn.stub.get()->*method)(&ctx, req, cq.get());
-    call->Finish(resp, &status, &ctx);
-    void* tag = nullptr;
-    bool ok = false;
-    bool done = false;  // the queue is this call's alone: its one event is this call's end
-    if (meanwhile != nullptr && *meanwhile) {
-      // gRPC queues the request's write until the queue is polled. One poll
-      // that does not wait sends it, so the master works while `meanwhile` runs
-      // (measured: the wait left after a 1 MiB copy fell from ~80 to ~10 us).
-      done = cq->AsyncNext(&tag, &ok, std::chrono::system_clock::time_point{}) ==
-             grpc::CompletionQueue::GOT_EVENT;
-      (*meanwhile)();
-    }
-    if (!done) done = cq->Next(&tag, &ok);
-    if (!done || tag != &ctx || !ok) {
-      Retire(std::move(cq));
-      return grpc::Status(grpc::StatusCode::INTERNAL, "completion queue lost the call");
-    }
-    queues.Give(std::move(cq));
-    return status;
   }
 
   // The parts a batch over `keys` is sent in (batch_parts.h), for results of
@@ -209,90 +101,20 @@ struct MasterClient::Impl {
   // `call(at, part, resp)` sends keys [at, at + part.size()). A part that
   // fails as a whole gives its status to its keys and all later ones.
   template <typename Call>
-  std::vector<crescent::Status> Statuses(std::span<const std::string> keys, Call call) const {
-    std::vector<crescent::Status> out;
+  std::vector<Status> Statuses(std::span<const std::string> keys, Call call) const {
+    std::vector<Status> out;
     out.reserve(keys.size());
     for (const KeyRange r : Parts(keys, 0)) {
       const size_t at = r.begin;
       const std::span<const std::string> part = keys.subspan(at, r.size());
-      StatusesResponse resp;
-      if (crescent::Status s = call(at, part, &resp); !s.ok()) {
+      proto::StatusesResponse resp;
+      if (Status s = call(at, part, &resp); !s.ok()) {
         out.resize(keys.size(), s);
         break;
       }
-      for (crescent::Status& s : StatusesFromProto(resp, part.size())) out.push_back(std::move(s));
+      for (Status& s : StatusesFromProto(resp, part.size())) out.push_back(std::move(s));
     }
     return out;
-  }
-
-  // Calls `method` with a fresh deadline per try, retrying UNAVAILABLE with
-  // exponential backoff. Every try sends the same request, so a PutStart's put
-  // attempts repeat and a try after a lost reply gets that put back (PutEnd
-  // with its token is idempotent too); other retried calls are reads, or
-  // removes and corrupt-replica reports whose repeat answers OBJECT_NOT_FOUND.
-  // The call's options are CallOptions' (above).
-  template <typename Req, typename Resp>
-  crescent::Status Invoke(const char* rpc, AsyncMethod<Req, Resp> method, const Req& req,
-                          Resp* resp, const CallOptions& call = {}) const {
-    const std::function<void()>* meanwhile = call.meanwhile;
-    const std::optional<ControlMethod>& lean_method = call.lean;
-    const int attempts = call.tries > 0 ? call.tries : options.attempts;
-    int64_t backoff_ms = options.backoff_initial_ms;
-    std::string last_error;
-    for (int attempt = 1; attempt <= attempts; ++attempt) {
-      if (std::shared_ptr<ControlChannel> channel = lean_method ? Lean() : nullptr) {
-        crescent::Status s = channel->Call(
-            *lean_method, req, resp,
-            std::chrono::steady_clock::now() + std::chrono::milliseconds(options.rpc_timeout_ms),
-            attempt == 1 ? meanwhile : nullptr);
-        if (s.ok()) return s;
-        if (s.code() == ErrorCode::kTimeout) {
-          return crescent::Status(ErrorCode::kTimeout,
-                                  std::string("master call ") + rpc + " to " + channel->target() +
-                                      " failed: no answer within " +
-                                      std::to_string(options.rpc_timeout_ms) + " ms");
-        }
-        if (s.code() != ErrorCode::kUnavailable) {
-          return crescent::Status(s.code(), std::string("master call ") + rpc + " to " +
-                                                channel->target() + " failed: " + s.message());
-        }
-        last_error = s.message();
-        DropLean(channel);
-      } else {
-        grpc::Status last;
-        if (TryGrpc(method, req, resp, attempt == 1 ? meanwhile : nullptr, &last)) {
-          return crescent::Status::Ok();
-        }
-        if (last.error_code() != grpc::StatusCode::UNAVAILABLE) {
-          return FromGrpc(last, rpc, address, options.rpc_timeout_ms);
-        }
-        last_error = last.error_message();
-      }
-      if (attempt < attempts) {
-        std::this_thread::sleep_for(std::chrono::milliseconds(backoff_ms));
-        backoff_ms = std::min(backoff_ms * 2, options.backoff_max_ms);
-      }
-    }
-    return crescent::Status(ErrorCode::kUnavailable,
-                            "master at " + address + " unreachable after " +
-                                std::to_string(attempts) +
-                                (attempts == 1 ? " attempt: " : " attempts: ") + last_error);
-  }
-
-  // One gRPC try: true when it succeeded, else `*last` says why (and an
-  // unreachable master's channel is renewed).
-  template <typename Req, typename Resp>
-  bool TryGrpc(AsyncMethod<Req, Resp> method, const Req& req, Resp* resp,
-               const std::function<void()>* meanwhile, grpc::Status* last) const {
-    grpc::ClientContext ctx;
-    ctx.set_deadline(std::chrono::system_clock::now() +
-                     std::chrono::milliseconds(options.rpc_timeout_ms));
-    resp->Clear();
-    std::shared_ptr<const Connection> conn = Current();
-    *last = CallOnce(*conn, method, ctx, req, resp, meanwhile);
-    if (last->ok()) return true;
-    if (last->error_code() == grpc::StatusCode::UNAVAILABLE) Renew(conn);
-    return false;
   }
 };
 
@@ -300,17 +122,17 @@ StatusOr<std::unique_ptr<MasterClient>> MasterClient::Create(const MasterClientO
   if (options.attempts < 1 || options.rpc_timeout_ms <= 0 || options.backoff_initial_ms < 0 ||
       options.backoff_max_ms < options.backoff_initial_ms || options.max_message_bytes <= 0 ||
       options.max_batch_keys < 1) {
-    return crescent::Status(ErrorCode::kInvalidArgument,
-                            "client options: need attempts >= 1, rpc_timeout_ms > 0, "
-                            "0 <= backoff_initial_ms <= backoff_max_ms, max_message_bytes > 0, "
-                            "max_batch_keys >= 1");
+    return Status(ErrorCode::kInvalidArgument,
+                  "client options: need attempts >= 1, rpc_timeout_ms > 0, "
+                  "0 <= backoff_initial_ms <= backoff_max_ms, max_message_bytes > 0, "
+                  "max_batch_keys >= 1");
   }
   auto impl = std::make_unique<Impl>();
   impl->options = options;
   impl->address = ResolveMasterAddress(options.address);
   if (auto s = CheckAddress(impl->address); !s.ok()) return s;
   PrepareGrpcProcess();
-  grpc::ChannelArguments& args = impl->channel_args;
+  grpc::ChannelArguments args;
   args.SetMaxReceiveMessageSize(options.max_message_bytes);
   args.SetMaxSendMessageSize(options.max_message_bytes);
   // gRPC waits 1 s, then up to 120 s (x1.6 each time), before it tries a lost
@@ -324,11 +146,23 @@ StatusOr<std::unique_ptr<MasterClient>> MasterClient::Create(const MasterClientO
   // inherit the failed one's from gRPC's process-wide pool.
   args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
   impl->liveness = std::make_unique<LivenessLink>(HostOfAddress(impl->address), args);
-  impl->connection = impl->Connect();
-  if (!impl->connection->stub) {
-    return crescent::Status(ErrorCode::kInvalidArgument,
-                            "cannot create a channel to " + impl->address);
+  impl->grpc = GrpcTransport::Create(impl->address, args);
+  if (!impl->grpc) {
+    return Status(ErrorCode::kInvalidArgument, "cannot create a channel to " + impl->address);
   }
+  impl->lean = std::make_unique<LeanTransport>(
+      impl->address,
+      LeanOptions{.enabled = options.lean_control,
+                  .rpc_timeout_ms = options.rpc_timeout_ms,
+                  .control_spin_us = options.control_spin_us,
+                  .max_message_bytes = static_cast<uint64_t>(options.max_message_bytes)},
+      *impl->grpc);
+  impl->retry =
+      std::make_unique<ControlRetry>(*impl->lean, impl->address,
+                                     RetryOptions{.attempts = options.attempts,
+                                                  .rpc_timeout_ms = options.rpc_timeout_ms,
+                                                  .backoff_initial_ms = options.backoff_initial_ms,
+                                                  .backoff_max_ms = options.backoff_max_ms});
   return std::unique_ptr<MasterClient>(new MasterClient(std::move(impl)));
 }
 
@@ -340,8 +174,6 @@ std::vector<KeyRange> MasterClient::BatchParts(std::span<const std::string> keys
   return impl_->Parts(keys, replicas);
 }
 
-using Stub = Master::Stub;
-
 // ---- Segments ----
 
 namespace {
@@ -350,17 +182,17 @@ namespace {
 // master's secret to be `check`'s, as words after "the master at ADDR"; empty
 // when it does. Only the tag matters: the expiry is checked against the
 // proof's own clock, so clock skew between the hosts cannot fail a mount.
-std::string MountProofProblem(const MountSegmentResponse& resp, const std::string& endpoint,
+std::string MountProofProblem(const proto::MountSegmentResponse& resp, const std::string& endpoint,
                               const transfer::CapabilitySigner& check) {
   if (resp.proof().tag().empty()) {
     return " sent no proof of its cluster secret (a master older than this store node?)";
   }
   auto proof = FromProto(resp.proof());
-  crescent::Status s = proof.ok() ? check.Verify(endpoint, *proof, transfer::AccessOp::kRead,
-                                                 proof->expiry_unix_ms - 1)
-                                  : proof.status();
+  Status s = proof.ok() ? check.Verify(endpoint, *proof, transfer::AccessOp::kRead,
+                                       proof->expiry_unix_ms - 1)
+                        : proof.status();
   if (s.ok() && (proof->segment != resp.segment_id() || proof->length != 0)) {
-    s = crescent::Status(ErrorCode::kCapabilityInvalid, "the proof names another segment");
+    s = Status(ErrorCode::kCapabilityInvalid, "the proof names another segment");
   }
   return s.ok() ? std::string()
                 : " signs with another cluster secret than this node's (" + s.message() + ")";
@@ -371,47 +203,41 @@ std::string MountProofProblem(const MountSegmentResponse& resp, const std::strin
 StatusOr<master::SegmentId> MasterClient::MountSegment(
     const master::SegmentSpec& spec, const transfer::CapabilitySigner* secret_check,
     const master::PreviousMount* previous, bool* adopted) {
-  MountSegmentRequest req;
+  proto::MountSegmentRequest req;
   ToProto(spec, req.mutable_spec());
   if (previous != nullptr) {
     req.set_previous_endpoint(previous->endpoint);
     req.set_previous_owner_token(previous->owner_token);
     for (const master::MountIdentity& m : previous->earlier) {
-      EarlierMount* e = req.add_earlier_mounts();
+      proto::EarlierMount* e = req.add_earlier_mounts();
       e->set_endpoint(m.endpoint);
       e->set_owner_token(m.owner_token);
     }
   }
-  MountSegmentResponse resp;
-  if (auto s = impl_->Invoke("MountSegment", &Stub::AsyncMountSegment, req, &resp); !s.ok())
-    return s;
-  if (auto s = FromProto(resp.status()); !s.ok()) return s;
+  proto::MountSegmentResponse resp;
+  if (auto s = impl_->Ask(calls::MountSegment, req, &resp); !s.ok()) return s;
   impl_->FindLiveness();  // this node's heartbeats follow
   if (adopted != nullptr) *adopted = resp.adopted();
   if (secret_check == nullptr) return resp.segment_id();
   std::string refused = MountProofProblem(resp, spec.endpoint, *secret_check);
   if (refused.empty()) return resp.segment_id();
   (void)UnmountSegment(spec.name, spec.owner_node, spec.owner_token);
-  return crescent::Status(
-      ErrorCode::kCapabilityInvalid,
-      "the master at " + address() + refused + "; segment " + spec.name + " unmounted again");
+  return Status(ErrorCode::kCapabilityInvalid, "the master at " + address() + refused +
+                                                   "; segment " + spec.name + " unmounted again");
 }
 
-crescent::Status MasterClient::UnmountSegment(const std::string& name,
-                                              const std::string& owner_node, uint64_t owner_token) {
-  UnmountSegmentRequest req;
+Status MasterClient::UnmountSegment(const std::string& name, const std::string& owner_node,
+                                    uint64_t owner_token) {
+  proto::UnmountSegmentRequest req;
   req.set_name(name);
   req.set_owner_node(owner_node);
   req.set_owner_token(owner_token);
-  StatusResponse resp;
-  if (auto s = impl_->Invoke("UnmountSegment", &Stub::AsyncUnmountSegment, req, &resp); !s.ok()) {
-    return s;
-  }
-  return FromProto(resp.status());
+  proto::StatusResponse resp;
+  return impl_->Ask(calls::UnmountSegment, req, &resp);
 }
 
-crescent::Status MasterClient::Heartbeat(const std::string& node, MasterClockReading* clock) {
-  HeartbeatResponse resp;
+Status MasterClient::Heartbeat(const std::string& node, MasterClockReading* clock) {
+  proto::HeartbeatResponse resp;
   if (clock != nullptr) *clock = {};
   auto read_clock = [&] {
     if (clock != nullptr) {
@@ -421,18 +247,17 @@ crescent::Status MasterClient::Heartbeat(const std::string& node, MasterClockRea
   };
   // The master's Liveness service when there is one (liveness_link.h).
   if (impl_->liveness->ShouldLook()) impl_->FindLiveness();
-  if (std::optional<crescent::Status> s =
+  if (std::optional<Status> s =
           impl_->liveness->Heartbeat(node, impl_->options.rpc_timeout_ms, &resp)) {
     read_clock();
     return *s;
   }
   resp.Clear();
-  HeartbeatRequest req;
+  proto::HeartbeatRequest req;
   req.set_node(node);
   // One try: the node's heartbeat loop asks again in 100 ms while the master
   // is unreachable, and must not sit in this call's backoff when it is back.
-  if (auto s = impl_->Invoke("Heartbeat", &Stub::AsyncHeartbeat, req, &resp, CallOptions::Tries(1));
-      !s.ok()) {
+  if (auto s = impl_->Invoke(calls::Heartbeat, req, &resp, CallOptions::Tries(1)); !s.ok()) {
     return s;
   }
   read_clock();
@@ -440,13 +265,10 @@ crescent::Status MasterClient::Heartbeat(const std::string& node, MasterClockRea
 }
 
 StatusOr<std::vector<master::SegmentInfo>> MasterClient::ListSegments() {
-  ListSegmentsResponse resp;
-  if (auto s = impl_->Invoke("ListSegments", &Stub::AsyncListSegments, Empty(), &resp); !s.ok()) {
-    return s;
-  }
-  if (auto s = FromProto(resp.status()); !s.ok()) return s;
+  proto::ListSegmentsResponse resp;
+  if (auto s = impl_->Ask(calls::ListSegments, proto::Empty(), &resp); !s.ok()) return s;
   std::vector<master::SegmentInfo> out;
-  for (const SegmentInfo& info : resp.segments()) out.push_back(FromProto(info));
+  for (const proto::SegmentInfo& info : resp.segments()) out.push_back(FromProto(info));
   return out;
 }
 
@@ -454,37 +276,24 @@ StatusOr<std::vector<master::SegmentInfo>> MasterClient::ListSegments() {
 
 StatusOr<RemotePut> MasterClient::PutStart(const std::string& key, uint64_t size,
                                            const master::PutConfig& config) {
-  PutStartRequest req;
+  proto::PutStartRequest req;
   req.set_key(key);
   req.set_size(size);
   ToProto(config, req.mutable_config());
   req.set_attempt(impl_->NextAttempt());
-  PutStartResponse resp;
-  if (auto s = impl_->Invoke("PutStart", &Stub::AsyncPutStart, req, &resp,
-                             {.lean = ControlMethod::kPutStart});
-      !s.ok())
-    return s;
+  proto::PutStartResponse resp;
+  if (auto s = impl_->Invoke(calls::PutStart, req, &resp); !s.ok()) return s;
   return PutFromProto(resp);
 }
 
-crescent::Status MasterClient::PutEnd(const std::string& key, uint64_t token, uint64_t checksum) {
-  StatusResponse resp;
-  if (auto s = impl_->Invoke("PutEnd", &Stub::AsyncPutEnd, MakeToken(key, token, checksum), &resp,
-                             {.lean = ControlMethod::kPutEnd});
-      !s.ok()) {
-    return s;
-  }
-  return FromProto(resp.status());
+Status MasterClient::PutEnd(const std::string& key, uint64_t token, uint64_t checksum) {
+  proto::StatusResponse resp;
+  return impl_->Ask(calls::PutEnd, MakeToken(key, token, checksum), &resp);
 }
 
-crescent::Status MasterClient::PutRevoke(const std::string& key, uint64_t token) {
-  StatusResponse resp;
-  if (auto s = impl_->Invoke("PutRevoke", &Stub::AsyncPutRevoke, MakeToken(key, token), &resp,
-                             {.lean = ControlMethod::kPutRevoke});
-      !s.ok()) {
-    return s;
-  }
-  return FromProto(resp.status());
+Status MasterClient::PutRevoke(const std::string& key, uint64_t token) {
+  proto::StatusResponse resp;
+  return impl_->Ask(calls::PutRevoke, MakeToken(key, token), &resp);
 }
 
 std::vector<StatusOr<RemotePut>> MasterClient::BatchPutStart(std::span<const std::string> keys,
@@ -504,16 +313,15 @@ std::vector<StatusOr<RemotePut>> MasterClient::BatchPutStart(std::span<const std
       part_config.parent_key =
           out.back().status().code() == ErrorCode::kInvalidKey ? "" : keys[at - 1];
     }
-    BatchPutStartRequest req;
+    proto::BatchPutStartRequest req;
     req.mutable_keys()->Assign(part.begin(), part.end());
     const std::span<const uint64_t> part_sizes = PartOf(sizes, keys.size(), at, part.size());
     req.mutable_sizes()->Assign(part_sizes.begin(), part_sizes.end());
     ToProto(part_config, req.mutable_config());
     req.set_chain(chain);
     for (size_t i = 0; i < part.size(); ++i) req.add_attempts(impl_->NextAttempt());
-    BatchPutStartResponse resp;
-    crescent::Status s = impl_->Invoke("BatchPutStart", &Stub::AsyncBatchPutStart, req, &resp,
-                                       {.lean = ControlMethod::kBatchPutStart});
+    proto::BatchPutStartResponse resp;
+    Status s = impl_->Invoke(calls::BatchPutStart, req, &resp);
     if (s.ok() && static_cast<size_t>(resp.results_size()) != part.size()) {
       s = ShortReply(resp.results_size(), part.size());
     }
@@ -521,47 +329,44 @@ std::vector<StatusOr<RemotePut>> MasterClient::BatchPutStart(std::span<const std
       out.resize(keys.size(), Result(s));
       break;
     }
-    for (const PutStartResponse& r : resp.results()) out.push_back(PutFromProto(r));
+    for (const proto::PutStartResponse& r : resp.results()) out.push_back(PutFromProto(r));
   }
   return out;
 }
 
-std::vector<crescent::Status> MasterClient::BatchPutEnd(std::span<const std::string> keys,
-                                                        std::span<const uint64_t> tokens,
-                                                        std::span<const uint64_t> checksums) {
+std::vector<Status> MasterClient::BatchPutEnd(std::span<const std::string> keys,
+                                              std::span<const uint64_t> tokens,
+                                              std::span<const uint64_t> checksums) {
   return impl_->Statuses(
-      keys, [&](size_t at, std::span<const std::string> part, StatusesResponse* resp) {
-        BatchPutTokenRequest req = MakeTokens(part, PartOf(tokens, keys.size(), at, part.size()));
+      keys, [&](size_t at, std::span<const std::string> part, proto::StatusesResponse* resp) {
+        proto::BatchPutTokenRequest req =
+            MakeTokens(part, PartOf(tokens, keys.size(), at, part.size()));
         if (checksums.empty()) {
           req.mutable_checksums()->Resize(static_cast<int>(part.size()), 0);
         } else {
           const std::span<const uint64_t> mine = PartOf(checksums, keys.size(), at, part.size());
           req.mutable_checksums()->Assign(mine.begin(), mine.end());
         }
-        return impl_->Invoke("BatchPutEnd", &Stub::AsyncBatchPutEnd, req, resp,
-                             {.lean = ControlMethod::kBatchPutEnd});
+        return impl_->Invoke(calls::BatchPutEnd, req, resp);
       });
 }
 
-std::vector<crescent::Status> MasterClient::BatchPutRevoke(std::span<const std::string> keys,
-                                                           std::span<const uint64_t> tokens) {
+std::vector<Status> MasterClient::BatchPutRevoke(std::span<const std::string> keys,
+                                                 std::span<const uint64_t> tokens) {
   return impl_->Statuses(
-      keys, [&](size_t at, std::span<const std::string> part, StatusesResponse* resp) {
-        return impl_->Invoke("BatchPutRevoke", &Stub::AsyncBatchPutRevoke,
-                             MakeTokens(part, PartOf(tokens, keys.size(), at, part.size())), resp,
-                             {.lean = ControlMethod::kBatchPutRevoke});
+      keys, [&](size_t at, std::span<const std::string> part, proto::StatusesResponse* resp) {
+        return impl_->Invoke(calls::BatchPutRevoke,
+                             MakeTokens(part, PartOf(tokens, keys.size(), at, part.size())), resp);
       });
 }
 
 // ---- Reads ----
 
 StatusOr<RemoteRead> MasterClient::GetReplicaList(const std::string& key) {
-  KeyRequest req;
+  proto::KeyRequest req;
   req.set_key(key);
-  ReadResult resp;
-  if (auto s = impl_->Invoke("GetReplicaList", &Stub::AsyncGetReplicaList, req, &resp,
-                             {.lean = ControlMethod::kGetReplicaList});
-      !s.ok()) {
+  proto::ReadResult resp;
+  if (auto s = impl_->Invoke(calls::GetReplicaList, req, &resp); !s.ok()) {
     return s;
   }
   return ReadFromProto(resp);
@@ -575,14 +380,13 @@ std::vector<StatusOr<RemoteRead>> MasterClient::BatchGetReplicaList(
   for (const KeyRange r : impl_->Parts(keys, kDefaultMaxReplicas)) {
     const size_t at = r.begin;
     const std::span<const std::string> part = keys.subspan(at, r.size());
-    BatchGetReplicaListRequest req;
+    proto::BatchGetReplicaListRequest req;
     req.mutable_keys()->Assign(part.begin(), part.end());
     req.set_prefix_mode(prefix_mode);
-    BatchGetReplicaListResponse resp;
+    proto::BatchGetReplicaListResponse resp;
     // `meanwhile` runs once, during the first request.
-    crescent::Status s = impl_->Invoke(
-        "BatchGetReplicaList", &Stub::AsyncBatchGetReplicaList, req, &resp,
-        {.meanwhile = at == 0 ? &meanwhile : nullptr, .lean = ControlMethod::kBatchGetReplicaList});
+    Status s = impl_->Invoke(calls::BatchGetReplicaList, req, &resp,
+                             {.meanwhile = at == 0 ? &meanwhile : nullptr});
     // Prefix mode stops at the first unreadable key, so the reply may be shorter.
     const size_t got = resp.results_size();
     if (s.ok() && (prefix_mode ? got > part.size() : got != part.size())) {
@@ -592,7 +396,7 @@ std::vector<StatusOr<RemoteRead>> MasterClient::BatchGetReplicaList(
       out.resize(keys.size(), Result(s));
       break;
     }
-    for (const ReadResult& r : resp.results()) out.push_back(ReadFromProto(r));
+    for (const proto::ReadResult& r : resp.results()) out.push_back(ReadFromProto(r));
     // A prefix that ended in this part ends the whole prefix.
     if (prefix_mode && (got < part.size() || !out.back().ok())) break;
   }
@@ -600,14 +404,10 @@ std::vector<StatusOr<RemoteRead>> MasterClient::BatchGetReplicaList(
 }
 
 StatusOr<bool> MasterClient::Exists(const std::string& key) {
-  KeyRequest req;
+  proto::KeyRequest req;
   req.set_key(key);
-  ExistsResponse resp;
-  if (auto s =
-          impl_->Invoke("Exists", &Stub::AsyncExists, req, &resp, {.lean = ControlMethod::kExists});
-      !s.ok())
-    return s;
-  if (auto s = FromProto(resp.status()); !s.ok()) return s;
+  proto::ExistsResponse resp;
+  if (auto s = impl_->Ask(calls::Exists, req, &resp); !s.ok()) return s;
   return resp.exists();
 }
 
@@ -618,13 +418,8 @@ StatusOr<master::BatchExistsResult> MasterClient::BatchExists(std::span<const st
   for (const KeyRange r : impl_->Parts(keys, 0)) {
     const size_t at = r.begin;
     const std::span<const std::string> part = keys.subspan(at, r.size());
-    BatchExistsResponse resp;
-    if (auto s = impl_->Invoke("BatchExists", &Stub::AsyncBatchExists, MakeKeys(part), &resp,
-                               {.lean = ControlMethod::kBatchExists});
-        !s.ok()) {
-      return s;
-    }
-    if (auto s = FromProto(resp.status()); !s.ok()) return s;
+    proto::BatchExistsResponse resp;
+    if (auto s = impl_->Ask(calls::BatchExists, MakeKeys(part), &resp); !s.ok()) return s;
     const size_t got = resp.present_size();
     if (got != part.size()) return ShortReply(got, part.size());
     // out.statuses stays empty until a part refuses a key; from then on it
@@ -634,7 +429,7 @@ StatusOr<master::BatchExistsResult> MasterClient::BatchExists(std::span<const st
         return ShortReply(resp.statuses_size(), got);
       }
       out.statuses.resize(at);
-      for (const Status& st : resp.statuses()) out.statuses.push_back(FromProto(st));
+      for (const proto::Status& st : resp.statuses()) out.statuses.push_back(FromProto(st));
     } else if (!out.statuses.empty()) {
       out.statuses.resize(at + got);
     }
@@ -650,10 +445,8 @@ StatusOr<size_t> MasterClient::BatchQueryPrefix(std::span<const std::string> key
   for (const KeyRange r : impl_->Parts(keys, 0)) {
     const size_t at = r.begin;
     const std::span<const std::string> part = keys.subspan(at, r.size());
-    BatchQueryPrefixResponse resp;
-    crescent::Status s =
-        impl_->Invoke("BatchQueryPrefix", &Stub::AsyncBatchQueryPrefix, MakeKeys(part), &resp,
-                      {.lean = ControlMethod::kBatchQueryPrefix});
+    proto::BatchQueryPrefixResponse resp;
+    Status s = impl_->Invoke(calls::BatchQueryPrefix, MakeKeys(part), &resp);
     if (s.ok()) s = FromProto(resp.status());
     // A part that starts with an invalid key: the prefix ends there, and only
     // as the very first key is that an error.
@@ -667,72 +460,58 @@ StatusOr<size_t> MasterClient::BatchQueryPrefix(std::span<const std::string> key
 
 // ---- Integrity ----
 
-crescent::Status MasterClient::ReportCorruptReplica(const std::string& key, uint32_t segment,
-                                                    uint64_t offset, uint64_t checksum) {
-  ReportCorruptReplicaRequest req;
+Status MasterClient::ReportCorruptReplica(const std::string& key, uint32_t segment, uint64_t offset,
+                                          uint64_t checksum) {
+  proto::ReportCorruptReplicaRequest req;
   req.set_key(key);
   req.set_segment(segment);
   req.set_offset(offset);
   req.set_checksum(checksum);
-  StatusResponse resp;
-  if (auto s = impl_->Invoke("ReportCorruptReplica", &Stub::AsyncReportCorruptReplica, req, &resp);
-      !s.ok()) {
-    return s;
-  }
-  return FromProto(resp.status());
+  proto::StatusResponse resp;
+  return impl_->Ask(calls::ReportCorruptReplica, req, &resp);
 }
 
-crescent::Status MasterClient::ReportUnreachable(std::span<const uint32_t> segments) {
-  ReportUnreachableRequest req;
+Status MasterClient::ReportUnreachable(std::span<const uint32_t> segments) {
+  proto::ReportUnreachableRequest req;
   req.mutable_segments()->Assign(segments.begin(), segments.end());
-  StatusResponse resp;
-  if (auto s = impl_->Invoke("ReportUnreachable", &Stub::AsyncReportUnreachable, req, &resp);
-      !s.ok()) {
-    return s;
-  }
-  return FromProto(resp.status());
+  proto::StatusResponse resp;
+  return impl_->Ask(calls::ReportUnreachable, req, &resp);
 }
 
 // ---- Remove and list ----
 
-crescent::Status MasterClient::Remove(const std::string& key, bool force) {
-  RemoveRequest req;
+Status MasterClient::Remove(const std::string& key, bool force) {
+  proto::RemoveRequest req;
   req.set_key(key);
   req.set_force(force);
-  StatusResponse resp;
-  if (auto s = impl_->Invoke("Remove", &Stub::AsyncRemove, req, &resp); !s.ok()) return s;
-  return FromProto(resp.status());
+  proto::StatusResponse resp;
+  return impl_->Ask(calls::Remove, req, &resp);
 }
 
-std::vector<crescent::Status> MasterClient::BatchRemove(std::span<const std::string> keys,
-                                                        bool force) {
-  return impl_->Statuses(keys,
-                         [&](size_t, std::span<const std::string> part, StatusesResponse* resp) {
-                           BatchRemoveRequest req;
-                           req.mutable_keys()->Assign(part.begin(), part.end());
-                           req.set_force(force);
-                           return impl_->Invoke("BatchRemove", &Stub::AsyncBatchRemove, req, resp);
-                         });
+std::vector<Status> MasterClient::BatchRemove(std::span<const std::string> keys, bool force) {
+  return impl_->Statuses(
+      keys, [&](size_t, std::span<const std::string> part, proto::StatusesResponse* resp) {
+        proto::BatchRemoveRequest req;
+        req.mutable_keys()->Assign(part.begin(), part.end());
+        req.set_force(force);
+        return impl_->Invoke(calls::BatchRemove, req, resp);
+      });
 }
 
 StatusOr<size_t> MasterClient::RemoveByPrefix(const std::string& prefix, bool force) {
-  RemoveByPrefixRequest req;
+  proto::RemoveByPrefixRequest req;
   req.set_prefix(prefix);
   req.set_force(force);
-  CountResponse resp;
-  if (auto s = impl_->Invoke("RemoveByPrefix", &Stub::AsyncRemoveByPrefix, req, &resp); !s.ok()) {
-    return s;
-  }
-  if (auto s = FromProto(resp.status()); !s.ok()) return s;
+  proto::CountResponse resp;
+  if (auto s = impl_->Ask(calls::RemoveByPrefix, req, &resp); !s.ok()) return s;
   return static_cast<size_t>(resp.count());
 }
 
 StatusOr<size_t> MasterClient::RemoveAll(bool force) {
-  RemoveAllRequest req;
+  proto::RemoveAllRequest req;
   req.set_force(force);
-  CountResponse resp;
-  if (auto s = impl_->Invoke("RemoveAll", &Stub::AsyncRemoveAll, req, &resp); !s.ok()) return s;
-  if (auto s = FromProto(resp.status()); !s.ok()) return s;
+  proto::CountResponse resp;
+  if (auto s = impl_->Ask(calls::RemoveAll, req, &resp); !s.ok()) return s;
   return static_cast<size_t>(resp.count());
 }
 
@@ -742,13 +521,12 @@ StatusOr<std::vector<std::string>> MasterClient::List(const std::string& prefix,
   // masters that predate ListResponse.truncated too; the flag adds the cut at
   // the master's own cap (and at any limit with `limit` 0).
   const bool probe = truncated != nullptr && limit > 0 && limit < SIZE_MAX;
-  ListRequest req;
+  proto::ListRequest req;
   req.set_prefix(prefix);
   req.set_limit(probe ? limit + 1 : limit);
   req.set_after(after);
-  ListResponse resp;
-  if (auto s = impl_->Invoke("List", &Stub::AsyncList, req, &resp); !s.ok()) return s;
-  if (auto s = FromProto(resp.status()); !s.ok()) return s;
+  proto::ListResponse resp;
+  if (auto s = impl_->Ask(calls::List, req, &resp); !s.ok()) return s;
   std::vector<std::string> keys(resp.keys().begin(), resp.keys().end());
   bool cut = resp.truncated();
   if (probe && keys.size() > limit) {
@@ -760,21 +538,19 @@ StatusOr<std::vector<std::string>> MasterClient::List(const std::string& prefix,
 }
 
 StatusOr<uint64_t> MasterClient::RequestSnapshot() {
-  SnapshotResponse resp;
-  if (auto s = impl_->Invoke("Snapshot", &Stub::AsyncSnapshot, Empty(), &resp); !s.ok()) return s;
-  if (auto s = FromProto(resp.status()); !s.ok()) return s;
+  proto::SnapshotResponse resp;
+  if (auto s = impl_->Ask(calls::Snapshot, proto::Empty(), &resp); !s.ok()) return s;
   return resp.snapshots_before();
 }
 
 std::string MasterClient::ControlTarget() {
-  std::shared_ptr<ControlChannel> channel = impl_->Lean();
+  std::shared_ptr<ControlChannel> channel = impl_->lean->Channel();
   return channel ? channel->target() : std::string();
 }
 
 StatusOr<ClusterStats> MasterClient::Stats() {
-  StatsResponse resp;
-  if (auto s = impl_->Invoke("Stats", &Stub::AsyncStats, Empty(), &resp); !s.ok()) return s;
-  if (auto s = FromProto(resp.status()); !s.ok()) return s;
+  proto::StatsResponse resp;
+  if (auto s = impl_->Ask(calls::Stats, proto::Empty(), &resp); !s.ok()) return s;
   ClusterStats out;
   out.objects = resp.objects();
   out.pending_puts = resp.pending_puts();
@@ -784,7 +560,7 @@ StatusOr<ClusterStats> MasterClient::Stats() {
   out.metadata_bytes = resp.metadata_bytes();
   out.largest_object = resp.largest_object();
   out.admin_port = resp.admin_port();
-  for (const SegmentInfo& info : resp.segments()) out.segments.push_back(FromProto(info));
+  for (const proto::SegmentInfo& info : resp.segments()) out.segments.push_back(FromProto(info));
   out.counters.insert(resp.counters().begin(), resp.counters().end());
   return out;
 }

@@ -7,9 +7,6 @@
 // cannot be reached (gRPC UNAVAILABLE) is retried with exponential backoff up to
 // `attempts` times, then returns kUnavailable with a message naming the address;
 // a deadline returns kTimeout. Engine errors come back as the engine's Status.
-//
-// `Status` is spelled crescent::Status here because the generated wire classes
-// (rpc/master.pb.h) declare a crescent::rpc::Status of their own.
 #pragma once
 
 #include <cstdint>
@@ -116,8 +113,8 @@ class MasterClient {
       const master::SegmentSpec& spec, const transfer::CapabilitySigner* secret_check = nullptr,
       const master::PreviousMount* previous = nullptr, bool* adopted = nullptr);
   // `owner_token`: the SegmentSpec::owner_token the segment was mounted with.
-  crescent::Status UnmountSegment(const std::string& name, const std::string& owner_node,
-                                  uint64_t owner_token);
+  Status UnmountSegment(const std::string& name, const std::string& owner_node,
+                        uint64_t owner_token);
   // kNodeUnknown: remount. Sent to the master's Liveness service when it has
   // one (liveness_link.h; found at each MountSegment), else Master.Heartbeat.
   // With `clock`, the master's clock from its reply (unix_ms 0 when the reply
@@ -128,7 +125,7 @@ class MasterClient {
     int64_t capability_grace_ms = 0;
     int64_t capability_lifetime_ms = 0;
   };
-  crescent::Status Heartbeat(const std::string& node, MasterClockReading* clock = nullptr);
+  Status Heartbeat(const std::string& node, MasterClockReading* clock = nullptr);
   StatusOr<std::vector<master::SegmentInfo>> ListSegments();
 
   StatusOr<RemotePut> PutStart(const std::string& key, uint64_t size,
@@ -136,19 +133,19 @@ class MasterClient {
   // `checksum`: the value's XXH3-64 (common/hash.h, HashBytes), which every
   // reader verifies. crescent::Client always sends it; 0 suits only callers
   // whose bytes no verifying client reads (tests of the control plane).
-  crescent::Status PutEnd(const std::string& key, uint64_t token, uint64_t checksum = 0);
-  crescent::Status PutRevoke(const std::string& key, uint64_t token);
+  Status PutEnd(const std::string& key, uint64_t token, uint64_t checksum = 0);
+  Status PutRevoke(const std::string& key, uint64_t token);
   // Per-key results in input order; an RPC-level failure fills every slot with it.
   std::vector<StatusOr<RemotePut>> BatchPutStart(std::span<const std::string> keys,
                                                  std::span<const uint64_t> sizes,
                                                  const master::PutConfig& config, bool chain);
   // tokens[i] is keys[i]'s RemotePut::token; checksums[i] its checksum (as
   // PutEnd's), or none for all 0.
-  std::vector<crescent::Status> BatchPutEnd(std::span<const std::string> keys,
-                                            std::span<const uint64_t> tokens,
-                                            std::span<const uint64_t> checksums = {});
-  std::vector<crescent::Status> BatchPutRevoke(std::span<const std::string> keys,
-                                               std::span<const uint64_t> tokens);
+  std::vector<Status> BatchPutEnd(std::span<const std::string> keys,
+                                  std::span<const uint64_t> tokens,
+                                  std::span<const uint64_t> checksums = {});
+  std::vector<Status> BatchPutRevoke(std::span<const std::string> keys,
+                                     std::span<const uint64_t> tokens);
 
   StatusOr<RemoteRead> GetReplicaList(const std::string& key);
   // `meanwhile`, when set, runs once on the calling thread while the request is
@@ -164,15 +161,15 @@ class MasterClient {
   // The bytes read from `key`'s replica at (segment, offset) did not hash to
   // `checksum`, the RemoteRead's: the master drops that replica if it still
   // belongs to that version (master::MasterService::ReportCorruptReplica).
-  crescent::Status ReportCorruptReplica(const std::string& key, uint32_t segment, uint64_t offset,
-                                        uint64_t checksum);
+  Status ReportCorruptReplica(const std::string& key, uint32_t segment, uint64_t offset,
+                              uint64_t checksum);
 
   // Transfers to these segments' nodes failed with a connection error or a
   // timeout (master::MasterService::ReportUnreachable).
-  crescent::Status ReportUnreachable(std::span<const uint32_t> segments);
+  Status ReportUnreachable(std::span<const uint32_t> segments);
 
-  crescent::Status Remove(const std::string& key, bool force);
-  std::vector<crescent::Status> BatchRemove(std::span<const std::string> keys, bool force);
+  Status Remove(const std::string& key, bool force);
+  std::vector<Status> BatchRemove(std::span<const std::string> keys, bool force);
   StatusOr<size_t> RemoveByPrefix(const std::string& prefix, bool force);
   StatusOr<size_t> RemoveAll(bool force);
   // `truncated`, when given, is set to whether more keys matched than returned.

@@ -1,51 +1,43 @@
 // What MasterClient (master_client.cc) builds its calls from: gRPC outcomes
 // as Status, replies as the client's types, requests from keys and tokens,
-// checks of a master address, and the pool of completion queues its calls
-// wait on. Internal to the client side of rpc/.
+// and checks of a master address. Internal to the client side of rpc/.
 #pragma once
 
 #include <grpcpp/grpcpp.h>
 
 #include <algorithm>
 #include <cstdint>
-#include <functional>
-#include <memory>
-#include <mutex>
-#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "common/listen_check.h"
-#include "rpc/control_methods.h"
 #include "rpc/convert.h"
 #include "rpc/grpc_setup.h"
-#include "rpc/master.grpc.pb.h"
 #include "rpc/master_client.h"
 
 namespace crescent::rpc::client_wire {
 
 // A failed call to the master at `address` (UNAVAILABLE is retried before it
 // gets here), naming the address and, for a deadline, the time it waited.
-inline crescent::Status FromGrpc(const grpc::Status& s, const char* rpc, const std::string& address,
-                          int64_t timeout_ms) {
+inline Status FromGrpc(const grpc::Status& s, const char* rpc, const std::string& address,
+                       int64_t timeout_ms) {
   const ErrorCode code = ErrorCodeOfGrpc(static_cast<int>(s.error_code()));
   std::string waited;
   if (code == ErrorCode::kTimeout) {
     waited = " (no answer within " + std::to_string(timeout_ms) + " ms)";
   }
-  return crescent::Status(code, std::string("master RPC ") + rpc + " to " + address +
-                                    " failed (grpc code " +
-                                    std::to_string(static_cast<int>(s.error_code())) +
-                                    "): " + s.error_message() + waited);
+  return Status(code, std::string("master RPC ") + rpc + " to " + address + " failed (grpc code " +
+                          std::to_string(static_cast<int>(s.error_code())) +
+                          "): " + s.error_message() + waited);
 }
 
 inline StatusOr<std::vector<RemoteReplica>> ReplicasFromProto(
-    const google::protobuf::RepeatedPtrField<Replica>& replicas) {
+    const google::protobuf::RepeatedPtrField<proto::Replica>& replicas) {
   std::vector<RemoteReplica> out;
   out.reserve(replicas.size());
-  for (const Replica& r : replicas) {
+  for (const proto::Replica& r : replicas) {
     auto cap = FromProto(r.cap());
     if (!cap.ok()) return cap.status();
     out.push_back({r.endpoint(), *cap, r.placement()});
@@ -53,37 +45,38 @@ inline StatusOr<std::vector<RemoteReplica>> ReplicasFromProto(
   return out;
 }
 
-inline StatusOr<RemotePut> PutFromProto(const PutStartResponse& r) {
+inline StatusOr<RemotePut> PutFromProto(const proto::PutStartResponse& r) {
   if (auto s = FromProto(r.status()); !s.ok()) return s;
   auto replicas = ReplicasFromProto(r.replicas());
   if (!replicas.ok()) return replicas.status();
   return RemotePut{std::move(replicas).value(), r.token()};
 }
 
-inline StatusOr<RemoteRead> ReadFromProto(const ReadResult& r) {
+inline StatusOr<RemoteRead> ReadFromProto(const proto::ReadResult& r) {
   if (auto s = FromProto(r.status()); !s.ok()) return s;
   auto replicas = ReplicasFromProto(r.replicas());
   if (!replicas.ok()) return replicas.status();
   return RemoteRead{r.size(), r.checksum(), std::move(replicas).value(), r.lease_expiry_unix_ms()};
 }
 
-inline KeysRequest MakeKeys(std::span<const std::string> keys) {
-  KeysRequest req;
+inline proto::KeysRequest MakeKeys(std::span<const std::string> keys) {
+  proto::KeysRequest req;
   req.mutable_keys()->Assign(keys.begin(), keys.end());
   return req;
 }
 
-inline PutTokenRequest MakeToken(const std::string& key, uint64_t token, uint64_t checksum = 0) {
-  PutTokenRequest req;
+inline proto::PutTokenRequest MakeToken(const std::string& key, uint64_t token,
+                                        uint64_t checksum = 0) {
+  proto::PutTokenRequest req;
   req.set_key(key);
   req.set_token(token);
   req.set_checksum(checksum);
   return req;
 }
 
-inline BatchPutTokenRequest MakeTokens(std::span<const std::string> keys,
-                                std::span<const uint64_t> tokens) {
-  BatchPutTokenRequest req;
+inline proto::BatchPutTokenRequest MakeTokens(std::span<const std::string> keys,
+                                              std::span<const uint64_t> tokens) {
+  proto::BatchPutTokenRequest req;
   req.mutable_keys()->Assign(keys.begin(), keys.end());
   req.mutable_tokens()->Assign(tokens.begin(), tokens.end());
   return req;
@@ -97,23 +90,22 @@ std::span<const T> PartOf(std::span<const T> values, size_t keys, size_t at, siz
 }
 
 template <typename T>
-std::vector<T> Every(size_t n, const crescent::Status& s) {
+std::vector<T> Every(size_t n, const Status& s) {
   return std::vector<T>(n, T(s));
 }
 
-inline crescent::Status ShortReply(size_t got, size_t want) {
-  return crescent::Status(ErrorCode::kInternal, "master replied with " + std::to_string(got) +
-                                                    " results for " + std::to_string(want) +
-                                                    " keys");
+inline Status ShortReply(size_t got, size_t want) {
+  return Status(ErrorCode::kInternal, "master replied with " + std::to_string(got) +
+                                          " results for " + std::to_string(want) + " keys");
 }
 
-inline std::vector<crescent::Status> StatusesFromProto(const StatusesResponse& resp, size_t want) {
+inline std::vector<Status> StatusesFromProto(const proto::StatusesResponse& resp, size_t want) {
   if (static_cast<size_t>(resp.statuses_size()) != want) {
-    return Every<crescent::Status>(want, ShortReply(resp.statuses_size(), want));
+    return Every<Status>(want, ShortReply(resp.statuses_size(), want));
   }
-  std::vector<crescent::Status> out;
+  std::vector<Status> out;
   out.reserve(want);
-  for (const Status& s : resp.statuses()) out.push_back(FromProto(s));
+  for (const proto::Status& s : resp.statuses()) out.push_back(FromProto(s));
   return out;
 }
 
@@ -121,7 +113,7 @@ inline std::vector<crescent::Status> StatusesFromProto(const StatusesResponse& r
 // after every retry (it even wraps "host:99999" to another port), so a malformed
 // HOST:PORT is refused here, naming what is expected. gRPC URIs
 // (dns:///..., ipv4:..., unix:...) pass through to gRPC.
-inline crescent::Status CheckAddress(const std::string& address) {
+inline Status CheckAddress(const std::string& address) {
   if (address.rfind("unix:", 0) == 0) {
     // unix:PATH or unix:///PATH (gRPC's forms).
     std::string path = address.substr(5);
@@ -129,18 +121,17 @@ inline crescent::Status CheckAddress(const std::string& address) {
     return CheckUnixSocketPath("invalid master address " + address, path);
   }
   for (const char* scheme : {"unix-abstract:", "dns:", "ipv4:", "ipv6:", "vsock:"}) {
-    if (address.rfind(scheme, 0) == 0) return crescent::Status::Ok();
+    if (address.rfind(scheme, 0) == 0) return Status::Ok();
   }
   size_t colon = address.rfind(':');
   std::string port = colon == std::string::npos ? "" : address.substr(colon + 1);
   bool numeric = !port.empty() && port.size() <= 5 &&
                  std::all_of(port.begin(), port.end(), [](char c) { return c >= '0' && c <= '9'; });
   if (colon == 0 || !numeric || std::stoi(port) < 1 || std::stoi(port) > 65535) {
-    return crescent::Status(
-        ErrorCode::kInvalidArgument,
-        "invalid master address '" + address + "': want HOST:PORT (port 1-65535) or unix:PATH");
+    return Status(ErrorCode::kInvalidArgument, "invalid master address '" + address +
+                                                   "': want HOST:PORT (port 1-65535) or unix:PATH");
   }
-  return crescent::Status::Ok();
+  return Status::Ok();
 }
 
 // The host a gRPC target names, for the lean protocol's TCP port on it
@@ -158,69 +149,5 @@ inline std::string HostOfAddress(const std::string& address) {
   const size_t colon = a.rfind(':');
   return colon == std::string::npos ? a : a.substr(0, colon);
 }
-
-// A queue must be shut down and emptied before it is destroyed.
-inline void Retire(std::unique_ptr<grpc::CompletionQueue> cq) {
-  cq->Shutdown();
-  void* tag;
-  bool ok;
-  while (cq->Next(&tag, &ok)) {
-  }
-}
-
-// Completion queues for calls, reused: gRPC's blocking stub creates (and
-// destroys) a queue, and with it a pollset and its wake-up eventfd, for every
-// call; on a VM those extra system calls were a measurable share of a round
-// trip. A call takes an idle queue (or makes one), waits on it for its own
-// completion only, and gives it back. Queues die with the client.
-class QueuePool {
- public:
-  ~QueuePool() {
-    for (auto& cq : idle_) Retire(std::move(cq));
-  }
-  std::unique_ptr<grpc::CompletionQueue> Take() {
-    {
-      std::lock_guard lock(mu_);
-      if (!idle_.empty()) {
-        auto cq = std::move(idle_.back());
-        idle_.pop_back();
-        return cq;
-      }
-    }
-    return std::make_unique<grpc::CompletionQueue>();
-  }
-  void Give(std::unique_ptr<grpc::CompletionQueue> cq) {
-    std::lock_guard lock(mu_);
-    idle_.push_back(std::move(cq));
-  }
-
- private:
-  std::mutex mu_;
-  std::vector<std::unique_ptr<grpc::CompletionQueue>> idle_;
-};
-
-template <typename Req, typename Resp>
-using AsyncMethod = std::unique_ptr<grpc::ClientAsyncResponseReader<Resp>> (Master::Stub::*)(
-    grpc::ClientContext*, const Req&, grpc::CompletionQueue*);
-
-// How Impl::Invoke makes one call.
-struct CallOptions {
-  // Runs on the calling thread while the first try's request is on its way
-  // (a same-host get's copy-ahead), once.
-  const std::function<void()>* meanwhile = nullptr;
-  // Tries at most (0: MasterClientOptions::attempts), for a call whose caller
-  // retries on its own.
-  int tries = 0;
-  // A hot call (control_methods.h): each try goes over the lean connection when
-  // there is one, under the same rules: kUnavailable (the connection failed, or
-  // the master is shutting down) is retried, a deadline returns kTimeout.
-  std::optional<ControlMethod> lean;
-
-  static CallOptions Tries(int n) {
-    CallOptions o;
-    o.tries = n;
-    return o;
-  }
-};
 
 }  // namespace crescent::rpc::client_wire

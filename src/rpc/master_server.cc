@@ -245,14 +245,13 @@ StatusOr<std::unique_ptr<MasterServer>> MasterServer::Start(
     const MasterServerOptions& options, master::MasterService& master,
     const transfer::CapabilitySigner& signer) {
   if (options.threads < 1) {
-    return crescent::Status(ErrorCode::kInvalidArgument, "threads must be at least 1");
+    return Status(ErrorCode::kInvalidArgument, "threads must be at least 1");
   }
   if (options.max_batch == 0 || options.max_list == 0 || options.max_replicas == 0 ||
       options.max_message_bytes <= static_cast<int>(kReplyHeadroomBytes)) {
-    return crescent::Status(
-        ErrorCode::kInvalidArgument,
-        "max_batch, max_list and max_replicas must be > 0, max_message_bytes > " +
-            std::to_string(kReplyHeadroomBytes));
+    return Status(ErrorCode::kInvalidArgument,
+                  "max_batch, max_list and max_replicas must be > 0, max_message_bytes > " +
+                      std::to_string(kReplyHeadroomBytes));
   }
   // gRPC would only log why it cannot listen; ask first, to say it in the error.
   if (auto s = CheckCanListenOn("master server", options.listen_address); !s.ok()) return s;
@@ -318,7 +317,7 @@ StatusOr<std::unique_ptr<MasterServer>> MasterServer::Start(
       while (cq->Next(&tag, &ok)) {
       }
     }
-    return crescent::Status(ErrorCode::kUnavailable, std::move(why));
+    return Status(ErrorCode::kUnavailable, std::move(why));
   };
   if (!impl->server || impl->port == 0) {
     std::string where = options.listen_address;

@@ -7,7 +7,7 @@
 #include <chrono>
 #include <type_traits>
 
-#include "rpc/master.pb.h"
+#include "rpc/messages.pb.h"
 #include "rpc/server_handlers.h"
 #include "rpc/server_metrics.h"
 
@@ -17,12 +17,12 @@ namespace crescent::rpc {
 // those of nested results (a batch of PutStart or ReadResult replies).
 template <typename Msg>
 void CountErrors(const Msg& msg, RpcMethod m, RpcServerMetrics& metrics) {
-  auto count = [&](const Status& s) {
+  auto count = [&](const proto::Status& s) {
     if (s.code() != 0) metrics.RecordError(m, static_cast<ErrorCode>(s.code()));
   };
   if constexpr (requires { msg.status(); }) count(msg.status());
   if constexpr (requires { msg.statuses(); }) {
-    for (const Status& s : msg.statuses()) count(s);
+    for (const proto::Status& s : msg.statuses()) count(s);
   }
   if constexpr (requires { msg.results(); }) {
     for (const auto& r : msg.results()) CountErrors(r, m, metrics);
@@ -32,9 +32,9 @@ void CountErrors(const Msg& msg, RpcMethod m, RpcServerMetrics& metrics) {
 // The sizes of the objects a put request starts.
 template <typename Req>
 void RecordSizes(const Req& req, RpcServerMetrics& metrics) {
-  if constexpr (std::is_same_v<Req, PutStartRequest>) {
+  if constexpr (std::is_same_v<Req, proto::PutStartRequest>) {
     metrics.RecordObjectSize(req.size());
-  } else if constexpr (std::is_same_v<Req, BatchPutStartRequest>) {
+  } else if constexpr (std::is_same_v<Req, proto::BatchPutStartRequest>) {
     for (uint64_t size : req.sizes()) metrics.RecordObjectSize(size);
   }
 }

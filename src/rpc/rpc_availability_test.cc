@@ -1,9 +1,18 @@
 // The control plane's part of availability: clients of a stopping master get
-// UNAVAILABLE (retryable), unreachable nodes are reported and skipped, and a
-// Unix socket path the kernel cannot take is refused up front, naming the limit.
+// UNAVAILABLE (retryable), unreachable nodes are reported and skipped, a
+// Unix socket path the kernel cannot take is refused up front, naming the
+// limit, and the gRPC method paths that earlier builds call still answer.
+#include <grpcpp/generic/generic_stub.h>
+#include <grpcpp/grpcpp.h>
 #include <unistd.h>
 
+#include <condition_variable>
+#include <mutex>
+#include <string>
+#include <vector>
+
 #include "common/listen_check.h"
+#include "rpc/messages.pb.h"
 #include "rpc/rpc_test_util.h"
 
 namespace crescent::rpc::testing {
@@ -64,6 +73,44 @@ TEST_F(RpcAvailabilityTest, AUnixSocketPathTooLongIsRefusedNamingTheLimit) {
   EXPECT_EQ(client.status().code(), ErrorCode::kInvalidArgument);
   EXPECT_NE(client.status().message().find(std::to_string(MaxUnixSocketPath())), std::string::npos)
       << client.status().ToString();
+}
+
+// The package of master.proto's services is part of each method's path, which
+// clients and nodes built earlier send: it must stay crescent.rpc (the
+// messages' own package, crescent.proto, is not on the wire).
+TEST_F(RpcAvailabilityTest, TheMethodPathsOfEarlierBuildsStillAnswer) {
+  auto channel = grpc::CreateChannel("127.0.0.1:" + std::to_string(server_->port()),
+                                     grpc::InsecureChannelCredentials());
+  grpc::GenericStub stub(channel);
+  grpc::ClientContext ctx;
+  ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
+  std::string bytes;
+  ASSERT_TRUE(proto::Empty().SerializeToString(&bytes));
+  grpc::Slice slice(bytes);
+  grpc::ByteBuffer request(&slice, 1);
+  grpc::ByteBuffer reply;
+  std::mutex mu;
+  std::condition_variable cv;
+  bool done = false;
+  grpc::Status status;
+  stub.UnaryCall(&ctx, "/crescent.rpc.Master/Stats", grpc::StubOptions(), &request, &reply,
+                 [&](grpc::Status s) {
+                   std::lock_guard lock(mu);
+                   status = std::move(s);
+                   done = true;
+                   cv.notify_all();
+                 });
+  std::unique_lock lock(mu);
+  cv.wait(lock, [&] { return done; });
+  ASSERT_TRUE(status.ok()) << status.error_code() << ": " << status.error_message();
+  std::vector<grpc::Slice> slices;
+  ASSERT_TRUE(reply.Dump(&slices).ok());
+  std::string answer;
+  for (const grpc::Slice& s : slices)
+    answer.append(reinterpret_cast<const char*>(s.begin()), s.size());
+  proto::StatsResponse stats;
+  ASSERT_TRUE(stats.ParseFromString(answer));
+  EXPECT_EQ(stats.status().code(), 0);
 }
 
 }  // namespace

@@ -11,7 +11,7 @@
 #include <thread>
 
 #include "rpc/control_channel.h"
-#include "rpc/master.pb.h"
+#include "rpc/messages.pb.h"
 #include "rpc/rpc_test_util.h"
 #include "rpc/server_metrics.h"
 #include "transfer/wire.h"
@@ -249,14 +249,14 @@ TEST_F(ControlTest, BadFramesGetClearErrors) {
   EXPECT_EQ(a->first.code, ErrorCode::kParseError);
   EXPECT_NE(a->second.find("KeyRequest"), std::string::npos) << a->second;
   // Pipelined: two frames in one write, answered in order.
-  KeyRequest req;
+  proto::KeyRequest req;
   req.set_key("x");
   SendAll(fd, Frame(static_cast<uint8_t>(ControlMethod::kExists), 9, req.SerializeAsString()) +
                   Frame(static_cast<uint8_t>(ControlMethod::kHello), 10, ""));
   a = ReadAnswer(fd);
   ASSERT_TRUE(a.ok());
   EXPECT_EQ(a->first.request_id, 9u);
-  ExistsResponse exists;
+  proto::ExistsResponse exists;
   ASSERT_TRUE(exists.ParseFromString(a->second));
   EXPECT_FALSE(exists.exists());
   a = ReadAnswer(fd);

@@ -9,22 +9,22 @@ namespace crescent::rpc {
 namespace {
 
 TEST(RpcConvertTest, StatusRoundTripsItsCode) {
-  Status wire;
-  ToProto(crescent::Status(ErrorCode::kObjectLeased, "held"), &wire);
+  proto::Status wire;
+  ToProto(Status(ErrorCode::kObjectLeased, "held"), &wire);
   EXPECT_EQ(wire.code(), 7);
-  crescent::Status back = FromProto(wire);
+  Status back = FromProto(wire);
   EXPECT_EQ(back.code(), ErrorCode::kObjectLeased);
   EXPECT_EQ(back.message(), "held");
-  ToProto(crescent::Status::Ok(), &wire);
+  ToProto(Status::Ok(), &wire);
   EXPECT_TRUE(FromProto(wire).ok());
   // The newest code travels too, not only those below it.
-  ToProto(crescent::Status(ErrorCode::kChecksumMismatch, "bad"), &wire);
+  ToProto(Status(ErrorCode::kChecksumMismatch, "bad"), &wire);
   EXPECT_EQ(wire.code(), 26);
   EXPECT_EQ(FromProto(wire).code(), ErrorCode::kChecksumMismatch);
 }
 
 TEST(RpcConvertTest, UnknownCodeIsNeverOk) {
-  Status wire;
+  proto::Status wire;
   wire.set_code(999);
   EXPECT_EQ(FromProto(wire).code(), ErrorCode::kInternal);
   wire.set_code(-3);
@@ -39,7 +39,7 @@ TEST(RpcConvertTest, CapabilityRoundTripAndTagLength) {
   cap.op = transfer::AccessOp::kWrite;
   cap.expiry_unix_ms = 1234;
   for (size_t i = 0; i < cap.tag.size(); ++i) cap.tag[i] = static_cast<uint8_t>(i);
-  Capability wire;
+  proto::Capability wire;
   ToProto(cap, &wire);
   auto back = FromProto(wire);
   ASSERT_TRUE(back.ok());
@@ -61,7 +61,7 @@ TEST(RpcConvertTest, CapabilityRoundTripAndTagLength) {
 
 TEST(RpcConvertTest, SegmentAndPutConfig) {
   master::SegmentInfo info{5, {"s", 1000, "n", "h:1", master::Tier::kPmem}, 10, 2, 900};
-  SegmentInfo wire;
+  proto::SegmentInfo wire;
   ToProto(info, &wire);
   master::SegmentInfo back = FromProto(wire);
   EXPECT_EQ(back.id, 5u);
@@ -70,11 +70,11 @@ TEST(RpcConvertTest, SegmentAndPutConfig) {
   EXPECT_EQ(back.largest_free, 900u);
 
   master::SegmentSpec spec{"pmem-1", 1 << 20, "n", "h:1", master::Tier::kPmem, 7, 0xfeed};
-  SegmentSpec spec_wire;
+  proto::SegmentSpec spec_wire;
   ToProto(spec, &spec_wire);
   EXPECT_EQ(FromProto(spec_wire), spec);  // the file identity too, which a copy lacks
 
-  PutConfig config;
+  proto::PutConfig config;
   config.set_replica_count(0);
   config.set_soft_pin_ttl_ms(50);
   config.set_parent_key("p");

@@ -15,22 +15,22 @@ std::string Local(int port) { return "127.0.0.1:" + std::to_string(port); }
 
 class RpcLivenessTest : public RpcTest {
  protected:
-  ControlEndpointsResponse Endpoints() {
+  proto::ControlEndpointsResponse Endpoints() {
     auto stub = Master::NewStub(
         grpc::CreateChannel(Local(server_->port()), grpc::InsecureChannelCredentials()));
     grpc::ClientContext ctx;
-    ControlEndpointsResponse where;
-    EXPECT_TRUE(stub->ControlEndpoints(&ctx, Empty(), &where).ok());
+    proto::ControlEndpointsResponse where;
+    EXPECT_TRUE(stub->ControlEndpoints(&ctx, proto::Empty(), &where).ok());
     return where;
   }
   // One heartbeat straight to the Liveness service, naming `instance`.
   Status Beat(const std::string& node, uint64_t instance) {
     auto stub = Liveness::NewStub(
         grpc::CreateChannel(Local(server_->liveness_port()), grpc::InsecureChannelCredentials()));
-    HeartbeatRequest req;
+    proto::HeartbeatRequest req;
     req.set_node(node);
     req.set_master_instance(instance);
-    HeartbeatResponse resp;
+    proto::HeartbeatResponse resp;
     grpc::ClientContext ctx;
     if (grpc::Status s = stub->Heartbeat(&ctx, req, &resp); !s.ok()) {
       return Status(ErrorCode::kInternal, s.error_message());
@@ -44,7 +44,7 @@ TEST_F(RpcLivenessTest, HeartbeatsHaveAServerOfTheirOwnBoundToThisMaster) {
   Start();
   ASSERT_NE(server_->liveness_port(), 0);
   EXPECT_NE(server_->liveness_port(), server_->port());
-  const ControlEndpointsResponse where = Endpoints();
+  const proto::ControlEndpointsResponse where = Endpoints();
   EXPECT_EQ(where.liveness_port(), static_cast<uint32_t>(server_->liveness_port()));
   ASSERT_NE(where.instance(), 0u);
 

@@ -276,20 +276,20 @@ TEST_F(RpcServerTest, PutAttemptsTravelAndARetriedRequestGetsItsGrantBack) {
   Mount();
   auto stub = Master::NewStub(grpc::CreateChannel("127.0.0.1:" + std::to_string(server_->port()),
                                                   grpc::InsecureChannelCredentials()));
-  auto call = [&](const BatchPutStartRequest& req) {
+  auto call = [&](const proto::BatchPutStartRequest& req) {
     grpc::ClientContext ctx;
     ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
-    BatchPutStartResponse resp;
+    proto::BatchPutStartResponse resp;
     grpc::Status st = stub->BatchPutStart(&ctx, req, &resp);
     EXPECT_TRUE(st.ok()) << st.error_message();
     return resp;
   };
-  BatchPutStartRequest req;
+  proto::BatchPutStartRequest req;
   for (const char* k : {"x", "y"}) req.add_keys(k);
   req.add_sizes(10);
   req.add_sizes(20);
   req.add_attempts(0x1234);
-  BatchPutStartResponse short_count = call(req);
+  proto::BatchPutStartResponse short_count = call(req);
   ASSERT_EQ(short_count.results_size(), 2);
   for (const auto& r : short_count.results()) {
     EXPECT_EQ(r.status().code(), static_cast<int>(ErrorCode::kInvalidArgument));
@@ -297,7 +297,7 @@ TEST_F(RpcServerTest, PutAttemptsTravelAndARetriedRequestGetsItsGrantBack) {
   EXPECT_NE(short_count.results(0).status().message().find("2 keys but 1 put attempts"),
             std::string::npos);
   req.add_attempts(0x5678);
-  BatchPutStartResponse first = call(req), again = call(req);
+  proto::BatchPutStartResponse first = call(req), again = call(req);
   ASSERT_EQ(first.results_size(), 2);
   ASSERT_EQ(again.results_size(), 2);
   for (int i = 0; i < 2; ++i) {
@@ -305,14 +305,14 @@ TEST_F(RpcServerTest, PutAttemptsTravelAndARetriedRequestGetsItsGrantBack) {
     EXPECT_EQ(again.results(i).status().code(), 0) << again.results(i).status().message();
     EXPECT_EQ(again.results(i).token(), first.results(i).token());
   }
-  PutStartRequest one;
+  proto::PutStartRequest one;
   one.set_key("z");
   one.set_size(5);
   one.set_attempt(99);
   uint64_t tokens[2];
   for (uint64_t& token : tokens) {
     grpc::ClientContext ctx;
-    PutStartResponse resp;
+    proto::PutStartResponse resp;
     ASSERT_TRUE(stub->PutStart(&ctx, one, &resp).ok());
     ASSERT_EQ(resp.status().code(), 0) << resp.status().message();
     token = resp.token();

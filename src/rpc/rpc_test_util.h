@@ -15,10 +15,6 @@
 
 namespace crescent::rpc::testing {
 
-// crescent::Status, not the wire message crescent::rpc::Status (master.pb.h),
-// for tests that include the generated headers too.
-using crescent::Status;
-
 inline constexpr const char* kSecret = "rpc-test-secret-0123456789abcdef";
 inline constexpr const char* kEndpointA = "127.0.0.1:7001;shm=crescent-a";
 

@@ -26,25 +26,25 @@ std::vector<std::string> TakeKeys(google::protobuf::RepeatedPtrField<std::string
 // first slot says why; the others only point at it, so that the refusal of a
 // batch too large to answer is itself small (a few bytes per key).
 template <typename Slots, typename Fill>
-void FailEverySlot(int n, const crescent::Status& status, Slots* slots, Fill fill) {
-  const crescent::Status brief(status.code(), "the batch was refused (see the first result)");
+void FailEverySlot(int n, const Status& status, Slots* slots, Fill fill) {
+  const Status brief(status.code(), "the batch was refused (see the first result)");
   for (int i = 0; i < n; ++i) fill(slots->Add(), i == 0 ? status : brief);
 }
 
-void FillStatusSlot(Status* slot, const crescent::Status& status) { ToProto(status, slot); }
+void FillStatusSlot(proto::Status* slot, const Status& status) { ToProto(status, slot); }
 
-void FillStatuses(const std::vector<crescent::Status>& statuses, StatusesResponse* resp) {
-  for (const crescent::Status& s : statuses) ToProto(s, resp->add_statuses());
+void FillStatuses(const std::vector<Status>& statuses, proto::StatusesResponse* resp) {
+  for (const Status& s : statuses) ToProto(s, resp->add_statuses());
 }
 
 }  // namespace
 
-crescent::Status MasterHandlers::CheckBatch(
-    const google::protobuf::RepeatedPtrField<std::string>& keys, bool allow_empty) const {
+Status MasterHandlers::CheckBatch(const google::protobuf::RepeatedPtrField<std::string>& keys,
+                                  bool allow_empty) const {
   return CheckKeys(keys, options_.max_batch, allow_empty);
 }
 
-crescent::Status MasterHandlers::CheckReplicaReply(
+Status MasterHandlers::CheckReplicaReply(
     std::string_view rpc, const google::protobuf::RepeatedPtrField<std::string>& keys,
     uint64_t replicas) const {
   // An object's replicas are on distinct segments.
@@ -59,13 +59,13 @@ crescent::Status MasterHandlers::CheckReplicaReply(
                         static_cast<uint64_t>(options_.max_message_bytes));
 }
 
-void MasterHandlers::FillPut(const master::PutGrant& grant, PutStartResponse* out) const {
+void MasterHandlers::FillPut(const master::PutGrant& grant, proto::PutStartResponse* out) const {
   // The put's own deadline, not now + the timeout: a retried PutStart, or one
   // late in a batch, must not outlive the space the master keeps for it.
   const int64_t expiry = ToUnixMs(grant.deadline, master_.clock());
   out->set_token(grant.token);
   for (const master::ReplicaDescriptor& d : grant.replicas) {
-    Replica* r = out->add_replicas();
+    proto::Replica* r = out->add_replicas();
     r->set_endpoint(d.endpoint);
     r->set_placement(d.placement);
     ToProto(
@@ -74,7 +74,7 @@ void MasterHandlers::FillPut(const master::PutGrant& grant, PutStartResponse* ou
   }
 }
 
-void MasterHandlers::FillRead(const master::ReadResult& read, ReadResult* out) const {
+void MasterHandlers::FillRead(const master::ReadResult& read, proto::ReadResult* out) const {
   // The lease end is on the engine's clock; the capability needs Unix time,
   // so carry over the remaining lease duration.
   const int64_t expiry = ToUnixMs(read.lease_expiry, master_.clock());
@@ -82,37 +82,38 @@ void MasterHandlers::FillRead(const master::ReadResult& read, ReadResult* out) c
   out->set_checksum(read.checksum);
   out->set_lease_expiry_unix_ms(expiry);
   for (const master::ReplicaDescriptor& d : read.replicas) {
-    Replica* r = out->add_replicas();
+    proto::Replica* r = out->add_replicas();
     r->set_endpoint(d.endpoint);
     r->set_placement(d.placement);
     ToProto(
         signer_.Sign(d.endpoint, d.segment, d.offset, d.length, transfer::AccessOp::kRead, expiry),
         r->mutable_cap());
   }
-  ToProto(crescent::Status::Ok(), out->mutable_status());
+  ToProto(Status::Ok(), out->mutable_status());
 }
 
 // ---- Segments ----
 
-void MasterHandlers::MountSegment(MountSegmentRequest& req, MountSegmentResponse* resp) const {
+void MasterHandlers::MountSegment(proto::MountSegmentRequest& req,
+                                  proto::MountSegmentResponse* resp) const {
   if (auto s = CheckSegmentSpec(req.spec()); !s.ok()) return ToProto(s, resp->mutable_status());
   // Only compared with the restored segment's; bounded like any string.
   constexpr size_t kMaxPreviousEndpoint = 4096;
   constexpr int kMaxEarlierMounts = 8;
   if (req.previous_endpoint().size() > kMaxPreviousEndpoint) {
-    return ToProto(crescent::Status(ErrorCode::kInvalidArgument, "previous endpoint is too long"),
+    return ToProto(Status(ErrorCode::kInvalidArgument, "previous endpoint is too long"),
                    resp->mutable_status());
   }
   if (req.earlier_mounts_size() > kMaxEarlierMounts) {
-    return ToProto(crescent::Status(ErrorCode::kInvalidArgument,
-                                    "more than " + std::to_string(kMaxEarlierMounts) +
-                                        " earlier mounts offered"),
-                   resp->mutable_status());
+    return ToProto(
+        Status(ErrorCode::kInvalidArgument,
+               "more than " + std::to_string(kMaxEarlierMounts) + " earlier mounts offered"),
+        resp->mutable_status());
   }
   master::PreviousMount previous{req.previous_endpoint(), req.previous_owner_token(), {}};
-  for (const EarlierMount& m : req.earlier_mounts()) {
+  for (const proto::EarlierMount& m : req.earlier_mounts()) {
     if (m.endpoint().size() > kMaxPreviousEndpoint) {
-      return ToProto(crescent::Status(ErrorCode::kInvalidArgument, "earlier endpoint is too long"),
+      return ToProto(Status(ErrorCode::kInvalidArgument, "earlier endpoint is too long"),
                      resp->mutable_status());
     }
     previous.earlier.push_back({m.endpoint(), m.owner_token()});
@@ -129,37 +130,37 @@ void MasterHandlers::MountSegment(MountSegmentRequest& req, MountSegmentResponse
           resp->mutable_proof());
 }
 
-void MasterHandlers::UnmountSegment(UnmountSegmentRequest& req, StatusResponse* resp) const {
-  crescent::Status s = CheckName("segment name", req.name());
+void MasterHandlers::UnmountSegment(proto::UnmountSegmentRequest& req,
+                                    proto::StatusResponse* resp) const {
+  Status s = CheckName("segment name", req.name());
   if (s.ok()) s = CheckName("owner node", req.owner_node());
   if (s.ok()) s = master_.UnmountSegment(req.name(), req.owner_node(), req.owner_token());
   ToProto(s, resp->mutable_status());
 }
 
-void MasterHandlers::Heartbeat(HeartbeatRequest& req, HeartbeatResponse* resp) const {
-  crescent::Status s = CheckName("node", req.node());
+void MasterHandlers::Heartbeat(proto::HeartbeatRequest& req, proto::HeartbeatResponse* resp) const {
+  Status s = CheckName("node", req.node());
   if (s.ok() && req.master_instance() != 0 && req.master_instance() != control_.instance) {
-    s = crescent::Status(ErrorCode::kUnavailable,
-                         "this heartbeat is for another master process (instance " +
-                             std::to_string(req.master_instance()) + ")");
+    s = Status(ErrorCode::kUnavailable, "this heartbeat is for another master process (instance " +
+                                            std::to_string(req.master_instance()) + ")");
   }
   if (s.ok()) s = master_.Heartbeat(req.node());
   ToProto(s, resp->mutable_status());
-  MasterClock* clock = resp->mutable_clock();
+  proto::MasterClock* clock = resp->mutable_clock();
   clock->set_capability_grace_ms(master_.config().capability_grace_ms);
   clock->set_capability_lifetime_ms(master_.LongestCapabilityMs());
   clock->set_unix_ms(UnixNowMs());  // last: the closest to the reply
 }
 
-void MasterHandlers::ReportUnreachable(ReportUnreachableRequest& req,
-                                       StatusResponse* resp) const {
-  crescent::Status s;
+void MasterHandlers::ReportUnreachable(proto::ReportUnreachableRequest& req,
+                                       proto::StatusResponse* resp) const {
+  Status s;
   if (req.segments().empty()) {
-    s = crescent::Status(ErrorCode::kInvalidArgument, "report names no segment");
+    s = Status(ErrorCode::kInvalidArgument, "report names no segment");
   } else if (static_cast<uint64_t>(req.segments_size()) > options_.max_batch) {
-    s = crescent::Status(ErrorCode::kInvalidArgument,
-                         "report of " + std::to_string(req.segments_size()) +
-                             " segments exceeds the limit of " + std::to_string(options_.max_batch));
+    s = Status(ErrorCode::kInvalidArgument, "report of " + std::to_string(req.segments_size()) +
+                                                " segments exceeds the limit of " +
+                                                std::to_string(options_.max_batch));
   } else {
     const std::vector<master::SegmentId> ids(req.segments().begin(), req.segments().end());
     (void)master_.ReportUnreachable(ids);  // stale ids (unmounted since) change nothing
@@ -167,16 +168,16 @@ void MasterHandlers::ReportUnreachable(ReportUnreachableRequest& req,
   ToProto(s, resp->mutable_status());
 }
 
-void MasterHandlers::ListSegments(Empty&, ListSegmentsResponse* resp) const {
+void MasterHandlers::ListSegments(proto::Empty&, proto::ListSegmentsResponse* resp) const {
   for (const master::SegmentInfo& info : master_.ListSegments()) {
     ToProto(info, resp->add_segments());
   }
-  ToProto(crescent::Status::Ok(), resp->mutable_status());
+  ToProto(Status::Ok(), resp->mutable_status());
 }
 
 // ---- Puts ----
 
-void MasterHandlers::PutStart(PutStartRequest& req, PutStartResponse* resp) const {
+void MasterHandlers::PutStart(proto::PutStartRequest& req, proto::PutStartResponse* resp) const {
   const auto& limits = master_.config();
   if (auto s = CheckPutConfig(req.config(), options_.max_replicas, limits.max_key_length);
       !s.ok()) {
@@ -187,25 +188,25 @@ void MasterHandlers::PutStart(PutStartRequest& req, PutStartResponse* resp) cons
   if (grant.ok()) FillPut(*grant, resp);
 }
 
-void MasterHandlers::PutEnd(PutTokenRequest& req, StatusResponse* resp) const {
+void MasterHandlers::PutEnd(proto::PutTokenRequest& req, proto::StatusResponse* resp) const {
   ToProto(master_.PutEnd(req.key(), req.token(), req.checksum()), resp->mutable_status());
 }
 
-void MasterHandlers::PutRevoke(PutTokenRequest& req, StatusResponse* resp) const {
+void MasterHandlers::PutRevoke(proto::PutTokenRequest& req, proto::StatusResponse* resp) const {
   ToProto(master_.PutRevoke(req.key(), req.token()), resp->mutable_status());
 }
 
-void MasterHandlers::BatchPutStart(BatchPutStartRequest& req, BatchPutStartResponse* resp) const {
-  crescent::Status s = CheckBatch(req.keys(), /*allow_empty=*/false);
+void MasterHandlers::BatchPutStart(proto::BatchPutStartRequest& req,
+                                   proto::BatchPutStartResponse* resp) const {
+  Status s = CheckBatch(req.keys(), /*allow_empty=*/false);
   if (s.ok() && req.sizes_size() != req.keys_size()) {
-    s = crescent::Status(ErrorCode::kInvalidArgument,
-                         std::to_string(req.keys_size()) + " keys but " +
-                             std::to_string(req.sizes_size()) + " sizes");
+    s = Status(ErrorCode::kInvalidArgument, std::to_string(req.keys_size()) + " keys but " +
+                                                std::to_string(req.sizes_size()) + " sizes");
   }
   if (s.ok() && req.attempts_size() != 0 && req.attempts_size() != req.keys_size()) {
-    s = crescent::Status(ErrorCode::kInvalidArgument,
-                         std::to_string(req.keys_size()) + " keys but " +
-                             std::to_string(req.attempts_size()) + " put attempts");
+    s = Status(ErrorCode::kInvalidArgument, std::to_string(req.keys_size()) + " keys but " +
+                                                std::to_string(req.attempts_size()) +
+                                                " put attempts");
   }
   if (s.ok()) {
     s = CheckPutConfig(req.config(), options_.max_replicas, master_.config().max_key_length);
@@ -214,35 +215,35 @@ void MasterHandlers::BatchPutStart(BatchPutStartRequest& req, BatchPutStartRespo
   if (!s.ok()) {
     return FailEverySlot(
         req.keys_size(), s, resp->mutable_results(),
-        [](PutStartResponse* r, const crescent::Status& st) { ToProto(st, r->mutable_status()); });
+        [](proto::PutStartResponse* r, const Status& st) { ToProto(st, r->mutable_status()); });
   }
   std::vector<std::string> keys = TakeKeys(req.mutable_keys());
   std::vector<uint64_t> sizes(req.sizes().begin(), req.sizes().end());
   auto results = master_.BatchPutStart(keys, sizes, FromProto(req.config()), req.chain(),
                                        {req.attempts().data(), size_t(req.attempts_size())});
   for (const auto& r : results) {
-    PutStartResponse* out = resp->add_results();
+    proto::PutStartResponse* out = resp->add_results();
     ToProto(r.status(), out->mutable_status());
     if (r.ok()) FillPut(*r, out);
   }
 }
 
-crescent::Status MasterHandlers::CheckTokens(const BatchPutTokenRequest& req, bool end) const {
-  crescent::Status s = CheckBatch(req.keys(), /*allow_empty=*/false);
+Status MasterHandlers::CheckTokens(const proto::BatchPutTokenRequest& req, bool end) const {
+  Status s = CheckBatch(req.keys(), /*allow_empty=*/false);
   if (s.ok() && req.tokens_size() != req.keys_size()) {
-    s = crescent::Status(ErrorCode::kInvalidArgument,
-                         std::to_string(req.keys_size()) + " keys but " +
-                             std::to_string(req.tokens_size()) + " put tokens");
+    s = Status(ErrorCode::kInvalidArgument, std::to_string(req.keys_size()) + " keys but " +
+                                                std::to_string(req.tokens_size()) + " put tokens");
   }
   if (s.ok() && end && req.checksums_size() != req.keys_size()) {
-    s = crescent::Status(ErrorCode::kInvalidArgument,
-                         std::to_string(req.keys_size()) + " keys but " +
-                             std::to_string(req.checksums_size()) + " checksums");
+    s = Status(ErrorCode::kInvalidArgument, std::to_string(req.keys_size()) + " keys but " +
+                                                std::to_string(req.checksums_size()) +
+                                                " checksums");
   }
   return s;
 }
 
-void MasterHandlers::BatchPutEnd(BatchPutTokenRequest& req, StatusesResponse* resp) const {
+void MasterHandlers::BatchPutEnd(proto::BatchPutTokenRequest& req,
+                                 proto::StatusesResponse* resp) const {
   if (auto s = CheckTokens(req, /*end=*/true); !s.ok()) {
     return FailEverySlot(req.keys_size(), s, resp->mutable_statuses(), &FillStatusSlot);
   }
@@ -251,7 +252,8 @@ void MasterHandlers::BatchPutEnd(BatchPutTokenRequest& req, StatusesResponse* re
   FillStatuses(master_.BatchPutEnd(TakeKeys(req.mutable_keys()), tokens, checksums), resp);
 }
 
-void MasterHandlers::BatchPutRevoke(BatchPutTokenRequest& req, StatusesResponse* resp) const {
+void MasterHandlers::BatchPutRevoke(proto::BatchPutTokenRequest& req,
+                                    proto::StatusesResponse* resp) const {
   if (auto s = CheckTokens(req, /*end=*/false); !s.ok()) {
     return FailEverySlot(req.keys_size(), s, resp->mutable_statuses(), &FillStatusSlot);
   }
@@ -261,24 +263,24 @@ void MasterHandlers::BatchPutRevoke(BatchPutTokenRequest& req, StatusesResponse*
 
 // ---- Reads ----
 
-void MasterHandlers::GetReplicaList(KeyRequest& req, ReadResult* resp) const {
+void MasterHandlers::GetReplicaList(proto::KeyRequest& req, proto::ReadResult* resp) const {
   auto read = master_.GetReplicaList(req.key());
   if (!read.ok()) return ToProto(read.status(), resp->mutable_status());
   FillRead(*read, resp);
 }
 
-void MasterHandlers::BatchGetReplicaList(BatchGetReplicaListRequest& req,
-                                         BatchGetReplicaListResponse* resp) const {
-  crescent::Status s = CheckBatch(req.keys(), /*allow_empty=*/false);
+void MasterHandlers::BatchGetReplicaList(proto::BatchGetReplicaListRequest& req,
+                                         proto::BatchGetReplicaListResponse* resp) const {
+  Status s = CheckBatch(req.keys(), /*allow_empty=*/false);
   if (s.ok()) s = CheckReplicaReply("BatchGetReplicaList", req.keys(), options_.max_replicas);
   if (!s.ok()) {
     return FailEverySlot(
         req.keys_size(), s, resp->mutable_results(),
-        [](ReadResult* r, const crescent::Status& st) { ToProto(st, r->mutable_status()); });
+        [](proto::ReadResult* r, const Status& st) { ToProto(st, r->mutable_status()); });
   }
   auto results = master_.BatchGetReplicaList(TakeKeys(req.mutable_keys()), req.prefix_mode());
   for (const auto& r : results) {
-    ReadResult* out = resp->add_results();
+    proto::ReadResult* out = resp->add_results();
     if (r.ok()) {
       FillRead(*r, out);
     } else {
@@ -287,24 +289,25 @@ void MasterHandlers::BatchGetReplicaList(BatchGetReplicaListRequest& req,
   }
 }
 
-void MasterHandlers::Exists(KeyRequest& req, ExistsResponse* resp) const {
+void MasterHandlers::Exists(proto::KeyRequest& req, proto::ExistsResponse* resp) const {
   auto exists = master_.Exists(req.key());
   ToProto(exists.status(), resp->mutable_status());
   if (exists.ok()) resp->set_exists(*exists);
 }
 
-void MasterHandlers::BatchExists(KeysRequest& req, BatchExistsResponse* resp) const {
+void MasterHandlers::BatchExists(proto::KeysRequest& req, proto::BatchExistsResponse* resp) const {
   if (auto s = CheckBatch(req.keys(), /*allow_empty=*/false); !s.ok()) {
     return ToProto(s, resp->mutable_status());
   }
   master::BatchExistsResult r = master_.BatchExists(TakeKeys(req.mutable_keys()));
-  ToProto(crescent::Status::Ok(), resp->mutable_status());
+  ToProto(Status::Ok(), resp->mutable_status());
   for (bool present : r.present) resp->add_present(present);
   resp->set_leading(r.leading);
-  for (const crescent::Status& s : r.statuses) ToProto(s, resp->add_statuses());
+  for (const Status& s : r.statuses) ToProto(s, resp->add_statuses());
 }
 
-void MasterHandlers::BatchQueryPrefix(KeysRequest& req, BatchQueryPrefixResponse* resp) const {
+void MasterHandlers::BatchQueryPrefix(proto::KeysRequest& req,
+                                      proto::BatchQueryPrefixResponse* resp) const {
   if (auto s = CheckBatch(req.keys(), /*allow_empty=*/false); !s.ok()) {
     return ToProto(s, resp->mutable_status());
   }
@@ -313,44 +316,46 @@ void MasterHandlers::BatchQueryPrefix(KeysRequest& req, BatchQueryPrefixResponse
   if (leading.ok()) resp->set_leading(*leading);
 }
 
-void MasterHandlers::ReportCorruptReplica(ReportCorruptReplicaRequest& req,
-                                          StatusResponse* resp) const {
-  crescent::Status s = CheckCorruptReport(req, master_.config().max_key_length);
+void MasterHandlers::ReportCorruptReplica(proto::ReportCorruptReplicaRequest& req,
+                                          proto::StatusResponse* resp) const {
+  Status s = CheckCorruptReport(req, master_.config().max_key_length);
   if (s.ok()) s = master_.ReportCorruptReplica(req.key(), req.segment(), req.offset(), req.checksum());
   ToProto(s, resp->mutable_status());
 }
 
 // ---- Remove and list ----
 
-void MasterHandlers::Remove(RemoveRequest& req, StatusResponse* resp) const {
+void MasterHandlers::Remove(proto::RemoveRequest& req, proto::StatusResponse* resp) const {
   ToProto(master_.Remove(req.key(), req.force()), resp->mutable_status());
 }
 
-void MasterHandlers::BatchRemove(BatchRemoveRequest& req, StatusesResponse* resp) const {
+void MasterHandlers::BatchRemove(proto::BatchRemoveRequest& req,
+                                 proto::StatusesResponse* resp) const {
   if (auto s = CheckBatch(req.keys(), /*allow_empty=*/false); !s.ok()) {
     return FailEverySlot(req.keys_size(), s, resp->mutable_statuses(), &FillStatusSlot);
   }
   FillStatuses(master_.BatchRemove(TakeKeys(req.mutable_keys()), req.force()), resp);
 }
 
-void MasterHandlers::RemoveByPrefix(RemoveByPrefixRequest& req, CountResponse* resp) const {
+void MasterHandlers::RemoveByPrefix(proto::RemoveByPrefixRequest& req,
+                                    proto::CountResponse* resp) const {
   auto n = master_.RemoveByPrefix(req.prefix(), req.force());
   ToProto(n.status(), resp->mutable_status());
   if (n.ok()) resp->set_count(*n);
 }
 
-void MasterHandlers::RemoveAll(RemoveAllRequest& req, CountResponse* resp) const {
+void MasterHandlers::RemoveAll(proto::RemoveAllRequest& req, proto::CountResponse* resp) const {
   resp->set_count(master_.RemoveAll(req.force()));
-  ToProto(crescent::Status::Ok(), resp->mutable_status());
+  ToProto(Status::Ok(), resp->mutable_status());
 }
 
-void MasterHandlers::List(ListRequest& req, ListResponse* resp) const {
+void MasterHandlers::List(proto::ListRequest& req, proto::ListResponse* resp) const {
   if (req.prefix().size() > master_.config().max_key_length) {
-    return ToProto(crescent::Status(ErrorCode::kInvalidKey, "prefix longer than the key limit"),
+    return ToProto(Status(ErrorCode::kInvalidKey, "prefix longer than the key limit"),
                    resp->mutable_status());
   }
   if (req.after().size() > master_.config().max_key_length) {
-    return ToProto(crescent::Status(ErrorCode::kInvalidKey, "'after' longer than the key limit"),
+    return ToProto(Status(ErrorCode::kInvalidKey, "'after' longer than the key limit"),
                    resp->mutable_status());
   }
   // 0 and anything above the server's ceiling both mean "the ceiling": a reply
@@ -365,12 +370,12 @@ void MasterHandlers::List(ListRequest& req, ListResponse* resp) const {
       master_.List(req.prefix(), limit, max_bytes, &truncated, req.after());
   resp->set_truncated(truncated);
   for (std::string& k : keys) resp->add_keys(std::move(k));
-  ToProto(crescent::Status::Ok(), resp->mutable_status());
+  ToProto(Status::Ok(), resp->mutable_status());
 }
 
 // ---- Stats ----
 
-void MasterHandlers::Stats(Empty&, StatsResponse* resp) const {
+void MasterHandlers::Stats(proto::Empty&, proto::StatsResponse* resp) const {
   master::MasterStats s = master_.Stats();
   resp->set_objects(s.objects);
   resp->set_pending_puts(s.pending_puts);
@@ -387,29 +392,29 @@ void MasterHandlers::Stats(Empty&, StatsResponse* resp) const {
   for (const master::Sample& sample : master::CollectMasterSamples(master_)) {
     counters[sample.name] = sample.value;
   }
-  ToProto(crescent::Status::Ok(), resp->mutable_status());
+  ToProto(Status::Ok(), resp->mutable_status());
 }
 
 // ---- Snapshot ----
 
-void MasterHandlers::Snapshot(Empty&, SnapshotResponse* resp) const {
+void MasterHandlers::Snapshot(proto::Empty&, proto::SnapshotResponse* resp) const {
   if (!options_.request_snapshot) {
-    ToProto(crescent::Status(ErrorCode::kUnsupported,
-                             "this master keeps no snapshots (it was started without --data-dir)"),
+    ToProto(Status(ErrorCode::kUnsupported,
+                   "this master keeps no snapshots (it was started without --data-dir)"),
             resp->mutable_status());
     return;
   }
   resp->set_snapshots_before(master_.counters().snapshots.load(std::memory_order_relaxed));
   options_.request_snapshot();
-  ToProto(crescent::Status::Ok(), resp->mutable_status());
+  ToProto(Status::Ok(), resp->mutable_status());
 }
 
-void MasterHandlers::ControlEndpoints(Empty&, ControlEndpointsResponse* resp) const {
+void MasterHandlers::ControlEndpoints(proto::Empty&, proto::ControlEndpointsResponse* resp) const {
   resp->set_port(control_.port);
   resp->set_unix_socket(control_.unix_socket);
   resp->set_instance(control_.instance);
   resp->set_liveness_port(control_.liveness_port);
-  ToProto(crescent::Status::Ok(), resp->mutable_status());
+  ToProto(Status::Ok(), resp->mutable_status());
 }
 
 }  // namespace crescent::rpc

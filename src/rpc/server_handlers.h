@@ -17,8 +17,8 @@
 #include <cstdint>
 
 #include "master/master_service.h"
-#include "rpc/master.pb.h"
 #include "rpc/master_server.h"
+#include "rpc/messages.pb.h"
 #include "transfer/capability.h"
 
 namespace crescent::rpc {
@@ -29,36 +29,37 @@ class MasterHandlers {
                  const transfer::CapabilitySigner& signer)
       : options_(options), master_(master), signer_(signer) {}
 
-  void MountSegment(MountSegmentRequest& req, MountSegmentResponse* resp) const;
-  void UnmountSegment(UnmountSegmentRequest& req, StatusResponse* resp) const;
-  void Heartbeat(HeartbeatRequest& req, HeartbeatResponse* resp) const;
-  void ListSegments(Empty& req, ListSegmentsResponse* resp) const;
+  void MountSegment(proto::MountSegmentRequest& req, proto::MountSegmentResponse* resp) const;
+  void UnmountSegment(proto::UnmountSegmentRequest& req, proto::StatusResponse* resp) const;
+  void Heartbeat(proto::HeartbeatRequest& req, proto::HeartbeatResponse* resp) const;
+  void ListSegments(proto::Empty& req, proto::ListSegmentsResponse* resp) const;
 
-  void PutStart(PutStartRequest& req, PutStartResponse* resp) const;
-  void PutEnd(PutTokenRequest& req, StatusResponse* resp) const;
-  void PutRevoke(PutTokenRequest& req, StatusResponse* resp) const;
-  void BatchPutStart(BatchPutStartRequest& req, BatchPutStartResponse* resp) const;
-  void BatchPutEnd(BatchPutTokenRequest& req, StatusesResponse* resp) const;
-  void BatchPutRevoke(BatchPutTokenRequest& req, StatusesResponse* resp) const;
+  void PutStart(proto::PutStartRequest& req, proto::PutStartResponse* resp) const;
+  void PutEnd(proto::PutTokenRequest& req, proto::StatusResponse* resp) const;
+  void PutRevoke(proto::PutTokenRequest& req, proto::StatusResponse* resp) const;
+  void BatchPutStart(proto::BatchPutStartRequest& req, proto::BatchPutStartResponse* resp) const;
+  void BatchPutEnd(proto::BatchPutTokenRequest& req, proto::StatusesResponse* resp) const;
+  void BatchPutRevoke(proto::BatchPutTokenRequest& req, proto::StatusesResponse* resp) const;
 
-  void GetReplicaList(KeyRequest& req, ReadResult* resp) const;
-  void BatchGetReplicaList(BatchGetReplicaListRequest& req,
-                           BatchGetReplicaListResponse* resp) const;
-  void Exists(KeyRequest& req, ExistsResponse* resp) const;
-  void BatchExists(KeysRequest& req, BatchExistsResponse* resp) const;
-  void BatchQueryPrefix(KeysRequest& req, BatchQueryPrefixResponse* resp) const;
-  void ReportCorruptReplica(ReportCorruptReplicaRequest& req, StatusResponse* resp) const;
-  void ReportUnreachable(ReportUnreachableRequest& req, StatusResponse* resp) const;
+  void GetReplicaList(proto::KeyRequest& req, proto::ReadResult* resp) const;
+  void BatchGetReplicaList(proto::BatchGetReplicaListRequest& req,
+                           proto::BatchGetReplicaListResponse* resp) const;
+  void Exists(proto::KeyRequest& req, proto::ExistsResponse* resp) const;
+  void BatchExists(proto::KeysRequest& req, proto::BatchExistsResponse* resp) const;
+  void BatchQueryPrefix(proto::KeysRequest& req, proto::BatchQueryPrefixResponse* resp) const;
+  void ReportCorruptReplica(proto::ReportCorruptReplicaRequest& req,
+                            proto::StatusResponse* resp) const;
+  void ReportUnreachable(proto::ReportUnreachableRequest& req, proto::StatusResponse* resp) const;
 
-  void Remove(RemoveRequest& req, StatusResponse* resp) const;
-  void BatchRemove(BatchRemoveRequest& req, StatusesResponse* resp) const;
-  void RemoveByPrefix(RemoveByPrefixRequest& req, CountResponse* resp) const;
-  void RemoveAll(RemoveAllRequest& req, CountResponse* resp) const;
-  void List(ListRequest& req, ListResponse* resp) const;
+  void Remove(proto::RemoveRequest& req, proto::StatusResponse* resp) const;
+  void BatchRemove(proto::BatchRemoveRequest& req, proto::StatusesResponse* resp) const;
+  void RemoveByPrefix(proto::RemoveByPrefixRequest& req, proto::CountResponse* resp) const;
+  void RemoveAll(proto::RemoveAllRequest& req, proto::CountResponse* resp) const;
+  void List(proto::ListRequest& req, proto::ListResponse* resp) const;
 
-  void Stats(Empty& req, StatsResponse* resp) const;
-  void Snapshot(Empty& req, SnapshotResponse* resp) const;
-  void ControlEndpoints(Empty& req, ControlEndpointsResponse* resp) const;
+  void Stats(proto::Empty& req, proto::StatsResponse* resp) const;
+  void Snapshot(proto::Empty& req, proto::SnapshotResponse* resp) const;
+  void ControlEndpoints(proto::Empty& req, proto::ControlEndpointsResponse* resp) const;
 
   // Where the lean control protocol and the Liveness service listen
   // (control_server.h, master_server.h), as the ControlEndpoints RPC answers
@@ -76,19 +77,19 @@ class MasterHandlers {
 
  private:
   // A started put: its token, and its replicas, each with a WRITE capability.
-  void FillPut(const master::PutGrant& grant, PutStartResponse* out) const;
+  void FillPut(const master::PutGrant& grant, proto::PutStartResponse* out) const;
   // BatchPutEnd and BatchPutRevoke: a valid batch with one token per key (and
   // for an end, one checksum per key).
-  crescent::Status CheckTokens(const BatchPutTokenRequest& req, bool end) const;
+  Status CheckTokens(const proto::BatchPutTokenRequest& req, bool end) const;
   // A read result with READ capabilities expiring at the lease end.
-  void FillRead(const master::ReadResult& read, ReadResult* out) const;
-  crescent::Status CheckBatch(const google::protobuf::RepeatedPtrField<std::string>& keys,
-                              bool allow_empty) const;
+  void FillRead(const master::ReadResult& read, proto::ReadResult* out) const;
+  Status CheckBatch(const google::protobuf::RepeatedPtrField<std::string>& keys,
+                    bool allow_empty) const;
   // Refuses a batch whose reply, with up to `replicas` replicas per key (no
   // more than there are segments), could exceed the message limit.
-  crescent::Status CheckReplicaReply(std::string_view rpc,
-                                     const google::protobuf::RepeatedPtrField<std::string>& keys,
-                                     uint64_t replicas) const;
+  Status CheckReplicaReply(std::string_view rpc,
+                           const google::protobuf::RepeatedPtrField<std::string>& keys,
+                           uint64_t replicas) const;
 
   const MasterServerOptions& options_;
   master::MasterService& master_;

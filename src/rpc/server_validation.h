@@ -13,29 +13,28 @@
 
 #include "crescent/status.h"
 #include "rpc/batch_parts.h"
-#include "rpc/master.pb.h"
+#include "rpc/messages.pb.h"
 
 namespace crescent::rpc {
 
 // Segment names and node ids: non-empty, at most this many bytes.
 inline constexpr size_t kMaxNameBytes = 256;
 
-crescent::Status CheckName(std::string_view field, std::string_view value);
+Status CheckName(std::string_view field, std::string_view value);
 // Empty allowed; otherwise as CheckName.
-crescent::Status CheckOptionalName(std::string_view field, std::string_view value);
+Status CheckOptionalName(std::string_view field, std::string_view value);
 
 // Name, owner, endpoint (ParseEndpoint), capacity > 0, tier 0 or 1.
-crescent::Status CheckSegmentSpec(const SegmentSpec& spec);
+Status CheckSegmentSpec(const proto::SegmentSpec& spec);
 
 // At most max_batch keys (and at least one when !allow_empty). What concerns
 // one key (empty, too long) is not checked here: the engine refuses that key
 // alone, and the other keys of the batch still get their answers.
-crescent::Status CheckKeys(const google::protobuf::RepeatedPtrField<std::string>& keys,
-                           uint32_t max_batch, bool allow_empty);
+Status CheckKeys(const google::protobuf::RepeatedPtrField<std::string>& keys, uint32_t max_batch,
+                 bool allow_empty);
 
 // A key (non-empty, at most max_key_length bytes) and a segment id (ids start at 1).
-crescent::Status CheckCorruptReport(const ReportCorruptReplicaRequest& req,
-                                    uint32_t max_key_length);
+Status CheckCorruptReport(const proto::ReportCorruptReplicaRequest& req, uint32_t max_key_length);
 
 // Replies that grow with the request. A batch reply whose every result may
 // carry replicas (BatchPutStart, BatchGetReplicaList) is bounded before the
@@ -49,12 +48,12 @@ uint64_t BatchReplyBound(const google::protobuf::RepeatedPtrField<std::string>& 
                          uint64_t replicas_per_key, uint64_t endpoint_bytes);
 // kInvalidArgument naming `rpc`, the bound and the limit when `bound` (plus
 // kReplyHeadroomBytes) exceeds `max_message_bytes`.
-crescent::Status CheckReplyFits(std::string_view rpc, size_t keys, uint64_t bound,
-                                uint64_t max_message_bytes);
+Status CheckReplyFits(std::string_view rpc, size_t keys, uint64_t bound,
+                      uint64_t max_message_bytes);
 
 // replica_count <= max_replicas, soft_pin_ttl_ms >= 0, name fields bounded,
 // parent_key at most max_key_length.
-crescent::Status CheckPutConfig(const PutConfig& config, uint32_t max_replicas,
-                                uint32_t max_key_length);
+Status CheckPutConfig(const proto::PutConfig& config, uint32_t max_replicas,
+                      uint32_t max_key_length);
 
 }  // namespace crescent::rpc

@@ -21,6 +21,7 @@
 using crescent::ErrorCode;
 using crescent::Status;
 using crescent::fuzz::FuzzInput;
+namespace proto = crescent::proto;
 namespace rpc = crescent::rpc;
 using Keys = google::protobuf::RepeatedPtrField<std::string>;
 
@@ -44,21 +45,21 @@ void CheckVerdict(const Status& s, bool admissible, ErrorCode refusal) {
   }
 }
 
-Status Names(const rpc::UnmountSegmentRequest& req, const Limits&) {
+Status Names(const proto::UnmountSegmentRequest& req, const Limits&) {
   Status s = rpc::CheckName("segment name", req.name());
   if (s.ok()) s = rpc::CheckName("owner node", req.owner_node());
   CheckVerdict(s, NameOk(req.name()) && NameOk(req.owner_node()), ErrorCode::kInvalidArgument);
   return s;
 }
 
-Status Names(const rpc::HeartbeatRequest& req, const Limits&) {
+Status Names(const proto::HeartbeatRequest& req, const Limits&) {
   Status s = rpc::CheckName("node", req.node());
   CheckVerdict(s, NameOk(req.node()), ErrorCode::kInvalidArgument);
   return s;
 }
 
-Status Spec(const rpc::MountSegmentRequest& req, const Limits&) {
-  const rpc::SegmentSpec& spec = req.spec();
+Status Spec(const proto::MountSegmentRequest& req, const Limits&) {
+  const proto::SegmentSpec& spec = req.spec();
   Status s = rpc::CheckSegmentSpec(spec);
   bool admissible = NameOk(spec.name()) && NameOk(spec.owner_node()) && spec.capacity() > 0 &&
                     spec.tier() <= 1 && spec.owner_token() != 0 &&
@@ -75,7 +76,7 @@ Status KeyList(const Keys& keys, const Limits& limits) {
   return s;
 }
 
-Status Config(const rpc::PutConfig& config, const Limits& limits) {
+Status Config(const proto::PutConfig& config, const Limits& limits) {
   Status s = rpc::CheckPutConfig(config, limits.max_replicas, limits.max_key_length);
   bool others_ok = config.replica_count() <= limits.max_replicas && config.soft_pin_ttl_ms() >= 0 &&
                    OptionalNameOk(config.preferred_segment()) &&
@@ -86,11 +87,11 @@ Status Config(const rpc::PutConfig& config, const Limits& limits) {
   return s;
 }
 
-Status Put(const rpc::PutStartRequest& req, const Limits& limits) {
+Status Put(const proto::PutStartRequest& req, const Limits& limits) {
   return Config(req.config(), limits);
 }
 
-Status BatchPut(const rpc::BatchPutStartRequest& req, const Limits& limits) {
+Status BatchPut(const proto::BatchPutStartRequest& req, const Limits& limits) {
   Status s = KeyList(req.keys(), limits);
   return s.ok() ? Config(req.config(), limits) : s;
 }
@@ -130,17 +131,22 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   Limits limits{in.Take<uint8_t>(), in.Take<uint8_t>(), in.Take<uint8_t>() % 8u};
   std::string_view bytes = in.Rest();
   switch (which % 9) {
-    case 0: Run<rpc::MountSegmentRequest>(bytes, limits, &Spec); break;
-    case 1: Run<rpc::UnmountSegmentRequest>(bytes, limits, &Names); break;
-    case 2: Run<rpc::HeartbeatRequest>(bytes, limits, &Names); break;
-    case 3: Run<rpc::PutStartRequest>(bytes, limits, &Put); break;
-    case 4: Run<rpc::BatchPutStartRequest>(bytes, limits, &BatchPut); break;
-    case 5: Run<rpc::BatchPutTokenRequest>(bytes, limits, &Batch<rpc::BatchPutTokenRequest>); break;
-    case 6:
-      Run<rpc::BatchGetReplicaListRequest>(bytes, limits, &Batch<rpc::BatchGetReplicaListRequest>);
+    case 0: Run<proto::MountSegmentRequest>(bytes, limits, &Spec); break;
+    case 1: Run<proto::UnmountSegmentRequest>(bytes, limits, &Names); break;
+    case 2: Run<proto::HeartbeatRequest>(bytes, limits, &Names); break;
+    case 3: Run<proto::PutStartRequest>(bytes, limits, &Put); break;
+    case 4: Run<proto::BatchPutStartRequest>(bytes, limits, &BatchPut); break;
+    case 5:
+      Run<proto::BatchPutTokenRequest>(bytes, limits, &Batch<proto::BatchPutTokenRequest>);
       break;
-    case 7: Run<rpc::KeysRequest>(bytes, limits, &Batch<rpc::KeysRequest>); break;
-    default: Run<rpc::BatchRemoveRequest>(bytes, limits, &Batch<rpc::BatchRemoveRequest>); break;
+    case 6:
+      Run<proto::BatchGetReplicaListRequest>(bytes, limits,
+                                             &Batch<proto::BatchGetReplicaListRequest>);
+      break;
+    case 7: Run<proto::KeysRequest>(bytes, limits, &Batch<proto::KeysRequest>); break;
+    default:
+      Run<proto::BatchRemoveRequest>(bytes, limits, &Batch<proto::BatchRemoveRequest>);
+      break;
   }
   return 0;
 }
