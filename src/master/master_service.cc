@@ -312,10 +312,7 @@ MasterStats MasterService::Stats() const {
   s.pending_puts = pending_count_.load(std::memory_order_relaxed);
   s.capacity_bytes = segments_.capacity();
   s.used_bytes = segments_.used();
-  {
-    std::lock_guard lock(held_mu_);
-    s.held_bytes = held_bytes_;
-  }
+  s.held_bytes = held_.bytes();
   s.bloom_design_keys = bloom_.design_keys();
   s.bloom_estimated_fpr = bloom_.EstimatedFalsePositiveRate();
   s.segments = segments_.mounted_count();

@@ -49,6 +49,7 @@
 #include "crescent/status.h"
 #include "master/bloom_index.h"
 #include "master/durable_frees.h"
+#include "master/held_space.h"
 #include "master/log_record.h"
 #include "master/master_config.h"
 #include "master/master_counters.h"
@@ -547,13 +548,6 @@ class MasterService {
   // The policies' capacities follow their tiers'; policy_mu_ held.
   void SetPolicyCapacitiesLocked();
 
-  struct HeldSpace {
-    TimeMs until;
-    std::vector<ReplicaSlot> slots;  // on mounted segments only
-    uint64_t slot_bytes;             // allocated bytes per slot
-    bool operator>(const HeldSpace& o) const { return until > o.until; }
-  };
-
   void DiscardExpiredPuts(TimeMs now);
   // Returns how many objects went with their last replica.
   size_t DropSegmentReplicas(std::span<const SegmentId> segments);
@@ -714,10 +708,7 @@ class MasterService {
 
   DurableFrees durable_frees_;
 
-  // Guards held_ and held_bytes_; a leaf lock, taken under a shard lock.
-  mutable std::mutex held_mu_;
-  std::priority_queue<HeldSpace, std::vector<HeldSpace>, std::greater<>> held_;
-  uint64_t held_bytes_ = 0;
+  HeldSpace held_;  // fenced space (held_space.h: its lock is a leaf, under a shard lock)
 
   std::mutex pending_mu_;  // guards pending_ and pending_live_; taken under a shard lock
   // FIFO = deadline order (fixed timeout). Ended or revoked puts leave it from the
