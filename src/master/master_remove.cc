@@ -28,12 +28,9 @@ ObjectId MasterService::RemoveLocked(ObjectShard& shard, uint32_t slot) {
     reachable_until = e.lease_until.load(std::memory_order_relaxed);
   } else {
     pending_count_.fetch_sub(1, std::memory_order_relaxed);
-    std::lock_guard plock(pending_mu_);  // leaf lock
-    if (auto it = pending_live_.find(id); it != pending_live_.end()) {
-      reachable_until = it->second.deadline;
-      pending_live_.erase(it);
+    if (std::optional<PendingPuts::LivePut> put = pending_.End(id)) {
+      reachable_until = put->deadline;
     }
-    TrimPendingLocked();
   }
   TimeMs held_until = 0;
   if (reachable_until != 0 && reachable_until + config_.capability_grace_ms > clock_.NowMs()) {

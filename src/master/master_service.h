@@ -55,6 +55,7 @@
 #include "master/master_counters.h"
 #include "master/object_shard.h"
 #include "master/operation_log.h"
+#include "master/pending_puts.h"
 #include "master/replica_copier.h"
 #include "master/segment_table.h"
 #include "master/touch_queue.h"
@@ -323,10 +324,6 @@ class MasterService {
   const Clock& clock() const { return clock_; }
 
  private:
-  struct PendingPut {
-    ObjectId id;
-    TimeMs deadline;
-  };
   struct SoftPinExpiry {
     TimeMs until;
     ObjectId id;
@@ -703,27 +700,12 @@ class MasterService {
   std::atomic<size_t> verification_holds_{0};
   std::priority_queue<SoftPinExpiry, std::vector<SoftPinExpiry>, std::greater<>> soft_expiry_;
 
-  // Pops ended puts off the front of pending_; pending_mu_ must be held.
-  void TrimPendingLocked();
-
   DurableFrees durable_frees_;
 
   HeldSpace held_;  // fenced space (held_space.h: its lock is a leaf, under a shard lock)
 
-  std::mutex pending_mu_;  // guards pending_ and pending_live_; taken under a shard lock
-  // FIFO = deadline order (fixed timeout). Ended or revoked puts leave it from the
-  // front as soon as every older one has ended too, so it holds little more than
-  // the puts in flight even when no maintenance pass runs.
-  std::deque<PendingPut> pending_;
-  // Puts in flight (pending entries) → their chain parent key ("" for none),
-  // the attempt that started them (0: none) and whether they end their write.
-  struct LivePut {
-    std::string parent_key;
-    uint64_t attempt = 0;
-    TimeMs deadline = 0;  // its PendingPut's: when its write capabilities expire
-    bool ends_write = false;
-  };
-  absl::flat_hash_map<ObjectId, LivePut> pending_live_;
+  // Puts in flight (pending_puts.h: its lock is a leaf, under a shard lock).
+  PendingPuts pending_;
 
   // Restore: the records applied, and those skipped. While restoring_, the
   // Bloom filter is left alone (FinishRestore builds it once, for the
