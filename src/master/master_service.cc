@@ -204,7 +204,7 @@ StatusOr<SegmentId> MasterService::MountSegment(const SegmentSpec& spec,
       [&](SegmentId id) {
         // A persistent segment's replicas are not served before it is known
         // whether they are to be verified (a take-over by another process).
-        if (spec.tier == Tier::kPmem) HoldForVerification(held = id);
+        if (spec.tier == Tier::kPmem) verification_.HoldSegment(held = id);
         // A taken-over segment is logged as a mount of its id again: a
         // restore replaces that id's spec (the new endpoint and token).
         LogRecord r;
@@ -216,7 +216,7 @@ StatusOr<SegmentId> MasterService::MountSegment(const SegmentSpec& spec,
       previous);
   counters_.mount.Record(1, mounted.ok() ? 0 : 1);
   if (held != kNoSegment && !(mounted.ok() && mounted->verify && !mounted->repeated)) {
-    ReleaseVerificationHold(held);
+    verification_.ReleaseSegment(held);
   }
   if (!mounted.ok()) return mounted.status();
   if (mounted->repeated) {

@@ -60,6 +60,7 @@
 #include "master/segment_table.h"
 #include "master/touch_queue.h"
 #include "master/types.h"
+#include "master/verification_queue.h"
 
 namespace crescent::master {
 
@@ -491,18 +492,8 @@ class MasterService {
   void NotePmemHitLocked(ObjectId id, TimeMs now);
   void RunPromotions();
   // ---- Verification of a taken-over persistent segment (master_verify.cc) ----
-  struct PendingCheck {
-    std::string key;
-    ReplicaSlot replica;
-    uint64_t size;
-    uint64_t checksum;
-    uint32_t tries = 0;     // checks sent that came back with no verdict
-    bool reported = false;  // a reader's report (ReportCorruptReplica), not a take-over's
-  };
+  using PendingCheck = VerificationQueue::Check;
   static constexpr size_t kVerifyBatch = 256;
-  // Readers' reports waiting for their nodes' checks, at most (one per
-  // replica): a flood of them costs bounded memory.
-  static constexpr size_t kMaxQueuedReports = 1024;
   // Drops `key`'s replica at (segment, offset) that its node found corrupt
   // (`corrupt`, counted) or whose check never got a verdict, if it still
   // belongs to that version of the object (kObjectNotFound if not, changing
@@ -519,24 +510,12 @@ class MasterService {
   static constexpr uint32_t kVerifyTries = 4;
   // Queues every complete object with a replica on `segment` for a check,
   // and keeps each such replica from being served until its check passes;
-  // then lifts the segment's hold (HoldForVerification).
+  // then lifts the segment's hold (taken by MountSegment, under the segment
+  // table's lock, before the segment is visible).
   void EnqueueVerification(SegmentId segment);
-  // A persistent segment about to become visible by a mount: none of its
-  // replicas is served until EnqueueVerification (or ReleaseVerificationHold,
-  // for a mount that is not verified) has run for it. Under the segment
-  // table's lock (verify_mu_ is a leaf).
-  void HoldForVerification(SegmentId segment);
-  void ReleaseVerificationHold(SegmentId segment);
-  void ReleaseVerificationHoldLocked(SegmentId segment);
-  // `c`'s check is over (passed, failed, or given up): its replica is no
-  // longer held.
-  void SettleCheck(const PendingCheck& c);
   // Replica `r` may be read: its segment is mounted and, when that is a
   // taken-over persistent segment, its check has passed.
   bool Servable(const ReplicaSlot& r) const;
-  static std::pair<uint64_t, uint64_t> VerifyKey(const ReplicaSlot& r) {
-    return {uint64_t{r.segment} << 32 | r.alloc_generation, r.offset};
-  }
   // Checks queued objects for up to `budget_ms`; a mismatch drops the replica.
   void RunVerifications(int64_t budget_ms);
   cache::EvictionPolicy& PolicyOf(Tier tier);
@@ -684,20 +663,9 @@ class MasterService {
   std::vector<ObjectId> promote_queue_;               // read twice in the window (policy_mu_)
   std::atomic<ReplicaCopier*> copier_{nullptr};
   std::atomic<bool> stopping_{false};  // BeginShutdown; set before the copier closes
-  // Guards verify_queue_, report_queue_, reported_places_ and the two
-  // below; a leaf lock.
-  mutable std::mutex verify_mu_;
-  std::deque<PendingCheck> verify_queue_;
-  // Readers' reports, checked before verify_queue_; the places (segment,
-  // offset) of those queued or in flight, each reported once at a time.
-  std::deque<PendingCheck> report_queue_;
-  absl::flat_hash_set<std::pair<SegmentId, uint64_t>> reported_places_;
-  // Replicas whose check has not passed (VerifyKey), and segments whose
-  // replicas are all held until they are queued: not served.
-  absl::flat_hash_set<std::pair<uint64_t, uint64_t>> unverified_;
-  std::vector<SegmentId> held_for_verification_;
-  // Their sizes together: 0 (the common case) lets Servable skip verify_mu_.
-  std::atomic<size_t> verification_holds_{0};
+  // Checks waiting for their nodes, and the replicas not served meanwhile
+  // (verification_queue.h: its lock is a leaf).
+  VerificationQueue verification_;
   std::priority_queue<SoftPinExpiry, std::vector<SoftPinExpiry>, std::greater<>> soft_expiry_;
 
   DurableFrees durable_frees_;
