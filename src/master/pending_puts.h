@@ -9,10 +9,11 @@
 // in flight even when no maintenance pass runs. Deadlines are the start time
 // plus a fixed timeout, so start order is deadline order.
 //
-// Thread-safe. Lock order: mu_ is a leaf lock, taken under a shard lock (the
-// caller holds the put's shard lock for Start and End, so that a PutEnd
-// always finds the record of a started put); nothing is called while it is
-// held.
+// Thread-safe. Lock order: mu_ is a leaf lock, taken under a shard lock or
+// under none; nothing is called while it is held. PutStart calls Start()
+// under the put's shard lock, so that a PutEnd that finds the pending entry
+// finds its record too; a remove calls End() under the shard lock, PutEnd
+// after it has let go of it.
 #pragma once
 
 #include <absl/container/flat_hash_map.h>

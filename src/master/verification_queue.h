@@ -15,10 +15,10 @@
 // verdict goes back with Requeue(); one that is over is Settle()d (a
 // take-over's) or decided (a report's).
 //
-// Thread-safe. Lock order: mu_ is a leaf lock; HoldSegment() and
-// ReleaseSegment() are called under the segment table's lock, the rest under
-// none of the master's. Nothing is called while it is held. Servable() skips
-// it when nothing is held (holds() == 0, the common case).
+// Thread-safe. Lock order: mu_ is a leaf lock, taken under a shard lock
+// (Servable(), from reads), under the segment table's lock (HoldSegment(),
+// from a mount), or under none; nothing is called while it is held.
+// Servable() skips it when nothing is held (holds() == 0, the common case).
 #pragma once
 
 #include <absl/container/flat_hash_set.h>
