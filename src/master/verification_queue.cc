@@ -66,8 +66,7 @@ void VerificationQueue::Requeue(std::span<const Place> decided, std::vector<Chec
   for (Check& c : again) (c.reported ? reports_ : take_overs_).push_back(std::move(c));
 }
 
-bool VerificationQueue::Servable(const ReplicaSlot& r) const {
-  if (holds_.load() == 0) return true;
+bool VerificationQueue::NotHeld(const ReplicaSlot& r) const {
   std::lock_guard lock(mu_);
   if (std::find(held_segments_.begin(), held_segments_.end(), r.segment) != held_segments_.end()) {
     return false;

@@ -69,7 +69,7 @@ class VerificationQueue {
   void Requeue(std::span<const Place> decided, std::vector<Check> again);
   // Whether `r` is held neither by its segment nor by its own check (its
   // segment being mounted is the caller's question).
-  bool Servable(const ReplicaSlot& r) const;
+  bool Servable(const ReplicaSlot& r) const { return holds_.load() == 0 || NotHeld(r); }
   // Replicas and segments held.
   uint64_t holds() const { return holds_.load(); }
   // Reports' places queued or in flight.
@@ -80,6 +80,7 @@ class VerificationQueue {
     return {uint64_t{r.segment} << 32 | r.alloc_generation, r.offset};
   }
   void ReleaseSegmentLocked(SegmentId segment);
+  bool NotHeld(const ReplicaSlot& r) const;  // Servable's look under mu_
 
   mutable std::mutex mu_;
   std::deque<Check> take_overs_;                // guarded by mu_
