@@ -273,13 +273,10 @@ void MasterService::WatermarkEvict() {
     const uint64_t capacity = segments_.capacity(tier);
     if (capacity == 0) continue;
     uint64_t used = segments_.used(tier);
-    {
-      // Held space (forced removes under a lease, sources of moves) comes
-      // free by itself soon; evicting live objects for it would lose them for
-      // nothing. (Held space is not split by tier: it counts against each.)
-      std::lock_guard lock(held_mu_);
-      used -= std::min(used, held_bytes_);
-    }
+    // Held space (forced removes under a lease, sources of moves) comes
+    // free by itself soon; evicting live objects for it would lose them for
+    // nothing. (Held space is not split by tier: it counts against each.)
+    used -= std::min(used, held_.bytes());
     used -= std::min(used, durable_frees_.bytes());  // free at the next sync
     const double mark = tier == Tier::kPmem ? config_.pmem_high_watermark : config_.high_watermark;
     if (static_cast<double>(used) < mark * static_cast<double>(capacity)) continue;

@@ -49,28 +49,19 @@ Status MasterService::ReportCorruptReplica(std::string_view key, SegmentId segme
                        "this master cannot have a store node check a replica: the replica of '" +
                            std::string(key) + "' is kept"));
   }
-  {
-    std::lock_guard lock(verify_mu_);
-    const std::pair<SegmentId, uint64_t> place{segment, offset};
-    if (!reported_places_.contains(place)) {
-      if (report_queue_.size() >= kMaxQueuedReports) {
-        return fail(Status(ErrorCode::kUnavailable,
-                           std::to_string(kMaxQueuedReports) +
-                               " corruption reports are waiting for their nodes' checks: the "
-                               "replica of '" +
-                               std::string(key) + "' is kept until a later report"));
-      }
-      reported_places_.insert(place);
-      report_queue_.push_back(std::move(check));
-    }
+  if (!verification_.Report(std::move(check))) {
+    return fail(Status(ErrorCode::kUnavailable,
+                       std::to_string(VerificationQueue::kMaxQueuedReports) +
+                           " corruption reports are waiting for their nodes' checks: the "
+                           "replica of '" +
+                           std::string(key) + "' is kept until a later report"));
   }
   counters_.report_corrupt.Record(1, 0);
   return Status::Ok();
 }
 
 uint64_t MasterService::PendingCorruptionReports() const {
-  std::lock_guard lock(verify_mu_);
-  return reported_places_.size();
+  return verification_.reports();
 }
 
 Status MasterService::DropReplica(std::string_view key, SegmentId segment, uint64_t offset,

@@ -59,12 +59,9 @@ std::optional<PutGrant> MasterService::RepeatedPutLocked(const Located& loc, uin
   if (attempt == 0 || e.state != EntryState::kPending || e.size != size) return std::nullopt;
   const ObjectId id = loc.shard->IdOf(slot);
   PutGrant out;
-  {
-    std::lock_guard plock(pending_mu_);  // leaf lock
-    auto it = pending_live_.find(id);
-    if (it == pending_live_.end() || it->second.attempt != attempt) return std::nullopt;
-    out.deadline = it->second.deadline;
-  }
+  const std::optional<TimeMs> deadline = pending_.DeadlineIfAttempt(id, attempt);
+  if (!deadline) return std::nullopt;
+  out.deadline = *deadline;
   for (size_t i = 0; i < e.num_replicas; ++i) {
     if (auto d = DescribeSlot(e.replica(i), size)) out.replicas.push_back(std::move(*d));
   }
@@ -182,9 +179,7 @@ StatusOr<PutGrant> MasterService::PutStart(std::string_view key, uint64_t size,
     out.token = PutToken(id);
     out.deadline = now + config_.put_timeout_ms;
     // Under the shard lock, so a PutEnd of this key always finds the record.
-    std::lock_guard plock(pending_mu_);  // leaf lock
-    pending_.push_back({id, out.deadline});
-    pending_live_.emplace(id, LivePut{config.parent_key, attempt, out.deadline, config.ends_write});
+    pending_.Start(id, {config.parent_key, attempt, out.deadline, config.ends_write});
     // Counted under the shard lock, as RemoveLocked uncounts under it: a revoke
     // racing this put cannot take the count below zero (it is unsigned).
     pending_count_.fetch_add(1, std::memory_order_relaxed);
@@ -271,15 +266,9 @@ Status MasterService::PutEnd(std::string_view key, uint64_t token, uint64_t chec
   }
   std::string parent_key;
   bool ends_write = false;
-  {
-    std::lock_guard lock(pending_mu_);
-    auto it = pending_live_.find(id);
-    if (it != pending_live_.end()) {
-      parent_key = std::move(it->second.parent_key);
-      ends_write = it->second.ends_write;
-      pending_live_.erase(it);
-    }
-    TrimPendingLocked();
+  if (std::optional<PendingPuts::LivePut> put = pending_.End(id)) {
+    parent_key = std::move(put->parent_key);
+    ends_write = put->ends_write;
   }
   ObjectId parent = cache::kNoParent;
   if (!parent_key.empty()) {
@@ -333,10 +322,7 @@ void MasterService::UndoPutEnd(ObjectShard& shard, ObjectId id) {
 
 LogRecord MasterService::PutEndedRecordLocked(ObjectId id, const ObjectEntry& e) {
   LogRecord r = PutEndedRecord(e);
-  std::lock_guard plock(pending_mu_);  // leaf lock
-  if (auto it = pending_live_.find(id); it != pending_live_.end()) {
-    r.parent_key = it->second.parent_key;
-  }
+  r.parent_key = pending_.ParentKey(id);
   return r;
 }
 
@@ -435,20 +421,12 @@ std::vector<Status> MasterService::BatchPutRevoke(std::span<const std::string> k
                     [&](const std::string& k, uint64_t t) { return PutRevoke(k, t); });
 }
 
-void MasterService::TrimPendingLocked() {
-  while (!pending_.empty() && !pending_live_.contains(pending_.front().id)) pending_.pop_front();
-}
-
 void MasterService::DiscardExpiredPuts(TimeMs now) {
-  // The deque is in deadline order; ended or revoked puts at its front are popped.
+  // Oldest first (deadline order); ended or revoked puts are skipped.
   for (;;) {
-    PendingPut p;
-    {
-      std::lock_guard lock(pending_mu_);
-      TrimPendingLocked();
-      if (pending_.empty()) return;
-      p = pending_.front();
-    }
+    const std::optional<PendingPuts::Due> oldest = pending_.Oldest();
+    if (!oldest) return;
+    const PendingPuts::Due& p = *oldest;
     ObjectShard& shard = ShardOf(p.id);
     bool still_pending;
     {
@@ -461,8 +439,7 @@ void MasterService::DiscardExpiredPuts(TimeMs now) {
         counters_.expired_puts.fetch_add(1, std::memory_order_relaxed);
       }
     }
-    std::lock_guard lock(pending_mu_);
-    if (!pending_.empty() && pending_.front().id == p.id) pending_.pop_front();
+    pending_.PopOldest(p.id);
   }
 }
 

@@ -28,12 +28,9 @@ ObjectId MasterService::RemoveLocked(ObjectShard& shard, uint32_t slot) {
     reachable_until = e.lease_until.load(std::memory_order_relaxed);
   } else {
     pending_count_.fetch_sub(1, std::memory_order_relaxed);
-    std::lock_guard plock(pending_mu_);  // leaf lock
-    if (auto it = pending_live_.find(id); it != pending_live_.end()) {
-      reachable_until = it->second.deadline;
-      pending_live_.erase(it);
+    if (std::optional<PendingPuts::LivePut> put = pending_.End(id)) {
+      reachable_until = put->deadline;
     }
-    TrimPendingLocked();
   }
   TimeMs held_until = 0;
   if (reachable_until != 0 && reachable_until + config_.capability_grace_ms > clock_.NowMs()) {
@@ -60,39 +57,13 @@ void MasterService::Hold(const ObjectEntry& e, TimeMs until) {
 void MasterService::HoldSlots(std::vector<ReplicaSlot> slots, uint64_t size, TimeMs until) {
   std::erase_if(slots, [&](const ReplicaSlot& r) { return !segments_.HasSpace(r.segment); });
   if (slots.empty()) return;
-  HeldSpace h{until, std::move(slots), AllocatedBytes(size)};
-  std::lock_guard lock(held_mu_);  // leaf lock
-  held_bytes_ += h.slot_bytes * h.slots.size();
-  held_.push(std::move(h));
+  held_.Hold(std::move(slots), AllocatedBytes(size), until);
 }
 
-void MasterService::ForgetHeldOn(std::span<const SegmentId> segments) {
-  std::lock_guard lock(held_mu_);
-  std::vector<HeldSpace> kept;
-  while (!held_.empty()) {
-    HeldSpace h = held_.top();
-    held_.pop();
-    const size_t before = h.slots.size();
-    std::erase_if(h.slots, [&](const ReplicaSlot& r) {
-      return std::find(segments.begin(), segments.end(), r.segment) != segments.end();
-    });
-    held_bytes_ -= h.slot_bytes * (before - h.slots.size());
-    if (!h.slots.empty()) kept.push_back(std::move(h));
-  }
-  for (HeldSpace& h : kept) held_.push(std::move(h));
-}
+void MasterService::ForgetHeldOn(std::span<const SegmentId> segments) { held_.ForgetOn(segments); }
 
 void MasterService::ReleaseHeld(TimeMs now) {
-  std::vector<ReplicaSlot> due;
-  {
-    std::lock_guard lock(held_mu_);
-    while (!held_.empty() && held_.top().until <= now) {
-      const HeldSpace& h = held_.top();
-      due.insert(due.end(), h.slots.begin(), h.slots.end());
-      held_bytes_ -= h.slot_bytes * h.slots.size();
-      held_.pop();
-    }
-  }
+  const std::vector<ReplicaSlot> due = held_.TakeDue(now);
   // A slot of a segment unmounted meanwhile is ignored by Free: its space went
   // with that segment's allocator. Held space may have been freed by a record
   // not yet durable (held slots of several sizes: counted as 0 bytes while

@@ -204,7 +204,7 @@ StatusOr<SegmentId> MasterService::MountSegment(const SegmentSpec& spec,
       [&](SegmentId id) {
         // A persistent segment's replicas are not served before it is known
         // whether they are to be verified (a take-over by another process).
-        if (spec.tier == Tier::kPmem) HoldForVerification(held = id);
+        if (spec.tier == Tier::kPmem) verification_.HoldSegment(held = id);
         // A taken-over segment is logged as a mount of its id again: a
         // restore replaces that id's spec (the new endpoint and token).
         LogRecord r;
@@ -216,7 +216,7 @@ StatusOr<SegmentId> MasterService::MountSegment(const SegmentSpec& spec,
       previous);
   counters_.mount.Record(1, mounted.ok() ? 0 : 1);
   if (held != kNoSegment && !(mounted.ok() && mounted->verify && !mounted->repeated)) {
-    ReleaseVerificationHold(held);
+    verification_.ReleaseSegment(held);
   }
   if (!mounted.ok()) return mounted.status();
   if (mounted->repeated) {
@@ -312,10 +312,7 @@ MasterStats MasterService::Stats() const {
   s.pending_puts = pending_count_.load(std::memory_order_relaxed);
   s.capacity_bytes = segments_.capacity();
   s.used_bytes = segments_.used();
-  {
-    std::lock_guard lock(held_mu_);
-    s.held_bytes = held_bytes_;
-  }
+  s.held_bytes = held_.bytes();
   s.bloom_design_keys = bloom_.design_keys();
   s.bloom_estimated_fpr = bloom_.EstimatedFalsePositiveRate();
   s.segments = segments_.mounted_count();

@@ -49,15 +49,18 @@
 #include "crescent/status.h"
 #include "master/bloom_index.h"
 #include "master/durable_frees.h"
+#include "master/held_space.h"
 #include "master/log_record.h"
 #include "master/master_config.h"
 #include "master/master_counters.h"
 #include "master/object_shard.h"
 #include "master/operation_log.h"
+#include "master/pending_puts.h"
 #include "master/replica_copier.h"
 #include "master/segment_table.h"
 #include "master/touch_queue.h"
 #include "master/types.h"
+#include "master/verification_queue.h"
 
 namespace crescent::master {
 
@@ -322,10 +325,6 @@ class MasterService {
   const Clock& clock() const { return clock_; }
 
  private:
-  struct PendingPut {
-    ObjectId id;
-    TimeMs deadline;
-  };
   struct SoftPinExpiry {
     TimeMs until;
     ObjectId id;
@@ -493,18 +492,8 @@ class MasterService {
   void NotePmemHitLocked(ObjectId id, TimeMs now);
   void RunPromotions();
   // ---- Verification of a taken-over persistent segment (master_verify.cc) ----
-  struct PendingCheck {
-    std::string key;
-    ReplicaSlot replica;
-    uint64_t size;
-    uint64_t checksum;
-    uint32_t tries = 0;     // checks sent that came back with no verdict
-    bool reported = false;  // a reader's report (ReportCorruptReplica), not a take-over's
-  };
+  using PendingCheck = VerificationQueue::Check;
   static constexpr size_t kVerifyBatch = 256;
-  // Readers' reports waiting for their nodes' checks, at most (one per
-  // replica): a flood of them costs bounded memory.
-  static constexpr size_t kMaxQueuedReports = 1024;
   // Drops `key`'s replica at (segment, offset) that its node found corrupt
   // (`corrupt`, counted) or whose check never got a verdict, if it still
   // belongs to that version of the object (kObjectNotFound if not, changing
@@ -521,24 +510,12 @@ class MasterService {
   static constexpr uint32_t kVerifyTries = 4;
   // Queues every complete object with a replica on `segment` for a check,
   // and keeps each such replica from being served until its check passes;
-  // then lifts the segment's hold (HoldForVerification).
+  // then lifts the segment's hold (taken by MountSegment, under the segment
+  // table's lock, before the segment is visible).
   void EnqueueVerification(SegmentId segment);
-  // A persistent segment about to become visible by a mount: none of its
-  // replicas is served until EnqueueVerification (or ReleaseVerificationHold,
-  // for a mount that is not verified) has run for it. Under the segment
-  // table's lock (verify_mu_ is a leaf).
-  void HoldForVerification(SegmentId segment);
-  void ReleaseVerificationHold(SegmentId segment);
-  void ReleaseVerificationHoldLocked(SegmentId segment);
-  // `c`'s check is over (passed, failed, or given up): its replica is no
-  // longer held.
-  void SettleCheck(const PendingCheck& c);
   // Replica `r` may be read: its segment is mounted and, when that is a
   // taken-over persistent segment, its check has passed.
   bool Servable(const ReplicaSlot& r) const;
-  static std::pair<uint64_t, uint64_t> VerifyKey(const ReplicaSlot& r) {
-    return {uint64_t{r.segment} << 32 | r.alloc_generation, r.offset};
-  }
   // Checks queued objects for up to `budget_ms`; a mismatch drops the replica.
   void RunVerifications(int64_t budget_ms);
   cache::EvictionPolicy& PolicyOf(Tier tier);
@@ -546,13 +523,6 @@ class MasterService {
   Tier TierOfEntry(const ObjectEntry& e) const;
   // The policies' capacities follow their tiers'; policy_mu_ held.
   void SetPolicyCapacitiesLocked();
-
-  struct HeldSpace {
-    TimeMs until;
-    std::vector<ReplicaSlot> slots;  // on mounted segments only
-    uint64_t slot_bytes;             // allocated bytes per slot
-    bool operator>(const HeldSpace& o) const { return until > o.until; }
-  };
 
   void DiscardExpiredPuts(TimeMs now);
   // Returns how many objects went with their last replica.
@@ -693,46 +663,17 @@ class MasterService {
   std::vector<ObjectId> promote_queue_;               // read twice in the window (policy_mu_)
   std::atomic<ReplicaCopier*> copier_{nullptr};
   std::atomic<bool> stopping_{false};  // BeginShutdown; set before the copier closes
-  // Guards verify_queue_, report_queue_, reported_places_ and the two
-  // below; a leaf lock.
-  mutable std::mutex verify_mu_;
-  std::deque<PendingCheck> verify_queue_;
-  // Readers' reports, checked before verify_queue_; the places (segment,
-  // offset) of those queued or in flight, each reported once at a time.
-  std::deque<PendingCheck> report_queue_;
-  absl::flat_hash_set<std::pair<SegmentId, uint64_t>> reported_places_;
-  // Replicas whose check has not passed (VerifyKey), and segments whose
-  // replicas are all held until they are queued: not served.
-  absl::flat_hash_set<std::pair<uint64_t, uint64_t>> unverified_;
-  std::vector<SegmentId> held_for_verification_;
-  // Their sizes together: 0 (the common case) lets Servable skip verify_mu_.
-  std::atomic<size_t> verification_holds_{0};
+  // Checks waiting for their nodes, and the replicas not served meanwhile
+  // (verification_queue.h: its lock is a leaf).
+  VerificationQueue verification_;
   std::priority_queue<SoftPinExpiry, std::vector<SoftPinExpiry>, std::greater<>> soft_expiry_;
-
-  // Pops ended puts off the front of pending_; pending_mu_ must be held.
-  void TrimPendingLocked();
 
   DurableFrees durable_frees_;
 
-  // Guards held_ and held_bytes_; a leaf lock, taken under a shard lock.
-  mutable std::mutex held_mu_;
-  std::priority_queue<HeldSpace, std::vector<HeldSpace>, std::greater<>> held_;
-  uint64_t held_bytes_ = 0;
+  HeldSpace held_;  // fenced space (held_space.h: its lock is a leaf, under a shard lock)
 
-  std::mutex pending_mu_;  // guards pending_ and pending_live_; taken under a shard lock
-  // FIFO = deadline order (fixed timeout). Ended or revoked puts leave it from the
-  // front as soon as every older one has ended too, so it holds little more than
-  // the puts in flight even when no maintenance pass runs.
-  std::deque<PendingPut> pending_;
-  // Puts in flight (pending entries) → their chain parent key ("" for none),
-  // the attempt that started them (0: none) and whether they end their write.
-  struct LivePut {
-    std::string parent_key;
-    uint64_t attempt = 0;
-    TimeMs deadline = 0;  // its PendingPut's: when its write capabilities expire
-    bool ends_write = false;
-  };
-  absl::flat_hash_map<ObjectId, LivePut> pending_live_;
+  // Puts in flight (pending_puts.h: its lock is a leaf, under a shard lock).
+  PendingPuts pending_;
 
   // Restore: the records applied, and those skipped. While restoring_, the
   // Bloom filter is left alone (FinishRestore builds it once, for the

@@ -28,55 +28,20 @@ void MasterService::EnqueueVerification(SegmentId segment) {
       }
     });
   }
-  std::lock_guard lock(verify_mu_);
-  for (PendingCheck& c : found) {
-    if (unverified_.insert(VerifyKey(c.replica)).second) verification_holds_.fetch_add(1);
-    verify_queue_.push_back(std::move(c));
-  }
-  // Every replica is held on its own now: lift the segment's hold.
-  ReleaseVerificationHoldLocked(segment);
-}
-
-void MasterService::HoldForVerification(SegmentId segment) {
-  std::lock_guard lock(verify_mu_);
-  held_for_verification_.push_back(segment);
-  verification_holds_.fetch_add(1);
-}
-
-void MasterService::ReleaseVerificationHold(SegmentId segment) {
-  std::lock_guard lock(verify_mu_);
-  ReleaseVerificationHoldLocked(segment);
-}
-
-void MasterService::ReleaseVerificationHoldLocked(SegmentId segment) {
-  auto it = std::find(held_for_verification_.begin(), held_for_verification_.end(), segment);
-  if (it == held_for_verification_.end()) return;
-  held_for_verification_.erase(it);
-  verification_holds_.fetch_sub(1);
+  verification_.EnqueueTakeOver(segment, std::move(found));
 }
 
 bool MasterService::Servable(const ReplicaSlot& r) const {
   // The mount's hold is taken before the segment is visible, so a reader
   // that sees it mounted sees the hold too.
   if (!segments_.IsMounted(r.segment)) return false;
-  if (verification_holds_.load() == 0) return true;
-  std::lock_guard lock(verify_mu_);
-  if (std::find(held_for_verification_.begin(), held_for_verification_.end(), r.segment) !=
-      held_for_verification_.end()) {
-    return false;
-  }
-  return !unverified_.contains(VerifyKey(r));
-}
-
-void MasterService::SettleCheck(const PendingCheck& c) {
-  std::lock_guard lock(verify_mu_);
-  if (unverified_.erase(VerifyKey(c.replica)) != 0) verification_holds_.fetch_sub(1);
+  return verification_.Servable(r);
 }
 
 uint64_t MasterService::PendingVerifications() const {
   // Checks not settled yet (queued, or sent and unanswered), and segments
   // whose objects are still being queued: none of those objects is served.
-  return verification_holds_.load();
+  return verification_.holds();
 }
 
 bool MasterService::ApplyVerdict(PendingCheck& c, const Status& verdict) {
@@ -118,21 +83,12 @@ void MasterService::RunVerifications(int64_t budget_ms) {
   // Checks that got no verdict go back in their queue after this pass, so a
   // node that did not answer is asked again at the next one, not at once.
   std::vector<PendingCheck> again;
-  // A report's place leaves reported_places_ with its verdict: a later
-  // report of it is then queued anew.
-  std::vector<std::pair<SegmentId, uint64_t>> decided;
+  // A report's place leaves the queue's reported places with its verdict: a
+  // later report of it is then queued anew.
+  std::vector<VerificationQueue::Place> decided;
   // A stopping engine starts no check (BeginShutdown).
   while (std::chrono::steady_clock::now() < until && !stopping_.load(std::memory_order_acquire)) {
-    std::vector<PendingCheck> batch;
-    {
-      std::lock_guard lock(verify_mu_);
-      for (auto* queue : {&report_queue_, &verify_queue_}) {
-        while (!queue->empty() && batch.size() < kVerifyBatch) {
-          batch.push_back(std::move(queue->front()));
-          queue->pop_front();
-        }
-      }
-    }
+    std::vector<PendingCheck> batch = verification_.TakeBatch(kVerifyBatch);
     if (batch.empty()) break;
     std::vector<ReplicaCheck> checks;
     std::vector<size_t> asked;  // index in batch of each check
@@ -146,7 +102,7 @@ void MasterService::RunVerifications(int64_t budget_ms) {
         if (batch[i].reported) {
           decided.emplace_back(batch[i].replica.segment, batch[i].replica.offset);
         } else {
-          SettleCheck(batch[i]);
+          verification_.Settle(batch[i].replica);
         }
         continue;
       }
@@ -171,16 +127,11 @@ void MasterService::RunVerifications(int64_t budget_ms) {
       } else if (c.reported) {
         decided.emplace_back(c.replica.segment, c.replica.offset);
       } else {
-        SettleCheck(c);  // readable from now on, or dropped
+        verification_.Settle(c.replica);  // readable from now on, or dropped
       }
     }
   }
-  if (again.empty() && decided.empty()) return;
-  std::lock_guard lock(verify_mu_);
-  for (const auto& place : decided) reported_places_.erase(place);
-  for (PendingCheck& c : again) {
-    (c.reported ? report_queue_ : verify_queue_).push_back(std::move(c));
-  }
+  verification_.Requeue(decided, std::move(again));
 }
 
 }  // namespace crescent::master
