@@ -119,9 +119,11 @@ TEST_P(ChecksumTest, BatchAndPrefixReadsVerifyEachValue) {
   ASSERT_NO_FATAL_FAILURE(Corrupt(Replicas("p1")[0]));
 
   // A fresh client: its reads are not copies ahead.
+  // The buffers outlive the client that registered them (its page warmer
+  // may still read them).
+  std::vector<std::vector<std::byte>> bufs(keys.size(), std::vector<std::byte>(30000));
   auto reader = ConnectTo(*cluster_, GetParam());
   ASSERT_NE(reader, nullptr);
-  std::vector<std::vector<std::byte>> bufs(keys.size(), std::vector<std::byte>(30000));
   std::vector<void*> ptrs;
   std::vector<size_t> caps;
   for (auto& b : bufs) {

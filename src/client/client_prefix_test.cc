@@ -37,6 +37,13 @@ class ClientPrefixTest : public ClientClusterTest {
     }
   }
 
+  // The arena is freed before the base fixture's client: unregistered first
+  // (the client's page warmer may still read it).
+  void TearDown() override {
+    if (client_ != nullptr && !arena_.empty()) (void)client_->UnregisterBuffer(arena_.data());
+    ClientClusterTest::TearDown();
+  }
+
   void PutChain() {
     std::vector<std::span<const std::byte>> spans(pages_.begin(), pages_.end());
     for (const Status& s : client_->BatchPut(keys_, spans, {}, /*chain=*/true)) {

@@ -76,6 +76,7 @@ TEST_F(ClusterErrorsTest, GetIntoTooSmallBufferNamesTheSizeNeeded) {
   ASSERT_EQ(got.status().code(), ErrorCode::kBufferTooSmall) << got.status().ToString();
   EXPECT_THAT(got.status().message(), HasSubstr(std::to_string(kSize)));
   ExpectServing("small/after");
+  EXPECT_TRUE(client_->UnregisterBuffer(buf.data()).ok());  // before buf is freed
 }
 
 TEST_F(ClusterErrorsTest, ObjectLargerThanAnySegmentIsRefusedWithoutEvicting) {

@@ -107,6 +107,7 @@ TEST_P(ReplicaFailoverTest, ReadsSurviveKill9OfOneReplicaNode) {
     ASSERT_TRUE(got.ok()) << keys[i] << ": " << got.status().ToString();
     EXPECT_TRUE(got.value() == values[i]) << keys[i];
   }
+  EXPECT_TRUE(client_->UnregisterBuffer(buf.data()).ok());  // before buf is freed
 }
 
 INSTANTIATE_TEST_SUITE_P(Transports, ReplicaFailoverTest, testing::Values(true, false),
