@@ -10,6 +10,8 @@
 #include <cstring>
 #include <vector>
 
+#include "common/host_memory.h"
+
 namespace crescent::transfer {
 
 namespace {

@@ -22,7 +22,6 @@
 #include <string_view>
 
 #include "common/fd.h"
-#include "common/host_memory.h"
 #include "crescent/status.h"
 #include "transfer/capability.h"
 #include "transfer/clock_gate.h"
@@ -39,13 +38,6 @@ namespace crescent::transfer {
 inline constexpr uint64_t kFenceStep = 256 << 10;
 // The next chunk of a transfer with `left` bytes to go.
 inline uint64_t FenceStep(uint64_t left) { return left < kFenceStep ? left : kFenceStep; }
-
-// The memory a new segment could get now (common/host_memory.h).
-using crescent::AvailableMemory;
-using crescent::AvailableSegmentMemory;
-using crescent::CgroupLimit;
-using crescent::CgroupMemoryMax;
-using crescent::ParseMeminfoAvailable;
 
 class SegmentMemory {
  public:

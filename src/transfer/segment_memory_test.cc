@@ -13,6 +13,8 @@
 #include <optional>
 #include <sstream>
 
+#include "common/host_memory.h"
+
 namespace crescent::transfer {
 namespace {
 
