@@ -2,7 +2,7 @@
 // choice and removal, synchronous eviction for a PutStart that cannot allocate,
 // and the watermark round.
 //
-// A round never holds a global lock: each victim is chosen under policy_mu_
+// A round never holds a global lock: each victim is chosen under the policy set's lock
 // (briefly) and removed under its own shard's exclusive lock, which is taken
 // when the policy offers the candidate and held from that decision to the
 // removal. SpareLocked() flushes the object's deferred touch before reading its
@@ -10,7 +10,7 @@
 // reader touches under the shard lock, no read slips between the decision and
 // the removal. A spared candidate simply stays in the policy, with its state
 // (queue, frequency, chain parent) as the policy keeps it. Hard-pinned
-// objects are never in a policy; soft-pinned ones sit in soft_policy_, which is
+// objects are never in a policy; soft-pinned ones sit in the soft policy, which is
 // consulted only when the main policy has nothing evictable left.
 #include <algorithm>
 #include <cassert>
@@ -21,40 +21,37 @@
 
 namespace crescent::master {
 
-void MasterService::FlushTouchesLocked() {
+void MasterService::FlushTouchesLocked(PolicyLock& order) {
   // Touches wait in the queue while a restore fills the policies: an Access
   // before the object is admitted would be lost.
-  if (policies_filling_) return;
-  uint64_t id;
-  while (touch_queue_.Pop(&id)) {
-    ObjectShard& shard = ShardOf(id);
+  if (order.filling()) return;
+  ObjectId id;
+  while (order.PopTouch(&id)) {
+    ObjectShard& shard = objects_.ShardOf(id);
     {
       std::shared_lock lock(shard.mutex());
       ObjectEntry* e = shard.Resolve(id);
       if (e == nullptr || e->state != EntryState::kComplete) continue;
       e->FlushTouch(LeaseMs(e->size));
     }
-    // Access on an id a policy does not hold is a no-op, so all can be told.
-    policy_->Access(id);
-    soft_policy_->Access(id);
-    pmem_policy_->Access(id);
-    NotePmemHitLocked(id, clock_.NowMs());
+    order.Access(id, clock_.NowMs());
   }
 }
 
-void MasterService::SetPolicyCapacitiesLocked() {
-  policy_->SetCapacity(segments_.capacity(Tier::kDram));
-  pmem_policy_->SetCapacity(segments_.capacity(Tier::kPmem));
+void MasterService::SetPolicyCapacities(PolicyLock& order) {
+  order.SetCapacities(segments_.capacity(Tier::kDram), segments_.capacity(Tier::kPmem));
 }
 
-void MasterService::ExpireSoftPinsLocked(TimeMs now) {
-  if (policies_filling_) return;  // the restored soft pins are not all in yet
-  while (!soft_expiry_.empty() && soft_expiry_.top().until <= now) {
-    ObjectId id = soft_expiry_.top().id;
-    soft_expiry_.pop();
-    if (!soft_policy_->Contains(id)) continue;
-    soft_policy_->Remove(id);
-    ObjectShard& shard = ShardOf(id);
+void MasterService::SetPolicyCapacities() {
+  PolicyLock order = policies_.Lock();
+  SetPolicyCapacities(order);
+}
+
+void MasterService::ExpireSoftPinsLocked(PolicyLock& order, TimeMs now) {
+  if (order.filling()) return;  // the restored soft pins are not all in yet
+  while (std::optional<ObjectId> ended = order.PopEndedSoftPin(now)) {
+    const ObjectId id = *ended;
+    ObjectShard& shard = objects_.ShardOf(id);
     uint64_t size = 0;
     uint64_t hash = 0;
     Tier tier = Tier::kDram;
@@ -66,7 +63,7 @@ void MasterService::ExpireSoftPinsLocked(TimeMs now) {
       hash = e->Hash();
       tier = TierOfEntry(*e);
     }
-    PolicyOf(tier).Insert(id, size, {.history = hash});
+    order.Of(tier).Insert(id, size, {.history = hash});
   }
 }
 
@@ -77,7 +74,7 @@ bool MasterService::Reachable(ObjectEntry& e, TimeMs now) {
 
 bool MasterService::SpareLocked(ObjectId id, TimeMs now, VictimLock* victim,
                                 bool unreachable_only) {
-  ObjectShard& shard = ShardOf(id);
+  ObjectShard& shard = objects_.ShardOf(id);
   VictimLock lock(shard.mutex());
   ObjectEntry* e = shard.Resolve(id);
   if (e != nullptr && e->state == EntryState::kComplete) {
@@ -91,25 +88,26 @@ bool MasterService::SpareLocked(ObjectId id, TimeMs now, VictimLock* victim,
   return false;
 }
 
-std::optional<ObjectId> MasterService::PickVictimLocked(TimeMs now, VictimLock* victim, Tier tier,
-                                                        bool* soft, bool unreachable_only) {
+std::optional<ObjectId> MasterService::PickVictimLocked(PolicyLock& order, TimeMs now,
+                                                        VictimLock* victim, Tier tier, bool* soft,
+                                                        bool unreachable_only) {
   cache::SpareFn spare = [&](ObjectId id) {
     return SpareLocked(id, now, victim, unreachable_only);
   };
-  std::optional<ObjectId> v = PolicyOf(tier).Evict(spare);
+  std::optional<ObjectId> v = order.Of(tier).Evict(spare);
   if (soft != nullptr) *soft = false;
   if (!v && tier == Tier::kDram && config_.allow_evict_soft_pinned) {
-    v = soft_policy_->Evict(spare);
+    v = order.soft().Evict(spare);
     if (soft != nullptr) *soft = v.has_value();
   }
   // Every policy evicts the candidate that `spare` declined to keep, and only it.
   assert(v.has_value() == victim->owns_lock());
-  assert(!v || victim->mutex() == &ShardOf(*v).mutex());
+  assert(!v || victim->mutex() == &objects_.ShardOf(*v).mutex());
   return v;
 }
 
 uint64_t MasterService::EvictVictim(ObjectId id, VictimLock lock, EvictionReason reason) {
-  ObjectShard& shard = ShardOf(id);
+  ObjectShard& shard = objects_.ShardOf(id);
   ObjectEntry* e = shard.Resolve(id);
   if (e == nullptr || e->state != EntryState::kComplete) return 0;
   uint64_t bytes = e->size * e->num_replicas;
@@ -131,9 +129,9 @@ uint64_t MasterService::EvictBytes(uint64_t bytes, EvictionReason reason) {
   uint64_t freed = 0;
   bool pmem_first;
   {
-    std::unique_lock lock(policy_mu_);
-    AwaitPoliciesFilledLocked(lock);
-    pmem_first = pmem_policy_->Count() > 0;
+    PolicyLock order = policies_.Lock();
+    order.AwaitFilled();
+    pmem_first = order.pmem().Count() > 0;
   }
   if (pmem_first) freed = EvictFromTier(bytes, reason, Tier::kPmem);
   if (freed < bytes) freed += EvictFromTier(bytes - freed, reason, Tier::kDram);
@@ -159,11 +157,8 @@ uint64_t MasterService::EvictFromTier(uint64_t bytes, EvictionReason reason, Tie
     const uint64_t pmem_free = pmem_cap > pmem_used ? pmem_cap - pmem_used : 0;
     if (pmem_free < bytes) EvictFromTier(bytes - pmem_free, reason, Tier::kPmem);
   }
-  {
-    // A victim is chosen in the restored order only once it is all there.
-    std::unique_lock lock(policy_mu_);
-    AwaitPoliciesFilledLocked(lock);
-  }
+  // A victim is chosen in the restored order only once it is all there.
+  policies_.Lock().AwaitFilled();
   std::vector<TierMove> moves;
   // Bounded: every iteration frees or moves an object, or drops a stale id
   // from the policy; the policy's own spare limit makes PickVictimLocked
@@ -175,25 +170,25 @@ uint64_t MasterService::EvictFromTier(uint64_t bytes, EvictionReason reason, Tie
     VictimLock victim_lock;
     bool soft = false;
     {
-      std::lock_guard lock(policy_mu_);
+      PolicyLock order = policies_.Lock();
       if (first) {
-        FlushTouchesLocked();
-        ExpireSoftPinsLocked(now);
+        FlushTouchesLocked(order);
+        ExpireSoftPinsLocked(order, now);
         first = false;
       }
-      victim = PickVictimLocked(now, &victim_lock, tier, &soft, unreachable_only);
+      victim = PickVictimLocked(order, now, &victim_lock, tier, &soft, unreachable_only);
     }
     if (!victim) break;
     if (tier == Tier::kDram && !soft) {
       // A promoted object: its persistent copy stays, only DRAM's goes.
-      const ObjectEntry* e = ShardOf(*victim).Resolve(*victim);
+      const ObjectEntry* e = objects_.ShardOf(*victim).Resolve(*victim);
       if (e != nullptr && e->num_replicas > 1 && HasCopyOn(*e, Tier::kPmem)) {
         freed += DropDramCopy(*victim, std::move(victim_lock));
         continue;
       }
     }
     if (demote && !soft) {
-      const ObjectEntry* e = ShardOf(*victim).Resolve(*victim);
+      const ObjectEntry* e = objects_.ShardOf(*victim).Resolve(*victim);
       if (e != nullptr) {
         if (std::optional<TierMove> m = PrepareMoveLocked(*victim, *e, Tier::kPmem)) {
           freed += m->size;
@@ -263,12 +258,9 @@ std::vector<ReplicaSlot> MasterService::AllocateWithEviction(uint64_t size,
 void MasterService::WatermarkEvict() {
   // Each tier against its own watermark; the persistent tier first, so that
   // DRAM's victims find room there.
-  {
-    // The maintenance thread does not wait for a restore's policy fill: a
-    // later pass evicts.
-    std::lock_guard lock(policy_mu_);
-    if (policies_filling_) return;
-  }
+  // The maintenance thread does not wait for a restore's policy fill: a
+  // later pass evicts.
+  if (policies_.Lock().filling()) return;
   for (Tier tier : {Tier::kPmem, Tier::kDram}) {
     const uint64_t capacity = segments_.capacity(tier);
     if (capacity == 0) continue;

@@ -30,7 +30,7 @@ Status MasterService::ReportCorruptReplica(std::string_view key, SegmentId segme
   PendingCheck check;
   check.reported = true;
   {
-    Located loc = Locate(key);
+    Located loc = objects_.Locate(key);
     std::shared_lock lock(loc.shard->mutex());
     const uint32_t slot = loc.shard->Find(key, loc.hash);
     if (slot == kNoSlot) return stale();
@@ -69,7 +69,7 @@ Status MasterService::DropReplica(std::string_view key, SegmentId segment, uint6
   const Status stale(ErrorCode::kObjectNotFound,
                      "no replica of this version of '" + std::string(key) + "' at segment " +
                          std::to_string(segment) + " offset " + std::to_string(offset));
-  Located loc = Locate(key);
+  Located loc = objects_.Locate(key);
   ObjectId removed = 0;
   bool last = false;
   uint64_t logged = 0;

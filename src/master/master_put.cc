@@ -87,7 +87,7 @@ StatusOr<PutGrant> MasterService::PutStart(std::string_view key, uint64_t size,
   if (config.soft_pin_ttl_ms < 0) {
     return fail(Status(ErrorCode::kInvalidArgument, "soft pin TTL is negative"));
   }
-  Located loc = Locate(key);
+  Located loc = objects_.Locate(key);
   // Under the shard lock. A complete object with no replica on a mounted
   // segment waits for its node (restored, docs/durability.md; or a detached
   // persistent segment), or is about to be dropped (its segment is being
@@ -182,7 +182,7 @@ StatusOr<PutGrant> MasterService::PutStart(std::string_view key, uint64_t size,
     pending_.Start(id, {config.parent_key, attempt, out.deadline, config.ends_write});
     // Counted under the shard lock, as RemoveLocked uncounts under it: a revoke
     // racing this put cannot take the count below zero (it is unsigned).
-    pending_count_.fetch_add(1, std::memory_order_relaxed);
+    objects_.PendingAdded();
   }
   counters_.put_start.Record(1, 0);
   return out;
@@ -218,7 +218,7 @@ Status MasterService::PutEnd(std::string_view key, uint64_t token, uint64_t chec
     counters_.put_end.Record(1, 1);
     return s;
   }
-  Located loc = Locate(key);
+  Located loc = objects_.Locate(key);
   ObjectId id;
   uint64_t size;
   bool hard_pin;
@@ -252,12 +252,10 @@ Status MasterService::PutEnd(std::string_view key, uint64_t token, uint64_t chec
     if (log_ != nullptr) logged = LogChange(PutEndedRecordLocked(loc.shard->IdOf(slot), e));
     loc.shard->Publish(slot);
     // Under the shard lock, like RemoveLocked's decrement: a remove racing
-    // this PutEnd must not take live_objects_ below zero, or the Bloom filter's
+    // this PutEnd must not take the live count below zero, or the Bloom filter's
     // rebuild would size itself for ~2^64 keys.
-    live_objects_.fetch_add(1, std::memory_order_relaxed);
-    if (e.hard_pin) hard_pinned_.fetch_add(1, std::memory_order_relaxed);
-    pending_count_.fetch_sub(1, std::memory_order_relaxed);
-    bloom_.Add(loc.shard->index(), loc.hash);
+    objects_.Completed(e.hard_pin);
+    objects_.BloomAdd(loc.shard->index(), loc.hash);
     id = loc.shard->IdOf(slot);
     size = e.size * e.num_replicas;
     hard_pin = e.hard_pin;
@@ -272,7 +270,7 @@ Status MasterService::PutEnd(std::string_view key, uint64_t token, uint64_t chec
   }
   ObjectId parent = cache::kNoParent;
   if (!parent_key.empty()) {
-    Located p = Locate(parent_key);
+    Located p = objects_.Locate(parent_key);
     std::shared_lock lock(p.shard->mutex());
     uint32_t slot = p.shard->Find(parent_key, p.hash);
     if (slot != kNoSlot && p.shard->entry(slot).state == EntryState::kComplete) {
@@ -287,13 +285,13 @@ Status MasterService::PutEnd(std::string_view key, uint64_t token, uint64_t chec
                       .tier = tier,
                       .soft_until = soft_until,
                       .info = {.parent = parent, .history = loc.hash, .ends_write = ends_write}};
-    std::lock_guard lock(policy_mu_);
-    if (policies_filling_) {
+    PolicyLock order = policies_.Lock();
+    if (order.filling()) {
       // A restore is still filling the policies: it admits this after them.
-      late_admits_.push_back(a);
+      order.Defer(a);
     } else {
-      FlushTouchesLocked();
-      AdmitLocked(a);
+      FlushTouchesLocked(order);
+      order.Admit(a, clock_.NowMs());
     }
   }
   if (Status s = WaitLogged(logged); !s.ok()) {
@@ -331,7 +329,7 @@ Status MasterService::PutRevoke(std::string_view key, uint64_t token) {
     counters_.put_revoke.Record(1, 1);
     return s;
   }
-  Located loc = Locate(key);
+  Located loc = objects_.Locate(key);
   {
     std::unique_lock lock(loc.shard->mutex());
     StatusOr<uint32_t> found = FindPutLocked(loc, key, token);
@@ -427,7 +425,7 @@ void MasterService::DiscardExpiredPuts(TimeMs now) {
     const std::optional<PendingPuts::Due> oldest = pending_.Oldest();
     if (!oldest) return;
     const PendingPuts::Due& p = *oldest;
-    ObjectShard& shard = ShardOf(p.id);
+    ObjectShard& shard = objects_.ShardOf(p.id);
     bool still_pending;
     {
       std::unique_lock lock(shard.mutex());

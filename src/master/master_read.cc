@@ -9,7 +9,7 @@ namespace crescent::master {
 
 void MasterService::Touch(ObjectShard& shard, uint32_t slot, TimeMs now) {
   ObjectEntry& e = shard.entry(slot);
-  if (e.Touch(now) && !touch_queue_.Push(shard.IdOf(slot))) {
+  if (e.Touch(now) && !policies_.NoteTouch(shard.IdOf(slot))) {
     // The queue is full: fold the touch into the lease here (a decider's step,
     // safe under the shared lock), so the lease holds and the flag is clear. A
     // flag left set would make every later read of the object skip the queue
@@ -42,13 +42,13 @@ StatusOr<ReadResult> MasterService::GetReplicaList(std::string_view key) {
     counters_.get_replica_list.Record(1, 1);
     return s;
   }
-  Located loc = Locate(key);
+  Located loc = objects_.Locate(key);
   auto miss = [&](ErrorCode code, const char* what) -> Status {
     counters_.exact_misses.fetch_add(1, std::memory_order_relaxed);
     counters_.get_replica_list.Record(1, 1);
     return Status(code, "key '" + std::string(key) + "' " + what);
   };
-  if (BloomSaysAbsent(loc.hash)) {
+  if (objects_.BloomSaysAbsent(loc.hash)) {
     counters_.bloom_negatives.fetch_add(1, std::memory_order_relaxed);
     return miss(ErrorCode::kObjectNotFound, "not found");
   }
@@ -85,8 +85,8 @@ StatusOr<bool> MasterService::Exists(std::string_view key) {
     return s;
   }
   counters_.exists.Record(1, 0);
-  Located loc = Locate(key);
-  if (BloomSaysAbsent(loc.hash)) {
+  Located loc = objects_.Locate(key);
+  if (objects_.BloomSaysAbsent(loc.hash)) {
     counters_.bloom_negatives.fetch_add(1, std::memory_order_relaxed);
     counters_.exact_misses.fetch_add(1, std::memory_order_relaxed);
     return false;
@@ -136,8 +136,8 @@ StatusOr<size_t> MasterService::BatchQueryPrefix(std::span<const std::string> ke
   size_t n = 0;
   for (; n < keys.size(); ++n) {
     if (!ValidateKey(keys[n]).ok()) break;  // cannot be stored: the prefix ends here
-    Located loc = Locate(keys[n]);
-    if (BloomSaysAbsent(loc.hash)) {
+    Located loc = objects_.Locate(keys[n]);
+    if (objects_.BloomSaysAbsent(loc.hash)) {
       counters_.bloom_negatives.fetch_add(1, std::memory_order_relaxed);
       break;
     }

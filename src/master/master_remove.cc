@@ -21,13 +21,12 @@ ObjectId MasterService::RemoveLocked(ObjectShard& shard, uint32_t slot) {
   // object have it.
   TimeMs reachable_until = 0;
   if (e.state == EntryState::kComplete) {
-    if (!restoring_) bloom_.Remove(shard.index(), e.Hash());
-    live_objects_.fetch_sub(1, std::memory_order_relaxed);
-    if (e.hard_pin) hard_pinned_.fetch_sub(1, std::memory_order_relaxed);
+    if (!restore_.active) objects_.BloomRemove(shard.index(), e.Hash());
+    objects_.CompleteGone(e.hard_pin);
     e.FlushTouch(LeaseMs(e.size));
     reachable_until = e.lease_until.load(std::memory_order_relaxed);
   } else {
-    pending_count_.fetch_sub(1, std::memory_order_relaxed);
+    objects_.PendingGone();
     if (std::optional<PendingPuts::LivePut> put = pending_.End(id)) {
       reachable_until = put->deadline;
     }
@@ -73,22 +72,13 @@ void MasterService::ReleaseHeld(TimeMs now) {
 
 void MasterService::ForgetInPolicy(std::span<const ObjectId> ids) {
   if (ids.empty()) return;
-  std::lock_guard lock(policy_mu_);
-  if (policies_filling_) {
-    // A restore fills a fresh set meanwhile: they leave it when it comes in.
-    forgotten_while_filling_.insert(forgotten_while_filling_.end(), ids.begin(), ids.end());
-  }
-  for (ObjectId id : ids) {
-    policy_->Remove(id);
-    soft_policy_->Remove(id);
-    pmem_policy_->Remove(id);
-  }
+  policies_.Lock().Forget(ids);
 }
 
 Status MasterService::RemoveOne(std::string_view key, bool force, ObjectId* removed,
                                 uint64_t* logged) {
   if (Status s = ValidateKey(key); !s.ok()) return s;
-  Located loc = Locate(key);
+  Located loc = objects_.Locate(key);
   std::unique_lock lock(loc.shard->mutex());
   uint32_t slot = loc.shard->Find(key, loc.hash);
   if (slot == kNoSlot) {
@@ -149,11 +139,11 @@ StatusOr<size_t> MasterService::RemoveByPrefix(std::string_view prefix, bool for
     counters_.remove.Record(0, 1);
     return Status(ErrorCode::kInvalidKey, "prefix longer than the key limit");
   }
-  EnsureKeyIndexes();  // a restore's are built by its completion; this may not wait
+  objects_.EnsureKeyIndexes();  // a restore's are built by its completion; this may not wait
   size_t count = 0;
   uint64_t logged = 0;
   TimeMs now = clock_.NowMs();
-  for (const auto& shard : shards_) {
+  for (const auto& shard : objects_.shards()) {
     std::vector<ObjectId> removed;
     {
       std::unique_lock lock(shard->mutex());
@@ -186,7 +176,7 @@ size_t MasterService::RemoveAll(bool force) {
 std::vector<std::string> MasterService::List(std::string_view prefix, size_t limit,
                                              uint64_t max_bytes, bool* truncated,
                                              std::string_view after) const {
-  EnsureKeyIndexes();  // a restore's are built by its completion; this may not wait
+  objects_.EnsureKeyIndexes();  // a restore's are built by its completion; this may not wait
   // The answer is the longest run of matching keys, in key order, that fits
   // both bounds. It is gathered in a max-heap that never holds more than the
   // answer plus one key: each shard is walked in key order and left at its
@@ -198,7 +188,7 @@ std::vector<std::string> MasterService::List(std::string_view prefix, size_t lim
   std::vector<std::string> heap;
   uint64_t bytes = 0;
   bool cut = false;
-  for (const auto& shard : shards_) {
+  for (const auto& shard : objects_.shards()) {
     std::shared_lock lock(shard->mutex());
     auto take = [&](uint32_t slot) {
       // One waiting for its node (restored, or on a detached persistent
@@ -236,7 +226,8 @@ std::vector<std::string> MasterService::List(std::string_view prefix, size_t lim
 size_t MasterService::SweepReplicas(const std::function<bool(SegmentId)>& keep_segment,
                                     const std::function<void(const ObjectEntry&)>& kept) {
   size_t total = 0;
-  for (const auto& shard : shards_) total += SweepShardReplicas(*shard, keep_segment, kept);
+  for (const auto& shard : objects_.shards())
+    total += SweepShardReplicas(*shard, keep_segment, kept);
   return total;
 }
 

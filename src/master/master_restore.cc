@@ -29,24 +29,24 @@ namespace crescent::master {
 void MasterService::ReserveForRestore(uint64_t objects) {
   // Keys spread over the shards by hash: a sixteenth more than the mean
   // leaves room for the spread (a few hundred keys at 10M).
-  const uint64_t per_shard = objects / shards_.size();
-  for (const auto& shard : shards_) {
+  const uint64_t per_shard = objects / objects_.shard_count();
+  for (const auto& shard : objects_.shards()) {
     std::unique_lock lock(shard->mutex());
     shard->Reserve(per_shard + per_shard / 16 + 16);
   }
 }
 
 void MasterService::BeginRestore() {
-  if (restoring_) return;
-  restoring_ = true;
-  restore_completed_.store(false, std::memory_order_release);
+  if (restore_.active) return;
+  restore_.active = true;
+  restore_.completed.store(false, std::memory_order_release);
   // Restored keys reach the filter only at the completion; until then it
   // would answer no for them.
-  bloom_ready_.store(false, std::memory_order_release);
-  restore_chains_.resize(shards_.size());
+  objects_.SuspendBloom();
+  restore_.chains.resize(objects_.shard_count());
   // The key indexes are built once, sorted, at the completion; the entries'
   // blocks come from the arena until FinishRestore.
-  for (const auto& shard : shards_) {
+  for (const auto& shard : objects_.shards()) {
     std::unique_lock lock(shard->mutex());
     shard->DeferKeyIndex();
     shard->UseBlockArena(true);
@@ -63,10 +63,7 @@ void MasterService::ApplySegmentRecord(const LogRecord& r) {
 }
 
 void MasterService::AddRestoredTally(const RestoreTally& t) {
-  // (A remove during the restore subtracts at once: the unsigned sum comes
-  // right once every tally is added.)
-  live_objects_.fetch_add(t.live, std::memory_order_relaxed);
-  hard_pinned_.fetch_add(t.hard_pinned, std::memory_order_relaxed);
+  objects_.AddRestored(t.live, t.hard_pinned);
 }
 
 bool MasterService::ApplyObjectRecord(const LogRecord& r, const Located& loc, RestoredPut* admit,
@@ -106,7 +103,7 @@ bool MasterService::ApplyObjectRecord(const LogRecord& r, const Located& loc, Re
                     .bytes = r.size * r.replicas.size(),
                     .tier = static_cast<uint8_t>(TierOfEntry(e))};
           if (!r.parent_key.empty()) {
-            RestoredChains& chains = restore_chains_[shard.index()];
+            RestoreState::Chains& chains = restore_.chains[shard.index()];
             chains.child.push_back(admit->id);
             chains.keys += r.parent_key;
             chains.key_end.push_back(chains.keys.size());
@@ -150,14 +147,14 @@ void MasterService::AdmitRestored(const RestoredPut& p, uint64_t history, TimeMs
 
 void MasterService::ApplyRestored(const LogRecord& r) {
   BeginRestore();
-  ++restore_records_;
+  ++restore_.records;
   if (r.type == LogRecordType::kSegmentMounted || r.type == LogRecordType::kSegmentUnmounted) {
     ApplySegmentRecord(r);
     return;
   }
   RestoredPut admit;
   RestoreTally tally;
-  const Located loc = Locate(r.key);
+  const Located loc = objects_.Locate(r.key);
   bool applied;
   {
     std::unique_lock lock(loc.shard->mutex());
@@ -165,23 +162,23 @@ void MasterService::ApplyRestored(const LogRecord& r) {
   }
   AddRestoredTally(tally);
   if (!applied) {
-    ++restore_skipped_;
+    ++restore_.skipped;
     return;
   }
   if (admit.id == cache::kNoParent) return;
-  if (restore_admits_.empty() || restore_admits_.back().size() >= 4096) {
-    restore_admits_.emplace_back().reserve(4096);
+  if (restore_.admits.empty() || restore_.admits.back().size() >= 4096) {
+    restore_.admits.emplace_back().reserve(4096);
   }
-  restore_admits_.back().push_back(admit);
-  ++restore_admit_count_;
+  restore_.admits.back().push_back(admit);
+  ++restore_.admit_count;
 }
 
 MasterService::RestoreSummary MasterService::FinishRestore(int64_t grace_ms,
                                                            bool complete_in_background) {
   RestoreSummary out;
-  out.records = restore_records_;
-  restore_scratch_ = {};
-  for (const auto& shard : shards_) {
+  out.records = restore_.records;
+  restore_.scratch = {};
+  for (const auto& shard : objects_.shards()) {
     std::unique_lock lock(shard->mutex());
     shard->UseBlockArena(false);
   }
@@ -191,16 +188,16 @@ MasterService::RestoreSummary MasterService::FinishRestore(int64_t grace_ms,
   // allocators from them (RebuildRestoredAllocators). From here on a Free on
   // a restored segment is kept for its rebuilt allocator.
   // (A second call, with the restore already ended, only sweeps.)
-  const bool ending = restoring_;
+  const bool ending = restore_.active;
   absl::flat_hash_set<SegmentId> restored;
   for (SegmentId id : segments_.RestoredIds()) {
     restored.insert(id);
     if (ending) segments_.DeferAllocator(id);
   }
-  std::vector<std::vector<RestoredRegion>> shard_regions(shards_.size());
+  std::vector<std::vector<RestoreState::Region>> shard_regions(objects_.shard_count());
   std::atomic<uint64_t> dropped{0};
-  ForEachShardInParallel([&](ObjectShard& shard) {
-    std::vector<RestoredRegion>& mine = shard_regions[shard.index()];
+  objects_.ForEachShardInParallel([&](ObjectShard& shard) {
+    std::vector<RestoreState::Region>& mine = shard_regions[shard.index()];
     if (ending) {
       std::shared_lock lock(shard.mutex());
       mine.reserve(shard.size());  // one replica each, mostly: no regrowth
@@ -221,45 +218,27 @@ MasterService::RestoreSummary MasterService::FinishRestore(int64_t grace_ms,
   });
   out.dropped_unmounted = dropped.load(std::memory_order_relaxed);
   if (ending) {
-    std::lock_guard lock(restore_regions_mu_);
-    restore_regions_ = std::move(shard_regions);
+    std::lock_guard lock(restore_.regions_mu);
+    restore_.regions = std::move(shard_regions);
   }
   segments_.FinishRestore(clock_.NowMs() + grace_ms);
   if (ending) {
     // What is left is built while the engine serves (master_restore_complete.cc).
-    restoring_ = false;
-    {
-      std::lock_guard lock(policy_mu_);
-      policies_filling_ = true;
-    }
-    key_indexes_pending_.store(true, std::memory_order_release);
+    restore_.active = false;
+    policies_.Lock().BeginFill();
+    objects_.KeyIndexesDeferred();
   }
-  out.objects = live_objects_.load(std::memory_order_relaxed);
+  out.objects = objects_.live();
   out.segments = segments_.restored_count();
-  out.skipped = restore_skipped_;
+  out.skipped = restore_.skipped;
   counters_.restored_objects.store(out.objects, std::memory_order_relaxed);
   counters_.restored_segments.store(out.segments, std::memory_order_relaxed);
   counters_.restore_dropped_unmounted.fetch_add(out.dropped_unmounted, std::memory_order_relaxed);
   if (ending && complete_in_background) {
-    if (restore_thread_.joinable()) restore_thread_.join();  // an earlier restore's
-    restore_thread_ = std::thread([this] { CompleteRestore(); });
+    if (restore_.thread.joinable()) restore_.thread.join();  // an earlier restore's
+    restore_.thread = std::thread([this] { CompleteRestore(); });
   }
   return out;
-}
-
-void MasterService::ForEachShardInParallel(const std::function<void(ObjectShard&)>& fn) const {
-  std::atomic<size_t> next{0};
-  auto work = [&] {
-    for (size_t i; (i = next.fetch_add(1, std::memory_order_relaxed)) < shards_.size();) {
-      fn(*shards_[i]);
-    }
-  };
-  const size_t threads =
-      std::min<size_t>(std::max(1u, std::thread::hardware_concurrency()), shards_.size());
-  std::vector<std::thread> helpers;
-  for (size_t t = 1; t < threads; ++t) helpers.emplace_back(work);
-  work();
-  for (std::thread& h : helpers) h.join();
 }
 
 void MasterService::ExpireRestoredSegments() {

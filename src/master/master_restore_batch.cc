@@ -22,12 +22,12 @@ namespace crescent::master {
 
 void MasterService::ApplyRestoredBatch(std::span<const LogRecord> records) {
   BeginRestore();
-  restore_records_ += records.size();
+  restore_.records += records.size();
   // Each shard's object records, in record order, and their key hashes.
   constexpr uint32_t kNoShard = ~uint32_t{0};
-  RestoreBatchScratch& scratch = restore_scratch_;
-  scratch.by_shard.resize(shards_.size());
-  scratch.admit.resize(shards_.size());
+  RestoreState::BatchScratch& scratch = restore_.scratch;
+  scratch.by_shard.resize(objects_.shard_count());
+  scratch.admit.resize(objects_.shard_count());
   for (std::vector<uint32_t>& list : scratch.by_shard) list.clear();
   scratch.hashes.resize(records.size());
   scratch.shard_of.resize(records.size());
@@ -38,13 +38,13 @@ void MasterService::ApplyRestoredBatch(std::span<const LogRecord> records) {
       scratch.shard_of[i] = kNoShard;
       continue;
     }
-    const Located loc = Locate(r.key);
+    const Located loc = objects_.Locate(r.key);
     scratch.hashes[i] = loc.hash;
     scratch.shard_of[i] = loc.shard->index();
     scratch.by_shard[loc.shard->index()].push_back(i);
   }
   std::atomic<uint64_t> skipped{0};
-  ForEachShardInParallel([&](ObjectShard& shard) {
+  objects_.ForEachShardInParallel([&](ObjectShard& shard) {
     uint64_t not_applied = 0;
     RestoreTally tally;
     const std::vector<uint32_t>& mine = scratch.by_shard[shard.index()];
@@ -75,21 +75,21 @@ void MasterService::ApplyRestoredBatch(std::span<const LogRecord> records) {
     AddRestoredTally(tally);
     skipped.fetch_add(not_applied, std::memory_order_relaxed);
   });
-  restore_skipped_ += skipped.load(std::memory_order_relaxed);
+  restore_.skipped += skipped.load(std::memory_order_relaxed);
   // The batch's puts join the admissions in record order: each shard's list
   // is in its records' order, so record i's is the next of its shard's.
   // Whether each is still live is asked when the policies are filled
   // (master_restore_complete.cc).
-  std::vector<RestoredPut>& chunk = restore_admits_.emplace_back();
+  std::vector<RestoredPut>& chunk = restore_.admits.emplace_back();
   chunk.reserve(records.size());
-  scratch.merged.assign(shards_.size(), 0);
+  scratch.merged.assign(objects_.shard_count(), 0);
   for (uint32_t i = 0; i < records.size(); ++i) {
     const uint32_t s = scratch.shard_of[i];
     if (s == kNoShard) continue;
     const RestoredPut& p = scratch.admit[s][scratch.merged[s]++];
     if (p.id != cache::kNoParent) chunk.push_back(p);
   }
-  restore_admit_count_ += chunk.size();
+  restore_.admit_count += chunk.size();
 }
 
 }  // namespace crescent::master

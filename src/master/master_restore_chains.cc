@@ -27,40 +27,33 @@
 
 namespace crescent::master {
 
-ObjectId MasterService::ParentInPoliciesLocked(ObjectId id) const {
-  for (const cache::EvictionPolicy* p : {policy_.get(), soft_policy_.get(), pmem_policy_.get()}) {
-    if (const ObjectId parent = p->ParentOf(id); parent != cache::kNoParent) return parent;
-  }
-  return cache::kNoParent;
-}
-
 void MasterService::LinkRestoredChains(Policies& policies) {
-  if (restore_chains_.empty()) return;
+  if (restore_.chains.empty()) return;
   // Parent keys to ids, each shard's list on one of the cores, one shard lock
   // at a time.
-  std::vector<std::vector<std::pair<ObjectId, ObjectId>>> links(shards_.size());
-  ForEachShardInParallel([&](ObjectShard& shard) {
-    RestoredChains& chains = restore_chains_[shard.index()];
+  std::vector<std::vector<std::pair<ObjectId, ObjectId>>> links(objects_.shard_count());
+  objects_.ForEachShardInParallel([&](ObjectShard& shard) {
+    RestoreState::Chains& chains = restore_.chains[shard.index()];
     std::vector<std::pair<ObjectId, ObjectId>>& out = links[shard.index()];
     out.reserve(chains.child.size());
     uint64_t begin = 0;
     for (size_t i = 0; i < chains.child.size(); ++i) {
       const std::string_view key(chains.keys.data() + begin, chains.key_end[i] - begin);
       begin = chains.key_end[i];
-      const Located p = Locate(key);
+      const Located p = objects_.Locate(key);
       std::shared_lock lock(p.shard->mutex());
       const uint32_t slot = p.shard->Find(key, p.hash);
       if (slot != kNoSlot) out.emplace_back(chains.child[i], p.shard->IdOf(slot));
     }
     chains = {};
   });
-  restore_chains_.clear();
+  restore_.chains.clear();
   // Union-find over the links made: up[shard][slot] is an ancestor of that
   // object (kNoParent: it is a root). Each child is linked at most once and
   // has no parent before, so it is a root: the link closes a cycle exactly
   // when the parent's root is the child.
-  std::vector<std::vector<ObjectId>> up(shards_.size());
-  for (const auto& shard : shards_) {
+  std::vector<std::vector<ObjectId>> up(objects_.shard_count());
+  for (const auto& shard : objects_.shards()) {
     std::shared_lock lock(shard->mutex());
     up[shard->index()].assign(shard->slots(), cache::kNoParent);
   }

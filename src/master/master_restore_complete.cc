@@ -7,17 +7,17 @@
 // each part has a stand-in that keeps every answer right until it is built:
 //
 //  - The policies, filled in record order (the eviction order), then their
-//    chain links: a fresh set, built without policy_mu_ and swapped in under
-//    it. While policies_filling_ (policy_mu_) the engine's own set stays
-//    empty: a PutEnd leaves its admission in late_admits_, admitted after
-//    every restored object, in order, as if it came after them; an eviction
-//    (for a put) and a snapshot wait for the swap on policies_filled_cv_; a
+//    chain links: a fresh set, built without the policy set's lock and
+//    swapped in under it (PolicySet::BeginFill, EndFill). Meanwhile the
+//    engine's own set stays empty: a PutEnd's admission is deferred, and
+//    admitted after every restored object, in order, as if it came after
+//    them; an eviction (for a put) and a snapshot wait for the swap; a
 //    maintenance pass skips eviction, touch flushes and soft-pin expiry
 //    (touches stay queued). A restored object is admitted only if it is
 //    still live when its turn comes (its shard's lock). A remove frees the
-//    entry under the shard lock and then forgets the id under policy_mu_,
-//    which while filling also notes it in forgotten_while_filling_: an object
-//    removed meanwhile is either skipped by the fill or forgotten at the swap.
+//    entry under the shard lock and then forgets the id in the policy set,
+//    which while filling also notes it: an object removed meanwhile is
+//    either skipped by the fill or forgotten at the swap.
 //  - Each shard's key index, built from its keys sorted (ObjectShard::
 //    BuildKeyIndex) under the shard's exclusive lock. A list or prefix remove
 //    first builds those still missing itself (EnsureKeyIndexes), so it never
@@ -35,22 +35,9 @@
 
 namespace crescent::master {
 
-void MasterService::AdmitLocked(const Admission& a) {
-  if (a.soft_until > clock_.NowMs()) {
-    soft_policy_->Insert(a.id, a.size, {.parent = a.info.parent, .history = a.info.history});
-    soft_expiry_.push({a.soft_until, a.id});
-  } else {
-    PolicyOf(a.tier).Insert(a.id, a.size, a.info);
-  }
-}
-
-void MasterService::AwaitPoliciesFilledLocked(std::unique_lock<std::mutex>& lock) {
-  policies_filled_cv_.wait(lock, [this] { return !policies_filling_; });
-}
-
 void MasterService::CompleteRestore() {
-  std::lock_guard once(restore_done_mu_);
-  if (restore_completed_.load(std::memory_order_acquire)) return;
+  std::lock_guard once(restore_.done_mu);
+  if (restore_.completed.load(std::memory_order_acquire)) return;
   const auto start = std::chrono::steady_clock::now();
   auto mark = [&](std::atomic<uint64_t>& done_us) {
     done_us.store(static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(
@@ -58,7 +45,7 @@ void MasterService::CompleteRestore() {
                                             .count()),
                   std::memory_order_relaxed);
   };
-  auto stopped = [this] { return restore_stop_.load(std::memory_order_relaxed); };
+  auto stopped = [this] { return restore_.stop.load(std::memory_order_relaxed); };
   // Three chains side by side, which share nothing but the shards' locks:
   // the allocators (a put into a restored segment waits for its one); the
   // policies (eviction waits for them); the key indexes, then the Bloom
@@ -73,49 +60,51 @@ void MasterService::CompleteRestore() {
     if (!stopped()) FillRestoredPolicies();
     mark(counters_.restore_policies_done_us);
   });
-  if (!stopped()) EnsureKeyIndexes();
+  if (!stopped()) objects_.EnsureKeyIndexes();
   mark(counters_.restore_key_indexes_done_us);
   if (!stopped()) BuildRestoredBloom();
   mark(counters_.restore_bloom_done_us);
   allocators.join();
   policies.join();
   mark(counters_.restore_completion_us);
-  restore_completed_.store(true, std::memory_order_release);
-  restore_done_cv_.notify_all();
+  restore_.completed.store(true, std::memory_order_release);
+  restore_.done_cv.notify_all();
 }
 
 void MasterService::AwaitRestoreCompleted() {
-  std::unique_lock lock(restore_done_mu_);
-  restore_done_cv_.wait(lock, [this] { return RestoreCompleted(); });
+  std::unique_lock lock(restore_.done_mu);
+  restore_.done_cv.wait(lock, [this] { return RestoreCompleted(); });
 }
 
 void MasterService::RebuildRestoredAllocators() {
-  std::lock_guard lock(restore_regions_mu_);
-  if (restore_regions_.empty()) return;
+  std::lock_guard lock(restore_.regions_mu);
+  if (restore_.regions.empty()) return;
   // Each shard's list sorted by segment, then offset, shards in parallel;
   // then each segment's part of every list merged, in offset order, for its
   // allocator (OffsetAllocator::Rebuild sorts nothing it is given sorted).
-  auto before = [](const RestoredRegion& a, const RestoredRegion& b) {
+  auto before = [](const RestoreState::Region& a, const RestoreState::Region& b) {
     return a.segment != b.segment ? a.segment < b.segment
                                   : a.region.allocation.offset < b.region.allocation.offset;
   };
-  ForEachShardInParallel([&](ObjectShard& shard) {
-    std::vector<RestoredRegion>& mine = restore_regions_[shard.index()];
+  objects_.ForEachShardInParallel([&](ObjectShard& shard) {
+    std::vector<RestoreState::Region>& mine = restore_.regions[shard.index()];
     std::sort(mine.begin(), mine.end(), before);
   });
   std::vector<SegmentId> conflicting;
   for (SegmentId id : segments_.DeferredIds()) {
     // Each shard's run of this segment; a heap of their heads by offset.
     struct Run {
-      const RestoredRegion* at;
-      const RestoredRegion* end;
+      const RestoreState::Region* at;
+      const RestoreState::Region* end;
     };
     std::vector<Run> runs;
     size_t total = 0;
-    for (const std::vector<RestoredRegion>& mine : restore_regions_) {
-      auto [lo, hi] = std::equal_range(
-          mine.begin(), mine.end(), RestoredRegion{id, {}},
-          [](const RestoredRegion& a, const RestoredRegion& b) { return a.segment < b.segment; });
+    for (const std::vector<RestoreState::Region>& mine : restore_.regions) {
+      auto [lo, hi] =
+          std::equal_range(mine.begin(), mine.end(), RestoreState::Region{id, {}},
+                           [](const RestoreState::Region& a, const RestoreState::Region& b) {
+                             return a.segment < b.segment;
+                           });
       if (lo == hi) continue;
       runs.push_back({&*lo, &*lo + (hi - lo)});
       total += static_cast<size_t>(hi - lo);
@@ -141,32 +130,31 @@ void MasterService::RebuildRestoredAllocators() {
     const Status s = segments_.RebuildAllocator(id, std::move(used));
     if (s.code() == ErrorCode::kCorruptData) conflicting.push_back(id);
   }
-  restore_regions_ = {};
+  restore_.regions = {};
   if (conflicting.empty()) return;
   // Logged, so that the next restore does not bring the segment back.
   for (SegmentId id : conflicting) segments_.DropUnrebuildable(id);
   LogUnmounts(conflicting);
   counters_.restore_dropped_conflict.fetch_add(DropSegmentReplicas(conflicting),
                                                std::memory_order_relaxed);
-  std::lock_guard policy_lock(policy_mu_);
-  SetPolicyCapacitiesLocked();
+  SetPolicyCapacities();
 }
 
 void MasterService::FillRestoredPolicies() {
-  // A fresh set, filled without policy_mu_ (the engine's set stays empty
+  // A fresh set, filled without the policy set's lock (the engine's set stays empty
   // meanwhile: nothing is admitted to it and nothing evicts from it).
-  Policies fresh = MakePolicies(config_).value();  // Create made these already
-  fresh.main->Reserve(restore_admit_count_);
+  Policies fresh = PolicySet::Make(config_).value();  // Create made these already
+  fresh.main->Reserve(restore_.admit_count);
   std::vector<SoftPinExpiry> soft_expiry;
   // The policy's index is far larger than the caches at millions of objects:
   // its slots for the next few inserts are loaded while this one goes in.
   constexpr size_t kAhead = 8;
-  for (std::vector<RestoredPut>& admits : restore_admits_) {
-    if (restore_stop_.load(std::memory_order_relaxed)) break;
+  for (std::vector<RestoredPut>& admits : restore_.admits) {
+    if (restore_.stop.load(std::memory_order_relaxed)) break;
     for (size_t i = 0; i < admits.size(); ++i) {
       if (i + kAhead < admits.size()) fresh.main->PrefetchInsert(admits[i + kAhead].id);
       const RestoredPut& p = admits[i];
-      ObjectShard& shard = ShardOf(p.id);
+      ObjectShard& shard = objects_.ShardOf(p.id);
       // Still live: then its entry holds the key (whose hash the policy's
       // history takes) and the soft-pin end the restore gave it.
       uint64_t history;
@@ -186,64 +174,27 @@ void MasterService::FillRestoredPolicies() {
     }
     admits = {};  // each chunk's memory goes as soon as it is admitted
   }
-  restore_admits_ = {};
-  restore_admit_count_ = 0;
-  if (!restore_stop_.load(std::memory_order_relaxed)) LinkRestoredChains(fresh);
-  {
-    std::lock_guard lock(policy_mu_);
-    policy_ = std::move(fresh.main);
-    soft_policy_ = std::move(fresh.soft);
-    pmem_policy_ = std::move(fresh.pmem);
-    for (const SoftPinExpiry& e : soft_expiry) soft_expiry_.push(e);
-    SetPolicyCapacitiesLocked();
-    // Objects removed after their liveness was checked above.
-    for (ObjectId id : forgotten_while_filling_) {
-      policy_->Remove(id);
-      soft_policy_->Remove(id);
-      pmem_policy_->Remove(id);
-    }
-    forgotten_while_filling_ = {};
-    JoinPmemPolicyLocked(moved_while_filling_);
-    moved_while_filling_ = {};
-    for (const Admission& a : late_admits_) {
-      ObjectShard& shard = ShardOf(a.id);
-      std::shared_lock s(shard.mutex());
-      const ObjectEntry* e = shard.Resolve(a.id);
-      if (e == nullptr || e->state != EntryState::kComplete) continue;
-      s.unlock();
-      AdmitLocked(a);
-    }
-    late_admits_ = {};
-    policies_filling_ = false;
-    FlushTouchesLocked();
-  }
-  policies_filled_cv_.notify_all();
-}
-
-void MasterService::EnsureKeyIndexes() const {
-  if (!key_indexes_pending_.load(std::memory_order_acquire)) return;
-  ForEachShardInParallel([](ObjectShard& shard) {
-    std::unique_lock lock(shard.mutex());
-    if (shard.key_index_deferred()) shard.BuildKeyIndex();
-  });
-  key_indexes_pending_.store(false, std::memory_order_release);
+  restore_.admits = {};
+  restore_.admit_count = 0;
+  if (!restore_.stop.load(std::memory_order_relaxed)) LinkRestoredChains(fresh);
+  // Swapped in; then what came meanwhile is replayed on it (objects removed
+  // after the walk above found them live, tier moves, PutEnds' admissions).
+  PolicyLock order = policies_.Lock();
+  order.EndFill(
+      std::move(fresh), soft_expiry, segments_.capacity(Tier::kDram),
+      segments_.capacity(Tier::kPmem),
+      [&](ObjectId id) {
+        ObjectShard& shard = objects_.ShardOf(id);
+        std::shared_lock s(shard.mutex());
+        const ObjectEntry* e = shard.Resolve(id);
+        return e != nullptr && e->state == EntryState::kComplete;
+      },
+      clock_.NowMs());
+  FlushTouchesLocked(order);
 }
 
 void MasterService::BuildRestoredBloom() {
-  if (bloom_ready_.load(std::memory_order_acquire)) return;
-  {
-    std::lock_guard rebuild(rebuild_mu_);
-    bloom_.BeginRebuild(std::max<uint64_t>(2 * live_objects_.load(std::memory_order_relaxed),
-                                           bloom_.design_keys()));
-    // Shared locks: readers go on; a shard's writers wait for its scan.
-    ForEachShardInParallel([&](ObjectShard& shard) {
-      std::shared_lock lock(shard.mutex());
-      AddShardToNextBloomLocked(shard);
-    });
-    bloom_.FinishRebuild();
-  }
-  counters_.bloom_rebuilds.fetch_add(1, std::memory_order_relaxed);
-  bloom_ready_.store(true, std::memory_order_release);
+  if (objects_.BuildBloom()) counters_.bloom_rebuilds.fetch_add(1, std::memory_order_relaxed);
 }
 
 }  // namespace crescent::master

@@ -3,12 +3,9 @@
 // master_put.cc, master_read.cc, master_remove.cc and master_eviction.cc.
 #include "master/master_service.h"
 
-#include <array>
 #include <bit>
 #include <random>
 #include <span>
-
-#include "common/hash.h"
 
 namespace crescent::master {
 
@@ -30,45 +27,24 @@ StatusOr<std::unique_ptr<MasterService>> MasterService::Create(const MasterConfi
   if (config.lease_ms <= 0 || config.put_timeout_ms <= 0 || config.heartbeat_ttl_ms <= 0) {
     return Status(ErrorCode::kInvalidArgument, "lease, put timeout and heartbeat TTL must be > 0");
   }
-  auto policies = MakePolicies(config);
+  auto policies = PolicySet::Make(config);
   if (!policies.ok()) return policies.status();
-  std::unique_ptr<MasterService> m(new MasterService(config, clock));
-  m->policy_ = std::move(policies->main);
-  m->soft_policy_ = std::move(policies->soft);
-  m->pmem_policy_ = std::move(policies->pmem);
+  std::unique_ptr<MasterService> m(new MasterService(config, clock, std::move(policies).value()));
   m->log_ = log;
   return m;
 }
 
-StatusOr<MasterService::Policies> MasterService::MakePolicies(const MasterConfig& config) {
-  cache::PolicyOptions options;
-  if (config.s3fifo_move_threshold != 0)
-    options.s3fifo_move_threshold = config.s3fifo_move_threshold;
-  auto policy = cache::MakePolicy(config.eviction_policy, options);
-  if (!policy.ok()) return policy.status();
-  auto soft = cache::MakePolicy("lru", options);
-  if (!soft.ok()) return soft.status();
-  auto pmem = cache::MakePolicy(config.eviction_policy, options);
-  if (!pmem.ok()) return pmem.status();
-  return Policies{std::move(policy).value(), std::move(soft).value(), std::move(pmem).value()};
-}
-
-MasterService::MasterService(const MasterConfig& config, const Clock& clock)
+MasterService::MasterService(const MasterConfig& config, const Clock& clock, Policies policies)
     : config_(config),
       clock_(clock),
       incarnation_((uint64_t{std::random_device{}()} << 32) ^ std::random_device{}()),
       segments_(config_, clock),
-      shard_mask_(config.num_shards - 1),
-      bloom_(config.bloom_expected_keys, config.bloom_false_positive_rate, config.num_shards),
-      touch_queue_(config.touch_queue_capacity) {
-  shards_.reserve(config.num_shards);
-  for (uint32_t i = 0; i < config.num_shards; ++i)
-    shards_.push_back(std::make_unique<ObjectShard>(i));
-}
+      objects_(config_),
+      policies_(config_, std::move(policies)) {}
 
 MasterService::~MasterService() {
-  restore_stop_.store(true, std::memory_order_relaxed);
-  if (restore_thread_.joinable()) restore_thread_.join();
+  restore_.stop.store(true, std::memory_order_relaxed);
+  if (restore_.thread.joinable()) restore_.thread.join();
   StopBackground();
 }
 
@@ -142,12 +118,6 @@ Status MasterService::CheckUnderWatermark(uint64_t size, const PutConfig& config
                     std::to_string(static_cast<uint64_t>(mark)) +
                     " bytes of the cluster's capacity) on its own: it would be evicted at once "
                     "(hard-pin it, or raise --high-watermark)");
-}
-
-MasterService::Located MasterService::Locate(std::string_view key) const {
-  uint64_t h = HashKey(key);
-  // The low bits pick the Bloom probes; shard by the high bits.
-  return {shards_[(h >> 56) & shard_mask_].get(), h};
 }
 
 // ---- Operation log ----
@@ -238,10 +208,7 @@ StatusOr<SegmentId> MasterService::MountSegment(const SegmentSpec& spec,
   }
   if (mounted->verify) EnqueueVerification(mounted->id);
   if (adopted != nullptr) *adopted = mounted->adopted;
-  {
-    std::lock_guard lock(policy_mu_);
-    SetPolicyCapacitiesLocked();
-  }
+  SetPolicyCapacities();
   // On stable storage before the node learns its new endpoint and token,
   // whatever the sync policy: a restart that lost this record would know the
   // segment only by its previous mount, which the node no longer offers, and
@@ -264,10 +231,7 @@ Status MasterService::UnmountSegment(std::string_view name, std::string_view own
     logged = LogUnmounts({&gone->id, 1});
     DropSegmentReplicas({&gone->id, 1});
   }
-  {
-    std::lock_guard lock(policy_mu_);
-    SetPolicyCapacitiesLocked();
-  }
+  SetPolicyCapacities();
   return AwaitLogged(logged);
 }
 
@@ -288,16 +252,15 @@ std::vector<SegmentInfo> MasterService::ListSegments() const { return segments_.
 
 MasterService::PinCounts MasterService::Pins() const {
   PinCounts p;
-  p.hard = hard_pinned_.load(std::memory_order_relaxed);
-  std::lock_guard lock(policy_mu_);
-  p.soft = soft_policy_->Count();
+  p.hard = objects_.hard_pinned();
+  p.soft = policies_.SoftCount();
   return p;
 }
 
 uint64_t MasterService::CountLeased() const {
   const TimeMs now = clock_.NowMs();
   uint64_t leased = 0;
-  for (const auto& shard : shards_) {
+  for (const auto& shard : objects_.shards()) {
     shard->VisitCompleteInSteps([&](uint32_t slot) {
       const ObjectEntry& e = shard->entry(slot);
       if (e.touch.load(std::memory_order_relaxed) != 0 || e.Leased(now)) ++leased;
@@ -308,21 +271,16 @@ uint64_t MasterService::CountLeased() const {
 
 MasterStats MasterService::Stats() const {
   MasterStats s;
-  s.objects = live_objects_.load(std::memory_order_relaxed);
-  s.pending_puts = pending_count_.load(std::memory_order_relaxed);
+  s.objects = objects_.live();
+  s.pending_puts = objects_.pending();
   s.capacity_bytes = segments_.capacity();
   s.used_bytes = segments_.used();
   s.held_bytes = held_.bytes();
-  s.bloom_design_keys = bloom_.design_keys();
-  s.bloom_estimated_fpr = bloom_.EstimatedFalsePositiveRate();
+  s.bloom_design_keys = objects_.bloom().design_keys();
+  s.bloom_estimated_fpr = objects_.bloom().EstimatedFalsePositiveRate();
   s.segments = segments_.mounted_count();
   s.largest_object = LargestObject();
-  uint64_t meta = bloom_.MemoryBytes();
-  for (const auto& shard : shards_) {
-    std::shared_lock lock(shard->mutex());
-    meta += shard->MemoryBytes();
-  }
-  s.metadata_bytes = meta;
+  s.metadata_bytes = objects_.MemoryBytes();
   return s;
 }
 
@@ -338,47 +296,27 @@ void MasterService::RunMaintenance() {
     LogUnmounts(dead);
     DropSegmentReplicas(dead);
   }
-  if (!dead.empty() || !detached.empty()) {
-    std::lock_guard lock(policy_mu_);
-    SetPolicyCapacitiesLocked();
-  }
+  if (!dead.empty() || !detached.empty()) SetPolicyCapacities();
   DiscardExpiredPuts(now);
   ReleaseHeld(now);
   ReclaimDurableFrees(/*sync=*/false);
   {
-    std::lock_guard lock(policy_mu_);
-    FlushTouchesLocked();
-    ExpireSoftPinsLocked(now);
+    PolicyLock order = policies_.Lock();
+    FlushTouchesLocked(order);
+    ExpireSoftPinsLocked(order, now);
   }
   WatermarkEvict();
   RunPromotions();
   RunVerifications(/*budget_ms=*/200);
-  MaybeRebuildBloom();
+  if (objects_.MaybeRebuildBloom())
+    counters_.bloom_rebuilds.fetch_add(1, std::memory_order_relaxed);
 }
 
 void MasterService::StartBackground(int64_t interval_ms) {
-  std::lock_guard lock(bg_mu_);
-  if (bg_thread_.joinable()) return;
-  bg_stop_ = false;
-  bg_thread_ = std::thread([this, interval_ms] {
-    std::unique_lock lock(bg_mu_);
-    while (!bg_stop_) {
-      lock.unlock();
-      RunMaintenance();
-      lock.lock();
-      bg_cv_.wait_for(lock, std::chrono::milliseconds(interval_ms), [this] { return bg_stop_; });
-    }
-  });
+  maintenance_.Start(std::chrono::milliseconds(interval_ms), [this] { RunMaintenance(); });
 }
 
-void MasterService::StopBackground() {
-  {
-    std::lock_guard lock(bg_mu_);
-    bg_stop_ = true;
-  }
-  bg_cv_.notify_all();
-  if (bg_thread_.joinable()) bg_thread_.join();
-}
+void MasterService::StopBackground() { maintenance_.Stop(); }
 
 void MasterService::BeginShutdown() {
   // Before the copier closes: a move or check that fails from here on may
@@ -386,49 +324,6 @@ void MasterService::BeginShutdown() {
   // RunVerifications), never as the node's answer.
   stopping_.store(true, std::memory_order_release);
   if (ReplicaCopier* copier = copier_.load(std::memory_order_acquire)) copier->Close();
-}
-
-void MasterService::MaybeRebuildBloom() {
-  // A restore's completion builds the filter for the restored count itself.
-  if (!bloom_ready_.load(std::memory_order_acquire)) return;
-  uint64_t live = live_objects_.load(std::memory_order_relaxed);
-  if (live <= bloom_.design_keys()) return;
-  // Another pass already rebuilding leaves this one nothing to do.
-  std::unique_lock rebuild(rebuild_mu_, std::try_to_lock);
-  if (!rebuild.owns_lock()) return;
-  live = live_objects_.load(std::memory_order_relaxed);
-  if (live <= bloom_.design_keys()) return;  // rebuilt since the first look
-  RebuildBloomLocked(std::max<uint64_t>(2 * live, 2 * bloom_.design_keys()));
-}
-
-void MasterService::AddShardToNextBloomLocked(const ObjectShard& shard) {
-  // In runs, so that the filter loads the counters of the next keys while it
-  // updates these (CountingBloomFilter::AddHashes).
-  constexpr size_t kRun = 256;
-  std::array<uint64_t, kRun> run;
-  size_t n = 0;
-  shard.VisitAll([&](uint32_t slot) {
-    const ObjectEntry& e = shard.entry(slot);
-    if (e.state != EntryState::kComplete) return;
-    run[n++] = e.Hash();
-    if (n == kRun) {
-      bloom_.AddToNext(run);
-      n = 0;
-    }
-  });
-  bloom_.AddToNext(std::span<const uint64_t>(run.data(), n));
-  bloom_.MarkMigrated(shard.index());
-}
-
-void MasterService::RebuildBloomLocked(uint64_t design_keys) {
-  bloom_.BeginRebuild(design_keys);
-  for (const auto& shard : shards_) {
-    // Shared lock: readers continue; this shard's writers wait for the scan.
-    std::shared_lock lock(shard->mutex());
-    AddShardToNextBloomLocked(*shard);
-  }
-  bloom_.FinishRebuild();
-  counters_.bloom_rebuilds.fetch_add(1, std::memory_order_relaxed);
 }
 
 }  // namespace crescent::master

@@ -3,19 +3,27 @@
 // it never touches payload bytes. Driven in-process (tests inject a Clock), and
 // by the RPC layer in production.
 //
+// It is a façade: the RPC surface below, and the lock order, over components
+// that each own their state and lock (docs/master.md, "Components"):
+// ObjectStore (shards, key indexes, Bloom filter), SegmentTable (segments,
+// placement, node liveness), PolicySet (the eviction order), HeldSpace,
+// PendingPuts, VerificationQueue, DurableFrees, and RestoreState. The
+// engine's code (master_*.cc) is what needs more than one of them: a put
+// allocates in the segment table and creates an entry in a shard; an
+// eviction picks from the policies and removes under a shard lock.
+//
 // Concurrency design (the contract every method follows):
-//  - Objects live in `num_shards` ObjectShards, chosen by the key hash. Reads take
-//    a shard's shared lock only; mutations take one shard's exclusive lock at a
-//    time. No lock is ever held across a whole eviction round.
-//  - Reads touch objects lock-free (object_entry.h); the first touch since the last
-//    flush enqueues the id on touch_queue_ so the policy later sees the access.
-//  - policy_mu_ guards the eviction policies, the soft-pin expiry heap and the
-//    consumer side of touch_queue_. Lock order: policy_mu_ → shard → segments
-//    (eviction takes a candidate's shard lock, shared to flush touches,
-//    exclusive to decide on a victim). No thread takes policy_mu_ while holding
-//    a shard lock.
-//  - Ids in the policy may go stale (an object removed between its shard update
-//    and the policy update); every victim is re-resolved by generation.
+//  - Lock order: the policy set's → a shard's → the segment table's → any
+//    one leaf component's (HeldSpace, PendingPuts, VerificationQueue,
+//    DurableFrees). No thread takes a lock on the left while holding one on
+//    its right, and no thread holds two shard locks at once.
+//  - Reads take a shard's shared lock only; mutations take one shard's
+//    exclusive lock at a time. No lock is held across a whole eviction round.
+//  - Reads touch objects lock-free (object_entry.h); the first touch since the
+//    last flush is queued in the policy set, which replays it before any
+//    eviction decision.
+//  - Ids in the policies may go stale (an object removed between its shard
+//    update and the policy update); every victim is re-resolved by generation.
 //  - Errors are returned as Status, never thrown; a failed call changes nothing.
 //  - With an OperationLog attached, every change a snapshot would see is
 //    appended (log_record.h) under the lock that orders it (the key's shard
@@ -46,19 +54,20 @@
 
 #include "cache/eviction_policy.h"
 #include "common/clock.h"
+#include "common/periodic_thread.h"
 #include "crescent/status.h"
-#include "master/bloom_index.h"
 #include "master/durable_frees.h"
 #include "master/held_space.h"
 #include "master/log_record.h"
 #include "master/master_config.h"
 #include "master/master_counters.h"
-#include "master/object_shard.h"
+#include "master/object_store.h"
 #include "master/operation_log.h"
 #include "master/pending_puts.h"
+#include "master/policy_set.h"
 #include "master/replica_copier.h"
+#include "master/restore_state.h"
 #include "master/segment_table.h"
-#include "master/touch_queue.h"
 #include "master/types.h"
 #include "master/verification_queue.h"
 
@@ -219,7 +228,7 @@ class MasterService {
     uint64_t objects = 0;
     uint64_t segments = 0;
     double longest_lock_ms = 0;  // the longest any one lock was held
-    double order_lock_ms = 0;    // policy_mu_, its longest hold to copy the eviction order
+    double order_lock_ms = 0;    // the policy set's lock, its longest hold to copy the order
   };
   Status Capture(uint64_t* log_position, const std::function<Status(const LogRecord&)>& sink,
                  CaptureStats* stats = nullptr);
@@ -277,7 +286,7 @@ class MasterService {
   // that takes a segment over before it lets the rest complete.
   void RebuildRestoredAllocators();
   // Whether the restore's completion has finished; and a wait for it.
-  bool RestoreCompleted() const { return restore_completed_.load(std::memory_order_acquire); }
+  bool RestoreCompleted() const { return restore_.completed.load(std::memory_order_acquire); }
   void AwaitRestoreCompleted();
   size_t restored_segments_waiting() const { return segments_.restored_count(); }
 
@@ -325,24 +334,13 @@ class MasterService {
   const Clock& clock() const { return clock_; }
 
  private:
-  struct SoftPinExpiry {
-    TimeMs until;
-    ObjectId id;
-    bool operator>(const SoftPinExpiry& o) const { return until > o.until; }
-  };
-  // A key's shard and its hash (computed once per request).
-  struct Located {
-    ObjectShard* shard;
-    uint64_t hash;
-  };
-  // The three policies (policy_, soft_policy_, pmem_policy_), as Create
-  // makes them; a restore fills a fresh set before swapping it in.
-  struct Policies {
-    std::unique_ptr<cache::EvictionPolicy> main, soft, pmem;
-  };
-  static StatusOr<Policies> MakePolicies(const MasterConfig& config);
-
-  MasterService(const MasterConfig& config, const Clock& clock);
+  using SoftPinExpiry = PolicySet::SoftPinExpiry;
+  using Policies = PolicySet::Policies;
+  using PolicyMove = PolicySet::PolicyMove;
+  using Admission = PolicySet::Admission;
+  using PolicyLock = PolicySet::Locked;
+  using Located = ObjectStore::Located;
+  MasterService(const MasterConfig& config, const Clock& clock, Policies policies);
 
   // ---- Operation log ----
   // Appends `record` if a log is attached, under the lock that orders the
@@ -382,8 +380,6 @@ class MasterService {
     const uint64_t align = std::max<uint64_t>(1, config_.allocation_alignment);
     return (size + align - 1) / align * align;
   }
-  Located Locate(std::string_view key) const;
-  ObjectShard& ShardOf(ObjectId id) const { return *shards_[IdShard(id)]; }
 
   std::vector<ReplicaDescriptor> Describe(const ObjectEntry& e) const;
   // Nullopt when the replica's segment is no longer mounted.
@@ -432,16 +428,19 @@ class MasterService {
 
   // A victim's shard, locked exclusively from the eviction decision to the removal.
   using VictimLock = std::unique_lock<std::shared_mutex>;
-  // policy_mu_ must be held.
-  void FlushTouchesLocked();
-  void ExpireSoftPinsLocked(TimeMs now);
+  // Replays the reads queued since the last flush into the policies (each
+  // object's touch folded into its lease first); not while a restore fills them.
+  void FlushTouchesLocked(PolicyLock& order);
+  // Soft pins that have ended: their objects join their tier's policy.
+  void ExpireSoftPinsLocked(PolicyLock& order, TimeMs now);
   // The policy's victim, if any, with its shard locked in *victim.
   // From tier `tier`'s policy, then (DRAM only) the soft-pinned ones;
   // *soft tells which.
   // With `unreachable_only`, candidates that a read capability may still
   // reach (Reachable) are spared too.
-  std::optional<ObjectId> PickVictimLocked(TimeMs now, VictimLock* victim, Tier tier = Tier::kDram,
-                                           bool* soft = nullptr, bool unreachable_only = false);
+  std::optional<ObjectId> PickVictimLocked(PolicyLock& order, TimeMs now, VictimLock* victim,
+                                           Tier tier = Tier::kDram, bool* soft = nullptr,
+                                           bool unreachable_only = false);
   // The spare test for a candidate: true (keep) when leased or hard-pinned,
   // or reachable with `unreachable_only`; otherwise false, and its shard's
   // exclusive lock is left in *victim.
@@ -461,13 +460,7 @@ class MasterService {
   bool HasCopyOn(const ObjectEntry& e, Tier tier) const;
   // Objects left with persistent replicas only (their DRAM ones dropped with
   // a segment) leave DRAM's policy for the persistent tier's.
-  struct PolicyMove {
-    ObjectId id;
-    uint64_t bytes;
-    uint64_t hash;
-  };
   void JoinPmemPolicy(std::span<const PolicyMove> moves);
-  void JoinPmemPolicyLocked(std::span<const PolicyMove> moves);
 
   // ---- Tiers (master_tiering.cc) ----
   struct TierMove {
@@ -477,19 +470,14 @@ class MasterService {
     uint64_t size;
     Tier to_tier;
   };
-  static constexpr size_t kMoveBatch = 32;              // copies sent at once
-  static constexpr size_t kMaxPmemHitMemory = 1 << 16;  // promotion candidates remembered
+  static constexpr size_t kMoveBatch = 32;  // copies sent at once
   // A move of complete object `e` (its shard locked) to tier `to`, its target
   // allocated; nullopt when it cannot move (no copier, not one replica, on
   // `to` already, no room there).
   std::optional<TierMove> PrepareMoveLocked(ObjectId id, const ObjectEntry& e, Tier to);
   // Copies, then commits or undoes each move (see master_tiering.cc); clears
-  // `moves`. Takes shard locks and policy_mu_ itself.
+  // `moves`. Takes shard locks and the policy set's lock itself.
   void RunMoves(std::vector<TierMove>& moves);
-  // A read of `id` reached the policy: counted, and queued for promotion when
-  // it is a PMEM object's pmem_promote_hits-th within the window. policy_mu_
-  // held.
-  void NotePmemHitLocked(ObjectId id, TimeMs now);
   void RunPromotions();
   // ---- Verification of a taken-over persistent segment (master_verify.cc) ----
   using PendingCheck = VerificationQueue::Check;
@@ -518,11 +506,11 @@ class MasterService {
   bool Servable(const ReplicaSlot& r) const;
   // Checks queued objects for up to `budget_ms`; a mismatch drops the replica.
   void RunVerifications(int64_t budget_ms);
-  cache::EvictionPolicy& PolicyOf(Tier tier);
   // An object's tier: DRAM when any replica is there, else PMEM.
   Tier TierOfEntry(const ObjectEntry& e) const;
-  // The policies' capacities follow their tiers'; policy_mu_ held.
-  void SetPolicyCapacitiesLocked();
+  // The policies' capacities follow their tiers'.
+  void SetPolicyCapacities(PolicyLock& order);
+  void SetPolicyCapacities();
 
   void DiscardExpiredPuts(TimeMs now);
   // Returns how many objects went with their last replica.
@@ -544,31 +532,12 @@ class MasterService {
   // parallel: keep_segment and kept must then be safe to call concurrently).
   size_t SweepShardReplicas(ObjectShard& shard, const std::function<bool(SegmentId)>& keep_segment,
                             const std::function<void(const ObjectEntry&)>& kept);
-  // Restore (master_restore.cc). What a restored put leaves for the policy:
-  // the object to admit (id kNoParent: nothing, e.g. hard-pinned). 16 bytes:
-  // a restore keeps one per put until its policy fill, in memory the kernel
-  // must zero before the engine serves; the key's hash and the soft-pin end
-  // are read from the entry at the fill instead (an entry keeps both).
-  struct RestoredPut {
-    ObjectId id = cache::kNoParent;
-    uint64_t bytes : 56 = 0;  // size times replicas: below 2^48
-    uint64_t tier : 8 = 0;    // whose policy admits it (a Tier)
-  };
-  // A shard's restored puts that name a chain parent, in record order: the
-  // object and its parent's key (the keys end to end in `keys`). Written by
-  // the thread applying the shard's records; linked at FinishRestore.
-  struct RestoredChains {
-    std::vector<ObjectId> child;
-    std::vector<uint64_t> key_end;  // child[i]'s parent key ends at keys[key_end[i]]
-    std::string keys;
-  };
+  using RestoredPut = RestoreState::Put;
+  using RestoreTally = RestoreState::Tally;
   // Links each restored object that is still in one of `policies` to its
   // parent key's object, if that is in the same policy and no cycle forms
   // (the restore's policy fill; nothing else may use them meanwhile).
   void LinkRestoredChains(Policies& policies);
-  // The chain parent the policies hold for `id` (kNoParent: none); policy_mu_
-  // must be held.
-  ObjectId ParentInPoliciesLocked(ObjectId id) const;
   // Starts a restore on the first record: the key indexes wait for the end.
   void BeginRestore();
   void ApplySegmentRecord(const LogRecord& r);
@@ -576,13 +545,6 @@ class MasterService {
   // exclusive lock the caller holds); a put leaves its admission in *admit (the policies are
   // filled only at the completion, so nothing needs forgetting there).
   // False: the record cannot apply.
-  // The objects a thread's records created, counted in *tally and added to
-  // the engine's counters once (AddRestoredTally): two threads adding to one
-  // atomic per record would pass its cache line between their cores each time.
-  struct RestoreTally {
-    uint64_t live = 0;
-    uint64_t hard_pinned = 0;
-  };
   bool ApplyObjectRecord(const LogRecord& r, const Located& loc, RestoredPut* admit,
                          RestoreTally* tally);
   void AddRestoredTally(const RestoreTally& t);
@@ -593,40 +555,9 @@ class MasterService {
   // Completion of a restore (master_restore_complete.cc): each step may run
   // while the engine serves.
   void FillRestoredPolicies();
-  // Builds the key index of every shard still without one (each under its
-  // exclusive lock); a no-op once all are built. Lists and prefix removes
-  // call it first.
-  void EnsureKeyIndexes() const;
   void BuildRestoredBloom();
-  // Whether the Bloom filter says `hash`'s key is certainly absent; never
-  // while a restore's filter is not built yet (it would miss restored keys).
-  bool BloomSaysAbsent(uint64_t hash) const {
-    return bloom_ready_.load(std::memory_order_acquire) && !bloom_.MayContain(hash);
-  }
-  // A policy admission: PutEnd's, or one it left for the end of a restore's
-  // policy fill. policy_mu_ must be held.
-  struct Admission {
-    ObjectId id = cache::kNoParent;
-    uint64_t size = 0;
-    Tier tier = Tier::kDram;
-    TimeMs soft_until = 0;
-    cache::InsertInfo info;
-  };
-  void AdmitLocked(const Admission& a);
-  // Waits, policy_mu_ held by `lock`, until no restore fills the policies.
-  void AwaitPoliciesFilledLocked(std::unique_lock<std::mutex>& lock);
   // Drops restored segments that never came back (RunMaintenance).
   void ExpireRestoredSegments();
-  void MaybeRebuildBloom();
-  // Rebuilds the filter for `design_keys` from every complete object;
-  // rebuild_mu_ must be held.
-  void RebuildBloomLocked(uint64_t design_keys);
-  // A rebuild's step for one shard: its complete keys into the next filter,
-  // then the shard counts as migrated. Under the shard's lock (either kind).
-  void AddShardToNextBloomLocked(const ObjectShard& shard);
-  // Calls fn for every shard, spread over the cores (one thread per core, the
-  // caller's among them); returns when all are done. fn takes its own locks.
-  void ForEachShardInParallel(const std::function<void(ObjectShard&)>& fn) const;
   void WatermarkEvict();
 
   const MasterConfig config_;
@@ -637,36 +568,14 @@ class MasterService {
   OperationLog* log_ = nullptr;  // set once by Create; thread-safe itself
   MasterCounters counters_;
   SegmentTable segments_;
-  std::vector<std::unique_ptr<ObjectShard>> shards_;
-  uint32_t shard_mask_;
-  BloomIndex bloom_;
-  // One Bloom rebuild at a time: RunMaintenance may run on several threads, and
-  // BloomIndex's rebuild protocol has a single builder. Taken before shard locks.
-  std::mutex rebuild_mu_;
-  TouchQueue touch_queue_;
-  std::atomic<uint64_t> live_objects_{0};  // complete objects
-  std::atomic<uint64_t> hard_pinned_{0};   // of which hard-pinned
-  std::atomic<uint64_t> pending_count_{0};
+  ObjectStore objects_;  // shards, key indexes, Bloom filter, counts (object_store.h)
 
-  mutable std::mutex policy_mu_;
-  std::unique_ptr<cache::EvictionPolicy> policy_;       // unpinned complete objects
-  std::unique_ptr<cache::EvictionPolicy> soft_policy_;  // soft-pinned (LRU among them)
-  // Unpinned complete objects whose replica is on the persistent tier; policy_
-  // then holds those on DRAM (all of them without a persistent segment).
-  std::unique_ptr<cache::EvictionPolicy> pmem_policy_;
-  // PMEM objects' reads in their current promotion window (policy_mu_).
-  struct PmemHits {
-    TimeMs first;
-    int count;
-  };
-  absl::flat_hash_map<ObjectId, PmemHits> pmem_hits_;
-  std::vector<ObjectId> promote_queue_;               // read twice in the window (policy_mu_)
+  PolicySet policies_;  // the eviction order (policy_set.h: its lock comes first)
   std::atomic<ReplicaCopier*> copier_{nullptr};
   std::atomic<bool> stopping_{false};  // BeginShutdown; set before the copier closes
   // Checks waiting for their nodes, and the replicas not served meanwhile
   // (verification_queue.h: its lock is a leaf).
   VerificationQueue verification_;
-  std::priority_queue<SoftPinExpiry, std::vector<SoftPinExpiry>, std::greater<>> soft_expiry_;
 
   DurableFrees durable_frees_;
 
@@ -675,66 +584,8 @@ class MasterService {
   // Puts in flight (pending_puts.h: its lock is a leaf, under a shard lock).
   PendingPuts pending_;
 
-  // Restore: the records applied, and those skipped. While restoring_, the
-  // Bloom filter is left alone (FinishRestore builds it once, for the
-  // restored count); set and cleared before the engine serves.
-  bool restoring_ = false;
-  uint64_t restore_skipped_ = 0;
-  uint64_t restore_records_ = 0;
-  std::vector<RestoredChains> restore_chains_;  // by shard index
-  // The restored segments' allocations, gathered by FinishRestore's sweep
-  // (a list per shard, each replica's segment and region) for
-  // RebuildRestoredAllocators; guarded by restore_regions_mu_.
-  struct RestoredRegion {
-    SegmentId segment;
-    cache::OffsetAllocator::UsedRegion region;
-  };
-  std::vector<std::vector<RestoredRegion>> restore_regions_;
-  std::mutex restore_regions_mu_;
-  // Every restored put's admission, in record order, kept until the policy
-  // fill (an object replaced or removed later is skipped then): in chunks, a
-  // batch's each, so that millions of them are never copied to grow. Written
-  // before the engine serves; read by the completion only.
-  std::vector<std::vector<RestoredPut>> restore_admits_;
-  size_t restore_admit_count_ = 0;
-  // ApplyRestoredBatch's working memory, kept from one batch to the next (a
-  // fresh megabyte per batch would fault its pages in every time).
-  // Each shard's admissions are written by the thread applying its records,
-  // in its own list (threads writing one shared array would share its cache
-  // lines), and merged into record order after.
-  struct RestoreBatchScratch {
-    std::vector<std::vector<uint32_t>> by_shard;  // record indexes
-    std::vector<std::vector<RestoredPut>> admit;  // by_shard's admissions
-    std::vector<uint64_t> hashes;                 // per record
-    std::vector<uint32_t> shard_of;               // per record; kNoShard: a segment's
-    std::vector<uint32_t> merged;                 // per shard: admissions merged
-  } restore_scratch_;
-  // While a restore fills the policies (policy_mu_): PutEnd leaves its
-  // admission in late_admits_, admitted after the restored objects, in order;
-  // eviction and snapshots wait on policies_filled_cv_.
-  // Ids forgotten meanwhile (ForgetInPolicy) are forgotten again in the
-  // filled set when it is swapped in.
-  bool policies_filling_ = false;
-  std::vector<Admission> late_admits_;
-  std::vector<ObjectId> forgotten_while_filling_;
-  std::vector<PolicyMove> moved_while_filling_;  // JoinPmemPolicy meanwhile
-  std::condition_variable policies_filled_cv_;
-  // False from a restore's start until its filter is built: reads then ask
-  // the index (BloomSaysAbsent). Stored with release after the filter is
-  // swapped in, loaded with acquire.
-  std::atomic<bool> bloom_ready_{true};
-  // True while some shard may still have no key index (EnsureKeyIndexes).
-  mutable std::atomic<bool> key_indexes_pending_{false};
-  std::atomic<bool> restore_completed_{true};
-  std::atomic<bool> restore_stop_{false};  // the destructor asks the completion to stop
-  std::mutex restore_done_mu_;             // with restore_done_cv_, AwaitRestoreCompleted
-  std::condition_variable restore_done_cv_;
-  std::thread restore_thread_;
-
-  std::mutex bg_mu_;
-  std::condition_variable bg_cv_;
-  bool bg_stop_ = false;
-  std::thread bg_thread_;
+  RestoreState restore_;        // a restore's state until its completion (restore_state.h)
+  PeriodicThread maintenance_;  // StartBackground's: RunMaintenance every interval
 };
 
 }  // namespace crescent::master

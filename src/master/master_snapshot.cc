@@ -2,9 +2,9 @@
 // for a snapshot (durability/snapshot_file.h), taken while the engine serves.
 //
 // No lock is held for long. The log position is read first; then segments
-// (the table's lock, once), the policy's order (policy_mu_ per part, copied
+// (the table's lock, once), the policy's order (the policy set's lock per part, copied
 // into memory made ready outside it, the lock left free between parts), the
-// chain parents (policy_mu_ per 2048 objects), and each object (then its
+// chain parents (the policy set's lock per 2048 objects), and each object (then its
 // parent's key) under its shard's shared lock on its own. So the
 // objects are not one instant's state: an object changed after the position
 // was read may appear before or after its change. That is what a restore
@@ -86,11 +86,8 @@ Status MasterService::Capture(uint64_t* log_position,
   CaptureStats local;
   CaptureStats& st = stats != nullptr ? *stats : local;
   st = {};
-  {
-    // A restore still filling the policies has no eviction order to copy yet.
-    std::unique_lock lock(policy_mu_);
-    AwaitPoliciesFilledLocked(lock);
-  }
+  // A restore still filling the policies has no eviction order to copy yet.
+  policies_.Lock().AwaitFilled();
   // Lock holds are timed on the steady clock, not the engine's (which tests
   // may hold still): they are a measurement, not engine time.
   auto held_since = [] { return std::chrono::steady_clock::now(); };
@@ -104,38 +101,44 @@ Status MasterService::Capture(uint64_t* log_position,
   if (Status e = CaptureSegments(segments_, sink, st); !e.ok()) return e;
   // The order: the unpinned objects' policy from its next victim on, then the
   // soft-pinned ones' (evicted only after every unpinned one). It is copied
-  // under policy_mu_ into memory made ready before (a list policy's copy is
+  // under the policy set's lock into memory made ready before (a list policy's copy is
   // memcpys of its node array), a few MB per hold (MasterConfig::
   // snapshot_order_items_per_lock), and walked after the lock is released.
   // One copy of a 10M-object list in one hold took 15 ms on a quiet VM, but
   // 280 and 390 ms on one where writing fresh memory was slow
   // (docs/durability.md); parts bound every hold.
-  std::unique_ptr<cache::EvictionOrder> main_order = policy_->NewEvictionOrder();
-  std::unique_ptr<cache::EvictionOrder> soft_order = soft_policy_->NewEvictionOrder();
-  std::unique_ptr<cache::EvictionOrder> pmem_order = pmem_policy_->NewEvictionOrder();
+  std::unique_ptr<cache::EvictionOrder> main_order, soft_order, pmem_order;
   size_t counted = 0;
   size_t pmem_counted = 0;
   {
-    std::lock_guard lock(policy_mu_);
-    counted = policy_->Count() + soft_policy_->Count();
-    pmem_counted = pmem_policy_->Count();
+    PolicyLock policies = policies_.Lock();
+    main_order = policies.main().NewEvictionOrder();
+    soft_order = policies.soft().NewEvictionOrder();
+    pmem_order = policies.pmem().NewEvictionOrder();
+    counted = policies.main().Count() + policies.soft().Count();
+    pmem_counted = policies.pmem().Count();
   }
   main_order->Reserve(counted);
   soft_order->Reserve(counted / 8);
   pmem_order->Reserve(pmem_counted);
   const size_t items_per_lock = std::max<uint32_t>(1, config_.snapshot_order_items_per_lock);
   bool flushed = false;
-  for (auto [policy, into] :
-       {std::pair{policy_.get(), main_order.get()}, std::pair{soft_policy_.get(), soft_order.get()},
-        std::pair{pmem_policy_.get(), pmem_order.get()}}) {
+  // The policies stay the same objects while this runs: only a restore's
+  // fill swaps them, and it ended before (AwaitFilled above).
+  cache::EvictionOrder* const copies[] = {main_order.get(), soft_order.get(), pmem_order.get()};
+  for (int which = 0; which < 3; ++which) {
     for (bool done = false; !done;) {
-      std::unique_lock lock(policy_mu_);
-      const auto since = held_since();  // held from here: waiting for it pauses no one
-      if (!flushed) FlushTouchesLocked();
-      flushed = true;
-      done = policy->CopyEvictionOrderPart(*into, items_per_lock);
-      st.order_lock_ms = std::max(st.order_lock_ms, held(since));
-      lock.unlock();
+      {
+        PolicyLock policies = policies_.Lock();
+        const auto since = held_since();  // held from here: waiting for it pauses no one
+        if (!flushed) FlushTouchesLocked(policies);
+        flushed = true;
+        cache::EvictionPolicy& policy = which == 0   ? policies.main()
+                                        : which == 1 ? policies.soft()
+                                                     : policies.pmem();
+        done = policy.CopyEvictionOrderPart(*copies[which], items_per_lock);
+        st.order_lock_ms = std::max(st.order_lock_ms, held(since));
+      }
       // A mutex is not fair: a thread woken by the unlock above needs some
       // microseconds to run, and this one would take the lock back long before.
       // A 10M copy is ~80 parts; without the gap one PutEnd waited through
@@ -157,7 +160,7 @@ Status MasterService::Capture(uint64_t* log_position,
   auto emit = [&](ObjectId id, ObjectId parent) -> Status {
     LogRecord r;
     {
-      ObjectShard& shard = ShardOf(id);
+      ObjectShard& shard = objects_.ShardOf(id);
       std::shared_lock lock(shard.mutex());
       const ObjectEntry* e = shard.Resolve(id);
       if (e == nullptr || e->state != EntryState::kComplete) return Status::Ok();  // gone since
@@ -165,7 +168,7 @@ Status MasterService::Capture(uint64_t* log_position,
     }
     if (parent != cache::kNoParent) {
       // The chain parent by its key (an entry does not keep its parent).
-      ObjectShard& shard = ShardOf(parent);
+      ObjectShard& shard = objects_.ShardOf(parent);
       std::shared_lock lock(shard.mutex());
       const ObjectEntry* p = shard.Resolve(parent);
       if (p != nullptr && p->state == EntryState::kComplete) r.parent_key = p->key_view();
@@ -174,7 +177,7 @@ Status MasterService::Capture(uint64_t* log_position,
     return sink(r);
   };
   // Each object's chain parent as the policies hold it, asked for a few
-  // thousand ids per hold of policy_mu_.
+  // thousand ids per hold of the policy set's lock.
   constexpr size_t kParentsPerLock = 2048;
   std::vector<ObjectId> parents;
   auto emit_all = [&](std::span<const ObjectId> ids) -> Status {
@@ -183,9 +186,9 @@ Status MasterService::Capture(uint64_t* log_position,
           ids.subspan(at, std::min(kParentsPerLock, ids.size() - at));
       parents.resize(part.size());
       {
-        std::lock_guard lock(policy_mu_);
+        PolicyLock policies = policies_.Lock();
         const auto since = held_since();
-        for (size_t i = 0; i < part.size(); ++i) parents[i] = ParentInPoliciesLocked(part[i]);
+        for (size_t i = 0; i < part.size(); ++i) parents[i] = policies.ParentOf(part[i]);
         held(since);
       }
       for (size_t i = 0; i < part.size(); ++i) {
@@ -200,7 +203,7 @@ Status MasterService::Capture(uint64_t* log_position,
   // whole set under a policy that keeps no sequence, and objects whose PutEnd
   // had not reached the policy yet.
   std::vector<ObjectId> rest;
-  for (const auto& shard : shards_) {
+  for (const auto& shard : objects_.shards()) {
     rest.clear();
     // Its shared lock a few thousand slots at a time: writers wait one step.
     const double step_ms =

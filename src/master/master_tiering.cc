@@ -25,7 +25,7 @@
 //     promotion adds the target before the source, which stays. Otherwise
 //     (removed, replaced) the target is freed, or held until the copy
 //     capability's end when the copy failed (a late write could still land).
-//  4. Under policy_mu_: the object joins the target tier's policy.
+//  4. Under the policy set's lock: the object joins the target tier's policy.
 // A demotion whose copy fails drops the object, as the eviction would have;
 // unless the engine is stopping (BeginShutdown): then it stays where it was.
 #include <algorithm>
@@ -102,7 +102,7 @@ void MasterService::RunMoves(std::vector<TierMove>& moves) {
     // A failure once the engine stops may be the copier's close.
     const bool stopped = !copied_ok && stopping_.load(std::memory_order_acquire);
     const bool demotion = m.to_tier == Tier::kPmem;
-    ObjectShard& shard = ShardOf(m.id);
+    ObjectShard& shard = objects_.ShardOf(m.id);
     std::unique_lock lock(shard.mutex());
     ObjectEntry* e = shard.Resolve(m.id);
     const bool same = e != nullptr && e->state == EntryState::kComplete && e->num_replicas == 1 &&
@@ -156,13 +156,13 @@ void MasterService::RunMoves(std::vector<TierMove>& moves) {
     }
   }
   {
-    std::lock_guard lock(policy_mu_);
+    PolicyLock order = policies_.Lock();
     for (const Joined& j : joined) {
       // A promoted object leaves the PMEM policy; a demoted one (or one the
       // stop kept in DRAM) left DRAM's when it was chosen as a victim.
-      policy_->Remove(j.id);
-      pmem_policy_->Remove(j.id);
-      PolicyOf(j.to).Insert(j.id, j.size, {.history = j.hash});
+      order.main().Remove(j.id);
+      order.pmem().Remove(j.id);
+      order.Of(j.to).Insert(j.id, j.size, {.history = j.hash});
     }
   }
   ForgetInPolicy(dropped);
@@ -178,7 +178,7 @@ bool MasterService::HasCopyOn(const ObjectEntry& e, Tier tier) const {
 }
 
 uint64_t MasterService::DropDramCopy(ObjectId id, VictimLock lock) {
-  ObjectShard& shard = ShardOf(id);
+  ObjectShard& shard = objects_.ShardOf(id);
   ObjectEntry* e = shard.Resolve(id);
   if (e == nullptr || e->state != EntryState::kComplete) return 0;
   std::vector<ReplicaSlot> keep;
@@ -202,30 +202,16 @@ uint64_t MasterService::DropDramCopy(ObjectId id, VictimLock lock) {
   }
   lock.unlock();
   {
-    std::lock_guard policy_lock(policy_mu_);
-    policy_->Remove(id);
-    pmem_policy_->Insert(id, size, {.history = hash});
+    PolicyLock order = policies_.Lock();
+    order.main().Remove(id);
+    order.pmem().Insert(id, size, {.history = hash});
   }
   counters_.dram_copies_dropped.fetch_add(1, std::memory_order_relaxed);
   return size * drop.size();
 }
 
 void MasterService::JoinPmemPolicy(std::span<const PolicyMove> moves) {
-  if (moves.empty()) return;
-  std::lock_guard lock(policy_mu_);
-  if (policies_filling_) {
-    // A restore fills a fresh set meanwhile: moved again when it comes in.
-    moved_while_filling_.insert(moved_while_filling_.end(), moves.begin(), moves.end());
-  }
-  JoinPmemPolicyLocked(moves);
-}
-
-void MasterService::JoinPmemPolicyLocked(std::span<const PolicyMove> moves) {
-  for (const PolicyMove& m : moves) {
-    if (!policy_->Contains(m.id)) continue;  // soft-pinned, or forgotten
-    policy_->Remove(m.id);
-    pmem_policy_->Insert(m.id, m.bytes, {.history = m.hash});
-  }
+  if (!moves.empty()) policies_.Lock().JoinPmem(moves);
 }
 
 Tier MasterService::TierOfEntry(const ObjectEntry& e) const {
@@ -235,42 +221,12 @@ Tier MasterService::TierOfEntry(const ObjectEntry& e) const {
   return e.num_replicas > 0 ? Tier::kPmem : Tier::kDram;
 }
 
-cache::EvictionPolicy& MasterService::PolicyOf(Tier tier) {
-  return tier == Tier::kPmem ? *pmem_policy_ : *policy_;
-}
-
-void MasterService::NotePmemHitLocked(ObjectId id, TimeMs now) {
-  if (config_.pmem_promote_window_ms <= 0 || pmem_policy_->Count() == 0 ||
-      !pmem_policy_->Contains(id)) {
-    return;
-  }
-  if (config_.pmem_promote_hits <= 1) {
-    if (promote_queue_.size() < kMaxPmemHitMemory) promote_queue_.push_back(id);
-    return;
-  }
-  auto [it, fresh] = pmem_hits_.try_emplace(id, PmemHits{now, 1});
-  if (fresh) {
-    // Bounded: a burst of first reads forgets the oldest candidates' hits.
-    if (pmem_hits_.size() > kMaxPmemHitMemory) pmem_hits_.clear();
-    return;
-  }
-  PmemHits& h = it->second;
-  if (now - h.first > config_.pmem_promote_window_ms) {
-    h = {now, 1};
-    return;
-  }
-  if (++h.count >= config_.pmem_promote_hits) {
-    if (promote_queue_.size() < kMaxPmemHitMemory) promote_queue_.push_back(id);
-    pmem_hits_.erase(it);
-  }
-}
-
 void MasterService::RunPromotions() {
   std::vector<ObjectId> ids;
   {
-    std::lock_guard lock(policy_mu_);
-    FlushTouchesLocked();
-    ids.swap(promote_queue_);
+    PolicyLock order = policies_.Lock();
+    FlushTouchesLocked(order);
+    ids = order.TakePromotions();
   }
   if (ids.empty() || copier_.load(std::memory_order_acquire) == nullptr) return;
   // A promotion frees nothing (the persistent copy stays), so an object that
@@ -280,7 +236,7 @@ void MasterService::RunPromotions() {
     if (stopping_.load(std::memory_order_acquire)) break;  // BeginShutdown
     uint64_t size = 0;
     {
-      ObjectShard& shard = ShardOf(id);
+      ObjectShard& shard = objects_.ShardOf(id);
       std::shared_lock lock(shard.mutex());
       const ObjectEntry* e = shard.Resolve(id);
       if (e == nullptr || e->state != EntryState::kComplete) continue;
@@ -293,7 +249,7 @@ void MasterService::RunPromotions() {
       RunMoves(moves);  // those prepared so far first: they use the room there is
       EvictFromTier(size, EvictionReason::kWatermark, Tier::kDram, /*unreachable_only=*/true);
     }
-    ObjectShard& shard = ShardOf(id);
+    ObjectShard& shard = objects_.ShardOf(id);
     std::shared_lock lock(shard.mutex());
     const ObjectEntry* e = shard.Resolve(id);
     if (e == nullptr) continue;

@@ -19,7 +19,7 @@ namespace crescent::master {
 
 void MasterService::EnqueueVerification(SegmentId segment) {
   std::vector<PendingCheck> found;
-  for (const auto& shard : shards_) {
+  for (const auto& shard : objects_.shards()) {
     shard->VisitCompleteInSteps([&](uint32_t slot) {
       const ObjectEntry& e = shard->entry(slot);
       for (size_t i = 0; i < e.num_replicas; ++i) {
