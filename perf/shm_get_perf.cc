@@ -1,5 +1,5 @@
 // shm_get_perf: where a single same-host get's time goes, against a memcpy of
-// the same bytes measured right before it (docs/network.md, "Polling and
+// the same bytes measured right before it (docs/control-plane.md, "Polling and
 // the shared CPU"). One client thread, shared memory, an embedded one-node cluster.
 //
 // Each repetition copies every object once with glibc memcpy out of a region

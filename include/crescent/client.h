@@ -21,7 +21,7 @@
 // kInvalidKey. A batch is sent to the master in parts of at most 4096 keys
 // (rpc::MasterClientOptions::max_batch_keys), fewer where long keys need it
 // to keep each request and its reply within the master's message limit
-// (docs/network.md, "Batches"). A get or put batch completes each part (a
+// (docs/control-plane.md, "Batches"). A get or put batch completes each part (a
 // get's leases granted and bytes read; a put's starts, writes and ends)
 // before the next, so that no read lease or write capability lapses while
 // earlier parts move their bytes.
@@ -46,7 +46,7 @@ struct ClientConfig {
   int rpc_attempts = 4;           // tries while the master is unreachable
   // Send the hot control calls (exists, prefix queries, replica lists, a
   // put's start and end) over the master's lean control protocol when it
-  // offers one, on a kept connection (docs/network.md); false: gRPC only.
+  // offers one, on a kept connection (docs/control-plane.md); false: gRPC only.
   bool lean_control = true;
   // Per transfer: each value's read or write of one replica fails with
   // kTimeout when it has not finished this long after its turn came (TCP: its
@@ -84,7 +84,7 @@ struct ClientConfig {
   // a background thread at the lowest priority (not for a mapping of a file):
   // on VMs that shadow page tables the kernel's first access to each page,
   // a TCP transfer's send or recv, otherwise traps, and a fresh buffer's first
-  // transfers run several times slower (docs/network.md, "Design decisions").
+  // transfers run several times slower (docs/data-plane.md, "Design decisions").
   // Only reads: it never changes a byte. UnregisterBuffer stops it first.
   bool warm_registered_buffers = true;
 };
@@ -160,7 +160,7 @@ struct ClientCounters {
   // Bytes of same-host store-node segments this client has mapped now, and of
   // those, bytes whose pages it has read once since, in the background: on a
   // VM that shadows page tables, a get's first copy out of a page not yet
-  // read costs several times a later one (docs/network.md, "Warming the client's mapping").
+  // read costs several times a later one (docs/data-plane.md, "Warming the client's mapping").
   uint64_t shm_mapped_bytes = 0;
   uint64_t shm_warmed_bytes = 0;
 };

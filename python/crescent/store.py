@@ -78,7 +78,7 @@ class Store:
         metadata, and transfers go straight to and from registered memory.
         put_retry_ms bounds how long a put keeps retrying a failure a moment
         may cure (no segment mounted yet, the master restarting, a store node
-        that died under it; docs/network.md); 0 turns retries off.
+        that died under it; docs/failures.md); 0 turns retries off.
         The numbers are checked first: one out of range (a timeout or attempt
         count below 1, a negative size or retry time) raises ValueError naming it.
         """

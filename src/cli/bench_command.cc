@@ -577,7 +577,7 @@ void AddCommon(CLI::App* cmd, BenchFlags& f, bool clients = true) {
   cmd->add_flag("--grpc-control", f.grpc_control,
                 "Crescent's hot control calls (exists, prefix queries, replica lists, puts' start "
                 "and end) over gRPC instead of the lean control protocol (to measure what it "
-                "gains; docs/network.md)");
+                "gains; docs/control-plane.md)");
   cmd->add_flag("--no-rpc-metrics", f.no_rpc_metrics,
                 "The embedded master times no RPC and counts no reply errors (to measure what "
                 "the latency histograms cost; docs/metrics.md)");

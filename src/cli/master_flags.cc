@@ -29,7 +29,7 @@ void MasterFlags::AddServingFlags(CLI::App& app) {
                  "TCP port of the lean control protocol, which carries the hot calls (exists, "
                  "prefix queries, replica lists, puts' start and end) on kept connections; "
                  "clients find it through gRPC (0: any free port; -1: off, everything over gRPC; "
-                 "docs/network.md)")
+                 "docs/control-plane.md)")
       ->capture_default_str()
       ->check(CLI::Range(-1, 65535));
   app.add_option("--control-spin-us", server.control_spin_us,
@@ -41,7 +41,7 @@ void MasterFlags::AddServingFlags(CLI::App& app) {
   app.add_option("--control-spin-max-us", server.control_spin_max_us,
                  "Stretch that poll up to this long when the gaps between a client's calls are "
                  "longer (a same-host get copying megabytes between them); a longer gap sets it "
-                 "back (docs/network.md)")
+                 "back (docs/control-plane.md)")
       ->capture_default_str()
       ->check(CLI::Range(0, 100000));
   app.add_option("--control-socket", server.control_socket,
@@ -50,7 +50,7 @@ void MasterFlags::AddServingFlags(CLI::App& app) {
   app.add_option("--liveness-port", server.liveness_port,
                  "TCP port on which store nodes' heartbeats are served, by a thread of their "
                  "own, so that no slow call delays them; nodes find it through gRPC (0: any "
-                 "free port; -1: off, heartbeats share the gRPC threads; docs/network.md)")
+                 "free port; -1: off, heartbeats share the gRPC threads; docs/control-plane.md)")
       ->capture_default_str()
       ->check(CLI::Range(-1, 65535));
   port_limits.Add(app, "the lean control port and socket; under serve, the data port too");

@@ -1,7 +1,7 @@
 // End-to-end checksums, the master's part: a reader whose bytes failed the
 // object's checksum reports the replica it read, the replica's node hashes the
 // stored range itself, and only a mismatch there drops the replica
-// (docs/network.md, "End-to-end checksums"). A reader is no witness for the
+// (docs/capabilities.md, "End-to-end checksums"). A reader is no witness for the
 // node's bytes: its own buffer may have changed during the read, or its own
 // memory may be faulty. The report names the version it read (the checksum the
 // master returned, and the replica's place), so a late report never touches a

@@ -325,7 +325,7 @@ class MasterService {
   // The longest any capability this master signs lives: a write capability
   // (put_timeout_ms), a read one (the lease of the largest object it
   // accepts), a tier move's or a check's (tier_copy_timeout_ms). Store nodes
-  // learn it with each heartbeat (docs/network.md, "Clock skew").
+  // learn it with each heartbeat (docs/capabilities.md, "Clock skew").
   int64_t LongestCapabilityMs() const {
     return std::max(
         {config_.put_timeout_ms, config_.tier_copy_timeout_ms, LeaseMs(LargestObject())});

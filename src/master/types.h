@@ -143,7 +143,7 @@ struct MasterStats {
   // Allocated space that left the namespace (removed, evicted, revoked or
   // timed-out puts) while a capability may still reach it (part of
   // used_bytes): not reusable until the last such capability has expired plus
-  // capability_grace_ms (fencing, docs/network.md).
+  // capability_grace_ms (fencing, docs/capabilities.md).
   uint64_t held_bytes = 0;
   uint64_t metadata_bytes = 0;  // indexes, slabs, bloom, policy estimate
   uint64_t bloom_design_keys = 0;

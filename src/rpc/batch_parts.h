@@ -1,7 +1,7 @@
 // Batch parts: how a batch call of any size is cut into requests the master
 // accepts, and the reply bound both sides compute for that.
 //
-// The master refuses (docs/network.md, "Batches"):
+// The master refuses (docs/control-plane.md, "Batches"):
 //  - a message over its limit (MasterServerOptions::max_message_bytes: gRPC's
 //    receive/send limit and the lean protocol's body limit alike);
 //  - a batch of more keys than its key limit (max_batch);

@@ -1,4 +1,4 @@
-// The calls of the lean control protocol (docs/network.md): the hot calls of
+// The calls of the lean control protocol (docs/control-plane.md): the hot calls of
 // master.proto, each carried in a control frame (transfer/wire.h) whose body is
 // the same request message the gRPC method takes, and answered with the same
 // reply message. Numbers are part of the wire format: append, never renumber.

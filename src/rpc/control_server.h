@@ -1,4 +1,4 @@
-// ControlServer: the master's lean control protocol (docs/network.md), the hot
+// ControlServer: the master's lean control protocol (docs/control-plane.md), the hot
 // calls of master.proto (control_methods.h) over kept TCP or Unix-socket
 // connections in control frames (transfer/wire.h), served by the same handlers
 // as gRPC (server_handlers.h): every validation, error and capability rule is
@@ -42,7 +42,7 @@ struct ControlServerOptions {
   // After each request (or other work), an I/O thread polls all of its
   // connections at least spin_us before it sleeps, stretched up to spin_max_us
   // to cover the gaps it sees between calls (transfer/poll_window.h,
-  // docs/network.md); 0 and 0: never.
+  // docs/control-plane.md); 0 and 0: never.
   int spin_us = 200;
   int spin_max_us = 1000;
 };

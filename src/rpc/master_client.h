@@ -50,7 +50,7 @@ struct MasterClientOptions {
   // tried again a second later. false: gRPC only.
   bool lean_control = true;
   // A lean call's caller polls for its answer this long before it sleeps
-  // (docs/network.md: a sleeping caller's wake-up costs more than the call
+  // (docs/control-plane.md: a sleeping caller's wake-up costs more than the call
   // on a VM); 0: sleeps at once.
   int control_spin_us = 50;
 };

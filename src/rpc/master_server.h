@@ -42,7 +42,7 @@ struct MasterServerOptions {
   // Asks for a snapshot and returns at once (the Snapshot RPC); empty: the
   // master keeps none (no --data-dir), and the RPC answers UNSUPPORTED.
   std::function<void()> request_snapshot;
-  // The lean control protocol (control_server.h, docs/network.md) for the hot
+  // The lean control protocol (control_server.h, docs/control-plane.md) for the hot
   // calls: a TCP port on the listen address's host (0: any free port; -1:
   // none), and a Unix socket for clients on this host (empty: none). Clients
   // find both through the ControlEndpoints RPC.

@@ -69,7 +69,7 @@ TEST_F(RpcServerTest, UnmountNeedsTheMountsOwnerToken) {
 TEST_F(RpcServerTest, HeartbeatOfUnknownNodeAsksForRemount) {
   EXPECT_EQ(client_->Heartbeat("nobody").code(), ErrorCode::kNodeUnknown);
   // The reply carries the master's clock all the same: a node measures its
-  // own against it before it first mounts (docs/network.md, "Clock skew").
+  // own against it before it first mounts (docs/capabilities.md, "Clock skew").
   MasterClient::MasterClockReading clock;
   const int64_t before = UnixNowMs();
   EXPECT_EQ(client_->Heartbeat("nobody", &clock).code(), ErrorCode::kNodeUnknown);

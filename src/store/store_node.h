@@ -30,7 +30,7 @@
 //  - Each heartbeat (and one before the first mount) reads the master's clock:
 //    while this node's wall clock differs from it by more than the master's
 //    --capability-grace-ms, every segment refuses every capability
-//    (transfer/clock_gate.h; docs/network.md, "Clock skew").
+//    (transfer/clock_gate.h; docs/capabilities.md, "Clock skew").
 //  - Stop() unmounts (best effort: the master may be gone), then stops serving.
 #pragma once
 

@@ -39,7 +39,7 @@ inline asio::error_code ListenTcp(asio::ip::tcp::acceptor& acceptor,
 // empty poll yields the CPU: a socket's wake-up may have put this thread on
 // its client's CPU (the kernel places the woken reader beside the writer where
 // it knows no shared cache, as on small VMs), and a poll that does not yield
-// keeps that client off it for the whole window (docs/network.md, "Polling and
+// keeps that client off it for the whole window (docs/control-plane.md, "Polling and
 // the shared CPU").
 inline void RunPolling(asio::io_context& io, PollWindow spin) {
   using Clock = std::chrono::steady_clock;

@@ -1,5 +1,5 @@
 // ClockGate: whether a store node's wall clock agrees with the master's
-// closely enough for capability expiries to fence (docs/network.md, "Clock
+// closely enough for capability expiries to fence (docs/capabilities.md, "Clock
 // skew"). A capability's expiry is a Unix time on the master's clock, and the
 // master reuses space once that expiry plus --capability-grace-ms has passed on
 // its own steady clock; a node whose wall clock runs behind the master's by

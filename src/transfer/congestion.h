@@ -1,7 +1,7 @@
 // The TCP congestion control of the data plane's connections (TCP_CONGESTION),
 // chosen per store node (`--tcp-congestion`) and per client
 // (ClientConfig::tcp_congestion). Empty means the system's default
-// (net.ipv4.tcp_congestion_control). docs/network.md says why one might pick
+// (net.ipv4.tcp_congestion_control). docs/data-plane.md says why one might pick
 // another: a pacing default such as BBR halves loopback bandwidth on the
 // development VM.
 #pragma once

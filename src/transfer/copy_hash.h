@@ -16,7 +16,7 @@
 // Measured on the project's 2-vCPU EPYC VM (shared, load about 3.5), 1 MiB
 // objects cycling through 512 MiB into 16 destination slots: glibc memcpy
 // 11-15 GB/s, the chunked copy-then-hash 12.7-13.7 GB/s, this one pass
-// 15-20 GB/s; at 4 MiB 13.7-13.9 GB/s, as memcpy (docs/network.md,
+// 15-20 GB/s; at 4 MiB 13.7-13.9 GB/s, as memcpy (docs/capabilities.md,
 // "Design decisions").
 #pragma once
 

@@ -5,7 +5,7 @@
 // (a control call between two small transfers). A client that works longer
 // between calls (a same-host get copying 4 MiB, 250 µs, before its next
 // GetReplicaList) would find the thread asleep every time, and its `send`
-// would pay the wake-up of the thread's halted vCPU (docs/network.md). So the
+// would pay the wake-up of the thread's halted vCPU (docs/control-plane.md). So the
 // window stretches to cover the gaps the thread actually sees: when work wakes
 // it after a gap of at most `max`, the window becomes 1.5× that gap (at least
 // `base`, at most `max`); a longer gap (a client that went quiet) sets it back

@@ -12,7 +12,7 @@
 //  - write: the node copies the bytes from the client's memory into the
 //    segment itself (process_vm_readv), checking the capability's expiry and
 //    the mount before each chunk, so a frozen or late writer can never write
-//    into space the master has given to another object (docs/network.md).
+//    into space the master has given to another object (docs/capabilities.md).
 //    A write into a persistent segment is persisted before it is answered.
 // The server keeps each map connection open until the client closes it,
 // Stop(), or DropMappings(): a client whose connection hangs up knows the

@@ -18,7 +18,7 @@
 // and that the segment is still the mount it was resolved against
 // (SegmentMemory::Fence: a remount in between stops the transfer). The master
 // hands a range to another object once every capability that reaches it has
-// expired (plus a grace, docs/network.md), so a peer that stalls mid-transfer
+// expired (plus a grace, docs/capabilities.md), so a peer that stalls mid-transfer
 // (a frozen writer, a reader that stops reading) must not move segment bytes
 // after its capability's expiry. A chunk is at most kFenceStep (256 KiB),
 // however much the socket holds (fenced_socket.h). A write that expires

@@ -43,7 +43,7 @@
 //    24     2  message_length  <= kMaxErrorMessage; 0 when code is kOk
 //    26     6  reserved       must be 0
 //
-// Control frames (the master's lean control protocol, docs/network.md) share
+// Control frames (the master's lean control protocol, docs/control-plane.md) share
 // the response header above and have a request header of their own
 // (kControlHeaderSize = 24 bytes), followed by `body_length` bytes of body (a
 // master.proto request message):

@@ -1,5 +1,5 @@
 // Batches behave like the same calls made one by one, with real processes
-// (docs/network.md, "Batches"): a batch of long keys is split by bytes as well
+// (docs/control-plane.md, "Batches"): a batch of long keys is split by bytes as well
 // as by count, so that no request or reply exceeds the master's message limit,
 // and transfer_timeout_ms bounds each transfer, not a whole batch.
 #include <gtest/gtest.h>

@@ -1,4 +1,4 @@
-// Clock skew with real processes (docs/network.md, "Clock skew"): a store node
+// Clock skew with real processes (docs/capabilities.md, "Clock skew"): a store node
 // whose wall clock is off the master's by more than --capability-grace-ms
 // would honour capabilities the master counts as expired, and a stale writer
 // would land in space the master has given to another object. So the node

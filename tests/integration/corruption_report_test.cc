@@ -1,4 +1,4 @@
-// A reader's corruption report with real processes (docs/network.md,
+// A reader's corruption report with real processes (docs/capabilities.md,
 // "End-to-end checksums"): the master drops nothing on a reader's word. It has
 // the replica's store node hash the stored range against the value's checksum,
 // and a report the node disproves (the reader's own buffer changed during the

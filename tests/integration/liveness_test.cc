@@ -1,5 +1,5 @@
 // Liveness with real processes: a store node's heartbeats never wait behind a
-// slow call of the master (docs/network.md, "Liveness"). The master runs one
+// slow call of the master (docs/control-plane.md, "Liveness"). The master runs one
 // RPC thread and a short heartbeat TTL; a call that holds that thread for
 // several TTLs must not cost a healthy node its segment.
 #include <gtest/gtest.h>
