@@ -5,7 +5,8 @@ the servers (the layering of docs/building.md, "Libraries by role").
     scripts/check_layers.py --build BUILD --probe EXE --python-ext SO [--python-node SO]
 
 1. Includes: every header that the compiler read for an object of the client's
-   libraries (their .o.d dependency files) is one of the client side: a header
+   libraries and of the Python client extension (their .o.d dependency files;
+   the headers under src/ and include/) is one of the client side: a header
    of those libraries' own sources, src/common, src/client, include/crescent,
    the generated messages, or one of the few header-only files named below.
 2. Link lines: the probe (a program linked with crescent_client alone) and the
@@ -30,6 +31,8 @@ import sys
 # The libraries a client is made of, below crescent_client.
 CLIENT_LIBS = ["crescent_client", "crescent_rpc_client", "crescent_transfer_client",
                "crescent_wire", "crescent_metrics_core", "crescent_common", "crescent_proto"]
+# The Python module's client extension and the shared object under it.
+PYTHON_CLIENT = ["crescent_pyclient", "_crescent"]
 # Headers with no source of their own that the client side may read.
 CLIENT_HEADERS = {
     "src/master/types.h",          # the vocabulary of the master's API (no code)
@@ -64,15 +67,29 @@ def target_dirs(build, target):
     return glob.glob(os.path.join(build, "**", "CMakeFiles", target + ".dir"), recursive=True)
 
 
-def check_includes(build, root, problems):
+def linked_objects(target_dir):
+    """The objects on the link (or archive) line of the target whose CMakeFiles
+    directory is `target_dir`, as absolute paths; None before it is linked."""
+    link = os.path.join(target_dir, "link.txt")
+    if not os.path.exists(link):
+        return None
+    cwd = os.path.dirname(os.path.dirname(target_dir))  # where the line runs
+    words = open(link, encoding="utf-8").read().split()
+    return {os.path.normpath(os.path.join(cwd, w)) for w in words if w.endswith(".o")}
+
+
+def check_includes(build, root, targets, problems):
     allowed = set(CLIENT_HEADERS)
     depfiles = []
-    for lib in CLIENT_LIBS:
+    for lib in targets:
         dirs = target_dirs(build, lib)
         if not dirs:
             problems.append(f"no objects of {lib} under {build}: build it first")
         for d in dirs:
+            linked = linked_objects(d)
             for dep in glob.glob(os.path.join(d, "**", "*.o.d"), recursive=True):
+                if linked is not None and os.path.normpath(dep[:-len(".d")]) not in linked:
+                    continue  # left by a source the target no longer has
                 # Paths in it are relative to where it was compiled: the
                 # target's directory in the build tree.
                 depfiles.append((lib, dep, os.path.dirname(os.path.dirname(d))))
@@ -183,7 +200,8 @@ def main():
     build = os.path.realpath(args.build)
     root = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
     problems = []
-    check_includes(build, root, problems)
+    check_includes(build, root, CLIENT_LIBS + (PYTHON_CLIENT if args.python_ext else []),
+                   problems)
     refused_libs = SERVER_LIBS + ["libpmem2"]
     refused_symbols = MASTER_SIDE_SYMBOLS + STORE_NODE_SYMBOLS
     probe_target = os.path.basename(args.probe)
