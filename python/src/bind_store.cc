@@ -89,7 +89,8 @@ const LocalNodeFactory* NodeFactory(const py::object& capsule) {
   if (!PyCapsule_IsValid(capsule.ptr(), kLocalNodeCapsule)) {
     throw py::type_error("node_factory must be crescent._node.FACTORY");
   }
-  return static_cast<const LocalNodeFactory*>(PyCapsule_GetPointer(capsule.ptr(), kLocalNodeCapsule));
+  return static_cast<const LocalNodeFactory*>(
+      PyCapsule_GetPointer(capsule.ptr(), kLocalNodeCapsule));
 }
 
 }  // namespace

@@ -45,8 +45,8 @@ const LocalNodeFactory kFactory{&StartNode};
 PYBIND11_MODULE(_node, m) {
   m.doc() = "Crescent's in-process store node; loaded by crescent.Store.setup, not imported";
   // The capsule only lends the address of a constant: nothing to free.
-  m.attr("FACTORY") = pybind11::capsule(const_cast<LocalNodeFactory*>(&kFactory),
-                                        kLocalNodeCapsule);
+  m.attr("FACTORY") =
+      pybind11::capsule(const_cast<LocalNodeFactory*>(&kFactory), kLocalNodeCapsule);
 }
 
 }  // namespace crescent::python
