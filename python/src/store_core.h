@@ -28,8 +28,8 @@ struct SetupArgs {
   int rpc_attempts = 4;
   int64_t transfer_timeout_ms = 10000;
   int64_t put_retry_ms = 5000;  // ClientConfig::put_retry_ms
-  // Starts the store node when segment_size > 0 (the `_node` module's); null
-  // otherwise, and then a segment is refused.
+  // Starts the store node when segment_size > 0 (the `_node` module's; Setup
+  // fails with kInternal if a segment is asked for without it).
   const LocalNodeFactory* node_factory = nullptr;
 };
 
