@@ -2,22 +2,24 @@
 """Checks, on a built tree, that the client side includes and links nothing of
 the servers (the layering of docs/building.md, "Libraries by role").
 
-    scripts/check_layers.py --build BUILD --probe EXE --python-ext SO
+    scripts/check_layers.py --build BUILD --probe EXE --python-ext SO [--python-node SO]
 
 1. Includes: every header that the compiler read for an object of the client's
-   libraries (their .o.d dependency files) is one of the client side: a header
+   libraries and of the Python client extension (their .o.d dependency files;
+   the headers under src/ and include/) is one of the client side: a header
    of those libraries' own sources, src/common, src/client, include/crescent,
    the generated messages, or one of the few header-only files named below.
-2. Link lines: the probe (a program linked with crescent_client alone) is
-   linked with no server library and not with libpmem2; the Python module
-   with no master-side library.
-3. Binaries (readelf, nm): the probe needs no libpmem2 and holds no pmem2_ or
-   server symbol; the Python module holds no master-side symbol.
-
-The Python module starts an in-process store node when asked to contribute a
-segment (docs/python.md, global_segment_size), so it links the store node and
-the data-plane servers under it (libpmem2 included); everything of the master
-side is still refused there. Prints each violation; exits 1 on any.
+2. Link lines: the probe (a program linked with crescent_client alone) and the
+   Python module's client extension (_crescent, and the libcrescent_pyclient.so
+   it loads) are linked with no server library and not with libpmem2.
+3. Binaries (ldd, nm): neither needs libpmem2, directly or through another
+   library, and neither holds a pmem2_ or server symbol; the shared objects of
+   the build tree that the extension loads are checked the same way.
+4. The store node's extension (_node, loaded only by a Store that contributes a
+   segment, docs/python.md) links and holds nothing of the master side, and
+   defines no symbol that libcrescent_pyclient.so defines: the process holds
+   one copy of the client (two would register the protobuf descriptors twice).
+Prints each violation; exits 1 on any.
 """
 import argparse
 import glob
@@ -29,6 +31,8 @@ import sys
 # The libraries a client is made of, below crescent_client.
 CLIENT_LIBS = ["crescent_client", "crescent_rpc_client", "crescent_transfer_client",
                "crescent_wire", "crescent_metrics_core", "crescent_common", "crescent_proto"]
+# The Python module's client extension and the shared object under it.
+PYTHON_CLIENT = ["crescent_pyclient", "_crescent"]
 # Headers with no source of their own that the client side may read.
 CLIENT_HEADERS = {
     "src/master/types.h",          # the vocabulary of the master's API (no code)
@@ -43,7 +47,7 @@ CLIENT_DIRS = ("src/common/", "src/client/", "include/crescent/")
 SERVER_LIBS = ["crescent_transfer_server", "crescent_store", "crescent_server",
                "crescent_rpc_server", "crescent_rpc_validation", "crescent_master",
                "crescent_master_metrics", "crescent_durability", "crescent_admin_http"]
-# What the Python module's in-process store node brings (see above).
+# What the Python module's store node extension brings (see above).
 STORE_NODE_LIBS = {"crescent_transfer_server", "crescent_store"}
 
 MASTER_SIDE_SYMBOLS = [
@@ -63,15 +67,29 @@ def target_dirs(build, target):
     return glob.glob(os.path.join(build, "**", "CMakeFiles", target + ".dir"), recursive=True)
 
 
-def check_includes(build, root, problems):
+def linked_objects(target_dir):
+    """The objects on the link (or archive) line of the target whose CMakeFiles
+    directory is `target_dir`, as absolute paths; None before it is linked."""
+    link = os.path.join(target_dir, "link.txt")
+    if not os.path.exists(link):
+        return None
+    cwd = os.path.dirname(os.path.dirname(target_dir))  # where the line runs
+    words = open(link, encoding="utf-8").read().split()
+    return {os.path.normpath(os.path.join(cwd, w)) for w in words if w.endswith(".o")}
+
+
+def check_includes(build, root, targets, problems):
     allowed = set(CLIENT_HEADERS)
     depfiles = []
-    for lib in CLIENT_LIBS:
+    for lib in targets:
         dirs = target_dirs(build, lib)
         if not dirs:
             problems.append(f"no objects of {lib} under {build}: build it first")
         for d in dirs:
+            linked = linked_objects(d)
             for dep in glob.glob(os.path.join(d, "**", "*.o.d"), recursive=True):
+                if linked is not None and os.path.normpath(dep[:-len(".d")]) not in linked:
+                    continue  # left by a source the target no longer has
                 # Paths in it are relative to where it was compiled: the
                 # target's directory in the build tree.
                 depfiles.append((lib, dep, os.path.dirname(os.path.dirname(d))))
@@ -113,15 +131,25 @@ def check_link_line(build, target, refused, problems):
         problems.append(f"{target} is linked with {lib}")
 
 
+def loaded_objects(path):
+    """name -> resolved path of every shared object `path` loads (ldd: transitive)."""
+    out = subprocess.run(["ldd", path], capture_output=True, text=True, check=False).stdout
+    return dict(re.findall(r"^\s*(\S+) => (\S+)", out, re.MULTILINE))
+
+
+def own_objects(path, build):
+    """The shared objects of the build tree that `path` loads."""
+    return sorted(p for p in loaded_objects(path).values()
+                  if os.path.realpath(p).startswith(build + os.sep))
+
+
 def check_binary(path, refused_patterns, refuse_pmem2_needed, problems):
     if not os.path.exists(path):
         problems.append(f"{path}: not built")
         return
     name = os.path.basename(path)
     if refuse_pmem2_needed:
-        dynamic = subprocess.run(["readelf", "-d", path], capture_output=True, text=True,
-                                 check=True).stdout
-        for needed in re.findall(r"\(NEEDED\).*\[(.*)\]", dynamic):
+        for needed in loaded_objects(path):
             if "pmem" in needed:
                 problems.append(f"{name} needs {needed}")
     symbols = subprocess.run(["nm", "-C", path], capture_output=True, text=True,
@@ -136,23 +164,61 @@ def check_binary(path, refused_patterns, refuse_pmem2_needed, problems):
         problems.append(f"{name}: and {len(hits) - 10} more such symbols")
 
 
+def strong_definitions(path):
+    """The exported symbols `path` defines itself (code and data, not weak ones)."""
+    out = subprocess.run(["nm", "-D", "--defined-only", path], capture_output=True, text=True,
+                         check=True).stdout
+    return {f[2] for f in (line.split() for line in out.splitlines())
+            if len(f) == 3 and f[1] in "TDBR"}
+
+
+def check_one_copy(node, build, problems):
+    if not os.path.exists(node):
+        problems.append(f"{node}: not built")
+        return
+    name = os.path.basename(node)
+    client_objects = own_objects(node, build)
+    if not client_objects:
+        problems.append(f"{name}: the client's shared object is not among what it loads")
+    mine = strong_definitions(node)
+    for obj in client_objects:
+        both = sorted(mine & strong_definitions(obj))
+        if both:
+            problems.append(f"{name} defines {len(both)} symbol(s) that "
+                            f"{os.path.basename(obj)} defines too, e.g. {both[0]}")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--build", required=True)
     parser.add_argument("--probe", required=True, help="a program linked with crescent_client")
-    parser.add_argument("--python-ext", help="the Python module's extension (_crescent*.so)")
+    parser.add_argument("--python-ext",
+                        help="the Python module's client extension (_crescent*.so)")
+    parser.add_argument("--python-node",
+                        help="the Python module's store node extension (_node*.so)")
     args = parser.parse_args()
-    build = os.path.abspath(args.build)
+    build = os.path.realpath(args.build)
     root = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
     problems = []
-    check_includes(build, root, problems)
+    check_includes(build, root, CLIENT_LIBS + (PYTHON_CLIENT if args.python_ext else []),
+                   problems)
+    refused_libs = SERVER_LIBS + ["libpmem2"]
+    refused_symbols = MASTER_SIDE_SYMBOLS + STORE_NODE_SYMBOLS
     probe_target = os.path.basename(args.probe)
-    check_link_line(build, probe_target, SERVER_LIBS + ["libpmem2"], problems)
-    check_binary(args.probe, MASTER_SIDE_SYMBOLS + STORE_NODE_SYMBOLS, True, problems)
+    check_link_line(build, probe_target, refused_libs, problems)
+    check_binary(args.probe, refused_symbols, True, problems)
     if args.python_ext:
+        check_link_line(build, "_crescent", refused_libs, problems)
+        check_binary(args.python_ext, refused_symbols, True, problems)
+        for obj in own_objects(args.python_ext, build):
+            target = os.path.basename(obj)[len("lib"):].split(".so")[0]
+            check_link_line(build, target, refused_libs, problems)
+            check_binary(obj, refused_symbols, True, problems)
+    if args.python_node:
         master_side = [lib for lib in SERVER_LIBS if lib not in STORE_NODE_LIBS]
-        check_link_line(build, "_crescent", master_side, problems)
-        check_binary(args.python_ext, MASTER_SIDE_SYMBOLS, False, problems)
+        check_link_line(build, "_node", master_side, problems)
+        check_binary(args.python_node, MASTER_SIDE_SYMBOLS, False, problems)
+        check_one_copy(args.python_node, build, problems)
     for p in problems:
         print(p)
     print(f"{len(problems)} problem(s)")

@@ -22,7 +22,7 @@ from ._args import lengths_differ, listed, text
 from ._buffers import (address_and_size, address_of, addresses_and_sizes, byte_view,
                        is_read_only, refuse_read_only)
 from .config import put_options
-from .errors import CLOSED, CrescentError
+from .errors import CLOSED, UNSUPPORTED, CrescentError
 
 _live_stores = weakref.WeakSet()
 
@@ -45,6 +45,22 @@ def _int_in(name, value, low, high):
     if not low <= value <= high:
         raise ValueError("%s must be in [%d, %d], got %d" % (name, low, high, value))
     return value
+
+
+def _node_factory():
+    """The in-process store node's entry point, from the extension `_node`.
+
+    Imported only by a setup that contributes a segment: `_crescent` is the
+    client alone, and `_node` brings the data-plane servers, segment memory
+    and libpmem2 (docs/python.md, "Two extensions").
+    """
+    try:
+        from . import _node
+    except ImportError as e:
+        raise CrescentError(UNSUPPORTED, "global_segment_size > 0 starts a store node in this "
+                            "process, and its module crescent._node cannot be loaded: %s" % e) \
+            from e
+    return _node.FACTORY
 
 
 def _close_all_at_exit():
@@ -92,10 +108,12 @@ class Store:
         transfer_timeout_ms = _int_in("transfer_timeout_ms", transfer_timeout_ms, 1,
                                       _MAX_TIMEOUT_MS)
         put_retry_ms = _int_in("put_retry_ms", put_retry_ms, 0, _MAX_TIMEOUT_MS)
-        code, message = self._core.setup(text("local_hostname", local_hostname),
-                                         text("master_server_addr", master_server_addr or ""),
+        local_hostname = text("local_hostname", local_hostname)
+        master_server_addr = text("master_server_addr", master_server_addr or "")
+        node_factory = _node_factory() if global_segment_size > 0 else None
+        code, message = self._core.setup(local_hostname, master_server_addr,
                                          global_segment_size, rpc_timeout_ms, rpc_attempts,
-                                         transfer_timeout_ms, put_retry_ms)
+                                         transfer_timeout_ms, put_retry_ms, node_factory)
         if code != 0:
             raise CrescentError(code, message)
         return 0

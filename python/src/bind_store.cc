@@ -82,6 +82,17 @@ py::dict StatDict(const ClusterStat& s, const StoreCore& core, const Client& cli
   return d;
 }
 
+// The store node's factory from `_node`'s FACTORY capsule (local_node.h);
+// null for None. Anything else is a caller's mistake: TypeError.
+const LocalNodeFactory* NodeFactory(const py::object& capsule) {
+  if (capsule.is_none()) return nullptr;
+  if (!PyCapsule_IsValid(capsule.ptr(), kLocalNodeCapsule)) {
+    throw py::type_error("node_factory must be crescent._node.FACTORY");
+  }
+  return static_cast<const LocalNodeFactory*>(
+      PyCapsule_GetPointer(capsule.ptr(), kLocalNodeCapsule));
+}
+
 }  // namespace
 
 void BindStore(StoreClass& cls) {
@@ -89,9 +100,10 @@ void BindStore(StoreClass& cls) {
          "setup",
          [](StoreCore& self, const std::string& local_hostname, const std::string& master,
             uint64_t segment_size, int64_t rpc_timeout_ms, int rpc_attempts,
-            int64_t transfer_timeout_ms, int64_t put_retry_ms) {
+            int64_t transfer_timeout_ms, int64_t put_retry_ms, const py::object& node_factory) {
            SetupArgs a{local_hostname, master,       segment_size,        rpc_timeout_ms,
                        rpc_attempts,   transfer_timeout_ms, put_retry_ms};
+           a.node_factory = NodeFactory(node_factory);
            Status s;
            {
              ReleaseGil nogil;
@@ -101,7 +113,7 @@ void BindStore(StoreClass& cls) {
          },
          py::arg("local_hostname"), py::arg("master_address"), py::arg("segment_size"),
          py::arg("rpc_timeout_ms"), py::arg("rpc_attempts"), py::arg("transfer_timeout_ms"),
-         py::arg("put_retry_ms"))
+         py::arg("put_retry_ms"), py::arg("node_factory") = py::none())
       .def("close",
            [](StoreCore& self) {
              ReleaseGil nogil;

@@ -3,7 +3,6 @@
 #include <cctype>
 #include <cstdlib>
 
-#include "store/store_node.h"
 #include "transfer/capability.h"
 
 namespace crescent::python {
@@ -70,6 +69,9 @@ Status StoreCore::Setup(const SetupArgs& args) {
   // exist without it, and the user should learn that first.
   std::string secret;
   if (args.segment_size > 0) {
+    if (args.node_factory == nullptr) {
+      return Status(ErrorCode::kInternal, "no store node module to contribute a segment with");
+    }
     StatusOr<std::string> s = transfer::LoadClusterSecret("");
     if (!s.ok()) return Status(ErrorCode::kInvalidArgument, SecretProblem(s.status()));
     secret = std::move(s.value());
@@ -90,15 +92,15 @@ Status StoreCore::Setup(const SetupArgs& args) {
   cc.transfer_timeout_ms = args.transfer_timeout_ms;
   cc.put_retry_ms = args.put_retry_ms;
 
-  std::shared_ptr<store::StoreNode> node;
+  std::shared_ptr<LocalNode> node;
   if (args.segment_size > 0) {
-    store::StoreNodeOptions no;
+    LocalNodeArgs no;
     no.segment_size = args.segment_size;
     no.host = DataHost(args.local_hostname);
-    no.master.address = args.master_address;
-    no.master.rpc_timeout_ms = args.rpc_timeout_ms;
-    no.master.attempts = args.rpc_attempts;
-    StatusOr<std::unique_ptr<store::StoreNode>> n = store::StoreNode::Start(no, secret);
+    no.master_address = args.master_address;
+    no.rpc_timeout_ms = args.rpc_timeout_ms;
+    no.rpc_attempts = args.rpc_attempts;
+    StatusOr<std::unique_ptr<LocalNode>> n = args.node_factory->start(no, secret);
     if (!n.ok()) {
       return Status(n.status().code(), "cannot contribute a segment: " + n.status().message());
     }
@@ -123,7 +125,7 @@ Status StoreCore::Setup(const SetupArgs& args) {
 
 void StoreCore::Close() {
   std::shared_ptr<Client> client;
-  std::shared_ptr<store::StoreNode> node;
+  std::shared_ptr<LocalNode> node;
   {
     std::lock_guard lock(mu_);
     client = std::move(client_);

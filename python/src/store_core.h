@@ -1,7 +1,8 @@
 // StoreCore: the state behind one Python `crescent.Store`.
 //
 // It owns the Client and, when setup() was asked to contribute memory, an
-// in-process StoreNode mounted on the master (Mooncake's global_segment_size > 0).
+// in-process store node mounted on the master (Mooncake's global_segment_size
+// > 0), started through the `_node` module's factory (local_node.h).
 // Every binding method takes its own reference to the Client through Acquire(),
 // so close() on one thread never frees a Client another thread is still using:
 // the last in-flight call releases it. A null Acquire() means "not set up or
@@ -15,10 +16,7 @@
 
 #include "crescent/client.h"
 #include "crescent/status.h"
-
-namespace crescent::store {
-class StoreNode;
-}
+#include "local_node.h"
 
 namespace crescent::python {
 
@@ -30,6 +28,9 @@ struct SetupArgs {
   int rpc_attempts = 4;
   int64_t transfer_timeout_ms = 10000;
   int64_t put_retry_ms = 5000;  // ClientConfig::put_retry_ms
+  // Starts the store node when segment_size > 0 (the `_node` module's; Setup
+  // fails with kInternal if a segment is asked for without it).
+  const LocalNodeFactory* node_factory = nullptr;
 };
 
 // The last failure a call returned to Python on this thread, with its message:
@@ -66,7 +67,7 @@ class StoreCore {
  private:
   mutable std::mutex mu_;  // guards the three members below, never held across I/O
   std::shared_ptr<Client> client_;
-  std::shared_ptr<store::StoreNode> node_;
+  std::shared_ptr<LocalNode> node_;
   bool setting_up_ = false;
 };
 
