@@ -27,8 +27,8 @@ enum class ControlMethod : uint8_t {
 };
 inline constexpr uint8_t kControlMethodMax = 12;
 
-// Every method of the Master service (master.proto), in the order of the
-// server's metrics: X(name, request, reply, lean), the request and reply being
+// Every method of the Master service, in master.proto's order (rpc_control_test
+// checks both): X(name, request, reply, lean), the request and reply being
 // messages of crescent.proto (messages.proto) and `lean` the lean protocol's
 // number for a hot call, else kGrpcOnly. The client's call descriptors
 // (control_transport.h), the server's methods by name (server_metrics.h), its
