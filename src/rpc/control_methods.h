@@ -1,4 +1,5 @@
-// The calls of the lean control protocol (docs/control-plane.md): the hot calls of
+// The calls of the control plane, listed once (CRESCENT_CONTROL_CALLS), and the
+// numbers of the lean control protocol (docs/control-plane.md): the hot calls of
 // master.proto, each carried in a control frame (transfer/wire.h) whose body is
 // the same request message the gRPC method takes, and answered with the same
 // reply message. Numbers are part of the wire format: append, never renumber.
@@ -6,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 
 namespace crescent::rpc {
 
@@ -24,6 +26,50 @@ enum class ControlMethod : uint8_t {
   kBatchQueryPrefix = 12,
 };
 inline constexpr uint8_t kControlMethodMax = 12;
+
+// Every method of the Master service, in master.proto's order (rpc_control_test
+// checks both): X(name, request, reply, lean), the request and reply being
+// messages of crescent.proto (messages.proto) and `lean` the lean protocol's
+// number for a hot call, else kGrpcOnly. The client's call descriptors
+// (control_transport.h), the server's methods by name (server_metrics.h), its
+// gRPC calls (master_server.cc) and its lean dispatch (control_server.cc) are
+// all expanded from this table.
+#define CRESCENT_CONTROL_CALLS(X)                                                              \
+  X(MountSegment, MountSegmentRequest, MountSegmentResponse, kGrpcOnly)                        \
+  X(UnmountSegment, UnmountSegmentRequest, StatusResponse, kGrpcOnly)                          \
+  X(Heartbeat, HeartbeatRequest, HeartbeatResponse, kGrpcOnly)                                 \
+  X(ListSegments, Empty, ListSegmentsResponse, kGrpcOnly)                                      \
+  X(ReportUnreachable, ReportUnreachableRequest, StatusResponse, kGrpcOnly)                    \
+  X(PutStart, PutStartRequest, PutStartResponse, ControlMethod::kPutStart)                     \
+  X(PutEnd, PutTokenRequest, StatusResponse, ControlMethod::kPutEnd)                           \
+  X(PutRevoke, PutTokenRequest, StatusResponse, ControlMethod::kPutRevoke)                     \
+  X(BatchPutStart, BatchPutStartRequest, BatchPutStartResponse, ControlMethod::kBatchPutStart) \
+  X(BatchPutEnd, BatchPutTokenRequest, StatusesResponse, ControlMethod::kBatchPutEnd)          \
+  X(BatchPutRevoke, BatchPutTokenRequest, StatusesResponse, ControlMethod::kBatchPutRevoke)    \
+  X(GetReplicaList, KeyRequest, ReadResult, ControlMethod::kGetReplicaList)                    \
+  X(BatchGetReplicaList, BatchGetReplicaListRequest, BatchGetReplicaListResponse,              \
+    ControlMethod::kBatchGetReplicaList)                                                       \
+  X(Exists, KeyRequest, ExistsResponse, ControlMethod::kExists)                                \
+  X(BatchExists, KeysRequest, BatchExistsResponse, ControlMethod::kBatchExists)                \
+  X(BatchQueryPrefix, KeysRequest, BatchQueryPrefixResponse, ControlMethod::kBatchQueryPrefix) \
+  X(ReportCorruptReplica, ReportCorruptReplicaRequest, StatusResponse, kGrpcOnly)              \
+  X(Remove, RemoveRequest, StatusResponse, kGrpcOnly)                                          \
+  X(BatchRemove, BatchRemoveRequest, StatusesResponse, kGrpcOnly)                              \
+  X(RemoveByPrefix, RemoveByPrefixRequest, CountResponse, kGrpcOnly)                           \
+  X(RemoveAll, RemoveAllRequest, CountResponse, kGrpcOnly)                                     \
+  X(List, ListRequest, ListResponse, kGrpcOnly)                                                \
+  X(Stats, Empty, StatsResponse, kGrpcOnly)                                                    \
+  X(Snapshot, Empty, SnapshotResponse, kGrpcOnly)                                              \
+  X(ControlEndpoints, Empty, ControlEndpointsResponse, kGrpcOnly)
+
+// The `lean` of a method that only gRPC carries.
+inline constexpr std::optional<ControlMethod> kGrpcOnly;
+
+// Every lean number but kHello is one row's.
+#define CRESCENT_IS_LEAN(name, Req, Resp, lean) +(std::optional<ControlMethod>(lean) ? 1 : 0)
+static_assert(0 CRESCENT_CONTROL_CALLS(CRESCENT_IS_LEAN) == kControlMethodMax - 1,
+              "a lean call without its row in CRESCENT_CONTROL_CALLS");
+#undef CRESCENT_IS_LEAN
 
 // A call whose answer may wait for the operation log to reach stable storage
 // (--log-sync always): the server runs it off its I/O thread.

@@ -24,6 +24,7 @@
 #include <filesystem>
 #include <functional>
 #include <mutex>
+#include <optional>
 #include <thread>
 #include <vector>
 
@@ -51,34 +52,13 @@ constexpr int kSyncWaitWorkers = 4;
 
 void IgnoreException(std::exception_ptr) {}
 
-// The gRPC method of the same call, under which its metrics are kept.
+// The gRPC method of the same call, under which its metrics are kept (kHello,
+// which is none, is never recorded).
 RpcMethod RpcMethodOf(ControlMethod m) {
-  switch (m) {
-    case ControlMethod::kHello:
-      return RpcMethod::kStats;  // never recorded; any value
-    case ControlMethod::kPutStart:
-      return RpcMethod::kPutStart;
-    case ControlMethod::kPutEnd:
-      return RpcMethod::kPutEnd;
-    case ControlMethod::kPutRevoke:
-      return RpcMethod::kPutRevoke;
-    case ControlMethod::kBatchPutStart:
-      return RpcMethod::kBatchPutStart;
-    case ControlMethod::kBatchPutEnd:
-      return RpcMethod::kBatchPutEnd;
-    case ControlMethod::kBatchPutRevoke:
-      return RpcMethod::kBatchPutRevoke;
-    case ControlMethod::kGetReplicaList:
-      return RpcMethod::kGetReplicaList;
-    case ControlMethod::kBatchGetReplicaList:
-      return RpcMethod::kBatchGetReplicaList;
-    case ControlMethod::kExists:
-      return RpcMethod::kExists;
-    case ControlMethod::kBatchExists:
-      return RpcMethod::kBatchExists;
-    case ControlMethod::kBatchQueryPrefix:
-      return RpcMethod::kBatchQueryPrefix;
-  }
+#define CRESCENT_RPC_METHOD_OF(name, Req, Resp, lean) \
+  if (std::optional<ControlMethod>(lean) == m) return RpcMethod::k##name;
+  CRESCENT_CONTROL_CALLS(CRESCENT_RPC_METHOD_OF)
+#undef CRESCENT_RPC_METHOD_OF
   return RpcMethod::kStats;
 }
 
@@ -198,36 +178,16 @@ void ControlServer::Impl::Dispatch(const wire::ControlHeader& h, std::string_vie
   }
   if (metrics) metrics->RecordLeanCall();
   const RpcMethod rm = RpcMethodOf(m);
-  const MasterHandlers& H = handlers;
-  using MH = MasterHandlers;
-  switch (m) {
-    case ControlMethod::kHello: break;
-    case ControlMethod::kPutStart: Answer(H, &MH::PutStart, rm, body, id, metrics, out); break;
-    case ControlMethod::kPutEnd: Answer(H, &MH::PutEnd, rm, body, id, metrics, out); break;
-    case ControlMethod::kPutRevoke: Answer(H, &MH::PutRevoke, rm, body, id, metrics, out); break;
-    case ControlMethod::kBatchPutStart:
-      Answer(H, &MH::BatchPutStart, rm, body, id, metrics, out);
-      break;
-    case ControlMethod::kBatchPutEnd:
-      Answer(H, &MH::BatchPutEnd, rm, body, id, metrics, out);
-      break;
-    case ControlMethod::kBatchPutRevoke:
-      Answer(H, &MH::BatchPutRevoke, rm, body, id, metrics, out);
-      break;
-    case ControlMethod::kGetReplicaList:
-      Answer(H, &MH::GetReplicaList, rm, body, id, metrics, out);
-      break;
-    case ControlMethod::kBatchGetReplicaList:
-      Answer(H, &MH::BatchGetReplicaList, rm, body, id, metrics, out);
-      break;
-    case ControlMethod::kExists: Answer(H, &MH::Exists, rm, body, id, metrics, out); break;
-    case ControlMethod::kBatchExists:
-      Answer(H, &MH::BatchExists, rm, body, id, metrics, out);
-      break;
-    case ControlMethod::kBatchQueryPrefix:
-      Answer(H, &MH::BatchQueryPrefix, rm, body, id, metrics, out);
-      break;
+  // The table's hot calls (control_methods.h), each by its handler.
+#define CRESCENT_ANSWER(name, Req, Resp, lean)                             \
+  if constexpr (std::optional<ControlMethod>(lean).has_value()) {          \
+    if (m == lean) {                                                       \
+      Answer(handlers, &MasterHandlers::name, rm, body, id, metrics, out); \
+      return;                                                              \
+    }                                                                      \
   }
+  CRESCENT_CONTROL_CALLS(CRESCENT_ANSWER)
+#undef CRESCENT_ANSWER
 }
 
 template <typename Acceptor>

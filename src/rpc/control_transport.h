@@ -1,8 +1,8 @@
-// How MasterClient reaches the master: the calls of the control plane as one
-// table (CRESCENT_CONTROL_CALLS), a ControlTransport that makes one try of a
-// call (gRPC: grpc_transport.h; the lean protocol: lean_transport.h), and
-// ControlRetry, the one retry loop above both. Internal to the client side of
-// rpc/.
+// How MasterClient reaches the master: a typed descriptor of each call of the
+// control plane's table (calls::NAME, from CRESCENT_CONTROL_CALLS in
+// control_methods.h), a ControlTransport that makes one try of a call (gRPC:
+// grpc_transport.h; the lean protocol: lean_transport.h), and ControlRetry, the
+// one retry loop above both. Internal to the client side of rpc/.
 #pragma once
 
 #include <grpcpp/grpcpp.h>
@@ -20,38 +20,6 @@
 #include "rpc/master.grpc.pb.h"
 
 namespace crescent::rpc {
-
-// Every call MasterClient makes: X(name, request, reply, lean), `lean` being
-// the lean protocol's number for a hot call (control_methods.h), else kGrpcOnly.
-#define CRESCENT_CONTROL_CALLS(X)                                                              \
-  X(MountSegment, MountSegmentRequest, MountSegmentResponse, kGrpcOnly)                        \
-  X(UnmountSegment, UnmountSegmentRequest, StatusResponse, kGrpcOnly)                          \
-  X(Heartbeat, HeartbeatRequest, HeartbeatResponse, kGrpcOnly)                                 \
-  X(ListSegments, Empty, ListSegmentsResponse, kGrpcOnly)                                      \
-  X(ReportUnreachable, ReportUnreachableRequest, StatusResponse, kGrpcOnly)                    \
-  X(PutStart, PutStartRequest, PutStartResponse, ControlMethod::kPutStart)                     \
-  X(PutEnd, PutTokenRequest, StatusResponse, ControlMethod::kPutEnd)                           \
-  X(PutRevoke, PutTokenRequest, StatusResponse, ControlMethod::kPutRevoke)                     \
-  X(BatchPutStart, BatchPutStartRequest, BatchPutStartResponse, ControlMethod::kBatchPutStart) \
-  X(BatchPutEnd, BatchPutTokenRequest, StatusesResponse, ControlMethod::kBatchPutEnd)          \
-  X(BatchPutRevoke, BatchPutTokenRequest, StatusesResponse, ControlMethod::kBatchPutRevoke)    \
-  X(GetReplicaList, KeyRequest, ReadResult, ControlMethod::kGetReplicaList)                    \
-  X(BatchGetReplicaList, BatchGetReplicaListRequest, BatchGetReplicaListResponse,              \
-    ControlMethod::kBatchGetReplicaList)                                                       \
-  X(Exists, KeyRequest, ExistsResponse, ControlMethod::kExists)                                \
-  X(BatchExists, KeysRequest, BatchExistsResponse, ControlMethod::kBatchExists)                \
-  X(BatchQueryPrefix, KeysRequest, BatchQueryPrefixResponse, ControlMethod::kBatchQueryPrefix) \
-  X(ReportCorruptReplica, ReportCorruptReplicaRequest, StatusResponse, kGrpcOnly)              \
-  X(Remove, RemoveRequest, StatusResponse, kGrpcOnly)                                          \
-  X(BatchRemove, BatchRemoveRequest, StatusesResponse, kGrpcOnly)                              \
-  X(RemoveByPrefix, RemoveByPrefixRequest, CountResponse, kGrpcOnly)                           \
-  X(RemoveAll, RemoveAllRequest, CountResponse, kGrpcOnly)                                     \
-  X(List, ListRequest, ListResponse, kGrpcOnly)                                                \
-  X(Stats, Empty, StatsResponse, kGrpcOnly)                                                    \
-  X(Snapshot, Empty, SnapshotResponse, kGrpcOnly)                                              \
-  X(ControlEndpoints, Empty, ControlEndpointsResponse, kGrpcOnly)
-
-inline constexpr std::optional<ControlMethod> kGrpcOnly;
 
 using Message = google::protobuf::MessageLite;
 

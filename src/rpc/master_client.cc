@@ -1,7 +1,10 @@
 // MasterClient: every call goes through one retry loop (ControlRetry) over the
 // lean protocol or gRPC (control_transport.h), by its row of the table of
-// calls. Conversions to Crescent types live in convert.h; this file maps
-// requests and reply shapes to the client's types.
+// calls (calls::NAME). Impl's Call, Ask and PerKey are the plumbing, written
+// once: the try and its retries, the engine's status in the reply, a batch in
+// parts. Each method adds only what is its own: the request made of Crescent
+// types, and the reading of the reply (conversions: convert.h and
+// master_client_wire.h).
 #include "rpc/master_client.h"
 
 #include <grpcpp/grpcpp.h>
@@ -36,6 +39,18 @@ constexpr const char* kDefaultMasterAddress = "127.0.0.1:50051";
 constexpr int kReconnectInitialMs = 50;
 constexpr int kReconnectMaxMs = 250;
 
+// StatusOr<T> for a T, and a StatusOr as it is.
+template <typename T>
+struct StatusOrOf {
+  using type = StatusOr<T>;
+};
+template <typename T>
+struct StatusOrOf<StatusOr<T>> {
+  using type = StatusOr<T>;
+};
+template <typename T>
+using AsStatusOr = typename StatusOrOf<T>::type;
+
 }  // namespace
 
 std::string ResolveMasterAddress(const std::string& configured) {
@@ -69,25 +84,38 @@ struct MasterClient::Impl {
   std::unique_ptr<ControlRetry> retry;
   std::unique_ptr<LivenessLink> liveness;  // heartbeats' own way (liveness_link.h)
 
+  // The plumbing of every call, written once; each method of MasterClient
+  // adds only its request and the reading of its reply.
+
+  // Sends `req` as `call` (through the retry loop): the reply, or why none came.
   template <typename Req, typename Resp>
-  Status Invoke(const TypedCall<Req, Resp>& call, const std::type_identity_t<Req>& req,
-                std::type_identity_t<Resp>* resp, const CallOptions& how = {}) const {
-    return retry->Invoke(call, req, resp, how);
+  StatusOr<Resp> Call(const TypedCall<Req, Resp>& call, const std::type_identity_t<Req>& req,
+                      const CallOptions& how = {}) const {
+    Resp resp;
+    if (Status s = retry->Invoke(call, req, &resp, how); !s.ok()) return s;
+    return resp;
   }
-  // Invoke, then the reply's own status (the engine's answer).
+  // Call, then the reply's own status (the engine's answer).
   template <typename Req, typename Resp>
-  Status Ask(const TypedCall<Req, Resp>& call, const std::type_identity_t<Req>& req,
-             std::type_identity_t<Resp>* resp, const CallOptions& how = {}) const {
-    if (auto s = Invoke(call, req, resp, how); !s.ok()) return s;
-    return FromProto(resp->status());
+  StatusOr<Resp> Ask(const TypedCall<Req, Resp>& call, const std::type_identity_t<Req>& req) const {
+    StatusOr<Resp> resp = Call(call, req);
+    if (!resp.ok()) return resp;
+    if (Status s = FromProto(resp->status()); !s.ok()) return s;
+    return resp;
+  }
+  // Ask, and `read` of the reply (a value, or a StatusOr of one).
+  template <typename Req, typename Resp, typename Read>
+  auto Ask(const TypedCall<Req, Resp>& call, const std::type_identity_t<Req>& req, Read read) const
+      -> AsStatusOr<std::invoke_result_t<Read&, const Resp&>> {
+    StatusOr<Resp> resp = Ask(call, req);
+    if (!resp.ok()) return resp.status();
+    return read(*resp);
   }
 
   // Learns where the master's Liveness service is (LivenessLink).
   void FindLiveness() const {
-    proto::ControlEndpointsResponse where;
-    if (Invoke(calls::ControlEndpoints, proto::Empty(), &where, CallOptions::Tries(1)).ok()) {
-      liveness->Learn(where.liveness_port(), where.instance());
-    }
+    auto where = Call(calls::ControlEndpoints, proto::Empty(), CallOptions::Tries(1));
+    if (where.ok()) liveness->Learn(where->liveness_port(), where->instance());
   }
 
   // The parts a batch over `keys` is sent in (batch_parts.h), for results of
@@ -97,24 +125,43 @@ struct MasterClient::Impl {
                       static_cast<uint64_t>(options.max_message_bytes), replicas);
   }
 
-  // A batch RPC answered by a StatusesResponse, sent in parts (Parts):
-  // `call(at, part, resp)` sends keys [at, at + part.size()). A part that
-  // fails as a whole gives its status to its keys and all later ones.
-  template <typename Call>
-  std::vector<Status> Statuses(std::span<const std::string> keys, Call call) const {
-    std::vector<Status> out;
+  // A batch call with one result (a T) per key, sent in parts (Parts(keys,
+  // replicas)): `build(at, part)` makes the request for the keys [at, at +
+  // part.size()), and `read(reply, part, out)` appends the part's results to
+  // `out` and says whether the batch goes on (a prefix may end early), or
+  // why the reply does not fit the part. A part that fails gives its status
+  // to its keys and all later ones. `meanwhile` runs during the first part.
+  template <typename T, typename Req, typename Resp, typename Build, typename Read>
+  std::vector<T> PerKey(const TypedCall<Req, Resp>& call, std::span<const std::string> keys,
+                        uint64_t replicas, Build build, Read read,
+                        const std::function<void()>* meanwhile = nullptr) const {
+    std::vector<T> out;
     out.reserve(keys.size());
-    for (const KeyRange r : Parts(keys, 0)) {
-      const size_t at = r.begin;
-      const std::span<const std::string> part = keys.subspan(at, r.size());
-      proto::StatusesResponse resp;
-      if (Status s = call(at, part, &resp); !s.ok()) {
-        out.resize(keys.size(), s);
+    for (const KeyRange r : Parts(keys, replicas)) {
+      const std::span<const std::string> part = keys.subspan(r.begin, r.size());
+      StatusOr<Resp> resp =
+          Call(call, build(r.begin, part), {.meanwhile = r.begin == 0 ? meanwhile : nullptr});
+      StatusOr<bool> more = resp.ok() ? read(*resp, part, out) : StatusOr<bool>(resp.status());
+      if (!more.ok()) {
+        out.resize(keys.size(), T(more.status()));
         break;
       }
-      for (Status& s : StatusesFromProto(resp, part.size())) out.push_back(std::move(s));
+      if (!*more) break;
     }
     return out;
+  }
+  // PerKey for a call answered by a StatusesResponse.
+  template <typename Req, typename Build>
+  std::vector<Status> Statuses(const TypedCall<Req, proto::StatusesResponse>& call,
+                               std::span<const std::string> keys, Build build) const {
+    return PerKey<Status>(call, keys, 0, build,
+                          [](const proto::StatusesResponse& resp, std::span<const std::string> part,
+                             std::vector<Status>& out) -> StatusOr<bool> {
+                            for (Status& s : StatusesFromProto(resp, part.size())) {
+                              out.push_back(std::move(s));
+                            }
+                            return true;
+                          });
   }
 };
 
@@ -214,13 +261,13 @@ StatusOr<master::SegmentId> MasterClient::MountSegment(
       e->set_owner_token(m.owner_token);
     }
   }
-  proto::MountSegmentResponse resp;
-  if (auto s = impl_->Ask(calls::MountSegment, req, &resp); !s.ok()) return s;
+  auto resp = impl_->Ask(calls::MountSegment, req);
+  if (!resp.ok()) return resp.status();
   impl_->FindLiveness();  // this node's heartbeats follow
-  if (adopted != nullptr) *adopted = resp.adopted();
-  if (secret_check == nullptr) return resp.segment_id();
-  std::string refused = MountProofProblem(resp, spec.endpoint, *secret_check);
-  if (refused.empty()) return resp.segment_id();
+  if (adopted != nullptr) *adopted = resp->adopted();
+  if (secret_check == nullptr) return resp->segment_id();
+  std::string refused = MountProofProblem(*resp, spec.endpoint, *secret_check);
+  if (refused.empty()) return resp->segment_id();
   (void)UnmountSegment(spec.name, spec.owner_node, spec.owner_token);
   return Status(ErrorCode::kCapabilityInvalid, "the master at " + address() + refused +
                                                    "; segment " + spec.name + " unmounted again");
@@ -232,14 +279,12 @@ Status MasterClient::UnmountSegment(const std::string& name, const std::string& 
   req.set_name(name);
   req.set_owner_node(owner_node);
   req.set_owner_token(owner_token);
-  proto::StatusResponse resp;
-  return impl_->Ask(calls::UnmountSegment, req, &resp);
+  return impl_->Ask(calls::UnmountSegment, req).status();
 }
 
 Status MasterClient::Heartbeat(const std::string& node, MasterClockReading* clock) {
-  proto::HeartbeatResponse resp;
   if (clock != nullptr) *clock = {};
-  auto read_clock = [&] {
+  auto read_clock = [&](const proto::HeartbeatResponse& resp) {
     if (clock != nullptr) {
       *clock = {resp.clock().unix_ms(), resp.clock().capability_grace_ms(),
                 resp.clock().capability_lifetime_ms()};
@@ -247,29 +292,26 @@ Status MasterClient::Heartbeat(const std::string& node, MasterClockReading* cloc
   };
   // The master's Liveness service when there is one (liveness_link.h).
   if (impl_->liveness->ShouldLook()) impl_->FindLiveness();
+  proto::HeartbeatResponse answer;
   if (std::optional<Status> s =
-          impl_->liveness->Heartbeat(node, impl_->options.rpc_timeout_ms, &resp)) {
-    read_clock();
+          impl_->liveness->Heartbeat(node, impl_->options.rpc_timeout_ms, &answer)) {
+    read_clock(answer);
     return *s;
   }
-  resp.Clear();
   proto::HeartbeatRequest req;
   req.set_node(node);
   // One try: the node's heartbeat loop asks again in 100 ms while the master
   // is unreachable, and must not sit in this call's backoff when it is back.
-  if (auto s = impl_->Invoke(calls::Heartbeat, req, &resp, CallOptions::Tries(1)); !s.ok()) {
-    return s;
-  }
-  read_clock();
-  return FromProto(resp.status());
+  auto resp = impl_->Call(calls::Heartbeat, req, CallOptions::Tries(1));
+  if (!resp.ok()) return resp.status();
+  read_clock(*resp);
+  return FromProto(resp->status());
 }
 
 StatusOr<std::vector<master::SegmentInfo>> MasterClient::ListSegments() {
-  proto::ListSegmentsResponse resp;
-  if (auto s = impl_->Ask(calls::ListSegments, proto::Empty(), &resp); !s.ok()) return s;
-  std::vector<master::SegmentInfo> out;
-  for (const proto::SegmentInfo& info : resp.segments()) out.push_back(FromProto(info));
-  return out;
+  return impl_->Ask(calls::ListSegments, proto::Empty(), [](const proto::ListSegmentsResponse& r) {
+    return SegmentsFromProto(r.segments());
+  });
 }
 
 // ---- Puts ----
@@ -281,38 +323,23 @@ StatusOr<RemotePut> MasterClient::PutStart(const std::string& key, uint64_t size
   req.set_size(size);
   ToProto(config, req.mutable_config());
   req.set_attempt(impl_->NextAttempt());
-  proto::PutStartResponse resp;
-  if (auto s = impl_->Invoke(calls::PutStart, req, &resp); !s.ok()) return s;
-  return PutFromProto(resp);
+  return impl_->Ask(calls::PutStart, req, PutFromProto);
 }
 
 Status MasterClient::PutEnd(const std::string& key, uint64_t token, uint64_t checksum) {
-  proto::StatusResponse resp;
-  return impl_->Ask(calls::PutEnd, MakeToken(key, token, checksum), &resp);
+  return impl_->Ask(calls::PutEnd, MakeToken(key, token, checksum)).status();
 }
 
 Status MasterClient::PutRevoke(const std::string& key, uint64_t token) {
-  proto::StatusResponse resp;
-  return impl_->Ask(calls::PutRevoke, MakeToken(key, token), &resp);
+  return impl_->Ask(calls::PutRevoke, MakeToken(key, token)).status();
 }
 
 std::vector<StatusOr<RemotePut>> MasterClient::BatchPutStart(std::span<const std::string> keys,
                                                              std::span<const uint64_t> sizes,
                                                              const master::PutConfig& config,
                                                              bool chain) {
-  using Result = StatusOr<RemotePut>;
-  std::vector<Result> out;
-  out.reserve(keys.size());
   master::PutConfig part_config = config;
-  for (const KeyRange r : impl_->Parts(keys, std::max<uint32_t>(config.replica_count, 1))) {
-    const size_t at = r.begin;
-    const std::span<const std::string> part = keys.subspan(at, r.size());
-    if (chain && at > 0) {
-      // The part's first page is linked to the page before it, as the master
-      // links pages within one request; an invalid one (refused) links none.
-      part_config.parent_key =
-          out.back().status().code() == ErrorCode::kInvalidKey ? "" : keys[at - 1];
-    }
+  auto build = [&](size_t at, std::span<const std::string> part) {
     proto::BatchPutStartRequest req;
     req.mutable_keys()->Assign(part.begin(), part.end());
     const std::span<const uint64_t> part_sizes = PartOf(sizes, keys.size(), at, part.size());
@@ -320,25 +347,31 @@ std::vector<StatusOr<RemotePut>> MasterClient::BatchPutStart(std::span<const std
     ToProto(part_config, req.mutable_config());
     req.set_chain(chain);
     for (size_t i = 0; i < part.size(); ++i) req.add_attempts(impl_->NextAttempt());
-    proto::BatchPutStartResponse resp;
-    Status s = impl_->Invoke(calls::BatchPutStart, req, &resp);
-    if (s.ok() && static_cast<size_t>(resp.results_size()) != part.size()) {
-      s = ShortReply(resp.results_size(), part.size());
-    }
-    if (!s.ok()) {
-      out.resize(keys.size(), Result(s));
-      break;
+    return req;
+  };
+  auto read = [&](const proto::BatchPutStartResponse& resp, std::span<const std::string> part,
+                  std::vector<StatusOr<RemotePut>>& out) -> StatusOr<bool> {
+    if (static_cast<size_t>(resp.results_size()) != part.size()) {
+      return ShortReply(resp.results_size(), part.size());
     }
     for (const proto::PutStartResponse& r : resp.results()) out.push_back(PutFromProto(r));
-  }
-  return out;
+    // The next part's first page is linked to this part's last, as the master
+    // links pages within one request; an invalid one (refused) links none.
+    if (chain) {
+      part_config.parent_key =
+          out.back().status().code() == ErrorCode::kInvalidKey ? "" : part.back();
+    }
+    return true;
+  };
+  return impl_->PerKey<StatusOr<RemotePut>>(
+      calls::BatchPutStart, keys, std::max<uint32_t>(config.replica_count, 1), build, read);
 }
 
 std::vector<Status> MasterClient::BatchPutEnd(std::span<const std::string> keys,
                                               std::span<const uint64_t> tokens,
                                               std::span<const uint64_t> checksums) {
   return impl_->Statuses(
-      keys, [&](size_t at, std::span<const std::string> part, proto::StatusesResponse* resp) {
+      calls::BatchPutEnd, keys, [&](size_t at, std::span<const std::string> part) {
         proto::BatchPutTokenRequest req =
             MakeTokens(part, PartOf(tokens, keys.size(), at, part.size()));
         if (checksums.empty()) {
@@ -347,17 +380,16 @@ std::vector<Status> MasterClient::BatchPutEnd(std::span<const std::string> keys,
           const std::span<const uint64_t> mine = PartOf(checksums, keys.size(), at, part.size());
           req.mutable_checksums()->Assign(mine.begin(), mine.end());
         }
-        return impl_->Invoke(calls::BatchPutEnd, req, resp);
+        return req;
       });
 }
 
 std::vector<Status> MasterClient::BatchPutRevoke(std::span<const std::string> keys,
                                                  std::span<const uint64_t> tokens) {
-  return impl_->Statuses(
-      keys, [&](size_t at, std::span<const std::string> part, proto::StatusesResponse* resp) {
-        return impl_->Invoke(calls::BatchPutRevoke,
-                             MakeTokens(part, PartOf(tokens, keys.size(), at, part.size())), resp);
-      });
+  return impl_->Statuses(calls::BatchPutRevoke, keys,
+                         [&](size_t at, std::span<const std::string> part) {
+                           return MakeTokens(part, PartOf(tokens, keys.size(), at, part.size()));
+                         });
 }
 
 // ---- Reads ----
@@ -365,50 +397,34 @@ std::vector<Status> MasterClient::BatchPutRevoke(std::span<const std::string> ke
 StatusOr<RemoteRead> MasterClient::GetReplicaList(const std::string& key) {
   proto::KeyRequest req;
   req.set_key(key);
-  proto::ReadResult resp;
-  if (auto s = impl_->Invoke(calls::GetReplicaList, req, &resp); !s.ok()) {
-    return s;
-  }
-  return ReadFromProto(resp);
+  return impl_->Ask(calls::GetReplicaList, req, ReadFromProto);
 }
 
 std::vector<StatusOr<RemoteRead>> MasterClient::BatchGetReplicaList(
     std::span<const std::string> keys, bool prefix_mode, const std::function<void()>& meanwhile) {
-  using Result = StatusOr<RemoteRead>;
-  std::vector<Result> out;
-  out.reserve(keys.size());
-  for (const KeyRange r : impl_->Parts(keys, kDefaultMaxReplicas)) {
-    const size_t at = r.begin;
-    const std::span<const std::string> part = keys.subspan(at, r.size());
+  auto build = [&](size_t, std::span<const std::string> part) {
     proto::BatchGetReplicaListRequest req;
     req.mutable_keys()->Assign(part.begin(), part.end());
     req.set_prefix_mode(prefix_mode);
-    proto::BatchGetReplicaListResponse resp;
-    // `meanwhile` runs once, during the first request.
-    Status s = impl_->Invoke(calls::BatchGetReplicaList, req, &resp,
-                             {.meanwhile = at == 0 ? &meanwhile : nullptr});
+    return req;
+  };
+  auto read = [&](const proto::BatchGetReplicaListResponse& resp, std::span<const std::string> part,
+                  std::vector<StatusOr<RemoteRead>>& out) -> StatusOr<bool> {
     // Prefix mode stops at the first unreadable key, so the reply may be shorter.
     const size_t got = resp.results_size();
-    if (s.ok() && (prefix_mode ? got > part.size() : got != part.size())) {
-      s = ShortReply(got, part.size());
-    }
-    if (!s.ok()) {
-      out.resize(keys.size(), Result(s));
-      break;
-    }
+    if (prefix_mode ? got > part.size() : got != part.size()) return ShortReply(got, part.size());
     for (const proto::ReadResult& r : resp.results()) out.push_back(ReadFromProto(r));
     // A prefix that ended in this part ends the whole prefix.
-    if (prefix_mode && (got < part.size() || !out.back().ok())) break;
-  }
-  return out;
+    return !(prefix_mode && (got < part.size() || !out.back().ok()));
+  };
+  return impl_->PerKey<StatusOr<RemoteRead>>(calls::BatchGetReplicaList, keys, kDefaultMaxReplicas,
+                                             build, read, &meanwhile);
 }
 
 StatusOr<bool> MasterClient::Exists(const std::string& key) {
   proto::KeyRequest req;
   req.set_key(key);
-  proto::ExistsResponse resp;
-  if (auto s = impl_->Ask(calls::Exists, req, &resp); !s.ok()) return s;
-  return resp.exists();
+  return impl_->Ask(calls::Exists, req, [](const proto::ExistsResponse& r) { return r.exists(); });
 }
 
 StatusOr<master::BatchExistsResult> MasterClient::BatchExists(std::span<const std::string> keys) {
@@ -418,24 +434,24 @@ StatusOr<master::BatchExistsResult> MasterClient::BatchExists(std::span<const st
   for (const KeyRange r : impl_->Parts(keys, 0)) {
     const size_t at = r.begin;
     const std::span<const std::string> part = keys.subspan(at, r.size());
-    proto::BatchExistsResponse resp;
-    if (auto s = impl_->Ask(calls::BatchExists, MakeKeys(part), &resp); !s.ok()) return s;
-    const size_t got = resp.present_size();
+    auto resp = impl_->Ask(calls::BatchExists, MakeKeys(part));
+    if (!resp.ok()) return resp.status();
+    const size_t got = resp->present_size();
     if (got != part.size()) return ShortReply(got, part.size());
     // out.statuses stays empty until a part refuses a key; from then on it
     // has one per key (OK for the keys answered).
-    if (resp.statuses_size() != 0) {
-      if (static_cast<size_t>(resp.statuses_size()) != got) {
-        return ShortReply(resp.statuses_size(), got);
+    if (resp->statuses_size() != 0) {
+      if (static_cast<size_t>(resp->statuses_size()) != got) {
+        return ShortReply(resp->statuses_size(), got);
       }
       out.statuses.resize(at);
-      for (const proto::Status& st : resp.statuses()) out.statuses.push_back(FromProto(st));
+      for (const proto::Status& st : resp->statuses()) out.statuses.push_back(FromProto(st));
     } else if (!out.statuses.empty()) {
       out.statuses.resize(at + got);
     }
-    out.present.insert(out.present.end(), resp.present().begin(), resp.present().end());
-    if (leading) out.leading += resp.leading();
-    leading = leading && resp.leading() == got;
+    out.present.insert(out.present.end(), resp->present().begin(), resp->present().end());
+    if (leading) out.leading += resp->leading();
+    leading = leading && resp->leading() == got;
   }
   return out;
 }
@@ -445,15 +461,13 @@ StatusOr<size_t> MasterClient::BatchQueryPrefix(std::span<const std::string> key
   for (const KeyRange r : impl_->Parts(keys, 0)) {
     const size_t at = r.begin;
     const std::span<const std::string> part = keys.subspan(at, r.size());
-    proto::BatchQueryPrefixResponse resp;
-    Status s = impl_->Invoke(calls::BatchQueryPrefix, MakeKeys(part), &resp);
-    if (s.ok()) s = FromProto(resp.status());
+    auto resp = impl_->Ask(calls::BatchQueryPrefix, MakeKeys(part));
     // A part that starts with an invalid key: the prefix ends there, and only
     // as the very first key is that an error.
-    if (!s.ok() && at > 0 && s.code() == ErrorCode::kInvalidKey) return leading;
-    if (!s.ok()) return s;
-    leading += resp.leading();
-    if (resp.leading() < part.size()) break;
+    if (!resp.ok() && at > 0 && resp.status().code() == ErrorCode::kInvalidKey) return leading;
+    if (!resp.ok()) return resp.status();
+    leading += resp->leading();
+    if (resp->leading() < part.size()) break;
   }
   return leading;
 }
@@ -467,52 +481,48 @@ Status MasterClient::ReportCorruptReplica(const std::string& key, uint32_t segme
   req.set_segment(segment);
   req.set_offset(offset);
   req.set_checksum(checksum);
-  proto::StatusResponse resp;
-  return impl_->Ask(calls::ReportCorruptReplica, req, &resp);
+  return impl_->Ask(calls::ReportCorruptReplica, req).status();
 }
 
 Status MasterClient::ReportUnreachable(std::span<const uint32_t> segments) {
   proto::ReportUnreachableRequest req;
   req.mutable_segments()->Assign(segments.begin(), segments.end());
-  proto::StatusResponse resp;
-  return impl_->Ask(calls::ReportUnreachable, req, &resp);
+  return impl_->Ask(calls::ReportUnreachable, req).status();
 }
 
 // ---- Remove and list ----
+
+namespace {
+size_t CountOf(const proto::CountResponse& r) { return static_cast<size_t>(r.count()); }
+}  // namespace
 
 Status MasterClient::Remove(const std::string& key, bool force) {
   proto::RemoveRequest req;
   req.set_key(key);
   req.set_force(force);
-  proto::StatusResponse resp;
-  return impl_->Ask(calls::Remove, req, &resp);
+  return impl_->Ask(calls::Remove, req).status();
 }
 
 std::vector<Status> MasterClient::BatchRemove(std::span<const std::string> keys, bool force) {
-  return impl_->Statuses(
-      keys, [&](size_t, std::span<const std::string> part, proto::StatusesResponse* resp) {
-        proto::BatchRemoveRequest req;
-        req.mutable_keys()->Assign(part.begin(), part.end());
-        req.set_force(force);
-        return impl_->Invoke(calls::BatchRemove, req, resp);
-      });
+  return impl_->Statuses(calls::BatchRemove, keys, [&](size_t, std::span<const std::string> part) {
+    proto::BatchRemoveRequest req;
+    req.mutable_keys()->Assign(part.begin(), part.end());
+    req.set_force(force);
+    return req;
+  });
 }
 
 StatusOr<size_t> MasterClient::RemoveByPrefix(const std::string& prefix, bool force) {
   proto::RemoveByPrefixRequest req;
   req.set_prefix(prefix);
   req.set_force(force);
-  proto::CountResponse resp;
-  if (auto s = impl_->Ask(calls::RemoveByPrefix, req, &resp); !s.ok()) return s;
-  return static_cast<size_t>(resp.count());
+  return impl_->Ask(calls::RemoveByPrefix, req, CountOf);
 }
 
 StatusOr<size_t> MasterClient::RemoveAll(bool force) {
   proto::RemoveAllRequest req;
   req.set_force(force);
-  proto::CountResponse resp;
-  if (auto s = impl_->Ask(calls::RemoveAll, req, &resp); !s.ok()) return s;
-  return static_cast<size_t>(resp.count());
+  return impl_->Ask(calls::RemoveAll, req, CountOf);
 }
 
 StatusOr<std::vector<std::string>> MasterClient::List(const std::string& prefix, size_t limit,
@@ -525,22 +535,21 @@ StatusOr<std::vector<std::string>> MasterClient::List(const std::string& prefix,
   req.set_prefix(prefix);
   req.set_limit(probe ? limit + 1 : limit);
   req.set_after(after);
-  proto::ListResponse resp;
-  if (auto s = impl_->Ask(calls::List, req, &resp); !s.ok()) return s;
-  std::vector<std::string> keys(resp.keys().begin(), resp.keys().end());
-  bool cut = resp.truncated();
-  if (probe && keys.size() > limit) {
-    keys.resize(limit);
-    cut = true;
-  }
-  if (truncated != nullptr) *truncated = cut;
-  return keys;
+  return impl_->Ask(calls::List, req, [&](const proto::ListResponse& resp) {
+    std::vector<std::string> keys(resp.keys().begin(), resp.keys().end());
+    bool cut = resp.truncated();
+    if (probe && keys.size() > limit) {
+      keys.resize(limit);
+      cut = true;
+    }
+    if (truncated != nullptr) *truncated = cut;
+    return keys;
+  });
 }
 
 StatusOr<uint64_t> MasterClient::RequestSnapshot() {
-  proto::SnapshotResponse resp;
-  if (auto s = impl_->Ask(calls::Snapshot, proto::Empty(), &resp); !s.ok()) return s;
-  return resp.snapshots_before();
+  return impl_->Ask(calls::Snapshot, proto::Empty(),
+                    [](const proto::SnapshotResponse& r) { return r.snapshots_before(); });
 }
 
 std::string MasterClient::ControlTarget() {
@@ -548,9 +557,8 @@ std::string MasterClient::ControlTarget() {
   return channel ? channel->target() : std::string();
 }
 
-StatusOr<ClusterStats> MasterClient::Stats() {
-  proto::StatsResponse resp;
-  if (auto s = impl_->Ask(calls::Stats, proto::Empty(), &resp); !s.ok()) return s;
+namespace {
+ClusterStats StatsFromProto(const proto::StatsResponse& resp) {
   ClusterStats out;
   out.objects = resp.objects();
   out.pending_puts = resp.pending_puts();
@@ -560,9 +568,14 @@ StatusOr<ClusterStats> MasterClient::Stats() {
   out.metadata_bytes = resp.metadata_bytes();
   out.largest_object = resp.largest_object();
   out.admin_port = resp.admin_port();
-  for (const proto::SegmentInfo& info : resp.segments()) out.segments.push_back(FromProto(info));
+  out.segments = SegmentsFromProto(resp.segments());
   out.counters.insert(resp.counters().begin(), resp.counters().end());
   return out;
+}
+}  // namespace
+
+StatusOr<ClusterStats> MasterClient::Stats() {
+  return impl_->Ask(calls::Stats, proto::Empty(), StatsFromProto);
 }
 
 }  // namespace crescent::rpc

@@ -45,6 +45,14 @@ inline StatusOr<std::vector<RemoteReplica>> ReplicasFromProto(
   return out;
 }
 
+inline std::vector<master::SegmentInfo> SegmentsFromProto(
+    const google::protobuf::RepeatedPtrField<proto::SegmentInfo>& segments) {
+  std::vector<master::SegmentInfo> out;
+  out.reserve(segments.size());
+  for (const proto::SegmentInfo& info : segments) out.push_back(FromProto(info));
+  return out;
+}
+
 inline StatusOr<RemotePut> PutFromProto(const proto::PutStartResponse& r) {
   if (auto s = FromProto(r.status()); !s.ok()) return s;
   auto replicas = ReplicasFromProto(r.replicas());

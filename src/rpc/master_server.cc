@@ -67,6 +67,16 @@ struct CallEnv {
 // Which calls a draining server still serves: a store node's own (its unmount
 // and heartbeats, while the node shuts down with it) and the read-only views.
 enum class WhileDraining { kServe, kRefuse };
+WhileDraining WhileDrainingOf(RpcMethod m) {
+  switch (m) {
+    case RpcMethod::kUnmountSegment:
+    case RpcMethod::kHeartbeat:
+    case RpcMethod::kListSegments:
+    case RpcMethod::kStats:
+    case RpcMethod::kControlEndpoints: return WhileDraining::kServe;
+    default: return WhileDraining::kRefuse;
+  }
+}
 
 // Svc is the generated base class that declares RequestX (AsyncService derives
 // from one per method), so the member pointer's class varies per RPC.
@@ -132,55 +142,25 @@ class Call final : public CallBase {
 // `service` is the AsyncService whose generated base Svc declares `request`.
 template <typename Service, typename Svc, typename Req, typename Resp>
 void Arm(const CallEnv& env, Service* service, grpc::ServerCompletionQueue* cq, RpcMethod method,
-         RequestFn<Svc, Req, Resp> request, HandlerFn<Req, Resp> handler,
-         WhileDraining draining = WhileDraining::kRefuse) {
-  new Call<Svc, Req, Resp>(env, service, cq, method, request, handler, draining);
+         RequestFn<Svc, Req, Resp> request, HandlerFn<Req, Resp> handler) {
+  new Call<Svc, Req, Resp>(env, service, cq, method, request, handler, WhileDrainingOf(method));
 }
 
-// One waiting Call per RPC of the Master service on `cq`.
+// One waiting Call per RPC of the Master service on `cq` (the table of
+// control_methods.h), each answered by the handler of its name.
 void ArmAll(const CallEnv& env, Master::AsyncService* service, grpc::ServerCompletionQueue* cq) {
   using S = Master::AsyncService;
-  using H = MasterHandlers;
-  Arm(env, service, cq, RpcMethod::kMountSegment, &S::RequestMountSegment, &H::MountSegment);
-  Arm(env, service, cq, RpcMethod::kUnmountSegment, &S::RequestUnmountSegment, &H::UnmountSegment,
-      WhileDraining::kServe);
-  Arm(env, service, cq, RpcMethod::kHeartbeat, &S::RequestHeartbeat, &H::Heartbeat,
-      WhileDraining::kServe);
-  Arm(env, service, cq, RpcMethod::kListSegments, &S::RequestListSegments, &H::ListSegments,
-      WhileDraining::kServe);
-  Arm(env, service, cq, RpcMethod::kReportUnreachable, &S::RequestReportUnreachable,
-      &H::ReportUnreachable);
-  Arm(env, service, cq, RpcMethod::kPutStart, &S::RequestPutStart, &H::PutStart);
-  Arm(env, service, cq, RpcMethod::kPutEnd, &S::RequestPutEnd, &H::PutEnd);
-  Arm(env, service, cq, RpcMethod::kPutRevoke, &S::RequestPutRevoke, &H::PutRevoke);
-  Arm(env, service, cq, RpcMethod::kBatchPutStart, &S::RequestBatchPutStart, &H::BatchPutStart);
-  Arm(env, service, cq, RpcMethod::kBatchPutEnd, &S::RequestBatchPutEnd, &H::BatchPutEnd);
-  Arm(env, service, cq, RpcMethod::kBatchPutRevoke, &S::RequestBatchPutRevoke, &H::BatchPutRevoke);
-  Arm(env, service, cq, RpcMethod::kGetReplicaList, &S::RequestGetReplicaList, &H::GetReplicaList);
-  Arm(env, service, cq, RpcMethod::kBatchGetReplicaList, &S::RequestBatchGetReplicaList,
-      &H::BatchGetReplicaList);
-  Arm(env, service, cq, RpcMethod::kExists, &S::RequestExists, &H::Exists);
-  Arm(env, service, cq, RpcMethod::kBatchExists, &S::RequestBatchExists, &H::BatchExists);
-  Arm(env, service, cq, RpcMethod::kBatchQueryPrefix, &S::RequestBatchQueryPrefix,
-      &H::BatchQueryPrefix);
-  Arm(env, service, cq, RpcMethod::kReportCorruptReplica, &S::RequestReportCorruptReplica,
-      &H::ReportCorruptReplica);
-  Arm(env, service, cq, RpcMethod::kRemove, &S::RequestRemove, &H::Remove);
-  Arm(env, service, cq, RpcMethod::kBatchRemove, &S::RequestBatchRemove, &H::BatchRemove);
-  Arm(env, service, cq, RpcMethod::kRemoveByPrefix, &S::RequestRemoveByPrefix, &H::RemoveByPrefix);
-  Arm(env, service, cq, RpcMethod::kRemoveAll, &S::RequestRemoveAll, &H::RemoveAll);
-  Arm(env, service, cq, RpcMethod::kList, &S::RequestList, &H::List);
-  Arm(env, service, cq, RpcMethod::kStats, &S::RequestStats, &H::Stats, WhileDraining::kServe);
-  Arm(env, service, cq, RpcMethod::kSnapshot, &S::RequestSnapshot, &H::Snapshot);
-  Arm(env, service, cq, RpcMethod::kControlEndpoints, &S::RequestControlEndpoints,
-      &H::ControlEndpoints, WhileDraining::kServe);
+#define CRESCENT_ARM(name, Req, Resp, lean) \
+  Arm(env, service, cq, RpcMethod::k##name, &S::Request##name, &MasterHandlers::name);
+  CRESCENT_CONTROL_CALLS(CRESCENT_ARM)
+#undef CRESCENT_ARM
 }
 
 // The Liveness service's one RPC on `cq`.
 void ArmLiveness(const CallEnv& env, Liveness::AsyncService* service,
                  grpc::ServerCompletionQueue* cq) {
   Arm(env, service, cq, RpcMethod::kHeartbeat, &Liveness::AsyncService::RequestHeartbeat,
-      &MasterHandlers::Heartbeat, WhileDraining::kServe);
+      &MasterHandlers::Heartbeat);
 }
 
 // Serves `cq` until it is shut down and drained.

@@ -39,6 +39,7 @@ TEST_F(RpcAvailabilityTest, ADrainingMasterAnswersClientsUnavailableAndStillServ
   // The node shutting down with it still heartbeats and unmounts; views answer.
   EXPECT_TRUE(client_->Heartbeat("node-a").ok());
   EXPECT_TRUE(client_->Stats().ok());
+  EXPECT_TRUE(client_->ListSegments().ok());
   EXPECT_TRUE(client_->UnmountSegment("seg-a", "node-a", kOwnerToken).ok());
   // Nothing the drain refused reached the engine.
   EXPECT_EQ(master_->Stats().pending_puts, 0u);

@@ -11,6 +11,8 @@
 #include <thread>
 
 #include "rpc/control_channel.h"
+#include "rpc/control_methods.h"
+#include "rpc/master.pb.h"
 #include "rpc/messages.pb.h"
 #include "rpc/rpc_test_util.h"
 #include "rpc/server_metrics.h"
@@ -455,6 +457,31 @@ TEST_F(ControlTest, IdleConnectionsAreClosedAndClientsReconnect) {
   ASSERT_TRUE(exists.ok()) << exists.status().ToString();
   EXPECT_TRUE(*exists);
   EXPECT_EQ(LeanCalls(), before + 1) << "the call did not go over a new lean connection";
+}
+
+// The table of calls (control_methods.h), from which the client's calls and
+// the server's methods are made, is master.proto's Master service: the same
+// methods, with the same messages, in the same order.
+TEST(ControlCallsTest, TheTableIsTheMasterService) {
+  // Links master.pb.cc, whose descriptors carry the services.
+  const void* volatile linked = &descriptor_table_master_2eproto;
+  (void)linked;
+  const google::protobuf::ServiceDescriptor* service =
+      google::protobuf::DescriptorPool::generated_pool()->FindServiceByName("crescent.rpc.Master");
+  ASSERT_NE(service, nullptr);
+  ASSERT_EQ(static_cast<size_t>(service->method_count()), kRpcMethodCount);
+  int i = 0;
+#define CRESCENT_CHECK_ROW(Name, Req, Resp, lean)                      \
+  {                                                                    \
+    const google::protobuf::MethodDescriptor* m = service->method(i);  \
+    EXPECT_EQ(m->name(), #Name);                                       \
+    EXPECT_EQ(m->input_type()->full_name(), "crescent.proto." #Req);   \
+    EXPECT_EQ(m->output_type()->full_name(), "crescent.proto." #Resp); \
+    EXPECT_EQ(RpcMethodName(static_cast<RpcMethod>(i)), #Name);        \
+    ++i;                                                               \
+  }
+  CRESCENT_CONTROL_CALLS(CRESCENT_CHECK_ROW)
+#undef CRESCENT_CHECK_ROW
 }
 
 }  // namespace

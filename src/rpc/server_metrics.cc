@@ -7,31 +7,10 @@ namespace crescent::rpc {
 
 std::string_view RpcMethodName(RpcMethod method) {
   switch (method) {
-    case RpcMethod::kMountSegment: return "MountSegment";
-    case RpcMethod::kUnmountSegment: return "UnmountSegment";
-    case RpcMethod::kHeartbeat: return "Heartbeat";
-    case RpcMethod::kListSegments: return "ListSegments";
-    case RpcMethod::kReportUnreachable: return "ReportUnreachable";
-    case RpcMethod::kPutStart: return "PutStart";
-    case RpcMethod::kPutEnd: return "PutEnd";
-    case RpcMethod::kPutRevoke: return "PutRevoke";
-    case RpcMethod::kBatchPutStart: return "BatchPutStart";
-    case RpcMethod::kBatchPutEnd: return "BatchPutEnd";
-    case RpcMethod::kBatchPutRevoke: return "BatchPutRevoke";
-    case RpcMethod::kGetReplicaList: return "GetReplicaList";
-    case RpcMethod::kBatchGetReplicaList: return "BatchGetReplicaList";
-    case RpcMethod::kExists: return "Exists";
-    case RpcMethod::kBatchExists: return "BatchExists";
-    case RpcMethod::kBatchQueryPrefix: return "BatchQueryPrefix";
-    case RpcMethod::kReportCorruptReplica: return "ReportCorruptReplica";
-    case RpcMethod::kRemove: return "Remove";
-    case RpcMethod::kBatchRemove: return "BatchRemove";
-    case RpcMethod::kRemoveByPrefix: return "RemoveByPrefix";
-    case RpcMethod::kRemoveAll: return "RemoveAll";
-    case RpcMethod::kList: return "List";
-    case RpcMethod::kStats: return "Stats";
-    case RpcMethod::kSnapshot: return "Snapshot";
-    case RpcMethod::kControlEndpoints: return "ControlEndpoints";
+#define CRESCENT_RPC_METHOD_NAME(name, Req, Resp, lean) \
+  case RpcMethod::k##name: return #name;
+    CRESCENT_CONTROL_CALLS(CRESCENT_RPC_METHOD_NAME)
+#undef CRESCENT_RPC_METHOD_NAME
   }
   return "unknown";
 }

@@ -17,38 +17,20 @@
 #include "crescent/status.h"
 #include "metrics/histogram.h"
 #include "metrics/text_writer.h"
+#include "rpc/control_methods.h"
 
 namespace crescent::rpc {
 
-// One per RPC of master.proto; the names are the proto's method names.
+// One per RPC of master.proto, from its table (control_methods.h); the names
+// are the proto's method names.
 enum class RpcMethod : uint8_t {
-  kMountSegment,
-  kUnmountSegment,
-  kHeartbeat,
-  kListSegments,
-  kReportUnreachable,
-  kPutStart,
-  kPutEnd,
-  kPutRevoke,
-  kBatchPutStart,
-  kBatchPutEnd,
-  kBatchPutRevoke,
-  kGetReplicaList,
-  kBatchGetReplicaList,
-  kExists,
-  kBatchExists,
-  kBatchQueryPrefix,
-  kReportCorruptReplica,
-  kRemove,
-  kBatchRemove,
-  kRemoveByPrefix,
-  kRemoveAll,
-  kList,
-  kStats,
-  kSnapshot,
-  kControlEndpoints,
+#define CRESCENT_RPC_METHOD(name, Req, Resp, lean) k##name,
+  CRESCENT_CONTROL_CALLS(CRESCENT_RPC_METHOD)
+#undef CRESCENT_RPC_METHOD
 };
-inline constexpr size_t kRpcMethodCount = static_cast<size_t>(RpcMethod::kControlEndpoints) + 1;
+#define CRESCENT_RPC_METHOD_COUNT(name, Req, Resp, lean) +1
+inline constexpr size_t kRpcMethodCount = 0 CRESCENT_CONTROL_CALLS(CRESCENT_RPC_METHOD_COUNT);
+#undef CRESCENT_RPC_METHOD_COUNT
 std::string_view RpcMethodName(RpcMethod method);
 
 class RpcServerMetrics {
