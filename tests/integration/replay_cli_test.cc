@@ -195,9 +195,10 @@ TEST_F(ReplayCli, EmbeddedUnboundedCacheMatchesTheExactHitRatio) {
 // mostly waiting (on the trace's timestamps, or on puts whose eviction waits
 // out a lease), about 13 s of CPU together, and no figure moved by more than
 // 0.002 for it (small_trace with two tiers: 0.6593 against 0.6606 alone).
-// At the fastest rate this machine reaches, so many of its pages were read within the last lease and fencing grace that
-// demotions wait for them (docs/persistent-tier.md), and the figure then
-// depends on the machine's speed: 0.661-0.680 against 0.668-0.684.
+// At the fastest rate this machine reaches, so many of its pages were read
+// within the last lease and fencing grace that demotions wait for them
+// (docs/persistent-tier.md), and the figure then depends on the machine's
+// speed: 0.661-0.680 against 0.668-0.684.
 // Under lru, the property this was written for: with the default, adaptive,
 // the two tiers score at least lru's two tiers, but one adaptive DRAM cache of
 // the same total does better still (chat: 0.480 against 0.485-0.496), since
