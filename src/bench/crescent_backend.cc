@@ -28,6 +28,11 @@ StatusOr<std::unique_ptr<CrescentBackend>> CrescentBackend::Connect(const std::s
     cfg.transfer_timeout_ms = 60000;
     auto client = Client::Connect(cfg);
     if (!client.ok()) return client.status();
+    if (c == 0) {
+      // One call now: an unreachable master fails the run here, naming its
+      // address, rather than each of a phase's puts after its own retries.
+      if (auto stat = client.value()->Stat(); !stat.ok()) return stat.status();
+    }
     if (buffer_size > 0) {
       auto buf = std::make_unique<Buffer>(buffer_size);
       if (Status s = client.value()->RegisterBuffer(buf->data(), buf->size()); !s.ok()) return s;

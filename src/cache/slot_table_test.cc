@@ -67,6 +67,7 @@ TEST(SlotIndexTest, GrowsAcrossMigrationsWithInterleavedFindsAndErases) {
   std::vector<ObjectId> live;
   size_t migrating_steps = 0, grown = 0;
   size_t capacity = m.index().capacity();
+  bool was_migrating = false;
   // Mostly adds (so the index grows through many migrations, from 16 entries
   // to 512K, the largest ones in mappings of their own), with erases, repeated
   // adds and finds of present and absent ids between them.
@@ -91,13 +92,17 @@ TEST(SlotIndexTest, GrowsAcrossMigrationsWithInterleavedFindsAndErases) {
       const ObjectId present = live[rng() % live.size()];
       ASSERT_EQ(m.Find(present), m.Expected(present));
     }
-    if (m.index().migrating()) ++migrating_steps;
+    const bool migrating = m.index().migrating();
+    if (migrating) ++migrating_steps;
     if (m.index().capacity() != capacity) {
       capacity = m.index().capacity();
       ++grown;
       m.CheckAll();  // just after a migration started
     }
-    if (step % 997 == 0) m.CheckAll();  // often in the middle of one
+    // Often in the middle of one, and just after one ended (CheckAll walks
+    // every id: between migrations the finds above check enough).
+    if ((migrating && step % 997 == 0) || (was_migrating && !migrating)) m.CheckAll();
+    was_migrating = migrating;
   }
   m.CheckAll();
   EXPECT_GE(grown, 14u);

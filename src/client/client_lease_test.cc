@@ -67,10 +67,12 @@ class ClientReadersWriterTest : public ClientClusterTest {
 // on the master's default leases. The writer is paced like a user's `crescent
 // put` (a put, then 50 ms); a busy machine only slows it, which gives eviction
 // more time. Under the former 10 s leases every object was read within its
-// lease, so every put after the first 64 failed with NO_SPACE.
+// lease, so every put after the first 64 failed with NO_SPACE; with 100 puts
+// (5 s, the last 36 each needing an eviction) that holds of any lease longer
+// than about 62 paces (3 s).
 TEST_P(ClientReadersWriterTest, TwoReadersPollingNewKeysDoNotStarveAWriter) {
   constexpr size_t kObject = 64 << 10;
-  constexpr int kPuts = 150;
+  constexpr int kPuts = 100;
   std::atomic<int> newest{-1};
   std::atomic<bool> done{false};
   std::atomic<int> reads{0};

@@ -416,7 +416,13 @@ TEST(BenchCli, UsageErrors) {
   EXPECT_EQ(Bench("put-get --transport rdma").rc, 2);
   EXPECT_EQ(Bench("exists --miss 1.5").rc, 2);
   EXPECT_EQ(Bench("baseline --quick --tcp-congestion no-such-algorithm").rc, 2);
-  EXPECT_EQ(Bench("put-get --quick --master 127.0.0.1:1").rc, 2);
+  // An unreachable master is found before any phase runs, not by a phase
+  // whose every call failed.
+  BenchRun unreachable = Bench("put-get --quick --master 127.0.0.1:1");
+  EXPECT_EQ(unreachable.rc, 2);
+  EXPECT_NE(unreachable.err.find("master at 127.0.0.1:1 unreachable"), std::string::npos)
+      << unreachable.err;
+  EXPECT_EQ(unreachable.err.find("phase failed"), std::string::npos) << unreachable.err;
 }
 
 TEST(BenchCli, AgainstCrescentServe) {

@@ -121,6 +121,7 @@ TEST(MasterUnreachableTest, ClientCallsFailPromptlyNamingTheAddress) {
   config.master_address = address;
   config.rpc_attempts = 3;
   config.rpc_timeout_ms = 2000;
+  config.put_retry_ms = 200;  // the put tries again, briefly (the default is 5 s)
   StatusOr<std::unique_ptr<Client>> client = Client::Connect(config);
   ASSERT_TRUE(client.ok()) << "Connect must not need the master: " << client.status().ToString();
 

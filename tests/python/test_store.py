@@ -471,7 +471,8 @@ def test_setup_with_segment_needs_secret(bare_master, monkeypatch):
 
 def test_setup_contributes_segment(bare_master, secret_file, monkeypatch):
     monkeypatch.setenv("CRESCENT_SECRET_FILE", str(secret_file))
-    observer = connect(bare_master.address)
+    # Its put retries for 0.2 s, not the default 5 s, before it gives up.
+    observer = connect(bare_master.address, put_retry_ms=200)
     assert observer.get_stats()["segments"] == []
     assert observer.put(key(), b"x") < 0  # no space anywhere yet
 
