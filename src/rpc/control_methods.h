@@ -22,8 +22,11 @@ enum class ControlMethod : uint8_t {
   kExists = 10,
   kBatchExists = 11,
   kBatchQueryPrefix = 12,
+  // One message of the authentication handshake (auth/handshake_wire.h) ->
+  // the server's next one, both raw bytes, not protobuf (docs/security.md).
+  kAuthenticate = 13,
 };
-inline constexpr uint8_t kControlMethodMax = 12;
+inline constexpr uint8_t kControlMethodMax = 13;
 
 // A call whose answer may wait for the operation log to reach stable storage
 // (--log-sync always): the server runs it off its I/O thread.

@@ -24,9 +24,11 @@
 #include <filesystem>
 #include <functional>
 #include <mutex>
+#include <optional>
 #include <thread>
 #include <vector>
 
+#include "auth/handshake.h"
 #include "common/endpoint.h"
 #include "common/listen_check.h"
 #include "rpc/control_methods.h"
@@ -55,6 +57,7 @@ void IgnoreException(std::exception_ptr) {}
 RpcMethod RpcMethodOf(ControlMethod m) {
   switch (m) {
     case ControlMethod::kHello:
+    case ControlMethod::kAuthenticate:
       return RpcMethod::kStats;  // never recorded; any value
     case ControlMethod::kPutStart:
       return RpcMethod::kPutStart;
@@ -118,6 +121,21 @@ void AppendReply(const Msg& reply, uint64_t request_id, std::string& out) {
   std::memcpy(out.data() + at, header.data(), wire::kResponseHeaderSize);
 }
 
+// Appends an answer carrying `bytes` as they are (the handshake's messages).
+void AppendRaw(std::string_view bytes, uint64_t request_id, std::string& out) {
+  wire::ResponseBytes header;
+  wire::EncodeResponse(ErrorCode::kOk, request_id, bytes.size(), {}, header);
+  out.append(reinterpret_cast<const char*>(header.data()), wire::kResponseHeaderSize);
+  out.append(bytes);
+}
+
+// One connection's authentication: the handshake under way, then who it is.
+// Used only by the connection's own coroutine.
+struct ConnectionAuth {
+  std::optional<auth::ServerHandshake> handshake;
+  std::optional<auth::Identity> identity;
+};
+
 // Parses `body` as Req, runs the handler, and appends the answer to `out`.
 template <typename Req, typename Resp>
 void Answer(const MasterHandlers& handlers, HandlerFn<Req, Resp> handler, RpcMethod m,
@@ -147,8 +165,11 @@ struct ControlServer::Impl {
   template <typename Socket>
   asio::awaitable<void> Serve(Socket socket, size_t thread,
                               transfer::ConnectionTable::Listener& listener);
-  // Answers one frame into `out`.
-  void Dispatch(const wire::ControlHeader& h, std::string_view body, std::string& out);
+  // Answers one frame into `out`; false when the connection is to be closed
+  // after the answer (an authentication that failed, a call before one).
+  bool Dispatch(const wire::ControlHeader& h, std::string_view body, ConnectionAuth& conn,
+                std::string& out);
+  bool Authenticate(std::string_view body, uint64_t id, ConnectionAuth& conn, std::string& out);
 
   ControlServerOptions options;
   const MasterHandlers& handlers;
@@ -172,14 +193,44 @@ struct ControlServer::Impl {
   std::vector<std::thread> threads;
 };
 
-void ControlServer::Impl::Dispatch(const wire::ControlHeader& h, std::string_view body,
-                                   std::string& out) {
+bool ControlServer::Impl::Authenticate(std::string_view body, uint64_t id, ConnectionAuth& conn,
+                                       std::string& out) {
+  if (!options.credentials) {
+    AppendError(Status(ErrorCode::kUnsupported,
+                       "this master authenticates nobody (it was started without an auth file)"),
+                id, out);
+    return false;
+  }
+  if (!conn.handshake) {
+    if (conn.identity) {
+      AppendError(Status(ErrorCode::kUnauthenticated, "this connection is already authenticated"),
+                  id, out);
+      return false;
+    }
+    conn.handshake.emplace(options.credentials);
+  }
+  const std::string reply = conn.handshake->Step(body);
+  AppendRaw(reply, id, out);
+  switch (conn.handshake->state()) {
+    case auth::ServerHandshake::State::kExpectClientFirst:
+    case auth::ServerHandshake::State::kExpectClientFinal: return true;
+    case auth::ServerHandshake::State::kAuthenticated:
+      conn.identity = conn.handshake->identity();
+      conn.handshake.reset();
+      return true;
+    case auth::ServerHandshake::State::kFailed: break;
+  }
+  return false;
+}
+
+bool ControlServer::Impl::Dispatch(const wire::ControlHeader& h, std::string_view body,
+                                   ConnectionAuth& conn, std::string& out) {
   const uint64_t id = h.request_id;
   if (h.method < 1 || h.method > kControlMethodMax) {
     AppendError(
         Status(ErrorCode::kInvalidArgument, "unknown control method " + std::to_string(h.method)),
         id, out);
-    return;
+    return true;
   }
   const auto m = static_cast<ControlMethod>(h.method);
   if (m == ControlMethod::kHello) {
@@ -188,20 +239,28 @@ void ControlServer::Impl::Dispatch(const wire::ControlHeader& h, std::string_vie
     resp.set_unix_socket(options.unix_socket);
     resp.set_instance(options.instance);
     AppendReply(resp, id, out);
-    return;
+    return true;
+  }
+  if (m == ControlMethod::kAuthenticate) return Authenticate(body, id, conn, out);
+  if (options.credentials && !conn.identity) {
+    AppendError(Status(ErrorCode::kUnauthenticated,
+                       "this master needs a token: authenticate the connection first"),
+                id, out);
+    return false;
   }
   if (draining.load(std::memory_order_acquire)) {
     // Retryable, as gRPC's UNAVAILABLE: the client waits for the next master.
     if (metrics) metrics->RecordError(RpcMethodOf(m), ErrorCode::kUnavailable);
     AppendError(Status(ErrorCode::kUnavailable, "the master is shutting down"), id, out);
-    return;
+    return true;
   }
   if (metrics) metrics->RecordLeanCall();
   const RpcMethod rm = RpcMethodOf(m);
   const MasterHandlers& H = handlers;
   using MH = MasterHandlers;
   switch (m) {
-    case ControlMethod::kHello: break;
+    case ControlMethod::kHello:
+    case ControlMethod::kAuthenticate: break;
     case ControlMethod::kPutStart: Answer(H, &MH::PutStart, rm, body, id, metrics, out); break;
     case ControlMethod::kPutEnd: Answer(H, &MH::PutEnd, rm, body, id, metrics, out); break;
     case ControlMethod::kPutRevoke: Answer(H, &MH::PutRevoke, rm, body, id, metrics, out); break;
@@ -228,6 +287,7 @@ void ControlServer::Impl::Dispatch(const wire::ControlHeader& h, std::string_vie
       Answer(H, &MH::BatchQueryPrefix, rm, body, id, metrics, out);
       break;
   }
+  return true;
 }
 
 template <typename Acceptor>
@@ -270,6 +330,7 @@ asio::awaitable<void> ControlServer::Impl::Serve(Socket socket, size_t thread,
   auto use = asio::redirect_error(asio::use_awaitable, ec);
   transfer::FrameBuffer in;
   std::string out;
+  ConnectionAuth conn;
   for (bool open = true; open;) {
     for (;;) {  // every whole frame read so far
       const std::string_view pending = in.Pending();
@@ -287,12 +348,13 @@ asio::awaitable<void> ControlServer::Impl::Serve(Socket socket, size_t thread,
       const auto m = static_cast<ControlMethod>(h->method);
       if (sync_waits && h->method <= kControlMethodMax && MayWaitForLog(m)) {
         co_await asio::post(*sync_waits, asio::use_awaitable);
-        Dispatch(*h, body, out);
+        open = Dispatch(*h, body, conn, out);
         co_await asio::post(socket.get_executor(), asio::use_awaitable);
       } else {
-        Dispatch(*h, body, out);
+        open = Dispatch(*h, body, conn, out);
       }
       in.Consume(frame);
+      if (!open) break;
     }
     if (!out.empty()) {
       co_await asio::async_write(socket, asio::buffer(out), use);

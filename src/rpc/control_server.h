@@ -23,6 +23,7 @@
 #include <memory>
 #include <string>
 
+#include "auth/handshake.h"
 #include "crescent/status.h"
 #include "rpc/server_handlers.h"
 #include "rpc/server_metrics.h"
@@ -45,6 +46,10 @@ struct ControlServerOptions {
   // docs/network.md); 0 and 0: never.
   int spin_us = 200;
   int spin_max_us = 1000;
+  // Set: every connection authenticates (kAuthenticate, docs/security.md)
+  // before any call but Hello; a call before that, or a failed handshake, is
+  // answered UNAUTHENTICATED and the connection closed. Null: none does.
+  std::shared_ptr<const auth::ServerCredentials> credentials;
 };
 
 class ControlServer {

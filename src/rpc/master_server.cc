@@ -270,6 +270,7 @@ StatusOr<std::unique_ptr<MasterServer>> MasterServer::Start(
     co.spin_max_us = options.control_spin_max_us;
     co.limits = options.limits;
     co.instance = advert.instance;
+    co.credentials = options.credentials;
     auto control = ControlServer::Start(
         co, impl->handlers, options.record_metrics ? &impl->metrics : nullptr, impl->draining);
     if (!control.ok()) return control.status();

@@ -16,6 +16,7 @@
 #include <memory>
 #include <string>
 
+#include "auth/handshake.h"
 #include "crescent/status.h"
 #include "master/master_service.h"
 #include "rpc/batch_parts.h"
@@ -67,6 +68,9 @@ struct MasterServerOptions {
   // Time every call and count its reply's errors (server_metrics.h). Off
   // only to measure what that costs (`crescent bench --no-rpc-metrics`).
   bool record_metrics = true;
+  // Set: lean control connections authenticate before any call (ControlServerOptions,
+  // docs/security.md). gRPC calls do not check it yet.
+  std::shared_ptr<const auth::ServerCredentials> credentials;
 };
 
 class MasterServer {
