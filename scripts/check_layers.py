@@ -28,7 +28,8 @@ import sys
 
 # The libraries a client is made of, below crescent_client.
 CLIENT_LIBS = ["crescent_client", "crescent_rpc_client", "crescent_transfer_client",
-               "crescent_wire", "crescent_metrics_core", "crescent_common", "crescent_proto"]
+               "crescent_wire", "crescent_metrics_core", "crescent_common", "crescent_proto",
+               "crescent_auth"]
 # Headers with no source of their own that the client side may read.
 CLIENT_HEADERS = {
     "src/master/types.h",          # the vocabulary of the master's API (no code)
