@@ -39,9 +39,9 @@ Status CheckUser(const AuthFile& file, const std::string& name, const UserEntry&
   }
   if (entry.tenant.empty()) return Status::Ok();
   if (entry.role != Role::kClient) {
-    return Status(ErrorCode::kInvalidArgument,
-                  "only a client token has a tenant (" + std::string(RoleName(entry.role)) +
-                      " tokens act on every tenant or on none)");
+    return Status(ErrorCode::kInvalidArgument, "only a client token has a tenant (" +
+                                                   std::string(RoleName(entry.role)) +
+                                                   " tokens act on every tenant or on none)");
   }
   if (!file.tenant_quotas.contains(entry.tenant)) {
     return Status(ErrorCode::kInvalidArgument, "no tenant '" + entry.tenant +
@@ -70,8 +70,7 @@ Status ParseRecord(const std::vector<std::string_view>& f, size_t line, AuthFile
   }
   if (f[0] == "user") {
     if (f.size() != 7) {
-      return LineError(line,
-                       "a user line is: user NAME ROLE TENANT SALT STORED_KEY SERVER_KEY");
+      return LineError(line, "a user line is: user NAME ROLE TENANT SALT STORED_KEY SERVER_KEY");
     }
     UserEntry entry;
     StatusOr<Role> role = ParseRole(f[2]);
@@ -169,8 +168,8 @@ StatusOr<AuthFile> ParseAuthFile(std::string_view text) {
     if (e.tenant.empty()) continue;
     if (e.role != Role::kClient) return LineError(line, "only a client token has a tenant");
     if (!file.tenant_quotas.contains(e.tenant)) {
-      return LineError(line, "user '" + name + "' names tenant '" + e.tenant +
-                                 "', which has no tenant line");
+      return LineError(
+          line, "user '" + name + "' names tenant '" + e.tenant + "', which has no tenant line");
     }
   }
   return file;

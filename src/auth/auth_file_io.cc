@@ -36,8 +36,8 @@ StatusOr<std::string> ReadChecked(int fd, const std::string& path) {
   if ((st.st_mode & 077) != 0) {
     return Status(ErrorCode::kInvalidArgument,
                   "auth file '" + path + "' has mode " + ModeText(st.st_mode) +
-                      ": others than its owner may read or change it; refused (chmod 600 " +
-                      path + ")");
+                      ": others than its owner may read or change it; refused (chmod 600 " + path +
+                      ")");
   }
   if (static_cast<uint64_t>(st.st_size) > kMaxAuthFileBytes) {
     return Status(ErrorCode::kInvalidArgument, "auth file '" + path + "' is larger than " +
@@ -98,8 +98,7 @@ Status UpdateAuthFile(const std::string& path, bool create,
   const std::string lock_path = path + ".lock";
   // O_NOFOLLOW here and on FILE.tmp: a link planted beside the file cannot
   // redirect the write.
-  const ScopedFd lock(
-      ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600));
+  const ScopedFd lock(::open(lock_path.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600));
   if (!lock.valid()) return IoError("cannot open lock file", lock_path, errno);
   while (::flock(lock.get(), LOCK_EX) != 0) {
     if (errno != EINTR) return IoError("cannot lock", lock_path, errno);

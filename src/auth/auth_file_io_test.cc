@@ -19,9 +19,9 @@ namespace fs = std::filesystem;
 class AuthFileIoTest : public testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("crescent_auth_io_" + std::to_string(::getpid()) + "_" +
-            testing::UnitTest::GetInstance()->current_test_info()->name());
+    dir_ =
+        fs::temp_directory_path() / ("crescent_auth_io_" + std::to_string(::getpid()) + "_" +
+                                     testing::UnitTest::GetInstance()->current_test_info()->name());
     fs::remove_all(dir_);
     fs::create_directories(dir_);
     path_ = (dir_ / "auth").string();
@@ -121,9 +121,8 @@ TEST_F(AuthFileIoTest, ConcurrentEditsAllLand) {
   std::vector<Status> results(8);
   for (int i = 0; i < 8; ++i) {
     threads.emplace_back([&, i] {
-      results[i] = UpdateAuthFile(path_, true, [i](AuthFile& f) {
-        return AddClient(f, "user" + std::to_string(i));
-      });
+      results[i] = UpdateAuthFile(
+          path_, true, [i](AuthFile& f) { return AddClient(f, "user" + std::to_string(i)); });
     });
   }
   for (auto& t : threads) t.join();

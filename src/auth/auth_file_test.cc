@@ -53,8 +53,8 @@ TEST(AuthFileTest, FormatThenParseGivesTheFileBack) {
 TEST(AuthFileTest, TheFileHoldsNoTokenSecret) {
   AuthFile f;
   const Token t = NewToken("app");
-  ASSERT_TRUE(f.AddUser(t.name, UserEntry{Role::kClient, "", MakeVerifier(t.secret, RandomKey())})
-                  .ok());
+  ASSERT_TRUE(
+      f.AddUser(t.name, UserEntry{Role::kClient, "", MakeVerifier(t.secret, RandomKey())}).ok());
   const std::string text = FormatAuthFile(f);
   EXPECT_EQ(text.find(ToHex(View(t.secret))), std::string::npos);
   const Verifier& v = f.FindUser("app")->verifier;
@@ -81,7 +81,8 @@ TEST(AuthFileTest, EditsAreCheckedWithClearErrors) {
   EXPECT_THAT(s.message(), HasSubstr("a quota must be above 0"));
   EXPECT_TRUE(f.SetTenantQuota("t1", 7).ok());
   EXPECT_EQ(f.tenant_quotas.at("t1"), 7u);
-  EXPECT_EQ(ParseRole("root").status().message(), "unknown role 'root' (roles: admin, client, node)");
+  EXPECT_EQ(ParseRole("root").status().message(),
+            "unknown role 'root' (roles: admin, client, node)");
 }
 
 TEST(AuthFileTest, CommentsAndRecordOrderAreAccepted) {

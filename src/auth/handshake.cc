@@ -59,8 +59,8 @@ std::string ServerHandshake::OnClientFinal(std::string_view in) {
   const Key client_key = Xor(final->proof, client_signature);
   // Every check runs whatever the others found, so the work does not say which failed.
   const bool proof_ok = Equal(Sha256(View(client_key)), verifier_.stored_key);
-  const bool nonce_ok =
-      Equal(final->nonce.client, reply_.nonce.client) & Equal(final->nonce.server, reply_.nonce.server);
+  const bool nonce_ok = Equal(final->nonce.client, reply_.nonce.client) &
+                        Equal(final->nonce.server, reply_.nonce.server);
   if (!proof_ok || !nonce_ok || !entry_) return Fail(std::string(kUnknownTokenMessage));
   state_ = State::kAuthenticated;
   identity_ = Identity{first_.name, entry_->role, entry_->tenant};

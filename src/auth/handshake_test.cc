@@ -21,8 +21,8 @@ class HandshakeTest : public testing::Test {
 
   static Token Add(AuthFile& file, const std::string& name, Role role, const std::string& tenant) {
     Token t = NewToken(name);
-    EXPECT_TRUE(file.AddUser(name, UserEntry{role, tenant, MakeVerifier(t.secret, RandomKey())})
-                    .ok());
+    EXPECT_TRUE(
+        file.AddUser(name, UserEntry{role, tenant, MakeVerifier(t.secret, RandomKey())}).ok());
     return t;
   }
 
@@ -93,12 +93,14 @@ TEST_F(HandshakeTest, TheVerifierAloneCannotAuthenticate) {
     ServerHandshake server(creds_);
     ClientHandshake client(app_);
     wire::ClientFirst first{"app", RandomKey()};
-    std::optional<wire::ServerFirst> reply = wire::DecodeServerFirst(server.Step(wire::Encode(first)));
+    std::optional<wire::ServerFirst> reply =
+        wire::DecodeServerFirst(server.Step(wire::Encode(first)));
     ASSERT_TRUE(reply);
     wire::ClientFinal final;
     final.nonce = reply->nonce;
     final.proof = Xor(guess, Hmac(v.stored_key, wire::AuthMessage(first, *reply)));
-    std::optional<wire::ServerFinal> verdict = wire::DecodeServerFinal(server.Step(wire::Encode(final)));
+    std::optional<wire::ServerFinal> verdict =
+        wire::DecodeServerFinal(server.Step(wire::Encode(final)));
     ASSERT_TRUE(verdict);
     EXPECT_EQ(verdict->code, ErrorCode::kUnauthenticated);
     EXPECT_EQ(server.state(), State::kFailed);
@@ -149,8 +151,9 @@ TEST_F(HandshakeTest, MalformedOrOutOfOrderMessagesFailTheHandshake) {
 TEST_F(HandshakeTest, TheClientRefusesAServerThatProvesNothing) {
   // A server that holds another verifier for the name (not this cluster's).
   AuthFile other;
-  ASSERT_TRUE(other.AddUser("app", UserEntry{Role::kClient, "", MakeVerifier(RandomKey(), RandomKey())})
-                  .ok());
+  ASSERT_TRUE(
+      other.AddUser("app", UserEntry{Role::kClient, "", MakeVerifier(RandomKey(), RandomKey())})
+          .ok());
   // It cannot build a signature: ask a real server for a verdict, then forge
   // the signature byte by byte.
   ServerHandshake server(creds_);

@@ -86,8 +86,8 @@ std::optional<ServerFirst> DecodeServerFirst(std::string_view in) {
 std::optional<ClientFinal> DecodeClientFinal(std::string_view in) {
   ByteReader r(in);
   ClientFinal m;
-  if (!ReadKind(r, kClientFinal) || !ReadKey(r, &m.nonce.client) ||
-      !ReadKey(r, &m.nonce.server) || !ReadKey(r, &m.proof) || !r.done()) {
+  if (!ReadKind(r, kClientFinal) || !ReadKey(r, &m.nonce.client) || !ReadKey(r, &m.nonce.server) ||
+      !ReadKey(r, &m.proof) || !r.done()) {
     return std::nullopt;
   }
   return m;

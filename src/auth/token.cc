@@ -17,8 +17,8 @@ int HexDigit(char c) {
 
 Status CheckName(std::string_view what, std::string_view name) {
   auto bad = [&](const std::string& why) {
-    return Status(ErrorCode::kInvalidArgument, std::string(what) + " '" + std::string(name) +
-                                                   "' " + why);
+    return Status(ErrorCode::kInvalidArgument,
+                  std::string(what) + " '" + std::string(name) + "' " + why);
   };
   if (name.empty()) return Status(ErrorCode::kInvalidArgument, std::string(what) + " is empty");
   if (name.size() > kMaxNameBytes) {

@@ -48,8 +48,8 @@ void AddTokenAdd(CLI::App& token) {
     if (!s.ok()) return SetExitCode(Report("token add", s));
     std::cout << auth::FormatToken(token) << std::endl;
     std::cerr << "token '" << f->name << "' (" << auth::RoleName(*role)
-              << (f->tenant.empty() ? "" : ", tenant " + f->tenant) << ") added to "
-              << f->file << "; it is printed this once\n";
+              << (f->tenant.empty() ? "" : ", tenant " + f->tenant) << ") added to " << f->file
+              << "; it is printed this once\n";
     SetExitCode(0);
   });
 }
@@ -61,9 +61,8 @@ void AddTokenRm(CLI::App& token) {
   app->add_option("--auth-file", *file, "The auth file")->required();
   app->add_option("--name", *name, "The token's name")->required();
   app->callback([file, name] {
-    Status s = auth::UpdateAuthFile(*file, /*create=*/false, [&](auth::AuthFile& f) {
-      return f.RemoveUser(*name);
-    });
+    Status s = auth::UpdateAuthFile(*file, /*create=*/false,
+                                    [&](auth::AuthFile& f) { return f.RemoveUser(*name); });
     SetExitCode(Report("token rm", s));
   });
 }
@@ -91,9 +90,8 @@ void AddTenant(CLI::App& root) {
   app->callback([file, name, quota] {
     StatusOr<uint64_t> bytes = ParseByteSize(*quota);
     if (!bytes.ok()) return SetExitCode(Report("tenant set", bytes.status()));
-    Status s = auth::UpdateAuthFile(*file, /*create=*/true, [&](auth::AuthFile& f) {
-      return f.SetTenantQuota(*name, *bytes);
-    });
+    Status s = auth::UpdateAuthFile(
+        *file, /*create=*/true, [&](auth::AuthFile& f) { return f.SetTenantQuota(*name, *bytes); });
     SetExitCode(Report("tenant set", s));
   });
 }

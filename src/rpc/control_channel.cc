@@ -226,12 +226,9 @@ void ControlChannel::Impl::Fail(Status s) {
   cv.notify_all();
 }
 
-StatusOr<std::unique_ptr<ControlChannel>> ControlChannel::Connect(const std::string& target,
-                                                                  Deadline deadline,
-                                                                  uint64_t* instance,
-                                                                  std::chrono::microseconds spin,
-                                                                  uint64_t max_answer,
-                                                                  const auth::Token* token) {
+StatusOr<std::unique_ptr<ControlChannel>> ControlChannel::Connect(
+    const std::string& target, Deadline deadline, uint64_t* instance,
+    std::chrono::microseconds spin, uint64_t max_answer, const auth::Token* token) {
   StatusOr<ScopedFd> fd = Dial(target, deadline);
   if (!fd.ok()) return fd.status();
   auto impl = std::make_unique<Impl>();
@@ -248,8 +245,8 @@ StatusOr<std::unique_ptr<ControlChannel>> ControlChannel::Connect(const std::str
   if (token != nullptr) {
     auth::ClientHandshake handshake(*token);
     std::string answer;
-    if (Status s = channel->CallRaw(ControlMethod::kAuthenticate, handshake.Start(), &answer,
-                                    deadline);
+    if (Status s =
+            channel->CallRaw(ControlMethod::kAuthenticate, handshake.Start(), &answer, deadline);
         !s.ok()) {
       return s;
     }
@@ -330,8 +327,7 @@ Status ControlChannel::CallRaw(ControlMethod method, std::string_view request, s
 }
 
 Status ControlChannel::Impl::Exchange(uint64_t id, std::string_view frame, Deadline deadline,
-                                      const std::function<void()>* meanwhile,
-                                      std::string* answer) {
+                                      const std::function<void()>* meanwhile, std::string* answer) {
   Impl& c = *this;
   Impl::Waiter w;
   {

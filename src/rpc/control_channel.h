@@ -49,8 +49,8 @@ class ControlChannel {
   // UNSUPPORTED when it authenticates nobody.
   static StatusOr<std::unique_ptr<ControlChannel>> Connect(
       const std::string& target, Deadline deadline, uint64_t* instance,
-      std::chrono::microseconds spin = std::chrono::microseconds(0),
-      uint64_t max_answer = 64 << 20, const auth::Token* token = nullptr);
+      std::chrono::microseconds spin = std::chrono::microseconds(0), uint64_t max_answer = 64 << 20,
+      const auth::Token* token = nullptr);
   ~ControlChannel();
 
   // One call. `meanwhile`, when set, runs on the calling thread after the

@@ -57,8 +57,7 @@ void IgnoreException(std::exception_ptr) {}
 RpcMethod RpcMethodOf(ControlMethod m) {
   switch (m) {
     case ControlMethod::kHello:
-    case ControlMethod::kAuthenticate:
-      return RpcMethod::kStats;  // never recorded; any value
+    case ControlMethod::kAuthenticate: return RpcMethod::kStats;  // never recorded; any value
     case ControlMethod::kPutStart:
       return RpcMethod::kPutStart;
     case ControlMethod::kPutEnd:

@@ -116,8 +116,8 @@ TEST_F(AuthTest, AMalformedHandshakeIsRefusedAndTheConnectionClosed) {
   auto channel = Connect(nullptr);
   ASSERT_TRUE(channel.ok());
   std::string answer;
-  ASSERT_TRUE((*channel)->CallRaw(ControlMethod::kAuthenticate, "\x01garbage", &answer, In(10'000))
-                  .ok());
+  ASSERT_TRUE(
+      (*channel)->CallRaw(ControlMethod::kAuthenticate, "\x01garbage", &answer, In(10'000)).ok());
   std::optional<auth::wire::ServerFinal> verdict = auth::wire::DecodeServerFinal(answer);
   ASSERT_TRUE(verdict.has_value());
   EXPECT_EQ(verdict->code, ErrorCode::kUnauthenticated);

@@ -41,10 +41,10 @@ std::shared_ptr<const auth::ServerCredentials> Credentials() {
   static const auto creds = [] {
     auth::AuthFile file;
     FUZZ_CHECK(file.SetTenantQuota("t1", 1000).ok());
-    FUZZ_CHECK(file.AddUser("app", auth::UserEntry{auth::Role::kClient, "t1",
-                                                   auth::MakeVerifier(KnownToken().secret,
-                                                                      Filled(1))})
-                   .ok());
+    FUZZ_CHECK(
+        file.AddUser("app", auth::UserEntry{auth::Role::kClient, "t1",
+                                            auth::MakeVerifier(KnownToken().secret, Filled(1))})
+            .ok());
     FUZZ_CHECK(file.AddUser("root", auth::UserEntry{auth::Role::kAdmin, "",
                                                     auth::MakeVerifier(Filled(7), Filled(2))})
                    .ok());

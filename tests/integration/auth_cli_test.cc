@@ -21,9 +21,7 @@ using testing::IsEmpty;
 
 class AuthCliTest : public testing::Test {
  protected:
-  CommandResult Cli(const std::vector<std::string>& args) {
-    return RunCrescent(args, dir_.path());
-  }
+  CommandResult Cli(const std::vector<std::string>& args) { return RunCrescent(args, dir_.path()); }
   std::string File() const { return dir_.File("auth"); }
 
   // The token printed by `crescent token add ARGS`, checked to be one line.
@@ -148,7 +146,8 @@ TEST_F(AuthCliTest, ACorruptOrExposedFileIsRefused) {
   CommandResult r = Cli({"token", "add", "--auth-file", File(), "--name", "b", "--role", "node"});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_THAT(r.err, HasSubstr("has mode 0644: others than its owner may read or change it; "
-                               "refused (chmod 600 " + File() + ")"));
+                               "refused (chmod 600 " +
+                               File() + ")"));
   EXPECT_THAT(r.out, IsEmpty());
   ASSERT_EQ(::chmod(File().c_str(), 0600), 0);
   ASSERT_TRUE(WriteFile(File(), ReadFileOrEmpty(File()) + "user broken\n"));
