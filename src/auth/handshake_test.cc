@@ -190,6 +190,51 @@ TEST_F(HandshakeTest, ARevokedTokenFailsOnCredentialsLoadedAfter) {
   EXPECT_TRUE(Run(root_, root).ok());
 }
 
+// Known answers, computed apart from this code (Python's hmac and hashlib over
+// the scheme docs/security.md states), and the messages' bytes: a change to
+// the key schedule or the encoding breaks every token or client out there.
+TEST(HandshakeWireTest, KnownAnswersAndGoldenBytes) {
+  auto filled = [](uint8_t b) {
+    Key k{};
+    k.fill(b);
+    return k;
+  };
+  const Token token{"app", filled(0x42)};
+  const Key salt = filled(0x01);
+  const Verifier v = MakeVerifier(token.secret, salt);
+  EXPECT_EQ(ToHex(View(ClientKeyOf(token.secret, salt))),
+            "ba8fc25805c47c0df11f4c0fa06bfbe2e8bb2cb648ff499dbd0278df94bb7a0b");
+  EXPECT_EQ(ToHex(View(v.stored_key)),
+            "495355f76b3384dea09002748a0be2f2b6a9135a369eff5f7eaa837b311f91f5");
+  EXPECT_EQ(ToHex(View(v.server_key)),
+            "f56ff5a9d67b6c1e2a4a507e65f3c9a637bd8610655151c679a4d1a370e577fe");
+
+  AuthFile file;
+  ASSERT_TRUE(file.AddUser("app", UserEntry{Role::kClient, "", v}).ok());
+  auto creds = std::make_shared<ServerCredentials>(std::move(file), filled(3));
+  ClientHandshake client(token, [&] { return filled(0x11); });
+  ServerHandshake server(creds, [&] { return filled(0x22); });
+  const std::string first = client.Start();
+  EXPECT_EQ(ToHex(first), "0103617070" + std::string(64, '1'));
+  const std::string reply = server.Step(first);
+  EXPECT_EQ(ToHex(reply), "02" + ToHex(View(salt)) + std::string(64, '1') + std::string(64, '2'));
+  StatusOr<std::string> final = client.OnServerFirst(reply);
+  ASSERT_TRUE(final.ok());
+  EXPECT_EQ(ToHex(*final), "03" + std::string(64, '1') + std::string(64, '2') +
+                               "1397d5439957127779ffe36d987dc19496828a35e11ed56561d7641b2a2e9913");
+  const std::string verdict = server.Step(*final);
+  EXPECT_EQ(ToHex(verdict),
+            "0400"
+            "7f4701b6fb34a4812e9003bb09b5b4bcff60ddc7603bbe5c51db24b71e222806"
+            "0200");
+  EXPECT_TRUE(client.OnServerFinal(verdict).ok());
+
+  // Nothing that crossed the wire holds the secret or ClientKey.
+  const std::string wire_bytes = first + reply + *final + verdict;
+  EXPECT_EQ(wire_bytes.find(View(token.secret)), std::string::npos);
+  EXPECT_EQ(wire_bytes.find(View(ClientKeyOf(token.secret, salt))), std::string::npos);
+}
+
 TEST(HandshakeWireTest, MessagesRoundTripAndRefuseOtherEncodings) {
   wire::ClientFirst cf{"node-1", RandomKey()};
   std::string bytes = wire::Encode(cf);
