@@ -168,7 +168,9 @@ struct ControlServer::Impl {
   // after the answer (an authentication that failed, a call before one).
   bool Dispatch(const wire::ControlHeader& h, std::string_view body, ConnectionAuth& conn,
                 std::string& out);
+  // A kAuthenticate frame, counted in the metrics once it ends the handshake.
   bool Authenticate(std::string_view body, uint64_t id, ConnectionAuth& conn, std::string& out);
+  bool Handshake(std::string_view body, uint64_t id, ConnectionAuth& conn, std::string& out);
 
   ControlServerOptions options;
   const MasterHandlers& handlers;
@@ -194,6 +196,16 @@ struct ControlServer::Impl {
 
 bool ControlServer::Impl::Authenticate(std::string_view body, uint64_t id, ConnectionAuth& conn,
                                        std::string& out) {
+  const bool keep = Handshake(body, id, conn, out);
+  if (metrics && (!keep || conn.identity)) {
+    metrics->RecordAuthentication(keep ? RpcServerMetrics::AuthResult::kOk
+                                       : RpcServerMetrics::AuthResult::kFailed);
+  }
+  return keep;
+}
+
+bool ControlServer::Impl::Handshake(std::string_view body, uint64_t id, ConnectionAuth& conn,
+                                    std::string& out) {
   if (!options.credentials) {
     AppendError(Status(ErrorCode::kUnsupported,
                        "this master authenticates nobody (it was started without an auth file)"),
@@ -242,6 +254,7 @@ bool ControlServer::Impl::Dispatch(const wire::ControlHeader& h, std::string_vie
   }
   if (m == ControlMethod::kAuthenticate) return Authenticate(body, id, conn, out);
   if (options.credentials && !conn.identity) {
+    if (metrics) metrics->RecordAuthentication(RpcServerMetrics::AuthResult::kRefused);
     AppendError(Status(ErrorCode::kUnauthenticated,
                        "this master needs a token: authenticate the connection first"),
                 id, out);

@@ -10,6 +10,7 @@
 #include "rpc/control_channel.h"
 #include "rpc/messages.pb.h"
 #include "rpc/rpc_test_util.h"
+#include "rpc/server_metrics.h"
 
 namespace crescent::rpc::testing {
 namespace {
@@ -38,6 +39,10 @@ class AuthTest : public RpcTest {
     MasterServerOptions o = DefaultServerOptions();
     o.credentials = std::make_shared<auth::ServerCredentials>(file_);
     Start(o);
+  }
+
+  uint64_t Count(RpcServerMetrics::AuthResult r) const {
+    return server_->metrics().authentications(r);
   }
 
   std::string Target() const { return "127.0.0.1:" + std::to_string(server_->control_port()); }
@@ -80,6 +85,9 @@ TEST_F(AuthTest, AValidTokenAuthenticatesTheConnectionOnce) {
   EXPECT_EQ(s.code(), ErrorCode::kUnauthenticated);
   EXPECT_THAT(s.message(), HasSubstr("already authenticated"));
   EXPECT_EQ(Exists(c, "k").code(), ErrorCode::kUnavailable);
+  EXPECT_EQ(Count(RpcServerMetrics::AuthResult::kOk), 2u);
+  EXPECT_EQ(Count(RpcServerMetrics::AuthResult::kFailed), 1u);
+  EXPECT_EQ(Count(RpcServerMetrics::AuthResult::kRefused), 0u);
 }
 
 TEST_F(AuthTest, ACallBeforeAuthenticatingIsRefusedAndTheConnectionClosed) {
@@ -91,6 +99,7 @@ TEST_F(AuthTest, ACallBeforeAuthenticatingIsRefusedAndTheConnectionClosed) {
   EXPECT_EQ(s.code(), ErrorCode::kUnauthenticated);
   EXPECT_THAT(s.message(), HasSubstr("authenticate the connection first"));
   EXPECT_EQ(Exists(**channel, "k").code(), ErrorCode::kUnavailable);
+  EXPECT_EQ(Count(RpcServerMetrics::AuthResult::kRefused), 1u);
 }
 
 TEST_F(AuthTest, AnUnknownOrRevokedTokenIsRefused) {
@@ -104,6 +113,8 @@ TEST_F(AuthTest, AnUnknownOrRevokedTokenIsRefused) {
     EXPECT_EQ(channel.status().code(), ErrorCode::kUnauthenticated);
     EXPECT_EQ(channel.status().message(), auth::kUnknownTokenMessage);
   }
+  EXPECT_EQ(Count(RpcServerMetrics::AuthResult::kFailed), 2u);
+  EXPECT_EQ(Count(RpcServerMetrics::AuthResult::kOk), 0u);
   // Revoked: a master started on the file without it.
   ASSERT_TRUE(file_.RemoveUser("app").ok());
   StartWithAuth();
