@@ -10,6 +10,7 @@
 #include "auth/token.h"
 #include "cli/cli_util.h"
 #include "cli/command.h"
+#include "cli/value_io.h"
 
 namespace crescent::cli {
 namespace {
@@ -46,7 +47,24 @@ void AddTokenAdd(CLI::App& token) {
       return file.AddUser(f->name, entry);
     });
     if (!s.ok()) return SetExitCode(Report("token add", s));
-    std::cout << auth::FormatToken(token) << std::endl;
+    if (Status printed = WriteStdout(auth::FormatToken(token) + "\n"); !printed.ok()) {
+      // Nobody will hold it: take it out again (unless the name was meanwhile revoked and
+      // added anew), so that the file lists no token nobody has.
+      Status undone = auth::UpdateAuthFile(f->file, false, [&](auth::AuthFile& file) {
+        const auth::UserEntry* now = file.FindUser(f->name);
+        if (now == nullptr || now->verifier.stored_key != entry.verifier.stored_key) {
+          return Status::Ok();
+        }
+        return file.RemoveUser(f->name);
+      });
+      return SetExitCode(
+          Report("token add",
+                 Status(printed.code(), "cannot print the token (" + printed.message() + "): " +
+                                            (undone.ok() ? "it was not added"
+                                                         : "remove it with `crescent token "
+                                                           "rm`: " +
+                                                               undone.message()))));
+    }
     std::cerr << "token '" << f->name << "' (" << auth::RoleName(*role)
               << (f->tenant.empty() ? "" : ", tenant " + f->tenant) << ") added to " << f->file
               << "; it is printed this once\n";

@@ -157,6 +157,24 @@ TEST_F(AuthCliTest, ACorruptOrExposedFileIsRefused) {
   EXPECT_THAT(r.err, HasSubstr("a user line is: user NAME ROLE"));
 }
 
+// A token that cannot be printed (stdout full) is one nobody holds: the
+// command fails and the file keeps no trace of it.
+TEST_F(AuthCliTest, ATokenThatCannotBePrintedIsNotAdded) {
+  CommandResult r = RunCommand({"/bin/sh", "-c",
+                                "exec \"$0\" token add --auth-file \"$1\" "
+                                "--name app --role client > /dev/full",
+                                CrescentBin(), File()},
+                               "", dir_.path(), std::chrono::milliseconds(60'000));
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("cannot print the token"));
+  EXPECT_THAT(r.err, HasSubstr("not added"));
+  StatusOr<auth::AuthFile> file = auth::LoadAuthFile(File());
+  ASSERT_TRUE(file.ok()) << file.status().ToString();
+  EXPECT_EQ(file->FindUser("app"), nullptr);
+  // The name is free for the next try.
+  EXPECT_TRUE(Authenticate(Add({"--name", "app", "--role", "client"})).ok());
+}
+
 TEST_F(AuthCliTest, HelpDescribesTheVerbs) {
   CommandResult r = Cli({"token", "add", "--help"});
   EXPECT_EQ(r.exit_code, 0);
