@@ -91,6 +91,8 @@ class ServerHandshake {
   const Identity& identity() const { return identity_; }
   // Once kFailed, what the last reply said (UNAUTHENTICATED).
   const Status& failure() const { return failure_; }
+  // The credentials this handshake checks against.
+  const ServerCredentials& credentials() const { return *credentials_; }
 
  private:
   std::string OnClientFirst(std::string_view in);

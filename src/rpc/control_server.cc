@@ -133,6 +133,10 @@ void AppendRaw(std::string_view bytes, uint64_t request_id, std::string& out) {
 struct ConnectionAuth {
   std::optional<auth::ServerHandshake> handshake;
   std::optional<auth::Identity> identity;
+  // Once authenticated: the credentials' generation last checked against, and
+  // the token's StoredKey then (a name revoked and added again has a new one).
+  uint64_t generation = 0;
+  auth::Key stored_key{};
 };
 
 // Parses `body` as Req, runs the handler, and appends the answer to `out`.
@@ -168,6 +172,14 @@ struct ControlServer::Impl {
   // after the answer (an authentication that failed, a call before one).
   bool Dispatch(const wire::ControlHeader& h, std::string_view body, ConnectionAuth& conn,
                 std::string& out);
+  // The credentials now (null: none are checked).
+  std::shared_ptr<const auth::ServerCredentials> Credentials() {
+    std::lock_guard lock(credentials_mu);
+    return credentials;
+  }
+  // False when the connection's token is no longer in the credentials (it is
+  // checked again only after SetCredentials).
+  bool StillValid(ConnectionAuth& conn);
   // A kAuthenticate frame, counted in the metrics once it ends the handshake.
   bool Authenticate(std::string_view body, uint64_t id, ConnectionAuth& conn, std::string& out);
   bool Handshake(std::string_view body, uint64_t id, ConnectionAuth& conn, std::string& out);
@@ -181,6 +193,14 @@ struct ControlServer::Impl {
   std::unique_ptr<transfer::ConnectionTable> connections;
   transfer::ConnectionTable::Listener tcp_connections{0};
   transfer::ConnectionTable::Listener unix_connections{0};
+  std::mutex credentials_mu;  // guards credentials
+  std::shared_ptr<const auth::ServerCredentials> credentials;
+  // Bumped by every SetCredentials: a connection compares it with what it last
+  // checked (one relaxed load per call) and looks again only when it moved.
+  std::atomic<uint64_t> credentials_generation{0};
+  // credentials is set: read by every call of a connection not authenticated,
+  // where a lock per call would cost (no credentials: every connection).
+  std::atomic<bool> checking{false};
   std::mutex mu;  // guards stopped
   bool stopped = false;
   uint16_t port = 0;
@@ -206,7 +226,8 @@ bool ControlServer::Impl::Authenticate(std::string_view body, uint64_t id, Conne
 
 bool ControlServer::Impl::Handshake(std::string_view body, uint64_t id, ConnectionAuth& conn,
                                     std::string& out) {
-  if (!options.credentials) {
+  std::shared_ptr<const auth::ServerCredentials> creds = Credentials();
+  if (!creds) {
     AppendError(Status(ErrorCode::kUnsupported,
                        "this master authenticates nobody (it was started without an auth file)"),
                 id, out);
@@ -218,7 +239,8 @@ bool ControlServer::Impl::Handshake(std::string_view body, uint64_t id, Connecti
                   id, out);
       return false;
     }
-    conn.handshake.emplace(options.credentials);
+    conn.generation = credentials_generation.load(std::memory_order_acquire);
+    conn.handshake.emplace(std::move(creds));
   }
   const std::string reply = conn.handshake->Step(body);
   AppendRaw(reply, id, out);
@@ -227,6 +249,10 @@ bool ControlServer::Impl::Handshake(std::string_view body, uint64_t id, Connecti
     case auth::ServerHandshake::State::kExpectClientFinal: return true;
     case auth::ServerHandshake::State::kAuthenticated:
       conn.identity = conn.handshake->identity();
+      if (const auth::UserEntry* e =
+              conn.handshake->credentials().file().FindUser(conn.identity->name)) {
+        conn.stored_key = e->verifier.stored_key;
+      }
       conn.handshake.reset();
       return true;
     case auth::ServerHandshake::State::kFailed: break;
@@ -253,7 +279,14 @@ bool ControlServer::Impl::Dispatch(const wire::ControlHeader& h, std::string_vie
     return true;
   }
   if (m == ControlMethod::kAuthenticate) return Authenticate(body, id, conn, out);
-  if (options.credentials && !conn.identity) {
+  if (conn.identity ? !StillValid(conn) : checking.load(std::memory_order_acquire)) {
+    if (conn.identity) {
+      AppendError(
+          Status(ErrorCode::kUnauthenticated,
+                 "this connection's token was revoked, or changed in the auth file"),
+          id, out);
+      return false;
+    }
     if (metrics) metrics->RecordAuthentication(RpcServerMetrics::AuthResult::kRefused);
     AppendError(Status(ErrorCode::kUnauthenticated,
                        "this master needs a token: authenticate the connection first"),
@@ -299,6 +332,20 @@ bool ControlServer::Impl::Dispatch(const wire::ControlHeader& h, std::string_vie
       Answer(H, &MH::BatchQueryPrefix, rm, body, id, metrics, out);
       break;
   }
+  return true;
+}
+
+bool ControlServer::Impl::StillValid(ConnectionAuth& conn) {
+  const uint64_t now = credentials_generation.load(std::memory_order_acquire);
+  if (now == conn.generation) return true;
+  std::shared_ptr<const auth::ServerCredentials> creds = Credentials();
+  if (!creds) return true;  // authentication turned off
+  const auth::UserEntry* e = creds->file().FindUser(conn.identity->name);
+  if (e == nullptr || !auth::Equal(e->verifier.stored_key, conn.stored_key) ||
+      e->role != conn.identity->role || e->tenant != conn.identity->tenant) {
+    return false;
+  }
+  conn.generation = now;
   return true;
 }
 
@@ -396,6 +443,8 @@ StatusOr<std::unique_ptr<ControlServer>> ControlServer::Start(const ControlServe
     return Status(ErrorCode::kInvalidArgument, "max_connections must be at least 1");
   }
   auto impl = std::make_unique<Impl>(options, handlers, metrics, draining);
+  impl->credentials = options.credentials;
+  impl->checking.store(options.credentials != nullptr, std::memory_order_release);
   if (options.acks_wait_for_sync) {
     impl->sync_waits = std::make_unique<asio::thread_pool>(kSyncWaitWorkers);
   }
@@ -449,6 +498,15 @@ ControlServer::ControlServer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)
 ControlServer::~ControlServer() { Stop(); }
 
 uint16_t ControlServer::port() const { return impl_->port; }
+
+void ControlServer::SetCredentials(std::shared_ptr<const auth::ServerCredentials> credentials) {
+  {
+    std::lock_guard lock(impl_->credentials_mu);
+    impl_->checking.store(credentials != nullptr, std::memory_order_release);
+    impl_->credentials = std::move(credentials);
+  }
+  impl_->credentials_generation.fetch_add(1, std::memory_order_acq_rel);
+}
 
 void ControlServer::Stop() {
   {

@@ -61,6 +61,11 @@ class ControlServer {
                                                         const std::atomic<bool>& draining);
   ~ControlServer();  // Stop()s
   uint16_t port() const;
+  // Replaces the credentials (a reloaded auth file; null: check none from now
+  // on). New handshakes use them; an authenticated connection whose token they
+  // no longer hold, with the same role and tenant, gets UNAUTHENTICATED on its
+  // next call and is closed. Thread-safe.
+  void SetCredentials(std::shared_ptr<const auth::ServerCredentials> credentials);
   // Closes the listeners and every connection, joins the threads. Idempotent.
   void Stop();
 

@@ -362,6 +362,10 @@ int MasterServer::port() const { return impl_->port; }
 
 int MasterServer::control_port() const { return impl_->control ? impl_->control->port() : 0; }
 
+void MasterServer::SetCredentials(std::shared_ptr<const auth::ServerCredentials> credentials) {
+  if (impl_->control) impl_->control->SetCredentials(std::move(credentials));
+}
+
 int MasterServer::liveness_port() const { return impl_->liveness ? impl_->liveness_port : 0; }
 
 void MasterServer::SetAdminPort(int port) {

@@ -89,6 +89,8 @@ class MasterServer {
   // The admin HTTP port that Stats replies name (MasterHost sets it once its
   // endpoint is up); 0 until then, or without one.
   void SetAdminPort(int port);
+  // Replaces the lean protocol's credentials (ControlServer::SetCredentials).
+  void SetCredentials(std::shared_ptr<const auth::ServerCredentials> credentials);
   // Latency and errors by method, object sizes (server_metrics.h).
   const RpcServerMetrics& metrics() const;
   // From now on, answers every client call with gRPC UNAVAILABLE ("the master

@@ -122,6 +122,41 @@ TEST_F(AuthTest, AnUnknownOrRevokedTokenIsRefused) {
   EXPECT_TRUE(Connect(&node_).ok());
 }
 
+// New credentials (a reloaded auth file) apply to the next handshake, and close
+// an open connection whose token they no longer hold on its next call.
+TEST_F(AuthTest, NewCredentialsCloseTheConnectionsOfRevokedTokens) {
+  const auth::Token other = Add("other", auth::Role::kClient, "t1");
+  StartWithAuth();
+  auto app = Connect(&app_);
+  auto node = Connect(&node_);
+  auto kept = Connect(&other);
+  ASSERT_TRUE(app.ok() && node.ok() && kept.ok());
+  ASSERT_TRUE(Exists(**app, "k").ok());
+
+  ASSERT_TRUE(file_.RemoveUser("app").ok());  // revoked
+  ASSERT_TRUE(file_.RemoveUser("node-1").ok());
+  const auth::Token node_again = Add("node-1", auth::Role::kNode, "");  // and given a new token
+  server_->SetCredentials(std::make_shared<auth::ServerCredentials>(file_));
+
+  Status s = Exists(**app, "k");
+  EXPECT_EQ(s.code(), ErrorCode::kUnauthenticated);
+  EXPECT_THAT(s.message(), HasSubstr("token was revoked"));
+  EXPECT_EQ(Exists(**app, "k").code(), ErrorCode::kUnavailable);  // closed
+  EXPECT_EQ(Exists(**node, "k").code(), ErrorCode::kUnauthenticated);
+  EXPECT_TRUE(Exists(**kept, "k").ok());  // untouched by the reload
+  EXPECT_TRUE(Exists(**kept, "k").ok());
+  EXPECT_EQ(Connect(&app_).status().code(), ErrorCode::kUnauthenticated);
+  EXPECT_EQ(Connect(&node_).status().code(), ErrorCode::kUnauthenticated);
+  EXPECT_TRUE(Connect(&node_again).ok());
+
+  // Without credentials nothing is checked any more.
+  server_->SetCredentials(nullptr);
+  auto plain = Connect(nullptr);
+  ASSERT_TRUE(plain.ok());
+  EXPECT_TRUE(Exists(**plain, "k").ok());
+  EXPECT_TRUE(Exists(**kept, "k").ok());
+}
+
 TEST_F(AuthTest, AMalformedHandshakeIsRefusedAndTheConnectionClosed) {
   StartWithAuth();
   auto channel = Connect(nullptr);
