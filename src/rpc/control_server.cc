@@ -226,6 +226,9 @@ bool ControlServer::Impl::Authenticate(std::string_view body, uint64_t id, Conne
 
 bool ControlServer::Impl::Handshake(std::string_view body, uint64_t id, ConnectionAuth& conn,
                                     std::string& out) {
+  // The generation before the credentials: a SetCredentials in between then
+  // makes the connection look again at its next call, never skip a reload.
+  const uint64_t generation = credentials_generation.load(std::memory_order_acquire);
   std::shared_ptr<const auth::ServerCredentials> creds = Credentials();
   if (!creds) {
     AppendError(Status(ErrorCode::kUnsupported,
@@ -239,7 +242,7 @@ bool ControlServer::Impl::Handshake(std::string_view body, uint64_t id, Connecti
                   id, out);
       return false;
     }
-    conn.generation = credentials_generation.load(std::memory_order_acquire);
+    conn.generation = generation;
     conn.handshake.emplace(std::move(creds));
   }
   const std::string reply = conn.handshake->Step(body);
@@ -281,10 +284,9 @@ bool ControlServer::Impl::Dispatch(const wire::ControlHeader& h, std::string_vie
   if (m == ControlMethod::kAuthenticate) return Authenticate(body, id, conn, out);
   if (conn.identity ? !StillValid(conn) : checking.load(std::memory_order_acquire)) {
     if (conn.identity) {
-      AppendError(
-          Status(ErrorCode::kUnauthenticated,
-                 "this connection's token was revoked, or changed in the auth file"),
-          id, out);
+      AppendError(Status(ErrorCode::kUnauthenticated,
+                         "this connection's token was revoked, or changed in the auth file"),
+                  id, out);
       return false;
     }
     if (metrics) metrics->RecordAuthentication(RpcServerMetrics::AuthResult::kRefused);
