@@ -42,10 +42,11 @@ enum class ErrorCode : int32_t {
   kParseError = 24,
   kClosed = 25,
   kChecksumMismatch = 26,
+  kUnauthenticated = 27,
 };
 
 // The highest number in use (codes run 0..kLastErrorCode without gaps).
-inline constexpr ErrorCode kLastErrorCode = ErrorCode::kChecksumMismatch;
+inline constexpr ErrorCode kLastErrorCode = ErrorCode::kUnauthenticated;
 
 // Stable upper-snake name, e.g. "OBJECT_NOT_FOUND".
 std::string_view ErrorCodeName(ErrorCode code);

@@ -31,6 +31,7 @@ std::string_view ErrorCodeName(ErrorCode code) {
     case ErrorCode::kParseError: return "PARSE_ERROR";
     case ErrorCode::kClosed: return "CLOSED";
     case ErrorCode::kChecksumMismatch: return "CHECKSUM_MISMATCH";
+    case ErrorCode::kUnauthenticated: return "UNAUTHENTICATED";
   }
   return "UNKNOWN";
 }

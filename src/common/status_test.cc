@@ -25,6 +25,8 @@ TEST(StatusTest, CodeNumbersAreStable) {
   EXPECT_EQ(static_cast<int>(ErrorCode::kClosed), 25);
   EXPECT_EQ(static_cast<int>(ErrorCode::kChecksumMismatch), 26);
   EXPECT_EQ(ErrorCodeName(ErrorCode::kChecksumMismatch), "CHECKSUM_MISMATCH");
+  EXPECT_EQ(static_cast<int>(ErrorCode::kUnauthenticated), 27);
+  EXPECT_EQ(ErrorCodeName(ErrorCode::kUnauthenticated), "UNAUTHENTICATED");
 }
 
 TEST(StatusOrTest, HoldsValueOrStatus) {

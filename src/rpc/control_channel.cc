@@ -140,8 +140,13 @@ struct ControlChannel::Impl {
   Status failed;            // not OK: broken
   Clock::time_point last_call = Clock::now();  // when the last call ended
   transfer::FrameBuffer in;  // read but not yet delivered; only the reader touches it
+  std::optional<auth::Identity> identity;  // set by Connect, then read-only
 
   Status Send(std::string_view frame, Deadline deadline);
+  // Sends `frame` (call `id`'s), runs `meanwhile`, and waits for its answer:
+  // the reply's bytes into *answer, or the error.
+  Status Exchange(uint64_t id, std::string_view frame, Deadline deadline,
+                  const std::function<void()>* meanwhile, std::string* answer);
   // Reads what the socket has (waiting until `deadline`) and delivers every
   // complete answer. Called by the one reader, without `mu`.
   Status ReadAndDeliver(Deadline deadline);
@@ -221,11 +226,9 @@ void ControlChannel::Impl::Fail(Status s) {
   cv.notify_all();
 }
 
-StatusOr<std::unique_ptr<ControlChannel>> ControlChannel::Connect(const std::string& target,
-                                                                  Deadline deadline,
-                                                                  uint64_t* instance,
-                                                                  std::chrono::microseconds spin,
-                                                                  uint64_t max_answer) {
+StatusOr<std::unique_ptr<ControlChannel>> ControlChannel::Connect(
+    const std::string& target, Deadline deadline, uint64_t* instance,
+    std::chrono::microseconds spin, uint64_t max_answer, const auth::Token* token) {
   StatusOr<ScopedFd> fd = Dial(target, deadline);
   if (!fd.ok()) return fd.status();
   auto impl = std::make_unique<Impl>();
@@ -239,6 +242,24 @@ StatusOr<std::unique_ptr<ControlChannel>> ControlChannel::Connect(const std::str
     return s;
   }
   if (instance != nullptr) *instance = hello.instance();
+  if (token != nullptr) {
+    auth::ClientHandshake handshake(*token);
+    std::string answer;
+    if (Status s =
+            channel->CallRaw(ControlMethod::kAuthenticate, handshake.Start(), &answer, deadline);
+        !s.ok()) {
+      return s;
+    }
+    StatusOr<std::string> proof = handshake.OnServerFirst(answer);
+    if (!proof.ok()) return proof.status();
+    if (Status s = channel->CallRaw(ControlMethod::kAuthenticate, *proof, &answer, deadline);
+        !s.ok()) {
+      return s;
+    }
+    StatusOr<auth::Identity> who = handshake.OnServerFinal(answer);
+    if (!who.ok()) return who.status();
+    channel->impl_->identity = std::move(*who);
+  }
   return channel;
 }
 
@@ -266,6 +287,8 @@ bool ControlChannel::broken() const {
 
 const std::string& ControlChannel::target() const { return impl_->target; }
 
+const std::optional<auth::Identity>& ControlChannel::identity() const { return impl_->identity; }
+
 Status ControlChannel::Call(ControlMethod method, const google::protobuf::MessageLite& request,
                             google::protobuf::MessageLite* reply, Deadline deadline,
                             const std::function<void()>* meanwhile) {
@@ -281,7 +304,31 @@ Status ControlChannel::Call(ControlMethod method, const google::protobuf::Messag
                       reinterpret_cast<uint8_t*>(frame.data()));
   request.SerializeWithCachedSizesToArray(
       reinterpret_cast<uint8_t*>(frame.data() + wire::kControlHeaderSize));
+  thread_local std::string answer;
+  if (Status s = c.Exchange(id, frame, deadline, meanwhile, &answer); !s.ok()) return s;
+  if (!reply->ParseFromString(answer)) {
+    return Status(ErrorCode::kInternal, "the master's answer to a control call does not parse");
+  }
+  return Status::Ok();
+}
 
+Status ControlChannel::CallRaw(ControlMethod method, std::string_view request, std::string* answer,
+                               Deadline deadline) {
+  Impl& c = *impl_;
+  const uint64_t id = c.next_id.fetch_add(1, std::memory_order_relaxed);
+  if (request.size() > UINT32_MAX) {
+    return Status(ErrorCode::kInvalidArgument, "control call body too large");
+  }
+  std::string frame(wire::kControlHeaderSize, '\0');
+  wire::EncodeControl({static_cast<uint8_t>(method), id, static_cast<uint32_t>(request.size())},
+                      reinterpret_cast<uint8_t*>(frame.data()));
+  frame.append(request);
+  return c.Exchange(id, frame, deadline, nullptr, answer);
+}
+
+Status ControlChannel::Impl::Exchange(uint64_t id, std::string_view frame, Deadline deadline,
+                                      const std::function<void()>* meanwhile, std::string* answer) {
+  Impl& c = *this;
   Impl::Waiter w;
   {
     std::lock_guard lock(c.mu);
@@ -328,9 +375,7 @@ Status ControlChannel::Call(ControlMethod method, const google::protobuf::Messag
   lock.unlock();
   if (!w.done) return s;
   if (w.code != ErrorCode::kOk) return Status(w.code, w.body);
-  if (!reply->ParseFromString(w.body)) {
-    return Status(ErrorCode::kInternal, "the master's answer to a control call does not parse");
-  }
+  answer->swap(w.body);
   return Status::Ok();
 }
 

@@ -24,8 +24,11 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
+#include <string_view>
 
+#include "auth/handshake.h"
 #include "crescent/status.h"
 #include "rpc/control_methods.h"
 
@@ -40,11 +43,14 @@ class ControlChannel {
   // answer polls the socket for up to `spin` before it sleeps in poll(): on a
   // VM, waking a thread whose vCPU went idle costs more than the call. An
   // answer longer than `max_answer` bytes (the client's message limit) breaks
-  // the connection before any room is made for it.
+  // the connection before any room is made for it. With a `token`, the
+  // connection then authenticates (docs/security.md): UNAUTHENTICATED when
+  // the master does not know the token or cannot prove it holds its verifier,
+  // UNSUPPORTED when it authenticates nobody.
   static StatusOr<std::unique_ptr<ControlChannel>> Connect(
       const std::string& target, Deadline deadline, uint64_t* instance,
-      std::chrono::microseconds spin = std::chrono::microseconds(0),
-      uint64_t max_answer = 64 << 20);
+      std::chrono::microseconds spin = std::chrono::microseconds(0), uint64_t max_answer = 64 << 20,
+      const auth::Token* token = nullptr);
   ~ControlChannel();
 
   // One call. `meanwhile`, when set, runs on the calling thread after the
@@ -54,12 +60,18 @@ class ControlChannel {
   Status Call(ControlMethod method, const google::protobuf::MessageLite& request,
               google::protobuf::MessageLite* reply, Deadline deadline,
               const std::function<void()>* meanwhile = nullptr);
+  // The same with raw bytes each way (the handshake's messages, which are not protobuf).
+  Status CallRaw(ControlMethod method, std::string_view request, std::string* answer,
+                 Deadline deadline);
 
   // The connection failed, or the master closed it while no call was on it
   // (checked with one poll() when it has been idle for 10 ms); every call
   // on it fails.
   bool broken() const;
   const std::string& target() const;
+  // Who the master (having proved it holds the token's verifier) says this
+  // connection is; nullopt when it did not authenticate.
+  const std::optional<auth::Identity>& identity() const;
 
  private:
   struct Impl;

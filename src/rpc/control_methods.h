@@ -24,8 +24,11 @@ enum class ControlMethod : uint8_t {
   kExists = 10,
   kBatchExists = 11,
   kBatchQueryPrefix = 12,
+  // One message of the authentication handshake (auth/handshake_wire.h) ->
+  // the server's next one, both raw bytes, not protobuf (docs/security.md).
+  kAuthenticate = 13,
 };
-inline constexpr uint8_t kControlMethodMax = 12;
+inline constexpr uint8_t kControlMethodMax = 13;
 
 // Every method of the Master service, in master.proto's order (rpc_control_test
 // checks both): X(name, request, reply, lean), the request and reply being
@@ -65,9 +68,9 @@ inline constexpr uint8_t kControlMethodMax = 12;
 // The `lean` of a method that only gRPC carries.
 inline constexpr std::optional<ControlMethod> kGrpcOnly;
 
-// Every lean number but kHello is one row's.
+// Every lean number but kHello and kAuthenticate (the connection's own) is one row's.
 #define CRESCENT_IS_LEAN(name, Req, Resp, lean) +(std::optional<ControlMethod>(lean) ? 1 : 0)
-static_assert(0 CRESCENT_CONTROL_CALLS(CRESCENT_IS_LEAN) == kControlMethodMax - 1,
+static_assert(0 CRESCENT_CONTROL_CALLS(CRESCENT_IS_LEAN) == kControlMethodMax - 2,
               "a lean call without its row in CRESCENT_CONTROL_CALLS");
 #undef CRESCENT_IS_LEAN
 

@@ -28,6 +28,7 @@
 #include <thread>
 #include <vector>
 
+#include "auth/handshake.h"
 #include "common/endpoint.h"
 #include "common/listen_check.h"
 #include "rpc/control_methods.h"
@@ -98,6 +99,25 @@ void AppendReply(const Msg& reply, uint64_t request_id, std::string& out) {
   std::memcpy(out.data() + at, header.data(), wire::kResponseHeaderSize);
 }
 
+// Appends an answer carrying `bytes` as they are (the handshake's messages).
+void AppendRaw(std::string_view bytes, uint64_t request_id, std::string& out) {
+  wire::ResponseBytes header;
+  wire::EncodeResponse(ErrorCode::kOk, request_id, bytes.size(), {}, header);
+  out.append(reinterpret_cast<const char*>(header.data()), wire::kResponseHeaderSize);
+  out.append(bytes);
+}
+
+// One connection's authentication: the handshake under way, then who it is.
+// Used only by the connection's own coroutine.
+struct ConnectionAuth {
+  std::optional<auth::ServerHandshake> handshake;
+  std::optional<auth::Identity> identity;
+  // Once authenticated: the credentials' generation last checked against, and
+  // the token's StoredKey then (a name revoked and added again has a new one).
+  uint64_t generation = 0;
+  auth::Key stored_key{};
+};
+
 // Parses `body` as Req, runs the handler, and appends the answer to `out`.
 template <typename Req, typename Resp>
 void Answer(const MasterHandlers& handlers, HandlerFn<Req, Resp> handler, RpcMethod m,
@@ -127,8 +147,21 @@ struct ControlServer::Impl {
   template <typename Socket>
   asio::awaitable<void> Serve(Socket socket, size_t thread,
                               transfer::ConnectionTable::Listener& listener);
-  // Answers one frame into `out`.
-  void Dispatch(const wire::ControlHeader& h, std::string_view body, std::string& out);
+  // Answers one frame into `out`; false when the connection is to be closed
+  // after the answer (an authentication that failed, a call before one).
+  bool Dispatch(const wire::ControlHeader& h, std::string_view body, ConnectionAuth& conn,
+                std::string& out);
+  // The credentials now (null: none are checked).
+  std::shared_ptr<const auth::ServerCredentials> Credentials() {
+    std::lock_guard lock(credentials_mu);
+    return credentials;
+  }
+  // False when the connection's token is no longer in the credentials (it is
+  // checked again only after SetCredentials).
+  bool StillValid(ConnectionAuth& conn);
+  // A kAuthenticate frame, counted in the metrics once it ends the handshake.
+  bool Authenticate(std::string_view body, uint64_t id, ConnectionAuth& conn, std::string& out);
+  bool Handshake(std::string_view body, uint64_t id, ConnectionAuth& conn, std::string& out);
 
   ControlServerOptions options;
   const MasterHandlers& handlers;
@@ -139,6 +172,14 @@ struct ControlServer::Impl {
   std::unique_ptr<transfer::ConnectionTable> connections;
   transfer::ConnectionTable::Listener tcp_connections{0};
   transfer::ConnectionTable::Listener unix_connections{0};
+  std::mutex credentials_mu;  // guards credentials
+  std::shared_ptr<const auth::ServerCredentials> credentials;
+  // Bumped by every SetCredentials: a connection compares it with what it last
+  // checked (one relaxed load per call) and looks again only when it moved.
+  std::atomic<uint64_t> credentials_generation{0};
+  // credentials is set: read by every call of a connection not authenticated,
+  // where a lock per call would cost (no credentials: every connection).
+  std::atomic<bool> checking{false};
   std::mutex mu;  // guards stopped
   bool stopped = false;
   uint16_t port = 0;
@@ -152,14 +193,63 @@ struct ControlServer::Impl {
   std::vector<std::thread> threads;
 };
 
-void ControlServer::Impl::Dispatch(const wire::ControlHeader& h, std::string_view body,
-                                   std::string& out) {
+bool ControlServer::Impl::Authenticate(std::string_view body, uint64_t id, ConnectionAuth& conn,
+                                       std::string& out) {
+  const bool keep = Handshake(body, id, conn, out);
+  if (metrics && (!keep || conn.identity)) {
+    metrics->RecordAuthentication(keep ? RpcServerMetrics::AuthResult::kOk
+                                       : RpcServerMetrics::AuthResult::kFailed);
+  }
+  return keep;
+}
+
+bool ControlServer::Impl::Handshake(std::string_view body, uint64_t id, ConnectionAuth& conn,
+                                    std::string& out) {
+  // The generation before the credentials: a SetCredentials in between then
+  // makes the connection look again at its next call, never skip a reload.
+  const uint64_t generation = credentials_generation.load(std::memory_order_acquire);
+  std::shared_ptr<const auth::ServerCredentials> creds = Credentials();
+  if (!creds) {
+    AppendError(Status(ErrorCode::kUnsupported,
+                       "this master authenticates nobody (it was started without an auth file)"),
+                id, out);
+    return false;
+  }
+  if (!conn.handshake) {
+    if (conn.identity) {
+      AppendError(Status(ErrorCode::kUnauthenticated, "this connection is already authenticated"),
+                  id, out);
+      return false;
+    }
+    conn.generation = generation;
+    conn.handshake.emplace(std::move(creds));
+  }
+  const std::string reply = conn.handshake->Step(body);
+  AppendRaw(reply, id, out);
+  switch (conn.handshake->state()) {
+    case auth::ServerHandshake::State::kExpectClientFirst:
+    case auth::ServerHandshake::State::kExpectClientFinal: return true;
+    case auth::ServerHandshake::State::kAuthenticated:
+      conn.identity = conn.handshake->identity();
+      if (const auth::UserEntry* e =
+              conn.handshake->credentials().file().FindUser(conn.identity->name)) {
+        conn.stored_key = e->verifier.stored_key;
+      }
+      conn.handshake.reset();
+      return true;
+    case auth::ServerHandshake::State::kFailed: break;
+  }
+  return false;
+}
+
+bool ControlServer::Impl::Dispatch(const wire::ControlHeader& h, std::string_view body,
+                                   ConnectionAuth& conn, std::string& out) {
   const uint64_t id = h.request_id;
   if (h.method < 1 || h.method > kControlMethodMax) {
     AppendError(
         Status(ErrorCode::kInvalidArgument, "unknown control method " + std::to_string(h.method)),
         id, out);
-    return;
+    return true;
   }
   const auto m = static_cast<ControlMethod>(h.method);
   if (m == ControlMethod::kHello) {
@@ -168,13 +258,27 @@ void ControlServer::Impl::Dispatch(const wire::ControlHeader& h, std::string_vie
     resp.set_unix_socket(options.unix_socket);
     resp.set_instance(options.instance);
     AppendReply(resp, id, out);
-    return;
+    return true;
+  }
+  if (m == ControlMethod::kAuthenticate) return Authenticate(body, id, conn, out);
+  if (conn.identity ? !StillValid(conn) : checking.load(std::memory_order_acquire)) {
+    if (conn.identity) {
+      AppendError(Status(ErrorCode::kUnauthenticated,
+                         "this connection's token was revoked, or changed in the auth file"),
+                  id, out);
+      return false;
+    }
+    if (metrics) metrics->RecordAuthentication(RpcServerMetrics::AuthResult::kRefused);
+    AppendError(Status(ErrorCode::kUnauthenticated,
+                       "this master needs a token: authenticate the connection first"),
+                id, out);
+    return false;
   }
   if (draining.load(std::memory_order_acquire)) {
     // Retryable, as gRPC's UNAVAILABLE: the client waits for the next master.
     if (metrics) metrics->RecordError(RpcMethodOf(m), ErrorCode::kUnavailable);
     AppendError(Status(ErrorCode::kUnavailable, "the master is shutting down"), id, out);
-    return;
+    return true;
   }
   if (metrics) metrics->RecordLeanCall();
   const RpcMethod rm = RpcMethodOf(m);
@@ -183,11 +287,26 @@ void ControlServer::Impl::Dispatch(const wire::ControlHeader& h, std::string_vie
   if constexpr (std::optional<ControlMethod>(lean).has_value()) {          \
     if (m == lean) {                                                       \
       Answer(handlers, &MasterHandlers::name, rm, body, id, metrics, out); \
-      return;                                                              \
+      return true;                                                         \
     }                                                                      \
   }
   CRESCENT_CONTROL_CALLS(CRESCENT_ANSWER)
 #undef CRESCENT_ANSWER
+  return true;
+}
+
+bool ControlServer::Impl::StillValid(ConnectionAuth& conn) {
+  const uint64_t now = credentials_generation.load(std::memory_order_acquire);
+  if (now == conn.generation) return true;
+  std::shared_ptr<const auth::ServerCredentials> creds = Credentials();
+  if (!creds) return true;  // authentication turned off
+  const auth::UserEntry* e = creds->file().FindUser(conn.identity->name);
+  if (e == nullptr || !auth::Equal(e->verifier.stored_key, conn.stored_key) ||
+      e->role != conn.identity->role || e->tenant != conn.identity->tenant) {
+    return false;
+  }
+  conn.generation = now;
+  return true;
 }
 
 template <typename Acceptor>
@@ -230,6 +349,7 @@ asio::awaitable<void> ControlServer::Impl::Serve(Socket socket, size_t thread,
   auto use = asio::redirect_error(asio::use_awaitable, ec);
   transfer::FrameBuffer in;
   std::string out;
+  ConnectionAuth conn;
   for (bool open = true; open;) {
     for (;;) {  // every whole frame read so far
       const std::string_view pending = in.Pending();
@@ -247,12 +367,13 @@ asio::awaitable<void> ControlServer::Impl::Serve(Socket socket, size_t thread,
       const auto m = static_cast<ControlMethod>(h->method);
       if (sync_waits && h->method <= kControlMethodMax && MayWaitForLog(m)) {
         co_await asio::post(*sync_waits, asio::use_awaitable);
-        Dispatch(*h, body, out);
+        open = Dispatch(*h, body, conn, out);
         co_await asio::post(socket.get_executor(), asio::use_awaitable);
       } else {
-        Dispatch(*h, body, out);
+        open = Dispatch(*h, body, conn, out);
       }
       in.Consume(frame);
+      if (!open) break;
     }
     if (!out.empty()) {
       co_await asio::async_write(socket, asio::buffer(out), use);
@@ -282,6 +403,8 @@ StatusOr<std::unique_ptr<ControlServer>> ControlServer::Start(const ControlServe
     return Status(ErrorCode::kInvalidArgument, "max_connections must be at least 1");
   }
   auto impl = std::make_unique<Impl>(options, handlers, metrics, draining);
+  impl->credentials = options.credentials;
+  impl->checking.store(options.credentials != nullptr, std::memory_order_release);
   if (options.acks_wait_for_sync) {
     impl->sync_waits = std::make_unique<asio::thread_pool>(kSyncWaitWorkers);
   }
@@ -335,6 +458,15 @@ ControlServer::ControlServer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)
 ControlServer::~ControlServer() { Stop(); }
 
 uint16_t ControlServer::port() const { return impl_->port; }
+
+void ControlServer::SetCredentials(std::shared_ptr<const auth::ServerCredentials> credentials) {
+  {
+    std::lock_guard lock(impl_->credentials_mu);
+    impl_->checking.store(credentials != nullptr, std::memory_order_release);
+    impl_->credentials = std::move(credentials);
+  }
+  impl_->credentials_generation.fetch_add(1, std::memory_order_acq_rel);
+}
 
 void ControlServer::Stop() {
   {

@@ -23,6 +23,7 @@
 #include <memory>
 #include <string>
 
+#include "auth/handshake.h"
 #include "crescent/status.h"
 #include "rpc/server_handlers.h"
 #include "rpc/server_metrics.h"
@@ -45,6 +46,10 @@ struct ControlServerOptions {
   // docs/control-plane.md); 0 and 0: never.
   int spin_us = 200;
   int spin_max_us = 1000;
+  // Set: every connection authenticates (kAuthenticate, docs/security.md)
+  // before any call but Hello; a call before that, or a failed handshake, is
+  // answered UNAUTHENTICATED and the connection closed. Null: none does.
+  std::shared_ptr<const auth::ServerCredentials> credentials;
 };
 
 class ControlServer {
@@ -56,6 +61,11 @@ class ControlServer {
                                                         const std::atomic<bool>& draining);
   ~ControlServer();  // Stop()s
   uint16_t port() const;
+  // Replaces the credentials (a reloaded auth file; null: check none from now
+  // on). New handshakes use them; an authenticated connection whose token they
+  // no longer hold, with the same role and tenant, gets UNAUTHENTICATED on its
+  // next call and is closed. Thread-safe.
+  void SetCredentials(std::shared_ptr<const auth::ServerCredentials> credentials);
   // Closes the listeners and every connection, joins the threads. Idempotent.
   void Stop();
 

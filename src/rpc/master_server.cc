@@ -250,6 +250,7 @@ StatusOr<std::unique_ptr<MasterServer>> MasterServer::Start(
     co.spin_max_us = options.control_spin_max_us;
     co.limits = options.limits;
     co.instance = advert.instance;
+    co.credentials = options.credentials;
     auto control = ControlServer::Start(
         co, impl->handlers, options.record_metrics ? &impl->metrics : nullptr, impl->draining);
     if (!control.ok()) return control.status();
@@ -340,6 +341,10 @@ MasterServer::~MasterServer() { Shutdown(); }
 int MasterServer::port() const { return impl_->port; }
 
 int MasterServer::control_port() const { return impl_->control ? impl_->control->port() : 0; }
+
+void MasterServer::SetCredentials(std::shared_ptr<const auth::ServerCredentials> credentials) {
+  if (impl_->control) impl_->control->SetCredentials(std::move(credentials));
+}
 
 int MasterServer::liveness_port() const { return impl_->liveness ? impl_->liveness_port : 0; }
 

@@ -16,6 +16,7 @@
 #include <memory>
 #include <string>
 
+#include "auth/handshake.h"
 #include "crescent/status.h"
 #include "master/master_service.h"
 #include "rpc/batch_parts.h"
@@ -67,6 +68,9 @@ struct MasterServerOptions {
   // Time every call and count its reply's errors (server_metrics.h). Off
   // only to measure what that costs (`crescent bench --no-rpc-metrics`).
   bool record_metrics = true;
+  // Set: lean control connections authenticate before any call (ControlServerOptions,
+  // docs/security.md). gRPC calls do not check it yet.
+  std::shared_ptr<const auth::ServerCredentials> credentials;
 };
 
 class MasterServer {
@@ -85,6 +89,8 @@ class MasterServer {
   // The admin HTTP port that Stats replies name (MasterHost sets it once its
   // endpoint is up); 0 until then, or without one.
   void SetAdminPort(int port);
+  // Replaces the lean protocol's credentials (ControlServer::SetCredentials).
+  void SetCredentials(std::shared_ptr<const auth::ServerCredentials> credentials);
   // Latency and errors by method, object sizes (server_metrics.h).
   const RpcServerMetrics& metrics() const;
   // From now on, answers every client call with gRPC UNAVAILABLE ("the master

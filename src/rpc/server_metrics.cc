@@ -43,6 +43,13 @@ void RpcServerMetrics::Collect(metrics::TextWriter& w) const {
   w.Family("crescent_control_connections", "gauge",
            "Open connections of the lean control protocol (TCP and Unix socket).");
   w.Sample({}, static_cast<double>(lean_connections_.load(std::memory_order_relaxed)));
+  w.Family("crescent_authentications_total", "counter",
+           "Lean control connections' authentication: handshakes ok or failed, and calls "
+           "refused before one.");
+  for (auto [r, name] : {std::pair{AuthResult::kOk, "ok"}, std::pair{AuthResult::kFailed, "failed"},
+                         std::pair{AuthResult::kRefused, "refused"}}) {
+    w.Sample({{"result", name}}, authentications(r));
+  }
   w.Family("crescent_object_size_bytes", "histogram",
            "Sizes of the objects puts started (PutStart, each key of BatchPutStart).");
   w.Histogram({}, object_size_.Snapshot());

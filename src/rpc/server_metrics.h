@@ -49,6 +49,15 @@ class RpcServerMetrics {
   void RecordLeanCall() { lean_calls_.fetch_add(1, std::memory_order_relaxed); }
   void LeanConnection(int delta) { lean_connections_.fetch_add(delta, std::memory_order_relaxed); }
   uint64_t lean_calls() const { return lean_calls_.load(std::memory_order_relaxed); }
+  // Authentication on the lean control protocol (docs/security.md): a handshake
+  // that succeeded, one that failed, a call refused before any.
+  enum class AuthResult : uint8_t { kOk, kFailed, kRefused };
+  void RecordAuthentication(AuthResult r) {
+    auth_[static_cast<size_t>(r)].fetch_add(1, std::memory_order_relaxed);
+  }
+  uint64_t authentications(AuthResult r) const {
+    return auth_[static_cast<size_t>(r)].load(std::memory_order_relaxed);
+  }
   int64_t lean_connections() const { return lean_connections_.load(std::memory_order_relaxed); }
 
   metrics::HistogramSnapshot Latency(RpcMethod m) const { return latency_[Index(m)]->Snapshot(); }
@@ -68,6 +77,7 @@ class RpcServerMetrics {
   metrics::Histogram object_size_;
   std::atomic<uint64_t> lean_calls_{0};
   std::atomic<int64_t> lean_connections_{0};
+  std::array<std::atomic<uint64_t>, 3> auth_{};  // by AuthResult
 };
 
 }  // namespace crescent::rpc

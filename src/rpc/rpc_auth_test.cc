@@ -1,0 +1,185 @@
+// Authentication on the lean control protocol (control_server.h with
+// credentials, ControlChannel::Connect with a token; docs/security.md), over
+// real sockets: a connection authenticates once, by the handshake, and is then
+// served as its token's role and tenant; a call before that, an unknown or
+// revoked token, and a malformed handshake are refused UNAUTHENTICATED and the
+// connection is closed.
+#include <gmock/gmock.h>
+
+#include "auth/handshake.h"
+#include "rpc/control_channel.h"
+#include "rpc/messages.pb.h"
+#include "rpc/rpc_test_util.h"
+#include "rpc/server_metrics.h"
+
+namespace crescent::rpc::testing {
+namespace {
+
+using ::testing::HasSubstr;
+using Clock = std::chrono::steady_clock;
+
+Clock::time_point In(int ms) { return Clock::now() + std::chrono::milliseconds(ms); }
+
+class AuthTest : public RpcTest {
+ protected:
+  void SetUp() override {
+    ASSERT_TRUE(file_.SetTenantQuota("t1", 1 << 30).ok());
+    app_ = Add("app", auth::Role::kClient, "t1");
+    node_ = Add("node-1", auth::Role::kNode, "");
+  }
+
+  auth::Token Add(const std::string& name, auth::Role role, const std::string& tenant) {
+    auth::Token t = auth::NewToken(name);
+    EXPECT_TRUE(
+        file_.AddUser(name, {role, tenant, auth::MakeVerifier(t.secret, auth::RandomKey())}).ok());
+    return t;
+  }
+
+  void StartWithAuth() {
+    MasterServerOptions o = DefaultServerOptions();
+    o.credentials = std::make_shared<auth::ServerCredentials>(file_);
+    Start(o);
+  }
+
+  uint64_t Count(RpcServerMetrics::AuthResult r) const {
+    return server_->metrics().authentications(r);
+  }
+
+  std::string Target() const { return "127.0.0.1:" + std::to_string(server_->control_port()); }
+
+  StatusOr<std::unique_ptr<ControlChannel>> Connect(const auth::Token* token) {
+    return ControlChannel::Connect(Target(), In(10'000), nullptr, std::chrono::microseconds(0),
+                                   64 << 20, token);
+  }
+
+  static Status Exists(ControlChannel& c, const std::string& key) {
+    proto::KeyRequest req;
+    req.set_key(key);
+    proto::ExistsResponse resp;
+    return c.Call(ControlMethod::kExists, req, &resp, In(10'000));
+  }
+
+  auth::AuthFile file_;
+  auth::Token app_, node_;
+};
+
+TEST_F(AuthTest, AValidTokenAuthenticatesTheConnectionOnce) {
+  StartWithAuth();
+  auto channel = Connect(&app_);
+  ASSERT_TRUE(channel.ok()) << channel.status().ToString();
+  ControlChannel& c = **channel;
+  ASSERT_TRUE(c.identity().has_value());
+  EXPECT_EQ(c.identity()->name, "app");
+  EXPECT_EQ(c.identity()->role, auth::Role::kClient);
+  EXPECT_EQ(c.identity()->tenant, "t1");
+  for (int i = 0; i < 3; ++i) EXPECT_TRUE(Exists(c, "k").ok());  // no handshake per call
+
+  auto node = Connect(&node_);
+  ASSERT_TRUE(node.ok()) << node.status().ToString();
+  EXPECT_EQ((*node)->identity()->role, auth::Role::kNode);
+  EXPECT_EQ((*node)->identity()->tenant, "");
+
+  // A second handshake on the same connection is refused, and ends it.
+  std::string answer;
+  Status s = c.CallRaw(ControlMethod::kAuthenticate, "x", &answer, In(10'000));
+  EXPECT_EQ(s.code(), ErrorCode::kUnauthenticated);
+  EXPECT_THAT(s.message(), HasSubstr("already authenticated"));
+  EXPECT_EQ(Exists(c, "k").code(), ErrorCode::kUnavailable);
+  EXPECT_EQ(Count(RpcServerMetrics::AuthResult::kOk), 2u);
+  EXPECT_EQ(Count(RpcServerMetrics::AuthResult::kFailed), 1u);
+  EXPECT_EQ(Count(RpcServerMetrics::AuthResult::kRefused), 0u);
+}
+
+TEST_F(AuthTest, ACallBeforeAuthenticatingIsRefusedAndTheConnectionClosed) {
+  StartWithAuth();
+  auto channel = Connect(nullptr);  // Hello needs no token
+  ASSERT_TRUE(channel.ok()) << channel.status().ToString();
+  EXPECT_FALSE((*channel)->identity().has_value());
+  Status s = Exists(**channel, "k");
+  EXPECT_EQ(s.code(), ErrorCode::kUnauthenticated);
+  EXPECT_THAT(s.message(), HasSubstr("authenticate the connection first"));
+  EXPECT_EQ(Exists(**channel, "k").code(), ErrorCode::kUnavailable);
+  EXPECT_EQ(Count(RpcServerMetrics::AuthResult::kRefused), 1u);
+}
+
+TEST_F(AuthTest, AnUnknownOrRevokedTokenIsRefused) {
+  auth::Token wrong = app_;
+  wrong.secret[31] ^= 0x80;
+  const auth::Token ghost = auth::NewToken("ghost");
+  StartWithAuth();
+  for (const auth::Token* t : std::vector<const auth::Token*>{&wrong, &ghost}) {
+    auto channel = Connect(t);
+    ASSERT_FALSE(channel.ok()) << t->name;
+    EXPECT_EQ(channel.status().code(), ErrorCode::kUnauthenticated);
+    EXPECT_EQ(channel.status().message(), auth::kUnknownTokenMessage);
+  }
+  EXPECT_EQ(Count(RpcServerMetrics::AuthResult::kFailed), 2u);
+  EXPECT_EQ(Count(RpcServerMetrics::AuthResult::kOk), 0u);
+  // Revoked: a master started on the file without it.
+  ASSERT_TRUE(file_.RemoveUser("app").ok());
+  StartWithAuth();
+  EXPECT_EQ(Connect(&app_).status().code(), ErrorCode::kUnauthenticated);
+  EXPECT_TRUE(Connect(&node_).ok());
+}
+
+// New credentials (a reloaded auth file) apply to the next handshake, and close
+// an open connection whose token they no longer hold on its next call.
+TEST_F(AuthTest, NewCredentialsCloseTheConnectionsOfRevokedTokens) {
+  const auth::Token other = Add("other", auth::Role::kClient, "t1");
+  StartWithAuth();
+  auto app = Connect(&app_);
+  auto node = Connect(&node_);
+  auto kept = Connect(&other);
+  ASSERT_TRUE(app.ok() && node.ok() && kept.ok());
+  ASSERT_TRUE(Exists(**app, "k").ok());
+
+  ASSERT_TRUE(file_.RemoveUser("app").ok());  // revoked
+  ASSERT_TRUE(file_.RemoveUser("node-1").ok());
+  const auth::Token node_again = Add("node-1", auth::Role::kNode, "");  // and given a new token
+  server_->SetCredentials(std::make_shared<auth::ServerCredentials>(file_));
+
+  Status s = Exists(**app, "k");
+  EXPECT_EQ(s.code(), ErrorCode::kUnauthenticated);
+  EXPECT_THAT(s.message(), HasSubstr("token was revoked"));
+  EXPECT_EQ(Exists(**app, "k").code(), ErrorCode::kUnavailable);  // closed
+  EXPECT_EQ(Exists(**node, "k").code(), ErrorCode::kUnauthenticated);
+  EXPECT_TRUE(Exists(**kept, "k").ok());  // untouched by the reload
+  EXPECT_TRUE(Exists(**kept, "k").ok());
+  EXPECT_EQ(Connect(&app_).status().code(), ErrorCode::kUnauthenticated);
+  EXPECT_EQ(Connect(&node_).status().code(), ErrorCode::kUnauthenticated);
+  EXPECT_TRUE(Connect(&node_again).ok());
+
+  // Without credentials nothing is checked any more.
+  server_->SetCredentials(nullptr);
+  auto plain = Connect(nullptr);
+  ASSERT_TRUE(plain.ok());
+  EXPECT_TRUE(Exists(**plain, "k").ok());
+  EXPECT_TRUE(Exists(**kept, "k").ok());
+}
+
+TEST_F(AuthTest, AMalformedHandshakeIsRefusedAndTheConnectionClosed) {
+  StartWithAuth();
+  auto channel = Connect(nullptr);
+  ASSERT_TRUE(channel.ok());
+  std::string answer;
+  ASSERT_TRUE(
+      (*channel)->CallRaw(ControlMethod::kAuthenticate, "\x01garbage", &answer, In(10'000)).ok());
+  std::optional<auth::wire::ServerFinal> verdict = auth::wire::DecodeServerFinal(answer);
+  ASSERT_TRUE(verdict.has_value());
+  EXPECT_EQ(verdict->code, ErrorCode::kUnauthenticated);
+  EXPECT_THAT(verdict->message, HasSubstr("malformed authentication message"));
+  EXPECT_EQ(Exists(**channel, "k").code(), ErrorCode::kUnavailable);
+}
+
+TEST_F(AuthTest, WithoutCredentialsNothingIsCheckedAndATokenIsRefused) {
+  Start();
+  auto plain = Connect(nullptr);
+  ASSERT_TRUE(plain.ok());
+  EXPECT_TRUE(Exists(**plain, "k").ok());
+  auto with_token = Connect(&app_);
+  EXPECT_EQ(with_token.status().code(), ErrorCode::kUnsupported);
+  EXPECT_THAT(with_token.status().message(), HasSubstr("authenticates nobody"));
+}
+
+}  // namespace
+}  // namespace crescent::rpc::testing
