@@ -109,6 +109,12 @@ std::string DescribeNode(store::StoreNode& node) {
   return out;
 }
 
+void WarnIfExposed(const char* verb, const MasterFlags& flags) {
+  if (std::string w = flags.ExposureWarning(); !w.empty()) {
+    std::cerr << "crescent " << verb << ": warning: " << w << "\n" << std::flush;
+  }
+}
+
 void AddMaster(CLI::App& root) {
   auto* app = root.add_subcommand("master", "Run the master (metadata service) alone");
   auto flags = std::make_shared<MasterFlags>();
@@ -118,8 +124,10 @@ void AddMaster(CLI::App& root) {
                   "Cluster secret shared with the store nodes (or $CRESCENT_SECRET_FILE, "
                   "$CRESCENT_SECRET)");
   app->callback([flags, secret_file] {
+    if (Status s = flags->CheckExposure(); !s.ok()) return SetExitCode(Report("master", s));
     StatusOr<std::string> secret = transfer::LoadClusterSecret(*secret_file);
     if (!secret.ok()) return SetExitCode(Report("master", secret.status()));
+    WarnIfExposed("master", *flags);
     BlockShutdownSignals();
     auto host = server::MasterHost::Start(flags->ToOptions(), secret.value());
     if (!host.ok()) return SetExitCode(Report("master", host.status()));
@@ -190,7 +198,9 @@ void AddServe(CLI::App& root) {
   mflags->Add(*app);
   sflags->Add(*app, false);
   app->callback([mflags, sflags] {
+    if (Status s = mflags->CheckExposure(); !s.ok()) return SetExitCode(Report("serve", s));
     if (Status s = sflags->Finish(); !s.ok()) return SetExitCode(Report("serve", s));
+    WarnIfExposed("serve", *mflags);
     // Both ends live here, so a fresh random secret serves; nothing else can
     // mint capabilities for this cluster.
     std::string secret = transfer::RandomSecret();
