@@ -9,8 +9,9 @@ PACKAGES=(
   build-essential cmake pkg-config git
   # build speed, each used only when present (cmake/BuildSpeed.cmake)
   ccache mold
-  # libraries: hashing, zstd (master snapshots), Abseil, JSON, command-line parsing
-  libxxhash-dev libzstd-dev libabsl-dev nlohmann-json3-dev libcli11-dev
+  # libraries: hashing, keyed hashing (SipHash), zstd (master snapshots), Abseil, JSON,
+  # command-line parsing
+  libxxhash-dev libsodium-dev libzstd-dev libabsl-dev nlohmann-json3-dev libcli11-dev
   # networking: gRPC control plane, Asio data plane, HMAC capabilities, admin HTTP
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   libasio-dev libssl-dev libcpp-httplib-dev

@@ -1,47 +1,51 @@
 #include "common/keyed_hash.h"
 
-#include <sys/random.h>
+#include <sodium.h>
 
-#include <cerrno>
 #include <cstdlib>
-#include <cstring>
 
 namespace crescent {
 
 namespace {
 
-uint64_t LoadLittle64(const unsigned char* p, size_t n) {  // n <= 8 bytes
+void StoreLittle64(uint64_t w, unsigned char* p) {
+  for (int i = 0; i < 8; ++i) p[i] = static_cast<unsigned char>(w >> (8 * i));
+}
+
+uint64_t LoadLittle64(const unsigned char* p) {
   uint64_t w = 0;
-  for (size_t i = 0; i < n; ++i) w |= uint64_t{p[i]} << (8 * i);
+  for (int i = 0; i < 8; ++i) w |= uint64_t{p[i]} << (8 * i);
   return w;
 }
+
+static_assert(crypto_shorthash_KEYBYTES == 16 && crypto_shorthash_BYTES == 8);
 
 }  // namespace
 
 KeyedHash KeyedHash::Random() {
-  unsigned char key[16];
-  size_t got = 0;
-  while (got < sizeof key) {
-    const ssize_t n = getrandom(key + got, sizeof key - got, 0);
-    if (n > 0) {
-      got += static_cast<size_t>(n);
-    } else if (errno != EINTR) {
-      // The kernel's generator is the only source here: a key that could be
-      // guessed would make every grant guessable. Linux has had getrandom
-      // since 3.17; nothing sensible can go on without it.
-      std::abort();
-    }
-  }
-  return KeyedHash(LoadLittle64(key, 8), LoadLittle64(key + 8, 8));
+  // The generator is the only source here: a key that could be guessed would
+  // make every grant guessable, and nothing sensible can go on without one.
+  if (sodium_init() < 0) std::abort();
+  KeyedHash h;
+  randombytes_buf(h.key_.data(), h.key_.size());
+  return h;
+}
+
+KeyedHash::KeyedHash(uint64_t k0, uint64_t k1) {
+  StoreLittle64(k0, key_.data());
+  StoreLittle64(k1, key_.data() + 8);
+}
+
+uint64_t KeyedHash::Hash(uint64_t word) const {
+  unsigned char in[8];
+  StoreLittle64(word, in);
+  return Hash(std::span<const unsigned char>(in));
 }
 
 uint64_t KeyedHash::Hash(std::span<const unsigned char> bytes) const {
-  State s(k0_, k1_);
-  const size_t whole = bytes.size() / 8 * 8;
-  for (size_t at = 0; at < whole; at += 8) s.Compress(LoadLittle64(bytes.data() + at, 8));
-  const uint64_t last = LoadLittle64(bytes.data() + whole, bytes.size() - whole);
-  s.Compress(last | (uint64_t{bytes.size() & 0xff} << 56));
-  return s.Finish();
+  unsigned char out[crypto_shorthash_BYTES];
+  crypto_shorthash(out, bytes.data(), bytes.size(), key_.data());
+  return LoadLittle64(out);
 }
 
 }  // namespace crescent
