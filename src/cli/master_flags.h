@@ -31,6 +31,7 @@ struct MasterFlags {
   bool allow_empty_restore = false;
   int64_t restore_grace_ms = -1;  // -1: the heartbeat TTL
   PortLimitFlags port_limits;     // the lean control port and socket (serve: the data port too)
+  std::string auth_file;          // empty: authenticate nobody (docs/security.md)
 
   void Add(CLI::App& app);
   server::MasterHostOptions ToOptions() const {
