@@ -2,6 +2,7 @@
 
 #include "cache/eviction_policy.h"
 #include "cli/cli_util.h"
+#include "common/listen_check.h"
 
 namespace crescent::cli {
 
@@ -20,9 +21,36 @@ void MasterFlags::Add(CLI::App& app) {
                  "answers only ControlEndpoints (docs/security.md)");
 }
 
+Status MasterFlags::CheckExposure() const {
+  if (!auth_file.empty() || insecure || IsLoopbackHost(host)) return Status::Ok();
+  return Status(ErrorCode::kInvalidArgument,
+                "--host " + host +
+                    " is not a loopback address, and without an auth file anyone who reaches "
+                    "it may read, overwrite and remove every key and mount segments: listen on "
+                    "loopback (the default, 127.0.0.1), or pass --insecure to serve without "
+                    "authentication on a network you trust (docs/security.md)");
+}
+
+std::string MasterFlags::ExposureWarning() const {
+  if (!auth_file.empty() || IsLoopbackHost(host)) return "";
+  return "serving on " + host +
+         " without authentication (--insecure): anyone who reaches its ports may read, "
+         "overwrite and remove every key and mount segments";
+}
+
 void MasterFlags::AddServingFlags(CLI::App& app) {
-  app.add_option("--host", host, "Address to listen on (gRPC and HTTP)")->capture_default_str();
+  app.add_option("--host", host,
+                 "Address to listen on (gRPC, the lean control protocol, heartbeats; under serve, "
+                 "the data port too). Other than loopback, it needs an auth file or --insecure")
+      ->capture_default_str();
+  app.add_flag("--insecure", insecure,
+               "Allow a --host other than loopback without an auth file: anyone who reaches the "
+               "ports may then read, overwrite and remove every key and mount segments "
+               "(docs/security.md)");
   app.add_option("--port", port, "gRPC port")->capture_default_str()->check(CLI::Range(0, 65535));
+  app.add_option("--http-host", http_host,
+                 "Address the admin HTTP port listens on (it serves read-only pages)")
+      ->capture_default_str();
   app.add_option("--http-port", http_port,
                  "Admin HTTP port: the status page (/), /metrics, /api/status, /health (0: off)")
       ->capture_default_str()

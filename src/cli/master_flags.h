@@ -23,7 +23,14 @@ struct MasterFlags {
   rpc::MasterServerOptions server;
   std::string host = "127.0.0.1";
   int port = 50051;
-  int http_port = 9003;         // 0: none
+  std::string http_host = "127.0.0.1";
+  int http_port = 9003;  // 0: none
+  // Listen on a --host other than loopback without an auth file
+  // (CheckExposure).
+  bool insecure = false;
+  // The auth file (docs/security.md) that authenticates clients and nodes;
+  // empty: none (read by `crescent master` and `serve`, and by CheckExposure).
+  std::string auth_file;
   std::string data_dir;         // empty: no operation log
   std::string log_sync = "10";  // "always" or a period in ms
   int64_t snapshot_interval_s = 300;
@@ -31,9 +38,15 @@ struct MasterFlags {
   bool allow_empty_restore = false;
   int64_t restore_grace_ms = -1;  // -1: the heartbeat TTL
   PortLimitFlags port_limits;     // the lean control port and socket (serve: the data port too)
-  std::string auth_file;          // empty: authenticate nobody (docs/security.md)
 
   void Add(CLI::App& app);
+  // Safe by default: without an auth file, a --host other than loopback
+  // (IsLoopbackHost) is refused unless --insecure, kInvalidArgument saying
+  // what to do.
+  Status CheckExposure() const;
+  // What the server says on stderr at start when --insecure let it listen
+  // beyond loopback; empty otherwise.
+  std::string ExposureWarning() const;
   server::MasterHostOptions ToOptions() const {
     server::MasterHostOptions o;
     o.config = config;
@@ -42,7 +55,7 @@ struct MasterFlags {
     // An IPv6 address goes in brackets: gRPC would read "::1:50051" as an
     // address without a port.
     o.rpc.listen_address = HostPort(host, static_cast<uint16_t>(port));
-    o.http_host = host;
+    o.http_host = http_host;
     o.http_port = http_port;
     o.data_dir = data_dir;
     o.snapshot_interval_ms = snapshot_interval_s * 1000;

@@ -112,6 +112,12 @@ std::string DescribeNode(store::StoreNode& node) {
   return out;
 }
 
+void WarnIfExposed(const char* verb, const MasterFlags& flags) {
+  if (std::string w = flags.ExposureWarning(); !w.empty()) {
+    std::cerr << "crescent " << verb << ": warning: " << w << "\n" << std::flush;
+  }
+}
+
 // What WaitForShutdownSignal runs on SIGHUP: with an auth file, read it again
 // and hand the host the new credentials; without one, nothing (SIGHUP is then
 // not caught).
@@ -131,6 +137,7 @@ void AddMaster(CLI::App& root) {
                   "Cluster secret shared with the store nodes (or $CRESCENT_SECRET_FILE, "
                   "$CRESCENT_SECRET)");
   app->callback([flags, secret_file] {
+    if (Status s = flags->CheckExposure(); !s.ok()) return SetExitCode(Report("master", s));
     StatusOr<std::string> secret = transfer::LoadClusterSecret(*secret_file);
     if (!secret.ok()) return SetExitCode(Report("master", secret.status()));
     server::MasterHostOptions options = flags->ToOptions();
@@ -141,6 +148,7 @@ void AddMaster(CLI::App& root) {
       auth = std::move(*loaded);
       options.rpc.credentials = auth->credentials();
     }
+    WarnIfExposed("master", *flags);
     BlockShutdownSignals(/*hangup=*/auth != nullptr);
     auto host = server::MasterHost::Start(options, secret.value());
     if (!host.ok()) return SetExitCode(Report("master", host.status()));
@@ -218,7 +226,9 @@ void AddServe(CLI::App& root) {
   mflags->Add(*app);
   sflags->Add(*app, false);
   app->callback([mflags, sflags] {
+    if (Status s = mflags->CheckExposure(); !s.ok()) return SetExitCode(Report("serve", s));
     if (Status s = sflags->Finish(); !s.ok()) return SetExitCode(Report("serve", s));
+    WarnIfExposed("serve", *mflags);
     // Both ends live here, so a fresh random secret serves; nothing else can
     // mint capabilities for this cluster.
     std::string secret = transfer::RandomSecret();

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <string_view>
 
 #include "crescent/status.h"
 
@@ -28,6 +29,12 @@ int TryEachAddress(const addrinfo* list,
 // does not resolve) saying "cannot listen on HOST:PORT: <reason>". `what`
 // names the server.
 Status CheckCanListen(const std::string& what, const std::string& host, uint16_t port);
+
+// Whether a server listening on `host` is reachable from this host only: an
+// IPv4 address in 127.0.0.0/8, ::1 (also in brackets), an IPv4-mapped
+// 127.x.y.z, or "localhost". Anything else is not, wildcards (0.0.0.0, ::)
+// and other names included: a name is not resolved.
+bool IsLoopbackHost(std::string_view host);
 
 // The longest path a Unix socket can have (sockaddr_un.sun_path, less its NUL).
 size_t MaxUnixSocketPath();

@@ -99,5 +99,16 @@ TEST(ListenCheckTest, UnixSocketPathsSayWhy) {
       << s.ToString();
 }
 
+TEST(IsLoopbackHostTest, OnlyLoopbackAddressesAre) {
+  for (const char* h :
+       {"127.0.0.1", "127.1.2.3", "::1", "[::1]", "::ffff:127.0.0.1", "localhost"}) {
+    EXPECT_TRUE(IsLoopbackHost(h)) << h;
+  }
+  for (const char* h : {"0.0.0.0", "::", "[::]", "10.0.0.1", "128.0.0.1", "::2", "::ffff:10.0.0.1",
+                        "example.com", "", "127.0.0.1:80", "localhost.evil"}) {
+    EXPECT_FALSE(IsLoopbackHost(h)) << h;
+  }
+}
+
 }  // namespace
 }  // namespace crescent

@@ -141,7 +141,7 @@ Status FileOperationLog::OpenTail(std::vector<std::string>* warnings) {
 
 Status FileOperationLog::StartFile(uint64_t start) {
   const std::string path = (fs::path(options_.dir) / FileName(start)).string();
-  ScopedFd fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0644));
+  ScopedFd fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0600));
   if (!fd.valid()) return IoError("cannot create log file", path, errno);
   std::string header(kMagic, sizeof kMagic);
   PutFixed64(header, start);

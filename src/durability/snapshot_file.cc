@@ -55,7 +55,7 @@ StatusOr<SnapshotWriter> SnapshotWriter::Create(const std::string& dir, uint64_t
   w.dir_ = dir;
   w.final_path_ = (fs::path(dir) / FileName(log_position)).string();
   w.temp_path_ = w.final_path_ + ".tmp";
-  w.fd_.reset(::open(w.temp_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
+  w.fd_.reset(::open(w.temp_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600));
   if (!w.fd_.valid()) return IoError("cannot create snapshot", w.temp_path_, errno);
   w.info_.path = w.final_path_;
   w.info_.log_position = log_position;

@@ -3,15 +3,25 @@
 #include "master/log_record.h"
 
 #include "common/coding.h"
+#include "master/owner_verifier.h"
 
 namespace crescent::master {
 
 namespace {
 
-// The type byte of a segment mount that carries its file identity
-// (SegmentSpec::file_identity): read back as LogRecordType::kSegmentMounted.
-// Type 1 (kSegmentMounted) is a mount written before identities were kept.
+// The type bytes of a segment mount, each read back as
+// LogRecordType::kSegmentMounted:
+//  - 1 (kSegmentMounted): written before file identities were kept; its owner
+//    token in clear.
+//  - 6: with its file identity (SegmentSpec::file_identity); its owner token
+//    in clear.
+//  - 7, what is written now: as 6, with the owner token's verifier
+//    (owner_verifier.h) instead of the token.
+// The decoder turns a clear token into its verifier, so that a data dir
+// written before verifiers were kept restores, and its nodes take their
+// segments back with the tokens they hold.
 constexpr uint8_t kSegmentMountedWithFile = 6;
+constexpr uint8_t kSegmentMountedVerified = 7;
 
 // Keys are at most 65535 bytes (ObjectEntry::key_len); names and endpoints
 // are bounded alike, so a corrupt length never asks for a huge allocation.
@@ -49,7 +59,7 @@ std::string EncodeLogRecord(const LogRecord& r) {
       out.push_back(static_cast<char>(r.spec.tier));
       PutVarint(out, r.spec.owner_token);
       PutVarint(out, r.spec.file_identity);
-      out[0] = static_cast<char>(kSegmentMountedWithFile);
+      out[0] = static_cast<char>(kSegmentMountedVerified);
       break;
     case LogRecordType::kSegmentUnmounted: PutVarint(out, r.segment); break;
     case LogRecordType::kPutEnded:
@@ -97,7 +107,10 @@ Status DecodeLogRecordInto(std::string_view bytes, LogRecord* out) {
   uint8_t type;
   if (!in.Byte(&type)) return Corrupt("empty");
   // A mount written before file identities were kept has none (0).
-  const bool with_file = type == kSegmentMountedWithFile;
+  const bool verified = type == kSegmentMountedVerified;
+  const bool with_file = type == kSegmentMountedWithFile || verified;
+  const bool clear_token = type == static_cast<uint8_t>(LogRecordType::kSegmentMounted) ||
+                           type == kSegmentMountedWithFile;
   if (with_file) type = static_cast<uint8_t>(LogRecordType::kSegmentMounted);
   r.type = static_cast<LogRecordType>(type);
   switch (r.type) {
@@ -111,6 +124,7 @@ Status DecodeLogRecordInto(std::string_view bytes, LogRecord* out) {
       }
       if (with_file && !in.Varint(&r.spec.file_identity)) return Corrupt("truncated segment mount");
       if (tier > static_cast<uint8_t>(Tier::kPmem)) return Corrupt("unknown tier");
+      if (clear_token) r.spec.owner_token = OwnerVerifier(r.spec.name, r.spec.owner_token);
       r.spec.tier = static_cast<Tier>(tier);
       break;
     }

@@ -34,8 +34,8 @@ enum class LogRecordType : uint8_t {
   kPutEnded = 3,
   kObjectRemoved = 4,
   kReplicaDropped = 5,
-  // 6 is taken on disk: a kSegmentMounted that carries its file identity
-  // (log_record.cc).
+  // 6 and 7 are taken on disk: a kSegmentMounted that carries its file
+  // identity, and one that carries the owner token's verifier (log_record.cc).
 };
 
 // Why an object left (kObjectRemoved).
@@ -45,7 +45,9 @@ struct LogRecord {
   LogRecordType type = LogRecordType::kPutEnded;
   // kSegmentMounted, kSegmentUnmounted; kReplicaDropped: the replica's segment.
   SegmentId segment = kNoSegment;
-  SegmentSpec spec;  // kSegmentMounted
+  // kSegmentMounted; its owner_token is the token's verifier
+  // (owner_verifier.h), as the engine keeps it.
+  SegmentSpec spec;
   // kPutEnded, kObjectRemoved, kReplicaDropped.
   std::string key;
   // kPutEnded.

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "common/hex_for_test.h"
+#include "master/owner_verifier.h"
 
 namespace crescent::master {
 namespace {
@@ -55,12 +56,19 @@ TEST(LogRecordTest, EveryTypeRoundTrips) {
   }
 }
 
+// The mount record before verifiers were kept (type 6): its owner token, ~0,
+// in clear.
+constexpr const char* kClearTokenMount =
+    "0683801c057365672d618080808004066e6f64652d611c7463703a2f2f3132372e302e302e313a3730303023"
+    "653d313233343501ffffffffffffffffff01ef9baf8589cf959a12";
+
 // The bytes each sample encoded to before the shared codec (common/coding.h):
 // logs and snapshots written then still read back, and records written now
-// are the same bytes.
+// are the same bytes (but for the mount's type byte, 7 since its owner token
+// field holds a verifier).
 TEST(LogRecordTest, EncodingsAreTheGoldenBytes) {
   const char* const kGolden[] = {
-      "0683801c057365672d618080808004066e6f64652d611c7463703a2f2f3132372e302e302e313a3730303023"
+      "0783801c057365672d618080808004066e6f64652d611c7463703a2f2f3132372e302e302e313a3730303023"
       "653d313233343501ffffffffffffffffff01ef9baf8589cf959a12",
       "0203",
       "03046b006579ffffffffff1f90e4d0b287d3aeeefe01020309ffffffff0f8080808080200400010006706172"
@@ -90,7 +98,8 @@ TEST(LogRecordTest, TruncationsAndTrailingBytesAreRefused) {
 }
 
 // A mount written before file identities were kept (type 1, no identity) is
-// read back with none (0): a log or snapshot from before still restores.
+// read back with none (0), and its clear owner token as the token's verifier:
+// a log or snapshot from before still restores.
 TEST(LogRecordTest, AMountWithoutAFileIdentityIsReadWithNone) {
   LogRecord mount = Samples()[0];
   mount.spec.file_identity = 0;
@@ -100,7 +109,23 @@ TEST(LogRecordTest, AMountWithoutAFileIdentityIsReadWithNone) {
   bytes[0] = static_cast<char>(LogRecordType::kSegmentMounted);
   auto back = DecodeLogRecord(bytes);
   ASSERT_TRUE(back.ok()) << back.status().ToString();
+  mount.spec.owner_token = OwnerVerifier(mount.spec.name, mount.spec.owner_token);
   EXPECT_EQ(*back, mount);
+}
+
+// A mount that holds its owner token in clear (type 6, as written before
+// verifiers were kept) is read back with the token's verifier, the same value
+// the engine keeps for a node that presents that token.
+TEST(LogRecordTest, AClearOwnerTokenIsReadAsItsVerifier) {
+  LogRecord expected = Samples()[0];
+  expected.spec.owner_token = OwnerVerifier("seg-a", ~0ull);
+  ASSERT_NE(expected.spec.owner_token, ~0ull);
+  auto back = DecodeLogRecord(UnhexForTest(kClearTokenMount));
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(*back, expected);
+  // A verifier is never 0 for a token, and 0 (no token) stays 0.
+  EXPECT_EQ(OwnerVerifier("seg-a", 0), 0u);
+  EXPECT_NE(OwnerVerifier("seg-a", 1), OwnerVerifier("seg-b", 1)) << "the name salts it";
 }
 
 // Every varint in its one encoding (common/coding.h): a padded one, which the

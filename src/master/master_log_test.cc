@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "common/coding.h"
 #include "master/log_record.h"
 #include "master/master_test_util.h"
 #include "master/memory_log_for_test.h"
@@ -170,6 +171,86 @@ TEST_F(MasterLogTest, ABatchPutAnsweredIoErrorIsUndone) {
   log_.fail_syncs = false;
   for (const std::string& k : keys) EXPECT_FALSE(Readable(k)) << k;
   EXPECT_TRUE(master().List("b").empty());
+}
+
+// What a mount is written as, in the log and in a snapshot's records.
+std::string AllBytes(MemoryLog& log, MasterService& m) {
+  std::string bytes;
+  auto append = [&](uint64_t, std::string_view r) {
+    bytes += r;
+    return Status::Ok();
+  };
+  EXPECT_TRUE(log.ReadFrom(0, append).ok());
+  auto encode = [&](const LogRecord& r) {
+    bytes += EncodeLogRecord(r);
+    return Status::Ok();
+  };
+  uint64_t at = 0;
+  EXPECT_TRUE(m.Capture(&at, encode).ok());
+  return bytes;
+}
+
+// A segment's owner token is never written in clear: the log and a snapshot
+// hold only its verifier (owner_verifier.h), and the token still proves the
+// owner (unmount) while another does not.
+TEST_F(MasterLogTest, NoOwnerTokenIsWrittenInClear) {
+  constexpr uint64_t kToken = 0x5ec7e75ec7e75ec7;
+  ASSERT_TRUE(
+      master().MountSegment({"seg-a", 1 << 20, "node-a", "a:1#e1", Tier::kDram, kToken}).ok());
+  ASSERT_TRUE(Put("k", 100).ok());
+  const std::string bytes = AllBytes(log_, master());
+  std::string fixed, varint;
+  PutFixed64(fixed, kToken);
+  PutVarint(varint, kToken);
+  EXPECT_EQ(bytes.find(fixed), std::string::npos);
+  EXPECT_EQ(bytes.find(varint), std::string::npos);
+  for (const SegmentInfo& s : master().ListSegments()) EXPECT_NE(s.spec.owner_token, kToken);
+  EXPECT_EQ(master().UnmountSegment("seg-a", "node-a", kToken + 1).code(), ErrorCode::kNotOwner);
+  EXPECT_TRUE(master().UnmountSegment("seg-a", "node-a", kToken).ok());
+}
+
+// A data dir written before verifiers were kept holds mounts with their owner
+// tokens in clear (record type 6): it restores, and the node takes its segment
+// back with the token it holds.
+TEST_F(MasterLogTest, AMountWithAClearOwnerTokenIsStillTakenOver) {
+  constexpr uint64_t kToken = 0x5ec7e75ec7e75ec7;
+  config_.heartbeat_ttl_ms = 1'000'000;
+  ASSERT_TRUE(
+      master().MountSegment({"seg-a", 1 << 20, "node-a", "a:1#e1", Tier::kDram, kToken}).ok());
+  ASSERT_TRUE(Put("k", 100).ok());
+  // The records as they were written then: the mount's token in clear.
+  std::vector<LogRecord> old;
+  auto as_then = [&](uint64_t, std::string_view r) {
+    std::string bytes(r);
+    auto d = DecodeLogRecord(bytes);
+    if (d.ok() && d->type == LogRecordType::kSegmentMounted) {
+      LogRecord clear = *d;
+      clear.spec.owner_token = kToken;
+      bytes = EncodeLogRecord(clear);
+      bytes[0] = 6;
+    }
+    auto back = DecodeLogRecord(bytes);
+    EXPECT_TRUE(back.ok()) << back.status().ToString();
+    if (back.ok()) old.push_back(*back);
+    return Status::Ok();
+  };
+  ASSERT_TRUE(log_.ReadFrom(0, as_then).ok());
+  // A restarted master on those records, and node-a mounting again (a new
+  // endpoint and token) with `previous`: whether it took the segment over.
+  MemoryLog log2;
+  auto restart = [&](const PreviousMount& previous) {
+    auto m = MasterService::Create(config_, clock_, &log2);
+    EXPECT_TRUE(m.ok());
+    for (const LogRecord& r : old) (*m)->ApplyRestored(r);
+    (*m)->FinishRestore(5'000);
+    const SegmentSpec again{"seg-a", 1 << 20, "node-a", "a:1#e2", Tier::kDram, 33};
+    bool adopted = false;
+    EXPECT_TRUE((*m)->MountSegment(again, &previous, &adopted).ok());
+    EXPECT_EQ((*m)->GetReplicaList("k").ok(), adopted);
+    return adopted;
+  };
+  EXPECT_FALSE(restart({"a:1#e1", kToken + 1, {}})) << "another token proves nothing";
+  EXPECT_TRUE(restart({"a:1#e1", kToken, {}}));
 }
 
 }  // namespace

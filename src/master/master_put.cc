@@ -24,10 +24,7 @@ std::optional<ReplicaDescriptor> MasterService::DescribeSlot(const ReplicaSlot& 
                                                              uint64_t size) const {
   const std::string* endpoint = segments_.MountedEndpoint(r.segment);
   if (endpoint == nullptr) return std::nullopt;  // its segment is gone
-  // XOR with the incarnation's random value is one-to-one, so placements stay
-  // distinct within an incarnation (segment ids carry their slot's mount count).
-  const uint64_t placement = incarnation_ ^ (uint64_t{r.segment} << 32 | r.alloc_generation);
-  return ReplicaDescriptor{r.segment, *endpoint, r.offset, size, placement};
+  return ReplicaDescriptor{r.segment, *endpoint, r.offset, size, Placement(r)};
 }
 
 void MasterService::FreeNow(std::span<const ReplicaSlot> slots) {

@@ -4,8 +4,10 @@
 #include "master/master_service.h"
 
 #include <bit>
-#include <random>
+#include <optional>
 #include <span>
+
+#include "master/owner_verifier.h"
 
 namespace crescent::master {
 
@@ -37,7 +39,8 @@ StatusOr<std::unique_ptr<MasterService>> MasterService::Create(const MasterConfi
 MasterService::MasterService(const MasterConfig& config, const Clock& clock, Policies policies)
     : config_(config),
       clock_(clock),
-      incarnation_((uint64_t{std::random_device{}()} << 32) ^ std::random_device{}()),
+      token_key_(KeyedHash::Random()),
+      placement_key_(KeyedHash::Random()),
       segments_(config_, clock),
       objects_(config_),
       policies_(config_, std::move(policies)) {}
@@ -165,8 +168,16 @@ uint64_t MasterService::LogUnmounts(std::span<const SegmentId> segments) {
 
 // ---- Segments ----
 
-StatusOr<SegmentId> MasterService::MountSegment(const SegmentSpec& spec,
-                                                const PreviousMount* previous, bool* adopted) {
+StatusOr<SegmentId> MasterService::MountSegment(const SegmentSpec& given,
+                                                const PreviousMount* given_previous,
+                                                bool* adopted) {
+  // Only verifiers of the owner tokens are kept, and so logged
+  // (owner_verifier.h).
+  SegmentSpec spec = given;
+  spec.owner_token = OwnerVerifier(spec.name, spec.owner_token);
+  std::optional<PreviousMount> verified;
+  if (given_previous != nullptr) verified = WithVerifiers(spec.name, *given_previous);
+  const PreviousMount* previous = verified ? &*verified : nullptr;
   uint64_t logged = 0;
   SegmentId held = kNoSegment;
   auto mounted = segments_.Mount(
@@ -219,7 +230,7 @@ StatusOr<SegmentId> MasterService::MountSegment(const SegmentSpec& spec,
 
 Status MasterService::UnmountSegment(std::string_view name, std::string_view owner_node,
                                      uint64_t owner_token) {
-  auto gone = segments_.Unmount(name, owner_node, owner_token);
+  auto gone = segments_.Unmount(name, owner_node, OwnerVerifier(name, owner_token));
   counters_.unmount.Record(1, gone.ok() ? 0 : 1);
   if (!gone.ok()) return gone.status();
   uint64_t logged = 0;

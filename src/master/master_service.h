@@ -54,6 +54,7 @@
 
 #include "cache/eviction_policy.h"
 #include "common/clock.h"
+#include "common/keyed_hash.h"
 #include "common/periodic_thread.h"
 #include "crescent/status.h"
 #include "master/durable_frees.h"
@@ -88,7 +89,9 @@ class MasterService {
   // With `previous` (the node's earlier mount, after a master restart), a
   // restored segment of the same name is taken over, its objects readable
   // again (*adopted); otherwise the mount starts empty, and a restored segment
-  // of that name is dropped with its objects (its node restarted).
+  // of that name is dropped with its objects (its node restarted). The owner
+  // tokens are kept, and logged, only as verifiers (owner_verifier.h):
+  // ListSegments() shows the verifier in SegmentSpec::owner_token.
   StatusOr<SegmentId> MountSegment(const SegmentSpec& spec, const PreviousMount* previous = nullptr,
                                    bool* adopted = nullptr);
   // Hides the segment's replicas at once and drops objects left without one.
@@ -384,7 +387,10 @@ class MasterService {
   std::vector<ReplicaDescriptor> Describe(const ObjectEntry& e) const;
   // Nullopt when the replica's segment is no longer mounted.
   std::optional<ReplicaDescriptor> DescribeSlot(const ReplicaSlot& r, uint64_t size) const;
-  uint64_t PutToken(ObjectId id) const { return id ^ incarnation_; }
+  uint64_t PutToken(ObjectId id) const { return token_key_.Hash(id); }
+  uint64_t Placement(const ReplicaSlot& r) const {
+    return placement_key_.Hash(uint64_t{r.segment} << 32 | r.alloc_generation);
+  }
   // The slot of the put of `key` that `token` names, pending or ended, under
   // the caller's shard lock; else kPutNotStarted, saying whether another put of
   // the key is pending.
@@ -562,9 +568,11 @@ class MasterService {
 
   const MasterConfig config_;
   const Clock& clock_;
-  // Random per MasterService, mixed into every ReplicaDescriptor::placement and
-  // PutGrant::token.
-  const uint64_t incarnation_;
+  // Random per MasterService: PutGrant::token is the keyed hash of the put's
+  // ObjectId, ReplicaDescriptor::placement that of the allocation (segment id
+  // and allocator generation). Two keys, so that no token equals a placement.
+  const KeyedHash token_key_;
+  const KeyedHash placement_key_;
   OperationLog* log_ = nullptr;  // set once by Create; thread-safe itself
   MasterCounters counters_;
   SegmentTable segments_;

@@ -77,11 +77,14 @@ struct ReplicaDescriptor {
   std::string endpoint;
   uint64_t offset = 0;
   uint64_t length = 0;
-  // Names this allocation. Within one master incarnation it repeats only after
-  // its segment has handed out 2^32 allocations (the allocator's generation is
-  // an allocator-wide 32-bit counter) or its segment id has come round again
-  // (after 2^16 mounts of the id's slot, segment_table.h); another incarnation
-  // mixes in another random value. A client that saw the same placement for a
+  // Names this allocation: a keyed hash (common/keyed_hash.h) of its segment id
+  // and its allocator's generation, under a random key of the master engine,
+  // so that one placement reveals nothing of another. The same pair comes back
+  // within one engine only after its segment has handed out 2^32 allocations
+  // (the allocator's generation is an allocator-wide 32-bit counter) or its
+  // segment id has come round again (after 2^16 mounts of the id's slot,
+  // segment_table.h); two different pairs share a placement with probability
+  // 2^-64; another engine has another key. A client that saw the same placement for a
   // key twice, within a span far shorter than either, knows the bytes did not
   // change in between (values are immutable once the put ends).
   // client/placement_hints.h bounds that span.
@@ -92,9 +95,11 @@ struct ReplicaDescriptor {
 // this one put of the key. PutEnd and PutRevoke must present the token. A put
 // that timed out, and whose key another writer has since started again, thus
 // cannot be ended or revoked by its first writer: a late PutEnd naming only the
-// key would publish the second writer's half-written bytes. Tokens of one
-// master incarnation repeat only after a slab slot is reused 2^24 times; another
-// incarnation mixes in another random value.
+// key would publish the second writer's half-written bytes. A token is a keyed
+// hash (common/keyed_hash.h) of the put's object id under a random key of the
+// master engine: one token reveals nothing of another. Ids of one engine repeat
+// only after a slab slot is reused 2^24 times, two different ids share a token
+// with probability 2^-64, and another engine has another key.
 struct PutGrant {
   std::vector<ReplicaDescriptor> replicas;
   uint64_t token = 0;

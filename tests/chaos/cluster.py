@@ -118,7 +118,9 @@ class Cluster:
         self.master_address = "%s:%d" % (mhost.address, port)
         crescent = os.environ["CRESCENT_BIN"]
         self.master = Daemon("master", mhost, [
-            crescent, "master", "--host", mhost.address, "--port", str(port),
+            # --insecure: the network namespaces' veth addresses are not
+            # loopback, and this cluster runs without an auth file.
+            crescent, "master", "--host", mhost.address, "--insecure", "--port", str(port),
             "--http-port", "0", "--secret-file", secret_file, "--put-timeout-ms", "2000",
             "--heartbeat-ttl-ms", "3000", "--lease-ms", "2000"], log_dir)
         self.durability = durability

@@ -254,7 +254,8 @@ TEST_F(CliBadInputTest, StartFailuresSayWhyWithoutGrpcLogLines) {
        "cannot listen on unix:/nonexistent-dir/master.sock: No such file or directory"},
       {{"--unix-socket", "/tmp/" + std::string(120, 's')},
        "the path is 125 bytes; a Unix socket path takes 1 to 107"},
-      {{"--host", "192.0.2.1"}, "cannot listen on 192.0.2.1:0: Cannot assign requested address"},
+      {{"--host", "192.0.2.1", "--insecure"},
+       "cannot listen on 192.0.2.1:0: Cannot assign requested address"},
   };
   for (const auto& [flags, reason] : cases) {
     std::vector<std::string> args = {"serve", "--port", "0", "--http-port", "0"};

@@ -5,6 +5,7 @@
 // that restarted too, from a snapshot alone, and from damaged files.
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/stat.h>
 
 #include <atomic>
 #include <cstdio>
@@ -153,6 +154,30 @@ TEST_F(DurabilityTest, SnapshotsAskedForWhileClientsWorkAndAtSigterm) {
   snaps = durability::ListSnapshots(data_dir_);
   ASSERT_EQ(snaps.size(), 2u);
   EXPECT_EQ(SnapshotKeys(snaps[0]), LoggedKeys()) << "the final snapshot holds what the log says";
+}
+
+// The data dir's files hold every key and where its bytes are: they are the
+// master's user's alone (0600), under the usual umask that leaves new files
+// readable by everyone.
+TEST_F(DurabilityTest, TheDataDirsFilesAreTheMastersUsersAlone) {
+  const mode_t umask_before = ::umask(022);
+  Start("always");
+  ::umask(umask_before);
+  if (HasFatalFailure()) return;
+  ASSERT_TRUE(client_->Put("k", RandomBytes(1000, 1)).ok());
+  CommandResult r = RunCrescent({"snapshot", "--master", cluster_->master_address()}, tmp_.path());
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  std::set<std::string> kinds;
+  for (const fs::directory_entry& e : fs::recursive_directory_iterator(data_dir_)) {
+    struct stat st;
+    ASSERT_EQ(::stat(e.path().c_str(), &st), 0) << e.path();
+    if (!S_ISREG(st.st_mode)) continue;
+    const std::string name = e.path().filename().string();
+    kinds.insert(name == "LOCK" ? name : name.substr(0, name.find('-')));
+    EXPECT_EQ(st.st_mode & 0777, 0600u) << e.path() << ": mode " << std::oct << (st.st_mode & 0777);
+  }
+  EXPECT_TRUE(kinds.contains("LOCK") && kinds.contains("log") && kinds.contains("snapshot"))
+      << "the lock, the log and a snapshot: " << testing::PrintToString(kinds);
 }
 
 // What the writers put: key → the seed of its bytes, and when each put was

@@ -241,7 +241,15 @@ TEST_F(ReplayCli, TwoTiersActAsOneCache) {
     const double two = tiers["hit_ratio"].get<double>();
     EXPECT_GE(two, dram["hit_ratio"].get<double>() - kTierSlack) << name;
     EXPECT_GT(two, small["hit_ratio"].get<double>() + 0.05) << name << ": the tier adds hits";
-    EXPECT_EQ(tiers["error_count"].get<uint64_t>(), 0u) << name << ": " << tiers["errors"].dump();
+    // No error but a prefix that shrank between the query and the get (a page
+    // of it evicted meanwhile: the replays run side by side, so a slow one
+    // gives the maintenance pass that gap), and never wrong bytes.
+    json errors = tiers["errors"];
+    const uint64_t shortened = errors.value("PREFIX_SHORTENED", uint64_t{0});
+    errors.erase("PREFIX_SHORTENED");
+    EXPECT_TRUE(errors.empty()) << name << ": " << tiers["errors"].dump();
+    EXPECT_LE(shortened * 100, tiers["prefix_pages_got"].get<uint64_t>()) << name;
+    EXPECT_EQ(tiers["corrupt_pages"].get<uint64_t>(), 0u) << name;
     EXPECT_NE(tiers["cluster"].get<std::string>().find("persistent tier"), std::string::npos);
   }
   // The file's directory is gone after the run.
