@@ -48,6 +48,12 @@ struct ClientConfig {
   // put's start and end) over the master's lean control protocol when it
   // offers one, on a kept connection (docs/control-plane.md); false: gRPC only.
   bool lean_control = true;
+  // A token, "NAME:SECRET" as `crescent token add` printed it, for a master
+  // started with --auth-file (docs/security.md); empty: none. The connection
+  // authenticates once, and every control call then goes over the lean
+  // protocol (lean_control must stay on). Connect refuses text that is not a
+  // token (UNAUTHENTICATED).
+  std::string token;
   // Per transfer: each value's read or write of one replica fails with
   // kTimeout when it has not finished this long after its turn came (TCP: its
   // connection finished the transfer before it; shared memory: it started).

@@ -181,7 +181,9 @@ class CrescentHiCacheStorage(HiCacheStorage):
       ``master_server_address`` (or ``crescent_master``): the master, default
       ``$CRESCENT_MASTER`` else 127.0.0.1:50051; ``local_hostname``,
       ``global_segment_size``, ``local_buffer_size``, ``protocol``,
-      ``device_name``: passed to ``Store.setup``; ``key_prefix``: namespace for
+      ``device_name``, ``token``: passed to ``Store.setup`` (``token``: this
+      client's token for a master with an auth file, default
+      ``$CRESCENT_TOKEN``); ``key_prefix``: namespace for
       every object key; ``replica_count``: replicas per page (default 1).
     """
 
@@ -248,6 +250,7 @@ class CrescentHiCacheStorage(HiCacheStorage):
             extra.get("protocol", "tcp"),
             extra.get("device_name", ""),
             self.master_address,
+            token=extra.get("token"),
         )
         if rc not in (0, None):
             raise RuntimeError(

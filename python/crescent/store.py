@@ -13,6 +13,7 @@ The GIL is released inside every call that talks to the cluster.
 """
 
 import operator
+import os
 import threading
 import warnings
 import weakref
@@ -83,7 +84,7 @@ class Store:
     def setup(self, local_hostname="localhost", metadata_server="", global_segment_size=0,
               local_buffer_size=0, protocol="tcp", device_name="",
               master_server_addr="127.0.0.1:50051", *, rpc_timeout_ms=5000, rpc_attempts=4,
-              transfer_timeout_ms=10000, put_retry_ms=5000):
+              transfer_timeout_ms=10000, put_retry_ms=5000, token=None):
         """Connects to the master at master_server_addr; returns 0 or raises CrescentError.
 
         global_segment_size > 0 makes this process contribute a DRAM segment of
@@ -95,6 +96,10 @@ class Store:
         put_retry_ms bounds how long a put keeps retrying a failure a moment
         may cure (no segment mounted yet, the master restarting, a store node
         that died under it; docs/failures.md); 0 turns retries off.
+        token is this client's token ("NAME:SECRET", as `crescent token add`
+        printed it) for a master started with --auth-file; None takes
+        $CRESCENT_TOKEN, if set (docs/security.md). A master that refuses it
+        (or its absence) raises CrescentError with UNAUTHENTICATED.
         The numbers are checked first: one out of range (a timeout or attempt
         count below 1, a negative size or retry time) raises ValueError naming it.
         """
@@ -110,10 +115,14 @@ class Store:
         put_retry_ms = _int_in("put_retry_ms", put_retry_ms, 0, _MAX_TIMEOUT_MS)
         local_hostname = text("local_hostname", local_hostname)
         master_server_addr = text("master_server_addr", master_server_addr or "")
+        if token is None:
+            token = os.environ.get("CRESCENT_TOKEN", "")
+        token = text("token", token)
         node_factory = _node_factory() if global_segment_size > 0 else None
         code, message = self._core.setup(local_hostname, master_server_addr,
                                          global_segment_size, rpc_timeout_ms, rpc_attempts,
-                                         transfer_timeout_ms, put_retry_ms, node_factory)
+                                         transfer_timeout_ms, put_retry_ms, node_factory,
+                                         token)
         if code != 0:
             raise CrescentError(code, message)
         return 0

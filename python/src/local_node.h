@@ -22,6 +22,7 @@ struct LocalNodeArgs {
   std::string master_address;  // "" = $CRESCENT_MASTER, else 127.0.0.1:50051
   int64_t rpc_timeout_ms = 5000;
   int rpc_attempts = 4;
+  std::string token;  // MasterClientOptions::token ("" = none)
 };
 
 // A started store node, mounted on the master. Stop() unmounts and stops

@@ -91,6 +91,7 @@ Status StoreCore::Setup(const SetupArgs& args) {
   cc.rpc_attempts = args.rpc_attempts;
   cc.transfer_timeout_ms = args.transfer_timeout_ms;
   cc.put_retry_ms = args.put_retry_ms;
+  cc.token = args.token;
 
   std::shared_ptr<LocalNode> node;
   if (args.segment_size > 0) {
@@ -100,6 +101,7 @@ Status StoreCore::Setup(const SetupArgs& args) {
     no.master_address = args.master_address;
     no.rpc_timeout_ms = args.rpc_timeout_ms;
     no.rpc_attempts = args.rpc_attempts;
+    no.token = args.token;
     StatusOr<std::unique_ptr<LocalNode>> n = args.node_factory->start(no, secret);
     if (!n.ok()) {
       return Status(n.status().code(), "cannot contribute a segment: " + n.status().message());
@@ -114,8 +116,12 @@ Status StoreCore::Setup(const SetupArgs& args) {
   // Connect() is lazy; a setup that "succeeds" against a dead master would
   // only move the failure to the first put, so prove the master answers.
   if (StatusOr<ClusterStat> st = client->Stat(); !st.ok()) {
-    return Status(st.status().code(), "cannot reach the master at " + client->master_address() +
-                                          ": " + st.status().message());
+    const bool refused = st.status().code() == ErrorCode::kUnauthenticated;
+    return Status(st.status().code(),
+                  (refused ? "the master at " + client->master_address() +
+                                 " refused this client (setup's token=, or $CRESCENT_TOKEN): "
+                           : "cannot reach the master at " + client->master_address() + ": ") +
+                      st.status().message());
   }
   std::lock_guard lock(mu_);
   client_ = std::move(client);

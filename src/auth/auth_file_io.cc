@@ -26,30 +26,30 @@ std::string DirOf(const std::string& path) {
 }
 
 // Reads the open file `fd` (checked first: a regular file, owner-only, not too
-// large) into a string.
-StatusOr<std::string> ReadChecked(int fd, const std::string& path) {
+// large) into a string; `what` names it in messages ("auth file").
+StatusOr<std::string> ReadChecked(int fd, const std::string& path, const std::string& what) {
   struct stat st {};
-  if (::fstat(fd, &st) != 0) return IoError("cannot stat auth file", path, errno);
+  if (::fstat(fd, &st) != 0) return IoError("cannot stat " + what, path, errno);
   if (!S_ISREG(st.st_mode)) {
-    return Status(ErrorCode::kInvalidArgument, "auth file '" + path + "' is not a regular file");
+    return Status(ErrorCode::kInvalidArgument, what + " '" + path + "' is not a regular file");
   }
   if ((st.st_mode & 077) != 0) {
     return Status(ErrorCode::kInvalidArgument,
-                  "auth file '" + path + "' has mode " + ModeText(st.st_mode) +
+                  what + " '" + path + "' has mode " + ModeText(st.st_mode) +
                       ": others than its owner may read or change it; refused (chmod 600 " + path +
                       ")");
   }
   if (static_cast<uint64_t>(st.st_size) > kMaxAuthFileBytes) {
-    return Status(ErrorCode::kInvalidArgument, "auth file '" + path + "' is larger than " +
+    return Status(ErrorCode::kInvalidArgument, what + " '" + path + "' is larger than " +
                                                    std::to_string(kMaxAuthFileBytes >> 20) +
-                                                   " MiB: not an auth file");
+                                                   " MiB: not an " + what);
   }
   std::string text(static_cast<size_t>(st.st_size), '\0');
   size_t done = 0;
   while (done < text.size()) {
     const ssize_t n = ::read(fd, text.data() + done, text.size() - done);
     if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return IoError("cannot read auth file", path, errno);
+    if (n < 0) return IoError("cannot read " + what, path, errno);
     if (n == 0) break;  // shrank meanwhile: what is there is parsed, and refused if cut
     done += static_cast<size_t>(n);
   }
@@ -85,12 +85,35 @@ Status WriteAtomically(const std::string& path, const std::string& text) {
 
 }  // namespace
 
-StatusOr<AuthFile> LoadAuthFile(const std::string& path) {
+StatusOr<std::string> ReadOwnerOnlyFile(const std::string& path, const std::string& what) {
   const ScopedFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
-  if (!fd.valid()) return IoError("cannot open auth file", path, errno);
-  StatusOr<std::string> text = ReadChecked(fd.get(), path);
+  if (!fd.valid()) return IoError("cannot open " + what, path, errno);
+  return ReadChecked(fd.get(), path, what);
+}
+
+StatusOr<AuthFile> LoadAuthFile(const std::string& path) {
+  StatusOr<std::string> text = ReadOwnerOnlyFile(path, "auth file");
   if (!text.ok()) return text.status();
   return ParseNamed(*text, path);
+}
+
+InternalUser InternalNodeUser(const Token& token) {
+  return {token.name, UserEntry{Role::kNode, "", MakeVerifier(token.secret, RandomKey())}};
+}
+
+StatusOr<std::shared_ptr<const ServerCredentials>> LoadServerCredentials(
+    const std::string& path, const InternalUser* internal, const Key& mock_key) {
+  StatusOr<AuthFile> file = LoadAuthFile(path);
+  if (!file.ok()) return file.status();
+  if (internal != nullptr) {
+    if (Status s = file->AddUser(internal->name, internal->entry); !s.ok()) {
+      return Status(ErrorCode::kInvalidArgument, "auth file '" + path +
+                                                     "' cannot take this process's own node "
+                                                     "token: " +
+                                                     s.message());
+    }
+  }
+  return std::make_shared<const ServerCredentials>(std::move(*file), mock_key);
 }
 
 Status UpdateAuthFile(const std::string& path, bool create,
@@ -106,7 +129,7 @@ Status UpdateAuthFile(const std::string& path, bool create,
   AuthFile file;
   const ScopedFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
   if (fd.valid()) {
-    StatusOr<std::string> text = ReadChecked(fd.get(), path);
+    StatusOr<std::string> text = ReadChecked(fd.get(), path, "auth file");
     if (!text.ok()) return text.status();
     StatusOr<AuthFile> parsed = ParseNamed(*text, path);
     if (!parsed.ok()) return parsed.status();

@@ -14,9 +14,12 @@
 #pragma once
 
 #include <functional>
+#include <memory>
 #include <string>
 
 #include "auth/auth_file.h"
+#include "auth/handshake.h"
+#include "auth/token.h"
 #include "crescent/status.h"
 
 namespace crescent::auth {
@@ -27,6 +30,28 @@ inline constexpr size_t kMaxAuthFileBytes = 16 << 20;
 // included), kInvalidArgument for a wrong mode or size, kCorruptData when it
 // does not parse.
 StatusOr<AuthFile> LoadAuthFile(const std::string& path);
+
+// The text of the file at `path`, refused as the auth file is when it is not a
+// regular file, when others than its owner may read or change it, or when it
+// is larger than kMaxAuthFileBytes; `what` names it in messages ("token file").
+StatusOr<std::string> ReadOwnerOnlyFile(const std::string& path, const std::string& what);
+
+// A user that a server adds to its auth file in memory only, never writing it
+// there: `crescent serve`'s embedded store node.
+struct InternalUser {
+  std::string name;
+  UserEntry entry;
+};
+// `token` as a node token (its verifier under a fresh salt, made once: a
+// reload that kept the same InternalUser keeps its connections).
+InternalUser InternalNodeUser(const Token& token);
+
+// What a server checks tokens against: the auth file at `path` (LoadAuthFile),
+// plus `internal` when set (a file that already names it is refused, rather
+// than one shadowing the other). `mock_key`: ServerCredentials'; a reload
+// passes the same one.
+StatusOr<std::shared_ptr<const ServerCredentials>> LoadServerCredentials(
+    const std::string& path, const InternalUser* internal, const Key& mock_key);
 
 // Loads `path` (an empty file when it does not exist and `create` is true),
 // applies `edit`, and writes the result in its place. Nothing is written when

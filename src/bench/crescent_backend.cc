@@ -25,6 +25,7 @@ StatusOr<std::unique_ptr<CrescentBackend>> CrescentBackend::Connect(const std::s
     cfg.tcp_congestion = options.tcp_congestion;
     cfg.verify_checksums = options.verify_checksums;
     cfg.lean_control = options.lean_control;
+    cfg.token = options.token;
     cfg.transfer_timeout_ms = 60000;
     auto client = Client::Connect(cfg);
     if (!client.ok()) return client.status();

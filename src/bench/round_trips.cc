@@ -78,6 +78,7 @@ StatusOr<std::vector<PhaseResult>> MeasureRoundTrips(const std::string& master,
   ClientConfig cfg;
   cfg.master_address = master;
   cfg.lean_control = o.lean_control;
+  cfg.token = o.token;
   auto client = Client::Connect(cfg);
   if (!client.ok()) return client.status();
   Client& c = *client.value();

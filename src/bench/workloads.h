@@ -35,6 +35,8 @@ struct WorkloadOptions {
   // Crescent's hot control calls use the lean control protocol
   // (ClientConfig::lean_control); false: gRPC, to measure what it gains.
   bool lean_control = true;
+  // Crescent's clients' token (ClientConfig::token); empty: none.
+  std::string token;
   // Called after each measured phase with a label, for a progress bar.
   std::function<void(const std::string&)> on_phase;
 

@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "auth/token_file.h"
 #include "bench/baseline.h"
 #include "bench/crescent_backend.h"
 #include "bench/driver.h"
@@ -29,6 +30,7 @@
 #include "bench/round_trips.h"
 #include "bench/suite.h"
 #include "cli/cli_util.h"
+#include "cli/client_flags.h"
 #include "cli/command.h"
 #include "server/local_cluster.h"
 #include "sim/progress.h"
@@ -57,6 +59,7 @@ struct BenchFlags {
   bool grpc_control = false;    // hot calls over gRPC (ClientConfig::lean_control off)
   bool no_rpc_metrics = false;  // the embedded master times no RPC (MasterServerOptions)
   std::string redis_server = "redis-server";
+  std::string token_file;  // with --master ("": $CRESCENT_TOKEN, else none)
 };
 
 enum class Mode { kPutGet, kExists, kPrefix, kBaseline, kFloors, kVsRedis, kAll };
@@ -156,9 +159,10 @@ class Progress {
 // OBJECT_NOT_FOUND. Say so before the run (the run still goes ahead: eviction
 // may be what is being measured). Silent when the master cannot be asked; the
 // phases report that themselves.
-void WarnIfTooSmall(const std::string& master, uint64_t need) {
+void WarnIfTooSmall(const std::string& master, const std::string& token, uint64_t need) {
   ClientConfig cc;
   cc.master_address = master;
+  cc.token = token;
   cc.rpc_attempts = 1;
   auto client = Client::Connect(cc);
   if (!client.ok()) return;
@@ -216,6 +220,8 @@ Workloads WorkloadsFor(Mode mode, const Wants& w, const BenchFlags& f) {
   o.tcp_congestion = f.tcp_congestion;
   o.verify_checksums = !f.no_verify;
   o.lean_control = !f.grpc_control;
+  // The embedded cluster authenticates nobody: a token is for --master's.
+  if (!f.master.empty()) o.token = Must(auth::LoadClientToken(f.token_file), "--token-file");
   if (const char* env = std::getenv("CRESCENT_TCP_CONGESTION"); o.tcp_congestion.empty() && env)
     o.tcp_congestion = env;  // as the client would, so the references follow it too
   if (Status s = transfer::CheckCongestionControl(o.tcp_congestion); !s.ok())
@@ -309,7 +315,7 @@ std::string SetUpCluster(const BenchFlags& f, const Wants& w, const bench::Workl
   if (!f.master.empty()) {
     report.doc["cluster"] = {{"kind", "external"}, {"master", f.master}};
     std::cout << "cluster: " << f.master << "\n";
-    if (w.putget) WarnIfTooSmall(f.master, need);
+    if (w.putget) WarnIfTooSmall(f.master, o.token, need);
     return f.master;
   }
   server::LocalClusterOptions lo;
@@ -544,6 +550,7 @@ void AddCommon(CLI::App* cmd, BenchFlags& f, bool clients = true) {
   cmd->add_option("--json", f.json, "Also write every figure as JSON to this file");
   cmd->add_option("--master", f.master,
                   "Benchmark the cluster at this master (default: start an embedded one)");
+  AddTokenFileFlag(*cmd, f.token_file);
   cmd->add_option("--nodes", f.nodes, "Embedded cluster: store nodes")
       ->check(CLI::Range(1, 16))
       ->capture_default_str();

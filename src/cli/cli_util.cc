@@ -102,25 +102,29 @@ int Report(const char* verb, const Status& status) {
 }
 
 namespace {
-sigset_t ShutdownSet() {
+sigset_t ShutdownSet(bool hangup) {
   sigset_t set;
   sigemptyset(&set);
   sigaddset(&set, SIGINT);
   sigaddset(&set, SIGTERM);
+  if (hangup) sigaddset(&set, SIGHUP);
   return set;
 }
 }  // namespace
 
-void BlockShutdownSignals() {
-  sigset_t set = ShutdownSet();
+void BlockShutdownSignals(bool hangup) {
+  sigset_t set = ShutdownSet(hangup);
   pthread_sigmask(SIG_BLOCK, &set, nullptr);
 }
 
-int WaitForShutdownSignal() {
-  sigset_t set = ShutdownSet();
-  int sig = 0;
-  sigwait(&set, &sig);
-  return sig;
+int WaitForShutdownSignal(const std::function<void()>& on_hangup) {
+  sigset_t set = ShutdownSet(static_cast<bool>(on_hangup));
+  for (;;) {
+    int sig = 0;
+    sigwait(&set, &sig);
+    if (sig != SIGHUP) return sig;
+    on_hangup();
+  }
 }
 
 }  // namespace crescent::cli

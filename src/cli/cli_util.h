@@ -5,6 +5,7 @@
 
 #include <CLI/CLI.hpp>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 
@@ -51,9 +52,11 @@ std::string EscapeText(std::string_view text);
 // the status escaped (EscapeText), when not ok.
 int Report(const char* verb, const Status& status);
 
-// Blocks SIGINT and SIGTERM in this thread and every thread it starts later; call
-// before starting servers. WaitForShutdownSignal then returns the signal number.
-void BlockShutdownSignals();
-int WaitForShutdownSignal();
+// Blocks SIGINT and SIGTERM (and SIGHUP with `hangup`) in this thread and every
+// thread it starts later; call before starting servers. WaitForShutdownSignal
+// then returns the signal number; given `on_hangup` (after
+// BlockShutdownSignals(true)), it runs it at each SIGHUP and waits on.
+void BlockShutdownSignals(bool hangup = false);
+int WaitForShutdownSignal(const std::function<void()>& on_hangup = {});
 
 }  // namespace crescent::cli

@@ -1,5 +1,7 @@
-// The flags every client verb takes (--master, --timeout-ms) and the client
-// they connect, shared by client_commands.cc and namespace_commands.cc.
+// The flags every client verb takes (--master, --timeout-ms, --token-file) and
+// the client they connect, shared by client_commands.cc and
+// namespace_commands.cc; AddTokenFileFlag is the token's flag alone, for the
+// commands with a client of their own (store, bench, replay, snapshot).
 #pragma once
 
 #include <malloc.h>
@@ -9,13 +11,23 @@
 #include <memory>
 #include <string>
 
+#include "auth/token_file.h"
 #include "crescent/client.h"
 
 namespace crescent::cli {
 
+// --token-file PATH (auth/token_file.h: else $CRESCENT_TOKEN).
+inline void AddTokenFileFlag(CLI::App& app, std::string& path) {
+  app.add_option("--token-file", path,
+                 "File holding this client's token (NAME:SECRET, as `crescent token add` printed "
+                 "it; mode 0600) for a master started with --auth-file (default: "
+                 "$CRESCENT_TOKEN, the token itself; docs/security.md)");
+}
+
 struct ClientFlags {
   std::string master;
   int64_t timeout_ms = 5000;
+  std::string token_file;
 
   void Add(CLI::App& app) {
     app.add_option("--master", master,
@@ -24,6 +36,7 @@ struct ClientFlags {
     app.add_option("--timeout-ms", timeout_ms, "Per-call timeout")
         ->capture_default_str()
         ->check(CLI::Range(int64_t{1}, int64_t{24} * 3600 * 1000));
+    AddTokenFileFlag(app, token_file);
   }
 
   // The client is never destroyed: a verb makes its calls and the process
@@ -37,8 +50,11 @@ struct ClientFlags {
   // a value could be read (a verb holds at most one value; no contention).
   StatusOr<Client*> Connect() const {
     ::mallopt(M_ARENA_MAX, 1);
+    StatusOr<std::string> token = auth::LoadClientToken(token_file);
+    if (!token.ok()) return token.status();
     ClientConfig c;
     c.master_address = master;
+    c.token = std::move(*token);
     c.rpc_timeout_ms = timeout_ms;
     c.transfer_timeout_ms = timeout_ms;
     StatusOr<std::unique_ptr<Client>> client = Client::Connect(c);

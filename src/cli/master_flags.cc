@@ -15,6 +15,10 @@ void MasterFlags::Add(CLI::App& app) {
                  "Design load of the negative-lookup filter (it grows when outgrown)")
       ->capture_default_str()
       ->check(CountCheck());
+  app.add_option("--auth-file", auth_file,
+                 "Authenticate every client with the tokens of this auth file (crescent token "
+                 "add; mode 0600), read again on SIGHUP; gRPC, which carries no token, then "
+                 "answers only ControlEndpoints (docs/security.md)");
 }
 
 Status MasterFlags::CheckExposure() const {

@@ -29,7 +29,7 @@ struct MasterFlags {
   // (CheckExposure).
   bool insecure = false;
   // The auth file (docs/security.md) that authenticates clients and nodes;
-  // empty: none. Here only CheckExposure reads it.
+  // empty: none (read by `crescent master` and `serve`, and by CheckExposure).
   std::string auth_file;
   std::string data_dir;         // empty: no operation log
   std::string log_sync = "10";  // "always" or a period in ms

@@ -16,8 +16,10 @@
 #include <string>
 #include <system_error>
 
+#include "auth/token_file.h"
 #include "cache/eviction_policy.h"
 #include "cli/cli_util.h"
+#include "cli/client_flags.h"
 #include "cli/command.h"
 #include "crescent/client.h"
 #include "replay/replay_plan.h"
@@ -44,6 +46,7 @@ struct ReplayFlags {
   std::string key_prefix = std::string(sim::kDefaultKeyPrefix);
   bool skip_bad = false;
   std::string beyond_prefix = "read";
+  std::string token_file;  // with --master ("": $CRESCENT_TOKEN, else none)
   // Embedded cluster only.
   std::string segment_size;
   std::string capacity_pages;
@@ -309,6 +312,11 @@ int RunReplayCommand(const ReplayFlags& f, const std::vector<std::string>& embed
 
   ClientConfig cc;
   cc.master_address = address;
+  if (!embedded) {  // the embedded cluster authenticates nobody
+    StatusOr<std::string> token = auth::LoadClientToken(f.token_file);
+    if (!token.ok()) return Fail(token.status().message());
+    cc.token = std::move(*token);
+  }
   auto client = Client::Connect(cc);
   if (!client.ok()) return Fail("cannot connect: " + client.status().ToString());
   std::string cluster_desc = cluster.description;
@@ -345,6 +353,7 @@ const Registrar kRegistrar([](CLI::App& app) {
   cmd->add_option("--master", f->master,
                   "Master address (host:port or unix:PATH); without it an embedded cluster "
                   "is started in this process");
+  AddTokenFileFlag(*cmd, f->token_file);
   cmd->add_option("--page-size", f->page_size,
                   std::string("Bytes per page (one page per hash id)") + kSizeHelp)
       ->capture_default_str()

@@ -4,9 +4,12 @@
 // runs until SIGINT/SIGTERM and shuts down cleanly (a store node unmounts).
 #include <iostream>
 
+#include "auth/token_file.h"
 #include "cli/cli_util.h"
+#include "cli/client_flags.h"
 #include "cli/command.h"
 #include "cli/master_flags.h"
+#include "cli/server_auth.h"
 #include "metrics/admin_http.h"
 #include "server/master_host.h"
 #include "store/store_node.h"
@@ -115,6 +118,16 @@ void WarnIfExposed(const char* verb, const MasterFlags& flags) {
   }
 }
 
+// What WaitForShutdownSignal runs on SIGHUP: with an auth file, read it again
+// and hand the host the new credentials; without one, nothing (SIGHUP is then
+// not caught).
+std::function<void()> ReloadOnHangup(const char* verb, ServerAuth* auth, server::MasterHost& host) {
+  if (auth == nullptr) return {};
+  return [verb, auth, &host] {
+    auth->Reload(verb, [&host](ServerAuth::Credentials c) { host.SetCredentials(std::move(c)); });
+  };
+}
+
 void AddMaster(CLI::App& root) {
   auto* app = root.add_subcommand("master", "Run the master (metadata service) alone");
   auto flags = std::make_shared<MasterFlags>();
@@ -127,12 +140,22 @@ void AddMaster(CLI::App& root) {
     if (Status s = flags->CheckExposure(); !s.ok()) return SetExitCode(Report("master", s));
     StatusOr<std::string> secret = transfer::LoadClusterSecret(*secret_file);
     if (!secret.ok()) return SetExitCode(Report("master", secret.status()));
+    server::MasterHostOptions options = flags->ToOptions();
+    std::unique_ptr<ServerAuth> auth;
+    if (!flags->auth_file.empty()) {
+      auto loaded = ServerAuth::Load(flags->auth_file, /*internal_node=*/false);
+      if (!loaded.ok()) return SetExitCode(Report("master", loaded.status()));
+      auth = std::move(*loaded);
+      options.rpc.credentials = auth->credentials();
+    }
     WarnIfExposed("master", *flags);
-    BlockShutdownSignals();
-    auto host = server::MasterHost::Start(flags->ToOptions(), secret.value());
+    BlockShutdownSignals(/*hangup=*/auth != nullptr);
+    auto host = server::MasterHost::Start(options, secret.value());
     if (!host.ok()) return SetExitCode(Report("master", host.status()));
-    std::cout << "crescent master: " << host.value()->Describe() << "ready\n" << std::flush;
-    int sig = WaitForShutdownSignal();
+    std::cout << "crescent master: " << host.value()->Describe()
+              << (auth ? auth->Describe() : std::string()) << "ready\n"
+              << std::flush;
+    int sig = WaitForShutdownSignal(ReloadOnHangup("master", auth.get(), *host.value()));
     std::cout << "crescent master: signal " << sig << ", shutting down\n" << std::flush;
     host.value().reset();
     SetExitCode(0);
@@ -151,11 +174,16 @@ void AddStore(CLI::App& root) {
   app->add_option("--secret-file", *secret_file,
                   "Cluster secret shared with the master (or $CRESCENT_SECRET_FILE, "
                   "$CRESCENT_SECRET)");
-  app->callback([flags, secret_file, master] {
+  auto token_file = std::make_shared<std::string>();
+  AddTokenFileFlag(*app, *token_file);
+  app->callback([flags, secret_file, master, token_file] {
     if (Status s = flags->Finish(); !s.ok()) return SetExitCode(Report("store", s));
     StatusOr<std::string> secret = transfer::LoadClusterSecret(*secret_file);
     if (!secret.ok()) return SetExitCode(Report("store", secret.status()));
+    StatusOr<std::string> token = auth::LoadClientToken(*token_file);
+    if (!token.ok()) return SetExitCode(Report("store", token.status()));
     flags->node.master.address = *master;
+    flags->node.master.token = std::move(*token);
     BlockShutdownSignals();
     auto node = store::StoreNode::Start(flags->node, secret.value());
     if (!node.ok()) return SetExitCode(Report("store", node.status()));
@@ -204,8 +232,19 @@ void AddServe(CLI::App& root) {
     // Both ends live here, so a fresh random secret serves; nothing else can
     // mint capabilities for this cluster.
     std::string secret = transfer::RandomSecret();
-    BlockShutdownSignals();
-    auto host = server::MasterHost::Start(mflags->ToOptions(), secret);
+    server::MasterHostOptions options = mflags->ToOptions();
+    // With an auth file, the node authenticates too: with a node token of its
+    // own, which only this process holds (never written to the file).
+    std::unique_ptr<ServerAuth> auth;
+    if (!mflags->auth_file.empty()) {
+      auto loaded = ServerAuth::Load(mflags->auth_file, /*internal_node=*/true);
+      if (!loaded.ok()) return SetExitCode(Report("serve", loaded.status()));
+      auth = std::move(*loaded);
+      options.rpc.credentials = auth->credentials();
+      sflags->node.master.token = auth->internal_token();
+    }
+    BlockShutdownSignals(/*hangup=*/auth != nullptr);
+    auto host = server::MasterHost::Start(options, secret);
     if (!host.ok()) return SetExitCode(Report("serve", host.status()));
     sflags->node.host = mflags->host;
     sflags->node.limits = mflags->port_limits.ToLimits();
@@ -216,9 +255,9 @@ void AddServe(CLI::App& root) {
     const uint64_t node_metrics = host.value()->metrics_registry().Add(
         [n = node.value().get()](metrics::TextWriter& w) { n->CollectMetrics(w); });
     std::cout << "crescent serve: " << host.value()->Describe() << DescribeNode(*node.value())
-              << "ready (Ctrl-C to stop)\n"
+              << (auth ? auth->Describe() : std::string()) << "ready (Ctrl-C to stop)\n"
               << std::flush;
-    int sig = WaitForShutdownSignal();
+    int sig = WaitForShutdownSignal(ReloadOnHangup("serve", auth.get(), *host.value()));
     std::cout << "crescent serve: signal " << sig << ", shutting down\n" << std::flush;
     // Clients first: from here on they get UNAVAILABLE (retryable), never the
     // teardown below (the segment unmounting, its pending puts dropped).

@@ -7,7 +7,9 @@
 #include <memory>
 #include <thread>
 
+#include "auth/token_file.h"
 #include "cli/cli_util.h"
+#include "cli/client_flags.h"
 #include "cli/command.h"
 #include "rpc/master_client.h"
 
@@ -24,15 +26,20 @@ void AddSnapshot(CLI::App& root) {
       "snapshot", "Have the master (started with --data-dir) write a snapshot of its metadata now");
   auto master = std::make_shared<std::string>();
   auto wait_s = std::make_shared<int64_t>(600);
+  auto token_file = std::make_shared<std::string>();
   app->add_option("--master", *master,
                   "Master address host:port or unix:PATH (default $CRESCENT_MASTER or "
                   "127.0.0.1:50051)");
+  AddTokenFileFlag(*app, *token_file);
   app->add_option("--wait", *wait_s, "Give up waiting for it after this many seconds")
       ->capture_default_str()
       ->check(CLI::Range(int64_t{1}, int64_t{86'400}));
-  app->callback([master, wait_s] {
+  app->callback([master, wait_s, token_file] {
+    StatusOr<std::string> token = auth::LoadClientToken(*token_file);
+    if (!token.ok()) return SetExitCode(Report("snapshot", token.status()));
     rpc::MasterClientOptions o;
     o.address = *master;
+    o.token = std::move(*token);
     auto client = rpc::MasterClient::Create(o);
     if (!client.ok()) return SetExitCode(Report("snapshot", client.status()));
     // Never destroyed, as in the client verbs: the process exits next.

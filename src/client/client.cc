@@ -324,6 +324,7 @@ StatusOr<std::unique_ptr<Client>> Client::Connect(const ClientConfig& given) {
   mo.rpc_timeout_ms = config.rpc_timeout_ms;
   mo.attempts = config.rpc_attempts;
   mo.lean_control = config.lean_control;
+  mo.token = config.token;
   StatusOr<std::unique_ptr<rpc::MasterClient>> master = rpc::MasterClient::Create(mo);
   if (!master.ok()) return master.status();
   impl->master = std::move(master.value());

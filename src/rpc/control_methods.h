@@ -6,6 +6,7 @@
 // Both ends include this; it includes nothing of the server.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 
@@ -27,8 +28,14 @@ enum class ControlMethod : uint8_t {
   // One message of the authentication handshake (auth/handshake_wire.h) ->
   // the server's next one, both raw bytes, not protobuf (docs/security.md).
   kAuthenticate = 13,
+  // Any call of the table below by its row (RpcMethod): the body is the row's
+  // number in one byte, then the request message; the answer is the reply
+  // message. A client that authenticated its connection sends every call that
+  // has no number of its own this way, since gRPC carries no credential yet
+  // (docs/security.md).
+  kCall = 14,
 };
-inline constexpr uint8_t kControlMethodMax = 13;
+inline constexpr uint8_t kControlMethodMax = 14;
 
 // Every method of the Master service, in master.proto's order (rpc_control_test
 // checks both): X(name, request, reply, lean), the request and reply being
@@ -68,11 +75,37 @@ inline constexpr uint8_t kControlMethodMax = 13;
 // The `lean` of a method that only gRPC carries.
 inline constexpr std::optional<ControlMethod> kGrpcOnly;
 
-// Every lean number but kHello and kAuthenticate (the connection's own) is one row's.
+// Every lean number but kHello, kAuthenticate (the connection's own) and kCall
+// is one row's.
 #define CRESCENT_IS_LEAN(name, Req, Resp, lean) +(std::optional<ControlMethod>(lean) ? 1 : 0)
-static_assert(0 CRESCENT_CONTROL_CALLS(CRESCENT_IS_LEAN) == kControlMethodMax - 2,
+static_assert(0 CRESCENT_CONTROL_CALLS(CRESCENT_IS_LEAN) == kControlMethodMax - 3,
               "a lean call without its row in CRESCENT_CONTROL_CALLS");
 #undef CRESCENT_IS_LEAN
+
+// One per row of the table, in its order; the names are the proto's method
+// names. A row's number is part of the wire format (kCall carries it).
+enum class RpcMethod : uint8_t {
+#define CRESCENT_RPC_METHOD(name, Req, Resp, lean) k##name,
+  CRESCENT_CONTROL_CALLS(CRESCENT_RPC_METHOD)
+#undef CRESCENT_RPC_METHOD
+};
+#define CRESCENT_RPC_METHOD_COUNT(name, Req, Resp, lean) +1
+inline constexpr size_t kRpcMethodCount = 0 CRESCENT_CONTROL_CALLS(CRESCENT_RPC_METHOD_COUNT);
+#undef CRESCENT_RPC_METHOD_COUNT
+
+// Whether a draining master (MasterServer::BeginDrain) still serves the call:
+// a store node's own (its unmount and heartbeats, while the node shuts down
+// with it) and the read-only views; every other call is answered UNAVAILABLE.
+inline bool ServedWhileDraining(RpcMethod m) {
+  return m == RpcMethod::kUnmountSegment || m == RpcMethod::kHeartbeat ||
+         m == RpcMethod::kListSegments || m == RpcMethod::kStats ||
+         m == RpcMethod::kControlEndpoints;
+}
+
+// Whether a master that authenticates its clients answers the call on a
+// connection that carries no credential (gRPC's, today): only where the lean
+// protocol is, which a client must learn before it can authenticate.
+inline bool ServedWithoutToken(RpcMethod m) { return m == RpcMethod::kControlEndpoints; }
 
 // A call whose answer may wait for the operation log to reach stable storage
 // (--log-sync always): the server runs it off its I/O thread.

@@ -47,9 +47,10 @@ using asio::ip::tcp;
 using unix_socket = asio::local::stream_protocol;
 namespace wire = transfer::wire;
 
-// Workers for calls that wait for the log's sync: enough for a few concurrent
-// waits to share one fdatasync (group commit).
-constexpr int kSyncWaitWorkers = 4;
+// Workers for calls that wait for the log's sync (enough for a few concurrent
+// waits to share one fdatasync: group commit) and for kCall's, which may be
+// slow (a mount's sync, a RemoveAll, a long List).
+constexpr int kWorkers = 4;
 
 void IgnoreException(std::exception_ptr) {}
 
@@ -162,6 +163,13 @@ struct ControlServer::Impl {
   // A kAuthenticate frame, counted in the metrics once it ends the handshake.
   bool Authenticate(std::string_view body, uint64_t id, ConnectionAuth& conn, std::string& out);
   bool Handshake(std::string_view body, uint64_t id, ConnectionAuth& conn, std::string& out);
+  // A kCall frame: the row its first byte names, served as that row's handler.
+  bool Call(std::string_view body, uint64_t id, std::string& out);
+  // Whether the frame runs on a worker rather than the I/O thread.
+  bool OnWorker(ControlMethod m) const {
+    return workers &&
+           (m == ControlMethod::kCall || (options.acks_wait_for_sync && MayWaitForLog(m)));
+  }
 
   ControlServerOptions options;
   const MasterHandlers& handlers;
@@ -186,7 +194,8 @@ struct ControlServer::Impl {
   std::vector<std::unique_ptr<asio::io_context>> ios;  // one per thread; [0] accepts
   // After ios: a connection's frame parked on a worker when the server stops
   // is destroyed with the workers, before the io_context of its socket.
-  std::unique_ptr<asio::thread_pool> sync_waits;  // acks_wait_for_sync only
+  // acks_wait_for_sync or credentials only (OnWorker).
+  std::unique_ptr<asio::thread_pool> workers;
   size_t next_io = 0;
   std::unique_ptr<tcp::acceptor> tcp_acceptor;
   std::unique_ptr<unix_socket::acceptor> unix_acceptor;
@@ -274,6 +283,7 @@ bool ControlServer::Impl::Dispatch(const wire::ControlHeader& h, std::string_vie
                 id, out);
     return false;
   }
+  if (m == ControlMethod::kCall) return Call(body, id, out);
   if (draining.load(std::memory_order_acquire)) {
     // Retryable, as gRPC's UNAVAILABLE: the client waits for the next master.
     if (metrics) metrics->RecordError(RpcMethodOf(m), ErrorCode::kUnavailable);
@@ -292,6 +302,34 @@ bool ControlServer::Impl::Dispatch(const wire::ControlHeader& h, std::string_vie
   }
   CRESCENT_CONTROL_CALLS(CRESCENT_ANSWER)
 #undef CRESCENT_ANSWER
+  return true;
+}
+
+bool ControlServer::Impl::Call(std::string_view body, uint64_t id, std::string& out) {
+  if (body.empty() || static_cast<uint8_t>(body[0]) >= kRpcMethodCount) {
+    AppendError(Status(ErrorCode::kInvalidArgument,
+                       body.empty() ? std::string("a kCall frame without its call's number")
+                                    : "unknown call number " +
+                                          std::to_string(static_cast<uint8_t>(body[0]))),
+                id, out);
+    return true;
+  }
+  const auto rm = static_cast<RpcMethod>(static_cast<uint8_t>(body[0]));
+  if (!ServedWhileDraining(rm) && draining.load(std::memory_order_acquire)) {
+    if (metrics) metrics->RecordError(rm, ErrorCode::kUnavailable);
+    AppendError(Status(ErrorCode::kUnavailable, "the master is shutting down"), id, out);
+    return true;
+  }
+  if (metrics) metrics->RecordLeanCall();
+  body.remove_prefix(1);
+  switch (rm) {
+#define CRESCENT_CALL_ROW(name, Req, Resp, lean)                         \
+  case RpcMethod::k##name:                                               \
+    Answer(handlers, &MasterHandlers::name, rm, body, id, metrics, out); \
+    break;
+    CRESCENT_CONTROL_CALLS(CRESCENT_CALL_ROW)
+#undef CRESCENT_CALL_ROW
+  }
   return true;
 }
 
@@ -365,8 +403,8 @@ asio::awaitable<void> ControlServer::Impl::Serve(Socket socket, size_t thread,
       if (pending.size() < frame) break;
       const std::string_view body = pending.substr(wire::kControlHeaderSize, h->body_length);
       const auto m = static_cast<ControlMethod>(h->method);
-      if (sync_waits && h->method <= kControlMethodMax && MayWaitForLog(m)) {
-        co_await asio::post(*sync_waits, asio::use_awaitable);
+      if (h->method <= kControlMethodMax && OnWorker(m)) {
+        co_await asio::post(*workers, asio::use_awaitable);
         open = Dispatch(*h, body, conn, out);
         co_await asio::post(socket.get_executor(), asio::use_awaitable);
       } else {
@@ -405,8 +443,8 @@ StatusOr<std::unique_ptr<ControlServer>> ControlServer::Start(const ControlServe
   auto impl = std::make_unique<Impl>(options, handlers, metrics, draining);
   impl->credentials = options.credentials;
   impl->checking.store(options.credentials != nullptr, std::memory_order_release);
-  if (options.acks_wait_for_sync) {
-    impl->sync_waits = std::make_unique<asio::thread_pool>(kSyncWaitWorkers);
+  if (options.acks_wait_for_sync || options.credentials) {
+    impl->workers = std::make_unique<asio::thread_pool>(kWorkers);
   }
   const int threads = std::max(options.threads, 1);
   impl->connections = std::make_unique<transfer::ConnectionTable>(options.limits, threads);
@@ -474,11 +512,11 @@ void ControlServer::Stop() {
     if (impl_->stopped) return;
     impl_->stopped = true;
   }
-  if (impl_->sync_waits) impl_->sync_waits->stop();
+  if (impl_->workers) impl_->workers->stop();
   for (auto& io : impl_->ios) io->stop();
   for (std::thread& t : impl_->threads) t.join();
   impl_->threads.clear();
-  if (impl_->sync_waits) impl_->sync_waits->join();
+  if (impl_->workers) impl_->workers->join();
   asio::error_code ec;
   impl_->tcp_acceptor->close(ec);
   if (impl_->unix_acceptor) {

@@ -8,7 +8,10 @@
 // answers them in order on that thread, and writes the answers with one call:
 // a client may pipeline. A call whose answer may wait for the operation log's
 // sync (control_methods.h, MayWaitForLog) runs on a worker instead when
-// `acks_wait_for_sync`, so that one client's fsync does not stall the others.
+// `acks_wait_for_sync`, so that one client's fsync does not stall the others;
+// so does every kCall (any call of the table by its row, which authenticated
+// clients send for the calls without a lean number of their own) when the
+// server starts with credentials.
 // A malformed frame or an oversized body gets an error answer and the
 // connection is closed; an unknown method or a body that does not parse gets an
 // error answer and the connection goes on. Input is bounded: a connection's

@@ -26,6 +26,7 @@ using Message = google::protobuf::MessageLite;
 // One call of the table, its types erased.
 struct ControlCall {
   const char* name;
+  RpcMethod row;  // its row of the table (what ControlMethod::kCall carries)
   std::optional<ControlMethod> lean;
   // Starts the gRPC call on `stub`; its end comes to `cq` tagged `ctx`, with
   // its outcome in `*status` and its reply in `*reply`.
@@ -42,7 +43,7 @@ struct TypedCall {
 namespace calls {
 #define CRESCENT_CONTROL_CALL(name, Req, Resp, lean_method)                                     \
   inline constexpr TypedCall<proto::Req, proto::Resp> name{                                     \
-      {#name, lean_method,                                                                      \
+      {#name, RpcMethod::k##name, lean_method,                                                  \
        [](Master::Stub& stub, grpc::ClientContext* ctx, const Message& request, Message* reply, \
           grpc::CompletionQueue* cq, grpc::Status* status) {                                    \
          stub.Async##name(ctx, static_cast<const proto::Req&>(request), cq)                     \

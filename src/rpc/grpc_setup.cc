@@ -32,6 +32,8 @@ ErrorCode ErrorCodeOfGrpc(int grpc_code) {
       return ErrorCode::kInvalidArgument;
     case grpc::StatusCode::UNIMPLEMENTED:
       return ErrorCode::kUnsupported;
+    case grpc::StatusCode::UNAUTHENTICATED:
+      return ErrorCode::kUnauthenticated;
     default:
       return ErrorCode::kInternal;
   }

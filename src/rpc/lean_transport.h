@@ -1,14 +1,19 @@
 // LeanTransport: the hot calls over the master's lean control protocol
 // (control_channel.h) when it offers one, every other try over gRPC
-// (ControlTransport, control_transport.h). Internal to the client side of rpc/.
+// (ControlTransport, control_transport.h). With a token, every call but
+// ControlEndpoints goes over an authenticated lean connection instead (the
+// others as ControlMethod::kCall), never over gRPC, which carries no
+// credential. Internal to the client side of rpc/.
 #pragma once
 
 #include <chrono>
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 
+#include "auth/token.h"
 #include "rpc/control_channel.h"
 #include "rpc/control_transport.h"
 
@@ -19,6 +24,7 @@ struct LeanOptions {
   int64_t rpc_timeout_ms = 5000;  // the ControlEndpoints call's; connecting takes at most 1 s of it
   int control_spin_us = 0;
   uint64_t max_message_bytes = 64 << 20;
+  std::optional<auth::Token> token;  // set: authenticate, and send every call over lean
 };
 
 class LeanTransport final : public ControlTransport {
@@ -34,11 +40,15 @@ class LeanTransport final : public ControlTransport {
                  int64_t timeout_ms, const std::function<void()>* meanwhile) override;
 
   // The lean connection to use now (connecting when it is time to), or null
-  // for gRPC.
-  std::shared_ptr<ControlChannel> Channel();
+  // for gRPC (with a token: null when none could be made, and why in
+  // `*why` when given).
+  std::shared_ptr<ControlChannel> Channel(Status* why = nullptr);
 
  private:
-  std::shared_ptr<ControlChannel> Connect();
+  std::shared_ptr<ControlChannel> Connect(Status* why);
+  // A call without a lean number of its own, as kCall on `channel`.
+  Status CallByRow(ControlChannel& channel, const ControlCall& call, const Message& request,
+                   Message* reply, ControlChannel::Deadline deadline);
   void Drop(const std::shared_ptr<ControlChannel>& used);
 
   const std::string address_;

@@ -20,6 +20,7 @@
 #include <random>
 #include <thread>
 
+#include "auth/token.h"
 #include "common/listen_check.h"
 #include "rpc/batch_parts.h"
 #include "rpc/control_channel.h"
@@ -114,6 +115,7 @@ struct MasterClient::Impl {
 
   // Learns where the master's Liveness service is (LivenessLink).
   void FindLiveness() const {
+    if (options.lean_control && !options.token.empty()) return;  // see Heartbeat
     auto where = Call(calls::ControlEndpoints, proto::Empty(), CallOptions::Tries(1));
     if (where.ok()) liveness->Learn(where->liveness_port(), where->instance());
   }
@@ -174,6 +176,17 @@ StatusOr<std::unique_ptr<MasterClient>> MasterClient::Create(const MasterClientO
                   "0 <= backoff_initial_ms <= backoff_max_ms, max_message_bytes > 0, "
                   "max_batch_keys >= 1");
   }
+  std::optional<auth::Token> token;
+  if (!options.token.empty()) {
+    StatusOr<auth::Token> parsed = auth::ParseToken(options.token);
+    if (!parsed.ok()) return parsed.status();
+    if (!options.lean_control) {
+      return Status(ErrorCode::kInvalidArgument,
+                    "a token needs the lean control protocol (lean_control), the one transport "
+                    "that authenticates");
+    }
+    token = std::move(*parsed);
+  }
   auto impl = std::make_unique<Impl>();
   impl->options = options;
   impl->address = ResolveMasterAddress(options.address);
@@ -202,7 +215,8 @@ StatusOr<std::unique_ptr<MasterClient>> MasterClient::Create(const MasterClientO
       LeanOptions{.enabled = options.lean_control,
                   .rpc_timeout_ms = options.rpc_timeout_ms,
                   .control_spin_us = options.control_spin_us,
-                  .max_message_bytes = static_cast<uint64_t>(options.max_message_bytes)},
+                  .max_message_bytes = static_cast<uint64_t>(options.max_message_bytes),
+                  .token = std::move(token)},
       *impl->grpc);
   impl->retry =
       std::make_unique<ControlRetry>(*impl->lean, impl->address,
@@ -290,13 +304,17 @@ Status MasterClient::Heartbeat(const std::string& node, MasterClockReading* cloc
                 resp.clock().capability_lifetime_ms()};
     }
   };
-  // The master's Liveness service when there is one (liveness_link.h).
-  if (impl_->liveness->ShouldLook()) impl_->FindLiveness();
-  proto::HeartbeatResponse answer;
-  if (std::optional<Status> s =
-          impl_->liveness->Heartbeat(node, impl_->options.rpc_timeout_ms, &answer)) {
-    read_clock(answer);
-    return *s;
+  // The master's Liveness service when there is one (liveness_link.h); not
+  // with a token, which gRPC does not carry: heartbeats then go over the
+  // authenticated lean connection.
+  if (impl_->options.token.empty()) {
+    if (impl_->liveness->ShouldLook()) impl_->FindLiveness();
+    proto::HeartbeatResponse answer;
+    if (std::optional<Status> s =
+            impl_->liveness->Heartbeat(node, impl_->options.rpc_timeout_ms, &answer)) {
+      read_clock(answer);
+      return *s;
+    }
   }
   proto::HeartbeatRequest req;
   req.set_node(node);

@@ -53,6 +53,11 @@ struct MasterClientOptions {
   // (docs/control-plane.md: a sleeping caller's wake-up costs more than the call
   // on a VM); 0: sleeps at once.
   int control_spin_us = 50;
+  // A token, "NAME:SECRET" (auth/token.h, docs/security.md); empty: none.
+  // With one, each lean connection authenticates once, and every call goes
+  // over the lean protocol (needs lean_control), since gRPC carries no
+  // credential; Create refuses text that is not a token (UNAUTHENTICATED).
+  std::string token;
 };
 
 // The address MasterClient would use for `configured` (see above).

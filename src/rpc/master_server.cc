@@ -62,21 +62,21 @@ struct CallEnv {
   std::atomic<int>* running;
   const std::atomic<bool>* draining;  // MasterServer::BeginDrain
   RpcServerMetrics* metrics;          // null: MasterServerOptions::record_metrics is off
+  // Credentials are set: every call but those ServedWithoutToken is refused,
+  // gRPC carrying no credential (docs/security.md).
+  const std::atomic<bool>* authenticating;
 };
 
-// Which calls a draining server still serves: a store node's own (its unmount
-// and heartbeats, while the node shuts down with it) and the read-only views.
+// Which calls a draining server still serves (control_methods.h).
 enum class WhileDraining { kServe, kRefuse };
 WhileDraining WhileDrainingOf(RpcMethod m) {
-  switch (m) {
-    case RpcMethod::kUnmountSegment:
-    case RpcMethod::kHeartbeat:
-    case RpcMethod::kListSegments:
-    case RpcMethod::kStats:
-    case RpcMethod::kControlEndpoints: return WhileDraining::kServe;
-    default: return WhileDraining::kRefuse;
-  }
+  return ServedWhileDraining(m) ? WhileDraining::kServe : WhileDraining::kRefuse;
 }
+
+constexpr const char* kNeedsToken =
+    "this master needs a token, and gRPC carries none: a client given one (--token-file, "
+    "$CRESCENT_TOKEN) makes its calls over the lean control protocol, authenticated "
+    "(docs/security.md)";
 
 // Svc is the generated base class that declares RequestX (AsyncService derives
 // from one per method), so the member pointer's class varies per RPC.
@@ -109,8 +109,15 @@ class Call final : public CallBase {
     // Serve the next request meanwhile.
     new Call(env_, service_, cq_, method_, request_, handler_, while_draining_);
     finishing_ = true;
-    if (while_draining_ == WhileDraining::kRefuse &&
-        env_.draining->load(std::memory_order_acquire)) {
+    if (env_.authenticating->load(std::memory_order_acquire) && !ServedWithoutToken(method_)) {
+      if (env_.metrics) {
+        env_.metrics->RecordError(method_, ErrorCode::kUnauthenticated);
+        env_.metrics->RecordAuthentication(RpcServerMetrics::AuthResult::kRefused);
+      }
+      responder_.FinishWithError(grpc::Status(grpc::StatusCode::UNAUTHENTICATED, kNeedsToken),
+                                 this);
+    } else if (while_draining_ == WhileDraining::kRefuse &&
+               env_.draining->load(std::memory_order_acquire)) {
       // Retryable, so that clients wait for (or fail over to) the next master
       // instead of reading the teardown (segments gone, puts dropped) as an
       // answer.
@@ -214,6 +221,7 @@ struct MasterServer::Impl {
   std::vector<std::thread> threads;
   std::atomic<int> running{0};
   std::atomic<bool> draining{false};
+  std::atomic<bool> authenticating{false};  // credentials are set
   RpcServerMetrics metrics;
   std::unique_ptr<ControlServer> control;  // the lean protocol; null: off
   int port = 0;
@@ -235,7 +243,13 @@ StatusOr<std::unique_ptr<MasterServer>> MasterServer::Start(
   }
   // gRPC would only log why it cannot listen; ask first, to say it in the error.
   if (auto s = CheckCanListenOn("master server", options.listen_address); !s.ok()) return s;
+  if (options.credentials && options.control_port < 0) {
+    return Status(ErrorCode::kInvalidArgument,
+                  "an auth file needs the lean control protocol (--control-port), the one "
+                  "transport that authenticates clients");
+  }
   auto impl = std::make_unique<Impl>(options, master, signer);
+  impl->authenticating.store(options.credentials != nullptr, std::memory_order_release);
   MasterHandlers::ControlAdvert advert;
   advert.instance = RandomInstance();
   if (options.control_port >= 0) {
@@ -321,7 +335,7 @@ StatusOr<std::unique_ptr<MasterServer>> MasterServer::Start(
   impl->handlers.SetControlAdvert(advert);
 
   CallEnv env{&impl->handlers, &impl->running, &impl->draining,
-              options.record_metrics ? &impl->metrics : nullptr};
+              options.record_metrics ? &impl->metrics : nullptr, &impl->authenticating};
   for (size_t i = 0; i < impl->cqs.size(); ++i) {
     grpc::ServerCompletionQueue* cq = impl->cqs[i].get();
     if (i < static_cast<size_t>(options.threads)) {
@@ -343,6 +357,7 @@ int MasterServer::port() const { return impl_->port; }
 int MasterServer::control_port() const { return impl_->control ? impl_->control->port() : 0; }
 
 void MasterServer::SetCredentials(std::shared_ptr<const auth::ServerCredentials> credentials) {
+  impl_->authenticating.store(credentials != nullptr, std::memory_order_release);
   if (impl_->control) impl_->control->SetCredentials(std::move(credentials));
 }
 

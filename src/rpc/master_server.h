@@ -69,7 +69,10 @@ struct MasterServerOptions {
   // only to measure what that costs (`crescent bench --no-rpc-metrics`).
   bool record_metrics = true;
   // Set: lean control connections authenticate before any call (ControlServerOptions,
-  // docs/security.md). gRPC calls do not check it yet.
+  // docs/security.md), and gRPC, which carries no credential yet, answers every
+  // call but ControlEndpoints UNAUTHENTICATED (the Liveness service's heartbeats
+  // included): authenticated clients send every call over the lean protocol
+  // (ControlMethod::kCall). Needs control_port >= 0.
   std::shared_ptr<const auth::ServerCredentials> credentials;
 };
 
@@ -89,7 +92,8 @@ class MasterServer {
   // The admin HTTP port that Stats replies name (MasterHost sets it once its
   // endpoint is up); 0 until then, or without one.
   void SetAdminPort(int port);
-  // Replaces the lean protocol's credentials (ControlServer::SetCredentials).
+  // Replaces the lean protocol's credentials (ControlServer::SetCredentials);
+  // null turns authentication off, gRPC's refusals included.
   void SetCredentials(std::shared_ptr<const auth::ServerCredentials> credentials);
   // Latency and errors by method, object sizes (server_metrics.h).
   const RpcServerMetrics& metrics() const;

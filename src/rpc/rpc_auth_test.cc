@@ -3,7 +3,8 @@
 // real sockets: a connection authenticates once, by the handshake, and is then
 // served as its token's role and tenant; a call before that, an unknown or
 // revoked token, and a malformed handshake are refused UNAUTHENTICATED and the
-// connection is closed.
+// connection is closed. A MasterClient with a token sends every call over that
+// connection; without one, gRPC refuses all but ControlEndpoints.
 #include <gmock/gmock.h>
 
 #include "auth/handshake.h"
@@ -179,6 +180,111 @@ TEST_F(AuthTest, WithoutCredentialsNothingIsCheckedAndATokenIsRefused) {
   auto with_token = Connect(&app_);
   EXPECT_EQ(with_token.status().code(), ErrorCode::kUnsupported);
   EXPECT_THAT(with_token.status().message(), HasSubstr("authenticates nobody"));
+}
+
+// MasterClient with a token: every call over the authenticated lean
+// connection (the gRPC-only ones as kCall, heartbeats included), none over
+// gRPC, which a master with credentials refuses but for ControlEndpoints.
+TEST_F(AuthTest, ATokenCarriesEveryCallAndGrpcIsRefusedWithoutOne) {
+  MasterServerOptions o = DefaultServerOptions();
+  o.credentials = std::make_shared<auth::ServerCredentials>(file_);
+  MasterClientOptions with_token;
+  with_token.token = auth::FormatToken(node_);
+  ASSERT_NO_FATAL_FAILURE(Start(o, with_token));
+  ASSERT_NO_FATAL_FAILURE(Mount());  // gRPC-only: MountSegment as kCall
+  EXPECT_TRUE(client_->Heartbeat("node-a").ok());
+  ASSERT_TRUE(Put("k1").ok());
+  StatusOr<bool> exists = client_->Exists("k1");
+  ASSERT_TRUE(exists.ok()) << exists.status().ToString();
+  EXPECT_TRUE(*exists);
+  StatusOr<std::vector<std::string>> keys = client_->List("", 10);
+  ASSERT_TRUE(keys.ok()) << keys.status().ToString();
+  EXPECT_EQ(*keys, std::vector<std::string>{"k1"});
+  StatusOr<ClusterStats> stats = client_->Stats();
+  ASSERT_TRUE(stats.ok()) << stats.status().ToString();
+  EXPECT_EQ(stats->objects, 1u);
+  EXPECT_TRUE(client_->Remove("k1", false).ok());
+  EXPECT_FALSE(client_->ControlTarget().empty());
+  EXPECT_EQ(Count(RpcServerMetrics::AuthResult::kOk), 1u);  // one connection, one handshake
+
+  // Without a token: the lean protocol and gRPC (its port and the Liveness
+  // service's) alike refuse every call but ControlEndpoints.
+  MasterClientOptions plain;
+  plain.address = "127.0.0.1:" + std::to_string(server_->port());
+  plain.attempts = 1;
+  auto bare = MasterClient::Create(plain);
+  ASSERT_TRUE(bare.ok());
+  StatusOr<bool> refused = (*bare)->Exists("k1");
+  EXPECT_EQ(refused.status().code(), ErrorCode::kUnauthenticated);
+  EXPECT_THAT(refused.status().message(), HasSubstr("authenticate the connection first"));
+  auto mounted = (*bare)->MountSegment(Spec("seg-evil", "evil"));
+  EXPECT_EQ(mounted.status().code(), ErrorCode::kUnauthenticated);
+  EXPECT_THAT(mounted.status().message(), HasSubstr("gRPC carries none"));
+  EXPECT_EQ((*bare)->Heartbeat("node-a").code(), ErrorCode::kUnauthenticated);
+  EXPECT_EQ((*bare)->Stats().status().code(), ErrorCode::kUnauthenticated);
+  EXPECT_EQ((*bare)->RemoveAll(true).status().code(), ErrorCode::kUnauthenticated);
+  plain.lean_control = false;  // the hot calls over gRPC: refused too
+  auto grpc_only = MasterClient::Create(plain);
+  ASSERT_TRUE(grpc_only.ok());
+  EXPECT_EQ((*grpc_only)->Exists("k1").status().code(), ErrorCode::kUnauthenticated);
+  EXPECT_EQ((*grpc_only)->PutStart("k2", 10, {}).status().code(), ErrorCode::kUnauthenticated);
+}
+
+TEST_F(AuthTest, AClientTokenIsCheckedBeforeAnyCall) {
+  MasterClientOptions o;
+  o.address = "127.0.0.1:1";
+  o.token = "not a token";
+  EXPECT_EQ(MasterClient::Create(o).status().code(), ErrorCode::kUnauthenticated);
+  o.token = auth::FormatToken(app_);
+  o.lean_control = false;
+  auto refused = MasterClient::Create(o);
+  EXPECT_EQ(refused.status().code(), ErrorCode::kInvalidArgument);
+  EXPECT_THAT(refused.status().message(), HasSubstr("lean control protocol"));
+  // A master with credentials needs its lean port.
+  MasterServerOptions so = DefaultServerOptions();
+  so.credentials = std::make_shared<auth::ServerCredentials>(file_);
+  so.control_port = -1;
+  auto m = master::MasterService::Create(config_);
+  ASSERT_TRUE(m.ok());
+  auto signer = transfer::CapabilitySigner::Create(kSecret);
+  ASSERT_TRUE(signer.ok());
+  auto server = MasterServer::Start(so, **m, *signer);
+  EXPECT_EQ(server.status().code(), ErrorCode::kInvalidArgument);
+}
+
+TEST_F(AuthTest, AnUnknownTokenFailsTheCallNotFallsBackToGrpc) {
+  MasterServerOptions o = DefaultServerOptions();
+  o.credentials = std::make_shared<auth::ServerCredentials>(file_);
+  MasterClientOptions c;
+  c.token = auth::FormatToken(auth::NewToken("ghost"));
+  c.attempts = 1;
+  ASSERT_NO_FATAL_FAILURE(Start(o, c));
+  StatusOr<bool> exists = client_->Exists("k");
+  EXPECT_EQ(exists.status().code(), ErrorCode::kUnauthenticated);
+  EXPECT_THAT(exists.status().message(), HasSubstr("refused this client's token"));
+  EXPECT_THAT(exists.status().message(), HasSubstr("unknown token"));
+  EXPECT_EQ(client_->Stats().status().code(), ErrorCode::kUnauthenticated);
+}
+
+TEST_F(AuthTest, AKCallFrameNamesAKnownRow) {
+  StartWithAuth();
+  auto channel = Connect(&app_);
+  ASSERT_TRUE(channel.ok());
+  std::string answer;
+  Status s = (*channel)->CallRaw(ControlMethod::kCall, "", &answer, In(10'000));
+  EXPECT_EQ(s.code(), ErrorCode::kInvalidArgument);
+  s = (*channel)->CallRaw(ControlMethod::kCall, std::string(1, '\xff'), &answer, In(10'000));
+  EXPECT_EQ(s.code(), ErrorCode::kInvalidArgument);
+  EXPECT_THAT(s.message(), HasSubstr("unknown call number 255"));
+  // The connection goes on.
+  proto::ListSegmentsResponse segments;
+  ASSERT_TRUE((*channel)
+                  ->CallRaw(ControlMethod::kCall,
+                            std::string(1, static_cast<char>(RpcMethod::kListSegments)), &answer,
+                            In(10'000))
+                  .ok());
+  EXPECT_TRUE(segments.ParseFromString(answer));
+  EXPECT_TRUE(Exists(**channel, "k").ok());
 }
 
 }  // namespace

@@ -45,7 +45,7 @@ void RpcServerMetrics::Collect(metrics::TextWriter& w) const {
   w.Sample({}, static_cast<double>(lean_connections_.load(std::memory_order_relaxed)));
   w.Family("crescent_authentications_total", "counter",
            "Lean control connections' authentication: handshakes ok or failed, and calls "
-           "refused before one.");
+           "refused before one (gRPC's, which carries no token, included).");
   for (auto [r, name] : {std::pair{AuthResult::kOk, "ok"}, std::pair{AuthResult::kFailed, "failed"},
                          std::pair{AuthResult::kRefused, "refused"}}) {
     w.Sample({{"result", name}}, authentications(r));

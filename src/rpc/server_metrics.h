@@ -21,16 +21,7 @@
 
 namespace crescent::rpc {
 
-// One per RPC of master.proto, from its table (control_methods.h); the names
-// are the proto's method names.
-enum class RpcMethod : uint8_t {
-#define CRESCENT_RPC_METHOD(name, Req, Resp, lean) k##name,
-  CRESCENT_CONTROL_CALLS(CRESCENT_RPC_METHOD)
-#undef CRESCENT_RPC_METHOD
-};
-#define CRESCENT_RPC_METHOD_COUNT(name, Req, Resp, lean) +1
-inline constexpr size_t kRpcMethodCount = 0 CRESCENT_CONTROL_CALLS(CRESCENT_RPC_METHOD_COUNT);
-#undef CRESCENT_RPC_METHOD_COUNT
+// RpcMethod (one per RPC of master.proto) is control_methods.h's.
 std::string_view RpcMethodName(RpcMethod method);
 
 class RpcServerMetrics {

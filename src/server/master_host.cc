@@ -140,6 +140,10 @@ std::string MasterHost::Describe() const {
   return out;
 }
 
+void MasterHost::SetCredentials(std::shared_ptr<const auth::ServerCredentials> credentials) {
+  if (rpc_) rpc_->SetCredentials(std::move(credentials));
+}
+
 void MasterHost::BeginDrain() {
   if (rpc_) rpc_->BeginDrain();
 }

@@ -62,6 +62,9 @@ class MasterHost {
   // Clients' calls are answered UNAVAILABLE from now on (rpc::MasterServer::
   // BeginDrain); the first step of a shutdown. The destructor drains too.
   void BeginDrain();
+  // Replaces the credentials clients authenticate with (rpc::MasterServer::
+  // SetCredentials): a reloaded auth file.
+  void SetCredentials(std::shared_ptr<const auth::ServerCredentials> credentials);
   // Null without a data dir.
   durability::Snapshotter* snapshotter() { return snapshotter_.get(); }
   // What /metrics renders: the engine's samples and the gRPC server's; a

@@ -33,6 +33,7 @@ StatusOr<std::unique_ptr<LocalNode>> StartNode(const LocalNodeArgs& args,
   options.master.address = args.master_address;
   options.master.rpc_timeout_ms = args.rpc_timeout_ms;
   options.master.attempts = args.rpc_attempts;
+  options.master.token = args.token;
   StatusOr<std::unique_ptr<store::StoreNode>> node = store::StoreNode::Start(options, secret);
   if (!node.ok()) return node.status();
   return std::unique_ptr<LocalNode>(std::make_unique<InProcessNode>(std::move(node.value())));
