@@ -112,6 +112,16 @@ std::string DescribeNode(store::StoreNode& node) {
   return out;
 }
 
+// The auth file `flags` names (none: no ServerAuth), its credentials given to
+// the master in `options`; `internal_node`: with a node token of this process's own.
+StatusOr<std::unique_ptr<ServerAuth>> LoadServerAuth(const MasterFlags& flags, bool internal_node,
+                                                     server::MasterHostOptions* options) {
+  if (flags.auth_file.empty()) return std::unique_ptr<ServerAuth>();
+  StatusOr<std::unique_ptr<ServerAuth>> loaded = ServerAuth::Load(flags.auth_file, internal_node);
+  if (loaded.ok()) options->rpc.credentials = (*loaded)->credentials();
+  return loaded;
+}
+
 void WarnIfExposed(const char* verb, const MasterFlags& flags) {
   if (std::string w = flags.ExposureWarning(); !w.empty()) {
     std::cerr << "crescent " << verb << ": warning: " << w << "\n" << std::flush;
@@ -141,13 +151,9 @@ void AddMaster(CLI::App& root) {
     StatusOr<std::string> secret = transfer::LoadClusterSecret(*secret_file);
     if (!secret.ok()) return SetExitCode(Report("master", secret.status()));
     server::MasterHostOptions options = flags->ToOptions();
-    std::unique_ptr<ServerAuth> auth;
-    if (!flags->auth_file.empty()) {
-      auto loaded = ServerAuth::Load(flags->auth_file, /*internal_node=*/false);
-      if (!loaded.ok()) return SetExitCode(Report("master", loaded.status()));
-      auth = std::move(*loaded);
-      options.rpc.credentials = auth->credentials();
-    }
+    auto loaded = LoadServerAuth(*flags, /*internal_node=*/false, &options);
+    if (!loaded.ok()) return SetExitCode(Report("master", loaded.status()));
+    std::unique_ptr<ServerAuth> auth = std::move(loaded).value();
     WarnIfExposed("master", *flags);
     BlockShutdownSignals(/*hangup=*/auth != nullptr);
     auto host = server::MasterHost::Start(options, secret.value());
@@ -235,14 +241,10 @@ void AddServe(CLI::App& root) {
     server::MasterHostOptions options = mflags->ToOptions();
     // With an auth file, the node authenticates too: with a node token of its
     // own, which only this process holds (never written to the file).
-    std::unique_ptr<ServerAuth> auth;
-    if (!mflags->auth_file.empty()) {
-      auto loaded = ServerAuth::Load(mflags->auth_file, /*internal_node=*/true);
-      if (!loaded.ok()) return SetExitCode(Report("serve", loaded.status()));
-      auth = std::move(*loaded);
-      options.rpc.credentials = auth->credentials();
-      sflags->node.master.token = auth->internal_token();
-    }
+    auto loaded = LoadServerAuth(*mflags, /*internal_node=*/true, &options);
+    if (!loaded.ok()) return SetExitCode(Report("serve", loaded.status()));
+    std::unique_ptr<ServerAuth> auth = std::move(loaded).value();
+    if (auth) sflags->node.master.token = auth->internal_token();
     BlockShutdownSignals(/*hangup=*/auth != nullptr);
     auto host = server::MasterHost::Start(options, secret);
     if (!host.ok()) return SetExitCode(Report("serve", host.status()));
