@@ -43,10 +43,12 @@ enum class ErrorCode : int32_t {
   kClosed = 25,
   kChecksumMismatch = 26,
   kUnauthenticated = 27,
+  kPermissionDenied = 28,
+  kQuotaExceeded = 29,
 };
 
 // The highest number in use (codes run 0..kLastErrorCode without gaps).
-inline constexpr ErrorCode kLastErrorCode = ErrorCode::kUnauthenticated;
+inline constexpr ErrorCode kLastErrorCode = ErrorCode::kQuotaExceeded;
 
 // Stable upper-snake name, e.g. "OBJECT_NOT_FOUND".
 std::string_view ErrorCodeName(ErrorCode code);

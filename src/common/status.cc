@@ -32,6 +32,8 @@ std::string_view ErrorCodeName(ErrorCode code) {
     case ErrorCode::kClosed: return "CLOSED";
     case ErrorCode::kChecksumMismatch: return "CHECKSUM_MISMATCH";
     case ErrorCode::kUnauthenticated: return "UNAUTHENTICATED";
+    case ErrorCode::kPermissionDenied: return "PERMISSION_DENIED";
+    case ErrorCode::kQuotaExceeded: return "QUOTA_EXCEEDED";
   }
   return "UNKNOWN";
 }

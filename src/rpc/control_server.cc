@@ -31,6 +31,7 @@
 #include "auth/handshake.h"
 #include "common/endpoint.h"
 #include "common/listen_check.h"
+#include "rpc/access.h"
 #include "rpc/control_methods.h"
 #include "rpc/messages.pb.h"
 #include "rpc/record_call.h"
@@ -113,17 +114,27 @@ void AppendRaw(std::string_view bytes, uint64_t request_id, std::string& out) {
 struct ConnectionAuth {
   std::optional<auth::ServerHandshake> handshake;
   std::optional<auth::Identity> identity;
+  // Who its calls come from: Unchecked() until it authenticates, on a master
+  // without credentials for good.
+  Caller caller;
   // Once authenticated: the credentials' generation last checked against, and
   // the token's StoredKey then (a name revoked and added again has a new one).
   uint64_t generation = 0;
   auth::Key stored_key{};
 };
 
-// Parses `body` as Req, runs the handler, and appends the answer to `out`.
+// Parses `body` as Req, runs the handler for `caller`, and appends the answer
+// to `out`; a caller whose role may not make the call is answered
+// PERMISSION_DENIED (access.h), and the connection goes on.
 template <typename Req, typename Resp>
 void Answer(const MasterHandlers& handlers, HandlerFn<Req, Resp> handler, RpcMethod m,
-            std::string_view body, uint64_t request_id, RpcServerMetrics* metrics,
-            std::string& out) {
+            const Caller& caller, std::string_view body, uint64_t request_id,
+            RpcServerMetrics* metrics, std::string& out) {
+  if (Status allowed = CheckRole(caller, m); !allowed.ok()) {
+    if (metrics) metrics->RecordError(m, allowed.code());
+    AppendError(allowed, request_id, out);
+    return;
+  }
   Req req;
   if (!req.ParseFromArray(body.data(), static_cast<int>(body.size()))) {
     AppendError(Status(ErrorCode::kParseError,
@@ -132,7 +143,7 @@ void Answer(const MasterHandlers& handlers, HandlerFn<Req, Resp> handler, RpcMet
     return;
   }
   Resp resp;
-  RunRecorded(handlers, handler, m, req, resp, metrics);
+  RunRecorded(handlers, handler, m, caller, req, resp, metrics);
   AppendReply(resp, request_id, out);
 }
 
@@ -164,7 +175,7 @@ struct ControlServer::Impl {
   bool Authenticate(std::string_view body, uint64_t id, ConnectionAuth& conn, std::string& out);
   bool Handshake(std::string_view body, uint64_t id, ConnectionAuth& conn, std::string& out);
   // A kCall frame: the row its first byte names, served as that row's handler.
-  bool Call(std::string_view body, uint64_t id, std::string& out);
+  bool Call(std::string_view body, uint64_t id, const Caller& caller, std::string& out);
   // Whether the frame runs on a worker rather than the I/O thread.
   bool OnWorker(ControlMethod m) const {
     return workers &&
@@ -240,6 +251,7 @@ bool ControlServer::Impl::Handshake(std::string_view body, uint64_t id, Connecti
     case auth::ServerHandshake::State::kExpectClientFinal: return true;
     case auth::ServerHandshake::State::kAuthenticated:
       conn.identity = conn.handshake->identity();
+      conn.caller = Caller{conn.identity->role, conn.identity->name, conn.identity->tenant};
       if (const auth::UserEntry* e =
               conn.handshake->credentials().file().FindUser(conn.identity->name)) {
         conn.stored_key = e->verifier.stored_key;
@@ -283,7 +295,7 @@ bool ControlServer::Impl::Dispatch(const wire::ControlHeader& h, std::string_vie
                 id, out);
     return false;
   }
-  if (m == ControlMethod::kCall) return Call(body, id, out);
+  if (m == ControlMethod::kCall) return Call(body, id, conn.caller, out);
   if (draining.load(std::memory_order_acquire)) {
     // Retryable, as gRPC's UNAVAILABLE: the client waits for the next master.
     if (metrics) metrics->RecordError(RpcMethodOf(m), ErrorCode::kUnavailable);
@@ -293,19 +305,20 @@ bool ControlServer::Impl::Dispatch(const wire::ControlHeader& h, std::string_vie
   if (metrics) metrics->RecordLeanCall();
   const RpcMethod rm = RpcMethodOf(m);
   // The table's hot calls (control_methods.h), each by its handler.
-#define CRESCENT_ANSWER(name, Req, Resp, lean)                             \
-  if constexpr (std::optional<ControlMethod>(lean).has_value()) {          \
-    if (m == lean) {                                                       \
-      Answer(handlers, &MasterHandlers::name, rm, body, id, metrics, out); \
-      return true;                                                         \
-    }                                                                      \
+#define CRESCENT_ANSWER(name, Req, Resp, lean)                                          \
+  if constexpr (std::optional<ControlMethod>(lean).has_value()) {                       \
+    if (m == lean) {                                                                    \
+      Answer(handlers, &MasterHandlers::name, rm, conn.caller, body, id, metrics, out); \
+      return true;                                                                      \
+    }                                                                                   \
   }
   CRESCENT_CONTROL_CALLS(CRESCENT_ANSWER)
 #undef CRESCENT_ANSWER
   return true;
 }
 
-bool ControlServer::Impl::Call(std::string_view body, uint64_t id, std::string& out) {
+bool ControlServer::Impl::Call(std::string_view body, uint64_t id, const Caller& caller,
+                               std::string& out) {
   if (body.empty() || static_cast<uint8_t>(body[0]) >= kRpcMethodCount) {
     AppendError(Status(ErrorCode::kInvalidArgument,
                        body.empty() ? std::string("a kCall frame without its call's number")
@@ -323,9 +336,9 @@ bool ControlServer::Impl::Call(std::string_view body, uint64_t id, std::string& 
   if (metrics) metrics->RecordLeanCall();
   body.remove_prefix(1);
   switch (rm) {
-#define CRESCENT_CALL_ROW(name, Req, Resp, lean)                         \
-  case RpcMethod::k##name:                                               \
-    Answer(handlers, &MasterHandlers::name, rm, body, id, metrics, out); \
+#define CRESCENT_CALL_ROW(name, Req, Resp, lean)                                 \
+  case RpcMethod::k##name:                                                       \
+    Answer(handlers, &MasterHandlers::name, rm, caller, body, id, metrics, out); \
     break;
     CRESCENT_CONTROL_CALLS(CRESCENT_CALL_ROW)
 #undef CRESCENT_CALL_ROW

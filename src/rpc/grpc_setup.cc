@@ -34,6 +34,7 @@ ErrorCode ErrorCodeOfGrpc(int grpc_code) {
       return ErrorCode::kUnsupported;
     case grpc::StatusCode::UNAUTHENTICATED:
       return ErrorCode::kUnauthenticated;
+    case grpc::StatusCode::PERMISSION_DENIED: return ErrorCode::kPermissionDenied;
     default:
       return ErrorCode::kInternal;
   }

@@ -125,7 +125,7 @@ class Call final : public CallBase {
       responder_.FinishWithError(
           grpc::Status(grpc::StatusCode::UNAVAILABLE, "the master is shutting down"), this);
     } else {
-      RunRecorded(*env_.handlers, handler_, method_, req_, resp_, env_.metrics);
+      RunRecorded(*env_.handlers, handler_, method_, Unchecked(), req_, resp_, env_.metrics);
       responder_.Finish(resp_, grpc::Status::OK, this);
     }
     env_.running->fetch_sub(1, std::memory_order_acq_rel);

@@ -39,18 +39,18 @@ void RecordSizes(const Req& req, RpcServerMetrics& metrics) {
   }
 }
 
-// Runs `handler` on `req` into `resp`, recording the call in `metrics` (null:
-// records nothing).
+// Runs `handler` for `caller` on `req` into `resp`, recording the call in
+// `metrics` (null: records nothing). The caller's role was checked before.
 template <typename Req, typename Resp>
 void RunRecorded(const MasterHandlers& handlers, HandlerFn<Req, Resp> handler, RpcMethod m,
-                 Req& req, Resp& resp, RpcServerMetrics* metrics) {
+                 const Caller& caller, Req& req, Resp& resp, RpcServerMetrics* metrics) {
   if (metrics == nullptr) {
-    (handlers.*handler)(req, &resp);
+    (handlers.*handler)(caller, req, &resp);
     return;
   }
   const auto start = std::chrono::steady_clock::now();
   RecordSizes(req, *metrics);
-  (handlers.*handler)(req, &resp);
+  (handlers.*handler)(caller, req, &resp);
   CountErrors(resp, m, *metrics);
   metrics->RecordLatency(m,
                          static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(

@@ -27,6 +27,7 @@ class AuthTest : public RpcTest {
     ASSERT_TRUE(file_.SetTenantQuota("t1", 1 << 30).ok());
     app_ = Add("app", auth::Role::kClient, "t1");
     node_ = Add("node-1", auth::Role::kNode, "");
+    admin_ = Add("root", auth::Role::kAdmin, "");
   }
 
   auth::Token Add(const std::string& name, auth::Role role, const std::string& tenant) {
@@ -61,7 +62,7 @@ class AuthTest : public RpcTest {
   }
 
   auth::AuthFile file_;
-  auth::Token app_, node_;
+  auth::Token app_, node_, admin_;
 };
 
 TEST_F(AuthTest, AValidTokenAuthenticatesTheConnectionOnce) {
@@ -189,7 +190,7 @@ TEST_F(AuthTest, ATokenCarriesEveryCallAndGrpcIsRefusedWithoutOne) {
   MasterServerOptions o = DefaultServerOptions();
   o.credentials = std::make_shared<auth::ServerCredentials>(file_);
   MasterClientOptions with_token;
-  with_token.token = auth::FormatToken(node_);
+  with_token.token = auth::FormatToken(admin_);  // every role's calls
   ASSERT_NO_FATAL_FAILURE(Start(o, with_token));
   ASSERT_NO_FATAL_FAILURE(Mount());  // gRPC-only: MountSegment as kCall
   EXPECT_TRUE(client_->Heartbeat("node-a").ok());
@@ -228,6 +229,40 @@ TEST_F(AuthTest, ATokenCarriesEveryCallAndGrpcIsRefusedWithoutOne) {
   ASSERT_TRUE(grpc_only.ok());
   EXPECT_EQ((*grpc_only)->Exists("k1").status().code(), ErrorCode::kUnauthenticated);
   EXPECT_EQ((*grpc_only)->PutStart("k2", 10, {}).status().code(), ErrorCode::kUnauthenticated);
+}
+
+// Each call is served only to the roles that may make it (access.h): the
+// others get PERMISSION_DENIED naming the call and the role, and their
+// connection goes on.
+TEST_F(AuthTest, EachRoleIsServedOnlyItsCalls) {
+  StartWithAuth();
+  auto node = Connect(&node_);
+  auto app = Connect(&app_);
+  auto admin = Connect(&admin_);
+  ASSERT_TRUE(node.ok() && app.ok() && admin.ok());
+  Status s = Exists(**node, "k");  // a node reads no keys
+  EXPECT_EQ(s.code(), ErrorCode::kPermissionDenied);
+  EXPECT_THAT(s.message(), HasSubstr("Exists needs the client or admin role"));
+  EXPECT_THAT(s.message(), HasSubstr("token 'node-1' has the node role"));
+  EXPECT_TRUE(Exists(**app, "k").ok());
+  EXPECT_TRUE(Exists(**admin, "k").ok());
+
+  // Snapshot (a kCall row): the admin role only.
+  auto snapshot = [](ControlChannel& c) {
+    std::string answer;
+    return c.CallRaw(ControlMethod::kCall,
+                     std::string(1, static_cast<char>(RpcMethod::kSnapshot)), &answer,
+                     In(10'000));
+  };
+  s = snapshot(**app);
+  EXPECT_EQ(s.code(), ErrorCode::kPermissionDenied);
+  EXPECT_THAT(s.message(), HasSubstr("Snapshot needs the admin role"));
+  EXPECT_EQ(snapshot(**node).code(), ErrorCode::kPermissionDenied);
+  EXPECT_NE(snapshot(**admin).code(), ErrorCode::kPermissionDenied);
+  // A refusal leaves the connection open, and is counted as the call's error.
+  EXPECT_TRUE(Exists(**app, "k").ok());
+  EXPECT_EQ(server_->metrics().Errors(RpcMethod::kExists, ErrorCode::kPermissionDenied), 1u);
+  EXPECT_EQ(server_->metrics().Errors(RpcMethod::kSnapshot, ErrorCode::kPermissionDenied), 2u);
 }
 
 TEST_F(AuthTest, AClientTokenIsCheckedBeforeAnyCall) {

@@ -94,7 +94,7 @@ void MasterHandlers::FillRead(const master::ReadResult& read, proto::ReadResult*
 
 // ---- Segments ----
 
-void MasterHandlers::MountSegment(proto::MountSegmentRequest& req,
+void MasterHandlers::MountSegment(const Caller&, proto::MountSegmentRequest& req,
                                   proto::MountSegmentResponse* resp) const {
   if (auto s = CheckSegmentSpec(req.spec()); !s.ok()) return ToProto(s, resp->mutable_status());
   // Only compared with the restored segment's; bounded like any string.
@@ -130,7 +130,7 @@ void MasterHandlers::MountSegment(proto::MountSegmentRequest& req,
           resp->mutable_proof());
 }
 
-void MasterHandlers::UnmountSegment(proto::UnmountSegmentRequest& req,
+void MasterHandlers::UnmountSegment(const Caller&, proto::UnmountSegmentRequest& req,
                                     proto::StatusResponse* resp) const {
   Status s = CheckName("segment name", req.name());
   if (s.ok()) s = CheckName("owner node", req.owner_node());
@@ -138,7 +138,8 @@ void MasterHandlers::UnmountSegment(proto::UnmountSegmentRequest& req,
   ToProto(s, resp->mutable_status());
 }
 
-void MasterHandlers::Heartbeat(proto::HeartbeatRequest& req, proto::HeartbeatResponse* resp) const {
+void MasterHandlers::Heartbeat(const Caller&, proto::HeartbeatRequest& req,
+                               proto::HeartbeatResponse* resp) const {
   Status s = CheckName("node", req.node());
   if (s.ok() && req.master_instance() != 0 && req.master_instance() != control_.instance) {
     s = Status(ErrorCode::kUnavailable, "this heartbeat is for another master process (instance " +
@@ -152,7 +153,7 @@ void MasterHandlers::Heartbeat(proto::HeartbeatRequest& req, proto::HeartbeatRes
   clock->set_unix_ms(UnixNowMs());  // last: the closest to the reply
 }
 
-void MasterHandlers::ReportUnreachable(proto::ReportUnreachableRequest& req,
+void MasterHandlers::ReportUnreachable(const Caller&, proto::ReportUnreachableRequest& req,
                                        proto::StatusResponse* resp) const {
   Status s;
   if (req.segments().empty()) {
@@ -168,7 +169,8 @@ void MasterHandlers::ReportUnreachable(proto::ReportUnreachableRequest& req,
   ToProto(s, resp->mutable_status());
 }
 
-void MasterHandlers::ListSegments(proto::Empty&, proto::ListSegmentsResponse* resp) const {
+void MasterHandlers::ListSegments(const Caller&, proto::Empty&,
+                                  proto::ListSegmentsResponse* resp) const {
   for (const master::SegmentInfo& info : master_.ListSegments()) {
     ToProto(info, resp->add_segments());
   }
@@ -177,7 +179,8 @@ void MasterHandlers::ListSegments(proto::Empty&, proto::ListSegmentsResponse* re
 
 // ---- Puts ----
 
-void MasterHandlers::PutStart(proto::PutStartRequest& req, proto::PutStartResponse* resp) const {
+void MasterHandlers::PutStart(const Caller&, proto::PutStartRequest& req,
+                              proto::PutStartResponse* resp) const {
   const auto& limits = master_.config();
   if (auto s = CheckPutConfig(req.config(), options_.max_replicas, limits.max_key_length);
       !s.ok()) {
@@ -188,15 +191,17 @@ void MasterHandlers::PutStart(proto::PutStartRequest& req, proto::PutStartRespon
   if (grant.ok()) FillPut(*grant, resp);
 }
 
-void MasterHandlers::PutEnd(proto::PutTokenRequest& req, proto::StatusResponse* resp) const {
+void MasterHandlers::PutEnd(const Caller&, proto::PutTokenRequest& req,
+                            proto::StatusResponse* resp) const {
   ToProto(master_.PutEnd(req.key(), req.token(), req.checksum()), resp->mutable_status());
 }
 
-void MasterHandlers::PutRevoke(proto::PutTokenRequest& req, proto::StatusResponse* resp) const {
+void MasterHandlers::PutRevoke(const Caller&, proto::PutTokenRequest& req,
+                               proto::StatusResponse* resp) const {
   ToProto(master_.PutRevoke(req.key(), req.token()), resp->mutable_status());
 }
 
-void MasterHandlers::BatchPutStart(proto::BatchPutStartRequest& req,
+void MasterHandlers::BatchPutStart(const Caller&, proto::BatchPutStartRequest& req,
                                    proto::BatchPutStartResponse* resp) const {
   Status s = CheckBatch(req.keys(), /*allow_empty=*/false);
   if (s.ok() && req.sizes_size() != req.keys_size()) {
@@ -242,7 +247,7 @@ Status MasterHandlers::CheckTokens(const proto::BatchPutTokenRequest& req, bool 
   return s;
 }
 
-void MasterHandlers::BatchPutEnd(proto::BatchPutTokenRequest& req,
+void MasterHandlers::BatchPutEnd(const Caller&, proto::BatchPutTokenRequest& req,
                                  proto::StatusesResponse* resp) const {
   if (auto s = CheckTokens(req, /*end=*/true); !s.ok()) {
     return FailEverySlot(req.keys_size(), s, resp->mutable_statuses(), &FillStatusSlot);
@@ -252,7 +257,7 @@ void MasterHandlers::BatchPutEnd(proto::BatchPutTokenRequest& req,
   FillStatuses(master_.BatchPutEnd(TakeKeys(req.mutable_keys()), tokens, checksums), resp);
 }
 
-void MasterHandlers::BatchPutRevoke(proto::BatchPutTokenRequest& req,
+void MasterHandlers::BatchPutRevoke(const Caller&, proto::BatchPutTokenRequest& req,
                                     proto::StatusesResponse* resp) const {
   if (auto s = CheckTokens(req, /*end=*/false); !s.ok()) {
     return FailEverySlot(req.keys_size(), s, resp->mutable_statuses(), &FillStatusSlot);
@@ -263,13 +268,14 @@ void MasterHandlers::BatchPutRevoke(proto::BatchPutTokenRequest& req,
 
 // ---- Reads ----
 
-void MasterHandlers::GetReplicaList(proto::KeyRequest& req, proto::ReadResult* resp) const {
+void MasterHandlers::GetReplicaList(const Caller&, proto::KeyRequest& req,
+                                    proto::ReadResult* resp) const {
   auto read = master_.GetReplicaList(req.key());
   if (!read.ok()) return ToProto(read.status(), resp->mutable_status());
   FillRead(*read, resp);
 }
 
-void MasterHandlers::BatchGetReplicaList(proto::BatchGetReplicaListRequest& req,
+void MasterHandlers::BatchGetReplicaList(const Caller&, proto::BatchGetReplicaListRequest& req,
                                          proto::BatchGetReplicaListResponse* resp) const {
   Status s = CheckBatch(req.keys(), /*allow_empty=*/false);
   if (s.ok()) s = CheckReplicaReply("BatchGetReplicaList", req.keys(), options_.max_replicas);
@@ -289,13 +295,15 @@ void MasterHandlers::BatchGetReplicaList(proto::BatchGetReplicaListRequest& req,
   }
 }
 
-void MasterHandlers::Exists(proto::KeyRequest& req, proto::ExistsResponse* resp) const {
+void MasterHandlers::Exists(const Caller&, proto::KeyRequest& req,
+                            proto::ExistsResponse* resp) const {
   auto exists = master_.Exists(req.key());
   ToProto(exists.status(), resp->mutable_status());
   if (exists.ok()) resp->set_exists(*exists);
 }
 
-void MasterHandlers::BatchExists(proto::KeysRequest& req, proto::BatchExistsResponse* resp) const {
+void MasterHandlers::BatchExists(const Caller&, proto::KeysRequest& req,
+                                 proto::BatchExistsResponse* resp) const {
   if (auto s = CheckBatch(req.keys(), /*allow_empty=*/false); !s.ok()) {
     return ToProto(s, resp->mutable_status());
   }
@@ -306,7 +314,7 @@ void MasterHandlers::BatchExists(proto::KeysRequest& req, proto::BatchExistsResp
   for (const Status& s : r.statuses) ToProto(s, resp->add_statuses());
 }
 
-void MasterHandlers::BatchQueryPrefix(proto::KeysRequest& req,
+void MasterHandlers::BatchQueryPrefix(const Caller&, proto::KeysRequest& req,
                                       proto::BatchQueryPrefixResponse* resp) const {
   if (auto s = CheckBatch(req.keys(), /*allow_empty=*/false); !s.ok()) {
     return ToProto(s, resp->mutable_status());
@@ -316,7 +324,7 @@ void MasterHandlers::BatchQueryPrefix(proto::KeysRequest& req,
   if (leading.ok()) resp->set_leading(*leading);
 }
 
-void MasterHandlers::ReportCorruptReplica(proto::ReportCorruptReplicaRequest& req,
+void MasterHandlers::ReportCorruptReplica(const Caller&, proto::ReportCorruptReplicaRequest& req,
                                           proto::StatusResponse* resp) const {
   Status s = CheckCorruptReport(req, master_.config().max_key_length);
   if (s.ok()) s = master_.ReportCorruptReplica(req.key(), req.segment(), req.offset(), req.checksum());
@@ -325,11 +333,12 @@ void MasterHandlers::ReportCorruptReplica(proto::ReportCorruptReplicaRequest& re
 
 // ---- Remove and list ----
 
-void MasterHandlers::Remove(proto::RemoveRequest& req, proto::StatusResponse* resp) const {
+void MasterHandlers::Remove(const Caller&, proto::RemoveRequest& req,
+                            proto::StatusResponse* resp) const {
   ToProto(master_.Remove(req.key(), req.force()), resp->mutable_status());
 }
 
-void MasterHandlers::BatchRemove(proto::BatchRemoveRequest& req,
+void MasterHandlers::BatchRemove(const Caller&, proto::BatchRemoveRequest& req,
                                  proto::StatusesResponse* resp) const {
   if (auto s = CheckBatch(req.keys(), /*allow_empty=*/false); !s.ok()) {
     return FailEverySlot(req.keys_size(), s, resp->mutable_statuses(), &FillStatusSlot);
@@ -337,19 +346,20 @@ void MasterHandlers::BatchRemove(proto::BatchRemoveRequest& req,
   FillStatuses(master_.BatchRemove(TakeKeys(req.mutable_keys()), req.force()), resp);
 }
 
-void MasterHandlers::RemoveByPrefix(proto::RemoveByPrefixRequest& req,
+void MasterHandlers::RemoveByPrefix(const Caller&, proto::RemoveByPrefixRequest& req,
                                     proto::CountResponse* resp) const {
   auto n = master_.RemoveByPrefix(req.prefix(), req.force());
   ToProto(n.status(), resp->mutable_status());
   if (n.ok()) resp->set_count(*n);
 }
 
-void MasterHandlers::RemoveAll(proto::RemoveAllRequest& req, proto::CountResponse* resp) const {
+void MasterHandlers::RemoveAll(const Caller&, proto::RemoveAllRequest& req,
+                               proto::CountResponse* resp) const {
   resp->set_count(master_.RemoveAll(req.force()));
   ToProto(Status::Ok(), resp->mutable_status());
 }
 
-void MasterHandlers::List(proto::ListRequest& req, proto::ListResponse* resp) const {
+void MasterHandlers::List(const Caller&, proto::ListRequest& req, proto::ListResponse* resp) const {
   if (req.prefix().size() > master_.config().max_key_length) {
     return ToProto(Status(ErrorCode::kInvalidKey, "prefix longer than the key limit"),
                    resp->mutable_status());
@@ -375,7 +385,7 @@ void MasterHandlers::List(proto::ListRequest& req, proto::ListResponse* resp) co
 
 // ---- Stats ----
 
-void MasterHandlers::Stats(proto::Empty&, proto::StatsResponse* resp) const {
+void MasterHandlers::Stats(const Caller&, proto::Empty&, proto::StatsResponse* resp) const {
   master::MasterStats s = master_.Stats();
   resp->set_objects(s.objects);
   resp->set_pending_puts(s.pending_puts);
@@ -397,7 +407,7 @@ void MasterHandlers::Stats(proto::Empty&, proto::StatsResponse* resp) const {
 
 // ---- Snapshot ----
 
-void MasterHandlers::Snapshot(proto::Empty&, proto::SnapshotResponse* resp) const {
+void MasterHandlers::Snapshot(const Caller&, proto::Empty&, proto::SnapshotResponse* resp) const {
   if (!options_.request_snapshot) {
     ToProto(Status(ErrorCode::kUnsupported,
                    "this master keeps no snapshots (it was started without --data-dir)"),
@@ -409,7 +419,8 @@ void MasterHandlers::Snapshot(proto::Empty&, proto::SnapshotResponse* resp) cons
   ToProto(Status::Ok(), resp->mutable_status());
 }
 
-void MasterHandlers::ControlEndpoints(proto::Empty&, proto::ControlEndpointsResponse* resp) const {
+void MasterHandlers::ControlEndpoints(const Caller&, proto::Empty&,
+                                      proto::ControlEndpointsResponse* resp) const {
   resp->set_port(control_.port);
   resp->set_unix_socket(control_.unix_socket);
   resp->set_instance(control_.instance);

@@ -17,6 +17,7 @@
 #include <cstdint>
 
 #include "master/master_service.h"
+#include "rpc/access.h"
 #include "rpc/master_server.h"
 #include "rpc/messages.pb.h"
 #include "transfer/capability.h"
@@ -29,37 +30,53 @@ class MasterHandlers {
                  const transfer::CapabilitySigner& signer)
       : options_(options), master_(master), signer_(signer) {}
 
-  void MountSegment(proto::MountSegmentRequest& req, proto::MountSegmentResponse* resp) const;
-  void UnmountSegment(proto::UnmountSegmentRequest& req, proto::StatusResponse* resp) const;
-  void Heartbeat(proto::HeartbeatRequest& req, proto::HeartbeatResponse* resp) const;
-  void ListSegments(proto::Empty& req, proto::ListSegmentsResponse* resp) const;
+  void MountSegment(const Caller& caller, proto::MountSegmentRequest& req,
+                    proto::MountSegmentResponse* resp) const;
+  void UnmountSegment(const Caller& caller, proto::UnmountSegmentRequest& req,
+                      proto::StatusResponse* resp) const;
+  void Heartbeat(const Caller& caller, proto::HeartbeatRequest& req,
+                 proto::HeartbeatResponse* resp) const;
+  void ListSegments(const Caller& caller, proto::Empty& req,
+                    proto::ListSegmentsResponse* resp) const;
 
-  void PutStart(proto::PutStartRequest& req, proto::PutStartResponse* resp) const;
-  void PutEnd(proto::PutTokenRequest& req, proto::StatusResponse* resp) const;
-  void PutRevoke(proto::PutTokenRequest& req, proto::StatusResponse* resp) const;
-  void BatchPutStart(proto::BatchPutStartRequest& req, proto::BatchPutStartResponse* resp) const;
-  void BatchPutEnd(proto::BatchPutTokenRequest& req, proto::StatusesResponse* resp) const;
-  void BatchPutRevoke(proto::BatchPutTokenRequest& req, proto::StatusesResponse* resp) const;
+  void PutStart(const Caller& caller, proto::PutStartRequest& req,
+                proto::PutStartResponse* resp) const;
+  void PutEnd(const Caller& caller, proto::PutTokenRequest& req, proto::StatusResponse* resp) const;
+  void PutRevoke(const Caller& caller, proto::PutTokenRequest& req,
+                 proto::StatusResponse* resp) const;
+  void BatchPutStart(const Caller& caller, proto::BatchPutStartRequest& req,
+                     proto::BatchPutStartResponse* resp) const;
+  void BatchPutEnd(const Caller& caller, proto::BatchPutTokenRequest& req,
+                   proto::StatusesResponse* resp) const;
+  void BatchPutRevoke(const Caller& caller, proto::BatchPutTokenRequest& req,
+                      proto::StatusesResponse* resp) const;
 
-  void GetReplicaList(proto::KeyRequest& req, proto::ReadResult* resp) const;
-  void BatchGetReplicaList(proto::BatchGetReplicaListRequest& req,
+  void GetReplicaList(const Caller& caller, proto::KeyRequest& req, proto::ReadResult* resp) const;
+  void BatchGetReplicaList(const Caller& caller, proto::BatchGetReplicaListRequest& req,
                            proto::BatchGetReplicaListResponse* resp) const;
-  void Exists(proto::KeyRequest& req, proto::ExistsResponse* resp) const;
-  void BatchExists(proto::KeysRequest& req, proto::BatchExistsResponse* resp) const;
-  void BatchQueryPrefix(proto::KeysRequest& req, proto::BatchQueryPrefixResponse* resp) const;
-  void ReportCorruptReplica(proto::ReportCorruptReplicaRequest& req,
+  void Exists(const Caller& caller, proto::KeyRequest& req, proto::ExistsResponse* resp) const;
+  void BatchExists(const Caller& caller, proto::KeysRequest& req,
+                   proto::BatchExistsResponse* resp) const;
+  void BatchQueryPrefix(const Caller& caller, proto::KeysRequest& req,
+                        proto::BatchQueryPrefixResponse* resp) const;
+  void ReportCorruptReplica(const Caller& caller, proto::ReportCorruptReplicaRequest& req,
                             proto::StatusResponse* resp) const;
-  void ReportUnreachable(proto::ReportUnreachableRequest& req, proto::StatusResponse* resp) const;
+  void ReportUnreachable(const Caller& caller, proto::ReportUnreachableRequest& req,
+                         proto::StatusResponse* resp) const;
 
-  void Remove(proto::RemoveRequest& req, proto::StatusResponse* resp) const;
-  void BatchRemove(proto::BatchRemoveRequest& req, proto::StatusesResponse* resp) const;
-  void RemoveByPrefix(proto::RemoveByPrefixRequest& req, proto::CountResponse* resp) const;
-  void RemoveAll(proto::RemoveAllRequest& req, proto::CountResponse* resp) const;
-  void List(proto::ListRequest& req, proto::ListResponse* resp) const;
+  void Remove(const Caller& caller, proto::RemoveRequest& req, proto::StatusResponse* resp) const;
+  void BatchRemove(const Caller& caller, proto::BatchRemoveRequest& req,
+                   proto::StatusesResponse* resp) const;
+  void RemoveByPrefix(const Caller& caller, proto::RemoveByPrefixRequest& req,
+                      proto::CountResponse* resp) const;
+  void RemoveAll(const Caller& caller, proto::RemoveAllRequest& req,
+                 proto::CountResponse* resp) const;
+  void List(const Caller& caller, proto::ListRequest& req, proto::ListResponse* resp) const;
 
-  void Stats(proto::Empty& req, proto::StatsResponse* resp) const;
-  void Snapshot(proto::Empty& req, proto::SnapshotResponse* resp) const;
-  void ControlEndpoints(proto::Empty& req, proto::ControlEndpointsResponse* resp) const;
+  void Stats(const Caller& caller, proto::Empty& req, proto::StatsResponse* resp) const;
+  void Snapshot(const Caller& caller, proto::Empty& req, proto::SnapshotResponse* resp) const;
+  void ControlEndpoints(const Caller& caller, proto::Empty& req,
+                        proto::ControlEndpointsResponse* resp) const;
 
   // Where the lean control protocol and the Liveness service listen
   // (control_server.h, master_server.h), as the ControlEndpoints RPC answers
@@ -100,6 +117,6 @@ class MasterHandlers {
 
 // A handler, as both transports call it.
 template <typename Req, typename Resp>
-using HandlerFn = void (MasterHandlers::*)(Req&, Resp*) const;
+using HandlerFn = void (MasterHandlers::*)(const Caller&, Req&, Resp*) const;
 
 }  // namespace crescent::rpc
