@@ -37,6 +37,7 @@
 
 #include "common/listen_check.h"
 #include "rpc/control_server.h"
+#include "rpc/grpc_auth.h"
 #include "rpc/grpc_setup.h"
 #include "rpc/master.grpc.pb.h"
 #include "rpc/record_call.h"
@@ -62,9 +63,9 @@ struct CallEnv {
   std::atomic<int>* running;
   const std::atomic<bool>* draining;  // MasterServer::BeginDrain
   RpcServerMetrics* metrics;          // null: MasterServerOptions::record_metrics is off
-  // Credentials are set: every call but those ServedWithoutToken is refused,
-  // gRPC carrying no credential (docs/security.md).
-  const std::atomic<bool>* authenticating;
+  // Who each call comes from (grpc_auth.h): with credentials, every call but
+  // those ServedWithoutToken proves a token, or is refused.
+  const GrpcAuth* auth;
 };
 
 // Which calls a draining server still serves (control_methods.h).
@@ -72,11 +73,6 @@ enum class WhileDraining { kServe, kRefuse };
 WhileDraining WhileDrainingOf(RpcMethod m) {
   return ServedWhileDraining(m) ? WhileDraining::kServe : WhileDraining::kRefuse;
 }
-
-constexpr const char* kNeedsToken =
-    "this master needs a token, and gRPC carries none: a client given one (--token-file, "
-    "$CRESCENT_TOKEN) makes its calls over the lean control protocol, authenticated "
-    "(docs/security.md)";
 
 // Svc is the generated base class that declares RequestX (AsyncService derives
 // from one per method), so the member pointer's class varies per RPC.
@@ -109,12 +105,20 @@ class Call final : public CallBase {
     // Serve the next request meanwhile.
     new Call(env_, service_, cq_, method_, request_, handler_, while_draining_);
     finishing_ = true;
-    if (env_.authenticating->load(std::memory_order_acquire) && !ServedWithoutToken(method_)) {
+    StatusOr<Caller> caller = Unchecked();
+    if (env_.auth->on() && !ServedWithoutToken(method_)) caller = env_.auth->Verify(ctx_);
+    const Status refused = caller.ok() ? CheckRole(*caller, method_) : caller.status();
+    if (!refused.ok()) {
       if (env_.metrics) {
-        env_.metrics->RecordError(method_, ErrorCode::kUnauthenticated);
-        env_.metrics->RecordAuthentication(RpcServerMetrics::AuthResult::kRefused);
+        env_.metrics->RecordError(method_, refused.code());
+        if (refused.code() == ErrorCode::kUnauthenticated) {
+          env_.metrics->RecordAuthentication(RpcServerMetrics::AuthResult::kRefused);
+        }
       }
-      responder_.FinishWithError(grpc::Status(grpc::StatusCode::UNAUTHENTICATED, kNeedsToken),
+      responder_.FinishWithError(grpc::Status(refused.code() == ErrorCode::kPermissionDenied
+                                                  ? grpc::StatusCode::PERMISSION_DENIED
+                                                  : grpc::StatusCode::UNAUTHENTICATED,
+                                              refused.message()),
                                  this);
     } else if (while_draining_ == WhileDraining::kRefuse &&
                env_.draining->load(std::memory_order_acquire)) {
@@ -125,7 +129,7 @@ class Call final : public CallBase {
       responder_.FinishWithError(
           grpc::Status(grpc::StatusCode::UNAVAILABLE, "the master is shutting down"), this);
     } else {
-      RunRecorded(*env_.handlers, handler_, method_, Unchecked(), req_, resp_, env_.metrics);
+      RunRecorded(*env_.handlers, handler_, method_, *caller, req_, resp_, env_.metrics);
       responder_.Finish(resp_, grpc::Status::OK, this);
     }
     env_.running->fetch_sub(1, std::memory_order_acq_rel);
@@ -221,7 +225,7 @@ struct MasterServer::Impl {
   std::vector<std::thread> threads;
   std::atomic<int> running{0};
   std::atomic<bool> draining{false};
-  std::atomic<bool> authenticating{false};  // credentials are set
+  GrpcAuth auth;  // who gRPC calls come from
   RpcServerMetrics metrics;
   std::unique_ptr<ControlServer> control;  // the lean protocol; null: off
   int port = 0;
@@ -249,7 +253,7 @@ StatusOr<std::unique_ptr<MasterServer>> MasterServer::Start(
                   "transport that authenticates clients");
   }
   auto impl = std::make_unique<Impl>(options, master, signer);
-  impl->authenticating.store(options.credentials != nullptr, std::memory_order_release);
+  impl->auth.Set(options.credentials);
   MasterHandlers::ControlAdvert advert;
   advert.instance = RandomInstance();
   if (options.control_port >= 0) {
@@ -335,7 +339,7 @@ StatusOr<std::unique_ptr<MasterServer>> MasterServer::Start(
   impl->handlers.SetControlAdvert(advert);
 
   CallEnv env{&impl->handlers, &impl->running, &impl->draining,
-              options.record_metrics ? &impl->metrics : nullptr, &impl->authenticating};
+              options.record_metrics ? &impl->metrics : nullptr, &impl->auth};
   for (size_t i = 0; i < impl->cqs.size(); ++i) {
     grpc::ServerCompletionQueue* cq = impl->cqs[i].get();
     if (i < static_cast<size_t>(options.threads)) {
@@ -357,7 +361,7 @@ int MasterServer::port() const { return impl_->port; }
 int MasterServer::control_port() const { return impl_->control ? impl_->control->port() : 0; }
 
 void MasterServer::SetCredentials(std::shared_ptr<const auth::ServerCredentials> credentials) {
-  impl_->authenticating.store(credentials != nullptr, std::memory_order_release);
+  impl_->auth.Set(credentials);
   if (impl_->control) impl_->control->SetCredentials(std::move(credentials));
 }
 

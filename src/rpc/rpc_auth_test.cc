@@ -6,9 +6,12 @@
 // connection is closed. A MasterClient with a token sends every call over that
 // connection; without one, gRPC refuses all but ControlEndpoints.
 #include <gmock/gmock.h>
+#include <grpcpp/grpcpp.h>
 
 #include "auth/handshake.h"
+#include "auth/bearer.h"
 #include "rpc/control_channel.h"
+#include "rpc/master.grpc.pb.h"
 #include "rpc/messages.pb.h"
 #include "rpc/rpc_test_util.h"
 #include "rpc/server_metrics.h"
@@ -220,7 +223,7 @@ TEST_F(AuthTest, ATokenCarriesEveryCallAndGrpcIsRefusedWithoutOne) {
   EXPECT_THAT(refused.status().message(), HasSubstr("authenticate the connection first"));
   auto mounted = (*bare)->MountSegment(Spec("seg-evil", "evil"));
   EXPECT_EQ(mounted.status().code(), ErrorCode::kUnauthenticated);
-  EXPECT_THAT(mounted.status().message(), HasSubstr("gRPC carries none"));
+  EXPECT_THAT(mounted.status().message(), HasSubstr("authorization: Bearer"));
   EXPECT_EQ((*bare)->Heartbeat("node-a").code(), ErrorCode::kUnauthenticated);
   EXPECT_EQ((*bare)->Stats().status().code(), ErrorCode::kUnauthenticated);
   EXPECT_EQ((*bare)->RemoveAll(true).status().code(), ErrorCode::kUnauthenticated);
@@ -263,6 +266,25 @@ TEST_F(AuthTest, EachRoleIsServedOnlyItsCalls) {
   EXPECT_TRUE(Exists(**app, "k").ok());
   EXPECT_EQ(server_->metrics().Errors(RpcMethod::kExists, ErrorCode::kPermissionDenied), 1u);
   EXPECT_EQ(server_->metrics().Errors(RpcMethod::kSnapshot, ErrorCode::kPermissionDenied), 2u);
+}
+
+// A token in a gRPC call's metadata is refused off TLS (it crossed the wire in
+// clear), and so is a call without one: the message says how to send it.
+TEST_F(AuthTest, GrpcRefusesABearerTokenOffTls) {
+  StartWithAuth();
+  auto stub = Master::NewStub(grpc::CreateChannel(
+      "127.0.0.1:" + std::to_string(server_->port()), grpc::InsecureChannelCredentials()));
+  proto::StatsResponse stats;
+  grpc::ClientContext bare;
+  grpc::Status s = stub->Stats(&bare, proto::Empty(), &stats);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::UNAUTHENTICATED);
+  EXPECT_THAT(s.error_message(), HasSubstr("authorization: Bearer"));
+  grpc::ClientContext with_token;
+  with_token.AddMetadata(std::string(auth::kBearerHeader), "Bearer " + auth::FormatToken(admin_));
+  s = stub->Stats(&with_token, proto::Empty(), &stats);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::UNAUTHENTICATED);
+  EXPECT_THAT(s.error_message(), HasSubstr("needs TLS"));
+  EXPECT_EQ(Count(RpcServerMetrics::AuthResult::kRefused), 2u);
 }
 
 TEST_F(AuthTest, AClientTokenIsCheckedBeforeAnyCall) {

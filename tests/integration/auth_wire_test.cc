@@ -104,7 +104,7 @@ TEST_F(AuthWireTest, AClientWithoutATokenIsRefusedAndOneWithATokenServed) {
     r = Cli(With(args, {}));
     EXPECT_EQ(r.exit_code, 2) << r.out;
     EXPECT_THAT(r.err, HasSubstr("UNAUTHENTICATED"));
-    EXPECT_THAT(r.err, HasSubstr("gRPC carries none"));
+    EXPECT_THAT(r.err, HasSubstr("authorization: Bearer"));
   }
 
   // With one: every verb, the gRPC-only ones over the lean protocol too.
@@ -161,7 +161,7 @@ TEST_F(AuthWireTest, GrpcCannotBypassTheToken) {
            cluster_->secret_file(), "--segment-size", "16MiB", "--no-shm", "--node-id", "forged"});
   EXPECT_EQ(store.exit_code, 2) << store.out;
   EXPECT_THAT(store.err, HasSubstr("UNAUTHENTICATED"));
-  EXPECT_THAT(store.err, HasSubstr("gRPC carries none"));
+  EXPECT_THAT(store.err, HasSubstr("authorization: Bearer"));
   // A token with the lean protocol off is refused at once, not sent in clear.
   c.token = app_token_;
   auto refused = Client::Connect(c);
