@@ -239,6 +239,9 @@ StatusOr<std::shared_ptr<TlsClientContext>> TlsClientContext::Create(const TlsPe
   // refusal): a close, as on a plain socket. Frames carry their own lengths,
   // so a cut is seen as one.
   SSL_CTX_set_options(ctx, SSL_OP_IGNORE_UNEXPECTED_EOF);
+  // One recv() for a record's header and body (and whatever follows), not one
+  // each: a call's answer is one small record.
+  SSL_CTX_set_read_ahead(ctx, 1);
   X509_STORE* store = SSL_CTX_get_cert_store(ctx);
   for (Cert& c : ParseCerts(pem.ca)) {
     if (X509_STORE_add_cert(store, c.get()) != 1) {
