@@ -46,6 +46,7 @@ GrpcTransport::GrpcTransport(std::string address, grpc::ChannelArguments args,
     : address_(std::move(address)),
       args_(std::move(args)),
       closed_hint_(std::move(closed_hint)),
+      tls_(credentials != nullptr),
       credentials_(credentials ? std::move(credentials) : grpc::InsecureChannelCredentials()) {}
 
 std::unique_ptr<GrpcTransport> GrpcTransport::Create(
@@ -131,6 +132,12 @@ TryOutcome GrpcTransport::Try(const ControlCall& call, const Message& request, M
   // plain channel to a TLS port, a client certificate refused).
   if (!closed_hint_.empty() && why.find("Socket closed") != std::string::npos) {
     why += " (" + closed_hint_ + ")";
+  }
+  if (tls_ && why.find("wrong version number") != std::string::npos) {  // a plain port
+    why += " (the master does not serve TLS there: was it started with --tls-cert and --tls-key?)";
+  }
+  if (tls_ && why.find("certificate verify failed") != std::string::npos) {
+    why += " (the master's certificate is not signed by a CA of this client's --tls-ca)";
   }
   return {Status(ErrorCode::kUnavailable, std::move(why)), true};
 }

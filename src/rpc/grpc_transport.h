@@ -66,6 +66,7 @@ class GrpcTransport final : public ControlTransport {
   const std::string address_;
   const grpc::ChannelArguments args_;
   const std::string closed_hint_;
+  const bool tls_;  // credentials were given
   const std::shared_ptr<grpc::ChannelCredentials> credentials_;
   mutable std::mutex mu_;  // guards `connection_` (the pointer, not what it points to)
   std::shared_ptr<const Connection> connection_;
