@@ -12,7 +12,7 @@ PACKAGES=(
   # libraries: hashing, keyed hashing (SipHash), zstd (master snapshots), Abseil, JSON,
   # command-line parsing
   libxxhash-dev libsodium-dev libzstd-dev libabsl-dev nlohmann-json3-dev libcli11-dev
-  # networking: gRPC control plane, Asio data plane, HMAC capabilities, admin HTTP
+  # networking: gRPC control plane, Asio data plane, HMAC capabilities and TLS, admin HTTP
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   libasio-dev libssl-dev libcpp-httplib-dev
   # the persistent tier: file-backed segments (DAX or ordinary files)
@@ -21,8 +21,8 @@ PACKAGES=(
   libhiredis-dev redis-server
   # the Python binding and the end-to-end harness (system interpreter /usr/bin/python3)
   pybind11-dev python3-dev python3-numpy python3-pytest python3-torch
-  # tests and benchmarks
-  libgtest-dev libgmock-dev libbenchmark-dev librapidcheck-dev
+  # tests and benchmarks (openssl: the TLS tests' certificates, scripts/bench_control.py)
+  libgtest-dev libgmock-dev libbenchmark-dev librapidcheck-dev openssl
   # style
   clang-format clang-tidy
   # fuzzing (make fuzz): clang and its runtimes, libFuzzer among them

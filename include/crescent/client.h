@@ -36,6 +36,7 @@
 #include <vector>
 
 #include "crescent/status.h"
+#include "crescent/tls_config.h"
 
 namespace crescent {
 
@@ -54,6 +55,11 @@ struct ClientConfig {
   // protocol (lean_control must stay on). Connect refuses text that is not a
   // token (UNAUTHENTICATED).
   std::string token;
+  // TLS to the master (crescent/tls_config.h, docs/security.md): on with
+  // `tls.ca`, over gRPC and the lean protocol's TCP port; a master address
+  // unix:PATH is then refused (its sockets serve no TLS). Connect refuses
+  // files that cannot be read or do not parse (INVALID_ARGUMENT).
+  TlsConfig tls;
   // Per transfer: each value's read or write of one replica fails with
   // kTimeout when it has not finished this long after its turn came (TCP: its
   // connection finished the transfer before it; shared memory: it started).

@@ -84,7 +84,8 @@ class Store:
     def setup(self, local_hostname="localhost", metadata_server="", global_segment_size=0,
               local_buffer_size=0, protocol="tcp", device_name="",
               master_server_addr="127.0.0.1:50051", *, rpc_timeout_ms=5000, rpc_attempts=4,
-              transfer_timeout_ms=10000, put_retry_ms=5000, token=None):
+              transfer_timeout_ms=10000, put_retry_ms=5000, token=None, tls_ca=None,
+              tls_cert=None, tls_key=None, tls_server_name=None):
         """Connects to the master at master_server_addr; returns 0 or raises CrescentError.
 
         global_segment_size > 0 makes this process contribute a DRAM segment of
@@ -100,6 +101,12 @@ class Store:
         printed it) for a master started with --auth-file; None takes
         $CRESCENT_TOKEN, if set (docs/security.md). A master that refuses it
         (or its absence) raises CrescentError with UNAUTHENTICATED.
+        tls_ca (a PEM file) makes the control plane TLS, for a master started with
+        --tls-cert: its certificate must be signed by a CA of that file and name
+        the master's host (or tls_server_name); tls_cert and tls_key (PEM files)
+        are a client certificate for a master with mutual TLS (docs/security.md,
+        "TLS"). Files that cannot be read or do not fit raise CrescentError with
+        INVALID_ARGUMENT.
         The numbers are checked first: one out of range (a timeout or attempt
         count below 1, a negative size or retry time) raises ValueError naming it.
         """
@@ -118,11 +125,14 @@ class Store:
         if token is None:
             token = os.environ.get("CRESCENT_TOKEN", "")
         token = text("token", token)
+        tls = {name: text(name, value or "") for name, value in
+               (("tls_ca", tls_ca), ("tls_cert", tls_cert), ("tls_key", tls_key),
+                ("tls_server_name", tls_server_name))}
         node_factory = _node_factory() if global_segment_size > 0 else None
         code, message = self._core.setup(local_hostname, master_server_addr,
                                          global_segment_size, rpc_timeout_ms, rpc_attempts,
                                          transfer_timeout_ms, put_retry_ms, node_factory,
-                                         token)
+                                         token, **tls)
         if code != 0:
             raise CrescentError(code, message)
         return 0

@@ -12,6 +12,7 @@
 #include <string>
 
 #include "crescent/status.h"
+#include "crescent/tls_config.h"
 
 namespace crescent::python {
 
@@ -23,6 +24,7 @@ struct LocalNodeArgs {
   int64_t rpc_timeout_ms = 5000;
   int rpc_attempts = 4;
   std::string token;  // MasterClientOptions::token ("" = none)
+  TlsConfig tls;      // MasterClientOptions::tls (none: plain)
 };
 
 // A started store node, mounted on the master. Stop() unmounts and stops

@@ -92,6 +92,7 @@ Status StoreCore::Setup(const SetupArgs& args) {
   cc.transfer_timeout_ms = args.transfer_timeout_ms;
   cc.put_retry_ms = args.put_retry_ms;
   cc.token = args.token;
+  cc.tls = args.tls;
 
   std::shared_ptr<LocalNode> node;
   if (args.segment_size > 0) {
@@ -102,6 +103,7 @@ Status StoreCore::Setup(const SetupArgs& args) {
     no.rpc_timeout_ms = args.rpc_timeout_ms;
     no.rpc_attempts = args.rpc_attempts;
     no.token = args.token;
+    no.tls = args.tls;
     StatusOr<std::unique_ptr<LocalNode>> n = args.node_factory->start(no, secret);
     if (!n.ok()) {
       return Status(n.status().code(), "cannot contribute a segment: " + n.status().message());

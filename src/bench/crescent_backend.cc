@@ -26,6 +26,7 @@ StatusOr<std::unique_ptr<CrescentBackend>> CrescentBackend::Connect(const std::s
     cfg.verify_checksums = options.verify_checksums;
     cfg.lean_control = options.lean_control;
     cfg.token = options.token;
+    cfg.tls = options.tls;
     cfg.transfer_timeout_ms = 60000;
     auto client = Client::Connect(cfg);
     if (!client.ok()) return client.status();

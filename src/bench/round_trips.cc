@@ -79,6 +79,7 @@ StatusOr<std::vector<PhaseResult>> MeasureRoundTrips(const std::string& master,
   cfg.master_address = master;
   cfg.lean_control = o.lean_control;
   cfg.token = o.token;
+  cfg.tls = o.tls;
   auto client = Client::Connect(cfg);
   if (!client.ok()) return client.status();
   Client& c = *client.value();

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "bench/results.h"
+#include "crescent/tls_config.h"
 
 namespace crescent::bench {
 
@@ -37,6 +38,8 @@ struct WorkloadOptions {
   bool lean_control = true;
   // Crescent's clients' token (ClientConfig::token); empty: none.
   std::string token;
+  // Their TLS to the master (ClientConfig::tls); none by default.
+  TlsConfig tls;
   // Called after each measured phase with a label, for a progress bar.
   std::function<void(const std::string&)> on_phase;
 

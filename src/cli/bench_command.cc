@@ -32,6 +32,7 @@
 #include "cli/cli_util.h"
 #include "cli/client_flags.h"
 #include "cli/command.h"
+#include "cli/tls_flags.h"
 #include "server/local_cluster.h"
 #include "sim/progress.h"
 #include "transfer/congestion.h"
@@ -60,6 +61,7 @@ struct BenchFlags {
   bool no_rpc_metrics = false;  // the embedded master times no RPC (MasterServerOptions)
   std::string redis_server = "redis-server";
   std::string token_file;  // with --master ("": $CRESCENT_TOKEN, else none)
+  TlsConfig tls;           // with --master
 };
 
 enum class Mode { kPutGet, kExists, kPrefix, kBaseline, kFloors, kVsRedis, kAll };
@@ -159,10 +161,12 @@ class Progress {
 // OBJECT_NOT_FOUND. Say so before the run (the run still goes ahead: eviction
 // may be what is being measured). Silent when the master cannot be asked; the
 // phases report that themselves.
-void WarnIfTooSmall(const std::string& master, const std::string& token, uint64_t need) {
+void WarnIfTooSmall(const std::string& master, const std::string& token, const TlsConfig& tls,
+                    uint64_t need) {
   ClientConfig cc;
   cc.master_address = master;
   cc.token = token;
+  cc.tls = tls;
   cc.rpc_attempts = 1;
   auto client = Client::Connect(cc);
   if (!client.ok()) return;
@@ -221,7 +225,12 @@ Workloads WorkloadsFor(Mode mode, const Wants& w, const BenchFlags& f) {
   o.verify_checksums = !f.no_verify;
   o.lean_control = !f.grpc_control;
   // The embedded cluster authenticates nobody: a token is for --master's.
-  if (!f.master.empty()) o.token = Must(auth::LoadClientToken(f.token_file), "--token-file");
+  if (!f.master.empty()) {
+    o.token = Must(auth::LoadClientToken(f.token_file), "--token-file");
+    o.tls = f.tls;
+  } else if (!f.tls.ca.empty()) {
+    throw BenchError("--tls-ca is for --master's cluster (the embedded one serves no TLS)");
+  }
   if (const char* env = std::getenv("CRESCENT_TCP_CONGESTION"); o.tcp_congestion.empty() && env)
     o.tcp_congestion = env;  // as the client would, so the references follow it too
   if (Status s = transfer::CheckCongestionControl(o.tcp_congestion); !s.ok())
@@ -315,7 +324,7 @@ std::string SetUpCluster(const BenchFlags& f, const Wants& w, const bench::Workl
   if (!f.master.empty()) {
     report.doc["cluster"] = {{"kind", "external"}, {"master", f.master}};
     std::cout << "cluster: " << f.master << "\n";
-    if (w.putget) WarnIfTooSmall(f.master, o.token, need);
+    if (w.putget) WarnIfTooSmall(f.master, o.token, o.tls, need);
     return f.master;
   }
   server::LocalClusterOptions lo;
@@ -551,6 +560,7 @@ void AddCommon(CLI::App* cmd, BenchFlags& f, bool clients = true) {
   cmd->add_option("--master", f.master,
                   "Benchmark the cluster at this master (default: start an embedded one)");
   AddTokenFileFlag(*cmd, f.token_file);
+  AddClientTlsFlags(*cmd, f.tls);
   cmd->add_option("--nodes", f.nodes, "Embedded cluster: store nodes")
       ->check(CLI::Range(1, 16))
       ->capture_default_str();

@@ -1,4 +1,5 @@
-// The flags every client verb takes (--master, --timeout-ms, --token-file) and
+// The flags every client verb takes (--master, --timeout-ms, --token-file, the
+// TLS flags of tls_flags.h) and
 // the client they connect, shared by client_commands.cc and
 // namespace_commands.cc; AddTokenFileFlag is the token's flag alone, for the
 // commands with a client of their own (store, bench, replay, snapshot).
@@ -12,6 +13,7 @@
 #include <string>
 
 #include "auth/token_file.h"
+#include "cli/tls_flags.h"
 #include "crescent/client.h"
 
 namespace crescent::cli {
@@ -28,6 +30,7 @@ struct ClientFlags {
   std::string master;
   int64_t timeout_ms = 5000;
   std::string token_file;
+  TlsConfig tls;
 
   void Add(CLI::App& app) {
     app.add_option("--master", master,
@@ -37,6 +40,7 @@ struct ClientFlags {
         ->capture_default_str()
         ->check(CLI::Range(int64_t{1}, int64_t{24} * 3600 * 1000));
     AddTokenFileFlag(app, token_file);
+    AddClientTlsFlags(app, tls);
   }
 
   // The client is never destroyed: a verb makes its calls and the process
@@ -55,6 +59,7 @@ struct ClientFlags {
     ClientConfig c;
     c.master_address = master;
     c.token = std::move(*token);
+    c.tls = tls;
     c.rpc_timeout_ms = timeout_ms;
     c.transfer_timeout_ms = timeout_ms;
     StatusOr<std::unique_ptr<Client>> client = Client::Connect(c);

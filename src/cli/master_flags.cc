@@ -2,6 +2,7 @@
 
 #include "cache/eviction_policy.h"
 #include "cli/cli_util.h"
+#include "cli/tls_flags.h"
 #include "common/listen_check.h"
 
 namespace crescent::cli {
@@ -19,6 +20,7 @@ void MasterFlags::Add(CLI::App& app) {
                  "Authenticate every client with the tokens of this auth file (crescent token "
                  "add; mode 0600), read again on SIGHUP; gRPC, which carries no token, then "
                  "answers only ControlEndpoints (docs/security.md)");
+  AddServerTlsFlags(app, server.tls);
 }
 
 Status MasterFlags::CheckExposure() const {

@@ -47,6 +47,7 @@ struct ReplayFlags {
   bool skip_bad = false;
   std::string beyond_prefix = "read";
   std::string token_file;  // with --master ("": $CRESCENT_TOKEN, else none)
+  TlsConfig tls;           // with --master
   // Embedded cluster only.
   std::string segment_size;
   std::string capacity_pages;
@@ -316,6 +317,7 @@ int RunReplayCommand(const ReplayFlags& f, const std::vector<std::string>& embed
     StatusOr<std::string> token = auth::LoadClientToken(f.token_file);
     if (!token.ok()) return Fail(token.status().message());
     cc.token = std::move(*token);
+    cc.tls = f.tls;
   }
   auto client = Client::Connect(cc);
   if (!client.ok()) return Fail("cannot connect: " + client.status().ToString());
@@ -354,6 +356,7 @@ const Registrar kRegistrar([](CLI::App& app) {
                   "Master address (host:port or unix:PATH); without it an embedded cluster "
                   "is started in this process");
   AddTokenFileFlag(*cmd, f->token_file);
+  AddClientTlsFlags(*cmd, f->tls);
   cmd->add_option("--page-size", f->page_size,
                   std::string("Bytes per page (one page per hash id)") + kSizeHelp)
       ->capture_default_str()

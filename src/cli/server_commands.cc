@@ -2,6 +2,11 @@
 // store` (one store node), and `crescent serve` (both in one process, the
 // embedded default that `make run` starts). Each prints where it listens, then
 // runs until SIGINT/SIGTERM and shuts down cleanly (a store node unmounts).
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 #include <iostream>
 
 #include "auth/token_file.h"
@@ -10,6 +15,7 @@
 #include "cli/command.h"
 #include "cli/master_flags.h"
 #include "cli/server_auth.h"
+#include "cli/tls_flags.h"
 #include "metrics/admin_http.h"
 #include "server/master_host.h"
 #include "store/store_node.h"
@@ -182,6 +188,7 @@ void AddStore(CLI::App& root) {
                   "$CRESCENT_SECRET)");
   auto token_file = std::make_shared<std::string>();
   AddTokenFileFlag(*app, *token_file);
+  AddClientTlsFlags(*app, flags->node.master.tls);
   app->callback([flags, secret_file, master, token_file] {
     if (Status s = flags->Finish(); !s.ok()) return SetExitCode(Report("store", s));
     StatusOr<std::string> secret = transfer::LoadClusterSecret(*secret_file);
@@ -224,6 +231,28 @@ void AddStore(CLI::App& root) {
   });
 }
 
+// Under TLS, `serve`'s own node reaches its master through the Unix sockets,
+// which serve no TLS (it holds no certificate the master would trust): those
+// not given are made in a private directory (mode 0700), named in *dir for
+// removal at exit. Returns the node's master address.
+StatusOr<std::string> LocalSocketsForNode(server::MasterHostOptions& options, std::string* dir) {
+  rpc::MasterServerOptions& rpc = options.rpc;
+  const bool need_control = rpc.control_port >= 0 && rpc.control_socket.empty();
+  if (rpc.unix_socket.empty() || need_control) {
+    const char* tmp = std::getenv("TMPDIR");
+    std::string made =
+        std::string(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp") + "/crescent-serve-XXXXXX";
+    if (::mkdtemp(made.data()) == nullptr) {
+      return Status(ErrorCode::kIoError, "cannot make a directory for the node's Unix sockets (" +
+                                             made + "): " + std::strerror(errno));
+    }
+    *dir = made;
+    if (rpc.unix_socket.empty()) rpc.unix_socket = made + "/grpc.sock";
+    if (need_control) rpc.control_socket = made + "/control.sock";
+  }
+  return "unix:" + rpc.unix_socket;
+}
+
 void AddServe(CLI::App& root) {
   auto* app = root.add_subcommand(
       "serve", "Run a master and one store node in one process (the embedded default)");
@@ -245,12 +274,27 @@ void AddServe(CLI::App& root) {
     if (!loaded.ok()) return SetExitCode(Report("serve", loaded.status()));
     std::unique_ptr<ServerAuth> auth = std::move(loaded).value();
     if (auth) sflags->node.master.token = auth->internal_token();
+    // Made for the node under TLS, removed once the servers (declared after
+    // it) have gone and taken their sockets with them.
+    struct RemovedAtExit {
+      std::string dir;
+      ~RemovedAtExit() {
+        if (!dir.empty()) ::rmdir(dir.c_str());
+      }
+    } socket_dir;
+    std::string node_master;
+    if (!options.rpc.tls.cert.empty()) {
+      StatusOr<std::string> local = LocalSocketsForNode(options, &socket_dir.dir);
+      if (!local.ok()) return SetExitCode(Report("serve", local.status()));
+      node_master = *local;
+      sflags->node.master.liveness = false;
+    }
     BlockShutdownSignals(/*hangup=*/auth != nullptr);
     auto host = server::MasterHost::Start(options, secret);
     if (!host.ok()) return SetExitCode(Report("serve", host.status()));
     sflags->node.host = mflags->host;
     sflags->node.limits = mflags->port_limits.ToLimits();
-    sflags->node.master.address = host.value()->address();
+    sflags->node.master.address = node_master.empty() ? host.value()->address() : node_master;
     auto node = store::StoreNode::Start(sflags->node, secret);
     if (!node.ok()) return SetExitCode(Report("serve", node.status()));
     // The node's families join the master's /metrics.

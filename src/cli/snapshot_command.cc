@@ -11,6 +11,7 @@
 #include "cli/cli_util.h"
 #include "cli/client_flags.h"
 #include "cli/command.h"
+#include "cli/tls_flags.h"
 #include "rpc/master_client.h"
 
 namespace crescent::cli {
@@ -31,15 +32,18 @@ void AddSnapshot(CLI::App& root) {
                   "Master address host:port or unix:PATH (default $CRESCENT_MASTER or "
                   "127.0.0.1:50051)");
   AddTokenFileFlag(*app, *token_file);
+  auto tls = std::make_shared<TlsConfig>();
+  AddClientTlsFlags(*app, *tls);
   app->add_option("--wait", *wait_s, "Give up waiting for it after this many seconds")
       ->capture_default_str()
       ->check(CLI::Range(int64_t{1}, int64_t{86'400}));
-  app->callback([master, wait_s, token_file] {
+  app->callback([master, wait_s, token_file, tls] {
     StatusOr<std::string> token = auth::LoadClientToken(*token_file);
     if (!token.ok()) return SetExitCode(Report("snapshot", token.status()));
     rpc::MasterClientOptions o;
     o.address = *master;
     o.token = std::move(*token);
+    o.tls = *tls;
     auto client = rpc::MasterClient::Create(o);
     if (!client.ok()) return SetExitCode(Report("snapshot", client.status()));
     // Never destroyed, as in the client verbs: the process exits next.

@@ -325,6 +325,7 @@ StatusOr<std::unique_ptr<Client>> Client::Connect(const ClientConfig& given) {
   mo.attempts = config.rpc_attempts;
   mo.lean_control = config.lean_control;
   mo.token = config.token;
+  mo.tls = config.tls;
   StatusOr<std::unique_ptr<rpc::MasterClient>> master = rpc::MasterClient::Create(mo);
   if (!master.ok()) return master.status();
   impl->master = std::move(master.value());

@@ -22,6 +22,7 @@
 #include "common/fd.h"
 #include "common/listen_check.h"
 #include "rpc/messages.pb.h"
+#include "rpc/tls.h"
 #include "transfer/frame_buffer.h"
 #include "transfer/wire.h"
 
@@ -141,7 +142,15 @@ struct ControlChannel::Impl {
   Clock::time_point last_call = Clock::now();  // when the last call ended
   transfer::FrameBuffer in;  // read but not yet delivered; only the reader touches it
   std::optional<auth::Identity> identity;  // set by Connect, then read-only
+  std::unique_ptr<TlsClientSession> tls;   // set by Connect under TLS, else null
 
+  using Io = TlsClientSession::Io;
+  // One send or receive on the socket, plain or through TLS: bytes moved, the
+  // readiness to wait for, a close (receive: n 0), or why it failed.
+  Io SendSome(const char* data, size_t len);
+  Io ReceiveSome(char* data, size_t len);
+  // The TLS handshake on a connected socket, until `deadline`.
+  Status ShakeHands(const TlsClientContext& context, Deadline deadline);
   Status Send(std::string_view frame, Deadline deadline);
   // Sends `frame` (call `id`'s), runs `meanwhile`, and waits for its answer:
   // the reply's bytes into *answer, or the error.
@@ -154,19 +163,62 @@ struct ControlChannel::Impl {
   void Fail(Status s);
 };
 
+ControlChannel::Impl::Io ControlChannel::Impl::SendSome(const char* data, size_t len) {
+  if (tls) return tls->Write(data, len);
+  for (;;) {
+    const ssize_t n = ::send(fd.get(), data, len, MSG_NOSIGNAL);
+    if (n >= 0) return {n, 0, Status::Ok()};
+    if (errno == EINTR) continue;
+    if (errno == EAGAIN || errno == EWOULDBLOCK) return {0, POLLOUT, Status::Ok()};
+    return {0, 0, Unavailable(target, std::string("send: ") + std::strerror(errno))};
+  }
+}
+
+ControlChannel::Impl::Io ControlChannel::Impl::ReceiveSome(char* data, size_t len) {
+  if (tls) return tls->Read(data, len);
+  for (;;) {
+    const ssize_t n = ::recv(fd.get(), data, len, 0);
+    if (n >= 0) return {n, 0, Status::Ok()};
+    if (errno == EINTR) continue;
+    if (errno == EAGAIN || errno == EWOULDBLOCK) return {0, POLLIN, Status::Ok()};
+    return {0, 0, Unavailable(target, std::string("recv: ") + std::strerror(errno))};
+  }
+}
+
+Status ControlChannel::Impl::ShakeHands(const TlsClientContext& context, Deadline deadline) {
+  std::string host = target.substr(0, target.rfind(':'));
+  if (host.size() > 2 && host.front() == '[' && host.back() == ']') {
+    host = host.substr(1, host.size() - 2);
+  }
+  StatusOr<std::unique_ptr<TlsClientSession>> session = context.Start(fd.get(), host, target);
+  if (!session.ok()) return session.status();
+  for (;;) {
+    const Io io = (*session)->Handshake();
+    if (io.n > 0) break;
+    if (!io.status.ok()) return io.status;
+    if (Status s = Wait(fd.get(), io.want, deadline, target); !s.ok()) {
+      return s.code() == ErrorCode::kTimeout
+                 ? Unavailable(target,
+                               "no TLS handshake from the master (does it serve TLS? "
+                               "it needs --tls-cert and --tls-key)")
+                 : s;
+    }
+  }
+  tls = std::move(*session);
+  return Status::Ok();
+}
+
 Status ControlChannel::Impl::Send(std::string_view frame, Deadline deadline) {
   std::lock_guard lock(write_mu);
   for (size_t sent = 0; sent < frame.size();) {
-    const ssize_t n = ::send(fd.get(), frame.data() + sent, frame.size() - sent, MSG_NOSIGNAL);
-    if (n >= 0) {
-      sent += static_cast<size_t>(n);
+    const Io io = SendSome(frame.data() + sent, frame.size() - sent);
+    if (io.n > 0) {
+      sent += static_cast<size_t>(io.n);
       continue;
     }
-    if (errno == EINTR) continue;
-    if (errno != EAGAIN && errno != EWOULDBLOCK) {
-      return Unavailable(target, std::string("send: ") + std::strerror(errno));
-    }
-    if (Status s = Wait(fd.get(), POLLOUT, deadline, target); !s.ok()) {
+    if (!io.status.ok()) return io.status;
+    if (io.want == 0) return Unavailable(target, "the master closed the connection");
+    if (Status s = Wait(fd.get(), io.want, deadline, target); !s.ok()) {
       // Part of a frame may be on the stream: it cannot be used again.
       return sent == 0 ? s : Unavailable(target, "send stalled mid-frame: " + s.message());
     }
@@ -178,21 +230,18 @@ Status ControlChannel::Impl::ReadAndDeliver(Deadline deadline) {
   const std::span<char> room = in.Room();
   const auto spin_until = Clock::now() + spin;
   for (;;) {
-    const ssize_t n = ::recv(fd.get(), room.data(), room.size(), 0);
-    if (n > 0) {
-      in.Filled(static_cast<size_t>(n));
+    const Io io = ReceiveSome(room.data(), room.size());
+    if (io.n > 0) {
+      in.Filled(static_cast<size_t>(io.n));
       break;
     }
-    if (n == 0) return Unavailable(target, "the master closed the connection");
-    if (errno == EINTR) continue;
-    if (errno != EAGAIN && errno != EWOULDBLOCK) {
-      return Unavailable(target, std::string("recv: ") + std::strerror(errno));
-    }
-    if (Clock::now() < spin_until) {
+    if (!io.status.ok()) return io.status;
+    if (io.want == 0) return Unavailable(target, "the master closed the connection");
+    if (io.want == POLLIN && Clock::now() < spin_until) {
       sched_yield();  // the master may be waiting for this CPU (control_server.cc)
       continue;
     }
-    if (Status s = Wait(fd.get(), POLLIN, deadline, target); !s.ok()) return s;
+    if (Status s = Wait(fd.get(), io.want, deadline, target); !s.ok()) return s;
   }
   std::lock_guard lock(mu);
   for (;;) {
@@ -228,7 +277,8 @@ void ControlChannel::Impl::Fail(Status s) {
 
 StatusOr<std::unique_ptr<ControlChannel>> ControlChannel::Connect(
     const std::string& target, Deadline deadline, uint64_t* instance,
-    std::chrono::microseconds spin, uint64_t max_answer, const auth::Token* token) {
+    std::chrono::microseconds spin, uint64_t max_answer, const auth::Token* token,
+    const TlsClientContext* tls) {
   StatusOr<ScopedFd> fd = Dial(target, deadline);
   if (!fd.ok()) return fd.status();
   auto impl = std::make_unique<Impl>();
@@ -236,6 +286,13 @@ StatusOr<std::unique_ptr<ControlChannel>> ControlChannel::Connect(
   impl->fd = std::move(fd).value();
   impl->spin = spin;
   impl->max_answer = max_answer;
+  if (tls != nullptr) {
+    if (target.rfind("unix:", 0) == 0) {
+      return Status(ErrorCode::kInvalidArgument,
+                    "the lean control protocol's Unix socket " + target + " serves no TLS");
+    }
+    if (Status s = impl->ShakeHands(*tls, deadline); !s.ok()) return s;
+  }
   std::unique_ptr<ControlChannel> channel(new ControlChannel(std::move(impl)));
   proto::ControlEndpointsResponse hello;
   if (Status s = channel->Call(ControlMethod::kHello, proto::Empty(), &hello, deadline); !s.ok()) {
@@ -278,6 +335,14 @@ bool ControlChannel::broken() const {
   // error means the master closed the connection (or refused it, saying why).
   pollfd p{c.fd.get(), POLLIN, 0};
   if (::poll(&p, 1, 0) == 0) return false;
+  if (c.tls) {
+    // TLS records of its own (a session ticket) are no data and no close.
+    const Impl::Io io = c.tls->Peek();
+    if (io.n == 0 && io.want != 0 && io.status.ok()) return false;
+    c.Fail(Unavailable(c.target, io.n > 0 ? "unexpected bytes from the master on an idle connection"
+                                          : "the master closed the idle connection"));
+    return true;
+  }
   char byte;
   const ssize_t n = ::recv(c.fd.get(), &byte, 1, MSG_PEEK | MSG_DONTWAIT);
   c.Fail(Unavailable(c.target, n == 0 ? "the master closed the idle connection"

@@ -31,6 +31,7 @@
 #include "auth/handshake.h"
 #include "crescent/status.h"
 #include "rpc/control_methods.h"
+#include "rpc/tls.h"
 
 namespace crescent::rpc {
 
@@ -46,11 +47,14 @@ class ControlChannel {
   // the connection before any room is made for it. With a `token`, the
   // connection then authenticates (docs/security.md): UNAUTHENTICATED when
   // the master does not know the token or cannot prove it holds its verifier,
-  // UNSUPPORTED when it authenticates nobody.
+  // UNSUPPORTED when it authenticates nobody. With `tls` (TCP only), the
+  // connection is TLS (tls.h) from its first byte: a master whose certificate
+  // does not verify, or that does not serve TLS, fails the connection with
+  // kUnavailable saying so.
   static StatusOr<std::unique_ptr<ControlChannel>> Connect(
       const std::string& target, Deadline deadline, uint64_t* instance,
       std::chrono::microseconds spin = std::chrono::microseconds(0), uint64_t max_answer = 64 << 20,
-      const auth::Token* token = nullptr);
+      const auth::Token* token = nullptr, const TlsClientContext* tls = nullptr);
   ~ControlChannel();
 
   // One call. `meanwhile`, when set, runs on the calling thread after the

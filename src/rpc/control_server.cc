@@ -15,6 +15,7 @@
 #include <asio/local/stream_protocol.hpp>
 #include <asio/post.hpp>
 #include <asio/redirect_error.hpp>
+#include <asio/ssl.hpp>
 #include <asio/steady_timer.hpp>
 #include <asio/thread_pool.hpp>
 #include <asio/use_awaitable.hpp>
@@ -46,6 +47,7 @@ namespace {
 
 using asio::ip::tcp;
 using unix_socket = asio::local::stream_protocol;
+using tls_stream = asio::ssl::stream<tcp::socket>;
 namespace wire = transfer::wire;
 
 // Workers for calls that wait for the log's sync (enough for a few concurrent
@@ -54,6 +56,43 @@ namespace wire = transfer::wire;
 constexpr int kWorkers = 4;
 
 void IgnoreException(std::exception_ptr) {}
+
+// The first byte of a TLS connection (a handshake record).
+constexpr unsigned char kTlsHandshakeRecord = 0x16;
+
+// The socket under a connection's stream (itself when plain).
+template <typename Stream>
+auto& Lowest(Stream& s) {
+  if constexpr (std::is_same_v<Stream, tls_stream>) {
+    return s.next_layer();
+  } else {
+    return s;
+  }
+}
+
+// The lean protocol's TLS settings from checked PEM (ControlServerOptions::tls):
+// TLS 1.2 or later, no session tickets (a client never resumes, and a ticket
+// would be bytes on an idle connection), client certificates required and
+// verified against the CA when there is one.
+StatusOr<std::unique_ptr<asio::ssl::context>> MakeTlsContext(const TlsPem& pem) {
+  auto ctx = std::make_unique<asio::ssl::context>(asio::ssl::context::tls_server);
+  SSL_CTX_set_min_proto_version(ctx->native_handle(), TLS1_2_VERSION);
+  SSL_CTX_set_num_tickets(ctx->native_handle(), 0);
+  asio::error_code ec;
+  ctx->use_certificate_chain(asio::buffer(pem.cert), ec);
+  if (!ec) ctx->use_private_key(asio::buffer(pem.key), asio::ssl::context::pem, ec);
+  if (!ec && !pem.ca.empty()) {
+    ctx->add_certificate_authority(asio::buffer(pem.ca), ec);
+    if (!ec) {
+      ctx->set_verify_mode(asio::ssl::verify_peer | asio::ssl::verify_fail_if_no_peer_cert, ec);
+    }
+  }
+  if (ec) {
+    return Status(ErrorCode::kInvalidArgument,
+                  "control server TLS (--tls-cert, --tls-key, --tls-ca): " + ec.message());
+  }
+  return ctx;
+}
 
 // The gRPC method of the same call, under which its metrics are kept (kHello,
 // which is none, is never recorded).
@@ -159,6 +198,9 @@ struct ControlServer::Impl {
   template <typename Socket>
   asio::awaitable<void> Serve(Socket socket, size_t thread,
                               transfer::ConnectionTable::Listener& listener);
+  // A TLS connection's handshake; false when the connection is to be closed
+  // (a plain client was told that this port serves TLS, or the handshake failed).
+  asio::awaitable<bool> StartTls(tls_stream& stream);
   // Answers one frame into `out`; false when the connection is to be closed
   // after the answer (an authentication that failed, a call before one).
   bool Dispatch(const wire::ControlHeader& h, std::string_view body, ConnectionAuth& conn,
@@ -183,6 +225,8 @@ struct ControlServer::Impl {
   }
 
   ControlServerOptions options;
+  // Null: the TCP port is plain. Before ios: outlives every stream.
+  std::unique_ptr<asio::ssl::context> tls;
   const MasterHandlers& handlers;
   RpcServerMetrics* metrics;
   const std::atomic<bool>& draining;
@@ -375,11 +419,20 @@ asio::awaitable<void> ControlServer::Impl::Accept(Acceptor& acceptor,
       co_await pause.async_wait(asio::redirect_error(asio::use_awaitable, ec));
       continue;
     }
+    constexpr bool kTcp = std::is_same_v<Acceptor, tcp::acceptor>;
     if (!connections->Admit(listener)) {
-      transfer::RefuseConnection(socket, connections->RefusalText("the master"));
+      // A TLS client would read the plain refusal as a broken handshake.
+      if (!kTcp || !tls) transfer::RefuseConnection(socket, connections->RefusalText("the master"));
       continue;
     }
     next_io = (next_io + 1) % ios.size();
+    if constexpr (kTcp) {
+      if (tls) {
+        asio::co_spawn(*ios[thread], Serve(tls_stream(std::move(socket), *tls), thread, listener),
+                       IgnoreException);
+        continue;
+      }
+    }
     asio::co_spawn(*ios[thread], Serve(std::move(socket), thread, listener), IgnoreException);
   }
 }
@@ -392,11 +445,20 @@ asio::awaitable<void> ControlServer::Impl::Serve(Socket socket, size_t thread,
   CountedConnection counted(metrics);
   transfer::ConnectionTable::Entry entry(*connections, thread, listener, [&socket] {
     asio::error_code ignored;
-    socket.shutdown(Socket::shutdown_both, ignored);
-    socket.close(ignored);
+    Lowest(socket).shutdown(asio::socket_base::shutdown_both, ignored);
+    Lowest(socket).close(ignored);
   });
   asio::error_code ec;
-  if constexpr (std::is_same_v<Socket, tcp::socket>) socket.set_option(tcp::no_delay(true), ec);
+  if constexpr (!std::is_same_v<Socket, unix_socket::socket>) {
+    Lowest(socket).set_option(tcp::no_delay(true), ec);
+  }
+  if constexpr (std::is_same_v<Socket, tls_stream>) {
+    if (!co_await StartTls(socket)) {
+      Lowest(socket).close(ec);
+      co_return;
+    }
+    entry.Touch();
+  }
   auto use = asio::redirect_error(asio::use_awaitable, ec);
   transfer::FrameBuffer in;
   std::string out;
@@ -439,7 +501,29 @@ asio::awaitable<void> ControlServer::Impl::Serve(Socket socket, size_t thread,
     in.Filled(n);
     entry.Touch();
   }
-  socket.close(ec);
+  Lowest(socket).close(ec);
+}
+
+asio::awaitable<bool> ControlServer::Impl::StartTls(tls_stream& stream) {
+  asio::error_code ec;
+  auto use = asio::redirect_error(asio::use_awaitable, ec);
+  tcp::socket& raw = stream.next_layer();
+  co_await raw.async_wait(tcp::socket::wait_read, use);
+  unsigned char first = 0;
+  if (ec || raw.receive(asio::buffer(&first, 1), tcp::socket::message_peek, ec) != 1 || ec) {
+    co_return false;
+  }
+  if (first != kTlsHandshakeRecord) {  // a plain client: say why it gets no answer
+    std::string out;
+    AppendError(Status(ErrorCode::kUnavailable,
+                       "this master's lean control port serves TLS (it was started with "
+                       "--tls-cert): the client needs --tls-ca"),
+                0, out);
+    co_await asio::async_write(raw, asio::buffer(out), use);
+    co_return false;
+  }
+  co_await stream.async_handshake(asio::ssl::stream_base::server, use);
+  co_return !ec;
 }
 
 StatusOr<std::unique_ptr<ControlServer>> ControlServer::Start(const ControlServerOptions& options,
@@ -455,6 +539,11 @@ StatusOr<std::unique_ptr<ControlServer>> ControlServer::Start(const ControlServe
   }
   auto impl = std::make_unique<Impl>(options, handlers, metrics, draining);
   impl->credentials = options.credentials;
+  if (!options.tls.cert.empty()) {
+    StatusOr<std::unique_ptr<asio::ssl::context>> tls = MakeTlsContext(options.tls);
+    if (!tls.ok()) return tls.status();
+    impl->tls = std::move(*tls);
+  }
   impl->checking.store(options.credentials != nullptr, std::memory_order_release);
   if (options.acks_wait_for_sync || options.credentials) {
     impl->workers = std::make_unique<asio::thread_pool>(kWorkers);

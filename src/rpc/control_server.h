@@ -30,6 +30,7 @@
 #include "crescent/status.h"
 #include "rpc/server_handlers.h"
 #include "rpc/server_metrics.h"
+#include "rpc/tls.h"
 #include "transfer/connection_limits.h"
 
 namespace crescent::rpc {
@@ -53,6 +54,13 @@ struct ControlServerOptions {
   // before any call but Hello; a call before that, or a failed handshake, is
   // answered UNAUTHENTICATED and the connection closed. Null: none does.
   std::shared_ptr<const auth::ServerCredentials> credentials;
+  // With a certificate and key (rpc/tls.h, checked by LoadServerTls): every
+  // TCP connection is TLS from its first byte, and with a CA too the client
+  // must present a certificate it signed (mutual TLS). A first byte that
+  // cannot begin a TLS handshake gets a plain error answer saying that the
+  // port serves TLS; a failed handshake closes the connection. The Unix
+  // socket stays plain (local, guarded by its file mode).
+  TlsPem tls;
 };
 
 class ControlServer {

@@ -40,12 +40,20 @@ void QueuePool::Give(std::unique_ptr<grpc::CompletionQueue> cq) {
   idle_.push_back(std::move(cq));
 }
 
-GrpcTransport::GrpcTransport(std::string address, grpc::ChannelArguments args)
-    : address_(std::move(address)), args_(std::move(args)) {}
+GrpcTransport::GrpcTransport(std::string address, grpc::ChannelArguments args,
+                             std::shared_ptr<grpc::ChannelCredentials> credentials,
+                             std::string closed_hint)
+    : address_(std::move(address)),
+      args_(std::move(args)),
+      closed_hint_(std::move(closed_hint)),
+      tls_(credentials != nullptr),
+      credentials_(credentials ? std::move(credentials) : grpc::InsecureChannelCredentials()) {}
 
-std::unique_ptr<GrpcTransport> GrpcTransport::Create(const std::string& address,
-                                                     const grpc::ChannelArguments& args) {
-  std::unique_ptr<GrpcTransport> t(new GrpcTransport(address, args));
+std::unique_ptr<GrpcTransport> GrpcTransport::Create(
+    const std::string& address, const grpc::ChannelArguments& args,
+    std::shared_ptr<grpc::ChannelCredentials> credentials, std::string closed_hint) {
+  std::unique_ptr<GrpcTransport> t(
+      new GrpcTransport(address, args, std::move(credentials), std::move(closed_hint)));
   t->connection_ = t->Connect();
   if (!t->connection_->stub) return nullptr;
   return t;
@@ -53,7 +61,7 @@ std::unique_ptr<GrpcTransport> GrpcTransport::Create(const std::string& address,
 
 std::shared_ptr<const GrpcTransport::Connection> GrpcTransport::Connect() const {
   auto c = std::make_shared<Connection>();
-  c->channel = grpc::CreateCustomChannel(address_, grpc::InsecureChannelCredentials(), args_);
+  c->channel = grpc::CreateCustomChannel(address_, credentials_, args_);
   if (c->channel) c->stub = Master::NewStub(c->channel);
   return c;
 }
@@ -119,7 +127,19 @@ TryOutcome GrpcTransport::Try(const ControlCall& call, const Message& request, M
     return {client_wire::FromGrpc(s, call.name, address_, timeout_ms)};
   }
   Renew(conn);
-  return {Status(ErrorCode::kUnavailable, s.error_message()), true};
+  std::string why = s.error_message();
+  // What gRPC says when the master ends the connection in its handshake (a
+  // plain channel to a TLS port, a client certificate refused).
+  if (!closed_hint_.empty() && why.find("Socket closed") != std::string::npos) {
+    why += " (" + closed_hint_ + ")";
+  }
+  if (tls_ && why.find("wrong version number") != std::string::npos) {  // a plain port
+    why += " (the master does not serve TLS there: was it started with --tls-cert and --tls-key?)";
+  }
+  if (tls_ && why.find("certificate verify failed") != std::string::npos) {
+    why += " (the master's certificate is not signed by a CA of this client's --tls-ca)";
+  }
+  return {Status(ErrorCode::kUnavailable, std::move(why)), true};
 }
 
 }  // namespace crescent::rpc

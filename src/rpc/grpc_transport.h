@@ -33,9 +33,14 @@ class QueuePool {
 
 class GrpcTransport final : public ControlTransport {
  public:
-  // Null when gRPC makes no channel to `address`.
-  static std::unique_ptr<GrpcTransport> Create(const std::string& address,
-                                               const grpc::ChannelArguments& args);
+  // Null when gRPC makes no channel to `address`. `credentials`: the
+  // channel's (TLS), null for none. `closed_hint`: added to gRPC's "Socket
+  // closed", the master ending a connection in its handshake (what that may
+  // mean for this client's TLS settings).
+  static std::unique_ptr<GrpcTransport> Create(
+      const std::string& address, const grpc::ChannelArguments& args,
+      std::shared_ptr<grpc::ChannelCredentials> credentials = nullptr,
+      std::string closed_hint = "");
 
   // UNAVAILABLE is retryable; any other failure comes back as
   // "master RPC NAME to ADDRESS failed (grpc code N): ...".
@@ -49,7 +54,8 @@ class GrpcTransport final : public ControlTransport {
     std::shared_ptr<grpc::Channel> channel;
     std::unique_ptr<Master::Stub> stub;
   };
-  GrpcTransport(std::string address, grpc::ChannelArguments args);
+  GrpcTransport(std::string address, grpc::ChannelArguments args,
+                std::shared_ptr<grpc::ChannelCredentials> credentials, std::string closed_hint);
   std::shared_ptr<const Connection> Connect() const;
   std::shared_ptr<const Connection> Current() const;
   void Renew(const std::shared_ptr<const Connection>& used);
@@ -59,6 +65,9 @@ class GrpcTransport final : public ControlTransport {
 
   const std::string address_;
   const grpc::ChannelArguments args_;
+  const std::string closed_hint_;
+  const bool tls_;  // credentials were given
+  const std::shared_ptr<grpc::ChannelCredentials> credentials_;
   mutable std::mutex mu_;  // guards `connection_` (the pointer, not what it points to)
   std::shared_ptr<const Connection> connection_;
   QueuePool queues_;  // after connection_: destroyed first, when no call is running

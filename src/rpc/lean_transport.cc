@@ -70,7 +70,9 @@ std::shared_ptr<ControlChannel> LeanTransport::Connect(Status* why) {
   }
   const auth::Token* token = options_.token ? &*options_.token : nullptr;
   std::vector<std::string> targets;
-  if (!where.unix_socket().empty()) targets.push_back("unix:" + where.unix_socket());
+  if (!where.unix_socket().empty() && !options_.tls) {
+    targets.push_back("unix:" + where.unix_socket());
+  }
   targets.push_back(client_wire::HostOfAddress(address_) + ":" + std::to_string(where.port()));
   const auto deadline = std::chrono::steady_clock::now() +
                         std::chrono::milliseconds(std::min<int64_t>(options_.rpc_timeout_ms, 1000));
@@ -79,7 +81,7 @@ std::shared_ptr<ControlChannel> LeanTransport::Connect(Status* why) {
     uint64_t instance = 0;
     auto channel = ControlChannel::Connect(target, deadline, &instance,
                                            std::chrono::microseconds(options_.control_spin_us),
-                                           options_.max_message_bytes, token);
+                                           options_.max_message_bytes, token, options_.tls.get());
     if (channel.ok() && instance == where.instance()) return std::move(channel.value());
     if (channel.ok() || why->code() != ErrorCode::kUnavailable) continue;
     // The master's refusal of the token (unknown; or a master that authenticates

@@ -25,6 +25,9 @@ struct LeanOptions {
   int control_spin_us = 0;
   uint64_t max_message_bytes = 64 << 20;
   std::optional<auth::Token> token;  // set: authenticate, and send every call over lean
+  // Set: TLS on the lean TCP port (the master's Unix socket, which serves none,
+  // is not used).
+  std::shared_ptr<const TlsClientContext> tls;
 };
 
 class LeanTransport final : public ControlTransport {

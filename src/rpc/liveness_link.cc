@@ -12,8 +12,11 @@ struct LivenessLink::Target {
   std::unique_ptr<Liveness::Stub> stub;
 };
 
-LivenessLink::LivenessLink(std::string host, grpc::ChannelArguments args)
-    : host_(std::move(host)), args_(std::move(args)) {}
+LivenessLink::LivenessLink(std::string host, grpc::ChannelArguments args,
+                           std::shared_ptr<grpc::ChannelCredentials> credentials)
+    : host_(std::move(host)),
+      args_(std::move(args)),
+      credentials_(credentials ? std::move(credentials) : grpc::InsecureChannelCredentials()) {}
 
 LivenessLink::~LivenessLink() = default;
 
@@ -23,7 +26,7 @@ void LivenessLink::Learn(uint32_t port, uint64_t instance) {
     t = std::make_shared<Target>();
     t->address = host_ + ":" + std::to_string(port);
     t->instance = instance;
-    t->channel = grpc::CreateCustomChannel(t->address, grpc::InsecureChannelCredentials(), args_);
+    t->channel = grpc::CreateCustomChannel(t->address, credentials_, args_);
     if (t->channel) t->stub = Liveness::NewStub(t->channel);
     if (!t->stub) t.reset();
   }

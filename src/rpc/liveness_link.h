@@ -30,9 +30,10 @@ namespace crescent::rpc {
 
 class LivenessLink {
  public:
-  // `host`: the master's host, as a HOST of HOST:PORT. `args`: the channel's
-  // arguments (MasterClient's).
-  LivenessLink(std::string host, grpc::ChannelArguments args);
+  // `host`: the master's host, as a HOST of HOST:PORT. `args` and
+  // `credentials` (null: none): the channel's (MasterClient's).
+  LivenessLink(std::string host, grpc::ChannelArguments args,
+               std::shared_ptr<grpc::ChannelCredentials> credentials = nullptr);
   ~LivenessLink();
 
   // Where the service is (ControlEndpointsResponse.liveness_port and
@@ -57,6 +58,7 @@ class LivenessLink {
 
   const std::string host_;
   const grpc::ChannelArguments args_;
+  const std::shared_ptr<grpc::ChannelCredentials> credentials_;
   mutable std::mutex mu_;                 // guards the two below
   std::shared_ptr<const Target> target_;  // null: none known
   std::chrono::steady_clock::time_point next_look_{};

@@ -52,6 +52,47 @@ struct StatusOrOf<StatusOr<T>> {
 template <typename T>
 using AsStatusOr = typename StatusOrOf<T>::type;
 
+// A client's TLS (MasterClientOptions::tls): gRPC's credentials and the lean
+// protocol's context; both null when it has none.
+struct ClientTls {
+  std::shared_ptr<grpc::ChannelCredentials> grpc;
+  std::shared_ptr<const TlsClientContext> lean;
+  std::string closed_hint;  // GrpcTransport::Create's
+};
+
+// `args` gets the name to check the master's certificate for, when given.
+StatusOr<ClientTls> MakeClientTls(const TlsFiles& files, const std::string& address,
+                                  grpc::ChannelArguments& args) {
+  StatusOr<TlsPem> pem = LoadClientTls(files);
+  if (!pem.ok()) return pem.status();
+  if (pem->ca.empty()) {
+    return ClientTls{.grpc = nullptr,
+                     .lean = nullptr,
+                     .closed_hint =
+                         "a master that serves TLS closes plain connections: if it was started "
+                         "with --tls-cert, give this client --tls-ca"};
+  }
+  if (address.rfind("unix", 0) == 0) {
+    return Status(ErrorCode::kInvalidArgument,
+                  "the master's Unix socket " + address +
+                      " serves no TLS: give its HOST:PORT with --tls-ca, or drop --tls-ca");
+  }
+  StatusOr<std::shared_ptr<TlsClientContext>> lean =
+      TlsClientContext::Create(*pem, files.server_name);
+  if (!lean.ok()) return lean.status();
+  grpc::SslCredentialsOptions ssl;
+  ssl.pem_root_certs = pem->ca;
+  ssl.pem_private_key = pem->key;
+  ssl.pem_cert_chain = pem->cert;
+  if (!files.server_name.empty()) args.SetSslTargetNameOverride(files.server_name);
+  return ClientTls{grpc::SslCredentials(ssl), std::move(*lean),
+                   pem->cert.empty()
+                       ? "a master with mutual TLS (--tls-ca) closes connections that present no "
+                         "client certificate: give --tls-cert and --tls-key"
+                       : "a master with mutual TLS closes connections whose client certificate "
+                         "no CA of its --tls-ca signed"};
+}
+
 }  // namespace
 
 std::string ResolveMasterAddress(const std::string& configured) {
@@ -116,6 +157,7 @@ struct MasterClient::Impl {
   // Learns where the master's Liveness service is (LivenessLink).
   void FindLiveness() const {
     if (options.lean_control && !options.token.empty()) return;  // see Heartbeat
+    if (!options.liveness) return;
     auto where = Call(calls::ControlEndpoints, proto::Empty(), CallOptions::Tries(1));
     if (where.ok()) liveness->Learn(where->liveness_port(), where->instance());
   }
@@ -205,8 +247,10 @@ StatusOr<std::unique_ptr<MasterClient>> MasterClient::Create(const MasterClientO
   // Each channel its own connection: a renewed channel (Impl::Renew) must not
   // inherit the failed one's from gRPC's process-wide pool.
   args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
-  impl->liveness = std::make_unique<LivenessLink>(HostOfAddress(impl->address), args);
-  impl->grpc = GrpcTransport::Create(impl->address, args);
+  StatusOr<ClientTls> tls = MakeClientTls(options.tls, impl->address, args);
+  if (!tls.ok()) return tls.status();
+  impl->liveness = std::make_unique<LivenessLink>(HostOfAddress(impl->address), args, tls->grpc);
+  impl->grpc = GrpcTransport::Create(impl->address, args, tls->grpc, tls->closed_hint);
   if (!impl->grpc) {
     return Status(ErrorCode::kInvalidArgument, "cannot create a channel to " + impl->address);
   }
@@ -216,7 +260,8 @@ StatusOr<std::unique_ptr<MasterClient>> MasterClient::Create(const MasterClientO
                   .rpc_timeout_ms = options.rpc_timeout_ms,
                   .control_spin_us = options.control_spin_us,
                   .max_message_bytes = static_cast<uint64_t>(options.max_message_bytes),
-                  .token = std::move(token)},
+                  .token = std::move(token),
+                  .tls = std::move(tls->lean)},
       *impl->grpc);
   impl->retry =
       std::make_unique<ControlRetry>(*impl->lean, impl->address,

@@ -20,6 +20,7 @@
 #include "crescent/status.h"
 #include "master/types.h"
 #include "rpc/batch_parts.h"
+#include "rpc/tls.h"
 #include "transfer/capability.h"
 
 namespace crescent::rpc {
@@ -58,6 +59,16 @@ struct MasterClientOptions {
   // over the lean protocol (needs lean_control), since gRPC carries no
   // credential; Create refuses text that is not a token (UNAUTHENTICATED).
   std::string token;
+  // TLS to the master (tls.h, docs/security.md): on when `tls.ca` is set,
+  // over gRPC and the lean protocol's TCP port (never its Unix socket, which
+  // serves no TLS; a unix: address is refused). Create refuses files that
+  // cannot be read or do not parse (kInvalidArgument).
+  TlsFiles tls;
+  // Send heartbeats to the master's Liveness service when it has one
+  // (liveness_link.h); false: to Master.Heartbeat. `crescent serve`'s node
+  // under TLS, which reaches its master over the plain Unix sockets, while
+  // the Liveness port serves TLS only.
+  bool liveness = true;
 };
 
 // The address MasterClient would use for `configured` (see above).

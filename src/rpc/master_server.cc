@@ -233,6 +233,22 @@ struct MasterServer::Impl {
   bool shut_down = false;
 };
 
+namespace {
+
+// gRPC's credentials for the TCP ports: TLS with a certificate, requiring a
+// client certificate signed by the CA when there is one; plain without.
+std::shared_ptr<grpc::ServerCredentials> TcpCredentials(const TlsPem& pem) {
+  if (pem.cert.empty()) return grpc::InsecureServerCredentials();
+  grpc::SslServerCredentialsOptions ssl(
+      pem.ca.empty() ? GRPC_SSL_DONT_REQUEST_CLIENT_CERTIFICATE
+                     : GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY);
+  ssl.pem_root_certs = pem.ca;
+  ssl.pem_key_cert_pairs.push_back({pem.key, pem.cert});
+  return grpc::SslServerCredentials(ssl);
+}
+
+}  // namespace
+
 StatusOr<std::unique_ptr<MasterServer>> MasterServer::Start(
     const MasterServerOptions& options, master::MasterService& master,
     const transfer::CapabilitySigner& signer) {
@@ -252,6 +268,9 @@ StatusOr<std::unique_ptr<MasterServer>> MasterServer::Start(
                   "an auth file needs the lean control protocol (--control-port), the one "
                   "transport that authenticates clients");
   }
+  StatusOr<TlsPem> tls = LoadServerTls(options.tls);
+  if (!tls.ok()) return tls.status();
+  const std::shared_ptr<grpc::ServerCredentials> tcp_credentials = TcpCredentials(*tls);
   auto impl = std::make_unique<Impl>(options, master, signer);
   impl->auth.Set(options.credentials);
   MasterHandlers::ControlAdvert advert;
@@ -269,6 +288,7 @@ StatusOr<std::unique_ptr<MasterServer>> MasterServer::Start(
     co.limits = options.limits;
     co.instance = advert.instance;
     co.credentials = options.credentials;
+    co.tls = *tls;
     auto control = ControlServer::Start(
         co, impl->handlers, options.record_metrics ? &impl->metrics : nullptr, impl->draining);
     if (!control.ok()) return control.status();
@@ -290,7 +310,7 @@ StatusOr<std::unique_ptr<MasterServer>> MasterServer::Start(
         GRPC_ARG_MAX_CONNECTION_IDLE_MS,
         static_cast<int>(std::min<int64_t>(options.limits.idle_timeout.count(), INT32_MAX)));
   }
-  builder.AddListeningPort(options.listen_address, grpc::InsecureServerCredentials(), &impl->port);
+  builder.AddListeningPort(options.listen_address, tcp_credentials, &impl->port);
   if (!options.unix_socket.empty()) {
     if (auto s = CheckUnixSocketPath("master server cannot listen on unix:" + options.unix_socket,
                                      options.unix_socket);
@@ -327,7 +347,7 @@ StatusOr<std::unique_ptr<MasterServer>> MasterServer::Start(
     const std::string where = JoinHostPort(HostOf(options.listen_address), options.liveness_port);
     grpc::ServerBuilder live;
     live.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
-    live.AddListeningPort(where, grpc::InsecureServerCredentials(), &impl->liveness_port);
+    live.AddListeningPort(where, tcp_credentials, &impl->liveness_port);
     live.RegisterService(&impl->liveness_service);
     impl->cqs.push_back(live.AddCompletionQueue());
     impl->liveness = live.BuildAndStart();

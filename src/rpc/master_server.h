@@ -20,6 +20,7 @@
 #include "crescent/status.h"
 #include "master/master_service.h"
 #include "rpc/batch_parts.h"
+#include "rpc/tls.h"
 #include "transfer/capability.h"
 #include "transfer/connection_limits.h"
 
@@ -74,6 +75,12 @@ struct MasterServerOptions {
   // included): authenticated clients send every call over the lean protocol
   // (ControlMethod::kCall). Needs control_port >= 0.
   std::shared_ptr<const auth::ServerCredentials> credentials;
+  // TLS (rpc/tls.h, docs/security.md): with `cert` and `key`, the gRPC port,
+  // the Liveness port and the lean control port serve TLS only, and with `ca`
+  // too they require client certificates it signed (mutual TLS). The Unix
+  // sockets stay plain. Start refuses files that cannot be read or do not
+  // parse, and a key that is not the certificate's (kInvalidArgument).
+  TlsFiles tls;
 };
 
 class MasterServer {

@@ -34,6 +34,7 @@ StatusOr<std::unique_ptr<LocalNode>> StartNode(const LocalNodeArgs& args,
   options.master.rpc_timeout_ms = args.rpc_timeout_ms;
   options.master.attempts = args.rpc_attempts;
   options.master.token = args.token;
+  options.master.tls = args.tls;
   StatusOr<std::unique_ptr<store::StoreNode>> node = store::StoreNode::Start(options, secret);
   if (!node.ok()) return node.status();
   return std::unique_ptr<LocalNode>(std::make_unique<InProcessNode>(std::move(node.value())));

@@ -1,0 +1,302 @@
+// TLS on the control plane (docs/security.md, "TLS"), as real processes, with
+// certificates made here by the openssl CLI: a CA, a server certificate for
+// 127.0.0.1 and localhost, a client certificate, and a second CA that signed
+// neither. A client trusting the CA is served over gRPC (stat, list) and the
+// lean protocol (put, get, exists); with mutual TLS a client certificate is
+// needed and one of another CA refused; a client trusting the wrong CA, a
+// plain client against a TLS master and a TLS client against a plain one
+// each fail with a message saying so, never a hang; a token authenticates
+// over TLS; a master refuses to start on files that do not fit.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <httplib.h>
+
+#include <chrono>
+#include <regex>
+#include <thread>
+
+#include "integration/cluster.h"
+#include "rpc/control_channel.h"
+#include "rpc/messages.pb.h"
+#include "rpc/tls.h"
+
+namespace crescent::itest {
+namespace {
+
+using testing::HasSubstr;
+using Clock = std::chrono::steady_clock;
+
+// Makes the certificates in `dir` (ca, other-ca, server, client, stranger:
+// NAME.crt and NAME.key each); the openssl CLI's output on failure.
+std::string MakeCertificates(const std::string& dir) {
+  const std::string script = R"(set -e
+cd ")" + dir + R"("
+ca() { openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes \
+  -keyout $1.key -out $1.crt -days 2 -subj "/CN=$1"; }
+leaf() {
+  openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout $1.key -out $1.csr \
+    -subj "/CN=$1"
+  printf 'subjectAltName=%s\n' "$3" > $1.ext
+  openssl x509 -req -in $1.csr -CA $2.crt -CAkey $2.key -CAcreateserial -out $1.crt -days 2 \
+    -extfile $1.ext
+}
+ca ca
+ca other-ca
+leaf server ca "IP:127.0.0.1,DNS:localhost"
+leaf client ca "DNS:client"
+leaf stranger other-ca "DNS:stranger"
+)";
+  CommandResult r = RunCommand({"/bin/sh", "-c", script}, "", dir, milliseconds(60000));
+  return r.exit_code == 0 ? std::string() : "openssl failed:\n" + r.err;
+}
+
+uint64_t MetricValue(int http_port, const std::string& name) {
+  httplib::Client http("127.0.0.1", http_port);
+  auto res = http.Get("/metrics");
+  if (!res || res->status != 200) return 0;
+  std::smatch m;
+  const std::regex re("\n" + name + " ([0-9]+)");
+  return std::regex_search(res->body, m, re) ? std::stoull(m[1]) : 0;
+}
+
+class TlsTest : public testing::Test {
+ protected:
+  void SetUp() override { ASSERT_EQ(MakeCertificates(dir_.path()), ""); }
+
+  std::string Crt(const std::string& name) const { return dir_.File(name + ".crt"); }
+  std::string Key(const std::string& name) const { return dir_.File(name + ".key"); }
+  CommandResult Cli(const std::vector<std::string>& args, const std::string& in = "") {
+    return RunCrescent(args, dir_.path(), in);
+  }
+  // Starts serve_ with TLS (mutual with `mutual`) and EXTRA flags.
+  void StartTlsServe(bool mutual, std::vector<std::string> extra = {}) {
+    extra.insert(extra.end(), {"--tls-cert", Crt("server"), "--tls-key", Key("server")});
+    if (mutual) extra.insert(extra.end(), {"--tls-ca", Crt("ca")});
+    ASSERT_TRUE(StartServe(dir_, extra, &serve_));
+    auto lean = serve_.proc->WaitForMatch(
+        std::regex(R"(lean control protocol on (127\.0\.0\.1:[0-9]+))"), kStartTimeout);
+    ASSERT_TRUE(lean.has_value()) << serve_.proc->Output();
+    lean_ = (*lean)[1];
+  }
+  TlsConfig Trusting(const std::string& ca, const std::string& cert = "") const {
+    TlsConfig t;
+    t.ca = Crt(ca);
+    if (!cert.empty()) {
+      t.cert = Crt(cert);
+      t.key = Key(cert);
+    }
+    return t;
+  }
+  std::unique_ptr<Client> Connect(const TlsConfig& tls, const std::string& token = "") {
+    ClientConfig c;
+    c.master_address = serve_.master;
+    c.tls = tls;
+    c.token = token;
+    c.rpc_attempts = 1;
+    c.put_retry_ms = 0;
+    auto client = Client::Connect(c);
+    EXPECT_TRUE(client.ok()) << client.status().ToString();
+    return client.ok() ? std::move(client.value()) : nullptr;
+  }
+  // A lean control connection to the master's TCP port, with TLS when
+  // `tls` has a CA: Hello answered, or why not.
+  Status LeanHello(const TlsConfig& tls) {
+    std::shared_ptr<rpc::TlsClientContext> context;
+    if (!tls.ca.empty()) {
+      StatusOr<rpc::TlsPem> pem = rpc::LoadClientTls(tls);
+      if (!pem.ok()) return pem.status();
+      auto made = rpc::TlsClientContext::Create(*pem, "");
+      if (!made.ok()) return made.status();
+      context = *made;
+    }
+    const auto deadline = Clock::now() + std::chrono::seconds(10);
+    auto channel = rpc::ControlChannel::Connect(lean_, deadline, nullptr, {}, 64 << 20, nullptr,
+                                                context.get());
+    if (!channel.ok()) return channel.status();
+    proto::ControlEndpointsResponse hello;
+    return channel.value()->Call(rpc::ControlMethod::kHello, proto::Empty(), &hello, deadline);
+  }
+  // The put, get and exists (lean) and stat and list (gRPC) of a served client.
+  void RoundTrip(Client& client, const std::string& key) {
+    const std::vector<std::byte> value = RandomBytes(3000, 7);
+    ASSERT_TRUE(client.Put(key, value).ok());
+    StatusOr<std::vector<std::byte>> got = client.Get(key);
+    ASSERT_TRUE(got.ok()) << got.status().ToString();
+    EXPECT_EQ(*got, value);
+    StatusOr<bool> exists = client.Exists(key);
+    ASSERT_TRUE(exists.ok()) << exists.status().ToString();
+    EXPECT_TRUE(*exists);
+    StatusOr<ClusterStat> stat = client.Stat();
+    ASSERT_TRUE(stat.ok()) << stat.status().ToString();
+    EXPECT_GE(stat->objects, 1u);
+    StatusOr<std::vector<std::string>> keys = client.List(key);
+    ASSERT_TRUE(keys.ok()) << keys.status().ToString();
+    EXPECT_EQ(*keys, std::vector<std::string>{key});
+  }
+
+  TempDir dir_;
+  ServeProcess serve_;
+  std::string lean_;  // the lean control protocol's HOST:PORT
+};
+
+TEST_F(TlsTest, AClientTrustingTheCaIsServedOverGrpcAndTheLeanProtocol) {
+  ASSERT_NO_FATAL_FAILURE(StartTlsServe(false));
+  std::unique_ptr<Client> client = Connect(Trusting("ca"));
+  ASSERT_NE(client, nullptr);
+  ASSERT_NO_FATAL_FAILURE(RoundTrip(*client, "tls/k1"));
+  // The hot calls went over the lean protocol's TLS port, not gRPC.
+  EXPECT_GT(MetricValue(serve_.http_port, "crescent_control_calls_total"), 0u);
+  EXPECT_TRUE(LeanHello(Trusting("ca")).ok());
+
+  // The CLI, by its flags; by name too (localhost is in the certificate).
+  CommandResult r = Cli({"put", "tls/cli", "-", "--master", serve_.master, "--tls-ca", Crt("ca")},
+                        "hello over tls\n");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string port = serve_.master.substr(serve_.master.rfind(':'));
+  r = Cli({"get", "tls/cli", "--master", "localhost" + port, "--tls-ca", Crt("ca")});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "hello over tls\n");
+  // A name the certificate does not carry is refused.
+  r = Cli({"exists", "tls/cli", "--master", serve_.master, "--tls-ca", Crt("ca"),
+           "--tls-server-name", "elsewhere.example"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("elsewhere.example"));
+}
+
+TEST_F(TlsTest, MutualTlsNeedsAClientCertificateOfItsCa) {
+  ASSERT_NO_FATAL_FAILURE(StartTlsServe(true));
+  std::unique_ptr<Client> client = Connect(Trusting("ca", "client"));
+  ASSERT_NE(client, nullptr);
+  ASSERT_NO_FATAL_FAILURE(RoundTrip(*client, "mtls/k1"));
+  EXPECT_TRUE(LeanHello(Trusting("ca", "client")).ok());
+
+  // No certificate, or one of another CA: refused on gRPC and on the lean port.
+  CommandResult r = Cli({"exists", "mtls/k1", "--master", serve_.master, "--tls-ca", Crt("ca")});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_FALSE(r.timed_out);
+  EXPECT_THAT(r.err, HasSubstr("no client certificate: give --tls-cert and --tls-key"));
+  r = Cli({"exists", "mtls/k1", "--master", serve_.master, "--tls-ca", Crt("ca"), "--tls-cert",
+           Crt("stranger"), "--tls-key", Key("stranger")});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("client certificate no CA of its --tls-ca signed"));
+  Status lean = LeanHello(Trusting("ca"));
+  EXPECT_EQ(lean.code(), ErrorCode::kUnavailable) << lean.ToString();
+  EXPECT_THAT(lean.message(), HasSubstr("certificate required"));
+  lean = LeanHello(Trusting("ca", "stranger"));
+  EXPECT_EQ(lean.code(), ErrorCode::kUnavailable) << lean.ToString();
+  EXPECT_THAT(lean.message(), HasSubstr("TLS"));
+}
+
+TEST_F(TlsTest, AClientTrustingAnotherCaIsRefused) {
+  ASSERT_NO_FATAL_FAILURE(StartTlsServe(false));
+  CommandResult r =
+      Cli({"exists", "k", "--master", serve_.master, "--tls-ca", Crt("other-ca")});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_FALSE(r.timed_out);
+  EXPECT_THAT(r.err, HasSubstr("certificate verify failed"));
+  EXPECT_THAT(r.err, HasSubstr("not signed by a CA of this client's --tls-ca"));
+  Status lean = LeanHello(Trusting("other-ca"));
+  EXPECT_EQ(lean.code(), ErrorCode::kUnavailable) << lean.ToString();
+  EXPECT_THAT(lean.message(), HasSubstr("the master's certificate is not trusted"));
+}
+
+TEST_F(TlsTest, PlainAndTlsDoNotMixAndSaySo) {
+  ASSERT_NO_FATAL_FAILURE(StartTlsServe(false));
+  // A plain client against the TLS master: gRPC and the lean port.
+  CommandResult r = Cli({"exists", "k", "--master", serve_.master});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_FALSE(r.timed_out);
+  EXPECT_THAT(r.err, HasSubstr("give this client --tls-ca"));
+  Status lean = LeanHello(TlsConfig{});
+  EXPECT_EQ(lean.code(), ErrorCode::kUnavailable) << lean.ToString();
+  EXPECT_THAT(lean.message(), HasSubstr("serves TLS"));
+
+  // A TLS client against a plain master.
+  serve_.proc.reset();
+  TempDir plain_dir;
+  ServeProcess plain;
+  ASSERT_TRUE(StartServe(plain_dir, {}, &plain));
+  r = Cli({"exists", "k", "--master", plain.master, "--tls-ca", Crt("ca")});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_FALSE(r.timed_out);
+  EXPECT_THAT(r.err, HasSubstr("the master does not serve TLS there"));
+  auto lean_line = plain.proc->WaitForMatch(
+      std::regex(R"(lean control protocol on (127\.0\.0\.1:[0-9]+))"), kStartTimeout);
+  ASSERT_TRUE(lean_line.has_value());
+  lean_ = (*lean_line)[1];
+  lean = LeanHello(Trusting("ca"));
+  EXPECT_EQ(lean.code(), ErrorCode::kUnavailable) << lean.ToString();
+  EXPECT_THAT(lean.message(), HasSubstr("does not serve TLS"));
+  // A Unix socket address with TLS is refused before any call.
+  r = Cli({"exists", "k", "--master", "unix:" + dir_.File("x.sock"), "--tls-ca", Crt("ca")});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("serves no TLS"));
+}
+
+TEST_F(TlsTest, ATokenAuthenticatesOverMutualTls) {
+  CommandResult r = Cli(
+      {"token", "add", "--auth-file", dir_.File("auth"), "--name", "app", "--role", "client"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string token = r.out.substr(0, r.out.find('\n'));
+  // serve authenticates its own node too, over its private Unix sockets.
+  ASSERT_NO_FATAL_FAILURE(StartTlsServe(true, {"--auth-file", dir_.File("auth")}));
+  std::unique_ptr<Client> client = Connect(Trusting("ca", "client"), token);
+  ASSERT_NE(client, nullptr);
+  ASSERT_NO_FATAL_FAILURE(RoundTrip(*client, "auth/k1"));
+  // Without the token, TLS alone is not enough.
+  std::unique_ptr<Client> anonymous = Connect(Trusting("ca", "client"));
+  ASSERT_NE(anonymous, nullptr);
+  EXPECT_EQ(anonymous->Exists("auth/k1").status().code(), ErrorCode::kUnauthenticated);
+}
+
+TEST_F(TlsTest, AStoreNodeMountsAndHeartbeatsOverMutualTls) {
+  ClusterOptions o;
+  o.stores = 1;
+  o.master_flags = {"--tls-cert", Crt("server"), "--tls-key", Key("server"), "--tls-ca", Crt("ca")};
+  o.store_flags = {"--tls-ca", Crt("ca"), "--tls-cert", Crt("client"), "--tls-key", Key("client")};
+  Cluster cluster(o);
+  ASSERT_TRUE(cluster.Start());
+  ClientConfig c = cluster.ClientConfigFor(false);
+  c.tls = Trusting("ca", "client");
+  auto client = Client::Connect(c);
+  ASSERT_TRUE(client.ok()) << client.status().ToString();
+  // Mounted, and kept alive past several heartbeat TTLs (1 s).
+  ASSERT_TRUE(cluster.WaitForSegments(*client.value(), 1, kStartTimeout));
+  std::this_thread::sleep_for(milliseconds(2500));
+  ASSERT_TRUE(cluster.WaitForSegments(*client.value(), 1, kStartTimeout));
+  ASSERT_NO_FATAL_FAILURE(RoundTrip(*client.value(), "store/k1"));
+}
+
+TEST_F(TlsTest, AMasterRefusesFilesThatDoNotFit) {
+  struct Case {
+    std::vector<std::string> flags;
+    std::string want;
+  };
+  const Case cases[] = {
+      {{"--tls-cert", Crt("server"), "--tls-key", Key("client")},
+       "is not the key of the certificate in --tls-cert"},
+      {{"--tls-cert", Crt("server")}, "TLS needs both --tls-cert and --tls-key"},
+      {{"--tls-cert", dir_.File("missing.crt"), "--tls-key", Key("server")},
+       "cannot read: No such file or directory"},
+      {{"--tls-cert", Key("server"), "--tls-key", Key("server")}, "holds no PEM certificate"},
+      {{"--tls-cert", Crt("server"), "--tls-key", Crt("server")}, "holds no PEM private key"},
+      {{"--tls-cert", Crt("server"), "--tls-key", Key("server"), "--tls-ca", Key("ca")},
+       "--tls-ca '" + Key("ca") + "': holds no PEM certificate"},
+  };
+  for (const Case& c : cases) {
+    std::vector<std::string> args{"serve", "--port", "0", "--http-port", "0",
+                                  "--segment-size", "16MiB"};
+    args.insert(args.end(), c.flags.begin(), c.flags.end());
+    CommandResult r = Cli(args);
+    EXPECT_EQ(r.exit_code, 2) << testing::PrintToString(c.flags);
+    EXPECT_THAT(r.err, HasSubstr(c.want)) << testing::PrintToString(c.flags);
+  }
+  // A client's files are checked the same way.
+  CommandResult r = Cli({"exists", "k", "--master", "127.0.0.1:1", "--tls-cert", Crt("client"),
+                         "--tls-key", Key("client")});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("needs --tls-ca"));
+}
+
+}  // namespace
+}  // namespace crescent::itest
