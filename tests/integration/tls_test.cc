@@ -7,7 +7,10 @@
 // plain client against a TLS master and a TLS client against a plain one
 // each fail with a message saying so, never a hang; a token authenticates
 // over TLS; a master refuses to start on files that do not fit.
+#include "rpc/tls.h"
+
 #include <gmock/gmock.h>
+#include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
 #include <httplib.h>
 
@@ -17,8 +20,8 @@
 
 #include "integration/cluster.h"
 #include "rpc/control_channel.h"
+#include "rpc/master.grpc.pb.h"
 #include "rpc/messages.pb.h"
-#include "rpc/tls.h"
 
 namespace crescent::itest {
 namespace {
@@ -189,8 +192,7 @@ TEST_F(TlsTest, MutualTlsNeedsAClientCertificateOfItsCa) {
 
 TEST_F(TlsTest, AClientTrustingAnotherCaIsRefused) {
   ASSERT_NO_FATAL_FAILURE(StartTlsServe(false));
-  CommandResult r =
-      Cli({"exists", "k", "--master", serve_.master, "--tls-ca", Crt("other-ca")});
+  CommandResult r = Cli({"exists", "k", "--master", serve_.master, "--tls-ca", Crt("other-ca")});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_FALSE(r.timed_out);
   EXPECT_THAT(r.err, HasSubstr("certificate verify failed"));
@@ -234,8 +236,8 @@ TEST_F(TlsTest, PlainAndTlsDoNotMixAndSaySo) {
 }
 
 TEST_F(TlsTest, ATokenAuthenticatesOverMutualTls) {
-  CommandResult r = Cli(
-      {"token", "add", "--auth-file", dir_.File("auth"), "--name", "app", "--role", "client"});
+  CommandResult r =
+      Cli({"token", "add", "--auth-file", dir_.File("auth"), "--name", "app", "--role", "client"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const std::string token = r.out.substr(0, r.out.find('\n'));
   // serve authenticates its own node too, over its private Unix sockets.
@@ -247,6 +249,53 @@ TEST_F(TlsTest, ATokenAuthenticatesOverMutualTls) {
   std::unique_ptr<Client> anonymous = Connect(Trusting("ca", "client"));
   ASSERT_NE(anonymous, nullptr);
   EXPECT_EQ(anonymous->Exists("auth/k1").status().code(), ErrorCode::kUnauthenticated);
+}
+
+// A gRPC client of its own (another language's, grpcurl) sends its token as
+// "authorization: Bearer" metadata, which the master takes over TLS: the
+// token's role applies as on the lean protocol (docs/security.md, "gRPC").
+TEST_F(TlsTest, AGrpcClientAuthenticatesWithABearerTokenOverTls) {
+  auto add = [&](const std::string& name, const std::string& role) {
+    CommandResult r =
+        Cli({"token", "add", "--auth-file", dir_.File("auth"), "--name", name, "--role", role});
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return r.out.substr(0, r.out.find('\n'));
+  };
+  const std::string app = add("app", "client"), node = add("node-9", "node");
+  ASSERT_NO_FATAL_FAILURE(StartTlsServe(false, {"--auth-file", dir_.File("auth")}));
+  grpc::SslCredentialsOptions ssl;
+  ssl.pem_root_certs = ReadFileOrEmpty(Crt("ca"));
+  ASSERT_FALSE(ssl.pem_root_certs.empty());
+  auto stub = rpc::Master::NewStub(grpc::CreateChannel(serve_.master, grpc::SslCredentials(ssl)));
+  auto call = [&](const std::string& token, auto method, const auto& req, auto* resp) {
+    grpc::ClientContext ctx;
+    ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+    if (!token.empty()) ctx.AddMetadata("authorization", "Bearer " + token);
+    return (stub.get()->*method)(&ctx, req, resp);
+  };
+  proto::KeyRequest key;
+  key.set_key("grpc/k1");
+  proto::ExistsResponse exists;
+  grpc::Status s = call(app, &rpc::Master::Stub::Exists, key, &exists);
+  EXPECT_TRUE(s.ok()) << s.error_message();
+  EXPECT_EQ(exists.status().code(), 0);
+  proto::StatsResponse stats;
+  EXPECT_TRUE(call(app, &rpc::Master::Stub::Stats, proto::Empty(), &stats).ok());
+  // A node token reads no keys; a snapshot is the admin's.
+  s = call(node, &rpc::Master::Stub::Exists, key, &exists);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::PERMISSION_DENIED);
+  EXPECT_THAT(s.error_message(), HasSubstr("Exists needs the client or admin role"));
+  proto::SnapshotResponse snap;
+  s = call(app, &rpc::Master::Stub::Snapshot, proto::Empty(), &snap);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::PERMISSION_DENIED);
+  // No token, or a wrong one: UNAUTHENTICATED.
+  s = call("", &rpc::Master::Stub::Exists, key, &exists);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::UNAUTHENTICATED);
+  std::string wrong = app;
+  wrong.back() = wrong.back() == '0' ? '1' : '0';
+  s = call(wrong, &rpc::Master::Stub::Exists, key, &exists);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::UNAUTHENTICATED);
+  EXPECT_THAT(s.error_message(), HasSubstr("unknown token"));
 }
 
 TEST_F(TlsTest, AStoreNodeMountsAndHeartbeatsOverMutualTls) {
@@ -284,8 +333,8 @@ TEST_F(TlsTest, AMasterRefusesFilesThatDoNotFit) {
        "--tls-ca '" + Key("ca") + "': holds no PEM certificate"},
   };
   for (const Case& c : cases) {
-    std::vector<std::string> args{"serve", "--port", "0", "--http-port", "0",
-                                  "--segment-size", "16MiB"};
+    std::vector<std::string> args{"serve", "--port",         "0",    "--http-port",
+                                  "0",     "--segment-size", "16MiB"};
     args.insert(args.end(), c.flags.begin(), c.flags.end());
     CommandResult r = Cli(args);
     EXPECT_EQ(r.exit_code, 2) << testing::PrintToString(c.flags);
