@@ -19,6 +19,8 @@ PACKAGES=(
   libpmem2-dev
   # peer benchmarks: a real redis-server driven through hiredis
   libhiredis-dev redis-server
+  # etcd (the etcd client's tests run real members)
+  etcd-server
   # the Python binding and the end-to-end harness (system interpreter /usr/bin/python3)
   pybind11-dev python3-dev python3-numpy python3-pytest python3-torch
   # tests and benchmarks (openssl: the TLS tests' certificates, scripts/bench_control.py)
