@@ -72,17 +72,8 @@ def make_token(crescent, tmp):
 
 
 def make_certificates(tmp):
-    def openssl(*args):
-        subprocess.run(["openssl", *args], cwd=tmp, check=True, capture_output=True)
-
-    ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes"]
-    openssl("req", "-x509", *ec, "-keyout", "ca.key", "-out", "ca.crt", "-days", "2", "-subj",
-            "/CN=bench-ca")
-    openssl("req", *ec, "-keyout", "server.key", "-out", "server.csr", "-subj", "/CN=server")
-    with open(os.path.join(tmp, "server.ext"), "w") as f:
-        f.write("subjectAltName=IP:127.0.0.1,DNS:localhost\n")
-    openssl("x509", "-req", "-in", "server.csr", "-CA", "ca.crt", "-CAkey", "ca.key",
-            "-CAcreateserial", "-out", "server.crt", "-days", "2", "-extfile", "server.ext")
+    subprocess.run([os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                 "make_test_certs.sh"), tmp], check=True, capture_output=True)
     return [os.path.join(tmp, n) for n in ("server.crt", "server.key", "ca.crt")]
 
 

@@ -31,22 +31,15 @@ class TlsRpcTest : public RpcTest {
   static void SetUpTestSuite() {
     dir_ = new std::string(::testing::TempDir() + "crescent-tls-" + std::to_string(::getpid()));
     std::filesystem::create_directories(*dir_);
-    const std::string script =
-        "cd '" + *dir_ +
-        "' && { openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes "
-        "-keyout ca.key -out ca.crt -days 2 -subj /CN=ca && "
-        "openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout server.key "
-        "-out server.csr -subj /CN=server && "
-        "printf 'subjectAltName=IP:127.0.0.1\\n' > server.ext && "
-        "openssl x509 -req -in server.csr -CA ca.crt -CAkey ca.key -CAcreateserial "
-        "-out server.crt -days 2 -extfile server.ext; } > openssl.log 2>&1";
+    const std::string script = "'" CRESCENT_SOURCE_DIR "/scripts/make_test_certs.sh' '" + *dir_ +
+                               "' > '" + *dir_ + "/make_test_certs.log' 2>&1";
     ok_ = std::system(script.c_str()) == 0;
   }
   static void TearDownTestSuite() {
     std::filesystem::remove_all(*dir_);
     delete dir_;
   }
-  void SetUp() override { ASSERT_TRUE(ok_) << "openssl failed, see " << *dir_ << "/openssl.log"; }
+  void SetUp() override { ASSERT_TRUE(ok_) << "openssl failed, see " << *dir_ << "/make_test_certs.log"; }
 
   static std::string File(const std::string& name) { return *dir_ + "/" + name; }
   static MasterServerOptions TlsServer() {

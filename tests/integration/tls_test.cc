@@ -29,27 +29,12 @@ namespace {
 using testing::HasSubstr;
 using Clock = std::chrono::steady_clock;
 
-// Makes the certificates in `dir` (ca, other-ca, server, client, stranger:
-// NAME.crt and NAME.key each); the openssl CLI's output on failure.
+// Makes the certificates in `dir` (scripts/make_test_certs.sh: ca, other-ca,
+// server, client, stranger; NAME.crt and NAME.key each); the script's output on
+// failure.
 std::string MakeCertificates(const std::string& dir) {
-  const std::string script = R"(set -e
-cd ")" + dir + R"("
-ca() { openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes \
-  -keyout $1.key -out $1.crt -days 2 -subj "/CN=$1"; }
-leaf() {
-  openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout $1.key -out $1.csr \
-    -subj "/CN=$1"
-  printf 'subjectAltName=%s\n' "$3" > $1.ext
-  openssl x509 -req -in $1.csr -CA $2.crt -CAkey $2.key -CAcreateserial -out $1.crt -days 2 \
-    -extfile $1.ext
-}
-ca ca
-ca other-ca
-leaf server ca "IP:127.0.0.1,DNS:localhost"
-leaf client ca "DNS:client"
-leaf stranger other-ca "DNS:stranger"
-)";
-  CommandResult r = RunCommand({"/bin/sh", "-c", script}, "", dir, milliseconds(60000));
+  CommandResult r = RunCommand({CRESCENT_SOURCE_DIR "/scripts/make_test_certs.sh", dir}, "", dir,
+                               milliseconds(60000));
   return r.exit_code == 0 ? std::string() : "openssl failed:\n" + r.err;
 }
 

@@ -5,32 +5,20 @@ why; a file that is no certificate is refused before any network work."""
 
 import os
 import subprocess
+from pathlib import Path
 
 import pytest
 
 import crescent
 from conftest import Server
 
-_CERTS = r"""set -e
-ca() { openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes \
-  -keyout $1.key -out $1.crt -days 2 -subj "/CN=$1"; }
-leaf() {
-  openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout $1.key -out $1.csr \
-    -subj "/CN=$1"
-  printf 'subjectAltName=%s\n' "$3" > $1.ext
-  openssl x509 -req -in $1.csr -CA $2.crt -CAkey $2.key -CAcreateserial -out $1.crt -days 2 \
-    -extfile $1.ext
-}
-ca ca
-leaf server ca "IP:127.0.0.1,DNS:localhost"
-leaf client ca "DNS:client"
-"""
+_MAKE_CERTS = Path(__file__).resolve().parents[2] / "scripts" / "make_test_certs.sh"
 
 
 @pytest.fixture(scope="module")
 def tls_serve(tmp_path_factory):
     d = tmp_path_factory.mktemp("tls")
-    subprocess.run(["/bin/sh", "-c", _CERTS], cwd=d, check=True, capture_output=True)
+    subprocess.run([str(_MAKE_CERTS), str(d)], check=True, capture_output=True)
     server = Server(["serve", "--port", "0", "--http-port", "0", "--segment-size", "64MiB",
                      "--tls-cert", str(d / "server.crt"), "--tls-key", str(d / "server.key"),
                      "--tls-ca", str(d / "ca.crt")])
