@@ -176,27 +176,7 @@ TEST_F(ControlTest, ConcurrentCallersShareTheConnectionAndEachGetsItsOwnAnswer) 
   Mount();
   constexpr int kThreads = 8;
   constexpr int kPerThread = 200;
-  std::atomic<int> wrong{0};
-  std::vector<std::thread> threads;
-  for (int t = 0; t < kThreads; ++t) {
-    threads.emplace_back([&, t] {
-      for (int i = 0; i < kPerThread; ++i) {
-        const std::string key = "t" + std::to_string(t) + "-" + std::to_string(i);
-        auto put = client_->PutStart(key, 64 + t, {});
-        if (!put.ok() || !client_->PutEnd(key, put->token).ok()) {
-          wrong.fetch_add(1);
-          continue;
-        }
-        auto read = client_->GetReplicaList(key);
-        // The answer is this key's: its own size.
-        if (!read.ok() || read->size != static_cast<uint64_t>(64 + t)) wrong.fetch_add(1);
-        auto absent = client_->Exists(key + "-no");
-        if (!absent.ok() || *absent) wrong.fetch_add(1);
-      }
-    });
-  }
-  for (auto& th : threads) th.join();
-  EXPECT_EQ(wrong.load(), 0);
+  EXPECT_EQ(CallsFromManyThreads(kThreads, kPerThread, "t"), 0);
   EXPECT_EQ(server_->metrics().lean_connections(), 1);
   EXPECT_EQ(master_->Stats().objects, static_cast<uint64_t>(kThreads * kPerThread));
 }

@@ -4,8 +4,10 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "master/master_service.h"
@@ -77,6 +79,33 @@ class RpcTest : public ::testing::Test {
     std::vector<std::string> keys;
     for (size_t i = 0; i < n; ++i) keys.push_back(prefix + std::to_string(i));
     return keys;
+  }
+
+  // `threads` callers share client_, each putting, reading back and asking for
+  // an absent key `per_thread` times (keys "PREFIX<thread>-<i>", sized
+  // 64 + thread): how many answers were wrong or failed.
+  int CallsFromManyThreads(int threads, int per_thread, const std::string& prefix) {
+    std::atomic<int> wrong{0};
+    std::vector<std::thread> running;
+    for (int t = 0; t < threads; ++t) {
+      running.emplace_back([&, t] {
+        for (int i = 0; i < per_thread; ++i) {
+          const std::string key = prefix + std::to_string(t) + "-" + std::to_string(i);
+          auto put = client_->PutStart(key, 64 + t, {});
+          if (!put.ok() || !client_->PutEnd(key, put->token).ok()) {
+            wrong.fetch_add(1);
+            continue;
+          }
+          auto read = client_->GetReplicaList(key);
+          // The answer is this key's: its own size.
+          if (!read.ok() || read->size != static_cast<uint64_t>(64 + t)) wrong.fetch_add(1);
+          auto absent = client_->Exists(key + "-no");
+          if (!absent.ok() || *absent) wrong.fetch_add(1);
+        }
+      });
+    }
+    for (auto& th : running) th.join();
+    return wrong.load();
   }
 };
 
