@@ -1,6 +1,8 @@
 // FileOperationLog (file_log.h): framing, the torn-tail scan, the flusher.
 #include "durability/file_log.h"
 
+#include "durability/log_frame.h"
+
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -26,36 +28,10 @@ namespace {
 
 constexpr char kMagic[8] = {'C', 'R', 'S', 'L', 'O', 'G', '0', '1'};
 
-// Seeded with the length, so a length that changed fails the check too.
-uint32_t FrameCheck(std::string_view payload) {
-  return static_cast<uint32_t>(
-      XXH3_64bits_withSeed(payload.data(), payload.size(), payload.size()));
-}
-
 std::string FileName(uint64_t start) {
   char name[40];
   std::snprintf(name, sizeof name, "log-%016" PRIx64 ".crlog", start);
   return name;
-}
-
-// Walks the frames of one file's contents (header included). Calls fn(offset,
-// payload) per good frame; returns the offset where good frames end.
-template <typename Fn>
-uint64_t ScanFrames(std::string_view data, Fn&& fn) {
-  uint64_t at = FileOperationLog::kHeaderBytes;
-  while (data.size() - at >= FileOperationLog::kFrameBytes) {
-    const uint64_t len = DecodeFixed32(data.data() + at);
-    const uint32_t check = DecodeFixed32(data.data() + at + 4);
-    if (len > FileOperationLog::kMaxRecordBytes ||
-        data.size() - at - FileOperationLog::kFrameBytes < len) {
-      break;
-    }
-    const std::string_view payload = data.substr(at + FileOperationLog::kFrameBytes, len);
-    if (FrameCheck(payload) != check) break;
-    fn(at, payload);
-    at += FileOperationLog::kFrameBytes + len;
-  }
-  return at;
 }
 
 // The start position a header names, or an error naming the file.
@@ -121,7 +97,7 @@ Status FileOperationLog::OpenTail(std::vector<std::string>* warnings) {
         ErrorCode::kCorruptData,
         "log file '" + tail.path + "': its header names start position " + std::to_string(*start));
   }
-  const uint64_t good = ScanFrames(mapped->data(), [](uint64_t, std::string_view) {});
+  const uint64_t good = ScanFrames(mapped->data(), kHeaderBytes, [](uint64_t, std::string_view) {});
   mapped->Close();  // before the file may be cut
   if (good < size) {
     warnings->push_back("log file '" + tail.path + "': torn tail at byte " + std::to_string(good) +
@@ -176,9 +152,7 @@ StatusOr<uint64_t> FileOperationLog::Append(std::string_view record) {
   }
   std::string frame;
   frame.reserve(kFrameBytes + record.size());
-  PutFixed32(frame, static_cast<uint32_t>(record.size()));
-  PutFixed32(frame, FrameCheck(record));
-  frame.append(record);
+  AppendFrame(frame, record);
   std::lock_guard lock(mu_);
   if (!error_.ok()) return error_;
   buffer_.append(frame);
@@ -327,7 +301,7 @@ Status FileOperationLog::ReadFrom(uint64_t position, const RecordFn& fn) {
     if (!start.ok()) return start.status();
     Status out;
     bool boundary = position <= f.start;
-    const uint64_t good = ScanFrames(data, [&](uint64_t at, std::string_view payload) {
+    const uint64_t good = ScanFrames(data, kHeaderBytes, [&](uint64_t at, std::string_view payload) {
       const uint64_t pos = f.start + at - kHeaderBytes;
       if (pos == position) boundary = true;
       if (!out.ok() || pos < position) return;

@@ -37,6 +37,7 @@
 #include <vector>
 
 #include "common/fd.h"
+#include "durability/log_frame.h"
 #include "master/operation_log.h"
 
 namespace crescent::durability {
@@ -83,8 +84,8 @@ class FileOperationLog final : public master::OperationLog {
   FileLogStats Stats() const;
 
   static constexpr uint64_t kHeaderBytes = 16;
-  static constexpr uint64_t kFrameBytes = 8;
-  static constexpr uint32_t kMaxRecordBytes = 16u << 20;
+  static constexpr uint64_t kFrameBytes = durability::kFrameBytes;
+  static constexpr uint32_t kMaxRecordBytes = durability::kMaxRecordBytes;
 
  private:
   struct File {
