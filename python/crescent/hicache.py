@@ -183,7 +183,8 @@ class CrescentHiCacheStorage(HiCacheStorage):
       ``global_segment_size``, ``local_buffer_size``, ``protocol``,
       ``device_name``, ``token``: passed to ``Store.setup`` (``token``: this
       client's token for a master with an auth file, default
-      ``$CRESCENT_TOKEN``); ``key_prefix``: namespace for
+      ``$CRESCENT_TOKEN``), ``node_token`` (the contributed segment's store
+      node's token, of the node role; default ``token``); ``key_prefix``: namespace for
       every object key; ``replica_count``: replicas per page (default 1).
     """
 
@@ -251,6 +252,7 @@ class CrescentHiCacheStorage(HiCacheStorage):
             extra.get("device_name", ""),
             self.master_address,
             token=extra.get("token"),
+            node_token=extra.get("node_token"),
         )
         if rc not in (0, None):
             raise RuntimeError(

@@ -84,7 +84,7 @@ class Store:
     def setup(self, local_hostname="localhost", metadata_server="", global_segment_size=0,
               local_buffer_size=0, protocol="tcp", device_name="",
               master_server_addr="127.0.0.1:50051", *, rpc_timeout_ms=5000, rpc_attempts=4,
-              transfer_timeout_ms=10000, put_retry_ms=5000, token=None):
+              transfer_timeout_ms=10000, put_retry_ms=5000, token=None, node_token=None):
         """Connects to the master at master_server_addr; returns 0 or raises CrescentError.
 
         global_segment_size > 0 makes this process contribute a DRAM segment of
@@ -100,6 +100,10 @@ class Store:
         printed it) for a master started with --auth-file; None takes
         $CRESCENT_TOKEN, if set (docs/security.md). A master that refuses it
         (or its absence) raises CrescentError with UNAUTHENTICATED.
+        node_token is the token of the contributed segment's store node, which
+        mounts it and so needs the node role; None uses token. A segment
+        mounted with a token of another role raises CrescentError with
+        PERMISSION_DENIED, saying a node token is needed.
         The numbers are checked first: one out of range (a timeout or attempt
         count below 1, a negative size or retry time) raises ValueError naming it.
         """
@@ -118,11 +122,12 @@ class Store:
         if token is None:
             token = os.environ.get("CRESCENT_TOKEN", "")
         token = text("token", token)
+        node_token = "" if node_token is None else text("node_token", node_token)
         node_factory = _node_factory() if global_segment_size > 0 else None
         code, message = self._core.setup(local_hostname, master_server_addr,
                                          global_segment_size, rpc_timeout_ms, rpc_attempts,
                                          transfer_timeout_ms, put_retry_ms, node_factory,
-                                         token)
+                                         token, node_token)
         if code != 0:
             raise CrescentError(code, message)
         return 0

@@ -101,10 +101,10 @@ void BindStore(StoreClass& cls) {
          [](StoreCore& self, const std::string& local_hostname, const std::string& master,
             uint64_t segment_size, int64_t rpc_timeout_ms, int rpc_attempts,
             int64_t transfer_timeout_ms, int64_t put_retry_ms, const py::object& node_factory,
-            const std::string& token) {
+            const std::string& token, const std::string& node_token) {
            SetupArgs a{local_hostname, master,       segment_size,
                        rpc_timeout_ms, rpc_attempts, transfer_timeout_ms,
-                       put_retry_ms,   token};
+                       put_retry_ms,   token,        node_token};
            a.node_factory = NodeFactory(node_factory);
            Status s;
            {
@@ -115,7 +115,8 @@ void BindStore(StoreClass& cls) {
          },
          py::arg("local_hostname"), py::arg("master_address"), py::arg("segment_size"),
          py::arg("rpc_timeout_ms"), py::arg("rpc_attempts"), py::arg("transfer_timeout_ms"),
-         py::arg("put_retry_ms"), py::arg("node_factory") = py::none(), py::arg("token") = "")
+         py::arg("put_retry_ms"), py::arg("node_factory") = py::none(), py::arg("token") = "",
+         py::arg("node_token") = "")
       .def("close",
            [](StoreCore& self) {
              ReleaseGil nogil;
