@@ -183,9 +183,10 @@ class CrescentHiCacheStorage(HiCacheStorage):
       ``global_segment_size``, ``local_buffer_size``, ``protocol``,
       ``device_name``, ``token``: passed to ``Store.setup`` (``token``: this
       client's token for a master with an auth file, default
-      ``$CRESCENT_TOKEN``), ``tls_ca``, ``tls_cert``, ``tls_key``,
-      ``tls_server_name``: passed to ``Store.setup`` (TLS to the master,
-      docs/security.md); ``key_prefix``: namespace for
+      ``$CRESCENT_TOKEN``), ``node_token`` (the contributed segment's store
+      node's token, of the node role; default ``token``), ``tls_ca``,
+      ``tls_cert``, ``tls_key``, ``tls_server_name``: passed to
+      ``Store.setup`` (TLS to the master, docs/security.md); ``key_prefix``: namespace for
       every object key; ``replica_count``: replicas per page (default 1).
     """
 
@@ -253,6 +254,7 @@ class CrescentHiCacheStorage(HiCacheStorage):
             extra.get("device_name", ""),
             self.master_address,
             token=extra.get("token"),
+            node_token=extra.get("node_token"),
             tls_ca=extra.get("tls_ca"),
             tls_cert=extra.get("tls_cert"),
             tls_key=extra.get("tls_key"),

@@ -84,8 +84,8 @@ class Store:
     def setup(self, local_hostname="localhost", metadata_server="", global_segment_size=0,
               local_buffer_size=0, protocol="tcp", device_name="",
               master_server_addr="127.0.0.1:50051", *, rpc_timeout_ms=5000, rpc_attempts=4,
-              transfer_timeout_ms=10000, put_retry_ms=5000, token=None, tls_ca=None,
-              tls_cert=None, tls_key=None, tls_server_name=None):
+              transfer_timeout_ms=10000, put_retry_ms=5000, token=None, node_token=None,
+              tls_ca=None, tls_cert=None, tls_key=None, tls_server_name=None):
         """Connects to the master at master_server_addr; returns 0 or raises CrescentError.
 
         global_segment_size > 0 makes this process contribute a DRAM segment of
@@ -101,6 +101,10 @@ class Store:
         printed it) for a master started with --auth-file; None takes
         $CRESCENT_TOKEN, if set (docs/security.md). A master that refuses it
         (or its absence) raises CrescentError with UNAUTHENTICATED.
+        node_token is the token of the contributed segment's store node, which
+        mounts it and so needs the node role; None uses token. A segment
+        mounted with a token of another role raises CrescentError with
+        PERMISSION_DENIED, saying a node token is needed.
         tls_ca (a PEM file) makes the control plane TLS, for a master started with
         --tls-cert: its certificate must be signed by a CA of that file and name
         the master's host (or tls_server_name); tls_cert and tls_key (PEM files)
@@ -125,6 +129,7 @@ class Store:
         if token is None:
             token = os.environ.get("CRESCENT_TOKEN", "")
         token = text("token", token)
+        node_token = "" if node_token is None else text("node_token", node_token)
         tls = {name: text(name, value or "") for name, value in
                (("tls_ca", tls_ca), ("tls_cert", tls_cert), ("tls_key", tls_key),
                 ("tls_server_name", tls_server_name))}
@@ -132,7 +137,7 @@ class Store:
         code, message = self._core.setup(local_hostname, master_server_addr,
                                          global_segment_size, rpc_timeout_ms, rpc_attempts,
                                          transfer_timeout_ms, put_retry_ms, node_factory,
-                                         token, **tls)
+                                         token, node_token, **tls)
         if code != 0:
             raise CrescentError(code, message)
         return 0

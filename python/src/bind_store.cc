@@ -101,11 +101,12 @@ void BindStore(StoreClass& cls) {
          [](StoreCore& self, const std::string& local_hostname, const std::string& master,
             uint64_t segment_size, int64_t rpc_timeout_ms, int rpc_attempts,
             int64_t transfer_timeout_ms, int64_t put_retry_ms, const py::object& node_factory,
-            const std::string& token, const std::string& tls_ca, const std::string& tls_cert,
-            const std::string& tls_key, const std::string& tls_server_name) {
+            const std::string& token, const std::string& node_token, const std::string& tls_ca,
+            const std::string& tls_cert, const std::string& tls_key,
+            const std::string& tls_server_name) {
            SetupArgs a{local_hostname, master,       segment_size,
                        rpc_timeout_ms, rpc_attempts, transfer_timeout_ms,
-                       put_retry_ms,   token};
+                       put_retry_ms,   token,        node_token};
            a.tls = {tls_ca, tls_cert, tls_key, tls_server_name};
            a.node_factory = NodeFactory(node_factory);
            Status s;
@@ -118,8 +119,8 @@ void BindStore(StoreClass& cls) {
          py::arg("local_hostname"), py::arg("master_address"), py::arg("segment_size"),
          py::arg("rpc_timeout_ms"), py::arg("rpc_attempts"), py::arg("transfer_timeout_ms"),
          py::arg("put_retry_ms"), py::arg("node_factory") = py::none(), py::arg("token") = "",
-         py::arg("tls_ca") = "", py::arg("tls_cert") = "", py::arg("tls_key") = "",
-         py::arg("tls_server_name") = "")
+         py::arg("node_token") = "", py::arg("tls_ca") = "", py::arg("tls_cert") = "",
+         py::arg("tls_key") = "", py::arg("tls_server_name") = "")
       .def("close",
            [](StoreCore& self) {
              ReleaseGil nogil;

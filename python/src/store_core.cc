@@ -102,9 +102,18 @@ Status StoreCore::Setup(const SetupArgs& args) {
     no.master_address = args.master_address;
     no.rpc_timeout_ms = args.rpc_timeout_ms;
     no.rpc_attempts = args.rpc_attempts;
-    no.token = args.token;
+    no.token = args.node_token.empty() ? args.token : args.node_token;
     no.tls = args.tls;
     StatusOr<std::unique_ptr<LocalNode>> n = args.node_factory->start(no, secret);
+    if (!n.ok() && n.status().code() == ErrorCode::kPermissionDenied) {
+      // Mounting takes a node's role (docs/security.md, "Roles").
+      return Status(
+          n.status().code(),
+          "cannot contribute a segment: its store node needs a token of the node role "
+          "(setup's node_token=; " +
+              std::string(args.node_token.empty() ? "token= was used" : "node_token= was") +
+              "): " + n.status().message());
+    }
     if (!n.ok()) {
       return Status(n.status().code(), "cannot contribute a segment: " + n.status().message());
     }

@@ -29,6 +29,7 @@ struct SetupArgs {
   int64_t transfer_timeout_ms = 10000;
   int64_t put_retry_ms = 5000;  // ClientConfig::put_retry_ms
   std::string token;            // ClientConfig::token ("" = none); the local node's too
+  std::string node_token;       // the local node's instead ("" = token)
   TlsConfig tls;                // ClientConfig::tls (none: plain); the local node's too
   // Starts the store node when segment_size > 0 (the `_node` module's; Setup
   // fails with kInternal if a segment is asked for without it).

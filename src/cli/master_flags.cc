@@ -126,6 +126,13 @@ void MasterFlags::AddEngineFlags(CLI::App& app) {
                  "A store node silent this long is dropped with its segments")
       ->capture_default_str()
       ->check(CLI::Range(int64_t{1}, int64_t{86'400'000}));
+  app.add_option("--max-segment-size", max_segment_size,
+                 std::string("Refuse to mount a segment larger than this (INVALID_ARGUMENT): "
+                             "placement prefers free space, so a huge segment would draw most "
+                             "puts") +
+                     kSizeHelp)
+      ->capture_default_str()
+      ->check(ByteSizeCheck());
   app.add_option("--high-watermark", config.high_watermark, "Start evicting at this fill")
       ->capture_default_str()
       ->check(CLI::Range(0.01, 1.0));

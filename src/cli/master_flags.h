@@ -37,6 +37,7 @@ struct MasterFlags {
   size_t snapshot_keep = 2;
   bool allow_empty_restore = false;
   int64_t restore_grace_ms = -1;  // -1: the heartbeat TTL
+  std::string max_segment_size = "16TiB";  // config.max_segment_bytes (checked by Add())
   PortLimitFlags port_limits;     // the lean control port and socket (serve: the data port too)
 
   void Add(CLI::App& app);
@@ -50,6 +51,7 @@ struct MasterFlags {
   server::MasterHostOptions ToOptions() const {
     server::MasterHostOptions o;
     o.config = config;
+    o.config.max_segment_bytes = ParseByteSize(max_segment_size).value();  // checked by Add()
     o.rpc = server;
     o.rpc.limits = port_limits.ToLimits();
     // An IPv6 address goes in brackets: gRPC would read "::1:50051" as an

@@ -40,6 +40,10 @@ struct MasterConfig {
   // to another object before that expiry plus this margin, the clock skew and
   // in-flight time allowed between the master and a store node.
   int64_t capability_grace_ms = 1'000;
+  // A mount of a segment larger than this is refused (kInvalidArgument):
+  // placement prefers free space, so a node that claims a huge segment would
+  // draw most puts (docs/security.md, "Nodes").
+  uint64_t max_segment_bytes = uint64_t{16} << 40;
   // A store node silent for this long is declared dead; its segments unmount.
   int64_t heartbeat_ttl_ms = 10'000;
   // A persistent (PMEM) segment whose node unmounts it or dies is detached, not
@@ -66,6 +70,8 @@ struct MasterConfig {
   // skips its segments until a heartbeat arrives at least this long after the
   // report (a dead node sends none, and is dropped after the TTL), or it mounts
   // again. Reads still list its replicas; clients try them last.
+  // On a token's report, the last node left unsuspected is marked only once
+  // it has also been silent for twice this long (SegmentTable::MarkUnreachable).
   int64_t suspect_hold_ms = 1'000;
 
   // Background eviction starts at high_watermark × capacity and frees

@@ -80,6 +80,25 @@ TEST_F(SegmentTest, BadSpecsAreRefused) {
   EXPECT_NE(Mount("seg", 1 << 20), kNoSegment);
 }
 
+// Issue 41: a node that claims a huge segment would draw most puts.
+TEST_F(SegmentTest, ASegmentAboveTheSizeLimitIsRefused) {
+  EXPECT_EQ(config_.max_segment_bytes, uint64_t{16} << 40) << "the default: 16 TiB";
+  config_.max_segment_bytes = 64 << 20;
+  auto r = master().MountSegment({"big", (64 << 20) + 4096, "node-a", "e", Tier::kDram});
+  EXPECT_EQ(r.status().code(), ErrorCode::kInvalidArgument) << r.status().ToString();
+  EXPECT_NE(r.status().message().find("--max-segment-size"), std::string::npos);
+  EXPECT_TRUE(master().ListSegments().empty());
+  EXPECT_EQ(master().Heartbeat("node-a").code(), ErrorCode::kNodeUnknown);
+  EXPECT_NE(Mount("big", 64 << 20), kNoSegment) << "the limit itself is allowed";
+}
+
+TEST_F(SegmentTest, AnUnmountForAnyOwnerTakesEveryMount) {
+  Mount("seg-a", 1 << 20, "node-a");
+  EXPECT_EQ(master().UnmountSegment("seg-a", "node-b", 7).code(), ErrorCode::kNotOwner);
+  EXPECT_TRUE(master().UnmountSegment("seg-a", "", 0, /*any_owner=*/true).ok());
+  EXPECT_TRUE(master().ListSegments().empty());
+}
+
 TEST_F(SegmentTest, UnmountByWrongOwnerIsRefusedAndChangesNothing) {
   Mount("seg-a", 1 << 20, "node-a");
   ASSERT_TRUE(Put("k", 1000).ok());

@@ -229,8 +229,8 @@ StatusOr<SegmentId> MasterService::MountSegment(const SegmentSpec& given,
 }
 
 Status MasterService::UnmountSegment(std::string_view name, std::string_view owner_node,
-                                     uint64_t owner_token) {
-  auto gone = segments_.Unmount(name, owner_node, OwnerVerifier(name, owner_token));
+                                     uint64_t owner_token, bool any_owner) {
+  auto gone = segments_.Unmount(name, owner_node, OwnerVerifier(name, owner_token), any_owner);
   counters_.unmount.Record(1, gone.ok() ? 0 : 1);
   if (!gone.ok()) return gone.status();
   uint64_t logged = 0;
@@ -252,9 +252,9 @@ Status MasterService::Heartbeat(std::string_view node) {
   return s;
 }
 
-size_t MasterService::ReportUnreachable(std::span<const SegmentId> segments) {
+size_t MasterService::ReportUnreachable(std::span<const SegmentId> segments, bool spare_last) {
   size_t marked = 0;
-  for (SegmentId id : segments) marked += segments_.MarkUnreachable(id) ? 1 : 0;
+  for (SegmentId id : segments) marked += segments_.MarkUnreachable(id, spare_last) ? 1 : 0;
   counters_.report_unreachable.Record(segments.size(), segments.size() - marked);
   return marked;
 }

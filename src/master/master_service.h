@@ -95,14 +95,19 @@ class MasterService {
   StatusOr<SegmentId> MountSegment(const SegmentSpec& spec, const PreviousMount* previous = nullptr,
                                    bool* adopted = nullptr);
   // Hides the segment's replicas at once and drops objects left without one.
+  // `any_owner`: whoever mounted it (an admin's unmount; owner and token
+  // unchecked).
   Status UnmountSegment(std::string_view name, std::string_view owner_node,
-                        uint64_t owner_token = 0);
+                        uint64_t owner_token = 0, bool any_owner = false);
   Status Heartbeat(std::string_view node);
   // Clients could not reach these segments' nodes (a transfer failed with a
   // connection error or a timeout): placement skips those nodes until they
   // prove alive (SegmentTable::MarkUnreachable). Returns how many of the
   // segments were mounted; ids of unmounted ones are stale and ignored.
-  size_t ReportUnreachable(std::span<const SegmentId> segments);
+  // `spare_last`: from a caller that may not be trusted with every node (a
+  // token's, docs/security.md "Nodes"): the last node left unsuspected is not
+  // marked while it heartbeats (SegmentTable::MarkUnreachable).
+  size_t ReportUnreachable(std::span<const SegmentId> segments, bool spare_last = false);
   std::vector<SegmentInfo> ListSegments() const;
 
   // ---- Put lifecycle ----

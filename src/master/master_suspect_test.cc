@@ -1,6 +1,7 @@
 // Suspect nodes: a client that could not reach a node reports it
-// (ReportUnreachable), and placement skips that node until it proves alive; a
-// cluster with nowhere to place answers UNAVAILABLE (retryable), not NO_SPACE.
+// (ReportUnreachable), and placement skips that node until it proves alive;
+// a token's report spares the last node that heartbeats; a cluster with nowhere to
+// place answers UNAVAILABLE (retryable), not NO_SPACE.
 #include "master/master_test_util.h"
 
 namespace crescent::master::testing {
@@ -72,12 +73,35 @@ TEST_F(SuspectTest, AStaleReportChangesNothing) {
   EXPECT_EQ(master().counters().report_unreachable.failures.load(), 3u);
 }
 
+// Issue 41: "ReportUnreachable for every node makes every put answer
+// UNAVAILABLE". A token's report (spare_last) does not mark the last node left
+// unsuspected while it heartbeats: puts keep a place to go.
+TEST_F(SuspectTest, ATokensReportSparesTheLastNodeWhileItHeartbeats) {
+  SegmentId a = Mount("seg-a", 1 << 20, "node-a");
+  SegmentId reported[] = {a};
+  clock_.Advance(2 * kHold);
+  EXPECT_EQ(master().ReportUnreachable(reported, /*spare_last=*/true), 0u);
+  EXPECT_EQ(PlacedOn("new", 64 << 10), a);
+
+  SegmentId b = Mount("seg-b", 1 << 20, "node-b");
+  SegmentId both[] = {a, b};
+  EXPECT_EQ(master().ReportUnreachable(both, true), 1u) << "node-a marked, node-b then the last";
+  for (const std::string& k : Keys("after", 4)) EXPECT_EQ(PlacedOn(k), b) << k;
+  SegmentId last[] = {b};
+  EXPECT_EQ(master().ReportUnreachable(last), 1u) << "no credentials: the last one too";
+}
+
+// The last node gone silent too is dead, not slandered: even a token's report
+// marks it, and a put answers UNAVAILABLE at once rather than evict to place
+// on it. So does any report on a master without credentials.
 TEST_F(SuspectTest, WithEveryNodeSuspectAPutIsUnavailableAndNothingIsEvicted) {
   SegmentId a = Mount("seg-a", 1 << 20, "node-a");
   const std::vector<std::string> keys = Keys("k", 8);
   for (const std::string& k : keys) ASSERT_TRUE(Put(k, 64 << 10).ok());
   SegmentId reported[] = {a};
-  ASSERT_EQ(master().ReportUnreachable(reported), 1u);
+  ASSERT_EQ(master().ReportUnreachable(reported, /*spare_last=*/true), 0u);
+  clock_.Advance(2 * kHold + 1);
+  ASSERT_EQ(master().ReportUnreachable(reported, /*spare_last=*/true), 1u);
   auto r = master().PutStart("new", 64 << 10, PutConfig{});
   EXPECT_EQ(r.status().code(), ErrorCode::kUnavailable) << r.status().ToString();
   // A put that cannot go anywhere must not empty the cache trying.

@@ -20,12 +20,20 @@ uint32_t SlotOf(SegmentId id) { return id & ((1u << kSlotBits) - 1); }
 // Whether `spec` mounts a copy of `held`'s persistent file: the same segment
 // name (the file header's UUID) from a file of another identity. A side that
 // sent no identity (0) is not told apart.
+// A mount that names no file (identity 0) does not prove it holds the file:
+// it counts as another file. The identity is never shown to other callers
+// (convert.cc leaves it out of listings, as it does the owner token).
 bool FromAnotherFile(const SegmentSpec& held, const SegmentSpec& spec) {
-  return held.file_identity != 0 && spec.file_identity != 0 &&
-         held.file_identity != spec.file_identity;
+  return held.file_identity != 0 && held.file_identity != spec.file_identity;
 }
 
 Status CopyRefused(const SegmentSpec& spec, const std::string& owner, const std::string& how) {
+  if (spec.file_identity == 0) {
+    return Status(ErrorCode::kSegmentAlreadyExists,
+                  "persistent segment '" + spec.name + "' " + how + " node '" + owner +
+                      "'; a mount that names no file of it (no file identity) cannot take it "
+                      "over");
+  }
   return Status(ErrorCode::kSegmentAlreadyExists,
                 "persistent segment '" + spec.name + "' " + how + " node '" + owner +
                     "', from another file: this file is a copy of that node's (the same "
@@ -51,6 +59,12 @@ StatusOr<SegmentTable::MountResult> SegmentTable::Mount(
   if (spec.capacity < config_.allocation_alignment) {
     return Status(ErrorCode::kInvalidSize, "segment capacity " + std::to_string(spec.capacity) +
                                                " is below the allocation alignment");
+  }
+  if (spec.capacity > config_.max_segment_bytes) {
+    return Status(ErrorCode::kInvalidArgument,
+                  "segment '" + spec.name + "' of " + std::to_string(spec.capacity) +
+                      " bytes is larger than this master accepts (--max-segment-size " +
+                      std::to_string(config_.max_segment_bytes) + " bytes)");
   }
   std::unique_lock lock(mu_);
   if (auto it = by_name_.find(spec.name); it != by_name_.end()) {
@@ -425,8 +439,8 @@ bool SegmentTable::LeaveLocked(Segment* seg) {
 }
 
 StatusOr<SegmentTable::UnmountResult> SegmentTable::Unmount(std::string_view name,
-                                                            std::string_view owner,
-                                                            uint64_t token) {
+                                                            std::string_view owner, uint64_t token,
+                                                            bool any_owner) {
   std::lock_guard lock(mu_);
   auto it = by_name_.find(std::string(name));
   if (it == by_name_.end()) {
@@ -434,6 +448,10 @@ StatusOr<SegmentTable::UnmountResult> SegmentTable::Unmount(std::string_view nam
                   "segment '" + std::string(name) + "' is not mounted");
   }
   Segment* seg = Get(it->second);
+  if (any_owner) {
+    const bool detached = LeaveLocked(seg);
+    return UnmountResult{seg->id, detached};
+  }
   if (seg->spec.owner_node != owner) {
     return Status(ErrorCode::kNotOwner,
                   "segment '" + std::string(name) + "' is owned by '" + seg->spec.owner_node + "'");
@@ -463,13 +481,27 @@ Status SegmentTable::Heartbeat(std::string_view node) {
   return Status::Ok();
 }
 
-bool SegmentTable::MarkUnreachable(SegmentId id) {
+bool SegmentTable::MarkUnreachable(SegmentId id, bool spare_last) {
   std::lock_guard lock(mu_);
   Segment* seg = Get(id);
   if (seg == nullptr || !seg->mounted.load(std::memory_order_relaxed)) return false;
   auto it = nodes_.find(seg->spec.owner_node);
   if (it == nodes_.end()) return false;
-  if (!it->second.suspect_since) it->second.suspect_since = clock_.NowMs();
+  if (it->second.suspect_since) return true;
+  // With spare_last, never the last while it heartbeats: a report that would
+  // leave no node with segments unsuspected is ignored unless that node has
+  // gone silent too (a client that reports every live node would refuse every
+  // put). A dead last node is still marked, so that puts fail fast
+  // (UNAVAILABLE) rather than hold its space, and evict, retrying on it.
+  const TimeMs now = clock_.NowMs();
+  const bool another_unsuspected =
+      std::any_of(nodes_.begin(), nodes_.end(), [&](const auto& other) {
+        return other.first != it->first && !other.second.segments.empty() &&
+               !other.second.suspect_since;
+      });
+  const bool heard_lately = now - it->second.last_heartbeat <= 2 * config_.suspect_hold_ms;
+  if (spare_last && !another_unsuspected && heard_lately) return false;
+  it->second.suspect_since = now;
   return true;
 }
 

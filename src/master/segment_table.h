@@ -93,16 +93,19 @@ class SegmentTable {
                               const PreviousMount* previous = nullptr);
   // Marks the segment unmounted at once; the caller then drops its replicas.
   // kNotOwner unless `owner` and `token` are the mount's (a segment mounted
-  // without a token takes any).
-  StatusOr<UnmountResult> Unmount(std::string_view name, std::string_view owner,
-                                  uint64_t token = 0);
+  // without a token takes any), or `any_owner` (an admin's unmount).
+  StatusOr<UnmountResult> Unmount(std::string_view name, std::string_view owner, uint64_t token = 0,
+                                  bool any_owner = false);
   // kNodeUnknown tells a node (e.g. after a master restart) to mount again.
   // Clears the node's suspicion once config.suspect_hold_ms has passed.
   Status Heartbeat(std::string_view node);
   // A client could not reach segment `id`'s node: its segments take no new
   // replicas until it proves alive (Heartbeat) or mounts again. False when
-  // `id` is not mounted (a stale report: nothing to do).
-  bool MarkUnreachable(SegmentId id);
+  // `id` is not mounted (a stale report: nothing to do); with `spare_last`,
+  // also when marking it would leave no node with segments unsuspected while
+  // that node has heartbeated within 2 * config.suspect_hold_ms (the report
+  // is ignored).
+  bool MarkUnreachable(SegmentId id, bool spare_last = false);
   // Unmounts every segment of nodes silent for longer than the TTL, and
   // returns them; persistent ones are detached instead, and listed in
   // `*detached` when given.

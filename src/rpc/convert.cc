@@ -48,6 +48,8 @@ void ToProto(const master::SegmentInfo& info, proto::SegmentInfo* out) {
   out->set_id(info.id);
   ToProto(info.spec, out->mutable_spec());
   out->mutable_spec()->clear_owner_token();  // the owner's secret
+  // A persistent segment's take-over needs it (segment_table.cc): not shown.
+  out->mutable_spec()->clear_file_identity();
   out->set_used_bytes(info.used_bytes);
   out->set_allocations(info.allocations);
   out->set_largest_free(info.largest_free);

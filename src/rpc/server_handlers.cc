@@ -94,7 +94,7 @@ void MasterHandlers::FillRead(const master::ReadResult& read, proto::ReadResult*
 
 // ---- Segments ----
 
-void MasterHandlers::MountSegment(const Caller&, proto::MountSegmentRequest& req,
+void MasterHandlers::MountSegment(const Caller& caller, proto::MountSegmentRequest& req,
                                   proto::MountSegmentResponse* resp) const {
   if (auto s = CheckSegmentSpec(req.spec()); !s.ok()) return ToProto(s, resp->mutable_status());
   // Only compared with the restored segment's; bounded like any string.
@@ -119,10 +119,14 @@ void MasterHandlers::MountSegment(const Caller&, proto::MountSegmentRequest& req
     previous.earlier.push_back({m.endpoint(), m.owner_token()});
   }
   bool adopted = false;
-  auto id = master_.MountSegment(FromProto(req.spec()),
-                                 previous.endpoint.empty() ? nullptr : &previous, &adopted);
-  ToProto(id.status(), resp->mutable_status());
-  if (!id.ok()) return;
+  const master::SegmentSpec spec = FromProto(req.spec());
+  StatusOr<master::SegmentId> id = master::kNoSegment;
+  Status s = nodes_.Mount(caller, spec, [&] {
+    id = master_.MountSegment(spec, previous.endpoint.empty() ? nullptr : &previous, &adopted);
+    return id.status();
+  });
+  ToProto(s, resp->mutable_status());
+  if (!s.ok()) return;
   resp->set_segment_id(*id);
   resp->set_adopted(adopted);
   ToProto(signer_.Sign(req.spec().endpoint(), *id, 0, 0, transfer::AccessOp::kRead,
@@ -130,17 +134,21 @@ void MasterHandlers::MountSegment(const Caller&, proto::MountSegmentRequest& req
           resp->mutable_proof());
 }
 
-void MasterHandlers::UnmountSegment(const Caller&, proto::UnmountSegmentRequest& req,
+void MasterHandlers::UnmountSegment(const Caller& caller, proto::UnmountSegmentRequest& req,
                                     proto::StatusResponse* resp) const {
   Status s = CheckName("segment name", req.name());
   if (s.ok()) s = CheckName("owner node", req.owner_node());
-  if (s.ok()) s = master_.UnmountSegment(req.name(), req.owner_node(), req.owner_token());
+  if (s.ok()) s = nodes_.CheckUnmount(caller, req.name());
+  // An admin unmounts any segment, without its node's owner token.
+  const bool admin = caller.role == auth::Role::kAdmin;
+  if (s.ok()) s = master_.UnmountSegment(req.name(), req.owner_node(), req.owner_token(), admin);
   ToProto(s, resp->mutable_status());
 }
 
-void MasterHandlers::Heartbeat(const Caller&, proto::HeartbeatRequest& req,
+void MasterHandlers::Heartbeat(const Caller& caller, proto::HeartbeatRequest& req,
                                proto::HeartbeatResponse* resp) const {
   Status s = CheckName("node", req.node());
+  if (s.ok()) s = nodes_.CheckHeartbeat(caller, req.node());
   if (s.ok() && req.master_instance() != 0 && req.master_instance() != control_.instance) {
     s = Status(ErrorCode::kUnavailable, "this heartbeat is for another master process (instance " +
                                             std::to_string(req.master_instance()) + ")");
@@ -153,7 +161,7 @@ void MasterHandlers::Heartbeat(const Caller&, proto::HeartbeatRequest& req,
   clock->set_unix_ms(UnixNowMs());  // last: the closest to the reply
 }
 
-void MasterHandlers::ReportUnreachable(const Caller&, proto::ReportUnreachableRequest& req,
+void MasterHandlers::ReportUnreachable(const Caller& caller, proto::ReportUnreachableRequest& req,
                                        proto::StatusResponse* resp) const {
   Status s;
   if (req.segments().empty()) {
@@ -162,9 +170,13 @@ void MasterHandlers::ReportUnreachable(const Caller&, proto::ReportUnreachableRe
     s = Status(ErrorCode::kInvalidArgument, "report of " + std::to_string(req.segments_size()) +
                                                 " segments exceeds the limit of " +
                                                 std::to_string(options_.max_batch));
-  } else {
+  } else if (s = reports_.Take(caller); s.ok()) {
+    // A token's report spares the last node that heartbeats (a client may
+    // not stop every put); an admin, or anyone on a master without
+    // credentials, may suspect them all (SegmentTable::MarkUnreachable).
+    const bool spare_last = caller.role && *caller.role != auth::Role::kAdmin;
     const std::vector<master::SegmentId> ids(req.segments().begin(), req.segments().end());
-    (void)master_.ReportUnreachable(ids);  // stale ids (unmounted since) change nothing
+    (void)master_.ReportUnreachable(ids, spare_last);  // stale ids (unmounted since) change nothing
   }
   ToProto(s, resp->mutable_status());
 }

@@ -20,6 +20,8 @@
 #include "rpc/access.h"
 #include "rpc/master_server.h"
 #include "rpc/messages.pb.h"
+#include "rpc/node_owners.h"
+#include "rpc/report_limiter.h"
 #include "transfer/capability.h"
 
 namespace crescent::rpc {
@@ -28,7 +30,7 @@ class MasterHandlers {
  public:
   MasterHandlers(const MasterServerOptions& options, master::MasterService& master,
                  const transfer::CapabilitySigner& signer)
-      : options_(options), master_(master), signer_(signer) {}
+      : options_(options), master_(master), signer_(signer), nodes_(master) {}
 
   void MountSegment(const Caller& caller, proto::MountSegmentRequest& req,
                     proto::MountSegmentResponse* resp) const;
@@ -113,6 +115,10 @@ class MasterHandlers {
   const transfer::CapabilitySigner& signer_;
   ControlAdvert control_;
   std::atomic<uint32_t> admin_port_{0};
+  // A node token's own nodes and segments (node_owners.h), and each caller's
+  // ReportUnreachable rate (report_limiter.h).
+  mutable NodeOwners nodes_;
+  mutable ReportLimiter reports_;
 };
 
 // A handler, as both transports call it.

@@ -3,7 +3,8 @@
 // A node started with the copy while the original's node runs is refused, with
 // a message that says why, and the original keeps its segment and objects;
 // also after a master restart, while the original's node has not yet taken
-// its segment back.
+// its segment back. A mount sent by hand with everything a listing shows of the
+// live segment (its name, capacity, tier and node) takes nothing over either.
 #include <gtest/gtest.h>
 #include <signal.h>
 
@@ -12,6 +13,7 @@
 #include <vector>
 
 #include "integration/cluster.h"
+#include "rpc/master_client.h"
 
 namespace crescent::itest {
 namespace {
@@ -85,6 +87,37 @@ TEST_F(PmemCopyTest, ACopiedFileDoesNotTakeOverALiveNodesSegment) {
   const std::string pmem = StartWithObjects();
   ASSERT_FALSE(pmem.empty());
   ExpectCopyRefused();
+  ExpectNodeAHoldsEverything(pmem);
+}
+
+// Issue 41: "mounting pmem-UUID with the same capacity and tier was answered
+// adopted=1; the live owner's reads then timed out". A forger copies what
+// ListSegments shows of the segment; without the file (its identity, never
+// shown) the mount is refused, from any node name, and nodeA keeps serving.
+TEST_F(PmemCopyTest, AForgedMountOfALiveSegmentTakesNothingOver) {
+  const std::string pmem = StartWithObjects();
+  ASSERT_FALSE(pmem.empty());
+  rpc::MasterClientOptions o;
+  o.address = cluster_->master_address();
+  auto forger = rpc::MasterClient::Create(o);
+  ASSERT_TRUE(forger.ok()) << forger.status().ToString();
+  auto listed = (*forger)->ListSegments();
+  ASSERT_TRUE(listed.ok()) << listed.status().ToString();
+  master::SegmentSpec spec;
+  for (const master::SegmentInfo& s : *listed) {
+    if (s.spec.name == pmem) spec = s.spec;
+  }
+  ASSERT_EQ(spec.name, pmem);
+  spec.endpoint = "127.0.0.1:1";
+  spec.owner_token = 4242;
+  for (const std::string node : {"nodeA", "evil"}) {
+    SCOPED_TRACE(node);
+    spec.owner_node = node;
+    bool adopted = false;
+    auto id = (*forger)->MountSegment(spec, nullptr, nullptr, &adopted);
+    EXPECT_EQ(id.status().code(), ErrorCode::kSegmentAlreadyExists) << id.status().ToString();
+    EXPECT_FALSE(adopted);
+  }
   ExpectNodeAHoldsEverything(pmem);
 }
 
