@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 #include <poll.h>
 #include <sys/ioctl.h>
+#include <sys/socket.h>
 
 #include <asio/co_spawn.hpp>
 #include <asio/io_context.hpp>
@@ -51,7 +52,17 @@ class FencedSocketTest : public ::testing::Test {
     ASSERT_TRUE(segment.ok()) << segment.status().ToString();
     segment_ = std::move(*segment);
     segment_->SetMount(7, "127.0.0.1:1");
-    tcp::acceptor acceptor(io_, tcp::endpoint(asio::ip::make_address("127.0.0.1"), 0));
+    // A receive buffer set before listening (so the window scale can use it)
+    // large enough to hold what the write test sends ahead, where the
+    // privilege to force it is there; elsewhere the kernel's autotuning grows
+    // it during the warm-up.
+    tcp::acceptor acceptor(io_);
+    acceptor.open(tcp::v4());
+    const int rcvbuf = 16 << 20;
+    (void)::setsockopt(acceptor.native_handle(), SOL_SOCKET, SO_RCVBUFFORCE, &rcvbuf,
+                       sizeof rcvbuf);
+    acceptor.bind(tcp::endpoint(asio::ip::make_address("127.0.0.1"), 0));
+    acceptor.listen();
     client_.connect(acceptor.local_endpoint());
     acceptor.accept(server_);
     server_.non_blocking(true);
