@@ -114,6 +114,7 @@ uint64_t MasterService::EvictVictim(ObjectId id, VictimLock lock, EvictionReason
   // Nothing is acknowledged, so nothing waits: a put that reuses the space
   // is logged after this record, and its PutEnd waits for both.
   LogChange(RemovalRecord(*e, RemovalReason::kEvicted));
+  tenants_.Evicted(e->key_view());
   RemoveLocked(shard, IdSlot(id));
   counters_.evictions.fetch_add(1, std::memory_order_relaxed);
   (reason == EvictionReason::kWatermark ? counters_.evictions_watermark

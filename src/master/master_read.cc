@@ -46,6 +46,7 @@ StatusOr<ReadResult> MasterService::GetReplicaList(std::string_view key) {
   auto miss = [&](ErrorCode code, const char* what) -> Status {
     counters_.exact_misses.fetch_add(1, std::memory_order_relaxed);
     counters_.get_replica_list.Record(1, 1);
+    tenants_.Read(key, /*hit=*/false);
     return Status(code, "key '" + std::string(key) + "' " + what);
   };
   if (objects_.BloomSaysAbsent(loc.hash)) {
@@ -62,6 +63,7 @@ StatusOr<ReadResult> MasterService::GetReplicaList(std::string_view key) {
   if (!r.ok()) return miss(r.status().code(), "has no live replica");
   counters_.exact_hits.fetch_add(1, std::memory_order_relaxed);
   counters_.get_replica_list.Record(1, 0);
+  tenants_.Read(key, /*hit=*/true);
   return r;
 }
 

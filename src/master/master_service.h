@@ -40,6 +40,7 @@
 #include <condition_variable>
 #include <deque>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -69,6 +70,8 @@
 #include "master/replica_copier.h"
 #include "master/restore_state.h"
 #include "master/segment_table.h"
+#include "master/tenant_key.h"
+#include "master/tenant_usage.h"
 #include "master/types.h"
 #include "master/verification_queue.h"
 
@@ -187,6 +190,8 @@ class MasterService {
   // Returns how many objects were removed; leased ones are skipped unless forced.
   StatusOr<size_t> RemoveByPrefix(std::string_view prefix, bool force = false);
   size_t RemoveAll(bool force = false);
+  // RemoveAll of the default namespace alone: every key but tenants'.
+  size_t RemoveDefaultNamespace(bool force = false);
   // Complete keys under `prefix` in key order: the first ones, at most `limit`
   // of them (0: no limit) whose sizes plus kListKeyFramingBytes each add up to
   // at most `max_bytes` (0: no limit). *truncated says whether more match. The
@@ -195,8 +200,10 @@ class MasterService {
   // after a page ending at `after`. Pages chained so never repeat a key, and
   // list every key stored throughout the paging, whatever is put or removed
   // meanwhile.
+  // With `default_only`, tenants' keys (tenant_key.h) are left out.
   std::vector<std::string> List(std::string_view prefix, size_t limit = 0, uint64_t max_bytes = 0,
-                                bool* truncated = nullptr, std::string_view after = {}) const;
+                                bool* truncated = nullptr, std::string_view after = {},
+                                bool default_only = false) const;
 
   // ---- Maintenance ----
   // One maintenance pass: node expiry, put timeouts, soft-pin expiry, touch
@@ -293,6 +300,20 @@ class MasterService {
   void AwaitRestoreCompleted();
   size_t restored_segments_waiting() const { return segments_.restored_count(); }
 
+  // ---- Tenants (tenant_key.h, tenant_usage.h; master_quota.cc) ----
+  // Keys of tenant T come as internal keys ("\x1d" T "\x1d" KEY, from the
+  // RPC handlers); every call above takes them like any key. Each tenant's
+  // byte quota (none: unlimited), from the auth file, at start and on each
+  // reload: a PutStart that would take its tenant over its quota first
+  // evicts that tenant's own objects, in its policy's order (never pinned,
+  // soft-pinned or leased ones, never another tenant's), and is refused
+  // QUOTA_EXCEEDED when that cannot make room.
+  void SetTenantQuotas(const std::map<std::string, uint64_t>& quotas) {
+    tenants_.SetQuotas(quotas);
+  }
+  // Every tenant with a quota or with objects, by name.
+  std::vector<TenantStats> TenantStatsSnapshot() const { return tenants_.Snapshot(); }
+
   // ---- Observability ----
   struct PinCounts {
     uint64_t hard = 0;  // complete objects that are never evicted
@@ -371,6 +392,12 @@ class MasterService {
   void UndoPutEnd(ObjectShard& shard, ObjectId id);
 
   Status ValidateKey(std::string_view key) const;
+  // Charges a put of `size` bytes of `key` to its tenant, first evicting the
+  // tenant's own objects while it would go over its quota; QUOTA_EXCEEDED
+  // when they cannot make room. OK, charging nothing, for a default key.
+  Status ChargeQuota(std::string_view key, uint64_t size);
+  // Evicts the next evictable object of `tenant` in its order; false: none.
+  bool EvictForQuota(std::string_view tenant);
   Status ValidateSize(uint64_t size) const;
   // The largest segment's capacity in whole allocation granules; and that
   // within kMaxObjectSize and config_.max_object_size (MasterStats).
@@ -431,6 +458,9 @@ class MasterService {
   void ForgetInPolicy(std::span<const ObjectId> ids);
   // *logged: the log position of its record (0: none).
   Status RemoveOne(std::string_view key, bool force, ObjectId* removed, uint64_t* logged);
+  // Removes the complete objects under any of `prefixes` (leased ones only
+  // with `force`); returns how many.
+  StatusOr<size_t> RemoveUnder(std::span<const std::string_view> prefixes, bool force);
 
   // A victim's shard, locked exclusively from the eviction decision to the removal.
   using VictimLock = std::unique_lock<std::shared_mutex>;
@@ -591,6 +621,8 @@ class MasterService {
 
   // Puts in flight (pending_puts.h: its lock is a leaf, under a shard lock).
   PendingPuts pending_;
+
+  TenantUsage tenants_;  // quotas and usage (tenant_usage.h: its lock is a leaf)
 
   RestoreState restore_;        // a restore's state until its completion (restore_state.h)
   PeriodicThread maintenance_;  // StartBackground's: RunMaintenance every interval
