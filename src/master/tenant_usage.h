@@ -22,17 +22,9 @@
 #include <string_view>
 #include <vector>
 
-namespace crescent::master {
+#include "master/types.h"
 
-struct TenantStats {
-  std::string tenant;
-  uint64_t quota_bytes = 0;  // 0: none
-  uint64_t bytes = 0;        // complete and pending objects' sizes
-  uint64_t objects = 0;      // complete objects
-  uint64_t hits = 0;         // reads that found a complete object
-  uint64_t misses = 0;       // reads that found none
-  uint64_t evictions = 0;    // its objects evicted (for its quota or for space)
-};
+namespace crescent::master {
 
 class TenantUsage {
  public:

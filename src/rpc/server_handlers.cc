@@ -445,7 +445,7 @@ void MasterHandlers::List(const Caller& caller, proto::ListRequest& req,
 
 // ---- Stats ----
 
-void MasterHandlers::Stats(const Caller&, proto::Empty&, proto::StatsResponse* resp) const {
+void MasterHandlers::Stats(const Caller& caller, proto::Empty&, proto::StatsResponse* resp) const {
   master::MasterStats s = master_.Stats();
   resp->set_objects(s.objects);
   resp->set_pending_puts(s.pending_puts);
@@ -458,8 +458,26 @@ void MasterHandlers::Stats(const Caller&, proto::Empty&, proto::StatsResponse* r
   for (const master::SegmentInfo& info : master_.ListSegments()) {
     ToProto(info, resp->add_segments());
   }
+  // Tenants' figures: all of them for a whole-store caller, a tenant's
+  // client its own only, any other caller none.
+  const bool all = KeyScope(caller).whole_store();
+  const std::string mine = caller.tenant.empty() ? std::string()
+                                                 : "{tenant=\"" + caller.tenant + "\"}";
+  for (const master::TenantStats& t : master_.TenantStatsSnapshot()) {
+    if (!all && (caller.tenant.empty() || t.tenant != caller.tenant)) continue;
+    proto::TenantUsage* out = resp->add_tenants();
+    out->set_tenant(t.tenant);
+    out->set_quota_bytes(t.quota_bytes);
+    out->set_bytes(t.bytes);
+    out->set_objects(t.objects);
+    out->set_hits(t.hits);
+    out->set_misses(t.misses);
+    out->set_evictions(t.evictions);
+  }
   auto& counters = *resp->mutable_counters();
   for (const master::Sample& sample : master::CollectMasterSamples(master_)) {
+    const bool tenants = sample.name.find("{tenant=\"") != std::string::npos;
+    if (tenants && !all && (mine.empty() || !sample.name.ends_with(mine))) continue;
     counters[sample.name] = sample.value;
   }
   ToProto(Status::Ok(), resp->mutable_status());

@@ -182,5 +182,51 @@ TEST_F(TenantsTest, QuotaExceededWhenNothingOfTheTenantsCanGo) {
   EXPECT_TRUE(t2->Put("more", value).ok());
 }
 
+TEST_F(TenantsTest, StatsShowATenantItsOwnFiguresAndAnAdminEveryTenants) {
+  auto t1 = As("t1");
+  auto t2 = As("t2");
+  ASSERT_TRUE(t1 && t2);
+  const std::vector<std::byte> value = RandomBytes(kObject, 4);
+  for (int i = 0; i < 5; ++i) ASSERT_TRUE(t1->Put("a" + std::to_string(i), value).ok());
+  ASSERT_TRUE(t1->Get("a4").ok());
+  EXPECT_FALSE(t1->Get("none").ok());
+  ASSERT_TRUE(t2->Put("b", value).ok());
+
+  StatusOr<ClusterStat> mine = t1->Stat();
+  ASSERT_TRUE(mine.ok()) << mine.status().ToString();
+  ASSERT_EQ(mine->tenants.size(), 1u);
+  const TenantStat& t = mine->tenants[0];
+  EXPECT_EQ(t.tenant, "t1");
+  EXPECT_EQ(t.quota_bytes, 64u * 1024);
+  EXPECT_EQ(t.bytes, 4 * kObject);
+  EXPECT_EQ(t.objects, 4u);
+  EXPECT_EQ(t.hits, 1u);
+  EXPECT_EQ(t.misses, 1u);
+  EXPECT_EQ(t.evictions, 1u);
+  // Its counters carry its own tenant's samples, none of t2's.
+  EXPECT_EQ(mine->counters.count("crescent_tenant_bytes{tenant=\"t1\"}"), 1u);
+  EXPECT_EQ(mine->counters.count("crescent_tenant_bytes{tenant=\"t2\"}"), 0u);
+
+  auto admin = As("admin");
+  ASSERT_TRUE(admin);
+  StatusOr<ClusterStat> all = admin->Stat();
+  ASSERT_TRUE(all.ok()) << all.status().ToString();
+  ASSERT_EQ(all->tenants.size(), 2u);
+  EXPECT_EQ(all->tenants[1].tenant, "t2");
+  EXPECT_EQ(all->tenants[1].objects, 1u);
+  EXPECT_EQ(all->counters.at("crescent_tenant_objects{tenant=\"t2\"}"), 1u);
+  // `crescent stat` shows the section: an admin's both tenants, t2's its own.
+  CommandResult r = Cli({"stat", "--master", cluster_->master_address(), "--token-file",
+                         TokenFile("admin.token", tokens_["admin"])});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("tenants      2\n"));
+  EXPECT_THAT(r.out, HasSubstr("t1                   64.0 KiB of 64.0 KiB, 4 objects; 1 hits, 1 misses, 1 evictions"));
+  r = Cli({"stat", "--master", cluster_->master_address(), "--token-file",
+           TokenFile("t2.token", tokens_["t2"])});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("tenants      1\n"));
+  EXPECT_THAT(r.out, testing::Not(HasSubstr("t1 ")));
+}
+
 }  // namespace
 }  // namespace crescent::itest
