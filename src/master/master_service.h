@@ -7,7 +7,7 @@
 // that each own their state and lock (docs/master.md, "Components"):
 // ObjectStore (shards, key indexes, Bloom filter), SegmentTable (segments,
 // placement, node liveness), PolicySet (the eviction order), HeldSpace,
-// PendingPuts, VerificationQueue, DurableFrees, and RestoreState. The
+// PendingPuts, VerificationQueue, DurableFrees, TenantUsage, and RestoreState. The
 // engine's code (master_*.cc) is what needs more than one of them: a put
 // allocates in the segment table and creates an entry in a shard; an
 // eviction picks from the policies and removes under a shard lock.
@@ -15,7 +15,7 @@
 // Concurrency design (the contract every method follows):
 //  - Lock order: the policy set's → a shard's → the segment table's → any
 //    one leaf component's (HeldSpace, PendingPuts, VerificationQueue,
-//    DurableFrees). No thread takes a lock on the left while holding one on
+//    DurableFrees, TenantUsage). No thread takes a lock on the left while holding one on
 //    its right, and no thread holds two shard locks at once.
 //  - Reads take a shard's shared lock only; mutations take one shard's
 //    exclusive lock at a time. No lock is held across a whole eviction round.
