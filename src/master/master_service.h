@@ -313,6 +313,9 @@ class MasterService {
   }
   // Every tenant with a quota or with objects, by name.
   std::vector<TenantStats> TenantStatsSnapshot() const { return tenants_.Snapshot(); }
+  // Objects in the tenants' own eviction orders (tenant_orders.h): each
+  // tenant's complete objects but the hard-pinned ones.
+  size_t TenantOrdered() { return policies_.Lock().tenants().Count(); }
 
   // ---- Observability ----
   struct PinCounts {

@@ -149,5 +149,20 @@ TEST_F(TenantTest, QuotasReloadAndPendingPutsCount) {
   EXPECT_TRUE(master().PutStart(TenantKey("a", "p4"), 8 * kPage, {}).ok());
 }
 
+TEST_F(TenantTest, TenantsOrdersFollowEveryWayAnObjectGoes) {
+  Mount("seg", 8 * kPage);
+  // The store's own eviction (no quota): 12 puts into 8 pages evict 4.
+  for (const auto& k : Keys("k", 12)) ASSERT_TRUE(Put(TenantKey("a", k), kPage).ok());
+  EXPECT_EQ(StatsOf("a").evictions, 4u);
+  EXPECT_EQ(StatsOf("a").objects, 8u);
+  EXPECT_EQ(master().TenantOrdered(), 8u);
+  ASSERT_TRUE(master().Remove(TenantKey("a", "k11")).ok());
+  EXPECT_EQ(*master().RemoveByPrefix(TenantKey("a", "k1")), 1u);  // k10 (k1 was evicted)
+  EXPECT_EQ(master().TenantOrdered(), 6u);
+  ASSERT_TRUE(Put(TenantKey("a", "pinned"), kPage, {.hard_pin = true}).ok());
+  EXPECT_EQ(master().TenantOrdered(), 6u);
+  EXPECT_EQ(StatsOf("a").objects, 7u);
+}
+
 }  // namespace
 }  // namespace crescent::master::testing
