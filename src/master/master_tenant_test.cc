@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "master/master_test_util.h"
+#include "master/memory_log_for_test.h"
 
 namespace crescent::master::testing {
 namespace {
@@ -162,6 +163,28 @@ TEST_F(TenantTest, TenantsOrdersFollowEveryWayAnObjectGoes) {
   ASSERT_TRUE(Put(TenantKey("a", "pinned"), kPage, {.hard_pin = true}).ok());
   EXPECT_EQ(master().TenantOrdered(), 6u);
   EXPECT_EQ(StatsOf("a").objects, 7u);
+}
+
+TEST_F(TenantTest, ARestoreBringsBackUsageAndOrders) {
+  MemoryLog log;
+  oplog_ = &log;
+  Mount("seg", 64 * kPage);
+  for (const auto& k : Keys("k", 4)) ASSERT_TRUE(Put(TenantKey("a", k), kPage).ok());
+  ASSERT_TRUE(Put(TenantKey("a", "pinned"), kPage, {.hard_pin = true}).ok());
+  ASSERT_TRUE(Put("default", kPage).ok());
+  ASSERT_TRUE(master().Remove(TenantKey("a", "k0")).ok());
+
+  auto m = MasterService::Create(config_, clock_);
+  ASSERT_TRUE(m.ok());
+  for (const LogRecord& r : log.Decoded()) (*m)->ApplyRestored(r);
+  (*m)->FinishRestore(5'000, /*complete_in_background=*/false);
+  (*m)->CompleteRestore();
+  const std::vector<TenantStats> tenants = (*m)->TenantStatsSnapshot();
+  ASSERT_EQ(tenants.size(), 1u);
+  EXPECT_EQ(tenants[0].tenant, "a");
+  EXPECT_EQ(tenants[0].bytes, 4 * kPage);
+  EXPECT_EQ(tenants[0].objects, 4u);
+  EXPECT_EQ((*m)->TenantOrdered(), 3u);  // the pinned one is in no order
 }
 
 }  // namespace
