@@ -149,18 +149,22 @@ class MasterService {
   // A result per key, an invalid key's its own error. In prefix mode the
   // result stops at the first key that is not readable, with that key's error
   // as its last entry (so a caller learns why the prefix ended).
+  // With `prefix` (a tenant's, tenant_key.h), each key is looked up as
+  // prefix + key (built in one reused buffer), as in the two calls below.
   std::vector<StatusOr<ReadResult>> BatchGetReplicaList(std::span<const std::string> keys,
-                                                        bool prefix_mode = false);
+                                                        bool prefix_mode = false,
+                                                        std::string_view prefix = {});
   // True when a complete object exists. No lease unless exists_grants_lease.
   StatusOr<bool> Exists(std::string_view key);
   // Exists per key; an invalid key is refused alone (BatchExistsResult::statuses).
-  BatchExistsResult BatchExists(std::span<const std::string> keys);
+  BatchExistsResult BatchExists(std::span<const std::string> keys, std::string_view prefix = {});
   // Number of leading keys that are complete; stops at the first miss. The Bloom
   // filter answers definite misses without touching the index. An invalid key
   // ends the prefix like a miss (it cannot be stored); when it is the first
   // key, the call fails with its INVALID_KEY instead, so that a caller whose
   // keys are malformed learns it rather than seeing a permanent miss.
-  StatusOr<size_t> BatchQueryPrefix(std::span<const std::string> keys);
+  StatusOr<size_t> BatchQueryPrefix(std::span<const std::string> keys,
+                                    std::string_view prefix = {});
 
   // ---- Integrity (master_integrity.cc) ----
   // A reader's bytes from `key`'s replica at (segment, offset) did not hash to

@@ -38,6 +38,12 @@ TEST(TenantKeyTest, FormAndParse) {
   EXPECT_FALSE(TenantKeyValid("\x1d"));
   EXPECT_FALSE(TenantKeyValid("\x1dt1"));
   EXPECT_FALSE(TenantKeyValid("\x1d\x1dk"));
+  EXPECT_FALSE(TenantKeyValid("\x1dt1\x1d\x1dt2\x1dk"));  // a tenant's key may not nest one
+  PrefixedKeys internal(TenantPrefix("t1"));
+  EXPECT_EQ(internal("a"), "\x1dt1\x1d" "a");
+  EXPECT_EQ(internal("bc"), "\x1dt1\x1d" "bc");
+  PrefixedKeys none("");
+  EXPECT_EQ(none("a"), "a");
 }
 
 TEST_F(TenantTest, SameKeyInTwoTenantsIsTwoObjects) {

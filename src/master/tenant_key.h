@@ -58,9 +58,27 @@ inline std::string_view ClientKeyOf(std::string_view key) {
 }
 
 // A key that begins with the mark must name a tenant: a non-empty name
-// between two marks.
+// between two marks, followed by a client's key that does not begin with it.
 inline bool TenantKeyValid(std::string_view key) {
-  return !IsTenantKey(key) || !TenantOfKey(key).empty();
+  return !IsTenantKey(key) || (!TenantOfKey(key).empty() && !IsTenantKey(ClientKeyOf(key)));
 }
+
+// `prefix` + key in one buffer reused from key to key: a batch's internal
+// keys built with no allocation per key (a tenant's, prefix TenantPrefix(T);
+// an empty prefix gives each key as it is).
+class PrefixedKeys {
+ public:
+  explicit PrefixedKeys(std::string_view prefix) : buf_(prefix), prefix_size_(prefix.size()) {}
+  std::string_view operator()(std::string_view key) {
+    if (prefix_size_ == 0) return key;
+    buf_.resize(prefix_size_);
+    buf_ += key;
+    return buf_;
+  }
+
+ private:
+  std::string buf_;
+  size_t prefix_size_;
+};
 
 }  // namespace crescent::master

@@ -36,6 +36,12 @@ std::vector<std::string> KeyScope::TakeKeys(
   return out;
 }
 
+std::vector<std::string> KeyScope::TakeForPrefix(
+    google::protobuf::RepeatedPtrField<std::string>* keys) const {
+  if (prefix_.empty()) return TakeKeys(keys);
+  return {std::make_move_iterator(keys->begin()), std::make_move_iterator(keys->end())};
+}
+
 Status KeyScope::Shown(const Status& s) const {
   if (prefix_.empty() || s.ok()) return s;
   std::string message = s.message();

@@ -32,6 +32,12 @@ class KeyScope {
   // The request's keys, mapped; taken rather than copied where they stay
   // as they are (the request dies with the call).
   std::vector<std::string> TakeKeys(google::protobuf::RepeatedPtrField<std::string>* keys) const;
+  // The read batches' keys for the engine to prefix itself (`prefix()`, no
+  // allocation per key; master::PrefixedKeys, which the engine refuses a
+  // tenant's key beginning with 0x1d in): a tenant's keys as they are, taken;
+  // the default namespace's as TakeKeys maps them.
+  std::vector<std::string> TakeForPrefix(
+      google::protobuf::RepeatedPtrField<std::string>* keys) const;
   // A key the engine returned, as the caller names it.
   std::string_view Shown(std::string_view internal) const {
     return internal.substr(std::min(prefix_.size(), internal.size()));

@@ -298,8 +298,8 @@ void MasterHandlers::BatchGetReplicaList(const Caller& caller,
         [](proto::ReadResult* r, const Status& st) { ToProto(st, r->mutable_status()); });
   }
   const KeyScope scope(caller);
-  auto results =
-      master_.BatchGetReplicaList(scope.TakeKeys(req.mutable_keys()), req.prefix_mode());
+  auto results = master_.BatchGetReplicaList(scope.TakeForPrefix(req.mutable_keys()),
+                                             req.prefix_mode(), scope.prefix());
   for (const auto& r : results) {
     proto::ReadResult* out = resp->add_results();
     if (r.ok()) {
@@ -324,7 +324,8 @@ void MasterHandlers::BatchExists(const Caller& caller, proto::KeysRequest& req,
     return ToProto(s, resp->mutable_status());
   }
   const KeyScope scope(caller);
-  master::BatchExistsResult r = master_.BatchExists(scope.TakeKeys(req.mutable_keys()));
+  master::BatchExistsResult r =
+      master_.BatchExists(scope.TakeForPrefix(req.mutable_keys()), scope.prefix());
   ToProto(Status::Ok(), resp->mutable_status());
   for (bool present : r.present) resp->add_present(present);
   resp->set_leading(r.leading);
@@ -337,7 +338,7 @@ void MasterHandlers::BatchQueryPrefix(const Caller& caller, proto::KeysRequest& 
     return ToProto(s, resp->mutable_status());
   }
   const KeyScope scope(caller);
-  auto leading = master_.BatchQueryPrefix(scope.TakeKeys(req.mutable_keys()));
+  auto leading = master_.BatchQueryPrefix(scope.TakeForPrefix(req.mutable_keys()), scope.prefix());
   ToProto(scope.Shown(leading.status()), resp->mutable_status());
   if (leading.ok()) resp->set_leading(*leading);
 }
