@@ -18,6 +18,11 @@ class TenantTest : public MasterTest {
   TenantTest() { config_.heartbeat_ttl_ms = int64_t{1} << 40; }
   // Lets every read lease end.
   void PastLeases() { clock_.Advance(config_.lease_ms + config_.capability_grace_ms + 1000); }
+  static PutConfig HardPinned() {
+    PutConfig c;
+    c.hard_pin = true;
+    return c;
+  }
   TenantStats StatsOf(const std::string& tenant) {
     for (const TenantStats& t : master().TenantStatsSnapshot()) {
       if (t.tenant == tenant) return t;
@@ -126,7 +131,7 @@ TEST_F(TenantTest, QuotaExceededWhenNothingOfTheTenantsCanGo) {
   EXPECT_NE(big.status().message().find("larger than the quota"), std::string::npos);
   EXPECT_NE(big.status().message().find("'a'"), std::string::npos);
   // Both of a's objects are leased (just read) or hard-pinned.
-  ASSERT_TRUE(Put(TenantKey("a", "pinned"), kPage, {.hard_pin = true}).ok());
+  ASSERT_TRUE(Put(TenantKey("a", "pinned"), kPage, HardPinned()).ok());
   ASSERT_TRUE(Put(TenantKey("a", "leased"), kPage).ok());
   ASSERT_TRUE(master().GetReplicaList(TenantKey("a", "leased")).ok());
   Status s = Put(TenantKey("a", "more"), kPage);
@@ -166,7 +171,7 @@ TEST_F(TenantTest, TenantsOrdersFollowEveryWayAnObjectGoes) {
   ASSERT_TRUE(master().Remove(TenantKey("a", "k11")).ok());
   EXPECT_EQ(*master().RemoveByPrefix(TenantKey("a", "k1")), 1u);  // k10 (k1 was evicted)
   EXPECT_EQ(master().TenantOrdered(), 6u);
-  ASSERT_TRUE(Put(TenantKey("a", "pinned"), kPage, {.hard_pin = true}).ok());
+  ASSERT_TRUE(Put(TenantKey("a", "pinned"), kPage, HardPinned()).ok());
   EXPECT_EQ(master().TenantOrdered(), 6u);
   EXPECT_EQ(StatsOf("a").objects, 7u);
 }
@@ -176,7 +181,7 @@ TEST_F(TenantTest, ARestoreBringsBackUsageAndOrders) {
   oplog_ = &log;
   Mount("seg", 64 * kPage);
   for (const auto& k : Keys("k", 4)) ASSERT_TRUE(Put(TenantKey("a", k), kPage).ok());
-  ASSERT_TRUE(Put(TenantKey("a", "pinned"), kPage, {.hard_pin = true}).ok());
+  ASSERT_TRUE(Put(TenantKey("a", "pinned"), kPage, HardPinned()).ok());
   ASSERT_TRUE(Put("default", kPage).ok());
   ASSERT_TRUE(master().Remove(TenantKey("a", "k0")).ok());
 
