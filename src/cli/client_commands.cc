@@ -143,9 +143,8 @@ std::string FormatTenants(const ClusterStat& s) {
   std::ostringstream out;
   out << "tenants      " << s.tenants.size() << "\n";
   for (const TenantStat& t : s.tenants) {
-    out << "  " << std::left << std::setw(20) << EscapeText(t.tenant) << " "
-        << FormatBytes(t.bytes) << " of "
-        << (t.quota_bytes ? FormatBytes(t.quota_bytes) : std::string("no quota")) << ", "
+    out << "  " << std::left << std::setw(20) << EscapeText(t.tenant) << " " << FormatBytes(t.bytes)
+        << " of " << (t.quota_bytes ? FormatBytes(t.quota_bytes) : std::string("no quota")) << ", "
         << t.objects << " objects; " << t.hits << " hits, " << t.misses << " misses, "
         << t.evictions << " evictions\n";
   }

@@ -19,9 +19,9 @@ Status MasterService::ChargeQuota(std::string_view key, uint64_t size) {
     const bool too_big = size > quota;
     if (too_big || !EvictForQuota(tenant)) {
       return Status(ErrorCode::kQuotaExceeded,
-                    "tenant '" + std::string(tenant) + "' has a quota of " +
-                        std::to_string(quota) + " bytes and uses " + std::to_string(used) +
-                        "; a put of " + std::to_string(size) + " bytes " +
+                    "tenant '" + std::string(tenant) + "' has a quota of " + std::to_string(quota) +
+                        " bytes and uses " + std::to_string(used) + "; a put of " +
+                        std::to_string(size) + " bytes " +
                         (too_big ? std::string("is larger than the quota")
                                  : std::string("does not fit, and none of the tenant's objects "
                                                "can be evicted (pinned, soft-pinned, leased or "

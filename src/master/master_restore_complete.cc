@@ -173,9 +173,9 @@ void MasterService::FillRestoredPolicies() {
         // memory is on its persistent copy alone.
         now.tier = static_cast<uint8_t>(TierOfEntry(*e));
         if (IsTenantKey(e->key_view())) {
-          tenant_admits.push_back({std::string(TenantOfKey(e->key_view())),
-                                   {.id = p.id, .size = p.bytes, .info = {.history = history},
-                                    .tenant = {}}});
+          tenant_admits.push_back(
+              {std::string(TenantOfKey(e->key_view())),
+               {.id = p.id, .size = p.bytes, .info = {.history = history}, .tenant = {}}});
         }
       }
       AdmitRestored(now, history, soft_until, fresh, &soft_expiry);

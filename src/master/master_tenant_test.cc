@@ -45,8 +45,8 @@ TEST(TenantKeyTest, FormAndParse) {
   EXPECT_FALSE(TenantKeyValid("\x1d\x1dk"));
   EXPECT_FALSE(TenantKeyValid("\x1dt1\x1d\x1dt2\x1dk"));  // a tenant's key may not nest one
   PrefixedKeys internal(TenantPrefix("t1"));
-  EXPECT_EQ(internal("a"), "\x1dt1\x1d" "a");
-  EXPECT_EQ(internal("bc"), "\x1dt1\x1d" "bc");
+  EXPECT_EQ(internal("a"), TenantPrefix("t1") + "a");
+  EXPECT_EQ(internal("bc"), TenantPrefix("t1") + "bc");
   PrefixedKeys none("");
   EXPECT_EQ(none("a"), "a");
 }

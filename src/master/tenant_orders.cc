@@ -36,8 +36,7 @@ void TenantOrders::Forget(ObjectId id) {
   owner_.erase(it);
 }
 
-std::optional<ObjectId> TenantOrders::Evict(std::string_view tenant,
-                                            const cache::SpareFn& spare) {
+std::optional<ObjectId> TenantOrders::Evict(std::string_view tenant, const cache::SpareFn& spare) {
   auto it = orders_.find(std::string(tenant));
   if (it == orders_.end()) return std::nullopt;
   std::optional<ObjectId> victim = it->second->Evict(spare);

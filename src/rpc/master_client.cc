@@ -589,8 +589,8 @@ ClusterStats StatsFromProto(const proto::StatsResponse& resp) {
   out.segments = SegmentsFromProto(resp.segments());
   out.counters.insert(resp.counters().begin(), resp.counters().end());
   for (const proto::TenantUsage& t : resp.tenants()) {
-    out.tenants.push_back({t.tenant(), t.quota_bytes(), t.bytes(), t.objects(), t.hits(),
-                           t.misses(), t.evictions()});
+    out.tenants.push_back(
+        {t.tenant(), t.quota_bytes(), t.bytes(), t.objects(), t.hits(), t.misses(), t.evictions()});
   }
   return out;
 }

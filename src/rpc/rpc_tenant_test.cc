@@ -44,8 +44,8 @@ class TenantHandlersTest : public ::testing::Test {
     start.mutable_config()->set_replica_count(1);
     proto::PutStartResponse started;
     handlers_->PutStart(c, start, &started);
-    if (started.status().code() != 0) return Status(ErrorCode(started.status().code()),
-                                                    started.status().message());
+    if (started.status().code() != 0)
+      return Status(ErrorCode(started.status().code()), started.status().message());
     proto::PutTokenRequest end;
     end.set_key(key);
     end.set_token(started.token());
@@ -168,12 +168,12 @@ TEST_F(TenantHandlersTest, WhoSeesWhatOfTheWholeStore) {
 
 TEST_F(TenantHandlersTest, KeyScopeMapsInAndOut) {
   const KeyScope scope(t1_);
-  EXPECT_EQ(scope.Key("a"), "\x1dt1\x1d" "a");
+  const std::string t1 = "\x1dt1\x1d";
+  EXPECT_EQ(scope.Key("a"), t1 + "a");
   EXPECT_EQ(scope.Key("\x1dx"), "\x1d");
-  EXPECT_EQ(scope.Shown("\x1dt1\x1d" "a"), "a");
-  EXPECT_EQ(scope.Shown(Status(ErrorCode::kObjectNotFound, "key '\x1dt1\x1d" "a' not found"))
-                .message(),
-            "key 'a' not found");
+  EXPECT_EQ(scope.Shown(t1 + "a"), "a");
+  const Status missing(ErrorCode::kObjectNotFound, "key '" + t1 + "a' not found");
+  EXPECT_EQ(scope.Shown(missing).message(), "key 'a' not found");
   EXPECT_TRUE(KeyScope(admin_).whole_store());
   EXPECT_TRUE(KeyScope(Unchecked()).whole_store());
   EXPECT_TRUE(KeyScope(plain_).default_only());

@@ -7,8 +7,8 @@
 
 #include "common/clock.h"
 #include "master/master_metrics.h"
-#include "rpc/convert.h"
 #include "master/tenant_key.h"
+#include "rpc/convert.h"
 #include "rpc/key_scope.h"
 #include "rpc/server_validation.h"
 
@@ -462,8 +462,8 @@ void MasterHandlers::Stats(const Caller& caller, proto::Empty&, proto::StatsResp
   // Tenants' figures: all of them for a whole-store caller, a tenant's
   // client its own only, any other caller none.
   const bool all = KeyScope(caller).whole_store();
-  const std::string mine = caller.tenant.empty() ? std::string()
-                                                 : "{tenant=\"" + caller.tenant + "\"}";
+  const std::string mine =
+      caller.tenant.empty() ? std::string() : "{tenant=\"" + caller.tenant + "\"}";
   for (const master::TenantStats& t : master_.TenantStatsSnapshot()) {
     if (!all && (caller.tenant.empty() || t.tenant != caller.tenant)) continue;
     proto::TenantUsage* out = resp->add_tenants();

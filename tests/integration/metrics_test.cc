@@ -102,12 +102,12 @@ class MetricsTest : public testing::Test {
     // A tenant, so that the per-tenant families have samples (the client's
     // keys are its).
     const std::string auth = dir_.File("auth");
-    CommandResult r = RunCrescent({"tenant", "set", "--auth-file", auth, "m", "--quota", "1GiB"},
-                                  dir_.path());
+    CommandResult r =
+        RunCrescent({"tenant", "set", "--auth-file", auth, "m", "--quota", "1GiB"}, dir_.path());
     ASSERT_EQ(r.exit_code, 0) << r.err;
-    r = RunCrescent({"token", "add", "--auth-file", auth, "--name", "app", "--role", "client",
-                     "--tenant", "m"},
-                    dir_.path());
+    r = RunCrescent(
+        {"token", "add", "--auth-file", auth, "--name", "app", "--role", "client", "--tenant", "m"},
+        dir_.path());
     ASSERT_EQ(r.exit_code, 0) << r.err;
     token_ = r.out.substr(0, r.out.find('\n'));
     ServeProcess serve;

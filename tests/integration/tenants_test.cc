@@ -27,8 +27,8 @@ class TenantsTest : public testing::Test {
   std::string AuthFile() const { return dir_.File("auth"); }
   std::string AddToken(const std::string& name, const std::string& role,
                        const std::string& tenant = "") {
-    std::vector<std::string> args = {"token", "add",  "--auth-file", AuthFile(),
-                                     "--name", name,   "--role",      role};
+    std::vector<std::string> args = {"token",  "add", "--auth-file", AuthFile(),
+                                     "--name", name,  "--role",      role};
     if (!tenant.empty()) args.insert(args.end(), {"--tenant", tenant});
     CommandResult r = Cli(args);
     EXPECT_EQ(r.exit_code, 0) << r.err;
@@ -226,7 +226,10 @@ TEST_F(TenantsTest, StatsShowATenantItsOwnFiguresAndAnAdminEveryTenants) {
                          TokenFile("admin.token", tokens_["admin"])});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_THAT(r.out, HasSubstr("tenants      2\n"));
-  EXPECT_THAT(r.out, HasSubstr("t1                   64.0 KiB of 64.0 KiB, 4 objects; 1 hits, 1 misses, 1 evictions"));
+  EXPECT_THAT(
+      r.out,
+      HasSubstr(
+          "t1                   64.0 KiB of 64.0 KiB, 4 objects; 1 hits, 1 misses, 1 evictions"));
   r = Cli({"stat", "--master", cluster_->master_address(), "--token-file",
            TokenFile("t2.token", tokens_["t2"])});
   ASSERT_EQ(r.exit_code, 0) << r.err;
