@@ -9,6 +9,9 @@
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
+#include <csignal>
+#include <regex>
+
 #include "integration/cluster.h"
 
 namespace crescent::itest {
@@ -235,6 +238,52 @@ TEST_F(TenantsTest, StatsShowATenantItsOwnFiguresAndAnAdminEveryTenants) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_THAT(r.out, HasSubstr("tenants      1\n"));
   EXPECT_THAT(r.out, testing::Not(HasSubstr("t1 ")));
+}
+
+TEST_F(TenantsTest, AQuotaChangedInTheAuthFileAppliesAfterSighup) {
+  auto t1 = As("t1");
+  ASSERT_TRUE(t1);
+  const std::vector<std::byte> value = RandomBytes(kObject, 6);
+  for (int i = 0; i < 4; ++i) ASSERT_TRUE(t1->Put(Key("a", i), value).ok());
+  SetTenant("t1", "32KiB");
+  cluster_->master().Kill(SIGHUP);
+  ASSERT_TRUE(cluster_->master().WaitForMatch(std::regex("SIGHUP: reloaded"), kStartTimeout))
+      << cluster_->master().Output();
+  // 64 KiB held, 32 KiB allowed: the put evicts the three oldest.
+  ASSERT_TRUE(t1->Put("a4", value).ok());
+  EXPECT_THAT(*t1->List(""), ElementsAre("a3", "a4"));
+  StatusOr<ClusterStat> stat = t1->Stat();
+  ASSERT_TRUE(stat.ok());
+  ASSERT_EQ(stat->tenants.size(), 1u);
+  EXPECT_EQ(stat->tenants[0].quota_bytes, 32u * 1024);
+}
+
+// The admin port's /api/status and `crescent top` show every tenant.
+TEST(TenantsTopTest, TopAndTheStatusReportShowTheTenants) {
+  TempDir dir;
+  const std::string auth = dir.File("auth");
+  ASSERT_EQ(RunCrescent({"tenant", "set", "--auth-file", auth, "t1", "--quota", "1MiB"}, dir.path())
+                .exit_code,
+            0);
+  CommandResult token = RunCrescent(
+      {"token", "add", "--auth-file", auth, "--name", "app", "--role", "client", "--tenant", "t1"},
+      dir.path());
+  ASSERT_EQ(token.exit_code, 0) << token.err;
+  ServeProcess serve;
+  ASSERT_TRUE(StartServe(dir, {"--auth-file", auth}, &serve));
+  ClientConfig c;
+  c.master_address = serve.master;
+  c.use_shared_memory = false;
+  c.token = token.out.substr(0, token.out.find('\n'));
+  auto client = Client::Connect(c);
+  ASSERT_TRUE(client.ok()) << client.status().ToString();
+  ASSERT_TRUE(client.value()->Put("k", RandomBytes(kObject, 8)).ok());
+  const std::string http = "127.0.0.1:" + std::to_string(serve.http_port);
+  CommandResult top = RunCrescent({"top", "--once", "--http", http}, dir.path());
+  ASSERT_EQ(top.exit_code, 0) << top.err;
+  EXPECT_THAT(top.out, HasSubstr("TENANT "));
+  EXPECT_TRUE(std::regex_search(top.out, std::regex("\nt1 +\\[[#.]*\\] +16\\.0 KiB +1\\.0 MiB +1 ")))
+      << top.out;
 }
 
 }  // namespace
