@@ -125,6 +125,17 @@ struct SegmentUsage {
   std::string tier = "dram";  // "dram" or "pmem" (a persistent segment)
 };
 
+// One tenant's quota and use (docs/security.md, "Quotas").
+struct TenantStat {
+  std::string tenant;
+  uint64_t quota_bytes = 0;  // 0: none
+  uint64_t bytes = 0;        // its objects' sizes, complete and pending puts
+  uint64_t objects = 0;      // complete objects
+  uint64_t hits = 0;         // reads that found their object
+  uint64_t misses = 0;       // reads that found none
+  uint64_t evictions = 0;    // its objects evicted, for its quota or for space
+};
+
 struct ClusterStat {
   uint64_t objects = 0;
   uint64_t pending_puts = 0;
@@ -142,6 +153,9 @@ struct ClusterStat {
   uint32_t admin_port = 0;
   std::vector<SegmentUsage> segments;
   std::map<std::string, uint64_t> counters;  // Prometheus sample name -> value
+  // Every tenant for an admin (or without credentials); a tenant's client
+  // sees its own only, other callers none.
+  std::vector<TenantStat> tenants;
 };
 
 // What this client did on its own (not the cluster's counters).

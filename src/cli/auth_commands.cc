@@ -33,7 +33,9 @@ void AddTokenAdd(CLI::App& token) {
   app->add_option("--name", f->name, "The token's name (letters, digits, '.', '_', '-')")
       ->required();
   app->add_option("--role", f->role, "admin, client or node")->required();
-  app->add_option("--tenant", f->tenant, "The client's tenant");
+  app->add_option("--tenant", f->tenant,
+                  "The client's tenant: its keys are the tenant's own namespace, within the "
+                  "tenant's quota (docs/security.md, \"Tenants\")");
   app->callback([f] {
     StatusOr<auth::Role> role = auth::ParseRole(f->role);
     if (!role.ok()) return SetExitCode(Report("token add", role.status()));

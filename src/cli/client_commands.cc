@@ -137,6 +137,20 @@ uint64_t Counter(const ClusterStat& s, const std::string& name) {
   return it == s.counters.end() ? 0 : it->second;
 }
 
+// The tenants the caller may see (docs/security.md, "Quotas"), one a line.
+std::string FormatTenants(const ClusterStat& s) {
+  if (s.tenants.empty()) return {};
+  std::ostringstream out;
+  out << "tenants      " << s.tenants.size() << "\n";
+  for (const TenantStat& t : s.tenants) {
+    out << "  " << std::left << std::setw(20) << EscapeText(t.tenant) << " " << FormatBytes(t.bytes)
+        << " of " << (t.quota_bytes ? FormatBytes(t.quota_bytes) : std::string("no quota")) << ", "
+        << t.objects << " objects; " << t.hits << " hits, " << t.misses << " misses, "
+        << t.evictions << " evictions\n";
+  }
+  return out.str();
+}
+
 std::string FormatStat(const ClusterStat& s, const std::string& master) {
   std::ostringstream out;
   out << "master       " << EscapeText(master) << "\n"
@@ -161,6 +175,7 @@ std::string FormatStat(const ClusterStat& s, const std::string& master) {
   uint64_t miss = Counter(s, "crescent_exact_lookups_total{result=\"miss\"}");
   uint64_t phit = Counter(s, "crescent_prefix_keys_total{result=\"hit\"}");
   uint64_t pmiss = Counter(s, "crescent_prefix_keys_total{result=\"miss\"}");
+  out << FormatTenants(s);
   out << "lookups      " << hit << " hits, " << miss << " misses\n"
       << "prefix keys  " << phit << " hits, " << pmiss << " misses\n"
       << "evictions    " << Counter(s, "crescent_evictions_total") << " ("

@@ -25,7 +25,9 @@ void AddLs(CLI::App& root) {
   app->footer(
       "One key per line; keys are byte strings, so a backslash is written \\\\ and every byte "
       "outside printable ASCII \\xHH (a newline: \\x0a), and one key is always one line. With "
-      "-0 keys are printed as they are, each followed by a NUL byte.");
+      "-0 keys are printed as they are, each followed by a NUL byte. With a token of a "
+      "tenant, the keys are that tenant's; with an admin's, every tenant's too, as the "
+      "master stores them (\\x1dTENANT\\x1dKEY; docs/security.md, \"Tenants\").");
   struct Flags : ClientFlags {
     std::string prefix;
     size_t limit = 1000;
@@ -98,7 +100,9 @@ void AddRm(CLI::App& root) {
   app->add_flag("--prefix", f->prefix,
                 "Remove every key that starts with KEY (which must not be empty: see --all)");
   app->add_flag("--all", f->all,
-                "Remove every key (asks first on a terminal; elsewhere needs --yes)");
+                "Remove every key (asks first on a terminal; elsewhere needs --yes): with a "
+                "tenant's token that tenant's, with a client token without one the default "
+                "namespace's, with an admin's every tenant's too");
   app->add_flag("--yes", f->yes, "With --all: do not ask");
   app->add_flag("--force", f->force,
                 "Remove even if a reader holds a lease (its space is freed when the lease ends)");

@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -71,6 +72,31 @@ std::string Text(const json& j, const char* key) {
 }
 
 // One frame of the report; throws json::exception on a reply of another shape.
+// The tenants' rows (none without tenants).
+std::string TenantRows(const json& s) {
+  if (!s.contains("tenants") || s.at("tenants").empty()) return {};
+  std::ostringstream out;
+  char line[1024];
+  std::snprintf(line, sizeof line, "%-20s %-22s %12s %12s %10s %10s %10s %10s\n", "TENANT",
+                "QUOTA FILL", "USED", "QUOTA", "OBJECTS", "HITS", "MISSES", "EVICTIONS");
+  out << line;
+  for (const json& t : s.at("tenants")) {
+    const uint64_t used = t.at("bytes").get<uint64_t>();
+    const uint64_t quota = t.at("quota_bytes").get<uint64_t>();
+    const double fill = quota ? std::min(1.0, static_cast<double>(used) / quota) : 0;
+    std::snprintf(line, sizeof line, "%-20s %-22s %12s %12s %10llu %10llu %10llu %10llu\n",
+                  Text(t, "tenant").c_str(), Fill(fill, 20).c_str(), FormatBytes(used).c_str(),
+                  quota ? FormatBytes(quota).c_str() : "none",
+                  static_cast<unsigned long long>(t.at("objects").get<uint64_t>()),
+                  static_cast<unsigned long long>(t.at("hits").get<uint64_t>()),
+                  static_cast<unsigned long long>(t.at("misses").get<uint64_t>()),
+                  static_cast<unsigned long long>(t.at("evictions").get<uint64_t>()));
+    out << line;
+  }
+  out << "\n";
+  return out.str();
+}
+
 std::string Frame(const json& s) {
   const json& sum = s.at("summary");
   std::ostringstream out;
@@ -120,7 +146,7 @@ std::string Frame(const json& s) {
                   FormatBytes(gu).c_str(), FormatBytes(gc).c_str());
     out << line;
   }
-  out << "\n";
+  out << "\n" << TenantRows(s);
   std::snprintf(line, sizeof line, "%-22s %10s %11s %11s %8s\n", "METHOD", "CALLS", "P50", "P99",
                 "ERRORS");
   out << line;

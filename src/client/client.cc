@@ -731,6 +731,10 @@ StatusOr<ClusterStat> Client::Stat() {
   out.largest_object = s.value().largest_object;
   out.admin_port = s.value().admin_port;
   out.counters = s.value().counters;
+  for (const master::TenantStats& t : s.value().tenants) {
+    out.tenants.push_back(
+        {t.tenant, t.quota_bytes, t.bytes, t.objects, t.hits, t.misses, t.evictions});
+  }
   for (const master::SegmentInfo& seg : s.value().segments) {
     out.segments.push_back({seg.spec.name, seg.spec.owner_node, seg.spec.endpoint,
                             seg.spec.capacity, seg.used_bytes,

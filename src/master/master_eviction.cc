@@ -114,12 +114,21 @@ uint64_t MasterService::EvictVictim(ObjectId id, VictimLock lock, EvictionReason
   // Nothing is acknowledged, so nothing waits: a put that reuses the space
   // is logged after this record, and its PutEnd waits for both.
   LogChange(RemovalRecord(*e, RemovalReason::kEvicted));
+  const bool tenants = IsTenantKey(e->key_view());
+  if (tenants) tenants_.Evicted(e->key_view());
   RemoveLocked(shard, IdSlot(id));
   counters_.evictions.fetch_add(1, std::memory_order_relaxed);
   (reason == EvictionReason::kWatermark ? counters_.evictions_watermark
                                         : counters_.evictions_for_put)
       .fetch_add(1, std::memory_order_relaxed);
   counters_.evicted_bytes.fetch_add(bytes, std::memory_order_relaxed);
+  // The policy that chose it let it go; its tenant's order (a quota's
+  // eviction took it out already) lets it go too, after the shard lock (the
+  // policy set's lock comes first).
+  if (tenants) {
+    lock.unlock();
+    policies_.Lock().tenants().Forget(id);
+  }
   return bytes;
 }
 

@@ -37,6 +37,14 @@ constexpr Family kFamilies[] = {
      "kept), unchecked (no verdict: kept)."},
     {"crescent_corruption_reports_pending", "gauge",
      "Readers' corruption reports waiting for their node's check."},
+    {"crescent_tenant_quota_bytes", "gauge", "Each tenant's byte quota (0: none)."},
+    {"crescent_tenant_bytes", "gauge",
+     "Bytes of each tenant's objects, complete and pending (what counts against its quota)."},
+    {"crescent_tenant_objects", "gauge", "Each tenant's complete objects."},
+    {"crescent_tenant_hits_total", "counter", "Reads of each tenant that found their object."},
+    {"crescent_tenant_misses_total", "counter", "Reads of each tenant that found none."},
+    {"crescent_tenant_evictions_total", "counter",
+     "Each tenant's objects evicted (for its quota, or for space)."},
     {"crescent_objects", "gauge", "Complete objects."},
     {"crescent_pending_puts", "gauge", "Puts started and not yet ended."},
     {"crescent_capacity_bytes", "gauge", "Capacity of the mounted segments."},
@@ -222,6 +230,16 @@ std::vector<Sample> CollectMasterSamples(const MasterService& master) {
       {Labelled("crescent_pmem_verifications_total", "result", "skipped"), Load(c.verify_skipped)});
   out.push_back({"crescent_pmem_verification_retries_total", Load(c.verify_retries)});
   out.push_back({"crescent_pmem_verifications_pending", master.PendingVerifications()});
+
+  // Tenants (docs/security.md, "Quotas").
+  for (const TenantStats& t : master.TenantStatsSnapshot()) {
+    out.push_back({Labelled("crescent_tenant_quota_bytes", "tenant", t.tenant), t.quota_bytes});
+    out.push_back({Labelled("crescent_tenant_bytes", "tenant", t.tenant), t.bytes});
+    out.push_back({Labelled("crescent_tenant_objects", "tenant", t.tenant), t.objects});
+    out.push_back({Labelled("crescent_tenant_hits_total", "tenant", t.tenant), t.hits});
+    out.push_back({Labelled("crescent_tenant_misses_total", "tenant", t.tenant), t.misses});
+    out.push_back({Labelled("crescent_tenant_evictions_total", "tenant", t.tenant), t.evictions});
+  }
 
   MasterStats s = master.Stats();
   out.push_back({"crescent_objects", s.objects});

@@ -69,7 +69,9 @@ std::optional<PutGrant> MasterService::RepeatedPutLocked(const Located& loc, uin
 
 StatusOr<PutGrant> MasterService::PutStart(std::string_view key, uint64_t size,
                                            const PutConfig& config, uint64_t attempt) {
+  bool charged = false;  // to the key's tenant (ChargeQuota), given back on failure
   auto fail = [&](Status s) {
+    if (charged) tenants_.Release(key, size, /*complete=*/false);
     counters_.put_start.Record(1, 1);
     return s;
   };
@@ -117,6 +119,10 @@ StatusOr<PutGrant> MasterService::PutStart(std::string_view key, uint64_t size,
   // After the repeat check: a retry must get its own put back even if the
   // segments changed since its first try.
   if (Status s = CheckUnderWatermark(size, config); !s.ok()) return fail(s);
+  if (IsTenantKey(key)) {
+    if (Status s = ChargeQuota(key, size); !s.ok()) return fail(s);
+    charged = true;
+  }
   std::vector<ReplicaSlot> slots = AllocateWithEviction(size, config);
   if (slots.empty() && segments_.placeable_count() == 0) {
     return fail(Status(ErrorCode::kUnavailable,
@@ -144,6 +150,7 @@ StatusOr<PutGrant> MasterService::PutStart(std::string_view key, uint64_t size,
       lock.unlock();
       FreeNow(slots);
       if (again) {
+        if (charged) tenants_.Release(key, size, /*complete=*/false);  // charged for its first try
         counters_.put_start.Record(1, 0);
         return std::move(*again);
       }
@@ -252,6 +259,7 @@ Status MasterService::PutEnd(std::string_view key, uint64_t token, uint64_t chec
     // this PutEnd must not take the live count below zero, or the Bloom filter's
     // rebuild would size itself for ~2^64 keys.
     objects_.Completed(e.hard_pin);
+    tenants_.Completed(key);
     objects_.BloomAdd(loc.shard->index(), loc.hash);
     id = loc.shard->IdOf(slot);
     size = e.size * e.num_replicas;
@@ -281,7 +289,8 @@ Status MasterService::PutEnd(std::string_view key, uint64_t token, uint64_t chec
                       .size = size,
                       .tier = tier,
                       .soft_until = soft_until,
-                      .info = {.parent = parent, .history = loc.hash, .ends_write = ends_write}};
+                      .info = {.parent = parent, .history = loc.hash, .ends_write = ends_write},
+                      .tenant = std::string(TenantOfKey(key))};
     PolicyLock order = policies_.Lock();
     if (order.filling()) {
       // A restore is still filling the policies: it admits this after them.

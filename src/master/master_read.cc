@@ -46,6 +46,7 @@ StatusOr<ReadResult> MasterService::GetReplicaList(std::string_view key) {
   auto miss = [&](ErrorCode code, const char* what) -> Status {
     counters_.exact_misses.fetch_add(1, std::memory_order_relaxed);
     counters_.get_replica_list.Record(1, 1);
+    tenants_.Read(key, /*hit=*/false);
     return Status(code, "key '" + std::string(key) + "' " + what);
   };
   if (objects_.BloomSaysAbsent(loc.hash)) {
@@ -62,16 +63,18 @@ StatusOr<ReadResult> MasterService::GetReplicaList(std::string_view key) {
   if (!r.ok()) return miss(r.status().code(), "has no live replica");
   counters_.exact_hits.fetch_add(1, std::memory_order_relaxed);
   counters_.get_replica_list.Record(1, 0);
+  tenants_.Read(key, /*hit=*/true);
   return r;
 }
 
 std::vector<StatusOr<ReadResult>> MasterService::BatchGetReplicaList(
-    std::span<const std::string> keys, bool prefix_mode) {
+    std::span<const std::string> keys, bool prefix_mode, std::string_view prefix) {
   std::vector<StatusOr<ReadResult>> out;
   out.reserve(keys.size());
   size_t readable = 0;
+  PrefixedKeys internal(prefix);
   for (const std::string& k : keys) {
-    out.push_back(GetReplicaList(k));
+    out.push_back(GetReplicaList(internal(k)));
     if (!out.back().ok() && prefix_mode) break;
     ++readable;
   }
@@ -107,12 +110,14 @@ bool MasterService::HasLiveReplica(const ObjectEntry& e) const {
   return false;
 }
 
-BatchExistsResult MasterService::BatchExists(std::span<const std::string> keys) {
+BatchExistsResult MasterService::BatchExists(std::span<const std::string> keys,
+                                             std::string_view prefix) {
   BatchExistsResult r;
   r.present.reserve(keys.size());
   bool leading = true;
+  PrefixedKeys internal(prefix);
   for (size_t i = 0; i < keys.size(); ++i) {
-    StatusOr<bool> e = Exists(keys[i]);
+    StatusOr<bool> e = Exists(internal(keys[i]));
     if (!e.ok() && r.statuses.empty()) r.statuses.resize(keys.size());
     if (!e.ok()) r.statuses[i] = e.status();
     const bool p = e.ok() && *e;
@@ -126,23 +131,26 @@ BatchExistsResult MasterService::BatchExists(std::span<const std::string> keys) 
   return r;
 }
 
-StatusOr<size_t> MasterService::BatchQueryPrefix(std::span<const std::string> keys) {
+StatusOr<size_t> MasterService::BatchQueryPrefix(std::span<const std::string> keys,
+                                                 std::string_view prefix) {
+  PrefixedKeys internal(prefix);
   if (!keys.empty()) {
-    if (Status s = ValidateKey(keys[0]); !s.ok()) {
+    if (Status s = ValidateKey(internal(keys[0])); !s.ok()) {
       counters_.query_prefix.Record(keys.size(), 1);
       return s;
     }
   }
   size_t n = 0;
   for (; n < keys.size(); ++n) {
-    if (!ValidateKey(keys[n]).ok()) break;  // cannot be stored: the prefix ends here
-    Located loc = objects_.Locate(keys[n]);
+    const std::string_view key = internal(keys[n]);
+    if (!ValidateKey(key).ok()) break;  // cannot be stored: the prefix ends here
+    Located loc = objects_.Locate(key);
     if (objects_.BloomSaysAbsent(loc.hash)) {
       counters_.bloom_negatives.fetch_add(1, std::memory_order_relaxed);
       break;
     }
     std::shared_lock lock(loc.shard->mutex());
-    uint32_t slot = loc.shard->Find(keys[n], loc.hash);
+    uint32_t slot = loc.shard->Find(key, loc.hash);
     if (slot == kNoSlot) break;
     const ObjectEntry& e = loc.shard->entry(slot);
     if (e.state != EntryState::kComplete || !HasLiveReplica(e)) break;

@@ -20,6 +20,7 @@ ObjectId MasterService::RemoveLocked(ObjectShard& shard, uint32_t slot) {
   // store node's clock running behind the master's; only then may another
   // object have it.
   TimeMs reachable_until = 0;
+  tenants_.Release(e.key_view(), e.size, e.state == EntryState::kComplete);
   if (e.state == EntryState::kComplete) {
     if (!restore_.active) objects_.BloomRemove(shard.index(), e.Hash());
     objects_.CompleteGone(e.hard_pin);
@@ -135,10 +136,15 @@ std::vector<Status> MasterService::BatchRemove(std::span<const std::string> keys
 }
 
 StatusOr<size_t> MasterService::RemoveByPrefix(std::string_view prefix, bool force) {
-  if (prefix.size() > config_.max_key_length) {
+  if (ClientKeyOf(prefix).size() > config_.max_key_length || prefix.size() > kMaxKeyLengthLimit) {
     counters_.remove.Record(0, 1);
     return Status(ErrorCode::kInvalidKey, "prefix longer than the key limit");
   }
+  return RemoveUnder({&prefix, 1}, force);
+}
+
+StatusOr<size_t> MasterService::RemoveUnder(std::span<const std::string_view> prefixes,
+                                            bool force) {
   objects_.EnsureKeyIndexes();  // a restore's are built by its completion; this may not wait
   size_t count = 0;
   uint64_t logged = 0;
@@ -148,10 +154,12 @@ StatusOr<size_t> MasterService::RemoveByPrefix(std::string_view prefix, bool for
     {
       std::unique_lock lock(shard->mutex());
       std::vector<uint32_t> slots;
-      shard->VisitPrefix(prefix, [&](uint32_t slot) {
-        slots.push_back(slot);
-        return true;
-      });
+      for (std::string_view prefix : prefixes) {
+        shard->VisitPrefix(prefix, [&](uint32_t slot) {
+          slots.push_back(slot);
+          return true;
+        });
+      }
       for (uint32_t slot : slots) {
         ObjectEntry& e = shard->entry(slot);
         e.FlushTouch(LeaseMs(e.size));
@@ -173,9 +181,23 @@ size_t MasterService::RemoveAll(bool force) {
   return n.ok() ? *n : 0;
 }
 
+size_t MasterService::RemoveDefaultNamespace(bool force) {
+  // Every first byte but the tenant mark: 255 descents of each shard's key
+  // index, walking no tenant's keys.
+  std::string bytes(256, '\0');
+  std::vector<std::string_view> prefixes;
+  prefixes.reserve(255);
+  for (int b = 0; b < 256; ++b) {
+    bytes[b] = static_cast<char>(b);
+    if (bytes[b] != kTenantMark) prefixes.emplace_back(&bytes[b], 1);
+  }
+  auto n = RemoveUnder(prefixes, force);
+  return n.ok() ? *n : 0;
+}
+
 std::vector<std::string> MasterService::List(std::string_view prefix, size_t limit,
                                              uint64_t max_bytes, bool* truncated,
-                                             std::string_view after) const {
+                                             std::string_view after, bool default_only) const {
   objects_.EnsureKeyIndexes();  // a restore's are built by its completion; this may not wait
   // The answer is the longest run of matching keys, in key order, that fits
   // both bounds. It is gathered in a max-heap that never holds more than the
@@ -195,6 +217,7 @@ std::vector<std::string> MasterService::List(std::string_view prefix, size_t lim
       // segment) is not shown, as Exists and gets do not show it.
       if (!HasLiveReplica(shard->entry(slot))) return true;
       const std::string_view key = shard->entry(slot).key_view();
+      if (default_only && IsTenantKey(key)) return true;
       const uint64_t cost = key.size() + kListKeyFramingBytes;
       const bool room = heap.size() < max_keys && bytes + cost <= budget;
       if (!room && (heap.empty() || key >= heap.front())) {

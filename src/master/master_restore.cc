@@ -93,6 +93,8 @@ bool MasterService::ApplyObjectRecord(const LogRecord& r, const Located& loc, Re
         e.hard_pin = r.hard_pin ? 1 : 0;
         e.checksum = r.checksum;
         shard.Publish(created);
+        tenants_.Charge(r.key, r.size);
+        tenants_.Completed(r.key);
         ++tally->live;
         if (r.hard_pin) ++tally->hard_pinned;
         if (!r.hard_pin) {

@@ -146,6 +146,9 @@ void MasterService::FillRestoredPolicies() {
   Policies fresh = PolicySet::Make(config_).value();  // Create made these already
   fresh.main->Reserve(restore_.admit_count);
   std::vector<SoftPinExpiry> soft_expiry;
+  // Tenants' objects, for their tenants' orders (tenant_orders.h) once the
+  // fill is swapped in.
+  std::vector<std::pair<std::string, PolicySet::Admission>> tenant_admits;
   // The policy's index is far larger than the caches at millions of objects:
   // its slots for the next few inserts are loaded while this one goes in.
   constexpr size_t kAhead = 8;
@@ -169,6 +172,11 @@ void MasterService::FillRestoredPolicies() {
         // Its tier now: a promoted object whose DRAM segment came back as new
         // memory is on its persistent copy alone.
         now.tier = static_cast<uint8_t>(TierOfEntry(*e));
+        if (IsTenantKey(e->key_view())) {
+          tenant_admits.push_back(
+              {std::string(TenantOfKey(e->key_view())),
+               {.id = p.id, .size = p.bytes, .info = {.history = history}, .tenant = {}}});
+        }
       }
       AdmitRestored(now, history, soft_until, fresh, &soft_expiry);
     }
@@ -190,6 +198,13 @@ void MasterService::FillRestoredPolicies() {
         return e != nullptr && e->state == EntryState::kComplete;
       },
       clock_.NowMs());
+  for (const auto& [tenant, a] : tenant_admits) {
+    // Only those the swap still found live (a remove since forgot them).
+    if (order.Of(Tier::kDram).Contains(a.id) || order.pmem().Contains(a.id) ||
+        order.soft().Contains(a.id)) {
+      order.tenants().Admit(tenant, a.id, a.size, a.info);
+    }
+  }
   FlushTouchesLocked(order);
 }
 

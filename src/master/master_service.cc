@@ -52,9 +52,15 @@ MasterService::~MasterService() {
 }
 
 Status MasterService::ValidateKey(std::string_view key) const {
-  if (key.empty()) return Status(ErrorCode::kInvalidKey, "key is empty");
-  if (key.size() > config_.max_key_length) {
-    return Status(ErrorCode::kInvalidKey, "key of " + std::to_string(key.size()) +
+  // The limit is on the key its client named; a tenant's prefix comes on top
+  // (tenant_key.h), within what an entry can store.
+  if (!TenantKeyValid(key)) {
+    return Status(ErrorCode::kInvalidKey, "key begins with the reserved byte 0x1d");
+  }
+  const std::string_view mine = ClientKeyOf(key);
+  if (mine.empty()) return Status(ErrorCode::kInvalidKey, "key is empty");
+  if (mine.size() > config_.max_key_length || key.size() > kMaxKeyLengthLimit) {
+    return Status(ErrorCode::kInvalidKey, "key of " + std::to_string(mine.size()) +
                                               " bytes exceeds the limit of " +
                                               std::to_string(config_.max_key_length));
   }

@@ -7,7 +7,7 @@
 // that each own their state and lock (docs/master.md, "Components"):
 // ObjectStore (shards, key indexes, Bloom filter), SegmentTable (segments,
 // placement, node liveness), PolicySet (the eviction order), HeldSpace,
-// PendingPuts, VerificationQueue, DurableFrees, and RestoreState. The
+// PendingPuts, VerificationQueue, DurableFrees, TenantUsage, and RestoreState. The
 // engine's code (master_*.cc) is what needs more than one of them: a put
 // allocates in the segment table and creates an entry in a shard; an
 // eviction picks from the policies and removes under a shard lock.
@@ -15,7 +15,7 @@
 // Concurrency design (the contract every method follows):
 //  - Lock order: the policy set's → a shard's → the segment table's → any
 //    one leaf component's (HeldSpace, PendingPuts, VerificationQueue,
-//    DurableFrees). No thread takes a lock on the left while holding one on
+//    DurableFrees, TenantUsage). No thread takes a lock on the left while holding one on
 //    its right, and no thread holds two shard locks at once.
 //  - Reads take a shard's shared lock only; mutations take one shard's
 //    exclusive lock at a time. No lock is held across a whole eviction round.
@@ -40,6 +40,7 @@
 #include <condition_variable>
 #include <deque>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -69,6 +70,8 @@
 #include "master/replica_copier.h"
 #include "master/restore_state.h"
 #include "master/segment_table.h"
+#include "master/tenant_key.h"
+#include "master/tenant_usage.h"
 #include "master/types.h"
 #include "master/verification_queue.h"
 
@@ -151,18 +154,22 @@ class MasterService {
   // A result per key, an invalid key's its own error. In prefix mode the
   // result stops at the first key that is not readable, with that key's error
   // as its last entry (so a caller learns why the prefix ended).
+  // With `prefix` (a tenant's, tenant_key.h), each key is looked up as
+  // prefix + key (built in one reused buffer), as in the two calls below.
   std::vector<StatusOr<ReadResult>> BatchGetReplicaList(std::span<const std::string> keys,
-                                                        bool prefix_mode = false);
+                                                        bool prefix_mode = false,
+                                                        std::string_view prefix = {});
   // True when a complete object exists. No lease unless exists_grants_lease.
   StatusOr<bool> Exists(std::string_view key);
   // Exists per key; an invalid key is refused alone (BatchExistsResult::statuses).
-  BatchExistsResult BatchExists(std::span<const std::string> keys);
+  BatchExistsResult BatchExists(std::span<const std::string> keys, std::string_view prefix = {});
   // Number of leading keys that are complete; stops at the first miss. The Bloom
   // filter answers definite misses without touching the index. An invalid key
   // ends the prefix like a miss (it cannot be stored); when it is the first
   // key, the call fails with its INVALID_KEY instead, so that a caller whose
   // keys are malformed learns it rather than seeing a permanent miss.
-  StatusOr<size_t> BatchQueryPrefix(std::span<const std::string> keys);
+  StatusOr<size_t> BatchQueryPrefix(std::span<const std::string> keys,
+                                    std::string_view prefix = {});
 
   // ---- Integrity (master_integrity.cc) ----
   // A reader's bytes from `key`'s replica at (segment, offset) did not hash to
@@ -192,6 +199,8 @@ class MasterService {
   // Returns how many objects were removed; leased ones are skipped unless forced.
   StatusOr<size_t> RemoveByPrefix(std::string_view prefix, bool force = false);
   size_t RemoveAll(bool force = false);
+  // RemoveAll of the default namespace alone: every key but tenants'.
+  size_t RemoveDefaultNamespace(bool force = false);
   // Complete keys under `prefix` in key order: the first ones, at most `limit`
   // of them (0: no limit) whose sizes plus kListKeyFramingBytes each add up to
   // at most `max_bytes` (0: no limit). *truncated says whether more match. The
@@ -200,8 +209,10 @@ class MasterService {
   // after a page ending at `after`. Pages chained so never repeat a key, and
   // list every key stored throughout the paging, whatever is put or removed
   // meanwhile.
+  // With `default_only`, tenants' keys (tenant_key.h) are left out.
   std::vector<std::string> List(std::string_view prefix, size_t limit = 0, uint64_t max_bytes = 0,
-                                bool* truncated = nullptr, std::string_view after = {}) const;
+                                bool* truncated = nullptr, std::string_view after = {},
+                                bool default_only = false) const;
 
   // ---- Maintenance ----
   // One maintenance pass: node expiry, put timeouts, soft-pin expiry, touch
@@ -298,6 +309,23 @@ class MasterService {
   void AwaitRestoreCompleted();
   size_t restored_segments_waiting() const { return segments_.restored_count(); }
 
+  // ---- Tenants (tenant_key.h, tenant_usage.h; master_quota.cc) ----
+  // Keys of tenant T come as internal keys ("\x1d" T "\x1d" KEY, from the
+  // RPC handlers); every call above takes them like any key. Each tenant's
+  // byte quota (none: unlimited), from the auth file, at start and on each
+  // reload: a PutStart that would take its tenant over its quota first
+  // evicts that tenant's own objects, in its policy's order (never pinned,
+  // soft-pinned or leased ones, never another tenant's), and is refused
+  // QUOTA_EXCEEDED when that cannot make room.
+  void SetTenantQuotas(const std::map<std::string, uint64_t>& quotas) {
+    tenants_.SetQuotas(quotas);
+  }
+  // Every tenant with a quota or with objects, by name.
+  std::vector<TenantStats> TenantStatsSnapshot() const { return tenants_.Snapshot(); }
+  // Objects in the tenants' own eviction orders (tenant_orders.h): each
+  // tenant's complete objects but the hard-pinned ones.
+  size_t TenantOrdered() { return policies_.Lock().tenants().Count(); }
+
   // ---- Observability ----
   struct PinCounts {
     uint64_t hard = 0;  // complete objects that are never evicted
@@ -376,6 +404,12 @@ class MasterService {
   void UndoPutEnd(ObjectShard& shard, ObjectId id);
 
   Status ValidateKey(std::string_view key) const;
+  // Charges a put of `size` bytes of `key` to its tenant, first evicting the
+  // tenant's own objects while it would go over its quota; QUOTA_EXCEEDED
+  // when they cannot make room. OK, charging nothing, for a default key.
+  Status ChargeQuota(std::string_view key, uint64_t size);
+  // Evicts the next evictable object of `tenant` in its order; false: none.
+  bool EvictForQuota(std::string_view tenant);
   Status ValidateSize(uint64_t size) const;
   // The largest segment's capacity in whole allocation granules; and that
   // within kMaxObjectSize and config_.max_object_size (MasterStats).
@@ -436,6 +470,9 @@ class MasterService {
   void ForgetInPolicy(std::span<const ObjectId> ids);
   // *logged: the log position of its record (0: none).
   Status RemoveOne(std::string_view key, bool force, ObjectId* removed, uint64_t* logged);
+  // Removes the complete objects under any of `prefixes` (leased ones only
+  // with `force`); returns how many.
+  StatusOr<size_t> RemoveUnder(std::span<const std::string_view> prefixes, bool force);
 
   // A victim's shard, locked exclusively from the eviction decision to the removal.
   using VictimLock = std::unique_lock<std::shared_mutex>;
@@ -596,6 +633,8 @@ class MasterService {
 
   // Puts in flight (pending_puts.h: its lock is a leaf, under a shard lock).
   PendingPuts pending_;
+
+  TenantUsage tenants_;  // quotas and usage (tenant_usage.h: its lock is a leaf)
 
   RestoreState restore_;        // a restore's state until its completion (restore_state.h)
   PeriodicThread maintenance_;  // StartBackground's: RunMaintenance every interval

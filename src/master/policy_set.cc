@@ -4,10 +4,19 @@
 
 namespace crescent::master {
 
-StatusOr<PolicySet::Policies> PolicySet::Make(const MasterConfig& config) {
+namespace {
+
+cache::PolicyOptions OptionsOf(const MasterConfig& config) {
   cache::PolicyOptions options;
   if (config.s3fifo_move_threshold != 0)
     options.s3fifo_move_threshold = config.s3fifo_move_threshold;
+  return options;
+}
+
+}  // namespace
+
+StatusOr<PolicySet::Policies> PolicySet::Make(const MasterConfig& config) {
+  const cache::PolicyOptions options = OptionsOf(config);
   auto main = cache::MakePolicy(config.eviction_policy, options);
   if (!main.ok()) return main.status();
   auto soft = cache::MakePolicy("lru", options);
@@ -20,7 +29,8 @@ StatusOr<PolicySet::Policies> PolicySet::Make(const MasterConfig& config) {
 PolicySet::PolicySet(const MasterConfig& config, Policies policies)
     : p_(std::move(policies)),
       promotions_(config.pmem_promote_window_ms, config.pmem_promote_hits),
-      touches_(config.touch_queue_capacity) {}
+      touches_(config.touch_queue_capacity),
+      tenants_(config.eviction_policy, OptionsOf(config)) {}
 
 size_t PolicySet::SoftCount() const {
   std::lock_guard lock(mu_);
@@ -43,6 +53,7 @@ ObjectId PolicySet::Locked::ParentOf(ObjectId id) const {
 void PolicySet::Locked::SetCapacities(uint64_t dram_bytes, uint64_t pmem_bytes) {
   main().SetCapacity(dram_bytes);
   pmem().SetCapacity(pmem_bytes);
+  set_.tenants_.SetCapacity(dram_bytes);
 }
 
 void PolicySet::Locked::Admit(const Admission& a, TimeMs now) {
@@ -52,6 +63,7 @@ void PolicySet::Locked::Admit(const Admission& a, TimeMs now) {
   } else {
     Of(a.tier).Insert(a.id, a.size, a.info);
   }
+  if (!a.tenant.empty()) set_.tenants_.Admit(a.tenant, a.id, a.size, a.info);
 }
 
 void PolicySet::Locked::Forget(std::span<const ObjectId> ids) {
@@ -64,6 +76,7 @@ void PolicySet::Locked::Forget(std::span<const ObjectId> ids) {
     main().Remove(id);
     soft().Remove(id);
     pmem().Remove(id);
+    set_.tenants_.Forget(id);
   }
 }
 
@@ -85,6 +98,7 @@ void PolicySet::Locked::Access(ObjectId id, TimeMs now) {
   main().Access(id);
   soft().Access(id);
   pmem().Access(id);
+  set_.tenants_.Access(id);
   if (set_.promotions_.enabled() && pmem().Count() != 0 && pmem().Contains(id)) {
     set_.promotions_.NoteHit(id, now);
   }

@@ -26,12 +26,14 @@
 #include <optional>
 #include <queue>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "cache/eviction_policy.h"
 #include "crescent/status.h"
 #include "master/master_config.h"
 #include "master/promotion_candidates.h"
+#include "master/tenant_orders.h"
 #include "master/touch_queue.h"
 #include "master/types.h"
 
@@ -53,6 +55,7 @@ class PolicySet {
     Tier tier = Tier::kDram;
     TimeMs soft_until = 0;
     cache::InsertInfo info;
+    std::string tenant;  // its key's tenant (tenant_key.h); empty: the default namespace
   };
   struct SoftPinExpiry {
     TimeMs until;
@@ -87,6 +90,9 @@ class PolicySet {
     cache::EvictionPolicy& soft() const { return *set_.p_.soft; }
     cache::EvictionPolicy& pmem() const { return *set_.p_.pmem; }
     cache::EvictionPolicy& Of(Tier tier) const { return set_.p_.Of(tier); }
+    // Each tenant's own order (tenant_orders.h): Admit, Forget and Access
+    // keep it in step with the policies above.
+    TenantOrders& tenants() const { return set_.tenants_; }
     // The chain parent any policy holds for `id` (kNoParent: none).
     ObjectId ParentOf(ObjectId id) const;
     void SetCapacities(uint64_t dram_bytes, uint64_t pmem_bytes);
@@ -133,6 +139,7 @@ class PolicySet {
   std::priority_queue<SoftPinExpiry, std::vector<SoftPinExpiry>, std::greater<>> soft_ends_;
   PromotionCandidates promotions_;
   TouchQueue touches_;  // producers lock-free; the consumer holds mu_
+  TenantOrders tenants_;  // not swapped by a restore's fill: its objects are admitted after it
   // A restore's fill (see the contract).
   bool filling_ = false;
   std::vector<Admission> late_admits_;

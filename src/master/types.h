@@ -140,6 +140,17 @@ struct BatchExistsResult {
   std::vector<Status> statuses;
 };
 
+// One tenant's quota and use (docs/security.md, "Quotas"; tenant_usage.h).
+struct TenantStats {
+  std::string tenant;
+  uint64_t quota_bytes = 0;  // 0: none
+  uint64_t bytes = 0;        // complete and pending objects' sizes
+  uint64_t objects = 0;      // complete objects
+  uint64_t hits = 0;         // reads that found a complete object
+  uint64_t misses = 0;       // reads that found none
+  uint64_t evictions = 0;    // its objects evicted (for its quota or for space)
+};
+
 struct MasterStats {
   uint64_t objects = 0;  // complete
   uint64_t pending_puts = 0;

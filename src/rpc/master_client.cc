@@ -633,6 +633,10 @@ ClusterStats StatsFromProto(const proto::StatsResponse& resp) {
   out.admin_port = resp.admin_port();
   out.segments = SegmentsFromProto(resp.segments());
   out.counters.insert(resp.counters().begin(), resp.counters().end());
+  for (const proto::TenantUsage& t : resp.tenants()) {
+    out.tenants.push_back(
+        {t.tenant(), t.quota_bytes(), t.bytes(), t.objects(), t.hits(), t.misses(), t.evictions()});
+  }
   return out;
 }
 }  // namespace

@@ -106,6 +106,7 @@ struct ClusterStats {
   uint32_t admin_port = 0;      // the master's admin HTTP port (0: none)
   std::vector<master::SegmentInfo> segments;
   std::map<std::string, uint64_t> counters;
+  std::vector<master::TenantStats> tenants;  // those the caller may see
 };
 
 class MasterClient {

@@ -7,7 +7,9 @@
 
 #include "common/clock.h"
 #include "master/master_metrics.h"
+#include "master/tenant_key.h"
 #include "rpc/convert.h"
+#include "rpc/key_scope.h"
 #include "rpc/server_validation.h"
 
 namespace crescent::rpc {
@@ -16,11 +18,6 @@ namespace {
 // How long a mount's proof of the secret stays valid; the node checks it on
 // receipt, so this only needs to outlast the reply (and modest clock skew).
 constexpr int64_t kMountProofMs = 10 * 60 * 1000;
-
-// Takes the request's keys rather than copying them: the request dies with the call.
-std::vector<std::string> TakeKeys(google::protobuf::RepeatedPtrField<std::string>* keys) {
-  return {std::make_move_iterator(keys->begin()), std::make_move_iterator(keys->end())};
-}
 
 // One status per slot, for batch replies that carry no top-level status. The
 // first slot says why; the others only point at it, so that the refusal of a
@@ -33,8 +30,9 @@ void FailEverySlot(int n, const Status& status, Slots* slots, Fill fill) {
 
 void FillStatusSlot(proto::Status* slot, const Status& status) { ToProto(status, slot); }
 
-void FillStatuses(const std::vector<Status>& statuses, proto::StatusesResponse* resp) {
-  for (const Status& s : statuses) ToProto(s, resp->add_statuses());
+void FillStatuses(const KeyScope& scope, const std::vector<Status>& statuses,
+                  proto::StatusesResponse* resp) {
+  for (const Status& s : statuses) ToProto(scope.Shown(s), resp->add_statuses());
 }
 
 }  // namespace
@@ -191,29 +189,36 @@ void MasterHandlers::ListSegments(const Caller&, proto::Empty&,
 
 // ---- Puts ----
 
-void MasterHandlers::PutStart(const Caller&, proto::PutStartRequest& req,
+void MasterHandlers::PutStart(const Caller& caller, proto::PutStartRequest& req,
                               proto::PutStartResponse* resp) const {
   const auto& limits = master_.config();
   if (auto s = CheckPutConfig(req.config(), options_.max_replicas, limits.max_key_length);
       !s.ok()) {
     return ToProto(s, resp->mutable_status());
   }
-  auto grant = master_.PutStart(req.key(), req.size(), FromProto(req.config()), req.attempt());
-  ToProto(grant.status(), resp->mutable_status());
+  const KeyScope scope(caller);
+  master::PutConfig config = FromProto(req.config());
+  if (!config.parent_key.empty()) config.parent_key = scope.Key(config.parent_key);
+  auto grant = master_.PutStart(scope.Key(req.key()), req.size(), config, req.attempt());
+  ToProto(scope.Shown(grant.status()), resp->mutable_status());
   if (grant.ok()) FillPut(*grant, resp);
 }
 
-void MasterHandlers::PutEnd(const Caller&, proto::PutTokenRequest& req,
+void MasterHandlers::PutEnd(const Caller& caller, proto::PutTokenRequest& req,
                             proto::StatusResponse* resp) const {
-  ToProto(master_.PutEnd(req.key(), req.token(), req.checksum()), resp->mutable_status());
+  const KeyScope scope(caller);
+  ToProto(scope.Shown(master_.PutEnd(scope.Key(req.key()), req.token(), req.checksum())),
+          resp->mutable_status());
 }
 
-void MasterHandlers::PutRevoke(const Caller&, proto::PutTokenRequest& req,
+void MasterHandlers::PutRevoke(const Caller& caller, proto::PutTokenRequest& req,
                                proto::StatusResponse* resp) const {
-  ToProto(master_.PutRevoke(req.key(), req.token()), resp->mutable_status());
+  const KeyScope scope(caller);
+  ToProto(scope.Shown(master_.PutRevoke(scope.Key(req.key()), req.token())),
+          resp->mutable_status());
 }
 
-void MasterHandlers::BatchPutStart(const Caller&, proto::BatchPutStartRequest& req,
+void MasterHandlers::BatchPutStart(const Caller& caller, proto::BatchPutStartRequest& req,
                                    proto::BatchPutStartResponse* resp) const {
   Status s = CheckBatch(req.keys(), /*allow_empty=*/false);
   if (s.ok() && req.sizes_size() != req.keys_size()) {
@@ -234,13 +239,16 @@ void MasterHandlers::BatchPutStart(const Caller&, proto::BatchPutStartRequest& r
         req.keys_size(), s, resp->mutable_results(),
         [](proto::PutStartResponse* r, const Status& st) { ToProto(st, r->mutable_status()); });
   }
-  std::vector<std::string> keys = TakeKeys(req.mutable_keys());
+  const KeyScope scope(caller);
+  std::vector<std::string> keys = scope.TakeKeys(req.mutable_keys());
   std::vector<uint64_t> sizes(req.sizes().begin(), req.sizes().end());
-  auto results = master_.BatchPutStart(keys, sizes, FromProto(req.config()), req.chain(),
+  master::PutConfig config = FromProto(req.config());
+  if (!config.parent_key.empty()) config.parent_key = scope.Key(config.parent_key);
+  auto results = master_.BatchPutStart(keys, sizes, config, req.chain(),
                                        {req.attempts().data(), size_t(req.attempts_size())});
   for (const auto& r : results) {
     proto::PutStartResponse* out = resp->add_results();
-    ToProto(r.status(), out->mutable_status());
+    ToProto(scope.Shown(r.status()), out->mutable_status());
     if (r.ok()) FillPut(*r, out);
   }
 }
@@ -259,35 +267,40 @@ Status MasterHandlers::CheckTokens(const proto::BatchPutTokenRequest& req, bool 
   return s;
 }
 
-void MasterHandlers::BatchPutEnd(const Caller&, proto::BatchPutTokenRequest& req,
+void MasterHandlers::BatchPutEnd(const Caller& caller, proto::BatchPutTokenRequest& req,
                                  proto::StatusesResponse* resp) const {
   if (auto s = CheckTokens(req, /*end=*/true); !s.ok()) {
     return FailEverySlot(req.keys_size(), s, resp->mutable_statuses(), &FillStatusSlot);
   }
   const std::span<const uint64_t> tokens(req.tokens().data(), req.tokens().size());
   const std::span<const uint64_t> checksums(req.checksums().data(), req.checksums().size());
-  FillStatuses(master_.BatchPutEnd(TakeKeys(req.mutable_keys()), tokens, checksums), resp);
+  const KeyScope scope(caller);
+  FillStatuses(scope, master_.BatchPutEnd(scope.TakeKeys(req.mutable_keys()), tokens, checksums),
+               resp);
 }
 
-void MasterHandlers::BatchPutRevoke(const Caller&, proto::BatchPutTokenRequest& req,
+void MasterHandlers::BatchPutRevoke(const Caller& caller, proto::BatchPutTokenRequest& req,
                                     proto::StatusesResponse* resp) const {
   if (auto s = CheckTokens(req, /*end=*/false); !s.ok()) {
     return FailEverySlot(req.keys_size(), s, resp->mutable_statuses(), &FillStatusSlot);
   }
   const std::span<const uint64_t> tokens(req.tokens().data(), req.tokens().size());
-  FillStatuses(master_.BatchPutRevoke(TakeKeys(req.mutable_keys()), tokens), resp);
+  const KeyScope scope(caller);
+  FillStatuses(scope, master_.BatchPutRevoke(scope.TakeKeys(req.mutable_keys()), tokens), resp);
 }
 
 // ---- Reads ----
 
-void MasterHandlers::GetReplicaList(const Caller&, proto::KeyRequest& req,
+void MasterHandlers::GetReplicaList(const Caller& caller, proto::KeyRequest& req,
                                     proto::ReadResult* resp) const {
-  auto read = master_.GetReplicaList(req.key());
-  if (!read.ok()) return ToProto(read.status(), resp->mutable_status());
+  const KeyScope scope(caller);
+  auto read = master_.GetReplicaList(scope.Key(req.key()));
+  if (!read.ok()) return ToProto(scope.Shown(read.status()), resp->mutable_status());
   FillRead(*read, resp);
 }
 
-void MasterHandlers::BatchGetReplicaList(const Caller&, proto::BatchGetReplicaListRequest& req,
+void MasterHandlers::BatchGetReplicaList(const Caller& caller,
+                                         proto::BatchGetReplicaListRequest& req,
                                          proto::BatchGetReplicaListResponse* resp) const {
   Status s = CheckBatch(req.keys(), /*allow_empty=*/false);
   if (s.ok()) s = CheckReplicaReply("BatchGetReplicaList", req.keys(), options_.max_replicas);
@@ -296,82 +309,117 @@ void MasterHandlers::BatchGetReplicaList(const Caller&, proto::BatchGetReplicaLi
         req.keys_size(), s, resp->mutable_results(),
         [](proto::ReadResult* r, const Status& st) { ToProto(st, r->mutable_status()); });
   }
-  auto results = master_.BatchGetReplicaList(TakeKeys(req.mutable_keys()), req.prefix_mode());
+  const KeyScope scope(caller);
+  auto results = master_.BatchGetReplicaList(scope.TakeForPrefix(req.mutable_keys()),
+                                             req.prefix_mode(), scope.prefix());
   for (const auto& r : results) {
     proto::ReadResult* out = resp->add_results();
     if (r.ok()) {
       FillRead(*r, out);
     } else {
-      ToProto(r.status(), out->mutable_status());
+      ToProto(scope.Shown(r.status()), out->mutable_status());
     }
   }
 }
 
-void MasterHandlers::Exists(const Caller&, proto::KeyRequest& req,
+void MasterHandlers::Exists(const Caller& caller, proto::KeyRequest& req,
                             proto::ExistsResponse* resp) const {
-  auto exists = master_.Exists(req.key());
-  ToProto(exists.status(), resp->mutable_status());
+  const KeyScope scope(caller);
+  auto exists = master_.Exists(scope.Key(req.key()));
+  ToProto(scope.Shown(exists.status()), resp->mutable_status());
   if (exists.ok()) resp->set_exists(*exists);
 }
 
-void MasterHandlers::BatchExists(const Caller&, proto::KeysRequest& req,
+void MasterHandlers::BatchExists(const Caller& caller, proto::KeysRequest& req,
                                  proto::BatchExistsResponse* resp) const {
   if (auto s = CheckBatch(req.keys(), /*allow_empty=*/false); !s.ok()) {
     return ToProto(s, resp->mutable_status());
   }
-  master::BatchExistsResult r = master_.BatchExists(TakeKeys(req.mutable_keys()));
+  const KeyScope scope(caller);
+  master::BatchExistsResult r =
+      master_.BatchExists(scope.TakeForPrefix(req.mutable_keys()), scope.prefix());
   ToProto(Status::Ok(), resp->mutable_status());
   for (bool present : r.present) resp->add_present(present);
   resp->set_leading(r.leading);
-  for (const Status& s : r.statuses) ToProto(s, resp->add_statuses());
+  for (const Status& s : r.statuses) ToProto(scope.Shown(s), resp->add_statuses());
 }
 
-void MasterHandlers::BatchQueryPrefix(const Caller&, proto::KeysRequest& req,
+void MasterHandlers::BatchQueryPrefix(const Caller& caller, proto::KeysRequest& req,
                                       proto::BatchQueryPrefixResponse* resp) const {
   if (auto s = CheckBatch(req.keys(), /*allow_empty=*/false); !s.ok()) {
     return ToProto(s, resp->mutable_status());
   }
-  auto leading = master_.BatchQueryPrefix(TakeKeys(req.mutable_keys()));
-  ToProto(leading.status(), resp->mutable_status());
+  const KeyScope scope(caller);
+  auto leading = master_.BatchQueryPrefix(scope.TakeForPrefix(req.mutable_keys()), scope.prefix());
+  ToProto(scope.Shown(leading.status()), resp->mutable_status());
   if (leading.ok()) resp->set_leading(*leading);
 }
 
-void MasterHandlers::ReportCorruptReplica(const Caller&, proto::ReportCorruptReplicaRequest& req,
+void MasterHandlers::ReportCorruptReplica(const Caller& caller,
+                                          proto::ReportCorruptReplicaRequest& req,
                                           proto::StatusResponse* resp) const {
+  // A node reports the keys it stores, as stored; a client the keys it read.
+  const KeyScope scope(caller);
+  const bool node = caller.role == auth::Role::kNode;
   Status s = CheckCorruptReport(req, master_.config().max_key_length);
-  if (s.ok()) s = master_.ReportCorruptReplica(req.key(), req.segment(), req.offset(), req.checksum());
-  ToProto(s, resp->mutable_status());
+  if (s.ok()) {
+    s = master_.ReportCorruptReplica(node ? req.key() : scope.Key(req.key()), req.segment(),
+                                     req.offset(), req.checksum());
+  }
+  ToProto(scope.Shown(s), resp->mutable_status());
 }
 
 // ---- Remove and list ----
 
-void MasterHandlers::Remove(const Caller&, proto::RemoveRequest& req,
+void MasterHandlers::Remove(const Caller& caller, proto::RemoveRequest& req,
                             proto::StatusResponse* resp) const {
-  ToProto(master_.Remove(req.key(), req.force()), resp->mutable_status());
+  const KeyScope scope(caller);
+  ToProto(scope.Shown(master_.Remove(scope.Key(req.key()), req.force())), resp->mutable_status());
 }
 
-void MasterHandlers::BatchRemove(const Caller&, proto::BatchRemoveRequest& req,
+void MasterHandlers::BatchRemove(const Caller& caller, proto::BatchRemoveRequest& req,
                                  proto::StatusesResponse* resp) const {
   if (auto s = CheckBatch(req.keys(), /*allow_empty=*/false); !s.ok()) {
     return FailEverySlot(req.keys_size(), s, resp->mutable_statuses(), &FillStatusSlot);
   }
-  FillStatuses(master_.BatchRemove(TakeKeys(req.mutable_keys()), req.force()), resp);
+  const KeyScope scope(caller);
+  FillStatuses(scope, master_.BatchRemove(scope.TakeKeys(req.mutable_keys()), req.force()), resp);
 }
 
-void MasterHandlers::RemoveByPrefix(const Caller&, proto::RemoveByPrefixRequest& req,
+void MasterHandlers::RemoveByPrefix(const Caller& caller, proto::RemoveByPrefixRequest& req,
                                     proto::CountResponse* resp) const {
-  auto n = master_.RemoveByPrefix(req.prefix(), req.force());
-  ToProto(n.status(), resp->mutable_status());
+  const KeyScope scope(caller);
+  if (req.prefix().empty()) return RemoveAll(scope, req.force(), resp);
+  if (master::IsTenantKey(req.prefix())) {
+    return ToProto(Status(ErrorCode::kInvalidKey, "a prefix may not begin with the byte 0x1d"),
+                   resp->mutable_status());
+  }
+  auto n = master_.RemoveByPrefix(scope.Key(req.prefix()), req.force());
+  ToProto(scope.Shown(n.status()), resp->mutable_status());
   if (n.ok()) resp->set_count(*n);
 }
 
-void MasterHandlers::RemoveAll(const Caller&, proto::RemoveAllRequest& req,
+void MasterHandlers::RemoveAll(const KeyScope& scope, bool force,
                                proto::CountResponse* resp) const {
-  resp->set_count(master_.RemoveAll(req.force()));
+  if (scope.whole_store()) {
+    resp->set_count(master_.RemoveAll(force));
+  } else if (scope.default_only()) {
+    resp->set_count(master_.RemoveDefaultNamespace(force));
+  } else {
+    auto n = master_.RemoveByPrefix(scope.prefix(), force);
+    if (!n.ok()) return ToProto(scope.Shown(n.status()), resp->mutable_status());
+    resp->set_count(*n);
+  }
   ToProto(Status::Ok(), resp->mutable_status());
 }
 
-void MasterHandlers::List(const Caller&, proto::ListRequest& req, proto::ListResponse* resp) const {
+void MasterHandlers::RemoveAll(const Caller& caller, proto::RemoveAllRequest& req,
+                               proto::CountResponse* resp) const {
+  RemoveAll(KeyScope(caller), req.force(), resp);
+}
+
+void MasterHandlers::List(const Caller& caller, proto::ListRequest& req,
+                          proto::ListResponse* resp) const {
   if (req.prefix().size() > master_.config().max_key_length) {
     return ToProto(Status(ErrorCode::kInvalidKey, "prefix longer than the key limit"),
                    resp->mutable_status());
@@ -387,17 +435,30 @@ void MasterHandlers::List(const Caller&, proto::ListRequest& req, proto::ListRes
       req.limit() == 0 ? options_.max_list : std::min<uint64_t>(req.limit(), options_.max_list);
   const uint64_t max_bytes =
       static_cast<uint64_t>(options_.max_message_bytes) - kReplyHeadroomBytes;
+  // A tenant's list is its prefix's; a whole-store caller may page through
+  // tenants' keys as List showed them (marks included), so only others'
+  // prefixes and `after` are mapped.
+  const KeyScope scope(caller);
+  const std::string prefix = scope.whole_store() ? req.prefix() : scope.Key(req.prefix());
+  std::string after = req.after();
+  if (!after.empty() && !scope.whole_store()) after = scope.Key(after);
   bool truncated = false;
   std::vector<std::string> keys =
-      master_.List(req.prefix(), limit, max_bytes, &truncated, req.after());
+      master_.List(prefix, limit, max_bytes, &truncated, after, scope.default_only());
   resp->set_truncated(truncated);
-  for (std::string& k : keys) resp->add_keys(std::move(k));
+  for (std::string& k : keys) {
+    if (scope.prefix().empty()) {
+      resp->add_keys(std::move(k));
+    } else {
+      resp->add_keys(std::string(scope.Shown(k)));
+    }
+  }
   ToProto(Status::Ok(), resp->mutable_status());
 }
 
 // ---- Stats ----
 
-void MasterHandlers::Stats(const Caller&, proto::Empty&, proto::StatsResponse* resp) const {
+void MasterHandlers::Stats(const Caller& caller, proto::Empty&, proto::StatsResponse* resp) const {
   master::MasterStats s = master_.Stats();
   resp->set_objects(s.objects);
   resp->set_pending_puts(s.pending_puts);
@@ -410,8 +471,26 @@ void MasterHandlers::Stats(const Caller&, proto::Empty&, proto::StatsResponse* r
   for (const master::SegmentInfo& info : master_.ListSegments()) {
     ToProto(info, resp->add_segments());
   }
+  // Tenants' figures: all of them for a whole-store caller, a tenant's
+  // client its own only, any other caller none.
+  const bool all = KeyScope(caller).whole_store();
+  const std::string mine =
+      caller.tenant.empty() ? std::string() : "{tenant=\"" + caller.tenant + "\"}";
+  for (const master::TenantStats& t : master_.TenantStatsSnapshot()) {
+    if (!all && (caller.tenant.empty() || t.tenant != caller.tenant)) continue;
+    proto::TenantUsage* out = resp->add_tenants();
+    out->set_tenant(t.tenant);
+    out->set_quota_bytes(t.quota_bytes);
+    out->set_bytes(t.bytes);
+    out->set_objects(t.objects);
+    out->set_hits(t.hits);
+    out->set_misses(t.misses);
+    out->set_evictions(t.evictions);
+  }
   auto& counters = *resp->mutable_counters();
   for (const master::Sample& sample : master::CollectMasterSamples(master_)) {
+    const bool tenants = sample.name.find("{tenant=\"") != std::string::npos;
+    if (tenants && !all && (mine.empty() || !sample.name.ends_with(mine))) continue;
     counters[sample.name] = sample.value;
   }
   ToProto(Status::Ok(), resp->mutable_status());

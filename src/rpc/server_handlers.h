@@ -18,6 +18,7 @@
 
 #include "master/master_service.h"
 #include "rpc/access.h"
+#include "rpc/key_scope.h"
 #include "rpc/master_server.h"
 #include "rpc/messages.pb.h"
 #include "rpc/node_owners.h"
@@ -100,6 +101,8 @@ class MasterHandlers {
   // BatchPutEnd and BatchPutRevoke: a valid batch with one token per key (and
   // for an end, one checksum per key).
   Status CheckTokens(const proto::BatchPutTokenRequest& req, bool end) const;
+  // RemoveAll within the caller's scope (key_scope.h).
+  void RemoveAll(const KeyScope& scope, bool force, proto::CountResponse* resp) const;
   // A read result with READ capabilities expiring at the lease end.
   void FillRead(const master::ReadResult& read, proto::ReadResult* out) const;
   Status CheckBatch(const google::protobuf::RepeatedPtrField<std::string>& keys,

@@ -45,6 +45,10 @@ StatusOr<std::unique_ptr<MasterHost>> MasterHost::Start(const MasterHostOptions&
     if (!master.ok()) return master.status();
     host->master_ = std::move(master.value());
   }
+  // Tenants' quotas, from the auth file (SetCredentials: its reloads).
+  if (options.rpc.credentials) {
+    host->master_->SetTenantQuotas(options.rpc.credentials->file().tenant_quotas);
+  }
   host->copier_ = std::make_unique<TierCopier>(host->signer_);
   host->master_->SetReplicaCopier(host->copier_.get());
   host->master_->StartBackground();
@@ -141,6 +145,7 @@ std::string MasterHost::Describe() const {
 }
 
 void MasterHost::SetCredentials(std::shared_ptr<const auth::ServerCredentials> credentials) {
+  if (master_ && credentials) master_->SetTenantQuotas(credentials->file().tenant_quotas);
   if (rpc_) rpc_->SetCredentials(std::move(credentials));
 }
 

@@ -63,7 +63,8 @@ class MasterHost {
   // BeginDrain); the first step of a shutdown. The destructor drains too.
   void BeginDrain();
   // Replaces the credentials clients authenticate with (rpc::MasterServer::
-  // SetCredentials): a reloaded auth file.
+  // SetCredentials): a reloaded auth file; the engine takes its tenants'
+  // quotas (MasterService::SetTenantQuotas).
   void SetCredentials(std::shared_ptr<const auth::ServerCredentials> credentials);
   // Null without a data dir.
   durability::Snapshotter* snapshotter() { return snapshotter_.get(); }

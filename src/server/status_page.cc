@@ -68,6 +68,13 @@ const std::string_view kStatusPageHtml = R"HTML(<!doctype html>
       <tbody id="segments"></tbody></table>
   </section>
   <section>
+    <h2>Tenants</h2>
+    <table><thead><tr><th>Tenant</th><th>Quota fill</th><th class="num">Used</th>
+      <th class="num">Quota</th><th class="num">Objects</th><th class="num">Hits</th>
+      <th class="num">Misses</th><th class="num">Evictions</th></tr></thead>
+      <tbody id="tenants"></tbody></table>
+  </section>
+  <section>
     <h2>Master RPC latency</h2>
     <table><thead><tr><th>Method</th><th class="num">Calls</th><th class="num">p50</th>
       <th class="num">p99</th><th class="num">Mean</th><th class="num">Errors</th></tr></thead>
@@ -206,6 +213,25 @@ function render(s) {
     segs.appendChild(tr);
   }
   if (!s.segments.length) emptyRow(segs, 6, "no segment is mounted");
+
+  const tenants = $("tenants");
+  tenants.replaceChildren();
+  for (const t of s.tenants || []) {
+    const tr = document.createElement("tr");
+    tr.className = "tenant";
+    cell(tr, t.tenant, "tenant-name");
+    const td = document.createElement("td");
+    td.appendChild(fillBar(t.quota_bytes ? Math.min(1, t.bytes / t.quota_bytes) : 0));
+    tr.appendChild(td);
+    cell(tr, bytes(t.bytes), "num");
+    cell(tr, t.quota_bytes ? bytes(t.quota_bytes) : "none", "num");
+    cell(tr, String(t.objects), "num");
+    cell(tr, String(t.hits), "num");
+    cell(tr, String(t.misses), "num");
+    cell(tr, String(t.evictions), "num");
+    tenants.appendChild(tr);
+  }
+  if (!(s.tenants || []).length) emptyRow(tenants, 8, "no tenants (the auth file declares none)");
 
   const rpc = $("rpc");
   rpc.replaceChildren();

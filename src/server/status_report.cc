@@ -77,6 +77,17 @@ std::string StatusReport::Json(int64_t unix_ms) const {
                         {"used_bytes", seg.used_bytes}});
   }
   out["segments"] = std::move(segments);
+  json tenants = json::array();
+  for (const master::TenantStats& t : master_.TenantStatsSnapshot()) {
+    tenants.push_back({{"tenant", t.tenant},
+                       {"quota_bytes", t.quota_bytes},
+                       {"bytes", t.bytes},
+                       {"objects", t.objects},
+                       {"hits", t.hits},
+                       {"misses", t.misses},
+                       {"evictions", t.evictions}});
+  }
+  out["tenants"] = std::move(tenants);
   json methods = json::array();
   json errors = json::array();
   for (size_t m = 0; m < rpc::kRpcMethodCount; ++m) {

@@ -56,6 +56,23 @@ TEST_F(StatusReportTest, SummarySegmentsRpcAndErrors) {
   EXPECT_EQ(s["errors"][0]["code"], "OBJECT_NOT_FOUND");
 }
 
+TEST_F(StatusReportTest, TenantsEachWithTheirQuotaAndUse) {
+  Mount("seg-a");
+  master_->SetTenantQuotas({{"t1", 1000}, {"t2", 2000}});
+  auto put = master_->PutStart(std::string("\x1dt1\x1dk"), 100, {});
+  ASSERT_TRUE(put.ok());
+  ASSERT_TRUE(master_->PutEnd(std::string("\x1dt1\x1dk"), put->token).ok());
+  StatusReport report(*master_, rpc_, "m");
+  json s = json::parse(report.Json(1000));
+  ASSERT_EQ(s["tenants"].size(), 2u);
+  EXPECT_EQ(s["tenants"][0]["tenant"], "t1");
+  EXPECT_EQ(s["tenants"][0]["quota_bytes"], 1000);
+  EXPECT_EQ(s["tenants"][0]["bytes"], 100);
+  EXPECT_EQ(s["tenants"][0]["objects"], 1);
+  EXPECT_EQ(s["tenants"][1]["tenant"], "t2");
+  EXPECT_EQ(s["tenants"][1]["bytes"], 0);
+}
+
 TEST_F(StatusReportTest, HistoryIsBoundedAndOrdered) {
   StatusReport report(*master_, rpc_, "m");
   for (int64_t t = 0; t < static_cast<int64_t>(StatusReport::kHistoryPoints) + 25; ++t) {

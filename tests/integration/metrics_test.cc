@@ -99,8 +99,19 @@ void CheckHistograms(const Exposition& e, const std::string& family) {
 class MetricsTest : public testing::Test {
  protected:
   void SetUp() override {
+    // A tenant, so that the per-tenant families have samples (the client's
+    // keys are its).
+    const std::string auth = dir_.File("auth");
+    CommandResult r =
+        RunCrescent({"tenant", "set", "--auth-file", auth, "m", "--quota", "1GiB"}, dir_.path());
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    r = RunCrescent(
+        {"token", "add", "--auth-file", auth, "--name", "app", "--role", "client", "--tenant", "m"},
+        dir_.path());
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    token_ = r.out.substr(0, r.out.find('\n'));
     ServeProcess serve;
-    ASSERT_TRUE(StartServe(dir_, {}, &serve));
+    ASSERT_TRUE(StartServe(dir_, {"--auth-file", auth}, &serve));
     serve_ = std::move(serve.proc);
     master_ = serve.master;
     http_port_ = serve.http_port;
@@ -123,6 +134,7 @@ class MetricsTest : public testing::Test {
   int http_port_ = 0;
   std::unique_ptr<Process> serve_;
   std::string master_;
+  std::string token_;  // a client of tenant "m"
 };
 
 TEST_F(MetricsTest, EveryDocumentedFamilyIsExportedAndCountsMatchTheLoad) {
@@ -132,6 +144,7 @@ TEST_F(MetricsTest, EveryDocumentedFamilyIsExportedAndCountsMatchTheLoad) {
   ClientConfig config;
   config.master_address = master_;
   config.use_shared_memory = false;  // every transfer crosses the node's TCP server
+  config.token = token_;
   auto connected = Client::Connect(config);
   ASSERT_TRUE(connected.ok()) << connected.status().ToString();
   Client& client = *connected.value();
@@ -194,6 +207,12 @@ TEST_F(MetricsTest, EveryDocumentedFamilyIsExportedAndCountsMatchTheLoad) {
       v(server, R"(crescent_store_transfer_duration_seconds_count{transport="tcp",op="read"})"),
       kGets);
   EXPECT_EQ(v(server, "crescent_objects"), kPuts);
+  EXPECT_EQ(v(server, R"(crescent_tenant_objects{tenant="m"})"), kPuts);
+  EXPECT_EQ(v(server, R"(crescent_tenant_bytes{tenant="m"})"), kPuts * kValue);
+  EXPECT_EQ(v(server, R"(crescent_tenant_quota_bytes{tenant="m"})"), 1 << 30);
+  EXPECT_EQ(v(server, R"(crescent_tenant_hits_total{tenant="m"})"), kGets);
+  EXPECT_EQ(v(server, R"(crescent_tenant_misses_total{tenant="m"})"), kMisses);
+  EXPECT_EQ(v(server, R"(crescent_tenant_evictions_total{tenant="m"})"), 0);
   // The misses are OBJECT_NOT_FOUND replies of the get path.
   double not_found = 0;
   for (const auto& [name, value] : server.samples) {

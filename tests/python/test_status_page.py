@@ -62,7 +62,8 @@ class Dom(HTMLParser):
         self.by_id = {}          # id -> (attrs, text)
         self.body = {}
         self.segment_names = []
-        self._open = None        # id or "segment-name" whose text is being read
+        self.tenant_names = []
+        self._open = None        # id, "segment-name" or "tenant-name" whose text is being read
 
     def handle_starttag(self, tag, attrs):
         a = dict(attrs)
@@ -74,6 +75,9 @@ class Dom(HTMLParser):
         if tag == "td" and a.get("class") == "segment-name":
             self.segment_names.append("")
             self._open = ("segment", len(self.segment_names) - 1)
+        if tag == "td" and a.get("class") == "tenant-name":
+            self.tenant_names.append("")
+            self._open = ("tenant", len(self.tenant_names) - 1)
 
     def handle_endtag(self, tag):
         self._open = None
@@ -84,6 +88,8 @@ class Dom(HTMLParser):
         kind, key = self._open
         if kind == "id":
             self.by_id[key][1] += data
+        elif kind == "tenant":
+            self.tenant_names[key] += data
         else:
             self.segment_names[key] += data
 
@@ -163,3 +169,32 @@ def test_top_says_why_it_cannot_connect():
                          capture_output=True, text=True, timeout=30)
     assert out.returncode == 2
     assert "cannot reach" in out.stderr
+
+
+def test_status_page_shows_the_tenants(tmp_path):
+    """A serve with an auth file that declares tenants: the page lists each, as /api/status."""
+    auth = str(tmp_path / "auth")
+    for args in (["tenant", "set", "--auth-file", auth, "t1", "--quota", "1MiB"],
+                 ["tenant", "set", "--auth-file", auth, "t2", "--quota", "2MiB"]):
+        subprocess.run([str(CRESCENT), *args], check=True, capture_output=True)
+    out = subprocess.run([str(CRESCENT), "token", "add", "--auth-file", auth, "--name", "app",
+                          "--role", "client", "--tenant", "t1"],
+                         check=True, capture_output=True, text=True)
+    token = out.stdout.splitlines()[0]
+    port = free_port()
+    server = Server(["serve", "--port", "0", "--http-port", str(port), "--segment-size", "64MiB",
+                     "--auth-file", auth])
+    try:
+        store = connect(server.address, token=token)
+        assert store.put("k", b"v" * 4096) == 0
+        store.close()
+        server.http = "127.0.0.1:%d" % port
+        api = api_status(server)
+        assert [(t["tenant"], t["objects"], t["bytes"]) for t in api["tenants"]] == [
+            ("t1", 1, 4096), ("t2", 0, 0)]
+        dom, log = rendered_dom("http://%s/" % server.http)
+        assert dom.body.get("data-loaded") == "1", log[-2000:]
+        assert dom.body.get("data-script-errors", "0") == "0", dom.body.get("data-last-error")
+        assert dom.tenant_names == ["t1", "t2"]
+    finally:
+        server.stop()
