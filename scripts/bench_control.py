@@ -145,9 +145,12 @@ def main():
     head = "%-8s %-10s %8s %6s" % ("bench", "op", "size", "batch")
     for leg in names:
         head += " %11s" % (leg + "/s")
+    for leg in names:
+        head += " %9s" % (leg + " us")
     for leg in names[1:]:
         head += " %9s %9s" % (leg + " x", "p50 x")
     print(head)
+    ratios = {leg: ([], []) for leg in names[1:]}  # per leg: every row's two ratios
     for key, f in sorted(figures.items(), key=lambda kv: str(kv[0])):
         if any(leg not in f for leg in names):
             continue
@@ -156,11 +159,21 @@ def main():
         line = "%-8s %-10s %8d %6d" % (mode, op, size, batch)
         for leg in names:
             line += " %11.0f" % med[leg][0]
+        for leg in names:
+            line += " %9.1f" % med[leg][1]
         base_rate, base_p50 = med["plain"]
         for leg in names[1:]:
-            line += " %9.3f %9.3f" % (med[leg][0] / base_rate if base_rate else 0,
-                                      med[leg][1] / base_p50 if base_p50 else 0)
+            rate_x = med[leg][0] / base_rate if base_rate else 0
+            p50_x = med[leg][1] / base_p50 if base_p50 else 0
+            ratios[leg][0].append(rate_x)
+            ratios[leg][1].append(p50_x)
+            line += " %9.3f %9.3f" % (rate_x, p50_x)
         print(line)
+    for leg, (rate_xs, p50_xs) in ratios.items():
+        if rate_xs:
+            print("%s over every row: ops/s ratio median %.3f (%.3f-%.3f), p50 ratio median %.3f "
+                  "(%.3f-%.3f)" % (leg, statistics.median(rate_xs), min(rate_xs), max(rate_xs),
+                                   statistics.median(p50_xs), min(p50_xs), max(p50_xs)))
 
 
 if __name__ == "__main__":
