@@ -130,11 +130,8 @@ std::vector<double> ParseMisses(const std::string& list) {
 }
 
 std::string CommandLine() {
-  std::ifstream in("/proc/self/cmdline", std::ios::binary);
-  std::string all((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   std::string out;
-  for (char ch : all) out += ch == '\0' ? ' ' : ch;
-  while (!out.empty() && out.back() == ' ') out.pop_back();
+  for (const std::string& arg : OwnArguments()) out += (out.empty() ? "" : " ") + arg;
   return out;
 }
 

@@ -21,7 +21,13 @@ StatusOr<std::unique_ptr<MasterHost>> MasterHost::Start(const MasterHostOptions&
     return master::MasterService::Create(options.config, SteadyClock::Instance(), host->log_.get());
   };
   bool started_empty = false;
-  if (!options.data_dir.empty()) {
+  if (options.ha.enabled()) {
+    if (!options.data_dir.empty()) {
+      return Status(ErrorCode::kInvalidArgument,
+                    "--data-dir with --etcd: a cluster's master keeps its log in etcd");
+    }
+    if (Status s = host->LeadCluster(options); !s.ok()) return s;
+  } else if (!options.data_dir.empty()) {
     auto lock = durability::DataDirLock::Acquire(options.data_dir);
     if (!lock.ok()) return lock.status();
     host->dir_lock_.emplace(std::move(lock).value());
@@ -65,7 +71,8 @@ StatusOr<std::unique_ptr<MasterHost>> MasterHost::Start(const MasterHostOptions&
   }
 
   rpc::MasterServerOptions rpc_options = options.rpc;
-  rpc_options.acks_wait_for_sync = host->log_ && options.log_sync_ms == 0;
+  // A cluster's leader acknowledges a change once etcd committed it.
+  rpc_options.acks_wait_for_sync = (host->log_ && options.log_sync_ms == 0) || host->ha_;
   if (host->snapshotter_) {
     rpc_options.request_snapshot = [s = host->snapshotter_.get()] { s->Request(); };
   }
@@ -100,6 +107,9 @@ StatusOr<std::unique_ptr<MasterHost>> MasterHost::Start(const MasterHostOptions&
     if (!http.ok()) return http.status();
     host->http_ = std::move(http.value());
     host->rpc_->SetAdminPort(host->http_->port());  // `crescent top` finds it through Stats
+  }
+  if (host->ha_) {
+    if (Status s = host->PublishLeader(); !s.ok()) return s;
   }
   return host;
 }
@@ -154,6 +164,7 @@ void MasterHost::BeginDrain() {
 }
 
 MasterHost::~MasterHost() {
+  StopWatchdog();
   http_.reset();
   if (sampler_.joinable()) {
     {

@@ -1,0 +1,80 @@
+// HaMember: one master's part in a cluster of masters on etcd (docs/ha.md).
+// While another leads, it is a hot standby: a tail of the leader's log in
+// etcd (durability/etcd_log_tail.h) applies each record to this master's
+// engine as it is committed (MasterService::ApplyRestored: the engine stays in
+// its restore state, serving nothing, running no maintenance). Meanwhile it
+// campaigns for the leader key (etcd/leadership.h). Once it holds the key,
+// AwaitLeadership() stops the tail, applies what the old leader committed
+// after the tail's last record (nothing more can come: every write to the log
+// is guarded by the leader key, now this master's), and opens the log for
+// writing from its end. The caller then finishes the restore (the nodes take
+// their segments over), starts serving, and Publish()es its endpoints: only
+// then do clients and nodes follow it.
+//
+// Thread-safety: Cancel(), Held(), applied_position() and the counters from
+// any thread; AwaitLeadership() and Publish() from one.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "crescent/status.h"
+#include "durability/etcd_log.h"
+#include "durability/etcd_log_tail.h"
+#include "etcd/cluster_keys.h"
+#include "etcd/etcd_client.h"
+#include "etcd/leadership.h"
+#include "master/master_service.h"
+
+namespace crescent::server {
+
+struct HaOptions {
+  std::string etcd;     // "http://H1:2379,http://H2:2379"; empty: a single master
+  std::string cluster;  // the cluster's name (etcd/cluster_keys.h)
+  int64_t leader_ttl_ms = 2000;
+  bool enabled() const { return !etcd.empty(); }
+};
+
+class HaMember {
+ public:
+  // Connects to etcd and starts applying the cluster's log to `engine` (fresh,
+  // in its restore state, outliving this member). A log trimmed past its start
+  // is refused (kObjectNotFound): this master cannot catch up from etcd alone.
+  static StatusOr<std::unique_ptr<HaMember>> Join(const HaOptions& options,
+                                                  master::MasterService& engine);
+  ~HaMember();  // resigns, if it leads
+
+  // Blocks until this master leads, with the log applied to its end and
+  // opened for writing (the log to attach); kClosed once Cancel()ed; the
+  // tail's error if it stopped following the log.
+  StatusOr<std::unique_ptr<durability::EtcdOperationLog>> AwaitLeadership();
+  void Cancel();
+  // Makes the leader's endpoints known (the leader key's value).
+  Status Publish(const etcd::LeaderInfo& info);
+  // Whether this master surely still leads (Leadership::Held); false before.
+  bool Held() const;
+  // The log position applied up to, and the records applied.
+  uint64_t applied_position() const;
+  uint64_t applied_records() const { return records_.load(std::memory_order_acquire); }
+  const HaOptions& options() const { return options_; }
+
+ private:
+  HaMember(HaOptions options, master::MasterService& engine)
+      : options_(std::move(options)), engine_(engine) {}
+  Status Apply(uint64_t position, std::string_view bytes);
+
+  const HaOptions options_;
+  master::MasterService& engine_;
+  std::shared_ptr<etcd::EtcdClient> etcd_;
+  std::unique_ptr<durability::EtcdLogTail> tail_;
+  std::shared_ptr<etcd::Leadership> leadership_;
+  master::LogRecord record_;  // the record being applied (the tail's thread, then the caller's)
+  std::atomic<uint64_t> applied_{0};  // once it leads (the tail's position before)
+  std::atomic<bool> leads_{false};
+  std::atomic<uint64_t> records_{0};
+  std::atomic<bool> cancelled_{false};
+};
+
+}  // namespace crescent::server

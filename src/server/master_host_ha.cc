@@ -1,0 +1,77 @@
+// MasterHost's part as a master of a cluster on etcd (docs/ha.md): standby,
+// promotion, the published endpoints, and the watch on the leadership.
+#include <chrono>
+#include <iostream>
+#include <random>
+
+#include "common/clock.h"
+#include "server/master_host.h"
+
+namespace crescent::server {
+namespace {
+
+std::string RandomId() {
+  std::random_device rd;
+  const uint64_t id = (static_cast<uint64_t>(rd()) << 32) | rd();
+  char hex[17];
+  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(id));
+  return hex;
+}
+
+}  // namespace
+
+Status MasterHost::LeadCluster(const MasterHostOptions& options) {
+  master_id_ = RandomId();
+  deferred_ = std::make_unique<DeferredLog>();
+  auto engine = master::MasterService::Create(options.config, SteadyClock::Instance(),
+                                              deferred_.get());
+  if (!engine.ok()) return engine.status();
+  master_ = std::move(engine).value();
+  auto member = HaMember::Join(options.ha, *master_);
+  if (!member.ok()) return member.status();
+  ha_ = std::move(member).value();
+  if (options.on_standby) options.on_standby(*ha_);
+  auto log = ha_->AwaitLeadership();
+  if (!log.ok()) return log.status();
+  deferred_->Attach(std::move(log).value());
+  // The segments the log names wait for their nodes, which find this master
+  // through the leader key once it is published, and take them over with
+  // their objects (the take-over of a restore).
+  const master::MasterService::RestoreSummary summary =
+      master_->FinishRestore(options.restore_grace_ms);
+  restored_ = "leader of cluster " + options.ha.cluster + " (etcd " + options.ha.etcd +
+              "), master id " + master_id_ + ": applied " +
+              std::to_string(ha_->applied_records()) + " records of its log; " +
+              std::to_string(summary.objects) + " objects on " +
+              std::to_string(summary.segments) + " segments wait for their nodes";
+  return Status::Ok();
+}
+
+Status MasterHost::PublishLeader() {
+  etcd::LeaderInfo info;
+  info.master_id = master_id_;
+  info.grpc = address_;
+  if (http_) info.http = HostPort(options_.http_host, static_cast<uint16_t>(http_->port()));
+  if (Status s = ha_->Publish(info); !s.ok()) return s;
+  watchdog_ = std::thread([this] {
+    while (!watchdog_stop_.load(std::memory_order_acquire)) {
+      if (!ha_->Held()) {
+        // Every write of this master's is a transaction guarded by the leader
+        // key, so it acknowledges nothing more anyway; refusing clients at
+        // once sends them to the next leader sooner.
+        BeginDrain();
+        if (options_.on_deposed) options_.on_deposed();
+        return;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+  });
+  return Status::Ok();
+}
+
+void MasterHost::StopWatchdog() {
+  watchdog_stop_.store(true, std::memory_order_release);
+  if (watchdog_.joinable() && watchdog_.get_id() != std::this_thread::get_id()) watchdog_.join();
+}
+
+}  // namespace crescent::server
