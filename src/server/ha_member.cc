@@ -1,6 +1,7 @@
 #include "server/ha_member.h"
 
 #include <chrono>
+#include <thread>
 
 #include "master/log_record.h"
 
@@ -18,16 +19,19 @@ StatusOr<std::unique_ptr<HaMember>> HaMember::Join(const HaOptions& options,
   if (!etcd.ok()) return etcd.status();
   std::unique_ptr<HaMember> m(new HaMember(options, engine));
   m->etcd_ = std::move(etcd).value();
+  return m;
+}
+
+Status HaMember::StartTail() {
   durability::EtcdLogTailOptions tail;
-  tail.etcd = m->etcd_;
-  tail.cluster = options.cluster;
-  tail.fn = [p = m.get()](uint64_t position, std::string_view bytes) {
-    return p->Apply(position, bytes);
-  };
+  tail.etcd = etcd_;
+  tail.cluster = options_.cluster;
+  tail.fn = [this](uint64_t position, std::string_view bytes) { return Apply(position, bytes); };
   auto started = durability::EtcdLogTail::Start(std::move(tail));
   if (!started.ok()) return started.status();
-  m->tail_ = std::move(started).value();
-  return m;
+  tail_ = std::move(started).value();
+  tail_ready_.store(tail_.get(), std::memory_order_release);
+  return Status::Ok();
 }
 
 HaMember::~HaMember() {
@@ -37,8 +41,8 @@ HaMember::~HaMember() {
 
 Status HaMember::Apply(uint64_t position, std::string_view bytes) {
   if (Status s = master::DecodeLogRecordInto(bytes, &record_); !s.ok()) {
-    return Status(ErrorCode::kCorruptData, "the cluster's log at position " +
-                                               std::to_string(position) + ": " + s.message());
+    return Status(ErrorCode::kCorruptData,
+                  "the cluster's log at position " + std::to_string(position) + ": " + s.message());
   }
   engine_.ApplyRestored(record_);
   records_.fetch_add(1, std::memory_order_acq_rel);
@@ -53,9 +57,17 @@ StatusOr<std::unique_ptr<durability::EtcdOperationLog>> HaMember::AwaitLeadershi
     if (cancelled_.load(std::memory_order_acquire)) {
       return Status(ErrorCode::kClosed, "stopped while a standby");
     }
+    // Follows the log first (an etcd out of reach: again and again, until
+    // it answers), then campaigns.
+    if (!tail_) {
+      Status s = StartTail();
+      if (s.code() == ErrorCode::kObjectNotFound || s.code() == ErrorCode::kCorruptData) return s;
+      if (!s.ok()) std::this_thread::sleep_for(std::chrono::milliseconds(200));
+      continue;
+    }
     if (Status s = tail_->status(); !s.ok()) return s;
     // Campaigns a second at a time, to see Cancel() and a failed tail.
-    auto won = etcd::Leadership::Campaign(etcd_, lo, Clock::now() + std::chrono::seconds(1));
+    auto won = etcd::Leadership::Campaign(etcd_, lo, etcd::Clock::now() + std::chrono::seconds(1));
     if (won.ok()) leadership_ = std::move(won).value();
   }
   // Nothing but this leadership may write the log from here on: what the old
@@ -75,9 +87,9 @@ StatusOr<std::unique_ptr<durability::EtcdOperationLog>> HaMember::AwaitLeadershi
   auto opened = durability::EtcdOperationLog::Open(std::move(log));
   if (!opened.ok()) return opened.status();
   if ((*opened)->end_position() != end) {
-    return Status(ErrorCode::kInternal,
-                  "the cluster's log ends at " + std::to_string((*opened)->end_position()) +
-                      " but was applied to " + std::to_string(end));
+    return Status(ErrorCode::kInternal, "the cluster's log ends at " +
+                                            std::to_string((*opened)->end_position()) +
+                                            " but was applied to " + std::to_string(end));
   }
   applied_.store(end, std::memory_order_release);
   leads_.store(true, std::memory_order_release);
@@ -85,8 +97,9 @@ StatusOr<std::unique_ptr<durability::EtcdOperationLog>> HaMember::AwaitLeadershi
 }
 
 uint64_t HaMember::applied_position() const {
-  return leads_.load(std::memory_order_acquire) ? applied_.load(std::memory_order_acquire)
-                                                : tail_->position();
+  if (leads_.load(std::memory_order_acquire)) return applied_.load(std::memory_order_acquire);
+  const durability::EtcdLogTail* tail = tail_ready_.load(std::memory_order_acquire);
+  return tail ? tail->position() : 0;
 }
 
 void HaMember::Cancel() { cancelled_.store(true, std::memory_order_release); }

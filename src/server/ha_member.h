@@ -39,16 +39,19 @@ struct HaOptions {
 
 class HaMember {
  public:
-  // Connects to etcd and starts applying the cluster's log to `engine` (fresh,
-  // in its restore state, outliving this member). A log trimmed past its start
-  // is refused (kObjectNotFound): this master cannot catch up from etcd alone.
+  // A member applying the cluster's log to `engine` (fresh, in its restore
+  // state, outliving this member) once AwaitLeadership() runs. Checks the
+  // options; reaches no one yet.
   static StatusOr<std::unique_ptr<HaMember>> Join(const HaOptions& options,
                                                   master::MasterService& engine);
   ~HaMember();  // resigns, if it leads
 
-  // Blocks until this master leads, with the log applied to its end and
-  // opened for writing (the log to attach); kClosed once Cancel()ed; the
-  // tail's error if it stopped following the log.
+  // Follows the cluster's log (trying again while etcd is out of reach),
+  // campaigns, and returns once this master leads, with the log applied to
+  // its end and opened for writing (the log to attach); kClosed once
+  // Cancel()ed; the tail's error if it cannot follow the log (trimmed past
+  // its start, kObjectNotFound: this master cannot catch up from etcd alone;
+  // damaged, kCorruptData).
   StatusOr<std::unique_ptr<durability::EtcdOperationLog>> AwaitLeadership();
   void Cancel();
   // Makes the leader's endpoints known (the leader key's value).
@@ -63,12 +66,14 @@ class HaMember {
  private:
   HaMember(HaOptions options, master::MasterService& engine)
       : options_(std::move(options)), engine_(engine) {}
+  Status StartTail();
   Status Apply(uint64_t position, std::string_view bytes);
 
   const HaOptions options_;
   master::MasterService& engine_;
   std::shared_ptr<etcd::EtcdClient> etcd_;
   std::unique_ptr<durability::EtcdLogTail> tail_;
+  std::atomic<const durability::EtcdLogTail*> tail_ready_{nullptr};  // tail_, for other threads
   std::shared_ptr<etcd::Leadership> leadership_;
   master::LogRecord record_;  // the record being applied (the tail's thread, then the caller's)
   std::atomic<uint64_t> applied_{0};  // once it leads (the tail's position before)

@@ -144,6 +144,8 @@ std::string MasterHost::Describe() const {
                 : "every " + std::to_string(options_.snapshot_interval_ms / 1000) + " s") +
            "\n";
     out += restored_ + "\n";
+  } else if (ha_) {
+    out += restored_ + "\n";
   }
   if (http_) {
     std::string base =

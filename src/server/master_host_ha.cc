@@ -5,6 +5,7 @@
 #include <random>
 
 #include "common/clock.h"
+#include "common/endpoint.h"
 #include "server/master_host.h"
 
 namespace crescent::server {
@@ -23,8 +24,8 @@ std::string RandomId() {
 Status MasterHost::LeadCluster(const MasterHostOptions& options) {
   master_id_ = RandomId();
   deferred_ = std::make_unique<DeferredLog>();
-  auto engine = master::MasterService::Create(options.config, SteadyClock::Instance(),
-                                              deferred_.get());
+  auto engine =
+      master::MasterService::Create(options.config, SteadyClock::Instance(), deferred_.get());
   if (!engine.ok()) return engine.status();
   master_ = std::move(engine).value();
   auto member = HaMember::Join(options.ha, *master_);
@@ -40,9 +41,8 @@ Status MasterHost::LeadCluster(const MasterHostOptions& options) {
   const master::MasterService::RestoreSummary summary =
       master_->FinishRestore(options.restore_grace_ms);
   restored_ = "leader of cluster " + options.ha.cluster + " (etcd " + options.ha.etcd +
-              "), master id " + master_id_ + ": applied " +
-              std::to_string(ha_->applied_records()) + " records of its log; " +
-              std::to_string(summary.objects) + " objects on " +
+              "), master id " + master_id_ + ": applied " + std::to_string(ha_->applied_records()) +
+              " records of its log; " + std::to_string(summary.objects) + " objects on " +
               std::to_string(summary.segments) + " segments wait for their nodes";
   return Status::Ok();
 }

@@ -1,0 +1,160 @@
+// Masters of one cluster on a real etcd (docs/ha.md), as real processes: one
+// leads and the other follows its log as a hot standby. After a `kill -9` of
+// the leader the standby takes over, and every put acknowledged before the
+// kill reads back byte-identical through the store node, which takes its
+// segment over on the new leader (a warm cache); a leader frozen past its
+// lease is deposed, acknowledges nothing after, and comes back as a standby.
+//
+// Clients here reach the leader through one address: both masters are given
+// the same --port, which only the leader listens on (a standby opens no
+// port), as a virtual address would (the address that follows the leader
+// through etcd is tested in leader_follow_test.cc).
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <atomic>
+#include <chrono>
+#include <map>
+#include <thread>
+
+#include "integration/cluster.h"
+#include "integration/etcd_cluster.h"
+#include "integration/raw_socket.h"
+
+namespace crescent::itest {
+namespace {
+
+using namespace std::chrono_literals;
+using testing::HasSubstr;
+
+class HaMasterTest : public testing::Test {
+ protected:
+  void SetUp() override {
+    std::string why;
+    ASSERT_TRUE(etcd_.Start(1, etcd_dir_.path(), &why)) << why;
+    ClusterOptions o;
+    o.stores = 0;
+    o.master_flags = HaFlags();
+    cluster_ = std::make_unique<Cluster>(o);
+  }
+  std::vector<std::string> HaFlags() const {
+    return {"--etcd", etcd_.endpoints(), "--cluster", "c1", "--leader-ttl-ms", "2000"};
+  }
+  // A second master of the cluster on `port` (with `flags` after the
+  // cluster's), waited for until it follows the log as a standby.
+  std::unique_ptr<Process> StartStandby(uint16_t port, std::vector<std::string> flags = {}) {
+    std::vector<std::string> argv = {
+        CrescentBin(),        "master", "--port",        std::to_string(port),
+        "--http-port",        "0",      "--secret-file", cluster_->secret_file(),
+        "--heartbeat-ttl-ms", "1000"};
+    for (const std::string& f : HaFlags()) argv.push_back(f);
+    argv.insert(argv.end(), flags.begin(), flags.end());
+    auto p = std::make_unique<Process>(argv, cluster_->dir().File("standby.log"));
+    EXPECT_TRUE(p->WaitForLine("standby of cluster c1", kStartTimeout)) << p->Output();
+    return p;
+  }
+  // Puts `n` keys of random bytes through `client`; the acknowledged ones.
+  static std::map<std::string, std::vector<std::byte>> PutSome(Client& client, int n,
+                                                               const std::string& prefix) {
+    std::map<std::string, std::vector<std::byte>> acked;
+    for (int i = 0; i < n; ++i) {
+      const std::string key = prefix + std::to_string(i);
+      std::vector<std::byte> value = RandomBytes(4096 + 37 * i, static_cast<uint32_t>(i));
+      if (client.Put(key, value).ok()) acked.emplace(key, std::move(value));
+    }
+    return acked;
+  }
+
+  TempDir etcd_dir_;
+  EtcdCluster etcd_;
+  std::unique_ptr<Cluster> cluster_;
+};
+
+TEST_F(HaMasterTest, AStandbyTakesOverAKilledLeaderWithEveryAcknowledgedPutReadable) {
+  const uint16_t port = PickFreePort();
+  ASSERT_TRUE(cluster_->StartMaster(port));
+  std::unique_ptr<Process> standby = StartStandby(port);
+  ASSERT_TRUE(cluster_->AddStore());
+  std::unique_ptr<Client> client = cluster_->Connect(/*use_shm=*/false);
+  ASSERT_NE(client, nullptr);
+  const auto acked = PutSome(*client, 40, "ha/k");
+  ASSERT_EQ(acked.size(), 40u);
+
+  cluster_->master().Kill(SIGKILL);
+  ASSERT_TRUE(standby->WaitForLine("ready", 30s)) << standby->Output();
+  EXPECT_THAT(standby->Output(), HasSubstr("leader of cluster c1"));
+  // The node finds its master gone, mounts again on the new one and takes
+  // its segment over: every acknowledged put reads back, byte for byte.
+  for (const auto& [key, value] : acked) {
+    StatusOr<std::vector<std::byte>> got = Status(ErrorCode::kUnavailable, "not tried");
+    for (auto until = std::chrono::steady_clock::now() + 30s;
+         std::chrono::steady_clock::now() < until; std::this_thread::sleep_for(50ms)) {
+      got = client->Get(key);
+      if (got.ok()) break;
+    }
+    ASSERT_TRUE(got.ok()) << key << ": " << got.status().ToString();
+    EXPECT_EQ(*got, value) << key;
+  }
+  // And the new leader takes puts.
+  EXPECT_EQ(PutSome(*client, 5, "ha/after").size(), 5u);
+}
+
+TEST_F(HaMasterTest, AFrozenLeaderIsDeposedAcknowledgesNothingMoreAndComesBackAsAStandby) {
+  ASSERT_TRUE(cluster_->StartMaster(PickFreePort()));
+  const uint16_t standby_port = PickFreePort();
+  std::unique_ptr<Process> standby = StartStandby(standby_port);
+  ASSERT_TRUE(cluster_->AddStore());
+  std::unique_ptr<Client> old_leader = cluster_->Connect(false);
+  ASSERT_NE(old_leader, nullptr);
+  ASSERT_EQ(PutSome(*old_leader, 5, "ha/before").size(), 5u);
+
+  // Frozen past its lease (a pause, a stalled host): the standby leads.
+  cluster_->master().Kill(SIGSTOP);
+  ASSERT_TRUE(standby->WaitForLine("ready", 30s)) << standby->Output();
+  // A put sent to the old leader while it is frozen, then the thaw: it
+  // must not be acknowledged, since the new leader never learns of it.
+  std::atomic<bool> put_ok{false};
+  std::thread late([&] { put_ok = old_leader->Put("ha/late", RandomBytes(1000, 9)).ok(); });
+  std::this_thread::sleep_for(200ms);
+  cluster_->master().Kill(SIGCONT);
+  late.join();
+  EXPECT_FALSE(put_ok.load()) << "a deposed leader acknowledged a put";
+  EXPECT_TRUE(cluster_->master().WaitForLine("lost the leadership of cluster c1", 30s))
+      << cluster_->master().Output();
+  // It runs again, as a standby of the new leader.
+  std::this_thread::sleep_for(100ms);
+  const std::string out = cluster_->master().Output();
+  const size_t lost = out.find("lost the leadership");
+  EXPECT_NE(out.find("standby of cluster c1", lost), std::string::npos) << out;
+
+  ClientConfig c = cluster_->ClientConfigFor(false);
+  c.master_address = "127.0.0.1:" + std::to_string(standby_port);
+  auto new_leader = Client::Connect(c);
+  ASSERT_TRUE(new_leader.ok()) << new_leader.status().ToString();
+  StatusOr<bool> late_there = (*new_leader)->Exists("ha/late");
+  ASSERT_TRUE(late_there.ok()) << late_there.status().ToString();
+  EXPECT_FALSE(*late_there);
+}
+
+TEST_F(HaMasterTest, AClusterMasterRefusesBadFlags) {
+  CommandResult r = RunCrescent({"master", "--etcd", etcd_.endpoints(), "--cluster", "bad name",
+                                 "--port", "0", "--secret-file", cluster_->secret_file()},
+                                cluster_->dir().path());
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("cluster"));
+  r = RunCrescent(
+      {"master", "--cluster", "c1", "--port", "0", "--secret-file", cluster_->secret_file()},
+      cluster_->dir().path());
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("--cluster needs --etcd"));
+  r = RunCrescent(
+      {"master", "--etcd", etcd_.endpoints(), "--cluster", "c1", "--data-dir",
+       cluster_->dir().File("data"), "--port", "0", "--secret-file", cluster_->secret_file()},
+      cluster_->dir().path());
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("--data-dir with --etcd"));
+}
+
+}  // namespace
+}  // namespace crescent::itest
