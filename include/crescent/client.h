@@ -35,6 +35,7 @@
 #include <string>
 #include <vector>
 
+#include "crescent/masters_stat.h"
 #include "crescent/status.h"
 #include "crescent/tls_config.h"
 
@@ -156,6 +157,9 @@ struct ClusterStat {
   // Every tenant for an admin (or without credentials); a tenant's client
   // sees its own only, other callers none.
   std::vector<TenantStat> tenants;
+  // A cluster of masters on etcd: its leader, standbys and their lag
+  // (docs/ha.md); `cluster` empty for a single master.
+  MastersStat masters;
 };
 
 // What this client did on its own (not the cluster's counters).

@@ -637,6 +637,14 @@ ClusterStats StatsFromProto(const proto::StatsResponse& resp) {
     out.tenants.push_back(
         {t.tenant(), t.quota_bytes(), t.bytes(), t.objects(), t.hits(), t.misses(), t.evictions()});
   }
+  if (resp.has_cluster()) {
+    const proto::ClusterStatus& c = resp.cluster();
+    out.masters = {c.name(), c.etcd(), c.self_id(), c.leader_id(), c.leader_changes(), {}};
+    for (const proto::ClusterMember& m : c.members()) {
+      out.masters.members.push_back({m.master_id(), m.grpc(), m.leader(), m.applied_records(),
+                                     m.lag_records(), m.lag_seconds()});
+    }
+  }
   return out;
 }
 }  // namespace

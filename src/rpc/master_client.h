@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "crescent/masters_stat.h"
 #include "crescent/status.h"
 #include "master/types.h"
 #include "rpc/batch_parts.h"
@@ -107,6 +108,7 @@ struct ClusterStats {
   std::vector<master::SegmentInfo> segments;
   std::map<std::string, uint64_t> counters;
   std::vector<master::TenantStats> tenants;  // those the caller may see
+  MastersStat masters;                       // a cluster's masters (docs/ha.md)
 };
 
 class MasterClient {

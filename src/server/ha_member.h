@@ -16,6 +16,12 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <map>
+#include <mutex>
+#include <thread>
+#include <vector>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -29,6 +35,23 @@
 #include "master/master_service.h"
 
 namespace crescent::server {
+
+// What a master knows of its cluster (Stats, the status page, /metrics).
+struct ClusterMemberView {
+  etcd::MemberInfo info;  // as the member last wrote it (every membership period)
+  bool leader = false;
+  uint64_t lag_records = 0;  // records the leader has that it had not applied
+  double lag_seconds = 0;    // how long it has been behind (0: caught up)
+};
+struct ClusterView {
+  std::string cluster;
+  std::string etcd;
+  std::string self_id;
+  std::string leader_id;  // empty: none known
+  bool leads = false;
+  uint64_t leader_changes = 0;  // changes of the leader this process saw
+  std::vector<ClusterMemberView> members;
+};
 
 struct HaOptions {
   std::string etcd;     // "http://H1:2379,http://H2:2379"; empty: a single master
@@ -60,13 +83,28 @@ class HaMember {
   bool Held() const;
   // The log position applied up to, and the records applied.
   uint64_t applied_position() const;
-  uint64_t applied_records() const { return records_.load(std::memory_order_acquire); }
+  uint64_t applied_records() const;
   const HaOptions& options() const { return options_; }
+
+  // Makes this master known to the others under its own lease, refreshed
+  // with what it applied (and the others read back) every `period`, until
+  // destruction. `self.master_id` names it.
+  void StartMembership(etcd::MemberInfo self,
+                       std::chrono::milliseconds period = std::chrono::milliseconds(500));
+  // Once it leads: the log whose appended records count as applied.
+  void SetLeaderLog(const durability::EtcdOperationLog* log) {
+    leader_log_.store(log, std::memory_order_release);
+  }
+  ClusterView View() const;
 
  private:
   HaMember(HaOptions options, master::MasterService& engine)
       : options_(std::move(options)), engine_(engine) {}
   Status StartTail();
+  void Membership(etcd::MemberInfo self, std::chrono::milliseconds period);
+  // Writes this member's record under its lease (granted anew when lost),
+  // and reads every member's and the leader key back.
+  void RefreshMembership(etcd::MemberInfo& self, int64_t* lease);
   Status Apply(uint64_t position, std::string_view bytes);
 
   const HaOptions options_;
@@ -80,6 +118,18 @@ class HaMember {
   std::atomic<bool> leads_{false};
   std::atomic<uint64_t> records_{0};
   std::atomic<bool> cancelled_{false};
+  std::atomic<const durability::EtcdOperationLog*> leader_log_{nullptr};
+  uint64_t promoted_records_ = 0;  // applied when it began to lead (before leads_)
+
+  mutable std::mutex view_mu_;  // guards the five below
+  std::vector<etcd::MemberInfo> members_;
+  std::string leader_id_;
+  std::map<std::string, std::chrono::steady_clock::time_point> behind_since_;
+  uint64_t leader_changes_ = 0;
+  std::string self_id_;
+  std::condition_variable stop_cv_;
+  bool stop_membership_ = false;
+  std::thread membership_;
 };
 
 }  // namespace crescent::server

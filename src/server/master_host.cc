@@ -76,6 +76,11 @@ StatusOr<std::unique_ptr<MasterHost>> MasterHost::Start(const MasterHostOptions&
   if (host->snapshotter_) {
     rpc_options.request_snapshot = [s = host->snapshotter_.get()] { s->Request(); };
   }
+  if (host->ha_) {
+    rpc_options.cluster_status = [h = host->ha_.get()](proto::ClusterStatus* out) {
+      FillClusterStatus(h->View(), out);
+    };
+  }
   auto rpc = rpc::MasterServer::Start(rpc_options, *host->master_, host->signer_);
   if (!rpc.ok()) return rpc.status();
   host->rpc_ = std::move(rpc.value());
@@ -87,6 +92,10 @@ StatusOr<std::unique_ptr<MasterHost>> MasterHost::Start(const MasterHostOptions&
     master::CollectMasterGauges(*m, w);
   });
   host->registry_.Add([r = host->rpc_.get()](metrics::TextWriter& w) { r->metrics().Collect(w); });
+  if (host->ha_) {
+    host->registry_.Add(
+        [h = host->ha_.get()](metrics::TextWriter& w) { CollectClusterMetrics(h->View(), w); });
+  }
   if (options.http_port != 0) {
     host->status_ =
         std::make_unique<StatusReport>(*host->master_, host->rpc_->metrics(), host->address_);

@@ -62,6 +62,11 @@ struct MasterHostOptions {
   std::function<void()> on_deposed;
 };
 
+// A cluster's view in the Stats RPC's section and in /metrics
+// (master_host_ha.cc).
+void FillClusterStatus(const ClusterView& v, proto::ClusterStatus* out);
+void CollectClusterMetrics(const ClusterView& v, metrics::TextWriter& w);
+
 class MasterHost {
  public:
   static StatusOr<std::unique_ptr<MasterHost>> Start(const MasterHostOptions& options,

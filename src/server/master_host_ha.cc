@@ -8,6 +8,8 @@
 #include "common/endpoint.h"
 #include "server/master_host.h"
 
+#include "rpc/messages.pb.h"
+
 namespace crescent::server {
 namespace {
 
@@ -31,9 +33,12 @@ Status MasterHost::LeadCluster(const MasterHostOptions& options) {
   auto member = HaMember::Join(options.ha, *master_);
   if (!member.ok()) return member.status();
   ha_ = std::move(member).value();
+  ha_->StartMembership(etcd::MemberInfo{.master_id = master_id_,
+                                        .grpc = options.rpc.listen_address});
   if (options.on_standby) options.on_standby(*ha_);
   auto log = ha_->AwaitLeadership();
   if (!log.ok()) return log.status();
+  ha_->SetLeaderLog(log->get());
   deferred_->Attach(std::move(log).value());
   // The segments the log names wait for their nodes, which find this master
   // through the leader key once it is published, and take them over with
@@ -72,6 +77,41 @@ Status MasterHost::PublishLeader() {
 void MasterHost::StopWatchdog() {
   watchdog_stop_.store(true, std::memory_order_release);
   if (watchdog_.joinable() && watchdog_.get_id() != std::this_thread::get_id()) watchdog_.join();
+}
+
+void FillClusterStatus(const ClusterView& v, proto::ClusterStatus* out) {
+  out->set_name(v.cluster);
+  out->set_etcd(v.etcd);
+  out->set_self_id(v.self_id);
+  out->set_leader_id(v.leader_id);
+  out->set_leader_changes(v.leader_changes);
+  for (const ClusterMemberView& m : v.members) {
+    proto::ClusterMember* pm = out->add_members();
+    pm->set_master_id(m.info.master_id);
+    pm->set_grpc(m.info.grpc);
+    pm->set_leader(m.leader);
+    pm->set_applied_records(m.info.applied_records);
+    pm->set_lag_records(m.lag_records);
+    pm->set_lag_seconds(m.lag_seconds);
+  }
+}
+
+void CollectClusterMetrics(const ClusterView& v, metrics::TextWriter& w) {
+  w.Family("crescent_ha_leader", "gauge", "1 while this master leads its cluster, else 0");
+  w.Sample({}, uint64_t{v.leads ? 1u : 0u});
+  w.Family("crescent_ha_leader_changes_total", "counter",
+           "Changes of the cluster's leader this master saw (docs/ha.md)");
+  w.Sample({}, v.leader_changes);
+  w.Family("crescent_ha_log_lag_records", "gauge",
+           "Records of the leader's log a master had not applied at its last report");
+  for (const ClusterMemberView& m : v.members) {
+    w.Sample({{"master", m.info.master_id}}, m.lag_records);
+  }
+  w.Family("crescent_ha_log_lag_seconds", "gauge",
+           "How long a master has been behind the leader's log (0: caught up)");
+  for (const ClusterMemberView& m : v.members) {
+    w.Sample({{"master", m.info.master_id}}, m.lag_seconds);
+  }
 }
 
 }  // namespace crescent::server
