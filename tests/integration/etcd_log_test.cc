@@ -11,6 +11,8 @@
 
 #include <atomic>
 #include <chrono>
+#include <future>
+#include <ostream>
 #include <thread>
 #include <vector>
 
@@ -36,6 +38,10 @@ struct Record {
   std::string bytes;
   bool operator==(const Record&) const = default;
 };
+void PrintTo(const Record& r, std::ostream* os) {
+  *os << "{" << r.position << ", \"" << r.bytes.substr(0, r.bytes.find('-', r.bytes.find('-') + 1))
+      << "...\" (" << r.bytes.size() << " bytes)}";
+}
 
 class EtcdLogTest : public testing::Test {
  protected:
@@ -219,8 +225,12 @@ TEST_F(EtcdLogTest, AStalledEtcdFailsTheLogOnceTheLeaseMayHaveEnded) {
   etcd_.Freeze(0);
   auto end = log->Append("during");
   ASSERT_TRUE(end.ok());
-  Status s = log->WaitDurable(*end);  // returns within the TTL and a call's timeout
+  // Answers within the TTL and a call's timeout; were it to wait on, the
+  // thaw below ends the wait.
+  auto waited = std::async(std::launch::async, [&] { return log->WaitDurable(*end); });
+  EXPECT_EQ(waited.wait_for(30s), std::future_status::ready) << "still waiting on a stalled etcd";
   etcd_.Thaw(0);
+  const Status s = waited.get();
   EXPECT_EQ(s.code(), ErrorCode::kUnavailable) << s.ToString();
   EXPECT_THAT(s.message(), testing::HasSubstr("no longer the leader of cluster t"));
   EXPECT_FALSE(a->Held());
