@@ -261,6 +261,10 @@ TEST_F(EtcdLogTest, TheEngineDoesNotAcknowledgeAPutTheDeposedLogRefused) {
   EXPECT_FALSE(s.ok());
   EXPECT_THAT(s.message(), testing::HasSubstr("no longer the leader of cluster t"));
   EXPECT_FALSE(master.GetReplicaList("after-the-take-over").ok());
+  // Later ones fail at the append already, and say why as clearly.
+  s = put("later");
+  EXPECT_FALSE(s.ok());
+  EXPECT_THAT(s.message(), testing::HasSubstr("no longer the leader of cluster t"));
 }
 
 TEST_F(EtcdLogTest, TruncateDropsWholeBatchesBeforeThePositionAndKeepsTheNewest) {
