@@ -47,23 +47,28 @@ class EtcdLogTest : public testing::Test {
  protected:
   void SetUp() override {
     std::string why;
-    ASSERT_TRUE(etcd_.Start(1, dir_.path(), &why)) << why;
+    ASSERT_TRUE(etcd_.Start(members_, dir_.path(), &why)) << why;
   }
-  std::shared_ptr<etcd::EtcdClient> Client() {
-    auto c = etcd::EtcdClient::Create({*etcd::ParseEndpoints(etcd_.endpoints()), 500ms});
+  // A client of every member, starting with member `first`.
+  std::shared_ptr<etcd::EtcdClient> Client(size_t first = 0) {
+    std::vector<std::string> endpoints;
+    for (size_t i = 0; i < etcd_.size(); ++i) {
+      endpoints.push_back(etcd_.endpoint((first + i) % etcd_.size()));
+    }
+    auto c = etcd::EtcdClient::Create({endpoints, 500ms});
     EXPECT_TRUE(c.ok());
     return std::shared_ptr<etcd::EtcdClient>(std::move(c.value()));
   }
-  std::shared_ptr<Leadership> Campaign(const std::string& who) {
-    auto l = Leadership::Campaign(Client(), {etcd::LeaderKey(kCluster), who, 2000ms},
+  std::shared_ptr<Leadership> Campaign(const std::string& who, size_t first = 0) {
+    auto l = Leadership::Campaign(Client(first), {etcd::LeaderKey(kCluster), who, 2000ms},
                                   etcd::Clock::now() + 30s);
     EXPECT_TRUE(l.ok()) << who << ": " << l.status().ToString();
     return l.ok() ? std::shared_ptr<Leadership>(std::move(l.value())) : nullptr;
   }
   std::unique_ptr<EtcdOperationLog> Open(std::shared_ptr<Leadership> leader,
-                                         uint64_t batch_bytes = 1 << 20) {
+                                         uint64_t batch_bytes = 1 << 20, size_t first = 0) {
     EtcdLogOptions o;
-    o.etcd = Client();
+    o.etcd = Client(first);
     o.leadership = std::move(leader);
     o.cluster = kCluster;
     o.batch_bytes = batch_bytes;
@@ -117,8 +122,24 @@ class EtcdLogTest : public testing::Test {
     return out;
   }
 
+  int members_ = 1;
   TempDir dir_;
   EtcdCluster etcd_;
+};
+
+class EtcdLogThreeMembersTest : public EtcdLogTest {
+ protected:
+  EtcdLogThreeMembersTest() { members_ = 3; }
+  // The members that lead etcd's raft and one that follows.
+  void RaftRoles(size_t* leader, size_t* follower) {
+    for (size_t i = 0; i < etcd_.size(); ++i) {
+      auto c = etcd::EtcdClient::Create({{etcd_.endpoint(i)}, 2s});
+      ASSERT_TRUE(c.ok());
+      auto s = (*c)->MemberStatus();
+      ASSERT_TRUE(s.ok()) << s.status().ToString();
+      (s->leader() == s->header().member_id() ? *leader : *follower) = i;
+    }
+  }
 };
 
 TEST_F(EtcdLogTest, RecordsReadBackByteIdenticalFromAnyPosition) {
@@ -394,6 +415,40 @@ TEST_F(EtcdLogTest, ATailOfATrimmedPositionFailsClearly) {
   auto kept = EtcdLogTail::Start(o);
   ASSERT_TRUE(kept.ok()) << kept.status().ToString();
   EXPECT_EQ((*kept)->position(), log->end_position());
+}
+
+// The member a standby's tail watches through dies: the watch breaks, and the
+// tail ranges again on another member and goes on, losing nothing.
+TEST_F(EtcdLogThreeMembersTest, TheTailGoesOnWhenItsMemberDies) {
+  size_t raft_leader = 0, follower = 0;
+  ASSERT_NO_FATAL_FAILURE(RaftRoles(&raft_leader, &follower));
+  ASSERT_NE(raft_leader, follower);
+  auto log = Open(Campaign("a", raft_leader), 300, raft_leader);
+  ASSERT_NE(log, nullptr);
+  AppendAll(*log, Numbered("before", 10));
+  std::mutex mu;
+  std::vector<Record> got;
+  durability::EtcdLogTailOptions o;
+  o.etcd = Client(follower);
+  o.cluster = kCluster;
+  o.fn = [&](uint64_t p, std::string_view r) {
+    std::lock_guard lock(mu);
+    got.push_back({p, std::string(r)});
+    return Status::Ok();
+  };
+  auto tail = EtcdLogTail::Start(o);
+  ASSERT_TRUE(tail.ok()) << tail.status().ToString();
+  AppendAll(*log, Numbered("watched", 10));
+  etcd_.Kill(follower);
+  for (int round = 0; round < 5; ++round) AppendAll(*log, Numbered("r" + std::to_string(round), 5));
+  for (int i = 0; i < 300 && (*tail)->position() < log->end_position(); ++i) {
+    std::this_thread::sleep_for(50ms);
+  }
+  (*tail)->Stop();
+  EXPECT_TRUE((*tail)->status().ok()) << (*tail)->status().ToString();
+  EXPECT_GE((*tail)->reranges(), 1u);
+  std::lock_guard lock(mu);
+  EXPECT_EQ(got, ReadAll(*log, 0));
 }
 
 }  // namespace
