@@ -11,6 +11,8 @@
 
 #include <atomic>
 #include <chrono>
+#include <future>
+#include <ostream>
 #include <thread>
 #include <vector>
 
@@ -36,28 +38,37 @@ struct Record {
   std::string bytes;
   bool operator==(const Record&) const = default;
 };
+void PrintTo(const Record& r, std::ostream* os) {
+  *os << "{" << r.position << ", \"" << r.bytes.substr(0, r.bytes.find('-', r.bytes.find('-') + 1))
+      << "...\" (" << r.bytes.size() << " bytes)}";
+}
 
 class EtcdLogTest : public testing::Test {
  protected:
   void SetUp() override {
     std::string why;
-    ASSERT_TRUE(etcd_.Start(1, dir_.path(), &why)) << why;
+    ASSERT_TRUE(etcd_.Start(members_, dir_.path(), &why)) << why;
   }
-  std::shared_ptr<etcd::EtcdClient> Client() {
-    auto c = etcd::EtcdClient::Create({*etcd::ParseEndpoints(etcd_.endpoints()), 500ms});
+  // A client of every member, starting with member `first`.
+  std::shared_ptr<etcd::EtcdClient> Client(size_t first = 0) {
+    std::vector<std::string> endpoints;
+    for (size_t i = 0; i < etcd_.size(); ++i) {
+      endpoints.push_back(etcd_.endpoint((first + i) % etcd_.size()));
+    }
+    auto c = etcd::EtcdClient::Create({endpoints, 500ms});
     EXPECT_TRUE(c.ok());
     return std::shared_ptr<etcd::EtcdClient>(std::move(c.value()));
   }
-  std::shared_ptr<Leadership> Campaign(const std::string& who) {
-    auto l = Leadership::Campaign(Client(), {etcd::LeaderKey(kCluster), who, 2000ms},
+  std::shared_ptr<Leadership> Campaign(const std::string& who, size_t first = 0) {
+    auto l = Leadership::Campaign(Client(first), {etcd::LeaderKey(kCluster), who, 2000ms},
                                   etcd::Clock::now() + 30s);
     EXPECT_TRUE(l.ok()) << who << ": " << l.status().ToString();
     return l.ok() ? std::shared_ptr<Leadership>(std::move(l.value())) : nullptr;
   }
   std::unique_ptr<EtcdOperationLog> Open(std::shared_ptr<Leadership> leader,
-                                         uint64_t batch_bytes = 1 << 20) {
+                                         uint64_t batch_bytes = 1 << 20, size_t first = 0) {
     EtcdLogOptions o;
-    o.etcd = Client();
+    o.etcd = Client(first);
     o.leadership = std::move(leader);
     o.cluster = kCluster;
     o.batch_bytes = batch_bytes;
@@ -111,8 +122,24 @@ class EtcdLogTest : public testing::Test {
     return out;
   }
 
+  int members_ = 1;
   TempDir dir_;
   EtcdCluster etcd_;
+};
+
+class EtcdLogThreeMembersTest : public EtcdLogTest {
+ protected:
+  EtcdLogThreeMembersTest() { members_ = 3; }
+  // The members that lead etcd's raft and one that follows.
+  void RaftRoles(size_t* leader, size_t* follower) {
+    for (size_t i = 0; i < etcd_.size(); ++i) {
+      auto c = etcd::EtcdClient::Create({{etcd_.endpoint(i)}, 2s});
+      ASSERT_TRUE(c.ok());
+      auto s = (*c)->MemberStatus();
+      ASSERT_TRUE(s.ok()) << s.status().ToString();
+      (s->leader() == s->header().member_id() ? *leader : *follower) = i;
+    }
+  }
 };
 
 TEST_F(EtcdLogTest, RecordsReadBackByteIdenticalFromAnyPosition) {
@@ -219,8 +246,12 @@ TEST_F(EtcdLogTest, AStalledEtcdFailsTheLogOnceTheLeaseMayHaveEnded) {
   etcd_.Freeze(0);
   auto end = log->Append("during");
   ASSERT_TRUE(end.ok());
-  Status s = log->WaitDurable(*end);  // returns within the TTL and a call's timeout
+  // Answers within the TTL and a call's timeout; were it to wait on, the
+  // thaw below ends the wait.
+  auto waited = std::async(std::launch::async, [&] { return log->WaitDurable(*end); });
+  EXPECT_EQ(waited.wait_for(30s), std::future_status::ready) << "still waiting on a stalled etcd";
   etcd_.Thaw(0);
+  const Status s = waited.get();
   EXPECT_EQ(s.code(), ErrorCode::kUnavailable) << s.ToString();
   EXPECT_THAT(s.message(), testing::HasSubstr("no longer the leader of cluster t"));
   EXPECT_FALSE(a->Held());
@@ -251,6 +282,10 @@ TEST_F(EtcdLogTest, TheEngineDoesNotAcknowledgeAPutTheDeposedLogRefused) {
   EXPECT_FALSE(s.ok());
   EXPECT_THAT(s.message(), testing::HasSubstr("no longer the leader of cluster t"));
   EXPECT_FALSE(master.GetReplicaList("after-the-take-over").ok());
+  // Later ones fail at the append already, and say why as clearly.
+  s = put("later");
+  EXPECT_FALSE(s.ok());
+  EXPECT_THAT(s.message(), testing::HasSubstr("no longer the leader of cluster t"));
 }
 
 TEST_F(EtcdLogTest, TruncateDropsWholeBatchesBeforeThePositionAndKeepsTheNewest) {
@@ -299,9 +334,10 @@ TEST_F(EtcdLogTest, ReopeningContinuesAtTheEnd) {
   EXPECT_EQ(ReadAll(*log, 0), want);
 }
 
-// A standby's tail: what was there, then what comes; and a compaction of the
-// revision it was to watch from makes it range again, losing nothing.
-TEST_F(EtcdLogTest, TheTailHandsNewRecordsInOrderAndSurvivesACompaction) {
+// A standby's tail: what was there, then what comes; a compaction of the
+// revision it was to watch from makes it range again, losing nothing; a trim
+// it has passed is ignored.
+TEST_F(EtcdLogTest, TheTailHandsNewRecordsInOrderThroughACompactionAndATrim) {
   auto log = Open(Campaign("a"), 300);
   ASSERT_NE(log, nullptr);
   std::vector<Record> want = AppendAll(*log, Numbered("old", 5));
@@ -348,15 +384,26 @@ TEST_F(EtcdLogTest, TheTailHandsNewRecordsInOrderAndSurvivesACompaction) {
             [](const Record& x, const Record& y) { return x.position < y.position; });
   want.insert(want.end(), later.begin(), later.end());
   ASSERT_TRUE(log->WaitDurable(log->end_position()).ok());
-  for (int i = 0; i < 300 && (*tail)->position() < log->end_position(); ++i) {
-    std::this_thread::sleep_for(50ms);
+  auto caught_up = [&] {
+    for (int i = 0; i < 300 && (*tail)->position() < log->end_position(); ++i) {
+      std::this_thread::sleep_for(50ms);
+    }
+  };
+  caught_up();
+  {
+    std::lock_guard lock(mu);
+    EXPECT_EQ(got, ReadAll(*log, 0));
   }
+  // A trim the tail has passed is a delete it ignores; it goes on after it.
+  ASSERT_TRUE(log->TruncateBefore(want[want.size() / 2].position).ok());
+  std::vector<Record> last = AppendAll(*log, Numbered("last", 5));
+  want.insert(want.end(), last.begin(), last.end());
+  caught_up();
   (*tail)->Stop();
   EXPECT_TRUE((*tail)->status().ok()) << (*tail)->status().ToString();
   EXPECT_GE((*tail)->reranges(), 1u);
   std::lock_guard lock(mu);
   EXPECT_EQ(got, want);
-  EXPECT_EQ(got, ReadAll(*log, 0));
 }
 
 TEST_F(EtcdLogTest, ATailOfATrimmedPositionFailsClearly) {
@@ -380,6 +427,40 @@ TEST_F(EtcdLogTest, ATailOfATrimmedPositionFailsClearly) {
   auto kept = EtcdLogTail::Start(o);
   ASSERT_TRUE(kept.ok()) << kept.status().ToString();
   EXPECT_EQ((*kept)->position(), log->end_position());
+}
+
+// The member a standby's tail watches through dies: the watch breaks, and the
+// tail ranges again on another member and goes on, losing nothing.
+TEST_F(EtcdLogThreeMembersTest, TheTailGoesOnWhenItsMemberDies) {
+  size_t raft_leader = 0, follower = 0;
+  ASSERT_NO_FATAL_FAILURE(RaftRoles(&raft_leader, &follower));
+  ASSERT_NE(raft_leader, follower);
+  auto log = Open(Campaign("a", raft_leader), 300, raft_leader);
+  ASSERT_NE(log, nullptr);
+  AppendAll(*log, Numbered("before", 10));
+  std::mutex mu;
+  std::vector<Record> got;
+  durability::EtcdLogTailOptions o;
+  o.etcd = Client(follower);
+  o.cluster = kCluster;
+  o.fn = [&](uint64_t p, std::string_view r) {
+    std::lock_guard lock(mu);
+    got.push_back({p, std::string(r)});
+    return Status::Ok();
+  };
+  auto tail = EtcdLogTail::Start(o);
+  ASSERT_TRUE(tail.ok()) << tail.status().ToString();
+  AppendAll(*log, Numbered("watched", 10));
+  etcd_.Kill(follower);
+  for (int round = 0; round < 5; ++round) AppendAll(*log, Numbered("r" + std::to_string(round), 5));
+  for (int i = 0; i < 300 && (*tail)->position() < log->end_position(); ++i) {
+    std::this_thread::sleep_for(50ms);
+  }
+  (*tail)->Stop();
+  EXPECT_TRUE((*tail)->status().ok()) << (*tail)->status().ToString();
+  EXPECT_GE((*tail)->reranges(), 1u);
+  std::lock_guard lock(mu);
+  EXPECT_EQ(got, ReadAll(*log, 0));
 }
 
 }  // namespace
