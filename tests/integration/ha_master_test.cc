@@ -80,6 +80,30 @@ TEST_F(HaMasterTest, AStandbyTakesOverAKilledLeaderWithEveryAcknowledgedPutReada
   ASSERT_NE(client, nullptr);
   const auto acked = PutSome(*client, 40, "ha/k");
   ASSERT_EQ(acked.size(), 40u);
+  // The standby applies the log as it is written: the leader's Stats list
+  // both masters, the standby caught up (each reports twice a second).
+  MastersStat masters;
+  for (auto until = std::chrono::steady_clock::now() + 30s; std::chrono::steady_clock::now() < until;
+       std::this_thread::sleep_for(100ms)) {
+    StatusOr<ClusterStat> stat = client->Stat();
+    ASSERT_TRUE(stat.ok()) << stat.status().ToString();
+    masters = stat->masters;
+    if (masters.members.size() == 2 && masters.members[0].lag_records == 0 &&
+        masters.members[1].lag_records == 0) {
+      break;
+    }
+  }
+  EXPECT_EQ(masters.cluster, "c1");
+  ASSERT_EQ(masters.members.size(), 2u);
+  EXPECT_EQ(masters.members[0].leader + masters.members[1].leader, 1);
+  for (const MasterMemberStat& m : masters.members) {
+    EXPECT_EQ(m.lag_records, 0u) << m.master_id;
+    EXPECT_GE(m.applied_records, 41u) << m.master_id;  // the mount, and each put once complete
+  }
+  CommandResult stat = RunCrescent({"stat", "--master", cluster_->master_address()},
+                                   cluster_->dir().path());
+  EXPECT_THAT(stat.out, HasSubstr("cluster      c1 on etcd"));
+  EXPECT_THAT(stat.out, HasSubstr("standby"));
 
   cluster_->master().Kill(SIGKILL);
   ASSERT_TRUE(standby->WaitForLine("ready", 30s)) << standby->Output();
