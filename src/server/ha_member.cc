@@ -217,11 +217,11 @@ ClusterView HaMember::View() const {
   const auto now = std::chrono::steady_clock::now();
   std::lock_guard lock(view_mu_);
   v.self_id = self_id_;
-  v.leader_id = leader_id_;
+  v.leader_id = v.leads ? self_id_ : leader_id_;  // the record read back may be older
   v.leader_changes = leader_changes_;
   uint64_t leader_records = 0;
   for (const etcd::MemberInfo& m : members_) {
-    if (m.master_id == leader_id_) leader_records = m.applied_records;
+    if (m.master_id == v.leader_id) leader_records = m.applied_records;
   }
   if (v.leads) leader_records = own;
   for (const etcd::MemberInfo& m : members_) {
@@ -231,7 +231,7 @@ ClusterView HaMember::View() const {
       mv.info.applied_records = own;
       mv.info.applied_position = applied_position();
     }
-    mv.leader = m.master_id == leader_id_;
+    mv.leader = m.master_id == v.leader_id;
     mv.lag_records = leader_records > mv.info.applied_records ? leader_records - mv.info.applied_records : 0;
     if (auto since = behind_since_.find(m.master_id); since != behind_since_.end() && mv.lag_records > 0) {
       mv.lag_seconds = std::chrono::duration<double>(now - since->second).count();

@@ -99,6 +99,7 @@ StatusOr<std::unique_ptr<MasterHost>> MasterHost::Start(const MasterHostOptions&
   if (options.http_port != 0) {
     host->status_ =
         std::make_unique<StatusReport>(*host->master_, host->rpc_->metrics(), host->address_);
+    if (host->ha_) host->status_->SetCluster([h = host->ha_.get()] { return h->View(); });
     host->status_->Sample(UnixNowMs());
     host->sampler_ = std::thread([h = host.get()] {
       std::unique_lock lock(h->sampler_mu_);

@@ -11,7 +11,10 @@
 // through etcd is tested in leader_follow_test.cc).
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <httplib.h>
 #include <signal.h>
+
+#include <nlohmann/json.hpp>
 
 #include <atomic>
 #include <chrono>
@@ -41,15 +44,20 @@ class HaMasterTest : public testing::Test {
   std::vector<std::string> HaFlags() const {
     return {"--etcd", etcd_.endpoints(), "--cluster", "c1", "--leader-ttl-ms", "2000"};
   }
-  // A second master of the cluster on `port` (with `flags` after the
-  // cluster's), waited for until it follows the log as a standby.
-  std::unique_ptr<Process> StartStandby(uint16_t port, std::vector<std::string> flags = {}) {
-    std::vector<std::string> argv = {
-        CrescentBin(),        "master", "--port",        std::to_string(port),
-        "--http-port",        "0",      "--secret-file", cluster_->secret_file(),
-        "--heartbeat-ttl-ms", "1000"};
+  // A second master of the cluster on `port` (its admin HTTP on `http_port`,
+  // 0: none), waited for until it follows the log as a standby.
+  std::unique_ptr<Process> StartStandby(uint16_t port, uint16_t http_port = 0) {
+    std::vector<std::string> argv = {CrescentBin(),
+                                     "master",
+                                     "--port",
+                                     std::to_string(port),
+                                     "--http-port",
+                                     std::to_string(http_port),
+                                     "--secret-file",
+                                     cluster_->secret_file(),
+                                     "--heartbeat-ttl-ms",
+                                     "1000"};
     for (const std::string& f : HaFlags()) argv.push_back(f);
-    argv.insert(argv.end(), flags.begin(), flags.end());
     auto p = std::make_unique<Process>(argv, cluster_->dir().File("standby.log"));
     EXPECT_TRUE(p->WaitForLine("standby of cluster c1", kStartTimeout)) << p->Output();
     return p;
@@ -72,9 +80,9 @@ class HaMasterTest : public testing::Test {
 };
 
 TEST_F(HaMasterTest, AStandbyTakesOverAKilledLeaderWithEveryAcknowledgedPutReadable) {
-  const uint16_t port = PickFreePort();
+  const uint16_t port = PickFreePort(), http_port = PickFreePort();
   ASSERT_TRUE(cluster_->StartMaster(port));
-  std::unique_ptr<Process> standby = StartStandby(port);
+  std::unique_ptr<Process> standby = StartStandby(port, http_port);
   ASSERT_TRUE(cluster_->AddStore());
   std::unique_ptr<Client> client = cluster_->Connect(/*use_shm=*/false);
   ASSERT_NE(client, nullptr);
@@ -122,6 +130,14 @@ TEST_F(HaMasterTest, AStandbyTakesOverAKilledLeaderWithEveryAcknowledgedPutReada
   }
   // And the new leader takes puts.
   EXPECT_EQ(PutSome(*client, 5, "ha/after").size(), 5u);
+  // Its status report names it the leader of c1.
+  httplib::Client http("127.0.0.1", http_port);
+  auto res = http.Get("/api/status");
+  ASSERT_TRUE(res && res->status == 200);
+  const auto report = nlohmann::json::parse(res->body);
+  ASSERT_TRUE(report.contains("cluster")) << res->body;
+  EXPECT_EQ(report["cluster"]["name"], "c1");
+  EXPECT_EQ(report["cluster"]["leader_id"], report["cluster"]["self_id"]) << res->body;
 }
 
 TEST_F(HaMasterTest, AFrozenLeaderIsDeposedAcknowledgesNothingMoreAndComesBackAsAStandby) {
