@@ -240,8 +240,15 @@ Status EtcdOperationLog::CommitBatch(uint64_t start, const std::string& value) {
     auto* put = t.add_success()->mutable_request_put();
     put->set_key(key);
     put->set_value(value);
+    const auto sent = std::chrono::steady_clock::now();
     StatusOr<etcdserverpb::TxnResponse> r = options_.leadership->GuardedTxn(std::move(t));
-    if (r.ok() && r->succeeded()) return Status::Ok();
+    if (r.ok() && r->succeeded()) {
+      commit_latency_.Record(static_cast<uint64_t>(
+          std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() -
+                                                               sent)
+              .count()));
+      return Status::Ok();
+    }
     if (r.ok()) {
       const auto& kvs = r->responses(0).response_range().kvs();
       return LostLeadership(std::string(kvs.empty() ? "the leader key is gone"

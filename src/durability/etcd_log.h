@@ -50,6 +50,7 @@
 #include "etcd/etcd_client.h"
 #include "etcd/leadership.h"
 #include "master/operation_log.h"
+#include "metrics/histogram.h"
 
 namespace crescent::durability {
 
@@ -87,6 +88,8 @@ class EtcdOperationLog final : public master::OperationLog {
   Status TruncateBefore(uint64_t position) override;
   uint64_t end_position() const override;
   EtcdLogStats Stats() const;
+  // How long each committed batch's transaction took, sent to answered (ns).
+  metrics::HistogramSnapshot CommitLatency() const { return commit_latency_.Snapshot(); }
   // The error that failed the log; Ok while it works.
   Status error() const;
 
@@ -114,6 +117,7 @@ class EtcdOperationLog final : public master::OperationLog {
   Status error_;  // the first failure, sticky
   EtcdLogStats stats_;
   std::thread committer_;
+  metrics::Histogram commit_latency_{metrics::LatencyBoundsNs()};
 };
 
 // Reads the log of `cluster` in etcd from `from` on: fn(position, record) for

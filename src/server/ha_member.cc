@@ -213,6 +213,9 @@ ClusterView HaMember::View() const {
   v.cluster = options_.cluster;
   v.etcd = options_.etcd;
   v.leads = leads_.load(std::memory_order_acquire);
+  if (const auto* log = leader_log_.load(std::memory_order_acquire); log && v.leads) {
+    v.commit_latency = log->CommitLatency();
+  }
   const uint64_t own = applied_records();
   const auto now = std::chrono::steady_clock::now();
   std::lock_guard lock(view_mu_);

@@ -51,6 +51,8 @@ struct ClusterView {
   bool leads = false;
   uint64_t leader_changes = 0;  // changes of the leader this process saw
   std::vector<ClusterMemberView> members;
+  // The leader's: how long etcd took to commit each batch of its log.
+  metrics::HistogramSnapshot commit_latency;
 };
 
 struct HaOptions {

@@ -107,6 +107,12 @@ void CollectClusterMetrics(const ClusterView& v, metrics::TextWriter& w) {
   for (const ClusterMemberView& m : v.members) {
     w.Sample({{"master", m.info.master_id}}, m.lag_records);
   }
+  if (v.leads) {
+    w.Family("crescent_etcd_commit_seconds", "histogram",
+             "How long etcd took to commit each batch of the leader's log (one guarded "
+             "transaction)");
+    w.Histogram({}, v.commit_latency, 1e9);
+  }
   w.Family("crescent_ha_log_lag_seconds", "gauge",
            "How long a master has been behind the leader's log (0: caught up)");
   for (const ClusterMemberView& m : v.members) {

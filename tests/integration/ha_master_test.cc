@@ -138,6 +138,11 @@ TEST_F(HaMasterTest, AStandbyTakesOverAKilledLeaderWithEveryAcknowledgedPutReada
   ASSERT_TRUE(report.contains("cluster")) << res->body;
   EXPECT_EQ(report["cluster"]["name"], "c1");
   EXPECT_EQ(report["cluster"]["leader_id"], report["cluster"]["self_id"]) << res->body;
+  // And its metrics: it leads, and etcd committed its log's batches.
+  auto metrics = http.Get("/metrics");
+  ASSERT_TRUE(metrics && metrics->status == 200);
+  EXPECT_THAT(metrics->body, HasSubstr("\ncrescent_ha_leader 1\n"));
+  EXPECT_THAT(metrics->body, testing::ContainsRegex("\ncrescent_etcd_commit_seconds_count [1-9]"));
 }
 
 TEST_F(HaMasterTest, AFrozenLeaderIsDeposedAcknowledgesNothingMoreAndComesBackAsAStandby) {
