@@ -1,0 +1,182 @@
+// ha_failover_perf: what a `kill -9` of the leading master costs a client under
+// a steady load (docs/ha.md, "Failures"). Real processes: a one-member etcd, two
+// `crescent master --etcd` of one cluster on the same port (only the leader
+// listens, so the client's one address follows the leader, as a virtual
+// address would), and one store node. A client thread puts 4 KiB values one
+// after another and, between puts, gets one put before; the main thread kills
+// the leader --kills times (default 20), each after --settle seconds
+// (default 1.5), and starts the killed one again as a standby.
+//
+// Per kill: the time from the kill to the first put that succeeds, and to the
+// first get of an object acknowledged before the kill that succeeds. At the
+// end every acknowledged put is read back and compared byte for byte: lost
+// and mismatched objects are counted. Figures only; it asserts nothing.
+//
+//   ha_failover_perf [--kills N] [--settle S]
+#include <signal.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "crescent/client.h"
+#include "integration/cluster.h"
+#include "integration/etcd_cluster.h"
+#include "integration/raw_socket.h"
+#include "perf_util.h"
+
+using namespace crescent;
+using namespace crescent::itest;
+
+namespace {
+
+constexpr size_t kValueSize = 4096;
+
+std::vector<std::byte> ValueOf(uint64_t i) { return RandomBytes(kValueSize, static_cast<uint32_t>(i)); }
+
+// The client's successes, as times (perf::Now()).
+struct Load {
+  std::mutex mu;
+  std::vector<double> acked_at;  // index i: when put i was acknowledged (0: not)
+  std::vector<std::pair<double, double>> puts_ok;  // (when, unused)
+  std::vector<std::pair<double, double>> gets_ok;  // (when, when the object was acknowledged)
+  std::atomic<bool> stop{false};
+};
+
+void RunLoad(Client& client, Load& load) {
+  std::mt19937_64 rng(7);
+  for (uint64_t i = 0; !load.stop.load(); ++i) {
+    const Status put = client.Put("ha/" + std::to_string(i), ValueOf(i));
+    const double now = perf::Now();
+    std::lock_guard lock(load.mu);
+    load.acked_at.push_back(put.ok() ? now : 0);
+    if (put.ok()) load.puts_ok.emplace_back(now, 0);
+    if (i == 0) continue;
+    const uint64_t j = rng() % i;
+    if (load.acked_at[j] == 0) continue;
+    const double acked = load.acked_at[j];
+    load.mu.unlock();
+    auto got = client.Get("ha/" + std::to_string(j));
+    load.mu.lock();
+    if (got.ok() && *got == ValueOf(j)) load.gets_ok.emplace_back(perf::Now(), acked);
+  }
+}
+
+// The first success after `t` (put; or get of an object acknowledged before
+// `t`), as seconds after `t`; -1 if none yet.
+double FirstAfter(Load& load, double t, bool get) {
+  std::lock_guard lock(load.mu);
+  const auto& v = get ? load.gets_ok : load.puts_ok;
+  for (const auto& [when, acked] : v) {
+    if (when > t && (!get || acked < t)) return when - t;
+  }
+  return -1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int kills = 20;
+  double settle = 1.5;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    if (!std::strcmp(argv[i], "--kills")) kills = std::atoi(argv[i + 1]);
+    if (!std::strcmp(argv[i], "--settle")) settle = std::atof(argv[i + 1]);
+  }
+  TempDir dir;
+  EtcdCluster etcd;
+  std::string why;
+  if (!etcd.Start(1, dir.path(), &why)) {
+    std::fprintf(stderr, "etcd: %s\n", why.c_str());
+    return 1;
+  }
+  const std::string secret = dir.File("secret");
+  WriteFile(secret, "ha-failover-perf-secret-0123456789abcdef\n");
+  const uint16_t port = PickFreePort();
+  int spawned = 0;
+  auto start_master = [&] {
+    return std::make_unique<Process>(
+        std::vector<std::string>{CrescentBin(), "master", "--port", std::to_string(port),
+                                 "--http-port", "0", "--secret-file", secret,
+                                 "--heartbeat-ttl-ms", "1000", "--etcd", etcd.endpoints(),
+                                 "--cluster", "perf"},
+        dir.File("master" + std::to_string(++spawned) + ".log"));
+  };
+  std::unique_ptr<Process> masters[2];
+  masters[0] = start_master();
+  if (!masters[0]->WaitForLine("ready", kStartTimeout)) {
+    std::fprintf(stderr, "the first master did not lead:\n%s\n", masters[0]->Output().c_str());
+    return 1;
+  }
+  masters[1] = start_master();
+  masters[1]->WaitForLine("standby of cluster", kStartTimeout);
+  Process store({CrescentBin(), "store", "--master", "127.0.0.1:" + std::to_string(port),
+                 "--secret-file", secret, "--segment-size", "256MiB", "--http-port", "0",
+                 "--no-shm"},
+                dir.File("store.log"));
+  if (!store.WaitForLine("ready", kStartTimeout)) {
+    std::fprintf(stderr, "the store node did not start:\n%s\n", store.Output().c_str());
+    return 1;
+  }
+  ClientConfig config;
+  config.master_address = "127.0.0.1:" + std::to_string(port);
+  auto client = Client::Connect(config);
+  if (!client.ok()) {
+    std::fprintf(stderr, "client: %s\n", client.status().ToString().c_str());
+    return 1;
+  }
+  Load load;
+  std::thread loader([&] { RunLoad(**client, load); });
+  std::vector<double> put_gaps, get_gaps;
+  int leader = 0;
+  for (int k = 0; k < kills; ++k) {
+    std::this_thread::sleep_for(std::chrono::duration<double>(settle));
+    const double t = perf::Now();
+    masters[leader]->Kill(SIGKILL);
+    masters[leader]->Wait(kExitTimeout);
+    double put_gap = -1, get_gap = -1;
+    while ((put_gap < 0 || get_gap < 0) && perf::Now() < t + 60) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      put_gap = FirstAfter(load, t, false);
+      get_gap = FirstAfter(load, t, true);
+    }
+    put_gaps.push_back(put_gap);
+    get_gaps.push_back(get_gap);
+    std::printf("kill %2d: puts again after %.2f s, gets after %.2f s\n", k + 1, put_gap, get_gap);
+    std::fflush(stdout);
+    masters[leader] = start_master();  // the killed one, back as a standby
+    masters[leader]->WaitForLine("standby of cluster", kStartTimeout);
+    leader = 1 - leader;
+  }
+  load.stop = true;
+  loader.join();
+  uint64_t acked = 0, lost = 0, mismatched = 0;
+  for (size_t i = 0; i < load.acked_at.size(); ++i) {
+    if (load.acked_at[i] == 0) continue;
+    ++acked;
+    auto got = (*client)->Get("ha/" + std::to_string(i));
+    if (!got.ok()) {
+      ++lost;
+    } else if (*got != ValueOf(i)) {
+      ++mismatched;
+    }
+  }
+  auto worst = [](const std::vector<double>& v) {
+    return v.empty() ? 0.0 : *std::max_element(v.begin(), v.end());
+  };
+  std::printf(
+      "%d kills: puts succeed again after median %.2f s, worst %.2f s; gets of objects "
+      "acknowledged before the kill after median %.2f s, worst %.2f s\n",
+      kills, perf::Median(put_gaps), worst(put_gaps), perf::Median(get_gaps), worst(get_gaps));
+  std::printf("%llu puts acknowledged: %llu lost, %llu read back different\n",
+              static_cast<unsigned long long>(acked), static_cast<unsigned long long>(lost),
+              static_cast<unsigned long long>(mismatched));
+  return 0;
+}
