@@ -15,9 +15,20 @@ LeaderTransport::LeaderTransport(std::unique_ptr<etcd::LeaderFollower> follower,
   // route to the new leader.
   follower_->AddListener([this](const std::optional<etcd::LeaderInfo>& leader) {
     std::shared_ptr<MasterRoute> old;
-    std::lock_guard lock(mu_);
-    if (route_ && (!leader || leader->grpc != route_->address)) old = std::move(route_);
+    std::shared_ptr<const std::function<void()>> tell;
+    {
+      std::lock_guard lock(mu_);
+      if (route_ && (!leader || leader->grpc != route_->address)) old = std::move(route_);
+      tell = on_change_;
+    }
+    if (tell && *tell) (*tell)();
   });
+}
+
+void LeaderTransport::OnChange(std::function<void()> fn) {
+  auto shared = std::make_shared<const std::function<void()>>(std::move(fn));
+  std::lock_guard lock(mu_);
+  on_change_ = std::move(shared);
 }
 
 LeaderTransport::~LeaderTransport() { follower_.reset(); }

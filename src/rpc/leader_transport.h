@@ -16,6 +16,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -39,12 +40,15 @@ class LeaderTransport final : public ControlTransport {
   // The route in use now, without waiting; null when none.
   std::shared_ptr<MasterRoute> Current() const;
   etcd::LeaderFollower& follower() { return *follower_; }
+  // Runs `fn` after each change of leader (MasterClient::OnLeaderChange).
+  void OnChange(std::function<void()> fn);
 
  private:
   const RouteSettings settings_;
-  mutable std::mutex mu_;  // guards the two below
+  mutable std::mutex mu_;  // guards the three below
   std::shared_ptr<MasterRoute> route_;
   uint64_t route_generation_ = 0;  // the follower's generation `route_` is of
+  std::shared_ptr<const std::function<void()>> on_change_;
   // Last: its thread, which calls the listener below, stops first.
   std::unique_ptr<etcd::LeaderFollower> follower_;
 };

@@ -572,6 +572,10 @@ StatusOr<std::vector<std::string>> MasterClient::List(const std::string& prefix,
   });
 }
 
+void MasterClient::OnLeaderChange(std::function<void()> fn) {
+  if (impl_->leader) impl_->leader->OnChange(std::move(fn));
+}
+
 StatusOr<uint64_t> MasterClient::RequestSnapshot() {
   return impl_->Ask(calls::Snapshot, proto::Empty(),
                     [](const proto::SnapshotResponse& r) { return r.snapshots_before(); });

@@ -202,6 +202,12 @@ class MasterClient {
   // ("unix:PATH" or "HOST:PORT"), or empty for gRPC. Connects first if it can.
   std::string ControlTarget();
 
+  // With an etcd:// address, `fn` runs (on the client's etcd thread, so
+  // briefly) whenever another master leads, or none; it must not destroy this
+  // client. A store node's heartbeat goes to the new leader at once. Without
+  // one, never. Replaces an earlier `fn`.
+  void OnLeaderChange(std::function<void()> fn);
+
   // Asks for a snapshot (master.proto, Snapshot); returns the snapshot count
   // before it, which Stats' crescent_snapshots_total passes once it is written.
   StatusOr<uint64_t> RequestSnapshot();

@@ -271,6 +271,25 @@ TEST_F(LeaderFollowTest, FollowerTellsItsListenersOfEachChange) {
   follower->reset();  // joins its thread, cancelling the watch it waits on
 }
 
+// A store node hears of a new leader at once, not at its next heartbeat (an
+// hour away here): the new leader gets its heartbeat, and its mount.
+TEST_F(LeaderFollowTest, StoreNodeGoesToANewLeaderWithoutWaitingForItsHeartbeat) {
+  ASSERT_NO_FATAL_FAILURE(Publish(&a_));
+  Process node({CrescentBin(), "store", "--master", EtcdAddress(), "--secret-file",
+                a_.secret_file(), "--segment-size", "32MiB", "--segment-name", "slow-beat",
+                "--heartbeat-interval-ms", "3600000", "--no-shm"},
+               dir_.File("slow-beat.log"));
+  ASSERT_TRUE(node.WaitForLine("ready", kStartTimeout)) << node.Output();
+  ASSERT_NO_FATAL_FAILURE(Publish(&b_));
+  const auto deadline = std::chrono::steady_clock::now() + 30s;
+  while (!HasSegment(*b_client_, "slow-beat") && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(50ms);
+  }
+  EXPECT_TRUE(HasSegment(*b_client_, "slow-beat")) << node.Output();
+  node.Kill(SIGTERM);
+  EXPECT_TRUE(node.Wait(kExitTimeout).has_value());
+}
+
 TEST_F(LeaderFollowTest, MalformedEtcdAddressesAreRefusedClearly) {
   for (const std::string bad : {"etcd://127.0.0.1:2379", "etcd:///follow", "etcd://127.0.0.1/x",
                                 "etcd://127.0.0.1:2379/bad name", "etcd://https://h:1/x"}) {
