@@ -32,8 +32,12 @@ class LeaderFollowTest : public testing::Test {
  protected:
   void SetUp() override {
     std::string why;
-    ASSERT_TRUE(etcd_.Start(1, dir_.path(), &why)) << why;
-    auto client = etcd::EtcdClient::Create({*etcd::ParseEndpoints(etcd_.endpoints()), 2000ms});
+    ASSERT_TRUE(etcd_.Start(members_, dir_.path(), &why)) << why;
+    // The writer asks the last member first (a test may freeze the first).
+    std::string endpoints;
+    for (size_t i = etcd_.size(); i-- > 0;)
+      endpoints += (endpoints.empty() ? "" : ",") + etcd_.endpoint(i);
+    auto client = etcd::EtcdClient::Create({*etcd::ParseEndpoints(endpoints), 2000ms});
     ASSERT_TRUE(client.ok()) << client.status().ToString();
     writer_ = std::move(*client);
     ASSERT_TRUE(a_.Start());
@@ -54,7 +58,13 @@ class LeaderFollowTest : public testing::Test {
       put.set_value(etcd::EncodeLeaderInfo(
           {.master_id = master == &a_ ? "a" : "b", .grpc = master->master_address(), .http = ""}));
     }
+    // Retried a while: etcd may be electing a leader of its own.
+    const auto deadline = std::chrono::steady_clock::now() + 30s;
     auto done = writer_->Put(put);
+    while (!done.ok() && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(100ms);
+      done = writer_->Put(put);
+    }
     ASSERT_TRUE(done.ok()) << done.status().ToString();
   }
   void Unpublish() {
@@ -95,6 +105,7 @@ class LeaderFollowTest : public testing::Test {
     return RunCrescent(args, dir_.path(), in);
   }
 
+  int members_ = 1;  // etcd's
   TempDir dir_;
   EtcdCluster etcd_;
   std::unique_ptr<etcd::EtcdClient> writer_;
@@ -355,6 +366,36 @@ TEST_F(LeaderFollowTest, StoreNodeMountsOnEachLeader) {
   EXPECT_EQ(*got, Bytes(5));
   node.Kill(SIGTERM);
   EXPECT_TRUE(node.Wait(kExitTimeout).has_value());
+}
+
+}  // namespace
+}  // namespace crescent::itest
+
+namespace crescent::itest {
+namespace {
+
+class LeaderFollowThreeMembersTest : public LeaderFollowTest {
+ protected:
+  LeaderFollowThreeMembersTest() { members_ = 3; }
+};
+
+// The etcd member a client watches stalls (SIGSTOP: its watch stays open and
+// silent) while the leader dies and another takes over: the client's failed
+// try reads the key again, from another member, and its retry reaches the new
+// leader.
+TEST_F(LeaderFollowThreeMembersTest, AStalledEtcdMemberDoesNotHideTheNewLeader) {
+  ASSERT_NO_FATAL_FAILURE(Publish(&a_));
+  std::unique_ptr<Client> c = Follower();  // asks the first member first
+  ASSERT_NE(c, nullptr);
+  ASSERT_TRUE(c->Put("before", Bytes(1)).ok());
+  etcd_.Freeze(0);
+  a_.master().Kill(SIGKILL);
+  ASSERT_TRUE(a_.master().Wait(kExitTimeout).has_value());
+  ASSERT_NO_FATAL_FAILURE(Publish(&b_));
+  Status s = c->Put("after", Bytes(2));
+  etcd_.Thaw(0);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  EXPECT_EQ(Objects(*b_client_), 1u);
 }
 
 }  // namespace
