@@ -72,10 +72,12 @@ TryOutcome LeaderTransport::Try(const ControlCall& call, const Message& request,
   if (out.status.ok()) return out;
   if (out.retry) {
     follower_->Recheck();
+    out.at_once = follower_->generation() != generation;
     out.status =
         Status(out.status.code(), "leader at " + (*route)->address + ": " + out.status.message());
   } else if (out.status.code() == ErrorCode::kTimeout && follower_->generation() != generation) {
     out.retry = true;
+    out.at_once = true;
   }
   return out;
 }

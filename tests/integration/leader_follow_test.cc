@@ -19,6 +19,7 @@
 #include "integration/cluster.h"
 #include "integration/etcd_cluster.h"
 #include "integration/raw_socket.h"
+#include "rpc/master_client.h"
 
 namespace crescent::itest {
 namespace {
@@ -396,6 +397,32 @@ TEST_F(LeaderFollowThreeMembersTest, AStalledEtcdMemberDoesNotHideTheNewLeader) 
   etcd_.Thaw(0);
   ASSERT_TRUE(s.ok()) << s.ToString();
   EXPECT_EQ(Objects(*b_client_), 1u);
+}
+
+// A retry that goes to a new leader goes at once: the backoff between tries
+// is for a master that may come back, and here it would be 90 s.
+TEST_F(LeaderFollowThreeMembersTest, ARetryOnANewLeaderSkipsTheBackoff) {
+  ASSERT_NO_FATAL_FAILURE(Publish(&a_));
+  auto made = rpc::MasterClient::Create({.address = EtcdAddress(),
+                                         .rpc_timeout_ms = 5000,
+                                         .attempts = 2,
+                                         .backoff_initial_ms = 90000,
+                                         .backoff_max_ms = 90000});
+  ASSERT_TRUE(made.ok()) << made.status().ToString();
+  std::unique_ptr<rpc::MasterClient> master = std::move(*made);
+  ASSERT_TRUE(master->Stats().ok());
+  etcd_.Freeze(0);  // the client's watch goes silent
+  a_.master().Kill(SIGKILL);
+  ASSERT_TRUE(a_.master().Wait(kExitTimeout).has_value());
+  ASSERT_NO_FATAL_FAILURE(Publish(&b_));
+  auto stats = std::async(std::launch::async, [&] { return master->Stats(); });
+  const bool done = stats.wait_for(30s) == std::future_status::ready;
+  etcd_.Thaw(0);
+  ASSERT_TRUE(done) << "the retry waited out its backoff";
+  auto got = stats.get();
+  ASSERT_TRUE(got.ok()) << got.status().ToString();
+  EXPECT_EQ(got->segments.size(), 1u);
+  EXPECT_EQ(got->segments[0].spec.owner_node, b_.store(0).node_id);
 }
 
 }  // namespace
