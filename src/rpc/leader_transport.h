@@ -10,9 +10,10 @@
 // retryable; one that could not reach the leader (retryable) makes the
 // follower read the leader key again at once, so the retry goes to a new
 // leader as soon as etcd names it. A try that timed out while the leader
-// changed is retryable too: its answer can no longer come. ControlRetry's
-// attempts and backoff apply as for one master. Internal to the client side
-// of rpc/.
+// changed is retryable too: its answer can no longer come. A retry that
+// goes to a new leader skips the backoff (TryOutcome::at_once); otherwise
+// ControlRetry's attempts and backoff apply as for one master. Internal to
+// the client side of rpc/.
 #pragma once
 
 #include <cstdint>
