@@ -302,6 +302,21 @@ TEST_F(LeaderFollowTest, StoreNodeGoesToANewLeaderWithoutWaitingForItsHeartbeat)
   EXPECT_TRUE(node.Wait(kExitTimeout).has_value());
 }
 
+// `crescent top` reads the status page the leader published.
+TEST_F(LeaderFollowTest, TopReadsTheLeadersStatusPage) {
+  ServeProcess serve;
+  ASSERT_TRUE(StartServe(dir_, {}, &serve));
+  etcdserverpb::PutRequest put;
+  put.set_key(etcd::LeaderKey(kCluster));
+  put.set_value(etcd::EncodeLeaderInfo({.master_id = "s",
+                                        .grpc = serve.master,
+                                        .http = "127.0.0.1:" + std::to_string(serve.http_port)}));
+  ASSERT_TRUE(writer_->Put(put).ok());
+  CommandResult top = Cli({"top", "--once", "--master", EtcdAddress()});
+  EXPECT_EQ(top.exit_code, 0) << top.out << top.err;
+  EXPECT_THAT(top.out, HasSubstr("master " + serve.master));
+}
+
 TEST_F(LeaderFollowTest, MalformedEtcdAddressesAreRefusedClearly) {
   for (const std::string bad : {"etcd://127.0.0.1:2379", "etcd:///follow", "etcd://127.0.0.1/x",
                                 "etcd://127.0.0.1:2379/bad name", "etcd://https://h:1/x"}) {
