@@ -42,7 +42,9 @@
 namespace crescent {
 
 struct ClientConfig {
-  // host:port or unix:/path. Empty: $CRESCENT_MASTER, else 127.0.0.1:50051.
+  // host:port or unix:/path, or etcd://H1:2379,H2:2379/NAME for a cluster of
+  // masters: the client follows its leader (docs/ha.md). Empty:
+  // $CRESCENT_MASTER, else 127.0.0.1:50051.
   std::string master_address;
   int64_t rpc_timeout_ms = 5000;  // per control-plane call
   int rpc_attempts = 4;           // tries while the master is unreachable

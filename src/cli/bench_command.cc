@@ -555,7 +555,9 @@ int RunBench(Mode mode, const BenchFlags& f) {
 void AddCommon(CLI::App* cmd, BenchFlags& f, bool clients = true) {
   cmd->add_option("--json", f.json, "Also write every figure as JSON to this file");
   cmd->add_option("--master", f.master,
-                  "Benchmark the cluster at this master (default: start an embedded one)");
+                  "Benchmark the cluster at this master, host:port or unix:PATH, or "
+                  "etcd://H1:2379,H2:2379/NAME for cluster NAME's leader (default: start an "
+                  "embedded one)");
   AddTokenFileFlag(*cmd, f.token_file);
   AddClientTlsFlags(*cmd, f.tls);
   cmd->add_option("--nodes", f.nodes, "Embedded cluster: store nodes")

@@ -276,7 +276,9 @@ void AddStore(CLI::App& root) {
   auto master = std::make_shared<std::string>();
   flags->Add(*app, true);
   app->add_option("--master", *master,
-                  "Master address (default $CRESCENT_MASTER or 127.0.0.1:50051)");
+                  "Master address host:port or unix:PATH, or etcd://H1:2379,H2:2379/NAME to "
+                  "follow cluster NAME's leader, mounting again on each new one (default "
+                  "$CRESCENT_MASTER or 127.0.0.1:50051)");
   app->add_option("--secret-file", *secret_file,
                   "Cluster secret shared with the master (or $CRESCENT_SECRET_FILE, "
                   "$CRESCENT_SECRET)");
