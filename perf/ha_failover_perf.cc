@@ -46,7 +46,7 @@ std::vector<std::byte> ValueOf(uint64_t i) { return RandomBytes(kValueSize, stat
 struct Load {
   std::mutex mu;
   std::vector<double> acked_at;  // index i: when put i was acknowledged (0: not)
-  std::vector<std::pair<double, double>> puts_ok;  // (when, unused)
+  std::vector<std::pair<double, double>> puts_ok;  // (when, when it was sent)
   std::vector<std::pair<double, double>> gets_ok;  // (when, when the object was acknowledged)
   std::atomic<bool> stop{false};
 };
@@ -54,11 +54,12 @@ struct Load {
 void RunLoad(Client& client, Load& load) {
   std::mt19937_64 rng(7);
   for (uint64_t i = 0; !load.stop.load(); ++i) {
+    const double sent = perf::Now();
     const Status put = client.Put("ha/" + std::to_string(i), ValueOf(i));
     const double now = perf::Now();
     std::lock_guard lock(load.mu);
     load.acked_at.push_back(put.ok() ? now : 0);
-    if (put.ok()) load.puts_ok.emplace_back(now, 0);
+    if (put.ok()) load.puts_ok.emplace_back(now, sent);
     if (i == 0) continue;
     const uint64_t j = rng() % i;
     if (load.acked_at[j] == 0) continue;
@@ -70,13 +71,13 @@ void RunLoad(Client& client, Load& load) {
   }
 }
 
-// The first success after `t` (put; or get of an object acknowledged before
-// `t`), as seconds after `t`; -1 if none yet.
+// The first success after `t` (a put sent after `t`; or a get of an object
+// acknowledged before `t`), as seconds after `t`; -1 if none yet.
 double FirstAfter(Load& load, double t, bool get) {
   std::lock_guard lock(load.mu);
   const auto& v = get ? load.gets_ok : load.puts_ok;
-  for (const auto& [when, acked] : v) {
-    if (when > t && (!get || acked < t)) return when - t;
+  for (const auto& [when, other] : v) {
+    if (get ? when > t && other < t : other > t) return when - t;
   }
   return -1;
 }
@@ -105,7 +106,7 @@ int main(int argc, char** argv) {
     return std::make_unique<Process>(
         std::vector<std::string>{CrescentBin(), "master", "--port", std::to_string(port),
                                  "--http-port", "0", "--secret-file", secret,
-                                 "--heartbeat-ttl-ms", "1000", "--etcd", etcd.endpoints(),
+                                 "--etcd", etcd.endpoints(),
                                  "--cluster", "perf"},
         dir.File("master" + std::to_string(++spawned) + ".log"));
   };
@@ -150,6 +151,18 @@ int main(int argc, char** argv) {
     put_gaps.push_back(put_gap);
     get_gaps.push_back(get_gap);
     std::printf("kill %2d: puts again after %.2f s, gets after %.2f s\n", k + 1, put_gap, get_gap);
+    if (getenv("HA_PERF_DEBUG")) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(300));
+      auto stat = (*client)->Stat();
+      if (stat.ok()) {
+        std::printf("  objects %llu\n", static_cast<unsigned long long>(stat->objects));
+        for (const auto& [name, v] : stat->counters) {
+          if (v != 0 && (name.find("restore") != std::string::npos || name.find("drop") != std::string::npos)) {
+            std::printf("  %s %llu\n", name.c_str(), static_cast<unsigned long long>(v));
+          }
+        }
+      }
+    }
     std::fflush(stdout);
     masters[leader] = start_master();  // the killed one, back as a standby
     masters[leader]->WaitForLine("standby of cluster", kStartTimeout);
@@ -163,6 +176,7 @@ int main(int argc, char** argv) {
     ++acked;
     auto got = (*client)->Get("ha/" + std::to_string(i));
     if (!got.ok()) {
+      if (lost < 3) std::printf("lost ha/%zu: %s\n", i, got.status().ToString().c_str());
       ++lost;
     } else if (*got != ValueOf(i)) {
       ++mismatched;
@@ -175,6 +189,10 @@ int main(int argc, char** argv) {
       "%d kills: puts succeed again after median %.2f s, worst %.2f s; gets of objects "
       "acknowledged before the kill after median %.2f s, worst %.2f s\n",
       kills, perf::Median(put_gaps), worst(put_gaps), perf::Median(get_gaps), worst(get_gaps));
+  if (lost + mismatched > 0) {
+    dir.keep();
+    std::printf("the processes' logs are kept in %s\n", dir.path().c_str());
+  }
   std::printf("%llu puts acknowledged: %llu lost, %llu read back different\n",
               static_cast<unsigned long long>(acked), static_cast<unsigned long long>(lost),
               static_cast<unsigned long long>(mismatched));

@@ -240,6 +240,9 @@ void AddMaster(CLI::App& root) {
       ->check(CLI::Range(int64_t{1000}, int64_t{600'000}));
   app->callback([flags, secret_file, ha] {
     if (Status s = flags->CheckExposure(); !s.ok()) return SetExitCode(Report("master", s));
+    if (Status s = flags->CheckRestoreGrace(ha->enabled()); !s.ok()) {
+      return SetExitCode(Report("master", s));
+    }
     StatusOr<std::string> secret = transfer::LoadClusterSecret(*secret_file);
     if (!secret.ok()) return SetExitCode(Report("master", secret.status()));
     server::MasterHostOptions options = flags->ToOptions();
@@ -358,6 +361,9 @@ void AddServe(CLI::App& root) {
   sflags->Add(*app, false);
   app->callback([mflags, sflags] {
     if (Status s = mflags->CheckExposure(); !s.ok()) return SetExitCode(Report("serve", s));
+    if (Status s = mflags->CheckRestoreGrace(false); !s.ok()) {
+      return SetExitCode(Report("serve", s));
+    }
     if (Status s = sflags->Finish(); !s.ok()) return SetExitCode(Report("serve", s));
     WarnIfExposed("serve", *mflags);
     // Both ends live here, so a fresh random secret serves; nothing else can
