@@ -584,7 +584,8 @@ StatusOr<uint64_t> MasterClient::RequestSnapshot() {
 std::string MasterClient::ControlTarget() {
   std::shared_ptr<MasterRoute> route = impl_->Route();
   if (!route && impl_->leader) {
-    StatusOr<std::shared_ptr<MasterRoute>> now = impl_->leader->Route(impl_->options.rpc_timeout_ms);
+    StatusOr<std::shared_ptr<MasterRoute>> now =
+        impl_->leader->Route(impl_->options.rpc_timeout_ms);
     if (now.ok()) route = std::move(*now);
   }
   std::shared_ptr<ControlChannel> channel = route ? route->lean->Channel() : nullptr;
