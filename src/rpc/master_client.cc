@@ -200,8 +200,6 @@ StatusOr<std::unique_ptr<MasterClient>> MasterClient::Create(const MasterClientO
   const bool cluster = etcd::IsEtcdAddress(impl->address);
   if (!cluster) {
     if (auto s = CheckAddress(impl->address); !s.ok()) return s;
-  } else if (auto parsed = etcd::ParseEtcdAddress(impl->address); !parsed.ok()) {
-    return parsed.status();
   }
   PrepareGrpcProcess();  // before the follower's etcd channels too
   std::unique_ptr<etcd::LeaderFollower> follower;
