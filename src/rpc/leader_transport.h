@@ -40,7 +40,6 @@ class LeaderTransport final : public ControlTransport {
   StatusOr<std::shared_ptr<MasterRoute>> Route(int64_t timeout_ms);
   // The route in use now, without waiting; null when none.
   std::shared_ptr<MasterRoute> Current() const;
-  etcd::LeaderFollower& follower() { return *follower_; }
   // Runs `fn` after each change of leader (MasterClient::OnLeaderChange).
   void OnChange(std::function<void()> fn);
 

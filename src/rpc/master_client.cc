@@ -200,8 +200,6 @@ StatusOr<std::unique_ptr<MasterClient>> MasterClient::Create(const MasterClientO
   const bool cluster = etcd::IsEtcdAddress(impl->address);
   if (!cluster) {
     if (auto s = CheckAddress(impl->address); !s.ok()) return s;
-  } else if (auto parsed = etcd::ParseEtcdAddress(impl->address); !parsed.ok()) {
-    return parsed.status();
   }
   PrepareGrpcProcess();  // before the follower's etcd channels too
   std::unique_ptr<etcd::LeaderFollower> follower;
@@ -584,7 +582,8 @@ StatusOr<uint64_t> MasterClient::RequestSnapshot() {
 std::string MasterClient::ControlTarget() {
   std::shared_ptr<MasterRoute> route = impl_->Route();
   if (!route && impl_->leader) {
-    StatusOr<std::shared_ptr<MasterRoute>> now = impl_->leader->Route(impl_->options.rpc_timeout_ms);
+    StatusOr<std::shared_ptr<MasterRoute>> now =
+        impl_->leader->Route(impl_->options.rpc_timeout_ms);
     if (now.ok()) route = std::move(*now);
   }
   std::shared_ptr<ControlChannel> channel = route ? route->lean->Channel() : nullptr;

@@ -56,8 +56,11 @@ class LeaderFollowTest : public testing::Test {
     etcdserverpb::PutRequest put;
     put.set_key(etcd::LeaderKey(kCluster));
     if (master != nullptr) {
-      put.set_value(etcd::EncodeLeaderInfo(
-          {.master_id = master == &a_ ? "a" : "b", .grpc = master->master_address(), .http = ""}));
+      put.set_value(etcd::EncodeLeaderInfo({.master_id = master == &a_   ? "a"
+                                                         : master == &b_ ? "b"
+                                                                         : "other",
+                                            .grpc = master->master_address(),
+                                            .http = ""}));
     }
     // Retried a while: etcd may be electing a leader of its own.
     const auto deadline = std::chrono::steady_clock::now() + 30s;
@@ -315,6 +318,41 @@ TEST_F(LeaderFollowTest, TopReadsTheLeadersStatusPage) {
   CommandResult top = Cli({"top", "--once", "--master", EtcdAddress()});
   EXPECT_EQ(top.exit_code, 0) << top.out << top.err;
   EXPECT_THAT(top.out, HasSubstr("master " + serve.master));
+}
+
+// The take-over path of a restore, through a switch of leader: the next
+// leader is the master restarted from A's data dir on another port; the node
+// that follows the leader key mounts there offering its previous mount, the
+// master takes its segment over with the objects in it, and they read back at
+// once (a warm cache).
+TEST_F(LeaderFollowTest, StoreNodeIsTakenOverWithItsObjectsByTheNextLeader) {
+  Cluster restored{ClusterOptions{.stores = 0,
+                                  .master_flags = {"--data-dir", dir_.File("data"), "--log-sync",
+                                                   "always", "--restore-grace", "30000"}}};
+  ASSERT_TRUE(restored.StartMaster());
+  ASSERT_NO_FATAL_FAILURE(Publish(&restored));
+  Process node({CrescentBin(), "store", "--master", EtcdAddress(), "--secret-file",
+                restored.secret_file(), "--segment-size", "32MiB", "--segment-name", "warm",
+                "--heartbeat-interval-ms", "100", "--no-shm"},
+               dir_.File("warm.log"));
+  ASSERT_TRUE(node.WaitForLine("ready", kStartTimeout)) << node.Output();
+  std::unique_ptr<Client> c = Follower();
+  ASSERT_NE(c, nullptr);
+  for (uint32_t i = 0; i < 8; ++i) {
+    ASSERT_TRUE(c->Put("warm-" + std::to_string(i), Bytes(100 + i)).ok());
+  }
+  restored.master().Kill(SIGKILL);
+  ASSERT_TRUE(restored.master().Wait(kExitTimeout).has_value());
+  ASSERT_TRUE(restored.StartMaster());  // a new port: only etcd says where
+  ASSERT_NO_FATAL_FAILURE(Publish(&restored));
+  ASSERT_TRUE(node.WaitForLine("took it over with its objects", kStartTimeout)) << node.Output();
+  for (uint32_t i = 0; i < 8; ++i) {
+    auto got = c->Get("warm-" + std::to_string(i));
+    ASSERT_TRUE(got.ok()) << i << ": " << got.status().ToString();
+    EXPECT_EQ(*got, Bytes(100 + i));
+  }
+  node.Kill(SIGTERM);
+  EXPECT_TRUE(node.Wait(kExitTimeout).has_value());
 }
 
 TEST_F(LeaderFollowTest, MalformedEtcdAddressesAreRefusedClearly) {

@@ -118,7 +118,7 @@ def test_hicache_config_takes_an_etcd_master(etcd, serve):
     backend.close()
 
 
-def test_malformed_and_unreachable_etcd_addresses(tmp_path):
+def test_malformed_and_unreachable_etcd_addresses():
     store = crescent.Store()
     with pytest.raises(crescent.CrescentError) as e:
         store.setup("localhost", "", 0, 0, "tcp", "", "etcd://127.0.0.1:2379")
