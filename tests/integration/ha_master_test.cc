@@ -5,10 +5,10 @@
 // segment over on the new leader (a warm cache); a leader frozen past its
 // lease is deposed, acknowledges nothing after, and comes back as a standby.
 //
-// Clients here reach the leader through one address: both masters are given
-// the same --port, which only the leader listens on (a standby opens no
-// port), as a virtual address would (the address that follows the leader
-// through etcd is tested in leader_follow_test.cc).
+// Clients reach the leader through the cluster's etcd:// address, or, in
+// the kill test, through one address: both masters are given the same
+// --port, which only the leader listens on (a standby opens no port), as a
+// virtual address would.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <httplib.h>
@@ -143,6 +143,40 @@ TEST_F(HaMasterTest, AStandbyTakesOverAKilledLeaderWithEveryAcknowledgedPutReada
   ASSERT_TRUE(metrics && metrics->status == 200);
   EXPECT_THAT(metrics->body, HasSubstr("\ncrescent_ha_leader 1\n"));
   EXPECT_THAT(metrics->body, testing::ContainsRegex("\ncrescent_etcd_commit_seconds_count [1-9]"));
+}
+
+// The production path: masters on ports of their own; the store node and
+// the client name the cluster (etcd://.../c1) and follow its leader.
+TEST_F(HaMasterTest, ThroughEtcdANodeAndAClientFollowTheNewLeaderWithNothingLost) {
+  ASSERT_TRUE(cluster_->StartMaster(PickFreePort()));
+  std::unique_ptr<Process> standby = StartStandby(PickFreePort());
+  const std::string address = "etcd://" + etcd_.endpoints() + "/c1";
+  Process store({CrescentBin(), "store", "--master", address, "--secret-file",
+                 cluster_->secret_file(), "--segment-size", "64MiB", "--heartbeat-interval-ms",
+                 "100", "--no-shm"},
+                cluster_->dir().File("etcd-store.log"));
+  ASSERT_TRUE(store.WaitForLine("ready", kStartTimeout)) << store.Output();
+  ClientConfig c = cluster_->ClientConfigFor(false);
+  c.master_address = address;
+  auto client = Client::Connect(c);
+  ASSERT_TRUE(client.ok()) << client.status().ToString();
+  const auto acked = PutSome(**client, 30, "ha/etcd");
+  ASSERT_EQ(acked.size(), 30u);
+
+  cluster_->master().Kill(SIGKILL);
+  ASSERT_TRUE(standby->WaitForLine("ready", 30s)) << standby->Output();
+  for (const auto& [key, value] : acked) {
+    StatusOr<std::vector<std::byte>> got = Status(ErrorCode::kUnavailable, "not tried");
+    for (auto until = std::chrono::steady_clock::now() + 30s;
+         std::chrono::steady_clock::now() < until; std::this_thread::sleep_for(50ms)) {
+      got = (*client)->Get(key);
+      if (got.ok()) break;
+    }
+    ASSERT_TRUE(got.ok()) << key << ": " << got.status().ToString() << "\n" << store.Output();
+    EXPECT_EQ(*got, value) << key;
+  }
+  EXPECT_EQ(PutSome(**client, 5, "ha/etcd-after").size(), 5u);
+  EXPECT_THAT(store.Output(), HasSubstr("took it over with its objects"));
 }
 
 TEST_F(HaMasterTest, AFrozenLeaderIsDeposedAcknowledgesNothingMoreAndComesBackAsAStandby) {
