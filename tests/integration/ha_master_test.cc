@@ -35,12 +35,13 @@ class HaMasterTest : public testing::Test {
  protected:
   void SetUp() override {
     std::string why;
-    ASSERT_TRUE(etcd_.Start(1, etcd_dir_.path(), &why)) << why;
+    ASSERT_TRUE(etcd_.Start(EtcdMembers(), etcd_dir_.path(), &why)) << why;
     ClusterOptions o;
     o.stores = 0;
     o.master_flags = HaFlags();
     cluster_ = std::make_unique<Cluster>(o);
   }
+  virtual int EtcdMembers() const { return 1; }
   std::vector<std::string> HaFlags() const {
     return {"--etcd", etcd_.endpoints(), "--cluster", "c1", "--leader-ttl-ms", "2000"};
   }
@@ -233,6 +234,43 @@ TEST_F(HaMasterTest, AClusterMasterRefusesBadFlags) {
       cluster_->dir().path());
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_THAT(r.err, HasSubstr("--data-dir with --etcd"));
+}
+
+// Three etcd members: one killed (the first endpoint, the one the masters
+// and clients try first) interrupts nothing for good: puts keep being
+// acknowledged, and every one reads back.
+class HaMasterThreeEtcdTest : public HaMasterTest {
+ protected:
+  int EtcdMembers() const override { return 3; }
+};
+
+TEST_F(HaMasterThreeEtcdTest, AnEtcdMemberKilledStopsNothing) {
+  ASSERT_TRUE(cluster_->StartMaster(PickFreePort()));
+  std::unique_ptr<Process> standby = StartStandby(PickFreePort());
+  ASSERT_TRUE(cluster_->AddStore());
+  ClientConfig c = cluster_->ClientConfigFor(false);
+  c.master_address = "etcd://" + etcd_.endpoints() + "/c1";
+  auto client = Client::Connect(c);
+  ASSERT_TRUE(client.ok()) << client.status().ToString();
+  auto acked = PutSome(**client, 10, "ha/m-before");
+  ASSERT_EQ(acked.size(), 10u);
+  etcd_.Kill(0);
+  // Puts go on (the first may wait for etcd's own election).
+  std::map<std::string, std::vector<std::byte>> after;
+  for (auto until = std::chrono::steady_clock::now() + 30s;
+       after.size() < 10 && std::chrono::steady_clock::now() < until;) {
+    after.merge(PutSome(**client, 10, "ha/m-after" + std::to_string(after.size())));
+  }
+  EXPECT_GE(after.size(), 10u);
+  acked.merge(after);
+  for (const auto& [key, value] : acked) {
+    StatusOr<std::vector<std::byte>> got = (*client)->Get(key);
+    ASSERT_TRUE(got.ok()) << key << ": " << got.status().ToString();
+    EXPECT_EQ(*got, value) << key;
+  }
+  // The same master still leads: no failover was needed.
+  EXPECT_TRUE(standby->Running());
+  EXPECT_THAT(standby->Output(), testing::Not(HasSubstr("ready")));
 }
 
 }  // namespace
