@@ -14,11 +14,10 @@
 #include <httplib.h>
 #include <signal.h>
 
-#include <nlohmann/json.hpp>
-
 #include <atomic>
 #include <chrono>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <thread>
 
 #include "integration/cluster.h"
@@ -92,8 +91,8 @@ TEST_F(HaMasterTest, AStandbyTakesOverAKilledLeaderWithEveryAcknowledgedPutReada
   // The standby applies the log as it is written: the leader's Stats list
   // both masters, the standby caught up (each reports twice a second).
   MastersStat masters;
-  for (auto until = std::chrono::steady_clock::now() + 30s; std::chrono::steady_clock::now() < until;
-       std::this_thread::sleep_for(100ms)) {
+  for (auto until = std::chrono::steady_clock::now() + 30s;
+       std::chrono::steady_clock::now() < until; std::this_thread::sleep_for(100ms)) {
     StatusOr<ClusterStat> stat = client->Stat();
     ASSERT_TRUE(stat.ok()) << stat.status().ToString();
     masters = stat->masters;
@@ -109,8 +108,8 @@ TEST_F(HaMasterTest, AStandbyTakesOverAKilledLeaderWithEveryAcknowledgedPutReada
     EXPECT_EQ(m.lag_records, 0u) << m.master_id;
     EXPECT_GE(m.applied_records, 41u) << m.master_id;  // the mount, and each put once complete
   }
-  CommandResult stat = RunCrescent({"stat", "--master", cluster_->master_address()},
-                                   cluster_->dir().path());
+  CommandResult stat =
+      RunCrescent({"stat", "--master", cluster_->master_address()}, cluster_->dir().path());
   EXPECT_THAT(stat.out, HasSubstr("cluster      c1 on etcd"));
   EXPECT_THAT(stat.out, HasSubstr("standby"));
 
@@ -152,10 +151,10 @@ TEST_F(HaMasterTest, ThroughEtcdANodeAndAClientFollowTheNewLeaderWithNothingLost
   ASSERT_TRUE(cluster_->StartMaster(PickFreePort()));
   std::unique_ptr<Process> standby = StartStandby(PickFreePort());
   const std::string address = "etcd://" + etcd_.endpoints() + "/c1";
-  Process store({CrescentBin(), "store", "--master", address, "--secret-file",
-                 cluster_->secret_file(), "--segment-size", "64MiB", "--heartbeat-interval-ms",
-                 "100", "--no-shm"},
-                cluster_->dir().File("etcd-store.log"));
+  Process store(
+      {CrescentBin(), "store", "--master", address, "--secret-file", cluster_->secret_file(),
+       "--segment-size", "64MiB", "--heartbeat-interval-ms", "100", "--no-shm"},
+      cluster_->dir().File("etcd-store.log"));
   ASSERT_TRUE(store.WaitForLine("ready", kStartTimeout)) << store.Output();
   ClientConfig c = cluster_->ClientConfigFor(false);
   c.master_address = address;
