@@ -31,7 +31,7 @@ import sys
 # The libraries a client is made of, below crescent_client.
 CLIENT_LIBS = ["crescent_client", "crescent_rpc_client", "crescent_transfer_client",
                "crescent_wire", "crescent_metrics_core", "crescent_common", "crescent_proto",
-               "crescent_auth"]
+               "crescent_auth", "crescent_etcd", "crescent_etcd_proto"]
 # The Python module's client extension and the shared object under it.
 PYTHON_CLIENT = ["crescent_pyclient", "_crescent"]
 # Headers with no source of their own that the client side may read.

@@ -35,13 +35,16 @@
 #include <string>
 #include <vector>
 
+#include "crescent/masters_stat.h"
 #include "crescent/status.h"
 #include "crescent/tls_config.h"
 
 namespace crescent {
 
 struct ClientConfig {
-  // host:port or unix:/path. Empty: $CRESCENT_MASTER, else 127.0.0.1:50051.
+  // host:port or unix:/path, or etcd://H1:2379,H2:2379/NAME for a cluster of
+  // masters: the client follows its leader (docs/ha.md). Empty:
+  // $CRESCENT_MASTER, else 127.0.0.1:50051.
   std::string master_address;
   int64_t rpc_timeout_ms = 5000;  // per control-plane call
   int rpc_attempts = 4;           // tries while the master is unreachable
@@ -156,6 +159,9 @@ struct ClusterStat {
   // Every tenant for an admin (or without credentials); a tenant's client
   // sees its own only, other callers none.
   std::vector<TenantStat> tenants;
+  // A cluster of masters on etcd: its leader, standbys and their lag
+  // (docs/ha.md); `cluster` empty for a single master.
+  MastersStat masters;
 };
 
 // What this client did on its own (not the cluster's counters).

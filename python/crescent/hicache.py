@@ -178,7 +178,8 @@ class CrescentHiCacheStorage(HiCacheStorage):
         object); when None one is created and connected.
 
     Extra config keys (``storage_config.extra_config``):
-      ``master_server_address`` (or ``crescent_master``): the master, default
+      ``master_server_address`` (or ``crescent_master``): the master (or
+      ``etcd://H1:2379,H2:2379/NAME``, a cluster's leader), default
       ``$CRESCENT_MASTER`` else 127.0.0.1:50051; ``local_hostname``,
       ``global_segment_size``, ``local_buffer_size``, ``protocol``,
       ``device_name``, ``token``: passed to ``Store.setup`` (``token``: this

@@ -88,6 +88,9 @@ class Store:
               tls_ca=None, tls_cert=None, tls_key=None, tls_server_name=None):
         """Connects to the master at master_server_addr; returns 0 or raises CrescentError.
 
+        master_server_addr is host:port, unix:/path, or etcd://H1:2379,H2:2379/NAME
+        for a cluster of masters, whose leader the store then follows (docs/ha.md).
+
         global_segment_size > 0 makes this process contribute a DRAM segment of
         that size (an in-process store node mounted on the master; needs the
         cluster secret in $CRESCENT_SECRET_FILE or $CRESCENT_SECRET), served on

@@ -130,11 +130,8 @@ std::vector<double> ParseMisses(const std::string& list) {
 }
 
 std::string CommandLine() {
-  std::ifstream in("/proc/self/cmdline", std::ios::binary);
-  std::string all((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   std::string out;
-  for (char ch : all) out += ch == '\0' ? ' ' : ch;
-  while (!out.empty() && out.back() == ' ') out.pop_back();
+  for (const std::string& arg : OwnArguments()) out += (out.empty() ? "" : " ") + arg;
   return out;
 }
 
@@ -558,7 +555,9 @@ int RunBench(Mode mode, const BenchFlags& f) {
 void AddCommon(CLI::App* cmd, BenchFlags& f, bool clients = true) {
   cmd->add_option("--json", f.json, "Also write every figure as JSON to this file");
   cmd->add_option("--master", f.master,
-                  "Benchmark the cluster at this master (default: start an embedded one)");
+                  "Benchmark the cluster at this master, host:port or unix:PATH, or "
+                  "etcd://H1:2379,H2:2379/NAME for cluster NAME's leader (default: start an "
+                  "embedded one)");
   AddTokenFileFlag(*cmd, f.token_file);
   AddClientTlsFlags(*cmd, f.tls);
   cmd->add_option("--nodes", f.nodes, "Embedded cluster: store nodes")

@@ -1,11 +1,17 @@
 #include "cli/cli_util.h"
 
+#include <unistd.h>
+
 #include <cctype>
+#include <cerrno>
 #include <charconv>
 #include <cmath>
 #include <csignal>
+#include <cstring>
+#include <fstream>
 #include <iostream>
 #include <string_view>
+#include <vector>
 
 namespace crescent::cli {
 
@@ -125,6 +131,23 @@ int WaitForShutdownSignal(const std::function<void()>& on_hangup) {
     if (sig != SIGHUP) return sig;
     on_hangup();
   }
+}
+
+std::vector<std::string> OwnArguments() {
+  std::ifstream in("/proc/self/cmdline", std::ios::binary);
+  std::vector<std::string> args;
+  std::string arg;
+  while (std::getline(in, arg, '\0')) args.push_back(arg);
+  return args;
+}
+
+Status ExecSelfAgain() {
+  std::vector<std::string> args = OwnArguments();
+  std::vector<char*> argv;
+  for (std::string& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  ::execv("/proc/self/exe", argv.data());
+  return Status(ErrorCode::kIoError, std::string("cannot run again: ") + std::strerror(errno));
 }
 
 }  // namespace crescent::cli

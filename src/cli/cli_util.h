@@ -8,6 +8,7 @@
 #include <functional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "common/format_bytes.h"
 #include "crescent/status.h"
@@ -58,5 +59,11 @@ int Report(const char* verb, const Status& status);
 // BlockShutdownSignals(true)), it runs it at each SIGHUP and waits on.
 void BlockShutdownSignals(bool hangup = false);
 int WaitForShutdownSignal(const std::function<void()>& on_hangup = {});
+
+// This process's arguments, argv[0] first (/proc/self/cmdline).
+std::vector<std::string> OwnArguments();
+// Runs this program again in this process, with the same arguments
+// (/proc/self/exe): returns only if that fails, with why.
+Status ExecSelfAgain();
 
 }  // namespace crescent::cli

@@ -151,6 +151,25 @@ std::string FormatTenants(const ClusterStat& s) {
   return out.str();
 }
 
+// A cluster's masters (docs/ha.md), one a line; nothing for a single master.
+std::string FormatMasters(const MastersStat& m) {
+  if (m.cluster.empty()) return {};
+  std::ostringstream out;
+  out << "cluster      " << EscapeText(m.cluster) << " on etcd " << EscapeText(m.etcd) << ", "
+      << m.members.size() << " masters, " << m.leader_changes << " leader changes seen\n";
+  for (const MasterMemberStat& x : m.members) {
+    out << "  " << std::left << std::setw(18) << EscapeText(x.master_id) << " "
+        << std::setw(8) << (x.leader ? "leader" : "standby") << " " << EscapeText(x.grpc)
+        << "  applied " << x.applied_records << " records";
+    if (!x.leader) {
+      out << ", " << x.lag_records << " behind";
+      if (x.lag_records > 0) out << " for " << std::fixed << std::setprecision(1) << x.lag_seconds << " s";
+    }
+    out << "\n";
+  }
+  return out.str();
+}
+
 std::string FormatStat(const ClusterStat& s, const std::string& master) {
   std::ostringstream out;
   out << "master       " << EscapeText(master) << "\n"
@@ -175,7 +194,7 @@ std::string FormatStat(const ClusterStat& s, const std::string& master) {
   uint64_t miss = Counter(s, "crescent_exact_lookups_total{result=\"miss\"}");
   uint64_t phit = Counter(s, "crescent_prefix_keys_total{result=\"hit\"}");
   uint64_t pmiss = Counter(s, "crescent_prefix_keys_total{result=\"miss\"}");
-  out << FormatTenants(s);
+  out << FormatTenants(s) << FormatMasters(s.masters);
   out << "lookups      " << hit << " hits, " << miss << " misses\n"
       << "prefix keys  " << phit << " hits, " << pmiss << " misses\n"
       << "evictions    " << Counter(s, "crescent_evictions_total") << " ("

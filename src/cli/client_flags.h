@@ -33,9 +33,10 @@ struct ClientFlags {
   TlsConfig tls;
 
   void Add(CLI::App& app) {
-    app.add_option("--master", master,
-                   "Master address host:port or unix:PATH (default $CRESCENT_MASTER or "
-                   "127.0.0.1:50051)");
+    app.add_option(
+        "--master", master,
+        "Master address host:port or unix:PATH, or etcd://H1:2379,H2:2379/NAME to follow "
+        "cluster NAME's leader (default $CRESCENT_MASTER or 127.0.0.1:50051)");
     app.add_option("--timeout-ms", timeout_ms, "Per-call timeout")
         ->capture_default_str()
         ->check(CLI::Range(int64_t{1}, int64_t{24} * 3600 * 1000));

@@ -23,6 +23,14 @@ void MasterFlags::Add(CLI::App& app) {
   AddServerTlsFlags(app, server.tls);
 }
 
+Status MasterFlags::CheckRestoreGrace(bool cluster) const {
+  if (restore_grace_ms >= 0 && data_dir.empty() && !cluster) {
+    return Status(ErrorCode::kInvalidArgument,
+                  "--restore-grace requires --data-dir (or --etcd, a cluster's master): nothing else is restored");
+  }
+  return Status::Ok();
+}
+
 Status MasterFlags::CheckExposure() const {
   if (!auth_file.empty() || insecure || IsLoopbackHost(host)) return Status::Ok();
   return Status(ErrorCode::kInvalidArgument,
@@ -187,10 +195,10 @@ void MasterFlags::AddDurabilityFlags(CLI::App& app) {
                "back far enough (or is damaged), start empty instead of refusing to start")
       ->needs(dir);
   app.add_option("--restore-grace", restore_grace_ms,
-                 "With --data-dir: ms a restored segment waits for its store node to take it "
-                 "over before it is dropped with its objects (default: --heartbeat-ttl-ms)")
-      ->check(CLI::Range(int64_t{0}, int64_t{86'400'000}))
-      ->needs(dir);
+                 "With --data-dir, or on a cluster's new leader (--etcd): ms a restored "
+                 "segment waits for its store node to take it over before it is dropped with "
+                 "its objects (default: --heartbeat-ttl-ms)")
+      ->check(CLI::Range(int64_t{0}, int64_t{86'400'000}));
 }
 
 void MasterFlags::AddTierFlags(CLI::App& app) {

@@ -45,6 +45,9 @@ struct MasterFlags {
   // (IsLoopbackHost) is refused unless --insecure, kInvalidArgument saying
   // what to do.
   Status CheckExposure() const;
+  // --restore-grace without --data-dir, on a master that is no cluster's
+  // (`cluster`: --etcd), restores nothing: kInvalidArgument.
+  Status CheckRestoreGrace(bool cluster) const;
   // What the server says on stderr at start when --insecure let it listen
   // beyond loopback; empty otherwise.
   std::string ExposureWarning() const;

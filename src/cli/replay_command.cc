@@ -353,8 +353,9 @@ const Registrar kRegistrar([](CLI::App& app) {
       "replay", "Replay a Mooncake JSONL trace against a live cluster (one object per hash id)");
   cmd->add_option("--trace", f->trace, "Mooncake FAST'25 JSONL trace file")->required();
   cmd->add_option("--master", f->master,
-                  "Master address (host:port or unix:PATH); without it an embedded cluster "
-                  "is started in this process");
+                  "Master address (host:port, unix:PATH, or etcd://H1:2379,H2:2379/NAME for "
+                  "cluster NAME's leader); without it an embedded cluster is started in this "
+                  "process");
   AddTokenFileFlag(*cmd, f->token_file);
   AddClientTlsFlags(*cmd, f->tls);
   cmd->add_option("--page-size", f->page_size,

@@ -2,12 +2,16 @@
 // store` (one store node), and `crescent serve` (both in one process, the
 // embedded default that `make run` starts). Each prints where it listens, then
 // runs until SIGINT/SIGTERM and shuts down cleanly (a store node unmounts).
+#include <signal.h>
 #include <stdlib.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
 #include <iostream>
+#include <mutex>
+#include <optional>
+#include <thread>
 
 #include "auth/token_file.h"
 #include "cli/cli_util.h"
@@ -144,6 +148,76 @@ std::function<void()> ReloadOnHangup(const char* verb, ServerAuth* auth, server:
   };
 }
 
+// `crescent master --etcd`: a master of a cluster (docs/ha.md). It starts as
+// a standby (MasterHost::Start returns once it leads), so Start runs on a
+// thread of its own while this one waits for signals: SIGINT/SIGTERM end the
+// standby's wait too. A leader that loses its leadership runs itself again,
+// with the same arguments: a standby, which follows the new leader's log.
+int RunClusterMaster(server::MasterHostOptions options, const std::string& secret,
+                     ServerAuth* auth) {
+  std::mutex mu;  // guards the four below
+  server::HaMember* standby = nullptr;
+  std::unique_ptr<server::MasterHost> host;
+  std::optional<ServerAuth::Credentials> reloaded;  // a SIGHUP's, before it leads
+  bool stopping = false, failed = false;
+  const std::string cluster = options.ha.cluster;
+  options.on_standby = [&](server::HaMember& m) {
+    std::lock_guard lock(mu);
+    standby = &m;
+    if (stopping) m.Cancel();
+    std::cout << "crescent master: standby of cluster " << cluster << " (etcd "
+              << options.ha.etcd << "), following its log\n"
+              << std::flush;
+  };
+  options.on_deposed = [cluster] {
+    std::cout << "crescent master: lost the leadership of cluster " << cluster
+              << ": starting again as a standby\n"
+              << std::flush;
+    Status s = ExecSelfAgain();
+    std::cerr << "crescent master: " << s.ToString() << "\n" << std::flush;
+    std::_Exit(2);
+  };
+  std::thread starter([&] {
+    auto started = server::MasterHost::Start(options, secret);
+    std::lock_guard lock(mu);
+    standby = nullptr;
+    if (!started.ok()) {
+      if (!stopping) failed = Report("master", started.status()) != 0;
+      ::kill(::getpid(), SIGTERM);  // wakes the wait below
+      return;
+    }
+    host = std::move(started).value();
+    if (reloaded) host->SetCredentials(std::move(*reloaded));
+    std::cout << "crescent master: " << host->Describe()
+              << (auth ? auth->Describe() : std::string()) << "ready\n"
+              << std::flush;
+  });
+  std::function<void()> on_hangup;
+  if (auth != nullptr) {
+    on_hangup = [&] {
+      auth->Reload("master", [&](ServerAuth::Credentials c) {
+        std::lock_guard lock(mu);
+        if (host) {
+          host->SetCredentials(std::move(c));
+        } else {
+          reloaded = std::move(c);
+        }
+      });
+    };
+  }
+  const int sig = WaitForShutdownSignal(on_hangup);
+  {
+    std::lock_guard lock(mu);
+    stopping = true;
+    if (standby) standby->Cancel();
+  }
+  starter.join();
+  if (failed) return 2;
+  std::cout << "crescent master: signal " << sig << ", shutting down\n" << std::flush;
+  host.reset();
+  return 0;
+}
+
 void AddMaster(CLI::App& root) {
   auto* app = root.add_subcommand("master", "Run the master (metadata service) alone");
   auto flags = std::make_shared<MasterFlags>();
@@ -152,8 +226,23 @@ void AddMaster(CLI::App& root) {
   app->add_option("--secret-file", *secret_file,
                   "Cluster secret shared with the store nodes (or $CRESCENT_SECRET_FILE, "
                   "$CRESCENT_SECRET)");
-  app->callback([flags, secret_file] {
+  auto ha = std::make_shared<server::HaOptions>();
+  app->add_option("--etcd", ha->etcd,
+                  "Run as one master of a cluster on etcd (docs/ha.md): its endpoints, "
+                  "http://H1:2379,http://H2:2379; the log is kept there (no --data-dir)");
+  app->add_option("--cluster", ha->cluster, "The cluster's name (with --etcd)")
+      ->capture_default_str();
+  app->add_option("--leader-ttl-ms", ha->leader_ttl_ms,
+                  "The leader's lease in etcd: a leader that cannot renew it within this "
+                  "stops acknowledging, and a standby takes over after it (etcd rounds it up "
+                  "to whole seconds)")
+      ->capture_default_str()
+      ->check(CLI::Range(int64_t{1000}, int64_t{600'000}));
+  app->callback([flags, secret_file, ha] {
     if (Status s = flags->CheckExposure(); !s.ok()) return SetExitCode(Report("master", s));
+    if (Status s = flags->CheckRestoreGrace(ha->enabled()); !s.ok()) {
+      return SetExitCode(Report("master", s));
+    }
     StatusOr<std::string> secret = transfer::LoadClusterSecret(*secret_file);
     if (!secret.ok()) return SetExitCode(Report("master", secret.status()));
     server::MasterHostOptions options = flags->ToOptions();
@@ -162,6 +251,14 @@ void AddMaster(CLI::App& root) {
     std::unique_ptr<ServerAuth> auth = std::move(loaded).value();
     WarnIfExposed("master", *flags);
     BlockShutdownSignals(/*hangup=*/auth != nullptr);
+    if (ha->enabled() || !ha->cluster.empty()) {
+      if (!ha->enabled()) {
+        return SetExitCode(Report(
+            "master", Status(ErrorCode::kInvalidArgument, "--cluster needs --etcd")));
+      }
+      options.ha = *ha;
+      return SetExitCode(RunClusterMaster(std::move(options), secret.value(), auth.get()));
+    }
     auto host = server::MasterHost::Start(options, secret.value());
     if (!host.ok()) return SetExitCode(Report("master", host.status()));
     std::cout << "crescent master: " << host.value()->Describe()
@@ -182,7 +279,9 @@ void AddStore(CLI::App& root) {
   auto master = std::make_shared<std::string>();
   flags->Add(*app, true);
   app->add_option("--master", *master,
-                  "Master address (default $CRESCENT_MASTER or 127.0.0.1:50051)");
+                  "Master address host:port or unix:PATH, or etcd://H1:2379,H2:2379/NAME to "
+                  "follow cluster NAME's leader, mounting again on each new one (default "
+                  "$CRESCENT_MASTER or 127.0.0.1:50051)");
   app->add_option("--secret-file", *secret_file,
                   "Cluster secret shared with the master (or $CRESCENT_SECRET_FILE, "
                   "$CRESCENT_SECRET)");
@@ -262,6 +361,9 @@ void AddServe(CLI::App& root) {
   sflags->Add(*app, false);
   app->callback([mflags, sflags] {
     if (Status s = mflags->CheckExposure(); !s.ok()) return SetExitCode(Report("serve", s));
+    if (Status s = mflags->CheckRestoreGrace(false); !s.ok()) {
+      return SetExitCode(Report("serve", s));
+    }
     if (Status s = sflags->Finish(); !s.ok()) return SetExitCode(Report("serve", s));
     WarnIfExposed("serve", *mflags);
     // Both ends live here, so a fresh random secret serves; nothing else can

@@ -29,8 +29,8 @@ void AddSnapshot(CLI::App& root) {
   auto wait_s = std::make_shared<int64_t>(600);
   auto token_file = std::make_shared<std::string>();
   app->add_option("--master", *master,
-                  "Master address host:port or unix:PATH (default $CRESCENT_MASTER or "
-                  "127.0.0.1:50051)");
+                  "Master address host:port or unix:PATH, or etcd://H1:2379,H2:2379/NAME for "
+                  "cluster NAME's leader (default $CRESCENT_MASTER or 127.0.0.1:50051)");
   AddTokenFileFlag(*app, *token_file);
   auto tls = std::make_shared<TlsConfig>();
   AddClientTlsFlags(*app, *tls);

@@ -13,9 +13,11 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <iostream>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
@@ -25,6 +27,7 @@
 #include "cli/command.h"
 #include "common/endpoint.h"
 #include "common/listen_check.h"
+#include "etcd/leader_follower.h"
 
 namespace crescent::cli {
 namespace {
@@ -224,17 +227,27 @@ StatusOr<std::string> FetchFrame(httplib::Client& http, const Endpoint& ep,
 }
 
 // The admin HTTP address to read: --http, or the master's host (of --master)
-// with the port its Stats reply names.
+// with the port its Stats reply names. For a cluster (an etcd:// --master),
+// its leader's, as the leader published it (docs/ha.md).
 StatusOr<std::string> AdminAddress(const TopFlags& flags) {
   if (!flags.http.empty()) return flags.http;
   StatusOr<Client*> client = flags.client.Connect();
   if (!client.ok()) return client.status();
-  const std::string master = (*client)->master_address();
+  std::string master = (*client)->master_address();
   StatusOr<ClusterStat> stat = (*client)->Stat();
   if (!stat.ok()) return stat.status();  // it names the master
   if (stat->admin_port == 0) {
     return Status(ErrorCode::kUnavailable,
                   "the master at " + master + " serves no admin HTTP port (--http-port 0)");
+  }
+  if (etcd::IsEtcdAddress(master)) {
+    StatusOr<std::unique_ptr<etcd::LeaderFollower>> follower = etcd::LeaderFollower::Start(master);
+    if (!follower.ok()) return follower.status();
+    StatusOr<etcd::FollowedLeader> leader = (*follower)->Leader(
+        etcd::Clock::now() + std::chrono::milliseconds(flags.client.timeout_ms));
+    if (!leader.ok()) return leader.status();
+    if (!leader->info.http.empty()) return leader->info.http;
+    master = leader->info.grpc;
   }
   // A master on a Unix socket is on this host.
   std::string host = "127.0.0.1";

@@ -735,6 +735,7 @@ StatusOr<ClusterStat> Client::Stat() {
     out.tenants.push_back(
         {t.tenant, t.quota_bytes, t.bytes, t.objects, t.hits, t.misses, t.evictions});
   }
+  out.masters = s.value().masters;
   for (const master::SegmentInfo& seg : s.value().segments) {
     out.segments.push_back({seg.spec.name, seg.spec.owner_node, seg.spec.endpoint,
                             seg.spec.capacity, seg.used_bytes,

@@ -31,11 +31,6 @@ bool ParseU64(std::string_view text, uint64_t* out) {
   return ec == std::errc() && end == text.data() + text.size();
 }
 
-bool ParseI64(std::string_view text, int64_t* out) {
-  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), *out);
-  return ec == std::errc() && end == text.data() + text.size();
-}
-
 }  // namespace
 
 Status CheckClusterName(std::string_view name) { return auth::CheckName("cluster", name); }
@@ -90,7 +85,7 @@ StatusOr<LeaderInfo> DecodeLeaderInfo(std::string_view value) {
 std::string EncodeMemberInfo(const MemberInfo& info) {
   return "master_id=" + info.master_id + "\ngrpc=" + info.grpc + "\nhttp=" + info.http +
          "\napplied_position=" + std::to_string(info.applied_position) +
-         "\napplied_unix_ms=" + std::to_string(info.applied_unix_ms) + "\n";
+         "\napplied_records=" + std::to_string(info.applied_records) + "\n";
 }
 
 StatusOr<MemberInfo> DecodeMemberInfo(std::string_view value) {
@@ -101,7 +96,7 @@ StatusOr<MemberInfo> DecodeMemberInfo(std::string_view value) {
     if (k == "grpc") info.grpc = v;
     if (k == "http") info.http = v;
     if (k == "applied_position") numbers = numbers && ParseU64(v, &info.applied_position);
-    if (k == "applied_unix_ms") numbers = numbers && ParseI64(v, &info.applied_unix_ms);
+    if (k == "applied_records") numbers = numbers && ParseU64(v, &info.applied_records);
   });
   if (!lines || !numbers || info.master_id.empty()) {
     return Status(ErrorCode::kInvalidArgument, "not a member's record");

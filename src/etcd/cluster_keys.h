@@ -46,7 +46,7 @@ struct MemberInfo {
   std::string grpc;
   std::string http;
   uint64_t applied_position = 0;  // the log position it has applied up to
-  int64_t applied_unix_ms = 0;    // when it last applied a record
+  uint64_t applied_records = 0;   // the records of the log it has applied
 };
 std::string EncodeMemberInfo(const MemberInfo& info);
 StatusOr<MemberInfo> DecodeMemberInfo(std::string_view value);

@@ -32,11 +32,11 @@ TEST(ClusterKeysTest, LeaderInfoRoundTripsAndAnEmptyValueIsNoLeaderYet) {
 }
 
 TEST(ClusterKeysTest, MemberInfoRoundTripsAndRefusesBadNumbers) {
-  const MemberInfo info{"m1", "h:1", "", 123456789012ull, 1700000000000};
+  const MemberInfo info{"m1", "h:1", "", 123456789012ull, 1700000000000ull};
   auto back = DecodeMemberInfo(EncodeMemberInfo(info));
   ASSERT_TRUE(back.ok()) << back.status().ToString();
   EXPECT_EQ(back->applied_position, 123456789012ull);
-  EXPECT_EQ(back->applied_unix_ms, 1700000000000);
+  EXPECT_EQ(back->applied_records, 1700000000000ull);
   EXPECT_FALSE(DecodeMemberInfo("master_id=m1\napplied_position=12x\n").ok());
 }
 

@@ -184,6 +184,17 @@ StatusOr<etcdserverpb::TxnResponse> EtcdClient::Txn(const etcdserverpb::TxnReque
   return resp;
 }
 
+Status EtcdClient::Compact(int64_t revision, bool physical) {
+  etcdserverpb::CompactionRequest req;
+  req.set_revision(revision);
+  req.set_physical(physical);
+  etcdserverpb::CompactionResponse resp;
+  // Retried: compacting twice at one revision is refused as already done.
+  return impl_->Do(true, [&](Endpoint& e, grpc::ClientContext& ctx) {
+    return e.kv->Compact(&ctx, req, &resp);
+  });
+}
+
 StatusOr<etcdserverpb::LeaseGrantResponse> EtcdClient::LeaseGrant(int64_t ttl_seconds) {
   etcdserverpb::LeaseGrantRequest req;
   req.set_ttl(ttl_seconds);

@@ -46,6 +46,9 @@ class EtcdClient {
   StatusOr<etcdserverpb::DeleteRangeResponse> DeleteRange(
       const etcdserverpb::DeleteRangeRequest& req);
   StatusOr<etcdserverpb::TxnResponse> Txn(const etcdserverpb::TxnRequest& req);
+  // Drops the history before `revision` (and, with `physical`, answers once
+  // the backend freed it); watches and ranges from before it fail from then on.
+  Status Compact(int64_t revision, bool physical);
   // A lease of at least `ttl_seconds` (etcd raises a TTL below its minimum,
   // 2 s by default: read the granted one in the reply).
   StatusOr<etcdserverpb::LeaseGrantResponse> LeaseGrant(int64_t ttl_seconds);

@@ -173,6 +173,25 @@ TEST_F(MasterLogTest, ABatchPutAnsweredIoErrorIsUndone) {
   EXPECT_TRUE(master().List("b").empty());
 }
 
+// A batch's ends share one wait for the log (one sync, one etcd commit),
+// which covers every key's record: each key is acknowledged, and logged.
+TEST_F(MasterLogTest, ABatchPutEndWaitsForTheLogOnce) {
+  Mount("seg-a", 1 << 20);
+  const std::vector<std::string> keys = Keys("w", 8);
+  std::vector<uint64_t> tokens;
+  for (const std::string& k : keys) {
+    auto g = master().PutStart(k, 100, {});
+    ASSERT_TRUE(g.ok());
+    tokens.push_back(g->token);
+  }
+  const uint64_t waits = log_.waits;
+  for (const Status& s : master().BatchPutEnd(keys, tokens, {}))
+    EXPECT_TRUE(s.ok()) << s.ToString();
+  EXPECT_EQ(log_.waits, waits + 1);
+  EXPECT_EQ(log_.waited, log_.end_position());
+  for (const std::string& k : keys) EXPECT_TRUE(Readable(k)) << k;
+}
+
 // What a mount is written as, in the log and in a snapshot's records.
 std::string AllBytes(MemoryLog& log, MasterService& m) {
   std::string bytes;

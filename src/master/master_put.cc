@@ -218,6 +218,33 @@ StatusOr<uint32_t> MasterService::FindPutLocked(const Located& loc, std::string_
 }
 
 Status MasterService::PutEnd(std::string_view key, uint64_t token, uint64_t checksum) {
+  StatusOr<EndedPut> ended = EndPut(key, token, checksum);
+  if (!ended.ok()) return ended.status();
+  return FinishPutEnd(*ended, WaitLogged(ended->logged));
+}
+
+Status MasterService::FinishPutEnd(const EndedPut& ended, const Status& waited) {
+  if (!ended.undoable) {
+    // Ended before (counted then): its record is somewhere before the wait.
+    if (waited.ok()) return waited;
+    return Status(
+        ErrorCode::kIoError,
+        "the change is made but the operation log could not record it: " + waited.ToString());
+  }
+  if (!waited.ok()) {
+    // Not recorded, so a restart would not bring it back: not served now either.
+    UndoPutEnd(*ended.shard, ended.id);
+    counters_.put_end.Record(1, 1);
+    return Status(ErrorCode::kIoError,
+                  "the put of key '" + ended.key +
+                      "' is undone: the operation log could not record it: " + waited.ToString());
+  }
+  counters_.put_end.Record(1, 0);
+  return Status::Ok();
+}
+
+StatusOr<MasterService::EndedPut> MasterService::EndPut(std::string_view key, uint64_t token,
+                                                        uint64_t checksum) {
   if (Status s = ValidateKey(key); !s.ok()) {
     counters_.put_end.Record(1, 1);
     return s;
@@ -244,7 +271,7 @@ Status MasterService::PutEnd(std::string_view key, uint64_t token, uint64_t chec
     if (ended) {
       lock.unlock();
       counters_.put_end.Record(1, 0);
-      return AwaitLogged(log_ == nullptr ? 0 : log_->end_position());
+      return EndedPut{.logged = log_ == nullptr ? 0 : log_->end_position(), .undoable = false};
     }
     if (!found.ok()) {
       counters_.put_end.Record(1, 1);
@@ -300,16 +327,7 @@ Status MasterService::PutEnd(std::string_view key, uint64_t token, uint64_t chec
       order.Admit(a, clock_.NowMs());
     }
   }
-  if (Status s = WaitLogged(logged); !s.ok()) {
-    // Not recorded, so a restart would not bring it back: not served now either.
-    UndoPutEnd(*loc.shard, id);
-    counters_.put_end.Record(1, 1);
-    return Status(ErrorCode::kIoError,
-                  "the put of key '" + std::string(key) +
-                      "' is undone: the operation log could not record it: " + s.ToString());
-  }
-  counters_.put_end.Record(1, 0);
-  return Status::Ok();
+  return EndedPut{.shard = loc.shard, .id = id, .logged = logged, .key = std::string(key)};
 }
 
 void MasterService::UndoPutEnd(ObjectShard& shard, ObjectId id) {
@@ -411,12 +429,26 @@ std::vector<Status> MasterService::BatchPutEnd(std::span<const std::string> keys
         Status(ErrorCode::kInvalidArgument, std::to_string(keys.size()) + " keys but " +
                                                 std::to_string(checksums.size()) + " checksums"));
   }
+  // Every key's end first, then one wait for the log (covering every
+  // record before it): a batch shares one sync or commit, not one a key.
+  std::vector<StatusOr<EndedPut>> ended;
+  ended.reserve(keys.size());
   size_t i = 0;
-  return ForEachPut(keys, tokens, [&](const std::string& k, uint64_t t) {
+  std::vector<Status> out = ForEachPut(keys, tokens, [&](const std::string& k, uint64_t t) {
     const uint64_t checksum = checksums.empty() ? 0 : checksums[i];
     ++i;
-    return PutEnd(k, t, checksum);
+    ended.push_back(EndPut(k, t, checksum));
+    return ended.back().status();
   });
+  uint64_t logged = 0;
+  for (const StatusOr<EndedPut>& e : ended) {
+    if (e.ok()) logged = std::max(logged, e->logged);
+  }
+  const Status waited = WaitLogged(logged);
+  for (size_t k = 0; k < ended.size(); ++k) {
+    if (ended[k].ok()) out[k] = FinishPutEnd(*ended[k], waited);
+  }
+  return out;
 }
 
 std::vector<Status> MasterService::BatchPutRevoke(std::span<const std::string> keys,

@@ -139,9 +139,13 @@ uint64_t MasterService::LogChange(const LogRecord& record) {
 
 Status MasterService::WaitLogged(uint64_t position, bool now) {
   if (log_ == nullptr || position == 0) return Status::Ok();
-  return position == kLogFailed ? Status(ErrorCode::kIoError, "the append failed")
-         : now                  ? log_->SyncThrough(position)
-                                : log_->WaitDurable(position);
+  if (position == kLogFailed) {
+    // The append's own error is gone; a failed log answers it again (a log in
+    // etcd whose leadership was lost says so), one that works has none.
+    Status why = log_->SyncThrough(log_->end_position());
+    return why.ok() ? Status(ErrorCode::kIoError, "the append failed") : why;
+  }
+  return now ? log_->SyncThrough(position) : log_->WaitDurable(position);
 }
 
 Status MasterService::AwaitLogged(uint64_t position, bool now) {

@@ -402,6 +402,19 @@ class MasterService {
   // (PutEnd answers IO_ERROR): it is neither served nor listed, and its space
   // is freed. Nothing if it was removed meanwhile.
   void UndoPutEnd(ObjectShard& shard, ObjectId id);
+  // A put ended but not yet waited for in the log (PutEnd, BatchPutEnd: a
+  // batch waits once for all its keys).
+  struct EndedPut {
+    ObjectShard* shard = nullptr;
+    ObjectId id = 0;
+    uint64_t logged = 0;   // the log position its record ends at (0: none)
+    bool undoable = true;  // false: it had ended before (a retry)
+    std::string key;
+  };
+  StatusOr<EndedPut> EndPut(std::string_view key, uint64_t token, uint64_t checksum);
+  // What the put's caller is answered once the wait for `logged` gave
+  // `waited`: an end the log could not record is undone.
+  Status FinishPutEnd(const EndedPut& ended, const Status& waited);
 
   Status ValidateKey(std::string_view key) const;
   // Charges a put of `size` bytes of `key` to its tenant, first evicting the

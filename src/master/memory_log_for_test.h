@@ -29,6 +29,7 @@ class MemoryLog final : public OperationLog {
   Status WaitDurable(uint64_t position) override {
     std::lock_guard lock(mu_);
     waited = std::max(waited, position);
+    ++waits;
     if (fail || fail_syncs) return Status(ErrorCode::kIoError, "disk gone");
     return Status::Ok();
   }
@@ -70,6 +71,7 @@ class MemoryLog final : public OperationLog {
   bool fail = false;
   bool fail_syncs = false;
   uint64_t waited = 0;
+  uint64_t waits = 0;  // WaitDurable calls
   bool manual_sync = false;
   uint64_t synced = 0;  // with manual_sync
   uint64_t forced_syncs = 0;

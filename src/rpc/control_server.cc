@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <array>
+#include <asio/bind_executor.hpp>
 #include <asio/co_spawn.hpp>
 #include <asio/executor_work_guard.hpp>
 #include <asio/io_context.hpp>
@@ -50,10 +51,11 @@ using unix_socket = asio::local::stream_protocol;
 using tls_stream = asio::ssl::stream<tcp::socket>;
 namespace wire = transfer::wire;
 
-// Workers for calls that wait for the log's sync (enough for a few concurrent
-// waits to share one fdatasync: group commit) and for kCall's, which may be
-// slow (a mount's sync, a RemoveAll, a long List).
-constexpr int kWorkers = 4;
+// Workers for calls that wait for the log's sync and for kCall's, which may
+// be slow (a mount's sync, a RemoveAll, a long List). A waiting call holds its
+// worker, so the workers bound how many waits share one sync or one etcd
+// commit (group commit); a waiting worker costs a blocked thread, no CPU.
+constexpr int kWorkers = 32;
 
 void IgnoreException(std::exception_ptr) {}
 
@@ -479,7 +481,10 @@ asio::awaitable<void> ControlServer::Impl::Serve(Socket socket, size_t thread,
       const std::string_view body = pending.substr(wire::kControlHeaderSize, h->body_length);
       const auto m = static_cast<ControlMethod>(h->method);
       if (h->method <= kControlMethodMax && OnWorker(m)) {
-        co_await asio::post(*workers, asio::use_awaitable);
+        // Resumed on a worker: the completion is bound to the pool's executor
+        // (a plain use_awaitable would dispatch it back to this connection's
+        // I/O thread, where a wait for the log would stall every connection).
+        co_await asio::post(*workers, asio::bind_executor(*workers, asio::use_awaitable));
         open = Dispatch(*h, body, conn, out);
         co_await asio::post(socket.get_executor(), asio::use_awaitable);
       } else {

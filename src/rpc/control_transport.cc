@@ -16,7 +16,7 @@ Status ControlRetry::Invoke(const ControlCall& call, const Message& request, Mes
                                     attempt == 1 ? how.meanwhile : nullptr);
     if (!out.retry) return std::move(out.status);
     last_error = out.status.message();
-    if (attempt < attempts) {
+    if (attempt < attempts && !out.at_once) {
       std::this_thread::sleep_for(std::chrono::milliseconds(backoff_ms));
       backoff_ms = std::min(backoff_ms * 2, options_.backoff_max_ms);
     }

@@ -55,10 +55,12 @@ CRESCENT_CONTROL_CALLS(CRESCENT_CONTROL_CALL)
 
 // The outcome of one try: OK; an error to return as it is; or, with `retry`,
 // the master was not reached (status.message() says why) and the call may be
-// tried again.
+// tried again; with `at_once` too, without the backoff, since the next try
+// goes to another master (a cluster's new leader, leader_transport.h).
 struct TryOutcome {
   Status status;
   bool retry = false;
+  bool at_once = false;
 };
 
 // One try of one call over one way to the master, with a deadline of

@@ -22,23 +22,24 @@
 
 #include "auth/token.h"
 #include "common/listen_check.h"
+#include "etcd/cluster_keys.h"
 #include "rpc/batch_parts.h"
 #include "rpc/control_channel.h"
 #include "rpc/control_transport.h"
 #include "rpc/convert.h"
 #include "rpc/grpc_setup.h"
 #include "rpc/grpc_transport.h"
+#include "rpc/leader_transport.h"
 #include "rpc/lean_transport.h"
 #include "rpc/liveness_link.h"
 #include "rpc/master_client_wire.h"
+#include "rpc/master_route.h"
 
 namespace crescent::rpc {
 using namespace client_wire;  // NOLINT: this file is its one user
 namespace {
 
 constexpr const char* kDefaultMasterAddress = "127.0.0.1:50051";
-constexpr int kReconnectInitialMs = 50;
-constexpr int kReconnectMaxMs = 250;
 
 // StatusOr<T> for a T, and a StatusOr as it is.
 template <typename T>
@@ -51,47 +52,6 @@ struct StatusOrOf<StatusOr<T>> {
 };
 template <typename T>
 using AsStatusOr = typename StatusOrOf<T>::type;
-
-// A client's TLS (MasterClientOptions::tls): gRPC's credentials and the lean
-// protocol's context; both null when it has none.
-struct ClientTls {
-  std::shared_ptr<grpc::ChannelCredentials> grpc;
-  std::shared_ptr<const TlsClientContext> lean;
-  std::string closed_hint;  // GrpcTransport::Create's
-};
-
-// `args` gets the name to check the master's certificate for, when given.
-StatusOr<ClientTls> MakeClientTls(const TlsFiles& files, const std::string& address,
-                                  grpc::ChannelArguments& args) {
-  StatusOr<TlsPem> pem = LoadClientTls(files);
-  if (!pem.ok()) return pem.status();
-  if (pem->ca.empty()) {
-    return ClientTls{.grpc = nullptr,
-                     .lean = nullptr,
-                     .closed_hint =
-                         "a master that serves TLS closes plain connections: if it was started "
-                         "with --tls-cert, give this client --tls-ca"};
-  }
-  if (address.rfind("unix", 0) == 0) {
-    return Status(ErrorCode::kInvalidArgument,
-                  "the master's Unix socket " + address +
-                      " serves no TLS: give its HOST:PORT with --tls-ca, or drop --tls-ca");
-  }
-  StatusOr<std::shared_ptr<TlsClientContext>> lean =
-      TlsClientContext::Create(*pem, files.server_name);
-  if (!lean.ok()) return lean.status();
-  grpc::SslCredentialsOptions ssl;
-  ssl.pem_root_certs = pem->ca;
-  ssl.pem_private_key = pem->key;
-  ssl.pem_cert_chain = pem->cert;
-  if (!files.server_name.empty()) args.SetSslTargetNameOverride(files.server_name);
-  return ClientTls{grpc::SslCredentials(ssl), std::move(*lean),
-                   pem->cert.empty()
-                       ? "a master with mutual TLS (--tls-ca) closes connections that present no "
-                         "client certificate: give --tls-cert and --tls-key"
-                       : "a master with mutual TLS closes connections whose client certificate "
-                         "no CA of its --tls-ca signed"};
-}
 
 }  // namespace
 
@@ -119,12 +79,15 @@ struct MasterClient::Impl {
         attempt_base + attempts.fetch_add(1, std::memory_order_relaxed) * 0xD1B54A32D192ED03ull;
     return v != 0 ? v : 1;
   }
-  // Every call goes through `retry`, over `lean` (which sends what the lean
-  // protocol does not carry over `grpc`).
-  std::unique_ptr<GrpcTransport> grpc;
-  std::unique_ptr<LeanTransport> lean;
+  // Every call goes through `retry`, over the route to one master (`fixed`),
+  // or for an etcd:// address over `leader`, which follows the cluster's
+  // leader (leader_transport.h).
+  std::shared_ptr<MasterRoute> fixed;
+  std::unique_ptr<LeaderTransport> leader;
   std::unique_ptr<ControlRetry> retry;
-  std::unique_ptr<LivenessLink> liveness;  // heartbeats' own way (liveness_link.h)
+
+  // The route calls take now; null while a cluster has no leader known.
+  std::shared_ptr<MasterRoute> Route() const { return leader ? leader->Current() : fixed; }
 
   // The plumbing of every call, written once; each method of MasterClient
   // adds only its request and the reading of its reply.
@@ -154,12 +117,14 @@ struct MasterClient::Impl {
     return read(*resp);
   }
 
-  // Learns where the master's Liveness service is (LivenessLink).
-  void FindLiveness() const {
+  // Learns where `route`'s master has its Liveness service (LivenessLink).
+  void FindLiveness(MasterRoute* route) const {
     if (options.lean_control && !options.token.empty()) return;  // see Heartbeat
-    if (!options.liveness) return;
-    auto where = Call(calls::ControlEndpoints, proto::Empty(), CallOptions::Tries(1));
-    if (where.ok()) liveness->Learn(where->liveness_port(), where->instance());
+    if (!options.liveness || route == nullptr) return;
+    proto::ControlEndpointsResponse where;
+    const TryOutcome got = route->lean->Try(calls::ControlEndpoints.call, proto::Empty(), &where,
+                                            options.rpc_timeout_ms, nullptr);
+    if (got.status.ok()) route->liveness->Learn(where.liveness_port(), where.instance());
   }
 
   // The parts a batch over `keys` is sent in (batch_parts.h), for results of
@@ -232,39 +197,32 @@ StatusOr<std::unique_ptr<MasterClient>> MasterClient::Create(const MasterClientO
   auto impl = std::make_unique<Impl>();
   impl->options = options;
   impl->address = ResolveMasterAddress(options.address);
-  if (auto s = CheckAddress(impl->address); !s.ok()) return s;
-  PrepareGrpcProcess();
-  grpc::ChannelArguments args;
-  args.SetMaxReceiveMessageSize(options.max_message_bytes);
-  args.SetMaxSendMessageSize(options.max_message_bytes);
-  // gRPC waits 1 s, then up to 120 s (x1.6 each time), before it tries a lost
-  // connection again, and fails calls at once meanwhile. Reconnect within
-  // kReconnectMaxMs instead; a master is one host, not a fleet.
-  // (GRPC_ARG_MIN_RECONNECT_BACKOFF_MS stays: in gRPC it is the connect
-  // timeout too, and a short one cut off handshakes with a busy master.)
-  args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, kReconnectInitialMs);
-  args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, kReconnectMaxMs);
-  // Each channel its own connection: a renewed channel (Impl::Renew) must not
-  // inherit the failed one's from gRPC's process-wide pool.
-  args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
-  StatusOr<ClientTls> tls = MakeClientTls(options.tls, impl->address, args);
-  if (!tls.ok()) return tls.status();
-  impl->liveness = std::make_unique<LivenessLink>(HostOfAddress(impl->address), args, tls->grpc);
-  impl->grpc = GrpcTransport::Create(impl->address, args, tls->grpc, tls->closed_hint);
-  if (!impl->grpc) {
-    return Status(ErrorCode::kInvalidArgument, "cannot create a channel to " + impl->address);
+  const bool cluster = etcd::IsEtcdAddress(impl->address);
+  if (!cluster) {
+    if (auto s = CheckAddress(impl->address); !s.ok()) return s;
   }
-  impl->lean = std::make_unique<LeanTransport>(
-      impl->address,
-      LeanOptions{.enabled = options.lean_control,
-                  .rpc_timeout_ms = options.rpc_timeout_ms,
-                  .control_spin_us = options.control_spin_us,
-                  .max_message_bytes = static_cast<uint64_t>(options.max_message_bytes),
-                  .token = std::move(token),
-                  .tls = std::move(tls->lean)},
-      *impl->grpc);
+  PrepareGrpcProcess();  // before the follower's etcd channels too
+  std::unique_ptr<etcd::LeaderFollower> follower;
+  if (cluster) {
+    StatusOr<std::unique_ptr<etcd::LeaderFollower>> started =
+        etcd::LeaderFollower::Start(impl->address);
+    if (!started.ok()) return started.status();
+    follower = std::move(*started);
+  }
+  StatusOr<RouteSettings> settings = MakeRouteSettings(options, impl->address, std::move(token));
+  if (!settings.ok()) return settings.status();
+  ControlTransport* transport = nullptr;
+  if (cluster) {
+    impl->leader = std::make_unique<LeaderTransport>(std::move(follower), std::move(*settings));
+    transport = impl->leader.get();
+  } else {
+    StatusOr<std::shared_ptr<MasterRoute>> route = MakeMasterRoute(impl->address, *settings);
+    if (!route.ok()) return route.status();
+    impl->fixed = std::move(*route);
+    transport = impl->fixed->lean.get();
+  }
   impl->retry =
-      std::make_unique<ControlRetry>(*impl->lean, impl->address,
+      std::make_unique<ControlRetry>(*transport, impl->address,
                                      RetryOptions{.attempts = options.attempts,
                                                   .rpc_timeout_ms = options.rpc_timeout_ms,
                                                   .backoff_initial_ms = options.backoff_initial_ms,
@@ -322,7 +280,7 @@ StatusOr<master::SegmentId> MasterClient::MountSegment(
   }
   auto resp = impl_->Ask(calls::MountSegment, req);
   if (!resp.ok()) return resp.status();
-  impl_->FindLiveness();  // this node's heartbeats follow
+  impl_->FindLiveness(impl_->Route().get());  // this node's heartbeats follow
   if (adopted != nullptr) *adopted = resp->adopted();
   if (secret_check == nullptr) return resp->segment_id();
   std::string refused = MountProofProblem(*resp, spec.endpoint, *secret_check);
@@ -352,11 +310,13 @@ Status MasterClient::Heartbeat(const std::string& node, MasterClockReading* cloc
   // The master's Liveness service when there is one (liveness_link.h); not
   // with a token, which gRPC does not carry: heartbeats then go over the
   // authenticated lean connection.
-  if (impl_->options.token.empty()) {
-    if (impl_->liveness->ShouldLook()) impl_->FindLiveness();
+  // (A cluster's leader not known yet has none: Master.Heartbeat waits for it.)
+  std::shared_ptr<MasterRoute> route = impl_->Route();
+  if (impl_->options.token.empty() && route) {
+    if (route->liveness->ShouldLook()) impl_->FindLiveness(route.get());
     proto::HeartbeatResponse answer;
     if (std::optional<Status> s =
-            impl_->liveness->Heartbeat(node, impl_->options.rpc_timeout_ms, &answer)) {
+            route->liveness->Heartbeat(node, impl_->options.rpc_timeout_ms, &answer)) {
       read_clock(answer);
       return *s;
     }
@@ -610,13 +570,23 @@ StatusOr<std::vector<std::string>> MasterClient::List(const std::string& prefix,
   });
 }
 
+void MasterClient::OnLeaderChange(std::function<void()> fn) {
+  if (impl_->leader) impl_->leader->OnChange(std::move(fn));
+}
+
 StatusOr<uint64_t> MasterClient::RequestSnapshot() {
   return impl_->Ask(calls::Snapshot, proto::Empty(),
                     [](const proto::SnapshotResponse& r) { return r.snapshots_before(); });
 }
 
 std::string MasterClient::ControlTarget() {
-  std::shared_ptr<ControlChannel> channel = impl_->lean->Channel();
+  std::shared_ptr<MasterRoute> route = impl_->Route();
+  if (!route && impl_->leader) {
+    StatusOr<std::shared_ptr<MasterRoute>> now =
+        impl_->leader->Route(impl_->options.rpc_timeout_ms);
+    if (now.ok()) route = std::move(*now);
+  }
+  std::shared_ptr<ControlChannel> channel = route ? route->lean->Channel() : nullptr;
   return channel ? channel->target() : std::string();
 }
 
@@ -636,6 +606,14 @@ ClusterStats StatsFromProto(const proto::StatsResponse& resp) {
   for (const proto::TenantUsage& t : resp.tenants()) {
     out.tenants.push_back(
         {t.tenant(), t.quota_bytes(), t.bytes(), t.objects(), t.hits(), t.misses(), t.evictions()});
+  }
+  if (resp.has_cluster()) {
+    const proto::ClusterStatus& c = resp.cluster();
+    out.masters = {c.name(), c.etcd(), c.self_id(), c.leader_id(), c.leader_changes(), {}};
+    for (const proto::ClusterMember& m : c.members()) {
+      out.masters.members.push_back({m.master_id(), m.grpc(), m.leader(), m.applied_records(),
+                                     m.lag_records(), m.lag_seconds()});
+    }
   }
   return out;
 }

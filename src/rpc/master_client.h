@@ -7,6 +7,8 @@
 // cannot be reached (gRPC UNAVAILABLE) is retried with exponential backoff up to
 // `attempts` times, then returns kUnavailable with a message naming the address;
 // a deadline returns kTimeout. Engine errors come back as the engine's Status.
+// With an etcd:// address the retries go to whichever master leads
+// (leader_transport.h); `address()` is the etcd:// address.
 #pragma once
 
 #include <cstdint>
@@ -17,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "crescent/masters_stat.h"
 #include "crescent/status.h"
 #include "master/types.h"
 #include "rpc/batch_parts.h"
@@ -26,7 +29,9 @@
 namespace crescent::rpc {
 
 struct MasterClientOptions {
-  // host:port, or unix:/path for the master's Unix socket. Empty:
+  // host:port, or unix:/path for the master's Unix socket, or
+  // etcd://H1:2379,H2:2379/NAME for cluster NAME's masters: calls go to its
+  // leader, whichever that is (leader_transport.h, docs/ha.md). Empty:
   // $CRESCENT_MASTER, else 127.0.0.1:50051.
   std::string address;
   int64_t rpc_timeout_ms = 5000;
@@ -107,6 +112,7 @@ struct ClusterStats {
   std::vector<master::SegmentInfo> segments;
   std::map<std::string, uint64_t> counters;
   std::vector<master::TenantStats> tenants;  // those the caller may see
+  MastersStat masters;                       // a cluster's masters (docs/ha.md)
 };
 
 class MasterClient {
@@ -197,6 +203,12 @@ class MasterClient {
   // Where this client's hot calls go now: the lean connection's target
   // ("unix:PATH" or "HOST:PORT"), or empty for gRPC. Connects first if it can.
   std::string ControlTarget();
+
+  // With an etcd:// address, `fn` runs (on the client's etcd thread, so
+  // briefly) whenever another master leads, or none; it must not destroy this
+  // client. A store node's heartbeat goes to the new leader at once. Without
+  // one, never. Replaces an earlier `fn`.
+  void OnLeaderChange(std::function<void()> fn);
 
   // Asks for a snapshot (master.proto, Snapshot); returns the snapshot count
   // before it, which Stats' crescent_snapshots_total passes once it is written.

@@ -24,6 +24,10 @@
 #include "transfer/capability.h"
 #include "transfer/connection_limits.h"
 
+namespace crescent::proto {
+class ClusterStatus;
+}  // namespace crescent::proto
+
 namespace crescent::rpc {
 
 class RpcServerMetrics;
@@ -44,6 +48,9 @@ struct MasterServerOptions {
   // Asks for a snapshot and returns at once (the Snapshot RPC); empty: the
   // master keeps none (no --data-dir), and the RPC answers UNSUPPORTED.
   std::function<void()> request_snapshot;
+  // A master of a cluster on etcd (docs/ha.md): fills the Stats RPC's cluster
+  // section; empty: a single master, and Stats has none.
+  std::function<void(proto::ClusterStatus*)> cluster_status;
   // The lean control protocol (control_server.h, docs/control-plane.md) for the hot
   // calls: a TCP port on the listen address's host (0: any free port; -1:
   // none), and a Unix socket for clients on this host (empty: none). Clients

@@ -7,9 +7,13 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <condition_variable>
 #include <filesystem>
+#include <mutex>
 #include <thread>
 
+#include "common/clock.h"
+#include "master/operation_log.h"
 #include "rpc/control_channel.h"
 #include "rpc/control_methods.h"
 #include "rpc/master.pb.h"
@@ -150,8 +154,7 @@ TEST_F(ControlTest, RefusalsAreTheSameOverBothTransports) {
     SCOPED_TRACE(c == client_.get() ? "lean" : "grpc");
     EXPECT_EQ(c->PutStart("", 10, {}).status().code(), ErrorCode::kInvalidKey);
     EXPECT_EQ(c->PutStart("present", 10, {}).status().code(), ErrorCode::kObjectAlreadyExists);
-    EXPECT_EQ(c->PutStart("huge", uint64_t{1} << 40, {}).status().code(),
-              ErrorCode::kInvalidSize);
+    EXPECT_EQ(c->PutStart("huge", uint64_t{1} << 40, {}).status().code(), ErrorCode::kInvalidSize);
     EXPECT_EQ(c->PutEnd("never-started", 42).code(), ErrorCode::kPutNotStarted);
     EXPECT_EQ(c->GetReplicaList("absent").status().code(), ErrorCode::kObjectNotFound);
     EXPECT_EQ(c->Exists(std::string(1 << 20, 'k')).status().code(), ErrorCode::kInvalidKey);
@@ -212,6 +215,93 @@ TEST_F(ControlTest, PutEndsOnWorkersKeepEveryAnswerWithItsCall) {
   EXPECT_EQ(wrong.load(), 0);
   EXPECT_EQ(master_->Stats().objects, 400u);
   EXPECT_EQ(LeanCalls(), 400u * 5);
+}
+
+// An operation log whose waits hold until the test opens its gate (a slow
+// fsync, an etcd commit), to see what a waiting call holds up.
+class GateLog final : public master::OperationLog {
+ public:
+  StatusOr<uint64_t> Append(std::string_view record) override {
+    std::lock_guard lock(mu_);
+    end_ += record.size() + 1;
+    return end_;
+  }
+  Status WaitDurable(uint64_t position) override {
+    std::unique_lock lock(mu_);
+    ++waiting_;
+    cv_.wait(lock, [&] { return open_; });
+    --waiting_;
+    synced_ = std::max(synced_, position);
+    return Status::Ok();
+  }
+  Status SyncThrough(uint64_t position) override { return WaitDurable(position); }
+  uint64_t synced_position() const override {
+    std::lock_guard lock(mu_);
+    return synced_;
+  }
+  Status ReadFrom(uint64_t, const RecordFn&) override { return Status::Ok(); }
+  Status TruncateBefore(uint64_t) override { return Status::Ok(); }
+  uint64_t end_position() const override {
+    std::lock_guard lock(mu_);
+    return end_;
+  }
+  void Set(bool open) {
+    std::lock_guard lock(mu_);
+    open_ = open;
+    cv_.notify_all();
+  }
+  int waiting() const {
+    std::lock_guard lock(mu_);
+    return waiting_;
+  }
+
+ private:
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  uint64_t end_ = 0, synced_ = 0;
+  bool open_ = true;
+  int waiting_ = 0;
+};
+
+// A put whose end waits for the log holds a worker, not the I/O thread that
+// every lean connection shares (one, here): another client's call is
+// answered meanwhile, and waits of many connections can share one sync.
+TEST_F(ControlTest, ACallWaitingForTheLogHoldsUpNoOtherConnection) {
+  GateLog log;
+  auto m = master::MasterService::Create(config_, SteadyClock::Instance(), &log);
+  ASSERT_TRUE(m.ok()) << m.status().ToString();
+  master_ = std::move(m).value();
+  auto signer = transfer::CapabilitySigner::Create(kSecret);
+  ASSERT_TRUE(signer.ok());
+  signer_ = std::make_unique<transfer::CapabilitySigner>(std::move(signer).value());
+  MasterServerOptions o = DefaultServerOptions();
+  o.acks_wait_for_sync = true;
+  o.threads = 1;
+  Start(o);
+  Mount();
+  ASSERT_FALSE(client_->ControlTarget().empty());
+  auto put = client_->PutStart("gate/k", 64, {});
+  ASSERT_TRUE(put.ok()) << put.status().ToString();
+  log.Set(false);
+  Status ended = Status(ErrorCode::kInternal, "not yet");
+  std::thread ender([&] { ended = client_->PutEnd("gate/k", put->token); });
+  for (int i = 0; i < 500 && log.waiting() == 0; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  ASSERT_EQ(log.waiting(), 1) << "the put's end never waited for the log";
+  MasterClientOptions co;
+  co.address = "127.0.0.1:" + std::to_string(server_->port());
+  co.attempts = 1;
+  co.rpc_timeout_ms = 3000;
+  auto other = MasterClient::Create(co);
+  ASSERT_TRUE(other.ok());
+  ASSERT_FALSE((*other)->ControlTarget().empty());
+  StatusOr<bool> there = (*other)->Exists("gate/other");
+  EXPECT_TRUE(there.ok()) << there.status().ToString();
+  EXPECT_EQ(log.waiting(), 1) << "the put's end stopped waiting before the gate opened";
+  log.Set(true);
+  ender.join();
+  EXPECT_TRUE(ended.ok()) << ended.ToString();
 }
 
 TEST_F(ControlTest, BadFramesGetClearErrors) {

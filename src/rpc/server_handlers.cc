@@ -487,6 +487,7 @@ void MasterHandlers::Stats(const Caller& caller, proto::Empty&, proto::StatsResp
     out->set_misses(t.misses);
     out->set_evictions(t.evictions);
   }
+  if (options_.cluster_status) options_.cluster_status(resp->mutable_cluster());
   auto& counters = *resp->mutable_counters();
   for (const master::Sample& sample : master::CollectMasterSamples(master_)) {
     const bool tenants = sample.name.find("{tenant=\"") != std::string::npos;

@@ -21,7 +21,13 @@ StatusOr<std::unique_ptr<MasterHost>> MasterHost::Start(const MasterHostOptions&
     return master::MasterService::Create(options.config, SteadyClock::Instance(), host->log_.get());
   };
   bool started_empty = false;
-  if (!options.data_dir.empty()) {
+  if (options.ha.enabled()) {
+    if (!options.data_dir.empty()) {
+      return Status(ErrorCode::kInvalidArgument,
+                    "--data-dir with --etcd: a cluster's master keeps its log in etcd");
+    }
+    if (Status s = host->LeadCluster(options); !s.ok()) return s;
+  } else if (!options.data_dir.empty()) {
     auto lock = durability::DataDirLock::Acquire(options.data_dir);
     if (!lock.ok()) return lock.status();
     host->dir_lock_.emplace(std::move(lock).value());
@@ -65,9 +71,15 @@ StatusOr<std::unique_ptr<MasterHost>> MasterHost::Start(const MasterHostOptions&
   }
 
   rpc::MasterServerOptions rpc_options = options.rpc;
-  rpc_options.acks_wait_for_sync = host->log_ && options.log_sync_ms == 0;
+  // A cluster's leader acknowledges a change once etcd committed it.
+  rpc_options.acks_wait_for_sync = (host->log_ && options.log_sync_ms == 0) || host->ha_;
   if (host->snapshotter_) {
     rpc_options.request_snapshot = [s = host->snapshotter_.get()] { s->Request(); };
+  }
+  if (host->ha_) {
+    rpc_options.cluster_status = [h = host->ha_.get()](proto::ClusterStatus* out) {
+      FillClusterStatus(h->View(), out);
+    };
   }
   auto rpc = rpc::MasterServer::Start(rpc_options, *host->master_, host->signer_);
   if (!rpc.ok()) return rpc.status();
@@ -80,9 +92,14 @@ StatusOr<std::unique_ptr<MasterHost>> MasterHost::Start(const MasterHostOptions&
     master::CollectMasterGauges(*m, w);
   });
   host->registry_.Add([r = host->rpc_.get()](metrics::TextWriter& w) { r->metrics().Collect(w); });
+  if (host->ha_) {
+    host->registry_.Add(
+        [h = host->ha_.get()](metrics::TextWriter& w) { CollectClusterMetrics(h->View(), w); });
+  }
   if (options.http_port != 0) {
     host->status_ =
         std::make_unique<StatusReport>(*host->master_, host->rpc_->metrics(), host->address_);
+    if (host->ha_) host->status_->SetCluster([h = host->ha_.get()] { return h->View(); });
     host->status_->Sample(UnixNowMs());
     host->sampler_ = std::thread([h = host.get()] {
       std::unique_lock lock(h->sampler_mu_);
@@ -100,6 +117,9 @@ StatusOr<std::unique_ptr<MasterHost>> MasterHost::Start(const MasterHostOptions&
     if (!http.ok()) return http.status();
     host->http_ = std::move(http.value());
     host->rpc_->SetAdminPort(host->http_->port());  // `crescent top` finds it through Stats
+  }
+  if (host->ha_) {
+    if (Status s = host->PublishLeader(); !s.ok()) return s;
   }
   return host;
 }
@@ -134,6 +154,8 @@ std::string MasterHost::Describe() const {
                 : "every " + std::to_string(options_.snapshot_interval_ms / 1000) + " s") +
            "\n";
     out += restored_ + "\n";
+  } else if (ha_) {
+    out += restored_ + "\n";
   }
   if (http_) {
     std::string base =
@@ -154,6 +176,7 @@ void MasterHost::BeginDrain() {
 }
 
 MasterHost::~MasterHost() {
+  StopWatchdog();
   http_.reset();
   if (sampler_.joinable()) {
     {

@@ -7,7 +7,9 @@
 // snapshot. Also the master half of LocalCluster (tests, benchmarks).
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -22,6 +24,8 @@
 #include "metrics/admin_http.h"
 #include "metrics/registry.h"
 #include "rpc/master_server.h"
+#include "server/deferred_log.h"
+#include "server/ha_member.h"
 #include "server/status_report.h"
 #include "server/tier_copier.h"
 #include "transfer/capability.h"
@@ -46,7 +50,22 @@ struct MasterHostOptions {
   // start fails), and how long restored segments wait for their nodes.
   bool allow_empty_restore = false;
   int64_t restore_grace_ms = 10'000;
+  // A master of a cluster on etcd (docs/ha.md): Start() is a standby until
+  // this master leads; no data dir then (the log is in etcd).
+  HaOptions ha;
+  // Called (from Start's thread) once the standby follows the cluster's log,
+  // with the member: HaMember::Cancel() ends the wait for the leadership.
+  std::function<void(HaMember&)> on_standby;
+  // Called once (from a thread of the host's) when the leader lost its
+  // leadership: the host answers clients UNAVAILABLE from then on; the
+  // process should end or start anew as a standby.
+  std::function<void()> on_deposed;
 };
+
+// A cluster's view in the Stats RPC's section and in /metrics
+// (master_host_ha.cc).
+void FillClusterStatus(const ClusterView& v, proto::ClusterStatus* out);
+void CollectClusterMetrics(const ClusterView& v, metrics::TextWriter& w);
 
 class MasterHost {
  public:
@@ -75,6 +94,14 @@ class MasterHost {
 
  private:
   explicit MasterHost(transfer::CapabilitySigner signer) : signer_(std::move(signer)) {}
+  // A cluster's master (master_host_ha.cc): the engine built on deferred_,
+  // following the cluster's log until it leads; then the log attached and
+  // the restore finished.
+  Status LeadCluster(const MasterHostOptions& options);
+  // Once serving: the leader's endpoints published, and the watch on the
+  // leadership started.
+  Status PublishLeader();
+  void StopWatchdog();
   MasterHostOptions options_;
   std::string address_;
   transfer::CapabilitySigner signer_;
@@ -84,8 +111,14 @@ class MasterHost {
   // first, so that it is released last.
   std::optional<durability::DataDirLock> dir_lock_;
   std::unique_ptr<durability::FileOperationLog> log_;
+  std::unique_ptr<DeferredLog> deferred_;  // a cluster's master: the log in etcd, once it leads
   std::unique_ptr<TierCopier> copier_;  // the engine's tier moves
   std::unique_ptr<master::MasterService> master_;
+  std::unique_ptr<HaMember> ha_;  // after master_: its tail applies to the engine
+  std::string master_id_;         // a cluster's master: its random id
+  // Watches the leadership; stopped first.
+  std::thread watchdog_;
+  std::atomic<bool> watchdog_stop_{false};
   std::unique_ptr<durability::Snapshotter> snapshotter_;
   std::unique_ptr<rpc::MasterServer> rpc_;
   metrics::MetricsRegistry registry_;     // before http_: the endpoint renders it

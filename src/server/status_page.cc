@@ -74,6 +74,12 @@ const std::string_view kStatusPageHtml = R"HTML(<!doctype html>
       <th class="num">Misses</th><th class="num">Evictions</th></tr></thead>
       <tbody id="tenants"></tbody></table>
   </section>
+  <section id="cluster-section" hidden>
+    <h2>Masters <span class="span" id="cluster-name"></span></h2>
+    <table><thead><tr><th>Master</th><th>Role</th><th>Address</th>
+      <th class="num">Applied records</th><th class="num">Behind</th><th class="num">For</th></tr></thead>
+      <tbody id="masters"></tbody></table>
+  </section>
   <section>
     <h2>Master RPC latency</h2>
     <table><thead><tr><th>Method</th><th class="num">Calls</th><th class="num">p50</th>
@@ -232,6 +238,24 @@ function render(s) {
     tenants.appendChild(tr);
   }
   if (!(s.tenants || []).length) emptyRow(tenants, 8, "no tenants (the auth file declares none)");
+
+  $("cluster-section").hidden = !s.cluster;
+  if (s.cluster) {
+    $("cluster-name").textContent = s.cluster.name + " on etcd " + s.cluster.etcd;
+    const masters = $("masters");
+    masters.replaceChildren();
+    for (const m of s.cluster.masters) {
+      const tr = document.createElement("tr");
+      tr.className = "master";
+      cell(tr, m.master_id, "master-id");
+      cell(tr, m.leader ? "leader" : "standby");
+      cell(tr, m.grpc);
+      cell(tr, String(m.applied_records), "num");
+      cell(tr, m.leader ? "" : String(m.lag_records), "num");
+      cell(tr, m.lag_records ? m.lag_seconds.toFixed(1) + " s" : "", "num");
+      masters.appendChild(tr);
+    }
+  }
 
   const rpc = $("rpc");
   rpc.replaceChildren();

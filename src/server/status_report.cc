@@ -88,6 +88,21 @@ std::string StatusReport::Json(int64_t unix_ms) const {
                        {"evictions", t.evictions}});
   }
   out["tenants"] = std::move(tenants);
+  if (cluster_) {
+    const ClusterView v = cluster_();
+    json masters = json::array();
+    for (const ClusterMemberView& m : v.members) {
+      masters.push_back({{"master_id", m.info.master_id},
+                         {"grpc", m.info.grpc},
+                         {"leader", m.leader},
+                         {"applied_records", m.info.applied_records},
+                         {"lag_records", m.lag_records},
+                         {"lag_seconds", m.lag_seconds}});
+    }
+    out["cluster"] = {{"name", v.cluster},           {"etcd", v.etcd},
+                      {"self_id", v.self_id},        {"leader_id", v.leader_id},
+                      {"leader_changes", v.leader_changes}, {"masters", std::move(masters)}};
+  }
   json methods = json::array();
   json errors = json::array();
   for (size_t m = 0; m < rpc::kRpcMethodCount; ++m) {

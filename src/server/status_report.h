@@ -14,11 +14,13 @@
 
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <mutex>
 #include <string>
 
 #include "master/master_service.h"
 #include "rpc/server_metrics.h"
+#include "server/ha_member.h"
 
 namespace crescent::server {
 
@@ -34,6 +36,9 @@ class StatusReport {
   void Sample(int64_t unix_ms);
   // The whole report (docs/metrics.md, "/api/status").
   std::string Json(int64_t unix_ms) const;
+  // A cluster's master: the report gains its "cluster" section (docs/ha.md).
+  // Set before the report is read.
+  void SetCluster(std::function<ClusterView()> view) { cluster_ = std::move(view); }
 
  private:
   struct Point {
@@ -52,6 +57,7 @@ class StatusReport {
   const std::string address_;
   mutable std::mutex mu_;
   std::deque<Point> history_;  // guarded by mu_, oldest first
+  std::function<ClusterView()> cluster_;
 };
 
 }  // namespace crescent::server

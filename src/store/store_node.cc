@@ -134,6 +134,15 @@ StatusOr<std::unique_ptr<StoreNode>> StoreNode::Start(const StoreNodeOptions& op
   auto master = rpc::MasterClient::Create(opt.master);
   if (!master.ok()) return master.status();
   node->master_ = std::move(master.value());
+  // A new leader of a cluster of masters hears from this node at once (it
+  // may need the node to mount again): not a heartbeat interval later.
+  node->master_->OnLeaderChange([n = node.get()] {
+    {
+      std::lock_guard g(n->mu_);
+      n->beat_now_ = true;
+    }
+    n->cv_.notify_all();
+  });
   // The master's clock first: no capability for this node exists before the
   // mount, so none is honoured before a reading.
   (void)node->HeartbeatOnce();
@@ -254,8 +263,9 @@ void StoreNode::HeartbeatLoop() {
   int64_t wait_ms = options_.heartbeat_interval_ms;
   std::unique_lock lock(mu_);
   while (!stop_) {
-    cv_.wait_for(lock, std::chrono::milliseconds(wait_ms));
+    cv_.wait_for(lock, std::chrono::milliseconds(wait_ms), [&] { return stop_ || beat_now_; });
     if (stop_) break;
+    beat_now_ = false;
     lock.unlock();
     Status s = HeartbeatOnce();
     const bool unreachable =
@@ -348,7 +358,10 @@ void StoreNode::UnmountAll() {
   }
 }
 
-StoreNode::~StoreNode() { Stop(); }
+StoreNode::~StoreNode() {
+  Stop();
+  master_.reset();  // before mu_ and cv_, which its OnLeaderChange touches
+}
 
 void StoreNode::CollectMetrics(metrics::TextWriter& w) const {
   transfer_metrics_.Collect(w);

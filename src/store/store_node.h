@@ -168,11 +168,12 @@ class StoreNode {
   std::unique_ptr<rpc::MasterClient> master_;
   Endpoint base_endpoint_;  // host, port and shm name; the epoch is per mount
 
-  // Guards stop_, remounts_ and each Segment's mount fields; cv_ wakes the
-  // heartbeat thread.
+  // Guards stop_, beat_now_, remounts_ and each Segment's mount fields; cv_
+  // wakes the heartbeat thread.
   mutable std::mutex mu_;
   std::condition_variable cv_;
   bool stop_ = false;
+  bool beat_now_ = false;  // another master leads: a heartbeat now (OnLeaderChange)
   uint64_t remounts_ = 0;
   std::thread heartbeat_;
 };

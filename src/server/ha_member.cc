@@ -1,0 +1,247 @@
+#include "server/ha_member.h"
+
+#include <chrono>
+#include <thread>
+
+#include "master/log_record.h"
+
+namespace crescent::server {
+
+StatusOr<std::unique_ptr<HaMember>> HaMember::Join(const HaOptions& options,
+                                                   master::MasterService& engine) {
+  if (Status s = etcd::CheckClusterName(options.cluster); !s.ok()) return s;
+  if (options.leader_ttl_ms < 1000) {
+    return Status(ErrorCode::kInvalidArgument, "--leader-ttl-ms must be at least 1000");
+  }
+  StatusOr<std::vector<std::string>> endpoints = etcd::ParseEndpoints(options.etcd);
+  if (!endpoints.ok()) return endpoints.status();
+  auto etcd = etcd::EtcdClient::Create(etcd::EtcdOptions{.endpoints = std::move(*endpoints)});
+  if (!etcd.ok()) return etcd.status();
+  std::unique_ptr<HaMember> m(new HaMember(options, engine));
+  m->etcd_ = std::move(etcd).value();
+  return m;
+}
+
+Status HaMember::StartTail() {
+  durability::EtcdLogTailOptions tail;
+  tail.etcd = etcd_;
+  tail.cluster = options_.cluster;
+  tail.fn = [this](uint64_t position, std::string_view bytes) { return Apply(position, bytes); };
+  auto started = durability::EtcdLogTail::Start(std::move(tail));
+  if (!started.ok()) return started.status();
+  tail_ = std::move(started).value();
+  tail_ready_.store(tail_.get(), std::memory_order_release);
+  return Status::Ok();
+}
+
+HaMember::~HaMember() {
+  {
+    std::lock_guard lock(view_mu_);
+    stop_membership_ = true;
+  }
+  stop_cv_.notify_all();
+  if (membership_.joinable()) membership_.join();
+  if (tail_) tail_->Stop();
+  if (leadership_) leadership_->Resign();
+}
+
+Status HaMember::Apply(uint64_t position, std::string_view bytes) {
+  if (Status s = master::DecodeLogRecordInto(bytes, &record_); !s.ok()) {
+    return Status(ErrorCode::kCorruptData,
+                  "the cluster's log at position " + std::to_string(position) + ": " + s.message());
+  }
+  engine_.ApplyRestored(record_);
+  records_.fetch_add(1, std::memory_order_acq_rel);
+  return Status::Ok();
+}
+
+StatusOr<std::unique_ptr<durability::EtcdOperationLog>> HaMember::AwaitLeadership() {
+  etcd::LeadershipOptions lo;
+  lo.key = etcd::LeaderKey(options_.cluster);
+  lo.ttl = std::chrono::milliseconds(options_.leader_ttl_ms);
+  while (!leadership_) {
+    if (cancelled_.load(std::memory_order_acquire)) {
+      return Status(ErrorCode::kClosed, "stopped while a standby");
+    }
+    // Follows the log first (an etcd out of reach: again and again, until
+    // it answers), then campaigns.
+    if (!tail_) {
+      Status s = StartTail();
+      if (s.code() == ErrorCode::kObjectNotFound || s.code() == ErrorCode::kCorruptData) return s;
+      if (!s.ok()) std::this_thread::sleep_for(std::chrono::milliseconds(200));
+      continue;
+    }
+    if (Status s = tail_->status(); !s.ok()) return s;
+    // Campaigns a second at a time, to see Cancel() and a failed tail.
+    auto won = etcd::Leadership::Campaign(etcd_, lo, etcd::Clock::now() + std::chrono::seconds(1));
+    if (won.ok()) leadership_ = std::move(won).value();
+  }
+  // Nothing but this leadership may write the log from here on: what the old
+  // leader committed after the tail's last record is all there is to apply.
+  tail_->Stop();
+  if (Status s = tail_->status(); !s.ok()) return s;
+  uint64_t end = tail_->position();
+  Status drained = durability::ReadEtcdLog(
+      *etcd_, options_.cluster, tail_->position(), 16,
+      [this](uint64_t position, std::string_view bytes) { return Apply(position, bytes); }, &end,
+      nullptr);
+  if (!drained.ok()) return drained;
+  durability::EtcdLogOptions log;
+  log.etcd = etcd_;
+  log.leadership = leadership_;
+  log.cluster = options_.cluster;
+  auto opened = durability::EtcdOperationLog::Open(std::move(log));
+  if (!opened.ok()) return opened.status();
+  if ((*opened)->end_position() != end) {
+    return Status(ErrorCode::kInternal, "the cluster's log ends at " +
+                                            std::to_string((*opened)->end_position()) +
+                                            " but was applied to " + std::to_string(end));
+  }
+  applied_.store(end, std::memory_order_release);
+  promoted_records_ = records_.load(std::memory_order_acquire);
+  leads_.store(true, std::memory_order_release);
+  return opened;
+}
+
+uint64_t HaMember::applied_records() const {
+  if (leads_.load(std::memory_order_acquire)) {
+    const durability::EtcdOperationLog* log = leader_log_.load(std::memory_order_acquire);
+    return promoted_records_ + (log ? log->Stats().records : 0);
+  }
+  return records_.load(std::memory_order_acquire);
+}
+
+uint64_t HaMember::applied_position() const {
+  if (leads_.load(std::memory_order_acquire)) {
+    const durability::EtcdOperationLog* log = leader_log_.load(std::memory_order_acquire);
+    return log ? log->end_position() : applied_.load(std::memory_order_acquire);
+  }
+  const durability::EtcdLogTail* tail = tail_ready_.load(std::memory_order_acquire);
+  return tail ? tail->position() : 0;
+}
+
+void HaMember::Cancel() { cancelled_.store(true, std::memory_order_release); }
+
+Status HaMember::Publish(const etcd::LeaderInfo& info) {
+  if (!leadership_) return Status(ErrorCode::kUnavailable, "not the leader");
+  return leadership_->Publish(etcd::EncodeLeaderInfo(info));
+}
+
+bool HaMember::Held() const { return leadership_ && leadership_->Held(); }
+
+// ---- Membership ----
+
+void HaMember::StartMembership(etcd::MemberInfo self, std::chrono::milliseconds period) {
+  {
+    std::lock_guard lock(view_mu_);
+    self_id_ = self.master_id;
+  }
+  membership_ = std::thread([this, self = std::move(self), period]() mutable {
+    Membership(std::move(self), period);
+  });
+}
+
+void HaMember::Membership(etcd::MemberInfo self, std::chrono::milliseconds period) {
+  int64_t lease = 0;
+  std::unique_lock lock(view_mu_);
+  while (!stop_membership_) {
+    lock.unlock();
+    RefreshMembership(self, &lease);
+    lock.lock();
+    stop_cv_.wait_for(lock, period, [this] { return stop_membership_; });
+  }
+  lock.unlock();
+  if (lease != 0) (void)etcd_->LeaseRevoke(lease);  // its record goes at once
+}
+
+void HaMember::RefreshMembership(etcd::MemberInfo& self, int64_t* lease) {
+  self.applied_position = applied_position();
+  self.applied_records = applied_records();
+  if (*lease != 0 && !etcd_->KeepAliveOnce(*lease).ok()) *lease = 0;
+  if (*lease == 0) {
+    const int64_t ttl = std::max<int64_t>(2, (options_.leader_ttl_ms + 999) / 1000);
+    auto granted = etcd_->LeaseGrant(ttl);
+    if (!granted.ok()) return;
+    *lease = granted->id();
+  }
+  etcdserverpb::PutRequest put;
+  put.set_key(etcd::MemberKey(options_.cluster, self.master_id));
+  put.set_value(etcd::EncodeMemberInfo(self));
+  put.set_lease(*lease);
+  if (!etcd_->Put(put).ok()) return;
+  etcdserverpb::RangeRequest range;
+  const std::string prefix = etcd::MembersPrefix(options_.cluster);
+  range.set_key(prefix);
+  range.set_range_end(etcd::PrefixEnd(prefix));
+  auto members = etcd_->Range(range);
+  etcdserverpb::RangeRequest leader;
+  leader.set_key(etcd::LeaderKey(options_.cluster));
+  auto leader_kv = etcd_->Range(leader);
+  if (!members.ok() || !leader_kv.ok()) return;
+  std::vector<etcd::MemberInfo> read;
+  for (const auto& kv : members->kvs()) {
+    if (auto m = etcd::DecodeMemberInfo(kv.value()); m.ok()) read.push_back(std::move(*m));
+  }
+  std::string leader_id;
+  if (leader_kv->kvs_size() == 1) {
+    if (auto info = etcd::DecodeLeaderInfo(leader_kv->kvs(0).value()); info.ok()) {
+      leader_id = info->master_id;
+    }
+  }
+  std::lock_guard lock(view_mu_);
+  members_ = std::move(read);
+  if (!leader_id.empty() && !leader_id_.empty() && leader_id != leader_id_) ++leader_changes_;
+  if (!leader_id.empty()) leader_id_ = std::move(leader_id);
+  // Who is behind, since when (View's lag_seconds).
+  const auto now = std::chrono::steady_clock::now();
+  uint64_t leader_records = 0;
+  for (const etcd::MemberInfo& m : members_) {
+    if (m.master_id == leader_id_) leader_records = m.applied_records;
+  }
+  if (leads_.load(std::memory_order_acquire)) leader_records = applied_records();
+  std::map<std::string, std::chrono::steady_clock::time_point> behind;
+  for (const etcd::MemberInfo& m : members_) {
+    if (m.applied_records >= leader_records) continue;
+    auto was = behind_since_.find(m.master_id);
+    behind[m.master_id] = was == behind_since_.end() ? now : was->second;
+  }
+  behind_since_ = std::move(behind);
+}
+
+ClusterView HaMember::View() const {
+  ClusterView v;
+  v.cluster = options_.cluster;
+  v.etcd = options_.etcd;
+  v.leads = leads_.load(std::memory_order_acquire);
+  if (const auto* log = leader_log_.load(std::memory_order_acquire); log && v.leads) {
+    v.commit_latency = log->CommitLatency();
+  }
+  const uint64_t own = applied_records();
+  const auto now = std::chrono::steady_clock::now();
+  std::lock_guard lock(view_mu_);
+  v.self_id = self_id_;
+  v.leader_id = v.leads ? self_id_ : leader_id_;  // the record read back may be older
+  v.leader_changes = leader_changes_;
+  uint64_t leader_records = 0;
+  for (const etcd::MemberInfo& m : members_) {
+    if (m.master_id == v.leader_id) leader_records = m.applied_records;
+  }
+  if (v.leads) leader_records = own;
+  for (const etcd::MemberInfo& m : members_) {
+    ClusterMemberView mv;
+    mv.info = m;
+    if (m.master_id == self_id_) {
+      mv.info.applied_records = own;
+      mv.info.applied_position = applied_position();
+    }
+    mv.leader = m.master_id == v.leader_id;
+    mv.lag_records = leader_records > mv.info.applied_records ? leader_records - mv.info.applied_records : 0;
+    if (auto since = behind_since_.find(m.master_id); since != behind_since_.end() && mv.lag_records > 0) {
+      mv.lag_seconds = std::chrono::duration<double>(now - since->second).count();
+    }
+    v.members.push_back(std::move(mv));
+  }
+  return v;
+}
+
+}  // namespace crescent::server

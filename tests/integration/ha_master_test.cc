@@ -1,0 +1,276 @@
+// Masters of one cluster on a real etcd (docs/ha.md), as real processes: one
+// leads and the other follows its log as a hot standby. After a `kill -9` of
+// the leader the standby takes over, and every put acknowledged before the
+// kill reads back byte-identical through the store node, which takes its
+// segment over on the new leader (a warm cache); a leader frozen past its
+// lease is deposed, acknowledges nothing after, and comes back as a standby.
+//
+// Clients reach the leader through the cluster's etcd:// address, or, in
+// the kill test, through one address: both masters are given the same
+// --port, which only the leader listens on (a standby opens no port), as a
+// virtual address would.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <httplib.h>
+#include <signal.h>
+
+#include <atomic>
+#include <chrono>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "integration/cluster.h"
+#include "integration/etcd_cluster.h"
+#include "integration/raw_socket.h"
+
+namespace crescent::itest {
+namespace {
+
+using namespace std::chrono_literals;
+using testing::HasSubstr;
+
+class HaMasterTest : public testing::Test {
+ protected:
+  void SetUp() override {
+    std::string why;
+    ASSERT_TRUE(etcd_.Start(EtcdMembers(), etcd_dir_.path(), &why)) << why;
+    ClusterOptions o;
+    o.stores = 0;
+    o.master_flags = HaFlags();
+    cluster_ = std::make_unique<Cluster>(o);
+  }
+  virtual int EtcdMembers() const { return 1; }
+  std::vector<std::string> HaFlags() const {
+    return {"--etcd", etcd_.endpoints(), "--cluster", "c1", "--leader-ttl-ms", "2000"};
+  }
+  // A second master of the cluster on `port` (its admin HTTP on `http_port`,
+  // 0: none), waited for until it follows the log as a standby.
+  std::unique_ptr<Process> StartStandby(uint16_t port, uint16_t http_port = 0) {
+    std::vector<std::string> argv = {CrescentBin(),
+                                     "master",
+                                     "--port",
+                                     std::to_string(port),
+                                     "--http-port",
+                                     std::to_string(http_port),
+                                     "--secret-file",
+                                     cluster_->secret_file(),
+                                     "--heartbeat-ttl-ms",
+                                     "1000"};
+    for (const std::string& f : HaFlags()) argv.push_back(f);
+    auto p = std::make_unique<Process>(argv, cluster_->dir().File("standby.log"));
+    EXPECT_TRUE(p->WaitForLine("standby of cluster c1", kStartTimeout)) << p->Output();
+    return p;
+  }
+  // Puts `n` keys of random bytes through `client`; the acknowledged ones.
+  static std::map<std::string, std::vector<std::byte>> PutSome(Client& client, int n,
+                                                               const std::string& prefix) {
+    std::map<std::string, std::vector<std::byte>> acked;
+    for (int i = 0; i < n; ++i) {
+      const std::string key = prefix + std::to_string(i);
+      std::vector<std::byte> value = RandomBytes(4096 + 37 * i, static_cast<uint32_t>(i));
+      if (client.Put(key, value).ok()) acked.emplace(key, std::move(value));
+    }
+    return acked;
+  }
+
+  TempDir etcd_dir_;
+  EtcdCluster etcd_;
+  std::unique_ptr<Cluster> cluster_;
+};
+
+TEST_F(HaMasterTest, AStandbyTakesOverAKilledLeaderWithEveryAcknowledgedPutReadable) {
+  const uint16_t port = PickFreePort(), http_port = PickFreePort();
+  ASSERT_TRUE(cluster_->StartMaster(port));
+  std::unique_ptr<Process> standby = StartStandby(port, http_port);
+  ASSERT_TRUE(cluster_->AddStore());
+  std::unique_ptr<Client> client = cluster_->Connect(/*use_shm=*/false);
+  ASSERT_NE(client, nullptr);
+  const auto acked = PutSome(*client, 40, "ha/k");
+  ASSERT_EQ(acked.size(), 40u);
+  // The standby applies the log as it is written: the leader's Stats list
+  // both masters, the standby caught up (each reports twice a second).
+  MastersStat masters;
+  for (auto until = std::chrono::steady_clock::now() + 30s;
+       std::chrono::steady_clock::now() < until; std::this_thread::sleep_for(100ms)) {
+    StatusOr<ClusterStat> stat = client->Stat();
+    ASSERT_TRUE(stat.ok()) << stat.status().ToString();
+    masters = stat->masters;
+    if (masters.members.size() == 2 && masters.members[0].lag_records == 0 &&
+        masters.members[1].lag_records == 0) {
+      break;
+    }
+  }
+  EXPECT_EQ(masters.cluster, "c1");
+  ASSERT_EQ(masters.members.size(), 2u);
+  EXPECT_EQ(masters.members[0].leader + masters.members[1].leader, 1);
+  for (const MasterMemberStat& m : masters.members) {
+    EXPECT_EQ(m.lag_records, 0u) << m.master_id;
+    EXPECT_GE(m.applied_records, 41u) << m.master_id;  // the mount, and each put once complete
+  }
+  CommandResult stat =
+      RunCrescent({"stat", "--master", cluster_->master_address()}, cluster_->dir().path());
+  EXPECT_THAT(stat.out, HasSubstr("cluster      c1 on etcd"));
+  EXPECT_THAT(stat.out, HasSubstr("standby"));
+
+  cluster_->master().Kill(SIGKILL);
+  ASSERT_TRUE(standby->WaitForLine("ready", 30s)) << standby->Output();
+  EXPECT_THAT(standby->Output(), HasSubstr("leader of cluster c1"));
+  // The node finds its master gone, mounts again on the new one and takes
+  // its segment over: every acknowledged put reads back, byte for byte.
+  for (const auto& [key, value] : acked) {
+    StatusOr<std::vector<std::byte>> got = Status(ErrorCode::kUnavailable, "not tried");
+    for (auto until = std::chrono::steady_clock::now() + 30s;
+         std::chrono::steady_clock::now() < until; std::this_thread::sleep_for(50ms)) {
+      got = client->Get(key);
+      if (got.ok()) break;
+    }
+    ASSERT_TRUE(got.ok()) << key << ": " << got.status().ToString();
+    EXPECT_EQ(*got, value) << key;
+  }
+  // And the new leader takes puts.
+  EXPECT_EQ(PutSome(*client, 5, "ha/after").size(), 5u);
+  // Its status report names it the leader of c1.
+  httplib::Client http("127.0.0.1", http_port);
+  auto res = http.Get("/api/status");
+  ASSERT_TRUE(res && res->status == 200);
+  const auto report = nlohmann::json::parse(res->body);
+  ASSERT_TRUE(report.contains("cluster")) << res->body;
+  EXPECT_EQ(report["cluster"]["name"], "c1");
+  EXPECT_EQ(report["cluster"]["leader_id"], report["cluster"]["self_id"]) << res->body;
+  // And its metrics: it leads, and etcd committed its log's batches.
+  auto metrics = http.Get("/metrics");
+  ASSERT_TRUE(metrics && metrics->status == 200);
+  EXPECT_THAT(metrics->body, HasSubstr("\ncrescent_ha_leader 1\n"));
+  EXPECT_THAT(metrics->body, testing::ContainsRegex("\ncrescent_etcd_commit_seconds_count [1-9]"));
+}
+
+// The production path: masters on ports of their own; the store node and
+// the client name the cluster (etcd://.../c1) and follow its leader.
+TEST_F(HaMasterTest, ThroughEtcdANodeAndAClientFollowTheNewLeaderWithNothingLost) {
+  ASSERT_TRUE(cluster_->StartMaster(PickFreePort()));
+  std::unique_ptr<Process> standby = StartStandby(PickFreePort());
+  const std::string address = "etcd://" + etcd_.endpoints() + "/c1";
+  Process store(
+      {CrescentBin(), "store", "--master", address, "--secret-file", cluster_->secret_file(),
+       "--segment-size", "64MiB", "--heartbeat-interval-ms", "100", "--no-shm"},
+      cluster_->dir().File("etcd-store.log"));
+  ASSERT_TRUE(store.WaitForLine("ready", kStartTimeout)) << store.Output();
+  ClientConfig c = cluster_->ClientConfigFor(false);
+  c.master_address = address;
+  auto client = Client::Connect(c);
+  ASSERT_TRUE(client.ok()) << client.status().ToString();
+  const auto acked = PutSome(**client, 30, "ha/etcd");
+  ASSERT_EQ(acked.size(), 30u);
+
+  cluster_->master().Kill(SIGKILL);
+  ASSERT_TRUE(standby->WaitForLine("ready", 30s)) << standby->Output();
+  for (const auto& [key, value] : acked) {
+    StatusOr<std::vector<std::byte>> got = Status(ErrorCode::kUnavailable, "not tried");
+    for (auto until = std::chrono::steady_clock::now() + 30s;
+         std::chrono::steady_clock::now() < until; std::this_thread::sleep_for(50ms)) {
+      got = (*client)->Get(key);
+      if (got.ok()) break;
+    }
+    ASSERT_TRUE(got.ok()) << key << ": " << got.status().ToString() << "\n" << store.Output();
+    EXPECT_EQ(*got, value) << key;
+  }
+  EXPECT_EQ(PutSome(**client, 5, "ha/etcd-after").size(), 5u);
+  EXPECT_THAT(store.Output(), HasSubstr("took it over with its objects"));
+}
+
+TEST_F(HaMasterTest, AFrozenLeaderIsDeposedAcknowledgesNothingMoreAndComesBackAsAStandby) {
+  ASSERT_TRUE(cluster_->StartMaster(PickFreePort()));
+  const uint16_t standby_port = PickFreePort();
+  std::unique_ptr<Process> standby = StartStandby(standby_port);
+  ASSERT_TRUE(cluster_->AddStore());
+  std::unique_ptr<Client> old_leader = cluster_->Connect(false);
+  ASSERT_NE(old_leader, nullptr);
+  ASSERT_EQ(PutSome(*old_leader, 5, "ha/before").size(), 5u);
+
+  // Frozen past its lease (a pause, a stalled host): the standby leads.
+  cluster_->master().Kill(SIGSTOP);
+  ASSERT_TRUE(standby->WaitForLine("ready", 30s)) << standby->Output();
+  // A put sent to the old leader while it is frozen, then the thaw: it
+  // must not be acknowledged, since the new leader never learns of it.
+  std::atomic<bool> put_ok{false};
+  std::thread late([&] { put_ok = old_leader->Put("ha/late", RandomBytes(1000, 9)).ok(); });
+  std::this_thread::sleep_for(200ms);
+  cluster_->master().Kill(SIGCONT);
+  late.join();
+  EXPECT_FALSE(put_ok.load()) << "a deposed leader acknowledged a put";
+  EXPECT_TRUE(cluster_->master().WaitForLine("lost the leadership of cluster c1", 30s))
+      << cluster_->master().Output();
+  // It runs again, as a standby of the new leader.
+  std::this_thread::sleep_for(100ms);
+  const std::string out = cluster_->master().Output();
+  const size_t lost = out.find("lost the leadership");
+  EXPECT_NE(out.find("standby of cluster c1", lost), std::string::npos) << out;
+
+  ClientConfig c = cluster_->ClientConfigFor(false);
+  c.master_address = "127.0.0.1:" + std::to_string(standby_port);
+  auto new_leader = Client::Connect(c);
+  ASSERT_TRUE(new_leader.ok()) << new_leader.status().ToString();
+  StatusOr<bool> late_there = (*new_leader)->Exists("ha/late");
+  ASSERT_TRUE(late_there.ok()) << late_there.status().ToString();
+  EXPECT_FALSE(*late_there);
+}
+
+TEST_F(HaMasterTest, AClusterMasterRefusesBadFlags) {
+  CommandResult r = RunCrescent({"master", "--etcd", etcd_.endpoints(), "--cluster", "bad name",
+                                 "--port", "0", "--secret-file", cluster_->secret_file()},
+                                cluster_->dir().path());
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("cluster"));
+  r = RunCrescent(
+      {"master", "--cluster", "c1", "--port", "0", "--secret-file", cluster_->secret_file()},
+      cluster_->dir().path());
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("--cluster needs --etcd"));
+  r = RunCrescent(
+      {"master", "--etcd", etcd_.endpoints(), "--cluster", "c1", "--data-dir",
+       cluster_->dir().File("data"), "--port", "0", "--secret-file", cluster_->secret_file()},
+      cluster_->dir().path());
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("--data-dir with --etcd"));
+}
+
+// Three etcd members: one killed (the first endpoint, the one the masters
+// and clients try first) interrupts nothing for good: puts keep being
+// acknowledged, and every one reads back.
+class HaMasterThreeEtcdTest : public HaMasterTest {
+ protected:
+  int EtcdMembers() const override { return 3; }
+};
+
+TEST_F(HaMasterThreeEtcdTest, AnEtcdMemberKilledStopsNothing) {
+  ASSERT_TRUE(cluster_->StartMaster(PickFreePort()));
+  std::unique_ptr<Process> standby = StartStandby(PickFreePort());
+  ASSERT_TRUE(cluster_->AddStore());
+  ClientConfig c = cluster_->ClientConfigFor(false);
+  c.master_address = "etcd://" + etcd_.endpoints() + "/c1";
+  auto client = Client::Connect(c);
+  ASSERT_TRUE(client.ok()) << client.status().ToString();
+  auto acked = PutSome(**client, 10, "ha/m-before");
+  ASSERT_EQ(acked.size(), 10u);
+  etcd_.Kill(0);
+  // Puts go on (the first may wait for etcd's own election).
+  std::map<std::string, std::vector<std::byte>> after;
+  for (auto until = std::chrono::steady_clock::now() + 30s;
+       after.size() < 10 && std::chrono::steady_clock::now() < until;) {
+    after.merge(PutSome(**client, 10, "ha/m-after" + std::to_string(after.size())));
+  }
+  EXPECT_GE(after.size(), 10u);
+  acked.merge(after);
+  for (const auto& [key, value] : acked) {
+    StatusOr<std::vector<std::byte>> got = (*client)->Get(key);
+    ASSERT_TRUE(got.ok()) << key << ": " << got.status().ToString();
+    EXPECT_EQ(*got, value) << key;
+  }
+  // The same master still leads: no failover was needed.
+  EXPECT_TRUE(standby->Running());
+  EXPECT_THAT(standby->Output(), testing::Not(HasSubstr("ready")));
+}
+
+}  // namespace
+}  // namespace crescent::itest
