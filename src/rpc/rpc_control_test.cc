@@ -38,6 +38,9 @@ class ControlTest : public RpcTest {
     MasterClientOptions o;
     o.address = "127.0.0.1:" + std::to_string(server_->port());
     o.lean_control = false;
+    // A hang guard only: under ThreadSanitizer a 1 MiB request over gRPC
+    // has taken more than the default 5 s on a loaded machine.
+    o.rpc_timeout_ms = 60000;
     auto c = MasterClient::Create(o);
     EXPECT_TRUE(c.ok());
     return std::move(c).value();
