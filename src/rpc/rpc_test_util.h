@@ -3,6 +3,9 @@
 #pragma once
 
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/time.h>
 
 #include <atomic>
 #include <memory>
@@ -63,6 +66,20 @@ class RpcTest : public ::testing::Test {
     return {name, 1 << 20, node, endpoint, master::Tier::kDram, kOwnerToken};
   }
   static constexpr uint64_t kOwnerToken = 0x5eed'0000'0000'0001;
+
+  // A raw TCP connection to the server's lean port (for frames no client
+  // would send, or none), its reads given up after `timeout_s`.
+  int RawLean(int timeout_s) {
+    int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_port = htons(static_cast<uint16_t>(server_->control_port()));
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    EXPECT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+    timeval tv{timeout_s, 0};
+    ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    return fd;
+  }
 
   void Mount(const std::string& name = "seg-a") {
     auto id = client_->MountSegment(Spec(name));

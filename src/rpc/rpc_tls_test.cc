@@ -39,7 +39,9 @@ class TlsRpcTest : public RpcTest {
     std::filesystem::remove_all(*dir_);
     delete dir_;
   }
-  void SetUp() override { ASSERT_TRUE(ok_) << "openssl failed, see " << *dir_ << "/make_test_certs.log"; }
+  void SetUp() override {
+    ASSERT_TRUE(ok_) << "openssl failed, see " << *dir_ << "/make_test_certs.log";
+  }
 
   static std::string File(const std::string& name) { return *dir_ + "/" + name; }
   static MasterServerOptions TlsServer() {
@@ -54,17 +56,7 @@ class TlsRpcTest : public RpcTest {
     return o;
   }
   // A raw TCP connection to the lean port that says nothing.
-  int Raw() {
-    int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_port = htons(static_cast<uint16_t>(server_->control_port()));
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    EXPECT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
-    timeval tv{20, 0};
-    ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-    return fd;
-  }
+  int Raw() { return RawLean(20); }
 
   static std::string* dir_;
   static bool ok_;

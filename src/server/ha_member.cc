@@ -136,9 +136,8 @@ void HaMember::StartMembership(etcd::MemberInfo self, std::chrono::milliseconds 
     std::lock_guard lock(view_mu_);
     self_id_ = self.master_id;
   }
-  membership_ = std::thread([this, self = std::move(self), period]() mutable {
-    Membership(std::move(self), period);
-  });
+  membership_ = std::thread(
+      [this, self = std::move(self), period]() mutable { Membership(std::move(self), period); });
 }
 
 void HaMember::Membership(etcd::MemberInfo self, std::chrono::milliseconds period) {
@@ -194,11 +193,9 @@ void HaMember::RefreshMembership(etcd::MemberInfo& self, int64_t* lease) {
   if (!leader_id.empty()) leader_id_ = std::move(leader_id);
   // Who is behind, since when (View's lag_seconds).
   const auto now = std::chrono::steady_clock::now();
-  uint64_t leader_records = 0;
-  for (const etcd::MemberInfo& m : members_) {
-    if (m.master_id == leader_id_) leader_records = m.applied_records;
-  }
-  if (leads_.load(std::memory_order_acquire)) leader_records = applied_records();
+  const bool leads = leads_.load(std::memory_order_acquire);
+  const uint64_t leader_records =
+      LeaderRecordsLocked(leader_id_, leads, leads ? applied_records() : 0);
   std::map<std::string, std::chrono::steady_clock::time_point> behind;
   for (const etcd::MemberInfo& m : members_) {
     if (m.applied_records >= leader_records) continue;
@@ -206,6 +203,15 @@ void HaMember::RefreshMembership(etcd::MemberInfo& self, int64_t* lease) {
     behind[m.master_id] = was == behind_since_.end() ? now : was->second;
   }
   behind_since_ = std::move(behind);
+}
+
+uint64_t HaMember::LeaderRecordsLocked(const std::string& leader_id, bool leads,
+                                       uint64_t own) const {
+  if (leads) return own;
+  for (const etcd::MemberInfo& m : members_) {
+    if (m.master_id == leader_id) return m.applied_records;
+  }
+  return 0;
 }
 
 ClusterView HaMember::View() const {
@@ -222,11 +228,7 @@ ClusterView HaMember::View() const {
   v.self_id = self_id_;
   v.leader_id = v.leads ? self_id_ : leader_id_;  // the record read back may be older
   v.leader_changes = leader_changes_;
-  uint64_t leader_records = 0;
-  for (const etcd::MemberInfo& m : members_) {
-    if (m.master_id == v.leader_id) leader_records = m.applied_records;
-  }
-  if (v.leads) leader_records = own;
+  const uint64_t leader_records = LeaderRecordsLocked(v.leader_id, v.leads, own);
   for (const etcd::MemberInfo& m : members_) {
     ClusterMemberView mv;
     mv.info = m;
@@ -235,8 +237,10 @@ ClusterView HaMember::View() const {
       mv.info.applied_position = applied_position();
     }
     mv.leader = m.master_id == v.leader_id;
-    mv.lag_records = leader_records > mv.info.applied_records ? leader_records - mv.info.applied_records : 0;
-    if (auto since = behind_since_.find(m.master_id); since != behind_since_.end() && mv.lag_records > 0) {
+    mv.lag_records =
+        leader_records > mv.info.applied_records ? leader_records - mv.info.applied_records : 0;
+    if (auto since = behind_since_.find(m.master_id);
+        since != behind_since_.end() && mv.lag_records > 0) {
       mv.lag_seconds = std::chrono::duration<double>(now - since->second).count();
     }
     v.members.push_back(std::move(mv));

@@ -18,13 +18,13 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <cstdint>
 #include <map>
+#include <memory>
 #include <mutex>
+#include <string>
 #include <thread>
 #include <vector>
-#include <cstdint>
-#include <memory>
-#include <string>
 
 #include "crescent/status.h"
 #include "durability/etcd_log.h"
@@ -107,6 +107,9 @@ class HaMember {
   // Writes this member's record under its lease (granted anew when lost),
   // and reads every member's and the leader key back.
   void RefreshMembership(etcd::MemberInfo& self, int64_t* lease);
+  // The records the leader applied: `own` when this master leads, else what
+  // its last record says (0: unknown). Under view_mu_.
+  uint64_t LeaderRecordsLocked(const std::string& leader_id, bool leads, uint64_t own) const;
   Status Apply(uint64_t position, std::string_view bytes);
 
   const HaOptions options_;

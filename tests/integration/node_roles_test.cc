@@ -67,6 +67,14 @@ class NodeRolesTest : public WithCluster<testing::Test> {
     EXPECT_TRUE(master.ok()) << master.status().ToString();
     return master.ok() ? std::move(master).value() : nullptr;
   }
+  // A data-plane client with the "app" token.
+  std::unique_ptr<Client> AppClient() {
+    ClientConfig cc = cluster_->ClientConfigFor(false);
+    cc.token = app_;
+    auto client = Client::Connect(cc);
+    EXPECT_TRUE(client.ok()) << client.status().ToString();
+    return client.ok() ? std::move(client).value() : nullptr;
+  }
   // A segment of `capacity` bytes for `node`, at an address nothing serves.
   static master::SegmentSpec Spec(const std::string& name, const std::string& node,
                                   uint64_t capacity = 64ull << 20) {
@@ -287,10 +295,8 @@ TEST_F(NodeRolesTest, AfterAMasterRestartANodeHoldsItsNodeAgain) {
 // "ReportUnreachable for every node makes every put answer UNAVAILABLE".
 TEST_F(NodeRolesTest, AClientReportingEveryNodeUnreachableDoesNotStopPuts) {
   ASSERT_NO_FATAL_FAILURE(Start(2));
-  ClientConfig cc = cluster_->ClientConfigFor(false);
-  cc.token = app_;
-  auto client = Client::Connect(cc);
-  ASSERT_TRUE(client.ok()) << client.status().ToString();
+  std::unique_ptr<Client> client = AppClient();
+  ASSERT_NE(client, nullptr);
   auto app = As(app_);
   ASSERT_NE(app, nullptr);
   auto segments = app->ListSegments();
@@ -304,7 +310,7 @@ TEST_F(NodeRolesTest, AClientReportingEveryNodeUnreachableDoesNotStopPuts) {
   EXPECT_GT(refused, 0) << "24 reports at once are past the rate limit (16 at once)";
   for (int i = 0; i < 40; ++i) {
     if (!app->ReportUnreachable(all).ok()) ++refused;
-    Status put = (*client)->Put("unreachable/" + std::to_string(i), value);
+    Status put = client->Put("unreachable/" + std::to_string(i), value);
     ASSERT_TRUE(put.ok()) << "put " << i << ": " << put.ToString();
   }
 }
@@ -313,17 +319,15 @@ TEST_F(NodeRolesTest, AClientReportingEveryNodeUnreachableDoesNotStopPuts) {
 // node hashes it first, and finds it healthy.
 TEST_F(NodeRolesTest, AClientReportingHealthyReplicasCorruptDropsNothing) {
   ASSERT_NO_FATAL_FAILURE(Start(1));
-  ClientConfig cc = cluster_->ClientConfigFor(false);
-  cc.token = app_;
-  auto client = Client::Connect(cc);
-  ASSERT_TRUE(client.ok()) << client.status().ToString();
+  std::unique_ptr<Client> client = AppClient();
+  ASSERT_NE(client, nullptr);
   auto app = As(app_);
   ASSERT_NE(app, nullptr);
   const std::vector<std::byte> value = RandomBytes(200000, 4);
   PutOptions pinned;
   pinned.hard_pin = true;
-  ASSERT_TRUE((*client)->Put("corrupt/pinned", value, pinned).ok());
-  ASSERT_TRUE((*client)->Put("corrupt/leased", value).ok());
+  ASSERT_TRUE(client->Put("corrupt/pinned", value, pinned).ok());
+  ASSERT_TRUE(client->Put("corrupt/leased", value).ok());
   for (const std::string key : {"corrupt/pinned", "corrupt/leased"}) {
     StatusOr<rpc::RemoteRead> read = app->GetReplicaList(key);  // leased from here on
     ASSERT_TRUE(read.ok()) << read.status().ToString();
@@ -339,7 +343,7 @@ TEST_F(NodeRolesTest, AClientReportingHealthyReplicasCorruptDropsNothing) {
   for (int i = 0; i < 400 && disproved() < 2; ++i) std::this_thread::sleep_for(milliseconds(25));
   EXPECT_EQ(disproved(), 2u);
   for (const std::string key : {"corrupt/pinned", "corrupt/leased"}) {
-    StatusOr<std::vector<std::byte>> got = (*client)->Get(key);
+    StatusOr<std::vector<std::byte>> got = client->Get(key);
     ASSERT_TRUE(got.ok()) << key << ": " << got.status().ToString();
     EXPECT_TRUE(*got == value);
   }
