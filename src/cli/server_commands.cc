@@ -181,6 +181,17 @@ int RunClusterMaster(server::MasterHostOptions options, const std::string& secre
     auto started = server::MasterHost::Start(options, secret);
     std::lock_guard lock(mu);
     standby = nullptr;
+    if (!started.ok() && started.status().code() == ErrorCode::kObjectNotFound && !stopping) {
+      // The log was trimmed past this master's state while it followed it:
+      // a fresh start bootstraps from the leader's snapshot.
+      std::cout << "crescent master: " << started.status().message()
+                << ": starting again\n"
+                << std::flush;
+      std::this_thread::sleep_for(std::chrono::seconds(1));
+      Status s = ExecSelfAgain();
+      std::cerr << "crescent master: " << s.ToString() << "\n" << std::flush;
+      std::_Exit(2);
+    }
     if (!started.ok()) {
       if (!stopping) failed = Report("master", started.status()) != 0;
       ::kill(::getpid(), SIGTERM);  // wakes the wait below
@@ -229,7 +240,9 @@ void AddMaster(CLI::App& root) {
   auto ha = std::make_shared<server::HaOptions>();
   app->add_option("--etcd", ha->etcd,
                   "Run as one master of a cluster on etcd (docs/ha.md): its endpoints, "
-                  "http://H1:2379,http://H2:2379; the log is kept there (no --data-dir)");
+                  "http://H1:2379,http://H2:2379; the log is kept there, and a --data-dir "
+                  "holds this master's snapshots (the log is trimmed before what every "
+                  "member holds)");
   app->add_option("--cluster", ha->cluster, "The cluster's name (with --etcd)")
       ->capture_default_str();
   app->add_option("--leader-ttl-ms", ha->leader_ttl_ms,
@@ -238,7 +251,12 @@ void AddMaster(CLI::App& root) {
                   "to whole seconds)")
       ->capture_default_str()
       ->check(CLI::Range(int64_t{1000}, int64_t{600'000}));
-  app->callback([flags, secret_file, ha] {
+  auto token_file = std::make_shared<std::string>();
+  app->add_option("--token-file", *token_file,
+                  "With --etcd: an admin token (NAME:SECRET) this master reads its leader's "
+                  "snapshots with, where the leader has an auth file (default: "
+                  "$CRESCENT_TOKEN; docs/ha.md)");
+  app->callback([app, flags, secret_file, ha, token_file] {
     if (Status s = flags->CheckExposure(); !s.ok()) return SetExitCode(Report("master", s));
     if (Status s = flags->CheckRestoreGrace(ha->enabled()); !s.ok()) {
       return SetExitCode(Report("master", s));
@@ -256,7 +274,23 @@ void AddMaster(CLI::App& root) {
         return SetExitCode(Report(
             "master", Status(ErrorCode::kInvalidArgument, "--cluster needs --etcd")));
       }
+      if (app->count("--log-sync") > 0) {
+        return SetExitCode(Report("master", Status(ErrorCode::kInvalidArgument,
+                                                   "--log-sync with --etcd: a cluster's log is "
+                                                   "acknowledged once etcd committed it")));
+      }
+      StatusOr<std::string> token = auth::LoadClientToken(*token_file);
+      if (!token.ok()) return SetExitCode(Report("master", token.status()));
       options.ha = *ha;
+      // The client to the leader (a bootstrap, a standby's copies of its
+      // snapshots): this master's token, and its TLS files for the leader's
+      // certificate (its CA, else the certificate itself) and mutual TLS.
+      rpc::MasterClientOptions& leader = options.ha.snapshots.leader;
+      leader.token = std::move(*token);
+      if (!options.rpc.tls.cert.empty()) {
+        leader.tls = options.rpc.tls;
+        if (leader.tls.ca.empty()) leader.tls.ca = leader.tls.cert;
+      }
       return SetExitCode(RunClusterMaster(std::move(options), secret.value(), auth.get()));
     }
     auto host = server::MasterHost::Start(options, secret.value());

@@ -67,6 +67,20 @@ Status HandEtcdLogBatch(const std::string& cluster, const std::string& key,
   return Status::Ok();
 }
 
+StatusOr<std::optional<uint64_t>> EtcdLogFirst(etcd::EtcdClient& etcd, const std::string& cluster) {
+  etcdserverpb::RangeRequest r;
+  r.set_key(etcd::LogPrefix(cluster));
+  r.set_range_end(etcd::PrefixEnd(etcd::LogPrefix(cluster)));
+  r.set_limit(1);
+  r.set_keys_only(true);
+  StatusOr<etcdserverpb::RangeResponse> got = etcd.Range(r);
+  if (!got.ok()) return got.status();
+  if (got->kvs().empty()) return std::optional<uint64_t>();
+  StatusOr<uint64_t> first = etcd::LogKeyPosition(cluster, got->kvs(0).key());
+  if (!first.ok()) return first.status();
+  return std::optional<uint64_t>(*first);
+}
+
 Status ReadEtcdLog(etcd::EtcdClient& etcd, const std::string& cluster, uint64_t from,
                    int64_t page_keys, const master::OperationLog::RecordFn& fn, uint64_t* end,
                    int64_t* revision) {

@@ -43,6 +43,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 
@@ -130,6 +131,10 @@ class EtcdOperationLog final : public master::OperationLog {
 Status ReadEtcdLog(etcd::EtcdClient& etcd, const std::string& cluster, uint64_t from,
                    int64_t page_keys, const master::OperationLog::RecordFn& fn, uint64_t* end,
                    int64_t* revision);
+
+// Where the log of `cluster` in etcd begins: its first batch's position, or
+// nullopt when it holds no batch.
+StatusOr<std::optional<uint64_t>> EtcdLogFirst(etcd::EtcdClient& etcd, const std::string& cluster);
 
 // Hands the records of one batch (`key`, `value`) that lie at or after `from`
 // to fn. *expect: where the batch must start (kAnyStart: anywhere), set to

@@ -138,6 +138,10 @@ StatusOr<SnapshotInfo> SnapshotWriter::Finish() {
   return info_;
 }
 
+std::string SnapshotPath(const std::string& dir, uint64_t position) {
+  return (fs::path(dir) / FileName(position)).string();
+}
+
 std::vector<std::string> ListSnapshots(const std::string& dir) {
   std::vector<std::pair<uint64_t, std::string>> found;
   std::error_code ec;

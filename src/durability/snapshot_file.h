@@ -66,6 +66,8 @@ class SnapshotWriter {
 
 // Snapshot files in `dir`, newest (highest log position) first.
 std::vector<std::string> ListSnapshots(const std::string& dir);
+// The path of the snapshot at `position` in `dir`.
+std::string SnapshotPath(const std::string& dir, uint64_t position);
 // The log position a snapshot file's name gives (0 for another name).
 uint64_t SnapshotNamePosition(const std::string& path);
 

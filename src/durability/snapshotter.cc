@@ -1,12 +1,20 @@
 #include "durability/snapshotter.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <optional>
+
+#include "common/fd.h"
 
 namespace crescent::durability {
 
-Snapshotter::Snapshotter(master::MasterService& master, FileOperationLog* log,
+Snapshotter::Snapshotter(master::MasterService& master, master::OperationLog* log,
                          SnapshotterOptions options)
     : master_(master), log_(log), options_(std::move(options)) {}
 
@@ -50,7 +58,7 @@ StatusOr<SnapshotInfo> Snapshotter::TakeNow() {
       for (const std::string& why : pruned->removed_damaged) {
         std::fprintf(stderr, "crescent: removed a damaged snapshot: %s\n", why.c_str());
       }
-      if (log_ != nullptr && pruned->oldest_kept != UINT64_MAX) {
+      if (log_ != nullptr && options_.truncate_log && pruned->oldest_kept != UINT64_MAX) {
         if (Status t = log_->TruncateBefore(pruned->oldest_kept); !t.ok()) info = t;
       }
     }
@@ -123,6 +131,51 @@ void Snapshotter::Stop() {
   }
   bg_cv_.notify_all();
   if (bg_.joinable()) bg_.join();
+}
+
+Status Snapshotter::ReadPart(uint64_t position, uint64_t offset, uint32_t max_bytes,
+                             uint64_t* found, uint64_t* file_bytes, std::string* data) {
+  std::string path;
+  for (const std::string& p : ListSnapshots(options_.dir)) {
+    if (position == 0 || SnapshotNamePosition(p) == position) {
+      path = p;
+      break;
+    }
+  }
+  if (path.empty() && position == 0) {
+    StatusOr<SnapshotInfo> taken = TakeNow();
+    if (!taken.ok()) return taken.status();
+    path = taken->path;
+  }
+  if (path.empty()) {
+    return Status(ErrorCode::kObjectNotFound,
+                  "no snapshot at log position " + std::to_string(position) +
+                      " is kept any more in " + options_.dir + ": read the newest");
+  }
+  ScopedFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  struct stat st {};
+  if (!fd.valid() || ::fstat(fd.get(), &st) != 0) {
+    return Status(errno == ENOENT ? ErrorCode::kObjectNotFound : ErrorCode::kIoError,
+                  "snapshot " + path + ": " + std::strerror(errno));
+  }
+  *found = SnapshotNamePosition(path);
+  *file_bytes = static_cast<uint64_t>(st.st_size);
+  data->clear();
+  if (offset >= *file_bytes) return Status::Ok();
+  data->resize(std::min<uint64_t>(max_bytes, *file_bytes - offset));
+  size_t done = 0;
+  while (done < data->size()) {
+    const ssize_t n = ::pread(fd.get(), data->data() + done, data->size() - done,
+                              static_cast<off_t>(offset + done));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      return Status(ErrorCode::kIoError, "snapshot " + path + ": reading at " +
+                                             std::to_string(offset + done) + ": " +
+                                             (n == 0 ? "unexpected end" : std::strerror(errno)));
+    }
+    done += static_cast<size_t>(n);
+  }
+  return Status::Ok();
 }
 
 SnapshotStats Snapshotter::Stats() const {

@@ -25,6 +25,10 @@ namespace crescent::durability {
 struct SnapshotterOptions {
   std::string dir;
   size_t keep = 2;  // snapshots kept, newest first (at least 1)
+  // Whether the log is truncated before the oldest kept snapshot. A cluster's
+  // leader keeps its log in etcd, trimmed once every member holds a snapshot
+  // past it (server/ha_member.h), so not by its own snapshots alone.
+  bool truncate_log = true;
 };
 
 // Figures of the last snapshot taken (all 0 before the first).
@@ -42,8 +46,10 @@ struct SnapshotStats {
 
 class Snapshotter {
  public:
-  // `log` may be null (no log files to drop).
-  Snapshotter(master::MasterService& master, FileOperationLog* log, SnapshotterOptions options);
+  // `log` may be null (no log to sync through a snapshot's position, nor to
+  // truncate).
+  Snapshotter(master::MasterService& master, master::OperationLog* log,
+              SnapshotterOptions options);
   ~Snapshotter();  // stops the periodic thread
   Snapshotter(const Snapshotter&) = delete;
   Snapshotter& operator=(const Snapshotter&) = delete;
@@ -57,10 +63,16 @@ class Snapshotter {
   void Request();
   void Stop();
   SnapshotStats Stats() const;
+  // Reads up to `max_bytes` of the snapshot file at `position` (0: the newest;
+  // one is taken now when there is none) from `offset` into *data; *found and
+  // *file_bytes: its position and size. kObjectNotFound when no snapshot at
+  // `position` is kept (a newer one replaced it: read that one).
+  Status ReadPart(uint64_t position, uint64_t offset, uint32_t max_bytes, uint64_t* found,
+                  uint64_t* file_bytes, std::string* data);
 
  private:
   master::MasterService& master_;
-  FileOperationLog* const log_;
+  master::OperationLog* const log_;
   const SnapshotterOptions options_;
 
   std::mutex take_mu_;  // one snapshot at a time

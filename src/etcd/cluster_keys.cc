@@ -85,7 +85,9 @@ StatusOr<LeaderInfo> DecodeLeaderInfo(std::string_view value) {
 std::string EncodeMemberInfo(const MemberInfo& info) {
   return "master_id=" + info.master_id + "\ngrpc=" + info.grpc + "\nhttp=" + info.http +
          "\napplied_position=" + std::to_string(info.applied_position) +
-         "\napplied_records=" + std::to_string(info.applied_records) + "\n";
+         "\napplied_records=" + std::to_string(info.applied_records) +
+         "\nkeeps_snapshots=" + (info.keeps_snapshots ? "1" : "0") +
+         "\nsnapshot_position=" + std::to_string(info.snapshot_position) + "\n";
 }
 
 StatusOr<MemberInfo> DecodeMemberInfo(std::string_view value) {
@@ -97,6 +99,8 @@ StatusOr<MemberInfo> DecodeMemberInfo(std::string_view value) {
     if (k == "http") info.http = v;
     if (k == "applied_position") numbers = numbers && ParseU64(v, &info.applied_position);
     if (k == "applied_records") numbers = numbers && ParseU64(v, &info.applied_records);
+    if (k == "keeps_snapshots") info.keeps_snapshots = v == "1";
+    if (k == "snapshot_position") numbers = numbers && ParseU64(v, &info.snapshot_position);
   });
   if (!lines || !numbers || info.master_id.empty()) {
     return Status(ErrorCode::kInvalidArgument, "not a member's record");

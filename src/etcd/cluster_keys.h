@@ -47,6 +47,10 @@ struct MemberInfo {
   std::string http;
   uint64_t applied_position = 0;  // the log position it has applied up to
   uint64_t applied_records = 0;   // the records of the log it has applied
+  // Whether it keeps snapshots (a --data-dir), and the newest one's position:
+  // the leader trims the log only before what every such member holds.
+  bool keeps_snapshots = false;
+  uint64_t snapshot_position = 0;
 };
 std::string EncodeMemberInfo(const MemberInfo& info);
 StatusOr<MemberInfo> DecodeMemberInfo(std::string_view value);

@@ -32,11 +32,15 @@ TEST(ClusterKeysTest, LeaderInfoRoundTripsAndAnEmptyValueIsNoLeaderYet) {
 }
 
 TEST(ClusterKeysTest, MemberInfoRoundTripsAndRefusesBadNumbers) {
-  const MemberInfo info{"m1", "h:1", "", 123456789012ull, 1700000000000ull};
+  const MemberInfo info{"m1", "h:1", "", 123456789012ull, 1700000000000ull, true, 98765ull};
   auto back = DecodeMemberInfo(EncodeMemberInfo(info));
   ASSERT_TRUE(back.ok()) << back.status().ToString();
   EXPECT_EQ(back->applied_position, 123456789012ull);
   EXPECT_EQ(back->applied_records, 1700000000000ull);
+  EXPECT_TRUE(back->keeps_snapshots);
+  EXPECT_EQ(back->snapshot_position, 98765ull);
+  EXPECT_FALSE(DecodeMemberInfo(EncodeMemberInfo(MemberInfo{.master_id = "m2"}))->keeps_snapshots);
+  EXPECT_FALSE(DecodeMemberInfo("master_id=m1\nsnapshot_position=x\n").ok());
   EXPECT_FALSE(DecodeMemberInfo("master_id=m1\napplied_position=12x\n").ok());
 }
 

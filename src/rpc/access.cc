@@ -39,7 +39,8 @@ Who WhoMayCall(RpcMethod m) {
     case RpcMethod::kReportCorruptReplica:
     case RpcMethod::kStats:
     case RpcMethod::kControlEndpoints: return Who::kAll;
-    case RpcMethod::kSnapshot: return Who::kAdmin;
+    case RpcMethod::kSnapshot:
+    case RpcMethod::kReadSnapshot: return Who::kAdmin;
   }
   return Who::kAdmin;
 }

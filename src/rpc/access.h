@@ -33,7 +33,7 @@ const Caller& Unchecked();
 //   client the calls on keys (puts, gets, exists, prefix queries, removes,
 //          RemoveAll and List of its own tenant), ListSegments,
 //          ReportUnreachable, ReportCorruptReplica, Stats, ControlEndpoints.
-// Only admin takes snapshots.
+// Only admin takes snapshots and reads them (ReadSnapshot).
 bool RoleMayCall(auth::Role role, RpcMethod m);
 
 // PERMISSION_DENIED naming the call, the roles that may make it and the

@@ -70,7 +70,8 @@ inline constexpr uint8_t kControlMethodMax = 14;
   X(List, ListRequest, ListResponse, kGrpcOnly)                                                \
   X(Stats, Empty, StatsResponse, kGrpcOnly)                                                    \
   X(Snapshot, Empty, SnapshotResponse, kGrpcOnly)                                              \
-  X(ControlEndpoints, Empty, ControlEndpointsResponse, kGrpcOnly)
+  X(ControlEndpoints, Empty, ControlEndpointsResponse, kGrpcOnly)                              \
+  X(ReadSnapshot, ReadSnapshotRequest, ReadSnapshotResponse, kGrpcOnly)
 
 // The `lean` of a method that only gRPC carries.
 inline constexpr std::optional<ControlMethod> kGrpcOnly;

@@ -579,6 +579,17 @@ StatusOr<uint64_t> MasterClient::RequestSnapshot() {
                     [](const proto::SnapshotResponse& r) { return r.snapshots_before(); });
 }
 
+StatusOr<SnapshotPart> MasterClient::ReadSnapshot(uint64_t position, uint64_t offset,
+                                                  uint32_t max_bytes) {
+  proto::ReadSnapshotRequest req;
+  req.set_position(position);
+  req.set_offset(offset);
+  req.set_max_bytes(max_bytes);
+  StatusOr<proto::ReadSnapshotResponse> r = impl_->Ask(calls::ReadSnapshot, req);
+  if (!r.ok()) return r.status();
+  return SnapshotPart{r->position(), r->file_bytes(), std::move(*r->mutable_data())};
+}
+
 std::string MasterClient::ControlTarget() {
   std::shared_ptr<MasterRoute> route = impl_->Route();
   if (!route && impl_->leader) {

@@ -23,6 +23,7 @@
 #include "crescent/status.h"
 #include "master/types.h"
 #include "rpc/batch_parts.h"
+#include "rpc/snapshot_part.h"
 #include "rpc/tls.h"
 #include "transfer/capability.h"
 
@@ -213,6 +214,9 @@ class MasterClient {
   // Asks for a snapshot (master.proto, Snapshot); returns the snapshot count
   // before it, which Stats' crescent_snapshots_total passes once it is written.
   StatusOr<uint64_t> RequestSnapshot();
+  // A part of the master's snapshot at `position` (0: its newest) from
+  // `offset` (master.proto, ReadSnapshot; the admin role).
+  StatusOr<SnapshotPart> ReadSnapshot(uint64_t position, uint64_t offset, uint32_t max_bytes);
 
  private:
   struct Impl;

@@ -20,6 +20,7 @@
 #include "crescent/status.h"
 #include "master/master_service.h"
 #include "rpc/batch_parts.h"
+#include "rpc/snapshot_part.h"
 #include "rpc/tls.h"
 #include "transfer/capability.h"
 #include "transfer/connection_limits.h"
@@ -48,6 +49,11 @@ struct MasterServerOptions {
   // Asks for a snapshot and returns at once (the Snapshot RPC); empty: the
   // master keeps none (no --data-dir), and the RPC answers UNSUPPORTED.
   std::function<void()> request_snapshot;
+  // Reads a part of a snapshot file (the ReadSnapshot RPC): the snapshot at
+  // `position` (0: the newest), from `offset`, at most `max_bytes`; empty: the
+  // master keeps none, and the RPC answers UNSUPPORTED.
+  std::function<StatusOr<SnapshotPart>(uint64_t position, uint64_t offset, uint32_t max_bytes)>
+      read_snapshot;
   // A master of a cluster on etcd (docs/ha.md): fills the Stats RPC's cluster
   // section; empty: a single master, and Stats has none.
   std::function<void(proto::ClusterStatus*)> cluster_status;

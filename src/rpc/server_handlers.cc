@@ -520,4 +520,26 @@ void MasterHandlers::ControlEndpoints(const Caller&, proto::Empty&,
   ToProto(Status::Ok(), resp->mutable_status());
 }
 
+// ---- ReadSnapshot ----
+
+void MasterHandlers::ReadSnapshot(const Caller&, proto::ReadSnapshotRequest& req,
+                                  proto::ReadSnapshotResponse* resp) const {
+  if (!options_.read_snapshot) {
+    ToProto(Status(ErrorCode::kUnsupported,
+                   "this master keeps no snapshots (it was started without --data-dir)"),
+            resp->mutable_status());
+    return;
+  }
+  const uint32_t max = std::clamp<uint32_t>(req.max_bytes(), 1, kMaxSnapshotPartBytes);
+  StatusOr<SnapshotPart> part = options_.read_snapshot(req.position(), req.offset(), max);
+  if (!part.ok()) {
+    ToProto(part.status(), resp->mutable_status());
+    return;
+  }
+  resp->set_position(part->position);
+  resp->set_file_bytes(part->file_bytes);
+  resp->set_data(std::move(part->data));
+  ToProto(Status::Ok(), resp->mutable_status());
+}
+
 }  // namespace crescent::rpc

@@ -80,6 +80,8 @@ class MasterHandlers {
   void Snapshot(const Caller& caller, proto::Empty& req, proto::SnapshotResponse* resp) const;
   void ControlEndpoints(const Caller& caller, proto::Empty& req,
                         proto::ControlEndpointsResponse* resp) const;
+  void ReadSnapshot(const Caller& caller, proto::ReadSnapshotRequest& req,
+                    proto::ReadSnapshotResponse* resp) const;
 
   // Where the lean control protocol and the Liveness service listen
   // (control_server.h, master_server.h), as the ControlEndpoints RPC answers

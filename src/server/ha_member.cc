@@ -15,17 +15,26 @@ StatusOr<std::unique_ptr<HaMember>> HaMember::Join(const HaOptions& options,
   }
   StatusOr<std::vector<std::string>> endpoints = etcd::ParseEndpoints(options.etcd);
   if (!endpoints.ok()) return endpoints.status();
+  // The leader, for its snapshots: through the cluster's etcd:// address.
+  HaSnapshotOptions so = options.snapshots;
+  so.leader.address = "etcd://";
+  for (size_t i = 0; i < endpoints->size(); ++i) {
+    so.leader.address += (i ? "," : "") + (*endpoints)[i];
+  }
+  so.leader.address += "/" + options.cluster;
   auto etcd = etcd::EtcdClient::Create(etcd::EtcdOptions{.endpoints = std::move(*endpoints)});
   if (!etcd.ok()) return etcd.status();
   std::unique_ptr<HaMember> m(new HaMember(options, engine));
   m->etcd_ = std::move(etcd).value();
+  m->snapshots_ = std::make_unique<HaSnapshots>(std::move(so), m->etcd_, options.cluster);
   return m;
 }
 
-Status HaMember::StartTail() {
+Status HaMember::StartTail(uint64_t from) {
   durability::EtcdLogTailOptions tail;
   tail.etcd = etcd_;
   tail.cluster = options_.cluster;
+  tail.from = from;
   tail.fn = [this](uint64_t position, std::string_view bytes) { return Apply(position, bytes); };
   auto started = durability::EtcdLogTail::Start(std::move(tail));
   if (!started.ok()) return started.status();
@@ -42,6 +51,7 @@ HaMember::~HaMember() {
   stop_cv_.notify_all();
   if (membership_.joinable()) membership_.join();
   if (tail_) tail_->Stop();
+  if (snapshots_) snapshots_->StopCopies();
   if (leadership_) leadership_->Resign();
 }
 
@@ -65,8 +75,23 @@ StatusOr<std::unique_ptr<durability::EtcdOperationLog>> HaMember::AwaitLeadershi
     }
     // Follows the log first (an etcd out of reach: again and again, until
     // it answers), then campaigns.
+    if (!prepared_) {
+      // Where to follow from: this master's snapshot, or its leader's when
+      // the log was trimmed past it (a bootstrap).
+      StatusOr<HaSnapshots::Start> start = snapshots_->Prepare(engine_, cancelled_);
+      if (start.status().code() == ErrorCode::kClosed) return start.status();
+      if (!start.ok()) {
+        if (start.status().code() == ErrorCode::kCorruptData) return start.status();
+        std::this_thread::sleep_for(std::chrono::milliseconds(200));
+        continue;
+      }
+      start_from_ = start->position;
+      start_note_ = start->note;
+      prepared_ = true;
+      snapshots_->StartCopies();
+    }
     if (!tail_) {
-      Status s = StartTail();
+      Status s = StartTail(start_from_);
       if (s.code() == ErrorCode::kObjectNotFound || s.code() == ErrorCode::kCorruptData) return s;
       if (!s.ok()) std::this_thread::sleep_for(std::chrono::milliseconds(200));
       continue;
@@ -78,6 +103,7 @@ StatusOr<std::unique_ptr<durability::EtcdOperationLog>> HaMember::AwaitLeadershi
   }
   // Nothing but this leadership may write the log from here on: what the old
   // leader committed after the tail's last record is all there is to apply.
+  snapshots_->StopCopies();
   tail_->Stop();
   if (Status s = tail_->status(); !s.ok()) return s;
   uint64_t end = tail_->position();
@@ -90,6 +116,7 @@ StatusOr<std::unique_ptr<durability::EtcdOperationLog>> HaMember::AwaitLeadershi
   log.etcd = etcd_;
   log.leadership = leadership_;
   log.cluster = options_.cluster;
+  log.start_position = end;  // where an empty log (none written yet) starts
   auto opened = durability::EtcdOperationLog::Open(std::move(log));
   if (!opened.ok()) return opened.status();
   if ((*opened)->end_position() != end) {
@@ -156,6 +183,8 @@ void HaMember::Membership(etcd::MemberInfo self, std::chrono::milliseconds perio
 void HaMember::RefreshMembership(etcd::MemberInfo& self, int64_t* lease) {
   self.applied_position = applied_position();
   self.applied_records = applied_records();
+  self.keeps_snapshots = snapshots_->keeps();
+  self.snapshot_position = snapshots_->newest();
   if (*lease != 0 && !etcd_->KeepAliveOnce(*lease).ok()) *lease = 0;
   if (*lease == 0) {
     const int64_t ttl = std::max<int64_t>(2, (options_.leader_ttl_ms + 999) / 1000);
@@ -187,31 +216,75 @@ void HaMember::RefreshMembership(etcd::MemberInfo& self, int64_t* lease) {
       leader_id = info->master_id;
     }
   }
-  std::lock_guard lock(view_mu_);
+  {
+    std::lock_guard lock(view_mu_);
+    UpdateViewLocked(std::move(read), std::move(leader_id));
+  }
+  if (leads_.load(std::memory_order_acquire)) TrimLog();
+}
+
+void HaMember::TrimLog() {
+  durability::EtcdOperationLog* log = leader_log_.load(std::memory_order_acquire);
+  if (log == nullptr || !snapshots_->keeps()) return;
+  // What every member holds: the leader's newest snapshot, and each other
+  // member's applied position and, where it keeps snapshots, its newest.
+  uint64_t bound = snapshots_->newest();
+  {
+    std::lock_guard lock(view_mu_);
+    for (const etcd::MemberInfo& m : members_) {
+      if (m.master_id == self_id_) continue;
+      bound = std::min(bound, m.applied_position);
+      if (m.keeps_snapshots) bound = std::min(bound, m.snapshot_position);
+    }
+  }
+  if (bound <= trimmed_.load(std::memory_order_acquire)) return;
+  if (Status s = log->TruncateBefore(bound); !s.ok()) return;  // tried again next period
+  trimmed_.store(bound, std::memory_order_release);
+  // Deleted keys leave etcd's history only once it is compacted: at the
+  // revision now, which no member that follows the log needs any more (a
+  // watch from before it ranges again from its position).
+  etcdserverpb::RangeRequest r;
+  r.set_key(etcd::LeaderKey(options_.cluster));
+  r.set_count_only(true);
+  if (auto now = etcd_->Range(r); now.ok()) (void)etcd_->Compact(now->header().revision(), false);
+}
+
+void HaMember::UpdateViewLocked(std::vector<etcd::MemberInfo> read, std::string leader_id) {
   members_ = std::move(read);
   if (!leader_id.empty() && !leader_id_.empty() && leader_id != leader_id_) ++leader_changes_;
   if (!leader_id.empty()) leader_id_ = std::move(leader_id);
   // Who is behind, since when (View's lag_seconds).
   const auto now = std::chrono::steady_clock::now();
   const bool leads = leads_.load(std::memory_order_acquire);
-  const uint64_t leader_records =
-      LeaderRecordsLocked(leader_id_, leads, leads ? applied_records() : 0);
+  const Progress leader =
+      LeaderProgressLocked(leader_id_, leads, leads ? OwnProgress() : Progress{});
   std::map<std::string, std::chrono::steady_clock::time_point> behind;
   for (const etcd::MemberInfo& m : members_) {
-    if (m.applied_records >= leader_records) continue;
+    if (m.applied_position >= leader.position) continue;
     auto was = behind_since_.find(m.master_id);
     behind[m.master_id] = was == behind_since_.end() ? now : was->second;
   }
   behind_since_ = std::move(behind);
 }
 
-uint64_t HaMember::LeaderRecordsLocked(const std::string& leader_id, bool leads,
-                                       uint64_t own) const {
+HaMember::Progress HaMember::OwnProgress() const {
+  return Progress{applied_position(), applied_records()};
+}
+
+HaMember::Progress HaMember::LeaderProgressLocked(const std::string& leader_id, bool leads,
+                                                  Progress own) const {
   if (leads) return own;
   for (const etcd::MemberInfo& m : members_) {
-    if (m.master_id == leader_id) return m.applied_records;
+    if (m.master_id == leader_id) return Progress{m.applied_position, m.applied_records};
   }
-  return 0;
+  return Progress{};
+}
+
+uint64_t HaMember::LagRecords(Progress leader, const etcd::MemberInfo& m) {
+  // Behind by position; by records as far as they tell (a member that
+  // started from a snapshot counts only the records applied since).
+  if (m.applied_position >= leader.position) return 0;
+  return leader.records > m.applied_records ? leader.records - m.applied_records : 1;
 }
 
 ClusterView HaMember::View() const {
@@ -222,23 +295,22 @@ ClusterView HaMember::View() const {
   if (const auto* log = leader_log_.load(std::memory_order_acquire); log && v.leads) {
     v.commit_latency = log->CommitLatency();
   }
-  const uint64_t own = applied_records();
+  const Progress own = OwnProgress();
   const auto now = std::chrono::steady_clock::now();
   std::lock_guard lock(view_mu_);
   v.self_id = self_id_;
   v.leader_id = v.leads ? self_id_ : leader_id_;  // the record read back may be older
   v.leader_changes = leader_changes_;
-  const uint64_t leader_records = LeaderRecordsLocked(v.leader_id, v.leads, own);
+  const Progress leader = LeaderProgressLocked(v.leader_id, v.leads, own);
   for (const etcd::MemberInfo& m : members_) {
     ClusterMemberView mv;
     mv.info = m;
     if (m.master_id == self_id_) {
-      mv.info.applied_records = own;
-      mv.info.applied_position = applied_position();
+      mv.info.applied_records = own.records;
+      mv.info.applied_position = own.position;
     }
     mv.leader = m.master_id == v.leader_id;
-    mv.lag_records =
-        leader_records > mv.info.applied_records ? leader_records - mv.info.applied_records : 0;
+    mv.lag_records = LagRecords(leader, mv.info);
     if (auto since = behind_since_.find(m.master_id);
         since != behind_since_.end() && mv.lag_records > 0) {
       mv.lag_seconds = std::chrono::duration<double>(now - since->second).count();

@@ -33,6 +33,7 @@
 #include "etcd/etcd_client.h"
 #include "etcd/leadership.h"
 #include "master/master_service.h"
+#include "server/ha_snapshots.h"
 
 namespace crescent::server {
 
@@ -59,6 +60,9 @@ struct HaOptions {
   std::string etcd;     // "http://H1:2379,http://H2:2379"; empty: a single master
   std::string cluster;  // the cluster's name (etcd/cluster_keys.h)
   int64_t leader_ttl_ms = 2000;
+  // Snapshots (ha_snapshots.h): the data dir and what to keep; the leader
+  // client's address is filled in by Join (the cluster's etcd:// address).
+  HaSnapshotOptions snapshots;
   bool enabled() const { return !etcd.empty(); }
 };
 
@@ -94,22 +98,38 @@ class HaMember {
   void StartMembership(etcd::MemberInfo self,
                        std::chrono::milliseconds period = std::chrono::milliseconds(500));
   // Once it leads: the log whose appended records count as applied.
-  void SetLeaderLog(const durability::EtcdOperationLog* log) {
+  void SetLeaderLog(durability::EtcdOperationLog* log) {
     leader_log_.store(log, std::memory_order_release);
   }
+  // What Prepare did at the start (HaSnapshots::Start::note); empty: nothing.
+  const std::string& start_note() const { return start_note_; }
+  // The log position the leader last trimmed before (0: never).
+  uint64_t trimmed_before() const { return trimmed_.load(std::memory_order_acquire); }
   ClusterView View() const;
 
  private:
   HaMember(HaOptions options, master::MasterService& engine)
       : options_(std::move(options)), engine_(engine) {}
-  Status StartTail();
+  Status StartTail(uint64_t from);
+  // The leader's: trims the log before what every member holds (the newest
+  // snapshot of each that keeps them, and what each applied), then compacts
+  // etcd's history there. Under no lock.
+  void TrimLog();
   void Membership(etcd::MemberInfo self, std::chrono::milliseconds period);
   // Writes this member's record under its lease (granted anew when lost),
   // and reads every member's and the leader key back.
   void RefreshMembership(etcd::MemberInfo& self, int64_t* lease);
-  // The records the leader applied: `own` when this master leads, else what
-  // its last record says (0: unknown). Under view_mu_.
-  uint64_t LeaderRecordsLocked(const std::string& leader_id, bool leads, uint64_t own) const;
+  // How far a member got in the log.
+  struct Progress {
+    uint64_t position = 0;
+    uint64_t records = 0;
+  };
+  Progress OwnProgress() const;
+  // The leader's: `own` when this master leads, else what its last record
+  // says (0: unknown). Under view_mu_.
+  Progress LeaderProgressLocked(const std::string& leader_id, bool leads, Progress own) const;
+  static uint64_t LagRecords(Progress leader, const etcd::MemberInfo& m);
+  void UpdateViewLocked(std::vector<etcd::MemberInfo> read, std::string leader_id);
   Status Apply(uint64_t position, std::string_view bytes);
 
   const HaOptions options_;
@@ -123,7 +143,12 @@ class HaMember {
   std::atomic<bool> leads_{false};
   std::atomic<uint64_t> records_{0};
   std::atomic<bool> cancelled_{false};
-  std::atomic<const durability::EtcdOperationLog*> leader_log_{nullptr};
+  std::atomic<durability::EtcdOperationLog*> leader_log_{nullptr};
+  std::unique_ptr<HaSnapshots> snapshots_;
+  std::string start_note_;
+  bool prepared_ = false;            // Prepare ran (AwaitLeadership's thread)
+  uint64_t start_from_ = 0;          // where Prepare left the engine
+  std::atomic<uint64_t> trimmed_{0};  // the membership thread's
   uint64_t promoted_records_ = 0;  // applied when it began to lead (before leads_)
 
   mutable std::mutex view_mu_;  // guards the five below

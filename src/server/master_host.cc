@@ -21,16 +21,21 @@ StatusOr<std::unique_ptr<MasterHost>> MasterHost::Start(const MasterHostOptions&
     return master::MasterService::Create(options.config, SteadyClock::Instance(), host->log_.get());
   };
   bool started_empty = false;
-  if (options.ha.enabled()) {
-    if (!options.data_dir.empty()) {
-      return Status(ErrorCode::kInvalidArgument,
-                    "--data-dir with --etcd: a cluster's master keeps its log in etcd");
-    }
-    if (Status s = host->LeadCluster(options); !s.ok()) return s;
-  } else if (!options.data_dir.empty()) {
+  if (!options.data_dir.empty()) {
     auto lock = durability::DataDirLock::Acquire(options.data_dir);
     if (!lock.ok()) return lock.status();
     host->dir_lock_.emplace(std::move(lock).value());
+  }
+  if (options.ha.enabled()) {
+    // The log is in etcd; the data dir holds snapshots only (docs/ha.md).
+    MasterHostOptions cluster = options;
+    cluster.ha.snapshots.data_dir = options.data_dir;
+    cluster.ha.snapshots.keep = options.snapshot_keep;
+    if (cluster.ha.snapshots.copy_interval_ms == 300'000) {
+      cluster.ha.snapshots.copy_interval_ms = options.snapshot_interval_ms;
+    }
+    if (Status s = host->LeadCluster(cluster); !s.ok()) return s;
+  } else if (!options.data_dir.empty()) {
     durability::FileLogOptions lo;
     lo.dir = options.data_dir;
     lo.sync_interval_ms = options.log_sync_ms;
@@ -58,10 +63,15 @@ StatusOr<std::unique_ptr<MasterHost>> MasterHost::Start(const MasterHostOptions&
   host->copier_ = std::make_unique<TierCopier>(host->signer_);
   host->master_->SetReplicaCopier(host->copier_.get());
   host->master_->StartBackground();
-  if (host->log_) {
+  if (host->log_ || (host->ha_ && !options.data_dir.empty())) {
+    // A cluster's leader syncs each snapshot's position in etcd's log, but
+    // leaves its trimming to the cluster's rule (HaMember).
+    master::OperationLog* log =
+        host->log_ ? static_cast<master::OperationLog*>(host->log_.get()) : host->deferred_.get();
     host->snapshotter_ = std::make_unique<durability::Snapshotter>(
-        *host->master_, host->log_.get(),
-        durability::SnapshotterOptions{options.data_dir, options.snapshot_keep});
+        *host->master_, log,
+        durability::SnapshotterOptions{options.data_dir, options.snapshot_keep,
+                                       /*truncate_log=*/host->log_ != nullptr});
     // A start that gave up on damaged files writes a snapshot at once, so
     // that the next start begins from it rather than from those files.
     if (started_empty) {
@@ -75,6 +85,15 @@ StatusOr<std::unique_ptr<MasterHost>> MasterHost::Start(const MasterHostOptions&
   rpc_options.acks_wait_for_sync = (host->log_ && options.log_sync_ms == 0) || host->ha_;
   if (host->snapshotter_) {
     rpc_options.request_snapshot = [s = host->snapshotter_.get()] { s->Request(); };
+    rpc_options.read_snapshot = [s = host->snapshotter_.get()](
+                                    uint64_t position, uint64_t offset,
+                                    uint32_t max) -> StatusOr<rpc::SnapshotPart> {
+      rpc::SnapshotPart part;
+      Status read = s->ReadPart(position, offset, max, &part.position, &part.file_bytes,
+                                &part.data);
+      if (!read.ok()) return read;
+      return part;
+    };
   }
   if (host->ha_) {
     rpc_options.cluster_status = [h = host->ha_.get()](proto::ClusterStatus* out) {
@@ -155,6 +174,13 @@ std::string MasterHost::Describe() const {
            "\n";
     out += restored_ + "\n";
   } else if (ha_) {
+    if (snapshotter_) {
+      out += "snapshots in " + options_.data_dir + ", " +
+             (options_.snapshot_interval_ms == 0
+                  ? std::string("at shutdown")
+                  : "every " + std::to_string(options_.snapshot_interval_ms / 1000) + " s") +
+             "; the log in etcd trimmed before what every member holds\n";
+    }
     out += restored_ + "\n";
   }
   if (http_) {

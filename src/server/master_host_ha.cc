@@ -46,8 +46,10 @@ Status MasterHost::LeadCluster(const MasterHostOptions& options) {
   const master::MasterService::RestoreSummary summary =
       master_->FinishRestore(options.restore_grace_ms);
   restored_ = "leader of cluster " + options.ha.cluster + " (etcd " + options.ha.etcd +
-              "), master id " + master_id_ + ": applied " + std::to_string(ha_->applied_records()) +
-              " records of its log; " + std::to_string(summary.objects) + " objects on " +
+              "), master id " + master_id_ + ": " +
+              (ha_->start_note().empty() ? std::string() : ha_->start_note() + ", then ") +
+              "applied " + std::to_string(ha_->applied_records()) + " records of its log; " +
+              std::to_string(summary.objects) + " objects on " +
               std::to_string(summary.segments) + " segments wait for their nodes";
   return Status::Ok();
 }

@@ -16,10 +16,12 @@
 
 #include <atomic>
 #include <chrono>
+#include <filesystem>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "durability/etcd_log.h"
 #include "integration/cluster.h"
 #include "integration/etcd_cluster.h"
 #include "integration/raw_socket.h"
@@ -46,7 +48,9 @@ class HaMasterTest : public testing::Test {
   }
   // A second master of the cluster on `port` (its admin HTTP on `http_port`,
   // 0: none), waited for until it follows the log as a standby.
-  std::unique_ptr<Process> StartStandby(uint16_t port, uint16_t http_port = 0) {
+  std::unique_ptr<Process> StartStandby(uint16_t port, uint16_t http_port = 0,
+                                        const std::vector<std::string>& extra = {},
+                                        const std::string& name = "standby") {
     std::vector<std::string> argv = {CrescentBin(),
                                      "master",
                                      "--port",
@@ -58,7 +62,8 @@ class HaMasterTest : public testing::Test {
                                      "--heartbeat-ttl-ms",
                                      "1000"};
     for (const std::string& f : HaFlags()) argv.push_back(f);
-    auto p = std::make_unique<Process>(argv, cluster_->dir().File("standby.log"));
+    for (const std::string& f : extra) argv.push_back(f);
+    auto p = std::make_unique<Process>(argv, cluster_->dir().File(name + ".log"));
     EXPECT_TRUE(p->WaitForLine("standby of cluster c1", kStartTimeout)) << p->Output();
     return p;
   }
@@ -227,12 +232,74 @@ TEST_F(HaMasterTest, AClusterMasterRefusesBadFlags) {
       cluster_->dir().path());
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_THAT(r.err, HasSubstr("--cluster needs --etcd"));
-  r = RunCrescent(
-      {"master", "--etcd", etcd_.endpoints(), "--cluster", "c1", "--data-dir",
-       cluster_->dir().File("data"), "--port", "0", "--secret-file", cluster_->secret_file()},
-      cluster_->dir().path());
+  r = RunCrescent({"master", "--etcd", etcd_.endpoints(), "--cluster", "c1", "--data-dir",
+                   cluster_->dir().File("data"), "--log-sync", "always", "--port", "0",
+                   "--secret-file", cluster_->secret_file()},
+                  cluster_->dir().path());
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_THAT(r.err, HasSubstr("--data-dir with --etcd"));
+  EXPECT_THAT(r.err, HasSubstr("--log-sync with --etcd"));
+}
+
+// Masters with data dirs: the leader snapshots, the standby keeps copies of
+// its snapshots, and the log in etcd is trimmed before what both hold. A
+// master that joins afterwards with an empty data dir cannot follow the log
+// from 0: it bootstraps from the leader's snapshot, then follows the log,
+// and once both others are killed it leads with every acknowledged put
+// readable, byte for byte.
+TEST_F(HaMasterTest, TheLogIsTrimmedAndANewMasterBootstrapsFromTheLeadersSnapshot) {
+  auto dir = [&](const char* name) {
+    return std::vector<std::string>{"--data-dir", cluster_->dir().File(name),
+                                    "--snapshot-interval", "1"};
+  };
+  std::unique_ptr<Process> a = StartStandby(PickFreePort(), 0, dir("a"), "a");
+  ASSERT_TRUE(a->WaitForLine("ready", 30s)) << a->Output();
+  std::unique_ptr<Process> b = StartStandby(PickFreePort(), 0, dir("b"), "b");
+  const std::string address = "etcd://" + etcd_.endpoints() + "/c1";
+  Process store(
+      {CrescentBin(), "store", "--master", address, "--secret-file", cluster_->secret_file(),
+       "--segment-size", "64MiB", "--heartbeat-interval-ms", "100", "--no-shm"},
+      cluster_->dir().File("trim-store.log"));
+  ASSERT_TRUE(store.WaitForLine("ready", kStartTimeout)) << store.Output();
+  ClientConfig c = cluster_->ClientConfigFor(false);
+  c.master_address = address;
+  auto client = Client::Connect(c);
+  ASSERT_TRUE(client.ok()) << client.status().ToString();
+  std::map<std::string, std::vector<std::byte>> acked;
+  auto etcd = etcd::EtcdClient::Create({{etcd_.endpoint(0)}, 2000ms});
+  ASSERT_TRUE(etcd.ok()) << etcd.status().ToString();
+  // Puts go on until the log no longer starts at 0 (a snapshot a second,
+  // each member reporting twice a second).
+  std::optional<uint64_t> first;
+  for (int round = 0; round < 120; ++round) {
+    for (auto& kv : PutSome(**client, 5, "trim/" + std::to_string(round) + "/")) {
+      acked.insert(std::move(kv));
+    }
+    StatusOr<std::optional<uint64_t>> f = durability::EtcdLogFirst(**etcd, "c1");
+    ASSERT_TRUE(f.ok()) << f.status().ToString();
+    first = *f;
+    if (first && *first > 0) break;
+    std::this_thread::sleep_for(250ms);
+  }
+  ASSERT_TRUE(first && *first > 0) << a->Output() << b->Output();
+  EXPECT_FALSE(std::filesystem::is_empty(cluster_->dir().File("b"))) << b->Output();
+
+  std::unique_ptr<Process> c3 = StartStandby(PickFreePort(), 0, dir("c"), "c");
+  EXPECT_TRUE(c3->WaitForLine("bootstrapped from the leader's snapshot", 30s)) << c3->Output();
+  for (auto& kv : PutSome(**client, 10, "trim/late/")) acked.insert(std::move(kv));
+  a->Kill(SIGKILL);
+  b->Kill(SIGKILL);
+  ASSERT_TRUE(c3->WaitForLine("ready", 60s)) << c3->Output();
+  EXPECT_THAT(c3->Output(), HasSubstr("leader of cluster c1"));
+  for (const auto& [key, value] : acked) {
+    StatusOr<std::vector<std::byte>> got = Status(ErrorCode::kUnavailable, "not tried");
+    for (auto until = std::chrono::steady_clock::now() + 30s;
+         std::chrono::steady_clock::now() < until; std::this_thread::sleep_for(50ms)) {
+      got = (*client)->Get(key);
+      if (got.ok()) break;
+    }
+    ASSERT_TRUE(got.ok()) << key << ": " << got.status().ToString() << "\n" << c3->Output();
+    EXPECT_EQ(*got, value) << key;
+  }
 }
 
 // Three etcd members: one killed (the first endpoint, the one the masters
