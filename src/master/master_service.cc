@@ -151,7 +151,7 @@ Status MasterService::WaitLogged(uint64_t position, bool now) {
 Status MasterService::AwaitLogged(uint64_t position, bool now) {
   Status s = WaitLogged(position, now);
   if (!s.ok()) {
-    return Status(ErrorCode::kIoError,
+    return Status(LogFailureCode(s),
                   "the change is made but the operation log could not record it: " + s.ToString());
   }
   return s;

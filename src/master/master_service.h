@@ -391,6 +391,13 @@ class MasterService {
   // the change).
   Status WaitLogged(uint64_t position, bool now = false);
   static constexpr uint64_t kLogFailed = UINT64_MAX;
+  // The code a change answers when its record failed to be logged: a log
+  // whose master no longer leads its cluster says UNAVAILABLE (a client tries
+  // the new leader; the change's outcome is unknown to it, as a lost answer
+  // is), any other failure IO_ERROR.
+  static ErrorCode LogFailureCode(const Status& why) {
+    return why.code() == ErrorCode::kUnavailable ? ErrorCode::kUnavailable : ErrorCode::kIoError;
+  }
   // The record of `e`'s removal (kObjectRemoved), for LogChange.
   static LogRecord RemovalRecord(const ObjectEntry& e, RemovalReason reason);
   // Logs the unmount of each of `segments` (which drops their replicas, so

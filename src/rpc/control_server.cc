@@ -192,7 +192,7 @@ void Answer(const MasterHandlers& handlers, HandlerFn<Req, Resp> handler, RpcMet
 
 struct ControlServer::Impl {
   Impl(const ControlServerOptions& o, const MasterHandlers& h, RpcServerMetrics* m,
-       const std::atomic<bool>& d)
+       const DrainState& d)
       : options(o), handlers(h), metrics(m), draining(d) {}
 
   template <typename Acceptor>
@@ -231,7 +231,7 @@ struct ControlServer::Impl {
   std::unique_ptr<asio::ssl::context> tls;
   const MasterHandlers& handlers;
   RpcServerMetrics* metrics;
-  const std::atomic<bool>& draining;
+  const DrainState& draining;
   // Declared before ios so that coroutine frames destroyed with them can still
   // unregister their sockets.
   std::unique_ptr<transfer::ConnectionTable> connections;
@@ -342,10 +342,10 @@ bool ControlServer::Impl::Dispatch(const wire::ControlHeader& h, std::string_vie
     return false;
   }
   if (m == ControlMethod::kCall) return Call(body, id, conn.caller, out);
-  if (draining.load(std::memory_order_acquire)) {
+  if (draining.on()) {
     // Retryable, as gRPC's UNAVAILABLE: the client waits for the next master.
     if (metrics) metrics->RecordError(RpcMethodOf(m), ErrorCode::kUnavailable);
-    AppendError(Status(ErrorCode::kUnavailable, "the master is shutting down"), id, out);
+    AppendError(Status(ErrorCode::kUnavailable, draining.why()), id, out);
     return true;
   }
   if (metrics) metrics->RecordLeanCall();
@@ -374,9 +374,9 @@ bool ControlServer::Impl::Call(std::string_view body, uint64_t id, const Caller&
     return true;
   }
   const auto rm = static_cast<RpcMethod>(static_cast<uint8_t>(body[0]));
-  if (!ServedWhileDraining(rm) && draining.load(std::memory_order_acquire)) {
+  if (!ServedWhileDraining(rm) && draining.on()) {
     if (metrics) metrics->RecordError(rm, ErrorCode::kUnavailable);
-    AppendError(Status(ErrorCode::kUnavailable, "the master is shutting down"), id, out);
+    AppendError(Status(ErrorCode::kUnavailable, draining.why()), id, out);
     return true;
   }
   if (metrics) metrics->RecordLeanCall();
@@ -534,7 +534,7 @@ asio::awaitable<bool> ControlServer::Impl::StartTls(tls_stream& stream) {
 StatusOr<std::unique_ptr<ControlServer>> ControlServer::Start(const ControlServerOptions& options,
                                                               const MasterHandlers& handlers,
                                                               RpcServerMetrics* metrics,
-                                                              const std::atomic<bool>& draining) {
+                                                              const DrainState& draining) {
   if (options.port < 0 || options.port > 65535) {
     return Status(ErrorCode::kInvalidArgument,
                   "control port " + std::to_string(options.port) + " is not 0-65535");

@@ -28,6 +28,7 @@
 
 #include "auth/handshake.h"
 #include "crescent/status.h"
+#include "rpc/drain_state.h"
 #include "rpc/server_handlers.h"
 #include "rpc/server_metrics.h"
 #include "rpc/tls.h"
@@ -69,7 +70,7 @@ class ControlServer {
   static StatusOr<std::unique_ptr<ControlServer>> Start(const ControlServerOptions& options,
                                                         const MasterHandlers& handlers,
                                                         RpcServerMetrics* metrics,
-                                                        const std::atomic<bool>& draining);
+                                                        const DrainState& draining);
   ~ControlServer();  // Stop()s
   uint16_t port() const;
   // Replaces the credentials (a reloaded auth file; null: check none from now

@@ -61,7 +61,7 @@ class CallBase {
 struct CallEnv {
   const MasterHandlers* handlers;
   std::atomic<int>* running;
-  const std::atomic<bool>* draining;  // MasterServer::BeginDrain
+  const DrainState* draining;  // MasterServer::BeginDrain
   RpcServerMetrics* metrics;          // null: MasterServerOptions::record_metrics is off
   // Who each call comes from (grpc_auth.h): with credentials, every call but
   // those ServedWithoutToken proves a token, or is refused.
@@ -121,13 +121,13 @@ class Call final : public CallBase {
                                               refused.message()),
                                  this);
     } else if (while_draining_ == WhileDraining::kRefuse &&
-               env_.draining->load(std::memory_order_acquire)) {
+               env_.draining->on()) {
       // Retryable, so that clients wait for (or fail over to) the next master
       // instead of reading the teardown (segments gone, puts dropped) as an
       // answer.
       if (env_.metrics) env_.metrics->RecordError(method_, ErrorCode::kUnavailable);
       responder_.FinishWithError(
-          grpc::Status(grpc::StatusCode::UNAVAILABLE, "the master is shutting down"), this);
+          grpc::Status(grpc::StatusCode::UNAVAILABLE, env_.draining->why()), this);
     } else {
       RunRecorded(*env_.handlers, handler_, method_, *caller, req_, resp_, env_.metrics);
       responder_.Finish(resp_, grpc::Status::OK, this);
@@ -224,7 +224,7 @@ struct MasterServer::Impl {
   std::vector<std::unique_ptr<grpc::ServerCompletionQueue>> cqs;
   std::vector<std::thread> threads;
   std::atomic<int> running{0};
-  std::atomic<bool> draining{false};
+  DrainState draining;
   GrpcAuth auth;  // who gRPC calls come from
   RpcServerMetrics metrics;
   std::unique_ptr<ControlServer> control;  // the lean protocol; null: off
@@ -393,7 +393,7 @@ void MasterServer::SetAdminPort(int port) {
 
 const RpcServerMetrics& MasterServer::metrics() const { return impl_->metrics; }
 
-void MasterServer::BeginDrain() { impl_->draining.store(true, std::memory_order_release); }
+void MasterServer::BeginDrain(std::string why) { impl_->draining.Begin(std::move(why)); }
 
 void MasterServer::Shutdown() {
   BeginDrain();

@@ -20,6 +20,7 @@
 #include "crescent/status.h"
 #include "master/master_service.h"
 #include "rpc/batch_parts.h"
+#include "rpc/drain_state.h"
 #include "rpc/snapshot_part.h"
 #include "rpc/tls.h"
 #include "transfer/capability.h"
@@ -117,12 +118,11 @@ class MasterServer {
   void SetCredentials(std::shared_ptr<const auth::ServerCredentials> credentials);
   // Latency and errors by method, object sizes (server_metrics.h).
   const RpcServerMetrics& metrics() const;
-  // From now on, answers every client call with gRPC UNAVAILABLE ("the master
-  // is shutting down"), which clients retry; a store node's unmount and
+  // From now on, answers every client call with gRPC UNAVAILABLE (`why`), which clients retry; a store node's unmount and
   // heartbeats, ListSegments and Stats are still served. Called first when a
   // process that hosts the master stops, so that clients of a stopping server
   // never read its teardown (segments unmounting, puts dropped) as answers.
-  void BeginDrain();
+  void BeginDrain(std::string why = kShuttingDown);
   // Drains, stops accepting, finishes in-flight calls, joins the threads.
   // Idempotent.
   void Shutdown();

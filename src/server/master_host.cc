@@ -197,8 +197,8 @@ void MasterHost::SetCredentials(std::shared_ptr<const auth::ServerCredentials> c
   if (rpc_) rpc_->SetCredentials(std::move(credentials));
 }
 
-void MasterHost::BeginDrain() {
-  if (rpc_) rpc_->BeginDrain();
+void MasterHost::BeginDrain(std::string why) {
+  if (rpc_) rpc_->BeginDrain(std::move(why));
 }
 
 MasterHost::~MasterHost() {

@@ -80,7 +80,7 @@ class MasterHost {
   std::string Describe() const;
   // Clients' calls are answered UNAVAILABLE from now on (rpc::MasterServer::
   // BeginDrain); the first step of a shutdown. The destructor drains too.
-  void BeginDrain();
+  void BeginDrain(std::string why = rpc::kShuttingDown);
   // Replaces the credentials clients authenticate with (rpc::MasterServer::
   // SetCredentials): a reloaded auth file; the engine takes its tenants'
   // quotas (MasterService::SetTenantQuotas).

@@ -66,7 +66,8 @@ Status MasterHost::PublishLeader() {
         // Every write of this master's is a transaction guarded by the leader
         // key, so it acknowledges nothing more anyway; refusing clients at
         // once sends them to the next leader sooner.
-        BeginDrain();
+        BeginDrain("this master no longer leads cluster " + options_.ha.cluster +
+                   ": ask its new leader (docs/ha.md)");
         if (options_.on_deposed) options_.on_deposed();
         return;
       }
