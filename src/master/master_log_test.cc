@@ -155,6 +155,22 @@ TEST_F(MasterLogTest, APutAnsweredIoErrorIsUndone) {
   }
 }
 
+// A log that says its master no longer leads (UNAVAILABLE) fails the
+// acknowledgement with that code, so that the client tries the new leader;
+// the put is undone as for IO_ERROR.
+TEST_F(MasterLogTest, APutWhoseLogLostTheLeadershipAnswersUnavailableAndIsUndone) {
+  Mount("seg-a", 1 << 20);
+  auto g = master().PutStart("deposed", 100, {});
+  ASSERT_TRUE(g.ok());
+  log_.fail_code = ErrorCode::kUnavailable;
+  log_.fail_syncs = true;
+  const Status s = master().PutEnd("deposed", g->token);
+  EXPECT_EQ(s.code(), ErrorCode::kUnavailable) << s.ToString();
+  log_.fail_syncs = false;
+  EXPECT_FALSE(Readable("deposed"));
+  EXPECT_FALSE(*master().Exists("deposed"));
+}
+
 TEST_F(MasterLogTest, ABatchPutAnsweredIoErrorIsUndone) {
   Mount("seg-a", 1 << 20);
   const std::vector<std::string> keys = Keys("b", 3);

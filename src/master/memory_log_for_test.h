@@ -22,7 +22,7 @@ class MemoryLog final : public OperationLog {
  public:
   StatusOr<uint64_t> Append(std::string_view record) override {
     std::lock_guard lock(mu_);
-    if (fail) return Status(ErrorCode::kIoError, "disk gone");
+    if (fail) return Status(fail_code, "disk gone");
     records_.emplace_back(record);
     return records_.size();
   }
@@ -30,12 +30,12 @@ class MemoryLog final : public OperationLog {
     std::lock_guard lock(mu_);
     waited = std::max(waited, position);
     ++waits;
-    if (fail || fail_syncs) return Status(ErrorCode::kIoError, "disk gone");
+    if (fail || fail_syncs) return Status(fail_code, "disk gone");
     return Status::Ok();
   }
   Status SyncThrough(uint64_t position) override {
     std::lock_guard lock(mu_);
-    if (fail || fail_syncs) return Status(ErrorCode::kIoError, "disk gone");
+    if (fail || fail_syncs) return Status(fail_code, "disk gone");
     synced = std::max(synced, position);
     ++forced_syncs;
     return Status::Ok();
@@ -70,6 +70,9 @@ class MemoryLog final : public OperationLog {
 
   bool fail = false;
   bool fail_syncs = false;
+  // What a failure answers: UNAVAILABLE is a log in etcd whose master lost
+  // its leadership (durability/etcd_log.h).
+  ErrorCode fail_code = ErrorCode::kIoError;
   uint64_t waited = 0;
   uint64_t waits = 0;  // WaitDurable calls
   bool manual_sync = false;
