@@ -47,9 +47,11 @@ TEST(AccessTest, EachCallBelongsToItsRoles) {
     EXPECT_TRUE(RoleMayCall(Role::kClient, m)) << static_cast<int>(m);
     ++listed;
   }
-  EXPECT_FALSE(RoleMayCall(Role::kClient, RpcMethod::kSnapshot));
-  EXPECT_FALSE(RoleMayCall(Role::kNode, RpcMethod::kSnapshot));
-  ++listed;
+  for (RpcMethod m : {RpcMethod::kSnapshot, RpcMethod::kReadSnapshot}) {
+    EXPECT_FALSE(RoleMayCall(Role::kClient, m)) << static_cast<int>(m);
+    EXPECT_FALSE(RoleMayCall(Role::kNode, m)) << static_cast<int>(m);
+    ++listed;
+  }
   EXPECT_EQ(listed, kRpcMethodCount);  // a new call must be placed here too
 }
 

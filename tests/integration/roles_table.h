@@ -35,12 +35,13 @@ inline const std::set<std::string> kClientCalls{"ListSegments",
                                                 "Stats",
                                                 "ControlEndpoints"};
 
-// Every call of the control table (control_methods.h), 25: the node's and
+// Every call of the control table (control_methods.h), 26: the node's and
 // the client's, and the admin's own.
 inline const std::set<std::string> kEveryMasterCall = [] {
   std::set<std::string> all = kNodeCalls;
   all.insert(kClientCalls.begin(), kClientCalls.end());
   all.insert("Snapshot");
+  all.insert("ReadSnapshot");
   return all;
 }();
 
