@@ -16,6 +16,11 @@
 //    `address` into (segment, offset) itself (process_vm_readv), checking the
 //    write capability before each chunk, and replies when done. Any number of
 //    write requests may follow on the same connection, one at a time.
+//  - kWriteV: a kWrite whose bytes are in N slices of the client's memory
+//    (1 <= N <= kMaxWriteSlices, in `address`), in order: the request is
+//    followed by N pairs u64 address | u64 length, non-empty, summing to the
+//    capability's length. kWrite and kWriteV may follow each other on a
+//    connection.
 // Reply (kReplyBytes = 222):
 //   u32 magic | i32 status (ErrorCode) | u32 segment id | u64 segment size
 //   | u16 message length (<= kMaxMessage) | u8[kMaxMessage] message
@@ -30,6 +35,7 @@
 #include <cstring>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "crescent/status.h"
 #include "transfer/capability.h"
@@ -41,12 +47,19 @@ inline constexpr uint32_t kReplyMagic = 0x52485343;    // "CSHR"
 inline constexpr size_t kRequestBytes = 4 + 4 + 8 + 8 + 1 + 8 + 32 + 1 + 8;
 static_assert(kRequestBytes == 74);
 
-enum class Kind : uint8_t { kMap = 1, kWrite = 2 };
+enum class Kind : uint8_t { kMap = 1, kWrite = 2, kWriteV = 3 };
+inline constexpr uint64_t kMaxWriteSlices = 1024;
+inline constexpr size_t kSliceBytes = 16;
 
 struct Request {
   Capability cap;
   Kind kind = Kind::kMap;
-  uint64_t address = 0;  // kWrite: where the bytes are in the client's memory
+  uint64_t address = 0;  // kWrite: where the bytes are in the client's memory; kWriteV: N
+  struct Slice {
+    uint64_t address = 0;
+    uint64_t length = 0;
+  };
+  std::vector<Slice> slices;  // kWriteV: the table after the request
 };
 inline constexpr size_t kMaxMessage = 200;
 inline constexpr size_t kReplyBytes = 4 + 4 + 4 + 8 + 2 + kMaxMessage;
@@ -108,7 +121,40 @@ inline bool DecodeRequest(const uint8_t (&in)[kRequestBytes], Request& r) {
     r.kind = Kind::kWrite;
     return cap.op == AccessOp::kWrite && r.address != 0;
   }
+  if (kind == static_cast<uint8_t>(Kind::kWriteV)) {
+    r.kind = Kind::kWriteV;
+    r.slices.clear();
+    return cap.op == AccessOp::kWrite && r.address >= 1 && r.address <= kMaxWriteSlices;
+  }
   return false;
+}
+
+// kWriteV: the slice table's bytes after the request (none for other kinds).
+inline void AppendSlices(const Request& r, std::string& out) {
+  if (r.kind != Kind::kWriteV) return;
+  for (const Request::Slice& slice : r.slices) {
+    char pair[kSliceBytes];
+    std::memcpy(pair, &slice.address, 8);
+    std::memcpy(pair + 8, &slice.length, 8);
+    out.append(pair, sizeof pair);
+  }
+}
+
+// Reads a kWriteV's table (r.address pairs, `in` holding exactly their
+// bytes) into r.slices; false unless every slice is non-empty with an address
+// and they sum to the capability's length.
+inline bool DecodeSlices(const uint8_t* in, size_t bytes, Request& r) {
+  if (r.kind != Kind::kWriteV || bytes != r.address * kSliceBytes) return false;
+  r.slices.resize(r.address);
+  uint64_t sum = 0;
+  for (Request::Slice& slice : r.slices) {
+    std::memcpy(&slice.address, in, 8);
+    std::memcpy(&slice.length, in + 8, 8);
+    in += kSliceBytes;
+    if (slice.address == 0 || slice.length == 0 || slice.length > r.cap.length) return false;
+    sum += slice.length;
+  }
+  return sum == r.cap.length;
 }
 
 struct Reply {

@@ -107,6 +107,8 @@ struct ShmServer::Impl {
   bool WaitReadable(int fd, int64_t deadline_ms);
   // Reads exactly n bytes before the deadline; false on EOF, error, timeout, stop.
   bool ReadFull(int fd, uint8_t* buf, size_t n, int64_t deadline_ms);
+  // A kWriteV's slice table after its request (nothing for other kinds).
+  bool ReadSlices(int conn, shm::Request& req);
   void SendReply(int conn, const shm::Reply& reply, int attach_fd = -1);  // fd: SCM_RIGHTS
 };
 
@@ -170,6 +172,30 @@ void ShmServer::Impl::SendReply(int conn, const shm::Reply& reply, int attach_fd
   }
 }
 
+namespace {
+
+// The client's memory for the bytes [offset, offset + n) of a kWriteV's
+// slices, as up to `max` iovecs; the count filled.
+size_t RemoteIovecs(const std::vector<shm::Request::Slice>& slices, uint64_t offset, uint64_t n,
+                    iovec* out, size_t max) {
+  size_t filled = 0;
+  for (const shm::Request::Slice& s : slices) {
+    if (n == 0 || filled == max) break;
+    if (offset >= s.length) {
+      offset -= s.length;
+      continue;
+    }
+    const uint64_t take = std::min(s.length - offset, n);
+    out[filled++] = iovec{reinterpret_cast<void*>(static_cast<uintptr_t>(s.address + offset)),
+                          static_cast<size_t>(take)};
+    n -= take;
+    offset = 0;
+  }
+  return filled;
+}
+
+}  // namespace
+
 ShmServer::Impl::Outcome ShmServer::Impl::Serve(ScopedFd& owned) {
   const int conn = owned.get();
   // Belt and braces under the poll deadline: no blocking call may outlast it.
@@ -196,7 +222,7 @@ ShmServer::Impl::Outcome ShmServer::Impl::Serve(ScopedFd& owned) {
     return Outcome::kClose;
   }
   shm::Request req;
-  if (!shm::DecodeRequest(buf, req)) {
+  if (!shm::DecodeRequest(buf, req) || !ReadSlices(conn, req)) {
     reply.code = ErrorCode::kInvalidArgument;
     reply.message = "malformed shm request";
     SendReply(conn, reply);
@@ -209,7 +235,7 @@ ShmServer::Impl::Outcome ShmServer::Impl::Serve(ScopedFd& owned) {
     SendReply(conn, reply);
     return Outcome::kClose;
   }
-  if (req.kind == shm::Kind::kWrite) {
+  if (req.kind == shm::Kind::kWrite || req.kind == shm::Kind::kWriteV) {
     std::lock_guard lock(writers_mu);
     Writer& w = writers.emplace_back();
     w.thread =
@@ -232,6 +258,13 @@ ShmServer::Impl::Outcome ShmServer::Impl::Serve(ScopedFd& owned) {
   if (metrics) metrics->RecordShmMap();
   SendReply(conn, reply, range->segment->fd());
   return Outcome::kHeld;
+}
+
+bool ShmServer::Impl::ReadSlices(int conn, shm::Request& req) {
+  if (req.kind != shm::Kind::kWriteV) return true;
+  std::vector<uint8_t> table(req.address * shm::kSliceBytes);
+  return ReadFull(conn, table.data(), table.size(), SteadyMs() + kHandshakeTimeoutMs) &&
+         shm::DecodeSlices(table.data(), table.size(), req);
 }
 
 Status ShmServer::Impl::Write(const shm::Request& req, pid_t pid) {
@@ -259,8 +292,14 @@ Status ShmServer::Impl::Write(const shm::Request& req, pid_t pid) {
     }
     uint64_t n = FenceStep(cap.length - done);
     iovec local{range->data + done, n};
-    iovec remote{reinterpret_cast<void*>(static_cast<uintptr_t>(req.address + done)), n};
-    ssize_t r = process_vm_readv(pid, &local, 1, &remote, 1, 0);
+    iovec remote[64];
+    size_t remotes = 1;
+    if (req.kind == shm::Kind::kWriteV) {
+      remotes = RemoteIovecs(req.slices, done, n, remote, std::size(remote));
+    } else {
+      remote[0] = iovec{reinterpret_cast<void*>(static_cast<uintptr_t>(req.address + done)), n};
+    }
+    ssize_t r = process_vm_readv(pid, &local, 1, remote, remotes, 0);
     if (r < 0 && errno == EINTR) continue;
     if (r < 0 && errno == EFAULT) {
       return Status(ErrorCode::kInvalidArgument,
@@ -304,7 +343,7 @@ void ShmServer::Impl::WriteLoop(ScopedFd owned, pid_t pid, shm::Request req,
     if (!WaitReadable(conn, INT64_MAX)) break;
     uint8_t buf[shm::kRequestBytes];
     if (!ReadFull(conn, buf, sizeof buf, SteadyMs() + kHandshakeTimeoutMs)) break;
-    if (!shm::DecodeRequest(buf, req) || req.kind != shm::Kind::kWrite) {
+    if (!shm::DecodeRequest(buf, req) || req.kind == shm::Kind::kMap || !ReadSlices(conn, req)) {
       reply = shm::Reply{};
       reply.code = ErrorCode::kInvalidArgument;
       reply.message = "malformed shm write request";

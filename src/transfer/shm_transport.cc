@@ -48,6 +48,7 @@
 #include "transfer/bulk_copy.h"
 #include "transfer/copy_hash.h"
 #include "transfer/page_warmer.h"
+#include "transfer/buffer_slices.h"
 #include "transfer/shm_protocol.h"
 
 namespace crescent::transfer {
@@ -378,7 +379,12 @@ StatusOr<std::shared_ptr<Mapping>> ShmTransport::MappingFor(const TransferOp& op
 Status ShmTransport::ExecuteOne(const TransferOp& op, Clock::time_point deadline,
                                 std::shared_ptr<Mapping>& used) {
   const Capability& cap = op.cap;
-  if (op.buffer == nullptr) return Status(ErrorCode::kInvalidArgument, "null transfer buffer");
+  if (!op.HasMemory()) return Status(ErrorCode::kInvalidArgument, "null transfer buffer");
+  if (!op.slices.empty() && !SlicesCover(op.slices, op.cap.length)) {
+    return Status(ErrorCode::kInvalidArgument,
+                  "a transfer op's slices must be non-empty and sum to its range's " +
+                      std::to_string(op.cap.length) + " bytes");
+  }
   if (cap.op != AccessOp::kRead && cap.op != AccessOp::kWrite) {
     return Status(ErrorCode::kInvalidArgument, "unknown transfer op");
   }
@@ -396,7 +402,22 @@ Status ShmTransport::ExecuteOne(const TransferOp& op, Clock::time_point deadline
                       ") is outside the shm segment of " + std::to_string(m.size) + " bytes");
   }
   used = *mapping_or;
-  CopyOut(op.buffer, m.data + cap.offset, cap.length, op.checksum_out);
+  if (op.slices.empty()) {
+    CopyOut(op.buffer, m.data + cap.offset, cap.length, op.checksum_out);
+  } else {
+    // Slice by slice, then the bytes that landed hashed in order (the one-pass
+    // copy and hash is for one destination).
+    uint64_t at = cap.offset;
+    for (const BufferSlice& slice : op.slices) {
+      BulkCopy(slice.data, m.data + at, slice.length);
+      at += slice.length;
+    }
+    if (op.checksum_out != nullptr) {
+      ValueHasher h;
+      for (const BufferSlice& slice : op.slices) h.Update(slice.data, slice.length);
+      *op.checksum_out = h.Digest();
+    }
+  }
   // The range may have been reused after expiry: bytes copied late are junk.
   // (The node's hang-up, checked after the batch, covers a remount.)
   if (cap.expiry_unix_ms <= UnixNowMs()) {
@@ -426,12 +447,26 @@ Status ShmTransport::WriteThroughNode(const TransferOp& op, Clock::time_point de
     if (!fresh.ok()) return fresh.status();
     conn = std::move(fresh).value();
   }
-  uint8_t req[shm::kRequestBytes];
-  shm::EncodeRequest(
-      shm::Request{op.cap, shm::Kind::kWrite, reinterpret_cast<uintptr_t>(op.buffer)}, req);
+  // One buffer: kWrite with its address. Slices: kWriteV, their table after
+  // the request (shm_protocol.h), which the node reads with process_vm_readv.
+  std::string req(shm::kRequestBytes, '\0');
+  {
+    uint8_t fixed[shm::kRequestBytes];
+    shm::Request r{op.cap, shm::Kind::kWrite, reinterpret_cast<uintptr_t>(op.buffer)};
+    if (!op.slices.empty()) {
+      r.kind = shm::Kind::kWriteV;
+      r.address = op.slices.size();
+      for (const BufferSlice& slice : op.slices) {
+        r.slices.push_back({reinterpret_cast<uintptr_t>(slice.data), slice.length});
+      }
+    }
+    shm::EncodeRequest(r, fixed);
+    std::memcpy(req.data(), fixed, sizeof fixed);
+    shm::AppendSlices(r, req);
+  }
   size_t sent = 0;
-  while (sent < sizeof req) {
-    ssize_t w = send(conn.get(), req + sent, sizeof req - sent, MSG_NOSIGNAL);
+  while (sent < req.size()) {
+    ssize_t w = send(conn.get(), req.data() + sent, req.size() - sent, MSG_NOSIGNAL);
     if (w < 0 && errno == EINTR) continue;
     // A kept connection the node closed (it restarted its server): a path failure.
     if (w < 0) {
@@ -442,7 +477,12 @@ Status ShmTransport::WriteThroughNode(const TransferOp& op, Clock::time_point de
   }
   // While the node copies, this thread hashes the same bytes (both only read
   // them), so the checksum costs the put no time of its own.
-  if (op.checksum_out != nullptr) *op.checksum_out = HashValue(op.buffer, op.cap.length);
+  if (op.checksum_out != nullptr) {
+    BufferSlice one;
+    ValueHasher h;
+    for (const BufferSlice& slice : MemoryOf(op, &one)) h.Update(slice.data, slice.length);
+    *op.checksum_out = h.Digest();
+  }
   // The reply comes once the node has copied everything (or given up): wait
   // for it up to the op's deadline. Our buffer must stay untouched until then,
   // and it does: the caller waits for Execute.

@@ -190,6 +190,42 @@ TEST_F(ShmTransportTest, WritesHashTheBytesTheyWrite) {
   EXPECT_EQ(sum, HashValue(segment_->data() + 4096, n));
 }
 
+// An op in slices: the node reads a write's 64 slices from the client's
+// memory in order (kWriteV), one after another on a kept connection; a read
+// copies into other slices; both checksums are those of the bytes joined.
+TEST_F(ShmTransportTest, SlicedOpsMoveAndHashTheirSlicesInOrder) {
+  constexpr size_t kSlices = 64, kSlice = 20'001;
+  std::vector<std::byte> whole = Pattern(kSlices * kSlice, 33);
+  std::vector<std::byte> spread(whole.size() + kSlices * 64), back(whole.size() + 256);
+  std::vector<transfer::BufferSlice> out, in;
+  for (size_t j = 0; j < kSlices; ++j) {
+    std::memcpy(spread.data() + j * (kSlice + 64), whole.data() + j * kSlice, kSlice);
+    out.push_back({spread.data() + j * (kSlice + 64), kSlice});
+  }
+  in.push_back({back.data(), 7});
+  in.push_back({back.data() + 100, whole.size() - 7});
+  for (int round = 0; round < 2; ++round) {
+    uint64_t sent = 0, got = 0;
+    TransferOp write{endpoint_, Cap(8192, whole.size(), AccessOp::kWrite), nullptr};
+    write.slices = out;
+    write.checksum_out = &sent;
+    ASSERT_TRUE(transport_->Execute({&write, 1}, kTimeoutMs)[0].ok());
+    EXPECT_EQ(std::memcmp(segment_->data() + 8192, whole.data(), whole.size()), 0);
+    TransferOp read{endpoint_, Cap(8192, whole.size(), AccessOp::kRead), nullptr};
+    read.slices = in;
+    read.checksum_out = &got;
+    ASSERT_TRUE(transport_->Execute({&read, 1}, kTimeoutMs)[0].ok());
+    EXPECT_EQ(sent, HashValue(whole.data(), whole.size()));
+    EXPECT_EQ(got, sent);
+    EXPECT_EQ(std::memcmp(back.data(), whole.data(), 7), 0);
+    EXPECT_EQ(std::memcmp(back.data() + 100, whole.data() + 7, whole.size() - 7), 0);
+  }
+  // Slices that do not cover the range are refused before any I/O.
+  TransferOp bad{endpoint_, Cap(8192, whole.size() + 1, AccessOp::kWrite), nullptr};
+  bad.slices = out;
+  EXPECT_EQ(transport_->Execute({&bad, 1}, kTimeoutMs)[0].code(), ErrorCode::kInvalidArgument);
+}
+
 TEST_F(ShmTransportTest, BatchReturnsOneStatusPerOpInOrder) {
   std::vector<std::byte> a = Pattern(64, 3), b(64);
   std::vector<TransferOp> ops = {{endpoint_, Cap(0, 64, AccessOp::kWrite), a.data()},

@@ -61,6 +61,7 @@
 #include "common/endpoint.h"
 #include "common/fd.h"
 #include "common/value_hash.h"
+#include "transfer/buffer_slices.h"
 #include "transfer/congestion.h"
 #include "transfer/wire.h"
 
@@ -152,7 +153,9 @@ void WriteSome(Lane& lane, const Batch& batch) {
       v.iov_len -= take;
       left -= take;
       if (v.iov_len == 0) {
-        if (op != Lane::kNoOp) {
+        // An op's payload may be several iovecs (its slices): hashed as one.
+        const size_t next = lane.out_next + 1;
+        if (op != Lane::kNoOp && (next == lane.out.size() || lane.out_op[next] != op)) {
           *batch.ops[op].checksum_out = lane.out_hasher.Digest();
           lane.out_hasher.Reset();
         }
@@ -167,6 +170,28 @@ void WriteSome(Lane& lane, const Batch& batch) {
 size_t Receive(Lane& lane, const Batch& batch, void* p, size_t want) {
   for (;;) {
     ssize_t n = ::recv(lane.socket.get(), p, want, 0);
+    if (n > 0) return static_cast<size_t>(n);
+    if (n == 0) {
+      Fail(lane, batch, Status(ErrorCode::kUnavailable, lane.endpoint + " closed the connection"));
+      return 0;
+    }
+    if (errno == EINTR) continue;
+    if (errno != EAGAIN && errno != EWOULDBLOCK) Fail(lane, batch, lane.IoFailure(errno));
+    return 0;
+  }
+}
+
+// Receives into the bytes [got, got + want) of the op's memory (its buffer,
+// or its slices through one recvmsg); as Receive.
+size_t ReceivePayload(Lane& lane, const Batch& batch, const TransferOp& op, size_t got,
+                      size_t want) {
+  if (op.slices.empty()) return Receive(lane, batch, op.buffer + got, want);
+  iovec iov[64];
+  msghdr msg{};
+  msg.msg_iov = iov;
+  msg.msg_iovlen = IovecsOf(op.slices, got, want, iov, std::size(iov));
+  for (;;) {
+    ssize_t n = ::recvmsg(lane.socket.get(), &msg, 0);
     if (n > 0) return static_cast<size_t>(n);
     if (n == 0) {
       Fail(lane, batch, Status(ErrorCode::kUnavailable, lane.endpoint + " closed the connection"));
@@ -216,10 +241,17 @@ void ReadSome(Lane& lane, const Batch& batch, bool shared) {
       const size_t left = op.cap.length - lane.in_got;
       const uint64_t step = shared ? wire::kSharedLaneMark : wire::kLoneLaneMark;
       if (!SetLowat(lane, batch, wire::PayloadLowat(left, step))) return;
-      size_t n = Receive(lane, batch, op.buffer + lane.in_got, left);
+      size_t n = ReceivePayload(lane, batch, op, lane.in_got, left);
       if (n == 0) return;
       // Right after the copy from the socket, while those bytes are in cache.
-      if (op.checksum_out != nullptr) lane.hasher.Update(op.buffer + lane.in_got, n);
+      if (op.checksum_out != nullptr) {
+        if (op.slices.empty()) {
+          lane.hasher.Update(op.buffer + lane.in_got, n);
+        } else {
+          ForEachRange(op.slices, lane.in_got, n,
+                       [&](const std::byte* p, size_t k) { lane.hasher.Update(p, k); });
+        }
+      }
       lane.in_got += n;
       if (lane.in_got < op.cap.length) continue;
       // Back to 1 for the next header, here or on the pooled connection.
@@ -506,10 +538,16 @@ std::vector<Status> TcpTransport::Execute(std::span<const TransferOp> ops, int64
                          (op.cap.op == AccessOp::kVerify &&
                           op.request_payload_bytes == wire::kVerifyPayload);
     if ((op.cap.op != AccessOp::kRead && op.cap.op != AccessOp::kWrite && !copy_ok) ||
-        op.cap.length == 0 || op.buffer == nullptr) {
+        op.cap.length == 0 || !op.HasMemory()) {
       results[i] = Status(ErrorCode::kInvalidArgument,
                           "transfer op needs a read or write capability, a non-empty range "
                           "and a buffer");
+      continue;
+    }
+    if (!op.slices.empty() && (!SlicesCover(op.slices, op.cap.length) || copy_ok)) {
+      results[i] = Status(ErrorCode::kInvalidArgument,
+                          "a transfer op's slices must be non-empty and sum to its range's " +
+                              std::to_string(op.cap.length) + " bytes (reads and writes only)");
       continue;
     }
     std::string key = ep->host + ":" + std::to_string(ep->port);
@@ -564,9 +602,16 @@ std::vector<Status> TcpTransport::Execute(std::span<const TransferOp> ops, int64
         lane.out.push_back(iovec{lane.requests[j].data(), lane.requests[j].size()});
         lane.out_op.push_back(Lane::kNoOp);
         if (header.payload_length != 0) {
-          lane.out.push_back(iovec{op.buffer, header.payload_length});
           const bool hashed = op.cap.op == AccessOp::kWrite && op.checksum_out != nullptr;
-          lane.out_op.push_back(hashed ? lane.ops[j] : Lane::kNoOp);
+          if (op.slices.empty()) {
+            lane.out.push_back(iovec{op.buffer, header.payload_length});
+            lane.out_op.push_back(hashed ? lane.ops[j] : Lane::kNoOp);
+          } else {
+            for (const BufferSlice& slice : op.slices) {
+              lane.out.push_back(iovec{slice.data, slice.length});
+              lane.out_op.push_back(hashed ? lane.ops[j] : Lane::kNoOp);
+            }
+          }
         }
       }
       if (k >= pooled.size()) {

@@ -230,6 +230,45 @@ TEST_F(TcpTransportTest, WritesHashTheBytesTheySend) {
   EXPECT_EQ(read_sum, sums[4]);
 }
 
+// An op in slices (64 of them: a layer-first page of 32 layers, K and V)
+// writes them in order and reads back into other slices, with no buffer of
+// its own: the bytes and both checksums are those of the one buffer they make.
+TEST_F(TcpTransportTest, SlicedOpsMoveAndHashTheirSlicesInOrder) {
+  constexpr size_t kSlices = 64;
+  std::vector<std::byte> whole = Pattern(kSlices * 12345, 17);
+  std::vector<std::byte> spread(whole.size() + kSlices * 100), back(whole.size() + 3 * 100);
+  std::vector<BufferSlice> out, in;
+  for (size_t j = 0; j < kSlices; ++j) {  // gaps between the slices
+    std::memcpy(spread.data() + j * (12345 + 100), whole.data() + j * 12345, 12345);
+    out.push_back({spread.data() + j * (12345 + 100), 12345});
+  }
+  const size_t third = whole.size() / 3;
+  for (size_t j = 0; j < 3; ++j) {
+    in.push_back({back.data() + j * (third + 100), j < 2 ? third : whole.size() - 2 * third});
+  }
+  uint64_t sent = 0, got = 0;
+  TransferOp write = Op(Cap(4096, whole.size(), AccessOp::kWrite), nullptr);
+  write.slices = out;
+  write.checksum_out = &sent;
+  ASSERT_TRUE(One(write).ok());
+  TransferOp read = Op(Cap(4096, whole.size(), AccessOp::kRead), nullptr);
+  read.slices = in;
+  read.checksum_out = &got;
+  ASSERT_TRUE(One(read).ok());
+  EXPECT_EQ(sent, HashValue(whole.data(), whole.size()));
+  EXPECT_EQ(got, sent);
+  std::vector<std::byte> joined;
+  for (const BufferSlice& b : in) joined.insert(joined.end(), b.data, b.data + b.length);
+  EXPECT_EQ(joined, whole);
+  // Slices that do not sum to the range, or an empty one, are refused.
+  read.slices = std::span(in).first(2);
+  EXPECT_EQ(One(read).code(), ErrorCode::kInvalidArgument);
+  std::vector<BufferSlice> empty = in;
+  empty.push_back({back.data(), 0});
+  read.slices = empty;
+  EXPECT_EQ(One(read).code(), ErrorCode::kInvalidArgument);
+}
+
 TEST_F(TcpTransportTest, RefusedRequestsAreAnsweredAndTheServerKeepsServing) {
   std::vector<std::byte> buf = Pattern(4096, 1);
   struct Case {

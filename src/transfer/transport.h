@@ -19,6 +19,12 @@
 //    turn came (shm: it started; TCP: its lane answered the op before it, or
 //    the call began), so a batch of many quick ops may take longer in all. A
 //    dead peer yields kTimeout or kUnavailable, never a hang.
+//  - An op's client memory may instead be `slices`, in order (a key's pages of
+//    several layers, vLLM's and SGLang's multi-buffer calls): their lengths sum
+//    to cap.length, the bytes move straight between them and the node (TCP:
+//    sendmsg/recvmsg with one iovec per slice; shm: a read copies per slice, a
+//    write has the node read the slices with process_vm_readv), and a
+//    checksum covers them in order, as it would the one buffer they make.
 //  - Thread-safe: many threads may call one transport at once.
 #pragma once
 
@@ -33,10 +39,22 @@
 
 namespace crescent::transfer {
 
+// One piece of an op's client memory (TransferOp::slices).
+struct BufferSlice {
+  std::byte* data = nullptr;
+  size_t length = 0;
+};
+// Whether `slices` are all non-null and non-empty and sum to `length`.
+bool SlicesCover(std::span<const BufferSlice> slices, uint64_t length);
+
 struct TransferOp {
   std::string endpoint;  // as the master returned it (endpoint.h)
   Capability cap;        // op kRead: segment -> buffer; kWrite: buffer -> segment
   std::byte* buffer = nullptr;
+  // kRead and kWrite, in place of `buffer` when not empty: the client memory
+  // in pieces, in order (the contract above).
+  std::span<const BufferSlice> slices;
+  bool HasMemory() const { return slices.empty() ? buffer != nullptr : true; }
   // Optional, kRead and kWrite: the XXH3-64 (HashValue) of the bytes read into
   // `buffer` as they land, or of the bytes written from it as they leave.
   uint64_t* checksum_out = nullptr;
