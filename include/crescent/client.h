@@ -113,6 +113,13 @@ struct PutOptions {
   bool hard_pin = false;          // never evicted (still removable)
 };
 
+// One piece of a key's value in the caller's memory (Client::
+// BatchPutFromSlices, BatchGetIntoSlices).
+struct MemorySlice {
+  void* data = nullptr;
+  size_t size = 0;
+};
+
 // What a registered buffer may serve as (Client::RegisterBuffer).
 enum class BufferAccess {
   kReadWrite,  // a put's source and a get's destination
@@ -276,6 +283,21 @@ class Client {
   std::vector<StatusOr<size_t>> BatchGetInto(std::span<const std::string> keys,
                                              std::span<void* const> ptrs,
                                              std::span<const size_t> capacities);
+
+  // ---- Multi-buffer (scatter/gather, zero-copy) ----
+  // Puts each key's value as its slices joined in order, sent straight from
+  // them (TCP: one iovec each; shm: the node reads them) with no staging
+  // copy; the checksum covers them in order. Each slice must be non-empty and
+  // inside a registered buffer (kBufferNotRegistered, as PutFrom's).
+  std::vector<Status> BatchPutFromSlices(std::span<const std::string> keys,
+                                         std::span<const std::vector<MemorySlice>> slices,
+                                         const PutOptions& options = {});
+  // Reads each key's value into its slices in order, straight from the node:
+  // the first slices hold its bytes, the last of them in part when the value
+  // is shorter than the slices together; kBufferTooSmall when they hold less
+  // than the value. Returns each value's size.
+  std::vector<StatusOr<size_t>> BatchGetIntoSlices(
+      std::span<const std::string> keys, std::span<const std::vector<MemorySlice>> slices);
 
   // ---- Prefix API ----
   // How many leading keys are stored (stops at the first miss).

@@ -11,7 +11,6 @@
 // read_only) is never a get's destination: ValueError before any I/O.
 #include <pybind11/stl.h>
 
-#include <cstring>
 #include <span>
 
 #include "bindings.h"
@@ -48,90 +47,78 @@ void RefuseReadOnly(const Client& c, const Ptrs& ptrs) {
   }
 }
 
-// Slices of one key for the _multi_buffers forms: OK when every slice is
-// non-empty and inside a registered buffer that allows `need`.
-Status CheckSlices(const Client& c, const Ptrs& ptrs, const Sizes& sizes, BufferAccess need) {
-  if (ptrs.empty() || ptrs.size() != sizes.size()) {
-    return Status(ErrorCode::kInvalidArgument,
-                  "each key needs one size per buffer, and at least one buffer");
-  }
-  for (size_t j = 0; j < ptrs.size(); ++j) {
-    if (sizes[j] == 0) return Status(ErrorCode::kInvalidSize, "empty buffer slice");
-    if (Status s = c.CheckBuffer(reinterpret_cast<const void*>(ptrs[j]), sizes[j], need); !s.ok()) {
-      return s;
+// The _multi_buffers forms: each key's (pointer, size) pairs as slices that
+// the client moves straight to and from the store node (no staging copy);
+// pointers and sizes that differ in number are refused first (Shapes).
+std::vector<std::vector<MemorySlice>> AsSlices(const std::vector<Ptrs>& ptrs,
+                                               const std::vector<Sizes>& sizes) {
+  std::vector<std::vector<MemorySlice>> out(ptrs.size());
+  for (size_t i = 0; i < ptrs.size(); ++i) {
+    for (size_t j = 0; j < ptrs[i].size() && j < sizes[i].size(); ++j) {
+      out[i].push_back({reinterpret_cast<void*>(ptrs[i][j]), sizes[i][j]});
     }
   }
-  return Status::Ok();
+  return out;
 }
 
-// Gather: each key's slices are concatenated into one value, then put.
+// Per key: INVALID_ARGUMENT where the pointers and sizes differ in number.
+std::vector<Status> Shapes(const std::vector<Ptrs>& ptrs, const std::vector<Sizes>& sizes) {
+  std::vector<Status> out(ptrs.size());
+  for (size_t i = 0; i < ptrs.size(); ++i) {
+    if (ptrs[i].empty() || ptrs[i].size() != sizes[i].size()) {
+      out[i] = Status(ErrorCode::kInvalidArgument,
+                      "each key needs one size per buffer, and at least one buffer");
+    }
+  }
+  return out;
+}
+
 std::vector<int64_t> PutMulti(Client& c, const std::vector<std::string>& keys,
                               const std::vector<Ptrs>& ptrs, const std::vector<Sizes>& sizes,
                               const PutOptions& opts) {
   std::vector<int64_t> out(keys.size(), kInvalidCode);
   if (ptrs.size() != keys.size() || sizes.size() != keys.size()) return out;
+  const std::vector<Status> shapes = Shapes(ptrs, sizes);
   std::vector<std::string> ok_keys;
-  std::vector<std::vector<std::byte>> staged;
+  std::vector<std::vector<MemorySlice>> ok_slices;
   std::vector<size_t> ok_idx;
+  std::vector<std::vector<MemorySlice>> all = AsSlices(ptrs, sizes);
   for (size_t i = 0; i < keys.size(); ++i) {
-    if (Status s = CheckSlices(c, ptrs[i], sizes[i], BufferAccess::kReadOnly); !s.ok()) {
-      out[i] = PyCode(s);
+    if (!shapes[i].ok()) {
+      out[i] = PyCode(shapes[i]);
       continue;
     }
-    std::vector<std::byte> value;
-    for (size_t j = 0; j < ptrs[i].size(); ++j) {
-      auto* p = reinterpret_cast<const std::byte*>(ptrs[i][j]);
-      value.insert(value.end(), p, p + sizes[i][j]);
-    }
     ok_keys.push_back(keys[i]);
-    staged.push_back(std::move(value));
+    ok_slices.push_back(std::move(all[i]));
     ok_idx.push_back(i);
   }
-  if (ok_keys.empty()) return out;
-  std::vector<std::span<const std::byte>> spans(staged.begin(), staged.end());
-  std::vector<Status> r = c.BatchPut(ok_keys, spans, opts);
+  std::vector<Status> r = c.BatchPutFromSlices(ok_keys, ok_slices, opts);
   for (size_t k = 0; k < ok_idx.size(); ++k) out[ok_idx[k]] = PyCode(r[k]);
   return out;
 }
 
-// Scatter: each value is spread over its key's slices in order; the slices
-// together must hold it (BUFFER_TOO_SMALL otherwise). Returns bytes read.
+// Returns bytes read per key (the value's size), or a negative code.
 std::vector<int64_t> GetMulti(Client& c, const std::vector<std::string>& keys,
                               const std::vector<Ptrs>& ptrs, const std::vector<Sizes>& sizes) {
   std::vector<int64_t> out(keys.size(), kInvalidCode);
   if (ptrs.size() != keys.size() || sizes.size() != keys.size()) return out;
+  const std::vector<Status> shapes = Shapes(ptrs, sizes);
   std::vector<std::string> ok_keys;
+  std::vector<std::vector<MemorySlice>> ok_slices;
   std::vector<size_t> ok_idx;
+  std::vector<std::vector<MemorySlice>> all = AsSlices(ptrs, sizes);
   for (size_t i = 0; i < keys.size(); ++i) {
-    if (Status s = CheckSlices(c, ptrs[i], sizes[i], BufferAccess::kReadWrite); !s.ok()) {
-      out[i] = PyCode(s);
+    if (!shapes[i].ok()) {
+      out[i] = PyCode(shapes[i]);
       continue;
     }
     ok_keys.push_back(keys[i]);
+    ok_slices.push_back(std::move(all[i]));
     ok_idx.push_back(i);
   }
-  if (ok_keys.empty()) return out;
-  std::vector<StatusOr<std::vector<std::byte>>> r = c.BatchGet(ok_keys);
+  std::vector<StatusOr<size_t>> r = c.BatchGetIntoSlices(ok_keys, ok_slices);
   for (size_t k = 0; k < ok_idx.size(); ++k) {
-    size_t i = ok_idx[k];
-    if (!r[k].ok()) {
-      out[i] = PyCode(r[k].status());
-      continue;
-    }
-    const std::vector<std::byte>& v = r[k].value();
-    size_t capacity = 0;
-    for (size_t s : sizes[i]) capacity += s;
-    if (v.size() > capacity) {
-      out[i] = PyCode(ErrorCode::kBufferTooSmall);
-      continue;
-    }
-    size_t done = 0;
-    for (size_t j = 0; j < ptrs[i].size() && done < v.size(); ++j) {
-      size_t n = std::min(sizes[i][j], v.size() - done);
-      std::memcpy(reinterpret_cast<void*>(ptrs[i][j]), v.data() + done, n);
-      done += n;
-    }
-    out[i] = static_cast<int64_t>(v.size());
+    out[ok_idx[k]] = r[k].ok() ? static_cast<int64_t>(r[k].value()) : PyCode(r[k].status());
   }
   return out;
 }

@@ -17,8 +17,7 @@ constexpr int64_t kRetryBackoffMaxMs = 100;
 }  // namespace
 
 std::vector<Status> PutPath::Once(std::span<const std::string> keys,
-                                  std::span<const std::byte* const> data,
-                                  std::span<const size_t> sizes, const master::PutConfig& config,
+                                  std::span<const ObjectMemory> data, std::span<const size_t> sizes, const master::PutConfig& config,
                                   bool chain, std::vector<bool>& retry,
                                   std::vector<Unended>& unended) {
   std::vector<uint64_t> sizes64(sizes.begin(), sizes.end());
@@ -28,7 +27,7 @@ std::vector<Status> PutPath::Once(std::span<const std::string> keys,
   unended.assign(keys.size(), Unended{});
   std::vector<size_t> writing;
   std::vector<const std::vector<rpc::RemoteReplica>*> replicas;
-  std::vector<const std::byte*> buffers;
+  std::vector<ObjectMemory> buffers;
   for (size_t i = 0; i < keys.size(); ++i) {
     if (!started[i].ok()) {
       out[i] = started[i].status();
@@ -46,7 +45,8 @@ std::vector<Status> PutPath::Once(std::span<const std::string> keys,
   // Each value's checksum is taken by the transports as its bytes leave the
   // caller's buffer, and every replica must have sent the same bytes.
   std::vector<uint64_t> checksums;
-  std::vector<Status> written = io_.WriteAll(replicas, buffers, &unreachable, &checksums);
+  std::vector<Status> written =
+      io_.WriteAll(replicas, std::span<const ObjectMemory>(buffers), &unreachable, &checksums);
   if (!unreachable.empty()) (void)master_.ReportUnreachable(unreachable);
   std::vector<std::string> end_keys, revoke_keys;
   std::vector<uint64_t> end_tokens, end_checksums, revoke_tokens;
@@ -130,8 +130,7 @@ std::vector<size_t> PutPath::EndAgain(std::span<const std::string> keys,
 }
 
 std::vector<Status> PutPath::Put(std::span<const std::string> keys,
-                                 std::span<const std::byte* const> data,
-                                 std::span<const size_t> sizes, const master::PutConfig& base,
+                                 std::span<const ObjectMemory> data, std::span<const size_t> sizes, const master::PutConfig& base,
                                  uint32_t replicas, bool chain) {
   const int64_t deadline = SteadyClock::Instance().NowMs() + config_.put_retry_ms;
   std::vector<Status> out(keys.size());
@@ -158,10 +157,10 @@ std::vector<Status> PutPath::Put(std::span<const std::string> keys,
       // The run's keys, values and sizes: the caller's own when the run is
       // every key (a first round), else copies.
       std::span<const std::string> run_keys = keys;
-      std::span<const std::byte* const> run_data = data;
+      std::span<const ObjectMemory> run_data = data;
       std::span<const size_t> run_sizes = sizes;
       std::vector<std::string> k;
-      std::vector<const std::byte*> d;
+      std::vector<ObjectMemory> d;
       std::vector<size_t> z;
       if (b - a != keys.size()) {
         for (size_t j = a; j < b; ++j) {

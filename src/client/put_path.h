@@ -45,8 +45,8 @@ class PutPath {
 
   // Puts every key under `base` (its parent_key is set here for chains);
   // `replicas` is the replica count the batch is split for. Results in input order.
-  std::vector<Status> Put(std::span<const std::string> keys,
-                          std::span<const std::byte* const> data, std::span<const size_t> sizes,
+  std::vector<Status> Put(std::span<const std::string> keys, std::span<const ObjectMemory> data,
+                          std::span<const size_t> sizes,
                           const master::PutConfig& base, uint32_t replicas, bool chain);
 
  private:
@@ -59,8 +59,8 @@ class PutPath {
   };
   // One round over keys[0..n) (one part); results, which keys to retry, and
   // which of those have an end to send again (unended[i].pending).
-  std::vector<Status> Once(std::span<const std::string> keys,
-                           std::span<const std::byte* const> data, std::span<const size_t> sizes,
+  std::vector<Status> Once(std::span<const std::string> keys, std::span<const ObjectMemory> data,
+                           std::span<const size_t> sizes,
                            const master::PutConfig& config, bool chain, std::vector<bool>& retry,
                            std::vector<Unended>& unended);
   // Ends each key of `idx` again (unended[i]); returns the keys to put again

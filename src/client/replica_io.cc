@@ -76,9 +76,16 @@ bool ReplicaIo::CopyAhead(const PlacementHint& hint, std::byte* buffer, uint64_t
                                             buffer, checksum_out);
 }
 
+std::vector<ObjectMemory> MemoryOfBuffers(std::span<std::byte* const> buffers) {
+  std::vector<ObjectMemory> out;
+  out.reserve(buffers.size());
+  for (std::byte* b : buffers) out.push_back({b, {}});
+  return out;
+}
+
 std::vector<Status> ReplicaIo::WriteAll(
     std::span<const std::vector<rpc::RemoteReplica>* const> replicas,
-    std::span<const std::byte* const> buffers, std::vector<uint32_t>* unreachable,
+    std::span<const ObjectMemory> memory, std::vector<uint32_t>* unreachable,
     std::vector<uint64_t>* checksums) {
   std::vector<Status> out(replicas.size());
   std::vector<transfer::TransferOp> ops;
@@ -93,8 +100,8 @@ std::vector<Status> ReplicaIo::WriteAll(
     }
     for (const rpc::RemoteReplica& r : *replicas[i]) {
       // A write op only reads the buffer; TransferOp's pointer is shared with reads.
-      transfer::TransferOp& op =
-          ops.emplace_back(r.endpoint, r.cap, const_cast<std::byte*>(buffers[i]));
+      transfer::TransferOp& op = ops.emplace_back(r.endpoint, r.cap, memory[i].buffer);
+      op.slices = memory[i].slices;
       if (checksums != nullptr) op.checksum_out = &hashed[ops.size() - 1];
       owner.push_back(i);
     }
@@ -124,7 +131,7 @@ std::vector<Status> ReplicaIo::WriteAll(
 
 std::vector<Status> ReplicaIo::ReadAny(
     std::span<const std::vector<rpc::RemoteReplica>* const> replicas,
-    std::span<std::byte* const> buffers, std::span<const uint64_t> checksums,
+    std::span<const ObjectMemory> memory, std::span<const uint64_t> checksums,
     std::vector<CorruptRead>* corrupt, std::vector<uint32_t>* unreachable) {
   const bool verify = !checksums.empty();
   std::vector<Status> out(replicas.size(),
@@ -144,7 +151,8 @@ std::vector<Status> ReplicaIo::ReadAny(
     for (size_t i : pending) {
       if (round >= order[i].size()) continue;
       const rpc::RemoteReplica& r = (*replicas[i])[order[i][round]];
-      ops.push_back({r.endpoint, r.cap, buffers[i], verify ? &sums[ops.size()] : nullptr});
+      ops.push_back({r.endpoint, r.cap, memory[i].buffer, verify ? &sums[ops.size()] : nullptr});
+      ops.back().slices = memory[i].slices;
       owner.push_back(i);
     }
     std::vector<Status> res = Run(ops, unreachable);

@@ -36,6 +36,14 @@
 
 namespace crescent::client {
 
+// An object's memory in the client: one buffer, or slices in order (a key's
+// pages of several layers: transfer::TransferOp::slices), none copied.
+struct ObjectMemory {
+  std::byte* buffer = nullptr;
+  std::span<const transfer::BufferSlice> slices;  // in place of `buffer` when not empty
+};
+std::vector<ObjectMemory> MemoryOfBuffers(std::span<std::byte* const> buffers);
+
 class ReplicaIo {
  public:
   // `shm` may be null (shared memory disabled). Both must outlive this.
@@ -49,9 +57,17 @@ class ReplicaIo {
   // one). Replicas that hashed different bytes (the buffer changed during the
   // write) fail the object with kInvalidArgument.
   std::vector<Status> WriteAll(std::span<const std::vector<rpc::RemoteReplica>* const> replicas,
-                               std::span<const std::byte* const> buffers,
+                               std::span<const ObjectMemory> memory,
                                std::vector<uint32_t>* unreachable = nullptr,
                                std::vector<uint64_t>* checksums = nullptr);
+  std::vector<Status> WriteAll(std::span<const std::vector<rpc::RemoteReplica>* const> replicas,
+                               std::span<const std::byte* const> buffers,
+                               std::vector<uint32_t>* unreachable = nullptr,
+                               std::vector<uint64_t>* checksums = nullptr) {
+    std::vector<ObjectMemory> memory;
+    for (const std::byte* b : buffers) memory.push_back({const_cast<std::byte*>(b), {}});
+    return WriteAll(replicas, memory, unreachable, checksums);
+  }
   // A replica whose bytes failed their checksum: (*replicas[object])[replica].
   struct CorruptRead {
     size_t object;
@@ -59,7 +75,7 @@ class ReplicaIo {
   };
   // `checksums`: none (no verification), or one per object.
   std::vector<Status> ReadAny(std::span<const std::vector<rpc::RemoteReplica>* const> replicas,
-                              std::span<std::byte* const> buffers,
+                              std::span<const ObjectMemory> memory,
                               std::span<const uint64_t> checksums = {},
                               std::vector<CorruptRead>* corrupt = nullptr,
                               std::vector<uint32_t>* unreachable = nullptr);

@@ -51,10 +51,6 @@ struct TransferOp {
   std::string endpoint;  // as the master returned it (endpoint.h)
   Capability cap;        // op kRead: segment -> buffer; kWrite: buffer -> segment
   std::byte* buffer = nullptr;
-  // kRead and kWrite, in place of `buffer` when not empty: the client memory
-  // in pieces, in order (the contract above).
-  std::span<const BufferSlice> slices;
-  bool HasMemory() const { return slices.empty() ? buffer != nullptr : true; }
   // Optional, kRead and kWrite: the XXH3-64 (HashValue) of the bytes read into
   // `buffer` as they land, or of the bytes written from it as they leave.
   uint64_t* checksum_out = nullptr;
@@ -62,6 +58,10 @@ struct TransferOp {
   // `buffer` holds the request's payload, this many bytes (the encoded
   // wire::CopyTarget; the expected checksum).
   uint64_t request_payload_bytes = 0;
+  // kRead and kWrite, in place of `buffer` when not empty: the client memory
+  // in pieces, in order (the contract above).
+  std::span<const BufferSlice> slices;
+  bool HasMemory() const { return slices.empty() ? buffer != nullptr : true; }
 };
 
 class Transport {
