@@ -23,6 +23,11 @@ import pytest
 _PY = str(Path(__file__).resolve().parents[2] / "python")
 if _PY not in sys.path:
     sys.path.append(_PY)
+# SGLang's storage interface, as a stand-in (sglang_standin/sglang/__init__.py):
+# first on the path, so crescent.hicache meets it as it would meet SGLang.
+_SGLANG = str(Path(__file__).resolve().parent / "sglang_standin")
+if _SGLANG not in sys.path:
+    sys.path.insert(0, _SGLANG)
 
 import crescent  # noqa: E402
 
