@@ -279,7 +279,7 @@ class MooncakeDistributedStore:
 
     def put_parts(self, key, *parts, config=None):
         """Stores the concatenation of the bytes-like parts under key."""
-        return self.put(key, b"".join(bytes(memoryview(p).cast("B")) for p in parts), config)
+        return self.put(key, b"".join(byte_view(p) for p in parts), config)
 
     def get(self, key):
         """The value as bytes; b"" when it cannot be read."""

@@ -9,25 +9,12 @@ import uuid
 import numpy as np
 import pytest
 
-from conftest import Server
 from crescent import mooncake
 from crescent.mooncake import MooncakeDistributedStore, ReplicateConfig
 
 
 def key():
     return "mc-" + uuid.uuid4().hex
-
-
-@pytest.fixture(scope="module")
-def secret_serve(tmp_path_factory):
-    """A small all-in-one store with a known cluster secret (8 MiB of its own)."""
-    path = tmp_path_factory.mktemp("mc") / "secret"
-    path.write_text("mooncake-compat-test-secret-0123456789abcdef\n")
-    server = Server(["serve", "--port", "0", "--http-port", "0", "--segment-size", "8MiB",
-                     "--secret-file", str(path)])
-    server.secret_file = str(path)
-    yield server
-    server.stop()
 
 
 @pytest.fixture
