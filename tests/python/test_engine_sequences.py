@@ -18,8 +18,12 @@ the engine's published code (docs/engines.md names the calls):
 """
 
 import ctypes
+import os
 import struct
+import subprocess
+import sys
 import uuid
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -148,3 +152,17 @@ def test_sglang_mooncake_backend(serve):
     assert np.array_equal(host[:, 32:32 + 3 * page], host[:, :3 * page])
     assert store.remove_all() >= 0
     assert store.close() == 0
+
+
+
+def test_the_mooncake_shim_imports_crescent():
+    """python/engines/mooncake: `from mooncake.store import ...` as the engines write it."""
+    engines = Path(__file__).resolve().parents[2] / "python" / "engines"
+    code = ("from mooncake.store import MooncakeDistributedStore, ReplicateConfig\n"
+            "import crescent.mooncake as m\n"
+            "assert MooncakeDistributedStore is m.MooncakeDistributedStore\n"
+            "assert ReplicateConfig is m.ReplicateConfig\n")
+    path = [str(engines)] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
+                       env={**os.environ, "PYTHONPATH": os.pathsep.join(path)})
+    assert r.returncode == 0, r.stderr
