@@ -161,8 +161,6 @@ class HiCacheV2:
             ends = self._prefix_ends(t, have)
             hits[t.name] = max(ends, default=0)
             allowed &= ends
-        self._count(exists_calls=1, exists_pages_queried=len(keys),
-                    exists_pages_hit=max(allowed, default=0))
         return self._transfer_result(max(allowed, default=0), hits, sorted(allowed))
 
     @staticmethod

@@ -4,7 +4,11 @@ by the hybrid controller's exact calls (hicache_v2_support.Controller), with
 SGLang's interface types (the stand-in in sglang_standin/), checking bytes."""
 
 import inspect
+import os
+import subprocess
+import sys
 import uuid
+from pathlib import Path
 
 import pytest
 import torch
@@ -231,3 +235,21 @@ def test_unregistered_pool_and_wrong_index_count_are_refused(make):
                                      keys=hashes(2))])
     assert b.batch_get_v2([]) == {}
     assert b.batch_exists_v2([]).kv_hit_pages == 0
+
+
+def test_without_sglang_the_v2_calls_answer_with_a_local_result_type():
+    """Where SGLang is not importable, crescent.hicache has its own
+    PoolTransferResult with SGLang's two fields."""
+    code = ("import crescent.hicache as h\n"
+            "from crescent_e2e.memstore import MemoryStore\n"
+            "assert not h.SGLANG_AVAILABLE\n"
+            "b = h.CrescentHiCacheStorage(None, None, store=MemoryStore())\n"
+            "r = b.batch_exists_v2(['a', 'b'])\n"
+            "assert (type(r).__module__, r.kv_hit_pages, r.extra_pool_hit_pages) == "
+            "('crescent.hicache', 0, {}), r\n")
+    repo = Path(__file__).resolve().parents[2]
+    path = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(path + [str(repo / "python")])}
+    r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                       timeout=60)
+    assert r.returncode == 0, r.stderr

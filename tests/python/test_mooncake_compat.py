@@ -111,6 +111,21 @@ def test_buffers_hostname_parts_and_replica_descriptors(mc):
     assert mc.get_replica_desc(key()) == []
 
 
+def test_put_from_and_get_into_one_key(mc):
+    buf = np.arange(4096, dtype=np.uint8)
+    out = np.zeros(4096, dtype=np.uint8)
+    assert mc.register_buffer(buf.ctypes.data, buf.nbytes) == 0
+    assert mc.register_buffer(out.ctypes.data, out.nbytes) == 0
+    k = key()
+    assert mc.put_from(k, buf.ctypes.data, 1000) == 0
+    assert mc.get_into(k, out.ctypes.data, out.nbytes) == 1000
+    assert np.array_equal(out[:1000], buf[:1000])
+    assert mc.get_into(k, out.ctypes.data, 10) == mooncake.BUFFER_OVERFLOW == -10
+    assert mc.get_into(key(), out.ctypes.data, out.nbytes) == -704
+    assert mc.unregister_buffer(out.ctypes.data) == 0
+    assert mc.unregister_buffer(buf.ctypes.data) == 0
+
+
 def test_signatures_follow_mooncake():
     sig = {n: list(inspect.signature(getattr(MooncakeDistributedStore, n)).parameters)[1:]
            for n in ("put", "put_from", "batch_put_from", "get_into", "batch_get_into",
