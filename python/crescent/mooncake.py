@@ -177,24 +177,26 @@ class ReplicaDescriptor:
         return "ReplicaDescriptor(memory, size=%d)" % self._memory.buffer_descriptor.size
 
 
+# setup's arguments in Mooncake's order, and the defaults of its binding.
+_SETUP_DEFAULTS = {"local_hostname": "localhost", "metadata_server": "",
+                   "global_segment_size": 16 << 20, "local_buffer_size": 16 << 20,
+                   "protocol": "tcp", "rdma_devices": "", "master_server_addr": "127.0.0.1:50051"}
+
+
 def _setup_args(args, kwargs):
     """setup's arguments as a dict, from Mooncake's positional form or its dict form."""
     if len(args) == 1 and isinstance(args[0], dict) and not kwargs:
         config = dict(args[0])
-        return {
-            "local_hostname": config.get("local_hostname", "localhost"),
-            "metadata_server": config.get("metadata_server", ""),
-            "global_segment_size": int(config.get("global_segment_size", 16 << 20)),
-            "local_buffer_size": int(config.get("local_buffer_size", 16 << 20)),
-            "protocol": config.get("protocol", "tcp"),
-            "rdma_devices": config.get("rdma_devices", config.get("device_name", "")),
-            "master_server_addr": config.get("master_server_addr",
-                                             config.get("master_server_address",
-                                                        "127.0.0.1:50051")),
-            "extra": {k: config[k] for k in _STORE_SETUP_KWARGS if k in config},
-        }
-    names = ("local_hostname", "metadata_server", "global_segment_size", "local_buffer_size",
-             "protocol", "rdma_devices", "master_server_addr", "engine")
+        # The dict form's other spellings, as engines' configs write them.
+        config.setdefault("rdma_devices", config.get("device_name", ""))
+        if "master_server_address" in config:
+            config.setdefault("master_server_addr", config["master_server_address"])
+        out = {k: config.get(k, v) for k, v in _SETUP_DEFAULTS.items()}
+        for size in ("global_segment_size", "local_buffer_size"):  # strings in vLLM's dict
+            out[size] = int(out[size])
+        out["extra"] = {k: config[k] for k in _STORE_SETUP_KWARGS if k in config}
+        return out
+    names = tuple(_SETUP_DEFAULTS) + ("engine",)
     if len(args) > len(names):
         raise TypeError("setup() takes at most %d positional arguments (%d given)" %
                         (len(names), len(args)))
@@ -212,9 +214,7 @@ def _setup_args(args, kwargs):
     unknown = [k for k in kwargs if k not in _STORE_SETUP_KWARGS]
     if unknown:
         raise TypeError("setup() got unexpected keyword arguments: %s" % ", ".join(unknown))
-    out = {"local_hostname": "localhost", "metadata_server": "",
-           "global_segment_size": 16 << 20, "local_buffer_size": 16 << 20, "protocol": "tcp",
-           "rdma_devices": "", "master_server_addr": "127.0.0.1:50051"}
+    out = dict(_SETUP_DEFAULTS)
     out.update({k: v for k, v in given.items() if k != "engine"})
     out["extra"] = kwargs
     return out
@@ -295,7 +295,7 @@ class MooncakeDistributedStore:
 
     def batch_get_buffer(self, keys):
         return [BufferHandle(v) if c == 0 else None
-                for c, v in self._store._core.get_batch(list(keys))]
+                for c, v in self._store._core.get_batch(listed("keys", keys))]
 
     # ---- queries and removal ----
 
