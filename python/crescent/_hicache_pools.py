@@ -139,8 +139,8 @@ class HiCacheV2:
         extra_pool_hit_pages gives, per pool, the longest prefix it allows.
         """
         keys = list(keys)
-        if getattr(self.mem_pool_host, "kv_buffer", True) is None:
-            kv_pages = len(keys)  # a logical KV anchor: no KV objects of its own
+        if self._logical_kv_anchor():
+            kv_pages = len(keys)  # no KV objects of its own: the pools decide
         else:
             kv_pages = self.batch_exists(keys, extra_info) if keys else 0
         transfers = list(pool_transfers or [])

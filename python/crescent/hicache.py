@@ -395,6 +395,13 @@ class CrescentHiCacheStorage(HiCacheV2, HiCacheStorage):
         ptrs, sizes = pack_meta(len(obj_keys), ptrs, sizes)
         return obj_keys, ptrs, sizes
 
+    def _logical_kv_anchor(self) -> bool:
+        """True for a KV pool that only allocates indices (kv_buffer None, as
+        DeepSeek V4's anchor): its pages hold no KV, and the v2 pools carry
+        the data, so there is nothing to move for it."""
+        pool = self.mem_pool_host
+        return pool is not None and hasattr(pool, "kv_buffer") and pool.kv_buffer is None
+
     def _count(self, **deltas) -> None:
         with self._lock:
             for k, v in deltas.items():
@@ -426,6 +433,8 @@ class CrescentHiCacheStorage(HiCacheV2, HiCacheStorage):
         """Loads pages straight into the host pool; per-page success."""
         if not keys:
             return []
+        if self._logical_kv_anchor():
+            return [True] * len(keys)
         obj_keys, ptrs, sizes = self._page_meta(keys, host_indices)
         per = self._objs_per_page
         t0 = time.perf_counter()
@@ -453,6 +462,8 @@ class CrescentHiCacheStorage(HiCacheV2, HiCacheStorage):
         """Writes pages from the host pool, skipping objects already stored."""
         if not keys:
             return []
+        if self._logical_kv_anchor():
+            return [True] * len(keys)
         obj_keys, ptrs, sizes = self._page_meta(keys, host_indices)
         per = self._objs_per_page
         t0 = time.perf_counter()

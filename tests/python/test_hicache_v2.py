@@ -222,6 +222,25 @@ def test_kv_pages_through_v2_alone(make):
     assert torch.equal(dst.kv_buffer[:, didx[:2 * PAGE]], src.kv_buffer[:, idx[:2 * PAGE]])
 
 
+def test_a_logical_kv_anchor_leaves_the_prefix_to_the_pools(make):
+    """A KV pool without memory (kv_buffer None, as DeepSeek V4's anchor): v1
+    has nothing to move, and batch_exists_v2's prefix is what the pools allow."""
+    class Anchor:
+        page_size, kv_buffer = PAGE, None
+
+    b = make(is_mla=True)
+    b.register_mem_pool_host(Anchor())
+    indexer = IndexerPool(size=16 * PAGE, page_size=PAGE)
+    b.register_mem_host_pool_v2(indexer, PoolName.INDEXER)
+    keys = hashes(3)
+    assert b.batch_set_v1(keys, torch.arange(3 * PAGE)) == [True] * 3
+    idx = indexer.alloc(2 * PAGE)
+    assert b.batch_set_v2([PoolTransfer(name=PoolName.INDEXER, host_indices=idx,
+                                        keys=keys[:2])]) == {PoolName.INDEXER: [True, True]}
+    query = [PoolTransfer(name=PoolName.INDEXER, keys=keys, hit_policy=ALL)]
+    assert b.batch_exists_v2(keys, query).kv_hit_pages == 2
+
+
 # -------------------------------------------------------------------- refusals
 def test_unregistered_pool_and_wrong_index_count_are_refused(make):
     b = make()
