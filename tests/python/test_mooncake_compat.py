@@ -87,7 +87,7 @@ def test_full_store_answers_no_available_handle(secret_serve):
     assert s.register_buffer(buf.ctypes.data, buf.nbytes) == 0
     assert s.batch_put_from_multi_buffers([key()], [[buf.ctypes.data]], [[buf.nbytes]],
                                           ReplicateConfig()) == [-200]
-    assert s.remove_all(True) >= 8
+    assert s.remove_all(True) >= 1
     assert s.unregister_buffer(buf.ctypes.data) == 0
     assert s.close() == 0
 
