@@ -112,15 +112,15 @@ class HiCacheV2:
         """(object keys, objects per page, ptrs, sizes) of one transfer."""
         pool = self._pool(transfer.name)
         keys = list(transfer.keys or [])
+        obj_keys, per = self._pool_objects(transfer, keys)
+        if not keys:
+            return obj_keys, per, [], []
         indices = transfer.host_indices
         page_size = int(getattr(pool, "page_size", 1) or 1)
         if indices is None or len(indices) != len(keys) * page_size:
             raise ValueError("pool %r: %d pages need %d host indices, got %s" %
                              (pool_key(transfer.name), len(keys), len(keys) * page_size,
                               None if indices is None else len(indices)))
-        obj_keys, per = self._pool_objects(transfer, keys)
-        if not keys:
-            return obj_keys, per, [], []
         ptrs, sizes = pool.get_page_buffer_meta(indices)
         sizes = [sizes] * len(_as_list(ptrs)) if isinstance(sizes, int) else _as_list(sizes)
         ptrs, sizes = pack_meta(len(obj_keys), _as_list(ptrs), sizes)
