@@ -22,6 +22,7 @@ buffers, the GIL released around every call.
 """
 
 import ctypes
+import os
 
 from . import errors as _errors
 from ._args import listed
@@ -240,8 +241,15 @@ class MooncakeDistributedStore:
         $CRESCENT_SECRET, and `crescent serve --secret-file`). metadata_server,
         local_buffer_size, protocol, rdma_devices and engine have no meaning
         here; the transfer is TCP or same-host shared memory.
+
+        Against a master with an auth file, the client's token comes from
+        token= or $CRESCENT_TOKEN, and a contributed segment's node token
+        (the node role) from node_token= or $CRESCENT_NODE_TOKEN, since an
+        engine passes neither (docs/security.md).
         """
         a = _setup_args(args, kwargs)
+        if "node_token" not in a["extra"] and os.environ.get("CRESCENT_NODE_TOKEN"):
+            a["extra"]["node_token"] = os.environ["CRESCENT_NODE_TOKEN"]
         protocol = a["protocol"] if a["protocol"] in ("tcp", "") else "tcp"
         try:
             self._store.setup(a["local_hostname"], a["metadata_server"],

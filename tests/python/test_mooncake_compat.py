@@ -193,3 +193,37 @@ def test_serve_refuses_a_secret_it_cannot_use(tmp_path):
                            timeout=60)
         assert r.returncode != 0
         assert "secret" in (r.stdout + r.stderr)
+
+
+def test_an_engine_under_an_auth_file_takes_its_tokens_from_the_environment(tmp_path,
+                                                                            monkeypatch):
+    """Engines pass no token: $CRESCENT_TOKEN authenticates the client, and
+    $CRESCENT_NODE_TOKEN (a node-role token) mounts its contributed segment."""
+    import subprocess
+    from conftest import CRESCENT, Server
+
+    def token(name, role):
+        return subprocess.run([str(CRESCENT), "token", "add", "--auth-file", str(auth), "--name",
+                               name, "--role", role], check=True, capture_output=True,
+                              text=True).stdout.strip()
+
+    auth = tmp_path / "auth"
+    client, node = token("engine", "client"), token("engine-node", "node")
+    secret = tmp_path / "secret"
+    secret.write_text("auth-engine-test-secret-0123456789abcdef\n")
+    server = Server(["serve", "--port", "0", "--http-port", "0", "--segment-size", "8MiB",
+                     "--auth-file", str(auth), "--secret-file", str(secret)])
+    try:
+        monkeypatch.setenv("CRESCENT_SECRET_FILE", str(secret))
+        monkeypatch.setenv("CRESCENT_TOKEN", client)
+        monkeypatch.delenv("CRESCENT_NODE_TOKEN", raising=False)
+        assert MooncakeDistributedStore().setup("localhost", "", 8 << 20, 0, "tcp", "",
+                                                server.address) == mooncake.ILLEGAL_CLIENT
+        monkeypatch.setenv("CRESCENT_NODE_TOKEN", node)
+        s = MooncakeDistributedStore()
+        assert s.setup("localhost", "", 8 << 20, 0, "tcp", "", server.address) == 0
+        k = key()
+        assert s.put(k, b"under auth") == 0 and s.get(k) == b"under auth"
+        assert s.close() == 0
+    finally:
+        server.stop()
