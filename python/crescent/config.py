@@ -13,6 +13,7 @@ class ReplicateConfig:
     replica_num        copies on distinct segments, >= 1; best effort: as many
                        as there are segments, at most 16 (more are taken as 16)
     with_soft_pin      evicted only after unpinned objects, for soft_pin_ttl_ms
+                       (None, as in Mooncake: DEFAULT_SOFT_PIN_TTL_MS)
     with_hard_pin      never evicted (still removable)
     preferred_segment  segment to place the first copy in when it has room
     preferred_segments Mooncake's list form; its first entry is used when
@@ -22,7 +23,7 @@ class ReplicateConfig:
     """
 
     def __init__(self, replica_num=1, with_soft_pin=False, with_hard_pin=False,
-                 preferred_segment="", soft_pin_ttl_ms=DEFAULT_SOFT_PIN_TTL_MS,
+                 preferred_segment="", soft_pin_ttl_ms=None,
                  preferred_segments=None, prefer_alloc_in_same_node=False):
         self.replica_num = replica_num
         self.with_soft_pin = with_soft_pin
@@ -44,7 +45,10 @@ class ReplicateConfig:
         o.replica_count = min(int(self.replica_num), _crescent.MAX_REPLICAS)
         o.preferred_segment = self.preferred_segment or (
             self.preferred_segments[0] if self.preferred_segments else "")
-        o.soft_pin_ttl_ms = int(self.soft_pin_ttl_ms) if self.with_soft_pin else 0
+        ttl = DEFAULT_SOFT_PIN_TTL_MS if self.soft_pin_ttl_ms is None else int(self.soft_pin_ttl_ms)
+        if self.with_soft_pin and ttl < 1:
+            raise ValueError("soft_pin_ttl_ms must be at least 1 (or None for the default)")
+        o.soft_pin_ttl_ms = ttl if self.with_soft_pin else 0
         o.hard_pin = bool(self.with_hard_pin)
         return o
 

@@ -22,15 +22,26 @@ What it implements (the interface of SGLang's
 * ``get / batch_get / set / batch_set``: the older per-object calls, either
   zero-copy (``target_location`` = pointer(s), ``target_sizes`` = byte
   count(s)) or copying (``value`` / ``target_location`` = a tensor);
-* ``exists``, ``register_mem_pool_host``, ``clear`` and ``get_stats``.
+* ``exists``, ``register_mem_pool_host``, ``clear`` and ``get_stats``;
+* HiCache v2 (hybrid models: KV plus Mamba, SWA, indexer, draft pools):
+  ``register_mem_host_pool_v2``, ``batch_exists_v2 -> PoolTransferResult``
+  honouring each pool's ``PoolHitPolicy``, ``batch_get_v2`` /
+  ``batch_set_v2 -> {pool: [bool per page]}`` (crescent/_hicache_pools.py).
+
+Host pools in ``page_first`` layout move one buffer per object; in
+``layer_first`` (one slice per layer) an object's slices move together through
+the multi-buffer calls.
 
 Object keys (one page of KV for one rank):
 
 * MHA: ``{page_hash}_{tp_rank}_k`` and ``{page_hash}_{tp_rank}_v`` (with pipeline
   parallelism: ``{page_hash}_{tp_rank}_{pp_rank}_k``/``_v``);
-* MLA: one object per page, ``{page_hash}_k`` (``{page_hash}_{pp_rank}_k``
+* MLA: one object per page, ``{page_hash}__k`` (``{page_hash}_{pp_rank}_k``
   with pipeline parallelism), shared by every TP rank since MLA ranks hold
   the same latent KV.
+
+These are the keys SGLang's Mooncake backend uses, so either backend reads
+what the other wrote.
 
 An optional ``key_prefix`` in the extra config is prepended as
 ``{key_prefix}_`` to every object key (to keep models apart in one store).
@@ -56,6 +67,8 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Sequence
 
+from ._hicache_pools import HiCacheV2, pack_meta
+
 logger = logging.getLogger(__name__)
 
 try:  # Real SGLang: derive from its ABC so the dynamic loader accepts us.
@@ -64,6 +77,11 @@ try:  # Real SGLang: derive from its ABC so the dynamic loader accepts us.
         HiCacheStorageConfig,
         HiCacheStorageExtraInfo,
     )
+
+    try:  # the v2 result type, in SGLang releases with HiCache v2
+        from sglang.srt.mem_cache.hicache_storage import PoolTransferResult  # type: ignore
+    except ImportError:
+        PoolTransferResult = None
 
     SGLANG_AVAILABLE = True
 except Exception:  # noqa: BLE001 - any import failure means "no SGLang here"
@@ -88,6 +106,8 @@ except Exception:  # noqa: BLE001 - any import failure means "no SGLang here"
         prefix_keys: Optional[List[str]] = None
         extra_info: Optional[dict] = None
 
+    PoolTransferResult = None
+
     class HiCacheStorage(ABC):  # type: ignore[no-redef]
         """Stand-in for sglang.srt.mem_cache.hicache_storage.HiCacheStorage.
 
@@ -96,6 +116,23 @@ except Exception:  # noqa: BLE001 - any import failure means "no SGLang here"
 
         def register_mem_pool_host(self, mem_pool_host):
             self.mem_pool_host = mem_pool_host
+
+        def register_mem_host_pool_v2(self, host_pool, host_pool_name):
+            if not hasattr(self, "registered_pools"):
+                self.registered_pools = {}
+            self.registered_pools[host_pool_name] = host_pool
+
+        def batch_exists_v2(self, keys: List[str], pool_transfers: Optional[List[Any]] = None,
+                            extra_info: Optional[HiCacheStorageExtraInfo] = None):
+            raise NotImplementedError()
+
+        def batch_get_v2(self, transfers: List[Any],
+                         extra_info: Optional[HiCacheStorageExtraInfo] = None) -> dict:
+            raise NotImplementedError()
+
+        def batch_set_v2(self, transfers: List[Any],
+                         extra_info: Optional[HiCacheStorageExtraInfo] = None) -> dict:
+            raise NotImplementedError()
 
         def batch_get_v1(self, keys: List[str], host_indices,
                          extra_info: Optional[HiCacheStorageExtraInfo] = None) -> List[bool]:
@@ -145,6 +182,16 @@ except Exception:  # noqa: BLE001 - any import failure means "no SGLang here"
             return None
 
 
+if PoolTransferResult is None:
+    @dataclass
+    class PoolTransferResult:  # type: ignore[no-redef]
+        """What batch_exists_v2 returns, as SGLang's dataclass of that name:
+        the usable KV prefix in pages, and per extra pool the pages it allows."""
+
+        kv_hit_pages: int
+        extra_pool_hit_pages: Dict[str, int]
+
+
 DEFAULT_MASTER = "127.0.0.1:50051"
 
 
@@ -159,11 +206,16 @@ def _as_int_list(seq: Any) -> List[int]:
     return [int(x) for x in seq]
 
 
+def _total(size: Any) -> int:
+    """An object's bytes: its size, or the sum of its buffers' sizes."""
+    return sum(size) if isinstance(size, list) else int(size)
+
+
 def _tensor_nbytes(t: Any) -> int:
     return int(t.numel() * t.element_size())
 
 
-class CrescentHiCacheStorage(HiCacheStorage):
+class CrescentHiCacheStorage(HiCacheV2, HiCacheStorage):
     """SGLang HiCache storage backend backed by a Crescent cluster.
 
     Args:
@@ -216,6 +268,8 @@ class CrescentHiCacheStorage(HiCacheStorage):
                                or DEFAULT_MASTER)
 
         self.mem_pool_host = None
+        self.registered_pools: Dict[str, Any] = {}
+        self._result_type = PoolTransferResult
         self._registered: List[int] = []
         self._spans: List[tuple] = []
         self._lock = threading.Lock()
@@ -269,12 +323,17 @@ class CrescentHiCacheStorage(HiCacheStorage):
     def register_mem_pool_host(self, mem_pool_host) -> None:
         """Registers the host pool's buffers with the store for zero copy."""
         self.mem_pool_host = mem_pool_host
+        self._register_pool_buffers(mem_pool_host)
+
+    def _register_pool_buffers(self, pool) -> None:
+        """Registers `pool`'s tensors (get_hybrid_pool_buffer(), else kv_buffer),
+        each memory span once."""
         buffers = []
-        get_bufs = getattr(mem_pool_host, "get_hybrid_pool_buffer", None)
+        get_bufs = getattr(pool, "get_hybrid_pool_buffer", None)
         if get_bufs is not None:
             buffers = [b for b in get_bufs() if b is not None]
         if not buffers:
-            kv = getattr(mem_pool_host, "kv_buffer", None)
+            kv = getattr(pool, "kv_buffer", None)
             if isinstance(kv, (list, tuple)):
                 buffers = list(kv)
             elif kv is not None:
@@ -309,9 +368,7 @@ class CrescentHiCacheStorage(HiCacheStorage):
     def _page_object_keys(self, keys: Sequence[str]) -> List[str]:
         p = self.key_prefix
         if self.is_mla:
-            if self.mla_suffix:
-                return [f"{p}{k}_{self.mla_suffix}_k" for k in keys]
-            return [f"{p}{k}_k" for k in keys]
+            return [f"{p}{k}_{self.mla_suffix}_k" for k in keys]
         out = []
         for k in keys:
             out.append(f"{p}{k}_{self.mha_suffix}_k")
@@ -331,16 +388,19 @@ class CrescentHiCacheStorage(HiCacheStorage):
                 f"{len(keys)} pages need {len(keys) * page_size} host indices, "
                 f"got {len(host_indices)}")
         ptrs, sizes = self.mem_pool_host.get_page_buffer_meta(host_indices)
-        ptrs = [int(x) for x in ptrs]
-        if isinstance(sizes, int):
-            sizes = [sizes] * len(ptrs)
-        sizes = [int(x) for x in sizes]
+        ptrs = _as_int_list(ptrs)
+        sizes = [sizes] * len(ptrs) if isinstance(sizes, int) else _as_int_list(sizes)
         obj_keys = self._page_object_keys(keys)
-        if len(ptrs) != len(obj_keys):
-            raise RuntimeError(
-                f"host pool gave {len(ptrs)} buffers for {len(obj_keys)} objects; "
-                "use the page_first layout (one contiguous K and V per page)")
+        # page_first: one buffer per object; layer_first: one per layer, packed.
+        ptrs, sizes = pack_meta(len(obj_keys), ptrs, sizes)
         return obj_keys, ptrs, sizes
+
+    def _logical_kv_anchor(self) -> bool:
+        """True for a KV pool that only allocates indices (kv_buffer None, as
+        DeepSeek V4's anchor): its pages hold no KV, and the v2 pools carry
+        the data, so there is nothing to move for it."""
+        pool = self.mem_pool_host
+        return pool is not None and hasattr(pool, "kv_buffer") and pool.kv_buffer is None
 
     def _count(self, **deltas) -> None:
         with self._lock:
@@ -373,10 +433,16 @@ class CrescentHiCacheStorage(HiCacheStorage):
         """Loads pages straight into the host pool; per-page success."""
         if not keys:
             return []
+        if self._logical_kv_anchor():
+            return [True] * len(keys)
         obj_keys, ptrs, sizes = self._page_meta(keys, host_indices)
         per = self._objs_per_page
         t0 = time.perf_counter()
-        if hasattr(self.store, "batch_get_prefix_into"):
+        multi = isinstance(ptrs[0], list)
+        if multi:
+            res = self.store.batch_get_into_multi_buffers(obj_keys, ptrs, sizes)
+            ok_objs = [int(r) > 0 for r in res]
+        elif hasattr(self.store, "batch_get_prefix_into"):
             # One call: the longest stored prefix of the objects, in order.
             n = int(self.store.batch_get_prefix_into(obj_keys, ptrs, sizes))
             n = max(n, 0)
@@ -386,7 +452,7 @@ class CrescentHiCacheStorage(HiCacheStorage):
             ok_objs = [int(r) > 0 for r in res]
         elapsed = time.perf_counter() - t0
         result = [all(ok_objs[i * per:(i + 1) * per]) for i in range(len(keys))]
-        loaded = sum(s for s, ok in zip(sizes, ok_objs) if ok)
+        loaded = sum(_total(s) for s, ok in zip(sizes, ok_objs) if ok)
         self._count(get_calls=1, get_pages=len(keys), get_pages_ok=sum(result),
                     bytes_loaded=loaded, get_seconds=elapsed)
         return result
@@ -396,6 +462,8 @@ class CrescentHiCacheStorage(HiCacheStorage):
         """Writes pages from the host pool, skipping objects already stored."""
         if not keys:
             return []
+        if self._logical_kv_anchor():
+            return [True] * len(keys)
         obj_keys, ptrs, sizes = self._page_meta(keys, host_indices)
         per = self._objs_per_page
         t0 = time.perf_counter()
@@ -409,7 +477,9 @@ class CrescentHiCacheStorage(HiCacheStorage):
             consecutive = missing == list(range(missing[0], missing[0] + len(missing)))
             config = self._replicate_config()
             args = (put_keys, put_ptrs, put_sizes) + ((config,) if config is not None else ())
-            if consecutive and hasattr(self.store, "batch_put_chain_from"):
+            if isinstance(put_ptrs[0], list):  # layer_first: an object's layers
+                res = self.store.batch_put_from_multi_buffers(*args)
+            elif consecutive and hasattr(self.store, "batch_put_chain_from"):
                 # The pages of one sequence: object i's parent is object i-1.
                 res = self.store.batch_put_chain_from(*args)
             else:
@@ -422,7 +492,7 @@ class CrescentHiCacheStorage(HiCacheStorage):
         skipped_pages = sum(
             1 for i in range(len(keys))
             if not any(j in missing_set for j in range(i * per, (i + 1) * per)))
-        stored = sum(sizes[i] for i in missing if obj_ok[i])
+        stored = sum(_total(sizes[i]) for i in missing if obj_ok[i])
         self._count(set_calls=1, set_pages=len(keys), set_pages_skipped=skipped_pages,
                     set_pages_written=sum(result) - skipped_pages,
                     set_pages_failed=len(keys) - sum(result), bytes_stored=stored,
@@ -565,5 +635,6 @@ __all__ = [
     "HiCacheStorage",
     "HiCacheStorageConfig",
     "HiCacheStorageExtraInfo",
+    "PoolTransferResult",
     "SGLANG_AVAILABLE",
 ]

@@ -386,23 +386,42 @@ StatusOr<std::string> LocalSocketsForNode(server::MasterHostOptions& options, st
   return "unix:" + rpc.unix_socket;
 }
 
+// `serve`'s cluster secret: the one named (--secret-file, $CRESCENT_SECRET_FILE or
+// $CRESCENT_SECRET), so that other processes holding it (a Python client that
+// contributes a segment, another `crescent store`) can mount segments; with
+// none named, a fresh random one that only this process's own node holds.
+StatusOr<std::string> ServeSecret(const std::string& secret_file) {
+  const auto set = [](const char* name) {
+    const char* v = std::getenv(name);
+    return v != nullptr && *v != '\0';
+  };
+  if (secret_file.empty() && !set("CRESCENT_SECRET_FILE") && !set("CRESCENT_SECRET")) {
+    return transfer::RandomSecret();
+  }
+  return transfer::LoadClusterSecret(secret_file);
+}
+
 void AddServe(CLI::App& root) {
   auto* app = root.add_subcommand(
       "serve", "Run a master and one store node in one process (the embedded default)");
   auto mflags = std::make_shared<MasterFlags>();
   auto sflags = std::make_shared<StoreFlags>();
+  auto secret_file = std::make_shared<std::string>();
   mflags->Add(*app);
   sflags->Add(*app, false);
-  app->callback([mflags, sflags] {
+  app->add_option("--secret-file", *secret_file,
+                  "Cluster secret, for clients that contribute memory (or "
+                  "$CRESCENT_SECRET_FILE, $CRESCENT_SECRET); none: a random one, and only "
+                  "this process's own node can join");
+  app->callback([mflags, sflags, secret_file] {
     if (Status s = mflags->CheckExposure(); !s.ok()) return SetExitCode(Report("serve", s));
     if (Status s = mflags->CheckRestoreGrace(false); !s.ok()) {
       return SetExitCode(Report("serve", s));
     }
     if (Status s = sflags->Finish(); !s.ok()) return SetExitCode(Report("serve", s));
     WarnIfExposed("serve", *mflags);
-    // Both ends live here, so a fresh random secret serves; nothing else can
-    // mint capabilities for this cluster.
-    std::string secret = transfer::RandomSecret();
+    StatusOr<std::string> secret = ServeSecret(*secret_file);
+    if (!secret.ok()) return SetExitCode(Report("serve", secret.status()));
     server::MasterHostOptions options = mflags->ToOptions();
     // With an auth file, the node authenticates too: with a node token of its
     // own, which only this process holds (never written to the file).
@@ -426,12 +445,12 @@ void AddServe(CLI::App& root) {
       sflags->node.master.liveness = false;
     }
     BlockShutdownSignals(/*hangup=*/auth != nullptr);
-    auto host = server::MasterHost::Start(options, secret);
+    auto host = server::MasterHost::Start(options, *secret);
     if (!host.ok()) return SetExitCode(Report("serve", host.status()));
     sflags->node.host = mflags->host;
     sflags->node.limits = mflags->port_limits.ToLimits();
     sflags->node.master.address = node_master.empty() ? host.value()->address() : node_master;
-    auto node = store::StoreNode::Start(sflags->node, secret);
+    auto node = store::StoreNode::Start(sflags->node, *secret);
     if (!node.ok()) return SetExitCode(Report("serve", node.status()));
     // The node's families join the master's /metrics.
     const uint64_t node_metrics = host.value()->metrics_registry().Add(

@@ -1,6 +1,7 @@
 """Fixtures: a real `crescent serve` (master + one 64 MiB store node) for the
 session, a bare `crescent master` with a cluster secret for the segment tests,
-and a connected Store per test.
+a small `crescent serve` with a known secret for clients that contribute memory
+(the engines' Mooncake default), and a connected Store per test.
 
 The binaries come from $CRESCENT_BUILD (default: build/ at the repository root),
 the same tree whose build/python is on PYTHONPATH under `make test-python`.
@@ -23,6 +24,11 @@ import pytest
 _PY = str(Path(__file__).resolve().parents[2] / "python")
 if _PY not in sys.path:
     sys.path.append(_PY)
+# SGLang's storage interface, as a stand-in (sglang_standin/sglang/__init__.py):
+# first on the path, so crescent.hicache meets it as it would meet SGLang.
+_SGLANG = str(Path(__file__).resolve().parent / "sglang_standin")
+if _SGLANG not in sys.path:
+    sys.path.insert(0, _SGLANG)
 
 import crescent  # noqa: E402
 
@@ -89,6 +95,20 @@ def bare_master(secret_file):
     """A master with no store nodes: only a contributing Store gives it space."""
     server = Server(["master", "--port", "0", "--http-port", "0", "--secret-file",
                      str(secret_file), "--heartbeat-ttl-ms", "3000"])
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="session")
+def secret_serve(tmp_path_factory):
+    """A small all-in-one store (8 MiB of its own) started with a known cluster
+    secret (`serve --secret-file`); `secret_file` names it, for clients that
+    contribute memory."""
+    path = tmp_path_factory.mktemp("mc") / "secret"
+    path.write_text("mooncake-compat-test-secret-0123456789abcdef\n")
+    server = Server(["serve", "--port", "0", "--http-port", "0", "--segment-size", "8MiB",
+                     "--secret-file", str(path)])
+    server.secret_file = str(path)
     yield server
     server.stop()
 

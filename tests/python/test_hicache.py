@@ -191,8 +191,8 @@ def test_mla_one_object_per_page(make_backend):
     want = fill_random(src, idx, 7)
     assert w.batch_set_v1(keys, idx) == [True] * 3
     for k in keys:
-        assert w.store.is_exist(f"{k}_k") == 1
-        assert w.store.is_exist(f"{k}_v") != 1
+        assert w.store.is_exist(f"{k}__k") == 1
+        assert w.store.is_exist(f"{k}__v") != 1
     assert r.batch_exists(keys) == 3
     didx = dst.alloc(3 * PAGE)
     assert r.batch_get_v1(keys, didx) == [True] * 3
