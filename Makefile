@@ -92,15 +92,18 @@ chaos: build
 	    $(if $(CHAOS_FAULTS),--faults $(CHAOS_FAULTS))
 
 # The end-to-end harness (python/crescent_e2e): a small GQA model (CPU, float32)
-# serving a multi-turn workload with prefix reuse through crescent.hicache,
-# against a `crescent serve` it starts itself. Prints the correctness and TTFT
-# table; exits non-zero on a logit mismatch. More flags with E2E_ARGS, e.g. with
-# TRACE set to the public Mooncake FAST'25 synthetic trace (synthetic_trace.jsonl):
-# E2E_ARGS="--trace $$TRACE --requests 40".
-E2E_ARGS ?=
+# serving a multi-turn workload with prefix reuse through crescent.hicache, three
+# ways: without an L3 store, over a `redis-server` and over a `crescent serve`,
+# both started by the harness. Prints one table (hit ratio, TTFT mean and p90,
+# throughput, logits against the no-store run; docs/sglang.md); exits non-zero
+# on a logit mismatch. E2E_BACKENDS=crescent runs Crescent alone (its own
+# table). More flags with E2E_ARGS, e.g. with TRACE set to the public Mooncake
+# FAST'25 synthetic trace (synthetic_trace.jsonl): E2E_ARGS="--trace $$TRACE --requests 40".
+E2E_ARGS     ?=
+E2E_BACKENDS ?= redis,crescent
 e2e: build
 	PYTHONPATH=$(BUILD)/python:python $(PYTHON) -m crescent_e2e --model small \
-	    --requests 24 --turns 4 --crescent-bin $(CRESCENT) $(E2E_ARGS)
+	    --requests 24 --turns 4 --backend $(E2E_BACKENDS) --crescent-bin $(CRESCENT) $(E2E_ARGS)
 
 # The sanitizer trees (CMAKE_BUILD_TYPE=Sanitize: -Og -g1, assertions on)
 # build only the libraries and the unit tests they run.
