@@ -8,7 +8,7 @@ CRESCENT   := $(BUILD)/bin/crescent
 # or pybind11) may come first on PATH. The module is built for this one.
 PYTHON     := /usr/bin/python3
 
-.PHONY: all deps build test-build test test-unit test-integration test-python test-chaos chaos e2e test-asan test-tsan test-fuzz fuzz bench run screenshot format tidy clean
+.PHONY: all deps build wheel test-build test test-unit test-integration test-python test-chaos chaos e2e test-asan test-tsan test-fuzz fuzz bench run screenshot format tidy clean
 
 all: build
 
@@ -26,7 +26,21 @@ build: deps
 # programs, which no test runs (about a minute of compiling on 2 cores).
 test-build: deps
 	@$(CONFIGURE)
-	@cmake --build $(BUILD) -j $(JOBS) --target crescent _crescent
+	@cmake --build $(BUILD) -j $(JOBS) --target crescent _crescent _node
+
+# A wheel, $(DIST)/crescent-<version>-<python tag>-<platform>.whl: the `crescent`
+# package (every module of python/crescent, the extensions), and the `crescent`
+# binary behind a console entry point, packaged from the CMake tree BUILD_DIR
+# (default $(BUILD); staged in BUILD_DIR/wheel) by Debian's `python3 -m build`
+# with setuptools, offline. It is for Debian 12's Python and libraries (the
+# binary and extensions link the system's gRPC, protobuf, ...): install it with
+# `pip install --no-index dist/crescent-*.whl` (README.md, "Python").
+BUILD_DIR ?= $(BUILD)
+DIST      ?= dist
+wheel: deps
+	@cmake -S . -B $(BUILD_DIR) -DCMAKE_BUILD_TYPE=Release -DCRESCENT_PYTHON=$(PYTHON) $(CMAKE_ARGS) >/dev/null
+	@cmake --build $(BUILD_DIR) -j $(JOBS) --target crescent _crescent _node
+	@bash scripts/build_wheel.sh $(BUILD_DIR) $(DIST) $(PYTHON)
 
 # The whole suite, each test built and run once where it checks the most:
 # the integration tests (real crescent processes) and the Python tests on the
@@ -78,15 +92,18 @@ chaos: build
 	    $(if $(CHAOS_FAULTS),--faults $(CHAOS_FAULTS))
 
 # The end-to-end harness (python/crescent_e2e): a small GQA model (CPU, float32)
-# serving a multi-turn workload with prefix reuse through crescent.hicache,
-# against a `crescent serve` it starts itself. Prints the correctness and TTFT
-# table; exits non-zero on a logit mismatch. More flags with E2E_ARGS, e.g. with
-# TRACE set to the public Mooncake FAST'25 synthetic trace (synthetic_trace.jsonl):
-# E2E_ARGS="--trace $$TRACE --requests 40".
-E2E_ARGS ?=
+# serving a multi-turn workload with prefix reuse through crescent.hicache, three
+# ways: without an L3 store, over a `redis-server` and over a `crescent serve`,
+# both started by the harness. Prints one table (hit ratio, TTFT mean and p90,
+# throughput, logits against the no-store run; docs/sglang.md); exits non-zero
+# on a logit mismatch. E2E_BACKENDS=crescent runs Crescent alone (its own
+# table). More flags with E2E_ARGS, e.g. with TRACE set to the public Mooncake
+# FAST'25 synthetic trace (synthetic_trace.jsonl): E2E_ARGS="--trace $$TRACE --requests 40".
+E2E_ARGS     ?=
+E2E_BACKENDS ?= redis,crescent
 e2e: build
 	PYTHONPATH=$(BUILD)/python:python $(PYTHON) -m crescent_e2e --model small \
-	    --requests 24 --turns 4 --crescent-bin $(CRESCENT) $(E2E_ARGS)
+	    --requests 24 --turns 4 --backend $(E2E_BACKENDS) --crescent-bin $(CRESCENT) $(E2E_ARGS)
 
 # The sanitizer trees (CMAKE_BUILD_TYPE=Sanitize: -Og -g1, assertions on)
 # build only the libraries and the unit tests they run.
@@ -150,4 +167,4 @@ tidy: build
 	@git ls-files 'src/*.cc' | grep -v _test.cc | xargs clang-tidy -p $(BUILD) --quiet
 
 clean:
-	rm -rf $(BUILD) $(BUILD)-asan $(BUILD)-tsan $(BUILD)-fuzz
+	rm -rf $(BUILD) $(BUILD)-asan $(BUILD)-tsan $(BUILD)-fuzz $(DIST)

@@ -23,6 +23,10 @@ PACKAGES=(
   etcd-server
   # the Python binding and the end-to-end harness (system interpreter /usr/bin/python3)
   pybind11-dev python3-dev python3-numpy python3-pytest python3-torch
+  # the wheel (make wheel): PEP 517 front end, setuptools backend, venv for its test
+  python3-build python3-setuptools python3-wheel python3-venv
+  # the E2E harness's Redis-backed L3 store (make e2e): the Redis client
+  python3-redis
   # tests and benchmarks (openssl: the TLS tests' certificates, scripts/bench_control.py)
   libgtest-dev libgmock-dev libbenchmark-dev librapidcheck-dev openssl
   # style

@@ -1,7 +1,10 @@
 """python3 -m crescent_e2e: run the serving loop and print the TTFT table.
 
 Starts its own `build/bin/crescent serve --port 0 --http-port 0` unless
---master is given (or --backend memory, the in-process stand-in store).
+--master is given (or --backend memory, the in-process stand-in store), and
+its own `redis-server` for --backend redis. With several backends
+(--backend redis,crescent) every request is served without a store and through
+each of them, and one table compares them (crescent_e2e/compare.py).
 Exits non-zero when any request's last-token logits differ from the full
 recompute by more than --tolerance.
 """
@@ -9,15 +12,21 @@ recompute by more than --tolerance.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import math
 import sys
 import time
 
-from . import harness, workload
+from . import compare, harness, workload
 from .model import PAGE_SIZE, ModelConfig, TinyGQAModel
+from .redisstore import RedisServer
 
 MODELS = {"tiny": ModelConfig.tiny, "small": ModelConfig.small, "default": ModelConfig}
+BACKENDS = {"crescent", "redis", "memory"}
+WHERE = {"crescent": lambda a: f"crescent serve at {a}",
+         "redis": lambda a: f"redis-server at {a}",
+         "memory": lambda a: "in-process stand-in"}
 
 
 def main(argv=None) -> int:
@@ -31,9 +40,13 @@ def main(argv=None) -> int:
                     help="truncate trace prompts to this many tokens (0: no limit)")
     ap.add_argument("--model", choices=sorted(MODELS), default="small",
                     help="tiny: 1 layer, d=64; small: 2 layers, d=256; default: 4 layers, d=512")
-    ap.add_argument("--backend", choices=["crescent", "memory"], default="crescent")
+    ap.add_argument("--backend", default="crescent",
+                    help="crescent, redis or memory (the in-process stand-in), or several "
+                         "separated by commas (redis,crescent): a table comparing them with "
+                         "the no-store run")
     ap.add_argument("--master", help="use this Crescent master instead of starting one")
     ap.add_argument("--crescent-bin", default="build/bin/crescent")
+    ap.add_argument("--redis-bin", default="redis-server")
     ap.add_argument("--segment-size", default="1GiB")
     ap.add_argument("--tolerance", type=float, default=harness.DEFAULT_TOLERANCE)
     ap.add_argument("--threads", type=int, default=0, help="torch threads (0: default)")
@@ -60,33 +73,53 @@ def main(argv=None) -> int:
         source = f"{n_conv} generated conversations x {args.turns} turns"
     pool = harness.make_pool(model, reqs)
 
-    server = None
-    master = args.master
-    try:
-        if args.backend == "crescent" and not master:
-            server = harness.CrescentServer(args.crescent_bin, args.segment_size)
-            master = server.address
-            harness.log_stderr(f"started crescent serve at {master}")
-        storage = harness.make_storage(args.backend, pool, master,
-                                       key_prefix=f"e2e-{int(time.time() * 1e3)}")
+    backends = [b.strip() for b in args.backend.split(",") if b.strip()]
+    unknown = sorted(set(backends) - BACKENDS)
+    if unknown or not backends or len(set(backends)) != len(backends):
+        ap.error(f"--backend: {args.backend!r}: name each of {', '.join(sorted(BACKENDS))} "
+                 "at most once")
+    with contextlib.ExitStack() as stack:
+        storages = {}
+        key_prefix = f"e2e-{int(time.time() * 1e3)}"
+        for name in backends:
+            address = None
+            if name == "crescent":
+                address = args.master
+                if not address:
+                    server = harness.CrescentServer(args.crescent_bin, args.segment_size)
+                    stack.callback(server.stop)
+                    address = server.address
+                    harness.log_stderr(f"started crescent serve at {address}")
+            elif name == "redis":
+                server = RedisServer(args.redis_bin)
+                stack.callback(server.close)
+                address = server.address
+                harness.log_stderr(f"started redis-server at {address}")
+            storage = harness.make_storage(name, pool, address, key_prefix=key_prefix)
+            stack.callback(storage.close)
+            storages[name] = (storage, address)
+        log = harness.log_stderr if args.verbose else None
         t0 = time.perf_counter()
-        res = harness.serve(reqs, model, storage, pool, args.tolerance,
-                            log=harness.log_stderr if args.verbose else None)
+        if len(backends) == 1:
+            res = harness.serve(reqs, model, storages[backends[0]][0], pool, args.tolerance,
+                                log=log)
+        else:
+            res = compare.compare(reqs, model, {n: s for n, (s, _) in storages.items()}, pool,
+                                  args.tolerance, log=log)
         wall = time.perf_counter() - t0
-        if hasattr(storage, "close"):
-            storage.close()
-    finally:
-        if server:
-            server.stop()
 
-    where = f"crescent serve at {master}" if args.backend == "crescent" else "in-process stand-in"
+    where = "; ".join(f"{n}: {WHERE[n](a)}" for n, (_, a) in storages.items())
     title = (f"Crescent E2E: {source}; model {args.model} ({cfg.n_layers} layers, d={cfg.d_model}, "
              f"{cfg.n_heads} q / {cfg.n_kv_heads} kv heads), page {PAGE_SIZE}; "
-             f"store: {where} via crescent.hicache; {wall:.1f}s")
-    print(harness.format_table(res, title))
+             f"{where}; via crescent.hicache; {wall:.1f}s")
     if args.json:
         with open(args.json, "w") as f:
             json.dump(res.summary(), f, indent=2)
+    if len(backends) > 1:
+        print(compare.format_comparison(res, title))
+        compare.check(res)  # raises CorrectnessError (exit 1) on a mismatch
+        return 0
+    print(harness.format_table(res, title))
     harness.check(res)  # raises CorrectnessError (exit 1) on a mismatch
     if args.min_speedup and res.summary()["speedup_mean"] < args.min_speedup:
         print(f"FAIL: mean TTFT speedup {res.summary()['speedup_mean']:.2f}x is below "

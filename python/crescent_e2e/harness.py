@@ -101,8 +101,9 @@ class CrescentServer:
 
 def make_storage(backend: str, pool, master: Optional[str] = None,
                  key_prefix: Optional[str] = None):
-    """A CrescentHiCacheStorage over the real store ("crescent") or the
-    in-process stand-in ("memory")."""
+    """A CrescentHiCacheStorage over the real store ("crescent", master at
+    `master`), the in-process stand-in ("memory") or a redis-server ("redis",
+    at `master` as host:port; redisstore.RedisStore)."""
     from crescent.hicache import CrescentHiCacheStorage
 
     extra: Dict[str, object] = {}
@@ -118,6 +119,12 @@ def make_storage(backend: str, pool, master: Optional[str] = None,
         from .memstore import MemoryStore
 
         store = MemoryStore()
+    elif backend == "redis":
+        from .redisstore import RedisStore
+
+        host, _, port = (master or "").rpartition(":")
+        store = RedisStore(host, int(port))
+        master = None
     elif backend != "crescent":
         raise ValueError(f"unknown backend {backend!r}")
     return CrescentHiCacheStorage(config, pool, store=store)
@@ -196,6 +203,65 @@ def make_pool(model: TinyGQAModel, requests: List[Request]) -> MHAHostPool:
                        head_num=cfg.n_kv_heads, head_dim=cfg.head_dim)
 
 
+@dataclass
+class StoreRun:
+    """One request served through an L3 store (see the module docstring)."""
+    logits: torch.Tensor
+    hit_pages: int
+    ttft_s: float
+    load_s: float
+    writeback_s: float
+    bytes_loaded: int
+    bytes_stored: int
+
+
+def with_store(tokens: List[int], hashes: List[str], model: TinyGQAModel, storage,
+               pool: MHAHostPool) -> StoreRun:
+    """Steps 2-4 for one prompt: query and load the cached prefix, prefill the
+    rest (TTFT ends here), write the new full pages back."""
+    n_full = len(hashes)
+    reusable = min(n_full, (len(tokens) - 1) // PAGE_SIZE)
+    before = storage.get_stats()
+    t0 = time.perf_counter()
+    hit = storage.batch_exists(hashes[:reusable]) if reusable else 0
+    past_k = past_v = None
+    idx = None
+    if hit:
+        idx = pool.alloc(hit * PAGE_SIZE)
+        if idx is None:
+            raise RuntimeError("host pool too small")
+        ok = storage.batch_get_v1(hashes[:hit], idx)
+        loaded = 0
+        for o in ok:
+            if not o:
+                break
+            loaded += 1
+        hit = loaded
+        if hit:
+            past_k, past_v = pool.read_tokens(idx[: hit * PAGE_SIZE])
+    t_load = time.perf_counter() - t0
+    logits, ks, vs = model.prefill(tokens[hit * PAGE_SIZE:], past_k, past_v)
+    ttft = time.perf_counter() - t0
+    if idx is not None:
+        pool.free(idx)
+
+    # Write back the pages this request computed (after the first token).
+    t0 = time.perf_counter()
+    if n_full > hit:
+        widx = pool.alloc((n_full - hit) * PAGE_SIZE)
+        if widx is None:
+            raise RuntimeError("host pool too small")
+        lo, hi = hit * PAGE_SIZE, n_full * PAGE_SIZE
+        pool.write_tokens(widx, [k[:, lo:hi] for k in ks], [v[:, lo:hi] for v in vs])
+        storage.batch_set_v1(hashes[hit:n_full], widx)
+        pool.free(widx)
+    t_wb = time.perf_counter() - t0
+    after = storage.get_stats()
+    return StoreRun(logits=logits, hit_pages=hit, ttft_s=ttft, load_s=t_load, writeback_s=t_wb,
+                    bytes_loaded=int(after["bytes_loaded"] - before["bytes_loaded"]),
+                    bytes_stored=int(after["bytes_stored"] - before["bytes_stored"]))
+
+
 def serve(requests: List[Request], model: TinyGQAModel, storage, pool: MHAHostPool,
           tolerance: float = DEFAULT_TOLERANCE, log=None) -> RunResult:
     """Runs every request twice (full recompute; with the store) and compares."""
@@ -205,58 +271,18 @@ def serve(requests: List[Request], model: TinyGQAModel, storage, pool: MHAHostPo
     for req in requests:
         tokens = req.tokens
         hashes = chain_hashes(tokens)
-        n_full = len(hashes)
-        reusable = min(n_full, (len(tokens) - 1) // PAGE_SIZE)
 
         t0 = time.perf_counter()
         ref_logits, _, _ = model.prefill(tokens)
         ttft_base = time.perf_counter() - t0
 
-        before = storage.get_stats()
-        t0 = time.perf_counter()
-        hit = storage.batch_exists(hashes[:reusable]) if reusable else 0
-        past_k = past_v = None
-        idx = None
-        if hit:
-            idx = pool.alloc(hit * PAGE_SIZE)
-            if idx is None:
-                raise RuntimeError("host pool too small")
-            ok = storage.batch_get_v1(hashes[:hit], idx)
-            loaded = 0
-            for o in ok:
-                if not o:
-                    break
-                loaded += 1
-            hit = loaded
-            if hit:
-                past_k, past_v = pool.read_tokens(idx[: hit * PAGE_SIZE])
-        t_load = time.perf_counter() - t0
-        logits, ks, vs = model.prefill(tokens[hit * PAGE_SIZE:], past_k, past_v)
-        ttft_store = time.perf_counter() - t0
-        if idx is not None:
-            pool.free(idx)
-
-        # Write back the pages this request computed (after the first token).
-        t0 = time.perf_counter()
-        if n_full > hit:
-            new = n_full - hit
-            widx = pool.alloc(new * PAGE_SIZE)
-            if widx is None:
-                raise RuntimeError("host pool too small")
-            lo, hi = hit * PAGE_SIZE, n_full * PAGE_SIZE
-            pool.write_tokens(widx, [k[:, lo:hi] for k in ks], [v[:, lo:hi] for v in vs])
-            storage.batch_set_v1(hashes[hit:n_full], widx)
-            pool.free(widx)
-        t_wb = time.perf_counter() - t0
-        after = storage.get_stats()
-
-        diff = float((logits - ref_logits).abs().max())
+        st = with_store(tokens, hashes, model, storage, pool)
         r = RequestResult(
-            rid=req.rid, prompt_tokens=len(tokens), full_pages=n_full, hit_pages=hit,
-            ttft_base_s=ttft_base, ttft_store_s=ttft_store, load_s=t_load, writeback_s=t_wb,
-            bytes_loaded=int(after["bytes_loaded"] - before["bytes_loaded"]),
-            bytes_stored=int(after["bytes_stored"] - before["bytes_stored"]),
-            max_abs_diff=diff)
+            rid=req.rid, prompt_tokens=len(tokens), full_pages=len(hashes),
+            hit_pages=st.hit_pages, ttft_base_s=ttft_base, ttft_store_s=st.ttft_s,
+            load_s=st.load_s, writeback_s=st.writeback_s, bytes_loaded=st.bytes_loaded,
+            bytes_stored=st.bytes_stored,
+            max_abs_diff=float((st.logits - ref_logits).abs().max()))
         out.results.append(r)
         if log:
             log(f"  {r.rid:<16} tokens {r.prompt_tokens:>6}  hit {r.hit_pages:>3}/{r.full_pages:<3}"

@@ -3,6 +3,10 @@
 Only for tests and for running the harness where the binding is not built
 (``--backend memory``). It keeps objects in a dict and, like the real store,
 moves zero-copy bytes only to and from registered buffers.
+
+Every call goes through three primitives over many keys at once (``_exists``,
+``_fetch``, ``_store``), which redisstore.RedisStore replaces with Redis
+commands: the two stores differ only in where the bytes live.
 """
 
 from __future__ import annotations
@@ -36,20 +40,30 @@ class MemoryStore:
     def _registered(self, ptr: int, size: int) -> bool:
         return any(b <= ptr and ptr + size <= b + s for b, s in self._buffers.items())
 
+    # the primitives
+    def _exists(self, keys: List[str]) -> List[bool]:
+        return [k in self._objects for k in keys]
+
+    def _fetch(self, keys: List[str]) -> List[Optional[bytes]]:
+        return [self._objects.get(k) for k in keys]
+
+    def _store(self, items: Dict[str, bytes]) -> None:
+        self._objects.update(items)
+
     # copying
     def put(self, key: str, value: bytes, config=None) -> int:
-        self._objects[key] = bytes(value)
+        self._store({key: bytes(value)})
         return 0
 
     def get(self, key: str) -> bytes:
-        return self._objects.get(key, b"")
+        return self._fetch([key])[0] or b""
 
     def is_exist(self, key: str) -> int:
-        return 1 if key in self._objects else 0
+        return 1 if self._exists([key])[0] else 0
 
     def batch_is_exist(self, keys: List[str]) -> List[int]:
         self._note("batch_is_exist")
-        return [1 if k in self._objects else 0 for k in keys]
+        return [1 if e else 0 for e in self._exists(list(keys))]
 
     def remove(self, key: str, force: bool = False) -> int:
         return 0 if self._objects.pop(key, None) is not None else -1
@@ -60,18 +74,20 @@ class MemoryStore:
         return n
 
     def get_size(self, key: str) -> int:
-        return len(self._objects[key]) if key in self._objects else -1
+        data = self._fetch([key])[0]
+        return -1 if data is None else len(data)
 
     # zero copy
     def batch_put_from(self, keys, ptrs, sizes, config=None) -> List[int]:
         self._note("batch_put_from")
-        out = []
+        out, items = [], {}
         for k, p, s in zip(keys, ptrs, sizes):
             if not self._registered(int(p), int(s)):
                 out.append(-1)
                 continue
-            self._objects[k] = ctypes.string_at(int(p), int(s))
+            items[k] = ctypes.string_at(int(p), int(s))
             out.append(0)
+        self._store(items)
         return out
 
     def batch_put_chain_from(self, keys, ptrs, sizes, config=None) -> List[int]:
@@ -81,8 +97,7 @@ class MemoryStore:
     def batch_get_into(self, keys, ptrs, sizes) -> List[int]:
         self._note("batch_get_into")
         out = []
-        for k, p, s in zip(keys, ptrs, sizes):
-            data = self._objects.get(k)
+        for data, p, s in zip(self._fetch(list(keys)), ptrs, sizes):
             if data is None:
                 out.append(-1)
             elif len(data) > int(s) or not self._registered(int(p), int(s)):
@@ -95,8 +110,8 @@ class MemoryStore:
     def batch_query_prefix(self, keys) -> int:
         self._note("batch_query_prefix")
         n = 0
-        for k in keys:
-            if k not in self._objects:
+        for e in self._exists(list(keys)):
+            if not e:
                 break
             n += 1
         return n

@@ -39,13 +39,14 @@ ADDRESS_RE = re.compile(r"master \(gRPC\) listening on (\S+?)(?:,| and|$)")
 
 
 class Server:
-    """A crescent subprocess; `address` is the master's host:port it printed."""
+    """A crescent subprocess; `address` is the master's host:port it printed.
+    `binary` is the command that runs crescent (default: the build tree's)."""
 
-    def __init__(self, args, env=None, timeout=60):
-        if not CRESCENT.exists():
-            pytest.fail("%s is missing: run `make build` first" % CRESCENT)
-        self.proc = subprocess.Popen([str(CRESCENT), *args], stdout=subprocess.PIPE,
-                                     stderr=subprocess.STDOUT, text=True, env=env)
+    def __init__(self, args, env=None, timeout=60, binary=CRESCENT, cwd=None):
+        if not Path(binary).exists():
+            pytest.fail("%s is missing: run `make build` first" % binary)
+        self.proc = subprocess.Popen([str(binary), *args], stdout=subprocess.PIPE,
+                                     stderr=subprocess.STDOUT, text=True, env=env, cwd=cwd)
         self.address = None
         self.output = []
         ready = threading.Event()

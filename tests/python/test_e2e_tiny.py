@@ -2,15 +2,20 @@
 
 Asserts that the last-token logits with prefix reuse equal the full recompute
 (within the harness tolerance) and that some prefix was reused. Runs on the
-in-process stand-in store and, when the binding is built, on `crescent serve`.
+in-process stand-in store, on `crescent serve` and on a real `redis-server`
+(crescent_e2e.redisstore), and the three-way comparison of `make e2e` (no
+store, Redis, Crescent) on the same tiny workload.
 """
 
 import os
 
 import pytest
 
-from crescent_e2e import harness, workload
+import torch
+
+from crescent_e2e import compare, harness, workload
 from crescent_e2e.model import PAGE_SIZE, ModelConfig, TinyGQAModel
+from crescent_e2e.redisstore import RedisServer
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 
@@ -21,9 +26,16 @@ def tiny_requests(cfg):
                                   answer_tokens=(30, 70), seed=3)
 
 
-@pytest.mark.parametrize("backend", ["memory", "crescent"])
+@pytest.fixture(scope="module")
+def redis_address():
+    with RedisServer() as server:
+        yield server.address
+
+
+@pytest.mark.parametrize("backend", ["memory", "crescent", "redis"])
 def test_tiny_e2e_logits_equal_and_prefix_hits(backend, request):
-    master = request.getfixturevalue("crescent_master") if backend == "crescent" else None
+    master = {"crescent": "crescent_master", "redis": "redis_address"}.get(backend)
+    master = request.getfixturevalue(master) if master else None
     cfg = ModelConfig.tiny()
     model = TinyGQAModel(cfg)
     reqs = tiny_requests(cfg)
@@ -43,6 +55,62 @@ def test_tiny_e2e_logits_equal_and_prefix_hits(backend, request):
     assert all(r.hit_pages >= 128 // PAGE_SIZE for r in res.results[2:])
     table = harness.format_table(res)
     assert "speedup" in table and "PASS" in table
+
+
+def test_tiny_three_way_comparison(crescent_master, redis_address):
+    cfg = ModelConfig.tiny()
+    model = TinyGQAModel(cfg)
+    reqs = tiny_requests(cfg)
+    pool = harness.make_pool(model, reqs)
+    prefix = f"tiny3-{os.getpid()}"
+    storages = {"redis": harness.make_storage("redis", pool, redis_address, key_prefix=prefix),
+                "crescent": harness.make_storage("crescent", pool, crescent_master,
+                                                 key_prefix=prefix)}
+    try:
+        cmp = compare.compare(reqs, model, storages, pool)
+    finally:
+        for s in storages.values():
+            s.close()
+    s = cmp.summary()
+    assert set(s) == {compare.NO_STORE, "redis", "crescent"}
+    assert s[compare.NO_STORE]["token_hit_ratio"] == 0
+    # The same pages reach both stores: the same nonzero hit ratio and bytes.
+    assert s["redis"]["token_hit_ratio"] > 0
+    assert s["redis"]["token_hit_ratio"] == s["crescent"]["token_hit_ratio"]
+    for key in ("bytes_loaded", "bytes_stored"):
+        assert s["redis"][key] == s["crescent"][key] > 0
+    # Logits: the reused K/V are the same bytes through either store, so the
+    # two legs agree bit for bit, and each agrees with the no-store run.
+    assert cmp.passed
+    compare.check(cmp)
+    for a, b in zip(cmp.legs["redis"].logits, cmp.legs["crescent"].logits):
+        assert torch.equal(a, b)
+    table = compare.format_comparison(cmp)
+    assert "crescent vs redis at token hit ratio" in table and "PASS" in table
+
+
+def test_comparison_mismatch_fails_loudly():
+    cfg = ModelConfig.tiny()
+    model = TinyGQAModel(cfg)
+    reqs = tiny_requests(cfg)[:3]
+    pool = harness.make_pool(model, reqs)
+    storages = {"memory": harness.make_storage("memory", pool)}
+    compare.compare(reqs[:2], model, storages, pool)
+    objects = storages["memory"].store._objects
+    for key, val in list(objects.items()):
+        objects[key] = bytes(len(val))
+    cmp = compare.compare(reqs[2:], model, storages, pool)
+    assert not cmp.passed and not cmp.legs["memory"].identical
+    with pytest.raises(harness.CorrectnessError, match="CORRECTNESS FAILURE"):
+        compare.check(cmp)
+    assert "FAIL" in compare.format_comparison(cmp)
+
+
+def test_percentile_nearest_rank():
+    assert compare.percentile([], 90) == 0.0
+    assert compare.percentile([5.0], 90) == 5.0
+    assert compare.percentile([float(i) for i in range(1, 11)], 90) == 9.0
+    assert compare.percentile([float(i) for i in range(1, 12)], 90) == 10.0
 
 
 def test_mismatch_fails_loudly():
