@@ -29,6 +29,7 @@
 #include "bench/redis_backend.h"
 #include "bench/round_trips.h"
 #include "bench/suite.h"
+#include "cli/bench_multi_buffer.h"
 #include "cli/cli_util.h"
 #include "cli/client_flags.h"
 #include "cli/command.h"
@@ -674,6 +675,27 @@ const Registrar kRegistrar([](CLI::App& app) {
       "vs-redis", "The same workloads through a real redis-server (hiredis), side by side");
   add_vs(vs);
   vs->callback([f] { SetExitCode(RunBench(Mode::kVsRedis, *f)); });
+
+  auto mb = std::make_shared<MultiBufferFlags>();
+  CLI::App* mbc = bench->add_subcommand(
+      "multi-buffer",
+      "A key put from and read into many slices (a layer-first KV page) against one buffer of "
+      "the same bytes, and against gathering into a staging buffer, over TCP and shm");
+  mbc->add_option("--slices", mb->slices, "Slices per key")
+      ->check(CLI::Range(1, 1024))
+      ->capture_default_str();
+  mbc->add_option("--slice-size", mb->slice_size, std::string("Bytes per slice") + kSizeHelp)
+      ->capture_default_str();
+  mbc->add_option("--batch", mb->batch, "Keys per call")
+      ->check(CLI::Range(1, 1024))
+      ->capture_default_str();
+  mbc->add_option("--rounds", mb->rounds, "Alternating rounds (medians reported)")
+      ->check(CLI::Range(1, 1000))
+      ->capture_default_str();
+  mbc->add_option("--transport", mb->transports, "tcp, shm, or both: tcp,shm")
+      ->capture_default_str();
+  mbc->add_option("--json", mb->json, "Also write the figures as JSON to this file");
+  mbc->callback([mb] { SetExitCode(RunMultiBufferBench(*mb)); });
 
   CLI::App* all = bench->add_subcommand(
       "all",

@@ -405,18 +405,20 @@ Status ShmTransport::ExecuteOne(const TransferOp& op, Clock::time_point deadline
   if (op.slices.empty()) {
     CopyOut(op.buffer, m.data + cap.offset, cap.length, op.checksum_out);
   } else {
-    // Slice by slice, then the bytes that landed hashed in order (the one-pass
-    // copy and hash is for one destination).
+    // Slice by slice, each hashed right after its copy, while it is in cache
+    // (a cached copy, not BulkCopy's non-temporal stores, when hashed).
     uint64_t at = cap.offset;
+    ValueHasher h;
     for (const BufferSlice& slice : op.slices) {
-      BulkCopy(slice.data, m.data + at, slice.length);
+      if (op.checksum_out == nullptr) {
+        BulkCopy(slice.data, m.data + at, slice.length);
+      } else {
+        std::memcpy(slice.data, m.data + at, slice.length);
+        h.Update(slice.data, slice.length);
+      }
       at += slice.length;
     }
-    if (op.checksum_out != nullptr) {
-      ValueHasher h;
-      for (const BufferSlice& slice : op.slices) h.Update(slice.data, slice.length);
-      *op.checksum_out = h.Digest();
-    }
+    if (op.checksum_out != nullptr) *op.checksum_out = h.Digest();
   }
   // The range may have been reused after expiry: bytes copied late are junk.
   // (The node's hang-up, checked after the batch, covers a remount.)
