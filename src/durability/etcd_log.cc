@@ -114,6 +114,11 @@ StatusOr<std::unique_ptr<EtcdOperationLog>> EtcdOperationLog::Open(EtcdLogOption
                   "the etcd log's batch size must be above " + std::to_string(kFrameBytes) +
                       " bytes and at most " + std::to_string(kMaxBatchBytes));
   }
+  if (options.max_in_flight < 1 || options.max_in_flight > 64) {
+    return Status(ErrorCode::kInvalidArgument,
+                  "the etcd log's batches in flight must be 1 to 64, not " +
+                      std::to_string(options.max_in_flight));
+  }
   if (options.page_keys <= 0) {
     return Status(ErrorCode::kInvalidArgument, "the etcd log's page must hold a key or more");
   }
@@ -240,6 +245,11 @@ Status EtcdOperationLog::CommitBatch(uint64_t start, const std::string& value) {
     auto* put = t.add_success()->mutable_request_put();
     put->set_key(key);
     put->set_value(value);
+    if (options_.before_txn) options_.before_txn(start);
+    {
+      std::lock_guard lock(mu_);
+      stats_.max_in_flight = 1;
+    }
     const auto sent = std::chrono::steady_clock::now();
     StatusOr<etcdserverpb::TxnResponse> r = options_.leadership->GuardedTxn(std::move(t));
     if (r.ok() && r->succeeded()) {

@@ -41,6 +41,7 @@
 
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -65,6 +66,11 @@ struct EtcdLogOptions {
   int64_t page_keys = 16;
   // Where positions start when the cluster has no log yet.
   uint64_t start_position = 0;
+  // Batches whose transactions may be under way at once (1 to 64).
+  int max_in_flight = 4;
+  // Tests only: runs on the sending thread before each try of the batch at
+  // `position` (e.g. to hold one back so that the next arrives first).
+  std::function<void(uint64_t position)> before_txn;
 };
 
 struct EtcdLogStats {
@@ -73,6 +79,8 @@ struct EtcdLogStats {
   uint64_t txns = 0;                // guarded transactions that committed a batch (one key each)
   uint64_t records = 0;             // records appended
   uint64_t retries = 0;             // transactions tried again after an etcd error
+  uint64_t max_in_flight = 0;       // the most batches under way at once
+  uint64_t reordered = 0;  // batches sent again because they arrived before their predecessor
 };
 
 class EtcdOperationLog final : public master::OperationLog {
