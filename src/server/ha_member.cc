@@ -90,6 +90,7 @@ StatusOr<std::unique_ptr<durability::EtcdOperationLog>> HaMember::AwaitLeadershi
   log.etcd = etcd_;
   log.leadership = leadership_;
   log.cluster = options_.cluster;
+  log.max_in_flight = options_.log_in_flight;
   auto opened = durability::EtcdOperationLog::Open(std::move(log));
   if (!opened.ok()) return opened.status();
   if ((*opened)->end_position() != end) {

@@ -59,6 +59,8 @@ struct HaOptions {
   std::string etcd;     // "http://H1:2379,http://H2:2379"; empty: a single master
   std::string cluster;  // the cluster's name (etcd/cluster_keys.h)
   int64_t leader_ttl_ms = 2000;
+  // Log batches whose transactions may be under way at once (EtcdLogOptions).
+  int log_in_flight = durability::EtcdLogOptions().max_in_flight;
   bool enabled() const { return !etcd.empty(); }
 };
 
