@@ -3,13 +3,18 @@
 // starts a one-member etcd of its own (Debian's /usr/bin/etcd, its data dir
 // under --dir). Figures only; it asserts nothing.
 //
-//   etcd_log_perf [--seconds S] [--records N] [--dir DIR]
+//   etcd_log_perf [--seconds S] [--records N] [--dir DIR] [--in-flight K]
+//                 [--txn-delay-us D]
 //
 // 1. Append+WaitDurable per second from 1, 8 and 32 threads for S seconds
-//    (default 3) each, on the etcd log and on a FileOperationLog with
-//    sync_interval_ms 0 in DIR, side by side, with the ratio and the records
-//    per transaction (etcd) or per sync (file). The record is a typical
-//    kPutEnded: a page key, one replica, a parent key.
+//    (default 3) each, on the etcd log (K batches in flight at most; default
+//    EtcdLogOptions') and on a FileOperationLog with sync_interval_ms 0 in
+//    DIR, side by side, with the ratio, the records per transaction (etcd) or
+//    per sync (file) and a transaction's mean time, sent to answered. The
+//    record is a typical kPutEnded: a page key, one replica, a parent key.
+//    With D, each transaction waits D us before it is sent (the log's
+//    before_txn): a model of an etcd a network hop away, where a
+//    transaction's time is mostly the round trip, not etcd's own work.
 // 2. etcd's size: its db (MemberStatus's dbSize and dbSizeInUse) before and
 //    after N more records (default 200000), per million records; then after
 //    TruncateBefore(end) and a physical compaction; then after a second round
@@ -139,6 +144,8 @@ void TrimAndCompact(durability::EtcdOperationLog& log, etcd::EtcdClient& etcd) {
 int main(int argc, char** argv) {
   double seconds = 3;
   uint64_t records = 200'000;
+  int in_flight = durability::EtcdLogOptions().max_in_flight;
+  int delay_us = 0;
   std::string dir = fs::temp_directory_path() / ("etcd_log_perf." + std::to_string(getpid()));
   for (int i = 1; i + 1 < argc; i += 2) {
     if (!std::strcmp(argv[i], "--seconds"))
@@ -147,8 +154,14 @@ int main(int argc, char** argv) {
       records = std::strtoull(argv[i + 1], nullptr, 10);
     else if (!std::strcmp(argv[i], "--dir"))
       dir = argv[i + 1];
+    else if (!std::strcmp(argv[i], "--in-flight"))
+      in_flight = std::atoi(argv[i + 1]);
+    else if (!std::strcmp(argv[i], "--txn-delay-us"))
+      delay_us = std::atoi(argv[i + 1]);
     else {
-      std::fprintf(stderr, "usage: etcd_log_perf [--seconds S] [--records N] [--dir DIR]\n");
+      std::fprintf(stderr,
+                   "usage: etcd_log_perf [--seconds S] [--records N] [--dir DIR] "
+                   "[--in-flight K] [--txn-delay-us D]\n");
       return 2;
     }
   }
@@ -164,19 +177,32 @@ int main(int argc, char** argv) {
   if (!leader.ok()) Die("campaign", leader.status());
   durability::EtcdLogOptions o{.etcd = etcd,
                                .leadership = std::shared_ptr<etcd::Leadership>(std::move(*leader)),
-                               .cluster = "perf"};
+                               .cluster = "perf",
+                               .max_in_flight = in_flight};
+  if (delay_us > 0) {
+    o.before_txn = [delay_us](uint64_t) {
+      std::this_thread::sleep_for(std::chrono::microseconds(delay_us));
+    };
+  }
   auto opened = durability::EtcdOperationLog::Open(o);
   if (!opened.ok()) Die("open", opened.status());
   durability::EtcdOperationLog& log = **opened;
   std::printf("record: a kPutEnded of %zu bytes (+%" PRIu64 " of frame); etcd data in %s\n",
               TypicalPutRecord(1).size(), durability::kFrameBytes, dir.c_str());
 
-  std::printf("\n1. Append+WaitDurable per second, %.0f s each\n", seconds);
-  std::printf("  %7s %12s %10s %12s %10s %7s\n", "threads", "etcd/s", "rec/txn", "file/s",
-              "rec/sync", "ratio");
+  std::printf(
+      "\n1. Append+WaitDurable per second, %.0f s each, %d batches in flight at most%s\n", seconds,
+      in_flight,
+      delay_us > 0 ? (", each transaction " + std::to_string(delay_us) + " us later").c_str() : "");
+  std::printf("  %7s %12s %10s %8s %12s %10s %7s\n", "threads", "etcd/s", "rec/txn", "txn ms",
+              "file/s", "rec/sync", "ratio");
   for (int threads : {1, 8, 32}) {
     const uint64_t txns = log.Stats().txns;
+    const metrics::HistogramSnapshot latency = log.CommitLatency();
     const Rate e = Measure(log, threads, seconds);
+    const metrics::HistogramSnapshot latency_after = log.CommitLatency();
+    const double txn_ms = static_cast<double>(latency_after.sum - latency.sum) / 1e6 /
+                          std::max<uint64_t>(1, latency_after.count - latency.count);
     const std::string file_dir = dir + "/file-log-" + std::to_string(threads);
     std::vector<std::string> warnings;
     auto file =
@@ -184,13 +210,18 @@ int main(int argc, char** argv) {
     if (!file.ok()) Die("file log", file.status());
     const Rate f = Measure(**file, threads, seconds);
     const uint64_t syncs = (*file)->Stats().syncs;
-    std::printf("  %7d %12.0f %10.1f %12.0f %10.1f %7.2f\n", threads, e.per_second,
+    std::printf("  %7d %12.0f %10.1f %8.2f %12.0f %10.1f %7.2f\n", threads, e.per_second,
                 static_cast<double>(e.records) / std::max<uint64_t>(1, log.Stats().txns - txns),
-                f.per_second, static_cast<double>(f.records) / std::max<uint64_t>(1, syncs),
+                txn_ms, f.per_second, static_cast<double>(f.records) / std::max<uint64_t>(1, syncs),
                 e.per_second / f.per_second);
     file->reset();
     fs::remove_all(file_dir);
   }
+
+  const durability::EtcdLogStats stats = log.Stats();
+  std::printf("  (etcd: at most %" PRIu64 " batches were in flight at once; %" PRIu64
+              " arrived before their predecessor and were sent again)\n",
+              stats.max_in_flight, stats.reordered);
 
   std::printf("\n2. etcd's size, %" PRIu64 " records a round\n", records);
   TrimAndCompact(log, *etcd);  // from what part 1 left

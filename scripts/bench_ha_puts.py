@@ -6,7 +6,11 @@ a single master that syncs its file log before every acknowledgement (`--data-di
 that both see the same machine. Prints each row's median over the rounds and the
 ratio etcd / file (ops/s: higher is better).
 
-    python3 scripts/bench_ha_puts.py [--rounds 5] [--clients 8] [--size 4KiB]
+    python3 scripts/bench_ha_puts.py [--rounds 5] [--clients 8] [--size 4KiB] [--in-flight 1,4]
+
+--in-flight K[,K2...]: one leader per K (`--log-in-flight K`: its log batches under
+way at once; each a cluster of its own in the same etcd), all in the same rounds,
+each with its own columns; without it, one leader with the master's default.
 """
 import argparse
 import json
@@ -46,6 +50,7 @@ def main():
     p.add_argument("--clients", type=int, default=8)
     p.add_argument("--size", default="4KiB")
     p.add_argument("--bytes-per-client", default="4MiB")
+    p.add_argument("--in-flight", help="comma-separated: a leader for each")
     a = p.parse_args()
     crescent = os.path.abspath(a.crescent)
     procs = []
@@ -65,10 +70,13 @@ def main():
                  "--initial-cluster", "e0=http://127.0.0.1:%d" % peer_port],
                 os.path.join(tmp, "etcd.log"), "ready to serve client requests"))
             legs = {}
-            for leg, flags in (("etcd", ["--etcd", "127.0.0.1:%d" % client_port,
-                                         "--cluster", "bench"]),
+            etcd_legs = [("etcd", [])] if not a.in_flight else [
+                ("etcd-%s" % k, ["--log-in-flight", k]) for k in a.in_flight.split(",")]
+            for leg, flags in [(leg, ["--etcd", "127.0.0.1:%d" % client_port,
+                                      "--cluster", "bench-" + leg, *extra])
+                               for leg, extra in etcd_legs] + [
                                ("file", ["--data-dir", os.path.join(tmp, "data"),
-                                         "--allow-empty-restore", "--log-sync", "always"])):
+                                         "--allow-empty-restore", "--log-sync", "always"])]:
                 port = free_port()
                 procs.append(start([crescent, "master", "--port", str(port), "--http-port", "0",
                                     "--secret-file", secret, *flags],
@@ -80,7 +88,8 @@ def main():
                 legs[leg] = "127.0.0.1:%d" % port
             figures = {}  # (op, batch) -> leg -> [ops/s]
             for rnd in range(a.rounds):
-                for leg in (("etcd", "file") if rnd % 2 == 0 else ("file", "etcd")):
+                order = list(legs)
+                for leg in (order if rnd % 2 == 0 else order[::-1]):
                     out = os.path.join(tmp, "%s.json" % leg)
                     subprocess.run([crescent, "bench", "put-get", "--master", legs[leg],
                                     "--json", out, "--reps", "1", "--size", a.size,
@@ -100,10 +109,15 @@ def main():
                     proc.kill()
     print("medians of %d alternating rounds, %d clients, %s values (ops/s)" %
           (a.rounds, a.clients, a.size))
-    print("%-10s %6s %12s %12s %8s" % ("op", "batch", "etcd/s", "file/s", "ratio"))
+    names = [leg for leg, _ in etcd_legs]
+    print("%-10s %6s" % ("op", "batch") + "".join("%12s" % (n + "/s") for n in names) +
+          "%12s" % "file/s" + "".join("%12s" % ("ratio" if len(names) == 1 else n[5:] + ":ratio")
+                                      for n in names))
     for (op, batch), f in sorted(figures.items()):
-        e, fl = statistics.median(f["etcd"]), statistics.median(f["file"])
-        print("%-10s %6d %12.0f %12.0f %8.3f" % (op, batch, e, fl, e / fl if fl else 0))
+        fl = statistics.median(f["file"])
+        e = [statistics.median(f[n]) for n in names]
+        print("%-10s %6d" % (op, batch) + "".join("%12.0f" % x for x in e) + "%12.0f" % fl +
+              "".join("%12.3f" % (x / fl if fl else 0) for x in e))
 
 
 if __name__ == "__main__":

@@ -251,6 +251,12 @@ void AddMaster(CLI::App& root) {
                   "to whole seconds)")
       ->capture_default_str()
       ->check(CLI::Range(int64_t{1000}, int64_t{600'000}));
+  app->add_option("--log-in-flight", ha->log_in_flight,
+                  "With --etcd: the leader's log batches whose transactions may be under way "
+                  "at once (each compares that the one before it is there, so none commits "
+                  "ahead of a gap)")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 64));
   auto token_file = std::make_shared<std::string>();
   app->add_option("--token-file", *token_file,
                   "With --etcd: an admin token (NAME:SECRET) this master reads its leader's "
@@ -269,10 +275,12 @@ void AddMaster(CLI::App& root) {
     std::unique_ptr<ServerAuth> auth = std::move(loaded).value();
     WarnIfExposed("master", *flags);
     BlockShutdownSignals(/*hangup=*/auth != nullptr);
-    if (ha->enabled() || !ha->cluster.empty()) {
+    if (ha->enabled() || !ha->cluster.empty() || app->count("--log-in-flight") > 0) {
       if (!ha->enabled()) {
         return SetExitCode(Report(
-            "master", Status(ErrorCode::kInvalidArgument, "--cluster needs --etcd")));
+            "master",
+            Status(ErrorCode::kInvalidArgument, ha->cluster.empty() ? "--log-in-flight needs --etcd"
+                                                                    : "--cluster needs --etcd")));
       }
       if (app->count("--log-sync") > 0) {
         return SetExitCode(Report("master", Status(ErrorCode::kInvalidArgument,

@@ -1,5 +1,6 @@
 #include "durability/etcd_log.h"
 
+#include <algorithm>
 #include <chrono>
 
 #include "common/coding.h"
@@ -128,6 +129,11 @@ StatusOr<std::unique_ptr<EtcdOperationLog>> EtcdOperationLog::Open(EtcdLogOption
                   "the etcd log's batch size must be above " + std::to_string(kFrameBytes) +
                       " bytes and at most " + std::to_string(kMaxBatchBytes));
   }
+  if (options.max_in_flight < 1 || options.max_in_flight > 64) {
+    return Status(ErrorCode::kInvalidArgument,
+                  "the etcd log's batches in flight must be 1 to 64, not " +
+                      std::to_string(options.max_in_flight));
+  }
   if (options.page_keys <= 0) {
     return Status(ErrorCode::kInvalidArgument, "the etcd log's page must hold a key or more");
   }
@@ -145,7 +151,9 @@ StatusOr<std::unique_ptr<EtcdOperationLog>> EtcdOperationLog::Open(EtcdLogOption
   auto log = std::unique_ptr<EtcdOperationLog>(new EtcdOperationLog(std::move(options)));
   log->end_ = log->committed_ = log->pending_start_ = end;
   log->stats_.end_position = log->stats_.committed_position = end;
-  log->committer_ = std::thread([p = log.get()] { p->CommitLoop(); });
+  for (int i = 0; i < log->options_.max_in_flight; ++i) {
+    log->senders_.emplace_back([p = log.get()] { p->SendLoop(); });
+  }
   return log;
 }
 
@@ -155,7 +163,7 @@ EtcdOperationLog::~EtcdOperationLog() {
     stop_ = true;
   }
   commit_cv_.notify_all();
-  if (committer_.joinable()) committer_.join();
+  for (std::thread& t : senders_) t.join();
 }
 
 Status EtcdOperationLog::LostLeadership(const std::string& why) const {
@@ -165,8 +173,13 @@ Status EtcdOperationLog::LostLeadership(const std::string& why) const {
 
 Status EtcdOperationLog::Fail(Status why) {
   std::lock_guard lock(mu_);
+  return FailLocked(std::move(why));
+}
+
+Status EtcdOperationLog::FailLocked(Status why) {
   if (error_.ok()) error_ = std::move(why);
   committed_cv_.notify_all();
+  commit_cv_.notify_all();
   return error_;
 }
 
@@ -218,42 +231,99 @@ EtcdLogStats EtcdOperationLog::Stats() const {
   return s;
 }
 
-void EtcdOperationLog::CommitLoop() {
+void EtcdOperationLog::SendLoop() {
   std::unique_lock lock(mu_);
   for (;;) {
-    commit_cv_.wait(lock, [&] { return stop_ || !pending_.empty() || !error_.ok(); });
-    if (!error_.ok() || pending_.empty()) return;  // failed, or stopped with nothing left
-    const std::string frames = std::move(pending_);
-    pending_.clear();
-    const uint64_t start = pending_start_;
-    pending_start_ += frames.size();
+    Batch* b = nullptr;
+    std::optional<uint64_t> predecessor;
+    commit_cv_.wait(lock, [&] {
+      return !error_.ok() || (b = NextToSendLocked(&predecessor)) != nullptr ||
+             (stop_ && pending_.empty() && window_.empty());
+    });
+    if (!error_.ok() || b == nullptr) return;  // failed, or stopped with nothing left
+    b->sending = true;
+    stats_.max_in_flight = std::max(stats_.max_in_flight, ++in_flight_);
     lock.unlock();
-    Status s = CommitFrames(start, frames);
-    if (!s.ok()) (void)Fail(std::move(s));
+    StatusOr<Sent> sent = SendBatch(b->start, b->value, predecessor);
     lock.lock();
+    --in_flight_;
+    b->sending = false;
+    if (!sent.ok()) {
+      (void)FailLocked(sent.status());
+      return;
+    }
+    if (*sent == Sent::kCommitted) {
+      CommittedLocked(b);
+    } else {
+      b->reordered = true;  // sent again once its predecessor committed
+      ++stats_.reordered;
+    }
+    commit_cv_.notify_all();
   }
 }
 
-Status EtcdOperationLog::CommitFrames(uint64_t start, const std::string& frames) {
-  for (size_t at = 0; at < frames.size();) {
-    const size_t cut = CutAt(frames, at, options_.batch_bytes);
-    if (Status s = CommitBatch(start + at, frames.substr(at, cut - at)); !s.ok()) return s;
-    std::lock_guard lock(mu_);
-    committed_ = start + cut;
-    ++stats_.txns;
-    committed_cv_.notify_all();
-    at = cut;
+EtcdOperationLog::Batch* EtcdOperationLog::NextToSendLocked(std::optional<uint64_t>* predecessor) {
+  // A batch goes once the one before it is committed or under way; one that
+  // was refused for arriving first waits until its predecessor committed.
+  // A batch behind one that waits to go again would be refused as surely.
+  size_t i = 0;
+  for (; i < window_.size(); ++i) {
+    const Batch& b = window_[i];
+    const bool after_done = i == 0 || window_[i - 1].done;
+    const bool after_sent = after_done || window_[i - 1].sending;
+    if (!b.sending && !b.done && (b.reordered ? after_done : after_sent)) break;
   }
-  return Status::Ok();
+  if (i == window_.size()) {
+    const bool after_sent = window_.empty() || window_.back().done || window_.back().sending;
+    if (pending_.empty() || !after_sent ||
+        window_.size() >= static_cast<size_t>(options_.max_in_flight)) {
+      return nullptr;
+    }
+    const size_t cut = CutAt(pending_, 0, options_.batch_bytes);
+    window_.push_back(Batch{.start = pending_start_, .value = pending_.substr(0, cut)});
+    pending_.erase(0, cut);
+    pending_start_ += cut;
+  }
+  // The predecessor's key is compared only while it is not known committed
+  // (acknowledged batches are in front of the window); one committed stays,
+  // since a trim keeps the batch holding the committed position.
+  predecessor->reset();
+  if (i > 0 && !window_[i - 1].done) *predecessor = window_[i - 1].start;
+  return &window_[i];
 }
 
-Status EtcdOperationLog::CommitBatch(uint64_t start, const std::string& value) {
+void EtcdOperationLog::CommittedLocked(Batch* b) {
+  b->done = true;
+  ++stats_.txns;
+  if (b != &window_.front()) return;  // acknowledged once every batch before it is
+  while (!window_.empty() && window_.front().done) {
+    committed_ = window_.front().start + window_.front().value.size();
+    window_.pop_front();
+  }
+  committed_cv_.notify_all();
+}
+
+StatusOr<EtcdOperationLog::Sent> EtcdOperationLog::SendBatch(
+    uint64_t start, const std::string& value, const std::optional<uint64_t>& predecessor) {
   const std::string key = etcd::LogKey(options_.cluster, start);
   for (;;) {
     etcdserverpb::TxnRequest t;
+    if (predecessor) {
+      auto* c = t.add_compare();
+      c->set_key(etcd::LogKey(options_.cluster, *predecessor));
+      c->set_target(etcdserverpb::Compare::VERSION);
+      c->set_result(etcdserverpb::Compare::GREATER);
+      c->set_version(0);
+    }
     auto* put = t.add_success()->mutable_request_put();
     put->set_key(key);
     put->set_value(value);
+    // Refused: is the key there already (an earlier try of this same batch
+    // landed, then its predecessor was trimmed)?
+    auto* own = t.add_failure()->mutable_request_range();
+    own->set_key(key);
+    own->set_count_only(true);
+    if (options_.before_txn) options_.before_txn(start);
     const auto sent = std::chrono::steady_clock::now();
     StatusOr<etcdserverpb::TxnResponse> r = options_.leadership->GuardedTxn(std::move(t));
     if (r.ok() && r->succeeded()) {
@@ -261,14 +331,20 @@ Status EtcdOperationLog::CommitBatch(uint64_t start, const std::string& value) {
           std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() -
                                                                sent)
               .count()));
-      return Status::Ok();
+      return Sent::kCommitted;
     }
     if (r.ok()) {
-      const auto& kvs = r->responses(0).response_range().kvs();
-      return LostLeadership(std::string(kvs.empty() ? "the leader key is gone"
-                                                    : "another master holds the leader key") +
-                            "; the batch at position " + std::to_string(start) +
-                            " was not written");
+      // The failure branch's ranges: the leader key first (GuardedTxn's),
+      // then this batch's key.
+      const auto& leader = r->responses(0).response_range().kvs();
+      if (leader.empty() || leader[0].create_revision() != options_.leadership->revision()) {
+        return LostLeadership(std::string(leader.empty() ? "the leader key is gone"
+                                                         : "another master holds the leader key") +
+                              "; the batch at position " + std::to_string(start) +
+                              " was not written");
+      }
+      if (r->responses(1).response_range().count() > 0) return Sent::kCommitted;
+      return Sent::kBeforePredecessor;
     }
     const ErrorCode code = r.status().code();
     if (code != ErrorCode::kTimeout && code != ErrorCode::kUnavailable) {

@@ -117,6 +117,7 @@ StatusOr<std::unique_ptr<durability::EtcdOperationLog>> HaMember::AwaitLeadershi
   log.leadership = leadership_;
   log.cluster = options_.cluster;
   log.start_position = end;  // where an empty log (none written yet) starts
+  log.max_in_flight = options_.log_in_flight;
   auto opened = durability::EtcdOperationLog::Open(std::move(log));
   if (!opened.ok()) return opened.status();
   if ((*opened)->end_position() != end) {

@@ -63,6 +63,8 @@ struct HaOptions {
   // Snapshots (ha_snapshots.h): the data dir and what to keep; the leader
   // client's address is filled in by Join (the cluster's etcd:// address).
   HaSnapshotOptions snapshots;
+  // Log batches whose transactions may be under way at once (EtcdLogOptions).
+  int log_in_flight = durability::EtcdLogOptions().max_in_flight;
   bool enabled() const { return !etcd.empty(); }
 };
 

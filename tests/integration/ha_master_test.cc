@@ -238,6 +238,16 @@ TEST_F(HaMasterTest, AClusterMasterRefusesBadFlags) {
                   cluster_->dir().path());
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_THAT(r.err, HasSubstr("--log-sync with --etcd"));
+  r = RunCrescent({"master", "--log-in-flight", "2", "--port", "0", "--secret-file",
+                   cluster_->secret_file()},
+                  cluster_->dir().path());
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("--log-in-flight needs --etcd"));
+  r = RunCrescent({"master", "--etcd", etcd_.endpoints(), "--log-in-flight", "0", "--port", "0",
+                   "--secret-file", cluster_->secret_file()},
+                  cluster_->dir().path());
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_THAT(r.err, HasSubstr("--log-in-flight"));
 }
 
 // Masters with data dirs: the leader snapshots, the standby keeps copies of
