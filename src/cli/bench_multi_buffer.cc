@@ -133,8 +133,12 @@ int RunMultiBufferBench(const MultiBufferFlags& f) {
               << (slice.ok() ? "must be above 0" : slice.status().message()) << "\n";
     return 2;
   }
-  Layout l{static_cast<size_t>(f.batch), static_cast<size_t>(f.slices),
-           static_cast<size_t>(*slice), {}, {}, {}};
+  Layout l{static_cast<size_t>(f.batch),
+           static_cast<size_t>(f.slices),
+           static_cast<size_t>(*slice),
+           {},
+           {},
+           {}};
   const size_t total = l.keys * l.KeyBytes();
   l.layers.resize(total);
   l.whole.resize(total);
@@ -204,8 +208,7 @@ int RunMultiBufferBench(const MultiBufferFlags& f) {
       const double staged = bench::Median(legs["staged"].gbps[op]);
       char line[160];
       std::snprintf(line, sizeof line, "%-10s %-4s %10.2f %8.2f %8.2f %12.3f %12.3f\n",
-                    transport.c_str(), op.c_str(), one, sliced, staged, sliced / one,
-                    staged / one);
+                    transport.c_str(), op.c_str(), one, sliced, staged, sliced / one, staged / one);
       text << line;
       doc["rows"].push_back({{"transport", transport},
                              {"op", op},

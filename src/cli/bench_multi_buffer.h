@@ -7,10 +7,10 @@
 namespace crescent::cli {
 
 struct MultiBufferFlags {
-  int slices = 64;                        // per key: a layer-first page's K and V of 32 layers
-  std::string slice_size = "16KiB";       // bytes per slice
-  int batch = 16;                         // keys per call
-  int rounds = 7;                         // alternating rounds; medians reported
+  int slices = 64;                   // per key: a layer-first page's K and V of 32 layers
+  std::string slice_size = "16KiB";  // bytes per slice
+  int batch = 16;                    // keys per call
+  int rounds = 7;                    // alternating rounds; medians reported
   std::string transports = "tcp,shm";
   std::string json;
 };

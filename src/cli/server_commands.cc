@@ -184,8 +184,7 @@ int RunClusterMaster(server::MasterHostOptions options, const std::string& secre
     if (!started.ok() && started.status().code() == ErrorCode::kObjectNotFound && !stopping) {
       // The log was trimmed past this master's state while it followed it:
       // a fresh start bootstraps from the leader's snapshot.
-      std::cout << "crescent master: " << started.status().message()
-                << ": starting again\n"
+      std::cout << "crescent master: " << started.status().message() << ": starting again\n"
                 << std::flush;
       std::this_thread::sleep_for(std::chrono::seconds(1));
       Status s = ExecSelfAgain();

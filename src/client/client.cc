@@ -77,7 +77,6 @@ StatusOr<std::unique_ptr<Client>> Client::Connect(const ClientConfig& given) {
 
 const std::string& Client::master_address() const { return impl_->master->address(); }
 
-
 Status Client::Put(const std::string& key, std::span<const std::byte> value,
                    const PutOptions& options) {
   CallTimer timer(impl_->metrics, ClientOp::kPut);

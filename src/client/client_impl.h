@@ -340,6 +340,5 @@ inline uint64_t OkBytes(const std::vector<Status>& results, std::span<const size
   return n;
 }
 
-
 }  // namespace client
 }  // namespace crescent

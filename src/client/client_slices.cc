@@ -41,9 +41,9 @@ std::vector<Status> Client::BatchPutFromSlices(std::span<const std::string> keys
                                                const PutOptions& options) {
   client::CallTimer timer(impl_->metrics, client::ClientOp::kPut);
   if (slices.size() != keys.size()) {
-    return client::Timed(timer, std::vector<Status>(keys.size(),
-                                                    Status(ErrorCode::kInvalidArgument,
-                                                           "one list of slices per key needed")));
+    return client::Timed(
+        timer, std::vector<Status>(keys.size(), Status(ErrorCode::kInvalidArgument,
+                                                       "one list of slices per key needed")));
   }
   std::vector<Status> out(keys.size());
   std::vector<std::string> ok_keys;
@@ -78,10 +78,9 @@ std::vector<StatusOr<size_t>> Client::BatchGetIntoSlices(
     std::span<const std::string> keys, std::span<const std::vector<MemorySlice>> slices) {
   client::CallTimer timer(impl_->metrics, client::ClientOp::kGet);
   if (slices.size() != keys.size()) {
-    return client::Timed(
-        timer, std::vector<StatusOr<size_t>>(
-                   keys.size(),
-                   Status(ErrorCode::kInvalidArgument, "one list of slices per key needed")));
+    return client::Timed(timer, std::vector<StatusOr<size_t>>(
+                                    keys.size(), Status(ErrorCode::kInvalidArgument,
+                                                        "one list of slices per key needed")));
   }
   std::vector<Status> checked(keys.size());
   std::vector<uint64_t> capacity(keys.size(), 0);
@@ -90,8 +89,8 @@ std::vector<StatusOr<size_t>> Client::BatchGetIntoSlices(
     for (const MemorySlice& s : slices[i]) capacity[i] += s.size;
   }
   std::vector<std::vector<transfer::BufferSlice>> cut(keys.size());
-  std::vector<StatusOr<size_t>> got = impl_->GetMany(
-      keys, false, [&](size_t i, uint64_t size) -> StatusOr<client::ObjectMemory> {
+  std::vector<StatusOr<size_t>> got =
+      impl_->GetMany(keys, false, [&](size_t i, uint64_t size) -> StatusOr<client::ObjectMemory> {
         if (!checked[i].ok()) return checked[i];
         if (size > capacity[i]) {
           return Status(ErrorCode::kBufferTooSmall,

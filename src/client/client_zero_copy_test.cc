@@ -241,8 +241,7 @@ TEST_P(ClientZeroCopyTest, MultiBufferPutsAndGetsMoveSlicesInOrder) {
   got = client_->BatchGetIntoSlices(
       one, std::vector<std::vector<MemorySlice>>{{{dst, 1000}, {dst + 2000, 1000}}});
   EXPECT_EQ(got[0].status().code(), ErrorCode::kBufferTooSmall);
-  got = client_->BatchGetIntoSlices(one,
-                                    std::vector<std::vector<MemorySlice>>{{{dst, 0}, in[1]}});
+  got = client_->BatchGetIntoSlices(one, std::vector<std::vector<MemorySlice>>{{{dst, 0}, in[1]}});
   EXPECT_EQ(got[0].status().code(), ErrorCode::kInvalidSize);
 }
 

@@ -17,9 +17,9 @@ constexpr int64_t kRetryBackoffMaxMs = 100;
 }  // namespace
 
 std::vector<Status> PutPath::Once(std::span<const std::string> keys,
-                                  std::span<const ObjectMemory> data, std::span<const size_t> sizes, const master::PutConfig& config,
-                                  bool chain, std::vector<bool>& retry,
-                                  std::vector<Unended>& unended) {
+                                  std::span<const ObjectMemory> data, std::span<const size_t> sizes,
+                                  const master::PutConfig& config, bool chain,
+                                  std::vector<bool>& retry, std::vector<Unended>& unended) {
   std::vector<uint64_t> sizes64(sizes.begin(), sizes.end());
   std::vector<StatusOr<rpc::RemotePut>> started = master_.BatchPutStart(keys, sizes64, config, chain);
   std::vector<Status> out(keys.size());
@@ -130,8 +130,8 @@ std::vector<size_t> PutPath::EndAgain(std::span<const std::string> keys,
 }
 
 std::vector<Status> PutPath::Put(std::span<const std::string> keys,
-                                 std::span<const ObjectMemory> data, std::span<const size_t> sizes, const master::PutConfig& base,
-                                 uint32_t replicas, bool chain) {
+                                 std::span<const ObjectMemory> data, std::span<const size_t> sizes,
+                                 const master::PutConfig& base, uint32_t replicas, bool chain) {
   const int64_t deadline = SteadyClock::Instance().NowMs() + config_.put_retry_ms;
   std::vector<Status> out(keys.size());
   std::vector<Unended> unended(keys.size());

@@ -46,8 +46,8 @@ class PutPath {
   // Puts every key under `base` (its parent_key is set here for chains);
   // `replicas` is the replica count the batch is split for. Results in input order.
   std::vector<Status> Put(std::span<const std::string> keys, std::span<const ObjectMemory> data,
-                          std::span<const size_t> sizes,
-                          const master::PutConfig& base, uint32_t replicas, bool chain);
+                          std::span<const size_t> sizes, const master::PutConfig& base,
+                          uint32_t replicas, bool chain);
 
  private:
   // A key's put whose end may have been applied: ended again, not started again.
@@ -60,9 +60,8 @@ class PutPath {
   // One round over keys[0..n) (one part); results, which keys to retry, and
   // which of those have an end to send again (unended[i].pending).
   std::vector<Status> Once(std::span<const std::string> keys, std::span<const ObjectMemory> data,
-                           std::span<const size_t> sizes,
-                           const master::PutConfig& config, bool chain, std::vector<bool>& retry,
-                           std::vector<Unended>& unended);
+                           std::span<const size_t> sizes, const master::PutConfig& config,
+                           bool chain, std::vector<bool>& retry, std::vector<Unended>& unended);
   // Ends each key of `idx` again (unended[i]); returns the keys to put again
   // from the start and adds to `again` those whose end is still unanswered.
   std::vector<size_t> EndAgain(std::span<const std::string> keys, const std::vector<size_t>& idx,

@@ -21,7 +21,8 @@ Status CopyError(const std::string& path, const std::string& what, int err) {
 StatusOr<SnapshotInfo> CopySnapshot(const std::string& dir, const SnapshotPartFn& read) {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
-  if (ec) return Status(ErrorCode::kIoError, "cannot create data dir '" + dir + "': " + ec.message());
+  if (ec)
+    return Status(ErrorCode::kIoError, "cannot create data dir '" + dir + "': " + ec.message());
   const std::string temp = (std::filesystem::path(dir) / "snapshot-copy.tmp").string();
   ScopedFd fd(::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600));
   if (!fd.valid()) return CopyError(temp, "cannot create", errno);
@@ -48,20 +49,19 @@ StatusOr<SnapshotInfo> CopySnapshot(const std::string& dir, const SnapshotPartFn
     offset += data.size();
   }
   if (offset != file_bytes) {
-    return fail(Status(ErrorCode::kCorruptData,
-                       "the snapshot copy ended at byte " + std::to_string(offset) + " of " +
-                           std::to_string(file_bytes) + " (position " + std::to_string(position) +
-                           ")"));
+    return fail(Status(ErrorCode::kCorruptData, "the snapshot copy ended at byte " +
+                                                    std::to_string(offset) + " of " +
+                                                    std::to_string(file_bytes) + " (position " +
+                                                    std::to_string(position) + ")"));
   }
   if (::fsync(fd.get()) != 0) return fail(CopyError(temp, "cannot sync", errno));
   fd.reset();
   StatusOr<SnapshotInfo> checked = CheckSnapshot(temp);
   if (!checked.ok()) return fail(checked.status());
   if (checked->log_position != position) {
-    return fail(Status(ErrorCode::kCorruptData,
-                       "the snapshot copied says position " +
-                           std::to_string(checked->log_position) + ", its source " +
-                           std::to_string(position)));
+    return fail(Status(ErrorCode::kCorruptData, "the snapshot copied says position " +
+                                                    std::to_string(checked->log_position) +
+                                                    ", its source " + std::to_string(position)));
   }
   const std::string final_path = SnapshotPath(dir, position);
   if (::rename(temp.c_str(), final_path.c_str()) != 0) {

@@ -18,9 +18,8 @@ namespace crescent::durability {
 // The part of the file from `offset` on (empty: the end), its *file_bytes
 // and the snapshot's *position as the source says them; each call must name
 // the same snapshot.
-using SnapshotPartFn =
-    std::function<Status(uint64_t offset, uint64_t* position, uint64_t* file_bytes,
-                         std::string* data)>;
+using SnapshotPartFn = std::function<Status(uint64_t offset, uint64_t* position,
+                                            uint64_t* file_bytes, std::string* data)>;
 
 // Copies the snapshot `read` yields into `dir`; its SnapshotInfo once checked
 // and in place. kCorruptData when the copy does not check, or the source

@@ -75,23 +75,23 @@ TEST_F(SnapshotCopyTest, DamageAShortCopyOrAChangedSourceLeavesNothing) {
   EXPECT_EQ(bad.status().code(), ErrorCode::kCorruptData) << bad.status().ToString();
   EXPECT_EQ(Files(), 0u);
   // The source says more bytes than it gives.
-  auto short_copy = CopySnapshot(Dest(), [&](uint64_t offset, uint64_t* p, uint64_t* size,
-                                              std::string* out) {
-    *p = 4242;
-    *size = bytes_.size() + 10;
-    *out = offset >= bytes_.size() ? std::string() : bytes_.substr(offset, 4096);
-    return Status::Ok();
-  });
+  auto short_copy =
+      CopySnapshot(Dest(), [&](uint64_t offset, uint64_t* p, uint64_t* size, std::string* out) {
+        *p = 4242;
+        *size = bytes_.size() + 10;
+        *out = offset >= bytes_.size() ? std::string() : bytes_.substr(offset, 4096);
+        return Status::Ok();
+      });
   EXPECT_EQ(short_copy.status().code(), ErrorCode::kCorruptData);
   EXPECT_EQ(Files(), 0u);
   // A newer snapshot replaced the one being copied.
-  auto changed = CopySnapshot(Dest(), [&](uint64_t offset, uint64_t* p, uint64_t* size,
-                                           std::string* out) {
-    *p = offset == 0 ? 4242 : 5000;
-    *size = bytes_.size();
-    *out = offset >= bytes_.size() ? std::string() : bytes_.substr(offset, 4096);
-    return Status::Ok();
-  });
+  auto changed =
+      CopySnapshot(Dest(), [&](uint64_t offset, uint64_t* p, uint64_t* size, std::string* out) {
+        *p = offset == 0 ? 4242 : 5000;
+        *size = bytes_.size();
+        *out = offset >= bytes_.size() ? std::string() : bytes_.substr(offset, 4096);
+        return Status::Ok();
+      });
   EXPECT_EQ(changed.status().code(), ErrorCode::kCorruptData);
   EXPECT_NE(changed.status().message().find("changed mid-copy"), std::string::npos);
   EXPECT_EQ(Files(), 0u);

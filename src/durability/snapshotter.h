@@ -48,8 +48,7 @@ class Snapshotter {
  public:
   // `log` may be null (no log to sync through a snapshot's position, nor to
   // truncate).
-  Snapshotter(master::MasterService& master, master::OperationLog* log,
-              SnapshotterOptions options);
+  Snapshotter(master::MasterService& master, master::OperationLog* log, SnapshotterOptions options);
   ~Snapshotter();  // stops the periodic thread
   Snapshotter(const Snapshotter&) = delete;
   Snapshotter& operator=(const Snapshotter&) = delete;

@@ -227,9 +227,9 @@ Status MasterService::FinishPutEnd(const EndedPut& ended, const Status& waited) 
   if (!ended.undoable) {
     // Ended before (counted then): its record is somewhere before the wait.
     if (waited.ok()) return waited;
-    return Status(LogFailureCode(waited),
-                  "the change is made but the operation log could not record it: " +
-                      waited.ToString());
+    return Status(
+        LogFailureCode(waited),
+        "the change is made but the operation log could not record it: " + waited.ToString());
   }
   if (!waited.ok()) {
     // Not recorded, so a restart would not bring it back: not served now either.

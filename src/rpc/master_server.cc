@@ -61,7 +61,7 @@ class CallBase {
 struct CallEnv {
   const MasterHandlers* handlers;
   std::atomic<int>* running;
-  const DrainState* draining;  // MasterServer::BeginDrain
+  const DrainState* draining;         // MasterServer::BeginDrain
   RpcServerMetrics* metrics;          // null: MasterServerOptions::record_metrics is off
   // Who each call comes from (grpc_auth.h): with credentials, every call but
   // those ServedWithoutToken proves a token, or is refused.
@@ -120,14 +120,13 @@ class Call final : public CallBase {
                                                   : grpc::StatusCode::UNAUTHENTICATED,
                                               refused.message()),
                                  this);
-    } else if (while_draining_ == WhileDraining::kRefuse &&
-               env_.draining->on()) {
+    } else if (while_draining_ == WhileDraining::kRefuse && env_.draining->on()) {
       // Retryable, so that clients wait for (or fail over to) the next master
       // instead of reading the teardown (segments gone, puts dropped) as an
       // answer.
       if (env_.metrics) env_.metrics->RecordError(method_, ErrorCode::kUnavailable);
-      responder_.FinishWithError(
-          grpc::Status(grpc::StatusCode::UNAVAILABLE, env_.draining->why()), this);
+      responder_.FinishWithError(grpc::Status(grpc::StatusCode::UNAVAILABLE, env_.draining->why()),
+                                 this);
     } else {
       RunRecorded(*env_.handlers, handler_, method_, *caller, req_, resp_, env_.metrics);
       responder_.Finish(resp_, grpc::Status::OK, this);

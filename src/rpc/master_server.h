@@ -118,10 +118,10 @@ class MasterServer {
   void SetCredentials(std::shared_ptr<const auth::ServerCredentials> credentials);
   // Latency and errors by method, object sizes (server_metrics.h).
   const RpcServerMetrics& metrics() const;
-  // From now on, answers every client call with gRPC UNAVAILABLE (`why`), which clients retry; a store node's unmount and
-  // heartbeats, ListSegments and Stats are still served. Called first when a
-  // process that hosts the master stops, so that clients of a stopping server
-  // never read its teardown (segments unmounting, puts dropped) as answers.
+  // From now on, answers every client call with gRPC UNAVAILABLE (`why`), which clients retry; a
+  // store node's unmount and heartbeats, ListSegments and Stats are still served. Called first when
+  // a process that hosts the master stops, so that clients of a stopping server never read its
+  // teardown (segments unmounting, puts dropped) as answers.
   void BeginDrain(std::string why = kShuttingDown);
   // Drains, stops accepting, finishes in-flight calls, joins the threads.
   // Idempotent.

@@ -148,8 +148,8 @@ class HaMember {
   std::atomic<durability::EtcdOperationLog*> leader_log_{nullptr};
   std::unique_ptr<HaSnapshots> snapshots_;
   std::string start_note_;
-  bool prepared_ = false;            // Prepare ran (AwaitLeadership's thread)
-  uint64_t start_from_ = 0;          // where Prepare left the engine
+  bool prepared_ = false;             // Prepare ran (AwaitLeadership's thread)
+  uint64_t start_from_ = 0;           // where Prepare left the engine
   std::atomic<uint64_t> trimmed_{0};  // the membership thread's
   uint64_t promoted_records_ = 0;  // applied when it began to lead (before leads_)
 

@@ -98,9 +98,8 @@ StatusOr<HaSnapshots::Start> HaSnapshots::Prepare(master::MasterService& engine,
         std::cout << "crescent master: " << out.note << "\n" << std::flush;
         break;
       }
-      std::cerr << "crescent master: cluster " << cluster_
-                << "'s log starts at position " << **first
-                << ", after this master's state: waiting for its leader's snapshot ("
+      std::cerr << "crescent master: cluster " << cluster_ << "'s log starts at position "
+                << **first << ", after this master's state: waiting for its leader's snapshot ("
                 << (copied.ok() ? "it is at " + std::to_string(copied->log_position)
                                 : copied.status().ToString())
                 << ")\n"

@@ -89,8 +89,8 @@ StatusOr<std::unique_ptr<MasterHost>> MasterHost::Start(const MasterHostOptions&
                                     uint64_t position, uint64_t offset,
                                     uint32_t max) -> StatusOr<rpc::SnapshotPart> {
       rpc::SnapshotPart part;
-      Status read = s->ReadPart(position, offset, max, &part.position, &part.file_bytes,
-                                &part.data);
+      Status read =
+          s->ReadPart(position, offset, max, &part.position, &part.file_bytes, &part.data);
       if (!read.ok()) return read;
       return part;
     };

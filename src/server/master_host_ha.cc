@@ -49,8 +49,8 @@ Status MasterHost::LeadCluster(const MasterHostOptions& options) {
               "), master id " + master_id_ + ": " +
               (ha_->start_note().empty() ? std::string() : ha_->start_note() + ", then ") +
               "applied " + std::to_string(ha_->applied_records()) + " records of its log; " +
-              std::to_string(summary.objects) + " objects on " +
-              std::to_string(summary.segments) + " segments wait for their nodes";
+              std::to_string(summary.objects) + " objects on " + std::to_string(summary.segments) +
+              " segments wait for their nodes";
   return Status::Ok();
 }
 

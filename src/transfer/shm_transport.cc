@@ -45,10 +45,10 @@
 #include "common/endpoint.h"
 #include "common/fd.h"
 #include "common/value_hash.h"
+#include "transfer/buffer_slices.h"
 #include "transfer/bulk_copy.h"
 #include "transfer/copy_hash.h"
 #include "transfer/page_warmer.h"
-#include "transfer/buffer_slices.h"
 #include "transfer/shm_protocol.h"
 
 namespace crescent::transfer {

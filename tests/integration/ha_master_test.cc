@@ -238,9 +238,9 @@ TEST_F(HaMasterTest, AClusterMasterRefusesBadFlags) {
                   cluster_->dir().path());
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_THAT(r.err, HasSubstr("--log-sync with --etcd"));
-  r = RunCrescent({"master", "--log-in-flight", "2", "--port", "0", "--secret-file",
-                   cluster_->secret_file()},
-                  cluster_->dir().path());
+  r = RunCrescent(
+      {"master", "--log-in-flight", "2", "--port", "0", "--secret-file", cluster_->secret_file()},
+      cluster_->dir().path());
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_THAT(r.err, HasSubstr("--log-in-flight needs --etcd"));
   r = RunCrescent({"master", "--etcd", etcd_.endpoints(), "--log-in-flight", "0", "--port", "0",
@@ -258,8 +258,8 @@ TEST_F(HaMasterTest, AClusterMasterRefusesBadFlags) {
 // readable, byte for byte.
 TEST_F(HaMasterTest, TheLogIsTrimmedAndANewMasterBootstrapsFromTheLeadersSnapshot) {
   auto dir = [&](const char* name) {
-    return std::vector<std::string>{"--data-dir", cluster_->dir().File(name),
-                                    "--snapshot-interval", "1"};
+    return std::vector<std::string>{"--data-dir", cluster_->dir().File(name), "--snapshot-interval",
+                                    "1"};
   };
   std::unique_ptr<Process> a = StartStandby(PickFreePort(), 0, dir("a"), "a");
   ASSERT_TRUE(a->WaitForLine("ready", 30s)) << a->Output();

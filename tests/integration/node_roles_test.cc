@@ -181,9 +181,7 @@ std::vector<std::pair<std::string, Call>> EveryCall() {
       {"Snapshot",
        [](rpc::MasterClient& m, const std::string&) { return m.RequestSnapshot().status(); }},
       {"ReadSnapshot",
-       [](rpc::MasterClient& m, const std::string&) {
-         return m.ReadSnapshot(0, 0, 1).status();
-       }},
+       [](rpc::MasterClient& m, const std::string&) { return m.ReadSnapshot(0, 0, 1).status(); }},
       {"ControlEndpoints",
        [](rpc::MasterClient& m, const std::string&) {
          return m.ControlTarget().empty() ? Status(ErrorCode::kUnavailable, "no control endpoint")
