@@ -165,31 +165,12 @@ void WriteSome(Lane& lane, const Batch& batch) {
   }
 }
 
-// Receives into [p, p + want); returns bytes received, 0 when the socket has
-// nothing now, or fails the lane (and returns 0) on EOF or error.
-size_t Receive(Lane& lane, const Batch& batch, void* p, size_t want) {
-  for (;;) {
-    ssize_t n = ::recv(lane.socket.get(), p, want, 0);
-    if (n > 0) return static_cast<size_t>(n);
-    if (n == 0) {
-      Fail(lane, batch, Status(ErrorCode::kUnavailable, lane.endpoint + " closed the connection"));
-      return 0;
-    }
-    if (errno == EINTR) continue;
-    if (errno != EAGAIN && errno != EWOULDBLOCK) Fail(lane, batch, lane.IoFailure(errno));
-    return 0;
-  }
-}
-
-// Receives into the bytes [got, got + want) of the op's memory (its buffer,
-// or its slices through one recvmsg); as Receive.
-size_t ReceivePayload(Lane& lane, const Batch& batch, const TransferOp& op, size_t got,
-                      size_t want) {
-  if (op.slices.empty()) return Receive(lane, batch, op.buffer + got, want);
-  iovec iov[64];
+// Receives into `iov` (one recvmsg); returns bytes received, 0 when the
+// socket has nothing now, or fails the lane (and returns 0) on EOF or error.
+size_t ReceiveV(Lane& lane, const Batch& batch, iovec* iov, size_t count) {
   msghdr msg{};
   msg.msg_iov = iov;
-  msg.msg_iovlen = IovecsOf(op.slices, got, want, iov, std::size(iov));
+  msg.msg_iovlen = count;
   for (;;) {
     ssize_t n = ::recvmsg(lane.socket.get(), &msg, 0);
     if (n > 0) return static_cast<size_t>(n);
@@ -201,6 +182,21 @@ size_t ReceivePayload(Lane& lane, const Batch& batch, const TransferOp& op, size
     if (errno != EAGAIN && errno != EWOULDBLOCK) Fail(lane, batch, lane.IoFailure(errno));
     return 0;
   }
+}
+
+// Receives into [p, p + want); as ReceiveV.
+size_t Receive(Lane& lane, const Batch& batch, void* p, size_t want) {
+  iovec one{p, want};
+  return ReceiveV(lane, batch, &one, 1);
+}
+
+// Receives into the bytes [got, got + want) of the op's memory (its buffer,
+// or its slices); as ReceiveV.
+size_t ReceivePayload(Lane& lane, const Batch& batch, const TransferOp& op, size_t got,
+                      size_t want) {
+  if (op.slices.empty()) return Receive(lane, batch, op.buffer + got, want);
+  iovec iov[64];
+  return ReceiveV(lane, batch, iov, IovecsOf(op.slices, got, want, iov, std::size(iov)));
 }
 
 // The lane's next op has its own timeout from now.

@@ -16,6 +16,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <thread>
@@ -79,6 +80,24 @@ class HaMasterTest : public testing::Test {
     return acked;
   }
 
+  // Reads every acknowledged put back through `client`, byte for byte,
+  // trying each for up to 30 s (the new leader, the node's take-over);
+  // `context` is printed with a failure.
+  static void ExpectAllReadBack(Client& client,
+                                const std::map<std::string, std::vector<std::byte>>& acked,
+                                const std::function<std::string()>& context) {
+    for (const auto& [key, value] : acked) {
+      StatusOr<std::vector<std::byte>> got = Status(ErrorCode::kUnavailable, "not tried");
+      for (auto until = std::chrono::steady_clock::now() + 30s;
+           std::chrono::steady_clock::now() < until; std::this_thread::sleep_for(50ms)) {
+        got = client.Get(key);
+        if (got.ok()) break;
+      }
+      ASSERT_TRUE(got.ok()) << key << ": " << got.status().ToString() << "\n" << context();
+      EXPECT_EQ(*got, value) << key;
+    }
+  }
+
   TempDir etcd_dir_;
   EtcdCluster etcd_;
   std::unique_ptr<Cluster> cluster_;
@@ -123,16 +142,7 @@ TEST_F(HaMasterTest, AStandbyTakesOverAKilledLeaderWithEveryAcknowledgedPutReada
   EXPECT_THAT(standby->Output(), HasSubstr("leader of cluster c1"));
   // The node finds its master gone, mounts again on the new one and takes
   // its segment over: every acknowledged put reads back, byte for byte.
-  for (const auto& [key, value] : acked) {
-    StatusOr<std::vector<std::byte>> got = Status(ErrorCode::kUnavailable, "not tried");
-    for (auto until = std::chrono::steady_clock::now() + 30s;
-         std::chrono::steady_clock::now() < until; std::this_thread::sleep_for(50ms)) {
-      got = client->Get(key);
-      if (got.ok()) break;
-    }
-    ASSERT_TRUE(got.ok()) << key << ": " << got.status().ToString();
-    EXPECT_EQ(*got, value) << key;
-  }
+  ExpectAllReadBack(*client, acked, [] { return std::string(); });
   // And the new leader takes puts.
   EXPECT_EQ(PutSome(*client, 5, "ha/after").size(), 5u);
   // Its status report names it the leader of c1.
@@ -170,16 +180,7 @@ TEST_F(HaMasterTest, ThroughEtcdANodeAndAClientFollowTheNewLeaderWithNothingLost
 
   cluster_->master().Kill(SIGKILL);
   ASSERT_TRUE(standby->WaitForLine("ready", 30s)) << standby->Output();
-  for (const auto& [key, value] : acked) {
-    StatusOr<std::vector<std::byte>> got = Status(ErrorCode::kUnavailable, "not tried");
-    for (auto until = std::chrono::steady_clock::now() + 30s;
-         std::chrono::steady_clock::now() < until; std::this_thread::sleep_for(50ms)) {
-      got = (*client)->Get(key);
-      if (got.ok()) break;
-    }
-    ASSERT_TRUE(got.ok()) << key << ": " << got.status().ToString() << "\n" << store.Output();
-    EXPECT_EQ(*got, value) << key;
-  }
+  ExpectAllReadBack(**client, acked, [&] { return store.Output(); });
   EXPECT_EQ(PutSome(**client, 5, "ha/etcd-after").size(), 5u);
   EXPECT_THAT(store.Output(), HasSubstr("took it over with its objects"));
 }
@@ -301,16 +302,7 @@ TEST_F(HaMasterTest, TheLogIsTrimmedAndANewMasterBootstrapsFromTheLeadersSnapsho
   b->Kill(SIGKILL);
   ASSERT_TRUE(c3->WaitForLine("ready", 60s)) << c3->Output();
   EXPECT_THAT(c3->Output(), HasSubstr("leader of cluster c1"));
-  for (const auto& [key, value] : acked) {
-    StatusOr<std::vector<std::byte>> got = Status(ErrorCode::kUnavailable, "not tried");
-    for (auto until = std::chrono::steady_clock::now() + 30s;
-         std::chrono::steady_clock::now() < until; std::this_thread::sleep_for(50ms)) {
-      got = (*client)->Get(key);
-      if (got.ok()) break;
-    }
-    ASSERT_TRUE(got.ok()) << key << ": " << got.status().ToString() << "\n" << c3->Output();
-    EXPECT_EQ(*got, value) << key;
-  }
+  ExpectAllReadBack(**client, acked, [&] { return c3->Output(); });
 }
 
 // Three etcd members: one killed (the first endpoint, the one the masters
