@@ -10,7 +10,9 @@ namespace), while clients still reach it:
   - the majority elects a new leader, which serves puts (through etcd:// and at
     its own address);
   - healed, the old leader says it lost the leadership and follows the log as a
-    standby (listed so by `crescent stat`), and its address refuses puts;
+    standby (listed so by `crescent stat`) that listens on no port, having run
+    itself again with nothing of the leader's left open, and its address refuses
+    puts;
   - every acknowledged put, the old leader's included, reads back byte-identical;
   - with the other two masters killed, the old leader leads again and serves.
 Deadlines are generous and only stop a hang; nothing is timed.
@@ -95,6 +97,13 @@ def _wait(what, predicate, timeout):
         time.sleep(0.2)
 
 
+def _listening(daemon):
+    """The TCP sockets the daemon's process listens on (ss in its namespace)."""
+    out = subprocess.run(daemon.host.command(["ss", "-Hltnp"]), capture_output=True, text=True,
+                         check=True).stdout
+    return [line for line in out.splitlines() if "pid=%d," % daemon.proc.pid in line]
+
+
 def _listed_as(stat, grpc, role):
     return re.search(r"^\s+\S+\s+%s\s+%s\s" % (role, re.escape(grpc)), stat, re.M) is not None
 
@@ -135,6 +144,9 @@ def test_partitioned_leader_stops_acknowledging_and_rejoins_as_standby(cluster, 
     cl.isolate(old, False)
     _wait("the old leader rejoins as a standby", lambda: ha._rejoined(old, offset), 60)
     assert old.alive()
+    # It ran itself again: nothing of the leader's is left open, not even a listening socket
+    # (one would take connections that nobody accepts, so clients time out, not refused).
+    assert _listening(old) == [], "the standby still listens"
     _wait("crescent stat lists the old leader as a standby",
           lambda: _listed_as(c.stat(), old.grpc, "standby"), 60)
     stat = c.stat()
