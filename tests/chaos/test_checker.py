@@ -4,6 +4,7 @@ outcomes, time spent frozen)."""
 
 import checker
 import durability
+import ha_check
 import values
 
 
@@ -138,3 +139,40 @@ def test_a_tear_made_while_the_master_was_down_excuses_what_it_cut():
     assert "stale" in durable([put, remove, read], [term])[0]
     other = dict(tear, torn_keys=["j"])
     assert "stale" in durable([put, remove, read], [term, other])[0]
+
+
+# A cluster of masters (ha_check.py): the leader watcher's records, and ops of
+# worker 1 pinned to master "m1:1"; m0 and m2 are the other masters.
+SEEN = [{"t": 1.0, "rev": 3, "id": "a", "grpc": None},
+        {"t": 1.1, "rev": 3, "id": "a", "grpc": "m1:1"},
+        {"t": 5.0, "rev": 0, "id": None, "grpc": None},     # its lease ended
+        {"t": 6.0, "rev": 40, "id": "b", "grpc": "m0:1"}]   # m0 leads
+PINNED = {1: "m1:1"}
+
+
+def test_an_acknowledgement_of_a_deposed_leader_is_flagged():
+    acked = op(1, 1, "put", "k", 5.5, 7.0, put_id=9)  # began once the key was gone
+    assert "deposed leader" in ha_check.split_brain([acked], SEEN, PINNED)[0]
+    late = op(1, 2, "remove", "k", 6.5, 7.0)          # began after m0 was published
+    assert "deposed leader" in ha_check.split_brain([late], SEEN, PINNED)[0]
+
+
+def test_what_the_history_cannot_prove_or_allows_is_not_flagged():
+    ops = [op(1, 1, "put", "k", 2.0, 3.0, put_id=9),     # while m1 led
+           op(1, 2, "put", "k", 4.5, 6.5, put_id=10),    # began before the end was seen
+           op(1, 3, "put", "k", 5.5, 7.0, code=-15, put_id=11),  # not acknowledged
+           op(0, 1, "put", "k", 6.5, 7.0, put_id=12)]    # not pinned
+    assert ha_check.split_brain(ops, SEEN, PINNED) == []
+    # m1 led again later: an acknowledgement after its first term ended may be its own.
+    again = SEEN + [{"t": 9.0, "rev": 77, "id": "c", "grpc": "m1:1"}]
+    assert ha_check.split_brain([op(1, 4, "put", "k", 6.5, 9.5, put_id=13)], again,
+                                PINNED) == []
+
+
+def test_leader_changes_become_the_durability_models_kills():
+    changes = ha_check.leader_changes(SEEN)
+    assert [c["kills"] for c in changes] == [[[5.0, 6.0]]]
+    # A put acknowledged by m1, missed by a read after m0 took over: lost.
+    ops = [op(0, 1, "put", "k", 2.0, 3.0, put_id=9), op(0, 2, "get", "k", 10.0, 10.5, code=-4)]
+    found = checker.check(ops, changes, 20.0, {0: "w0"}, durability.Model(changes, 0))[0]
+    assert len(found) == 1 and "lost" in found[0]
