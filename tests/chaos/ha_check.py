@@ -59,13 +59,15 @@ def leader_changes(seen):
 MUTATIONS = ("put", "put_from", "remove", "remove_force")
 
 
-def split_brain(ops, seen, pinned):
-    """Violations of check 1. `pinned`: {worker id: the master address it talks to}."""
+def fenced(ops, seen, pinned):
+    """[(op, master address, the watcher's record that fenced it)]: the pinned workers'
+    changes that check 1 judges (begun after their master's terms were over, with no later
+    term that may be its), whatever their outcome."""
     owner = terms(seen)
-    violations = []
+    judged = []
     for op in ops:
         grpc = pinned.get(op["w"])
-        if grpc is None or op["op"] not in MUTATIONS or op.get("code") != 0:
+        if grpc is None or op["op"] not in MUTATIONS or "code" not in op:
             continue
         before = [s for s in seen if s["t"] < op["t"]]
         if not before:
@@ -76,6 +78,17 @@ def split_brain(ops, seen, pinned):
         fence = max(s["rev"] for s in before)
         if any(rev > fence and who in (grpc, None) for rev, who in owner.items()):
             continue  # it may have led again
+        judged.append((op, grpc, last))
+    return judged
+
+
+def split_brain(ops, seen, pinned):
+    """Violations of check 1. `pinned`: {worker id: the master address it talks to}."""
+    owner = terms(seen)
+    violations = []
+    for op, grpc, last in fenced(ops, seen, pinned):
+        if op["code"] != 0:
+            continue
         held = "held by %s (revision %d)" % (owner[last["rev"]], last["rev"]) \
             if last["rev"] else "absent"
         violations.append(

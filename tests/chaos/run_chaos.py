@@ -55,9 +55,10 @@ PINNED_HOST = "c"  # of the pinned workers p0-p2 of a cluster of masters
 
 class Result:
     def __init__(self, note, faults, counts, violations, out_dir, kinds=(), judged=None,
-                 leaders=None):
+                 leaders=None, fenced=()):
         self.note = note
         self.leaders = leaders  # the leader watcher's records of a cluster of masters
+        self.fenced = list(fenced)  # ha_check.fenced(): pinned changes judged by the fence
         self.judged = judged
         self.kinds = list(kinds)
         self.faults = faults
@@ -79,7 +80,10 @@ class Result:
         if self.leaders is not None:
             published = [s for s in self.leaders if s["grpc"]]
             lines += ["", "leader terms seen published: %d (%d changes of leader)" % (
-                len(ha_check.terms(published)), len(ha_check.leader_changes(self.leaders)))]
+                len(ha_check.terms(published)), len(ha_check.leader_changes(self.leaders))),
+                "pinned changes begun after their master's term was seen over: %d "
+                "(%d acknowledged)" % (len(self.fenced),
+                                       sum(1 for f in self.fenced if f[0]["code"] == 0))]
         if self.judged:
             lines += ["", self.judged]
         lines += ["", "violations: %d" % len(self.violations)]
@@ -228,7 +232,8 @@ def run(seconds, seed, mode="auto", kinds=None, out_dir=None, keys=300,
     if with_ha:
         found += ha_check.split_brain(ops, leaders, pinned)
     return Result(note, injector.records, counts, violations + found, out_dir, kinds,
-                  model.summary() if model else None, leaders)
+                  model.summary() if model else None, leaders,
+                  ha_check.fenced(ops, leaders, pinned) if with_ha else ())
 
 
 def _verify(host, cl, out_dir, vid, env, probe):

@@ -44,5 +44,6 @@ def test_cluster_of_masters(tmp_path):
     acted_on = [f for f in result.faults if f["kind"] != "etcd_kill" and "master" in f]
     assert acted_on, result.table()
     assert len(ha_check.leader_changes(result.leaders)) >= len(acted_on), result.table()
+    assert result.fenced, "no pinned change was judged against the fence: " + result.table()
     assert result.counts[("verify", "ok")] > 0, result.table()
     assert result.violations == [], result.table()
