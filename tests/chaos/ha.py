@@ -21,6 +21,7 @@ recorded with a note and does nothing):
   etcd_kill         kill -9 one etcd member (of three, one at a time); restart it
 """
 
+import base64
 import json
 import os
 import random
@@ -109,6 +110,7 @@ class HaCluster:
         self.stores = cluster_mod.make_stores(topology, stores, self.master_address, log_dir,
                                               secret_file, segment_size, pmem_size)
         self.watch_log = os.path.join(log_dir, "leader.watch")
+        self.revisions_log = os.path.join(log_dir, "etcd.revisions")
         self._watch_stop = os.path.join(log_dir, "leader.watch.stop")
         self._watcher = None
         self.isolated = {}  # master name -> the hosts it is cut off from
@@ -140,7 +142,8 @@ class HaCluster:
             self._watcher = subprocess.Popen(self.stat_host.command([
                 sys.executable, os.path.join(HERE, "leader_watch.py"), "--endpoints",
                 self.endpoints, "--cluster", NAME, "--log", self.watch_log, "--stop-file",
-                self._watch_stop]), stdout=log, stderr=subprocess.STDOUT)
+                self._watch_stop, "--revisions", self.revisions_log]), stdout=log,
+                stderr=subprocess.STDOUT)
         for d in self.masters:
             if not d.start():
                 raise RuntimeError("%s did not start; see %s" % (d.name, d.log_path))
@@ -168,6 +171,18 @@ class HaCluster:
             if time.monotonic() > deadline:
                 return None, rev
             time.sleep(0.05)
+
+    def log_batches(self):
+        """[(create revision, value bytes)] of every batch of the cluster's log in etcd
+        (`etcdctl get` on the watcher's host), or None when etcd does not answer."""
+        done = subprocess.run(self.stat_host.command([
+            "etcdctl", "--endpoints", self.endpoints, "--command-timeout", "60s", "get",
+            "--prefix", "/crescent/%s/log/" % NAME, "-w", "json"]), capture_output=True,
+            env={**os.environ, "ETCDCTL_API": "3"}, timeout=120)
+        if done.returncode != 0:
+            return None
+        return [(int(kv["create_revision"]), base64.b64decode(kv.get("value", "")))
+                for kv in json.loads(done.stdout).get("kvs") or []]
 
     def isolate(self, master, cut):
         """Cuts a master's host off from the etcd members and the other masters, or heals."""

@@ -206,6 +206,9 @@ def run(seconds, seed, mode="auto", kinds=None, out_dir=None, keys=300,
         leaders = ha.read_watch(cl.watch_log) if with_ha else None
         for i, host in enumerate(sorted(set(WORKERS.values()))):
             violations += _verify(topo.hosts[host], cl, out_dir, 100 + i, env, probe)
+        batches = cl.log_batches() if with_ha else None
+        if with_ha and batches is None:
+            violations.append("the log in etcd could not be read after the run")
     finally:
         for proc in workers.values():
             if proc.poll() is None:
@@ -227,7 +230,9 @@ def run(seconds, seed, mode="auto", kinds=None, out_dir=None, keys=300,
         changes = ha_check.leader_changes(leaders) if with_ha else []
         model = durability.Model(injector.records + changes,
                                  0 if durability_mode == "always" else int(durability_mode),
-                                 poller.rises if poller else ())
+                                 poller.rises if poller else (),
+                                 ha_check.evicted_keys(batches or [], cl.revisions_log)
+                                 if with_ha else None)
     found, counts = checker.check(ops, injector.records, run_end, names, model)
     if with_ha:
         found += ha_check.split_brain(ops, leaders, pinned)
