@@ -34,6 +34,15 @@ HA_KINDS = list(ha.KINDS)
 KINDS = list(DURATIONS)
 DEFAULT_KINDS = [k for k in KINDS if k not in HA_KINDS]
 MASTER_KILLS = {"master_kill", "master_term", *DURABLE_KINDS} - {"store_copy"}
+# The kinds that act on the one master of a single-master cluster (or on its files).
+SINGLE_MASTER_KINDS = MASTER_KILLS | {"store_copy"}
+
+
+def mixed_with_ha(kinds):
+    """The kinds of a single master named beside a kind of a cluster of masters: such a mix
+    has no cluster to run on."""
+    kinds = set(kinds)
+    return sorted(kinds & SINGLE_MASTER_KINDS) if kinds & set(HA_KINDS) else []
 # Relative frequency: a master restart stops the whole control plane, so it comes rarer.
 WEIGHTS = {"store_kill": 3, "store_stop": 3, "client_stop": 3, "master_kill": 1,
            "master_term": 1, "partition": 3, **{k: 1 for k in DURABLE_KINDS}, **ha.WEIGHTS}

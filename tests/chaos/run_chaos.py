@@ -51,6 +51,7 @@ HOSTS = ["m", "a", "b", "c"]
 STORES = [("a", True), ("b", True), ("c", False)]
 WORKERS = {"w0": "a", "w1": "a", "w2": "c", "w3": "c"}
 PINNED_HOST = "c"  # of the pinned workers p0-p2 of a cluster of masters
+MIXED = "fault kinds of a single master (%s) do not apply to a cluster of masters"
 
 
 class Result:
@@ -101,11 +102,9 @@ def run(seconds, seed, mode="auto", kinds=None, out_dir=None, keys=300,
     os.makedirs(out_dir, exist_ok=True)
     kinds = list(kinds or faults_mod.DEFAULT_KINDS)
     with_ha = any(k in faults_mod.HA_KINDS for k in kinds)
+    if faults_mod.mixed_with_ha(kinds):
+        raise ValueError(MIXED % ", ".join(faults_mod.mixed_with_ha(kinds)))
     if with_ha:
-        mixed = set(kinds) & faults_mod.MASTER_KILLS
-        if mixed:
-            raise ValueError("fault kinds of a single master (%s) do not apply to a cluster of "
-                             "masters" % ", ".join(sorted(mixed)))
         durability_mode = "always"  # the log is in etcd; nodes keep persistent segments
     durable = durability_mode != "off"
     segment_size = segment_size or ("32MiB" if durable else "64MiB")
@@ -129,7 +128,7 @@ def run(seconds, seed, mode="auto", kinds=None, out_dir=None, keys=300,
     cl = None
     workers = {}
     violations = []
-    roles = dict(WORKERS)  # worker name -> (host, its --master, pinned)
+    roles = {}  # worker name -> (host, its --master, whether pinned)
     pinned = {}  # worker id -> the master address a pinned worker talks to
     try:
         if with_ha:
@@ -279,9 +278,8 @@ def main():
     unknown = set(kinds) - set(faults_mod.KINDS)
     if unknown:
         p.error("unknown fault kinds: %s" % ", ".join(sorted(unknown)))
-    if set(kinds) & set(faults_mod.HA_KINDS) and set(kinds) & faults_mod.MASTER_KILLS:
-        p.error("fault kinds of a single master (%s) do not apply to a cluster of masters" %
-                ", ".join(sorted(set(kinds) & faults_mod.MASTER_KILLS)))
+    if faults_mod.mixed_with_ha(kinds):
+        p.error(MIXED % ", ".join(faults_mod.mixed_with_ha(kinds)))
     if a.durability != "always" and a.durability != "off" and not a.durability.isdigit():
         p.error("--durability takes always, off or a number of ms")
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # unwinds through run()'s finally
