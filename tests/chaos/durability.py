@@ -20,7 +20,8 @@ excuse the miss:
     key that the log records then (a cluster of masters);
   - a torn log tail that cut the record naming the key.
 A read that began less than SETTLE_S after the master was ready again is not
-judged: a restored object is hidden until its node takes its segment back.
+judged (nor one in flight when it was killed): a restored object is hidden until
+its node takes its segment back.
 """
 
 import bisect
@@ -104,7 +105,8 @@ class Model:
                 if r["op"] not in READS or r.get("code") != crescent.OBJECT_NOT_FOUND:
                     continue
                 p = next((p for p in reversed(puts) if p["t1"] < r["t"]), None)
-                kills = self._kills_between(p["t1"], r["t"]) if p else []
+                # Every kill before the read ended: one during the read leaves it unjudged.
+                kills = self._kills_between(p["t1"], r["t1"]) if p else []
                 if not kills or kills[-1][1] is None or r["t"] < kills[-1][1] + SETTLE_S:
                     continue
                 why = self._excuse(key, p, r, removes)

@@ -115,13 +115,17 @@ class Injector:
     def _one(self, kind, target, duration):
         lock = self.locks.setdefault(target, threading.Lock())
         record = {"kind": kind, "target": target, "planned_s": round(duration, 3)}
-        with lock:
-            record["begin"] = time.monotonic()
-            record["pid"] = self._begin(kind, target, record)
-        self.stop.wait(duration)
-        with lock:
-            record["end"] = time.monotonic()
-            record["ok"] = self._end(kind, target, record)
+        try:
+            with lock:
+                record["begin"] = time.monotonic()
+                record["pid"] = self._begin(kind, target, record)
+            self.stop.wait(duration)
+            with lock:
+                record["end"] = time.monotonic()
+                record["ok"] = self._end(kind, target, record)
+        except Exception as e:  # the harness failed, not the cluster: shown as a violation
+            record.setdefault("end", time.monotonic())
+            record.update(ok=False, violation="the fault itself failed: %r" % e)
         self.records.append(record)
 
     def _begin(self, kind, target, record):

@@ -9,8 +9,8 @@ leader. A watcher on host a (leader_watch.py) logs every change of the leader ke
 with its create revision (the fence), so the checker can line up the leaders with
 the operations (ha_check.py), and the faults can find the leader.
 
-Faults (each needs a leader to act on; without one published within 10 s it is
-recorded with a note and does nothing):
+Faults (each needs a leader to act on, one that no other fault holds; without one
+published within 10 s it is recorded with a note and does nothing):
   leader_kill       kill -9 the leader master; restart it (it joins as a standby)
   leader_partition  blackhole routes in the leader's namespace to the etcd members and
                     the other masters (clients and nodes still reach it), for longer
@@ -161,12 +161,17 @@ class HaCluster:
             return None, 0
         return self.by_grpc.get(seen[-1]["grpc"]), seen[-1]["rev"]
 
-    def await_leader(self, timeout, newer_than=0):
-        """The leader published with a create revision above `newer_than`, waited for."""
+    def await_leader(self, timeout, newer_than=0, untouched=False):
+        """The leader published with a create revision above `newer_than`, waited for. With
+        `untouched`, one that no fault holds (not cut off) and that still says it leads: a
+        fault may still hold the leader last seen, since a fault's duration can outlast its
+        slot in the schedule, and a leader that stepped down (and runs again as a standby)
+        is named by the key until its lease ends there."""
         deadline = time.monotonic() + timeout
         while True:
             d, rev = self.leader()
-            if d is not None and rev > newer_than:
+            if d is not None and rev > newer_than and not (
+                    untouched and (d.name in self.isolated or not _leads(d))):
                 return d, rev
             if time.monotonic() > deadline:
                 return None, rev
@@ -188,8 +193,8 @@ class HaCluster:
         """Cuts a master's host off from the etcd members and the other masters, or heals."""
         if cut:
             peers = [h for h in ETCD_HOSTS + MASTER_HOSTS if h != master.name]
+            self.isolated[master.name] = peers  # first: a heal removes what was added
             self.topology.isolate(master.name, peers, True)
-            self.isolated[master.name] = peers
         elif master.name in self.isolated:
             self.topology.isolate(master.name, self.isolated.pop(master.name), False)
 
@@ -232,9 +237,9 @@ class HaFaults:
             pid = member.proc.pid if member.alive() else None
             member.kill()
             return pid
-        master, rev = self.cluster.await_leader(10)
+        master, rev = self.cluster.await_leader(10, untouched=True)
         if master is None:
-            record["note"] = "no leader published within 10 s"
+            record["note"] = "no leader free of other faults published within 10 s"
             return None
         record.update(master=master.name, leader_rev=rev,
                       log_offset=os.path.getsize(master.log_path))
@@ -272,6 +277,16 @@ class HaFaults:
     @staticmethod
     def _by_name(daemons, name):
         return next(d for d in daemons if d.name == name)
+
+
+def _leads(master):
+    """Whether the master runs and its last word was that it leads ("ready" comes once a
+    standby took over; it prints "standby of cluster" on each start, and again once it
+    stepped down)."""
+    if not master.alive():
+        return False
+    out = master.output()
+    return out.rfind("\nready") > out.rfind("standby of cluster")
 
 
 def _rejoined(master, offset):
