@@ -142,7 +142,7 @@ def test_partitioned_leader_stops_acknowledging_and_rejoins_as_standby(cluster, 
     assert c.put("direct/new", new.grpc), "a put straight to the new leader"
 
     cl.isolate(old, False)
-    _wait("the old leader rejoins as a standby", lambda: ha._rejoined(old, offset), 60)
+    _wait("the old leader rejoins as a standby", lambda: ha.rejoined(old, offset), 60)
     assert old.alive()
     # It ran itself again: nothing of the leader's is left open, not even a listening socket
     # (one would take connections that nobody accepts, so clients time out, not refused).
