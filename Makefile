@@ -75,9 +75,11 @@ test-python: test-build
 # run as root (loopback otherwise), under seeded faults. `test-chaos` is the
 # one-minute run of `make test`; `chaos` runs for CHAOS_SECONDS with CHAOS_SEED
 # and prints faults, operations and violations (exit 1 on any). CHAOS_FAULTS
-# (comma-separated kinds) narrows the fault mix of either; CHAOS_DURABILITY is
-# the master's --log-sync (always, or N ms; with a data dir and a persistent
-# segment per node), or off (neither).
+# (comma-separated kinds) narrows the fault mix of either; naming leader_kill,
+# leader_partition or etcd_kill runs three masters on a three-member etcd
+# instead (`test-chaos` runs such a minute too, and a leader partition test).
+# CHAOS_DURABILITY is the master's --log-sync (always, or N ms; with a data dir
+# and a persistent segment per node), or off (neither).
 CHAOS_SECONDS    ?= 300
 CHAOS_SEED       ?= 1
 CHAOS_FAULTS     ?=

@@ -1,5 +1,7 @@
 #include "cli/cli_util.h"
 
+#include <dirent.h>
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <cctype>
@@ -141,7 +143,31 @@ std::vector<std::string> OwnArguments() {
   return args;
 }
 
+namespace {
+
+// Marks every descriptor above stderr close-on-exec. Not every library opens
+// its sockets with O_CLOEXEC (asio's acceptors do not): a listening socket
+// carried into the new program would take connections nobody accepts.
+void CloseOnExecAll() {
+  DIR* dir = ::opendir("/proc/self/fd");
+  if (dir == nullptr) return;
+  while (const dirent* e = ::readdir(dir)) {
+    int fd = -1;
+    const std::string_view name(e->d_name);
+    if (std::from_chars(name.data(), name.data() + name.size(), fd).ec != std::errc() ||
+        fd <= STDERR_FILENO || fd == ::dirfd(dir)) {
+      continue;
+    }
+    const int flags = ::fcntl(fd, F_GETFD);
+    if (flags >= 0) ::fcntl(fd, F_SETFD, flags | FD_CLOEXEC);
+  }
+  ::closedir(dir);
+}
+
+}  // namespace
+
 Status ExecSelfAgain() {
+  CloseOnExecAll();
   std::vector<std::string> args = OwnArguments();
   std::vector<char*> argv;
   for (std::string& a : args) argv.push_back(a.data());

@@ -63,7 +63,8 @@ int WaitForShutdownSignal(const std::function<void()>& on_hangup = {});
 // This process's arguments, argv[0] first (/proc/self/cmdline).
 std::vector<std::string> OwnArguments();
 // Runs this program again in this process, with the same arguments
-// (/proc/self/exe): returns only if that fails, with why.
+// (/proc/self/exe), every descriptor but stdin, stdout and stderr closed:
+// returns only if that fails, with why.
 Status ExecSelfAgain();
 
 }  // namespace crescent::cli

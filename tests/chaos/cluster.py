@@ -13,8 +13,9 @@ import time
 
 
 class Daemon:
-    def __init__(self, name, host, argv, log_dir, ready_timeout=30.0):
+    def __init__(self, name, host, argv, log_dir, ready_timeout=30.0, ready_text="ready"):
         self.name = name
+        self.ready_text = ready_text  # the line a started process prints once it serves
         self.host = host
         self.argv = argv
         self.log_path = os.path.join(log_dir, name + ".log")
@@ -23,13 +24,13 @@ class Daemon:
         self.proc = None
         self.stopped = False  # SIGSTOPped by us and not yet continued
         self.offset = 0  # where the current process's output begins in the log
-        self.starts = []  # monotonic time of each start that printed "ready"
+        self.starts = []  # monotonic time of each start that printed its ready line
 
     def alive(self):
         return self.proc is not None and self.proc.poll() is None
 
     def start(self):
-        """Starts the role and waits for its "ready" line; retries while it exits early
+        """Starts the role and waits for its ready line; retries while it exits early
         (a store node cannot mount while the master is down). Returns whether it is ready.
         A role whose process still runs (another fault restarted it) is left as it is: a
         second process would find the first holding the node's files."""
@@ -48,7 +49,7 @@ class Daemon:
             while time.monotonic() < deadline and self.proc.poll() is None:
                 with open(self.log_path) as f:
                     f.seek(offset)
-                    if "ready" in f.read():
+                    if self.ready_text in f.read():
                         self.starts.append(time.monotonic())
                         return True
                 time.sleep(0.05)
@@ -114,7 +115,7 @@ class Cluster:
                  durability="off", pmem_size="128MiB"):
         self.topology = topology
         mhost = topology.hosts[master_host]
-        port = self.PORT if topology.kind == "netns" else _free_port()
+        port = self.PORT if topology.kind == "netns" else free_port()
         self.master_address = "%s:%d" % (mhost.address, port)
         crescent = os.environ["CRESCENT_BIN"]
         self.master = Daemon("master", mhost, [
@@ -131,24 +132,20 @@ class Cluster:
             os.makedirs(self.data_dir, exist_ok=True)
             os.makedirs(os.path.join(log_dir, "pmem"), exist_ok=True)
             self.master.argv += ["--data-dir", self.data_dir, "--log-sync", durability]
-        self.stores = []
-        for i, (host_name, shm) in enumerate(stores):
-            host = topology.hosts[host_name]
-            argv = [crescent, "store", "--master", self.master_address, "--host", host.address,
-                    "--secret-file", secret_file, "--segment-size", segment_size,
-                    "--node-id", "store%d" % i, "--heartbeat-interval-ms", "500",
-                    "--no-warm-pages"]
-            if not shm:
-                argv.append("--no-shm")
-            d = Daemon("store%d" % i, host, argv, log_dir)
-            if durability != "off":
-                path = os.path.join(log_dir, "pmem", "store%d.seg" % i)
-                d.argv += ["--pmem", "%s:%s" % (path, pmem_size)]
-                # A node with a persistent segment that starts again while its dead DRAM
-                # segment is still mounted is refused, and such refused starts, made
-                # faster than the heartbeat TTL, keep that segment mounted (docs/testing.md).
-                d.retry_s = 4.0
-            self.stores.append(d)
+        self.stores = make_stores(topology, stores, self.master_address, log_dir, secret_file,
+                                  segment_size, pmem_size if durability != "off" else None)
+
+    @property
+    def stat_host(self):
+        """Where `crescent stat --master master_address` runs."""
+        return self.master.host
+
+    def daemons(self):
+        return [self.master, *self.stores]
+
+    def segment_count(self):
+        """Segments mounted once every store node is up: DRAM, and a persistent one each."""
+        return len(self.stores) * (2 if self.durability != "off" else 1)
 
     def start(self):
         if not self.master.start():
@@ -181,7 +178,32 @@ class Cluster:
             d.terminate()
 
 
-def _free_port():
+def make_stores(topology, stores, master_address, log_dir, secret_file, segment_size, pmem_size):
+    """A Daemon per store node: store i on topology host stores[i][0], offering shared memory
+    when stores[i][1]; with `pmem_size`, a persistent segment (a file in LOG_DIR/pmem) too."""
+    crescent = os.environ["CRESCENT_BIN"]
+    daemons = []
+    for i, (host_name, shm) in enumerate(stores):
+        host = topology.hosts[host_name]
+        argv = [crescent, "store", "--master", master_address, "--host", host.address,
+                "--secret-file", secret_file, "--segment-size", segment_size,
+                "--node-id", "store%d" % i, "--heartbeat-interval-ms", "500", "--no-warm-pages"]
+        if not shm:
+            argv.append("--no-shm")
+        d = Daemon("store%d" % i, host, argv, log_dir)
+        if pmem_size:
+            os.makedirs(os.path.join(log_dir, "pmem"), exist_ok=True)
+            path = os.path.join(log_dir, "pmem", "store%d.seg" % i)
+            d.argv += ["--pmem", "%s:%s" % (path, pmem_size)]
+            # A node with a persistent segment that starts again while its dead DRAM
+            # segment is still mounted is refused, and such refused starts, made
+            # faster than the heartbeat TTL, keep that segment mounted (docs/testing.md).
+            d.retry_s = 4.0
+        daemons.append(d)
+    return daemons
+
+
+def free_port():
     import socket
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

@@ -16,10 +16,12 @@ excuse the miss:
     (stopped or cut off for SHORT_S or more), between P and the read: its DRAM
     objects go, and the client cannot see which node held P, so any such window,
     plus NODE_MARGIN_S, excuses every key;
-  - an eviction, seen by the stats poller between P and the read;
+  - an eviction, seen by the stats poller between P and the read, or one of the
+    key that the log records then (a cluster of masters);
   - a torn log tail that cut the record naming the key.
 A read that began less than SETTLE_S after the master was ready again is not
-judged: a restored object is hidden until its node takes its segment back.
+judged (nor one in flight when it was killed): a restored object is hidden until
+its node takes its segment back.
 """
 
 import bisect
@@ -42,9 +44,11 @@ READS = ("get", "get_into", "verify", "probe")
 
 
 class Model:
-    def __init__(self, faults, sync_ms, evictions=()):
+    def __init__(self, faults, sync_ms, evictions=(), key_evictions=None):
         """`sync_ms`: 0 for --log-sync always, else N. `evictions`: [(t0, t1)], the stats
-        poller's intervals in which the master evicted; each excuses misses across it."""
+        poller's intervals in which the master evicted; each excuses misses across it.
+        `key_evictions`: {key: [(t0, t1)]}, evictions known by key (a cluster of masters'
+        log, ha_check.evicted_keys); each excuses misses of its key across it."""
         self.window_s = 0.0 if sync_ms == 0 else sync_ms / 1000.0 + MARGIN_S
         self.kills = sorted((k[0], k[1], tuple(f.get("torn_keys", ())))
                             for f in faults for k in f.get("kills", ()))
@@ -59,6 +63,7 @@ class Model:
         self.node_windows += [(w[0], w[1] + NODE_MARGIN_S)
                               for w in (f.get("node_window") for f in faults) if w]
         self.evictions = list(evictions)
+        self.key_evictions = key_evictions or {}
         self.tally = {}  # how each miss after a restart was judged -> count
 
     def _kills_between(self, t0, t1):
@@ -100,7 +105,8 @@ class Model:
                 if r["op"] not in READS or r.get("code") != crescent.OBJECT_NOT_FOUND:
                     continue
                 p = next((p for p in reversed(puts) if p["t1"] < r["t"]), None)
-                kills = self._kills_between(p["t1"], r["t"]) if p else []
+                # Every kill before the read ended: one during the read leaves it unjudged.
+                kills = self._kills_between(p["t1"], r["t1"]) if p else []
                 if not kills or kills[-1][1] is None or r["t"] < kills[-1][1] + SETTLE_S:
                     continue
                 why = self._excuse(key, p, r, removes)
@@ -118,6 +124,8 @@ class Model:
             return "node fault"
         if self._evicted_between(p["t"], r["t1"]):
             return "eviction"
+        if any(a < r["t1"] and b > p["t"] for a, b in self.key_evictions.get(key, ())):
+            return "eviction of the key"
         if self.may_be_undone(p, key, r["t"]):
             return "sync window or torn tail"
         return None

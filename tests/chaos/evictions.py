@@ -28,7 +28,7 @@ class Poller:
 
     def _count(self):
         try:
-            done = subprocess.run(self.cluster.master.host.command(
+            done = subprocess.run(self.cluster.stat_host.command(
                 [os.environ["CRESCENT_BIN"], "stat", "--master", self.cluster.master_address,
                  "--timeout-ms", "2000"]), capture_output=True, text=True, timeout=10)
         except subprocess.TimeoutExpired:

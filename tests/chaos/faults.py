@@ -14,6 +14,7 @@ import signal
 import threading
 import time
 
+import ha
 import master_faults
 
 DURATIONS = {  # seconds, drawn uniformly
@@ -27,11 +28,25 @@ DURATIONS = {  # seconds, drawn uniformly
 # With a durable cluster only (master_faults.py): the master (or a node) down this long.
 DURATIONS.update({k: (0.2, 2.0) for k in master_faults.KINDS})
 DURABLE_KINDS = list(master_faults.KINDS)
+# Against a cluster of masters on etcd only (ha.py); naming any of them runs that cluster.
+DURATIONS.update(ha.DURATIONS)
+HA_KINDS = list(ha.KINDS)
 KINDS = list(DURATIONS)
+DEFAULT_KINDS = [k for k in KINDS if k not in HA_KINDS]
 MASTER_KILLS = {"master_kill", "master_term", *DURABLE_KINDS} - {"store_copy"}
+# The kinds that act on the one master of a single-master cluster (or on its files).
+SINGLE_MASTER_KINDS = MASTER_KILLS | {"store_copy"}
+
+
+def mixed_with_ha(kinds):
+    """The kinds of a single master named beside a kind of a cluster of masters: such a mix
+    has no cluster to run on."""
+    kinds = set(kinds)
+    return sorted(kinds & SINGLE_MASTER_KINDS) if kinds & set(HA_KINDS) else []
 # Relative frequency: a master restart stops the whole control plane, so it comes rarer.
 WEIGHTS = {"store_kill": 3, "store_stop": 3, "client_stop": 3, "master_kill": 1,
-           "master_term": 1, "partition": 3, **{k: 1 for k in DURABLE_KINDS}}
+           "master_term": 1, "partition": 3, **{k: 1 for k in DURABLE_KINDS}, **ha.WEIGHTS}
+EXTRA_S = {**master_faults.EXTRA_S, **ha.EXTRA_S}
 TRANSFERS = ("put", "put_from", "get", "get_into")
 
 
@@ -48,7 +63,7 @@ def schedule(seed, seconds, kinds, targets, mean_gap):
             target = rng.choice(free)
             duration = rng.uniform(*DURATIONS[kind])
             # A master fault occupies the whole cluster's control plane, one at a time.
-            busy_until[target] = t + duration + 1.0 + master_faults.EXTRA_S.get(kind, 0.0)
+            busy_until[target] = t + duration + 1.0 + EXTRA_S.get(kind, 0.0)
             faults.append((t, kind, target, duration))
         t += rng.expovariate(1.0 / mean_gap)
     return faults
@@ -58,10 +73,11 @@ class Injector:
     def __init__(self, cluster, topology, workers, op_logs, burst=None):
         self.cluster = cluster
         self.durable = master_faults.MasterFaults(self, burst)
+        self.ha = ha.HaFaults(cluster) if isinstance(cluster, ha.HaCluster) else None
         self.topology = topology
         self.workers = workers  # name -> subprocess.Popen
         self.op_logs = op_logs  # name -> path of the worker's operation log
-        self.daemons = {d.name: d for d in [cluster.master, *cluster.stores]}
+        self.daemons = {d.name: d for d in cluster.daemons()}
         self.locks = {}
         self.records = []
         self.stop = threading.Event()
@@ -77,6 +93,7 @@ class Injector:
             "partition": list(self.topology.hosts),
             "store_copy": [d.name for d in self.cluster.stores],
             **{k: ["master"] for k in MASTER_KILLS if k not in ("master_kill", "master_term")},
+            **(self.ha.targets() if self.ha else {}),
         }
 
     def play(self, faults, t0):
@@ -98,16 +115,22 @@ class Injector:
     def _one(self, kind, target, duration):
         lock = self.locks.setdefault(target, threading.Lock())
         record = {"kind": kind, "target": target, "planned_s": round(duration, 3)}
-        with lock:
-            record["begin"] = time.monotonic()
-            record["pid"] = self._begin(kind, target, record)
-        self.stop.wait(duration)
-        with lock:
-            record["end"] = time.monotonic()
-            record["ok"] = self._end(kind, target, record)
+        try:
+            with lock:
+                record["begin"] = time.monotonic()
+                record["pid"] = self._begin(kind, target, record)
+            self.stop.wait(duration)
+            with lock:
+                record["end"] = time.monotonic()
+                record["ok"] = self._end(kind, target, record)
+        except Exception as e:  # the harness failed, not the cluster: shown as a violation
+            record.setdefault("end", time.monotonic())
+            record.update(ok=False, violation="the fault itself failed: %r" % e)
         self.records.append(record)
 
     def _begin(self, kind, target, record):
+        if kind in HA_KINDS:
+            return self.ha.begin(kind, target, record)
         if kind in DURABLE_KINDS:
             pid = self.cluster.master.proc.pid if self.cluster.master.alive() else None
             self.durable.begin(kind, target, record)
@@ -136,6 +159,8 @@ class Injector:
         return pid
 
     def _end(self, kind, target, record):
+        if kind in HA_KINDS:
+            return self.ha.end(kind, target, record)
         if kind in MASTER_KILLS or kind == "store_copy":
             return self.durable.end(kind, target, record)
         if kind == "client_stop":

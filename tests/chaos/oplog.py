@@ -10,6 +10,7 @@ namespaces share it), so the checker can line them up with the fault log.
 """
 
 import json
+import os
 import time
 
 import crescent
@@ -44,15 +45,17 @@ class OpLog:
         self.file.write(json.dumps(record) + "\n")
 
 
-def connect(master, deadline):
-    """A set-up crescent.Store, retrying while the master is unreachable."""
-    while True:
+def connect(master, deadline, stop_file=None):
+    """A set-up crescent.Store, retrying while the master is unreachable; with `stop_file`,
+    retrying until it appears (then None) rather than until `deadline`."""
+    while stop_file is None or not os.path.exists(stop_file):
         store = crescent.Store()
         try:
             store.setup("localhost", "", 0, 0, "tcp", "", master, rpc_timeout_ms=RPC_TIMEOUT_MS,
                         rpc_attempts=RPC_ATTEMPTS, transfer_timeout_ms=TRANSFER_TIMEOUT_MS)
             return store
         except crescent.CrescentError:
-            if time.monotonic() > deadline:
+            if stop_file is None and time.monotonic() > deadline:
                 raise
             time.sleep(0.5)
+    return None

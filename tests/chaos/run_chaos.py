@@ -15,6 +15,14 @@ join in. --durability off is the cluster without either.
 
 Hosts:  m: master    a: store0 (shared memory) + workers w0, w1
         b: store1    c: store2 (--no-shm) + workers w2, w3
+
+Fault kinds of a cluster of masters (faults.HA_KINDS: leader_kill,
+leader_partition, etcd_kill) run that cluster instead (ha.py): three etcd
+members and three masters on hosts of their own, the same store nodes (with
+persistent segments) and workers following the leader through etcd://, and one
+pinned worker per master (p0-p2 on host c) talking to that master's address.
+Its checks (ha_check.py) join in: no acknowledgement of a deposed leader, no
+acknowledged put lost across a change of leader.
 """
 
 import argparse
@@ -33,6 +41,8 @@ import cluster as cluster_mod
 import durability
 import evictions as evictions_mod
 import faults as faults_mod
+import ha
+import ha_check
 import oplog
 import topology as topology_mod
 
@@ -40,11 +50,16 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 HOSTS = ["m", "a", "b", "c"]
 STORES = [("a", True), ("b", True), ("c", False)]
 WORKERS = {"w0": "a", "w1": "a", "w2": "c", "w3": "c"}
+PINNED_HOST = "c"  # of the pinned workers p0-p2 of a cluster of masters
+MIXED = "fault kinds of a single master (%s) do not apply to a cluster of masters"
 
 
 class Result:
-    def __init__(self, note, faults, counts, violations, out_dir, kinds=(), judged=None):
+    def __init__(self, note, faults, counts, violations, out_dir, kinds=(), judged=None,
+                 leaders=None, fenced=()):
         self.note = note
+        self.leaders = leaders  # the leader watcher's records of a cluster of masters
+        self.fenced = list(fenced)  # ha_check.fenced(): pinned changes judged by the fence
         self.judged = judged
         self.kinds = list(kinds)
         self.faults = faults
@@ -63,6 +78,13 @@ class Result:
         lines += ["", "%-14s %-24s %7s" % ("operation", "outcome", "count")]
         for (op, result), n in sorted(self.counts.items()):
             lines.append("%-14s %-24s %7d" % (op, result, n))
+        if self.leaders is not None:
+            published = [s for s in self.leaders if s["grpc"]]
+            lines += ["", "leader terms seen published: %d (%d changes of leader)" % (
+                len(ha_check.terms(published)), len(ha_check.leader_changes(self.leaders))),
+                "pinned changes begun after their master's term was seen over: %d "
+                "(%d acknowledged)" % (len(self.fenced),
+                                       sum(1 for f in self.fenced if f[0]["code"] == 0))]
         if self.judged:
             lines += ["", self.judged]
         lines += ["", "violations: %d" % len(self.violations)]
@@ -78,16 +100,26 @@ def run(seconds, seed, mode="auto", kinds=None, out_dir=None, keys=300,
     (DRAM then fills and demotes, while both tiers hold every key without evicting)."""
     out_dir = out_dir or tempfile.mkdtemp(prefix="crescent-chaos-")
     os.makedirs(out_dir, exist_ok=True)
+    kinds = list(kinds or faults_mod.DEFAULT_KINDS)
+    with_ha = any(k in faults_mod.HA_KINDS for k in kinds)
+    if faults_mod.mixed_with_ha(kinds):
+        raise ValueError(MIXED % ", ".join(faults_mod.mixed_with_ha(kinds)))
+    if with_ha:
+        durability_mode = "always"  # the log is in etcd; nodes keep persistent segments
     durable = durability_mode != "off"
     segment_size = segment_size or ("32MiB" if durable else "64MiB")
-    topo, note = topology_mod.make(HOSTS, mode)
-    kinds = [k for k in (kinds or faults_mod.KINDS) if k != "partition" or topo.can_partition]
+    topo, note = topology_mod.make(ha.HOSTS if with_ha else HOSTS, mode)
+    kinds = [k for k in kinds if k not in ("partition", "leader_partition") or topo.can_partition]
     if not durable:
         kinds = [k for k in kinds if k not in faults_mod.DURABLE_KINDS]
     if not topo.can_partition:
         note += "; no partitions"
-    note += "; log sync %s, persistent segments of %s" % (durability_mode, pmem_size) \
-        if durable else "; no data dir, DRAM only"
+    if with_ha:
+        note += "; 3 masters of cluster %s on 3 etcd members (leader TTL %d ms), " \
+            "persistent segments of %s" % (ha.NAME, ha.LEADER_TTL_MS, pmem_size)
+    else:
+        note += "; log sync %s, persistent segments of %s" % (durability_mode, pmem_size) \
+            if durable else "; no data dir, DRAM only"
     secret = os.path.join(out_dir, "cluster.secret")
     with open(secret, "w") as f:
         f.write("chaos-%d-%s\n" % (seed, os.urandom(16).hex()))
@@ -96,16 +128,26 @@ def run(seconds, seed, mode="auto", kinds=None, out_dir=None, keys=300,
     cl = None
     workers = {}
     violations = []
+    roles = {}  # worker name -> (host, its --master, whether pinned)
+    pinned = {}  # worker id -> the master address a pinned worker talks to
     try:
-        cl = cluster_mod.Cluster(topo, "m", STORES, out_dir, secret, segment_size,
-                                 durability_mode, pmem_size)
+        if with_ha:
+            cl = ha.HaCluster(topo, STORES, out_dir, secret, segment_size, pmem_size)
+        else:
+            cl = cluster_mod.Cluster(topo, "m", STORES, out_dir, secret, segment_size,
+                                     durability_mode, pmem_size)
+        roles = {name: (host, cl.master_address, False) for name, host in WORKERS.items()}
+        for i, m in enumerate(cl.masters if with_ha else []):
+            roles["p%d" % i] = (PINNED_HOST, m.grpc, True)
         cl.start()
         stop_file = os.path.join(out_dir, "stop")
-        for i, (name, host) in enumerate(WORKERS.items()):
+        for i, (name, (host, master, is_pinned)) in enumerate(roles.items()):
             argv = [sys.executable, os.path.join(HERE, "worker.py"), "--id", str(i),
-                    "--master", cl.master_address, "--seed", str(seed), "--keys", str(keys),
+                    "--master", master, "--seed", str(seed), "--keys", str(keys),
                     "--max-size", str(max_size), "--log", os.path.join(out_dir, name + ".ops"),
-                    "--stop-file", stop_file]
+                    "--stop-file", stop_file] + (["--pinned"] if is_pinned else [])
+            if is_pinned:
+                pinned[i] = master
             open(os.path.join(out_dir, name + ".ops"), "w").close()
             with open(os.path.join(out_dir, name + ".log"), "w") as log:
                 workers[name] = subprocess.Popen(topo.hosts[host].command(argv), env=env,
@@ -124,7 +166,7 @@ def run(seconds, seed, mode="auto", kinds=None, out_dir=None, keys=300,
                                         stderr=subprocess.STDOUT), ops
 
         injector = faults_mod.Injector(
-            cl, topo, workers, {n: os.path.join(out_dir, n + ".ops") for n in WORKERS}, burst)
+            cl, topo, workers, {n: os.path.join(out_dir, n + ".ops") for n in roles}, burst)
         plan = faults_mod.schedule(seed, seconds, kinds, injector.targets(), mean_gap)
         poller = evictions_mod.Poller(cl) if durable else None
         t0 = time.monotonic()
@@ -160,8 +202,12 @@ def run(seconds, seed, mode="auto", kinds=None, out_dir=None, keys=300,
                        for f in injector.records if "violation" in f]
         probe = ["k%04d" % i for i in range(keys)] + \
             ["d%04d" % i for i in range(burst_mod.DEMOTE_KEYS)] if durable else []
+        leaders = ha.read_watch(cl.watch_log) if with_ha else None
         for i, host in enumerate(sorted(set(WORKERS.values()))):
             violations += _verify(topo.hosts[host], cl, out_dir, 100 + i, env, probe)
+        batches = cl.log_batches() if with_ha else None
+        if with_ha and batches is None:
+            violations.append("the log in etcd could not be read after the run")
     finally:
         for proc in workers.values():
             if proc.poll() is None:
@@ -172,7 +218,7 @@ def run(seconds, seed, mode="auto", kinds=None, out_dir=None, keys=300,
         topo.teardown()
     with open(os.path.join(out_dir, "faults.json"), "w") as f:
         json.dump(sorted(injector.records, key=lambda r: r["begin"]), f, indent=1)
-    names = {i: name for i, name in enumerate(WORKERS)}
+    names = {i: name for i, name in enumerate(roles)}
     ops = checker.load(sorted(os.path.join(out_dir, f) for f in os.listdir(out_dir)
                               if f.endswith(".ops")))
     model = None
@@ -180,16 +226,22 @@ def run(seconds, seed, mode="auto", kinds=None, out_dir=None, keys=300,
         with open(os.path.join(out_dir, "evictions.json"), "w") as f:
             json.dump(poller.rises, f)
     if durable:
-        model = durability.Model(injector.records,
+        changes = ha_check.leader_changes(leaders) if with_ha else []
+        model = durability.Model(injector.records + changes,
                                  0 if durability_mode == "always" else int(durability_mode),
-                                 poller.rises if poller else ())
+                                 poller.rises if poller else (),
+                                 ha_check.evicted_keys(batches or [], cl.revisions_log)
+                                 if with_ha else None)
     found, counts = checker.check(ops, injector.records, run_end, names, model)
+    if with_ha:
+        found += ha_check.split_brain(ops, leaders, pinned)
     return Result(note, injector.records, counts, violations + found, out_dir, kinds,
-                  model.summary() if model else None)
+                  model.summary() if model else None, leaders,
+                  ha_check.fenced(ops, leaders, pinned) if with_ha else ())
 
 
 def _verify(host, cl, out_dir, vid, env, probe):
-    segments = len(cl.stores) * (2 if cl.durability != "off" else 1)
+    segments = cl.segment_count()
     argv = [sys.executable, os.path.join(HERE, "verify.py"), "--id", str(vid),
             "--master", cl.master_address, "--segments", str(segments),
             "--log", os.path.join(out_dir, "verify-%s.ops" % host.name), "--probe", *probe]
@@ -209,8 +261,9 @@ def main():
     p.add_argument("--seconds", type=float, default=300)
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--mode", choices=["auto", "netns", "loopback"], default="auto")
-    p.add_argument("--faults", default=",".join(faults_mod.KINDS),
-                   help="comma-separated fault kinds (default: all)")
+    p.add_argument("--faults", default=",".join(faults_mod.DEFAULT_KINDS),
+                   help="comma-separated fault kinds (default: all of a single master's; "
+                   "naming any of %s runs a cluster of masters)" % ", ".join(faults_mod.HA_KINDS))
     p.add_argument("--out", help="directory for logs and op records (default: a new temp dir)")
     p.add_argument("--max-size", type=int, default=4 << 20, help="largest value in bytes")
     p.add_argument("--segment-size", help="each store node's DRAM segment (default 64MiB, "
@@ -225,6 +278,8 @@ def main():
     unknown = set(kinds) - set(faults_mod.KINDS)
     if unknown:
         p.error("unknown fault kinds: %s" % ", ".join(sorted(unknown)))
+    if faults_mod.mixed_with_ha(kinds):
+        p.error(MIXED % ", ".join(faults_mod.mixed_with_ha(kinds)))
     if a.durability != "always" and a.durability != "off" and not a.durability.isdigit():
         p.error("--durability takes always, off or a number of ms")
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # unwinds through run()'s finally

@@ -4,6 +4,7 @@ outcomes, time spent frozen)."""
 
 import checker
 import durability
+import ha_check
 import values
 
 
@@ -138,3 +139,72 @@ def test_a_tear_made_while_the_master_was_down_excuses_what_it_cut():
     assert "stale" in durable([put, remove, read], [term])[0]
     other = dict(tear, torn_keys=["j"])
     assert "stale" in durable([put, remove, read], [term, other])[0]
+
+
+# A cluster of masters (ha_check.py): the leader watcher's records, and ops of
+# worker 1 pinned to master "m1:1"; m0 and m2 are the other masters.
+SEEN = [{"t": 1.0, "rev": 3, "id": "a", "grpc": None, "after": 0.9},
+        {"t": 1.1, "rev": 3, "id": "a", "grpc": "m1:1", "after": 1.0},
+        {"t": 5.0, "rev": 0, "id": None, "grpc": None, "after": 4.9},    # its lease ended
+        {"t": 6.0, "rev": 40, "id": "b", "grpc": "m0:1", "after": 5.9}]  # m0 leads
+PINNED = {1: "m1:1"}
+
+
+def test_an_acknowledgement_of_a_deposed_leader_is_flagged():
+    acked = op(1, 1, "put", "k", 5.5, 7.0, put_id=9)  # began once the key was gone
+    assert "deposed leader" in ha_check.split_brain([acked], SEEN, PINNED)[0]
+    late = op(1, 2, "remove", "k", 6.5, 7.0)          # began after m0 was published
+    assert "deposed leader" in ha_check.split_brain([late], SEEN, PINNED)[0]
+
+
+def test_what_the_history_cannot_prove_or_allows_is_not_flagged():
+    ops = [op(1, 1, "put", "k", 2.0, 3.0, put_id=9),     # while m1 led
+           op(1, 2, "put", "k", 4.5, 6.5, put_id=10),    # began before the end was seen
+           op(1, 3, "put", "k", 5.5, 7.0, code=-15, put_id=11),  # not acknowledged
+           op(0, 1, "put", "k", 6.5, 7.0, put_id=12)]    # not pinned
+    assert ha_check.split_brain(ops, SEEN, PINNED) == []
+    # m1 led again, from after 8.9: an acknowledgement after that may be its own ...
+    again = SEEN + [{"t": 9.0, "rev": 77, "id": "c", "grpc": "m1:1", "after": 8.9}]
+    assert ha_check.split_brain([op(1, 4, "put", "k", 6.5, 9.5, put_id=13)], again,
+                                PINNED) == []
+    # ... but not one made before its new term could have begun.
+    early = op(1, 5, "put", "k", 6.5, 8.0, put_id=14)
+    assert "deposed leader" in ha_check.split_brain([early], again, PINNED)[0]
+
+
+def test_leader_changes_become_the_durability_models_kills():
+    changes = ha_check.leader_changes(SEEN)
+    assert [c["kills"] for c in changes] == [[[5.0, 6.0]]]
+    # A put acknowledged by m1, missed by a read after m0 took over: lost.
+    ops = [op(0, 1, "put", "k", 2.0, 3.0, put_id=9), op(0, 2, "get", "k", 10.0, 10.5, code=-4)]
+    found = checker.check(ops, changes, 20.0, {0: "w0"}, durability.Model(changes, 0))[0]
+    assert len(found) == 1 and "lost" in found[0]
+
+
+def test_evictions_the_log_records_excuse_misses_of_their_key(tmp_path):
+    def frame(record):
+        return len(record).to_bytes(4, "little") + b"\0" * 4 + record
+    # A put of k (type 3, abridged), then k evicted (4, reason 1), j removed (4, reason 0).
+    batches = [(10, frame(b"\x03\x01k...")), (20, frame(b"\x04\x01k\x01") +
+                                              frame(b"\x04\x01j\x00"))]
+    assert ha_check.evictions(batches) == [("k", 20)]
+    revisions = tmp_path / "revisions"
+    revisions.write_text("9.0 9.1 15\n9.9 10.1 25\n")  # revision 20 committed in 9.0-10.1
+    keys = ha_check.evicted_keys(batches, str(revisions))
+    assert keys == {"k": [(9.0 - ha_check.COMMIT_SLACK_S, 10.1)]}
+    changes = [{"kind": "leader_change", "kills": [[5.0, 6.0]]}]
+    ops = [op(0, 1, "put", "k", 2.0, 3.0, put_id=9), op(0, 2, "get", "k", 12.0, 12.5, code=-4),
+           op(0, 3, "put", "j", 2.0, 3.0, put_id=9), op(0, 4, "get", "j", 12.0, 12.5, code=-4)]
+    found = checker.check(ops, changes, 20.0, {0: "w0"},
+                          durability.Model(changes, 0, key_evictions=keys))[0]
+    assert len(found) == 1 and "j" in found[0]
+
+
+def test_a_read_in_flight_across_a_change_of_leader_is_not_judged():
+    # A change seen at 5.0 (published 6.0), another during the read (seen 14.2, published
+    # 14.4): the read that began at 14.1 may have reached the new leader before its nodes
+    # took their segments back, so its miss proves nothing.
+    changes = [{"kind": "leader_change", "kills": [[5.0, 6.0]]},
+               {"kind": "leader_change", "kills": [[14.2, 14.4]]}]
+    ops = [op(0, 1, "put", "k", 2.0, 3.0, put_id=9), op(0, 2, "get", "k", 14.1, 14.3, code=-4)]
+    assert checker.check(ops, changes, 20.0, {0: "w0"}, durability.Model(changes, 0))[0] == []

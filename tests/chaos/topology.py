@@ -7,7 +7,8 @@ Netns layout (every address lives inside namespaces made here, 10.77.0.0/24):
     HOST namespace: eth0 (the other end) with 10.77.0.N/24, and lo
 
 A partition takes a host's hub-side link down, cutting it off from every other
-host while its own processes (and their shared memory) keep running. Abstract
+host while its own processes (and their shared memory) keep running; `isolate`
+cuts it off from some hosts only (blackhole routes in its namespace). Abstract
 Unix sockets are per network namespace, so shared memory works only inside
 one host, as on real machines. `teardown` deletes every namespace made (their
 links go with them); stale namespaces of a run whose orchestrator died are
@@ -49,6 +50,9 @@ class Loopback:
     def partition(self, name, cut):
         raise RuntimeError("loopback topology cannot partition")
 
+    def isolate(self, name, peers, cut):
+        raise RuntimeError("loopback topology cannot partition")
+
     def teardown(self):
         pass
 
@@ -87,6 +91,14 @@ class Netns:
 
     def partition(self, name, cut):
         _ip("-n", self.hub, "link", "set", "v-" + name, "down" if cut else "up")
+
+    def isolate(self, name, peers, cut):
+        """Cuts host `name` off from the hosts `peers` only (or heals that): a blackhole route
+        in its namespace drops every packet it sends to each, so no TCP exchange with them
+        completes while every other host still reaches it."""
+        for peer in peers:
+            _ip("-n", self.hosts[name].netns, "route", "add" if cut else "del", "blackhole",
+                self.hosts[peer].address + "/32", check=cut)
 
     def teardown(self):
         while self.made:

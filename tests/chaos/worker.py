@@ -4,6 +4,10 @@ against the put its header names (values.py).
 
 Both copying calls (put, get) and zero-copy ones through a registered buffer
 (batch_put_from, batch_get_into) are used, so both client paths see faults.
+
+--pinned: --master is one master of a cluster (ha.py), not the cluster: the
+worker talks to it whether or not it leads, connecting (again) until the stop
+file appears, and pauses after each UNAVAILABLE (a standby opens no port).
 """
 
 import argparse
@@ -13,6 +17,8 @@ import random
 import time
 
 import numpy as np
+
+import crescent
 
 import oplog
 import values
@@ -30,11 +36,15 @@ def main():
     p.add_argument("--max-size", type=int, required=True)
     p.add_argument("--log", required=True)
     p.add_argument("--stop-file", required=True)
+    p.add_argument("--pinned", action="store_true")
     a = p.parse_args()
 
     log = oplog.OpLog(a.log, a.id)
     rng = random.Random("%d-%d" % (a.seed, a.id))
-    store = oplog.connect(a.master, time.monotonic() + 60)
+    store = oplog.connect(a.master, time.monotonic() + 60,
+                          a.stop_file if a.pinned else None)
+    if store is None:
+        return
     arena = np.zeros(a.max_size, dtype=np.uint8)
     assert store.register_buffer(arena) == 0
     put_seq = 0
@@ -69,7 +79,10 @@ def main():
         else:
             force = rng.random() < 0.5
             n = log.begin("remove_force" if force else "remove", key)
-            log.end(n, store.remove(key, force=force))
+            code = store.remove(key, force=force)
+            log.end(n, code)
+        if a.pinned and code == crescent.UNAVAILABLE:
+            time.sleep(0.2)
     store.close()
 
 
