@@ -79,9 +79,10 @@ StatusOr<std::unique_ptr<durability::EtcdOperationLog>> HaMember::AwaitLeadershi
       // Where to follow from: this master's snapshot, or its leader's when
       // the log was trimmed past it (a bootstrap).
       StatusOr<HaSnapshots::Start> start = snapshots_->Prepare(engine_, cancelled_);
-      if (start.status().code() == ErrorCode::kClosed) return start.status();
       if (!start.ok()) {
-        if (start.status().code() == ErrorCode::kCorruptData) return start.status();
+        // etcd out of reach: again; anything else ends the start.
+        const ErrorCode code = start.status().code();
+        if (code != ErrorCode::kUnavailable && code != ErrorCode::kTimeout) return start.status();
         std::this_thread::sleep_for(std::chrono::milliseconds(200));
         continue;
       }

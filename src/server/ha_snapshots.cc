@@ -65,6 +65,19 @@ StatusOr<HaSnapshots::Start> HaSnapshots::Prepare(master::MasterService& engine,
   Start out;
   std::string path;
   if (keeps()) {
+    // A single master's data dir: its snapshots count positions of its own
+    // log, not the cluster's.
+    std::error_code ec;
+    for (const auto& e : std::filesystem::directory_iterator(options_.data_dir, ec)) {
+      const std::string name = e.path().filename().string();
+      if (name.starts_with("log-") && name.ends_with(".crlog")) {
+        return Status(ErrorCode::kInvalidArgument,
+                      "data dir " + options_.data_dir + " holds a single master's operation log (" +
+                          name +
+                          "): its snapshots are not of cluster " + cluster_ +
+                          "'s log; give a cluster's master a data dir of its own");
+      }
+    }
     // The newest that reads back whole (a damaged one is skipped, as a
     // restore does).
     for (const std::string& p : durability::ListSnapshots(options_.data_dir)) {

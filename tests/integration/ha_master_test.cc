@@ -239,6 +239,19 @@ TEST_F(HaMasterTest, AClusterMasterRefusesBadFlags) {
                   cluster_->dir().path());
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_THAT(r.err, HasSubstr("--log-sync with --etcd"));
+  // A single master's data dir (its own log) is not a cluster master's.
+  Process single({CrescentBin(), "master", "--port", "0", "--http-port", "0", "--data-dir",
+                  cluster_->dir().File("single"), "--secret-file", cluster_->secret_file()},
+                 cluster_->dir().File("single.log"));
+  ASSERT_TRUE(single.WaitForLine("ready", kStartTimeout)) << single.Output();
+  single.Kill(SIGTERM);
+  ASSERT_TRUE(single.Wait(std::chrono::milliseconds(30000)).has_value());
+  r = RunCrescent({"master", "--etcd", etcd_.endpoints(), "--cluster", "c1", "--data-dir",
+                   cluster_->dir().File("single"), "--port", "0", "--http-port", "0",
+                   "--secret-file", cluster_->secret_file()},
+                  cluster_->dir().path());
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("holds a single master's operation log"));
   r = RunCrescent(
       {"master", "--log-in-flight", "2", "--port", "0", "--secret-file", cluster_->secret_file()},
       cluster_->dir().path());
