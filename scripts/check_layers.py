@@ -40,6 +40,7 @@ CLIENT_HEADERS = {
     "src/master/master_config.h",  # its limits (key length, replicas)
     "src/rpc/control_methods.h",   # the lean protocol's call numbers
     "src/rpc/master_client_wire.h",
+    "src/rpc/snapshot_part.h",     # the ReadSnapshot RPC's part, for both ends
     "src/transfer/transport.h",
     "src/transfer/shm_protocol.h",
 }
