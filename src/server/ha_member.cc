@@ -1,5 +1,6 @@
 #include "server/ha_member.h"
 
+#include <algorithm>
 #include <chrono>
 #include <thread>
 
@@ -22,6 +23,9 @@ StatusOr<std::unique_ptr<HaMember>> HaMember::Join(const HaOptions& options,
     so.leader.address += (i ? "," : "") + (*endpoints)[i];
   }
   so.leader.address += "/" + options.cluster;
+  // A copy tried again at the next interval (a bootstrap: every second), so
+  // a call gives up soon rather than holding a stopping member.
+  so.leader.attempts = std::min(so.leader.attempts, 2);
   auto etcd = etcd::EtcdClient::Create(etcd::EtcdOptions{.endpoints = std::move(*endpoints)});
   if (!etcd.ok()) return etcd.status();
   std::unique_ptr<HaMember> m(new HaMember(options, engine));
@@ -104,7 +108,7 @@ StatusOr<std::unique_ptr<durability::EtcdOperationLog>> HaMember::AwaitLeadershi
   }
   // Nothing but this leadership may write the log from here on: what the old
   // leader committed after the tail's last record is all there is to apply.
-  snapshots_->StopCopies();
+  snapshots_->StopCopies(/*wait=*/false);
   tail_->Stop();
   if (Status s = tail_->status(); !s.ok()) return s;
   uint64_t end = tail_->position();

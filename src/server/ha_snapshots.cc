@@ -155,9 +155,10 @@ void HaSnapshots::CopyOnce() {
   // Only a newer one than this member holds is worth the copy.
   StatusOr<rpc::SnapshotPart> head =
       leader.ok() ? (*leader)->ReadSnapshot(0, 0, 1) : StatusOr<rpc::SnapshotPart>(leader.status());
-  if (head.ok() && head->position <= newest()) return;
+  if (Stopping() || (head.ok() && head->position <= newest())) return;
   StatusOr<durability::SnapshotInfo> copied =
       head.ok() ? CopyFromLeader(options_.data_dir) : head.status();
+  if (Stopping()) return;  // this master leads now: its own snapshots count
   if (!copied.ok()) {
     std::cerr << "crescent master: copying the leader's snapshot failed: "
               << copied.status().ToString() << "\n"
@@ -167,13 +168,18 @@ void HaSnapshots::CopyOnce() {
   (void)durability::PruneSnapshots(options_.data_dir, std::max<size_t>(1, options_.keep));
 }
 
-void HaSnapshots::StopCopies() {
+void HaSnapshots::StopCopies(bool wait) {
   {
     std::lock_guard lock(mu_);
     stop_ = true;
   }
   cv_.notify_all();
-  if (copier_.joinable()) copier_.join();
+  if (wait && copier_.joinable()) copier_.join();
+}
+
+bool HaSnapshots::Stopping() {
+  std::lock_guard lock(mu_);
+  return stop_;
 }
 
 }  // namespace crescent::server

@@ -59,9 +59,11 @@ class HaSnapshots {
   StatusOr<Start> Prepare(master::MasterService& engine, const std::atomic<bool>& cancelled);
 
   // A standby's copies of the leader's snapshots, every copy interval (a
-  // thread of its own), until StopCopies().
+  // thread of its own), until StopCopies(). With `wait` false it only asks
+  // the thread to stop: a copy under way may be waiting for a leader, which
+  // may be this very master, getting ready (the destructor joins it).
   void StartCopies();
-  void StopCopies();
+  void StopCopies(bool wait = true);
 
   bool keeps() const { return !options_.data_dir.empty(); }
   // The newest snapshot in the data dir: its position (0: none).
@@ -73,6 +75,7 @@ class HaSnapshots {
   StatusOr<durability::SnapshotInfo> CopyFromLeader(const std::string& dir);
   StatusOr<rpc::MasterClient*> Leader();
   void CopyOnce();
+  bool Stopping();
 
   const HaSnapshotOptions options_;
   std::shared_ptr<etcd::EtcdClient> etcd_;
