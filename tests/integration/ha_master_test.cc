@@ -329,9 +329,17 @@ class HaMasterThreeEtcdTest : public HaMasterTest {
 TEST_F(HaMasterThreeEtcdTest, AnEtcdMemberKilledStopsNothing) {
   ASSERT_TRUE(cluster_->StartMaster(PickFreePort()));
   std::unique_ptr<Process> standby = StartStandby(PickFreePort());
-  ASSERT_TRUE(cluster_->AddStore());
+  // The node and the client follow the cluster: if etcd's own election after
+  // the kill outlasts the leader's lease (a loaded machine), the standby
+  // takes over, and nothing may be lost then either.
+  const std::string address = "etcd://" + etcd_.endpoints() + "/c1";
+  Process store(
+      {CrescentBin(), "store", "--master", address, "--secret-file", cluster_->secret_file(),
+       "--segment-size", "64MiB", "--heartbeat-interval-ms", "100", "--no-shm"},
+      cluster_->dir().File("member-kill-store.log"));
+  ASSERT_TRUE(store.WaitForLine("ready", kStartTimeout)) << store.Output();
   ClientConfig c = cluster_->ClientConfigFor(false);
-  c.master_address = "etcd://" + etcd_.endpoints() + "/c1";
+  c.master_address = address;
   auto client = Client::Connect(c);
   ASSERT_TRUE(client.ok()) << client.status().ToString();
   auto acked = PutSome(**client, 10, "ha/m-before");
@@ -345,14 +353,11 @@ TEST_F(HaMasterThreeEtcdTest, AnEtcdMemberKilledStopsNothing) {
   }
   EXPECT_GE(after.size(), 10u);
   acked.merge(after);
-  for (const auto& [key, value] : acked) {
-    StatusOr<std::vector<std::byte>> got = (*client)->Get(key);
-    ASSERT_TRUE(got.ok()) << key << ": " << got.status().ToString();
-    EXPECT_EQ(*got, value) << key;
-  }
-  // The same master still leads: no failover was needed.
+  ExpectAllReadBack(**client, acked, [&] { return store.Output(); });
+  // Usually the same master still leads; whether it does depends on how long
+  // etcd's own election took (docs/ha.md, the failures table), so it is not
+  // asserted.
   EXPECT_TRUE(standby->Running());
-  EXPECT_THAT(standby->Output(), testing::Not(HasSubstr("ready")));
 }
 
 }  // namespace
