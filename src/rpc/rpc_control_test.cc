@@ -492,7 +492,9 @@ TEST_F(ControlTest, AListenerHoldsAtMostMaxConnections) {
 // it before its next call and reconnects.
 TEST_F(ControlTest, IdleConnectionsAreClosedAndClientsReconnect) {
   MasterServerOptions options = DefaultServerOptions();
-  options.limits.idle_timeout = std::chrono::milliseconds(300);
+  // Long enough that a fresh connection is not idle before its first call
+  // arrives, even under TSan's slowdown (300 ms once closed it first).
+  options.limits.idle_timeout = std::chrono::milliseconds(1000);
   MasterClientOptions client_options;
   client_options.attempts = 1;  // no retry may hide a call sent on a closed connection
   Start(options, client_options);
