@@ -4,7 +4,11 @@
 // Invariants:
 //  - An accepted request is canonical: re-encoding the decoded request gives
 //    back the input bytes; its op is read or write, a write request carries a
-//    write capability and an address, a map request no address.
+//    write capability and an address, a map request no address, a writev
+//    request a write capability and 1 to kMaxWriteSlices slices.
+//  - An accepted writev slice table has that many slices, each with an address
+//    and non-empty, summing to the capability's length, and re-encodes to the
+//    same bytes.
 //  - An accepted reply re-encodes to the same header and message bytes, and its
 //    message is at most kMaxMessage bytes.
 //  - Encoding fuzzed fields and decoding them gives the same fields back
@@ -29,12 +33,33 @@ void DecodeRawRequest(FuzzInput& in) {
   shm::Request req;
   if (!shm::DecodeRequest(bytes, req)) return;
   FUZZ_CHECK(req.cap.op == AccessOp::kRead || req.cap.op == AccessOp::kWrite);
-  FUZZ_CHECK(req.kind == shm::Kind::kMap || req.kind == shm::Kind::kWrite);
-  FUZZ_CHECK(req.kind == shm::Kind::kMap ? req.address == 0
-                                         : req.address != 0 && req.cap.op == AccessOp::kWrite);
+  FUZZ_CHECK(req.kind == shm::Kind::kMap || req.kind == shm::Kind::kWrite ||
+             req.kind == shm::Kind::kWriteV);
+  if (req.kind == shm::Kind::kMap) {
+    FUZZ_CHECK(req.address == 0);
+  } else {
+    FUZZ_CHECK(req.address != 0 && req.cap.op == AccessOp::kWrite);
+  }
   uint8_t again[shm::kRequestBytes];
   shm::EncodeRequest(req, again);
   FUZZ_CHECK(std::memcmp(again, bytes, sizeof bytes) == 0);
+  if (req.kind != shm::Kind::kWriteV) return;
+  FUZZ_CHECK(req.address <= shm::kMaxWriteSlices);
+  // Its slice table, from the rest of the input.
+  std::string table = in.TakeString(static_cast<size_t>(req.address) * shm::kSliceBytes);
+  if (!shm::DecodeSlices(reinterpret_cast<const uint8_t*>(table.data()), table.size(), req)) {
+    return;
+  }
+  FUZZ_CHECK(req.slices.size() == req.address);
+  uint64_t sum = 0;
+  for (const shm::Request::Slice& slice : req.slices) {
+    FUZZ_CHECK(slice.address != 0 && slice.length != 0);
+    sum += slice.length;
+  }
+  FUZZ_CHECK(sum == req.cap.length);
+  std::string back;
+  shm::AppendSlices(req, back);
+  FUZZ_CHECK(back == table);
 }
 
 void DecodeRawReply(FuzzInput& in) {
