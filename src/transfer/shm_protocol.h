@@ -59,7 +59,7 @@ struct Request {
     uint64_t address = 0;
     uint64_t length = 0;
   };
-  std::vector<Slice> slices;  // kWriteV: the table after the request
+  std::vector<Slice> slices{};  // kWriteV: the table after the request
 };
 inline constexpr size_t kMaxMessage = 200;
 inline constexpr size_t kReplyBytes = 4 + 4 + 4 + 8 + 2 + kMaxMessage;

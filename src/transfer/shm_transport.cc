@@ -159,7 +159,7 @@ StatusOr<std::shared_ptr<Mapping>> Handshake(const std::string& name, const Capa
   ScopedFd conn = std::move(conn_or).value();
 
   uint8_t req[shm::kRequestBytes];
-  shm::EncodeRequest(shm::Request{cap, shm::Kind::kMap, 0}, req);
+  shm::EncodeRequest(shm::Request{cap, shm::Kind::kMap, 0, {}}, req);
   size_t sent = 0;
   Status send_failure;
   while (sent < sizeof req) {
@@ -454,7 +454,7 @@ Status ShmTransport::WriteThroughNode(const TransferOp& op, Clock::time_point de
   std::string req(shm::kRequestBytes, '\0');
   {
     uint8_t fixed[shm::kRequestBytes];
-    shm::Request r{op.cap, shm::Kind::kWrite, reinterpret_cast<uintptr_t>(op.buffer)};
+    shm::Request r{op.cap, shm::Kind::kWrite, reinterpret_cast<uintptr_t>(op.buffer), {}};
     if (!op.slices.empty()) {
       r.kind = shm::Kind::kWriteV;
       r.address = op.slices.size();

@@ -60,7 +60,7 @@ struct TransferOp {
   uint64_t request_payload_bytes = 0;
   // kRead and kWrite, in place of `buffer` when not empty: the client memory
   // in pieces, in order (the contract above).
-  std::span<const BufferSlice> slices;
+  std::span<const BufferSlice> slices{};
   bool HasMemory() const { return slices.empty() ? buffer != nullptr : true; }
 };
 

@@ -63,7 +63,7 @@ void CheckWireCodecs(std::string_view binding, const Capability& cap, int64_t no
   CheckGenuine(binding, tcp->cap, now);
 
   uint8_t shm_bytes[shm::kRequestBytes];
-  shm::EncodeRequest(shm::Request{cap, shm::Kind::kMap, 0}, shm_bytes);
+  shm::EncodeRequest(shm::Request{cap, shm::Kind::kMap, 0, {}}, shm_bytes);
   shm::Request via_shm;
   FUZZ_CHECK(shm::DecodeRequest(shm_bytes, via_shm));
   FUZZ_CHECK(via_shm.cap.tag == cap.tag);

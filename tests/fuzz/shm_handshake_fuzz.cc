@@ -83,7 +83,7 @@ void RoundTripRequest(FuzzInput& in) {
   cap.op = in.Take<uint8_t>() & 1 ? AccessOp::kWrite : AccessOp::kRead;
   cap.expiry_unix_ms = in.Take<int64_t>();
   in.TakeBytes(cap.tag.data(), cap.tag.size());
-  shm::Request req{cap, shm::Kind::kMap, 0};
+  shm::Request req{cap, shm::Kind::kMap, 0, {}};
   if (in.Take<uint8_t>() & 1) {  // a valid write request: a write capability and an address
     req.kind = shm::Kind::kWrite;
     req.cap.op = AccessOp::kWrite;
