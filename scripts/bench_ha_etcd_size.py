@@ -22,7 +22,7 @@ import time
 import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_ha_puts import free_port, start  # noqa: E402
+from bench_ha_puts import free_port, start, start_etcd, write_secret  # noqa: E402
 
 
 def etcd_post(port, path, body):
@@ -63,22 +63,12 @@ def main():
     procs = []
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
-        secret = os.path.join(tmp, "secret")
-        with open(secret, "w") as f:
-            f.write("bench-ha-etcd-size-secret-0123456789ab\n")
-        os.chmod(secret, 0o600)
+        secret = write_secret(tmp, "bench-ha-etcd-size-secret-0123456789ab")
         try:
             legs = {}
             for leg in ("trimmed", "untrimmed"):
-                client_port, peer_port = free_port(), free_port()
-                procs.append(start(
-                    ["etcd", "--name", "e0", "--data-dir", os.path.join(tmp, leg + "-etcd"),
-                     "--listen-client-urls", "http://127.0.0.1:%d" % client_port,
-                     "--advertise-client-urls", "http://127.0.0.1:%d" % client_port,
-                     "--listen-peer-urls", "http://127.0.0.1:%d" % peer_port,
-                     "--initial-advertise-peer-urls", "http://127.0.0.1:%d" % peer_port,
-                     "--initial-cluster", "e0=http://127.0.0.1:%d" % peer_port],
-                    os.path.join(tmp, leg + "-etcd.log"), "ready to serve client requests"))
+                etcd, client_port = start_etcd(tmp, leg + "-etcd")
+                procs.append(etcd)
                 for member in ("a", "b"):
                     flags = ["--etcd", "127.0.0.1:%d" % client_port, "--cluster", "size"]
                     if leg == "trimmed":

@@ -43,6 +43,30 @@ def start(argv, log, line, timeout=30):
     sys.exit("%s did not start:\n%s" % (argv[0], open(log).read()))
 
 
+def write_secret(tmp, text):
+    """A cluster secret file in `tmp` (mode 0600); its path."""
+    secret = os.path.join(tmp, "secret")
+    with open(secret, "w") as f:
+        f.write(text + "\n")
+    os.chmod(secret, 0o600)
+    return secret
+
+
+def start_etcd(tmp, name):
+    """A one-member etcd with its data and log under `tmp` (prefixed `name`);
+    (process, client port)."""
+    client_port, peer_port = free_port(), free_port()
+    proc = start(
+        ["etcd", "--name", "e0", "--data-dir", os.path.join(tmp, name),
+         "--listen-client-urls", "http://127.0.0.1:%d" % client_port,
+         "--advertise-client-urls", "http://127.0.0.1:%d" % client_port,
+         "--listen-peer-urls", "http://127.0.0.1:%d" % peer_port,
+         "--initial-advertise-peer-urls", "http://127.0.0.1:%d" % peer_port,
+         "--initial-cluster", "e0=http://127.0.0.1:%d" % peer_port],
+        os.path.join(tmp, name + ".log"), "ready to serve client requests")
+    return proc, client_port
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--crescent", default="build/bin/crescent")
@@ -55,20 +79,10 @@ def main():
     crescent = os.path.abspath(a.crescent)
     procs = []
     with tempfile.TemporaryDirectory() as tmp:
-        secret = os.path.join(tmp, "secret")
-        with open(secret, "w") as f:
-            f.write("bench-ha-puts-secret-0123456789abcdef\n")
-        os.chmod(secret, 0o600)
+        secret = write_secret(tmp, "bench-ha-puts-secret-0123456789abcdef")
         try:
-            client_port, peer_port = free_port(), free_port()
-            procs.append(start(
-                ["etcd", "--name", "e0", "--data-dir", os.path.join(tmp, "etcd"),
-                 "--listen-client-urls", "http://127.0.0.1:%d" % client_port,
-                 "--advertise-client-urls", "http://127.0.0.1:%d" % client_port,
-                 "--listen-peer-urls", "http://127.0.0.1:%d" % peer_port,
-                 "--initial-advertise-peer-urls", "http://127.0.0.1:%d" % peer_port,
-                 "--initial-cluster", "e0=http://127.0.0.1:%d" % peer_port],
-                os.path.join(tmp, "etcd.log"), "ready to serve client requests"))
+            etcd, client_port = start_etcd(tmp, "etcd")
+            procs.append(etcd)
             legs = {}
             etcd_legs = [("etcd", [])] if not a.in_flight else [
                 ("etcd-%s" % k, ["--log-in-flight", k]) for k in a.in_flight.split(",")]

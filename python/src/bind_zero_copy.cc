@@ -48,29 +48,31 @@ void RefuseReadOnly(const Client& c, const Ptrs& ptrs) {
 }
 
 // The _multi_buffers forms: each key's (pointer, size) pairs as slices that
-// the client moves straight to and from the store node (no staging copy);
-// pointers and sizes that differ in number are refused first (Shapes).
-std::vector<std::vector<MemorySlice>> AsSlices(const std::vector<Ptrs>& ptrs,
-                                               const std::vector<Sizes>& sizes) {
-  std::vector<std::vector<MemorySlice>> out(ptrs.size());
-  for (size_t i = 0; i < ptrs.size(); ++i) {
-    for (size_t j = 0; j < ptrs[i].size() && j < sizes[i].size(); ++j) {
-      out[i].push_back({reinterpret_cast<void*>(ptrs[i][j]), sizes[i][j]});
-    }
-  }
-  return out;
-}
-
-// Per key: INVALID_ARGUMENT where the pointers and sizes differ in number.
-std::vector<Status> Shapes(const std::vector<Ptrs>& ptrs, const std::vector<Sizes>& sizes) {
-  std::vector<Status> out(ptrs.size());
-  for (size_t i = 0; i < ptrs.size(); ++i) {
+// the client moves straight to and from the store node (no staging copy).
+// Keys whose pointers and sizes differ in number (or have none) are answered
+// INVALID_ARGUMENT in `out` and left out of the call.
+struct SlicedKeys {
+  std::vector<std::string> keys;
+  std::vector<std::vector<MemorySlice>> slices;
+  std::vector<size_t> idx;  // each one's place in the caller's list
+};
+SlicedKeys Sliced(const std::vector<std::string>& keys, const std::vector<Ptrs>& ptrs,
+                  const std::vector<Sizes>& sizes, std::vector<int64_t>& out) {
+  SlicedKeys s;
+  for (size_t i = 0; i < keys.size(); ++i) {
     if (ptrs[i].empty() || ptrs[i].size() != sizes[i].size()) {
-      out[i] = Status(ErrorCode::kInvalidArgument,
-                      "each key needs one size per buffer, and at least one buffer");
+      out[i] = PyCode(Status(ErrorCode::kInvalidArgument,
+                             "each key needs one size per buffer, and at least one buffer"));
+      continue;
     }
+    std::vector<MemorySlice>& slices = s.slices.emplace_back();
+    for (size_t j = 0; j < ptrs[i].size(); ++j) {
+      slices.push_back({reinterpret_cast<void*>(ptrs[i][j]), sizes[i][j]});
+    }
+    s.keys.push_back(keys[i]);
+    s.idx.push_back(i);
   }
-  return out;
+  return s;
 }
 
 std::vector<int64_t> PutMulti(Client& c, const std::vector<std::string>& keys,
@@ -78,22 +80,9 @@ std::vector<int64_t> PutMulti(Client& c, const std::vector<std::string>& keys,
                               const PutOptions& opts) {
   std::vector<int64_t> out(keys.size(), kInvalidCode);
   if (ptrs.size() != keys.size() || sizes.size() != keys.size()) return out;
-  const std::vector<Status> shapes = Shapes(ptrs, sizes);
-  std::vector<std::string> ok_keys;
-  std::vector<std::vector<MemorySlice>> ok_slices;
-  std::vector<size_t> ok_idx;
-  std::vector<std::vector<MemorySlice>> all = AsSlices(ptrs, sizes);
-  for (size_t i = 0; i < keys.size(); ++i) {
-    if (!shapes[i].ok()) {
-      out[i] = PyCode(shapes[i]);
-      continue;
-    }
-    ok_keys.push_back(keys[i]);
-    ok_slices.push_back(std::move(all[i]));
-    ok_idx.push_back(i);
-  }
-  std::vector<Status> r = c.BatchPutFromSlices(ok_keys, ok_slices, opts);
-  for (size_t k = 0; k < ok_idx.size(); ++k) out[ok_idx[k]] = PyCode(r[k]);
+  const SlicedKeys s = Sliced(keys, ptrs, sizes, out);
+  std::vector<Status> r = c.BatchPutFromSlices(s.keys, s.slices, opts);
+  for (size_t k = 0; k < s.idx.size(); ++k) out[s.idx[k]] = PyCode(r[k]);
   return out;
 }
 
@@ -102,23 +91,10 @@ std::vector<int64_t> GetMulti(Client& c, const std::vector<std::string>& keys,
                               const std::vector<Ptrs>& ptrs, const std::vector<Sizes>& sizes) {
   std::vector<int64_t> out(keys.size(), kInvalidCode);
   if (ptrs.size() != keys.size() || sizes.size() != keys.size()) return out;
-  const std::vector<Status> shapes = Shapes(ptrs, sizes);
-  std::vector<std::string> ok_keys;
-  std::vector<std::vector<MemorySlice>> ok_slices;
-  std::vector<size_t> ok_idx;
-  std::vector<std::vector<MemorySlice>> all = AsSlices(ptrs, sizes);
-  for (size_t i = 0; i < keys.size(); ++i) {
-    if (!shapes[i].ok()) {
-      out[i] = PyCode(shapes[i]);
-      continue;
-    }
-    ok_keys.push_back(keys[i]);
-    ok_slices.push_back(std::move(all[i]));
-    ok_idx.push_back(i);
-  }
-  std::vector<StatusOr<size_t>> r = c.BatchGetIntoSlices(ok_keys, ok_slices);
-  for (size_t k = 0; k < ok_idx.size(); ++k) {
-    out[ok_idx[k]] = r[k].ok() ? static_cast<int64_t>(r[k].value()) : PyCode(r[k].status());
+  const SlicedKeys s = Sliced(keys, ptrs, sizes, out);
+  std::vector<StatusOr<size_t>> r = c.BatchGetIntoSlices(s.keys, s.slices);
+  for (size_t k = 0; k < s.idx.size(); ++k) {
+    out[s.idx[k]] = r[k].ok() ? static_cast<int64_t>(r[k].value()) : PyCode(r[k].status());
   }
   return out;
 }

@@ -76,13 +76,6 @@ bool ReplicaIo::CopyAhead(const PlacementHint& hint, std::byte* buffer, uint64_t
                                             buffer, checksum_out);
 }
 
-std::vector<ObjectMemory> MemoryOfBuffers(std::span<std::byte* const> buffers) {
-  std::vector<ObjectMemory> out;
-  out.reserve(buffers.size());
-  for (std::byte* b : buffers) out.push_back({b, {}});
-  return out;
-}
-
 std::vector<Status> ReplicaIo::WriteAll(
     std::span<const std::vector<rpc::RemoteReplica>* const> replicas,
     std::span<const ObjectMemory> memory, std::vector<uint32_t>* unreachable,

@@ -42,7 +42,6 @@ struct ObjectMemory {
   std::byte* buffer = nullptr;
   std::span<const transfer::BufferSlice> slices;  // in place of `buffer` when not empty
 };
-std::vector<ObjectMemory> MemoryOfBuffers(std::span<std::byte* const> buffers);
 
 class ReplicaIo {
  public:

@@ -169,6 +169,22 @@ class EtcdLogTest : public testing::Test {
     }
     return out;
   }
+  // `threads` threads each append `each` records (Numbered "tN") and wait
+  // for each; how many appends or waits failed.
+  static int AppendFromThreads(EtcdOperationLog& log, int threads, int each) {
+    std::vector<std::thread> running;
+    std::atomic<int> failed{0};
+    for (int t = 0; t < threads; ++t) {
+      running.emplace_back([&, t] {
+        for (const std::string& r : Numbered("t" + std::to_string(t), each)) {
+          auto end = log.Append(r);
+          if (!end.ok() || !log.WaitDurable(*end).ok()) ++failed;
+        }
+      });
+    }
+    for (auto& t : running) t.join();
+    return failed.load();
+  }
 
   int members_ = 1;
   TempDir dir_;
@@ -208,18 +224,7 @@ TEST_F(EtcdLogTest, ConcurrentAppendersAreGroupCommitted) {
   auto log = Open(Campaign("a"));
   ASSERT_NE(log, nullptr);
   constexpr int kThreads = 32, kEach = 40;
-  std::vector<std::thread> threads;
-  std::atomic<int> failed{0};
-  for (int t = 0; t < kThreads; ++t) {
-    threads.emplace_back([&, t] {
-      for (const std::string& r : Numbered("t" + std::to_string(t), kEach)) {
-        auto end = log->Append(r);
-        if (!end.ok() || !log->WaitDurable(*end).ok()) ++failed;
-      }
-    });
-  }
-  for (auto& t : threads) t.join();
-  EXPECT_EQ(failed.load(), 0);
+  EXPECT_EQ(AppendFromThreads(*log, kThreads, kEach), 0);
   const durability::EtcdLogStats stats = log->Stats();
   EXPECT_EQ(stats.records, uint64_t{kThreads * kEach});
   EXPECT_LT(stats.txns, stats.records) << "each record in a transaction of its own";
@@ -560,18 +565,7 @@ TEST_F(EtcdLogTest, SeveralBatchesAreInFlightAtOnce) {
   });
   ASSERT_NE(log, nullptr);
   constexpr int kThreads = 16, kEach = 20;
-  std::vector<std::thread> threads;
-  std::atomic<int> failed{0};
-  for (int t = 0; t < kThreads; ++t) {
-    threads.emplace_back([&, t] {
-      for (const std::string& r : Numbered("t" + std::to_string(t), kEach)) {
-        auto end = log->Append(r);
-        if (!end.ok() || !log->WaitDurable(*end).ok()) ++failed;
-      }
-    });
-  }
-  for (auto& t : threads) t.join();
-  EXPECT_EQ(failed.load(), 0);
+  EXPECT_EQ(AppendFromThreads(*log, kThreads, kEach), 0);
   const durability::EtcdLogStats stats = log->Stats();
   EXPECT_GE(stats.max_in_flight, 2u);
   EXPECT_LE(stats.max_in_flight, 3u);
