@@ -102,6 +102,11 @@ class EvictionPolicy {
   virtual void Access(ObjectId id) = 0;
   virtual void Remove(ObjectId id) = 0;
   virtual std::optional<ObjectId> Evict(const SpareFn& spare = nullptr) = 0;
+  // The engine's hint that the conversation tracked `id` belongs to has ended
+  // (a session hint): advice that the page is a preferred victim until it is
+  // accessed again. Never removes anything by itself; ids not tracked are
+  // ignored. The default ignores the hint.
+  virtual void EndSession(ObjectId /*id*/) {}
 
   virtual bool Contains(ObjectId id) const = 0;
   virtual size_t Count() const = 0;
