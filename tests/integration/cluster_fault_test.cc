@@ -251,7 +251,7 @@ TEST_F(StoreFaultTest, PutToAFrozenNodeTimesOutAndLeavesNothingBehind) {
 
   // SIGSTOP: the node's sockets still accept (the kernel does that) but nobody
   // answers, which is a node dying mid-put, made deterministic.
-  cluster_->store(0).proc->Kill(SIGSTOP);
+  cluster_->store(0).proc->Freeze();
   Status put = client.Put("frozen/k", RandomBytes(4 * kMiB, 2));
   EXPECT_THAT(put.code(), testing::AnyOf(ErrorCode::kTimeout, ErrorCode::kUnavailable))
       << put.ToString();

@@ -58,37 +58,7 @@ std::string EtcdCluster::endpoints() const {
   return out;
 }
 
-namespace {
-
-// Whether every thread of `pid` is stopped (state T in /proc/PID/task/*/stat).
-bool AllThreadsStopped(pid_t pid) {
-  std::error_code ec;
-  const std::string tasks = "/proc/" + std::to_string(pid) + "/task";
-  bool any = false;
-  for (const auto& t : std::filesystem::directory_iterator(tasks, ec)) {
-    std::ifstream stat(t.path() / "stat");
-    std::string line;
-    std::getline(stat, line);
-    const size_t paren = line.rfind(')');
-    if (paren == std::string::npos || paren + 2 >= line.size()) continue;
-    if (line[paren + 2] != 'T' && line[paren + 2] != 't') return false;
-    any = true;
-  }
-  return any;
-}
-
-}  // namespace
-
-// SIGSTOP takes effect as each thread is next scheduled: a request sent
-// right after kill() could still be answered, so wait until every thread is
-// stopped (at most 5 s).
-void EtcdCluster::Freeze(size_t i) {
-  members_[i]->Kill(SIGSTOP);
-  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(5);
-  while (!AllThreadsStopped(members_[i]->pid()) && std::chrono::steady_clock::now() < until) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
-}
+void EtcdCluster::Freeze(size_t i) { members_[i]->Freeze(); }
 void EtcdCluster::Thaw(size_t i) { members_[i]->Kill(SIGCONT); }
 void EtcdCluster::Kill(size_t i) {
   members_[i]->Kill(SIGKILL);

@@ -195,7 +195,7 @@ TEST_F(HaMasterTest, AFrozenLeaderIsDeposedAcknowledgesNothingMoreAndComesBackAs
   ASSERT_EQ(PutSome(*old_leader, 5, "ha/before").size(), 5u);
 
   // Frozen past its lease (a pause, a stalled host): the standby leads.
-  cluster_->master().Kill(SIGSTOP);
+  cluster_->master().Freeze();
   ASSERT_TRUE(standby->WaitForLine("ready", 30s)) << standby->Output();
   // A put sent to the old leader while it is frozen, then the thaw: it
   // must not be acknowledged, since the new leader never learns of it.

@@ -239,7 +239,7 @@ TEST_F(LeaderFollowTest, ACallStuckOnAFrozenLeaderMovesToTheNextOne) {
   std::unique_ptr<Client> c = Follower(/*rpc_timeout_ms=*/3000);
   ASSERT_NE(c, nullptr);
   ASSERT_TRUE(c->Put("before", Bytes(1)).ok());
-  a_.master().Kill(SIGSTOP);
+  a_.master().Freeze();
   auto stuck = std::async(std::launch::async, [&] { return c->Put("during", Bytes(2)); });
   std::this_thread::sleep_for(300ms);  // the put is on its way to A
   ASSERT_NO_FATAL_FAILURE(Publish(&b_));

@@ -49,7 +49,7 @@ TEST(LivenessTest, AHealthyNodeStaysMountedWhileTheRpcThreadIsBusy) {
     }
   }
 
-  cluster.store(1).proc->Kill(SIGSTOP);
+  cluster.store(1).proc->Freeze();
   // Its outcome does not matter (the client gives up after its RPC timeout).
   (void)client.Put("big", RandomBytes(3 * kMiB, 99));
   cluster.store(1).proc->Kill(SIGCONT);

@@ -142,7 +142,7 @@ TEST_F(MasterShutdownTest, ASigtermWhileMaintenanceMovesFromAStoppedNodeEndsTheM
   ASSERT_TRUE(cluster_->master().Wait(kExitTimeout).has_value());
   ASSERT_NO_FATAL_FAILURE(ResumeAndRestart());
 
-  node().Kill(SIGSTOP);
+  node().Freeze();
   // Every object read once (replica lists only: no bytes from the stopped
   // node): each becomes a promotion candidate of the next maintenance pass.
   rpc::MasterClientOptions o;
@@ -173,7 +173,7 @@ TEST_F(MasterShutdownTest, ASigtermWhileAPutsEvictionWaitsOnAStoppedNodeEndsTheM
   // Their leases and the fencing grace over: no reader can reach them, so
   // a put may demote them.
   std::this_thread::sleep_for(milliseconds(3000));
-  node().Kill(SIGSTOP);
+  node().Freeze();
   std::thread big([&] {
     ClientConfig c = cluster_->ClientConfigFor(false);
     c.rpc_attempts = 1;

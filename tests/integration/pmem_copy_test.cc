@@ -129,7 +129,7 @@ TEST_F(PmemCopyTest, ACopyCannotTakeOverASegmentThatAwaitsItsNodeAfterARestart) 
   const std::string pmem =
       StartWithObjects({"--data-dir", data, "--log-sync", "always", "--snapshot-interval", "0"});
   ASSERT_FALSE(pmem.empty());
-  cluster_->store(0).proc->Kill(SIGSTOP);
+  cluster_->store(0).proc->Freeze();
   cluster_->master().Kill(SIGKILL);
   ASSERT_TRUE(cluster_->master().Wait(kExitTimeout).has_value());
   ASSERT_TRUE(cluster_->StartMaster(cluster_->master_port()));

@@ -148,6 +148,36 @@ void Process::Kill(int sig) {
   if (pid_ > 0 && !exit_) ::kill(pid_, sig);
 }
 
+namespace {
+
+// Whether every thread of `pid` is stopped (state T in /proc/PID/task/*/stat).
+bool AllThreadsStopped(pid_t pid) {
+  std::error_code ec;
+  const std::string tasks = "/proc/" + std::to_string(pid) + "/task";
+  bool any = false;
+  for (const auto& t : std::filesystem::directory_iterator(tasks, ec)) {
+    std::ifstream stat(t.path() / "stat");
+    std::string line;
+    std::getline(stat, line);
+    const size_t paren = line.rfind(')');
+    if (paren == std::string::npos || paren + 2 >= line.size()) continue;
+    if (line[paren + 2] != 'T' && line[paren + 2] != 't') return false;
+    any = true;
+  }
+  return any;
+}
+
+}  // namespace
+
+void Process::Freeze() {
+  Kill(SIGSTOP);
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (pid_ > 0 && !exit_ && !AllThreadsStopped(pid_) &&
+         std::chrono::steady_clock::now() < until) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+}
+
 std::optional<ExitStatus> Process::Wait(milliseconds timeout) {
   auto deadline = std::chrono::steady_clock::now() + timeout;
   while (Running()) {

@@ -57,6 +57,10 @@ class Process {
 
   // Sends `sig` (no-op once reaped).
   void Kill(int sig);
+  // SIGSTOP, then waits (at most 5 s) until every thread is stopped: the
+  // signal takes effect as each thread is next scheduled, so a request sent
+  // right after kill() alone could still be answered.
+  void Freeze();
   // Waits up to `timeout` for the child to end; nullopt if it is still running.
   std::optional<ExitStatus> Wait(milliseconds timeout);
   // Whether the child is still running (reaps it if it has ended).
