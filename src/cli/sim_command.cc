@@ -20,6 +20,7 @@
 #include "cache/adaptive_policy.h"
 #include "cli/command.h"
 #include "sim/capacity.h"
+#include "sim/cluster_scale.h"
 #include "sim/master_replay.h"
 #include "sim/mrc_plot.h"
 #include "sim/page_key.h"
@@ -44,6 +45,8 @@ struct SimFlags {
   uint64_t seed = 1;
   std::string engine = "policy";
   std::string key_prefix = std::string(sim::kDefaultKeyPrefix);
+  uint32_t copies = 1;
+  uint32_t nodes = 0;  // 0: no node model
 };
 
 int Fail(const std::string& message) {
@@ -88,6 +91,9 @@ int RunSim(const SimFlags& flags) {
     }
     if (through_master) return Fail("--timeline needs --engine policy");
   }
+  if (flags.nodes > 0 && (through_master || flags.json)) {
+    return Fail("--nodes prints its own lines: it needs --engine policy and no --json");
+  }
 
   sim::ProgressBar bar(stderr, sim::StderrIsTerminal());
   sim::TraceOptions trace_options;
@@ -98,6 +104,7 @@ int RunSim(const SimFlags& flags) {
   auto loaded = sim::LoadTrace(flags.trace, trace_options);
   bar.Clear();
   if (!loaded.ok()) return Fail(loaded.status().message());
+  if (flags.copies > 1) *loaded = sim::ScaleTrace(*loaded, flags.copies);
   const sim::Trace& trace = *loaded;
   if (trace.skipped_lines > 0) {
     std::cerr << "crescent sim: skipped " << trace.skipped_lines << " malformed line(s):\n";
@@ -131,6 +138,7 @@ int RunSim(const SimFlags& flags) {
   const uint64_t total_refs =
       trace.block_refs() * report.policies.size() * report.capacities.size();
   uint64_t refs_before = 0;
+  std::string node_lines;
   for (const std::string& name : report.policies) {
     for (const sim::Capacity& cap : report.capacities) {
       const std::string label = name + " @ " + cap.label;
@@ -149,10 +157,17 @@ int RunSim(const SimFlags& flags) {
         if (!replayed.ok()) return Fail(name + ": " + replayed.status().ToString());
         run.stats = *replayed;
       } else {
-        run.stats = sim::Simulate(trace, cap.blocks, **policy, progress, flags.key_prefix);
-        if (const auto* adaptive = dynamic_cast<const cache::AdaptivePolicy*>(policy->get())) {
+        std::unique_ptr<cache::EvictionPolicy> bare = std::move(*policy);
+        std::unique_ptr<sim::NodeLoadPolicy> nodes;
+        if (flags.nodes > 0)
+          nodes = std::make_unique<sim::NodeLoadPolicy>(std::move(bare), flags.nodes);
+        cache::EvictionPolicy& used = nodes ? nodes->inner() : *bare;
+        run.stats =
+            sim::Simulate(trace, cap.blocks, nodes ? *nodes : used, progress, flags.key_prefix);
+        if (const auto* adaptive = dynamic_cast<const cache::AdaptivePolicy*>(&used)) {
           run.schedule = sim::TraceOf(*adaptive);
         }
+        if (nodes) node_lines += sim::FormatNodeLoads(label, *nodes, run.stats, trace);
       }
       run.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       refs_before += trace.block_refs();
@@ -164,6 +179,7 @@ int RunSim(const SimFlags& flags) {
   if (through_master && !flags.json)
     std::cout << "engine: master (replayed through MasterService)\n";
   std::cout << (flags.json ? sim::FormatJsonLines(report) : sim::FormatTable(report));
+  std::cout << node_lines;
   std::cout.flush();
   for (auto [path, file, svg] : {std::tuple{&flags.plot, &plot, &sim::RenderHitRatioSvg},
                                  std::tuple{&flags.timeline, &timeline, &sim::RenderTimelineSvg}}) {
@@ -215,6 +231,19 @@ const Registrar kRegistrar([](CLI::App& app) {
                   "real master engine (PutStart/PutEnd/GetReplicaList/BatchQueryPrefix) as a "
                   "consistency check")
       ->check(CLI::IsMember({"policy", "master"}))
+      ->capture_default_str();
+  cmd->add_option("--copies", flags->copies,
+                  "Scale the trace: K copies of it as disjoint user populations (no page "
+                  "shared between copies), interleaved request by request in timestamp order; "
+                  "percentages in --capacity are of the scaled footprint")
+      ->check(CLI::Range(1u, 4096u))
+      ->capture_default_str();
+  cmd->add_option("--nodes", flags->nodes,
+                  "Model N equal store nodes under the one master: pages placed as the master "
+                  "places them (most free space), and per run a line with the busiest node's "
+                  "reads, writes and pages held over the mean, and the master's requests/s and "
+                  "keys/s at the trace's pace; 0: no node model")
+      ->check(CLI::Range(0u, 65536u))
       ->capture_default_str();
   cmd->callback([flags] { SetExitCode(RunSim(*flags)); });
 });

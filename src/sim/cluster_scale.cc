@@ -1,6 +1,7 @@
 #include "sim/cluster_scale.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <numeric>
 #include <utility>
 
@@ -95,5 +96,34 @@ Skew NodeLoadPolicy::SkewOf(uint64_t NodeLoad::*field) const {
 Skew NodeLoadPolicy::ReadSkew() const { return SkewOf(&NodeLoad::read); }
 Skew NodeLoadPolicy::WriteSkew() const { return SkewOf(&NodeLoad::written); }
 Skew NodeLoadPolicy::HeldPeakSkew() const { return SkewOf(&NodeLoad::held_peak); }
+
+std::string FormatNodeLoads(const std::string& label, const NodeLoadPolicy& nodes,
+                            const SimStats& stats, const Trace& trace) {
+  char line[512];
+  const Skew reads = nodes.ReadSkew(), writes = nodes.WriteSkew(), held = nodes.HeldPeakSkew();
+  std::snprintf(line, sizeof(line),
+                "%s: %zu nodes, busiest over mean: reads %.2f (%.0f per node), writes %.2f, "
+                "pages held at peak %.2f",
+                label.c_str(), nodes.loads().size(), reads.ratio(), reads.mean, writes.ratio(),
+                held.ratio());
+  std::string out = line;
+  int64_t first = 0, last = 0;
+  for (size_t i = 0; i < trace.requests.size(); ++i) {
+    const int64_t t = trace.requests[i].timestamp_ms;
+    first = i == 0 ? t : std::min(first, t);
+    last = i == 0 ? t : std::max(last, t);
+  }
+  if (last > first) {
+    const double seconds = double(last - first) / 1000.0;
+    const uint64_t misses = stats.block_refs - stats.hit_blocks;
+    const double keys = double(stats.block_refs + stats.hit_blocks + 2 * misses);
+    std::snprintf(line, sizeof(line), "; master at the trace's pace: %.0f requests/s, %.0f keys/s",
+                  double(stats.requests) / seconds, keys / seconds);
+    out += line;
+  } else {
+    out += "; master at the trace's pace: n/a (no timestamps)";
+  }
+  return out + "\n";
+}
 
 }  // namespace crescent::sim

@@ -18,9 +18,11 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "cache/eviction_policy.h"
+#include "sim/simulator.h"
 #include "sim/trace_reader.h"
 
 namespace crescent::sim {
@@ -74,5 +76,12 @@ class NodeLoadPolicy final : public cache::EvictionPolicy {
   std::vector<NodeLoad> loads_;
   std::vector<uint32_t> node_of_;  // by object id (the simulator's dense block ids)
 };
+
+// One line on a run with `nodes`: each figure's busiest node over the mean,
+// and the master's load at the trace's own pace: requests/s and keys/s (every
+// page of a request is in its prefix query; each hit adds a replica list and
+// each miss a PutStart and a PutEnd), or "n/a" when the trace spans no time.
+std::string FormatNodeLoads(const std::string& label, const NodeLoadPolicy& nodes,
+                            const SimStats& stats, const Trace& trace);
 
 }  // namespace crescent::sim

@@ -124,5 +124,23 @@ TEST(NodeLoadPolicyTest, HitRatioIsTheWrappedPolicys) {
   }
 }
 
+TEST(NodeLoadPolicyTest, TheLineGivesSkewAndTheMastersPace) {
+  const Trace trace = MustParse(
+      "{\"timestamp\": 0, \"hash_ids\": [1, 2]}\n"
+      "{\"timestamp\": 2000, \"hash_ids\": [1, 2]}\n");
+  auto inner = cache::MakePolicy("lru", {});
+  ASSERT_TRUE(inner.ok());
+  NodeLoadPolicy nodes(std::move(*inner), 2);
+  const SimStats stats = Simulate(trace, 10, nodes);
+  ASSERT_EQ(stats.hit_blocks, 2u);
+  // 2 requests in 2 s; keys: 4 in prefix queries + 2 replica lists + 2 x 2 puts = 10.
+  const std::string line = FormatNodeLoads("lru @ 10", nodes, stats, trace);
+  EXPECT_NE(line.find("lru @ 10: 2 nodes"), std::string::npos) << line;
+  EXPECT_NE(line.find("reads 1.00"), std::string::npos) << line;
+  EXPECT_NE(line.find("1 requests/s, 5 keys/s"), std::string::npos) << line;
+  const Trace flat = MustParse("{\"hash_ids\": [1]}\n");
+  EXPECT_NE(FormatNodeLoads("x", nodes, stats, flat).find("n/a"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace crescent::sim
