@@ -92,6 +92,26 @@ TEST_F(CliBadInputTest, TraceReadersAndReplayPagesAreBounded) {
                                "value the cluster takes, 67108864 bytes (64 MiB)"));
 }
 
+// sim --copies/--nodes: the scaled run prints its node line; --nodes with
+// --json or --engine master is refused with a message, not ignored.
+TEST_F(CliBadInputTest, SimNodesPrintsItsLineAndRefusesWhatItCannotServe) {
+  const std::string trace = dir_.File("nodes.jsonl");
+  ASSERT_TRUE(WriteFile(trace,
+                        "{\"timestamp\": 0, \"hash_ids\": [1, 2, 3]}\n"
+                        "{\"timestamp\": 1000, \"hash_ids\": [1, 2, 4]}\n"));
+  CommandResult ok =
+      Sh("exec \"$C\" sim --trace " + trace + " --capacity 100% --copies 3 --nodes 4 --policy lru");
+  ASSERT_EQ(ok.exit_code, 0) << ok.err;
+  EXPECT_THAT(ok.out, HasSubstr("6 requests, 18 block refs, 12 distinct blocks")) << ok.out;
+  EXPECT_THAT(ok.out, HasSubstr("lru @ 100%: 4 nodes, busiest over mean: reads ")) << ok.out;
+  EXPECT_THAT(ok.out, HasSubstr("master at the trace's pace: 6 requests/s")) << ok.out;
+  for (const std::string& extra : {std::string("--json"), std::string("--engine master")}) {
+    CommandResult r = Sh("exec \"$C\" sim --trace " + trace + " --nodes 4 " + extra);
+    EXPECT_EQ(r.exit_code, 2) << extra;
+    EXPECT_THAT(r.err, HasSubstr("--nodes prints its own lines")) << extra;
+  }
+}
+
 // More keys than one List reply holds (70,000 keys of 1 KB: 70 MB, over the
 // 64 MiB message limit) are all listed by ls --limit 0, in key order, paged
 // through the master's cursor; --limit cuts across pages exactly.
