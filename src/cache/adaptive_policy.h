@@ -106,6 +106,9 @@ class AdaptivePolicy final : public EvictionPolicy {
   void Access(ObjectId id) override;
   void Remove(ObjectId id) override;
   std::optional<ObjectId> Evict(const SpareFn& spare = nullptr) override;
+  // Marks `id` in the live policy (and the draining one) and, when its key is
+  // sampled, in every simulation, in order with the sampled references.
+  void EndSession(ObjectId id) override;
 
   bool Contains(ObjectId id) const override {
     return !(evicted_id_ && *evicted_id_ == id) && table_.contains(id);
@@ -208,6 +211,7 @@ class AdaptivePolicy final : public EvictionPolicy {
     uint64_t anchor;
     uint64_t size;
     bool ends_write;
+    bool ends_session = false;  // a session hint on `key`, not a reference
   };
   std::vector<SampledReference> pending_;
   size_t followed_ = 0;  // the candidate the live cache follows
