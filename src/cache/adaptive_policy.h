@@ -40,6 +40,11 @@
 //    winner and lets the previous policy drain (both give victims by their
 //    share of the cache), without flushing anything.
 //
+//  - Session hints: EndSession(id) marks the page in the live policy (and the
+//    draining one, during a move) and, when its key is sampled, in every
+//    simulation, queued in order with the sampled references; so the
+//    candidates are scored as they would run with the hints.
+//
 // The live cache starts as the learned policy. The simulations run inside
 // Insert() and Access(), that is, on the master's eviction thread when it
 // flushes deferred touches and inside PutEnd, never on a read.

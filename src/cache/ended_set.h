@@ -8,9 +8,12 @@
 // or leaves the policy, and a spared candidate is treated as just accessed
 // (its mark cleared, the policy's Access() called), as the spare contract asks.
 //
-// Marks are oldest first so that a page many conversations share (a system
-// prompt), which the next one reads again soon after the hint, is the last of
-// the marked pages to go and is usually cleared by that read first.
+// Marks go oldest first, so a caller hinting a request's pages should mark
+// them leaf first (the simulator does): the leading pages, which other
+// conversations may share (a system prompt) and read again soon, are then
+// the last of them to go, and that read usually clears their marks first.
+// Chain-aware policies go further and pass Evict() a `ready` test: a marked
+// page with cached children waits until it is a leaf.
 //
 // Cost: nothing per object that was never marked; each marked id holds a map
 // entry and a queue entry (about 40 bytes) until it is cleared or taken.
