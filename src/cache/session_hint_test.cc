@@ -104,6 +104,24 @@ TEST_P(SessionHintTest, AHintOfARemovedIdIsHarmless) {
   EXPECT_THAT(victims, Not(Contains(3)));
 }
 
+TEST(SessionHintChainTest, AMarkedPageWithCachedChildrenWaitsForThem) {
+  // learned and prefix-lru evict leaves only: marked page 1 waits while its
+  // child 2 is cached (another conversation may extend it), then goes first.
+  for (const char* name : {"learned", "prefix-lru"}) {
+    auto policy = std::move(MakePolicy(name, {.capacity = 1000}).value());
+    policy->Insert(1, 1);
+    policy->Insert(2, 1, {.parent = 1});
+    for (ObjectId id = 3; id <= 6; ++id) policy->Insert(id, 1);
+    policy->Access(2);  // the newest: the policy's own order keeps it longest
+    policy->EndSession(1);
+    EXPECT_NE(policy->Evict(), std::optional<ObjectId>(1)) << name;
+    ASSERT_TRUE(policy->Contains(2)) << name;
+    policy->EndSession(2);
+    EXPECT_EQ(policy->Evict(), std::optional<ObjectId>(2)) << name;
+    EXPECT_EQ(policy->Evict(), std::optional<ObjectId>(1)) << name;
+  }
+}
+
 TEST(SessionHintMiniSimulationTest, AHintedKeyIsTheMiniatureCachesNextVictim) {
   // lru at capacity 3: 1, 2, 3, then 4 evicts the oldest (1) unless 3 was
   // hinted, and the re-read of 3 then misses.
