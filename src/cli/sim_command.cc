@@ -217,8 +217,8 @@ const Registrar kRegistrar([](CLI::App& app) {
   cmd->add_option("--session-hints", flags->session_hints,
                   "Hint this fraction (0 to 1, drawn with --seed) of the trace's last turns as "
                   "ended sessions right after they are served (EvictionPolicy::EndSession): a "
-                  "last turn is a request whose hash_ids no later request starts with; the "
-                  "policy engine only")
+                  "last turn is a request that no later request extends (starts with all its "
+                  "hash_ids but the last); the policy engine only")
       ->check(CLI::Range(0.0, 1.0))
       ->capture_default_str();
   cmd->add_option("--key-prefix", flags->key_prefix,
