@@ -177,6 +177,19 @@ void AdaptivePolicy::Remove(ObjectId id) {
   table_.erase(it);
 }
 
+void AdaptivePolicy::EndSession(ObjectId id) {
+  ErasePendingVictim();
+  handover_.EndSession(id);
+  if (!sampled_ids_.contains(id)) return;
+  const Entry& entry = table_.at(id);
+  pending_.push_back({.key = entry.history,
+                      .anchor = kNoParent,
+                      .size = 0,
+                      .ends_write = false,
+                      .ends_session = true});
+  if (pending_.size() >= kBatch) RunPendingReferences();
+}
+
 std::optional<ObjectId> AdaptivePolicy::Evict(const SpareFn& spare) {
   ErasePendingVictim();
   if (!evicted_) {
@@ -268,7 +281,11 @@ void AdaptivePolicy::RunPendingReferences() {
     for (size_t i = 0; i < pending_.size(); ++i) {
       if (i + kAhead < pending_.size()) mini.Prefetch(pending_[i + kAhead].key);
       const SampledReference& r = pending_[i];
-      mini.Reference(r.key, r.anchor, r.size, r.ends_write);
+      if (r.ends_session) {
+        mini.EndSession(r.key);
+      } else {
+        mini.Reference(r.key, r.anchor, r.size, r.ends_write);
+      }
     }
   }
   pending_.clear();

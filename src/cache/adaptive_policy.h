@@ -40,6 +40,11 @@
 //    winner and lets the previous policy drain (both give victims by their
 //    share of the cache), without flushing anything.
 //
+//  - Session hints: EndSession(id) marks the page in the live policy (and the
+//    draining one, during a move) and, when its key is sampled, in every
+//    simulation, queued in order with the sampled references; so the
+//    candidates are scored as they would run with the hints.
+//
 // The live cache starts as the learned policy. The simulations run inside
 // Insert() and Access(), that is, on the master's eviction thread when it
 // flushes deferred touches and inside PutEnd, never on a read.
@@ -106,6 +111,9 @@ class AdaptivePolicy final : public EvictionPolicy {
   void Access(ObjectId id) override;
   void Remove(ObjectId id) override;
   std::optional<ObjectId> Evict(const SpareFn& spare = nullptr) override;
+  // Marks `id` in the live policy (and the draining one) and, when its key is
+  // sampled, in every simulation, in order with the sampled references.
+  void EndSession(ObjectId id) override;
 
   bool Contains(ObjectId id) const override {
     return !(evicted_id_ && *evicted_id_ == id) && table_.contains(id);
@@ -208,6 +216,7 @@ class AdaptivePolicy final : public EvictionPolicy {
     uint64_t anchor;
     uint64_t size;
     bool ends_write;
+    bool ends_session = false;  // a session hint on `key`, not a reference
   };
   std::vector<SampledReference> pending_;
   size_t followed_ = 0;  // the candidate the live cache follows

@@ -3,6 +3,7 @@
 namespace crescent::cache {
 
 std::optional<ObjectId> FifoPolicy::Evict(const SpareFn& spare) {
+  if (auto victim = ended_.Evict(*this, spare)) return victim;
   const size_t candidates = list_.Count();
   size_t spared = 0;
   for (auto slot = list_.Oldest(); slot != List::kNil; slot = list_.Newer(slot)) {

@@ -15,7 +15,8 @@ class FifoPolicy final : public ListPolicy<NoExtra> {
  public:
   explicit FifoPolicy(const PolicyOptions& /*options*/ = {}) {}
 
-  void Access(ObjectId /*id*/) override {}
+  // A read moves nothing; it only clears a session hint's mark.
+  void Access(ObjectId id) override { ended_.Clear(id); }
   std::optional<ObjectId> Evict(const SpareFn& spare = nullptr) override;
   std::string_view Name() const override { return "fifo"; }
 };

@@ -39,6 +39,7 @@ void LearnedPolicy::AddLeaf(Slot slot) {
                      .size = static_cast<float>(node.size),
                      .cls = node.cls,
                      .in_pool = false});
+  ended_.Ready(node.Id());
 }
 
 void LearnedPolicy::DropLeaf(Slot slot) {
@@ -171,6 +172,7 @@ void LearnedPolicy::Link(ObjectId child, ObjectId parent) {
 }
 
 void LearnedPolicy::Access(ObjectId id) {
+  ended_.Clear(id);
   const Slot slot = table_.Find(id);
   if (slot == Table::kNil) return;
   Node& node = table_.at(slot);
@@ -179,6 +181,7 @@ void LearnedPolicy::Access(ObjectId id) {
 }
 
 void LearnedPolicy::Remove(ObjectId id) {
+  ended_.Clear(id);
   if (const Slot slot = table_.Find(id); slot != Table::kNil) Forget(slot);
 }
 
@@ -204,6 +207,12 @@ double LearnedPolicy::Rank(const Leaf& leaf) const {
 }
 
 std::optional<ObjectId> LearnedPolicy::Evict(const SpareFn& spare) {
+  // A marked page goes first once it is a leaf (one with cached children
+  // waits for them, as every page does here).
+  const auto is_leaf = [this](ObjectId id) {
+    return table_.at(table_.Find(id)).leaf_pos != kNotLeaf;
+  };
+  if (auto victim = ended_.Evict(*this, spare, is_leaf)) return victim;
   std::optional<ObjectId> victim;
   while (!leaves_.empty()) {
     // A rank stays valid until the next reference (ages, classes and

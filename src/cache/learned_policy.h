@@ -53,6 +53,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "cache/ended_set.h"
 #include "cache/eviction_policy.h"
 #include "cache/page_class.h"
 #include "cache/recent_keys.h"
@@ -73,6 +74,10 @@ class LearnedPolicy final : public EvictionPolicy {
   void Remove(ObjectId id) override;
   std::optional<ObjectId> Evict(const SpareFn& spare = nullptr) override;
 
+  // Session hints: marked pages go first (EndedSet).
+  void EndSession(ObjectId id) override {
+    if (Contains(id)) ended_.Mark(id);
+  }
   bool Contains(ObjectId id) const override { return table_.Contains(id); }
   void PrefetchInsert(ObjectId id) const override { table_.PrefetchIndex(id); }
   size_t Count() const override { return table_.size(); }
@@ -94,6 +99,7 @@ class LearnedPolicy final : public EvictionPolicy {
   size_t LeafCount() const { return leaves_.size(); }
 
  private:
+  EndedSet ended_;
   using Slot = uint32_t;
   static constexpr uint32_t kNotLeaf = ~uint32_t{0};
 

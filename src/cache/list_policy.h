@@ -21,6 +21,7 @@
 #include <span>
 #include <vector>
 
+#include "cache/ended_set.h"
 #include "cache/eviction_policy.h"
 #include "cache/slot_table.h"
 
@@ -155,7 +156,12 @@ class ListPolicy : public EvictionPolicy {
     if (auto slot = list_.Add(id, size); slot != List::kNil) list_.PushNewest(slot);
   }
   void Remove(ObjectId id) override {
+    ended_.Clear(id);
     if (auto slot = list_.Find(id); slot != List::kNil) list_.Erase(slot);
+  }
+  // Session hints: marks held in an EndedSet, which Evict() consults first.
+  void EndSession(ObjectId id) override {
+    if (list_.Contains(id)) ended_.Mark(id);
   }
   void Reserve(size_t count) override { list_.Reserve(count); }
   void PrefetchInsert(ObjectId id) const override { list_.PrefetchIndex(id); }
@@ -197,6 +203,7 @@ class ListPolicy : public EvictionPolicy {
  protected:
   using List = IndexedList<Extra>;
   List list_;
+  EndedSet ended_;
 
  private:
   struct NodeOrder final : EvictionOrder {

@@ -37,6 +37,9 @@ class MiniSimulation {
   // Starts loading what Reference(key, ...) looks up first (a hint).
   void Prefetch(uint64_t key) const { cache_.live().PrefetchInsert(key); }
   void Reference(uint64_t key, uint64_t anchor, uint64_t size, bool ends_write);
+  // A session hint on a sampled key: its cache marks it (EndSession), as the
+  // live cache does. Not a reference: it counts for no window.
+  void EndSession(uint64_t key) { cache_.EndSession(key); }
   void SetCapacity(uint64_t capacity);
 
   // Hits and references since the last TakeWindow(), which resets them.

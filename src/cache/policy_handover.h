@@ -44,6 +44,11 @@ class PolicyHandover {
   bool NeedsReadmit(ObjectId id) const { return draining_ && draining_->Contains(id); }
   void Readmit(ObjectId id, uint64_t size, const InsertInfo& info);
   void Remove(ObjectId id);
+  // A session hint, to whichever policy holds `id`.
+  void EndSession(ObjectId id) {
+    live_->EndSession(id);
+    if (draining_) draining_->EndSession(id);
+  }
   // A link within either policy (EvictionPolicy::Link); none across the two.
   void Link(ObjectId child, ObjectId parent) {
     live_->Link(child, parent);

@@ -46,15 +46,20 @@ void PrefixLruPolicy::Link(ObjectId child, ObjectId parent) {
 }
 
 void PrefixLruPolicy::Access(ObjectId id) {
+  ended_.Clear(id);
   const auto slot = list_.Find(id);
   if (slot != List::kNil && list_.IsLinked(slot)) list_.MoveToNewest(slot);
 }
 
 void PrefixLruPolicy::Remove(ObjectId id) {
+  ended_.Clear(id);
   if (auto slot = list_.Find(id); slot != List::kNil) Forget(slot);
 }
 
 std::optional<ObjectId> PrefixLruPolicy::Evict(const SpareFn& spare) {
+  // A marked page goes first once it is a leaf (a parked one waits).
+  const auto is_leaf = [this](ObjectId id) { return list_.at(list_.Find(id)).extra.children == 0; };
+  if (auto victim = ended_.Evict(*this, spare, is_leaf)) return victim;
   const size_t candidates = list_.Count();
   size_t spared = 0;
   for (auto slot = list_.Oldest(); slot != List::kNil; slot = list_.Oldest()) {
@@ -77,9 +82,9 @@ ObjectId PrefixLruPolicy::Forget(List::Slot slot) {
   if (links.parent != List::kNil) {
     auto& parent = list_.at(links.parent);
     // A stale link means the parent was removed (and its slot maybe reused).
-    if (parent.extra.generation == links.parent_generation && --parent.extra.children == 0 &&
-        !list_.IsLinked(links.parent)) {
-      list_.PushOldest(links.parent);  // unpark: it is a leaf again
+    if (parent.extra.generation == links.parent_generation && --parent.extra.children == 0) {
+      if (!list_.IsLinked(links.parent)) list_.PushOldest(links.parent);  // unpark: a leaf again
+      ended_.Ready(parent.Id());
     }
   }
   // A free slot has no children, so a copy of the node array tells parked

@@ -82,6 +82,7 @@ void S3FifoPolicy::Insert(ObjectId id, uint64_t size, const InsertInfo& info) {
 }
 
 void S3FifoPolicy::Access(ObjectId id) {
+  ended_.Clear(id);
   const Slot slot = table_.Find(id);
   if (slot == Table::kNil) return;
   Node& node = table_.at(slot);
@@ -89,6 +90,7 @@ void S3FifoPolicy::Access(ObjectId id) {
 }
 
 void S3FifoPolicy::Remove(ObjectId id) {
+  ended_.Clear(id);
   const Slot slot = table_.Find(id);
   if (slot == Table::kNil) return;
   const Node& node = table_.at(slot);
@@ -100,6 +102,7 @@ void S3FifoPolicy::Remove(ObjectId id) {
 }
 
 std::optional<ObjectId> S3FifoPolicy::Evict(const SpareFn& spare) {
+  if (auto victim = ended_.Evict(*this, spare)) return victim;
   if (Count() == 0) return std::nullopt;
   Round round{spare, Count()};
   bool from_small = small_.live > 0 && (small_.used >= small_target_ || main_.live == 0);

@@ -36,6 +36,7 @@
 
 #include <deque>
 
+#include "cache/ended_set.h"
 #include "cache/eviction_policy.h"
 #include "cache/slot_table.h"
 
@@ -50,6 +51,10 @@ class S3FifoPolicy final : public EvictionPolicy {
   void Remove(ObjectId id) override;
   std::optional<ObjectId> Evict(const SpareFn& spare = nullptr) override;
 
+  // Session hints: marked pages go first (EndedSet).
+  void EndSession(ObjectId id) override {
+    if (Contains(id)) ended_.Mark(id);
+  }
   bool Contains(ObjectId id) const override;
   void PrefetchInsert(ObjectId id) const override { table_.PrefetchIndex(id); }
   size_t Count() const override { return small_.live + main_.live; }
@@ -63,6 +68,7 @@ class S3FifoPolicy final : public EvictionPolicy {
   size_t GhostCount() const { return ghost_.live; }
 
  private:
+  EndedSet ended_;
   enum class Where : uint8_t { kSmall, kMain, kGhost };
   struct Node {
     ObjectId id = 0;       // the table key: the live id, or a ghost's history key

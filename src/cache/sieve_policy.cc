@@ -11,10 +11,12 @@ void SievePolicy::Insert(ObjectId id, uint64_t size, const InsertInfo& /*info*/)
 }
 
 void SievePolicy::Access(ObjectId id) {
+  ended_.Clear(id);
   if (auto slot = list_.Find(id); slot != List::kNil) visited_[slot] = true;
 }
 
 void SievePolicy::Remove(ObjectId id) {
+  ended_.Clear(id);
   auto slot = list_.Find(id);
   if (slot == List::kNil) return;
   if (slot == hand_) hand_ = list_.Newer(slot);
@@ -22,6 +24,7 @@ void SievePolicy::Remove(ObjectId id) {
 }
 
 std::optional<ObjectId> SievePolicy::Evict(const SpareFn& spare) {
+  if (auto victim = ended_.Evict(*this, spare)) return victim;
   const size_t candidates = list_.Count();
   if (candidates == 0) return std::nullopt;
   size_t spared = 0;

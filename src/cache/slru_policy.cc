@@ -70,6 +70,7 @@ void SlruPolicy::Promote(Slot slot) {
 }
 
 void SlruPolicy::Access(ObjectId id) {
+  ended_.Clear(id);
   if (const Slot slot = table_.Find(id); slot != kNil) Promote(slot);
 }
 
@@ -82,6 +83,7 @@ ObjectId SlruPolicy::Erase(Slot slot) {
 }
 
 void SlruPolicy::Remove(ObjectId id) {
+  ended_.Clear(id);
   if (const Slot slot = table_.Find(id); slot != kNil) Erase(slot);
 }
 
@@ -93,6 +95,7 @@ bool SlruPolicy::VisitInEvictionOrder(const std::function<void(ObjectId)>& fn) c
 }
 
 std::optional<ObjectId> SlruPolicy::Evict(const SpareFn& spare) {
+  if (auto victim = ended_.Evict(*this, spare)) return victim;
   const size_t candidates = table_.size();
   size_t spared = 0;
   while (spared < candidates) {

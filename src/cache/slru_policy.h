@@ -16,6 +16,7 @@
 
 #include <absl/container/flat_hash_map.h>
 
+#include "cache/ended_set.h"
 #include "cache/eviction_policy.h"
 #include "cache/slot_table.h"
 
@@ -30,6 +31,10 @@ class SlruPolicy final : public EvictionPolicy {
   void Remove(ObjectId id) override;
   std::optional<ObjectId> Evict(const SpareFn& spare = nullptr) override;
 
+  // Session hints: marked pages go first (EndedSet).
+  void EndSession(ObjectId id) override {
+    if (Contains(id)) ended_.Mark(id);
+  }
   bool Contains(ObjectId id) const override { return table_.Contains(id); }
   void PrefetchInsert(ObjectId id) const override { table_.PrefetchIndex(id); }
   size_t Count() const override { return table_.size(); }
@@ -43,6 +48,7 @@ class SlruPolicy final : public EvictionPolicy {
   uint64_t ProtectedSize() const { return protected_.used; }
 
  private:
+  EndedSet ended_;
   using Slot = uint32_t;
   static constexpr Slot kNil = 0;
   struct Node {

@@ -26,6 +26,7 @@
 #include "sim/page_key.h"
 #include "sim/progress.h"
 #include "sim/report.h"
+#include "sim/session_hints.h"
 #include "sim/simulator.h"
 #include "sim/timeline_plot.h"
 #include "sim/trace_reader.h"
@@ -43,6 +44,7 @@ struct SimFlags {
   bool skip_bad = false;
   int s3fifo_threshold = 1;
   uint64_t seed = 1;
+  double session_hints = 0;
   std::string engine = "policy";
   std::string key_prefix = std::string(sim::kDefaultKeyPrefix);
   uint32_t copies = 1;
@@ -134,6 +136,12 @@ int RunSim(const SimFlags& flags) {
   report.distinct_blocks = trace.distinct_blocks();
   report.skipped_lines = trace.skipped_lines;
   report.capacities = std::move(*capacities);
+  if (through_master && flags.session_hints > 0) {
+    return Fail("--session-hints needs --engine policy");
+  }
+  const std::vector<bool> session_ends =
+      flags.session_hints > 0 ? sim::SessionHints(trace, flags.session_hints, flags.seed)
+                              : std::vector<bool>{};
 
   const uint64_t total_refs =
       trace.block_refs() * report.policies.size() * report.capacities.size();
@@ -162,8 +170,8 @@ int RunSim(const SimFlags& flags) {
         if (flags.nodes > 0)
           nodes = std::make_unique<sim::NodeLoadPolicy>(std::move(bare), flags.nodes);
         cache::EvictionPolicy& used = nodes ? nodes->inner() : *bare;
-        run.stats =
-            sim::Simulate(trace, cap.blocks, nodes ? *nodes : used, progress, flags.key_prefix);
+        run.stats = sim::Simulate(trace, cap.blocks, nodes ? *nodes : used, progress,
+                                  flags.key_prefix, session_ends);
         if (const auto* adaptive = dynamic_cast<const cache::AdaptivePolicy*>(&used)) {
           run.schedule = sim::TraceOf(*adaptive);
         }
@@ -220,6 +228,13 @@ const Registrar kRegistrar([](CLI::App& app) {
   cmd->add_option("--seed", flags->seed,
                   "Seed of the randomised policies (learned's eviction sampler, and adaptive's "
                   "candidates); the policy engine only")
+      ->capture_default_str();
+  cmd->add_option("--session-hints", flags->session_hints,
+                  "Hint this fraction (0 to 1, drawn with --seed) of the trace's last turns as "
+                  "ended sessions right after they are served (EvictionPolicy::EndSession): a "
+                  "last turn is a request that no later request extends (starts with all its "
+                  "hash_ids but the last); the policy engine only")
+      ->check(CLI::Range(0.0, 1.0))
       ->capture_default_str();
   cmd->add_option("--key-prefix", flags->key_prefix,
                   "Name pages PREFIX-<hash_id>, as `crescent replay --key-prefix` does: the key "

@@ -11,13 +11,15 @@ constexpr uint64_t kProgressEveryRefs = uint64_t{1} << 16;
 }  // namespace
 
 SimStats Simulate(const Trace& trace, uint64_t capacity_blocks, cache::EvictionPolicy& policy,
-                  const SimProgressFn& progress, std::string_view key_prefix) {
+                  const SimProgressFn& progress, std::string_view key_prefix,
+                  const std::vector<bool>& session_ends) {
   SimStats stats;
   stats.requests = trace.requests.size();
   uint64_t next_progress = kProgressEveryRefs;
   // The master's history of a page is its key's hash: name pages as replay does.
   const std::vector<uint64_t> histories = PageHistories(trace, key_prefix);
-  for (const TraceRequest& request : trace.requests) {
+  for (size_t r = 0; r < trace.requests.size(); ++r) {
+    const TraceRequest& request = trace.requests[r];
     const BlockId* ids = trace.blocks.data() + request.first_block;
     const uint32_t n = request.num_blocks;
 
@@ -41,6 +43,9 @@ SimStats Simulate(const Trace& trace, uint64_t capacity_blocks, cache::EvictionP
                      .ends_write = i + 1 == n});
     }
 
+    if (r < session_ends.size() && session_ends[r]) {
+      for (uint32_t i = n; i-- > 0;) policy.EndSession(ids[i]);
+    }
     stats.block_refs += n;
     if (progress && stats.block_refs >= next_progress) {
       progress(stats.block_refs);

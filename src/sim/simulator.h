@@ -47,9 +47,14 @@ using SimProgressFn = std::function<void(uint64_t refs_done)>;
 // Replays `trace` through `policy`, which must start empty, at a capacity of
 // `capacity_blocks` blocks (> 0).
 // Pages are named as `crescent replay --key-prefix key_prefix` names them.
+// `session_ends` (empty, or one flag per request: SessionHints()): after a
+// flagged request is served, EndSession() is called on each of its blocks
+// that is cached, in request order (the engine's hint that the conversation
+// ended).
 SimStats Simulate(const Trace& trace, uint64_t capacity_blocks, cache::EvictionPolicy& policy,
                   const SimProgressFn& progress = nullptr,
-                  std::string_view key_prefix = kDefaultKeyPrefix);
+                  std::string_view key_prefix = kDefaultKeyPrefix,
+                  const std::vector<bool>& session_ends = {});
 
 // The name of the offline optimal reference policy.
 inline constexpr std::string_view kBeladyName = "belady";

@@ -1,0 +1,109 @@
+// EndedSet: the session hints a policy holds (EvictionPolicy::EndSession), the
+// one piece every policy shares to honour them.
+//
+// A marked id is a preferred victim: the policy's Evict() asks Evict() here
+// first, which takes marked ids oldest mark first, and only falls back to the
+// policy's own order when none is left (or every one was spared). A mark is
+// advice: it removes nothing by itself, it is cleared when the id is accessed
+// or leaves the policy, and a spared candidate is treated as just accessed
+// (its mark cleared, the policy's Access() called), as the spare contract asks.
+//
+// Marks go oldest first, so a caller hinting a request's pages should mark
+// them leaf first (the simulator does): the leading pages, which other
+// conversations may share (a system prompt) and read again soon, are then
+// the last of them to go, and that read usually clears their marks first.
+// Chain-aware policies go further and pass Evict() a `ready` test: a marked
+// page with cached children waits until it is a leaf.
+//
+// Cost: nothing per object that was never marked; each marked id holds a map
+// entry and a queue entry (about 40 bytes) until it is cleared or taken.
+// Mark, Clear and Evict are O(1) amortised: the queue keeps stale entries of
+// cleared or re-marked ids and is compacted when they outnumber the live ones.
+// Clear() on an empty set is one branch, so a cache given no hints pays only
+// that on each access. The marks are not part of a policy's eviction order
+// (VisitInEvictionOrder): a snapshot restores the order without them.
+// Not thread-safe.
+#pragma once
+
+#include <absl/container/flat_hash_map.h>
+
+#include <cstdint>
+#include <deque>
+#include <optional>
+#include <utility>
+
+#include "cache/eviction_policy.h"
+
+namespace crescent::cache {
+
+class EndedSet {
+ public:
+  bool empty() const { return marks_.empty(); }
+  size_t size() const { return marks_.size(); }
+  bool Marked(ObjectId id) const { return !marks_.empty() && marks_.contains(id); }
+
+  // Marks `id` (again: its mark becomes the newest). The caller checks that
+  // its policy tracks `id`.
+  void Mark(ObjectId id);
+  // Forgets the mark of `id`, if any: it was accessed, or left the policy.
+  void Clear(ObjectId id) {
+    if (!marks_.empty()) ClearMarked(id);
+  }
+  // Takes the oldest marked id that `spare` does not keep out of `policy`
+  // (policy.Remove()) and returns it. A spared one is unmarked and handed to
+  // policy.Access(). Returns nullopt once every mark held on entry is spent.
+  //
+  // `ready` (chain-aware policies: learned, prefix-lru) says whether a marked
+  // id may go now; one that may not (a page whose children are cached: they
+  // need it, and another conversation may be using them) stays marked but
+  // waits, out of the queue, until the policy calls Ready() for it.
+  template <typename ReadyFn>
+  std::optional<ObjectId> Evict(EvictionPolicy& policy, const SpareFn& spare,
+                                const ReadyFn& ready) {
+    if (marks_.empty()) return std::nullopt;
+    return EvictMarked(policy, spare, ready);
+  }
+  std::optional<ObjectId> Evict(EvictionPolicy& policy, const SpareFn& spare) {
+    return Evict(policy, spare, [](ObjectId) { return true; });
+  }
+  // A waiting marked id may go now (its last child left): it is queued again,
+  // as the newest mark. Ids not marked are ignored.
+  void Ready(ObjectId id) {
+    if (!marks_.empty()) Requeue(id);
+  }
+
+ private:
+  template <typename ReadyFn>
+  std::optional<ObjectId> EvictMarked(EvictionPolicy& policy, const SpareFn& spare,
+                                      const ReadyFn& ready) {
+    while (!order_.empty()) {
+      const auto [id, sequence] = order_.front();
+      order_.pop_front();
+      auto it = marks_.find(id);
+      if (it == marks_.end() || it->second != sequence) continue;  // stale
+      if (!ready(id)) {
+        it->second = kWaiting;
+        continue;
+      }
+      marks_.erase(it);
+      if (spare && spare(id)) {
+        policy.Access(id);  // spared: as if just read
+        continue;
+      }
+      policy.Remove(id);
+      return id;
+    }
+    return std::nullopt;
+  }
+  void Requeue(ObjectId id);
+  // The sequence of a marked id that waits out of the queue (Ready()).
+  static constexpr uint64_t kWaiting = 0;
+  void ClearMarked(ObjectId id);
+  void Compact();
+
+  absl::flat_hash_map<ObjectId, uint64_t> marks_;    // id -> the sequence of its mark
+  std::deque<std::pair<ObjectId, uint64_t>> order_;  // marks, oldest first; some stale
+  uint64_t sequence_ = kWaiting;                     // the last mark's; marks start at 1
+};
+
+}  // namespace crescent::cache
