@@ -272,7 +272,7 @@ class ShmTransport final : public Transport {
   std::vector<Status> Execute(std::span<const TransferOp> ops, int64_t timeout_ms) override;
   const char* Name() const override { return "shm"; }
   bool CopyAhead(const std::string& endpoint, uint32_t segment, uint64_t offset, uint64_t length,
-                 std::byte* buffer, uint64_t* checksum_out) override;
+                 std::span<const BufferSlice> to, uint64_t* checksum_out) override;
   MappedMemory Mapped() override;
 
  private:
@@ -522,7 +522,8 @@ Status ShmTransport::WriteThroughNode(const TransferOp& op, Clock::time_point de
 }
 
 bool ShmTransport::CopyAhead(const std::string& endpoint, uint32_t segment, uint64_t offset,
-                             uint64_t length, std::byte* buffer, uint64_t* checksum_out) {
+                             uint64_t length, std::span<const BufferSlice> to,
+                             uint64_t* checksum_out) {
   std::shared_ptr<EndpointState> state;
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -538,12 +539,11 @@ bool ShmTransport::CopyAhead(const std::string& endpoint, uint32_t segment, uint
     m = state->mapping;
   }
   // The mapping is held (not unmapped under us) until the copy is done.
-  if (!m || m->segment != segment || buffer == nullptr || length == 0 ||
+  if (!m || m->segment != segment || length == 0 || !SlicesCover(to, length) ||
       !m->Holds(offset, length)) {
     return false;
   }
-  const BufferSlice to{buffer, static_cast<size_t>(length)};
-  CopyOut({&to, 1}, m->data + offset, length, checksum_out);
+  CopyOut(to, m->data + offset, length, checksum_out);
   if (!NodeServes(*m)) {  // the bytes may be right, but a live replica should serve them
     Drop(endpoint, m);
     return false;
