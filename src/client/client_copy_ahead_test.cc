@@ -105,6 +105,46 @@ TEST_F(CopyAheadTest, ReplacedObjectIsReadFromItsNewPlace) {
   EXPECT_EQ(reader_->Counters().copy_ahead_kept, 1u);
 }
 
+// A get into slices (the engines' layer-first pages) is copied ahead as a get
+// into one buffer is: the slices hold the value in order, and a value moved
+// behind the reader's back is read from its new place.
+TEST_F(CopyAheadTest, SlicesAreCopiedAheadInOrder) {
+  // Uneven slices of the reader's buffer, laid out in reverse order.
+  std::vector<size_t> sizes = {1000, 65539, 33, 131072};
+  sizes.push_back(kSize - 1000 - 65539 - 33 - 131072);
+  std::vector<MemorySlice> slices;
+  size_t end = kSize;
+  for (size_t n : sizes) {
+    end -= n;
+    slices.push_back({buf_.data() + end, n});
+  }
+  auto read = [&](const std::string& key) {
+    std::fill(buf_.begin(), buf_.end(), std::byte{0});
+    std::vector<StatusOr<size_t>> r = reader_->BatchGetIntoSlices(
+        std::vector<std::string>{key}, std::vector<std::vector<MemorySlice>>{slices});
+    EXPECT_TRUE(r[0].ok()) << r[0].status().ToString();
+    std::vector<std::byte> joined;
+    for (const MemorySlice& m : slices) {
+      const auto* p = static_cast<const std::byte*>(m.data);
+      joined.insert(joined.end(), p, p + m.size);
+    }
+    return joined;
+  };
+  std::vector<std::byte> v = Pattern(kSize, 8);
+  ASSERT_TRUE(reader_->Put("k", Bytes(v)).ok());
+  EXPECT_EQ(read("k"), v);
+  EXPECT_EQ(reader_->Counters().copy_ahead_kept, 1u);
+  EXPECT_EQ(reader_->Counters().copy_ahead_discarded, 0u);
+
+  std::vector<std::byte> new_value = Pattern(kSize, 9);
+  ASSERT_TRUE(other_->Remove("k", true).ok());
+  ASSERT_TRUE(other_->Put("filler", Bytes(Pattern(kSize, 10))).ok());  // takes k's old range
+  ASSERT_TRUE(other_->Put("k", Bytes(new_value)).ok());
+  EXPECT_EQ(read("k"), new_value);
+  EXPECT_EQ(reader_->Counters().copy_ahead_kept, 1u);
+  EXPECT_EQ(reader_->Counters().copy_ahead_discarded, 1u);
+}
+
 TEST_F(CopyAheadTest, RemovedObjectIsMissingNotServedFromTheOldPlace) {
   std::vector<std::byte> v = Pattern(kSize, 6);
   ASSERT_TRUE(reader_->Put("k", Bytes(v)).ok());

@@ -132,7 +132,7 @@ struct Client::Impl {
                                         Dest&& dest) {
     struct Ahead {
       client::PlacementHint hint;
-      std::byte* buffer = nullptr;
+      client::ObjectMemory memory;  // one buffer or slices, as dest gave them
       bool copied = false;
       uint64_t checksum = 0;  // of the bytes copied, when verifying
     };
@@ -146,16 +146,15 @@ struct Client::Impl {
       for (size_t i = 0; i < keys.size(); ++i) {
         std::optional<client::PlacementHint> h = hints->Lookup(keys[i], now);
         if (!h || h->length > budget) continue;
-        // Only into one buffer: slices are read on the reply.
         StatusOr<client::ObjectMemory> buf = AsMemory(dest(i, h->length));
-        if (!buf.ok() || !buf->slices.empty()) continue;
+        if (!buf.ok()) continue;
         budget -= h->length;
-        ahead[i] = Ahead{std::move(*h), buf->buffer};
+        ahead[i] = Ahead{std::move(*h), *buf};
       }
       if (budget < kMaxCopyAheadBytes) {  // something to copy
         copy_ahead = [&] {
           for (auto& a : ahead) {
-            if (a) a->copied = io->CopyAhead(a->hint, a->buffer, verify ? &a->checksum : nullptr);
+            if (a) a->copied = io->CopyAhead(a->hint, a->memory, verify ? &a->checksum : nullptr);
           }
         };
       }

@@ -71,9 +71,13 @@ const rpc::RemoteReplica* ReplicaIo::SameHost(const std::vector<rpc::RemoteRepli
   return nullptr;
 }
 
-bool ReplicaIo::CopyAhead(const PlacementHint& hint, std::byte* buffer, uint64_t* checksum_out) {
-  return shm_ != nullptr && shm_->CopyAhead(hint.endpoint, hint.segment, hint.offset, hint.length,
-                                            buffer, checksum_out);
+bool ReplicaIo::CopyAhead(const PlacementHint& hint, const ObjectMemory& memory,
+                          uint64_t* checksum_out) {
+  if (shm_ == nullptr) return false;
+  const transfer::BufferSlice one{memory.buffer, static_cast<size_t>(hint.length)};
+  const std::span<const transfer::BufferSlice> to =
+      memory.slices.empty() ? std::span<const transfer::BufferSlice>(&one, 1) : memory.slices;
+  return shm_->CopyAhead(hint.endpoint, hint.segment, hint.offset, hint.length, to, checksum_out);
 }
 
 std::vector<Status> ReplicaIo::WriteAll(

@@ -81,10 +81,11 @@ class ReplicaIo {
 
   // The first replica of `list` reachable over shared memory, or null.
   const rpc::RemoteReplica* SameHost(const std::vector<rpc::RemoteReplica>& list);
-  // Copies a hinted same-host range into `buffer` ahead of its capability
-  // (transport.h, CopyAhead); false when it could not. `checksum_out`, when
-  // set, receives the copied bytes' XXH3-64.
-  bool CopyAhead(const PlacementHint& hint, std::byte* buffer, uint64_t* checksum_out = nullptr);
+  // Copies a hinted same-host range into `memory` (its buffer, or its slices
+  // in order) ahead of its capability (transport.h, CopyAhead); false when it
+  // could not. `checksum_out`, when set, receives the copied bytes' XXH3-64.
+  bool CopyAhead(const PlacementHint& hint, const ObjectMemory& memory,
+                 uint64_t* checksum_out = nullptr);
   // Ops sent again over TCP after shared memory could not carry them.
   uint64_t shm_fallbacks() const { return shm_fallbacks_.load(std::memory_order_relaxed); }
   // Reads that failed on one replica and were tried on the next.

@@ -48,14 +48,4 @@ void BulkCopy(void* dst, const void* src, size_t n) {
   std::memcpy(dst, src, n);
 }
 
-void CopyHashing(void* dst, const void* src, size_t n, ValueHasher& hasher) {
-  auto* d = static_cast<std::byte*>(dst);
-  const auto* s = static_cast<const std::byte*>(src);
-  for (size_t at = 0; at < n; at += kHashChunk) {
-    const size_t len = n - at < kHashChunk ? n - at : kHashChunk;
-    std::memcpy(d + at, s + at, len);
-    hasher.Update(d + at, len);
-  }
-}
-
 }  // namespace crescent::transfer

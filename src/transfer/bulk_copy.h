@@ -13,22 +13,11 @@
 
 #include <cstddef>
 
-#include "common/value_hash.h"
-
 namespace crescent::transfer {
 
 inline constexpr size_t kStreamingFrom = 256 << 10;
 
 // Like memcpy (no overlap); ordered before the caller's next store (sfence).
 void BulkCopy(void* dst, const void* src, size_t n);
-
-// A verified read's copy where CopyAndHash (copy_hash.h) has no one-pass
-// form (no AVX2, or at most 240 bytes): kHashChunk bytes at a time, each
-// chunk copied with plain stores and then fed to `hasher` from the
-// destination while it is still in cache, so the checksum covers exactly the
-// bytes delivered. Plain stores, not streaming ones: a streamed chunk would
-// leave the cache and the hash would read it back from memory.
-inline constexpr size_t kHashChunk = 64 << 10;
-void CopyHashing(void* dst, const void* src, size_t n, ValueHasher& hasher);
 
 }  // namespace crescent::transfer

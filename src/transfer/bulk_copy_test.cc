@@ -47,19 +47,5 @@ TEST(BulkCopyTest, CopiesExactlyAtAnyAlignmentAndLength) {
   }
 }
 
-// The fused copy delivers the same bytes and hashes exactly them, across the
-// chunk boundaries and the tail.
-TEST(BulkCopyTest, CopyHashingCopiesAndHashesTheDeliveredBytes) {
-  for (size_t n : {size_t{1}, size_t{4096}, kHashChunk, kHashChunk + 1, 3 * kHashChunk - 5}) {
-    std::vector<std::byte> src = Pattern(n, static_cast<uint32_t>(n));
-    std::vector<std::byte> dst(n + 1, std::byte{0xEE});
-    ValueHasher h;
-    CopyHashing(dst.data(), src.data(), n, h);
-    ASSERT_TRUE(std::equal(src.begin(), src.end(), dst.begin())) << n;
-    EXPECT_EQ(dst[n], std::byte{0xEE}) << "wrote past the end, n=" << n;
-    EXPECT_EQ(h.Digest(), HashValue(src.data(), n)) << n;
-  }
-}
-
 }  // namespace
 }  // namespace crescent::transfer

@@ -1,5 +1,7 @@
 #include "transfer/copy_hash.h"
 
+#include <algorithm>
+#include <bit>
 #include <cstring>
 
 #include "common/value_hash.h"
@@ -12,19 +14,17 @@
 namespace crescent::transfer {
 namespace {
 
-#if defined(__x86_64__)
 // XXH3-64 with the default secret and seed 0, long-input path (len > 240),
 // as xxhash 0.8's XXH3_hashLong_64b_internal: 64-byte stripes, 16 per
 // 1 KiB block, each stripe accumulated with the secret at 8 bytes per stripe,
 // the accumulators scrambled after each block with the secret's last 64
 // bytes; the last stripe at [len - 64, len) with the secret at 192 - 64 - 7;
 // then merged with the secret at 11 and len * PRIME64_1, and avalanched.
-// value_hash_test-style checks (copy_hash_test) hold it to XXH3_64bits.
+// copy_hash_test holds it to XXH3_64bits (HashValue).
 constexpr size_t kStripe = 64;
 constexpr size_t kStripesPerBlock = 16;
-constexpr size_t kBlock = kStripe * kStripesPerBlock;
 constexpr size_t kSecretSize = 192;
-constexpr size_t kLongFrom = 241;  // XXH3_MIDSIZE_MAX + 1
+constexpr size_t kMidSizeMax = 240;  // XXH3_MIDSIZE_MAX: longer inputs take the long path
 
 alignas(64) constexpr uint8_t kSecret[kSecretSize] = {
     0xb8, 0xfe, 0x6c, 0x39, 0x23, 0xa4, 0x4b, 0xbe, 0x7c, 0x01, 0x81, 0x2c, 0xf7, 0x21, 0xad, 0x1c,
@@ -40,6 +40,8 @@ alignas(64) constexpr uint8_t kSecret[kSecretSize] = {
     0x2b, 0x16, 0xbe, 0x58, 0x7d, 0x47, 0xa1, 0xfc, 0x8f, 0xf8, 0xb8, 0xd1, 0x7a, 0xd0, 0x31, 0xce,
     0x45, 0xcb, 0x3a, 0x8f, 0x95, 0x16, 0x04, 0x28, 0xaf, 0xd7, 0xfb, 0xca, 0xbb, 0x4b, 0x40, 0x7e,
 };
+constexpr const uint8_t* kScrambleSecret = kSecret + kSecretSize - kStripe;
+constexpr const uint8_t* kLastStripeSecret = kSecret + kSecretSize - kStripe - 7;
 
 constexpr uint64_t kPrime32_1 = 0x9E3779B1U;
 constexpr uint64_t kPrime32_2 = 0x85EBCA77U;
@@ -53,16 +55,51 @@ constexpr uint64_t kPrime64_5 = 0x27D4EB2F165667C5ULL;
 uint64_t Read64(const uint8_t* p) {
   uint64_t v;
   std::memcpy(&v, p, sizeof v);
-  return v;  // little-endian: x86-64 only
+  if constexpr (std::endian::native == std::endian::big) v = __builtin_bswap64(v);
+  return v;
 }
 
-__extension__ using Uint128 = unsigned __int128;  // GCC and Clang on x86-64
+__extension__ using Uint128 = unsigned __int128;  // GCC and Clang on 64-bit targets
 
 uint64_t Mul128Fold64(uint64_t a, uint64_t b) {
   const Uint128 p = static_cast<Uint128>(a) * b;
   return static_cast<uint64_t>(p) ^ static_cast<uint64_t>(p >> 64);
 }
 
+// XXH3's scalar stripe and scramble (the AVX2 forms below compute the same).
+void AccumulateStripe(uint64_t* acc, const uint8_t* data, const uint8_t* secret) {
+  for (size_t i = 0; i < 8; ++i) {
+    const uint64_t v = Read64(data + 8 * i);
+    const uint64_t k = v ^ Read64(secret + 8 * i);
+    acc[i ^ 1] += v;
+    acc[i] += (k & 0xFFFFFFFFULL) * (k >> 32);
+  }
+}
+
+void Scramble(uint64_t* acc) {
+  for (size_t i = 0; i < 8; ++i) {
+    uint64_t a = acc[i];
+    a ^= a >> 47;
+    a ^= Read64(kScrambleSecret + 8 * i);
+    acc[i] = a * kPrime32_1;
+  }
+}
+
+// Without AVX2: each stripe copied, then accumulated from the destination.
+void CopyStripesPlain(uint8_t* d, const uint8_t* s, size_t stripes, uint64_t* acc, size_t& stripe,
+                      uint8_t* last) {
+  for (size_t k = 0; k < stripes; ++k, d += kStripe, s += kStripe) {
+    std::memcpy(d, s, kStripe);
+    AccumulateStripe(acc, d, kSecret + stripe * 8);
+    if (++stripe == kStripesPerBlock) {
+      Scramble(acc);
+      stripe = 0;
+    }
+  }
+  if (stripes > 0) std::memcpy(last, d - kStripe, kStripe);
+}
+
+#if defined(__x86_64__)
 // One half-stripe (32 bytes, 4 lanes) into its accumulator.
 __attribute__((target("avx2"))) inline __m256i Accumulate(__m256i acc, __m256i data,
                                                           const uint8_t* secret) {
@@ -84,57 +121,125 @@ __attribute__((target("avx2"))) inline __m256i Scramble(__m256i acc, const uint8
   return _mm256_add_epi64(lo, _mm256_slli_epi64(hi, 32));
 }
 
-// Copies `stripes` stripes from s to d and accumulates them, the k-th with
-// the secret at 8 * k.
+// Copies `stripes` stripes from s to d and accumulates them from the
+// registers they were stored from, the first as stripe `stripe` of its
+// block; the last one copied goes to `last`.
 template <bool kStream>
-__attribute__((target("avx2"))) inline void CopyStripes(std::byte* d, const std::byte* s,
-                                                        size_t stripes, __m256i& a0, __m256i& a1) {
-  for (size_t k = 0; k < stripes; ++k) {
-    const __m256i x0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(s + k * kStripe));
-    const __m256i x1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(s + k * kStripe + 32));
-    auto* out = reinterpret_cast<__m256i*>(d + k * kStripe);
-    if constexpr (kStream) {
-      _mm256_stream_si256(out, x0);
-      _mm256_stream_si256(out + 1, x1);
-    } else {
-      _mm256_storeu_si256(out, x0);
-      _mm256_storeu_si256(out + 1, x1);
+__attribute__((target("avx2"))) void CopyStripesAvx2(uint8_t* d, const uint8_t* s, size_t stripes,
+                                                     uint64_t* acc, size_t& stripe, uint8_t* last) {
+  __m256i a0 = _mm256_load_si256(reinterpret_cast<const __m256i*>(acc));
+  __m256i a1 = _mm256_load_si256(reinterpret_cast<const __m256i*>(acc + 4));
+  __m256i x0 = _mm256_setzero_si256(), x1 = _mm256_setzero_si256();
+  while (stripes > 0) {
+    const size_t run = std::min(stripes, kStripesPerBlock - stripe);
+    for (size_t k = 0; k < run; ++k, d += kStripe, s += kStripe) {
+      x0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(s));
+      x1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(s + 32));
+      auto* out = reinterpret_cast<__m256i*>(d);
+      if constexpr (kStream) {
+        _mm256_stream_si256(out, x0);
+        _mm256_stream_si256(out + 1, x1);
+      } else {
+        _mm256_storeu_si256(out, x0);
+        _mm256_storeu_si256(out + 1, x1);
+      }
+      const uint8_t* secret = kSecret + (stripe + k) * 8;
+      a0 = Accumulate(a0, x0, secret);
+      a1 = Accumulate(a1, x1, secret + 32);
     }
-    a0 = Accumulate(a0, x0, kSecret + k * 8);
-    a1 = Accumulate(a1, x1, kSecret + k * 8 + 32);
+    stripes -= run;
+    stripe += run;
+    if (stripe == kStripesPerBlock) {
+      a0 = Scramble(a0, kScrambleSecret);
+      a1 = Scramble(a1, kScrambleSecret + 32);
+      stripe = 0;
+    }
   }
-}
-
-template <bool kStream>
-__attribute__((target("avx2"))) uint64_t CopyAndHashAvx2(std::byte* d, const std::byte* s,
-                                                         size_t n) {
-  __m256i a0 =
-      _mm256_setr_epi64x(static_cast<long long>(kPrime32_3), static_cast<long long>(kPrime64_1),
-                         static_cast<long long>(kPrime64_2), static_cast<long long>(kPrime64_3));
-  __m256i a1 =
-      _mm256_setr_epi64x(static_cast<long long>(kPrime64_4), static_cast<long long>(kPrime32_2),
-                         static_cast<long long>(kPrime64_5), static_cast<long long>(kPrime32_1));
-  const size_t blocks = (n - 1) / kBlock;
-  for (size_t b = 0; b < blocks; ++b) {
-    CopyStripes<kStream>(d + b * kBlock, s + b * kBlock, kStripesPerBlock, a0, a1);
-    a0 = Scramble(a0, kSecret + kSecretSize - kStripe);
-    a1 = Scramble(a1, kSecret + kSecretSize - kStripe + 32);
-  }
-  const size_t stripes = ((n - 1) - blocks * kBlock) / kStripe;
-  CopyStripes<kStream>(d + blocks * kBlock, s + blocks * kBlock, stripes, a0, a1);
-  const size_t copied = blocks * kBlock + stripes * kStripe;  // n - 64 <= copied < n
-  std::memcpy(d + copied, s + copied, n - copied);
-  if constexpr (kStream) _mm_sfence();  // the streamed lines before the read-back and the caller
-  // The last stripe, from what was delivered.
-  const std::byte* last = d + n - kStripe;
-  const uint8_t* last_secret = kSecret + kSecretSize - kStripe - 7;
-  a0 = Accumulate(a0, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(last)), last_secret);
-  a1 = Accumulate(a1, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(last + 32)),
-                  last_secret + 32);
-  alignas(32) uint64_t acc[8];
+  if constexpr (kStream) _mm_sfence();  // the streamed lines before the caller's next use
   _mm256_store_si256(reinterpret_cast<__m256i*>(acc), a0);
   _mm256_store_si256(reinterpret_cast<__m256i*>(acc + 4), a1);
-  uint64_t h = static_cast<uint64_t>(n) * kPrime64_1;
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(last), x0);
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(last + 32), x1);
+}
+
+bool HasAvx2() {
+  static const bool has = __builtin_cpu_supports("avx2");
+  return has;
+}
+#endif
+
+void CopyStripes(uint8_t* d, const uint8_t* s, size_t stripes, bool stream, uint64_t* acc,
+                 size_t& stripe, uint8_t* last) {
+  if (stripes == 0) return;
+#if defined(__x86_64__)
+  if (HasAvx2()) {
+    const bool nt =
+        stream && stripes >= kStripesPerBlock && (reinterpret_cast<uintptr_t>(d) & 31) == 0;
+    if (nt) return CopyStripesAvx2<true>(d, s, stripes, acc, stripe, last);
+    return CopyStripesAvx2<false>(d, s, stripes, acc, stripe, last);
+  }
+#endif
+  CopyStripesPlain(d, s, stripes, acc, stripe, last);
+}
+
+}  // namespace
+
+CopyHasher::CopyHasher(bool stream)
+    : acc_{kPrime32_3, kPrime64_1, kPrime64_2, kPrime64_3,
+           kPrime64_4, kPrime32_2, kPrime64_5, kPrime32_1},
+      stream_(stream) {}
+
+void CopyHasher::AccumulateKept(const uint8_t* p) {
+  AccumulateStripe(acc_, p, kSecret + stripe_ * 8);
+  if (++stripe_ == kStripesPerBlock) {
+    Scramble(acc_);
+    stripe_ = 0;
+  }
+  std::memcpy(prev_, p, kStripe);
+}
+
+void CopyHasher::Copy(void* dst, const void* src, size_t n) {
+  auto* d = static_cast<uint8_t*>(dst);
+  const auto* s = static_cast<const uint8_t*>(src);
+  const uint64_t before = total_;
+  total_ += n;
+  if (before + n <= kMidSizeMax) {  // short so far: kept whole as well
+    std::memcpy(d, s, n);
+    std::memcpy(head_ + before, d, n);
+  }
+  // Fill the pending stripe first: stripes lie at multiples of 64 in the value.
+  if (pending_bytes_ > 0 && pending_bytes_ < kStripe) {
+    const size_t k = std::min(kStripe - pending_bytes_, n);
+    std::memcpy(d, s, k);
+    std::memcpy(pending_ + pending_bytes_, d, k);
+    pending_bytes_ += k;
+    d += k;
+    s += k;
+    n -= k;
+  }
+  if (n == 0) return;
+  if (pending_bytes_ == kStripe) AccumulateKept(pending_);  // more bytes follow it
+  // Every whole stripe with a byte after it here, then the last 1..64 bytes wait.
+  const size_t stripes = (n - 1) / kStripe;
+  CopyStripes(d, s, stripes, stream_, acc_, stripe_, prev_);
+  d += stripes * kStripe;
+  s += stripes * kStripe;
+  n -= stripes * kStripe;
+  std::memcpy(d, s, n);
+  std::memcpy(pending_, d, n);
+  pending_bytes_ = n;
+}
+
+uint64_t CopyHasher::Digest() const {
+  if (total_ <= kMidSizeMax) return HashValue(head_, static_cast<size_t>(total_));
+  alignas(32) uint64_t acc[8];
+  std::memcpy(acc, acc_, sizeof acc);
+  // The last stripe: the value's last 64 bytes, which may begin in prev_.
+  uint8_t last[kStripe];
+  std::memcpy(last, prev_ + pending_bytes_, kStripe - pending_bytes_);
+  std::memcpy(last + kStripe - pending_bytes_, pending_, pending_bytes_);
+  AccumulateStripe(acc, last, kLastStripeSecret);
+  uint64_t h = total_ * kPrime64_1;
   const uint8_t* merge = kSecret + 11;
   for (int i = 0; i < 4; ++i) {
     h += Mul128Fold64(acc[2 * i] ^ Read64(merge + 16 * i),
@@ -146,26 +251,10 @@ __attribute__((target("avx2"))) uint64_t CopyAndHashAvx2(std::byte* d, const std
   return h;
 }
 
-bool HasAvx2() {
-  static const bool has = __builtin_cpu_supports("avx2");
-  return has;
-}
-#endif
-
-}  // namespace
-
 uint64_t CopyAndHash(void* dst, const void* src, size_t n) {
-  auto* d = static_cast<std::byte*>(dst);
-  const auto* s = static_cast<const std::byte*>(src);
-#if defined(__x86_64__)
-  if (n >= kLongFrom && HasAvx2()) {
-    const bool stream = n >= kStreamingFrom && (reinterpret_cast<uintptr_t>(d) & 31) == 0;
-    return stream ? CopyAndHashAvx2<true>(d, s, n) : CopyAndHashAvx2<false>(d, s, n);
-  }
-#endif
-  ValueHasher hasher;
-  CopyHashing(d, s, n, hasher);
-  return hasher.Digest();
+  CopyHasher h(n >= kStreamingFrom);
+  h.Copy(dst, src, n);
+  return h.Digest();
 }
 
 }  // namespace crescent::transfer

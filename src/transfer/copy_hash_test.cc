@@ -2,7 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "common/value_hash.h"
@@ -68,6 +70,100 @@ TEST(CopyAndHashTest, DifferentBytesGiveADifferentChecksum) {
     changed[at] ^= std::byte{1};
     EXPECT_NE(CopyAndHash(dst.data(), changed.data(), changed.size()), before) << at;
     EXPECT_EQ(dst, changed);
+  }
+}
+
+// Copies `pieces` (their lengths, in order) of one pattern value through a
+// CopyHasher into destinations `gap` bytes apart, misaligned by `misalign`,
+// and checks every byte, the guard bytes between them and the checksum: the
+// one-shot XXH3 (HashValue) of the whole value.
+void CheckPieces(const std::vector<size_t>& pieces, bool stream, size_t misalign) {
+  size_t total = 0;
+  for (size_t n : pieces) total += n;
+  const std::vector<std::byte> src = Pattern(total, uint32_t(total + pieces.size()));
+  const size_t gap = 96;
+  std::vector<std::byte> dst(total + (pieces.size() + 1) * gap + 64, std::byte{0xEE});
+  const size_t base = (64 - reinterpret_cast<uintptr_t>(dst.data()) % 64) % 64;
+  CopyHasher hasher(stream);
+  std::vector<std::byte*> at;
+  std::byte* d = dst.data() + base + misalign;
+  size_t from = 0;
+  for (size_t n : pieces) {
+    d += gap;
+    at.push_back(d);
+    hasher.Copy(d, src.data() + from, n);
+    d += n;
+    from += n;
+  }
+  const std::string shape = "total " + std::to_string(total) + " in " +
+                            std::to_string(pieces.size()) + " pieces, first " +
+                            std::to_string(pieces.empty() ? 0 : pieces[0]);
+  ASSERT_EQ(hasher.Digest(), HashValue(src.data(), total)) << shape;
+  from = 0;
+  std::vector<bool> written(dst.size(), false);
+  for (size_t i = 0; i < pieces.size(); ++i) {
+    for (size_t k = 0; k < pieces[i]; ++k) {
+      ASSERT_EQ(at[i][k], src[from + k]) << shape << ", piece " << i << " byte " << k;
+      written[static_cast<size_t>(at[i] + k - dst.data())] = true;
+    }
+    from += pieces[i];
+  }
+  for (size_t k = 0; k < dst.size(); ++k) {
+    if (!written[k]) {
+      ASSERT_EQ(dst[k], std::byte{0xEE}) << shape << ", stray write at " << k;
+    }
+  }
+}
+
+// Values in pieces of every shape around XXH3's boundaries (the 240-byte
+// short path, the 64-byte stripe, the 1 KiB block): one piece, many equal
+// ones, pieces of 1 and 63 and 65 bytes, empty pieces between, first and
+// last; each checksum is the one-shot XXH3 of the concatenation.
+TEST(CopyHasherTest, PiecesHashAsTheirConcatenation) {
+  for (size_t total : {0, 1, 63, 64, 65, 239, 240, 241, 256, 1023, 1024, 1025, 2113, 5000}) {
+    for (size_t piece : {1, 7, 63, 64, 65, 100, 240, 241, 1024, 4096}) {
+      std::vector<size_t> pieces;
+      for (size_t left = total; left > 0; left -= std::min(left, piece)) {
+        pieces.push_back(std::min(left, piece));
+      }
+      ASSERT_NO_FATAL_FAILURE(CheckPieces(pieces, false, 0));
+      std::vector<size_t> with_empty = {0};
+      for (size_t n : pieces) {
+        with_empty.push_back(n);
+        with_empty.push_back(0);
+      }
+      ASSERT_NO_FATAL_FAILURE(CheckPieces(with_empty, false, 1));
+    }
+  }
+}
+
+// Uneven pieces: every split of a value into two, and pseudo-random splits
+// into many (chunk sizes no multiple of the stripe or block).
+TEST(CopyHasherTest, AnySplitGivesTheOneShotChecksum) {
+  for (size_t total : {241, 300, 1100, 2049}) {
+    for (size_t cut = 0; cut <= total; ++cut) {
+      ASSERT_NO_FATAL_FAILURE(CheckPieces({cut, total - cut}, false, cut % 3));
+    }
+  }
+  uint32_t x = 12345;
+  for (int trial = 0; trial < 300; ++trial) {
+    std::vector<size_t> pieces;
+    const size_t count = 1 + trial % 40;
+    for (size_t i = 0; i < count; ++i) {
+      x = x * 1664525u + 1013904223u;
+      pieces.push_back((x >> 8) % (trial % 2 == 0 ? 200 : 9000));
+    }
+    ASSERT_NO_FATAL_FAILURE(CheckPieces(pieces, trial % 3 == 0, trial % 33));
+  }
+}
+
+// Layer-first pages as the engines lay them out (64 slices of K and V), with
+// streaming stores on aligned and misaligned destinations.
+TEST(CopyHasherTest, LayerFirstPagesWithStreamingStores) {
+  for (size_t slice : {size_t{4096} + 3, size_t{16} << 10, size_t{64} << 10}) {
+    for (size_t misalign : {0, 8, 32}) {
+      ASSERT_NO_FATAL_FAILURE(CheckPieces(std::vector<size_t>(64, slice), true, misalign));
+    }
   }
 }
 

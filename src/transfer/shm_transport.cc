@@ -115,11 +115,21 @@ StatusOr<ScopedFd> Connect(const std::string& name, int64_t timeout_ms) {
 
 bool IsTimeout(int err) { return err == EAGAIN || err == EWOULDBLOCK; }
 
-// A read's copy out of the segment; with `checksum_out`, copied and hashed in
-// one pass over the bytes delivered (copy_hash.h).
-void CopyOut(std::byte* dst, const std::byte* src, uint64_t length, uint64_t* checksum_out) {
-  if (checksum_out == nullptr) return BulkCopy(dst, src, length);
-  *checksum_out = CopyAndHash(dst, src, length);
+// A read's copy out of the segment into `to` (one buffer, or an op's slices
+// in order, `length` bytes in all); with `checksum_out`, copied and hashed in
+// one pass, the XXH3 state carried from slice to slice (copy_hash.h).
+void CopyOut(std::span<const BufferSlice> to, const std::byte* from, uint64_t length,
+             uint64_t* checksum_out) {
+  CopyHasher hasher(length >= kStreamingFrom);
+  for (const BufferSlice& slice : to) {
+    if (checksum_out == nullptr) {
+      BulkCopy(slice.data, from, slice.length);
+    } else {
+      hasher.Copy(slice.data, from, slice.length);
+    }
+    from += slice.length;
+  }
+  if (checksum_out != nullptr) *checksum_out = hasher.Digest();
 }
 
 // Whether the node that handed out `m` still serves it: its end of the held
@@ -262,7 +272,7 @@ class ShmTransport final : public Transport {
   std::vector<Status> Execute(std::span<const TransferOp> ops, int64_t timeout_ms) override;
   const char* Name() const override { return "shm"; }
   bool CopyAhead(const std::string& endpoint, uint32_t segment, uint64_t offset, uint64_t length,
-                 std::byte* buffer, uint64_t* checksum_out) override;
+                 std::span<const BufferSlice> to, uint64_t* checksum_out) override;
   MappedMemory Mapped() override;
 
  private:
@@ -402,24 +412,8 @@ Status ShmTransport::ExecuteOne(const TransferOp& op, Clock::time_point deadline
                       ") is outside the shm segment of " + std::to_string(m.size) + " bytes");
   }
   used = *mapping_or;
-  if (op.slices.empty()) {
-    CopyOut(op.buffer, m.data + cap.offset, cap.length, op.checksum_out);
-  } else {
-    // Slice by slice, each hashed right after its copy, while it is in cache
-    // (a cached copy, not BulkCopy's non-temporal stores, when hashed).
-    uint64_t at = cap.offset;
-    ValueHasher h;
-    for (const BufferSlice& slice : op.slices) {
-      if (op.checksum_out == nullptr) {
-        BulkCopy(slice.data, m.data + at, slice.length);
-      } else {
-        std::memcpy(slice.data, m.data + at, slice.length);
-        h.Update(slice.data, slice.length);
-      }
-      at += slice.length;
-    }
-    if (op.checksum_out != nullptr) *op.checksum_out = h.Digest();
-  }
+  BufferSlice one;
+  CopyOut(MemoryOf(op, &one), m.data + cap.offset, cap.length, op.checksum_out);
   // The range may have been reused after expiry: bytes copied late are junk.
   // (The node's hang-up, checked after the batch, covers a remount.)
   if (cap.expiry_unix_ms <= UnixNowMs()) {
@@ -528,7 +522,8 @@ Status ShmTransport::WriteThroughNode(const TransferOp& op, Clock::time_point de
 }
 
 bool ShmTransport::CopyAhead(const std::string& endpoint, uint32_t segment, uint64_t offset,
-                             uint64_t length, std::byte* buffer, uint64_t* checksum_out) {
+                             uint64_t length, std::span<const BufferSlice> to,
+                             uint64_t* checksum_out) {
   std::shared_ptr<EndpointState> state;
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -544,11 +539,11 @@ bool ShmTransport::CopyAhead(const std::string& endpoint, uint32_t segment, uint
     m = state->mapping;
   }
   // The mapping is held (not unmapped under us) until the copy is done.
-  if (!m || m->segment != segment || buffer == nullptr || length == 0 ||
+  if (!m || m->segment != segment || length == 0 || !SlicesCover(to, length) ||
       !m->Holds(offset, length)) {
     return false;
   }
-  CopyOut(buffer, m->data + offset, length, checksum_out);
+  CopyOut(to, m->data + offset, length, checksum_out);
   if (!NodeServes(*m)) {  // the bytes may be right, but a live replica should serve them
     Drop(endpoint, m);
     return false;

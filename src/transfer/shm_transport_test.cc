@@ -167,7 +167,8 @@ TEST_F(ShmTransportTest, ReadsAndCopiesAheadHashTheBytesTheyDeliver) {
 
   std::vector<std::byte> ahead(n);
   uint64_t ahead_sum = 0;
-  ASSERT_TRUE(transport_->CopyAhead(endpoint_, 3, 0, n, ahead.data(), &ahead_sum));
+  const BufferSlice whole{ahead.data(), n};
+  ASSERT_TRUE(transport_->CopyAhead(endpoint_, 3, 0, n, {&whole, 1}, &ahead_sum));
   EXPECT_EQ(ahead, data);
   EXPECT_EQ(ahead_sum, want);
 

@@ -73,16 +73,19 @@ class Transport {
   virtual std::vector<Status> Execute(std::span<const TransferOp> ops, int64_t timeout_ms) = 0;
   virtual const char* Name() const = 0;
   // Same-host transports only: copies [offset, offset + length) of segment
-  // `segment` at `endpoint` into `buffer` while the capability for that read is
+  // `segment` at `endpoint` into `to` (one buffer, or a value's slices in
+  // order, `length` bytes in all) while the capability for that read is
   // still on its way. The bytes mean nothing until the caller has matched the
   // capability that arrives (range, segment, expiry) and the replica's placement
   // against what it asked for here; on a mismatch it reads again normally.
   // False, with nothing copied, when this transport cannot: another host, no
-  // mapping of that segment yet (only Execute makes one), or a range outside it.
+  // mapping of that segment yet (only Execute makes one), a range outside it,
+  // or slices that do not cover `length`.
   // `checksum_out`, when set, receives the copied bytes' XXH3-64 (as a read's).
   virtual bool CopyAhead(const std::string& endpoint, uint32_t segment, uint64_t offset,
-                         uint64_t length, std::byte* buffer, uint64_t* checksum_out = nullptr) {
-    (void)endpoint, (void)segment, (void)offset, (void)length, (void)buffer, (void)checksum_out;
+                         uint64_t length, std::span<const BufferSlice> to,
+                         uint64_t* checksum_out = nullptr) {
+    (void)endpoint, (void)segment, (void)offset, (void)length, (void)to, (void)checksum_out;
     return false;
   }
   // Same-host transports only: bytes of store-node memory mapped now, and of
