@@ -205,7 +205,7 @@ struct ClientCounters {
 };
 
 // One operation family of this client (put, get, get_prefix, exists,
-// query_prefix, remove, list); a batch call is one call.
+// query_prefix, remove, list, end_session); a batch call is one call.
 struct ClientOpStats {
   uint64_t calls = 0;
   uint64_t ok_keys = 0;
@@ -324,6 +324,14 @@ class Client {
   // holds a lease on stays unless `force`; the count removed is returned.
   StatusOr<size_t> RemoveByPrefix(const std::string& prefix, bool force = false);
   StatusOr<size_t> RemoveAll(bool force = false);
+  // A session hint: the conversation whose pages `keys` are has ended, so
+  // its pages are the cache's preferred victims until another request reads
+  // them (docs/engines.md, "Session hints"). Advice only: nothing is
+  // removed, and pins and read leases hold. Returns how many stored objects
+  // were marked; keys not stored are skipped. One invalid key (empty, too
+  // long) refuses the call with INVALID_KEY, marking nothing. Any number of
+  // keys: sent in batches of ClientConfig's batch limit.
+  StatusOr<size_t> EndSession(std::span<const std::string> keys);
   StatusOr<uint64_t> GetSize(const std::string& key);
   StatusOr<ClusterStat> Stat();
   ClientCounters Counters() const;

@@ -186,15 +186,16 @@ class HiCacheV2:
     def batch_get_v2(self, transfers: List[Any],
                      extra_info: Optional[Any] = None) -> Dict[Any, List[bool]]:
         """Reads every transfer's pages into its host pool; per pool, per page success."""
-        return self._io_v2(transfers, write=False)
+        return self._io_v2(transfers, write=False, extra_info=extra_info)
 
     def batch_set_v2(self, transfers: List[Any],
                      extra_info: Optional[Any] = None) -> Dict[Any, List[bool]]:
         """Writes every transfer's pages from its host pool (objects already
         stored are skipped) in one batch; per pool, per page success."""
-        return self._io_v2(transfers, write=True)
+        return self._io_v2(transfers, write=True, extra_info=extra_info)
 
-    def _io_v2(self, transfers: List[Any], write: bool) -> Dict[Any, List[bool]]:
+    def _io_v2(self, transfers: List[Any], write: bool,
+               extra_info: Optional[Any] = None) -> Dict[Any, List[bool]]:
         obj_keys: List[str] = []
         ptrs: List[Any] = []
         sizes: List[Any] = []
@@ -210,6 +211,7 @@ class HiCacheV2:
         for name, start, count, per in ranges:
             objs = ok[start:start + count]
             results[name] = [all(objs[i:i + per]) for i in range(0, count, per)]
+        self._end_if_final(obj_keys, extra_info)  # a session's last pages (_hicache_sessions.py)
         return results
 
     def _move_objects(self, keys: List[str], ptrs: List[Any], sizes: List[Any],

@@ -23,6 +23,9 @@ What it implements (the interface of SGLang's
   zero-copy (``target_location`` = pointer(s), ``target_sizes`` = byte
   count(s)) or copying (``value`` / ``target_location`` = a tensor);
 * ``exists``, ``register_mem_pool_host``, ``clear`` and ``get_stats``;
+* session hints (crescent/_hicache_sessions.py): ``end_session(keys)`` for a
+  closed session's pages, and Crescent's ``extra_info={"session_end": True}``
+  on a get or set of a conversation's last pages;
 * HiCache v2 (hybrid models: KV plus Mamba, SWA, indexer, draft pools):
   ``register_mem_host_pool_v2``, ``batch_exists_v2 -> PoolTransferResult``
   honouring each pool's ``PoolHitPolicy``, ``batch_get_v2`` /
@@ -68,6 +71,7 @@ from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Sequence
 
 from ._hicache_pools import HiCacheV2, pack_meta
+from ._hicache_sessions import SessionHints
 
 logger = logging.getLogger(__name__)
 
@@ -215,7 +219,7 @@ def _tensor_nbytes(t: Any) -> int:
     return int(t.numel() * t.element_size())
 
 
-class CrescentHiCacheStorage(HiCacheV2, HiCacheStorage):
+class CrescentHiCacheStorage(SessionHints, HiCacheV2, HiCacheStorage):
     """SGLang HiCache storage backend backed by a Crescent cluster.
 
     Args:
@@ -279,10 +283,13 @@ class CrescentHiCacheStorage(HiCacheV2, HiCacheStorage):
             "set_calls": 0, "set_pages": 0, "set_pages_skipped": 0, "set_pages_written": 0,
             "set_pages_failed": 0, "bytes_stored": 0,
             "get_seconds": 0.0, "set_seconds": 0.0,
+            "session_end_calls": 0, "session_end_objects": 0, "session_end_marked": 0,
+            "session_end_failures": 0,
         }
 
         self._owns_store = store is None
         self.store = store if store is not None else self._connect(extra)
+        self._decide_hints()
 
         if isinstance(mem_pool, dict):
             mem_pool = mem_pool.get("mem_pool_host") or mem_pool.get("mem_pool")
@@ -455,6 +462,7 @@ class CrescentHiCacheStorage(HiCacheV2, HiCacheStorage):
         loaded = sum(_total(s) for s, ok in zip(sizes, ok_objs) if ok)
         self._count(get_calls=1, get_pages=len(keys), get_pages_ok=sum(result),
                     bytes_loaded=loaded, get_seconds=elapsed)
+        self._end_if_final(obj_keys, extra_info)
         return result
 
     def batch_set_v1(self, keys: List[str], host_indices,
@@ -497,6 +505,7 @@ class CrescentHiCacheStorage(HiCacheV2, HiCacheStorage):
                     set_pages_written=sum(result) - skipped_pages,
                     set_pages_failed=len(keys) - sum(result), bytes_stored=stored,
                     set_seconds=elapsed)
+        self._end_if_final(obj_keys, extra_info)
         return result
 
     def _replicate_config(self):

@@ -374,6 +374,11 @@ class MooncakeDistributedStore:
     def batch_query_prefix(self, keys):
         return mooncake_code(self._store.batch_query_prefix(keys))
 
+    def end_session(self, keys):
+        """A session hint (crescent.Store.end_session): 0, or Mooncake's code."""
+        code = self._store.end_session(keys)
+        return 0 if code >= 0 else mooncake_code(code)
+
     def get_stats(self):
         return self._store.get_stats()
 

@@ -201,6 +201,17 @@ class Store:
         """How many objects were removed, or a negative code."""
         return self._core.remove_all(bool(force))
 
+    def end_session(self, keys):
+        """Says the conversation whose pages `keys` are has ended (a session hint).
+
+        Its pages become the cache's preferred victims until another request
+        reads them; nothing is removed, and pins and read leases hold
+        (docs/engines.md, "Session hints"). Returns how many stored objects
+        were marked (keys not stored are skipped), or a negative code:
+        INVALID_KEY, marking nothing, when any key is empty or too long.
+        """
+        return self._core.end_session(listed("keys", keys))
+
     def get_size(self, key):
         """The object's size in bytes, or a negative code."""
         return self._core.get_size(key)

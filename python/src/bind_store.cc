@@ -1,5 +1,5 @@
-// StoreCore methods: setup/close, the copying API, existence, removal, sizes
-// and stats. Every client call runs with the GIL released; Python objects are
+// StoreCore methods: setup/close, the copying API, existence, removal,
+// session hints, sizes and stats. Every client call runs with the GIL released; Python objects are
 // only touched before and after, with it held.
 #include <pybind11/stl.h>
 
@@ -224,6 +224,14 @@ void BindStore(StoreClass& cls) {
              if (!c) return kClosedCode;
              ReleaseGil nogil;
              StatusOr<size_t> r = c->RemoveAll(force);
+             return r.ok() ? static_cast<int64_t>(r.value()) : PyCode(r.status());
+           })
+      .def("end_session",
+           [](StoreCore& self, const std::vector<std::string>& keys) -> int64_t {
+             auto c = self.Acquire();
+             if (!c) return kClosedCode;
+             ReleaseGil nogil;
+             StatusOr<size_t> r = c->EndSession(keys);
              return r.ok() ? static_cast<int64_t>(r.value()) : PyCode(r.status());
            })
       .def("get_size",

@@ -1,4 +1,5 @@
-// The client verbs put, get, exists and stat (ls and rm: namespace_commands.cc).
+// The client verbs put, get, exists, end-session and stat (ls and rm:
+// namespace_commands.cc).
 // Each connects to the master named by --master (default $CRESCENT_MASTER, else
 // 127.0.0.1:50051) and exits 0 on success, 1 when a key is not found, 2 on
 // usage or any other error (stdout that cannot be written included), with a
@@ -129,6 +130,30 @@ void AddExists(CLI::App& root) {
     }
     if (Status s = WriteStdout(out); !s.ok()) return SetExitCode(Report("exists", s));
     SetExitCode(all ? 0 : 1);
+  });
+}
+
+void AddEndSession(CLI::App& root) {
+  auto* app = root.add_subcommand(
+      "end-session", "Say that the conversation whose pages are KEY... has ended (a session hint)");
+  app->footer(
+      "Its pages become the cache's preferred victims until another request reads them; nothing "
+      "is removed, and pins and read leases hold (docs/engines.md, \"Session hints\"). Prints "
+      "how many stored objects were marked (keys not stored are skipped). Many keys: "
+      "`crescent ls -0 PREFIX | xargs -0 crescent end-session`.");
+  struct Flags : ClientFlags {
+    std::vector<std::string> keys;
+  };
+  auto f = std::make_shared<Flags>();
+  f->Add(*app);
+  app->add_option("KEY", f->keys, "Keys of the conversation's pages")->required();
+  app->callback([f] {
+    auto client = f->Connect();
+    if (!client.ok()) return SetExitCode(Report("end-session", client.status()));
+    StatusOr<size_t> marked = client.value()->EndSession(f->keys);
+    if (!marked.ok()) return SetExitCode(Report("end-session", marked.status()));
+    SetExitCode(
+        Report("end-session", WriteStdout("marked " + std::to_string(marked.value()) + "\n")));
   });
 }
 
@@ -264,6 +289,7 @@ void AddStat(CLI::App& root) {
 Registrar put_registrar(AddPut);
 Registrar get_registrar(AddGet);
 Registrar exists_registrar(AddExists);
+Registrar end_session_registrar(AddEndSession);
 Registrar stat_registrar(AddStat);
 
 }  // namespace

@@ -333,6 +333,13 @@ StatusOr<size_t> Client::RemoveAll(bool force) {
   return TimedOne(timer, impl_->master->RemoveAll(force));
 }
 
+StatusOr<size_t> Client::EndSession(std::span<const std::string> keys) {
+  CallTimer timer(impl_->metrics, ClientOp::kEndSession);
+  StatusOr<size_t> marked = impl_->master->EndSession(keys);
+  timer.Done(marked.ok() ? keys.size() : 0, marked.ok() ? 0 : keys.size());
+  return marked;
+}
+
 StatusOr<uint64_t> Client::GetSize(const std::string& key) {
   StatusOr<RemoteRead> r = impl_->master->GetReplicaList(key);
   if (!r.ok()) return r.status();

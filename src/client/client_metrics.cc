@@ -11,6 +11,7 @@ std::string_view ClientOpName(ClientOp op) {
     case ClientOp::kQueryPrefix: return "query_prefix";
     case ClientOp::kRemove: return "remove";
     case ClientOp::kList: return "list";
+    case ClientOp::kEndSession: return "end_session";
   }
   return "unknown";
 }

@@ -28,8 +28,9 @@ enum class ClientOp : uint8_t {
   kQueryPrefix,  // BatchQueryPrefix
   kRemove,       // Remove, BatchRemove, RemoveByPrefix, RemoveAll
   kList,         // List
+  kEndSession,   // EndSession
 };
-inline constexpr size_t kClientOpCount = static_cast<size_t>(ClientOp::kList) + 1;
+inline constexpr size_t kClientOpCount = static_cast<size_t>(ClientOp::kEndSession) + 1;
 std::string_view ClientOpName(ClientOp op);
 
 class ClientMetrics {

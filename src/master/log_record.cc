@@ -86,6 +86,7 @@ std::string EncodeLogRecord(const LogRecord& r) {
       PutVarint(out, r.segment);
       PutVarint(out, r.offset);
       break;
+    case LogRecordType::kSessionEnded: PutLengthPrefixed(out, r.key); break;
   }
   return out;
 }
@@ -173,11 +174,14 @@ Status DecodeLogRecordInto(std::string_view bytes, LogRecord* out) {
         return Corrupt("truncated replica drop");
       }
       break;
+    case LogRecordType::kSessionEnded:
+      if (!in.LengthPrefixed(&r.key, kMaxStringBytes)) return Corrupt("truncated session end");
+      break;
     default: return Corrupt("unknown type " + std::to_string(type));
   }
   if (!in.done()) return Corrupt("trailing bytes");
   if ((r.type == LogRecordType::kPutEnded || r.type == LogRecordType::kObjectRemoved ||
-       r.type == LogRecordType::kReplicaDropped) &&
+       r.type == LogRecordType::kReplicaDropped || r.type == LogRecordType::kSessionEnded) &&
       r.key.empty()) {
     return Corrupt("empty key");
   }

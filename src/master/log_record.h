@@ -5,7 +5,10 @@
 //  - a put ended (the object as it became visible: size, checksum, replicas,
 //    pins and chain parent);
 //  - an object removed, evicted, or dropped because its last replica went bad;
-//  - one replica dropped (a reader's checksum did not match).
+//  - one replica dropped (a reader's checksum did not match);
+//  - a session hint: the conversation the object belongs to has ended
+//    (MasterService::EndSession). Only logs carry it: a snapshot keeps no
+//    marks, so a restore re-applies those logged after its snapshot.
 // Pending puts are not logged: a restore revokes every put that was in flight,
 // so neither their start nor their revocation changes what it rebuilds. Pins
 // are set by the put itself (PutConfig) and logged with its end.
@@ -36,6 +39,7 @@ enum class LogRecordType : uint8_t {
   kReplicaDropped = 5,
   // 6 and 7 are taken on disk: a kSegmentMounted that carries its file
   // identity, and one that carries the owner token's verifier (log_record.cc).
+  kSessionEnded = 8,
 };
 
 // Why an object left (kObjectRemoved).
@@ -48,7 +52,7 @@ struct LogRecord {
   // kSegmentMounted; its owner_token is the token's verifier
   // (owner_verifier.h), as the engine keeps it.
   SegmentSpec spec;
-  // kPutEnded, kObjectRemoved, kReplicaDropped.
+  // kPutEnded, kObjectRemoved, kReplicaDropped, kSessionEnded.
   std::string key;
   // kPutEnded.
   uint64_t size = 0;

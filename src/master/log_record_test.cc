@@ -45,6 +45,10 @@ std::vector<LogRecord> Samples() {
   dropped.segment = 4;
   dropped.offset = 4096;
   out.push_back(dropped);
+  LogRecord ended;
+  ended.type = LogRecordType::kSessionEnded;
+  ended.key = "turn";
+  out.push_back(ended);
   return out;
 }
 
@@ -75,6 +79,7 @@ TEST(LogRecordTest, EncodingsAreTheGoldenBytes) {
       "656e7401ffffffffffffffff7f",
       "0404676f6e6501",
       "05016b048020",
+      "08047475726e",
   };
   const std::vector<LogRecord> samples = Samples();
   ASSERT_EQ(samples.size(), std::size(kGolden));
@@ -150,6 +155,9 @@ TEST(LogRecordTest, UnknownValuesAreRefused) {
   put = Samples()[2];
   put.key.clear();
   EXPECT_EQ(DecodeLogRecord(EncodeLogRecord(put)).status().code(), ErrorCode::kCorruptData);
+  LogRecord ended = Samples()[5];
+  ended.key.clear();  // a session hint names its key
+  EXPECT_EQ(DecodeLogRecord(EncodeLogRecord(ended)).status().code(), ErrorCode::kCorruptData);
 }
 
 }  // namespace

@@ -3,7 +3,12 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <memory>
 #include <string>
+#include <string_view>
+
+#include "cache/eviction_policy.h"
 
 namespace crescent::master {
 
@@ -80,6 +85,13 @@ struct MasterConfig {
   double evict_ratio = 0.05;
   std::string eviction_policy = "lru";
   int s3fifo_move_threshold = 0;  // 0: the policy's own default
+  // Makes the policies eviction_policy names (main and persistent tier; the
+  // soft-pinned one is always the registry's lru). None: the registry
+  // (cache::MakePolicy). Tests inject a policy that shows what the engine
+  // told it, as they inject the clock.
+  std::function<StatusOr<std::unique_ptr<cache::EvictionPolicy>>(std::string_view name,
+                                                                 const cache::PolicyOptions&)>
+      make_policy;
   // Soft-pinned objects may be evicted once every unpinned candidate is gone.
   bool allow_evict_soft_pinned = true;
 

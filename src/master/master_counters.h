@@ -31,6 +31,7 @@ struct MasterCounters {
   OpCounter put_start, put_end, put_revoke;
   OpCounter get_replica_list, exists, query_prefix;
   OpCounter remove;
+  OpCounter end_session;  // EndSession: items are the keys named; a failure, a refused call
   // ReportCorruptReplica: a failure is a report that does not apply, or one
   // that could not be queued for its node's check.
   OpCounter report_corrupt;

@@ -141,6 +141,7 @@ std::vector<Sample> CollectMasterSamples(const MasterService& master) {
       {"exists", &c.exists},
       {"query_prefix", &c.query_prefix},
       {"remove", &c.remove},
+      {"end_session", &c.end_session},
       {"report_corrupt", &c.report_corrupt},
       {"report_unreachable", &c.report_unreachable},
   };

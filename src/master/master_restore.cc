@@ -44,6 +44,7 @@ void MasterService::BeginRestore() {
   // would answer no for them.
   objects_.SuspendBloom();
   restore_.chains.resize(objects_.shard_count());
+  restore_.ended.resize(objects_.shard_count());
   // The key indexes are built once, sorted, at the completion; the entries'
   // blocks come from the arena until FinishRestore.
   for (const auto& shard : objects_.shards()) {
@@ -129,6 +130,9 @@ bool MasterService::ApplyObjectRecord(const LogRecord& r, const Located& loc, Re
         }
         break;
       }
+      case LogRecordType::kSessionEnded:
+        if (slot != kNoSlot) NoteRestoredEnd(shard, slot);
+        break;
       default: return false;
     }
   }

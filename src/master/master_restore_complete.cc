@@ -8,10 +8,12 @@
 //
 //  - The policies, filled in record order (the eviction order), then their
 //    chain links: a fresh set, built without the policy set's lock and
-//    swapped in under it (PolicySet::BeginFill, EndFill). Meanwhile the
+//    swapped in under it (PolicySet::BeginFill, EndFill); then, under the
+//    same hold, the marks of the logged session hints, before the touches
+//    queued meanwhile are flushed. Meanwhile the
 //    engine's own set stays empty: a PutEnd's admission is deferred, and
 //    admitted after every restored object, in order, as if it came after
-//    them; an eviction (for a put) and a snapshot wait for the swap; a
+//    them; an eviction (for a put), a snapshot and a session hint wait for the swap; a
 //    maintenance pass skips eviction, touch flushes and soft-pin expiry
 //    (touches stay queued). A restored object is admitted only if it is
 //    still live when its turn comes (its shard's lock). A remove frees the
@@ -205,6 +207,7 @@ void MasterService::FillRestoredPolicies() {
       order.tenants().Admit(tenant, a.id, a.size, a.info);
     }
   }
+  ApplyRestoredEnds(order);
   FlushTouchesLocked(order);
 }
 

@@ -214,6 +214,21 @@ class MasterService {
                                 bool* truncated = nullptr, std::string_view after = {},
                                 bool default_only = false) const;
 
+  // ---- Session hints (master_session.cc; docs/engines.md, "Session hints") ----
+  // The engine's word that the conversation these keys' pages belong to has
+  // ended: each complete object among them but the hard-pinned (which no
+  // policy holds) is marked in the policies (EvictionPolicy::EndSession), a
+  // preferred victim until it is read again; a soft-pinned one among the
+  // soft-pinned. Advice only: nothing is removed, and pins and leases hold.
+  // Keys not stored (or being written) are skipped. Reads queued before the
+  // call are replayed into the policies first, so that a read from before
+  // the hint does not clear it. Returns how many objects were marked; an
+  // invalid key refuses the whole call (kInvalidKey), marking nothing. Each
+  // mark is logged (kSessionEnded), and the call waits for its records as a
+  // remove does: a restore re-applies what the log holds after its snapshot
+  // (snapshots keep no marks). With `prefix` (a tenant's), as BatchExists.
+  StatusOr<size_t> EndSession(std::span<const std::string> keys, std::string_view prefix = {});
+
   // ---- Maintenance ----
   // One maintenance pass: node expiry, put timeouts, soft-pin expiry, touch
   // flush, watermark eviction, Bloom rebuild. The background thread calls it.
@@ -615,6 +630,12 @@ class MasterService {
   // False: the record cannot apply.
   bool ApplyObjectRecord(const LogRecord& r, const Located& loc, RestoredPut* admit,
                          RestoreTally* tally);
+  // A restored session hint: the object `slot` holds now (its shard locked)
+  // is marked once the policies are filled (ApplyRestoredEnds).
+  void NoteRestoredEnd(const ObjectShard& shard, uint32_t slot);
+  // Marks the objects restored hints named that are still live, in the
+  // policies just swapped in (`order`).
+  void ApplyRestoredEnds(PolicyLock& order);
   void AddRestoredTally(const RestoreTally& t);
   // Admits a restored object to its policy in `into`, with its key's hash and
   // soft-pin end (0: none; ends go to *soft_expiry).

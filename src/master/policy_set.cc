@@ -17,11 +17,15 @@ cache::PolicyOptions OptionsOf(const MasterConfig& config) {
 
 StatusOr<PolicySet::Policies> PolicySet::Make(const MasterConfig& config) {
   const cache::PolicyOptions options = OptionsOf(config);
-  auto main = cache::MakePolicy(config.eviction_policy, options);
+  auto make = [&](std::string_view name) {
+    return config.make_policy ? config.make_policy(name, options)
+                              : cache::MakePolicy(name, options);
+  };
+  auto main = make(config.eviction_policy);
   if (!main.ok()) return main.status();
   auto soft = cache::MakePolicy("lru", options);
   if (!soft.ok()) return soft.status();
-  auto pmem = cache::MakePolicy(config.eviction_policy, options);
+  auto pmem = make(config.eviction_policy);
   if (!pmem.ok()) return pmem.status();
   return Policies{std::move(main).value(), std::move(soft).value(), std::move(pmem).value()};
 }
@@ -102,6 +106,14 @@ void PolicySet::Locked::Access(ObjectId id, TimeMs now) {
   if (set_.promotions_.enabled() && pmem().Count() != 0 && pmem().Contains(id)) {
     set_.promotions_.NoteHit(id, now);
   }
+}
+
+void PolicySet::Locked::EndSession(ObjectId id) {
+  // As Access: a policy that does not hold the id ignores it.
+  main().EndSession(id);
+  soft().EndSession(id);
+  pmem().EndSession(id);
+  set_.tenants_.EndSession(id);
 }
 
 std::optional<ObjectId> PolicySet::Locked::PopEndedSoftPin(TimeMs now) {

@@ -112,6 +112,11 @@ class PolicySet {
     // persistent-tier object counts towards its promotion.
     void Access(ObjectId id, TimeMs now);
     std::vector<ObjectId> TakePromotions() { return set_.promotions_.Take(); }
+    // A session hint (MasterService::EndSession): every policy that holds
+    // `id`, and its tenant's order, is told that its conversation ended. The
+    // caller flushes the queued touches first, so that a read from before the
+    // hint is not replayed after it (which would clear the mark).
+    void EndSession(ObjectId id);
     // The next soft-pinned object whose pin has ended by `now`, taken out of
     // the soft policy (the caller admits it to its tier's); nullopt: none.
     std::optional<ObjectId> PopEndedSoftPin(TimeMs now);

@@ -2,7 +2,7 @@
 // (docs/durability.md; master_restore*.cc apply and complete it).
 //
 // Contract:
-//  - `active`, the tallies, `chains`, `admits` and `scratch` are written
+//  - `active`, the tallies, `chains`, `ended`, `admits` and `scratch` are written
 //    while records are applied, before the engine serves anything (by the
 //    caller's thread, or one thread per shard for that shard's entries), and
 //    read by the completion once FinishRestore has returned; nothing else
@@ -84,6 +84,10 @@ struct RestoreState {
   uint64_t records = 0;
   uint64_t skipped = 0;        // records that could not apply
   std::vector<Chains> chains;  // by shard index
+  // By shard index: the objects that restored session hints (kSessionEnded)
+  // named, in record order, marked after the policy fill (a stale id, of an
+  // object replaced or removed later, is ignored then).
+  std::vector<std::vector<cache::ObjectId>> ended;
   // Every restored put's admission, in record order, kept until the policy
   // fill (an object replaced or removed later is skipped then): in chunks, a
   // batch's each, so that millions of them are never copied to grow.

@@ -28,6 +28,11 @@ void TenantOrders::Access(ObjectId id) {
   if (auto it = owner_.find(id); it != owner_.end()) it->second->Access(id);
 }
 
+void TenantOrders::EndSession(ObjectId id) {
+  if (owner_.empty()) return;
+  if (auto it = owner_.find(id); it != owner_.end()) it->second->EndSession(id);
+}
+
 void TenantOrders::Forget(ObjectId id) {
   if (owner_.empty()) return;
   auto it = owner_.find(id);

@@ -30,6 +30,8 @@ class TenantOrders {
   // Admits tenant `tenant`'s object `id` (not tracked yet).
   void Admit(std::string_view tenant, ObjectId id, uint64_t size, const cache::InsertInfo& info);
   void Access(ObjectId id);
+  // A session hint for `id` (EvictionPolicy::EndSession), in its tenant's order.
+  void EndSession(ObjectId id);
   void Forget(ObjectId id);
   // The tenant's next victim that `spare` does not keep, taken out of its
   // order; nullopt when none (the policy's own limit bounds the walk).

@@ -33,7 +33,8 @@ Who WhoMayCall(RpcMethod m) {
     case RpcMethod::kBatchRemove:
     case RpcMethod::kRemoveByPrefix:
     case RpcMethod::kRemoveAll:
-    case RpcMethod::kList: return Who::kClients;
+    case RpcMethod::kList:
+    case RpcMethod::kEndSession: return Who::kClients;
     case RpcMethod::kListSegments:
     case RpcMethod::kReportUnreachable:
     case RpcMethod::kReportCorruptReplica:

@@ -71,7 +71,8 @@ inline constexpr uint8_t kControlMethodMax = 14;
   X(Stats, Empty, StatsResponse, kGrpcOnly)                                                    \
   X(Snapshot, Empty, SnapshotResponse, kGrpcOnly)                                              \
   X(ControlEndpoints, Empty, ControlEndpointsResponse, kGrpcOnly)                              \
-  X(ReadSnapshot, ReadSnapshotRequest, ReadSnapshotResponse, kGrpcOnly)
+  X(ReadSnapshot, ReadSnapshotRequest, ReadSnapshotResponse, kGrpcOnly)                        \
+  X(EndSession, KeysRequest, CountResponse, kGrpcOnly)
 
 // The `lean` of a method that only gRPC carries.
 inline constexpr std::optional<ControlMethod> kGrpcOnly;

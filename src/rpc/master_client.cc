@@ -548,6 +548,16 @@ StatusOr<size_t> MasterClient::RemoveAll(bool force) {
   return impl_->Ask(calls::RemoveAll, req, CountOf);
 }
 
+StatusOr<size_t> MasterClient::EndSession(std::span<const std::string> keys) {
+  size_t marked = 0;
+  for (const KeyRange r : impl_->Parts(keys, 0)) {
+    auto n = impl_->Ask(calls::EndSession, MakeKeys(keys.subspan(r.begin, r.size())), CountOf);
+    if (!n.ok()) return n.status();
+    marked += *n;
+  }
+  return marked;
+}
+
 StatusOr<std::vector<std::string>> MasterClient::List(const std::string& prefix, size_t limit,
                                                       bool* truncated, const std::string& after) {
   // Asking for one key more tells a cut at `limit` apart from an exact fit on

@@ -196,6 +196,9 @@ class MasterClient {
   std::vector<Status> BatchRemove(std::span<const std::string> keys, bool force);
   StatusOr<size_t> RemoveByPrefix(const std::string& prefix, bool force);
   StatusOr<size_t> RemoveAll(bool force);
+  // A session hint (master.proto, EndSession), in parts of at most
+  // max_batch_keys; returns how many objects were marked over all parts.
+  StatusOr<size_t> EndSession(std::span<const std::string> keys);
   // `truncated`, when given, is set to whether more keys matched than returned.
   // `after`: only keys after it (the last key of the page before).
   StatusOr<std::vector<std::string>> List(const std::string& prefix, size_t limit,

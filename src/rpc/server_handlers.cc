@@ -456,6 +456,19 @@ void MasterHandlers::List(const Caller& caller, proto::ListRequest& req,
   ToProto(Status::Ok(), resp->mutable_status());
 }
 
+// ---- Session hints ----
+
+void MasterHandlers::EndSession(const Caller& caller, proto::KeysRequest& req,
+                                proto::CountResponse* resp) const {
+  if (auto s = CheckBatch(req.keys(), /*allow_empty=*/false); !s.ok()) {
+    return ToProto(s, resp->mutable_status());
+  }
+  const KeyScope scope(caller);
+  auto marked = master_.EndSession(scope.TakeForPrefix(req.mutable_keys()), scope.prefix());
+  ToProto(scope.Shown(marked.status()), resp->mutable_status());
+  if (marked.ok()) resp->set_count(*marked);
+}
+
 // ---- Stats ----
 
 void MasterHandlers::Stats(const Caller& caller, proto::Empty&, proto::StatsResponse* resp) const {

@@ -75,6 +75,7 @@ class MasterHandlers {
   void RemoveAll(const Caller& caller, proto::RemoveAllRequest& req,
                  proto::CountResponse* resp) const;
   void List(const Caller& caller, proto::ListRequest& req, proto::ListResponse* resp) const;
+  void EndSession(const Caller& caller, proto::KeysRequest& req, proto::CountResponse* resp) const;
 
   void Stats(const Caller& caller, proto::Empty& req, proto::StatsResponse* resp) const;
   void Snapshot(const Caller& caller, proto::Empty& req, proto::SnapshotResponse* resp) const;

@@ -143,7 +143,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       Run<proto::BatchGetReplicaListRequest>(bytes, limits,
                                              &Batch<proto::BatchGetReplicaListRequest>);
       break;
-    case 7: Run<proto::KeysRequest>(bytes, limits, &Batch<proto::KeysRequest>); break;
+    case 7:  // BatchExists, BatchQueryPrefix, EndSession
+      Run<proto::KeysRequest>(bytes, limits, &Batch<proto::KeysRequest>);
+      break;
     default:
       Run<proto::BatchRemoveRequest>(bytes, limits, &Batch<proto::BatchRemoveRequest>);
       break;

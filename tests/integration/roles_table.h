@@ -32,10 +32,11 @@ inline const std::set<std::string> kClientCalls{"ListSegments",
                                                 "RemoveByPrefix",
                                                 "RemoveAll",
                                                 "List",
+                                                "EndSession",
                                                 "Stats",
                                                 "ControlEndpoints"};
 
-// Every call of the control table (control_methods.h), 26: the node's and
+// Every call of the control table (control_methods.h), 27: the node's and
 // the client's, and the admin's own.
 inline const std::set<std::string> kEveryMasterCall = [] {
   std::set<std::string> all = kNodeCalls;

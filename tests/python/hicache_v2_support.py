@@ -185,10 +185,12 @@ class Controller:
                                     hit_policy=policy))
         return out
 
-    def backup(self, hashes: List[str], kv_indices, host: Dict[PoolName, torch.Tensor]) -> int:
+    def backup(self, hashes: List[str], kv_indices, host: Dict[PoolName, torch.Tensor],
+               extra_info=None) -> int:
         """Writes the pages; returns the tokens backed up (the controller's
-        completed_tokens), and the extra pools' per-page results."""
-        extra_info = HiCacheStorageExtraInfo(prefix_keys=None)
+        completed_tokens), and the extra pools' per-page results. `extra_info`:
+        what every storage call gets (default: SGLang's, no prefix keys)."""
+        extra_info = extra_info or HiCacheStorageExtraInfo(prefix_keys=None)
         results = self.backend.batch_set_v2(self._transfers(hashes, host), extra_info)
         done = 0
         for i in range(0, len(hashes), STORAGE_BATCH_SIZE):

@@ -29,6 +29,7 @@ def _one_key_calls(store, arr):
         "get_batch": lambda k: store.get_batch(k),
         "put_batch": lambda k: store.put_batch(k, [b"v"] * len(k)),
         "batch_query_prefix": lambda k: store.batch_query_prefix(k),
+        "end_session": lambda k: store.end_session(k),
         "batch_put_from": lambda k: store.batch_put_from(k, [arr] * len(k)),
         "batch_get_into": lambda k: store.batch_get_into(k, [arr] * len(k)),
         "batch_get_prefix_into": lambda k: store.batch_get_prefix_into(k, [arr] * len(k)),
