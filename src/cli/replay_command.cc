@@ -46,6 +46,8 @@ struct ReplayFlags {
   std::string key_prefix = std::string(sim::kDefaultKeyPrefix);
   bool skip_bad = false;
   std::string beyond_prefix = "read";
+  double session_hints = 0;
+  uint64_t seed = 1;
   std::string token_file;  // with --master ("": $CRESCENT_TOKEN, else none)
   TlsConfig tls;           // with --master
   // Embedded cluster only.
@@ -289,6 +291,8 @@ int RunReplayCommand(const ReplayFlags& f, const std::vector<std::string>& embed
   plan_options.limit = f.limit;
   plan_options.speed = f.speed;
   plan_options.max_rate = f.max_rate;
+  plan_options.session_hints = f.session_hints;
+  plan_options.seed = f.seed;
   auto plan = replay::BuildPlan(trace, plan_options);
   if (!plan.ok()) return Fail(plan.status().message());
 
@@ -344,6 +348,8 @@ int RunReplayCommand(const ReplayFlags& f, const std::vector<std::string>& embed
   report.max_rate = f.max_rate;
   report.speed = f.speed;
   report.skipped_lines = trace.skipped_lines;
+  report.session_hints = f.session_hints;
+  report.hinted_requests = plan->hinted_requests;
   return PrintReport(f, report, json_file);
 }
 
@@ -370,6 +376,13 @@ const Registrar kRegistrar([](CLI::App& app) {
                 "Ignore timestamps; send requests as fast as the "
                 "streams go")
       ->excludes(speed);
+  cmd->add_option("--session-hints", f->session_hints,
+                  "Hint each conversation's last turn as ended with probability F (0 to 1), "
+                  "leaf page first, right after the request is served (Client::EndSession), "
+                  "drawn exactly as `crescent sim --session-hints F --seed S` draws them")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 1.0));
+  cmd->add_option("--seed", f->seed, "Seed of the --session-hints draw")->capture_default_str();
   cmd->add_option("--limit", f->limit, "Replay only the first N requests (0: all)")
       ->capture_default_str()
       ->check(CountCheck());

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <unordered_set>
 
+#include "sim/session_hints.h"
+
 namespace crescent::replay {
 
 StatusOr<Plan> BuildPlan(const sim::Trace& trace, const PlanOptions& options) {
@@ -12,6 +14,12 @@ StatusOr<Plan> BuildPlan(const sim::Trace& trace, const PlanOptions& options) {
   if (options.key_prefix.empty()) {
     return Status(ErrorCode::kInvalidArgument, "the key prefix must not be empty");
   }
+  if (!(options.session_hints >= 0 && options.session_hints <= 1)) {
+    return Status(ErrorCode::kInvalidArgument, "--session-hints must be between 0 and 1");
+  }
+  const std::vector<bool> ends = options.session_hints > 0
+                                     ? sim::SessionHints(trace, options.session_hints, options.seed)
+                                     : std::vector<bool>();
   Plan plan;
   size_t n = trace.requests.size();
   if (options.limit > 0) n = std::min<size_t>(n, options.limit);
@@ -24,6 +32,8 @@ StatusOr<Plan> BuildPlan(const sim::Trace& trace, const PlanOptions& options) {
     PlannedRequest p;
     p.line = req.line;
     last_ts = std::max(last_ts, req.timestamp_ms);
+    p.ends_session = r < ends.size() && ends[r];
+    plan.hinted_requests += p.ends_session;
     p.release_ms = options.max_rate ? 0.0 : static_cast<double>(last_ts - t0) / options.speed;
     for (sim::BlockId b : trace.BlocksOf(req)) {
       const uint64_t id = trace.block_keys[b];

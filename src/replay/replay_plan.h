@@ -26,6 +26,11 @@ struct PlanOptions {
   uint64_t limit = 0;  // replay only the first `limit` requests (0: all)
   double speed = 1.0;  // > 0; ignored with max_rate
   bool max_rate = false;
+  // Session hints (sim/session_hints.h): each last turn of the trace is
+  // hinted as ended with this probability (0 to 1), drawn from `seed` exactly
+  // as `crescent sim --session-hints` draws them.
+  double session_hints = 0;
+  uint64_t seed = 1;
 };
 
 struct PlannedRequest {
@@ -33,6 +38,7 @@ struct PlannedRequest {
   std::vector<uint64_t> hash_ids;  // the original ids (for page contents)
   double release_ms = 0;           // offset from the start of the replay
   uint32_t line = 0;               // 1-based line in the trace
+  bool ends_session = false;       // hinted as ended once served
 };
 
 struct Plan {
@@ -40,9 +46,11 @@ struct Plan {
   uint64_t page_refs = 0;        // total keys over all requests
   uint64_t distinct_pages = 0;   // distinct hash ids over the planned requests
   size_t max_request_pages = 0;  // longest request, in pages
+  uint64_t hinted_requests = 0;  // requests with ends_session
 };
 
-// Errors: kInvalidArgument for a non-positive speed or an empty key prefix.
+// Errors: kInvalidArgument for a non-positive speed, an empty key prefix or a
+// session-hint fraction outside [0, 1].
 StatusOr<Plan> BuildPlan(const sim::Trace& trace, const PlanOptions& options);
 
 }  // namespace crescent::replay

@@ -76,6 +76,13 @@ std::string FormatReplayTable(const ReplayReport& r) {
   out += Fmt("puts         %llu stored, %llu already present\n",
              static_cast<unsigned long long>(r.pages_put),
              static_cast<unsigned long long>(r.already_present));
+  if (r.session_hints > 0) {
+    out +=
+        Fmt("hints        %llu request(s) hinted as ended (--session-hints %g), %llu page(s) "
+            "marked\n",
+            static_cast<unsigned long long>(r.hinted_requests), r.session_hints,
+            static_cast<unsigned long long>(r.pages_hinted));
+  }
   if (r.corrupt_pages > 0) {
     out += Fmt("CORRUPT      %llu page(s) read back with the wrong contents\n",
                static_cast<unsigned long long>(r.corrupt_pages));
@@ -121,6 +128,9 @@ std::string FormatReplayJson(const ReplayReport& r) {
       {"pages_put", r.pages_put},
       {"bytes_put", r.bytes_put()},
       {"already_present", r.already_present},
+      {"session_hints", r.session_hints},
+      {"hinted_requests", r.hinted_requests},
+      {"pages_hinted", r.pages_hinted},
       {"corrupt_pages", r.corrupt_pages},
       {"errors", errors},
       {"error_count", r.error_count()},

@@ -53,6 +53,9 @@ struct ReplayReport {
   uint64_t beyond_pages_read = 0;
   uint64_t pages_put = 0;
   uint64_t already_present = 0;
+  double session_hints = 0;      // the fraction of last turns hinted (setup)
+  uint64_t hinted_requests = 0;  // requests hinted as ended (setup)
+  uint64_t pages_hinted = 0;     // pages the master marked for those hints
   uint64_t corrupt_pages = 0;
   std::map<std::string, uint64_t> errors;
   double seconds = 0;

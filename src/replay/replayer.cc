@@ -27,7 +27,7 @@ double MicrosSince(SteadyClock::time_point start) {
 // What one stream measured; merged into the report at the end.
 struct StreamStats {
   uint64_t hit_pages = 0, prefix_pages_got = 0, beyond_pages_read = 0, pages_put = 0;
-  uint64_t already_present = 0, corrupt_pages = 0;
+  uint64_t already_present = 0, corrupt_pages = 0, pages_hinted = 0;
   std::map<std::string, uint64_t> errors;
   std::vector<double> lookup_us, get_us, touch_us, put_us;
 
@@ -87,6 +87,7 @@ class Stream {
       }
       stats.hit_pages += h;
       RunRequest(req, h);
+      if (req.ends_session) EndSession(req);
       done.fetch_add(1, std::memory_order_relaxed);
     }
   }
@@ -101,6 +102,19 @@ class Stream {
     uint64_t got = 0;
     std::memcpy(&got, Page(i), sizeof got);
     return got == id;
+  }
+
+  // 5. the hint: the request was its conversation's last turn. Leaf first, as
+  // the simulator sends it: marks are taken oldest first, so a shared prefix
+  // is the last of the request's pages to go.
+  void EndSession(const PlannedRequest& req) {
+    std::vector<std::string> leaf_first(req.keys.rbegin(), req.keys.rend());
+    StatusOr<size_t> marked = client_.EndSession(leaf_first);
+    if (marked.ok()) {
+      stats.pages_hinted += *marked;
+    } else {
+      stats.Error(marked.status());
+    }
   }
 
   void RunRequest(const PlannedRequest& req, size_t h) {
@@ -276,6 +290,7 @@ StatusOr<ReplayReport> RunReplay(Client& client, const Plan& plan, const ReplayO
     report.beyond_pages_read += st.beyond_pages_read;
     report.pages_put += st.pages_put;
     report.already_present += st.already_present;
+    report.pages_hinted += st.pages_hinted;
     report.corrupt_pages += st.corrupt_pages;
     for (const auto& [code, count] : st.errors) report.errors[code] += count;
     Append(lookup, st.lookup_us);
