@@ -20,21 +20,35 @@ struct Fixture {
   auto KeyOf() const {
     return [this](uint32_t slot) { return std::string_view(keys[slot]); };
   }
-  std::vector<uint32_t> Visit(std::string_view prefix, size_t limit = ~size_t{0}) const {
+  // The slots a visit offers, until `limit` of them.
+  template <typename Visit>
+  static std::vector<uint32_t> Collect(size_t limit, const Visit& visit) {
     std::vector<uint32_t> out;
-    index.VisitPrefix(prefix, KeyOf(), [&](uint32_t slot) {
+    visit([&](uint32_t slot) {
       out.push_back(slot);
       return out.size() < limit;
     });
     return out;
   }
+  std::vector<uint32_t> Visit(std::string_view prefix, size_t limit = ~size_t{0}) const {
+    return Collect(limit, [&](auto fn) { index.VisitPrefix(prefix, KeyOf(), fn); });
+  }
   std::vector<uint32_t> VisitAfter(std::string_view prefix, std::string_view after,
                                    size_t limit = ~size_t{0}) const {
+    return Collect(limit, [&](auto fn) { index.VisitPrefixAfter(prefix, after, KeyOf(), fn); });
+  }
+  std::vector<uint32_t> PrefixesOf(std::string_view key, size_t min_length = 0,
+                                   size_t limit = ~size_t{0}) const {
+    return Collect(limit, [&](auto fn) { index.VisitPrefixesOf(key, min_length, KeyOf(), fn); });
+  }
+  // The stored keys that prefix `key`, longer than min_length, longest first.
+  std::vector<uint32_t> ExpectedPrefixesOf(std::string_view key, size_t min_length = 0,
+                                           size_t limit = ~size_t{0}) const {
     std::vector<uint32_t> out;
-    index.VisitPrefixAfter(prefix, after, KeyOf(), [&](uint32_t slot) {
-      out.push_back(slot);
-      return out.size() < limit;
-    });
+    for (size_t n = key.size(); n > min_length && out.size() < limit; --n) {
+      auto it = oracle.find(std::string(key.substr(0, n)));
+      if (it != oracle.end()) out.push_back(it->second);
+    }
     return out;
   }
   std::vector<uint32_t> Expected(std::string_view prefix, size_t limit = ~size_t{0}) const {
@@ -99,6 +113,49 @@ TEST(KeyIndexTest, MatchesOrderedOracle) {
     }
   }
   EXPECT_EQ(f.Visit(""), f.Expected(""));
+}
+
+// The stored prefixes of a key, longest first, as the oracle finds them by
+// trying every length: over inserts and erases, with keys that are prefixes of
+// each other, of the key asked, and the key itself.
+TEST(KeyIndexTest, PrefixesOfAKeyMatchTheOracle) {
+  std::mt19937 rng(17);
+  Fixture f;
+  for (int step = 0; step < 20000; ++step) {
+    std::string k = RandomKey(rng);
+    auto it = f.oracle.find(k);
+    if (it == f.oracle.end()) {
+      const auto slot = static_cast<uint32_t>(f.keys.size());
+      f.keys.push_back(k);
+      ASSERT_TRUE(f.index.Insert(slot, k, f.KeyOf()));
+      f.oracle[k] = slot;
+    } else if (rng() % 3 == 0) {
+      ASSERT_TRUE(f.index.Erase(it->second, k));
+      f.oracle.erase(it);
+    }
+    if (step % 20 == 0) {
+      const std::string q = RandomKey(rng) + RandomKey(rng);
+      const size_t min = rng() % 3;
+      ASSERT_EQ(f.PrefixesOf(q), f.ExpectedPrefixesOf(q)) << "key of " << q.size() << " bytes";
+      ASSERT_EQ(f.PrefixesOf(q, min), f.ExpectedPrefixesOf(q, min));
+      ASSERT_EQ(f.PrefixesOf(q, 0, 1), f.ExpectedPrefixesOf(q, 0, 1));
+    }
+  }
+}
+
+TEST(KeyIndexTest, PrefixesOfNamedCases) {
+  Fixture f;
+  EXPECT_TRUE(f.PrefixesOf("abc").empty());
+  f.keys = {"a", "ab", "abcd", "b", "abx"};
+  for (uint32_t slot = 0; slot < f.keys.size(); ++slot) {
+    ASSERT_TRUE(f.index.Insert(slot, f.keys[slot], f.KeyOf()));
+  }
+  EXPECT_EQ(f.PrefixesOf("abcdef"), (std::vector<uint32_t>{2, 1, 0}));
+  EXPECT_EQ(f.PrefixesOf("abcd"), (std::vector<uint32_t>{2, 1, 0}));  // the key itself
+  EXPECT_EQ(f.PrefixesOf("abc"), (std::vector<uint32_t>{1, 0}));      // prefixes stored keys
+  EXPECT_EQ(f.PrefixesOf("abcdef", 2), std::vector<uint32_t>{2});     // longer than 2 bytes
+  EXPECT_TRUE(f.PrefixesOf("c").empty());
+  EXPECT_TRUE(f.PrefixesOf("").empty());
 }
 
 // Paging by the last key of each page visits every key once, in order.

@@ -140,6 +140,7 @@ std::vector<Sample> CollectMasterSamples(const MasterService& master) {
       {"get_replica_list", &c.get_replica_list},
       {"exists", &c.exists},
       {"query_prefix", &c.query_prefix},
+      {"longest_prefix", &c.longest_prefix},
       {"remove", &c.remove},
       {"report_corrupt", &c.report_corrupt},
       {"report_unreachable", &c.report_unreachable},
