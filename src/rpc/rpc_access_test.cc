@@ -17,7 +17,8 @@ constexpr RpcMethod kKeyCalls[] = {RpcMethod::kPutStart,         RpcMethod::kPut
                                    RpcMethod::kExists,           RpcMethod::kBatchExists,
                                    RpcMethod::kBatchQueryPrefix, RpcMethod::kRemove,
                                    RpcMethod::kBatchRemove,      RpcMethod::kRemoveByPrefix,
-                                   RpcMethod::kRemoveAll,        RpcMethod::kList};
+                                   RpcMethod::kRemoveAll,        RpcMethod::kList,
+                                   RpcMethod::kGetLongestPrefix};
 constexpr RpcMethod kNodeCalls[] = {RpcMethod::kMountSegment, RpcMethod::kUnmountSegment,
                                     RpcMethod::kHeartbeat};
 constexpr RpcMethod kEveryRoleCalls[] = {RpcMethod::kListSegments, RpcMethod::kReportUnreachable,
