@@ -20,6 +20,13 @@ struct Fixture {
   auto KeyOf() const {
     return [this](uint32_t slot) { return std::string_view(keys[slot]); };
   }
+  // Indexes a key not stored yet under a new slot, in the oracle too.
+  bool Insert(const std::string& k) {
+    const auto slot = static_cast<uint32_t>(keys.size());
+    keys.push_back(k);
+    oracle[k] = slot;
+    return index.Insert(slot, k, KeyOf());
+  }
   // The slots a visit offers, until `limit` of them.
   template <typename Visit>
   static std::vector<uint32_t> Collect(size_t limit, const Visit& visit) {
@@ -84,10 +91,7 @@ TEST(KeyIndexTest, MatchesOrderedOracle) {
     std::string k = RandomKey(rng);
     auto it = f.oracle.find(k);
     if (it == f.oracle.end()) {
-      uint32_t slot = static_cast<uint32_t>(f.keys.size());
-      f.keys.push_back(k);
-      ASSERT_TRUE(f.index.Insert(slot, k, f.KeyOf()));
-      f.oracle[k] = slot;
+      ASSERT_TRUE(f.Insert(k));
     } else if (rng() % 2 == 0) {
       EXPECT_FALSE(f.index.Insert(static_cast<uint32_t>(f.keys.size()), k, f.KeyOf()));
     } else {
@@ -125,10 +129,7 @@ TEST(KeyIndexTest, PrefixesOfAKeyMatchTheOracle) {
     std::string k = RandomKey(rng);
     auto it = f.oracle.find(k);
     if (it == f.oracle.end()) {
-      const auto slot = static_cast<uint32_t>(f.keys.size());
-      f.keys.push_back(k);
-      ASSERT_TRUE(f.index.Insert(slot, k, f.KeyOf()));
-      f.oracle[k] = slot;
+      ASSERT_TRUE(f.Insert(k));
     } else if (rng() % 3 == 0) {
       ASSERT_TRUE(f.index.Erase(it->second, k));
       f.oracle.erase(it);
