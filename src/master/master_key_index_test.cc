@@ -1,6 +1,7 @@
-// KeyIndex against a std::map oracle: inserts, erases and prefix visits over
-// keys drawn from a tiny alphabet, so prefixes of each other and long shared
-// runs (the hard cases of a crit-bit tree) are common.
+// KeyIndex against a std::map oracle: inserts, erases, prefix visits and the
+// stored prefixes of a key (VisitPrefixesOf) over keys drawn from a tiny
+// alphabet, so prefixes of each other and long shared runs (the hard cases of
+// a crit-bit tree) are common.
 #include <gtest/gtest.h>
 
 #include <map>
@@ -105,6 +106,12 @@ TEST(KeyIndexTest, MatchesOrderedOracle) {
       p.resize(std::min<size_t>(p.size(), rng() % 4));
       ASSERT_EQ(f.Visit(p), f.Expected(p)) << "prefix of " << p.size() << " bytes";
       ASSERT_EQ(f.Visit(p, 3), f.Expected(p, 3));
+      // The stored keys that prefix a key (the key itself among them).
+      const std::string q = RandomKey(rng) + RandomKey(rng);
+      const size_t min = rng() % 3;
+      ASSERT_EQ(f.PrefixesOf(q), f.ExpectedPrefixesOf(q)) << "key of " << q.size() << " bytes";
+      ASSERT_EQ(f.PrefixesOf(q, min), f.ExpectedPrefixesOf(q, min));
+      ASSERT_EQ(f.PrefixesOf(q, 0, 1), f.ExpectedPrefixesOf(q, 0, 1));
       // Pages after a stored key and after keys that are not stored, inside,
       // before and past the prefix's range.
       for (int i = 0; i < 4; ++i) {
@@ -117,31 +124,6 @@ TEST(KeyIndexTest, MatchesOrderedOracle) {
     }
   }
   EXPECT_EQ(f.Visit(""), f.Expected(""));
-}
-
-// The stored prefixes of a key, longest first, as the oracle finds them by
-// trying every length: over inserts and erases, with keys that are prefixes of
-// each other, of the key asked, and the key itself.
-TEST(KeyIndexTest, PrefixesOfAKeyMatchTheOracle) {
-  std::mt19937 rng(17);
-  Fixture f;
-  for (int step = 0; step < 20000; ++step) {
-    std::string k = RandomKey(rng);
-    auto it = f.oracle.find(k);
-    if (it == f.oracle.end()) {
-      ASSERT_TRUE(f.Insert(k));
-    } else if (rng() % 3 == 0) {
-      ASSERT_TRUE(f.index.Erase(it->second, k));
-      f.oracle.erase(it);
-    }
-    if (step % 20 == 0) {
-      const std::string q = RandomKey(rng) + RandomKey(rng);
-      const size_t min = rng() % 3;
-      ASSERT_EQ(f.PrefixesOf(q), f.ExpectedPrefixesOf(q)) << "key of " << q.size() << " bytes";
-      ASSERT_EQ(f.PrefixesOf(q, min), f.ExpectedPrefixesOf(q, min));
-      ASSERT_EQ(f.PrefixesOf(q, 0, 1), f.ExpectedPrefixesOf(q, 0, 1));
-    }
-  }
 }
 
 TEST(KeyIndexTest, PrefixesOfNamedCases) {
