@@ -120,6 +120,12 @@ struct MemorySlice {
   size_t size = 0;
 };
 
+// A stored key and its value (Client::GetLongestPrefix).
+struct KeyValue {
+  std::string key;
+  std::vector<std::byte> value;
+};
+
 // What a registered buffer may serve as (Client::RegisterBuffer).
 enum class BufferAccess {
   kReadWrite,  // a put's source and a get's destination
@@ -230,6 +236,13 @@ class Client {
   // with a buffer of your own for large values).
   StatusOr<std::vector<std::byte>> Get(const std::string& key);
   StatusOr<bool> Exists(const std::string& key);
+  // The longest stored key that is a prefix of `key` (`key` itself counts),
+  // and its value: for keys whose prefixes are keys themselves (token strings,
+  // paths). One master call finds the key and grants its read, as Get's does;
+  // only complete objects with a live replica match, a shorter one standing
+  // in for a longer one that is not readable. kObjectNotFound when no stored
+  // key prefixes `key`; invalid keys as Get's.
+  StatusOr<KeyValue> GetLongestPrefix(const std::string& key);
   // A leased object is refused (OBJECT_LEASED) unless `force`; a forced one is
   // gone at once, but its space stays allocated until the lease ends, so a
   // reader already copying it never sees another object's bytes.

@@ -172,6 +172,21 @@ class Store:
         """(code, value): code 0 with the bytes, or a negative code with b""."""
         return tuple(self._core.get(key))
 
+    def get_longest_prefix(self, key):
+        """(stored_key, value) for the longest stored key that is a prefix of key
+        (key itself counts); None when none can be read (no such key, a bad
+        key, closed, ...), as get answers b"" then. For keys whose prefixes
+        are keys themselves (token strings, paths); hashed page chains take
+        batch_query_prefix instead (docs/python.md)."""
+        code, stored, value = self.get_longest_prefix_with_code(key)
+        return None if code != 0 else (stored, value)
+
+    def get_longest_prefix_with_code(self, key):
+        """(code, stored_key, value): code 0 with the match, or a negative code
+        (OBJECT_NOT_FOUND when no stored key prefixes key) with "" and b""."""
+        code, stored, value = self._core.get_longest_prefix(key)
+        return code, stored.decode("utf-8", "surrogateescape"), value
+
     def put_batch(self, keys, values, config=None):
         """Stores values[i] under keys[i]; 0 when all succeed, else the first negative code."""
         keys, values = listed("keys", keys), listed("values", values)

@@ -169,6 +169,20 @@ void BindStore(StoreClass& cls) {
              if (!r.ok()) return py::make_tuple(PyCode(r.status()), py::bytes());
              return py::make_tuple(0, ToBytes(r.value()));
            })
+      // (code, key, bytes): the longest stored key prefixing `key` and its
+      // value; the key as bytes (a stored key need not be UTF-8).
+      .def("get_longest_prefix",
+           [](StoreCore& self, const std::string& key) {
+             auto c = self.Acquire();
+             if (!c) return py::make_tuple(kClosedCode, py::bytes(), py::bytes());
+             StatusOr<KeyValue> r = Status();
+             {
+               ReleaseGil nogil;
+               r = c->GetLongestPrefix(key);
+             }
+             if (!r.ok()) return py::make_tuple(PyCode(r.status()), py::bytes(), py::bytes());
+             return py::make_tuple(0, py::bytes(r->key), ToBytes(r->value));
+           })
       .def("get_batch",
            [](StoreCore& self, const std::vector<std::string>& keys) {
              py::list out;

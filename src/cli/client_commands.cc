@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstdint>
 #include <iomanip>
+#include <iostream>
 #include <sstream>
 #include <thread>
 
@@ -87,17 +88,33 @@ void AddPut(CLI::App& root) {
 
 void AddGet(CLI::App& root) {
   auto* app = root.add_subcommand("get", "Write the value of KEY to FILE (or stdout)");
+  app->footer(
+      "With --longest-prefix, the value is that of the longest stored key that is a prefix of\n"
+      "KEY (KEY itself counts), and that key is printed on stderr, escaped as `crescent ls`\n"
+      "prints keys: for keys whose prefixes are keys themselves (token strings, paths).\n"
+      "No such key exits as a missing KEY does.");
   struct Flags : ClientFlags {
     std::string key, file;
+    bool longest_prefix = false;
   };
   auto f = std::make_shared<Flags>();
   f->Add(*app);
   app->add_option("KEY", f->key, "Key")->required();
   app->add_option("FILE", f->file, "Output file, or - for stdout (default)");
+  app->add_flag("--longest-prefix", f->longest_prefix,
+                "Get the longest stored key that is a prefix of KEY instead");
   app->callback([f] {
     auto client = f->Connect();
     if (!client.ok()) return SetExitCode(Report("get", client.status()));
-    StatusOr<std::vector<std::byte>> value = client.value()->Get(f->key);
+    StatusOr<std::vector<std::byte>> value = std::vector<std::byte>();
+    if (f->longest_prefix) {
+      StatusOr<KeyValue> match = client.value()->GetLongestPrefix(f->key);
+      if (!match.ok()) return SetExitCode(Report("get", match.status()));
+      std::cerr << EscapeText(match->key) << "\n";
+      value = std::move(match->value);
+    } else {
+      value = client.value()->Get(f->key);
+    }
     if (!value.ok()) return SetExitCode(Report("get", value.status()));
     const std::vector<std::byte>& v = value.value();
     SetExitCode(

@@ -115,6 +115,28 @@ StatusOr<std::vector<std::byte>> Client::Get(const std::string& key) {
   return TimedOne(timer, StatusOr<std::vector<std::byte>>(std::move(value)));
 }
 
+StatusOr<KeyValue> Client::GetLongestPrefix(const std::string& key) {
+  CallTimer timer(impl_->metrics, ClientOp::kGet);
+  // A read whose capability expired before its copy asks again, as GetMany's.
+  for (int round = 0;; ++round) {
+    StatusOr<rpc::RemoteLongestPrefix> m = impl_->master->GetLongestPrefix(key);
+    if (!m.ok()) return TimedOne(timer, StatusOr<KeyValue>(m.status()));
+    KeyValue out{std::move(m->key), {}};
+    StatusOr<std::byte*> buf = SizeFor(out.value, m->read.size, out.key);
+    if (!buf.ok()) return TimedOne(timer, StatusOr<KeyValue>(buf.status()));
+    std::vector<StatusOr<size_t>> res{size_t{m->read.size}};
+    impl_->ReadGranted({&out.key, 1}, {0}, {&m->read}, {client::ObjectMemory{*buf, {}}}, res);
+    if (res[0].ok()) {
+      impl_->metrics.AddBytes(ClientOp::kGet, out.value.size());
+      return TimedOne(timer, StatusOr<KeyValue>(std::move(out)));
+    }
+    if (res[0].status().code() != ErrorCode::kLeaseExpired || round + 1 >= kLeaseRetries) {
+      return TimedOne(timer, StatusOr<KeyValue>(res[0].status()));
+    }
+    impl_->lease_retries.fetch_add(1, std::memory_order_relaxed);
+  }
+}
+
 StatusOr<bool> Client::Exists(const std::string& key) {
   CallTimer timer(impl_->metrics, ClientOp::kExists);
   return TimedOne(timer, impl_->master->Exists(key));

@@ -22,7 +22,7 @@ namespace crescent::client {
 
 enum class ClientOp : uint8_t {
   kPut,          // Put, BatchPut, PutFrom, BatchPutFrom
-  kGet,          // Get, BatchGet, GetInto, BatchGetInto
+  kGet,          // Get, BatchGet, GetInto, BatchGetInto, GetLongestPrefix
   kGetPrefix,    // GetPrefixInto
   kExists,       // Exists, BatchExists
   kQueryPrefix,  // BatchQueryPrefix

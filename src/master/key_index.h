@@ -9,6 +9,10 @@
 // more, to place its start). n keys take n - 1 nodes of
 // 12 bytes, in one vector with 32-bit links and an intrusive free list.
 //
+// VisitPrefixesOf answers the other direction, the stored keys that prefix a
+// given key (a longest-prefix lookup), reading one key per right turn of that
+// key's path.
+//
 // Keys are compared as symbol strings with a terminator: symbol i of key k is
 // k[i] + 1 (as unsigned) for i < |k| and 0 at i == |k|, so a key sorts before
 // every longer key it prefixes, as std::string does. A node's bit is the
@@ -31,7 +35,9 @@
 #include <bit>
 #include <cassert>
 #include <cstdint>
+#include <functional>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace crescent::master {
@@ -186,6 +192,36 @@ class KeyIndex {
     // after's bit there is clear (the smaller side).
     if (!stored && (a & mask) == 0) stack.push_back(ref);
     Walk(stack, fn);
+  }
+
+  // Calls fn(slot) for the stored keys that are prefixes of `key` (`key`
+  // itself included) and longer than `min_length`, longest first, until fn
+  // returns false. Such a key K = key[0, |K|) searches the tree like `key`
+  // above position |K| and takes child 0 from there on (its symbols are 0),
+  // so it is the leftmost leaf of a subtree on `key`'s path: of the root, or
+  // of a child 1 the path steps into. Those leaves (one per step right) are
+  // the only candidates; each is read once.
+  template <typename KeyOf, typename Fn>
+  void VisitPrefixesOf(std::string_view key, size_t min_length, const KeyOf& key_of,
+                       Fn&& fn) const {
+    if (size_ == 0) return;
+    std::vector<uint32_t> tops{root_};
+    uint32_t ref = root_;
+    while (!IsLeaf(ref)) {
+      const uint32_t dir = Dir(nodes_[ref], key);
+      ref = nodes_[ref].child[dir];
+      if (dir == 1) tops.push_back(ref);
+    }
+    std::vector<std::pair<size_t, uint32_t>> found;  // (length, slot)
+    for (uint32_t top : tops) {
+      while (!IsLeaf(top)) top = nodes_[top].child[0];
+      const std::string_view k = key_of(top & ~kLeaf);
+      if (k.size() > min_length && key.starts_with(k)) found.emplace_back(k.size(), top & ~kLeaf);
+    }
+    std::sort(found.begin(), found.end(), std::greater<>());
+    for (const auto& f : found) {
+      if (!fn(f.second)) return;
+    }
   }
 
   // Heap bytes of the node vector.

@@ -30,6 +30,7 @@ struct MasterCounters {
   OpCounter mount, unmount, heartbeat;
   OpCounter put_start, put_end, put_revoke;
   OpCounter get_replica_list, exists, query_prefix;
+  OpCounter longest_prefix;  // GetLongestPrefix; a failure is a miss or a bad key
   OpCounter remove;
   OpCounter end_session;  // EndSession: items are the keys named; a failure, a refused call
   // ReportCorruptReplica: a failure is a report that does not apply, or one

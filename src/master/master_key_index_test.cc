@@ -1,6 +1,7 @@
-// KeyIndex against a std::map oracle: inserts, erases and prefix visits over
-// keys drawn from a tiny alphabet, so prefixes of each other and long shared
-// runs (the hard cases of a crit-bit tree) are common.
+// KeyIndex against a std::map oracle: inserts, erases, prefix visits and the
+// stored prefixes of a key (VisitPrefixesOf) over keys drawn from a tiny
+// alphabet, so prefixes of each other and long shared runs (the hard cases of
+// a crit-bit tree) are common.
 #include <gtest/gtest.h>
 
 #include <map>
@@ -20,21 +21,42 @@ struct Fixture {
   auto KeyOf() const {
     return [this](uint32_t slot) { return std::string_view(keys[slot]); };
   }
-  std::vector<uint32_t> Visit(std::string_view prefix, size_t limit = ~size_t{0}) const {
+  // Indexes a key not stored yet under a new slot, in the oracle too.
+  bool Insert(const std::string& k) {
+    const auto slot = static_cast<uint32_t>(keys.size());
+    keys.push_back(k);
+    oracle[k] = slot;
+    return index.Insert(slot, k, KeyOf());
+  }
+  // The slots a visit offers, until `limit` of them.
+  template <typename Visit>
+  static std::vector<uint32_t> Collect(size_t limit, const Visit& visit) {
     std::vector<uint32_t> out;
-    index.VisitPrefix(prefix, KeyOf(), [&](uint32_t slot) {
+    visit([&](uint32_t slot) {
       out.push_back(slot);
       return out.size() < limit;
     });
     return out;
   }
+  std::vector<uint32_t> Visit(std::string_view prefix, size_t limit = ~size_t{0}) const {
+    return Collect(limit, [&](auto fn) { index.VisitPrefix(prefix, KeyOf(), fn); });
+  }
   std::vector<uint32_t> VisitAfter(std::string_view prefix, std::string_view after,
                                    size_t limit = ~size_t{0}) const {
+    return Collect(limit, [&](auto fn) { index.VisitPrefixAfter(prefix, after, KeyOf(), fn); });
+  }
+  std::vector<uint32_t> PrefixesOf(std::string_view key, size_t min_length = 0,
+                                   size_t limit = ~size_t{0}) const {
+    return Collect(limit, [&](auto fn) { index.VisitPrefixesOf(key, min_length, KeyOf(), fn); });
+  }
+  // The stored keys that prefix `key`, longer than min_length, longest first.
+  std::vector<uint32_t> ExpectedPrefixesOf(std::string_view key, size_t min_length = 0,
+                                           size_t limit = ~size_t{0}) const {
     std::vector<uint32_t> out;
-    index.VisitPrefixAfter(prefix, after, KeyOf(), [&](uint32_t slot) {
-      out.push_back(slot);
-      return out.size() < limit;
-    });
+    for (size_t n = key.size(); n > min_length && out.size() < limit; --n) {
+      auto it = oracle.find(std::string(key.substr(0, n)));
+      if (it != oracle.end()) out.push_back(it->second);
+    }
     return out;
   }
   std::vector<uint32_t> Expected(std::string_view prefix, size_t limit = ~size_t{0}) const {
@@ -70,10 +92,7 @@ TEST(KeyIndexTest, MatchesOrderedOracle) {
     std::string k = RandomKey(rng);
     auto it = f.oracle.find(k);
     if (it == f.oracle.end()) {
-      uint32_t slot = static_cast<uint32_t>(f.keys.size());
-      f.keys.push_back(k);
-      ASSERT_TRUE(f.index.Insert(slot, k, f.KeyOf()));
-      f.oracle[k] = slot;
+      ASSERT_TRUE(f.Insert(k));
     } else if (rng() % 2 == 0) {
       EXPECT_FALSE(f.index.Insert(static_cast<uint32_t>(f.keys.size()), k, f.KeyOf()));
     } else {
@@ -87,6 +106,12 @@ TEST(KeyIndexTest, MatchesOrderedOracle) {
       p.resize(std::min<size_t>(p.size(), rng() % 4));
       ASSERT_EQ(f.Visit(p), f.Expected(p)) << "prefix of " << p.size() << " bytes";
       ASSERT_EQ(f.Visit(p, 3), f.Expected(p, 3));
+      // The stored keys that prefix a key (the key itself among them).
+      const std::string q = RandomKey(rng) + RandomKey(rng);
+      const size_t min = rng() % 3;
+      ASSERT_EQ(f.PrefixesOf(q), f.ExpectedPrefixesOf(q)) << "key of " << q.size() << " bytes";
+      ASSERT_EQ(f.PrefixesOf(q, min), f.ExpectedPrefixesOf(q, min));
+      ASSERT_EQ(f.PrefixesOf(q, 0, 1), f.ExpectedPrefixesOf(q, 0, 1));
       // Pages after a stored key and after keys that are not stored, inside,
       // before and past the prefix's range.
       for (int i = 0; i < 4; ++i) {
@@ -99,6 +124,21 @@ TEST(KeyIndexTest, MatchesOrderedOracle) {
     }
   }
   EXPECT_EQ(f.Visit(""), f.Expected(""));
+}
+
+TEST(KeyIndexTest, PrefixesOfNamedCases) {
+  Fixture f;
+  EXPECT_TRUE(f.PrefixesOf("abc").empty());
+  f.keys = {"a", "ab", "abcd", "b", "abx"};
+  for (uint32_t slot = 0; slot < f.keys.size(); ++slot) {
+    ASSERT_TRUE(f.index.Insert(slot, f.keys[slot], f.KeyOf()));
+  }
+  EXPECT_EQ(f.PrefixesOf("abcdef"), (std::vector<uint32_t>{2, 1, 0}));
+  EXPECT_EQ(f.PrefixesOf("abcd"), (std::vector<uint32_t>{2, 1, 0}));  // the key itself
+  EXPECT_EQ(f.PrefixesOf("abc"), (std::vector<uint32_t>{1, 0}));      // prefixes stored keys
+  EXPECT_EQ(f.PrefixesOf("abcdef", 2), std::vector<uint32_t>{2});     // longer than 2 bytes
+  EXPECT_TRUE(f.PrefixesOf("c").empty());
+  EXPECT_TRUE(f.PrefixesOf("").empty());
 }
 
 // Paging by the last key of each page visits every key once, in order.

@@ -140,6 +140,7 @@ std::vector<Sample> CollectMasterSamples(const MasterService& master) {
       {"get_replica_list", &c.get_replica_list},
       {"exists", &c.exists},
       {"query_prefix", &c.query_prefix},
+      {"longest_prefix", &c.longest_prefix},
       {"remove", &c.remove},
       {"end_session", &c.end_session},
       {"report_corrupt", &c.report_corrupt},

@@ -170,6 +170,14 @@ class MasterService {
   // keys are malformed learns it rather than seeing a permanent miss.
   StatusOr<size_t> BatchQueryPrefix(std::span<const std::string> keys,
                                     std::string_view prefix = {});
+  // The longest complete, readable key that is a prefix of `key` (`key`
+  // itself included) in `key`'s own namespace (a tenant's key matches only
+  // that tenant's keys, tenant_key.h), read as GetReplicaList reads it, lease
+  // included (master_longest_prefix.cc). Each shard's KeyIndex answers its
+  // own candidates, longest first; one with no live replica gives way to the
+  // next shorter one, and a pending put or a removed object is no candidate.
+  // kObjectNotFound when no stored key prefixes `key`.
+  StatusOr<PrefixMatch> GetLongestPrefix(std::string_view key);
 
   // ---- Integrity (master_integrity.cc) ----
   // A reader's bytes from `key`'s replica at (segment, offset) did not hash to

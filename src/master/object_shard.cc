@@ -137,6 +137,12 @@ void ObjectShard::VisitPrefixAfter(std::string_view prefix, std::string_view aft
       prefix, after, [this](uint32_t s) { return slab_[s].key_view(); }, fn);
 }
 
+void ObjectShard::VisitPrefixesOf(std::string_view key, size_t min_length,
+                                  const std::function<bool(uint32_t slot)>& fn) const {
+  keys_.VisitPrefixesOf(
+      key, min_length, [this](uint32_t s) { return slab_[s].key_view(); }, fn);
+}
+
 void ObjectShard::VisitAll(const std::function<void(uint32_t slot)>& fn) const {
   // In slab order: entries are read one after the other, not in hash order.
   for (uint32_t slot = 0; slot < slab_.size(); ++slot) {

@@ -84,6 +84,10 @@ class ObjectShard {
   void VisitPrefix(std::string_view prefix, const std::function<bool(uint32_t slot)>& fn) const;
   void VisitPrefixAfter(std::string_view prefix, std::string_view after,
                         const std::function<bool(uint32_t slot)>& fn) const;
+  // Complete keys that are prefixes of `key` and longer than `min_length`,
+  // longest first, until fn returns false (KeyIndex::VisitPrefixesOf).
+  void VisitPrefixesOf(std::string_view key, size_t min_length,
+                       const std::function<bool(uint32_t slot)>& fn) const;
   // Every live slot (pending and complete), in slot order.
   void VisitAll(const std::function<void(uint32_t slot)>& fn) const;
   // Calls fn(slot) for every complete entry, taking the shared lock itself

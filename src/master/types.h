@@ -132,6 +132,13 @@ struct ReadResult {
   TimeMs lease_expiry = 0;  // the read is valid only until then
 };
 
+// GetLongestPrefix's answer: the stored key it matched and its read, as
+// GetReplicaList's for that key.
+struct PrefixMatch {
+  std::string key;
+  ReadResult read;
+};
+
 struct BatchExistsResult {
   std::vector<bool> present;  // one per key, in input order (false for a refused key)
   size_t leading = 0;         // number of leading keys present

@@ -25,6 +25,7 @@ Who WhoMayCall(RpcMethod m) {
     case RpcMethod::kBatchPutEnd:
     case RpcMethod::kBatchPutRevoke:
     case RpcMethod::kGetReplicaList:
+    case RpcMethod::kGetLongestPrefix:
     case RpcMethod::kBatchGetReplicaList:
     case RpcMethod::kExists:
     case RpcMethod::kBatchExists:

@@ -34,8 +34,9 @@ enum class ControlMethod : uint8_t {
   // has no number of its own this way, since gRPC carries no credential yet
   // (docs/security.md).
   kCall = 14,
+  kGetLongestPrefix = 15,
 };
-inline constexpr uint8_t kControlMethodMax = 14;
+inline constexpr uint8_t kControlMethodMax = 15;
 
 // Every method of the Master service, in master.proto's order (rpc_control_test
 // checks both): X(name, request, reply, lean), the request and reply being
@@ -73,6 +74,7 @@ inline constexpr uint8_t kControlMethodMax = 14;
   X(ControlEndpoints, Empty, ControlEndpointsResponse, kGrpcOnly)                              \
   X(ReadSnapshot, ReadSnapshotRequest, ReadSnapshotResponse, kGrpcOnly)                        \
   X(EndSession, KeysRequest, CountResponse, kGrpcOnly)
+  X(GetLongestPrefix, KeyRequest, LongestPrefixResponse, ControlMethod::kGetLongestPrefix)
 
 // The `lean` of a method that only gRPC carries.
 inline constexpr std::optional<ControlMethod> kGrpcOnly;

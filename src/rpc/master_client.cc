@@ -444,6 +444,17 @@ std::vector<StatusOr<RemoteRead>> MasterClient::BatchGetReplicaList(
                                              build, read, &meanwhile);
 }
 
+StatusOr<RemoteLongestPrefix> MasterClient::GetLongestPrefix(const std::string& key) {
+  proto::KeyRequest req;
+  req.set_key(key);
+  return impl_->Ask(calls::GetLongestPrefix, req,
+                    [](const proto::LongestPrefixResponse& r) -> StatusOr<RemoteLongestPrefix> {
+                      StatusOr<RemoteRead> read = ReadFromProto(r.read());
+                      if (!read.ok()) return read.status();
+                      return RemoteLongestPrefix{r.key(), std::move(read).value()};
+                    });
+}
+
 StatusOr<bool> MasterClient::Exists(const std::string& key) {
   proto::KeyRequest req;
   req.set_key(key);

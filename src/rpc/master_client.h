@@ -101,6 +101,11 @@ struct RemoteRead {
   int64_t lease_expiry_unix_ms = 0;
 };
 
+struct RemoteLongestPrefix {
+  std::string key;  // the stored key matched
+  RemoteRead read;
+};
+
 struct ClusterStats {
   uint64_t objects = 0;
   uint64_t pending_puts = 0;
@@ -181,6 +186,9 @@ class MasterClient {
   StatusOr<bool> Exists(const std::string& key);
   StatusOr<master::BatchExistsResult> BatchExists(std::span<const std::string> keys);
   StatusOr<size_t> BatchQueryPrefix(std::span<const std::string> keys);
+  // The longest stored key that is a prefix of `key` (`key` included) and
+  // its read, as GetReplicaList's; kObjectNotFound when there is none.
+  StatusOr<RemoteLongestPrefix> GetLongestPrefix(const std::string& key);
 
   // The bytes read from `key`'s replica at (segment, offset) did not hash to
   // `checksum`, the RemoteRead's: the master drops that replica if it still

@@ -128,6 +128,35 @@ TEST_F(TenantHandlersTest, TenantsWithTheSameKeysNeverCross) {
   EXPECT_FALSE(Exists(t2_, "k"));
 }
 
+// The longest-prefix get answers in the caller's namespace: the matched key
+// as the caller names it, and no other tenant's (nor the default's) key.
+TEST_F(TenantHandlersTest, LongestPrefixStaysInTheCallersNamespace) {
+  ASSERT_TRUE(Put(plain_, "a").ok());
+  ASSERT_TRUE(Put(t1_, "a/b", 4096).ok());
+  ASSERT_TRUE(Put(t2_, "a/b/c", 8192).ok());
+  auto longest = [&](const Caller& c, const std::string& key) {
+    proto::KeyRequest req;
+    req.set_key(key);
+    proto::LongestPrefixResponse r;
+    handlers_->GetLongestPrefix(c, req, &r);
+    return r;
+  };
+  proto::LongestPrefixResponse r = longest(t1_, "a/b/c/d");
+  ASSERT_EQ(r.status().code(), 0) << r.status().message();
+  EXPECT_EQ(r.key(), "a/b");
+  EXPECT_EQ(r.read().size(), 4096u);
+  ASSERT_EQ(r.read().replicas_size(), 1);
+  EXPECT_EQ(longest(t2_, "a/b/c/d").key(), "a/b/c");
+  EXPECT_EQ(longest(plain_, "a/b/c/d").key(), "a");
+  EXPECT_EQ(longest(admin_, "a/b/c/d").key(), "a");
+  r = longest(t2_, "a/b");
+  EXPECT_EQ(r.status().code(), int(ErrorCode::kObjectNotFound));
+  EXPECT_THAT(r.status().message(), Not(HasSubstr("\x1d")));
+  EXPECT_EQ(longest(admin_, std::string("\x1dt1\x1d") + "a/b/c").status().code(),
+            int(ErrorCode::kInvalidKey));
+  EXPECT_EQ(longest(t1_, "").status().code(), int(ErrorCode::kInvalidKey));
+}
+
 TEST_F(TenantHandlersTest, TheReservedByteIsRefusedFromEveryCaller) {
   const std::string forged = std::string("\x1dt1\x1d") + "k";
   ASSERT_TRUE(Put(t1_, "k").ok());

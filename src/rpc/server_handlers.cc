@@ -299,6 +299,16 @@ void MasterHandlers::GetReplicaList(const Caller& caller, proto::KeyRequest& req
   FillRead(*read, resp);
 }
 
+void MasterHandlers::GetLongestPrefix(const Caller& caller, proto::KeyRequest& req,
+                                      proto::LongestPrefixResponse* resp) const {
+  const KeyScope scope(caller);
+  auto match = master_.GetLongestPrefix(scope.Key(req.key()));
+  if (!match.ok()) return ToProto(scope.Shown(match.status()), resp->mutable_status());
+  resp->set_key(std::string(scope.Shown(match->key)));
+  FillRead(match->read, resp->mutable_read());
+  ToProto(Status::Ok(), resp->mutable_status());
+}
+
 void MasterHandlers::BatchGetReplicaList(const Caller& caller,
                                          proto::BatchGetReplicaListRequest& req,
                                          proto::BatchGetReplicaListResponse* resp) const {

@@ -60,6 +60,9 @@ class MasterHandlers {
   void Exists(const Caller& caller, proto::KeyRequest& req, proto::ExistsResponse* resp) const;
   void BatchExists(const Caller& caller, proto::KeysRequest& req,
                    proto::BatchExistsResponse* resp) const;
+  // The longest stored key of the caller's namespace that prefixes req.key.
+  void GetLongestPrefix(const Caller& caller, proto::KeyRequest& req,
+                        proto::LongestPrefixResponse* resp) const;
   void BatchQueryPrefix(const Caller& caller, proto::KeysRequest& req,
                         proto::BatchQueryPrefixResponse* resp) const;
   void ReportCorruptReplica(const Caller& caller, proto::ReportCorruptReplicaRequest& req,

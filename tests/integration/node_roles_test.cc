@@ -153,6 +153,10 @@ std::vector<std::pair<std::string, Call>> EveryCall() {
        [=](rpc::MasterClient& m, const std::string&) {
          return First(m.BatchGetReplicaList(keys, false));
        }},
+      {"GetLongestPrefix",
+       [](rpc::MasterClient& m, const std::string&) {
+         return m.GetLongestPrefix("matrix/k0").status();
+       }},
       {"Exists",
        [](rpc::MasterClient& m, const std::string&) { return m.Exists("matrix/k0").status(); }},
       {"BatchExists",

@@ -22,6 +22,7 @@ inline const std::set<std::string> kClientCalls{"ListSegments",
                                                 "BatchPutRevoke",
                                                 "GetReplicaList",
                                                 "BatchGetReplicaList",
+                                                "GetLongestPrefix",
                                                 "Exists",
                                                 "BatchExists",
                                                 "BatchQueryPrefix",
@@ -36,7 +37,7 @@ inline const std::set<std::string> kClientCalls{"ListSegments",
                                                 "Stats",
                                                 "ControlEndpoints"};
 
-// Every call of the control table (control_methods.h), 27: the node's and
+// Every call of the control table (control_methods.h), 28: the node's and
 // the client's, and the admin's own.
 inline const std::set<std::string> kEveryMasterCall = [] {
   std::set<std::string> all = kNodeCalls;
