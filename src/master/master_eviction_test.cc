@@ -114,7 +114,8 @@ TEST_F(EvictionTest, PutsEvictUnreachableVictimsBeforeHoldingSpace) {
   for (const auto& k : read) ASSERT_TRUE(Put(k, kPage).ok());
   for (const auto& k : read) ASSERT_TRUE(Readable(k));  // the least recent: LRU's first victims
   for (const auto& k : unread) ASSERT_TRUE(Put(k, kPage).ok());
-  clock_.Advance(master().LeaseMs(kPage) + config_.capability_grace_ms / 2);  // leases over, grace not
+  clock_.Advance(master().LeaseMs(kPage) +
+                 config_.capability_grace_ms / 2);  // leases over, grace not
   for (const auto& k : Keys("n", 32)) ASSERT_TRUE(Put(k, kPage).ok()) << k;
   EXPECT_EQ(master().Stats().held_bytes, 0u);
   EXPECT_EQ(Present(master(), read), read);
