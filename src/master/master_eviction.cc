@@ -132,7 +132,7 @@ uint64_t MasterService::EvictVictim(ObjectId id, VictimLock lock, EvictionReason
   return bytes;
 }
 
-uint64_t MasterService::EvictBytes(uint64_t bytes, EvictionReason reason) {
+uint64_t MasterService::EvictBytes(uint64_t bytes, EvictionReason reason, bool unreachable_only) {
   // For a put that found no room anywhere: the persistent tier's victims go
   // first (the coldest), then DRAM's.
   uint64_t freed = 0;
@@ -142,8 +142,8 @@ uint64_t MasterService::EvictBytes(uint64_t bytes, EvictionReason reason) {
     order.AwaitFilled();
     pmem_first = order.pmem().Count() > 0;
   }
-  if (pmem_first) freed = EvictFromTier(bytes, reason, Tier::kPmem);
-  if (freed < bytes) freed += EvictFromTier(bytes - freed, reason, Tier::kDram);
+  if (pmem_first) freed = EvictFromTier(bytes, reason, Tier::kPmem, unreachable_only);
+  if (freed < bytes) freed += EvictFromTier(bytes - freed, reason, Tier::kDram, unreachable_only);
   return freed;
 }
 
@@ -156,9 +156,6 @@ uint64_t MasterService::EvictFromTier(uint64_t bytes, EvictionReason reason, Tie
   // (master_tiering.cc); the copies go in batches.
   const bool demote = tier == Tier::kDram && copier_.load(std::memory_order_acquire) != nullptr &&
                       segments_.capacity(Tier::kPmem) > 0;
-  // Sparing reachable victims is for demotions only: a plain eviction holds
-  // the space of a reachable victim, as a remove does.
-  unreachable_only = unreachable_only && demote;
   if (demote) {
     // Room for the demotions first: the persistent tier drops its own victims.
     const uint64_t pmem_cap = segments_.capacity(Tier::kPmem);
@@ -255,7 +252,14 @@ std::vector<ReplicaSlot> MasterService::AllocateWithEviction(uint64_t size,
     slots = segments_.Allocate(size, config.replica_count, config);
   }
   while (slots.empty()) {
-    const uint64_t evicted = EvictBytes(size, EvictionReason::kForPut);
+    // Victims no capability can reach go first: their space is free at once.
+    // A victim read within its lease and the grace would only be held (its
+    // space unusable for up to the lease plus the grace), and a put stream
+    // faster than that would evict the whole cache into held space and then
+    // fail with NO_SPACE. Only when every candidate is reachable does one go
+    // and its space wait.
+    uint64_t evicted = EvictBytes(size, EvictionReason::kForPut, /*unreachable_only=*/true);
+    if (evicted == 0) evicted = EvictBytes(size, EvictionReason::kForPut);
     // The victims' space is reused only once their records are durable.
     const bool reclaimed = ReclaimDurableFrees(/*sync=*/true);
     if (evicted == 0 && !reclaimed) break;  // nothing evictable is left
@@ -282,9 +286,10 @@ void MasterService::WatermarkEvict() {
     const double mark = tier == Tier::kPmem ? config_.pmem_high_watermark : config_.high_watermark;
     if (static_cast<double>(used) < mark * static_cast<double>(capacity)) continue;
     counters_.eviction_rounds.fetch_add(1, std::memory_order_relaxed);
-    // DRAM's victims are demoted: only those no reader can reach (as for a put).
+    // Only victims no reader can reach (as for a put): a reachable one's
+    // space would be held, making no room before its grace ends.
     EvictFromTier(static_cast<uint64_t>(config_.evict_ratio * static_cast<double>(capacity)),
-                  EvictionReason::kWatermark, tier, /*unreachable_only=*/tier == Tier::kDram);
+                  EvictionReason::kWatermark, tier, /*unreachable_only=*/true);
   }
 }
 

@@ -257,7 +257,10 @@ class MasterService {
   // Why an eviction ran (counted by reason).
   enum class EvictionReason { kWatermark, kForPut };
   // Frees at least `bytes` by eviction if possible; returns bytes freed.
-  uint64_t EvictBytes(uint64_t bytes, EvictionReason reason = EvictionReason::kWatermark);
+  // With `unreachable_only`, victims a capability may still reach (whose
+  // space would only be held) are spared.
+  uint64_t EvictBytes(uint64_t bytes, EvictionReason reason = EvictionReason::kWatermark,
+                      bool unreachable_only = false);
 
   // ---- Durability ----
   // Hands `sink` the records that rebuild this state when applied in order to
@@ -608,8 +611,8 @@ class MasterService {
   size_t DropSegmentReplicas(std::span<const SegmentId> segments);
   // Frees `bytes` of tier `tier` (kWatermark) or of any (kForPut); see
   // master_eviction.cc. Returns the bytes freed or moved out. With
-  // `unreachable_only`, only victims no capability can reach go (a DRAM
-  // eviction that demotes: a move never holds its source's space).
+  // `unreachable_only`, only victims no capability can reach go: their space
+  // is free (or, demoted, their move's source) at once, never held.
   uint64_t EvictFromTier(uint64_t bytes, EvictionReason reason, Tier tier,
                          bool unreachable_only = false);
   // Each shard in turn, under its exclusive lock: drops every replica (of
