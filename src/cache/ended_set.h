@@ -5,8 +5,14 @@
 // first, which takes marked ids oldest mark first, and only falls back to the
 // policy's own order when none is left (or every one was spared). A mark is
 // advice: it removes nothing by itself, it is cleared when the id is accessed
-// or leaves the policy, and a spared candidate is treated as just accessed
-// (its mark cleared, the policy's Access() called), as the spare contract asks.
+// or leaves the policy. A spared marked id keeps its mark and its place in the
+// policy's own order: it goes to the back of the marks, and each Evict() gives
+// up the marks after kMaxSpared spares and turns to the policy's order. A spare
+// says a lease or a pin holds the page, not that a request that has not ended
+// read it: the master flushes every deferred read (an Access, which clears the
+// mark) before it asks, so a lease that holds a marked page comes from reads
+// before the hint, usually by the very request whose session ended, and its
+// pages would otherwise lose their marks to their own reads.
 //
 // Marks go oldest first, so a caller hinting a request's pages should mark
 // them leaf first (the simulator does): the leading pages, which other
@@ -50,8 +56,9 @@ class EndedSet {
     if (!marks_.empty()) ClearMarked(id);
   }
   // Takes the oldest marked id that `spare` does not keep out of `policy`
-  // (policy.Remove()) and returns it. A spared one is unmarked and handed to
-  // policy.Access(). Returns nullopt once every mark held on entry is spent.
+  // (policy.Remove()) and returns it. A spared one stays marked, as the newest
+  // mark. Returns nullopt once every mark held on entry is spent, or after
+  // kMaxSpared spares: the caller then evicts in the policy's own order.
   //
   // `ready` (chain-aware policies: learned, prefix-lru) says whether a marked
   // id may go now; one that may not (a page whose children are cached: they
@@ -73,10 +80,15 @@ class EndedSet {
   }
 
  private:
+  // Spares one Evict() call meets among the marks before it turns to the
+  // policy's order: a bound on its cost when many marked pages are leased.
+  static constexpr int kMaxSpared = 8;
+
   template <typename ReadyFn>
   std::optional<ObjectId> EvictMarked(EvictionPolicy& policy, const SpareFn& spare,
                                       const ReadyFn& ready) {
-    while (!order_.empty()) {
+    int spared = 0;
+    for (size_t left = order_.size(); left > 0 && !order_.empty(); --left) {
       const auto [id, sequence] = order_.front();
       order_.pop_front();
       auto it = marks_.find(id);
@@ -85,11 +97,13 @@ class EndedSet {
         it->second = kWaiting;
         continue;
       }
-      marks_.erase(it);
       if (spare && spare(id)) {
-        policy.Access(id);  // spared: as if just read
+        it->second = ++sequence_;  // still marked, now the newest
+        order_.emplace_back(id, sequence_);
+        if (++spared >= kMaxSpared) return std::nullopt;
         continue;
       }
+      marks_.erase(it);
       policy.Remove(id);
       return id;
     }

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <set>
 
 #include "cache/eviction_policy.h"
 #include "cache/mini_simulation.h"
@@ -78,6 +79,33 @@ TEST_P(SessionHintTest, ASpareKeepsAMarkedPage) {
   policy->EndSession(7);
   EXPECT_EQ(policy->Evict(SpareRecorder{.keep_all = true}.Fn()), std::nullopt);
   EXPECT_EQ(policy->Count(), 7u);
+  // A spare is a lease or a pin, not a read: 6 kept its mark, and goes first
+  // once nothing holds it.
+  EXPECT_EQ(policy->Evict(), std::optional<ObjectId>(6));
+  EXPECT_EQ(policy->Evict(), std::optional<ObjectId>(7));
+}
+
+// Many marked pages held by leases: one Evict() asks a bounded number of
+// them, then evicts in the policy's own order; the marks stay for later.
+TEST_P(SessionHintTest, ManyLeasedMarksCostABoundedNumberOfAsks) {
+  auto policy = MakeWith(100);
+  std::set<ObjectId> marked;
+  for (ObjectId id = 60; id <= 100; ++id) {
+    policy->EndSession(id);
+    marked.insert(id);
+  }
+  SpareRecorder spare{.keep = marked};
+  const auto victim = policy->Evict(spare.Fn());
+  ASSERT_TRUE(victim.has_value());
+  EXPECT_FALSE(marked.contains(*victim)) << *victim;
+  const auto asked_marked = std::count_if(spare.asked.begin(), spare.asked.end(),
+                                          [&](ObjectId id) { return marked.contains(id); });
+  EXPECT_LE(asked_marked, 8 + 41);  // the marks at most 8 times, the policy's own walk aside
+  EXPECT_GE(asked_marked, 8);
+  // Released: the oldest marks not yet asked go first.
+  const auto next = policy->Evict();
+  ASSERT_TRUE(next.has_value());
+  EXPECT_TRUE(marked.contains(*next)) << *next;
 }
 
 TEST_P(SessionHintTest, UntrackedIdsAreIgnored) {
