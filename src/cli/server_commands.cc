@@ -408,10 +408,18 @@ StatusOr<std::string> ServeSecret(const std::string& secret_file) {
   return transfer::LoadClusterSecret(secret_file);
 }
 
+constexpr int64_t kServeCapabilityGraceMs = 50;
+
 void AddServe(CLI::App& root) {
   auto* app = root.add_subcommand(
       "serve", "Run a master and one store node in one process (the embedded default)");
   auto mflags = std::make_shared<MasterFlags>();
+  // The grace is the clock skew allowed between the master and a store node
+  // (docs/capabilities.md, "Clock skew"): serve's own node reads this host's
+  // clock, so it needs none, and a node that joins with a clock further off
+  // refuses capabilities. A long grace only holds evicted space: a cache that
+  // turns over faster than it runs short of room (docs/replay.md).
+  mflags->config.capability_grace_ms = kServeCapabilityGraceMs;
   auto sflags = std::make_shared<StoreFlags>();
   auto secret_file = std::make_shared<std::string>();
   mflags->Add(*app);
