@@ -8,7 +8,14 @@
 #include <string>
 #include <string_view>
 
-#include "cache/eviction_policy.h"
+#include "crescent/status.h"
+
+// Declared only: this header reaches the client's code (master types), which
+// must not include the servers' headers (scripts/check_layers.py).
+namespace crescent::cache {
+class EvictionPolicy;
+struct PolicyOptions;
+}  // namespace crescent::cache
 
 namespace crescent::master {
 

@@ -73,7 +73,7 @@ inline constexpr uint8_t kControlMethodMax = 15;
   X(Snapshot, Empty, SnapshotResponse, kGrpcOnly)                                              \
   X(ControlEndpoints, Empty, ControlEndpointsResponse, kGrpcOnly)                              \
   X(ReadSnapshot, ReadSnapshotRequest, ReadSnapshotResponse, kGrpcOnly)                        \
-  X(EndSession, KeysRequest, CountResponse, kGrpcOnly)
+  X(EndSession, KeysRequest, CountResponse, kGrpcOnly)                                         \
   X(GetLongestPrefix, KeyRequest, LongestPrefixResponse, ControlMethod::kGetLongestPrefix)
 
 // The `lean` of a method that only gRPC carries.
