@@ -7,11 +7,13 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <thread>
 #include <vector>
 
 namespace crescent::client {
@@ -137,6 +139,20 @@ size_t ThreadCount() {
   return n;
 }
 
+// The thread count once it is `expected`, or after 50 ms. A joined thread may
+// still be listed for a moment: its exit wakes the joiner before the kernel
+// removes it from /proc/self/task. 50 ms is far less than warming 1 GiB takes
+// (a fault per page), so a warmer left running would still show.
+size_t ThreadCountSettled(size_t expected) {
+  const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(50);
+  size_t n = ThreadCount();
+  while (n != expected && std::chrono::steady_clock::now() < until) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    n = ThreadCount();
+  }
+  return n;
+}
+
 std::byte* MapAnonymous(size_t size) {
   void* p = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   return p == MAP_FAILED ? nullptr : static_cast<std::byte*>(p);
@@ -177,7 +193,7 @@ TEST(BufferRegistryTest, UnregisterStopsTheWarmerBeforeReturning) {
   BufferRegistry r(/*warm=*/true);
   ASSERT_TRUE(r.Register(mem, size, kRW).ok());
   ASSERT_TRUE(r.Unregister(mem).ok());
-  EXPECT_EQ(ThreadCount(), threads);
+  EXPECT_EQ(ThreadCountSettled(threads), threads);
   EXPECT_EQ(r.warmed_bytes(), 0u);  // no region left to count
   ASSERT_EQ(munmap(mem, size), 0);
   // A registry destroyed with regions still registered stops their warmers too.
@@ -187,7 +203,7 @@ TEST(BufferRegistryTest, UnregisterStopsTheWarmerBeforeReturning) {
     BufferRegistry r2(/*warm=*/true);
     ASSERT_TRUE(r2.Register(again, size, kRW).ok());
   }
-  EXPECT_EQ(ThreadCount(), threads);
+  EXPECT_EQ(ThreadCountSettled(threads), threads);
   munmap(again, size);
 }
 
