@@ -33,22 +33,14 @@
 #include <vector>
 
 #include "master/master_service.h"
+#include "perf_master.h"
 #include "perf_util.h"
 
 using namespace crescent;
 using namespace crescent::master;
+using namespace crescent::perf;
 
 namespace {
-
-using crescent::perf::KeyOf;
-using crescent::perf::Now;
-
-uint64_t RssBytes() {
-  std::ifstream f("/proc/self/statm");
-  uint64_t pages = 0, resident = 0;
-  f >> pages >> resident;
-  return resident * static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
-}
 
 // Latencies at 10 ns resolution below 1 ms, exactly above; quantiles read
 // from the counts. Small enough to keep no sample list for millions of calls.
@@ -134,23 +126,11 @@ int main(int argc, char** argv) {
     return 2;
   }
   const uint64_t most = checkpoints.back();
-  MasterConfig config;
-  config.bloom_expected_keys = most;
-  config.eviction_policy = policy;
-  auto created = MasterService::Create(config);
-  if (!created.ok()) {
-    std::fprintf(stderr, "%s\n", created.status().ToString().c_str());
-    return 2;
-  }
-  MasterService& m = **created;
   constexpr uint64_t kObject = 64 * 1024;
-  // The master never touches payload memory: capacity is only a number, big
-  // enough that nothing is evicted but the rounds this program asks for.
-  for (int s = 0; s < 4; ++s) {
-    (void)m.MountSegment({"seg-" + std::to_string(s), (most / 4 + 4096) * kObject * 2,
-                          "node-" + std::to_string(s), "127.0.0.1:" + std::to_string(7000 + s),
-                          Tier::kDram});
-  }
+  // Room for twice the objects: nothing is evicted but the rounds asked for.
+  std::unique_ptr<MasterService> created = MakePerfMaster(policy, most, kObject);
+  if (!created) return 2;
+  MasterService& m = *created;
   std::printf("master_growth_perf: policy %s, 64 KiB objects, 36-byte keys, one thread\n",
               policy.c_str());
   std::printf("%10s %9s %9s | %8s %8s %10s | %8s %8s | %12s | %10s\n", "objects", "B/obj", "engine",

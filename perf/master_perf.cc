@@ -29,6 +29,7 @@
 
 #include "master/master_service.h"
 #include "metrics/histogram.h"
+#include "perf_master.h"
 #include "perf_util.h"
 
 using namespace crescent;
@@ -38,13 +39,7 @@ namespace {
 
 using crescent::perf::KeyOf;
 using crescent::perf::Now;
-
-uint64_t RssBytes() {
-  std::ifstream f("/proc/self/statm");
-  uint64_t pages = 0, resident = 0;
-  f >> pages >> resident;
-  return resident * static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
-}
+using crescent::perf::RssBytes;
 
 template <typename Fn>
 double RunFor(int threads, double seconds, Fn fn) {  // returns ops/s
@@ -91,22 +86,10 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
-  MasterConfig config;
-  config.bloom_expected_keys = objects;
-  config.eviction_policy = "lru";
-  auto created = MasterService::Create(config);
-  if (!created.ok()) {
-    std::fprintf(stderr, "%s\n", created.status().ToString().c_str());
-    return 2;
-  }
-  MasterService& m = **created;
   const uint64_t kObject = 64 * 1024;
-  // The master never touches payload memory, so capacity is only a number.
-  for (int s = 0; s < 4; ++s) {
-    (void)m.MountSegment({"seg-" + std::to_string(s), (objects / 4 + 1024) * kObject * 2,
-                          "node-" + std::to_string(s), "127.0.0.1:" + std::to_string(7000 + s),
-                          Tier::kDram});
-  }
+  std::unique_ptr<MasterService> created = crescent::perf::MakePerfMaster("lru", objects, kObject);
+  if (!created) return 2;
+  MasterService& m = *created;
   std::vector<std::string> keys(objects);
   for (uint64_t i = 0; i < objects; ++i) keys[i] = KeyOf(i);
   uint64_t key_bytes = 0;

@@ -1,11 +1,14 @@
 // What the perf programs share: a clock in seconds and the page-key shape.
 #pragma once
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cinttypes>
 #include <cstdint>
 #include <cstdio>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -17,6 +20,14 @@ inline double Median(std::vector<double> v) {
   if (v.empty()) return 0;
   const size_t m = v.size() / 2;
   return v.size() % 2 ? v[m] : (v[m - 1] + v[m]) / 2;
+}
+
+// This process's resident memory, bytes (/proc/self/statm).
+inline uint64_t RssBytes() {
+  std::ifstream f("/proc/self/statm");
+  uint64_t pages = 0, resident = 0;
+  f >> pages >> resident;
+  return resident * static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
 }
 
 // Steady-clock seconds, for intervals.
