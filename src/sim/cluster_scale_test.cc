@@ -10,11 +10,7 @@
 namespace crescent::sim {
 namespace {
 
-Trace MustParse(const std::string& text) {
-  auto trace = ParseTrace(text, "test");
-  EXPECT_TRUE(trace.ok()) << trace.status().ToString();
-  return std::move(*trace);
-}
+using testing::MustParse;
 
 const char* kTwoTimes =
     "{\"timestamp\": 5, \"hash_ids\": [7, 8]}\n"

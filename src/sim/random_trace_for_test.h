@@ -11,13 +11,24 @@
 // ever coalesced into one touch.
 #pragma once
 
+#include <gtest/gtest.h>
+
 #include <algorithm>
 #include <cstdint>
 #include <random>
 #include <string>
 #include <vector>
 
+#include "sim/trace_reader.h"
+
 namespace crescent::sim::testing {
+
+// `text` parsed as a trace named "test"; a parse error fails the test.
+inline Trace MustParse(const std::string& text) {
+  auto trace = ParseTrace(text, "test");
+  EXPECT_TRUE(trace.ok()) << trace.status().ToString();
+  return trace.ok() ? std::move(*trace) : Trace{};
+}
 
 inline std::string RandomTraceText(uint32_t seed, int requests, bool ends_with_write = false) {
   std::mt19937 rng(seed);
