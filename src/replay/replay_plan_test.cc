@@ -2,6 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+
+#include "sim/session_hints.h"
+
 namespace crescent::replay {
 namespace {
 
@@ -51,10 +55,37 @@ TEST(ReplayPlan, LimitKeepsTheFirstRequests) {
   EXPECT_EQ(plan->distinct_pages, 3u);
 }
 
+// Request 1 is extended by request 2 (it starts with 7, 8); requests 2 and
+// 3 are last turns. The plan marks exactly the simulator's draw.
+TEST(ReplayPlan, SessionHintsMarkTheSimulatorsDraw) {
+  const sim::Trace trace = Parse(kTrace);
+  auto none = BuildPlan(trace, {});
+  ASSERT_TRUE(none.ok());
+  EXPECT_EQ(none->hinted_requests, 0u);
+  for (const auto& r : none->requests) EXPECT_FALSE(r.ends_session);
+  auto all = BuildPlan(trace, {.session_hints = 1});
+  ASSERT_TRUE(all.ok());
+  EXPECT_FALSE(all->requests[0].ends_session);
+  EXPECT_TRUE(all->requests[1].ends_session);
+  EXPECT_TRUE(all->requests[2].ends_session);
+  EXPECT_EQ(all->hinted_requests, 2u);
+  for (uint64_t seed = 1; seed <= 8; ++seed) {
+    auto half = BuildPlan(trace, {.session_hints = 0.5, .seed = seed});
+    ASSERT_TRUE(half.ok());
+    const std::vector<bool> drawn = sim::SessionHints(trace, 0.5, seed);
+    for (size_t r = 0; r < 3; ++r) EXPECT_EQ(half->requests[r].ends_session, drawn[r]) << seed;
+  }
+}
+
 TEST(ReplayPlan, RejectsBadOptions) {
   EXPECT_EQ(BuildPlan(Parse(kTrace), {.speed = 0}).status().code(), ErrorCode::kInvalidArgument);
   EXPECT_EQ(BuildPlan(Parse(kTrace), {.key_prefix = ""}).status().code(),
             ErrorCode::kInvalidArgument);
+  for (double f : {-0.1, 1.5, std::nan("")}) {
+    EXPECT_EQ(BuildPlan(Parse(kTrace), {.session_hints = f}).status().code(),
+              ErrorCode::kInvalidArgument)
+        << f;
+  }
 }
 
 }  // namespace

@@ -288,6 +288,27 @@ TEST_F(ReplayCli, JsonToStdoutAndSpeedMode) {
   EXPECT_DOUBLE_EQ(j["speed"].get<double>(), 4.0);
 }
 
+// --session-hints 1: the last turns (the second request extends the first;
+// the second and third are last turns) are hinted right after they are
+// served, and the master marks each of their pages, all still cached.
+TEST_F(ReplayCli, SessionHintsReachTheMaster) {
+  fs::path trace = WriteTrace("t.jsonl", {{1, 2, 3}, {1, 2, 4, 5}, {6}});
+  CliResult r;
+  json j = RunJson("replay --trace " + trace.string() +
+                       " --page-size 4096 --capacity-pages 100 --max-rate --streams 1"
+                       " --session-hints 1",
+                   &r);
+  EXPECT_EQ(j["hinted_requests"].get<uint64_t>(), 2u);
+  EXPECT_EQ(j["pages_hinted"].get<uint64_t>(), 5u);
+  EXPECT_EQ(j["error_count"].get<uint64_t>(), 0u);
+  EXPECT_NE(r.out.find("2 request(s) hinted as ended (--session-hints 1), 5 page(s) marked"),
+            std::string::npos)
+      << r.out;
+  CliResult bad = Run("replay --trace " + trace.string() + " --session-hints 1.5");
+  EXPECT_NE(bad.rc, 0);
+  EXPECT_NE(bad.err.find("--session-hints"), std::string::npos) << bad.err;
+}
+
 TEST_F(ReplayCli, LimitReplaysTheFirstRequests) {
   fs::path trace = WriteTrace("t.jsonl", PrefixWorkload(20, 1));
   json j = RunJson("replay --trace " + trace.string() +
