@@ -178,17 +178,24 @@ class HaCluster:
                 return None, rev
             time.sleep(0.05)
 
-    def log_batches(self):
+    def log_batches(self, attempts=5):
         """[(create revision, value bytes)] of every batch of the cluster's log in etcd
-        (`etcdctl get` on the watcher's host), or None when etcd does not answer."""
-        done = subprocess.run(self.stat_host.command([
-            "etcdctl", "--endpoints", self.endpoints, "--command-timeout", "60s", "get",
-            "--prefix", "/crescent/%s/log/" % NAME, "-w", "json"]), capture_output=True,
-            env={**os.environ, "ETCDCTL_API": "3"}, timeout=120)
-        if done.returncode != 0:
-            return None
-        return [(int(kv["create_revision"]), base64.b64decode(kv.get("value", "")))
-                for kv in json.loads(done.stdout).get("kvs") or []]
+        (`etcdctl get` on the watcher's host), or None when etcd does not answer in
+        `attempts` tries 3 s apart (a member killed by the last fault may still be
+        rejoining, and the cluster electing); then log_error says why."""
+        self.log_error = ""
+        for attempt in range(attempts):
+            if attempt:
+                time.sleep(3)
+            done = subprocess.run(self.stat_host.command([
+                "etcdctl", "--endpoints", self.endpoints, "--command-timeout", "60s", "get",
+                "--prefix", "/crescent/%s/log/" % NAME, "-w", "json"]), capture_output=True,
+                env={**os.environ, "ETCDCTL_API": "3"}, timeout=120)
+            if done.returncode == 0:
+                return [(int(kv["create_revision"]), base64.b64decode(kv.get("value", "")))
+                        for kv in json.loads(done.stdout).get("kvs") or []]
+            self.log_error = done.stderr.decode(errors="replace").strip()[-300:]
+        return None
 
     def isolate(self, master, cut):
         """Cuts a master's host off from the etcd members and the other masters, or heals."""

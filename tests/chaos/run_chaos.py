@@ -207,7 +207,7 @@ def run(seconds, seed, mode="auto", kinds=None, out_dir=None, keys=300,
             violations += _verify(topo.hosts[host], cl, out_dir, 100 + i, env, probe)
         batches = cl.log_batches() if with_ha else None
         if with_ha and batches is None:
-            violations.append("the log in etcd could not be read after the run")
+            violations.append("the log in etcd could not be read after the run: " + cl.log_error)
     finally:
         for proc in workers.values():
             if proc.poll() is None:
