@@ -19,8 +19,9 @@ PACKAGES=(
   libpmem2-dev
   # peer benchmarks: a real redis-server driven through hiredis
   libhiredis-dev redis-server
-  # etcd (the etcd client's tests run real members)
-  etcd-server
+  # etcd (the etcd client's tests run real members; the chaos checker reads the
+  # cluster's log with etcdctl)
+  etcd-server etcd-client
   # the Python binding and the end-to-end harness (system interpreter /usr/bin/python3)
   pybind11-dev python3-dev python3-numpy python3-pytest python3-torch
   # the wheel (make wheel): PEP 517 front end, setuptools backend, venv for its test
