@@ -199,6 +199,7 @@ void CopyHasher::AccumulateKept(const uint8_t* p) {
 }
 
 void CopyHasher::Copy(void* dst, const void* src, size_t n) {
+  if (n == 0) return;  // an empty slice (its pointers may be null: memcpy forbids that)
   auto* d = static_cast<uint8_t*>(dst);
   const auto* s = static_cast<const uint8_t*>(src);
   const uint64_t before = total_;
