@@ -95,6 +95,24 @@ struct ClientConfig {
   // measure what the check costs: an unverified get may return bytes that a
   // fault corrupted. Puts record the checksum either way.
   bool verify_checksums = true;
+  // Location cache (docs/network.md, "Location cache"): how many keys'
+  // replicas, checksums and read capabilities this client remembers from
+  // its gets (least recently used dropped first), so that a later get of one
+  // goes straight to its store node without asking the master. 0: off, every
+  // get asks the master. With it on, a get may return the bytes of a key
+  // removed (by another client) within location_cache_ttl_ms, never another
+  // key's bytes nor bytes of a failed put: the bytes must still hash to the
+  // remembered checksum, and anything else (a mismatch, a capability the node
+  // refuses, an expired one, a node gone) asks the master at once. Needs
+  // verify_checksums. Reads served from it are reported to the master in
+  // batches, off the get's path, so that they keep counting for eviction.
+  size_t location_cache = 0;
+  // How long the read capabilities granted for the location cache stay valid
+  // (the master grants at most its --location-cache-capability-ms, 30 s by
+  // default, and never less than the read lease).
+  int64_t location_cache_ttl_ms = 10'000;
+  // How often reads served from the location cache are reported to the master.
+  int64_t location_touch_interval_ms = 100;
   // RegisterBuffer has the kernel read one byte of each page of the buffer in
   // a background thread at the lowest priority (not for a mapping of a file):
   // on VMs that shadow page tables the kernel's first access to each page,
@@ -198,6 +216,24 @@ struct ClientCounters {
   uint64_t put_retries = 0;
   // Reads that failed on one replica and were tried on the next.
   uint64_t replica_fallbacks = 0;
+  // Location cache (ClientConfig::location_cache): keys a get found there and
+  // read without asking the master (hits), keys it did not hold (misses), and
+  // keys it held that were asked of the master after all, by reason: the
+  // bytes did not match the remembered checksum (the space was reused, or the
+  // key put again), the capability had expired (before the read, or during
+  // it), the node refused it (another mount epoch, a forged or stale
+  // capability, a destination that did not fit), or no replica's node could
+  // be reached.
+  uint64_t location_hits = 0;
+  uint64_t location_misses = 0;
+  uint64_t location_fallbacks_checksum = 0;
+  uint64_t location_fallbacks_expired = 0;
+  uint64_t location_fallbacks_refused = 0;
+  uint64_t location_fallbacks_unreachable = 0;
+  // Keys of location-cache reads reported to the master (TouchKeys), and keys
+  // whose report failed or was dropped (the queue full).
+  uint64_t location_touches_sent = 0;
+  uint64_t location_touches_failed = 0;
   // Keys of gets asked of the master again because their read capability
   // expired before the copy (a first mapping of a node's segment, a stalled
   // client), counted once per key and round (at most 3 rounds).

@@ -243,7 +243,10 @@ class CrescentHiCacheStorage(SessionHints, HiCacheV2, HiCacheStorage):
       ``$CRESCENT_TOKEN``), ``node_token`` (the contributed segment's store
       node's token, of the node role; default ``token``), ``tls_ca``,
       ``tls_cert``, ``tls_key``, ``tls_server_name``: passed to
-      ``Store.setup`` (TLS to the master, docs/security.md); ``key_prefix``: namespace for
+      ``Store.setup`` (TLS to the master, docs/security.md); ``location_cache``:
+      how many pages' places the client remembers, so that a get of one goes
+      straight to its store node (``Store.setup``'s; default
+      ``ADAPTER_LOCATION_CACHE``, 0 turns it off); ``key_prefix``: namespace for
       every object key; ``replica_count``: replicas per page (default 1).
     """
 
@@ -302,6 +305,7 @@ class CrescentHiCacheStorage(SessionHints, HiCacheV2, HiCacheStorage):
     def _connect(self, extra: dict):
         try:
             from crescent import Store  # the pybind module (crescent.Store)
+            from crescent.store import ADAPTER_LOCATION_CACHE
         except ImportError as e:  # pragma: no cover - depends on the build
             raise ImportError(
                 "crescent.hicache needs the crescent Python binding "
@@ -321,6 +325,8 @@ class CrescentHiCacheStorage(SessionHints, HiCacheV2, HiCacheStorage):
             tls_cert=extra.get("tls_cert"),
             tls_key=extra.get("tls_key"),
             tls_server_name=extra.get("tls_server_name"),
+            # Page keys are hashes of their token prefix: a key names one content.
+            location_cache=int(extra.get("location_cache", ADAPTER_LOCATION_CACHE)),
         )
         if rc not in (0, None):
             raise RuntimeError(

@@ -29,7 +29,7 @@ from ._args import listed
 from ._buffers import byte_view
 from .config import DEFAULT_SOFT_PIN_TTL_MS, ReplicateConfig, put_options
 from .errors import CrescentError
-from .store import Store
+from .store import ADAPTER_LOCATION_CACHE, Store
 
 # Mooncake's ErrorCode (mooncake-store/include/types.h) for the numbers used here.
 OK = 0
@@ -97,7 +97,7 @@ _IGNORED_SETUP_KWARGS = ("enable_client_http_server", "client_http_port",
 # Those passed on to crescent.Store.setup (tokens, TLS, timeouts).
 _STORE_SETUP_KWARGS = ("rpc_timeout_ms", "rpc_attempts", "transfer_timeout_ms", "put_retry_ms",
                        "token", "node_token", "tls_ca", "tls_cert", "tls_key",
-                       "tls_server_name")
+                       "tls_server_name", "location_cache")
 
 
 def mooncake_code(code):
@@ -242,6 +242,11 @@ class MooncakeDistributedStore:
         local_buffer_size, protocol, rdma_devices and engine have no meaning
         here; the transfer is TCP or same-host shared memory.
 
+        The client remembers where the values it read live (location_cache=,
+        ADAPTER_LOCATION_CACHE keys by default; 0 turns it off), so that a
+        get of one goes straight to its store node (docs/network.md,
+        "Location cache").
+
         Against a master with an auth file, the client's token comes from
         token= or $CRESCENT_TOKEN, and a contributed segment's node token
         (the node role) from node_token= or $CRESCENT_NODE_TOKEN, since an
@@ -251,6 +256,8 @@ class MooncakeDistributedStore:
         if "node_token" not in a["extra"] and os.environ.get("CRESCENT_NODE_TOKEN"):
             a["extra"]["node_token"] = os.environ["CRESCENT_NODE_TOKEN"]
         protocol = a["protocol"] if a["protocol"] in ("tcp", "") else "tcp"
+        # Mooncake's keys name immutable content (engines hash the token prefix).
+        a["extra"].setdefault("location_cache", ADAPTER_LOCATION_CACHE)
         try:
             self._store.setup(a["local_hostname"], a["metadata_server"],
                               a["global_segment_size"], a["local_buffer_size"], protocol,

@@ -33,6 +33,10 @@ _live_stores = weakref.WeakSet()
 _U64_MAX = 2**64 - 1
 _MAX_TIMEOUT_MS = 2**31 - 1
 _MAX_ATTEMPTS = 2**31 - 1
+_MAX_LOCATION_CACHE = 2**24  # keys; each entry holds its key, replicas and capabilities
+# The location cache of the adapters whose keys name immutable content (HiCache,
+# Mooncake): this many keys (Store.setup's location_cache).
+ADAPTER_LOCATION_CACHE = 65536
 
 
 def _int_in(name, value, low, high):
@@ -85,7 +89,8 @@ class Store:
               local_buffer_size=0, protocol="tcp", device_name="",
               master_server_addr="127.0.0.1:50051", *, rpc_timeout_ms=5000, rpc_attempts=4,
               transfer_timeout_ms=10000, put_retry_ms=5000, token=None, node_token=None,
-              tls_ca=None, tls_cert=None, tls_key=None, tls_server_name=None):
+              tls_ca=None, tls_cert=None, tls_key=None, tls_server_name=None,
+              location_cache=0):
         """Connects to the master at master_server_addr; returns 0 or raises CrescentError.
 
         master_server_addr is host:port, unix:/path, or etcd://H1:2379,H2:2379/NAME
@@ -114,6 +119,14 @@ class Store:
         are a client certificate for a master with mutual TLS (docs/security.md,
         "TLS"). Files that cannot be read or do not fit raise CrescentError with
         INVALID_ARGUMENT.
+        location_cache > 0 keeps the place of that many recently read keys
+        (their replicas, checksum and a read capability, least recently used
+        dropped first), so that a get of one goes straight to its store node
+        without asking the master; 0 (the default) turns it off. With it on, a
+        get may return the value of a key another client removed in the last
+        10 s, never another key's bytes (docs/network.md, "Location cache").
+        The HiCache and Mooncake-compatible adapters turn it on, since their
+        keys name immutable content.
         The numbers are checked first: one out of range (a timeout or attempt
         count below 1, a negative size or retry time) raises ValueError naming it.
         """
@@ -127,6 +140,7 @@ class Store:
         transfer_timeout_ms = _int_in("transfer_timeout_ms", transfer_timeout_ms, 1,
                                       _MAX_TIMEOUT_MS)
         put_retry_ms = _int_in("put_retry_ms", put_retry_ms, 0, _MAX_TIMEOUT_MS)
+        location_cache = _int_in("location_cache", location_cache, 0, _MAX_LOCATION_CACHE)
         local_hostname = text("local_hostname", local_hostname)
         master_server_addr = text("master_server_addr", master_server_addr or "")
         if token is None:
@@ -140,7 +154,8 @@ class Store:
         code, message = self._core.setup(local_hostname, master_server_addr,
                                          global_segment_size, rpc_timeout_ms, rpc_attempts,
                                          transfer_timeout_ms, put_retry_ms, node_factory,
-                                         token, node_token, **tls)
+                                         token, node_token, **tls,
+                                         location_cache=location_cache)
         if code != 0:
             raise CrescentError(code, message)
         return 0
@@ -365,7 +380,10 @@ class Store:
         p99_seconds), put_retries, shm_fallbacks, replica_fallbacks,
         lease_retries, checksum_mismatches, copy_ahead_kept, copy_ahead_discarded, and
         shm_mapped_bytes and shm_warmed_bytes (same-host segments mapped, and how much of them
-        was read once in the background).
+        was read once in the background), and the location cache's (setup's
+        location_cache): location_hits, location_misses, location_fallbacks (a
+        dict by reason: checksum, expired, refused, unreachable) and
+        location_touches_sent.
         """
         code, stats = self._core.get_stats()
         if code != 0:

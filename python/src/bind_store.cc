@@ -52,6 +52,13 @@ py::dict ClientDict(const Client& client) {
   d["copy_ahead_discarded"] = c.copy_ahead_discarded;
   d["shm_mapped_bytes"] = c.shm_mapped_bytes;
   d["shm_warmed_bytes"] = c.shm_warmed_bytes;
+  d["location_hits"] = c.location_hits;
+  d["location_misses"] = c.location_misses;
+  d["location_fallbacks"] = py::dict(py::arg("checksum") = c.location_fallbacks_checksum,
+                                     py::arg("expired") = c.location_fallbacks_expired,
+                                     py::arg("refused") = c.location_fallbacks_refused,
+                                     py::arg("unreachable") = c.location_fallbacks_unreachable);
+  d["location_touches_sent"] = c.location_touches_sent;
   return d;
 }
 
@@ -103,11 +110,12 @@ void BindStore(StoreClass& cls) {
             int64_t transfer_timeout_ms, int64_t put_retry_ms, const py::object& node_factory,
             const std::string& token, const std::string& node_token, const std::string& tls_ca,
             const std::string& tls_cert, const std::string& tls_key,
-            const std::string& tls_server_name) {
+            const std::string& tls_server_name, size_t location_cache) {
            SetupArgs a{local_hostname, master,       segment_size,
                        rpc_timeout_ms, rpc_attempts, transfer_timeout_ms,
                        put_retry_ms,   token,        node_token};
            a.tls = {tls_ca, tls_cert, tls_key, tls_server_name};
+           a.location_cache = location_cache;
            a.node_factory = NodeFactory(node_factory);
            Status s;
            {
@@ -120,7 +128,7 @@ void BindStore(StoreClass& cls) {
          py::arg("rpc_timeout_ms"), py::arg("rpc_attempts"), py::arg("transfer_timeout_ms"),
          py::arg("put_retry_ms"), py::arg("node_factory") = py::none(), py::arg("token") = "",
          py::arg("node_token") = "", py::arg("tls_ca") = "", py::arg("tls_cert") = "",
-         py::arg("tls_key") = "", py::arg("tls_server_name") = "")
+         py::arg("tls_key") = "", py::arg("tls_server_name") = "", py::arg("location_cache") = 0)
       .def("close",
            [](StoreCore& self) {
              ReleaseGil nogil;

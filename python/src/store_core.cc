@@ -93,6 +93,7 @@ Status StoreCore::Setup(const SetupArgs& args) {
   cc.put_retry_ms = args.put_retry_ms;
   cc.token = args.token;
   cc.tls = args.tls;
+  cc.location_cache = args.location_cache;
 
   std::shared_ptr<LocalNode> node;
   if (args.segment_size > 0) {

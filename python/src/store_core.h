@@ -31,6 +31,7 @@ struct SetupArgs {
   std::string token;            // ClientConfig::token ("" = none); the local node's too
   std::string node_token;       // the local node's instead ("" = token)
   TlsConfig tls;                // ClientConfig::tls (none: plain); the local node's too
+  size_t location_cache = 0;    // ClientConfig::location_cache (0: off)
   // Starts the store node when segment_size > 0 (the `_node` module's; Setup
   // fails with kInternal if a segment is asked for without it).
   const LocalNodeFactory* node_factory = nullptr;

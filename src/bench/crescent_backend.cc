@@ -25,6 +25,7 @@ StatusOr<std::unique_ptr<CrescentBackend>> CrescentBackend::Connect(const std::s
     cfg.tcp_congestion = options.tcp_congestion;
     cfg.verify_checksums = options.verify_checksums;
     cfg.lean_control = options.lean_control;
+    cfg.location_cache = options.location_cache;
     cfg.token = options.token;
     cfg.tls = options.tls;
     cfg.transfer_timeout_ms = 60000;

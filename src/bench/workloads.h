@@ -36,6 +36,9 @@ struct WorkloadOptions {
   // Crescent's hot control calls use the lean control protocol
   // (ClientConfig::lean_control); false: gRPC, to measure what it gains.
   bool lean_control = true;
+  // Crescent's clients' location cache (ClientConfig::location_cache), in
+  // keys; 0: off, every get asks the master.
+  size_t location_cache = 0;
   // Crescent's clients' token (ClientConfig::token); empty: none.
   std::string token;
   // Their TLS to the master (ClientConfig::tls); none by default.

@@ -59,6 +59,7 @@ struct BenchFlags {
   std::string tcp_congestion;   // "": $CRESCENT_TCP_CONGESTION, else the system's
   bool no_verify = false;       // gets skip the checksum check (ClientConfig::verify_checksums)
   bool grpc_control = false;    // hot calls over gRPC (ClientConfig::lean_control off)
+  size_t location_cache = 0;    // ClientConfig::location_cache (0: off)
   bool no_rpc_metrics = false;  // the embedded master times no RPC (MasterServerOptions)
   std::string redis_server = "redis-server";
   std::string token_file;  // with --master ("": $CRESCENT_TOKEN, else none)
@@ -222,6 +223,7 @@ Workloads WorkloadsFor(Mode mode, const Wants& w, const BenchFlags& f) {
   o.tcp_congestion = f.tcp_congestion;
   o.verify_checksums = !f.no_verify;
   o.lean_control = !f.grpc_control;
+  o.location_cache = f.location_cache;
   // The embedded cluster authenticates nobody: a token is for --master's.
   if (!f.master.empty()) {
     o.token = Must(auth::LoadClientToken(f.token_file), "--token-file");
@@ -279,7 +281,8 @@ nlohmann::json OptionsJson(const BenchFlags& f, const bench::WorkloadOptions& o,
           {"lanes", f.lanes},
           {"tcp_congestion", o.tcp_congestion},
           {"verify_checksums", o.verify_checksums},
-          {"lean_control", o.lean_control}};
+          {"lean_control", o.lean_control},
+          {"location_cache", o.location_cache}};
 }
 
 // Bytes the put-get phases hold at once: each size's single and batched
@@ -595,6 +598,12 @@ void AddCommon(CLI::App* cmd, BenchFlags& f, bool clients = true) {
                 "Crescent's hot control calls (exists, prefix queries, replica lists, puts' start "
                 "and end) over gRPC instead of the lean control protocol (to measure what it "
                 "gains; docs/control-plane.md)");
+  cmd->add_option("--location-cache", f.location_cache,
+                  "Crescent clients remember where this many keys live (from their puts and "
+                  "gets), so that a get of one goes straight to its store node without asking "
+                  "the master (ClientConfig::location_cache; docs/network.md, \"Location "
+                  "cache\"); 0: off")
+      ->capture_default_str();
   cmd->add_flag("--no-rpc-metrics", f.no_rpc_metrics,
                 "The embedded master times no RPC and counts no reply errors (to measure what "
                 "the latency histograms cost; docs/metrics.md)");

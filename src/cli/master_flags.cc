@@ -130,6 +130,14 @@ void MasterFlags::AddEngineFlags(CLI::App& app) {
                  "clock is off by more refuses capabilities)")
       ->capture_default_str()
       ->check(CLI::Range(int64_t{0}, int64_t{3'600'000}));
+  app.add_option("--location-cache-capability-ms", config.location_cache_capability_ms,
+                 "The longest a read capability lives when a client asks for one for its "
+                 "location cache (gets served without asking the master). Nothing holds the "
+                 "space for it: a read through it after the space went to another object "
+                 "fails the reader's checksum. 0: never longer than the lease "
+                 "(docs/capabilities.md)")
+      ->capture_default_str()
+      ->check(CLI::Range(int64_t{0}, int64_t{3'600'000}));
   app.add_option("--heartbeat-ttl-ms", config.heartbeat_ttl_ms,
                  "A store node silent this long is dropped with its segments")
       ->capture_default_str()

@@ -42,6 +42,16 @@ StatusOr<std::unique_ptr<Client>> Client::Connect(const ClientConfig& given) {
                       std::to_string(config.transfer_timeout_ms) + " and " +
                       std::to_string(config.tcp_lanes) + ")");
   }
+  if (config.location_cache > 0 && !config.verify_checksums) {
+    // The checksum is what makes a remembered location safe to read.
+    return Status(ErrorCode::kInvalidArgument,
+                  "client config: the location cache needs verify_checksums");
+  }
+  if (config.location_cache > 0 && config.location_cache_ttl_ms <= 0) {
+    return Status(ErrorCode::kInvalidArgument, "client config: location_cache_ttl_ms is " +
+                                                   std::to_string(config.location_cache_ttl_ms) +
+                                                   "; it must be more than 0");
+  }
   if (Status s = transfer::CheckCongestionControl(config.tcp_congestion); !s.ok()) {
     return Status(s.code(), "tcp_congestion: " + s.message());
   }
@@ -66,11 +76,19 @@ StatusOr<std::unique_ptr<Client>> Client::Connect(const ClientConfig& given) {
   if (impl->shm && config.placement_hints > 0) {
     impl->hints = std::make_unique<client::PlacementHints>(config.placement_hints);
   }
+  if (config.location_cache > 0) {
+    impl->locations = std::make_unique<client::LocationCache>(config.location_cache);
+    rpc::MasterClient* m = impl->master.get();
+    impl->touches = std::make_unique<client::TouchBatcher>(
+        [m](std::span<const std::string> keys) { return m->TouchKeys(keys); },
+        config.location_touch_interval_ms);
+  }
   Impl* self = impl.get();
   impl->putter = std::make_unique<client::PutPath>(
       *impl->master, *impl->io, impl->config, impl->put_retries,
-      [self](const std::string& key, const std::vector<RemoteReplica>& replicas) {
-        self->Remember(key, replicas);
+      [self](const std::string& key, const rpc::RemotePut& put, uint64_t checksum, uint64_t size) {
+        self->Remember(key, put.replicas);
+        self->RememberPut(key, put, checksum, size);
       });
   return std::unique_ptr<Client>(new Client(std::move(impl)));
 }
@@ -144,7 +162,7 @@ StatusOr<bool> Client::Exists(const std::string& key) {
 
 Status Client::Remove(const std::string& key, bool force) {
   CallTimer timer(impl_->metrics, ClientOp::kRemove);
-  if (impl_->hints) impl_->hints->Forget(key);
+  impl_->Forget(key);
   return TimedOne(timer, impl_->master->Remove(key, force));
 }
 
@@ -206,9 +224,7 @@ std::vector<StatusOr<bool>> Client::BatchExists(std::span<const std::string> key
 
 std::vector<Status> Client::BatchRemove(std::span<const std::string> keys, bool force) {
   CallTimer timer(impl_->metrics, ClientOp::kRemove);
-  if (impl_->hints) {
-    for (const std::string& k : keys) impl_->hints->Forget(k);
-  }
+  for (const std::string& k : keys) impl_->Forget(k);
   return Timed(timer, impl_->master->BatchRemove(keys, force));
 }
 
@@ -345,13 +361,13 @@ StatusOr<size_t> Client::RemoveByPrefix(const std::string& prefix, bool force) {
                   "an empty prefix would remove every key; to do that, call RemoveAll");
   }
   CallTimer timer(impl_->metrics, ClientOp::kRemove);
-  if (impl_->hints) impl_->hints->Clear();
+  impl_->ForgetAll();
   return TimedOne(timer, impl_->master->RemoveByPrefix(prefix, force));
 }
 
 StatusOr<size_t> Client::RemoveAll(bool force) {
   CallTimer timer(impl_->metrics, ClientOp::kRemove);
-  if (impl_->hints) impl_->hints->Clear();
+  impl_->ForgetAll();
   return TimedOne(timer, impl_->master->RemoveAll(force));
 }
 
@@ -377,6 +393,17 @@ ClientCounters Client::Counters() const {
   c.put_retries = impl_->put_retries.load(std::memory_order_relaxed);
   c.replica_fallbacks = impl_->io->replica_fallbacks();
   c.lease_retries = impl_->lease_retries.load(std::memory_order_relaxed);
+  const client::ClientMetrics& lm = impl_->metrics;
+  c.location_hits = lm.LocationHits();
+  c.location_misses = lm.LocationMisses();
+  c.location_fallbacks_checksum = lm.LocationFallbacks(client::LocationFallback::kChecksum);
+  c.location_fallbacks_expired = lm.LocationFallbacks(client::LocationFallback::kExpired);
+  c.location_fallbacks_refused = lm.LocationFallbacks(client::LocationFallback::kRefused);
+  c.location_fallbacks_unreachable = lm.LocationFallbacks(client::LocationFallback::kUnreachable);
+  if (impl_->touches) {
+    c.location_touches_sent = impl_->touches->sent();
+    c.location_touches_failed = impl_->touches->failed();
+  }
   if (impl_->shm) {
     const transfer::Transport::MappedMemory m = impl_->shm->Mapped();
     c.shm_mapped_bytes = m.mapped;
@@ -409,6 +436,10 @@ std::string Client::Metrics() const {
            "Same-host copies made during the lease round trip, by outcome.");
   w.Sample({{"outcome", "kept"}}, c.copy_ahead_kept);
   w.Sample({{"outcome", "discarded"}}, c.copy_ahead_discarded);
+  w.Family("crescent_client_location_touches_total", "counter",
+           "Keys of location-cache reads reported to the master, by result.");
+  w.Sample({{"result", "sent"}}, c.location_touches_sent);
+  w.Sample({{"result", "failed"}}, c.location_touches_failed);
   w.Family("crescent_client_shm_mapped_bytes", "gauge",
            "Bytes of same-host store-node segments this client has mapped.");
   w.Sample({}, c.shm_mapped_bytes);

@@ -12,9 +12,11 @@
 
 #include "client/buffer_registry.h"
 #include "client/client_metrics.h"
+#include "client/location_cache.h"
 #include "client/placement_hints.h"
 #include "client/put_path.h"
 #include "client/replica_io.h"
+#include "client/touch_batcher.h"
 #include "common/clock.h"
 #include "crescent/client.h"
 #include "master/master_config.h"
@@ -47,6 +49,8 @@ struct Client::Impl {
   std::unique_ptr<client::ReplicaIo> io;
   std::unique_ptr<client::PutPath> putter;
   std::unique_ptr<client::PlacementHints> hints;  // null without shared memory
+  std::unique_ptr<client::LocationCache> locations;  // null unless config.location_cache
+  std::unique_ptr<client::TouchBatcher> touches;     // with `locations`; before `master` goes
   std::atomic<uint64_t> copy_ahead_kept{0};
   std::atomic<uint64_t> copy_ahead_discarded{0};
   std::atomic<uint64_t> checksum_mismatches{0};
@@ -62,6 +66,7 @@ struct Client::Impl {
     c.local_node = config.local_node;
     c.soft_pin_ttl_ms = o.soft_pin_ttl_ms;
     c.hard_pin = o.hard_pin;
+    c.cache_capability_ms = CacheCapabilityMs();
     return c;
   }
 
@@ -91,6 +96,43 @@ struct Client::Impl {
     }
   }
 
+  // Drops what this client remembers of `key` (its own remove).
+  void Forget(const std::string& key) {
+    if (hints) hints->Forget(key);
+    if (locations) locations->Forget(key);
+  }
+  void ForgetAll() {
+    if (hints) hints->Clear();
+    if (locations) locations->Clear();
+  }
+
+  // The lifetime a get asks for its read capabilities (0: the lease's).
+  uint32_t CacheCapabilityMs() const {
+    if (!locations) return 0;
+    return static_cast<uint32_t>(std::clamp<int64_t>(config.location_cache_ttl_ms, 0, INT32_MAX));
+  }
+
+  // Notes `read` of `key` in the location cache, when it has one and the
+  // master granted capabilities that outlive the lease (else the entry would
+  // expire before it could serve).
+  void RememberLocation(const std::string& key, const RemoteRead& read) {
+    if (!locations) return;
+    for (const RemoteReplica& r : read.replicas) {
+      if (r.cap.expiry_unix_ms <= read.lease_expiry_unix_ms) return;
+    }
+    locations->Remember(key, read);
+  }
+
+  // Notes where a put that ended wrote `key`, when the master granted read
+  // capabilities for it (PutConfig::cache_capability_ms).
+  void RememberPut(const std::string& key, const rpc::RemotePut& put, uint64_t checksum,
+                   uint64_t size) {
+    if (!locations || put.read_caps.size() != put.replicas.size()) return;
+    RemoteRead read{size, checksum, put.replicas, 0};
+    for (size_t j = 0; j < read.replicas.size(); ++j) read.replicas[j].cap = put.read_caps[j];
+    locations->Remember(key, read);
+  }
+
   // Reads every readable key into the destination chosen by `dest(i, size)`,
   // which returns the buffer or an error (e.g. too small). prefix_mode stops at
   // the first key the master cannot serve. Results in input order, possibly
@@ -104,6 +146,146 @@ struct Client::Impl {
   template <typename Dest>
   std::vector<StatusOr<size_t>> GetMany(std::span<const std::string> keys, bool prefix_mode,
                                         Dest&& dest) {
+    if (!locations) return GetFromMaster(keys, prefix_mode, dest);
+    return prefix_mode ? GetCachedPrefix(keys, dest) : GetCached(keys, dest);
+  }
+
+  // The keys of a get that the location cache holds, with their reads and
+  // destinations; `rest`, the others (in order), for the master.
+  struct CachedReads {
+    std::vector<size_t> idx;
+    std::vector<RemoteRead> reads;
+    std::vector<client::ObjectMemory> buffers;
+    std::vector<size_t> rest;
+  };
+
+  // Looks every key up (prefix mode: the leading keys, up to the first one
+  // the cache cannot serve) and sizes its destination by the cached size.
+  template <typename Dest>
+  CachedReads LookUpCached(std::span<const std::string> keys, bool prefix_mode, Dest&& dest) {
+    CachedReads c;
+    // Time left for the transfer: a capability about to expire asks the master.
+    const int64_t until = UnixNowMs() + std::min<int64_t>(config.transfer_timeout_ms, 100);
+    uint64_t misses = 0;
+    for (size_t i = 0; i < keys.size(); ++i) {
+      if (prefix_mode && !c.rest.empty()) {
+        c.rest.push_back(i);
+        continue;
+      }
+      RemoteRead read;
+      const client::LocationCache::Found f = locations->Lookup(keys[i], until, &read);
+      if (f == client::LocationCache::Found::kExpired) {
+        metrics.AddLocationFallback(client::LocationFallback::kExpired);
+      } else if (f == client::LocationCache::Found::kAbsent) {
+        ++misses;
+      }
+      StatusOr<client::ObjectMemory> buf =
+          f == client::LocationCache::Found::kHit
+              ? AsMemory(dest(i, read.size))
+              : StatusOr<client::ObjectMemory>(Status(ErrorCode::kObjectNotFound, "not cached"));
+      if (f == client::LocationCache::Found::kHit && !buf.ok()) {
+        // The master's answer decides (the key may have changed size).
+        locations->Forget(keys[i]);
+        metrics.AddLocationFallback(client::LocationFallback::kRefused);
+      }
+      if (!buf.ok()) {
+        c.rest.push_back(i);
+        continue;
+      }
+      c.idx.push_back(i);
+      c.reads.push_back(std::move(read));
+      c.buffers.push_back(*buf);
+    }
+    metrics.AddLocationLookups(0, misses);
+    return c;
+  }
+
+  // Reads the cached keys from their nodes; a key read is a hit (and queued
+  // for the master's touch), a key that failed loses its entry.
+  std::vector<Status> ReadCached(std::span<const std::string> keys, const CachedReads& c) {
+    if (c.idx.empty()) return {};
+    std::vector<const std::vector<RemoteReplica>*> replicas;
+    std::vector<uint64_t> checksums;
+    for (const RemoteRead& r : c.reads) {
+      replicas.push_back(&r.replicas);
+      checksums.push_back(r.checksum);
+    }
+    // No reports: a mismatch here is most often space reused since the entry
+    // was made, not a corrupt replica; the master's read decides.
+    std::vector<Status> res = io->ReadAny(replicas, c.buffers, checksums);
+    uint64_t hits = 0;
+    for (size_t k = 0; k < c.idx.size(); ++k) {
+      const std::string& key = keys[c.idx[k]];
+      if (res[k].ok()) {
+        touches->Add(key);
+        ++hits;
+      } else {
+        locations->Forget(key);
+        metrics.AddLocationFallback(FallbackReason(res[k].code()));
+      }
+    }
+    metrics.AddLocationLookups(hits, 0);
+    return res;
+  }
+
+  // GetMany with the location cache: the keys it holds are read from their
+  // nodes at once, by the remembered replicas, capabilities and checksum; the
+  // rest, and every key whose read failed there (checksum, refusal, expiry,
+  // node gone: the entry is dropped), are asked of the master.
+  template <typename Dest>
+  std::vector<StatusOr<size_t>> GetCached(std::span<const std::string> keys, Dest&& dest) {
+    std::vector<StatusOr<size_t>> out(keys.size(), size_t{0});
+    CachedReads c = LookUpCached(keys, false, dest);
+    std::vector<Status> res = ReadCached(keys, c);
+    for (size_t k = 0; k < c.idx.size(); ++k) {
+      if (res[k].ok()) {
+        out[c.idx[k]] = size_t{c.reads[k].size};
+      } else {
+        c.rest.push_back(c.idx[k]);
+      }
+    }
+    if (c.rest.empty()) return out;
+    std::sort(c.rest.begin(), c.rest.end());
+    std::vector<std::string> again;
+    again.reserve(c.rest.size());
+    for (size_t i : c.rest) again.push_back(keys[i]);
+    std::vector<StatusOr<size_t>> r =
+        GetFromMaster(again, false, [&](size_t j, uint64_t size) { return dest(c.rest[j], size); });
+    for (size_t j = 0; j < c.rest.size() && j < r.size(); ++j) out[c.rest[j]] = std::move(r[j]);
+    return out;
+  }
+
+  // The same in prefix mode: the leading pages the cache holds are read in one
+  // batch; the prefix goes on from the first page not held or not read there,
+  // asked of the master in prefix mode. (Pages after that one may have been
+  // read into their buffers, each the bytes of its own key, before the
+  // master's answer ends the prefix earlier.)
+  template <typename Dest>
+  std::vector<StatusOr<size_t>> GetCachedPrefix(std::span<const std::string> keys, Dest&& dest) {
+    CachedReads c = LookUpCached(keys, true, dest);
+    std::vector<Status> res = ReadCached(keys, c);
+    std::vector<StatusOr<size_t>> out;
+    size_t k = 0;
+    for (; k < c.idx.size() && res[k].ok(); ++k) out.emplace_back(size_t{c.reads[k].size});
+    const size_t from = out.size();
+    if (from == keys.size()) return out;
+    std::vector<StatusOr<size_t>> r = GetFromMaster(
+        keys.subspan(from), true, [&](size_t j, uint64_t size) { return dest(from + j, size); });
+    std::move(r.begin(), r.end(), std::back_inserter(out));
+    return out;
+  }
+
+  static client::LocationFallback FallbackReason(ErrorCode code) {
+    if (code == ErrorCode::kChecksumMismatch) return client::LocationFallback::kChecksum;
+    if (code == ErrorCode::kLeaseExpired) return client::LocationFallback::kExpired;
+    if (transfer::IsNodeFailure(code)) return client::LocationFallback::kUnreachable;
+    return client::LocationFallback::kRefused;
+  }
+
+  // GetMany by the master's replica lists.
+  template <typename Dest>
+  std::vector<StatusOr<size_t>> GetFromMaster(std::span<const std::string> keys, bool prefix_mode,
+                                              Dest&& dest) {
     std::vector<StatusOr<size_t>> out;
     out.reserve(keys.size());
     for (const rpc::KeyRange range : master->BatchParts(keys, rpc::kDefaultMaxReplicas)) {
@@ -160,7 +342,7 @@ struct Client::Impl {
       }
     }
     std::vector<StatusOr<RemoteRead>> reads =
-        master->BatchGetReplicaList(keys, prefix_mode, copy_ahead);
+        master->BatchGetReplicaList(keys, prefix_mode, copy_ahead, CacheCapabilityMs());
     std::vector<StatusOr<size_t>> out;
     out.reserve(reads.size());
     std::vector<size_t> reading;
@@ -192,6 +374,7 @@ struct Client::Impl {
         copy_ahead_kept.fetch_add(1, std::memory_order_relaxed);
         // Confirmed now: good for longer.
         hints->Remember(keys[i], *confirmed, SteadyClock::Instance().NowMs());
+        RememberLocation(keys[i], *reads[i]);
         out.emplace_back(size_t{reads[i].value().size});
         continue;
       }
@@ -230,7 +413,8 @@ struct Client::Impl {
       }
       if (expired.empty()) break;
       lease_retries.fetch_add(expired.size(), std::memory_order_relaxed);
-      std::vector<StatusOr<RemoteRead>> regranted = master->BatchGetReplicaList(again, false);
+      std::vector<StatusOr<RemoteRead>> regranted =
+          master->BatchGetReplicaList(again, false, {}, CacheCapabilityMs());
       reading.clear();
       granted.clear();
       buffers.clear();
@@ -280,6 +464,7 @@ struct Client::Impl {
     for (size_t k = 0; k < reading.size(); ++k) {
       if (res[k].ok()) {
         Remember(keys[reading[k]], *replicas[k]);
+        RememberLocation(keys[reading[k]], *granted[k]);
       } else {
         out[reading[k]] = std::move(res[k]);
       }

@@ -16,6 +16,16 @@ std::string_view ClientOpName(ClientOp op) {
   return "unknown";
 }
 
+std::string_view LocationFallbackName(LocationFallback reason) {
+  switch (reason) {
+    case LocationFallback::kChecksum: return "checksum";
+    case LocationFallback::kExpired: return "expired";
+    case LocationFallback::kRefused: return "refused";
+    case LocationFallback::kUnreachable: return "unreachable";
+  }
+  return "unknown";
+}
+
 ClientMetrics::ClientMetrics() {
   for (Op& o : ops_) o.latency = std::make_unique<metrics::Histogram>(metrics::LatencyBoundsNs());
 }
@@ -37,6 +47,17 @@ void ClientMetrics::Collect(metrics::TextWriter& w) const {
            "Value bytes the client put (op=put) and read (op=get, get_prefix).");
   for (ClientOp op : {ClientOp::kPut, ClientOp::kGet, ClientOp::kGetPrefix}) {
     w.Sample({{"op", ClientOpName(op)}}, Bytes(op));
+  }
+  w.Family("crescent_client_location_cache_total", "counter",
+           "Keys of gets looked up in the location cache: read from their node without asking "
+           "the master (hit), not held (miss), or held and asked of the master after all "
+           "(fallback, by reason).");
+  w.Sample({{"result", "hit"}}, LocationHits());
+  w.Sample({{"result", "miss"}}, LocationMisses());
+  for (size_t i = 0; i < kLocationFallbackCount; ++i) {
+    const auto reason = static_cast<LocationFallback>(i);
+    w.Sample({{"result", "fallback"}, {"reason", LocationFallbackName(reason)}},
+             LocationFallbacks(reason));
   }
 }
 

@@ -33,6 +33,12 @@ enum class ClientOp : uint8_t {
 inline constexpr size_t kClientOpCount = static_cast<size_t>(ClientOp::kEndSession) + 1;
 std::string_view ClientOpName(ClientOp op);
 
+// Why a key the location cache held was asked of the master after all
+// (ClientCounters::location_fallbacks_*).
+enum class LocationFallback : uint8_t { kChecksum, kExpired, kRefused, kUnreachable };
+inline constexpr size_t kLocationFallbackCount = 4;
+std::string_view LocationFallbackName(LocationFallback reason);
+
 class ClientMetrics {
  public:
   ClientMetrics();
@@ -55,8 +61,21 @@ class ClientMetrics {
   uint64_t Bytes(ClientOp op) const {
     return ops_[static_cast<size_t>(op)].bytes.load(std::memory_order_relaxed);
   }
+  // The location cache's lookups (ClientConfig::location_cache).
+  void AddLocationLookups(uint64_t hits, uint64_t misses) {
+    location_hits_.fetch_add(hits, std::memory_order_relaxed);
+    location_misses_.fetch_add(misses, std::memory_order_relaxed);
+  }
+  void AddLocationFallback(LocationFallback reason) {
+    location_fallbacks_[static_cast<size_t>(reason)].fetch_add(1, std::memory_order_relaxed);
+  }
+  uint64_t LocationHits() const { return location_hits_.load(std::memory_order_relaxed); }
+  uint64_t LocationMisses() const { return location_misses_.load(std::memory_order_relaxed); }
+  uint64_t LocationFallbacks(LocationFallback reason) const {
+    return location_fallbacks_[static_cast<size_t>(reason)].load(std::memory_order_relaxed);
+  }
   // crescent_client_op_duration_seconds, crescent_client_keys_total,
-  // crescent_client_bytes_total.
+  // crescent_client_bytes_total, crescent_client_location_cache_total.
   void Collect(metrics::TextWriter& w) const;
 
  private:
@@ -67,6 +86,9 @@ class ClientMetrics {
     std::atomic<uint64_t> bytes{0};
   };
   std::array<Op, kClientOpCount> ops_;
+  std::atomic<uint64_t> location_hits_{0};
+  std::atomic<uint64_t> location_misses_{0};
+  std::array<std::atomic<uint64_t>, kLocationFallbackCount> location_fallbacks_{};
 };
 
 // Times one client call from construction; Done() records it.

@@ -75,7 +75,7 @@ std::vector<Status> PutPath::Once(std::span<const std::string> keys,
   for (size_t k = 0; k < end_idx.size(); ++k) {
     const size_t i = end_idx[k];
     if (ended[k].ok()) {
-      ended_(end_keys[k], started[i]->replicas);
+      ended_(end_keys[k], *started[i], end_checksums[k], sizes[i]);
     } else if (ended[k].code() == ErrorCode::kPutNotStarted) {
       // The master dropped the put after granting it: it restarted before the
       // end, or a replica's segment was unmounted (its node stopped), or the
@@ -90,7 +90,7 @@ std::vector<Status> PutPath::Once(std::span<const std::string> keys,
     } else if (ended[k].code() == ErrorCode::kUnavailable) {
       // Unanswered: the end may have been applied. Ended again next round.
       retry[i] = true;
-      unended[i] = {true, end_tokens[k], end_checksums[k], started[i]->replicas};
+      unended[i] = {true, end_tokens[k], end_checksums[k], sizes[i], *started[i]};
     }
     out[i] = std::move(ended[k]);
   }
@@ -113,7 +113,7 @@ std::vector<size_t> PutPath::EndAgain(std::span<const std::string> keys,
   for (size_t j = 0; j < idx.size(); ++j) {
     const size_t i = idx[j];
     if (ended[j].ok()) {
-      ended_(keys[i], unended[i].replicas);
+      ended_(keys[i], unended[i].put, unended[i].checksum, unended[i].size);
       unended[i].pending = false;
     } else if (ended[j].code() == ErrorCode::kPutNotStarted) {
       unended[i].pending = false;  // not applied: the put starts over

@@ -36,8 +36,10 @@ namespace crescent::client {
 
 class PutPath {
  public:
-  // Called for each key whose put ended, with the replicas it was written to.
-  using Ended = std::function<void(const std::string&, const std::vector<rpc::RemoteReplica>&)>;
+  // Called for each key whose put ended, with its grant (the replicas it was
+  // written to), the checksum recorded and the value's size.
+  using Ended =
+      std::function<void(const std::string&, const rpc::RemotePut&, uint64_t checksum, uint64_t)>;
 
   PutPath(rpc::MasterClient& master, ReplicaIo& io, const ClientConfig& config,
           std::atomic<uint64_t>& retries, Ended ended)
@@ -55,7 +57,8 @@ class PutPath {
     bool pending = false;
     uint64_t token = 0;
     uint64_t checksum = 0;
-    std::vector<rpc::RemoteReplica> replicas;
+    uint64_t size = 0;
+    rpc::RemotePut put;
   };
   // One round over keys[0..n) (one part); results, which keys to retry, and
   // which of those have an end to send again (unended[i].pending).

@@ -52,6 +52,12 @@ struct MasterConfig {
   // to another object before that expiry plus this margin, the clock skew and
   // in-flight time allowed between the master and a store node.
   int64_t capability_grace_ms = 1'000;
+  // The longest a read capability lives when a client asks for one for its
+  // location cache (BatchGetReplicaListRequest.cache_capability_ms; 0: never
+  // longer than the lease). Its space is not held for it: a late read through
+  // it may meet another object's bytes, which the reader's checksum refuses
+  // (docs/capabilities.md, "Location cache").
+  int64_t location_cache_capability_ms = 30'000;
   // A mount of a segment larger than this is refused (kInvalidArgument):
   // placement prefers free space, so a node that claims a huge segment would
   // draw most puts (docs/security.md, "Nodes").

@@ -33,6 +33,7 @@ struct MasterCounters {
   OpCounter longest_prefix;  // GetLongestPrefix; a failure is a miss or a bad key
   OpCounter remove;
   OpCounter end_session;  // EndSession: items are the keys named; a failure, a refused call
+  OpCounter touch_keys;   // TouchKeys: items are the keys named; a failure, a key not stored
   // ReportCorruptReplica: a failure is a report that does not apply, or one
   // that could not be queued for its node's check.
   OpCounter report_corrupt;

@@ -143,6 +143,7 @@ std::vector<Sample> CollectMasterSamples(const MasterService& master) {
       {"longest_prefix", &c.longest_prefix},
       {"remove", &c.remove},
       {"end_session", &c.end_session},
+      {"touch_keys", &c.touch_keys},
       {"report_corrupt", &c.report_corrupt},
       {"report_unreachable", &c.report_unreachable},
   };

@@ -82,6 +82,31 @@ std::vector<StatusOr<ReadResult>> MasterService::BatchGetReplicaList(
   return out;
 }
 
+StatusOr<size_t> MasterService::TouchKeys(std::span<const std::string> keys,
+                                          std::string_view prefix) {
+  PrefixedKeys internal(prefix);
+  for (const std::string& k : keys) {
+    if (Status s = ValidateKey(internal(k)); !s.ok()) {
+      counters_.touch_keys.Record(keys.size(), keys.size());
+      return s;
+    }
+  }
+  const TimeMs now = clock_.NowMs();
+  size_t touched = 0;
+  for (const std::string& k : keys) {
+    const std::string_view key = internal(k);
+    Located loc = objects_.Locate(key);
+    if (objects_.BloomSaysAbsent(loc.hash)) continue;
+    std::shared_lock lock(loc.shard->mutex());
+    const uint32_t slot = loc.shard->Find(key, loc.hash);
+    if (slot == kNoSlot || loc.shard->entry(slot).state != EntryState::kComplete) continue;
+    Touch(*loc.shard, slot, now);
+    ++touched;
+  }
+  counters_.touch_keys.Record(keys.size(), keys.size() - touched);
+  return touched;
+}
+
 StatusOr<bool> MasterService::Exists(std::string_view key) {
   if (Status s = ValidateKey(key); !s.ok()) {
     counters_.exists.Record(1, 1);

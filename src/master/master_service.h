@@ -237,6 +237,14 @@ class MasterService {
   // (snapshots keep no marks). With `prefix` (a tenant's), as BatchExists.
   StatusOr<size_t> EndSession(std::span<const std::string> keys, std::string_view prefix = {});
 
+  // Reads a client served from its location cache (docs/network.md,
+  // "Location cache"): each complete key counts as read now, as
+  // GetReplicaList counts it (its touch, so a policy access, and a read
+  // lease), without a replica list. Returns how many keys were stored; an
+  // invalid key refuses the whole call (kInvalidKey), touching nothing. With
+  // `prefix` (a tenant's), as BatchExists.
+  StatusOr<size_t> TouchKeys(std::span<const std::string> keys, std::string_view prefix = {});
+
   // ---- Maintenance ----
   // One maintenance pass: node expiry, put timeouts, soft-pin expiry, touch
   // flush, watermark eviction, Bloom rebuild. The background thread calls it.
@@ -389,8 +397,8 @@ class MasterService {
   // accepts), a tier move's or a check's (tier_copy_timeout_ms). Store nodes
   // learn it with each heartbeat (docs/capabilities.md, "Clock skew").
   int64_t LongestCapabilityMs() const {
-    return std::max(
-        {config_.put_timeout_ms, config_.tier_copy_timeout_ms, LeaseMs(LargestObject())});
+    return std::max({config_.put_timeout_ms, config_.tier_copy_timeout_ms, LeaseMs(LargestObject()),
+                     config_.location_cache_capability_ms});
   }
   // The clock that deadlines and lease ends in results are on.
   const Clock& clock() const { return clock_; }

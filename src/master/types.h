@@ -123,6 +123,9 @@ struct PutConfig {
   // The last page of its write (a chained BatchPutStart sets it on its last
   // key): a feature of the learned eviction policy. Not sent on the wire.
   bool ends_write = false;
+  // Read capabilities for the client's location cache, valid this long
+  // (proto PutConfig.cache_capability_ms; 0: none). Signed by the RPC layer.
+  uint32_t cache_capability_ms = 0;
 };
 
 struct ReadResult {

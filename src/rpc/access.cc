@@ -35,7 +35,8 @@ Who WhoMayCall(RpcMethod m) {
     case RpcMethod::kRemoveByPrefix:
     case RpcMethod::kRemoveAll:
     case RpcMethod::kList:
-    case RpcMethod::kEndSession: return Who::kClients;
+    case RpcMethod::kEndSession:
+    case RpcMethod::kTouchKeys: return Who::kClients;
     case RpcMethod::kListSegments:
     case RpcMethod::kReportUnreachable:
     case RpcMethod::kReportCorruptReplica:

@@ -35,8 +35,9 @@ enum class ControlMethod : uint8_t {
   // (docs/security.md).
   kCall = 14,
   kGetLongestPrefix = 15,
+  kTouchKeys = 16,
 };
-inline constexpr uint8_t kControlMethodMax = 15;
+inline constexpr uint8_t kControlMethodMax = 16;
 
 // Every method of the Master service, in master.proto's order (rpc_control_test
 // checks both): X(name, request, reply, lean), the request and reply being
@@ -74,7 +75,8 @@ inline constexpr uint8_t kControlMethodMax = 15;
   X(ControlEndpoints, Empty, ControlEndpointsResponse, kGrpcOnly)                              \
   X(ReadSnapshot, ReadSnapshotRequest, ReadSnapshotResponse, kGrpcOnly)                        \
   X(EndSession, KeysRequest, CountResponse, kGrpcOnly)                                         \
-  X(GetLongestPrefix, KeyRequest, LongestPrefixResponse, ControlMethod::kGetLongestPrefix)
+  X(GetLongestPrefix, KeyRequest, LongestPrefixResponse, ControlMethod::kGetLongestPrefix)     \
+  X(TouchKeys, KeysRequest, CountResponse, ControlMethod::kTouchKeys)
 
 // The `lean` of a method that only gRPC carries.
 inline constexpr std::optional<ControlMethod> kGrpcOnly;

@@ -72,6 +72,7 @@ void ToProto(const master::PutConfig& config, proto::PutConfig* out) {
   out->set_soft_pin_ttl_ms(config.soft_pin_ttl_ms);
   out->set_hard_pin(config.hard_pin);
   out->set_parent_key(config.parent_key);
+  out->set_cache_capability_ms(config.cache_capability_ms);
 }
 
 master::PutConfig FromProto(const proto::PutConfig& config) {
@@ -82,6 +83,7 @@ master::PutConfig FromProto(const proto::PutConfig& config) {
   out.soft_pin_ttl_ms = config.soft_pin_ttl_ms();
   out.hard_pin = config.hard_pin();
   out.parent_key = config.parent_key();
+  out.cache_capability_ms = config.cache_capability_ms();
   return out;
 }
 

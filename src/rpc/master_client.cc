@@ -172,6 +172,11 @@ struct MasterClient::Impl {
                             return true;
                           });
   }
+
+  // A keys call answered with a count (CountResponse), in parts of at most
+  // max_batch_keys; the counts summed over all parts.
+  StatusOr<size_t> CountOverParts(const TypedCall<proto::KeysRequest, proto::CountResponse>& call,
+                                  std::span<const std::string> keys) const;
 };
 
 StatusOr<std::unique_ptr<MasterClient>> MasterClient::Create(const MasterClientOptions& options) {
@@ -424,11 +429,13 @@ StatusOr<RemoteRead> MasterClient::GetReplicaList(const std::string& key) {
 }
 
 std::vector<StatusOr<RemoteRead>> MasterClient::BatchGetReplicaList(
-    std::span<const std::string> keys, bool prefix_mode, const std::function<void()>& meanwhile) {
+    std::span<const std::string> keys, bool prefix_mode, const std::function<void()>& meanwhile,
+    uint32_t cache_capability_ms) {
   auto build = [&](size_t, std::span<const std::string> part) {
     proto::BatchGetReplicaListRequest req;
     req.mutable_keys()->Assign(part.begin(), part.end());
     req.set_prefix_mode(prefix_mode);
+    req.set_cache_capability_ms(cache_capability_ms);
     return req;
   };
   auto read = [&](const proto::BatchGetReplicaListResponse& resp, std::span<const std::string> part,
@@ -559,14 +566,24 @@ StatusOr<size_t> MasterClient::RemoveAll(bool force) {
   return impl_->Ask(calls::RemoveAll, req, CountOf);
 }
 
-StatusOr<size_t> MasterClient::EndSession(std::span<const std::string> keys) {
-  size_t marked = 0;
-  for (const KeyRange r : impl_->Parts(keys, 0)) {
-    auto n = impl_->Ask(calls::EndSession, MakeKeys(keys.subspan(r.begin, r.size())), CountOf);
+StatusOr<size_t> MasterClient::Impl::CountOverParts(
+    const TypedCall<proto::KeysRequest, proto::CountResponse>& call,
+    std::span<const std::string> keys) const {
+  size_t total = 0;
+  for (const KeyRange r : Parts(keys, 0)) {
+    auto n = Ask(call, MakeKeys(keys.subspan(r.begin, r.size())), CountOf);
     if (!n.ok()) return n.status();
-    marked += *n;
+    total += *n;
   }
-  return marked;
+  return total;
+}
+
+StatusOr<size_t> MasterClient::EndSession(std::span<const std::string> keys) {
+  return impl_->CountOverParts(calls::EndSession, keys);
+}
+
+StatusOr<size_t> MasterClient::TouchKeys(std::span<const std::string> keys) {
+  return impl_->CountOverParts(calls::TouchKeys, keys);
 }
 
 StatusOr<std::vector<std::string>> MasterClient::List(const std::string& prefix, size_t limit,

@@ -92,6 +92,9 @@ struct RemoteReplica {
 struct RemotePut {
   std::vector<RemoteReplica> replicas;
   uint64_t token = 0;
+  // With PutConfig::cache_capability_ms: a READ capability per replica, in
+  // their order, for the location cache once the put has ended; else none.
+  std::vector<transfer::Capability> read_caps;
 };
 
 struct RemoteRead {
@@ -180,9 +183,12 @@ class MasterClient {
   // `meanwhile`, when set, runs once on the calling thread while the request is
   // in flight: the client copies same-host objects it expects to find there
   // during the round trip (client/placement_hints.h).
-  std::vector<StatusOr<RemoteRead>> BatchGetReplicaList(
-      std::span<const std::string> keys, bool prefix_mode,
-      const std::function<void()>& meanwhile = {});
+  // `cache_capability_ms`: BatchGetReplicaListRequest's (0: capabilities
+  // expire with the lease).
+  std::vector<StatusOr<RemoteRead>> BatchGetReplicaList(std::span<const std::string> keys,
+                                                        bool prefix_mode,
+                                                        const std::function<void()>& meanwhile = {},
+                                                        uint32_t cache_capability_ms = 0);
   StatusOr<bool> Exists(const std::string& key);
   StatusOr<master::BatchExistsResult> BatchExists(std::span<const std::string> keys);
   StatusOr<size_t> BatchQueryPrefix(std::span<const std::string> keys);
@@ -207,6 +213,9 @@ class MasterClient {
   // A session hint (master.proto, EndSession), in parts of at most
   // max_batch_keys; returns how many objects were marked over all parts.
   StatusOr<size_t> EndSession(std::span<const std::string> keys);
+  // Reads served from the client's location cache (master.proto, TouchKeys),
+  // in parts as EndSession's; returns how many keys were stored.
+  StatusOr<size_t> TouchKeys(std::span<const std::string> keys);
   // `truncated`, when given, is set to whether more keys matched than returned.
   // `after`: only keys after it (the last key of the page before).
   StatusOr<std::vector<std::string>> List(const std::string& prefix, size_t limit,

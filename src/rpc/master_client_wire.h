@@ -57,7 +57,15 @@ inline StatusOr<RemotePut> PutFromProto(const proto::PutStartResponse& r) {
   if (auto s = FromProto(r.status()); !s.ok()) return s;
   auto replicas = ReplicasFromProto(r.replicas());
   if (!replicas.ok()) return replicas.status();
-  return RemotePut{std::move(replicas).value(), r.token()};
+  RemotePut put{std::move(replicas).value(), r.token(), {}};
+  if (static_cast<size_t>(r.read_caps_size()) == put.replicas.size()) {
+    for (const proto::Capability& c : r.read_caps()) {
+      auto cap = FromProto(c);
+      if (!cap.ok()) return cap.status();
+      put.read_caps.push_back(*cap);
+    }
+  }
+  return put;
 }
 
 inline StatusOr<RemoteRead> ReadFromProto(const proto::ReadResult& r) {

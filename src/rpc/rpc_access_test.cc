@@ -18,7 +18,8 @@ constexpr RpcMethod kKeyCalls[] = {RpcMethod::kPutStart,         RpcMethod::kPut
                                    RpcMethod::kBatchQueryPrefix, RpcMethod::kRemove,
                                    RpcMethod::kBatchRemove,      RpcMethod::kRemoveByPrefix,
                                    RpcMethod::kRemoveAll,        RpcMethod::kList,
-                                   RpcMethod::kEndSession,       RpcMethod::kGetLongestPrefix};
+                                   RpcMethod::kEndSession,       RpcMethod::kGetLongestPrefix,
+                                   RpcMethod::kTouchKeys};
 constexpr RpcMethod kNodeCalls[] = {RpcMethod::kMountSegment, RpcMethod::kUnmountSegment,
                                     RpcMethod::kHeartbeat};
 constexpr RpcMethod kEveryRoleCalls[] = {RpcMethod::kListSegments, RpcMethod::kReportUnreachable,

@@ -57,7 +57,14 @@ Status MasterHandlers::CheckReplicaReply(
                         static_cast<uint64_t>(options_.max_message_bytes));
 }
 
-void MasterHandlers::FillPut(const master::PutGrant& grant, proto::PutStartResponse* out) const {
+int64_t MasterHandlers::CacheExpiry(uint32_t cache_ms) const {
+  const int64_t cache_for =
+      std::min<int64_t>(cache_ms, master_.config().location_cache_capability_ms);
+  return ToUnixMs(master_.clock().NowMs() + cache_for, master_.clock());
+}
+
+void MasterHandlers::FillPut(const master::PutGrant& grant, proto::PutStartResponse* out,
+                             uint32_t cache_ms) const {
   // The put's own deadline, not now + the timeout: a retried PutStart, or one
   // late in a batch, must not outlive the space the master keeps for it.
   const int64_t expiry = ToUnixMs(grant.deadline, master_.clock());
@@ -70,15 +77,30 @@ void MasterHandlers::FillPut(const master::PutGrant& grant, proto::PutStartRespo
         signer_.Sign(d.endpoint, d.segment, d.offset, d.length, transfer::AccessOp::kWrite, expiry),
         r->mutable_cap());
   }
+  if (cache_ms == 0 || master_.config().location_cache_capability_ms <= 0) return;
+  // For the location cache once the put has ended; nothing holds the space
+  // for them: a read through one after the space changed hands fails the
+  // reader's checksum.
+  const int64_t read_expiry = CacheExpiry(cache_ms);
+  for (const master::ReplicaDescriptor& d : grant.replicas) {
+    ToProto(signer_.Sign(d.endpoint, d.segment, d.offset, d.length, transfer::AccessOp::kRead,
+                         read_expiry),
+            out->add_read_caps());
+  }
 }
 
-void MasterHandlers::FillRead(const master::ReadResult& read, proto::ReadResult* out) const {
+void MasterHandlers::FillRead(const master::ReadResult& read, proto::ReadResult* out,
+                              uint32_t cache_ms) const {
   // The lease end is on the engine's clock; the capability needs Unix time,
   // so carry over the remaining lease duration.
-  const int64_t expiry = ToUnixMs(read.lease_expiry, master_.clock());
+  const int64_t lease_end = ToUnixMs(read.lease_expiry, master_.clock());
   out->set_size(read.size);
   out->set_checksum(read.checksum);
-  out->set_lease_expiry_unix_ms(expiry);
+  out->set_lease_expiry_unix_ms(lease_end);
+  // A location cache's capability outlives the lease; nothing holds its space
+  // past the lease, so a late read may meet another object's bytes, which the
+  // reader's checksum refuses (docs/capabilities.md, "Location cache").
+  const int64_t expiry = cache_ms == 0 ? lease_end : std::max(lease_end, CacheExpiry(cache_ms));
   for (const master::ReplicaDescriptor& d : read.replicas) {
     proto::Replica* r = out->add_replicas();
     r->set_endpoint(d.endpoint);
@@ -201,7 +223,7 @@ void MasterHandlers::PutStart(const Caller& caller, proto::PutStartRequest& req,
   if (!config.parent_key.empty()) config.parent_key = scope.Key(config.parent_key);
   auto grant = master_.PutStart(scope.Key(req.key()), req.size(), config, req.attempt());
   ToProto(scope.Shown(grant.status()), resp->mutable_status());
-  if (grant.ok()) FillPut(*grant, resp);
+  if (grant.ok()) FillPut(*grant, resp, req.config().cache_capability_ms());
 }
 
 void MasterHandlers::PutEnd(const Caller& caller, proto::PutTokenRequest& req,
@@ -249,7 +271,7 @@ void MasterHandlers::BatchPutStart(const Caller& caller, proto::BatchPutStartReq
   for (const auto& r : results) {
     proto::PutStartResponse* out = resp->add_results();
     ToProto(scope.Shown(r.status()), out->mutable_status());
-    if (r.ok()) FillPut(*r, out);
+    if (r.ok()) FillPut(*r, out, req.config().cache_capability_ms());
   }
 }
 
@@ -325,7 +347,7 @@ void MasterHandlers::BatchGetReplicaList(const Caller& caller,
   for (const auto& r : results) {
     proto::ReadResult* out = resp->add_results();
     if (r.ok()) {
-      FillRead(*r, out);
+      FillRead(*r, out, req.cache_capability_ms());
     } else {
       ToProto(scope.Shown(r.status()), out->mutable_status());
     }
@@ -468,15 +490,25 @@ void MasterHandlers::List(const Caller& caller, proto::ListRequest& req,
 
 // ---- Session hints ----
 
-void MasterHandlers::EndSession(const Caller& caller, proto::KeysRequest& req,
-                                proto::CountResponse* resp) const {
+void MasterHandlers::CountKeys(const Caller& caller, proto::KeysRequest& req,
+                               proto::CountResponse* resp, KeysCall call) const {
   if (auto s = CheckBatch(req.keys(), /*allow_empty=*/false); !s.ok()) {
     return ToProto(s, resp->mutable_status());
   }
   const KeyScope scope(caller);
-  auto marked = master_.EndSession(scope.TakeForPrefix(req.mutable_keys()), scope.prefix());
-  ToProto(scope.Shown(marked.status()), resp->mutable_status());
-  if (marked.ok()) resp->set_count(*marked);
+  auto n = (master_.*call)(scope.TakeForPrefix(req.mutable_keys()), scope.prefix());
+  ToProto(scope.Shown(n.status()), resp->mutable_status());
+  if (n.ok()) resp->set_count(*n);
+}
+
+void MasterHandlers::EndSession(const Caller& caller, proto::KeysRequest& req,
+                                proto::CountResponse* resp) const {
+  CountKeys(caller, req, resp, &master::MasterService::EndSession);
+}
+
+void MasterHandlers::TouchKeys(const Caller& caller, proto::KeysRequest& req,
+                               proto::CountResponse* resp) const {
+  CountKeys(caller, req, resp, &master::MasterService::TouchKeys);
 }
 
 // ---- Stats ----

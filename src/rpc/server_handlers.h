@@ -79,6 +79,7 @@ class MasterHandlers {
                  proto::CountResponse* resp) const;
   void List(const Caller& caller, proto::ListRequest& req, proto::ListResponse* resp) const;
   void EndSession(const Caller& caller, proto::KeysRequest& req, proto::CountResponse* resp) const;
+  void TouchKeys(const Caller& caller, proto::KeysRequest& req, proto::CountResponse* resp) const;
 
   void Stats(const Caller& caller, proto::Empty& req, proto::StatsResponse* resp) const;
   void Snapshot(const Caller& caller, proto::Empty& req, proto::SnapshotResponse* resp) const;
@@ -102,15 +103,29 @@ class MasterHandlers {
   void SetAdminPort(uint32_t port) { admin_port_.store(port, std::memory_order_relaxed); }
 
  private:
-  // A started put: its token, and its replicas, each with a WRITE capability.
-  void FillPut(const master::PutGrant& grant, proto::PutStartResponse* out) const;
+  // A started put: its token, and its replicas, each with a WRITE capability;
+  // with `cache_ms` (a location cache's ask), a READ capability for each too.
+  // A keys call of the engine answered with a count (EndSession, TouchKeys),
+  // within the caller's scope.
+  using KeysCall = StatusOr<size_t> (master::MasterService::*)(std::span<const std::string>,
+                                                               std::string_view);
+  void CountKeys(const Caller& caller, proto::KeysRequest& req, proto::CountResponse* resp,
+                 KeysCall call) const;
+  void FillPut(const master::PutGrant& grant, proto::PutStartResponse* out,
+               uint32_t cache_ms = 0) const;
   // BatchPutEnd and BatchPutRevoke: a valid batch with one token per key (and
   // for an end, one checksum per key).
   Status CheckTokens(const proto::BatchPutTokenRequest& req, bool end) const;
   // RemoveAll within the caller's scope (key_scope.h).
   void RemoveAll(const KeyScope& scope, bool force, proto::CountResponse* resp) const;
-  // A read result with READ capabilities expiring at the lease end.
-  void FillRead(const master::ReadResult& read, proto::ReadResult* out) const;
+  // A read result with READ capabilities expiring at the lease end, or, with
+  // `cache_ms` (a location cache's ask), that many ms from now when later (at
+  // most MasterConfig::location_cache_capability_ms).
+  void FillRead(const master::ReadResult& read, proto::ReadResult* out,
+                uint32_t cache_ms = 0) const;
+  // Unix ms until which a location cache's capability asked for `cache_ms`
+  // stays valid (MasterConfig::location_cache_capability_ms bounds it).
+  int64_t CacheExpiry(uint32_t cache_ms) const;
   Status CheckBatch(const google::protobuf::RepeatedPtrField<std::string>& keys,
                     bool allow_empty) const;
   // Refuses a batch whose reply, with up to `replicas` replicas per key (no

@@ -183,6 +183,8 @@ std::vector<std::pair<std::string, Call>> EveryCall() {
        [](rpc::MasterClient& m, const std::string&) { return m.List("matrix/", 10).status(); }},
       {"EndSession",
        [=](rpc::MasterClient& m, const std::string&) { return m.EndSession(keys).status(); }},
+      {"TouchKeys",
+       [=](rpc::MasterClient& m, const std::string&) { return m.TouchKeys(keys).status(); }},
       {"Stats", [](rpc::MasterClient& m, const std::string&) { return m.Stats().status(); }},
       {"Snapshot",
        [](rpc::MasterClient& m, const std::string&) { return m.RequestSnapshot().status(); }},

@@ -34,10 +34,11 @@ inline const std::set<std::string> kClientCalls{"ListSegments",
                                                 "RemoveAll",
                                                 "List",
                                                 "EndSession",
+                                                "TouchKeys",
                                                 "Stats",
                                                 "ControlEndpoints"};
 
-// Every call of the control table (control_methods.h), 28: the node's and
+// Every call of the control table (control_methods.h), 29: the node's and
 // the client's, and the admin's own.
 inline const std::set<std::string> kEveryMasterCall = [] {
   std::set<std::string> all = kNodeCalls;
