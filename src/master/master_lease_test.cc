@@ -48,6 +48,24 @@ TEST_F(LeaseTest, LeaseGrowsWithTheObjectsSize) {
   EXPECT_TRUE(master().Remove("big").ok());
 }
 
+// A location cache's report of its reads (TouchKeys) counts as a read: a
+// lease, for the stored keys only; an invalid key refuses the whole call.
+TEST_F(LeaseTest, TouchKeysLeasesTheStoredKeysItNames) {
+  Mount("seg-a", 1 << 20);
+  ASSERT_TRUE(Put("k", 100).ok());
+  ASSERT_TRUE(Put("j", 100).ok());
+  StatusOr<size_t> touched = master().TouchKeys(std::vector<std::string>{"k", "missing"});
+  ASSERT_TRUE(touched.ok()) << touched.status().ToString();
+  EXPECT_EQ(*touched, 1u);
+  EXPECT_EQ(master().Remove("k").code(), ErrorCode::kObjectLeased);
+  EXPECT_TRUE(master().Remove("j").ok()) << "not named, not leased";
+  EXPECT_EQ(master().TouchKeys(std::vector<std::string>{"k", ""}).status().code(),
+            ErrorCode::kInvalidKey);
+  EXPECT_EQ(master().counters().touch_keys.items.load(), 4u);
+  clock_.Advance(kLease + 1);
+  EXPECT_TRUE(master().Remove("k").ok());
+}
+
 TEST_F(LeaseTest, LeasedObjectIsNotRemovedUntilLeaseExpires) {
   Mount("seg-a", 1 << 20);
   ASSERT_TRUE(Put("k", 100).ok());
