@@ -124,8 +124,7 @@ class EndedSet {
   // it; a kept one goes to the back of the spared marks, counted in *spared.
   template <typename ReadyFn>
   std::optional<ObjectId> Take(EvictionPolicy& policy, const SpareFn& spare, const ReadyFn& ready,
-                               absl::flat_hash_map<ObjectId, uint64_t>::iterator it,
-                               int* spared) {
+                               absl::flat_hash_map<ObjectId, uint64_t>::iterator it, int* spared) {
     const ObjectId id = it->first;
     if (!ready(id)) {
       it->second = kWaiting;
