@@ -30,6 +30,15 @@ class SessionHintTest : public ::testing::TestWithParam<std::string> {
     for (ObjectId id = 1; id <= static_cast<ObjectId>(n); ++id) policy->Insert(id, 1);
     return policy;
   }
+  // Hints pages first..last, in that order; returns them.
+  static std::set<ObjectId> Mark(EvictionPolicy& policy, ObjectId first, ObjectId last) {
+    std::set<ObjectId> marked;
+    for (ObjectId id = first; id <= last; ++id) {
+      policy.EndSession(id);
+      marked.insert(id);
+    }
+    return marked;
+  }
 };
 
 INSTANTIATE_TEST_SUITE_P(AllPolicies, SessionHintTest, ::testing::ValuesIn(PolicyNames()),
@@ -89,11 +98,7 @@ TEST_P(SessionHintTest, ASpareKeepsAMarkedPage) {
 // them, then evicts in the policy's own order; the marks stay for later.
 TEST_P(SessionHintTest, ManyLeasedMarksCostABoundedNumberOfAsks) {
   auto policy = MakeWith(100);
-  std::set<ObjectId> marked;
-  for (ObjectId id = 60; id <= 100; ++id) {
-    policy->EndSession(id);
-    marked.insert(id);
-  }
+  const std::set<ObjectId> marked = Mark(*policy, 60, 100);
   SpareRecorder spare{.keep = marked};
   const auto victim = policy->Evict(spare.Fn());
   ASSERT_TRUE(victim.has_value());
@@ -114,11 +119,7 @@ TEST_P(SessionHintTest, ManyLeasedMarksCostABoundedNumberOfAsks) {
 // Evict() takes the newer mark, not a page of the policy's own order.
 TEST_P(SessionHintTest, LeasedMarksDoNotHoldBackALaterHint) {
   auto policy = MakeWith(100);
-  std::set<ObjectId> leased;
-  for (ObjectId id = 60; id <= 90; ++id) {
-    policy->EndSession(id);
-    leased.insert(id);
-  }
+  const std::set<ObjectId> leased = Mark(*policy, 60, 90);
   SpareRecorder spare{.keep = leased};
   // (Pages 91 to 100, the newest, are the policy's last victims.) Each of
   // these asks at most 8 marks, then evicts by the policy's order: after 5 of
