@@ -15,8 +15,9 @@
 // serve`'s (lease 500 ms, grace 50 ms, watermark 0.95, evict ratio 0.05);
 // `--lease-ms 50 --grace-ms 0 --high-watermark 1.0 --evict-ratio 0.001` are
 // the flags docs/replay.md gives serve to compare with the simulator.
-// --unlinked-runs puts the first page of each run of missing pages without
-// its parent, as `crescent replay`'s chained BatchPutFrom does.
+// --unlinked-runs puts each run of missing pages as a chain of its own, as
+// `crescent replay`'s chained BatchPutFrom does: its first page without a
+// parent, its last page ending a write.
 //
 //   hint_lease_perf TRACE [--capacity-pages N] [--policy P] [--session-hints F]
 //                   [--seed S] [--lease-ms L] [--grace-ms G] [--ms-per-request D]
@@ -145,7 +146,7 @@ int main(int argc, char** argv) {
       if (stored[i]) continue;
       master::PutConfig put;
       if (i > 0 && !(f.unlinked_runs && stored[i - 1])) put.parent_key = keys[i - 1];
-      put.ends_write = i + 1 == keys.size();
+      put.ends_write = i + 1 == keys.size() || (f.unlinked_runs && stored[i + 1]);
       auto start = m.PutStart(keys[i], kPage, put);
       if (!start.ok() || !m.PutEnd(keys[i], start->token).ok()) ++put_failed;
     }
