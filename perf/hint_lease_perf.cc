@@ -15,13 +15,14 @@
 // serve`'s (lease 500 ms, grace 50 ms, watermark 0.95, evict ratio 0.05);
 // `--lease-ms 50 --grace-ms 0 --high-watermark 1.0 --evict-ratio 0.001` are
 // the flags docs/replay.md gives serve to compare with the simulator.
-// --unlinked-runs puts each run of missing pages as a chain of its own, as
-// `crescent replay`'s chained BatchPutFrom does: its first page without a
-// parent, its last page ending a write.
+// --batch-puts puts each run of missing pages as one chained batch, as
+// `crescent replay`'s BatchPutFrom does; --unlinked-runs makes each run a
+// chain of its own: its first page without a parent, its last ending a write
+// (PutMissing below).
 //
 //   hint_lease_perf TRACE [--capacity-pages N] [--policy P] [--session-hints F]
 //                   [--seed S] [--lease-ms L] [--grace-ms G] [--ms-per-request D]
-//                   [--high-watermark F] [--evict-ratio F] [--unlinked-runs]
+//                   [--high-watermark F] [--evict-ratio F] [--batch-puts] [--unlinked-runs]
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -50,6 +51,7 @@ struct Flags {
   double high_watermark = 0.95;
   double evict_ratio = 0.05;
   bool unlinked_runs = false;
+  bool batch_puts = false;
 };
 
 bool Parse(int argc, char** argv, Flags* f) {
@@ -78,6 +80,8 @@ bool Parse(int argc, char** argv, Flags* f) {
       f->evict_ratio = std::atof(v);
     } else if (std::strcmp(argv[i], "--unlinked-runs") == 0) {
       f->unlinked_runs = true;
+    } else if (std::strcmp(argv[i], "--batch-puts") == 0) {
+      f->batch_puts = true;
     } else if (argv[i][0] != '-' && f->trace.empty()) {
       f->trace = argv[i];
     } else {
@@ -85,6 +89,40 @@ bool Parse(int argc, char** argv, Flags* f) {
     }
   }
   return !f->trace.empty();
+}
+
+constexpr uint64_t kPage = 4096;
+
+// Puts the keys not `stored`; returns how many failed. Each page's parent is
+// the page before it, but with `unlinked` the first page of each run of
+// missing pages has none, and ends a write with the run's last. Page by page
+// (as `crescent sim --engine master`), or with `batch` each run as one chained
+// BatchPutStart and BatchPutEnd, as `crescent replay`'s BatchPutFrom does.
+uint64_t PutMissing(master::MasterService& m, const std::vector<std::string>& keys,
+                    const std::vector<bool>& stored, bool batch, bool unlinked) {
+  uint64_t failed = 0;
+  for (size_t i = 0; i < keys.size();) {
+    if (stored[i]) {
+      ++i;
+      continue;
+    }
+    size_t end = i + 1;
+    while (end < keys.size() && !stored[end]) ++end;
+    const size_t j = batch ? end : i + 1;
+    const std::span<const std::string> run(keys.data() + i, j - i);
+    master::PutConfig put;
+    if (i > 0 && !(unlinked && stored[i - 1])) put.parent_key = keys[i - 1];
+    put.ends_write = j == keys.size() || (unlinked && j == end);
+    const std::vector<uint64_t> sizes(run.size(), kPage);
+    std::vector<uint64_t> tokens;
+    for (auto& grant : m.BatchPutStart(run, sizes, put, /*chain=*/batch)) {
+      tokens.push_back(grant.ok() ? grant->token : 0);
+      failed += grant.ok() ? 0 : 1;
+    }
+    for (const Status& s : m.BatchPutEnd(run, tokens)) failed += s.ok() ? 0 : 1;
+    i = j;
+  }
+  return failed;
 }
 
 }  // namespace
@@ -96,7 +134,7 @@ int main(int argc, char** argv) {
                  "usage: hint_lease_perf TRACE [--capacity-pages N] [--policy P] "
                  "[--session-hints F] [--seed S] [--lease-ms L] [--grace-ms G] "
                  "[--ms-per-request D] [--high-watermark F] [--evict-ratio F] "
-                 "[--unlinked-runs]\n");
+                 "[--batch-puts] [--unlinked-runs]\n");
     return 1;
   }
   auto trace = sim::LoadTrace(f.trace);
@@ -104,7 +142,6 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "%s\n", trace.status().ToString().c_str());
     return 1;
   }
-  constexpr uint64_t kPage = 4096;
   master::MasterConfig config;
   config.eviction_policy = f.policy;
   config.high_watermark = f.high_watermark;
@@ -142,14 +179,7 @@ int main(int argc, char** argv) {
     hits += *prefix;
     std::vector<bool> stored(keys.size());
     for (size_t i = 0; i < keys.size(); ++i) stored[i] = m.GetReplicaList(keys[i]).ok();
-    for (size_t i = 0; i < keys.size(); ++i) {
-      if (stored[i]) continue;
-      master::PutConfig put;
-      if (i > 0 && !(f.unlinked_runs && stored[i - 1])) put.parent_key = keys[i - 1];
-      put.ends_write = i + 1 == keys.size() || (f.unlinked_runs && stored[i + 1]);
-      auto start = m.PutStart(keys[i], kPage, put);
-      if (!start.ok() || !m.PutEnd(keys[i], start->token).ok()) ++put_failed;
-    }
+    put_failed += PutMissing(m, keys, stored, f.batch_puts, f.unlinked_runs);
     if (hinted[r]) {
       std::vector<std::string> leaf_first(keys.rbegin(), keys.rend());
       if (auto n = m.EndSession(leaf_first); n.ok()) marked += *n;
