@@ -7,10 +7,11 @@
 // advice: it removes nothing by itself, it is cleared when the id is accessed
 // or leaves the policy. A spared marked id keeps its mark and its place in the
 // policy's own order, and leaves the queue of marks for a queue of spared
-// marks, which each Evict() asks first, at its oldest entry only: a spared
-// mark is asked again at every Evict() until it goes, but one held longer
-// than the marks behind it holds nobody back. Each Evict() gives up the marks
-// after kMaxSpared spares and turns to the policy's order. A spare
+// marks. Each Evict() asks one spared mark first, the front one: free, it
+// goes; still spared, it moves to the back of that queue (so one held long
+// holds no other spared mark back). Then the marks not yet spared; each
+// Evict() gives up the marks after kMaxSpared spares, counting that first
+// one, and turns to the policy's order. A spare
 // says a lease or a pin holds the page, not that a request that has not ended
 // read it: the master flushes every deferred read (an Access, which clears the
 // mark) before it asks, so a lease that holds a marked page comes from reads
