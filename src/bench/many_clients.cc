@@ -5,6 +5,7 @@
 #include <iostream>
 #include <memory>
 
+#include "bench/crescent_backend.h"
 #include "bench/results.h"
 #include "bench/workloads.h"
 #include "crescent/client.h"
@@ -32,15 +33,8 @@ class Worker {
   explicit Worker(const WorkerOptions& o) : o_(o) {}
 
   Status Prepare() {
-    ClientConfig cfg;
-    cfg.master_address = o_.master;
-    cfg.token = o_.token;
-    cfg.tls = o_.tls;
-    cfg.tcp_lanes = o_.lanes;
-    cfg.use_shared_memory = o_.shm;
-    cfg.lean_control = o_.lean_control;
-    cfg.transfer_timeout_ms = 60000;
-    StatusOr<std::unique_ptr<Client>> c = Client::Connect(cfg);
+    StatusOr<std::unique_ptr<Client>> c =
+        Client::Connect(BenchClientConfig(o_.master, o_.client, o_.shm, o_.lanes));
     if (!c.ok()) return c.status();
     client_ = std::move(c.value());
     base_ = o_.prefix + "/c" + std::to_string(o_.id) + "/";

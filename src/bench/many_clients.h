@@ -24,8 +24,8 @@
 #include <string>
 #include <vector>
 
+#include "bench/workloads.h"
 #include "crescent/status.h"
-#include "crescent/tls_config.h"
 
 namespace crescent::bench {
 
@@ -42,8 +42,11 @@ bool ParseWorkload(const std::string& name, ManyWorkload& out);
 
 struct WorkerOptions {
   std::string master;
-  std::string token;  // "": none
-  TlsConfig tls;
+  // The client's token, TLS, control protocol and checksum checks
+  // (BenchClientConfig); its workload fields are unused.
+  WorkloadOptions client;
+  int lanes = 1;     // TCP connections per store node
+  bool shm = false;  // same-host transfers by shared memory
   ManyWorkload workload = ManyWorkload::kExists;
   int id = 0;                // this worker's index: its keys are its own
   std::string prefix;        // the run's key prefix, the same for every worker
@@ -51,9 +54,6 @@ struct WorkerOptions {
   int keys = 128;            // exists and prefix: keys per call
   uint64_t size = 64 << 10;  // put and get: object size
   int get_keys = 16;         // get: objects read in turn
-  int lanes = 1;             // TCP connections per store node
-  bool shm = false;          // same-host transfers by shared memory
-  bool lean_control = true;
 };
 
 // What one worker measured in its window.

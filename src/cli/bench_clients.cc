@@ -194,15 +194,17 @@ struct WorkerFlags {
   std::string transport = "tcp";
   bool grpc_control = false;
   std::string token_file;
+  TlsConfig tls;
 };
 
 int RunClientsWorker(WorkerFlags& f) {
   if (!bench::ParseWorkload(f.workload, f.o.workload)) return Fail("bad --workload");
   StatusOr<std::string> token = auth::LoadClientToken(f.token_file);
   if (!token.ok()) return Fail("--token-file: " + token.status().ToString());
-  f.o.token = *token;
+  f.o.client.token = *token;
+  f.o.client.tls = f.tls;
+  f.o.client.lean_control = !f.grpc_control;
   f.o.shm = f.transport == "shm";
-  f.o.lean_control = !f.grpc_control;
   return bench::RunWorker(f.o, std::cin, std::cout);
 }
 
@@ -281,7 +283,7 @@ void AddClientsBench(CLI::App* bench) {
   wc->add_option("--transport", w->transport);
   wc->add_flag("--grpc-control", w->grpc_control);
   AddTokenFileFlag(*wc, w->token_file);
-  AddClientTlsFlags(*wc, w->o.tls);
+  AddClientTlsFlags(*wc, w->tls);
   wc->callback([w] { SetExitCode(RunClientsWorker(*w)); });
 }
 
