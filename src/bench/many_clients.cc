@@ -68,20 +68,35 @@ class Worker {
         return;
       }
       case ManyWorkload::kPut: {
-        keys_.push_back(base_ + "p" + std::to_string(keys_.size()));
-        Status s = client_->PutFrom(keys_.back(), buffer_->data(), o_.size);
-        if (!s.ok()) return NoteError(r, s);
-        ++r.items;
-        r.bytes += o_.size;
+        const size_t first = keys_.size();
+        for (int j = 0; j < o_.batch; ++j)
+          keys_.push_back(base_ + "p" + std::to_string(keys_.size()));
+        const std::span<const std::string> keys(keys_.data() + first, size_t(o_.batch));
+        const std::vector<size_t> sizes(keys.size(), o_.size);
+        const std::vector<Status> put =
+            o_.batch == 1 ? std::vector<Status>{client_->PutFrom(keys[0], slots_[0], o_.size)}
+                          : client_->BatchPutFrom(keys, slots_, sizes);
+        for (const Status& s : put) {
+          if (!s.ok()) return NoteError(r, s);
+        }
+        r.items += keys.size();
+        r.bytes += keys.size() * o_.size;
         return;
       }
       case ManyWorkload::kGet: {
-        const std::string& key = keys_[next_++ % keys_.size()];
-        StatusOr<size_t> got = client_->GetInto(key, buffer_->data(), o_.size);
-        if (!got.ok()) return NoteError(r, got.status());
-        if (*got != o_.size) return NoteError(r, Status(ErrorCode::kInternal, "wrong size"));
-        ++r.items;
-        r.bytes += o_.size;
+        std::vector<std::string> keys;
+        for (int j = 0; j < o_.batch; ++j) keys.push_back(keys_[next_++ % keys_.size()]);
+        const std::vector<size_t> sizes(keys.size(), o_.size);
+        const std::vector<StatusOr<size_t>> got =
+            o_.batch == 1
+                ? std::vector<StatusOr<size_t>>{client_->GetInto(keys[0], slots_[0], o_.size)}
+                : client_->BatchGetInto(keys, slots_, sizes);
+        for (const StatusOr<size_t>& g : got) {
+          if (!g.ok()) return NoteError(r, g.status());
+          if (*g != o_.size) return NoteError(r, Status(ErrorCode::kInternal, "wrong size"));
+        }
+        r.items += keys.size();
+        r.bytes += keys.size() * o_.size;
         return;
       }
     }
@@ -107,9 +122,12 @@ class Worker {
     return Status::Ok();
   }
 
+  // One slot of `size` bytes per object of a call.
   Status RegisterBuffer() {
-    buffer_ = std::make_unique<Buffer>(o_.size);
-    std::fill(buffer_->data(), buffer_->data() + o_.size, std::byte{0x5a});
+    const size_t bytes = size_t(o_.size) * size_t(o_.batch);
+    buffer_ = std::make_unique<Buffer>(bytes);
+    std::fill(buffer_->data(), buffer_->data() + bytes, std::byte{0x5a});
+    for (int j = 0; j < o_.batch; ++j) slots_.push_back(buffer_->data() + size_t(j) * o_.size);
     if (Status s = client_->RegisterBuffer(buffer_->data(), buffer_->size()); !s.ok()) return s;
     client_->WaitBuffersWarm();
     return Status::Ok();
@@ -117,9 +135,9 @@ class Worker {
 
   Status StoreObjects() {
     if (Status s = RegisterBuffer(); !s.ok()) return s;
-    for (int i = 0; i < o_.get_keys; ++i) {
+    for (int i = 0; i < std::max(o_.get_keys, o_.batch); ++i) {
       keys_.push_back(base_ + "g" + std::to_string(i));
-      if (Status s = client_->PutFrom(keys_.back(), buffer_->data(), o_.size); !s.ok()) return s;
+      if (Status s = client_->PutFrom(keys_.back(), slots_[0], o_.size); !s.ok()) return s;
     }
     return Status::Ok();
   }
@@ -129,6 +147,7 @@ class Worker {
   std::string base_;
   std::vector<std::string> keys_;
   std::unique_ptr<Buffer> buffer_;
+  std::vector<void*> slots_;
   uint64_t next_ = 0;
 };
 
@@ -288,14 +307,16 @@ nlohmann::json ToJson(const ManyClientsRow& r) {
 
 std::string RenderManyClients(const std::vector<ManyClientsRow>& rows) {
   Table t({"workload", "clients", "calls/s", "keys/s | GB/s", "p50 us", "p99 us",
-           "client min calls/s", "client max calls/s", "server cores", "client cores", "errors"});
+           "client min calls/s", "client max calls/s", "server cores", "calls/server core-s",
+           "client cores", "errors"});
   for (const ManyClientsRow& r : rows) {
-    const bool data = r.workload == "put" || r.workload == "get";
+    const bool data = r.workload.ends_with("put") || r.workload.ends_with("get");
     t.AddRow({r.workload, std::to_string(r.clients), Count(r.ops_per_s),
               data ? Fixed(r.gb_per_s, 2) : Count(r.items_per_s), Fixed(r.p50_us, 0),
               Fixed(r.p99_us, 0), Count(r.client_min_ops), Count(r.client_max_ops),
-              r.server_cores > 0 ? Fixed(r.server_cores, 2) : "-", Fixed(r.client_cores, 2),
-              std::to_string(r.errors)});
+              r.server_cores > 0 ? Fixed(r.server_cores, 2) : "-",
+              r.server_cores > 0 ? Count(r.ops_per_s / r.server_cores) : "-",
+              Fixed(r.client_cores, 2), std::to_string(r.errors)});
   }
   return t.Render();
 }

@@ -33,8 +33,12 @@ namespace crescent::bench {
 enum class ManyWorkload {
   kExists,  // BatchExists of `keys` stored keys
   kPrefix,  // BatchQueryPrefix of `keys` stored page keys (answer: all of them)
-  kPut,     // PutFrom of one `size` object under a key never used before
-  kGet,     // GetInto of one of `get_keys` stored `size` objects, in turn
+  // PutFrom of one `size` object under a key never used before (BatchPutFrom
+  // of `batch` of them when batch > 1)
+  kPut,
+  // GetInto of one of `get_keys` stored `size` objects, in turn (BatchGetInto
+  // of the next `batch` when batch > 1; at least `batch` are stored)
+  kGet,
 };
 const char* WorkloadName(ManyWorkload w);
 // "exists", "prefix", "put", "get"; false for anything else.
@@ -54,6 +58,7 @@ struct WorkerOptions {
   int keys = 128;            // exists and prefix: keys per call
   uint64_t size = 64 << 10;  // put and get: object size
   int get_keys = 16;         // get: objects read in turn
+  int batch = 1;             // put and get: objects per call
 };
 
 // What one worker measured in its window.
@@ -88,8 +93,8 @@ struct ManyClientsRep {
 // Starts `n` workers, worker i as argv_for(i) (argv[0] the program), runs the
 // protocol above and waits for them to exit. Fails when a worker does not get
 // ready within `ready_timeout_s`, exits early, writes no result, or exits
-// with a failure. `server_pid` > 0: the server whose CPU time is measured
-// (else this process's).
+// with a failure. `server_pid` > 0: the server whose CPU time is measured;
+// 0: this process's; < 0: none.
 StatusOr<ManyClientsRep> RunWorkers(int n,
                                     const std::function<std::vector<std::string>(int)>& argv_for,
                                     int server_pid = 0, double ready_timeout_s = 120);
@@ -99,7 +104,7 @@ StatusOr<ManyClientsRep> RunWorkers(int n,
 // p99, and, from the repetition of median rate, the slowest and fastest
 // client's calls per second.
 struct ManyClientsRow {
-  std::string workload;
+  std::string workload;  // "exists", "prefix", "put", "get", "batch_put", "batch_get"
   int clients = 0;
   int reps = 0;
   double ops_per_s = 0;

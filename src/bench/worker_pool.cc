@@ -1,5 +1,5 @@
 // RunWorkers (many_clients.h): the parent's side of the worker protocol.
-// Workers start with posix_spawn, their stdin and stdout pipes, every other
+// Workers start with posix_spawnp (argv[0] found on $PATH), their stdin and stdout pipes, every other
 // descriptor of this process closed (an embedded cluster's listening sockets
 // must not outlive it in a worker); their stderr is ours.
 #include <fcntl.h>
@@ -57,7 +57,7 @@ Status Spawn(const std::vector<std::string>& argv, Child& c) {
   std::vector<char*> args;
   for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
-  const int rc = ::posix_spawn(&c.pid, args[0], &fa, nullptr, args.data(), environ);
+  const int rc = ::posix_spawnp(&c.pid, args[0], &fa, nullptr, args.data(), environ);
   posix_spawn_file_actions_destroy(&fa);
   ::close(in[0]);
   ::close(out[1]);
@@ -197,6 +197,7 @@ StatusOr<ManyClientsRep> RunWorkers(int n,
   std::vector<double> cpu0;
   for (const Child& c : kids) cpu0.push_back(ProcessCpuSeconds(c.pid));
   auto server_cpu = [server_pid] {
+    if (server_pid < 0) return 0.0;
     return server_pid > 0 ? ProcessCpuSeconds(server_pid) : OwnCpuSeconds();
   };
   const double server0 = server_cpu();

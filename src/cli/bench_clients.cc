@@ -5,6 +5,7 @@
 //   crescent bench clients --clients 1,4,16,64 --workload exists,prefix,put,get --seconds 3
 #include "cli/bench_clients.h"
 
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <memory>
@@ -31,6 +32,7 @@ struct ClientsFlags {
   int keys = 128;
   std::string size = "64KiB";
   int get_keys = 16;
+  int batch = 1;
   int lanes = 1;
   std::string transport = "tcp";
   bool grpc_control = false;
@@ -40,6 +42,7 @@ struct ClientsFlags {
   std::string segment_size = "1GiB";
   std::string token_file;
   TlsConfig tls;
+  std::string worker_wrap;  // comma-separated commands; worker i runs under the (i % n)th
   std::string json;
 };
 
@@ -70,29 +73,30 @@ bool ParseClientCount(const std::string& s, int& v) {
 std::vector<std::string> WorkerArgv(const ClientsFlags& f, const std::string& master,
                                     bench::ManyWorkload w, const std::string& prefix, uint64_t size,
                                     int id) {
-  std::vector<std::string> a = {"/proc/self/exe",
-                                "bench",
-                                "clients-worker",
-                                "--master",
-                                master,
-                                "--workload",
-                                bench::WorkloadName(w),
-                                "--id",
-                                std::to_string(id),
-                                "--prefix",
-                                prefix,
-                                "--seconds",
-                                std::to_string(f.seconds),
-                                "--keys",
-                                std::to_string(f.keys),
-                                "--size",
-                                std::to_string(size),
-                                "--get-keys",
-                                std::to_string(f.get_keys),
-                                "--lanes",
-                                std::to_string(f.lanes),
-                                "--transport",
-                                f.transport};
+  std::vector<std::string> a;
+  if (!f.worker_wrap.empty()) {
+    std::vector<std::string> wraps;
+    ParseList(f.worker_wrap, wraps, [](const std::string& s, std::string& v) {
+      v = s;
+      return !s.empty();
+    });
+    std::istringstream words(wraps[size_t(id) % wraps.size()]);
+    for (std::string word; words >> word;) a.push_back(word);
+  }
+  // The path itself: under a wrapper /proc/self would be the wrapper's.
+  a.push_back(std::filesystem::read_symlink("/proc/self/exe").string());
+  a.insert(a.end(), {"bench",       "clients-worker",
+                     "--master",    master,
+                     "--workload",  bench::WorkloadName(w),
+                     "--id",        std::to_string(id),
+                     "--prefix",    prefix,
+                     "--seconds",   std::to_string(f.seconds),
+                     "--keys",      std::to_string(f.keys),
+                     "--size",      std::to_string(size),
+                     "--get-keys",  std::to_string(f.get_keys),
+                     "--batch",     std::to_string(f.batch),
+                     "--lanes",     std::to_string(f.lanes),
+                     "--transport", f.transport});
   if (f.grpc_control) a.push_back("--grpc-control");
   const std::pair<const char*, const std::string*> pass[] = {
       {"--token-file", &f.token_file},
@@ -150,6 +154,8 @@ int RunClientsBench(const ClientsFlags& f) {
   std::cout << bench::MachineLine(doc["machine"]) << std::flush;
 
   const std::string prefix = bench::RunPrefix();
+  // Whose CPU time to report: the embedded cluster's (ours), --server-pid's, or none.
+  const int server_pid = f.server_pid > 0 ? f.server_pid : cluster ? 0 : -1;
   std::vector<bench::ManyClientsRow> rows;
   uint64_t errors = 0;
   for (bench::ManyWorkload w : workloads) {
@@ -161,7 +167,7 @@ int RunClientsBench(const ClientsFlags& f) {
         const std::string run = prefix + "/" + bench::WorkloadName(w) + std::to_string(counts[k]) +
                                 "r" + std::to_string(rep);
         auto argv_for = [&](int id) { return WorkerArgv(f, master, w, run, *size, id); };
-        StatusOr<bench::ManyClientsRep> r = bench::RunWorkers(counts[k], argv_for, f.server_pid);
+        StatusOr<bench::ManyClientsRep> r = bench::RunWorkers(counts[k], argv_for, server_pid);
         if (!r.ok())
           return Fail(std::string(bench::WorkloadName(w)) + " with " + std::to_string(counts[k]) +
                       " clients: " + r.status().ToString());
@@ -169,7 +175,10 @@ int RunClientsBench(const ClientsFlags& f) {
       }
     }
     for (size_t k = 0; k < counts.size(); ++k) {
-      rows.push_back(bench::Aggregate(bench::WorkloadName(w), counts[k], reps[k]));
+      std::string label = bench::WorkloadName(w);
+      if (f.batch > 1 && (w == bench::ManyWorkload::kPut || w == bench::ManyWorkload::kGet))
+        label = "batch_" + label;
+      rows.push_back(bench::Aggregate(label, counts[k], reps[k]));
       errors += rows.back().errors;
     }
   }
@@ -231,6 +240,10 @@ void AddClientsFlags(CLI::App* cmd, ClientsFlags& f) {
   cmd->add_option("--get-keys", f.get_keys, "get: objects each client stores and reads in turn")
       ->check(CLI::Range(1, 4096))
       ->capture_default_str();
+  cmd->add_option("--batch", f.batch,
+                  "put and get: objects per call (over 1: BatchPutFrom, BatchGetInto)")
+      ->check(CLI::Range(1, 4096))
+      ->capture_default_str();
   cmd->add_option("--lanes", f.lanes, "TCP connections per store node, per client")
       ->check(CLI::Range(1, 64))
       ->capture_default_str();
@@ -264,6 +277,10 @@ void AddClientsBench(CLI::App* bench) {
       ->capture_default_str();
   AddTokenFileFlag(*cmd, f->token_file);
   AddClientTlsFlags(*cmd, f->tls);
+  cmd->add_option("--worker-wrap", f->worker_wrap,
+                  "Comma-separated commands that client i runs under, the (i mod n)th: "
+                  "'ip netns exec A,ip netns exec B' spreads the clients over two network "
+                  "namespaces (default: none)");
   cmd->add_option("--json", f->json, "Also write every figure as JSON to this file");
   cmd->callback([f] { SetExitCode(RunClientsBench(*f)); });
 
@@ -279,6 +296,7 @@ void AddClientsBench(CLI::App* bench) {
   wc->add_option("--keys", w->o.keys);
   wc->add_option("--size", w->o.size);
   wc->add_option("--get-keys", w->o.get_keys);
+  wc->add_option("--batch", w->o.batch);
   wc->add_option("--lanes", w->o.lanes);
   wc->add_option("--transport", w->transport);
   wc->add_flag("--grpc-control", w->grpc_control);
