@@ -5,8 +5,9 @@ one bridge (the chaos checker's topology, tests/chaos/topology.py; needs root).
 
 Per delay (tc netem on every host's link, so a round trip crosses it twice)
 and repetition, side by side:
-  raw TCP: client host i streams to store host i, all four at once, each one
-           TCP connection moving 1 MiB writes for --seconds: put direction
+  raw TCP: every client host streams to every store host, all sixteen
+           connections at once (as many as the Crescent clients hold with
+           --lanes 1), each moving 1 MiB writes for --seconds: put direction
            (client to store), then get direction (store to client);
   crescent: `crescent bench clients` with --clients-per-host clients on each
            client host (--worker-wrap "ip netns exec ..."), batch put and
@@ -17,7 +18,7 @@ stale ones of a dead run at the start).
 
     sudo scripts/bench_multihost.py [--crescent build/bin/crescent] [--reps 3]
         [--seconds 3] [--delays 0,0.2ms,1ms] [--size 1MiB] [--batch 16]
-        [--clients-per-host 1] [--segment-size 512MiB] [--json FILE]
+        [--clients-per-host 1] [--segment-size 1GiB] [--json FILE]
 """
 
 import argparse
@@ -45,48 +46,64 @@ CHUNK = 1 << 20
 
 # ---- the raw stream ends (run inside a namespace by this same script) ----
 
-def stream_server(port):
-    """Accepts one connection; its first byte says the direction: 'p' (we
-    read until the end) or 'g' (we write until the peer closes)."""
-    with socket.create_server(("0.0.0.0", port), reuse_port=True) as srv:
+def serve_one(conn):
+    """One connection; its first byte says the direction: 'p' (we read until
+    the end) or 'g' (we write until the peer closes)."""
+    with conn:
+        direction = conn.recv(1)
+        view = memoryview(bytearray(CHUNK))
+        try:
+            if direction == b"p":
+                while conn.recv_into(view):
+                    pass
+            else:
+                while True:
+                    conn.sendall(view)
+        except OSError:
+            pass
+
+
+def stream_server(port, count):
+    """Serves `count` connections at once, a thread each (the copies release the GIL)."""
+    with socket.create_server(("0.0.0.0", port)) as srv:
         print("ready", flush=True)
-        conn, _ = srv.accept()
-        with conn:
-            direction = conn.recv(1)
-            buf = bytearray(CHUNK)
-            view = memoryview(buf)
-            try:
-                if direction == b"p":
-                    while conn.recv_into(view):
-                        pass
-                else:
-                    while True:
-                        conn.sendall(view)
-            except OSError:
-                pass
+        threads = []
+        for _ in range(count):
+            conn, _ = srv.accept()
+            threads.append(threading.Thread(target=serve_one, args=(conn,)))
+            threads[-1].start()
+        for t in threads:
+            t.join()
 
 
-def stream_client(host, port, direction, seconds):
-    """Moves bytes for `seconds`; prints the bytes moved and the seconds taken."""
-    conn = socket.create_connection((host, port))
-    conn.sendall(direction.encode())
-    buf = bytearray(CHUNK)
-    view = memoryview(buf)
-    moved = 0
+def stream_client(hosts, port, direction, seconds):
+    """One connection to each host, a thread each, moving bytes for `seconds`;
+    prints the bytes moved and the seconds taken."""
+    conns = [socket.create_connection((h, port)) for h in hosts]
+    moved = [0] * len(conns)
     start = time.monotonic()
     until = start + seconds
-    while time.monotonic() < until:
-        if direction == "p":
-            conn.sendall(view)
-            moved += CHUNK
-        else:
-            got = conn.recv_into(view)
-            if not got:
-                break
-            moved += got
-    elapsed = time.monotonic() - start
-    conn.close()
-    print(json.dumps({"bytes": moved, "seconds": elapsed}), flush=True)
+
+    def run(i):
+        view = memoryview(bytearray(CHUNK))
+        conns[i].sendall(direction.encode())
+        while time.monotonic() < until:
+            if direction == "p":
+                conns[i].sendall(view)
+                moved[i] += CHUNK
+            else:
+                got = conns[i].recv_into(view)
+                if not got:
+                    break
+                moved[i] += got
+        conns[i].close()
+
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(len(conns))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    print(json.dumps({"bytes": sum(moved), "seconds": time.monotonic() - start}), flush=True)
 
 
 # ---- the orchestration ----
@@ -128,19 +145,20 @@ class Proc:
 
 
 def raw_streams(topo, direction, seconds):
-    """Aggregate GB/s of four simultaneous streams, client host i to store host i."""
+    """Aggregate GB/s of one TCP stream from each client host to each store host
+    (as many connections as the Crescent clients hold with --lanes 1), all at once."""
     servers = []
     try:
         for s in STORES:
             p = Proc(topo.hosts[s], [sys.executable, __file__, "--stream-server",
-                                     str(STREAM_PORT)])
+                                     str(STREAM_PORT), str(len(CLIENTS))])
             p.wait_for("ready", 20)
             servers.append(p)
+        targets = ",".join(topo.hosts[s].address for s in STORES)
         clients = [subprocess.Popen(
-            topo.hosts[c].command([sys.executable, __file__, "--stream-client",
-                                   topo.hosts[s].address, str(STREAM_PORT), direction,
-                                   str(seconds)]), stdout=subprocess.PIPE, text=True)
-            for c, s in zip(CLIENTS, STORES)]
+            topo.hosts[c].command([sys.executable, __file__, "--stream-client", targets,
+                                   str(STREAM_PORT), direction, str(seconds)]),
+            stdout=subprocess.PIPE, text=True) for c in CLIENTS]
         total = 0.0
         for c in clients:
             out, _ = c.communicate(timeout=seconds + 60)
@@ -184,6 +202,16 @@ def set_delay(topo, delay):
                             "netem", "delay", delay], check=True)
 
 
+def netem_available(topo):
+    """Whether this kernel has tc's netem (CONFIG_NET_SCH_NETEM)."""
+    tc = ["tc", "-n", topo.hub, "qdisc"]
+    ok = subprocess.run([*tc, "add", "dev", "br0", "root", "netem", "delay", "1ms"],
+                        capture_output=True).returncode == 0
+    if ok:
+        subprocess.run([*tc, "del", "dev", "br0", "root"], capture_output=True)
+    return ok
+
+
 def start_cluster(args, topo, secret):
     procs = []
     m = topo.hosts["m"]
@@ -203,7 +231,14 @@ def start_cluster(args, topo, secret):
 
 def measure(args, topo):
     results = []
-    for delay in args.delays.split(","):
+    delays = args.delays.split(",")
+    if any(d != "0" for d in delays) and not netem_available(topo):
+        skipped = [d for d in delays if d != "0"]
+        print("bench_multihost.py: this kernel has no tc netem (CONFIG_NET_SCH_NETEM): "
+              "delays %s not measured" % ",".join(skipped), file=sys.stderr, flush=True)
+        results += [{"delay": d, "skipped": "no tc netem in this kernel"} for d in skipped]
+        delays = [d for d in delays if d == "0"]
+    for delay in delays:
         set_delay(topo, delay)
         reps = []
         for _ in range(args.reps):
@@ -235,16 +270,16 @@ def main():
     ap.add_argument("--batch", type=int, default=16)
     ap.add_argument("--lanes", type=int, default=1)
     ap.add_argument("--clients-per-host", type=int, default=1)
-    ap.add_argument("--segment-size", default="512MiB")
+    ap.add_argument("--segment-size", default="1GiB")
     ap.add_argument("--json")
-    ap.add_argument("--stream-server", type=int, help=argparse.SUPPRESS)
+    ap.add_argument("--stream-server", nargs=2, type=int, help=argparse.SUPPRESS)
     ap.add_argument("--stream-client", nargs=4, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.stream_server:
-        return stream_server(args.stream_server)
+        return stream_server(*args.stream_server)
     if args.stream_client:
-        host, port, direction, seconds = args.stream_client
-        return stream_client(host, int(port), direction, float(seconds))
+        hosts, port, direction, seconds = args.stream_client
+        return stream_client(hosts.split(","), int(port), direction, float(seconds))
     if os.geteuid() != 0:
         sys.exit("bench_multihost.py: needs root (network namespaces)")
     args.crescent = os.path.abspath(args.crescent)
@@ -273,6 +308,9 @@ def main():
     print("%-7s %10s %10s %6s %10s %10s %6s" % ("delay", "raw put", "crescent", "ratio",
                                                 "raw get", "crescent", "ratio"))
     for r in results:
+        if "skipped" in r:
+            print("%-7s %s" % (r["delay"], r["skipped"]))
+            continue
         print("%-7s %10.2f %10.2f %6.2f %10.2f %10.2f %6.2f" % (
             r["delay"], r["raw_put"], r["crescent_put"], r["put_ratio"], r["raw_get"],
             r["crescent_get"], r["get_ratio"]))
