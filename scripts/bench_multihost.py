@@ -4,7 +4,7 @@ client hosts, each in a network namespace of its own, joined by veth pairs to
 one bridge (the chaos checker's topology, tests/chaos/topology.py; needs root).
 
 Per delay (tc netem on every host's link, so a round trip crosses it twice)
-and repetition, side by side:
+and repetition, side by side (raw put, Crescent put, raw get, Crescent get):
   raw TCP: every client host streams to every store host, all sixteen
            connections at once (as many as the Crescent clients hold with
            --lanes 1), each moving 1 MiB writes for --seconds: put direction
@@ -170,8 +170,8 @@ def raw_streams(topo, direction, seconds):
             p.stop()
 
 
-def crescent_rows(args, topo):
-    """{"batch_put": GB/s, "batch_get": GB/s} from one `crescent bench clients` run."""
+def crescent_gbps(args, topo, workload):
+    """GB/s of one `crescent bench clients` run of `workload` (put or get), batched."""
     wrap = ",".join("ip netns exec " + topo.hosts[c].netns for c in CLIENTS)
     out = tempfile.NamedTemporaryFile(suffix=".json", delete=False)
     out.close()
@@ -179,7 +179,7 @@ def crescent_rows(args, topo):
         argv = [args.crescent, "bench", "clients",
                 "--master", "%s:%d" % (topo.hosts["m"].address, MASTER_PORT),
                 "--clients", str(len(CLIENTS) * args.clients_per_host),
-                "--workload", "put,get", "--batch", str(args.batch), "--size", args.size,
+                "--workload", workload, "--batch", str(args.batch), "--size", args.size,
                 "--get-keys", str(args.batch), "--lanes", str(args.lanes),
                 "--seconds", str(args.seconds), "--reps", "1",
                 "--worker-wrap", wrap, "--json", out.name]
@@ -188,7 +188,7 @@ def crescent_rows(args, topo):
             raise RuntimeError("crescent bench clients failed:\n" + run.stdout + run.stderr)
         with open(out.name) as f:
             rows = json.load(f)["rows"]
-        return {r["workload"]: r["gb_per_s"] for r in rows}
+        return rows[0]["gb_per_s"]
     finally:
         os.unlink(out.name)
 
@@ -242,11 +242,11 @@ def measure(args, topo):
         set_delay(topo, delay)
         reps = []
         for _ in range(args.reps):
+            # Each Crescent phase right after its reference, so drift hits both.
             rep = {"raw_put": raw_streams(topo, "p", args.seconds),
-                   "raw_get": raw_streams(topo, "g", args.seconds)}
-            c = crescent_rows(args, topo)
-            rep["crescent_put"] = c["batch_put"]
-            rep["crescent_get"] = c["batch_get"]
+                   "crescent_put": crescent_gbps(args, topo, "put"),
+                   "raw_get": raw_streams(topo, "g", args.seconds),
+                   "crescent_get": crescent_gbps(args, topo, "get")}
             reps.append(rep)
             print("delay %s: %s" % (delay, json.dumps(rep)), file=sys.stderr, flush=True)
         row = {"delay": delay, "reps": reps}
