@@ -234,6 +234,7 @@ ManyClientsRow Aggregate(const std::string& workload, int clients,
   row.reps = static_cast<int>(reps.size());
   struct PerRep {
     double ops = 0, items = 0, gbps = 0, p50 = 0, p99 = 0, min = 0, max = 0, server = 0, client = 0;
+    std::vector<double> each;
   };
   std::vector<PerRep> per;
   for (const ManyClientsRep& rep : reps) {
@@ -246,6 +247,7 @@ ManyClientsRow Aggregate(const std::string& workload, int clients,
       p.ops += ops;
       p.items += double(w.items) / t;
       p.gbps += double(w.bytes) / t / 1e9;
+      p.each.push_back(ops);
       p.min = first ? ops : std::min(p.min, ops);
       p.max = first ? ops : std::max(p.max, ops);
       first = false;
@@ -284,6 +286,7 @@ ManyClientsRow Aggregate(const std::string& workload, int clients,
   const PerRep& mid = per[order[(order.size() - 1) / 2]];
   row.client_min_ops = mid.min;
   row.client_max_ops = mid.max;
+  row.client_ops_per_s = mid.each;
   return row;
 }
 
@@ -302,7 +305,8 @@ nlohmann::json ToJson(const ManyClientsRow& r) {
           {"client_cores", r.client_cores},
           {"errors", r.errors},
           {"first_error", r.first_error},
-          {"rep_ops_per_s", r.rep_ops_per_s}};
+          {"rep_ops_per_s", r.rep_ops_per_s},
+          {"client_ops_per_s", r.client_ops_per_s}};
 }
 
 std::string RenderManyClients(const std::vector<ManyClientsRow>& rows) {

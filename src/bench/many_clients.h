@@ -119,6 +119,7 @@ struct ManyClientsRow {
   uint64_t errors = 0;  // over all repetitions
   std::string first_error;
   std::vector<double> rep_ops_per_s;
+  std::vector<double> client_ops_per_s;  // each client's, in the repetition of median rate
 };
 ManyClientsRow Aggregate(const std::string& workload, int clients,
                          const std::vector<ManyClientsRep>& reps);

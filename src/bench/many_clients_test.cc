@@ -55,6 +55,7 @@ TEST(ManyClients, FairnessComesFromTheRepetitionOfMedianRate) {
   EXPECT_EQ(row.rep_ops_per_s, (std::vector<double>{300, 1100, 500}));
   EXPECT_DOUBLE_EQ(row.client_min_ops, 200.0);
   EXPECT_DOUBLE_EQ(row.client_max_ops, 300.0);
+  EXPECT_EQ(row.client_ops_per_s, (std::vector<double>{200, 300}));
   EXPECT_EQ(row.errors, 2u);
   EXPECT_EQ(row.first_error, "OBJECT_NOT_FOUND");
   // Two repetitions: the lower one's clients.
