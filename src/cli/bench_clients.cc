@@ -98,6 +98,8 @@ std::vector<std::string> WorkerArgv(const ClientsFlags& f, const std::string& ma
                      "--lanes",     std::to_string(f.lanes),
                      "--transport", f.transport});
   if (f.grpc_control) a.push_back("--grpc-control");
+  // The embedded cluster authenticates nobody: no token, not even $CRESCENT_TOKEN.
+  if (f.master.empty()) a.push_back("--no-token");
   const std::pair<const char*, const std::string*> pass[] = {
       {"--token-file", &f.token_file},
       {"--tls-ca", &f.tls.ca},
@@ -130,7 +132,19 @@ int RunClientsBench(const ClientsFlags& f) {
     return Fail("--tls-ca is for --master's cluster (the embedded one serves no TLS)");
   std::string command;
   for (const std::string& arg : OwnArguments()) command += (command.empty() ? "" : " ") + arg;
-  nlohmann::json doc = {{"command", command}, {"machine", bench::DescribeMachine()}};
+  nlohmann::json doc = {{"command", command},
+                        {"machine", bench::DescribeMachine()},
+                        {"options",
+                         {{"clients", counts},
+                          {"seconds", f.seconds},
+                          {"reps", f.reps},
+                          {"keys", f.keys},
+                          {"size", *size},
+                          {"batch", f.batch},
+                          {"get_keys", f.get_keys},
+                          {"lanes", f.lanes},
+                          {"transport", f.transport},
+                          {"lean_control", !f.grpc_control}}}};
 
   std::unique_ptr<server::LocalCluster> cluster;
   std::string master = f.master;
@@ -203,14 +217,17 @@ struct WorkerFlags {
   std::string transport = "tcp";
   bool grpc_control = false;
   std::string token_file;
+  bool no_token = false;
   TlsConfig tls;
 };
 
 int RunClientsWorker(WorkerFlags& f) {
   if (!bench::ParseWorkload(f.workload, f.o.workload)) return Fail("bad --workload");
-  StatusOr<std::string> token = auth::LoadClientToken(f.token_file);
-  if (!token.ok()) return Fail("--token-file: " + token.status().ToString());
-  f.o.client.token = *token;
+  if (!f.no_token) {
+    StatusOr<std::string> token = auth::LoadClientToken(f.token_file);
+    if (!token.ok()) return Fail("--token-file: " + token.status().ToString());
+    f.o.client.token = *token;
+  }
   f.o.client.tls = f.tls;
   f.o.client.lean_control = !f.grpc_control;
   f.o.shm = f.transport == "shm";
@@ -300,6 +317,7 @@ void AddClientsBench(CLI::App* bench) {
   wc->add_option("--lanes", w->o.lanes);
   wc->add_option("--transport", w->transport);
   wc->add_flag("--grpc-control", w->grpc_control);
+  wc->add_flag("--no-token", w->no_token);
   AddTokenFileFlag(*wc, w->token_file);
   AddClientTlsFlags(*wc, w->tls);
   wc->callback([w] { SetExitCode(RunClientsWorker(*w)); });
