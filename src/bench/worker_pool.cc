@@ -1,7 +1,8 @@
 // RunWorkers (many_clients.h): the parent's side of the worker protocol.
-// Workers start with posix_spawnp (argv[0] found on $PATH), their stdin and stdout pipes, every other
-// descriptor of this process closed (an embedded cluster's listening sockets
-// must not outlive it in a worker); their stderr is ours.
+// Workers start with posix_spawnp (argv[0] found on $PATH), with pipes for
+// their stdin and stdout and every other descriptor of this process closed (an
+// embedded cluster's listening sockets must not outlive it in a worker); their
+// stderr is ours.
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
