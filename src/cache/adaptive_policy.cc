@@ -74,6 +74,15 @@ uint64_t AdaptivePolicy::AnchorBelow(const Entry& entry) const {
   return Sampled(entry.history) ? entry.history : entry.anchor;
 }
 
+uint64_t AdaptivePolicy::AnchorBelowVictim(ObjectId parent) const {
+  for (size_t back = 1; back <= kRecentVictims; ++back) {  // the newest first
+    const RecentVictim& v =
+        recent_victims_[(next_victim_slot_ + kRecentVictims - back) % kRecentVictims];
+    if (v.id == parent) return v.anchor_below;
+  }
+  return kNoParent;
+}
+
 void AdaptivePolicy::ComputeAnchors() {
   // Parents before children: walk up from each page to the first ancestor
   // whose anchor is settled (or to a root), then settle the path downwards.
@@ -101,6 +110,8 @@ void AdaptivePolicy::ErasePendingVictim() {
   assert(it != table_.end());
   // Only a sampled victim is in sampled_ids_: most victims skip that probe.
   if (Sampled(it->second.history)) sampled_ids_.erase(*evicted_id_);
+  recent_victims_[next_victim_slot_] = {*evicted_id_, AnchorBelow(it->second)};
+  next_victim_slot_ = (next_victim_slot_ + 1) % kRecentVictims;
   table_.erase(it);
   evicted_id_.reset();
 }
@@ -116,6 +127,8 @@ void AdaptivePolicy::Insert(ObjectId id, uint64_t size, const InsertInfo& info) 
     if (auto parent = table_.find(info.parent); parent != table_.end()) {
       entry.parent = info.parent;
       entry.anchor = AnchorBelow(parent->second);
+    } else {
+      entry.anchor = AnchorBelowVictim(info.parent);
     }
   }
   auto [it, added] = table_.try_emplace(id, entry);
@@ -229,6 +242,7 @@ void AdaptivePolicy::StartSimulations(double rate) {
   rate_ = std::min(1.0, rate);
   threshold_ = rate_ >= 1.0 ? ~0ull : static_cast<uint64_t>(rate_ * static_cast<double>(~0ull));
   ComputeAnchors();
+  recent_victims_.fill({});  // their anchors were taken at the old rate
   sampled_ids_.clear();
   for (const auto& [id, entry] : table_) {
     if (Sampled(entry.history)) sampled_ids_.insert(id);
