@@ -185,14 +185,13 @@ TEST(AdaptivePolicyTest, AVictimIsGoneAtOnce) {
   EXPECT_EQ(policy.Count(), 2u);
 }
 
-
 // Grows through many doublings of the table (and drops of the sampling rate)
 // with chains, removals, evictions and reads interleaved, checked against a
 // plain map of what is tracked and which parent each page keeps.
 TEST(AdaptivePolicyTest, StaysCorrectWhileItsTableGrows) {
   AdaptivePolicy policy({.capacity = 150'000}, Candidates({"prefix-lru", "lru"}));
   std::unordered_map<ObjectId, ObjectId> parent_of;  // tracked id -> its parent
-  std::unordered_map<ObjectId, size_t> at;            // tracked id -> its index in `live`
+  std::unordered_map<ObjectId, size_t> at;           // tracked id -> its index in `live`
   std::vector<ObjectId> live;
   std::mt19937_64 rng(5);
   ObjectId next = 1;
