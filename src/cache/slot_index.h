@@ -23,26 +23,24 @@
 //    correct. An id is in exactly one of the two tables. The old table has
 //    room for 60% of its size in entries; the new one reaches 60% only after
 //    that many more adds, by which time the old one has long been emptied.
-//  - A table of kMapBytes or more is its own anonymous mapping: its pages are
-//    zero-filled by the kernel as entries land in them, the moved part of an
-//    old table is handed back a few pages at a time, and freeing it is then
-//    cheap. So no single call touches more than a few pages it did not touch
-//    before (the slowest insert growing a policy to 12M: docs/durability.md).
+//  - A table is a ZeroedBlock, so one of 1 MiB or more is its own anonymous
+//    mapping: its pages are zero-filled by the kernel as entries land in
+//    them, the moved part of an old table is handed back a few pages at a
+//    time, and freeing it is then cheap. So no single call touches more than a few pages it did not
+//    touch before (the slowest insert growing a policy to 12M: docs/durability.md).
 // Costs in the steady state: one branch on each miss (is a migration under
 // way?) and one on each Add and Erase.
 // Not thread-safe: the owner's lock (the master's policy lock) guards it.
 #pragma once
 
 #include <absl/hash/hash.h>
-#include <sys/mman.h>
 
 #include <cassert>
 #include <cstdint>
-#include <cstdlib>
-#include <new>
 #include <utility>
 
 #include "cache/eviction_policy.h"
+#include "cache/zeroed_block.h"
 
 namespace crescent::cache {
 
@@ -52,10 +50,7 @@ class SlotIndex {
   static constexpr Slot kNil = 0;
 
   SlotIndex() : cur_(Table::Make(kMinCapacity)) {}
-  ~SlotIndex() {
-    cur_.Free();
-    old_.Free();
-  }
+  ~SlotIndex() = default;
   SlotIndex(const SlotIndex&) = delete;
   SlotIndex& operator=(const SlotIndex&) = delete;
 
@@ -156,11 +151,10 @@ class SlotIndex {
   // rest of the run the last one is in). Each costs a sequential read and one
   // write into the new table; a run is a few entries at 60% load.
   static constexpr size_t kMoveStep = 16;
-  // Tables this big are mappings of their own, released page by page.
-  static constexpr size_t kMapBytes = size_t{1} << 20;
-  static constexpr size_t kPage = 4096;
+  static constexpr size_t kPage = ZeroedBlock::kPage;
 
   struct Table {
+    ZeroedBlock block;  // moved, never copied
     Entry* entries = nullptr;
     size_t mask = 0;
     int shift = 32;  // home = hash >> shift: the top log2(capacity) bits
@@ -168,29 +162,15 @@ class SlotIndex {
     static Table Make(size_t capacity) {
       assert((capacity & (capacity - 1)) == 0 && capacity <= (size_t{1} << 32));
       Table table;
-      const size_t bytes = capacity * sizeof(Entry);
-      void* memory;
-      if (bytes >= kMapBytes) {
-        memory = mmap(nullptr, bytes, PROT_READ | PROT_WRITE,
-                      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-        if (memory == MAP_FAILED) throw std::bad_alloc();
-      } else {
-        memory = std::calloc(capacity, sizeof(Entry));
-        if (memory == nullptr) throw std::bad_alloc();
-      }
-      table.entries = static_cast<Entry*>(memory);
+      table.block = ZeroedBlock(capacity * sizeof(Entry));
+      table.entries = static_cast<Entry*>(table.block.data());
       table.mask = capacity - 1;
       table.shift = 32 - __builtin_ctzll(capacity);
       return table;
     }
-    bool Mapped() const { return (mask + 1) * sizeof(Entry) >= kMapBytes; }
+    bool Mapped() const { return block.mapped(); }
     void Free() {
-      if (entries == nullptr) return;
-      if (Mapped()) {
-        munmap(entries, (mask + 1) * sizeof(Entry));
-      } else {
-        std::free(entries);
-      }
+      block = ZeroedBlock();
       entries = nullptr;
     }
 
@@ -244,7 +224,7 @@ class SlotIndex {
   // the old one's entries into it.
   void Grow(size_t capacity) {
     FinishMigration();
-    old_ = cur_;
+    old_ = std::move(cur_);
     cur_ = Table::Make(capacity);
     // Start at an empty entry, so that no run is split across the start.
     size_t start = 0;
@@ -276,7 +256,7 @@ class SlotIndex {
     if (old_.Mapped() && move_at_ <= mask) {
       const size_t done = move_at_ * sizeof(Entry) / kPage * kPage;
       if (done >= released_ + 16 * kPage) {
-        madvise(reinterpret_cast<char*>(old_.entries) + released_, done - released_, MADV_DONTNEED);
+        old_.block.Release(released_, done);
         released_ = done;
       }
     }
