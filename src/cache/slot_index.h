@@ -70,36 +70,47 @@ class SlotIndex {
   // The slot of `id`, or kNil. id_of(slot) is the id of the node in `slot`.
   template <typename IdOf>
   Slot Find(ObjectId id, const IdOf& id_of) const {
-    const uint32_t hash = HashOf(id);
-    const Slot slot = cur_.Find(hash, id, id_of);
-    if (slot != kNil || !migrating()) [[likely]] {
-      return slot;
-    }
-    return old_.Find(hash, id, id_of);
+    return FindHashed(HashOf(id), [&](Slot slot) { return id_of(slot) == id; });
   }
-
   // Adds `id` with the slot make() returns, or returns kNil (and does not
   // call make) if `id` is present.
   template <typename IdOf, typename Make>
   Slot Add(ObjectId id, const IdOf& id_of, Make&& make) {
-    const uint32_t hash = HashOf(id);
+    return AddHashed(
+        HashOf(id), [&](Slot slot) { return id_of(slot) == id; }, std::forward<Make>(make));
+  }
+  // Removes `slot`, which holds `id`.
+  void Erase(ObjectId id, Slot slot) { EraseHashed(HashOf(id), slot); }
+  void Prefetch(ObjectId id) const { PrefetchHashed(HashOf(id)); }
+
+  // The same for keys of any kind (the master's byte-string keys): `hash` is
+  // a well-mixed 32-bit hash of the key, and matches(slot) tells whether the
+  // node in `slot` holds the key.
+  template <typename Matches>
+  Slot FindHashed(uint32_t hash, const Matches& matches) const {
+    const Slot slot = cur_.Find(hash, matches);
+    if (slot != kNil || !migrating()) [[likely]] {
+      return slot;
+    }
+    return old_.Find(hash, matches);
+  }
+  template <typename Matches, typename Make>
+  Slot AddHashed(uint32_t hash, const Matches& matches, Make&& make) {
     if (5 * (size_ + 1) > 3 * capacity()) [[unlikely]] {
       Grow(2 * capacity());
     }
     if (migrating()) [[unlikely]] {
-      if (old_.Find(hash, id, id_of) != kNil) return kNil;
-      MoveSome();  // after the look: it may move `id` into cur_
+      if (old_.Find(hash, matches) != kNil) return kNil;
+      MoveSome();  // after the look: it may move the key into cur_
     }
-    Entry* entry = cur_.FindOrEmpty(hash, id, id_of);
+    Entry* entry = cur_.FindOrEmpty(hash, matches);
     if (entry->slot != kNil) return kNil;
     *entry = Entry{hash, make()};
     ++size_;
     return entry->slot;
   }
-
-  // Removes `slot`, which holds `id`.
-  void Erase(ObjectId id, Slot slot) {
-    const uint32_t hash = HashOf(id);
+  // Removes `slot`, whose key hashes to `hash`.
+  void EraseHashed(uint32_t hash, Slot slot) {
     if (migrating()) [[unlikely]] {
       if (!cur_.Erase(hash, slot)) {
         [[maybe_unused]] const bool erased = old_.Erase(hash, slot);
@@ -113,6 +124,14 @@ class SlotIndex {
     assert(erased);
     --size_;
   }
+  void PrefetchHashed(uint32_t hash) const {
+    __builtin_prefetch(&cur_.entries[cur_.Home(hash)]);
+    if (migrating()) __builtin_prefetch(&old_.entries[old_.Home(hash)]);
+  }
+
+  // Bytes of both tables (the pages of an old one already handed back
+  // included).
+  size_t MemoryBytes() const { return cur_.block.bytes() + old_.block.bytes(); }
 
   // Room for `count` ids with no growth until then: at once, not
   // incrementally (a restore calls it before it adds anything).
@@ -122,12 +141,6 @@ class SlotIndex {
     if (capacity <= this->capacity()) return;
     Grow(capacity);
     FinishMigration();
-  }
-
-  void Prefetch(ObjectId id) const {
-    const uint32_t hash = HashOf(id);
-    __builtin_prefetch(&cur_.entries[cur_.Home(hash)]);
-    if (migrating()) __builtin_prefetch(&old_.entries[old_.Home(hash)]);
   }
 
   // Calls fn(slot) for every slot, in no particular order.
@@ -179,20 +192,20 @@ class SlotIndex {
       return static_cast<size_t>(hash) >> shift;
     }
 
-    template <typename IdOf>
-    Slot Find(uint32_t hash, ObjectId id, const IdOf& id_of) const {
+    template <typename Matches>
+    Slot Find(uint32_t hash, const Matches& matches) const {
       for (size_t i = Home(hash);; i = (i + 1) & mask) {
         const Entry entry = entries[i];
         if (entry.slot == kNil) return kNil;
-        if (entry.hash == hash && id_of(entry.slot) == id) return entry.slot;
+        if (entry.hash == hash && matches(entry.slot)) return entry.slot;
       }
     }
-    // The entry of `id`, or the empty entry that ends its probe.
-    template <typename IdOf>
-    Entry* FindOrEmpty(uint32_t hash, ObjectId id, const IdOf& id_of) {
+    // The entry of the key, or the empty entry that ends its probe.
+    template <typename Matches>
+    Entry* FindOrEmpty(uint32_t hash, const Matches& matches) {
       for (size_t i = Home(hash);; i = (i + 1) & mask) {
         Entry& entry = entries[i];
-        if (entry.slot == kNil || (entry.hash == hash && id_of(entry.slot) == id)) return &entry;
+        if (entry.slot == kNil || (entry.hash == hash && matches(entry.slot))) return &entry;
       }
     }
     void Place(Entry moved) {
