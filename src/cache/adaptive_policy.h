@@ -56,12 +56,14 @@
 // sampled at the current rate. Timeline() keeps at most kMaxTimeline points: when it fills up,
 // every other point is dropped and points are then recorded half as often.
 //
-// Memory: per live object a 41-byte entry inline in a hash map, and the live
-// policy's own (88 bytes for learned); in total, the 12 simulations (11
-// candidates and the twin) of up to 2 × kMiniObjects objects each (~18 MiB),
-// each learned instance's fixed model (< 2.5 MiB) and up to kBatch queued
-// sampled references. 211 bytes per object in all at 1M objects (policy_bench
-// Memory/adaptive). Not thread-safe.
+// Memory: per live object a 40-byte entry in a SlotTable and its 8-byte index
+// slot (at 30-60% load), and the live policy's own (102 bytes for learned); in
+// total, the 12 simulations (11 candidates and the twin) of up to 2 ×
+// kMiniObjects objects each (~18 MiB), each learned instance's fixed model
+// (< 2.5 MiB) and up to kBatch queued sampled references. 183 bytes per object
+// in all at 1M objects (policy_bench Memory/adaptive). No call pauses to grow:
+// the table grows a few index entries per insert (slot_table.h), and a rate
+// change settles anchors lazily (phase_). Not thread-safe.
 #pragma once
 
 #include <absl/container/flat_hash_map.h>
