@@ -157,7 +157,8 @@ TEST(SlotIndexTest, CallerHashedKeysGrowAFewEntriesPerAdd) {
   std::vector<std::string> keys{""};  // slot 0 is kNil
   std::unordered_map<std::string, SlotIndex::Slot> model;
   auto hash_of = [](const std::string& key) {
-    return static_cast<uint32_t>(std::hash<std::string>{}(key) * 0x9e3779b97f4a7c15ull >> 32);
+    const uint64_t hash = std::hash<std::string>{}(key);
+    return static_cast<uint32_t>(hash * 0x9e3779b97f4a7c15ull >> 32);
   };
   auto matches = [&](const std::string& key) {
     return [&keys, &key](SlotIndex::Slot slot) { return keys[slot] == key; };
@@ -199,7 +200,9 @@ TEST(SlotIndexTest, CallerHashedKeysGrowAFewEntriesPerAdd) {
     ASSERT_EQ(index.size(), model.size());
   }
   EXPECT_GE(migrations, 12u);
-  for (const auto& [key, slot] : model) ASSERT_EQ(index.FindHashed(hash_of(key), matches(key)), slot);
+  for (const auto& [key, slot] : model) {
+    ASSERT_EQ(index.FindHashed(hash_of(key), matches(key)), slot);
+  }
 }
 
 struct TestNode {
