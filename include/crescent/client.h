@@ -111,6 +111,12 @@ struct PutOptions {
   std::string preferred_segment;  // place here first when it has room
   int64_t soft_pin_ttl_ms = 0;    // evicted only after unpinned objects, for this long
   bool hard_pin = false;          // never evicted (still removable)
+  // The chain parent (docs/master.md, "Chains"): a stored key whose page comes
+  // right before this put's. For a chained batch (`chain`), the first key's:
+  // a request's pages put after the ones already stored extend those, as
+  // key i extends key i-1 within the batch. Unchained, every key's. Empty:
+  // none. A parent that is not stored when a put ends links nothing.
+  std::string parent_key;
 };
 
 // One piece of a key's value in the caller's memory (Client::

@@ -488,8 +488,10 @@ class CrescentHiCacheStorage(SessionHints, HiCacheV2, HiCacheStorage):
             if isinstance(put_ptrs[0], list):  # layer_first: an object's layers
                 res = self.store.batch_put_from_multi_buffers(*args)
             elif consecutive and hasattr(self.store, "batch_put_chain_from"):
-                # The pages of one sequence: object i's parent is object i-1.
-                res = self.store.batch_put_chain_from(*args)
+                # The pages of one sequence: object i's parent is object i-1,
+                # and the first missing one hangs off the stored page before it.
+                parent = {"parent_key": obj_keys[missing[0] - 1]} if missing[0] > 0 else {}
+                res = self.store.batch_put_chain_from(*args, **parent)
             else:
                 res = self.store.batch_put_from(*args)
             for i, r in zip(missing, res):

@@ -267,20 +267,27 @@ class Store:
         """Puts keys[i] from registered memory; per key 0 or a negative code."""
         return self._put_from(keys, buffer_ptrs, sizes, config, chain=False)
 
-    def batch_put_chain_from(self, keys, buffer_ptrs, sizes=None, config=None):
+    def batch_put_chain_from(self, keys, buffer_ptrs, sizes=None, config=None, parent_key=None):
         """batch_put_from that records keys[i-1] as the parent of keys[i] (a prefix chain).
 
+        parent_key, if given, is keys[0]'s parent: the stored page the chain
+        extends (a run of missing pages after a cached prefix).
         A page refused before transfer (e.g. unregistered) refuses the whole
         chain, so no link skips over a hole.
         """
-        return self._put_from(keys, buffer_ptrs, sizes, config, chain=True)
+        return self._put_from(keys, buffer_ptrs, sizes, config, chain=True, parent_key=parent_key)
 
-    def _put_from(self, keys, buffer_ptrs, sizes, config, chain):
+    def _put_from(self, keys, buffer_ptrs, sizes, config, chain, parent_key=None):
         keys = listed("keys", keys)
         ptrs, sizes = addresses_and_sizes(listed("buffer_ptrs", buffer_ptrs), sizes)
         if len(ptrs) != len(keys):
             return [lengths_differ("keys", len(keys), "buffer_ptrs", len(ptrs))] * len(keys)
-        return self._core.batch_put_from(keys, ptrs, sizes, put_options(config), chain)
+        opts = put_options(config)
+        if parent_key is not None:
+            if not isinstance(parent_key, str):
+                raise TypeError("parent_key must be a str or None")
+            opts.parent_key = parent_key
+        return self._core.batch_put_from(keys, ptrs, sizes, opts, chain)
 
     def batch_get_into(self, keys, buffer_ptrs, sizes=None):
         """Reads keys[i] into registered memory; per key the bytes read or a negative code."""

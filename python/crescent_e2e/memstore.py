@@ -90,7 +90,7 @@ class MemoryStore:
         self._store(items)
         return out
 
-    def batch_put_chain_from(self, keys, ptrs, sizes, config=None) -> List[int]:
+    def batch_put_chain_from(self, keys, ptrs, sizes, config=None, parent_key=None) -> List[int]:
         self._note("batch_put_chain_from")
         return self.batch_put_from(keys, ptrs, sizes, config)
 

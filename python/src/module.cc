@@ -24,7 +24,8 @@ void BindPutOptions(py::module_& m) {
       .def_readwrite("replica_count", &PutOptions::replica_count)
       .def_readwrite("preferred_segment", &PutOptions::preferred_segment)
       .def_readwrite("soft_pin_ttl_ms", &PutOptions::soft_pin_ttl_ms)
-      .def_readwrite("hard_pin", &PutOptions::hard_pin);
+      .def_readwrite("hard_pin", &PutOptions::hard_pin)
+      .def_readwrite("parent_key", &PutOptions::parent_key);
 }
 
 }  // namespace

@@ -11,6 +11,21 @@ namespace {
 constexpr size_t kChunk = 512;
 }  // namespace
 
+ClientConfig BenchClientConfig(const std::string& master, const WorkloadOptions& options, bool shm,
+                               int tcp_lanes) {
+  ClientConfig cfg;
+  cfg.master_address = master;
+  cfg.use_shared_memory = shm;
+  cfg.tcp_lanes = tcp_lanes;
+  cfg.tcp_congestion = options.tcp_congestion;
+  cfg.verify_checksums = options.verify_checksums;
+  cfg.lean_control = options.lean_control;
+  cfg.token = options.token;
+  cfg.tls = options.tls;
+  cfg.transfer_timeout_ms = 60000;
+  return cfg;
+}
+
 StatusOr<std::unique_ptr<CrescentBackend>> CrescentBackend::Connect(const std::string& master,
                                                                     const WorkloadOptions& options,
                                                                     bool shm, int tcp_lanes) {
@@ -18,17 +33,7 @@ StatusOr<std::unique_ptr<CrescentBackend>> CrescentBackend::Connect(const std::s
   b->shm_ = shm;
   const size_t buffer_size = ClientBufferSize(options);
   for (int c = 0; c < options.clients; ++c) {
-    ClientConfig cfg;
-    cfg.master_address = master;
-    cfg.use_shared_memory = shm;
-    cfg.tcp_lanes = tcp_lanes;
-    cfg.tcp_congestion = options.tcp_congestion;
-    cfg.verify_checksums = options.verify_checksums;
-    cfg.lean_control = options.lean_control;
-    cfg.token = options.token;
-    cfg.tls = options.tls;
-    cfg.transfer_timeout_ms = 60000;
-    auto client = Client::Connect(cfg);
+    auto client = Client::Connect(BenchClientConfig(master, options, shm, tcp_lanes));
     if (!client.ok()) return client.status();
     if (c == 0) {
       // One call now: an unreachable master fails the run here, naming its

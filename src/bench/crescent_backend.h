@@ -13,6 +13,11 @@
 
 namespace crescent::bench {
 
+// The configuration of every bench client: the master, the options' TCP
+// congestion control, checksum checks, control protocol, token and TLS.
+ClientConfig BenchClientConfig(const std::string& master, const WorkloadOptions& options, bool shm,
+                               int tcp_lanes);
+
 class CrescentBackend : public Backend {
  public:
   // shm: use same-host shared memory when the store node offers it. Then each

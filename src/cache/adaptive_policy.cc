@@ -73,6 +73,15 @@ uint64_t AdaptivePolicy::AnchorBelow(Slot slot) {
   return SettledBelow(table_.at(slot));
 }
 
+uint64_t AdaptivePolicy::AnchorBelowVictim(ObjectId parent) const {
+  for (size_t back = 1; back <= kRecentVictims; ++back) {  // the newest first
+    const RecentVictim& v =
+        recent_victims_[(next_victim_slot_ + kRecentVictims - back) % kRecentVictims];
+    if (v.id == parent) return v.anchor_below;
+  }
+  return kNoParent;
+}
+
 void AdaptivePolicy::Settle(Slot slot) {
   if (!Unsettled(table_.at(slot))) return;
   // Up the chain of the rate change to the first ancestor whose anchor is
@@ -131,6 +140,8 @@ void AdaptivePolicy::ErasePendingVictim() {
   if (!evicted_id_) return;
   const Slot slot = table_.Find(*evicted_id_);
   assert(slot != kNil);
+  recent_victims_[next_victim_slot_] = {*evicted_id_, AnchorBelow(slot)};
+  next_victim_slot_ = (next_victim_slot_ + 1) % kRecentVictims;
   EraseEntry(slot);
   evicted_id_.reset();
 }
@@ -150,6 +161,8 @@ void AdaptivePolicy::Insert(ObjectId id, uint64_t size, const InsertInfo& info) 
     if (const Slot parent = table_.Find(info.parent); parent != kNil) {
       entry.parent = info.parent;
       entry.anchor = AnchorBelow(parent);
+    } else {
+      entry.anchor = AnchorBelowVictim(info.parent);
     }
   }
   const Slot slot = table_.Add(id);
@@ -270,6 +283,7 @@ void AdaptivePolicy::StartSimulations(double rate) {
   rate_ = std::min(1.0, rate);
   threshold_ = rate_ >= 1.0 ? ~0ull : static_cast<uint64_t>(rate_ * static_cast<double>(~0ull));
   assert(threshold_ <= before);
+  recent_victims_.fill({});  // their anchors were taken at the old rate
   // Every id sampled now was sampled before (the threshold only falls).
   for (auto it = sampled_ids_.begin(); it != sampled_ids_.end();) {
     if (Sampled(table_.at(table_.Find(*it)).history)) {

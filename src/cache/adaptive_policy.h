@@ -19,7 +19,9 @@
 //    cache first evicts). A sampled page's parent in the simulations is its
 //    nearest sampled ancestor (its anchor), found when it is written (or, for
 //    pages cached when the rate changes, then) and kept, so a parent evicted
-//    later does not cut the chain in the simulations.
+//    later does not cut the chain in the simulations; a parent evicted just
+//    before, to make room for the page, is one of the last few victims, whose
+//    anchors are kept.
 //  - Scoring: every window of W sampled references (W = max(kMinWindow, the
 //    sampled objects cached: about one turnover of the cache)) the
 //    CandidateSelector updates each
@@ -69,6 +71,7 @@
 #include <absl/container/flat_hash_map.h>
 #include <absl/container/flat_hash_set.h>
 
+#include <array>
 #include <memory>
 #include <optional>
 #include <string>
@@ -214,6 +217,9 @@ class AdaptivePolicy final : public EvictionPolicy {
   void KeepBelow(Slot slot);
   // Settles the next `count` node slots of the sweep; all of them with ~0.
   void Sweep(size_t count);
+  // The anchor of a page whose parent `parent` is no longer cached: the
+  // parent's, if it was one of the last few victims, else kNoParent.
+  uint64_t AnchorBelowVictim(ObjectId parent) const;
   // Counts a reference, and queues it for the simulations if it is sampled.
   void Simulate(Slot slot);
   // Runs the queued sampled references through every simulation.
@@ -260,6 +266,16 @@ class AdaptivePolicy final : public EvictionPolicy {
   // with the owner's removal of the victim instead of stalling Evict(). Every
   // other member function erases it first; Contains() and Count() leave it out.
   std::optional<ObjectId> evicted_id_;
+  // The last few victims and what a child of each takes as its anchor: a page
+  // written right after its parent was evicted (the parent made room for it)
+  // still continues its parent's chain in the simulations.
+  struct RecentVictim {
+    ObjectId id = kNoParent;
+    uint64_t anchor_below = kNoParent;
+  };
+  static constexpr size_t kRecentVictims = 8;
+  std::array<RecentVictim, kRecentVictims> recent_victims_{};
+  size_t next_victim_slot_ = 0;
   PolicyHandover handover_;
   CandidateSelector selector_;
   // One simulation per candidate, then the twin of the followed candidate

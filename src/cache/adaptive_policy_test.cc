@@ -304,5 +304,22 @@ TEST(AdaptivePolicyTest, AnchorsSettledLazilyMatchAnchorsSettledAtOnce) {
   EXPECT_GT(lazy.Timeline().size(), 10u);
 }
 
+// A page written right after its parent was evicted to make room for it (as a
+// small cache does within one request) still hangs below that parent in the
+// simulations: reading it again without its parent is no prefix hit there,
+// as it is none in the cache.
+TEST(AdaptivePolicyTest, APageWhoseParentJustMadeRoomKeepsItsChain) {
+  AdaptivePolicy policy({.capacity = 1}, Candidates({"lru"}));
+  for (ObjectId root = 0; root < 2000; root += 2) {
+    if (root > 0) ASSERT_EQ(policy.Evict(), root - 1);  // the last round's page
+    policy.Insert(root, 1);
+    ASSERT_EQ(policy.Evict(), root);
+    policy.Insert(root + 1, 1, {.parent = root});
+    for (int i = 0; i < 5; ++i) policy.Access(root + 1);
+  }
+  ASSERT_FALSE(policy.Timeline().empty());
+  for (const auto& point : policy.Timeline()) EXPECT_EQ(point.ratios[0], 0.0f);
+}
+
 }  // namespace
 }  // namespace crescent::cache

@@ -30,6 +30,15 @@ class SessionHintTest : public ::testing::TestWithParam<std::string> {
     for (ObjectId id = 1; id <= static_cast<ObjectId>(n); ++id) policy->Insert(id, 1);
     return policy;
   }
+  // Hints pages first..last, in that order; returns them.
+  static std::set<ObjectId> Mark(EvictionPolicy& policy, ObjectId first, ObjectId last) {
+    std::set<ObjectId> marked;
+    for (ObjectId id = first; id <= last; ++id) {
+      policy.EndSession(id);
+      marked.insert(id);
+    }
+    return marked;
+  }
 };
 
 INSTANTIATE_TEST_SUITE_P(AllPolicies, SessionHintTest, ::testing::ValuesIn(PolicyNames()),
@@ -89,11 +98,7 @@ TEST_P(SessionHintTest, ASpareKeepsAMarkedPage) {
 // them, then evicts in the policy's own order; the marks stay for later.
 TEST_P(SessionHintTest, ManyLeasedMarksCostABoundedNumberOfAsks) {
   auto policy = MakeWith(100);
-  std::set<ObjectId> marked;
-  for (ObjectId id = 60; id <= 100; ++id) {
-    policy->EndSession(id);
-    marked.insert(id);
-  }
+  const std::set<ObjectId> marked = Mark(*policy, 60, 100);
   SpareRecorder spare{.keep = marked};
   const auto victim = policy->Evict(spare.Fn());
   ASSERT_TRUE(victim.has_value());
@@ -102,10 +107,40 @@ TEST_P(SessionHintTest, ManyLeasedMarksCostABoundedNumberOfAsks) {
                                           [&](ObjectId id) { return marked.contains(id); });
   EXPECT_LE(asked_marked, 8 + 41);  // the marks at most 8 times, the policy's own walk aside
   EXPECT_GE(asked_marked, 8);
-  // Released: the oldest marks not yet asked go first.
+  // Released: the marks go first again.
   const auto next = policy->Evict();
   ASSERT_TRUE(next.has_value());
   EXPECT_TRUE(marked.contains(*next)) << *next;
+}
+
+// The pages a request read are leased when its session ends: their marks
+// are spared for the lease. A later hint's pages, which nothing holds, must
+// not wait behind them: once each leased mark has been asked, the next
+// Evict() takes the newer mark, not a page of the policy's own order.
+TEST_P(SessionHintTest, LeasedMarksDoNotHoldBackALaterHint) {
+  auto policy = MakeWith(100);
+  const std::set<ObjectId> leased = Mark(*policy, 60, 90);
+  SpareRecorder spare{.keep = leased};
+  // (Pages 91 to 100, the newest, are the policy's last victims.) Each of
+  // these asks at most 8 marks, then evicts by the policy's order: after 5 of
+  // them every leased mark has been asked once.
+  for (int i = 0; i < 5; ++i) {
+    const auto victim = policy->Evict(spare.Fn());
+    ASSERT_TRUE(victim.has_value());
+    EXPECT_FALSE(leased.contains(*victim)) << *victim;
+  }
+  policy->EndSession(91);
+  for (ObjectId id = 92; id <= 94; ++id) {
+    spare.asked.clear();
+    policy->EndSession(id);
+    EXPECT_EQ(policy->Evict(spare.Fn()), std::optional<ObjectId>(id - 1));
+    EXPECT_LE(spare.asked.size(), 2u) << "the oldest leased mark, then the newer mark";
+  }
+  // Free again (their leases ended): the leased marks go before the newer one.
+  policy->EndSession(95);
+  const auto next = policy->Evict();
+  ASSERT_TRUE(next.has_value());
+  EXPECT_TRUE(leased.contains(*next)) << *next;
 }
 
 TEST_P(SessionHintTest, UntrackedIdsAreIgnored) {

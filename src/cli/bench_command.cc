@@ -6,6 +6,7 @@
 //   crescent bench prefix    (the exists calls as BatchQueryPrefix; same flags)
 //   crescent bench baseline  --size ... --clients N
 //   crescent bench floors    --size ...  (raw one-object put/get shapes, round trips)
+//   crescent bench clients   --clients 1,4,16,64  (one process per client; bench_clients.cc)
 //   crescent bench vs-redis  (put-get over tcp and shm, exists, and the same through Redis)
 //   crescent bench [all]     (every one of the above, then the target checks)
 //
@@ -29,6 +30,7 @@
 #include "bench/redis_backend.h"
 #include "bench/round_trips.h"
 #include "bench/suite.h"
+#include "cli/bench_clients.h"
 #include "cli/bench_multi_buffer.h"
 #include "cli/cli_util.h"
 #include "cli/client_flags.h"
@@ -696,6 +698,8 @@ const Registrar kRegistrar([](CLI::App& app) {
       ->capture_default_str();
   mbc->add_option("--json", mb->json, "Also write the figures as JSON to this file");
   mbc->callback([mb] { SetExitCode(RunMultiBufferBench(*mb)); });
+
+  AddClientsBench(bench);
 
   CLI::App* all = bench->add_subcommand(
       "all",

@@ -62,6 +62,7 @@ struct Client::Impl {
     c.local_node = config.local_node;
     c.soft_pin_ttl_ms = o.soft_pin_ttl_ms;
     c.hard_pin = o.hard_pin;
+    c.parent_key = o.parent_key;
     return c;
   }
 

@@ -146,6 +146,40 @@ TEST_P(ClientPrefixTest, ZeroCopyChainPut) {
   ExpectPrefixFetched(kPages);
 }
 
+// PutOptions::parent_key links a chained batch's first page to a page
+// already stored, as key i is linked to key i-1 within the batch: under
+// prefix-lru (leaves only, least recent first) the stored head then outlives
+// the batch's tail, though it is the oldest.
+class ClientChainParentTest : public ClientClusterTest {
+ protected:
+  server::LocalClusterOptions Options() override {
+    server::LocalClusterOptions o = ClientClusterTest::Options();
+    o.master.config.eviction_policy = "prefix-lru";
+    return o;
+  }
+};
+
+TEST_P(ClientChainParentTest, AChainedBatchExtendsItsStoredParent) {
+  const std::vector<std::byte> page = Pattern(4096, 7);
+  ASSERT_TRUE(client_->Put("conv/0", page).ok());
+  const std::vector<std::string> run{"conv/1", "conv/2"};
+  const std::vector<std::span<const std::byte>> values(run.size(), page);
+  PutOptions linked;
+  linked.parent_key = "conv/0";
+  for (const Status& s : client_->BatchPut(run, values, linked, /*chain=*/true)) {
+    ASSERT_TRUE(s.ok()) << s.ToString();
+  }
+  ASSERT_TRUE(client_->Put("other", page).ok());
+  ASSERT_GE(cluster_->master().EvictBytes(1), 1u);
+  EXPECT_TRUE(*client_->Exists("conv/0")) << "a head with a cached child is no leaf";
+  EXPECT_FALSE(*client_->Exists("conv/2")) << "the least recent leaf";
+  EXPECT_TRUE(*client_->Exists("conv/1"));
+  EXPECT_TRUE(*client_->Exists("other"));
+}
+
+INSTANTIATE_TEST_SUITE_P(Transports, ClientChainParentTest, ::testing::Bool(),
+                         client_test::TransportName);
+
 INSTANTIATE_TEST_SUITE_P(Transports, ClientPrefixTest, ::testing::Bool(),
                          client_test::TransportName);
 

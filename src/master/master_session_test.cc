@@ -187,5 +187,31 @@ TEST_F(MasterSessionTest, EachMarkIsLoggedAndARestoreMarksItAgain) {
   EXPECT_EQ(EvictOne(**m, keys), (Names{"a", "c"})) << "d's mark went with the object it named";
 }
 
+// With a real policy (lru): the replay's pattern. A request reads its stored
+// pages (leased) and its session ends; puts then meet those marks leased and
+// evict other pages. The next request's pages, put and hinted, are not
+// leased: the put after that takes one of them, not an unhinted page, though
+// more leased marks than one eviction asks (8) are still waiting.
+TEST_F(MasterSessionTest, ALaterHintsUnleasedPagesGoBeforeTheLeasedMarks) {
+  config_.make_policy = nullptr;
+  config_.eviction_policy = "lru";
+  MountA();
+  const Names old = Keys("o", kSegBytes / kObject);
+  for (const std::string& k : old) ASSERT_TRUE(Put(k, kObject).ok());
+  const Names read(old.begin(), old.begin() + 10);  // o0..o9, leased from here
+  for (const std::string& k : read) ASSERT_TRUE(master().GetReplicaList(k).ok());
+  ASSERT_EQ(*End(Names(read.rbegin(), read.rend())), 10u);
+  // Two puts: each spares leased marks, then takes the oldest unread page.
+  ASSERT_TRUE(Put("n0", kObject).ok());
+  ASSERT_TRUE(Put("n1", kObject).ok());
+  EXPECT_FALSE(*master().Exists(old[10]));
+  EXPECT_FALSE(*master().Exists(old[11]));
+  ASSERT_EQ(*End({"n1", "n0"}), 2u);
+  ASSERT_TRUE(Put("n2", kObject).ok());
+  EXPECT_FALSE(*master().Exists("n1")) << "the later hint's first mark";
+  EXPECT_TRUE(*master().Exists(old[12])) << "not the oldest unread page";
+  for (const std::string& k : read) EXPECT_TRUE(*master().Exists(k)) << k << " is leased";
+}
+
 }  // namespace
 }  // namespace crescent::master

@@ -174,9 +174,14 @@ class Stream {
       }
       size_t j = i;
       while (j < n && !stored[j]) ++j;
+      // The run extends the stored page before it, as the simulator links
+      // every page to the one before: chain-aware policies then keep that
+      // page while the run is cached.
+      PutOptions linked;
+      if (i > 0) linked.parent_key = req.keys[i - 1];
       std::vector<Status> put =
           client_.BatchPutFrom(keys.subspan(i, j - i), std::span(ptrs_).subspan(i, j - i),
-                               std::span(sizes_).subspan(i, j - i), {}, /*chain=*/true);
+                               std::span(sizes_).subspan(i, j - i), linked, /*chain=*/true);
       any = true;
       for (const Status& s : put) {
         if (s.ok()) {

@@ -411,6 +411,50 @@ TEST(BenchCli, AllQuick) {
   }
 }
 
+// Two client processes per workload (and one), each row their sum: both
+// clients made calls, none failed, and the embedded servers' CPU was measured.
+TEST(BenchCli, ClientsProcessesAggregate) {
+  BenchRun r = Bench(
+      "clients --clients 1,2 --seconds 0.2 --reps 1 --keys 16 --size 4KiB "
+      "--get-keys 4 --segment-size 64MiB");
+  ASSERT_EQ(r.rc, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("== many clients"), std::string::npos) << r.out;
+  ASSERT_FALSE(r.doc.is_discarded());
+  const json& rows = r.doc["rows"];
+  ASSERT_EQ(rows.size(), 8u) << rows.dump();  // {exists, prefix, put, get} × {1, 2}
+  size_t i = 0;
+  for (const char* workload : {"exists", "prefix", "put", "get"}) {
+    for (int clients : {1, 2}) {
+      const json& row = rows[i++];
+      EXPECT_EQ(row["workload"], workload) << row.dump();
+      EXPECT_EQ(row["clients"].get<int>(), clients) << row.dump();
+      EXPECT_EQ(row["errors"].get<uint64_t>(), 0u) << row.dump();
+      const double min = row["client_min_ops_per_s"].get<double>();
+      const double max = row["client_max_ops_per_s"].get<double>();
+      EXPECT_GT(min, 0) << row.dump();
+      EXPECT_LE(min, max) << row.dump();
+      // The sum of the clients' rates lies between clients × the slowest and
+      // clients × the fastest.
+      const double sum = row["ops_per_s"].get<double>();
+      EXPECT_GE(sum, clients * min * 0.999) << row.dump();
+      EXPECT_LE(sum, clients * max * 1.001) << row.dump();
+      EXPECT_LE(row["p50_us"].get<double>(), row["p99_us"].get<double>()) << row.dump();
+      EXPECT_GT(row["server_cores"].get<double>(), 0) << row.dump();
+      const bool data = std::string(workload) == "put" || std::string(workload) == "get";
+      if (data) {
+        EXPECT_GT(row["gb_per_s"].get<double>(), 0) << row.dump();
+      } else {
+        EXPECT_NEAR(row["items_per_s"].get<double>(), sum * 16, sum * 1e-6) << row.dump();
+      }
+    }
+  }
+  // A worker that cannot connect fails the run, naming it.
+  BenchRun down =
+      Bench("clients --clients 2 --seconds 0.1 --reps 1 --workload exists --master 127.0.0.1:1");
+  EXPECT_EQ(down.rc, 2);
+  EXPECT_NE(down.err.find("exists with 2 clients"), std::string::npos) << down.err;
+}
+
 TEST(BenchCli, UsageErrors) {
   EXPECT_EQ(Bench("put-get --size 0").rc, 2);
   EXPECT_EQ(Bench("put-get --transport rdma").rc, 2);
