@@ -1,6 +1,7 @@
 // What the perf programs share: a clock in seconds and the page-key shape.
 #pragma once
 
+#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -33,6 +34,15 @@ inline uint64_t RssBytes() {
 // Steady-clock seconds, for intervals.
 inline double Now() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+// This thread's CPU time, ns: an interval on it leaves out the time the
+// thread waited for a core (on a busy host the steady clock counts that as a
+// pause). A system call each.
+inline uint64_t ThreadCpuNs() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * 1'000'000'000u + static_cast<uint64_t>(ts.tv_nsec);
 }
 
 // 32 hex chars + "_0_k": the shape of an SGLang HiCache page key (~36 bytes),

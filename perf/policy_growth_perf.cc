@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "cache/eviction_policy.h"
+#include "perf_util.h"
 
 int main(int argc, char** argv) {
   uint64_t objects = 12'000'000;
@@ -65,9 +66,7 @@ int main(int argc, char** argv) {
     if (!cpu) {
       return std::chrono::duration<double, std::milli>(Clock::now().time_since_epoch()).count();
     }
-    timespec ts{};
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-    return static_cast<double>(ts.tv_sec) * 1e3 + static_cast<double>(ts.tv_nsec) / 1e6;
+    return static_cast<double>(crescent::perf::ThreadCpuNs()) / 1e6;
   };
   auto faults = [] {
     rusage usage{};

@@ -56,22 +56,21 @@ std::unique_ptr<EvictionPolicy> AdaptivePolicy::MakeCandidate(size_t i, uint64_t
 
 double AdaptivePolicy::SampleRate() const { return rate_; }
 
-const AdaptivePolicy::Entry* AdaptivePolicy::LiveParent(const Entry& entry) const {
-  if (entry.parent == kNoParent) return nullptr;
-  auto it = table_.find(entry.parent);
-  return it == table_.end() ? nullptr : &it->second;
+AdaptivePolicy::Slot AdaptivePolicy::LiveParent(const Entry& entry) const {
+  return entry.parent == kNoParent ? kNil : table_.Find(entry.parent);
 }
 
 InsertInfo AdaptivePolicy::InfoOf(const Entry& entry) const {
-  return {.parent = LiveParent(entry) != nullptr ? entry.parent : kNoParent,
+  return {.parent = LiveParent(entry) != kNil ? entry.parent : kNoParent,
           .history = entry.history,
-          .ends_write = entry.ends_write};
+          .ends_write = entry.ends_write != 0};
 }
 
 bool AdaptivePolicy::Sampled(uint64_t history) const { return MixBits(history) <= threshold_; }
 
-uint64_t AdaptivePolicy::AnchorBelow(const Entry& entry) const {
-  return Sampled(entry.history) ? entry.history : entry.anchor;
+uint64_t AdaptivePolicy::AnchorBelow(Slot slot) {
+  Settle(slot);
+  return SettledBelow(table_.at(slot));
 }
 
 uint64_t AdaptivePolicy::AnchorBelowVictim(ObjectId parent) const {
@@ -83,82 +82,123 @@ uint64_t AdaptivePolicy::AnchorBelowVictim(ObjectId parent) const {
   return kNoParent;
 }
 
-void AdaptivePolicy::ComputeAnchors() {
-  // Parents before children: walk up from each page to the first ancestor
-  // whose anchor is settled (or to a root), then settle the path downwards.
-  absl::flat_hash_set<ObjectId> settled;
-  std::vector<ObjectId> path;
-  for (const auto& [id, unused] : table_) {
-    path.clear();
-    for (ObjectId at = id; at != kNoParent && !settled.contains(at);) {
-      path.push_back(at);
-      const Entry* parent = LiveParent(table_.at(at));
-      at = parent != nullptr ? table_.at(at).parent : kNoParent;
+void AdaptivePolicy::Settle(Slot slot) {
+  if (!Unsettled(table_.at(slot))) return;
+  // Up the chain of the rate change to the first ancestor whose anchor is
+  // settled (or kept, or to where the chain ended), then down again.
+  std::vector<Slot> path;
+  uint64_t anchor = kNoParent;
+  for (Slot at = slot; at != kNil && path.size() <= table_.size();) {
+    path.push_back(at);
+    const ObjectId parent = table_.at(at).parent;
+    at = kNil;
+    if (parent == kNoParent) break;
+    if (auto kept = kept_.find(parent); kept != kept_.end()) {
+      if (kept->second.live) anchor = kept->second.below;
+      break;
     }
-    for (auto it = path.rbegin(); it != path.rend(); ++it) {
-      Entry& entry = table_.at(*it);
-      const Entry* parent = LiveParent(entry);
-      entry.anchor = parent != nullptr ? AnchorBelow(*parent) : kNoParent;
-      settled.insert(*it);
+    const Slot up = table_.Find(parent);
+    if (up != kNil && !Unsettled(table_.at(up))) {
+      anchor = SettledBelow(table_.at(up));
+    } else {
+      at = up;
     }
   }
+  for (auto it = path.rbegin(); it != path.rend(); ++it) {
+    Entry& entry = table_.at(*it);
+    entry.anchor = anchor;
+    entry.anchor_phase = phase_;
+    anchor = SettledBelow(entry);
+  }
+}
+
+void AdaptivePolicy::KeepBelow(Slot slot) {
+  if (sweep_at_ >= sweep_end_) return;
+  const ObjectId id = table_.at(slot).id;
+  if (kept_.contains(id)) return;  // inserted since the rate change, or kept already
+  kept_.emplace(id, KeptBelow{.live = true, .below = AnchorBelow(slot)});
+}
+
+void AdaptivePolicy::Sweep(size_t count) {
+  for (; count > 0 && sweep_at_ < sweep_end_; --count, ++sweep_at_) {
+    const Slot slot = static_cast<Slot>(sweep_at_);
+    if (table_.at(slot).live) Settle(slot);
+  }
+  if (sweep_at_ >= sweep_end_) kept_.clear();
+}
+
+void AdaptivePolicy::EraseEntry(Slot slot) {
+  KeepBelow(slot);
+  Entry& entry = table_.at(slot);
+  // Only a sampled entry is in sampled_ids_: most victims skip that probe.
+  if (Sampled(entry.history)) sampled_ids_.erase(entry.id);
+  entry.live = 0;
+  table_.Erase(slot);
 }
 
 void AdaptivePolicy::ErasePendingVictim() {
   if (!evicted_id_) return;
-  auto it = table_.find(*evicted_id_);
-  assert(it != table_.end());
-  // Only a sampled victim is in sampled_ids_: most victims skip that probe.
-  if (Sampled(it->second.history)) sampled_ids_.erase(*evicted_id_);
-  recent_victims_[next_victim_slot_] = {*evicted_id_, AnchorBelow(it->second)};
+  const Slot slot = table_.Find(*evicted_id_);
+  assert(slot != kNil);
+  recent_victims_[next_victim_slot_] = {*evicted_id_, AnchorBelow(slot)};
   next_victim_slot_ = (next_victim_slot_ + 1) % kRecentVictims;
-  table_.erase(it);
+  EraseEntry(slot);
   evicted_id_.reset();
 }
 
 void AdaptivePolicy::Insert(ObjectId id, uint64_t size, const InsertInfo& info) {
   ErasePendingVictim();
-  Entry entry{.history = info.history == kSameAsId ? id : info.history,
+  assert(size < (uint64_t{1} << 61));
+  Entry entry{.id = id,
+              .history = info.history == kSameAsId ? id : info.history,
               .anchor = kNoParent,
               .parent = kNoParent,
               .size = size,
-              .ends_write = info.ends_write};
+              .ends_write = info.ends_write,
+              .live = 1,
+              .anchor_phase = phase_};
   if (info.parent != kNoParent) {
-    if (auto parent = table_.find(info.parent); parent != table_.end()) {
+    if (const Slot parent = table_.Find(info.parent); parent != kNil) {
       entry.parent = info.parent;
-      entry.anchor = AnchorBelow(parent->second);
+      entry.anchor = AnchorBelow(parent);
     } else {
       entry.anchor = AnchorBelowVictim(info.parent);
     }
   }
-  auto [it, added] = table_.try_emplace(id, entry);
-  assert(added && "Insert() of an id that is already tracked");
-  if (!added) return;
+  const Slot slot = table_.Add(id);
+  assert(slot != kNil && "Insert() of an id that is already tracked");
+  if (slot == kNil) return;
+  table_.at(slot) = entry;
+  // Not live at the rate change, whatever it was before.
+  if (sweep_at_ < sweep_end_) kept_.try_emplace(id, KeptBelow{.live = false, .below = 0});
   handover_.Insert(id, size, info);
   // Too many objects sampled for bounded simulations: a lower rate.
   if (rate_ * static_cast<double>(table_.size()) > 2.0 * kMiniObjects) {
     StartSimulations(static_cast<double>(kMiniObjects) / static_cast<double>(table_.size()));
   }
-  const Entry& stored = table_.at(id);  // `it` may be stale: StartSimulations reads the table
-  if (Sampled(stored.history)) sampled_ids_.insert(id);
-  Simulate(stored);
+  Sweep(kSweepStep);
+  if (Sampled(table_.at(slot).history)) sampled_ids_.insert(id);
+  Simulate(slot);
 }
 
 ObjectId AdaptivePolicy::ParentOf(ObjectId id) const {
-  auto it = table_.find(id);
-  if (it == table_.end() || LiveParent(it->second) == nullptr) return kNoParent;
-  return it->second.parent;
+  const Slot slot = table_.Find(id);
+  if (slot == kNil || LiveParent(table_.at(slot)) == kNil) return kNoParent;
+  return table_.at(slot).parent;
 }
 
 void AdaptivePolicy::Link(ObjectId child, ObjectId parent) {
-  auto it = table_.find(child);
-  auto p = table_.find(parent);
-  if (it == table_.end() || p == table_.end() || child == parent ||
-      LiveParent(it->second) != nullptr) {
+  const Slot slot = table_.Find(child);
+  const Slot p = table_.Find(parent);
+  if (slot == kNil || p == kNil || child == parent || LiveParent(table_.at(slot)) != kNil) {
     return;
   }
-  it->second.parent = parent;
-  it->second.anchor = AnchorBelow(p->second);
+  KeepBelow(slot);
+  const uint64_t anchor = AnchorBelow(p);
+  Entry& entry = table_.at(slot);
+  entry.parent = parent;
+  entry.anchor = anchor;
+  entry.anchor_phase = phase_;
   handover_.Link(child, parent);
 }
 
@@ -171,30 +211,30 @@ void AdaptivePolicy::Access(ObjectId id) {
     handover_.Access(id);
     return;
   }
-  auto it = table_.find(id);
-  if (it == table_.end()) return;
+  const Slot slot = table_.Find(id);
+  if (slot == kNil) return;
   if (handover_.NeedsReadmit(id)) {
-    handover_.Readmit(id, it->second.size, InfoOf(it->second));
+    const Entry& entry = table_.at(slot);
+    handover_.Readmit(id, entry.size, InfoOf(entry));
   } else {
     handover_.Access(id);
   }
-  Simulate(it->second);
+  Simulate(slot);
 }
 
 void AdaptivePolicy::Remove(ObjectId id) {
   ErasePendingVictim();
-  auto it = table_.find(id);
-  if (it == table_.end()) return;
-  sampled_ids_.erase(id);
+  const Slot slot = table_.Find(id);
+  if (slot == kNil) return;
   handover_.Remove(id);
-  table_.erase(it);
+  EraseEntry(slot);
 }
 
 void AdaptivePolicy::EndSession(ObjectId id) {
   ErasePendingVictim();
   handover_.EndSession(id);
   if (!sampled_ids_.contains(id)) return;
-  const Entry& entry = table_.at(id);
+  const Entry& entry = table_.at(table_.Find(id));
   pending_.push_back({.key = entry.history,
                       .anchor = kNoParent,
                       .size = 0,
@@ -216,7 +256,7 @@ std::optional<ObjectId> AdaptivePolicy::Evict(const SpareFn& spare) {
   }
   std::optional<ObjectId> victim = handover_.Evict(spare);
   if (victim) {
-    table_.prefetch(*victim);
+    table_.PrefetchIndex(*victim);
     evicted_id_ = victim;
   }
   return victim;
@@ -239,13 +279,25 @@ uint64_t AdaptivePolicy::MiniCapacity() const {
 }
 
 void AdaptivePolicy::StartSimulations(double rate) {
+  const uint64_t before = threshold_;
   rate_ = std::min(1.0, rate);
   threshold_ = rate_ >= 1.0 ? ~0ull : static_cast<uint64_t>(rate_ * static_cast<double>(~0ull));
-  ComputeAnchors();
+  assert(threshold_ <= before);
   recent_victims_.fill({});  // their anchors were taken at the old rate
-  sampled_ids_.clear();
-  for (const auto& [id, entry] : table_) {
-    if (Sampled(entry.history)) sampled_ids_.insert(id);
+  // Every id sampled now was sampled before (the threshold only falls).
+  for (auto it = sampled_ids_.begin(); it != sampled_ids_.end();) {
+    if (Sampled(table_.at(table_.Find(*it)).history)) {
+      ++it;
+    } else {
+      sampled_ids_.erase(it++);
+    }
+  }
+  if (before != threshold_) {
+    // Unsettle every anchor (see phase_); the last sweep finishes first.
+    Sweep(~size_t{0});
+    phase_ = !phase_;
+    sweep_at_ = 1;
+    sweep_end_ = table_.raw_nodes().size();
   }
   RestartSimulations();
 }
@@ -272,10 +324,12 @@ std::unique_ptr<EvictionPolicy> AdaptivePolicy::Successor(size_t i, uint64_t cap
   return next;
 }
 
-void AdaptivePolicy::Simulate(const Entry& entry) {
+void AdaptivePolicy::Simulate(Slot slot) {
   ++refs_;
-  if (!Sampled(entry.history)) return;
-  pending_.push_back({entry.history, entry.anchor, entry.size, entry.ends_write});
+  if (!Sampled(table_.at(slot).history)) return;
+  Settle(slot);
+  const Entry& entry = table_.at(slot);
+  pending_.push_back({entry.history, entry.anchor, entry.size, entry.ends_write != 0});
   if (++window_refs_ >= window_) {
     RunPendingReferences();
     EndWindow();

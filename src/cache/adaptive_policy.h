@@ -58,12 +58,14 @@
 // sampled at the current rate. Timeline() keeps at most kMaxTimeline points: when it fills up,
 // every other point is dropped and points are then recorded half as often.
 //
-// Memory: per live object a 41-byte entry inline in a hash map, and the live
-// policy's own (88 bytes for learned); in total, the 12 simulations (11
-// candidates and the twin) of up to 2 × kMiniObjects objects each (~18 MiB),
-// each learned instance's fixed model (< 2.5 MiB) and up to kBatch queued
-// sampled references. 211 bytes per object in all at 1M objects (policy_bench
-// Memory/adaptive). Not thread-safe.
+// Memory: per live object a 40-byte entry in a SlotTable and its 8-byte index
+// slot (at 30-60% load), and the live policy's own (102 bytes for learned); in
+// total, the 12 simulations (11 candidates and the twin) of up to 2 ×
+// kMiniObjects objects each (~18 MiB), each learned instance's fixed model
+// (< 2.5 MiB) and up to kBatch queued sampled references. 183 bytes per object
+// in all at 1M objects (policy_bench Memory/adaptive). No call pauses to grow:
+// the table grows a few index entries per insert (slot_table.h), and a rate
+// change settles anchors lazily (phase_). Not thread-safe.
 #pragma once
 
 #include <absl/container/flat_hash_map.h>
@@ -79,6 +81,7 @@
 #include "cache/eviction_policy.h"
 #include "cache/mini_simulation.h"
 #include "cache/policy_handover.h"
+#include "cache/slot_table.h"
 
 namespace crescent::cache {
 
@@ -119,7 +122,7 @@ class AdaptivePolicy final : public EvictionPolicy {
   void EndSession(ObjectId id) override;
 
   bool Contains(ObjectId id) const override {
-    return !(evicted_id_ && *evicted_id_ == id) && table_.contains(id);
+    return !(evicted_id_ && *evicted_id_ == id) && table_.Contains(id);
   }
   size_t Count() const override { return table_.size() - (evicted_id_ ? 1 : 0); }
   uint64_t UsedSize() const override { return handover_.UsedSize(); }
@@ -132,6 +135,12 @@ class AdaptivePolicy final : public EvictionPolicy {
   bool VisitInEvictionOrder(const std::function<void(ObjectId)>& fn) const override {
     return handover_.VisitInEvictionOrder(fn);
   }
+
+  // Settles every anchor the last rate change left unsettled, at once (for
+  // tests: the result is the same as settling them as they are read).
+  void SettleAllAnchors() { Sweep(~size_t{0}); }
+  // Whether the sweep after the last rate change is still under way.
+  bool SettlingAnchors() const { return sweep_at_ < sweep_end_; }
 
   // What the scheduler is doing, for `crescent sim` and tests.
   struct TimelinePoint {
@@ -157,33 +166,65 @@ class AdaptivePolicy final : public EvictionPolicy {
   const EvictionPolicy& Live() const { return handover_.live(); }
 
  private:
-  // What a move and the simulations need of a live object.
+  using Slot = SlotIndex::Slot;
+  static constexpr Slot kNil = SlotIndex::kNil;
+  // Node slots the anchor sweep settles per Insert (see Settle()).
+  static constexpr size_t kSweepStep = 64;
+
+  // What a move and the simulations need of a live object: one node of
+  // table_, 40 bytes.
   struct Entry {
+    ObjectId id;
     uint64_t history;  // the key identity the caller passed (or the id)
     uint64_t anchor;   // its nearest sampled ancestor's history, or kNoParent
     ObjectId parent;   // its parent's id when written (it may have left since)
-    uint64_t size;
-    bool ends_write;
+    uint64_t size : 61;
+    uint64_t ends_write : 1;
+    uint64_t live : 1;  // in the table (a free node's fields are stale)
+    // Equal to phase_ once `anchor` is as of the current sampling rate.
+    uint64_t anchor_phase : 1;
+
+    ObjectId Id() const { return id; }
+    void SetId(ObjectId value) { id = value; }
+  };
+  // What an entry that was live at the last rate change gives its children
+  // there, kept when it leaves or is relinked before the sweep reaches them.
+  struct KeptBelow {
+    bool live;       // false: the id was not live at the rate change
+    uint64_t below;  // AnchorBelow() at the rate change
   };
 
   // Erases the last victim's entry (see evicted_id_).
   void ErasePendingVictim();
+  // Takes `slot` out of the table (its id out of sampled_ids_ too).
+  void EraseEntry(Slot slot);
   std::unique_ptr<EvictionPolicy> MakeCandidate(size_t i, uint64_t capacity) const;
-  // The parent's entry, or nullptr when it is no longer cached.
-  const Entry* LiveParent(const Entry& entry) const;
+  // The parent's slot, or kNil when it is no longer cached.
+  Slot LiveParent(const Entry& entry) const;
   InsertInfo InfoOf(const Entry& entry) const;
   bool Sampled(uint64_t history) const;
-  // What a child of `entry` takes as its anchor.
-  uint64_t AnchorBelow(const Entry& entry) const;
+  // What a child of `slot` takes as its anchor (settling it first).
+  uint64_t AnchorBelow(Slot slot);
+  uint64_t SettledBelow(const Entry& entry) const {
+    return Sampled(entry.history) ? entry.history : entry.anchor;
+  }
+  bool Unsettled(const Entry& entry) const { return entry.anchor_phase != phase_; }
+  // Gives `slot` (and its unsettled ancestors) the anchor the live chain of
+  // the last rate change gives it.
+  void Settle(Slot slot);
+  // Before `slot` leaves or is relinked during a sweep: keeps what it gives
+  // its unsettled children.
+  void KeepBelow(Slot slot);
+  // Settles the next `count` node slots of the sweep; all of them with ~0.
+  void Sweep(size_t count);
   // The anchor of a page whose parent `parent` is no longer cached: the
   // parent's, if it was one of the last few victims, else kNoParent.
   uint64_t AnchorBelowVictim(ObjectId parent) const;
-  void ComputeAnchors();
   // Counts a reference, and queues it for the simulations if it is sampled.
-  void Simulate(const Entry& entry);
+  void Simulate(Slot slot);
   // Runs the queued sampled references through every simulation.
   void RunPendingReferences();
-  // (Re)starts the simulations, empty, at `rate`.
+  // (Re)starts the simulations, empty, at `rate` (at most the current one).
   void StartSimulations(double rate);
   // Starts the simulations (and the twin of the followed candidate) over,
   // empty, at the current rate.
@@ -199,8 +240,23 @@ class AdaptivePolicy final : public EvictionPolicy {
   PolicyOptions options_;
   std::vector<AdaptiveCandidate> candidates_;
   uint64_t capacity_;
-  // One entry per live object, inline (one probe, no separate node array).
-  absl::flat_hash_map<ObjectId, Entry> table_;
+  // One entry per live object. It grows without a pause (slot_table.h): an
+  // insert moves a few index entries, never the whole table.
+  SlotTable<Entry> table_;
+  // Anchors follow the sampling rate: when it drops, every entry's anchor is
+  // recomputed from the live chain of that moment (the rate change), lazily.
+  // phase_ flips, so every entry is unsettled; an unsettled anchor is
+  // settled when read, and a sweep settles kSweepStep node slots per Insert
+  // from slot 1 up to sweep_end_ (the slots in use at the rate change), so it
+  // is done long before the rate can change again (the table must double).
+  // Until then kept_ holds, for each id live at the rate change that has
+  // left or been relinked since, what it gave its children then, and marks
+  // each id inserted since as not live then: so a settled anchor is exactly
+  // what a recomputation of the whole table at the rate change would give.
+  bool phase_ = false;
+  size_t sweep_at_ = 0;
+  size_t sweep_end_ = 0;
+  absl::flat_hash_map<ObjectId, KeptBelow> kept_;
   // The ids in table_ whose key is sampled: small (about kMiniObjects), so an
   // Access of any other id is settled without touching table_.
   absl::flat_hash_set<ObjectId> sampled_ids_;

@@ -3,7 +3,11 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <functional>
 #include <random>
+#include <unordered_map>
+#include <vector>
 
 namespace crescent::cache {
 namespace {
@@ -179,6 +183,125 @@ TEST(AdaptivePolicyTest, AVictimIsGoneAtOnce) {
   policy.Remove(*again);
   EXPECT_FALSE(policy.Contains(*again));
   EXPECT_EQ(policy.Count(), 2u);
+}
+
+// Grows through many doublings of the table (and drops of the sampling rate)
+// with chains, removals, evictions and reads interleaved, checked against a
+// plain map of what is tracked and which parent each page keeps.
+TEST(AdaptivePolicyTest, StaysCorrectWhileItsTableGrows) {
+  AdaptivePolicy policy({.capacity = 150'000}, Candidates({"prefix-lru", "lru"}));
+  std::unordered_map<ObjectId, ObjectId> parent_of;  // tracked id -> its parent
+  std::unordered_map<ObjectId, size_t> at;           // tracked id -> its index in `live`
+  std::vector<ObjectId> live;
+  std::mt19937_64 rng(5);
+  ObjectId next = 1;
+  auto forget = [&](ObjectId id) {
+    parent_of.erase(id);
+    live[at.at(id)] = live.back();
+    at[live.back()] = at.at(id);
+    live.pop_back();
+    at.erase(id);
+  };
+  for (int step = 0; step < 120'000; ++step) {
+    const uint64_t r = rng() % 16;
+    if (r < 10 || live.empty()) {
+      // A chain of 1-6 pages, each the child of the one before.
+      ObjectId parent = kNoParent;
+      for (uint64_t n = 1 + rng() % 6; n > 0; --n, ++next) {
+        policy.Insert(next, 1, {.parent = parent});
+        parent_of[next] = parent;
+        at[next] = live.size();
+        live.push_back(next);
+        parent = next;
+      }
+    } else if (r < 12) {
+      const ObjectId id = live[rng() % live.size()];
+      policy.Remove(id);
+      forget(id);
+    } else if (r < 13) {
+      const std::optional<ObjectId> victim = policy.Evict();
+      ASSERT_TRUE(victim.has_value());
+      ASSERT_TRUE(parent_of.contains(*victim));
+      forget(*victim);
+    } else {
+      policy.Access(live[rng() % live.size()]);
+    }
+    if (step % 4096 == 0 || step == 119'999) {
+      ASSERT_EQ(policy.Count(), parent_of.size());
+      for (const auto& [id, parent] : parent_of) {
+        ASSERT_TRUE(policy.Contains(id));
+        ASSERT_EQ(policy.ParentOf(id), parent_of.contains(parent) ? parent : kNoParent);
+      }
+      ASSERT_FALSE(policy.Contains(next));
+    }
+  }
+  EXPECT_GT(policy.Count(), 100'000u);
+  EXPECT_LT(policy.SampleRate(), 0.25);
+}
+
+// When the sampling rate drops, every anchor is recomputed from the chains
+// live at that moment. Settled as they are read and a few per insert (while
+// chains are cut by removals), they give the simulations exactly what
+// settling them all at the rate change gives.
+TEST(AdaptivePolicyTest, AnchorsSettledLazilyMatchAnchorsSettledAtOnce) {
+  const auto candidates = Candidates({"prefix-lru", "learned", "lru"});
+  AdaptivePolicy lazy({.capacity = 60'000}, candidates);
+  AdaptivePolicy eager({.capacity = 60'000}, candidates);
+  std::mt19937_64 rng(9);
+  std::vector<std::vector<ObjectId>> chains;
+  ObjectId next = 1;
+  bool pending_seen = false;
+  for (int step = 0; step < 60'000; ++step) {
+    const uint64_t r = rng() % 8;
+    std::vector<std::function<void(AdaptivePolicy&)>> calls;
+    if (r < 4 || chains.empty()) {
+      // A new chain, or one extended from a prefix of a stored one.
+      std::vector<ObjectId> chain;
+      if (!chains.empty() && r < 2) {
+        const auto& base = chains[rng() % chains.size()];
+        chain.assign(base.begin(), base.begin() + 1 + rng() % base.size());
+      }
+      for (uint64_t n = 1 + rng() % 5; n > 0; --n) chain.push_back(next++);
+      chains.push_back(chain);
+      for (size_t i = 0; i < chain.size(); ++i) {
+        const ObjectId id = chain[i];
+        const ObjectId parent = i == 0 ? kNoParent : chain[i - 1];
+        calls.push_back([=](AdaptivePolicy& p) {
+          if (p.Contains(id)) {
+            p.Access(id);
+          } else {
+            p.Insert(id, 1, {.parent = parent});
+          }
+        });
+      }
+    } else if (r < 6) {
+      // Cuts a chain: its first page leaves.
+      const ObjectId id = chains[rng() % chains.size()].front();
+      calls.push_back([=](AdaptivePolicy& p) { p.Remove(id); });
+    } else {
+      const auto& chain = chains[rng() % chains.size()];
+      for (ObjectId id : chain) {
+        calls.push_back([=](AdaptivePolicy& p) {
+          if (p.Contains(id)) p.Access(id);
+        });
+      }
+    }
+    for (const auto& call : calls) {
+      call(lazy);
+      call(eager);
+      eager.SettleAllAnchors();
+      pending_seen = pending_seen || lazy.SettlingAnchors();
+      ASSERT_FALSE(eager.SettlingAnchors());
+    }
+  }
+  EXPECT_TRUE(pending_seen);
+  EXPECT_LT(lazy.SampleRate(), 0.5);
+  ASSERT_EQ(lazy.Timeline().size(), eager.Timeline().size());
+  for (size_t i = 0; i < lazy.Timeline().size(); ++i) {
+    ASSERT_EQ(lazy.Timeline()[i].refs, eager.Timeline()[i].refs);
+    ASSERT_EQ(lazy.Timeline()[i].ratios, eager.Timeline()[i].ratios) << i;
+  }
+  EXPECT_GT(lazy.Timeline().size(), 10u);
 }
 
 // A page written right after its parent was evicted to make room for it (as a

@@ -55,6 +55,7 @@
 
 #include "cache/ended_set.h"
 #include "cache/eviction_policy.h"
+#include "cache/node_array.h"
 #include "cache/page_class.h"
 #include "cache/recent_keys.h"
 #include "cache/reuse_model.h"
@@ -175,7 +176,9 @@ class LearnedPolicy final : public EvictionPolicy {
   const uint32_t features_;
   Table table_;
   uint64_t used_ = 0;
-  std::vector<Leaf> leaves_;
+  // A NodeArray: past 1 MiB it grows without copying (a vector's doubling
+  // copied every leaf under the master's policy lock).
+  NodeArray<Leaf> leaves_;
   std::vector<Slot> spared_;  // taken out of leaves_ by the current Evict()
   // Candidates kept between Evict() calls, best (next victim) first when
   // ranked as of pool_ranked_at_ (kUnranked: not ranked since a reference).

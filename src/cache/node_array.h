@@ -1,5 +1,5 @@
-// NodeArray<T>: a SlotTable's node storage, an array that grows without
-// copying once it is big.
+// NodeArray<T>: a SlotTable's node storage (and the learned policy's leaf
+// array), an array that grows without copying once it is big.
 //
 // Up to kSmallBytes it is a malloc'd buffer that doubles by copying, as a
 // vector does (a copy of at most 1 MiB). Past that it moves, once, into an
@@ -60,6 +60,7 @@ class NodeArray {
   }
 
   size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
   T& operator[](size_t i) { return data_[i]; }
   const T& operator[](size_t i) const { return data_[i]; }
   std::span<const T> span() const { return {data_, size_}; }
@@ -72,6 +73,11 @@ class NodeArray {
     new (data_ + size_) T{};
     ++size_;
   }
+  void push_back(const T& value) {
+    emplace_back();
+    data_[size_ - 1] = value;
+  }
+  void pop_back() { --size_; }
   void reserve(size_t count) {
     if (count > capacity_) Grow(count);
   }

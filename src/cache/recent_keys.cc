@@ -21,8 +21,8 @@ uint64_t WordsFor(uint64_t window) {
 }
 
 // The block's first word, and 9-bit probe offsets from other bits of the hash.
-uint64_t BlockOf(const std::vector<uint64_t>& bits, uint64_t hash) {
-  const uint64_t blocks = bits.size() / kBlockWords;
+uint64_t BlockOf(uint64_t words, uint64_t hash) {
+  const uint64_t blocks = words / kBlockWords;
   return static_cast<uint64_t>((static_cast<unsigned __int128>(hash) * blocks) >> 64) * kBlockWords;
 }
 
@@ -33,15 +33,19 @@ uint64_t ProbeBits(uint64_t hash) { return hash * 0x9e3779b97f4a7c15ull; }
 RecentKeys::RecentKeys(uint64_t window)
     : window_(std::max<uint64_t>(1, window)),
       current_window_(window_),
-      current_(WordsFor(window_)) {}
+      current_(MakeFilter(WordsFor(window_))) {}
 
-void RecentKeys::Prefetch(uint64_t hash) const {
-  if (!current_.empty()) __builtin_prefetch(current_.data() + BlockOf(current_, hash));
+RecentKeys::Filter RecentKeys::MakeFilter(uint64_t words) {
+  return {.block = ZeroedBlock(words * sizeof(uint64_t)), .words = words};
 }
 
-bool RecentKeys::Test(const std::vector<uint64_t>& bits, uint64_t hash) {
-  if (bits.empty()) return false;
-  const uint64_t* block = bits.data() + BlockOf(bits, hash);
+void RecentKeys::Prefetch(uint64_t hash) const {
+  if (current_.words > 0) __builtin_prefetch(current_.data() + BlockOf(current_.words, hash));
+}
+
+bool RecentKeys::Test(const Filter& bits, uint64_t hash) {
+  if (bits.words == 0) return false;
+  const uint64_t* block = bits.data() + BlockOf(bits.words, hash);
   uint64_t probes = ProbeBits(hash);
   for (int i = 0; i < kProbes; ++i, probes >>= 9) {
     const uint64_t bit = probes & 511;
@@ -50,8 +54,8 @@ bool RecentKeys::Test(const std::vector<uint64_t>& bits, uint64_t hash) {
   return true;
 }
 
-void RecentKeys::Set(std::vector<uint64_t>& bits, uint64_t hash) {
-  uint64_t* block = bits.data() + BlockOf(bits, hash);
+void RecentKeys::Set(Filter& bits, uint64_t hash) {
+  uint64_t* block = bits.data() + BlockOf(bits.words, hash);
   uint64_t probes = ProbeBits(hash);
   for (int i = 0; i < kProbes; ++i, probes >>= 9) {
     const uint64_t bit = probes & 511;
@@ -64,6 +68,7 @@ bool RecentKeys::Contains(uint64_t hash) const {
 }
 
 void RecentKeys::Add(uint64_t hash) {
+  if (!retired_.block.empty()) ReleaseSome();
   if (Test(current_, hash)) return;  // already there (or a false positive): no new key
   Set(current_, hash);
   // Full by its own design: a filter sized for a smaller window never takes
@@ -74,10 +79,24 @@ void RecentKeys::Add(uint64_t hash) {
 void RecentKeys::Resize(uint64_t window) { window_ = std::max<uint64_t>(1, window); }
 
 void RecentKeys::Rotate() {
-  previous_.swap(current_);
-  current_.assign(WordsFor(window_), 0);
+  // The previous filter retires: handed back a part per Add, not at once.
+  retired_ = std::move(previous_);
+  retired_done_ = 0;
+  previous_ = std::move(current_);
+  current_ = MakeFilter(WordsFor(window_));
   current_window_ = window_;
   added_ = 0;
+}
+
+void RecentKeys::ReleaseSome() {
+  constexpr uint64_t kStep = 64 * 1024;
+  const uint64_t bytes = retired_.block.bytes();
+  if (!retired_.block.mapped() || retired_done_ + kStep >= bytes) {
+    retired_ = Filter{};  // what is left is at most one step
+    return;
+  }
+  retired_.block.Release(retired_done_, retired_done_ + kStep);
+  retired_done_ += kStep;
 }
 
 }  // namespace crescent::cache

@@ -17,11 +17,17 @@
 // window follows Resize() (the learned policy passes 4 × its object count); a
 // filter is replaced when it has taken the keys it was sized for, and its
 // successor is sized for the window of that moment.
+// No call pauses, however big the filters: each is a ZeroedBlock, so the
+// cleared successor is a fresh zero-filled mapping (nothing written), and the
+// dropped previous filter is handed back 64 KiB per Add (all of it within
+// 1/16384 of a window) instead of being cleared or unmapped at once; Add runs
+// under the master's policy lock.
 // Not thread-safe.
 #pragma once
 
 #include <cstdint>
-#include <vector>
+
+#include "cache/zeroed_block.h"
 
 namespace crescent::cache {
 
@@ -37,15 +43,27 @@ class RecentKeys {
   void Resize(uint64_t window);
 
  private:
-  static bool Test(const std::vector<uint64_t>& bits, uint64_t hash);
-  static void Set(std::vector<uint64_t>& bits, uint64_t hash);
+  // A filter's words, in 512-bit blocks.
+  struct Filter {
+    ZeroedBlock block;
+    uint64_t words = 0;
+    const uint64_t* data() const { return static_cast<const uint64_t*>(block.data()); }
+    uint64_t* data() { return static_cast<uint64_t*>(block.data()); }
+  };
+  static Filter MakeFilter(uint64_t words);
+  static bool Test(const Filter& bits, uint64_t hash);
+  static void Set(Filter& bits, uint64_t hash);
   void Rotate();
+  // Hands back the next part of retired_.
+  void ReleaseSome();
 
   uint64_t window_;
   uint64_t current_window_;  // the keys current_ was sized for
   uint64_t added_ = 0;       // keys added to current_ since it was cleared
-  std::vector<uint64_t> current_;
-  std::vector<uint64_t> previous_;
+  Filter current_;
+  Filter previous_;
+  Filter retired_;             // the previous filter before the last Rotate()
+  uint64_t retired_done_ = 0;  // its bytes handed back so far
 };
 
 }  // namespace crescent::cache

@@ -23,26 +23,24 @@
 //    correct. An id is in exactly one of the two tables. The old table has
 //    room for 60% of its size in entries; the new one reaches 60% only after
 //    that many more adds, by which time the old one has long been emptied.
-//  - A table of kMapBytes or more is its own anonymous mapping: its pages are
-//    zero-filled by the kernel as entries land in them, the moved part of an
-//    old table is handed back a few pages at a time, and freeing it is then
-//    cheap. So no single call touches more than a few pages it did not touch
-//    before (the slowest insert growing a policy to 12M: docs/durability.md).
+//  - A table is a ZeroedBlock, so one of 1 MiB or more is its own anonymous
+//    mapping: its pages are zero-filled by the kernel as entries land in
+//    them, the moved part of an old table is handed back a few pages at a
+//    time, and freeing it is then cheap. So no single call touches more than a few pages it did not
+//    touch before (the slowest insert growing a policy to 12M: docs/durability.md).
 // Costs in the steady state: one branch on each miss (is a migration under
 // way?) and one on each Add and Erase.
 // Not thread-safe: the owner's lock (the master's policy lock) guards it.
 #pragma once
 
 #include <absl/hash/hash.h>
-#include <sys/mman.h>
 
 #include <cassert>
 #include <cstdint>
-#include <cstdlib>
-#include <new>
 #include <utility>
 
 #include "cache/eviction_policy.h"
+#include "cache/zeroed_block.h"
 
 namespace crescent::cache {
 
@@ -52,10 +50,7 @@ class SlotIndex {
   static constexpr Slot kNil = 0;
 
   SlotIndex() : cur_(Table::Make(kMinCapacity)) {}
-  ~SlotIndex() {
-    cur_.Free();
-    old_.Free();
-  }
+  ~SlotIndex() = default;
   SlotIndex(const SlotIndex&) = delete;
   SlotIndex& operator=(const SlotIndex&) = delete;
 
@@ -75,36 +70,47 @@ class SlotIndex {
   // The slot of `id`, or kNil. id_of(slot) is the id of the node in `slot`.
   template <typename IdOf>
   Slot Find(ObjectId id, const IdOf& id_of) const {
-    const uint32_t hash = HashOf(id);
-    const Slot slot = cur_.Find(hash, id, id_of);
-    if (slot != kNil || !migrating()) [[likely]] {
-      return slot;
-    }
-    return old_.Find(hash, id, id_of);
+    return FindHashed(HashOf(id), [&](Slot slot) { return id_of(slot) == id; });
   }
-
   // Adds `id` with the slot make() returns, or returns kNil (and does not
   // call make) if `id` is present.
   template <typename IdOf, typename Make>
   Slot Add(ObjectId id, const IdOf& id_of, Make&& make) {
-    const uint32_t hash = HashOf(id);
+    return AddHashed(
+        HashOf(id), [&](Slot slot) { return id_of(slot) == id; }, std::forward<Make>(make));
+  }
+  // Removes `slot`, which holds `id`.
+  void Erase(ObjectId id, Slot slot) { EraseHashed(HashOf(id), slot); }
+  void Prefetch(ObjectId id) const { PrefetchHashed(HashOf(id)); }
+
+  // The same for keys of any kind (the master's byte-string keys): `hash` is
+  // a well-mixed 32-bit hash of the key, and matches(slot) tells whether the
+  // node in `slot` holds the key.
+  template <typename Matches>
+  Slot FindHashed(uint32_t hash, const Matches& matches) const {
+    const Slot slot = cur_.Find(hash, matches);
+    if (slot != kNil || !migrating()) [[likely]] {
+      return slot;
+    }
+    return old_.Find(hash, matches);
+  }
+  template <typename Matches, typename Make>
+  Slot AddHashed(uint32_t hash, const Matches& matches, Make&& make) {
     if (5 * (size_ + 1) > 3 * capacity()) [[unlikely]] {
       Grow(2 * capacity());
     }
     if (migrating()) [[unlikely]] {
-      if (old_.Find(hash, id, id_of) != kNil) return kNil;
-      MoveSome();  // after the look: it may move `id` into cur_
+      if (old_.Find(hash, matches) != kNil) return kNil;
+      MoveSome();  // after the look: it may move the key into cur_
     }
-    Entry* entry = cur_.FindOrEmpty(hash, id, id_of);
+    Entry* entry = cur_.FindOrEmpty(hash, matches);
     if (entry->slot != kNil) return kNil;
     *entry = Entry{hash, make()};
     ++size_;
     return entry->slot;
   }
-
-  // Removes `slot`, which holds `id`.
-  void Erase(ObjectId id, Slot slot) {
-    const uint32_t hash = HashOf(id);
+  // Removes `slot`, whose key hashes to `hash`.
+  void EraseHashed(uint32_t hash, Slot slot) {
     if (migrating()) [[unlikely]] {
       if (!cur_.Erase(hash, slot)) {
         [[maybe_unused]] const bool erased = old_.Erase(hash, slot);
@@ -118,6 +124,14 @@ class SlotIndex {
     assert(erased);
     --size_;
   }
+  void PrefetchHashed(uint32_t hash) const {
+    __builtin_prefetch(&cur_.entries[cur_.Home(hash)]);
+    if (migrating()) __builtin_prefetch(&old_.entries[old_.Home(hash)]);
+  }
+
+  // Bytes of both tables (the pages of an old one already handed back
+  // included).
+  size_t MemoryBytes() const { return cur_.block.bytes() + old_.block.bytes(); }
 
   // Room for `count` ids with no growth until then: at once, not
   // incrementally (a restore calls it before it adds anything).
@@ -127,12 +141,6 @@ class SlotIndex {
     if (capacity <= this->capacity()) return;
     Grow(capacity);
     FinishMigration();
-  }
-
-  void Prefetch(ObjectId id) const {
-    const uint32_t hash = HashOf(id);
-    __builtin_prefetch(&cur_.entries[cur_.Home(hash)]);
-    if (migrating()) __builtin_prefetch(&old_.entries[old_.Home(hash)]);
   }
 
   // Calls fn(slot) for every slot, in no particular order.
@@ -156,11 +164,10 @@ class SlotIndex {
   // rest of the run the last one is in). Each costs a sequential read and one
   // write into the new table; a run is a few entries at 60% load.
   static constexpr size_t kMoveStep = 16;
-  // Tables this big are mappings of their own, released page by page.
-  static constexpr size_t kMapBytes = size_t{1} << 20;
-  static constexpr size_t kPage = 4096;
+  static constexpr size_t kPage = ZeroedBlock::kPage;
 
   struct Table {
+    ZeroedBlock block;  // moved, never copied
     Entry* entries = nullptr;
     size_t mask = 0;
     int shift = 32;  // home = hash >> shift: the top log2(capacity) bits
@@ -168,29 +175,15 @@ class SlotIndex {
     static Table Make(size_t capacity) {
       assert((capacity & (capacity - 1)) == 0 && capacity <= (size_t{1} << 32));
       Table table;
-      const size_t bytes = capacity * sizeof(Entry);
-      void* memory;
-      if (bytes >= kMapBytes) {
-        memory = mmap(nullptr, bytes, PROT_READ | PROT_WRITE,
-                      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-        if (memory == MAP_FAILED) throw std::bad_alloc();
-      } else {
-        memory = std::calloc(capacity, sizeof(Entry));
-        if (memory == nullptr) throw std::bad_alloc();
-      }
-      table.entries = static_cast<Entry*>(memory);
+      table.block = ZeroedBlock(capacity * sizeof(Entry));
+      table.entries = static_cast<Entry*>(table.block.data());
       table.mask = capacity - 1;
       table.shift = 32 - __builtin_ctzll(capacity);
       return table;
     }
-    bool Mapped() const { return (mask + 1) * sizeof(Entry) >= kMapBytes; }
+    bool Mapped() const { return block.mapped(); }
     void Free() {
-      if (entries == nullptr) return;
-      if (Mapped()) {
-        munmap(entries, (mask + 1) * sizeof(Entry));
-      } else {
-        std::free(entries);
-      }
+      block = ZeroedBlock();
       entries = nullptr;
     }
 
@@ -199,20 +192,20 @@ class SlotIndex {
       return static_cast<size_t>(hash) >> shift;
     }
 
-    template <typename IdOf>
-    Slot Find(uint32_t hash, ObjectId id, const IdOf& id_of) const {
+    template <typename Matches>
+    Slot Find(uint32_t hash, const Matches& matches) const {
       for (size_t i = Home(hash);; i = (i + 1) & mask) {
         const Entry entry = entries[i];
         if (entry.slot == kNil) return kNil;
-        if (entry.hash == hash && id_of(entry.slot) == id) return entry.slot;
+        if (entry.hash == hash && matches(entry.slot)) return entry.slot;
       }
     }
-    // The entry of `id`, or the empty entry that ends its probe.
-    template <typename IdOf>
-    Entry* FindOrEmpty(uint32_t hash, ObjectId id, const IdOf& id_of) {
+    // The entry of the key, or the empty entry that ends its probe.
+    template <typename Matches>
+    Entry* FindOrEmpty(uint32_t hash, const Matches& matches) {
       for (size_t i = Home(hash);; i = (i + 1) & mask) {
         Entry& entry = entries[i];
-        if (entry.slot == kNil || (entry.hash == hash && id_of(entry.slot) == id)) return &entry;
+        if (entry.slot == kNil || (entry.hash == hash && matches(entry.slot))) return &entry;
       }
     }
     void Place(Entry moved) {
@@ -244,7 +237,7 @@ class SlotIndex {
   // the old one's entries into it.
   void Grow(size_t capacity) {
     FinishMigration();
-    old_ = cur_;
+    old_ = std::move(cur_);
     cur_ = Table::Make(capacity);
     // Start at an empty entry, so that no run is split across the start.
     size_t start = 0;
@@ -276,7 +269,7 @@ class SlotIndex {
     if (old_.Mapped() && move_at_ <= mask) {
       const size_t done = move_at_ * sizeof(Entry) / kPage * kPage;
       if (done >= released_ + 16 * kPage) {
-        madvise(reinterpret_cast<char*>(old_.entries) + released_, done - released_, MADV_DONTNEED);
+        old_.block.Release(released_, done);
         released_ = done;
       }
     }

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <random>
+#include <stdexcept>
+#include <string>
 #include <unordered_map>
 #include <vector>
 
@@ -143,6 +145,64 @@ TEST(SlotIndexTest, ErasingFromLongRunsKeepsTheRestReachable) {
   m.CheckAll();
   for (size_t i = 1; i < ids.size(); i += 2) m.Erase(ids[i]);
   m.CheckAll();
+}
+
+// Keys the caller hashes itself (the master's byte strings): the index
+// grows through many doublings, a few entries at a time. Each migration lasts
+// at least as many adds as the old table held entries over 64 (kMoveStep is
+// 16, plus the rest of a run), so no add moves the whole table; and every key
+// stays found, with finds, erases and adds of present keys in between.
+TEST(SlotIndexTest, CallerHashedKeysGrowAFewEntriesPerAdd) {
+  SlotIndex index;
+  std::vector<std::string> keys{""};  // slot 0 is kNil
+  std::unordered_map<std::string, SlotIndex::Slot> model;
+  auto hash_of = [](const std::string& key) {
+    const uint64_t hash = std::hash<std::string>{}(key);
+    return static_cast<uint32_t>(hash * 0x9e3779b97f4a7c15ull >> 32);
+  };
+  auto matches = [&](const std::string& key) {
+    return [&keys, &key](SlotIndex::Slot slot) { return keys[slot] == key; };
+  };
+  std::mt19937_64 rng(17);
+  size_t migrations = 0, calls_in_migration = 0, old_entries = 0;
+  size_t capacity = index.capacity();
+  for (int step = 0; step < 200'000; ++step) {
+    const std::string key = "page-" + std::to_string(rng() % 1'000'000);
+    if (auto it = model.find(key); it != model.end()) {
+      ASSERT_EQ(index.FindHashed(hash_of(key), matches(key)), it->second);
+      if (step % 3 == 0) {
+        index.EraseHashed(hash_of(key), it->second);
+        model.erase(it);
+      } else {
+        // Present: not added again, and make() is not called.
+        ASSERT_EQ(index.AddHashed(hash_of(key), matches(key),
+                                  []() -> SlotIndex::Slot { throw std::logic_error("made"); }),
+                  SlotIndex::kNil);
+      }
+    } else {
+      ASSERT_EQ(index.FindHashed(hash_of(key), matches(key)), SlotIndex::kNil);
+      const SlotIndex::Slot slot = index.AddHashed(hash_of(key), matches(key), [&] {
+        keys.push_back(key);
+        return static_cast<SlotIndex::Slot>(keys.size() - 1);
+      });
+      ASSERT_NE(slot, SlotIndex::kNil);
+      model[key] = slot;
+    }
+    if (index.capacity() != capacity) {
+      // A migration starts: the old table holds the entries there were.
+      if (old_entries >= 1024) ASSERT_GE(calls_in_migration, old_entries / 64);
+      capacity = index.capacity();
+      old_entries = model.size();
+      calls_in_migration = 0;
+      ++migrations;
+    }
+    if (index.migrating()) ++calls_in_migration;
+    ASSERT_EQ(index.size(), model.size());
+  }
+  EXPECT_GE(migrations, 12u);
+  for (const auto& [key, slot] : model) {
+    ASSERT_EQ(index.FindHashed(hash_of(key), matches(key)), slot);
+  }
 }
 
 struct TestNode {

@@ -8,12 +8,12 @@
 
 namespace crescent::master {
 
-ObjectShard::ObjectShard(uint32_t index)
-    : index_(index), index_set_(0, SlotHash{&slab_}, SlotEq{&slab_}) {}
+ObjectShard::ObjectShard(uint32_t index) : index_(index) {}
 
 uint32_t ObjectShard::Find(std::string_view key, uint64_t hash) const {
-  auto it = index_set_.find(Probe{key, hash});
-  return it == index_set_.end() ? kNoSlot : *it;
+  const uint32_t found = by_key_.FindHashed(
+      static_cast<uint32_t>(hash), [&](uint32_t s) { return slab_[s - 1].key_view() == key; });
+  return found == cache::SlotIndex::kNil ? kNoSlot : found - 1;
 }
 
 ObjectEntry* ObjectShard::Resolve(ObjectId id) {
@@ -40,8 +40,9 @@ uint32_t ObjectShard::Create(std::string_view key, uint64_t hash,
   e.checksum = 0;
   e.lease_until.store(0, std::memory_order_relaxed);
   e.touch.store(0, std::memory_order_relaxed);
-  // Placed by the caller's hash: inserting the slot itself would hash its key again.
-  index_set_.lazy_emplace(Probe{e.key_view(), hash}, [&](const auto& ctor) { ctor(slot); });
+  // Placed by the caller's hash; the key is not present, so no slot matches.
+  by_key_.AddHashed(
+      static_cast<uint32_t>(hash), [](uint32_t) { return false; }, [&] { return slot + 1; });
   block_bytes_ += e.block_bytes();
   return slot;
 }
@@ -65,7 +66,7 @@ void ObjectShard::Free(uint32_t slot) {
   if (e.state == EntryState::kComplete && !keys_deferred_) {
     keys_.Erase(slot, e.key_view());
   }
-  index_set_.erase(slot);
+  by_key_.EraseHashed(static_cast<uint32_t>(e.Hash()), slot + 1);
   block_bytes_ -= e.block_bytes();
   e.block.reset();
   e.key_len = 0;
@@ -92,7 +93,7 @@ void ObjectShard::BuildKeyIndex() {
     uint32_t slot;
   };
   std::vector<Item> items;
-  items.reserve(index_set_.size());
+  items.reserve(by_key_.size());
   for (uint32_t slot = 0; slot < slab_.size(); ++slot) {
     const ObjectEntry& e = slab_[slot];
     if (e.state != EntryState::kComplete) continue;
@@ -123,7 +124,7 @@ void ObjectShard::UseBlockArena(bool on) {
   if (!on) arena_.Close();
 }
 
-void ObjectShard::Reserve(size_t count) { index_set_.reserve(index_set_.size() + count); }
+void ObjectShard::Reserve(size_t count) { by_key_.Reserve(by_key_.size() + count); }
 
 void ObjectShard::VisitPrefix(std::string_view prefix,
                               const std::function<bool(uint32_t slot)>& fn) const {
@@ -170,7 +171,7 @@ double ObjectShard::VisitCompleteInSteps(const std::function<void(uint32_t slot)
 
 size_t ObjectShard::MemoryBytes() const {
   size_t slab = slab_.size() * sizeof(ObjectEntry);
-  size_t index = index_set_.capacity() * (sizeof(uint32_t) + 1);
+  size_t index = by_key_.MemoryBytes();
   return slab + index + keys_.MemoryBytes() + block_bytes_ +
          free_slots_.capacity() * sizeof(uint32_t);
 }

@@ -1,17 +1,18 @@
 // ObjectShard: one lock domain of the master's object index.
 //
 // A shard owns a slab of ObjectEntry (entry_slab.h: stable addresses; freed
-// slots are reused through a free list and their generation bumped), a hash set of slot numbers
-// keyed by the entries' own key bytes, and a crit-bit index (key_index.h) of the
-// *complete* objects' slots for prefix listing and removal. Both read the key
-// bytes from the entries, so each key is stored once.
+// slots are reused through a free list and their generation bumped), a hash
+// index of slot numbers keyed by the entries' own key bytes, and a crit-bit
+// index (key_index.h) of the *complete* objects' slots for prefix listing and
+// removal. Both read the key bytes from the entries, so each key is stored
+// once. The hash index is a cache::SlotIndex: it grows by moving a few entries
+// per add, never rehashing the whole shard under its lock, and keeps 32 bits
+// of each key's hash, so moving an entry reads no key.
 //
 // Locking: mutex() guards everything here. Lookups need the shared lock; Create,
 // Publish and Free need the exclusive lock. The entry atomics (deferred touch)
 // may be used under the shared lock; see object_entry.h.
 #pragma once
-
-#include <absl/container/flat_hash_set.h>
 
 #include <cstdint>
 #include <functional>
@@ -20,6 +21,7 @@
 #include <string_view>
 #include <vector>
 
+#include "cache/slot_index.h"
 #include "master/entry_slab.h"
 #include "master/key_index.h"
 #include "master/object_entry.h"
@@ -43,8 +45,8 @@ class ObjectShard {
   // Loads the hash set's memory that Find(key, hash) will read (a restore
   // applying millions of keys: each Find is a cache miss otherwise). Reads the
   // set's own fields: under the lock, or where no other thread uses the shard.
-  void PrefetchFind(std::string_view key, uint64_t hash) const {
-    index_set_.prefetch(Probe{key, hash});
+  void PrefetchFind(std::string_view /*key*/, uint64_t hash) const {
+    by_key_.PrefetchHashed(static_cast<uint32_t>(hash));
   }
   ObjectEntry& entry(uint32_t slot) { return slab_[slot]; }
   const ObjectEntry& entry(uint32_t slot) const { return slab_[slot]; }
@@ -98,38 +100,20 @@ class ObjectShard {
   static constexpr uint32_t kSlotsPerStep = 4096;
   double VisitCompleteInSteps(const std::function<void(uint32_t slot)>& fn) const;
 
-  size_t size() const { return index_set_.size(); }
+  size_t size() const { return by_key_.size(); }
   // Slots in the slab, free ones included: every slot is below it.
   size_t slots() const { return slab_.size(); }
   // Bytes of metadata held by this shard (slab, hash index, KeyIndex, keys).
   size_t MemoryBytes() const;
 
  private:
-  struct Probe {
-    std::string_view key;
-    uint64_t hash;
-  };
-  struct SlotHash {
-    using is_transparent = void;
-    const EntrySlab* slab;
-    // The same value as for a Probe of the slot's key: entries keep no hash, so
-    // insert and rehash recompute it from the key.
-    size_t operator()(uint32_t slot) const { return static_cast<uint32_t>((*slab)[slot].Hash()); }
-    size_t operator()(const Probe& p) const { return static_cast<uint32_t>(p.hash); }
-  };
-  struct SlotEq {
-    using is_transparent = void;
-    const EntrySlab* slab;
-    bool operator()(uint32_t a, uint32_t b) const { return a == b; }
-    bool operator()(uint32_t a, const Probe& p) const { return (*slab)[a].key_view() == p.key; }
-    bool operator()(const Probe& p, uint32_t a) const { return (*slab)[a].key_view() == p.key; }
-  };
-
   const uint32_t index_;
   mutable std::shared_mutex mu_;
   EntrySlab slab_;
   std::vector<uint32_t> free_slots_;
-  absl::flat_hash_set<uint32_t, SlotHash, SlotEq> index_set_;
+  // slot + 1 of every live entry (pending or complete), by its key's hash
+  // (its low 32 bits; the shard is chosen by the top ones).
+  cache::SlotIndex by_key_;
   KeyIndex keys_;               // complete keys → slot, reading the keys from slab_
   bool keys_deferred_ = false;  // between DeferKeyIndex and BuildKeyIndex
   size_t block_bytes_ = 0;      // entries' heap blocks (keys and their rare fields)
