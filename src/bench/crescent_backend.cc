@@ -129,6 +129,12 @@ StatusOr<size_t> CrescentBackend::QueryPrefix(int c, std::span<const std::string
   return clients_[size_t(c)]->BatchQueryPrefix(keys);
 }
 
+StatusOr<size_t> CrescentBackend::GetPrefix(int c, std::span<const std::string> keys,
+                                            std::span<void* const> bufs, uint64_t size) {
+  const std::vector<size_t> sizes(keys.size(), size);
+  return clients_[size_t(c)]->GetPrefixInto(keys, bufs, sizes);
+}
+
 Status CrescentBackend::Store(std::span<const std::string> keys, uint64_t value_size) {
   // The copying API: the values are tiny.
   const std::vector<std::byte> value(value_size, std::byte{0x42});

@@ -43,6 +43,11 @@ class CrescentBackend : public Backend {
                                     bool batch) override;
   Status Exists(int c, std::span<const std::string> keys, std::vector<bool>& present) override;
   StatusOr<size_t> QueryPrefix(int c, std::span<const std::string> keys) override;
+  // Client c's GetPrefixInto of `keys`, page i into bufs[i] (`size` bytes
+  // each); Crescent's own (prefix_get.h).
+  StatusOr<size_t> GetPrefix(int c, std::span<const std::string> keys, std::span<void* const> bufs,
+                             uint64_t size);
+  ClientCounters Counters(int c) const { return clients_[size_t(c)]->Counters(); }
 
   Status Store(std::span<const std::string> keys, uint64_t value_size) override;
   void Remove(int c, std::span<const std::string> keys) override;

@@ -19,10 +19,9 @@ void SpinUs(double us) {
   }
 }
 
-// Times `calls` calls of `call`, each after `busy_us` of untimed CPU work.
-// Seconds are the timed calls' sum, so calls/s is one over the mean.
-template <typename Call>
-RepSample TimeCalls(uint64_t calls, double busy_us, Call call) {
+}  // namespace
+
+RepSample TimeCalls(uint64_t calls, double busy_us, const std::function<Status()>& call) {
   RepSample s;
   s.latency.Reserve(calls);
   for (uint64_t i = 0; i < calls; ++i) {
@@ -40,6 +39,8 @@ RepSample TimeCalls(uint64_t calls, double busy_us, Call call) {
   s.calls = s.items = calls;
   return s;
 }
+
+namespace {
 
 StatusOr<RepSample> PingPong(uint64_t calls, double busy_us, const std::string& congestion) {
   auto pairs = LoopbackPairs(1, congestion);

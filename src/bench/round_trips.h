@@ -6,6 +6,7 @@
 // vCPU can then cost far more than the tight figure says.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -16,6 +17,11 @@
 namespace crescent::bench {
 
 inline constexpr double kCallerBusyUs = 300;
+
+// Times `calls` calls of `call`, each after `busy_us` of untimed CPU work
+// (0: none). Seconds are the timed calls' sum, so calls/s is one over the
+// mean; calls and items are `calls`, errors the calls that failed.
+RepSample TimeCalls(uint64_t calls, double busy_us, const std::function<Status()>& call);
 
 // Rows, tight then after kCallerBusyUs (PhaseResult::busy_us): "raw-tcp
 // ping_pong", "crescent exists_one". options.CallsFor(1) calls per repetition,

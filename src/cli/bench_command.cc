@@ -4,6 +4,8 @@
 //   crescent bench put-get   --size 64KiB,1MiB,4MiB --batch 16 --clients 1 --transport tcp|shm
 //   crescent bench exists    --batch 1,16,128,1024 --miss 0,0.5,0.9 --clients 1
 //   crescent bench prefix    (the exists calls as BatchQueryPrefix; same flags)
+//   crescent bench prefix-get --size 4KiB,64KiB --pages 32 --transport tcp,shm
+//                            (GetPrefixInto of a chain, location cache off vs on)
 //   crescent bench baseline  --size ... --clients N
 //   crescent bench floors    --size ...  (raw one-object put/get shapes, round trips)
 //   crescent bench clients   --clients 1,4,16,64  (one process per client; bench_clients.cc)
@@ -26,6 +28,7 @@
 #include "bench/baseline.h"
 #include "bench/crescent_backend.h"
 #include "bench/driver.h"
+#include "bench/prefix_get.h"
 #include "bench/raw_shapes.h"
 #include "bench/redis_backend.h"
 #include "bench/round_trips.h"
@@ -64,11 +67,15 @@ struct BenchFlags {
   size_t location_cache = 0;    // ClientConfig::location_cache (0: off)
   bool no_rpc_metrics = false;  // the embedded master times no RPC (MasterServerOptions)
   std::string redis_server = "redis-server";
+  std::string prefix_sizes = "4KiB,64KiB";  // prefix-get: page sizes
+  int pages = 32;                           // prefix-get: pages in the chain
+  int calls = 200;                          // prefix-get: calls per side and repetition
+  std::string prefix_transports = "tcp,shm";
   std::string token_file;  // with --master ("": $CRESCENT_TOKEN, else none)
   TlsConfig tls;           // with --master
 };
 
-enum class Mode { kPutGet, kExists, kPrefix, kBaseline, kFloors, kVsRedis, kAll };
+enum class Mode { kPutGet, kExists, kPrefix, kPrefixGet, kBaseline, kFloors, kVsRedis, kAll };
 
 class BenchError {
  public:
@@ -186,8 +193,8 @@ void WarnIfTooSmall(const std::string& master, const std::string& token, const T
 
 // Which parts a mode runs.
 struct Wants {
-  bool putget, exists, prefix, baseline, floors, redis;
-  std::vector<std::string> transports;  // put-get's, side by side
+  bool putget, exists, prefix, prefix_get, baseline, floors, redis;
+  std::vector<std::string> transports;  // put-get's (side by side) or prefix-get's
 };
 
 Wants WantsFor(Mode mode, const BenchFlags& f) {
@@ -195,11 +202,16 @@ Wants WantsFor(Mode mode, const BenchFlags& f) {
   w.putget = mode == Mode::kPutGet || mode == Mode::kVsRedis || mode == Mode::kAll;
   w.exists = mode == Mode::kExists || mode == Mode::kVsRedis || mode == Mode::kAll;
   w.prefix = mode == Mode::kPrefix || mode == Mode::kAll;
+  w.prefix_get = mode == Mode::kPrefixGet;
   w.baseline = mode == Mode::kBaseline || mode == Mode::kAll;
   w.floors = mode == Mode::kFloors || mode == Mode::kAll;
   w.redis = mode == Mode::kVsRedis || mode == Mode::kAll;
   if (mode == Mode::kPutGet) w.transports = {f.transport};
   if (mode == Mode::kVsRedis || mode == Mode::kAll) w.transports = {"tcp", "shm"};
+  if (w.prefix_get) w.transports = SplitList(f.prefix_transports);
+  for (const std::string& t : w.transports) {
+    if (t != "tcp" && t != "shm") throw BenchError("--transport: '" + t + "' is not tcp or shm");
+  }
   return w;
 }
 
@@ -214,8 +226,10 @@ Workloads WorkloadsFor(Mode mode, const Wants& w, const BenchFlags& f) {
   bench::WorkloadOptions o;
   o.clients = f.clients;
   o.reps = f.reps;
-  if (mode != Mode::kExists && mode != Mode::kPrefix) o.sizes = ParseSizes(f.sizes);
-  o.batches = {f.batch};
+  if (mode != Mode::kExists && mode != Mode::kPrefix)
+    o.sizes = ParseSizes(mode == Mode::kPrefixGet ? f.prefix_sizes : f.sizes);
+  o.batches = {mode == Mode::kPrefixGet ? f.pages : f.batch};
+  if (mode == Mode::kPrefixGet) o.min_calls = o.max_calls = uint64_t(f.calls);
   std::vector<int> exists_batches;
   if (w.exists || w.prefix) {
     exists_batches = ParseInts(f.exists_batches);
@@ -261,7 +275,10 @@ uint64_t ProgressSteps(const Wants& w, const BenchFlags& f, const bench::Workloa
   uint64_t total = 0;
   if (w.putget) total += pg * w.transports.size();
   // The memcpy phases beside the shm gets, the raw streams beside the tcp batches.
-  for (const std::string& t : w.transports) total += (t == "shm" ? 2 : 1) * nsizes * reps;
+  for (const std::string& t : w.transports) {
+    if (w.putget) total += (t == "shm" ? 2 : 1) * nsizes * reps;
+  }
+  if (w.prefix_get) total += nsizes * reps * w.transports.size();
   if (w.exists) total += ex;
   if (w.prefix) total += ex;
   if (w.baseline) total += 2 * nsizes * streams * reps;
@@ -309,6 +326,7 @@ struct BenchReport {
   nlohmann::json doc;
   std::ostringstream text;
   std::vector<bench::PhaseResult> all;
+  std::vector<bench::TargetCheck> checks;  // besides CheckTargets(all)'s
   uint64_t failed = 0;
 
   void CountFailed(const std::vector<bench::PhaseResult>& rows) {
@@ -322,7 +340,7 @@ struct BenchReport {
 std::string SetUpCluster(const BenchFlags& f, const Wants& w, const bench::WorkloadOptions& o,
                          std::unique_ptr<server::LocalCluster>& cluster, BenchReport& report) {
   const uint64_t need = PutGetHeldBytes(w, o);
-  const bool need_cluster = w.putget || w.exists || w.prefix || w.floors;
+  const bool need_cluster = w.putget || w.exists || w.prefix || w.prefix_get || w.floors;
   if (!need_cluster) return f.master;
   if (!f.master.empty()) {
     report.doc["cluster"] = {{"kind", "external"}, {"master", f.master}};
@@ -475,6 +493,30 @@ void RunPrefixPhases(const std::string& master, const BenchFlags& f,
   report.all.insert(report.all.end(), rows.begin(), rows.end());  // its p50 target
 }
 
+void RunPrefixGetPhases(const std::string& master, const BenchFlags& f, const Wants& w,
+                        const bench::WorkloadOptions& o, BenchReport& report) {
+  using namespace crescent::bench;
+  report.doc["prefix_get"] = nlohmann::json::array();
+  std::vector<PhaseResult> rows;
+  WorkloadOptions off = o, on = o;
+  off.location_cache = 0;
+  on.location_cache = o.location_cache > 0 ? o.location_cache : 65536;
+  for (const std::string& t : w.transports) {
+    auto m = Must(CrescentBackend::Connect(master, off, t == "shm", f.lanes), "connect");
+    auto c = Must(CrescentBackend::Connect(master, on, t == "shm", f.lanes), "connect");
+    std::vector<PhaseResult> mine = Must(RunPrefixGet({m.get(), c.get()}, o), "prefix-get");
+    rows.insert(rows.end(), mine.begin(), mine.end());
+  }
+  report.CountFailed(rows);
+  for (const auto& r : rows) report.doc["prefix_get"].push_back(ToJson(r));
+  report.text << "\n== prefix-get: GetPrefixInto of a stored chain, location cache off (every "
+                 "call asks the master) and on ("
+              << on.location_cache << " keys) ==\n"
+              << RenderPrefixGet(rows);
+  std::vector<TargetCheck> checks = PrefixGetTargets(rows);
+  report.checks.insert(report.checks.end(), checks.begin(), checks.end());
+}
+
 void ReportRedis(const bench::WorkloadOptions& o, const Contenders& c, BenchReport& report) {
   using namespace crescent::bench;
   const std::vector<PhaseResult>& rows = c.redis_rows;
@@ -496,6 +538,7 @@ void ReportRedis(const bench::WorkloadOptions& o, const Contenders& c, BenchRepo
 
 void ReportTargets(BenchReport& report) {
   std::vector<bench::TargetCheck> checks = bench::CheckTargets(report.all);
+  checks.insert(checks.end(), report.checks.begin(), report.checks.end());
   report.doc["targets"] = nlohmann::json::array();
   for (const auto& c : checks) report.doc["targets"].push_back(bench::ToJson(c));
   if (!checks.empty())
@@ -522,6 +565,7 @@ void RunPhases(Mode mode, const BenchFlags& f, BenchReport& report) {
   if (w.exists) RunExistsPhases(master, f, eo, c, report);
   report.all.insert(report.all.end(), c.crescent_rows.begin(), c.crescent_rows.end());
   if (w.prefix) RunPrefixPhases(master, f, eo, report);
+  if (w.prefix_get) RunPrefixGetPhases(master, f, w, o, report);
   if (c.redis) ReportRedis(o, c, report);
 
   ReportTargets(report);
@@ -656,6 +700,24 @@ const Registrar kRegistrar([](CLI::App& app) {
   AddCommon(pr, *f);
   AddExistsFlags(pr, *f, "--batch");
   pr->callback([f] { SetExitCode(RunBench(Mode::kPrefix, *f)); });
+
+  CLI::App* pgc = bench->add_subcommand(
+      "prefix-get",
+      "calls/s and p50/p99 of a prefix get (GetPrefixInto) of a stored chain of pages into a "
+      "registered buffer, by a client without the location cache (each call asks the master) "
+      "and by one with it (--location-cache N, default 65536 keys), alternating rep by rep");
+  AddCommon(pgc, *f, /*clients=*/false);
+  pgc->add_option("--size", f->prefix_sizes, std::string("Comma-separated page sizes") + kSizeHelp)
+      ->capture_default_str();
+  pgc->add_option("--pages", f->pages, "Pages in the chain (each call gets them all)")
+      ->check(CLI::Range(1, 4096))
+      ->capture_default_str();
+  pgc->add_option("--calls", f->calls, "Calls per side and repetition")
+      ->check(CLI::Range(1, 1000000))
+      ->capture_default_str();
+  pgc->add_option("--transport", f->prefix_transports, "tcp, shm, or both: tcp,shm")
+      ->capture_default_str();
+  pgc->callback([f] { SetExitCode(RunBench(Mode::kPrefixGet, *f)); });
 
   CLI::App* bl = bench->add_subcommand(
       "baseline", "Loopback TCP (1 and N streams) and memcpy bandwidth on this machine");
