@@ -276,6 +276,39 @@ TEST(BenchCli, PrefixEmbedded) {
   EXPECT_FALSE(r.doc.contains("exists"));
 }
 
+TEST(BenchCli, PrefixGetCacheOffAndOn) {
+  BenchRun r = Bench("prefix-get --quick --size 4KiB,16KiB --pages 8 --transport tcp,shm");
+  ASSERT_EQ(r.rc, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("prefix-get: GetPrefixInto"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("on ÷ off"), std::string::npos) << r.out;
+  // Per transport and page size: the master side's row, then the cached side's.
+  const json& rows = r.doc["prefix_get"];
+  ASSERT_EQ(rows.size(), 8u) << rows.dump();
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const json& row = rows[i];
+    const bool cached = i % 2 == 1;
+    EXPECT_EQ(row["system"], i < 4 ? "crescent-tcp" : "crescent-shm") << row.dump();
+    EXPECT_EQ(row["op"], cached ? "prefix_get_cached" : "prefix_get") << row.dump();
+    EXPECT_EQ(row["size"].get<uint64_t>(), (i / 2) % 2 == 0 ? 4096u : 16384u) << row.dump();
+    EXPECT_EQ(row["batch"].get<int>(), 8);
+    EXPECT_EQ(row["errors"].get<uint64_t>(), 0u) << row.dump();
+    EXPECT_GT(row["bytes_requested"].get<uint64_t>(), 0u);
+    EXPECT_EQ(row["bytes_moved"], row["bytes_requested"]) << row.dump();
+    EXPECT_EQ(row["items_expected"].get<uint64_t>(), 8u * row["calls"].get<uint64_t>());
+    // Pages the location cache served: none without it, some with it.
+    if (cached)
+      EXPECT_GT(row["items_found"].get<uint64_t>(), 0u) << row.dump();
+    else
+      EXPECT_EQ(row["items_found"].get<uint64_t>(), 0u) << row.dump();
+  }
+  ASSERT_EQ(r.doc["targets"].size(), 4u) << r.doc["targets"].dump();
+  for (const json& t : r.doc["targets"]) {
+    EXPECT_NE(t["name"].get<std::string>().find("location cache on vs off"), std::string::npos);
+    EXPECT_GT(t["ratio"].get<double>(), 0) << t.dump();
+  }
+  EXPECT_EQ(r.doc["errors"].get<uint64_t>(), 0u);
+}
+
 TEST(BenchCli, Baseline) {
   BenchRun r = Bench("baseline --quick --size 64KiB,1MiB --clients 2");
   ASSERT_EQ(r.rc, 0) << r.out << r.err;
