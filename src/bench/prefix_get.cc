@@ -90,7 +90,7 @@ StatusOr<std::vector<PhaseResult>> RunPrefixGet(PrefixGetSides sides, const Work
 
 std::string RenderPrefixGet(const std::vector<PhaseResult>& rows) {
   Table t({"transport", "page", "pages", "location cache", "calls/s", "GB/s", "p50 µs", "p99 µs",
-           "from cache", "on ÷ off"});
+           "from cache", "on ÷ off", "p50 off ÷ on"});
   for (size_t i = 0; i + 1 < rows.size(); i += 2) {
     const PhaseResult& off = rows[i];
     const PhaseResult& on = rows[i + 1];
@@ -100,13 +100,15 @@ std::string RenderPrefixGet(const std::vector<PhaseResult>& rows) {
       t.AddRow({Transport(*r), FormatBytes(r->size), std::to_string(r->batch),
                 r == &on ? "on" : "off (master)", Count(r->items_per_s), Fixed(r->gb_per_s, 2),
                 Fixed(r->p50_us, 1), Fixed(r->p99_us, 1), Fixed(100 * cached, 0) + "%",
-                r == &on ? Fixed(PairedRatio(on, off, true), 2) : ""});
+                r == &on ? Fixed(PairedRatio(on, off, true), 2) : "",
+                r == &on && on.p50_us > 0 ? Fixed(off.p50_us / on.p50_us, 2) : ""});
     }
   }
   return t.Render() +
          "calls/s and p50/p99 per call are medians over the repetitions; on ÷ off is the median "
-         "of the repetitions' calls/s ratios (the sides alternate, rep by rep); from cache: the "
-         "pages the location cache served\n";
+         "of the repetitions' calls/s ratios (the sides alternate, rep by rep), so a stall of the "
+         "machine's in one side's calls moves it; p50 off ÷ on: the ratio of the two p50s; from "
+         "cache: the pages the location cache served\n";
 }
 
 std::vector<TargetCheck> PrefixGetTargets(const std::vector<PhaseResult>& rows) {
