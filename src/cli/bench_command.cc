@@ -672,6 +672,11 @@ void AddExistsFlags(CLI::App* cmd, BenchFlags& f, const char* batch_flag) {
       ->capture_default_str();
 }
 
+// --transport of the subcommands that run one or both side by side.
+void AddTransportsFlag(CLI::App* cmd, std::string& transports) {
+  cmd->add_option("--transport", transports, "tcp, shm, or both: tcp,shm")->capture_default_str();
+}
+
 const Registrar kRegistrar([](CLI::App& app) {
   auto f = std::make_shared<BenchFlags>();
   CLI::App* bench =
@@ -705,17 +710,22 @@ const Registrar kRegistrar([](CLI::App& app) {
       "prefix-get",
       "calls/s and p50/p99 of a prefix get (GetPrefixInto) of a stored chain of pages into a "
       "registered buffer, by a client without the location cache (each call asks the master) "
-      "and by one with it (--location-cache N, default 65536 keys), alternating rep by rep");
-  AddCommon(pgc, *f, /*clients=*/false);
+      "and by one with it, the two alternating within each repetition");
   pgc->add_option("--size", f->prefix_sizes, std::string("Comma-separated page sizes") + kSizeHelp)
       ->capture_default_str();
+  AddCommon(pgc, *f, /*clients=*/false);
+  pgc->remove_option(pgc->get_option("--bytes-per-client"));  // the chain is the workload
+  pgc->get_option("--location-cache")
+      ->description(
+          "Keys the cached side's location cache holds (0: 65536); the other side "
+          "has none (ClientConfig::location_cache; docs/network.md, \"Location "
+          "cache\")");
   pgc->add_option("--pages", f->pages, "Pages in the chain (each call gets them all)")
       ->check(CLI::Range(1, 4096))
       ->capture_default_str();
+  AddTransportsFlag(pgc, f->prefix_transports);
   pgc->add_option("--calls", f->calls, "Calls per side and repetition")
       ->check(CLI::Range(1, 1000000))
-      ->capture_default_str();
-  pgc->add_option("--transport", f->prefix_transports, "tcp, shm, or both: tcp,shm")
       ->capture_default_str();
   pgc->callback([f] { SetExitCode(RunBench(Mode::kPrefixGet, *f)); });
 
@@ -765,8 +775,7 @@ const Registrar kRegistrar([](CLI::App& app) {
   mbc->add_option("--rounds", mb->rounds, "Alternating rounds (medians reported)")
       ->check(CLI::Range(1, 1000))
       ->capture_default_str();
-  mbc->add_option("--transport", mb->transports, "tcp, shm, or both: tcp,shm")
-      ->capture_default_str();
+  AddTransportsFlag(mbc, mb->transports);
   mbc->add_option("--json", mb->json, "Also write the figures as JSON to this file");
   mbc->callback([mb] { SetExitCode(RunMultiBufferBench(*mb)); });
 

@@ -279,11 +279,11 @@ TEST(BenchCli, PrefixEmbedded) {
 TEST(BenchCli, PrefixGetCacheOffAndOn) {
   BenchRun r = Bench("prefix-get --quick --size 4KiB,16KiB --pages 8 --transport tcp,shm");
   ASSERT_EQ(r.rc, 0) << r.out << r.err;
-  EXPECT_NE(r.out.find("prefix-get: GetPrefixInto"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("on ÷ off"), std::string::npos) << r.out;
   // Per transport and page size: the master side's row, then the cached side's.
   const json& rows = r.doc["prefix_get"];
   ASSERT_EQ(rows.size(), 8u) << rows.dump();
+  EXPECT_NE(r.out.find("prefix-get: GetPrefixInto"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("on ÷ off"), std::string::npos) << r.out;
   for (size_t i = 0; i < rows.size(); ++i) {
     const json& row = rows[i];
     const bool cached = i % 2 == 1;
