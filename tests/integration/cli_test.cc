@@ -37,7 +37,7 @@ class CliTest : public testing::Test {
   }
 
   void TearDown() override {
-    if (HasFailure()) {
+    if (HasFailure() && serve_) {
       dir_.keep();
       std::cerr << "---- serve log (" << serve_->log_path() << "):\n" << serve_->Output() << "\n";
     }

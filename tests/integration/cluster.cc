@@ -63,6 +63,9 @@ testing::AssertionResult StartServe(TempDir& dir, const std::vector<std::string>
     if (!out->proc->started()) return testing::AssertionFailure() << "serve did not start";
     m = out->proc->WaitForMatch(std::regex(R"(listening on ([0-9.]+:[0-9]+))"), kStartTimeout);
     if (out->proc->WaitForLine("ready", kStartTimeout)) break;
+    // Not ready: it exited (or is about to). Its last words reach the log
+    // only as it ends, so wait for that before reading why.
+    (void)out->proc->Wait(kStartTimeout);
     if (out->proc->Output().find("admin HTTP cannot listen") == std::string::npos) break;
     m.reset();
   }
