@@ -130,6 +130,12 @@ void MasterFlags::AddEngineFlags(CLI::App& app) {
                  "clock is off by more refuses capabilities)")
       ->capture_default_str()
       ->check(CLI::Range(int64_t{0}, int64_t{3'600'000}));
+  app.add_option("--put-wait-for-held-ms", config.put_wait_for_held_ms,
+                 "A put that finds no room, when every victim was read within its lease and "
+                 "the grace (evicting one only holds its space), waits up to this long for "
+                 "held space to come free instead of answering NO_SPACE. 0: never waits")
+      ->capture_default_str()
+      ->check(CLI::Range(int64_t{0}, int64_t{60'000}));
   app.add_option("--location-cache-capability-ms", config.location_cache_capability_ms,
                  "The longest a read capability lives when a client asks for one for its "
                  "location cache (gets served without asking the master). Nothing holds the "

@@ -18,6 +18,7 @@ struct MasterFlags {
   master::MasterConfig config = [] {
     master::MasterConfig c;
     c.eviction_policy = kDefaultEvictionPolicy;
+    c.put_wait_for_held_ms = 2'000;
     return c;
   }();
   rpc::MasterServerOptions server;

@@ -45,4 +45,10 @@ uint64_t HeldSpace::bytes() const {
   return bytes_;
 }
 
+std::optional<TimeMs> HeldSpace::NextDue() const {
+  std::lock_guard lock(mu_);
+  if (held_.empty()) return std::nullopt;
+  return held_.top().until;
+}
+
 }  // namespace crescent::master

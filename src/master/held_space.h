@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <functional>
 #include <mutex>
+#include <optional>
 #include <queue>
 #include <span>
 #include <vector>
@@ -35,6 +36,8 @@ class HeldSpace {
   void ForgetOn(std::span<const SegmentId> segments);
   // Allocated bytes held.
   uint64_t bytes() const;
+  // When the earliest hold ends; nullopt when nothing is held.
+  std::optional<TimeMs> NextDue() const;
 
  private:
   struct Held {

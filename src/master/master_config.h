@@ -52,6 +52,12 @@ struct MasterConfig {
   // to another object before that expiry plus this margin, the clock skew and
   // in-flight time allowed between the master and a store node.
   int64_t capability_grace_ms = 1'000;
+  // A put that finds no room, and no victim whose space is free at once (every
+  // one was read within its lease and the grace), waits up to this long for
+  // held space to come due rather than answer NO_SPACE; it evicts one such
+  // victim to have something to wait for. 0: it never waits (evicting reachable
+  // victims into held space, then NO_SPACE once nothing is left).
+  int64_t put_wait_for_held_ms = 0;
   // The longest a read capability lives when a client asks for one for its
   // location cache (BatchGetReplicaListRequest.cache_capability_ms; 0: never
   // longer than the lease). Its space is not held for it: a late read through

@@ -14,8 +14,10 @@
 // consulted only when the main policy has nothing evictable left.
 #include <algorithm>
 #include <cassert>
+#include <chrono>
 #include <mutex>
 #include <shared_mutex>
+#include <thread>
 
 #include "master/master_service.h"
 
@@ -251,21 +253,44 @@ std::vector<ReplicaSlot> MasterService::AllocateWithEviction(uint64_t size,
     ReclaimDurableFrees(/*sync=*/true);
     slots = segments_.Allocate(size, config.replica_count, config);
   }
+  const auto wait_deadline =
+      std::chrono::steady_clock::now() + std::chrono::milliseconds(config_.put_wait_for_held_ms);
   while (slots.empty()) {
     // Victims no capability can reach go first: their space is free at once.
     // A victim read within its lease and the grace would only be held (its
     // space unusable for up to the lease plus the grace), and a put stream
     // faster than that would evict the whole cache into held space and then
     // fail with NO_SPACE. Only when every candidate is reachable does one go
-    // and its space wait.
+    // and its space wait; with put_wait_for_held_ms the put waits for held
+    // space to come due instead of evicting more into it.
     uint64_t evicted = EvictBytes(size, EvictionReason::kForPut, /*unreachable_only=*/true);
+    if (evicted == 0 && held_.bytes() >= size && AwaitHeldSpace(wait_deadline)) {
+      slots = segments_.Allocate(size, config.replica_count, config);
+      continue;
+    }
     if (evicted == 0) evicted = EvictBytes(size, EvictionReason::kForPut);
     // The victims' space is reused only once their records are durable.
     const bool reclaimed = ReclaimDurableFrees(/*sync=*/true);
-    if (evicted == 0 && !reclaimed) break;  // nothing evictable is left
+    if (evicted == 0 && !reclaimed) {
+      // Nothing evictable is left; space held for readers still comes free.
+      if (held_.bytes() == 0 || !AwaitHeldSpace(wait_deadline)) break;
+    }
     slots = segments_.Allocate(size, config.replica_count, config);
   }
   return slots;
+}
+
+bool MasterService::AwaitHeldSpace(std::chrono::steady_clock::time_point deadline) {
+  if (config_.put_wait_for_held_ms <= 0 || stopping_.load(std::memory_order_acquire)) return false;
+  const std::optional<TimeMs> due = held_.NextDue();
+  if (!due) return false;
+  // One past the hold's end: TakeDue releases what is held until now or earlier.
+  const auto wake = std::chrono::steady_clock::now() +
+                    std::chrono::milliseconds(std::max<TimeMs>(*due - clock_.NowMs(), 0) + 1);
+  if (wake > deadline) return false;
+  std::this_thread::sleep_until(wake);
+  ReleaseHeld(clock_.NowMs());
+  return true;
 }
 
 void MasterService::WatermarkEvict() {

@@ -514,5 +514,48 @@ TEST_F(ChainEvictionRaceTest, VictimReadDuringEvictionKeepsItsChainParent) {
   EXPECT_EQ(put.status().code(), ErrorCode::kNoSpace);
 }
 
+// On the real clock: four objects read, their leases over but their
+// capabilities still live for the grace. A put finds no victim whose space is
+// free at once; evicting one only holds its space. Waiting for held space
+// (put_wait_for_held_ms), the put evicts one and takes its space when the hold
+// ends; without waiting, it evicts every one into held space and fails.
+StatusOr<PutGrant> PutIntoReadObjects(int64_t wait_ms, uint64_t* objects_left) {
+  constexpr uint64_t kObject = 4096;
+  MasterConfig config;
+  config.eviction_policy = "lru";
+  config.lease_ms = 20;
+  config.lease_bytes_per_ms = 0;
+  config.capability_grace_ms = 1'500;
+  config.put_wait_for_held_ms = wait_ms;
+  auto created = MasterService::Create(config, SteadyClock::Instance());
+  if (!created.ok()) return created.status();
+  MasterService& m = **created;
+  EXPECT_TRUE(m.MountSegment({"seg-a", 4 * kObject, "node-a", "node-a:7000", Tier::kDram}).ok());
+  for (int i = 0; i < 4; ++i) {
+    const std::string key = "k" + std::to_string(i);
+    auto start = m.PutStart(key, kObject, {});
+    EXPECT_TRUE(start.ok() && m.PutEnd(key, start->token).ok()) << key;
+    EXPECT_TRUE(m.GetReplicaList(key).ok()) << key;
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(60));  // past every lease
+  StatusOr<PutGrant> put = m.PutStart("new", kObject, {});
+  *objects_left = m.Stats().objects;
+  return put;
+}
+
+TEST(PutWaitTest, APutWaitsForHeldSpaceInsteadOfEvictingEverythingIntoIt) {
+  uint64_t left = 0;
+  StatusOr<PutGrant> put = PutIntoReadObjects(/*wait_ms=*/5'000, &left);
+  EXPECT_TRUE(put.ok()) << put.status().ToString();
+  EXPECT_EQ(left, 3u) << "one read object made room, the others stay";
+}
+
+TEST(PutWaitTest, WithoutWaitingThePutEvictsEveryReadObjectAndIsRefused) {
+  uint64_t left = 0;
+  StatusOr<PutGrant> put = PutIntoReadObjects(/*wait_ms=*/0, &left);
+  EXPECT_EQ(put.status().code(), ErrorCode::kNoSpace) << put.status().ToString();
+  EXPECT_EQ(left, 0u);
+}
+
 }  // namespace
 }  // namespace crescent::master::testing

@@ -37,6 +37,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <deque>
 #include <functional>
@@ -499,6 +500,10 @@ class MasterService {
 
   // Allocation with synchronous eviction on failure.
   std::vector<ReplicaSlot> AllocateWithEviction(uint64_t size, const PutConfig& config);
+  // For a put with no room and no victim free at once: waits for the earliest
+  // held space, if it comes due before `deadline` (steady clock), and frees
+  // what has; false when it did not wait (config.put_wait_for_held_ms).
+  bool AwaitHeldSpace(std::chrono::steady_clock::time_point deadline);
   // Space no log record names (a pending put's, a move's target that never
   // became the object's): back to its allocator at once.
   void FreeNow(std::span<const ReplicaSlot> slots);
