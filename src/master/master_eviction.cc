@@ -253,6 +253,7 @@ std::vector<ReplicaSlot> MasterService::AllocateWithEviction(uint64_t size,
     ReclaimDurableFrees(/*sync=*/true);
     slots = segments_.Allocate(size, config.replica_count, config);
   }
+  if (!slots.empty()) return slots;
   const auto wait_deadline =
       std::chrono::steady_clock::now() + std::chrono::milliseconds(config_.put_wait_for_held_ms);
   while (slots.empty()) {
@@ -273,7 +274,7 @@ std::vector<ReplicaSlot> MasterService::AllocateWithEviction(uint64_t size,
     const bool reclaimed = ReclaimDurableFrees(/*sync=*/true);
     if (evicted == 0 && !reclaimed) {
       // Nothing evictable is left; space held for readers still comes free.
-      if (held_.bytes() == 0 || !AwaitHeldSpace(wait_deadline)) break;
+      if (!AwaitHeldSpace(wait_deadline)) break;
     }
     slots = segments_.Allocate(size, config.replica_count, config);
   }
